@@ -1,0 +1,202 @@
+"""The library's front: inputs (paths or frames) + options -> validated inputs -> an engine.
+
+>>> import polars as pl
+>>> from pipeline import per_query
+>>> run = pl.LazyFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
+>>> qrels = pl.LazyFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [0, 1]})
+>>> per_query(run, qrels, k=[1]).collect()["ndcg"].round(4).to_list()
+[0.6309, 0.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Union
+
+import polars as pl
+
+from pipeline.engines import duckdb as duckdb_engine
+from pipeline.engines import polars as polars_engine
+from pipeline.aggregate import summarize
+from pipeline.errors import InvalidInput, UsageError
+from pipeline.io.read import LABEL, Columns, Source, scan_qrels, scan_run
+from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
+from pipeline.validate import check_inputs
+
+Input = Union[str, Path, Source, pl.LazyFrame, pl.DataFrame]
+Engine = Literal["polars", "duckdb"]
+ENGINES: tuple[str, ...] = ("polars", "duckdb")
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one evaluation produced, with the spec that produced it."""
+
+    per_query: pl.DataFrame
+    summary: pl.DataFrame
+    evaluation: Evaluation
+    engine: str
+
+
+def make_evaluation(
+    *,
+    k: Iterable[int] | str = (5, 10, 20),
+    gain: str | Gain = "linear",
+    discount: str | Discount = "log2",
+    log_base: float = 2.0,
+    all_queries: bool = False,
+    max_results: int | None = None,
+) -> Evaluation:
+    """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them."""
+    try:
+        cutoffs = parse_cutoffs(k) if isinstance(k, str) else tuple(k)
+        return Evaluation(
+            cutoffs=cutoffs,
+            gain=gain if isinstance(gain, Gain) else Gain.parse(gain),
+            discount=discount if isinstance(discount, Discount) else Discount(discount, log_base=log_base),  # type: ignore[arg-type]
+            all_queries=all_queries,
+            max_results=max_results,
+        )
+    except SpecError as error:
+        raise UsageError(str(error)) from None
+
+
+def per_query(
+    run: Input,
+    qrels: Input | None = None,
+    *,
+    evaluation: Evaluation | None = None,
+    engine: Engine = "polars",
+    columns: Columns | None = None,
+    run_format: str | None = None,
+    qrels_format: str | None = None,
+    **options: object,
+) -> pl.LazyFrame:
+    """The per-query table ``query_id, k, cg, dcg, idcg, ndcg`` as a LazyFrame.
+
+    ``run`` and ``qrels`` are paths (Parquet file, directory or glob; TREC; CSV) or Polars
+    frames with the canonical columns. Without ``qrels`` the run's label column is used as
+    inline labels. ``options`` are those of :func:`make_evaluation` (``k``, ``gain``, ...).
+    Inputs are validated before anything is computed.
+    """
+    evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
+    if engine == "polars":
+        return polars_engine.per_query(run_frame, qrels_frame, evaluation)
+    return _duckdb(run_frame, qrels_frame, parquet, evaluation, columns)[0].lazy()
+
+
+def evaluate(
+    run: Input,
+    qrels: Input | None = None,
+    *,
+    evaluation: Evaluation | None = None,
+    engine: Engine = "polars",
+    columns: Columns | None = None,
+    run_format: str | None = None,
+    qrels_format: str | None = None,
+    threads: int | None = None,
+    memory_limit: str | None = None,
+    **options: object,
+) -> Result:
+    """Per-query table and summary, computed once by the chosen engine."""
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+    evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
+    if engine == "polars":
+        table = polars_engine.per_query(run_frame, qrels_frame, evaluation)
+        per_query_table, summary = pl.collect_all([table, summarize(table)])
+    else:
+        per_query_table, summary = _duckdb(
+            run_frame, qrels_frame, parquet, evaluation, columns, threads=threads, memory_limit=memory_limit
+        )
+    return Result(per_query=per_query_table, summary=summary, evaluation=evaluation, engine=engine)
+
+
+def _load(
+    run: Input, qrels: Input | None, columns: Columns | None, run_format: str | None, qrels_format: str | None
+) -> tuple[pl.LazyFrame, pl.LazyFrame, tuple[Source, Source | None] | None]:
+    """Read and validate. The third value names the Parquet sources the DuckDB engine may read
+    itself, or is None when it must be handed the frames."""
+    columns = columns or Columns()
+    run_source = _source(run, run_format, columns)
+    qrels_source = _source(qrels, qrels_format, columns) if qrels is not None else None
+    inline = qrels is None
+
+    run_frame = _frame(run, run_source, role="run", with_labels=inline)
+    run_name = run_source.path if run_source else "run"
+    if inline:
+        qrels_frame = run_frame.select("query_id", "doc_id", LABEL)
+        run_frame = run_frame.select("query_id", "doc_id", "score")
+        qrels_name = f"{run_name} (inline labels)"
+    else:
+        assert qrels is not None
+        qrels_frame = _frame(qrels, qrels_source, role="qrels", with_labels=False)
+        qrels_name = qrels_source.path if qrels_source else "qrels"
+    checked = check_inputs(run_frame, qrels_frame, run_name=run_name, qrels_name=qrels_name)
+
+    native = (
+        run_source is not None
+        and run_source.format == "parquet"
+        and (inline or (qrels_source is not None and qrels_source.format == "parquet"))
+        and checked.run.collect_schema() == run_frame.select(checked.run.collect_schema().names()).collect_schema()
+        and checked.qrels.collect_schema() == qrels_frame.select(checked.qrels.collect_schema().names()).collect_schema()
+    )
+    parquet = (run_source, qrels_source) if native and run_source is not None else None
+    return checked.run, checked.qrels, parquet
+
+
+def _source(value: Input, format: str | None, columns: Columns) -> Source | None:
+    if isinstance(value, Source):
+        return value
+    if isinstance(value, (str, Path)):
+        return Source.of(value, format, columns)
+    if not isinstance(value, (pl.LazyFrame, pl.DataFrame)):
+        raise UsageError(f"expected a path or a Polars frame, got {type(value).__name__}")
+    return None
+
+
+def _frame(value: Input, source: Source | None, *, role: str, with_labels: bool) -> pl.LazyFrame:
+    if source is not None:
+        return scan_run(source, with_labels=with_labels) if role == "run" else scan_qrels(source)
+    frame = value.lazy() if isinstance(value, pl.DataFrame) else value
+    assert isinstance(frame, pl.LazyFrame)
+    wanted = ["query_id", "doc_id", *(["score"] if role == "run" else []), *([LABEL] if role == "qrels" or with_labels else [])]
+    found = frame.collect_schema().names()
+    missing = [c for c in wanted if c not in found]
+    if missing:
+        raise InvalidInput(f"{role} frame: missing column(s) {', '.join(map(repr, missing))}; columns found: {', '.join(map(repr, found))}")
+    return frame
+
+
+def _duckdb(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    parquet: tuple[Source, Source | None] | None,
+    evaluation: Evaluation,
+    columns: Columns | None,
+    *,
+    threads: int | None = None,
+    memory_limit: str | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    connection = duckdb_engine.connect(threads=threads, memory_limit=memory_limit)
+    try:
+        if parquet is not None:
+            run_source, qrels_source = parquet
+            names = columns or Columns()
+            duckdb_engine.read_parquet_inputs(
+                connection,
+                run_source.files(),
+                qrels_source.files() if qrels_source else None,
+                {"query_col": names.query, "doc_col": names.doc, "score_col": names.score, "label_col": names.label},
+            )
+        else:
+            duckdb_engine.register_inputs(
+                connection, run.select("query_id", "doc_id", "score"), qrels.select("query_id", "doc_id", LABEL)
+            )
+        return duckdb_engine.evaluate(connection, evaluation)
+    finally:
+        connection.close()

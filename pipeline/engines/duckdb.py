@@ -1,0 +1,119 @@
+"""The DuckDB engine: executes the files in ``sql/`` with parameters bound as variables.
+
+No SQL text is built from values here: every statement comes from a file in ``sql/``, and
+values reach it only through ``SET VARIABLE name = $1`` with the value bound as a parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+
+from pipeline.spec import Evaluation
+
+SQL_DIR = Path(__file__).resolve().parent.parent.parent / "sql"
+
+# The public variables of the files in sql/, as documented in their headers.
+VARIABLES = (
+    "run_path",
+    "qrels_path",
+    "query_col",
+    "doc_col",
+    "score_col",
+    "label_col",
+    "ks",
+    "gain",
+    "gain_map",
+    "discount",
+    "log_base",
+    "all_queries",
+    "max_results",
+    "out_path",
+)
+
+
+def sql_file(name: str) -> str:
+    """The text of one file of ``sql/``."""
+    return (SQL_DIR / name).read_text(encoding="utf-8")
+
+
+def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
+    """The spec as the variables that ``sql/per_query.sql`` reads."""
+    levels = [level for level, _ in evaluation.gain.levels]
+    gains = [gain for _, gain in evaluation.gain.levels]
+    return {
+        "ks": list(evaluation.cutoffs),
+        "gain": evaluation.gain.kind,
+        "gain_map": (levels, gains) if levels else None,
+        "discount": evaluation.discount.kind,
+        "log_base": evaluation.discount.log_base,
+        "all_queries": evaluation.all_queries,
+        "max_results": evaluation.max_results,
+    }
+
+
+def connect(*, threads: int | None = None, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+    config: dict[str, Any] = {}
+    if threads is not None:
+        config["threads"] = threads
+    if memory_limit is not None:
+        config["memory_limit"] = memory_limit
+    return duckdb.connect(config=config)
+
+
+def set_variables(connection: duckdb.DuckDBPyConnection, variables: dict[str, Any]) -> None:
+    """Bind each value through a parameter; names come only from :data:`VARIABLES`."""
+    for name, value in variables.items():
+        if name not in VARIABLES:
+            raise ValueError(f"unknown SQL variable {name!r}")
+        if name == "gain_map" and value is not None:
+            connection.execute(f"SET VARIABLE {name} = map($1::double[], $2::double[])", list(value))
+        elif value is None:
+            connection.execute(f"RESET VARIABLE {name}")
+        else:
+            connection.execute(f"SET VARIABLE {name} = $1", [value])
+
+
+def register_inputs(connection: duckdb.DuckDBPyConnection, run: pl.LazyFrame, qrels: pl.LazyFrame) -> None:
+    """Make Polars frames the views ``run`` and ``qrels`` that ``per_query.sql`` reads."""
+    connection.register("run", run)
+    connection.register("qrels", qrels)
+
+
+def read_parquet_inputs(
+    connection: duckdb.DuckDBPyConnection,
+    run_paths: Sequence[str],
+    qrels_paths: Sequence[str] | None,
+    columns: dict[str, str],
+) -> None:
+    """Define the views ``run`` and ``qrels`` over Parquet files with ``sql/inputs.sql``."""
+    set_variables(
+        connection,
+        {"run_path": list(run_paths), "qrels_path": list(qrels_paths) if qrels_paths else None, **columns},
+    )
+    connection.execute(sql_file("inputs.sql"))
+
+
+def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Per-query table and summary over the views ``run`` and ``qrels`` of ``connection``."""
+    set_variables(connection, evaluation_variables(evaluation))
+    connection.execute(sql_file("per_query.sql"))
+    connection.execute(sql_file("summary.sql"))
+    return connection.table("per_query").pl(), connection.table("summary").pl()
+
+
+def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """Mirror of :func:`pipeline.engines.polars.per_query`, computed by ``sql/per_query.sql``."""
+    connection = connect()
+    try:
+        register_inputs(
+            connection, run.select("query_id", "doc_id", "score"), qrels.select("query_id", "doc_id", "relevance")
+        )
+        per_query_table, _ = evaluate(connection, evaluation)
+    finally:
+        connection.close()
+    return per_query_table.lazy()

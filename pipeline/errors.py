@@ -1,0 +1,38 @@
+"""Errors a user can cause, each with the exit code the CLI returns for it.
+
+Exit codes: 0 done; 1 internal error; 2 usage error (bad flags or config); 3 invalid input
+data (unreadable, malformed or inconsistent files); 4 a requested partition does not exist;
+5 nothing to evaluate (no query in both run and qrels).
+"""
+
+from __future__ import annotations
+
+
+class NdcgError(Exception):
+    """Base of every error the tool reports as a message rather than a traceback."""
+
+    exit_code = 1
+
+
+class UsageError(NdcgError):
+    """Bad flags, options or configuration."""
+
+    exit_code = 2
+
+
+class InvalidInput(NdcgError):
+    """An input file is missing, unreadable, or holds data we refuse to score."""
+
+    exit_code = 3
+
+
+class PartitionNotFound(NdcgError):
+    """A requested partition does not exist in the input."""
+
+    exit_code = 4
+
+
+class NothingToEvaluate(NdcgError):
+    """No query is in both the run and the qrels."""
+
+    exit_code = 5

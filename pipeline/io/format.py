@@ -1,0 +1,46 @@
+"""Text renderings of results for stdout: a readable table and trec_eval's format."""
+
+from __future__ import annotations
+
+import polars as pl
+
+MEASURES = ("cg", "dcg", "idcg", "ndcg")
+
+
+def measure_name(k: int | None) -> str:
+    """trec_eval's name: ``ndcg`` for the whole ranking, ``ndcg_cut_<k>`` at a cutoff."""
+    return "ndcg" if k is None else f"ndcg_cut_{k}"
+
+
+def trec_lines(per_query: pl.DataFrame, *, per_query_lines: bool, digits: int = 4) -> str:
+    """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
+    ``per_query_lines``), then the means over all evaluated queries as query ``all``."""
+    rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
+    lines = []
+    if per_query_lines:
+        for query_id, k, ndcg in rows.select("query_id", "k", "ndcg").iter_rows():
+            lines.append(_trec_line(measure_name(k), query_id, ndcg, digits))
+    means = rows.group_by("k").agg(pl.col("ndcg").mean()).sort("k", nulls_last=False)
+    for k, ndcg in means.iter_rows():
+        lines.append(_trec_line(measure_name(k), "all", ndcg, digits))
+    return "\n".join(lines) + "\n"
+
+
+def _trec_line(measure: str, query: str, value: float, digits: int) -> str:
+    return f"{measure:<22}\t{query}\t{value:.{digits}f}"
+
+
+def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digits: int = 4) -> str:
+    """A fixed-width table of the summary, preceded by the conventions that produced it."""
+    header = ["k", "queries", *MEASURES]
+    body = [
+        ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
+        + [f"{row[m]:.{digits}f}" for m in MEASURES]
+        for row in summary.iter_rows(named=True)
+    ]
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    table = [
+        "  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)) for line in [header, *body]
+    ]
+    described = ", ".join(f"{key}={value}" for key, value in conventions.items() if key != "cutoffs")
+    return "\n".join([f"# {described}", *table]) + "\n"

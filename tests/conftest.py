@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline import Evaluation
+from pipeline.engines import duckdb as duckdb_engine
+from pipeline.engines import polars as polars_engine
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+CONFORMANCE = SHARED / "conformance" / "trec_eval"
+ENGINES = ("polars", "duckdb")
+TOLERANCE = 1e-9
+
+
+def frames(run_rows: list[tuple], qrels_rows: list[tuple], id_type: type = pl.String) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    run = pl.LazyFrame(
+        run_rows, schema={"query_id": id_type, "doc_id": id_type, "score": pl.Float64}, orient="row"
+    )
+    qrels = pl.LazyFrame(
+        qrels_rows, schema={"query_id": id_type, "doc_id": id_type, "relevance": pl.Float64}, orient="row"
+    )
+    return run, qrels
+
+
+def compute(engine: str, run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:
+    module = polars_engine if engine == "polars" else duckdb_engine
+    return module.per_query(run, qrels, evaluation).collect()
+
+
+def as_table(per_query: pl.DataFrame) -> dict[tuple, tuple[float, float, float, float]]:
+    return {(r["query_id"], r["k"]): (r["cg"], r["dcg"], r["idcg"], r["ndcg"]) for r in per_query.iter_rows(named=True)}
+
+
+def assert_tables_close(actual: dict, expected: dict, tolerance: float = TOLERANCE) -> None:
+    assert set(actual) == set(expected), f"rows differ: {set(actual) ^ set(expected)}"
+    for key, values in expected.items():
+        for name, got, want in zip(("cg", "dcg", "idcg", "ndcg"), actual[key], values, strict=True):
+            assert got == pytest.approx(want, abs=tolerance), f"{name} of {key}: {got} != {want}"
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The real command line in a subprocess, as a user or a scheduler runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
