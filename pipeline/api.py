@@ -13,19 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 import polars as pl
 
+from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
-from pipeline.aggregate import summarize
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.read import LABEL, Columns, Source, scan_qrels, scan_run
 from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
 from pipeline.validate import check_inputs
 
-Input = Union[str, Path, Source, pl.LazyFrame, pl.DataFrame]
+Input = str | Path | Source | pl.LazyFrame | pl.DataFrame
 Engine = Literal["polars", "duckdb"]
 ENGINES: tuple[str, ...] = ("polars", "duckdb")
 
@@ -143,7 +143,8 @@ def _load(
         and run_source.format == "parquet"
         and (inline or (qrels_source is not None and qrels_source.format == "parquet"))
         and checked.run.collect_schema() == run_frame.select(checked.run.collect_schema().names()).collect_schema()
-        and checked.qrels.collect_schema() == qrels_frame.select(checked.qrels.collect_schema().names()).collect_schema()
+        and checked.qrels.collect_schema()
+        == qrels_frame.select(checked.qrels.collect_schema().names()).collect_schema()
     )
     parquet = (run_source, qrels_source) if native and run_source is not None else None
     return checked.run, checked.qrels, parquet
@@ -164,11 +165,17 @@ def _frame(value: Input, source: Source | None, *, role: str, with_labels: bool)
         return scan_run(source, with_labels=with_labels) if role == "run" else scan_qrels(source)
     frame = value.lazy() if isinstance(value, pl.DataFrame) else value
     assert isinstance(frame, pl.LazyFrame)
-    wanted = ["query_id", "doc_id", *(["score"] if role == "run" else []), *([LABEL] if role == "qrels" or with_labels else [])]
+    wanted = [
+        "query_id",
+        "doc_id",
+        *(["score"] if role == "run" else []),
+        *([LABEL] if role == "qrels" or with_labels else []),
+    ]
     found = frame.collect_schema().names()
     missing = [c for c in wanted if c not in found]
     if missing:
-        raise InvalidInput(f"{role} frame: missing column(s) {', '.join(map(repr, missing))}; columns found: {', '.join(map(repr, found))}")
+        listed, present = ", ".join(map(repr, missing)), ", ".join(map(repr, found))
+        raise InvalidInput(f"{role} frame: missing column(s) {listed}; columns found: {present}")
     return frame
 
 

@@ -51,10 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
     measure.add_argument(
         "--gain", default="linear", help="linear (label), exponential (2^label-1), or a map like 1=3,2=9,4=4.5"
     )
-    measure.add_argument("--discount", default="log2", choices=("log2", "jk"), help="log2: 1/log2(rank+1); jk: 1/max(1, log_b(rank))")
+    measure.add_argument(
+        "--discount", default="log2", choices=("log2", "jk"), help="log2: 1/log2(rank+1); jk: 1/max(1, log_b(rank))"
+    )
     measure.add_argument("--log-base", type=float, default=2.0, help="base b of the jk discount (default 2)")
-    measure.add_argument("--all-queries", action="store_true", help="qrels queries missing from the run score 0 (trec_eval -c)")
-    measure.add_argument("--max-results", type=_positive_int, help="keep the N best-ranked results per query (trec_eval -M)")
+    measure.add_argument(
+        "--all-queries", action="store_true", help="qrels queries missing from the run score 0 (trec_eval -c)"
+    )
+    measure.add_argument(
+        "--max-results", type=_positive_int, help="keep the N best-ranked results per query (trec_eval -M)"
+    )
 
     run = evaluate.add_argument_group("execution")
     run.add_argument("--engine", default="polars", choices=("polars", "duckdb"), help="default: polars")
@@ -63,7 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     output = evaluate.add_argument_group("output")
     output.add_argument("--out", help="directory for per_query and summary files")
-    output.add_argument("--out-format", default="parquet", choices=("parquet", "csv", "jsonl"), help="file format of --out")
+    output.add_argument(
+        "--out-format", default="parquet", choices=("parquet", "csv", "jsonl"), help="file format of --out"
+    )
     output.add_argument(
         "--output-format", default="table", choices=("table", "trec", "json"), help="what to print on stdout"
     )

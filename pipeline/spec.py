@@ -82,7 +82,9 @@ class Gain:
 
     def __post_init__(self) -> None:
         if self.kind not in GAIN_KINDS:
-            raise SpecError(f"unknown gain {self.kind!r}; expected one of {', '.join(GAIN_KINDS)} or a map like 1=3,2=9")
+            raise SpecError(
+                f"unknown gain {self.kind!r}; expected one of {', '.join(GAIN_KINDS)} or a map like 1=3,2=9"
+            )
         seen = [level for level, _ in self.levels]
         if len(set(seen)) != len(seen):
             raise SpecError(f"gain map names a level twice: {self}")

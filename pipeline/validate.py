@@ -101,13 +101,7 @@ def _stats(frame: pl.LazyFrame, columns: tuple[str, ...], *, finite: str) -> pl.
 
 
 def _first_duplicate(frame: pl.LazyFrame) -> pl.LazyFrame:
-    return (
-        frame.group_by(QUERY, DOC)
-        .agg(pl.len().alias("count"))
-        .filter(pl.col("count") > 1)
-        .sort(QUERY, DOC)
-        .head(1)
-    )
+    return frame.group_by(QUERY, DOC).agg(pl.len().alias("count")).filter(pl.col("count") > 1).sort(QUERY, DOC).head(1)
 
 
 def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> None:

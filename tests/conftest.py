@@ -18,10 +18,10 @@ ENGINES = ("polars", "duckdb")
 TOLERANCE = 1e-9
 
 
-def frames(run_rows: list[tuple], qrels_rows: list[tuple], id_type: type = pl.String) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    run = pl.LazyFrame(
-        run_rows, schema={"query_id": id_type, "doc_id": id_type, "score": pl.Float64}, orient="row"
-    )
+def frames(
+    run_rows: list[tuple], qrels_rows: list[tuple], id_type: type = pl.String
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    run = pl.LazyFrame(run_rows, schema={"query_id": id_type, "doc_id": id_type, "score": pl.Float64}, orient="row")
     qrels = pl.LazyFrame(
         qrels_rows, schema={"query_id": id_type, "doc_id": id_type, "relevance": pl.Float64}, orient="row"
     )

@@ -56,7 +56,9 @@ def ndcg_table(
         if max_results is not None:
             ordered = ordered[:max_results]
         gains = [gain(labels[query_id].get(doc_id), gain_kind, levels) for _, _, doc_id in ordered]
-        ideal = sorted((g for g in (gain(v, gain_kind, levels) for v in labels[query_id].values()) if g > 0), reverse=True)
+        ideal = sorted(
+            (g for g in (gain(v, gain_kind, levels) for v in labels[query_id].values()) if g > 0), reverse=True
+        )
         for k in [None, *cutoffs]:
             d = dcg(gains, k, discount_kind, base)
             i = dcg(ideal, k, discount_kind, base)

@@ -65,7 +65,9 @@ def test_expected_aqc(capsys: pytest.CaptureFixture[str], engine: str) -> None:
     # trec_eval -m all_trec -q -c qrels.test results.trunc: query 302 has no results
     actual = trec_output(
         capsys,
-        *args("results.trunc", "qrels.test", "--k", ALL_TREC_CUTOFFS, "--per-query", "--all-queries", "--engine", engine),
+        *args(
+            "results.trunc", "qrels.test", "--k", ALL_TREC_CUTOFFS, "--per-query", "--all-queries", "--engine", engine
+        ),
     )
     assert_conformant(actual, expected_lines("expected.aqc"))
 
@@ -100,7 +102,9 @@ def test_expected_aql_graded_labels(capsys: pytest.CaptureFixture[str], engine: 
 
 def test_meas_params_cutoffs(capsys: pytest.CaptureFixture[str], engine: str) -> None:
     # -mndcg_cut.10,20,23.4 (23.4 is read as 23), default gains
-    actual = trec_output(capsys, *args("results.test", "qrels.test", "--k", "10,20,23", "--per-query", "--engine", engine))
+    actual = trec_output(
+        capsys, *args("results.test", "qrels.test", "--k", "10,20,23", "--per-query", "--engine", engine)
+    )
     expected = {key: v for key, v in expected_lines("expected.meas_params").items() if key[0].startswith("ndcg_cut_")}
     assert {m for m, _ in expected} == {"ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"}
     assert_conformant(actual, expected)
@@ -109,7 +113,8 @@ def test_meas_params_cutoffs(capsys: pytest.CaptureFixture[str], engine: str) ->
 def test_meas_params_gain_map(capsys: pytest.CaptureFixture[str], engine: str) -> None:
     # -mndcg.1=3,2=9,4=4.5: trec_eval names the whole-ranking line after the map; ours is `ndcg`.
     actual = trec_output(
-        capsys, *args("results.test", "qrels.test", "--gain", "1=3,2=9,4=4.5", "--k", "10", "--per-query", "--engine", engine)
+        capsys,
+        *args("results.test", "qrels.test", "--gain", "1=3,2=9,4=4.5", "--k", "10", "--per-query", "--engine", engine),
     )
     expected = expected_lines("expected.meas_params", rename={"ndcg_1=3,2=9,4=4.5": "ndcg"})
     expected = {key: v for key, v in expected.items() if key[0] == "ndcg"}

@@ -149,7 +149,11 @@ def test_seed_004_ndcg_at_5(engine: str) -> None:
 @pytest.mark.parametrize(
     ("k", "dcg", "idcg"),
     [
-        (5, 3 / log2(2) + 2 / log2(3) + 1 / log2(4) + 0 / log2(5) + 2 / log2(6), 3 + 2 / log2(3) + 2 / log2(4) + 1 / log2(5)),
+        (
+            5,
+            3 / log2(2) + 2 / log2(3) + 1 / log2(4) + 0 / log2(5) + 2 / log2(6),
+            3 + 2 / log2(3) + 2 / log2(4) + 1 / log2(5),
+        ),
         (3, 3 / log2(2) + 2 / log2(3) + 1 / log2(4), 3 / log2(2) + 2 / log2(3) + 2 / log2(4)),
     ],
 )

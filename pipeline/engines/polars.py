@@ -42,11 +42,7 @@ def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
 
 def _retrieved(run: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     judged_queries = judgments.select(QUERY).unique()
-    ranked = (
-        run.select(QUERY, DOC, SCORE)
-        .join(judged_queries, on=QUERY, how="semi")
-        .with_columns(rank=rank_by_score())
-    )
+    ranked = run.select(QUERY, DOC, SCORE).join(judged_queries, on=QUERY, how="semi").with_columns(rank=rank_by_score())
     if evaluation.max_results is not None:
         ranked = ranked.filter(pl.col("rank") <= evaluation.max_results)
     return ranked.join(judgments, on=[QUERY, DOC], how="left").select(

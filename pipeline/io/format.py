@@ -34,13 +34,10 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
     """A fixed-width table of the summary, preceded by the conventions that produced it."""
     header = ["k", "queries", *MEASURES]
     body = [
-        ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
-        + [f"{row[m]:.{digits}f}" for m in MEASURES]
+        ["all" if row["k"] is None else str(row["k"]), str(row["queries"])] + [f"{row[m]:.{digits}f}" for m in MEASURES]
         for row in summary.iter_rows(named=True)
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    table = [
-        "  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)) for line in [header, *body]
-    ]
+    table = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)) for line in [header, *body]]
     described = ", ".join(f"{key}={value}" for key, value in conventions.items() if key != "cutoffs")
     return "\n".join([f"# {described}", *table]) + "\n"
