@@ -10,7 +10,10 @@ QRELS ?= data/qrels.parquet
 K ?= 5,10,20
 OUT ?= out
 
-.PHONY: help install dev eval eval-sql test lint clean
+SIZE ?= 1M
+REPEAT ?= 3
+
+.PHONY: help install dev eval eval-sql test lint bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -46,10 +49,17 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 test: dev ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -q
 
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(BIN)/python -m pip install -q -e '.[bench]'
+	touch $@
+
+bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M (results in bench/results/)
+	$(BIN)/python bench/run.py --size $(SIZE) --repeat $(REPEAT) $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT))
+
 lint: dev ## ruff and mypy
-	$(BIN)/ruff check pipeline tests data
-	$(BIN)/ruff format --check pipeline tests data
+	$(BIN)/ruff check pipeline tests data bench
+	$(BIN)/ruff format --check pipeline tests data bench
 	$(BIN)/mypy
 
 clean: ## remove outputs and caches (keeps .venv)
-	rm -rf $(OUT) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(OUT) bench/out .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,187 @@
+"""``make bench``: every tool in its own process on the same generated data, side by side.
+
+    python bench/run.py --size 1M [--repeat 3]
+
+Reports best and median wall time of ``--repeat`` runs, peak RSS, the ratio to our Polars
+engine, and whether each tool's per-query values match ours within 1e-9. Results go to
+bench/results/<size>.md and .json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from generate import generate, parse_size  # noqa: E402
+
+PEERS = ("pytrec_eval", "ir_measures", "ranx", "sklearn")
+FLOORS = ("floor_scan", "floor_sort")
+OURS = ("ndcg-polars", "ndcg-duckdb")
+LARGE = 50_000_000  # above this, peers that hold everything in Python dicts are not run
+
+
+@dataclass
+class Measured:
+    tool: str
+    walls: list[float] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
+    phases: dict = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def best(self) -> float:
+        return min(self.walls)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.walls)
+
+
+def run_once(tool: str, data: Path, out: Path, extra: list[str]) -> tuple[float, float, dict]:
+    command = [sys.executable, str(HERE / "tools.py"), tool, str(data / "run"), str(data / "qrels"), str(out), *extra]
+    started = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    stdout, stderr = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{tool} failed:\n{stderr}")
+    phases = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
+    return wall, usage.ru_maxrss / 1024, phases
+
+
+def agreement(tool: str, out_root: Path) -> str:
+    values = out_root / tool / "values.parquet"
+    if not values.exists():
+        return "-"
+    ours = pl.read_parquet(out_root / "ndcg-polars" / "values.parquet")
+    theirs = pl.read_parquet(values)
+    joined = theirs.join(ours, on=["query_id", "k"], how="left", nulls_equal=True, suffix="_ours")
+    differ = joined.filter(((pl.col("ndcg") - pl.col("ndcg_ours")).abs() > 1e-9) | pl.col("ndcg_ours").is_null())
+    if differ.height == 0:
+        return f"yes ({theirs.height} rows)"
+    return f"no: {differ.height} of {theirs.height} rows differ"
+
+
+def machine() -> str:
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    memory = (
+        int(
+            next(
+                line.split()[1]
+                for line in Path("/proc/meminfo").read_text().splitlines()
+                if line.startswith("MemTotal")
+            )
+        )
+        / 1024**2
+    )
+    import duckdb
+
+    return (
+        f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GiB RAM, Python {platform.python_version()}, "
+        f"polars {pl.__version__}, duckdb {duckdb.__version__}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", default="1M")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--memory-limit", help="passed to our CLI (both engines)")
+    args = parser.parse_args()
+    rows = parse_size(args.size)
+    data = args.data / args.size
+    if not (data / "run").exists():
+        print(f"generating {args.size} rows into {data} ...", flush=True)
+        generate(rows, data)
+    out_root = HERE / "out" / args.size
+    extra = ["--memory-limit", args.memory_limit] if args.memory_limit else []
+    tools = [*OURS, *(PEERS if rows <= LARGE else ()), *FLOORS]
+    measured: list[Measured] = []
+    for tool in tools:
+        result = Measured(tool)
+        for attempt in range(args.repeat):
+            wall, rss, phases = run_once(tool, data, out_root / tool, extra if tool in OURS else [])
+            result.walls.append(wall)
+            result.peak_rss_mb = max(result.peak_rss_mb, rss)
+            result.phases = phases
+            print(f"{tool:<12} run {attempt + 1}: {wall:8.2f} s  {rss:8.0f} MB", flush=True)
+        measured.append(result)
+        if tool == "ranx":  # first call compiles with numba; the warm figure is measured in-process
+            warm = Measured(
+                "ranx (warm)",
+                walls=[result.phases["load_s"] + result.phases["warm_call_s"]],
+                peak_rss_mb=result.peak_rss_mb,
+                note="in-process: load + second evaluate",
+            )
+            result.note = "whole process, first call compiles"
+            measured.append(warm)
+        if tool == "sklearn":
+            result.note = f"{result.phases['sampled_queries']} queries sampled; time extrapolated"
+            result.walls = [result.phases["extrapolated_s"]]
+    write(measured, args.size, rows, out_root)
+
+
+def write(measured: list[Measured], size: str, rows: int, out_root: Path) -> None:
+    baseline = next(m for m in measured if m.tool == "ndcg-polars").best
+    lines = [
+        f"# NDCG benchmark, {size} rows ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
+        "",
+        f"Machine: {machine()}.",
+        "",
+        "| tool | best (s) | median (s) | peak RSS (MB) | time / ours (polars) "
+        "| per-query values match ours (1e-9) | note |",
+        "|---|---:|---:|---:|---:|---|---|",
+    ]
+    records = []
+    for m in measured:
+        match = (
+            "-" if m.tool.startswith("floor") or m.tool == "ndcg-polars" else agreement(m.tool.split(" ")[0], out_root)
+        )
+        cells = [m.tool, f"{m.best:.2f}", f"{m.median:.2f}", f"{m.peak_rss_mb:.0f}", f"{m.best / baseline:.2f}x"]
+        lines.append("| " + " | ".join([*cells, match, m.note]) + " |")
+        records.append(
+            {
+                "tool": m.tool,
+                "best_s": m.best,
+                "median_s": m.median,
+                "walls_s": m.walls,
+                "peak_rss_mb": m.peak_rss_mb,
+                "ratio_to_polars": m.best / baseline,
+                "match": match,
+                "phases": m.phases,
+                "note": m.note,
+            }
+        )
+    lines += ["", f"Time per million rows (ours, polars): {baseline / (rows / 1e6):.3f} s.", ""]
+    results = HERE / "results"
+    results.mkdir(exist_ok=True)
+    (results / f"{size}.md").write_text("\n".join(lines))
+    (results / f"{size}.json").write_text(
+        json.dumps({"size": size, "rows": rows, "machine": machine(), "tools": records}, indent=2)
+    )
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""One benchmarked tool per process: ``python bench/tools.py TOOL RUN_DIR QRELS_DIR OUT``.
+
+Each tool reads the Parquet inputs itself (their loading counts), computes NDCG at the
+benchmark's cutoffs and the whole ranking, writes its per-query values to
+``OUT/values.parquet`` (query_id, k, ndcg) for the agreement check, and prints a JSON line
+of in-process phase timings.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import polars as pl
+
+CUTOFFS = (5, 10, 20, 100)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def ours(engine: str, run: str, qrels: str, out: Path, extra: list[str]) -> dict:
+    command = [
+        str(Path(sys.executable).parent / "ndcg"),
+        "evaluate",
+        "--run",
+        run,
+        "--qrels",
+        qrels,
+        "--k",
+        ",".join(map(str, CUTOFFS)),
+        "--out",
+        str(out / "ndcg"),
+        "--engine",
+        engine,
+        *extra,
+    ]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    pl.read_parquet(out / "ndcg" / "per_query.parquet").select("query_id", "k", "ndcg").write_parquet(
+        out / "values.parquet"
+    )
+    return {}
+
+
+def load_pandas(run: str, qrels: str):  # type: ignore[no-untyped-def]
+    return pl.read_parquet(f"{run}/*.parquet").to_pandas(), pl.read_parquet(f"{qrels}/*.parquet").to_pandas()
+
+
+def pytrec_eval_tool(run: str, qrels: str, out: Path) -> dict:
+    import pytrec_eval
+
+    started = time.perf_counter()
+    run_frame, qrels_frame = load_pandas(run, qrels)
+    qrels_dict: dict[str, dict[str, int]] = {}
+    for query_id, doc_id, label in zip(
+        qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"], strict=True
+    ):
+        qrels_dict.setdefault(query_id, {})[doc_id] = int(label)
+    run_dict: dict[str, dict[str, float]] = {}
+    for query_id, doc_id, score in zip(run_frame["query_id"], run_frame["doc_id"], run_frame["score"], strict=True):
+        run_dict.setdefault(query_id, {})[doc_id] = float(score)
+    loaded = time.perf_counter()
+    measures = {"ndcg", "ndcg_cut." + ",".join(map(str, CUTOFFS))}
+    results = pytrec_eval.RelevanceEvaluator(qrels_dict, measures).evaluate(run_dict)
+    computed = time.perf_counter()
+    rows = [(q, None, v["ndcg"]) for q, v in results.items()]
+    rows += [(q, k, v[f"ndcg_cut_{k}"]) for q, v in results.items() for k in CUTOFFS]
+    write_values(rows, out)
+    return {"load_s": loaded - started, "compute_s": computed - loaded}
+
+
+def ir_measures_tool(run: str, qrels: str, out: Path) -> dict:
+    import ir_measures
+    from ir_measures import nDCG
+
+    started = time.perf_counter()
+    run_frame, qrels_frame = load_pandas(run, qrels)
+    measures = [nDCG, *[nDCG @ k for k in CUTOFFS]]
+    rows = [
+        (m.query_id, getattr(m.measure, "params", {}).get("cutoff"), m.value)
+        for m in ir_measures.iter_calc(measures, qrels_frame, run_frame)
+    ]
+    write_values(rows, out)
+    return {"total_s": time.perf_counter() - started}
+
+
+def ranx_tool(run: str, qrels: str, out: Path) -> dict:
+    from ranx import Qrels, Run, evaluate
+
+    started = time.perf_counter()
+    run_frame, qrels_frame = load_pandas(run, qrels)
+    for frame in (run_frame, qrels_frame):  # ranx wants object columns; pandas 3 reads str
+        for column in ("query_id", "doc_id"):
+            frame[column] = frame[column].astype(object)
+    ranx_qrels = Qrels.from_df(
+        qrels_frame[qrels_frame["relevance"] > 0], q_id_col="query_id", doc_id_col="doc_id", score_col="relevance"
+    )
+    ranx_run = Run.from_df(run_frame, q_id_col="query_id", doc_id_col="doc_id", score_col="score")
+    loaded = time.perf_counter()
+    metrics = ["ndcg", *[f"ndcg@{k}" for k in CUTOFFS]]
+    evaluate(ranx_qrels, ranx_run, metrics, make_comparable=True)  # first call: numba compiles
+    first = time.perf_counter()
+    ranx_run = Run.from_df(run_frame, q_id_col="query_id", doc_id_col="doc_id", score_col="score")
+    evaluate(ranx_qrels, ranx_run, metrics, make_comparable=True)
+    warm = time.perf_counter()
+    per_query = ranx_run.scores
+    rows = [
+        (q, None if m == "ndcg" else int(m.split("@")[1]), v)
+        for m, values in per_query.items()
+        for q, v in values.items()
+    ]
+    write_values(rows, out)
+    return {"load_s": loaded - started, "first_call_s": first - loaded, "warm_call_s": warm - first}
+
+
+def sklearn_tool(run: str, qrels: str, out: Path, sample_queries: int = 500) -> dict:
+    import numpy as np
+    from sklearn.metrics import ndcg_score
+
+    started = time.perf_counter()
+    run_frame = pl.read_parquet(f"{run}/*.parquet")
+    qrels_frame = pl.read_parquet(f"{qrels}/*.parquet")
+    queries = run_frame["query_id"].unique().sort()
+    chosen = queries.sample(min(sample_queries, queries.len()), seed=0)
+    joined = (
+        run_frame.filter(pl.col("query_id").is_in(chosen.implode()))
+        .join(qrels_frame, on=["query_id", "doc_id"], how="left")
+        .with_columns(pl.col("relevance").fill_null(0).clip(lower_bound=0))
+        .group_by("query_id")
+        .agg("score", "relevance")
+    )
+    loaded = time.perf_counter()
+    rows = []
+    for query_id, scores, labels in joined.iter_rows():
+        for k in CUTOFFS:
+            rows.append((query_id, k, float(ndcg_score(np.asarray([labels]), np.asarray([scores]), k=k))))
+    computed = time.perf_counter()
+    write_values(rows, out)
+    scale = queries.len() / chosen.len()
+    return {
+        "load_s": loaded - started,
+        "compute_s": computed - loaded,
+        "sampled_queries": chosen.len(),
+        "extrapolated_s": (loaded - started) + (computed - loaded) * scale,
+    }
+
+
+def floor(name: str, run: str, out: Path) -> dict:
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute("SET VARIABLE run_path = $1", [f"{run}/*.parquet"])
+    connection.execute((ROOT / "bench" / "sql" / f"{name}.sql").read_text())
+    return {}
+
+
+def write_values(rows: list[tuple], out: Path) -> None:
+    pl.DataFrame(rows, schema={"query_id": pl.String, "k": pl.Int64, "ndcg": pl.Float64}, orient="row").write_parquet(
+        out / "values.parquet"
+    )
+
+
+def main() -> None:
+    tool, run, qrels, out_text, *extra = sys.argv[1:]
+    out = Path(out_text)
+    out.mkdir(parents=True, exist_ok=True)
+    if tool in ("ndcg-polars", "ndcg-duckdb"):
+        phases = ours(tool.split("-")[1], run, qrels, out, extra)
+    elif tool == "pytrec_eval":
+        phases = pytrec_eval_tool(run, qrels, out)
+    elif tool == "ir_measures":
+        phases = ir_measures_tool(run, qrels, out)
+    elif tool == "ranx":
+        phases = ranx_tool(run, qrels, out)
+    elif tool == "sklearn":
+        phases = sklearn_tool(run, qrels, out)
+    elif tool in ("floor_scan", "floor_sort"):
+        phases = floor(tool, run, out)
+    else:
+        raise SystemExit(f"unknown tool {tool}")
+    print(json.dumps(phases))
+
+
+if __name__ == "__main__":
+    main()
