@@ -1,13 +1,37 @@
 """ndcg-pipeline: exact CG, DCG, IDCG and NDCG@k over Parquet, with Polars and DuckDB SQL.
 
 The public API; see the README for the conventions and ``pipeline.spec`` for the formulas.
+Names are imported on first use, so that ``ndcg --help`` does not pay for Polars and DuckDB.
 """
 
-from pipeline.aggregate import summarize
-from pipeline.api import Result, evaluate, make_evaluation, per_query
-from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError
-from pipeline.io.read import Columns, Source
-from pipeline.spec import Discount, Evaluation, Gain
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.aggregate import summarize
+    from pipeline.api import Result, evaluate, make_evaluation, per_query
+    from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError
+    from pipeline.io.read import Columns, Source
+    from pipeline.spec import Discount, Evaluation, Gain
+
+_EXPORTS = {
+    "summarize": "pipeline.aggregate",
+    "Result": "pipeline.api",
+    "evaluate": "pipeline.api",
+    "make_evaluation": "pipeline.api",
+    "per_query": "pipeline.api",
+    "InvalidInput": "pipeline.errors",
+    "NdcgError": "pipeline.errors",
+    "NothingToEvaluate": "pipeline.errors",
+    "UsageError": "pipeline.errors",
+    "Columns": "pipeline.io.read",
+    "Source": "pipeline.io.read",
+    "Discount": "pipeline.spec",
+    "Evaluation": "pipeline.spec",
+    "Gain": "pipeline.spec",
+}
 
 __all__ = [
     "Columns",
@@ -25,3 +49,9 @@ __all__ = [
     "per_query",
     "summarize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'pipeline' has no attribute {name!r}")

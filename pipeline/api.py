@@ -107,8 +107,10 @@ def evaluate(
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
     run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
     if engine == "polars":
-        table = polars_engine.per_query(run_frame, qrels_frame, evaluation)
-        per_query_table, summary = pl.collect_all([table, summarize(table)])
+        # One collect of the plan; the summary is a small aggregate of its result. (collect_all
+        # over both plans measured 3.5x slower: the shared subplan was not reused.)
+        per_query_table = polars_engine.per_query(run_frame, qrels_frame, evaluation).collect()
+        summary = summarize(per_query_table.lazy()).collect()
     else:
         per_query_table, summary = _duckdb(
             run_frame, qrels_frame, parquet, evaluation, columns, threads=threads, memory_limit=memory_limit
