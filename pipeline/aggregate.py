@@ -7,10 +7,15 @@ import polars as pl
 MEASURES = ("cg", "dcg", "idcg", "ndcg")
 
 
-def summarize(per_query: pl.LazyFrame) -> pl.LazyFrame:
-    """``k, queries, cg, dcg, idcg, ndcg``: means over the queries evaluated at each cutoff."""
-    return (
-        per_query.group_by("k")
-        .agg(pl.len().cast(pl.Int64).alias("queries"), *[pl.col(m).mean() for m in MEASURES])
-        .sort("k", nulls_last=False)
-    )
+def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] = ()) -> pl.LazyFrame:
+    """``[group columns], k, queries, cg, dcg, idcg, ndcg``: means over the queries evaluated
+    at each cutoff; with ``group_by``, one row per group and cutoff, then the overall rows
+    (group columns null)."""
+    means = [pl.len().cast(pl.Int64).alias("queries"), *[pl.col(m).mean() for m in MEASURES]]
+    overall = per_query.group_by("k").agg(means).sort("k", nulls_last=False)
+    if not group_by:
+        return overall
+    by_group = per_query.group_by(*group_by, "k").agg(means).sort([*group_by, "k"], nulls_last=False)
+    schema = per_query.collect_schema()
+    overall = overall.select(*[pl.lit(None, dtype=schema[c]).alias(c) for c in group_by], pl.all())
+    return pl.concat([by_group, overall])

@@ -24,6 +24,13 @@ FORMATS: dict[str, tuple[str, Callable[[pl.DataFrame, Path], None]]] = {
 }
 
 
+def write_frame(frame: pl.DataFrame, path: Path, format: str) -> None:
+    """Write one frame in one of :data:`FORMATS`."""
+    if format not in FORMATS:
+        raise UsageError(f"unknown output format {format!r}; expected one of {', '.join(FORMATS)}")
+    FORMATS[format][1](frame, path)
+
+
 def write_tables(out_dir: str | Path, tables: dict[str, pl.DataFrame], *, format: str = "parquet") -> list[Path]:
     """Write ``{name: frame}`` as ``out_dir/name.<ext>``; all appear together or none do."""
     if format not in FORMATS:

@@ -1,0 +1,282 @@
+"""One evaluation as a batch job: partitions -> engine -> staged, atomic outputs -> manifest.
+
+Every unit of output (the whole dataset, or one hive partition of it) is a folder holding
+``per_query``, ``summary``, ``manifest.json`` and, written last, ``_SUCCESS``. A unit is
+built in a staging folder and swapped into place whole, so a crash or a kill leaves the
+previous output of that unit intact, and a rerun replaces exactly the units it evaluates.
+All units are computed before any is written: a job that fails writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.aggregate import summarize
+from pipeline.api import Result, evaluate
+from pipeline.errors import InvalidInput, NothingToEvaluate
+from pipeline.io.partitions import Partition, select_partitions
+from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
+from pipeline.io.write import FORMATS, write_frame
+from pipeline.spec import Evaluation
+
+SUCCESS = "_SUCCESS"
+MANIFEST = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything one run of the job needs; built from flags or a TOML file by the CLI."""
+
+    run: str
+    qrels: str | None
+    evaluation: Evaluation
+    engine: str = "polars"
+    columns: Columns = field(default_factory=Columns)
+    run_format: str | None = None
+    qrels_format: str | None = None
+    out: str | None = None
+    out_format: str = "parquet"
+    partition_filters: dict[str, set[str]] = field(default_factory=dict)
+    group_by: tuple[str, ...] = ()
+    query_attributes: str | None = None
+    threads: int | None = None
+    memory_limit: str | None = None
+    evaluate_options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One evaluated unit: the whole input, or one partition of it."""
+
+    partition: Partition | None
+    result: Result
+    per_query: pl.DataFrame
+    summary: pl.DataFrame
+    manifest: dict[str, Any]
+
+
+def run_job(job: Job, *, on_unit: Callable[[Unit], None] | None = None) -> list[Unit]:
+    """Evaluate every selected unit, then write each one atomically (when ``job.out``)."""
+    started = _now()
+    partitions = select_partitions(job.run, job.partition_filters) if _is_dir(job.run) else []
+    if job.partition_filters and not partitions:
+        select_partitions(job.run, job.partition_filters)  # raises the precise error
+    selected: list[Partition | None] = list(partitions) or [None]
+    units = [_evaluate_unit(job, partition, started) for partition in selected]
+    for unit in units:
+        if unit.per_query.height == 0:
+            where = f" in partition {unit.partition}" if unit.partition else ""
+            raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
+    if job.out:
+        for unit in units:
+            write_unit(Path(job.out), unit, job.out_format)
+            if on_unit:
+                on_unit(unit)
+    return units
+
+
+def _evaluate_unit(job: Job, partition: Partition | None, started: str) -> Unit:
+    run_path = str(partition.path(job.run)) if partition else job.run
+    qrels_path = job.qrels
+    if partition and job.qrels and partition.path(job.qrels).is_dir():
+        qrels_path = str(partition.path(job.qrels))  # judgments partitioned like the run
+    result = evaluate(
+        run_path,
+        qrels_path,
+        evaluation=job.evaluation,
+        engine=job.engine,  # type: ignore[arg-type]
+        columns=job.columns,
+        run_format=job.run_format,
+        qrels_format=job.qrels_format,
+        threads=job.threads,
+        memory_limit=job.memory_limit,
+        **job.evaluate_options,
+    )
+    per_query = result.per_query
+    groups = _query_groups(job, run_path) if job.group_by else None
+    if groups is not None:
+        per_query = per_query.join(groups, on=QUERY, how="left")
+        summary = summarize(per_query.lazy(), group_by=job.group_by).collect()
+        per_query = per_query.select(QUERY, *job.group_by, pl.exclude(QUERY, *job.group_by))
+    else:
+        summary = result.summary
+    if partition:
+        keys = [pl.lit(value).alias(key) for key, value in partition.as_dict().items()]
+        per_query = per_query.select(*keys, pl.all())
+        summary = summary.select(*keys, pl.all())
+    manifest = _manifest(job, partition, run_path, qrels_path, result, per_query, started)
+    return Unit(partition=partition, result=result, per_query=per_query, summary=summary, manifest=manifest)
+
+
+def _query_groups(job: Job, run_path: str) -> pl.DataFrame:
+    """``query_id`` and its group columns, from the run or from ``--query-attributes``; a
+    query may belong to one group per column only."""
+    source_path = job.query_attributes or run_path
+    columns = job.columns
+    source = Source.of(source_path, job.run_format if not job.query_attributes else None, columns)
+    frame = scan_run(source) if not job.query_attributes else _scan_attributes(source)
+    found = frame.collect_schema().names()
+    missing = [c for c in job.group_by if c not in found]
+    if missing:
+        raise InvalidInput(
+            f"{source_path}: no group column(s) {', '.join(map(repr, missing))}; columns found: {', '.join(found)}"
+        )
+    pairs = frame.select(QUERY, *job.group_by).unique().collect()
+    conflicts = pairs.filter(pl.len().over(QUERY) > 1).sort(QUERY, *job.group_by)
+    if conflicts.height:
+        query = conflicts[QUERY][0]
+        values = conflicts.filter(pl.col(QUERY) == query).drop(QUERY).rows()
+        raise InvalidInput(
+            f"{source_path}: query {query!r} belongs to more than one group of {', '.join(job.group_by)}: "
+            f"{', '.join(map(str, values[:5]))}; a query's group must be fixed"
+        )
+    return pairs
+
+
+def _scan_attributes(source: Source) -> pl.LazyFrame:
+    if source.format == "parquet":
+        frame = pl.scan_parquet(source.files())
+    elif source.format in ("csv", "tsv"):
+        frame = pl.scan_csv(source.files(), separator="\t" if source.format == "tsv" else ",")
+    else:
+        raise InvalidInput(f"{source.path}: query attributes must be Parquet or CSV")
+    if source.columns.query not in frame.collect_schema().names():
+        raise InvalidInput(f"{source.path}: no column {source.columns.query!r} to join query attributes on")
+    return frame.rename({source.columns.query: QUERY}) if source.columns.query != QUERY else frame
+
+
+def _manifest(
+    job: Job,
+    partition: Partition | None,
+    run_path: str,
+    qrels_path: str | None,
+    result: Result,
+    per_query: pl.DataFrame,
+    started: str,
+) -> dict[str, Any]:
+    run_queries, qrels_queries = _query_sets(job, run_path, qrels_path)
+    evaluated = per_query[QUERY].n_unique()
+    both = run_queries.join(qrels_queries, on=QUERY, how="semi").height
+    return {
+        "inputs": {
+            "run": _describe_input(job, run_path, "run"),
+            "qrels": _describe_input(job, qrels_path, "qrels") if qrels_path else None,
+            "query_attributes": job.query_attributes,
+        },
+        "partition": partition.as_dict() if partition else None,
+        "engine": job.engine,
+        "options": {**job.evaluation.describe(), "group_by": list(job.group_by), **job.evaluate_options},
+        "queries": {
+            "evaluated": evaluated,
+            "only_in_run_not_evaluated": run_queries.height - both,
+            "only_in_qrels": qrels_queries.height - both,
+            "zero_filled": (qrels_queries.height - both) if job.evaluation.all_queries else 0,
+            "skipped": 0 if job.evaluation.all_queries else qrels_queries.height - both,
+        },
+        "warnings": [_plain(w) for w in getattr(result, "warnings", [])],
+        "versions": _versions(),
+        "started_at": started,
+        "finished_at": None,  # set when the unit is written
+    }
+
+
+def _query_sets(job: Job, run_path: str, qrels_path: str | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    run = scan_run(Source.of(run_path, job.run_format, job.columns), with_labels=qrels_path is None)
+    qrels = run if qrels_path is None else scan_qrels(Source.of(qrels_path, job.qrels_format, job.columns))
+    run_queries, qrels_queries = pl.collect_all(
+        [run.select(pl.col(QUERY).cast(pl.String)).unique(), qrels.select(pl.col(QUERY).cast(pl.String)).unique()]
+    )
+    return run_queries, qrels_queries
+
+
+def _describe_input(job: Job, path: str, role: str) -> dict[str, Any]:
+    source = Source.of(path, job.run_format if role == "run" else job.qrels_format, job.columns)
+    frame = scan_run(source) if role == "run" else scan_qrels(source)
+    return {"path": path, "format": source.format, "rows": int(frame.select(pl.len()).collect().item())}
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for package in ("ndcg-pipeline", "polars", "duckdb", "pyarrow"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+def _plain(warning: Any) -> Any:
+    if hasattr(warning, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(warning)
+    return warning if isinstance(warning, (dict, str)) else str(warning)
+
+
+def write_unit(out: Path, unit: Unit, out_format: str) -> Path:
+    """Build the unit's folder in staging, then swap it into place; ``_SUCCESS`` last."""
+    target = out / unit.partition.relative() if unit.partition else out
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{target.name}-", dir=target.parent))
+    try:
+        suffix = FORMATS[out_format][0]
+        write_frame(unit.per_query, staging / f"per_query{suffix}", out_format)
+        write_frame(unit.summary, staging / f"summary{suffix}", out_format)
+        manifest = {**unit.manifest, "finished_at": _now(), "outputs": [f"per_query{suffix}", f"summary{suffix}"]}
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+        (staging / SUCCESS).write_text("", encoding="utf-8")
+        _fsync_tree(staging)
+        _swap_into_place(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _is_ours(path: Path) -> bool:
+    return path.name in (SUCCESS, MANIFEST) or path.stem in ("per_query", "summary")
+
+
+def _swap_into_place(staging: Path, target: Path) -> None:
+    """Whole-folder renames when the target holds only our outputs; otherwise (other units or
+    the user's own files live there too) file by file, with ``_SUCCESS`` taken away first and
+    written last, so that nothing of the user's is ever deleted."""
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    if all(_is_ours(path) and path.is_file() for path in target.iterdir()):
+        retired = target.with_name(f".retired-{target.name}-{os.getpid()}")
+        os.replace(target, retired)
+        os.replace(staging, target)
+        shutil.rmtree(retired, ignore_errors=True)
+        return
+    (target / SUCCESS).unlink(missing_ok=True)
+    for path in staging.iterdir():
+        if path.name != SUCCESS:
+            os.replace(path, target / path.name)
+    os.replace(staging / SUCCESS, target / SUCCESS)
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.iterdir():
+        with open(path, "rb") as handle:
+            os.fsync(handle.fileno())
+
+
+def _is_dir(path: str) -> bool:
+    return Path(path).is_dir()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
