@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 EXIT_CODES = """exit codes:
   0  done
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     inputs = evaluate.add_argument_group("inputs")
-    inputs.add_argument("--run", required=True, help="run: Parquet file, directory or glob; TREC run; CSV")
+    inputs.add_argument("--run", help="run: Parquet file, directory (hive partitions too) or glob; TREC run; CSV")
     inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
     inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
     inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
@@ -77,6 +78,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     output.add_argument("--per-query", action="store_true", help="with --output-format trec: per-query lines too")
     output.add_argument("--digits", type=int, default=4, help="decimals printed (default 4)")
+    output.add_argument(
+        "--json", action="store_true", help="print the summary as one JSON object (= --output-format json)"
+    )
+
+    job = evaluate.add_argument_group("batch job")
+    job.add_argument("--config", help="TOML file with the same keys as these flags; flags override it")
+    job.add_argument("--print-config", action="store_true", help="print the resolved configuration and exit")
+    job.add_argument(
+        "--partition",
+        action="append",
+        metavar="KEY=VALUE",
+        help="evaluate only this hive partition (repeatable; other partitions are not read)",
+    )
+    job.add_argument(
+        "--group-by", help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model"
+    )
+    job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
+    job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
     evaluate.set_defaults(handler=_evaluate)
     return parser
 
@@ -88,12 +108,18 @@ def _positive_int(text: str) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from pipeline.api import evaluate, make_evaluation
-    from pipeline.errors import NothingToEvaluate
+    from pipeline.api import make_evaluation
+    from pipeline.errors import UsageError
     from pipeline.io.format import summary_table, trec_lines
+    from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.read import Columns
-    from pipeline.io.write import write_tables
+    from pipeline.job import Job, run_job
 
+    if args.print_config:
+        sys.stdout.write(json.dumps(_resolved_config(args), indent=2) + "\n")
+        return 0
+    if not args.run:
+        raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
     evaluation = make_evaluation(
         k=args.k,
         gain=args.gain,
@@ -102,29 +128,115 @@ def _evaluate(args: argparse.Namespace) -> int:
         all_queries=args.all_queries,
         max_results=args.max_results,
     )
-    result = evaluate(
-        args.run,
-        args.qrels,
+    job = Job(
+        run=args.run,
+        qrels=args.qrels,
         evaluation=evaluation,
         engine=args.engine,
         columns=Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
         run_format=args.run_format,
         qrels_format=args.qrels_format,
+        out=args.out,
+        out_format=args.out_format,
+        partition_filters=parse_partition_filters(args.partition or []),
+        group_by=tuple(c.strip() for c in args.group_by.split(",") if c.strip()) if args.group_by else (),
+        query_attributes=args.query_attributes,
         threads=args.threads,
         memory_limit=args.memory_limit,
     )
-    if result.per_query.height == 0:
-        raise NothingToEvaluate(f"no query is in both {args.run} and {args.qrels or 'its inline labels'}")
-    if args.out:
-        write_tables(args.out, {"per_query": result.per_query, "summary": result.summary}, format=args.out_format)
-    if args.output_format == "trec":
-        sys.stdout.write(trec_lines(result.per_query, per_query_lines=args.per_query, digits=args.digits))
-    elif args.output_format == "json":
-        payload = {"conventions": evaluation.describe(), "engine": result.engine, "summary": result.summary.to_dicts()}
-        sys.stdout.write(json.dumps(payload) + "\n")
-    else:
-        sys.stdout.write(summary_table(result.summary, evaluation.describe(), digits=args.digits))
+    units = run_job(job, on_unit=_progress(job))
+    output_format = "json" if args.json else args.output_format
+    for unit in units:
+        label = f"# partition {unit.partition}\n" if unit.partition and output_format != "json" else ""
+        if output_format == "trec":
+            sys.stdout.write(
+                label + trec_lines(unit.result.per_query, per_query_lines=args.per_query, digits=args.digits)
+            )
+        elif output_format == "table":
+            sys.stdout.write(label + summary_table(unit.summary, evaluation.describe(), digits=args.digits))
+    if output_format == "json":
+        payload = {
+            "conventions": evaluation.describe(),
+            "engine": args.engine,
+            "units": [
+                {
+                    "partition": unit.partition.as_dict() if unit.partition else None,
+                    "summary": unit.summary.to_dicts(),
+                    "queries": unit.manifest["queries"],
+                }
+                for unit in units
+            ],
+        }
+        if len(units) == 1:
+            payload["summary"] = units[0].summary.to_dicts()
+        sys.stdout.write(json.dumps(payload, default=str) + "\n")
     return 0
+
+
+def _progress(job: object) -> Callable[[object], None]:
+    """Log each written unit; a progress line only when a person is watching stderr."""
+    log = logging.getLogger("ndcg")
+    written = 0
+
+    def report(unit: object) -> None:
+        nonlocal written
+        written += 1
+        partition = getattr(unit, "partition", None)
+        log.info("wrote %s", f"partition {partition}" if partition else "outputs")
+        if sys.stderr.isatty() and partition is not None:
+            print(f"\r{written} partition(s) written", end="", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _resolved_config(args: argparse.Namespace) -> dict[str, object]:
+    hidden = {"handler", "command", "print_config", "config"}
+    return {key: value for key, value in sorted(vars(args).items()) if key not in hidden}
+
+
+def _configure_logging(level: str, format: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if format == "json":
+        handler.setFormatter(_JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("ndcg: %(levelname)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+
+
+class _JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps(
+            {
+                "time": self.formatTime(record),
+                "level": record.levelname.lower(),
+                "logger": record.name,
+                "message": record.getMessage(),
+            }
+        )
+
+
+def _apply_config(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """Re-parse with the config file's values as defaults, so that flags override it."""
+    from pipeline.config import load_config
+
+    subparser = _subparser(parser, args.command)
+    values = load_config(args.config, subparser)
+    given = list(argv if argv is not None else sys.argv[1:])
+    if "partition" in values and any(a == "--partition" or a.startswith("--partition=") for a in given):
+        del values["partition"]  # --partition flags replace the file's list rather than add to it
+    subparser.set_defaults(**values)
+    return parser.parse_args(argv)
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:  # argparse offers no public way to reach a subparser
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -133,8 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pipeline.errors import NdcgError
 
     try:
+        if getattr(args, "config", None):
+            args = _apply_config(parser, args, argv)
+        _configure_logging(getattr(args, "log_level", "warning"), getattr(args, "log_format", "text"))
         return int(args.handler(args))
     except NdcgError as error:
+        logging.getLogger("ndcg").debug("failed", exc_info=True)
         print(f"ndcg: error: {error}", file=sys.stderr)
         return error.exit_code
     except MemoryError:

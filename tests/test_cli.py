@@ -146,11 +146,32 @@ def test_hive_partitioned_directory_and_glob(tmp_path: Path, engine: str) -> Non
         folder.mkdir(parents=True)
         part.drop("dt").write_parquet(folder / "part-0.parquet")
     expected = as_table(per_query(RUN, QRELS, evaluation=Evaluation(cutoffs=(10,))).collect())
-    for path in (tmp_path / "runs", tmp_path / "runs" / "*" / "*.parquet"):
-        out = tmp_path / f"out-{len(str(path))}"
-        result = run_cli("evaluate", "--run", path, "--qrels", QRELS, "--k", "10", "--out", out, "--engine", engine)
-        assert result.returncode == 0, result.stderr
-        assert_tables_close(as_table(pl.read_parquet(out / "per_query.parquet")), expected)
+    # a hive directory is evaluated partition by partition, each written to its own folder
+    out = tmp_path / "by-partition"
+    result = run_cli(
+        "evaluate", "--run", tmp_path / "runs", "--qrels", QRELS, "--k", "10", "--out", out, "--engine", engine
+    )
+    assert result.returncode == 0, result.stderr
+    parts = pl.read_parquet(out / "*" / "per_query.parquet")
+    assert sorted(parts["dt"].unique().to_list()) == ["2026-11-20", "2026-11-21"]
+    assert_tables_close(as_table(parts.drop("dt")), expected)
+    # a glob is one dataset
+    out = tmp_path / "glob"
+    result = run_cli(
+        "evaluate",
+        "--run",
+        tmp_path / "runs" / "*" / "*.parquet",
+        "--qrels",
+        QRELS,
+        "--k",
+        "10",
+        "--out",
+        out,
+        "--engine",
+        engine,
+    )
+    assert result.returncode == 0, result.stderr
+    assert_tables_close(as_table(pl.read_parquet(out / "per_query.parquet")), expected)
 
 
 def test_duplicates_are_refused(tmp_path: Path, engine: str) -> None:

@@ -26,6 +26,21 @@ def trec_lines(per_query: pl.DataFrame, *, per_query_lines: bool, digits: int = 
     return "\n".join(lines) + "\n"
 
 
+def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
+    """A per-query table as trec_eval's per-query lines, or a summary as its ``all`` lines."""
+    if "query_id" in frame.columns:
+        rows = frame.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
+        lines = [
+            _trec_line(measure_name(k), q, v, digits) for q, k, v in rows.select("query_id", "k", "ndcg").iter_rows()
+        ]
+    else:
+        overall = frame.filter(
+            pl.all_horizontal(pl.col(c).is_null() for c in frame.columns[: frame.columns.index("k")])
+        )
+        lines = [_trec_line(measure_name(k), "all", v, digits) for k, v in overall.select("k", "ndcg").iter_rows()]
+    return "\n".join(lines) + "\n"
+
+
 def _trec_line(measure: str, query: str, value: float, digits: int) -> str:
     return f"{measure:<22}\t{query}\t{value:.{digits}f}"
 

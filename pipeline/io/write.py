@@ -16,12 +16,18 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.errors import UsageError
+from pipeline.io.format import trec_file_text
 
 FORMATS: dict[str, tuple[str, Callable[[pl.DataFrame, Path], None]]] = {
     "parquet": (".parquet", lambda frame, path: frame.write_parquet(path)),
     "csv": (".csv", lambda frame, path: frame.write_csv(path)),
     "jsonl": (".jsonl", lambda frame, path: frame.write_ndjson(path)),
+    "trec": (".trec", lambda frame, path: _write_text(path, trec_file_text(frame))),
 }
+
+
+def _write_text(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
 
 
 def write_frame(frame: pl.DataFrame, path: Path, format: str) -> None:
