@@ -4,10 +4,11 @@ The public API; see the README for the conventions and ``pipeline.spec`` for the
 """
 
 from pipeline.aggregate import summarize
-from pipeline.api import Result, evaluate, make_evaluation, per_query
+from pipeline.api import Result, check, evaluate, make_evaluation, per_query
 from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError
 from pipeline.io.read import Columns, Source
 from pipeline.spec import Discount, Evaluation, Gain
+from pipeline.validate import ValidationWarning
 
 __all__ = [
     "Columns",
@@ -20,6 +21,8 @@ __all__ = [
     "Result",
     "Source",
     "UsageError",
+    "ValidationWarning",
+    "check",
     "evaluate",
     "make_evaluation",
     "per_query",
