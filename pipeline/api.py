@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,6 +140,8 @@ def evaluate(
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    if memory_limit is not None and not _MEMORY_LIMIT.match(memory_limit):
+        raise UsageError(f"cannot read memory limit {memory_limit!r}; expected a size such as 500MB, 4GB or 2GiB")
     streaming = memory_limit is not None
     checked, parquet = _load(
         run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=streaming
@@ -163,6 +166,9 @@ def evaluate(
         warnings=checked.warnings,
     )
 
+
+# DuckDB's size syntax; checked here too so that the Polars engine does not ignore a typo.
+_MEMORY_LIMIT = re.compile(r"^\s*\d+(\.\d+)?\s*(b|bytes|[kmgt]i?b)\s*$", re.IGNORECASE)
 
 _OUT_OF_MEMORY = (
     "out of memory in the {engine} engine{detail}; nothing was written. Give it more room with "
@@ -262,9 +268,9 @@ def _duckdb(
     try:
         connection = duckdb_engine.connect(threads=threads, memory_limit=memory_limit)
     except duckdb.Error as error:
-        raise UsageError(
-            f"DuckDB refused --threads {threads} / --memory-limit {memory_limit}: {_first_line(error)}"
-        ) from None
+        given = {"--threads": threads, "--memory-limit": memory_limit}
+        flags = " ".join(f"{flag} {value!r}" for flag, value in given.items() if value is not None)
+        raise UsageError(f"DuckDB refused {flags}: {_first_line(error)}") from None
     try:
         if parquet is not None:
             run_source, qrels_source = parquet
