@@ -23,7 +23,15 @@ from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 from pipeline.errors import InvalidInput, OutOfMemory, UsageError
-from pipeline.io.read import LABEL, Columns, Source, missing_columns_message, scan_qrels, scan_run
+from pipeline.io.read import (
+    LABEL,
+    Columns,
+    Source,
+    has_glob_characters,
+    missing_columns_message,
+    scan_qrels,
+    scan_run,
+)
 from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
 from pipeline.validate import DEFAULT_WARN_RESULTS_OVER, Checked, ValidationWarning, check_inputs
 
@@ -217,6 +225,7 @@ def _load(
 
     native = (
         run_source is not None
+        and not _any_glob_characters(run_source, qrels_source)
         and run_source.format == "parquet"
         and (inline or (qrels_source is not None and qrels_source.format == "parquet"))
         and checked.run.collect_schema() == run_frame.select(checked.run.collect_schema().names()).collect_schema()
@@ -225,6 +234,12 @@ def _load(
     )
     parquet = (run_source, qrels_source) if native and run_source is not None else None
     return checked, parquet
+
+
+def _any_glob_characters(*sources: Source | None) -> bool:
+    """Whether any file of the sources has a name DuckDB would expand as a pattern; such
+    inputs reach DuckDB as frames read by Polars, never as paths."""
+    return any(has_glob_characters(path) for source in sources if source is not None for path in source.files())
 
 
 def _source(value: Input, format: str | None, columns: Columns) -> Source | None:

@@ -7,6 +7,7 @@ partition keys, group columns) are kept. Nothing here collects data.
 
 from __future__ import annotations
 
+import csv
 import difflib
 import glob
 from dataclasses import dataclass
@@ -130,7 +131,9 @@ def _scan_table(source: Source) -> pl.LazyFrame:
             target = source.path if Path(source.path).is_dir() or pattern else files[0]
             frame = pl.scan_parquet(target, hive_partitioning=None, missing_columns="raise", glob=pattern)
         else:
-            frame = pl.scan_csv(files, separator="\t" if source.format == "tsv" else ",", glob=False)
+            separator = "\t" if source.format == "tsv" else ","
+            header = _csv_header(files[0], separator)
+            frame = pl.scan_csv(files, separator=separator, glob=False, new_columns=header)
         frame.collect_schema()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InvalidInput(f"{source.path}: cannot read as {source.format}: {_first_line(error)}") from None
@@ -147,6 +150,23 @@ def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str]) -> pl.L
     # A user column that happens to carry a canonical name would shadow the renamed one.
     kept = [pl.col(c) for c in found if c not in taken and c not in clashes]
     return frame.select([pl.col(given).alias(canonical) for canonical, given in wanted.items()] + kept)
+
+
+def _csv_header(path: str, separator: str) -> list[str]:
+    # Polars keeps the doubled quotes of a quoted header name (RFC 4180 escaping), so a
+    # column whose name holds a quote could not be found by its real name; Python's csv
+    # module reads the header as the standard says.
+    try:
+        with open(path, encoding="utf-8", newline="") as handle:
+            return next(csv.reader(handle, delimiter=separator), [])
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise InvalidInput(f"{path}: cannot read the header: {_first_line(error)}") from None
+
+
+def has_glob_characters(path: str) -> bool:
+    """True when DuckDB would read ``path`` as a pattern (it expands * ? [ ] even in the
+    name of a file that exists)."""
+    return glob.has_magic(path)
 
 
 def missing_columns_message(missing: dict[str, str], found: list[str]) -> str:
