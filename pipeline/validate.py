@@ -117,19 +117,20 @@ def check_inputs(
             if stats[f"null_{column}"][0]:
                 raise InvalidInput(
                     f"{name}: column {names[column]} has {stats[f'null_{column}'][0]} null value(s); "
-                    f"first at {_example(frame, pl.col(column).is_null())}"
+                    f"first at {_example(frame, pl.col(column).is_null(), name)}"
                 )
         if stats["not_finite"][0]:
-            first = _first_value(frame, ~pl.col(value_column).is_finite(), value_column)
+            first = _first_value(frame, ~pl.col(value_column).is_finite(), value_column, name)
             raise InvalidInput(
                 f"{name}: column {names[value_column]} has {stats['not_finite'][0]} NaN or infinite value(s), "
-                f"such as {first}; first at {_example(frame, ~pl.col(value_column).is_finite())}"
+                f"such as {first}; first at {_example(frame, ~pl.col(value_column).is_finite(), name)}"
             )
     if qrels_stats["fractional"][0]:
         fractional = pl.col(LABEL) != pl.col(LABEL).floor()
         raise InvalidInput(
             f"{qrels_name}: column {names[LABEL]} has {qrels_stats['fractional'][0]} label(s) with a fractional "
-            f"part, such as {_first_value(qrels, fractional, LABEL)}; first at {_example(qrels, fractional)}. "
+            f"part, such as {_first_value(qrels, fractional, LABEL, qrels_name)}; "
+            f"first at {_example(qrels, fractional, qrels_name)}. "
             "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
         )
     check_run_duplicates(run_duplicate, run_name)
@@ -209,7 +210,7 @@ def _check_types(
                 not_a_number = pl.col(column).is_not_null() & pl.col(column).cast(pl.Float64, strict=False).is_null()
                 value = _collect(name, [frame.filter(not_a_number).select(column).head(1)], "auto")[0]
                 found = f"text such as {value[column][0]!r}" if value.height else "numbers stored as text"
-                where = f"; first at {_example(frame, not_a_number)}" if value.height else ""
+                where = f"; first at {_example(frame, not_a_number, name)}" if value.height else ""
                 problem = f"holds {found} (type String); expected numbers{where}"
             raise InvalidInput(f"{name}: column {names[column]} {problem}")
 
@@ -277,7 +278,7 @@ def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> N
     if not stats["unparsed"][0]:
         return
     columns = [c for c in (QUERY, DOC, SCORE, LABEL) if c in frame.collect_schema().names()]
-    bad = frame.filter(pl.any_horizontal(pl.col(c).is_null() for c in columns)).head(1).collect()
+    bad = _collect(name, [frame.filter(pl.any_horizontal(pl.col(c).is_null() for c in columns)).head(1)], "auto")[0]
     expected = "qid Q0 docno rank score tag" if SCORE in columns else "qid iter docno rel"
     raise InvalidInput(
         f"{bad[FILE][0]}:{bad[LINE_NUMBER][0]}: cannot read line {bad[LINE][0]!r} "
@@ -285,12 +286,15 @@ def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> N
     )
 
 
-def _first_value(frame: pl.LazyFrame, condition: pl.Expr, column: str) -> object:
-    return frame.filter(condition).select(column).head(1).collect()[column][0]
+def _first_value(frame: pl.LazyFrame, condition: pl.Expr, column: str, name: str) -> object:
+    return _collect(name, [frame.filter(condition).select(column).head(1)], "auto")[0][column][0]
 
 
-def _example(frame: pl.LazyFrame, condition: pl.Expr) -> str:
-    row = frame.filter(condition).head(1).collect()
+def _example(frame: pl.LazyFrame, condition: pl.Expr, name: str) -> str:
+    """The first row where ``condition`` holds, as its file line or its values. Reading the
+    input again may fail where the checks did not (a ragged CSV line beyond the rows used to
+    infer the schema); that is still the input's fault."""
+    row = _collect(name, [frame.filter(condition).head(1)], "auto")[0]
     if LINE_NUMBER in row.columns:
         return f"{row[FILE][0]}:{row[LINE_NUMBER][0]}: {row[LINE][0]!r}"
     shown = {c: row[c][0] for c in row.columns if c not in PROVENANCE}
