@@ -11,14 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pipeline.aggregate import summarize
-    from pipeline.api import Result, evaluate, make_evaluation, per_query
+    from pipeline.api import Result, check, evaluate, make_evaluation, per_query
     from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError
     from pipeline.io.read import Columns, Source
     from pipeline.spec import Discount, Evaluation, Gain
+    from pipeline.validate import ValidationWarning
 
 _EXPORTS = {
     "summarize": "pipeline.aggregate",
     "Result": "pipeline.api",
+    "check": "pipeline.api",
     "evaluate": "pipeline.api",
     "make_evaluation": "pipeline.api",
     "per_query": "pipeline.api",
@@ -31,6 +33,7 @@ _EXPORTS = {
     "Discount": "pipeline.spec",
     "Evaluation": "pipeline.spec",
     "Gain": "pipeline.spec",
+    "ValidationWarning": "pipeline.validate",
 }
 
 __all__ = [
@@ -44,6 +47,8 @@ __all__ = [
     "Result",
     "Source",
     "UsageError",
+    "ValidationWarning",
+    "check",
     "evaluate",
     "make_evaluation",
     "per_query",

@@ -10,20 +10,30 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import duckdb
 import polars as pl
 
 from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
-from pipeline.errors import InvalidInput, UsageError
-from pipeline.io.read import LABEL, Columns, Source, scan_qrels, scan_run
+from pipeline.errors import InvalidInput, OutOfMemory, UsageError
+from pipeline.io.read import (
+    LABEL,
+    Columns,
+    Source,
+    has_glob_characters,
+    missing_columns_message,
+    scan_qrels,
+    scan_run,
+)
 from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
-from pipeline.validate import check_inputs
+from pipeline.validate import DEFAULT_WARN_RESULTS_OVER, Checked, ValidationWarning, check_inputs
 
 Input = str | Path | Source | pl.LazyFrame | pl.DataFrame
 Engine = Literal["polars", "duckdb"]
@@ -38,6 +48,7 @@ class Result:
     summary: pl.DataFrame
     evaluation: Evaluation
     engine: str
+    warnings: tuple[ValidationWarning, ...] = ()
 
 
 def make_evaluation(
@@ -72,6 +83,8 @@ def per_query(
     columns: Columns | None = None,
     run_format: str | None = None,
     qrels_format: str | None = None,
+    allow_fractional_labels: bool = False,
+    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
     **options: object,
 ) -> pl.LazyFrame:
     """The per-query table ``query_id, k, cg, dcg, idcg, ndcg`` as a LazyFrame.
@@ -79,13 +92,35 @@ def per_query(
     ``run`` and ``qrels`` are paths (Parquet file, directory or glob; TREC; CSV) or Polars
     frames with the canonical columns. Without ``qrels`` the run's label column is used as
     inline labels. ``options`` are those of :func:`make_evaluation` (``k``, ``gain``, ...).
-    Inputs are validated before anything is computed.
+    Inputs are validated before anything is computed (see :func:`check`); warnings are
+    dropped here, :func:`evaluate` returns them.
     """
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
-    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
+    checked, parquet = _load(
+        run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=False
+    )
     if engine == "polars":
-        return polars_engine.per_query(run_frame, qrels_frame, evaluation)
-    return _duckdb(run_frame, qrels_frame, parquet, evaluation, columns)[0].lazy()
+        return polars_engine.per_query(checked.run, checked.qrels, evaluation)
+    return _duckdb(checked.run, checked.qrels, parquet, evaluation, columns)[0].lazy()
+
+
+def check(
+    run: Input,
+    qrels: Input | None = None,
+    *,
+    columns: Columns | None = None,
+    run_format: str | None = None,
+    qrels_format: str | None = None,
+    allow_fractional_labels: bool = False,
+    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
+) -> tuple[ValidationWarning, ...]:
+    """Run only the checks: raise :class:`~pipeline.errors.InvalidInput` on the first error,
+    return the warnings (queries only on one side, no relevant document, negative labels,
+    queries with more than ``warn_results_over`` results)."""
+    checked, _ = _load(
+        run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=False
+    )
+    return checked.warnings
 
 
 def evaluate(
@@ -99,30 +134,70 @@ def evaluate(
     qrels_format: str | None = None,
     threads: int | None = None,
     memory_limit: str | None = None,
+    allow_fractional_labels: bool = False,
+    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
     **options: object,
 ) -> Result:
-    """Per-query table and summary, computed once by the chosen engine."""
+    """Per-query table and summary, computed once by the chosen engine, with the warnings of
+    validation.
+
+    ``threads`` and ``memory_limit`` (e.g. ``"4GB"``) are DuckDB's settings. Polars has no
+    memory cap of its own: with ``memory_limit`` set, the Polars engine (and validation)
+    collect with Polars' streaming engine, which works through the data in batches.
+    """
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
-    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
+    if memory_limit is not None and not _MEMORY_LIMIT.match(memory_limit):
+        raise UsageError(f"cannot read memory limit {memory_limit!r}; expected a size such as 500MB, 4GB or 2GiB")
+    streaming = memory_limit is not None
+    checked, parquet = _load(
+        run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=streaming
+    )
     if engine == "polars":
         # One collect of the plan; the summary is a small aggregate of its result. (collect_all
         # over both plans measured 3.5x slower: the shared subplan was not reused.)
-        per_query_table = polars_engine.per_query(run_frame, qrels_frame, evaluation).collect()
+        table = polars_engine.per_query(checked.run, checked.qrels, evaluation)
+        try:
+            per_query_table = table.collect(engine="streaming" if streaming else "auto")
+        except MemoryError:
+            raise OutOfMemory(_OUT_OF_MEMORY.format(engine="Polars", detail="")) from None
         summary = summarize(per_query_table.lazy()).collect()
     else:
         per_query_table, summary = _duckdb(
-            run_frame, qrels_frame, parquet, evaluation, columns, threads=threads, memory_limit=memory_limit
+            checked.run, checked.qrels, parquet, evaluation, columns, threads=threads, memory_limit=memory_limit
         )
-    return Result(per_query=per_query_table, summary=summary, evaluation=evaluation, engine=engine)
+    return Result(
+        per_query=per_query_table,
+        summary=summary,
+        evaluation=evaluation,
+        engine=engine,
+        warnings=checked.warnings,
+    )
+
+
+# DuckDB's size syntax; checked here too so that the Polars engine does not ignore a typo.
+_MEMORY_LIMIT = re.compile(r"^\s*\d+(\.\d+)?\s*(b|bytes|[kmgt]i?b)\s*$", re.IGNORECASE)
+
+_OUT_OF_MEMORY = (
+    "out of memory in the {engine} engine{detail}; nothing was written. Give it more room with "
+    "--memory-limit (e.g. --memory-limit 8GB), use fewer --threads, or evaluate fewer partitions at once"
+)
 
 
 def _load(
-    run: Input, qrels: Input | None, columns: Columns | None, run_format: str | None, qrels_format: str | None
-) -> tuple[pl.LazyFrame, pl.LazyFrame, tuple[Source, Source | None] | None]:
-    """Read and validate. The third value names the Parquet sources the DuckDB engine may read
-    itself, or is None when it must be handed the frames."""
+    run: Input,
+    qrels: Input | None,
+    columns: Columns | None,
+    run_format: str | None,
+    qrels_format: str | None,
+    allow_fractional_labels: bool,
+    warn_results_over: int | None,
+    *,
+    streaming: bool,
+) -> tuple[Checked, tuple[Source, Source | None] | None]:
+    """Read and validate. The second value names the Parquet sources the DuckDB engine may
+    read itself, or is None when it must be handed the frames."""
     columns = columns or Columns()
     run_source = _source(run, run_format, columns)
     qrels_source = _source(qrels, qrels_format, columns) if qrels is not None else None
@@ -138,10 +213,20 @@ def _load(
         assert qrels is not None
         qrels_frame = _frame(qrels, qrels_source, role="qrels", with_labels=False)
         qrels_name = qrels_source.path if qrels_source else "qrels"
-    checked = check_inputs(run_frame, qrels_frame, run_name=run_name, qrels_name=qrels_name)
+    checked = check_inputs(
+        run_frame,
+        qrels_frame,
+        run_name=run_name,
+        qrels_name=qrels_name,
+        columns=columns,
+        allow_fractional_labels=allow_fractional_labels,
+        warn_results_over=warn_results_over,
+        streaming=streaming,
+    )
 
     native = (
         run_source is not None
+        and not _any_glob_characters(run_source, qrels_source)
         and run_source.format == "parquet"
         and (inline or (qrels_source is not None and qrels_source.format == "parquet"))
         and checked.run.collect_schema() == run_frame.select(checked.run.collect_schema().names()).collect_schema()
@@ -149,7 +234,13 @@ def _load(
         == qrels_frame.select(checked.qrels.collect_schema().names()).collect_schema()
     )
     parquet = (run_source, qrels_source) if native and run_source is not None else None
-    return checked.run, checked.qrels, parquet
+    return checked, parquet
+
+
+def _any_glob_characters(*sources: Source | None) -> bool:
+    """Whether any file of the sources has a name DuckDB would expand as a pattern; such
+    inputs reach DuckDB as frames read by Polars, never as paths."""
+    return any(has_glob_characters(path) for source in sources if source is not None for path in source.files())
 
 
 def _source(value: Input, format: str | None, columns: Columns) -> Source | None:
@@ -174,10 +265,9 @@ def _frame(value: Input, source: Source | None, *, role: str, with_labels: bool)
         *([LABEL] if role == "qrels" or with_labels else []),
     ]
     found = frame.collect_schema().names()
-    missing = [c for c in wanted if c not in found]
+    missing = {c: c for c in wanted if c not in found}
     if missing:
-        listed, present = ", ".join(map(repr, missing)), ", ".join(map(repr, found))
-        raise InvalidInput(f"{role} frame: missing column(s) {listed}; columns found: {present}")
+        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
     return frame
 
 
@@ -191,7 +281,12 @@ def _duckdb(
     threads: int | None = None,
     memory_limit: str | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    connection = duckdb_engine.connect(threads=threads, memory_limit=memory_limit)
+    try:
+        connection = duckdb_engine.connect(threads=threads, memory_limit=memory_limit)
+    except duckdb.Error as error:
+        given = {"--threads": threads, "--memory-limit": memory_limit}
+        flags = " ".join(f"{flag} {value!r}" for flag, value in given.items() if value is not None)
+        raise UsageError(f"DuckDB refused {flags}: {_first_line(error)}") from None
     try:
         if parquet is not None:
             run_source, qrels_source = parquet
@@ -207,5 +302,17 @@ def _duckdb(
                 connection, run.select("query_id", "doc_id", "score"), qrels.select("query_id", "doc_id", LABEL)
             )
         return duckdb_engine.evaluate(connection, evaluation)
+    except duckdb.OutOfMemoryException as error:
+        limit = f" (memory limit {memory_limit})" if memory_limit else ""
+        raise OutOfMemory(_OUT_OF_MEMORY.format(engine="DuckDB", detail=f"{limit}: {_first_line(error)}")) from None
+    except (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException) as error:
+        # Inputs passed validation in Polars; DuckDB reading them differently is still the
+        # input's fault (e.g. a file replaced or corrupted between the two reads).
+        raise InvalidInput(f"DuckDB cannot read the inputs: {_first_line(error)}") from None
     finally:
         connection.close()
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

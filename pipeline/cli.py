@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 EXIT_CODES = """exit codes:
   0  done
-  1  internal error (or out of memory: try --memory-limit / fewer --threads)
+  1  internal error, or out of memory (try --memory-limit / fewer --threads)
   2  usage error: bad flags or options
   3  invalid input data: missing, unreadable or malformed files, duplicates, nulls
   4  a requested partition does not exist
@@ -37,15 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    inputs = evaluate.add_argument_group("inputs")
-    inputs.add_argument("--run", help="run: Parquet file, directory (hive partitions too) or glob; TREC run; CSV")
-    inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
-    inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
-    inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
-    inputs.add_argument("--query-col", default="query_id", help="query id column (default: query_id)")
-    inputs.add_argument("--doc-col", default="doc_id", help="document id column (default: doc_id)")
-    inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")
-    inputs.add_argument("--label-col", default="relevance", help="label column (default: relevance)")
+    _add_input_arguments(evaluate)
 
     measure = evaluate.add_argument_group("measure")
     measure.add_argument("--k", default="5,10,20", help="cutoffs, e.g. 5,10,20; the whole ranking is always added")
@@ -66,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = evaluate.add_argument_group("execution")
     run.add_argument("--engine", default="polars", choices=("polars", "duckdb"), help="default: polars")
     run.add_argument("--threads", type=_positive_int, help="worker threads (DuckDB engine)")
-    run.add_argument("--memory-limit", help="memory limit, e.g. 4GB (DuckDB engine)")
+    run.add_argument(
+        "--memory-limit",
+        help="memory limit, e.g. 4GB: DuckDB's memory_limit; the Polars engine then runs streaming (in batches)",
+    )
 
     output = evaluate.add_argument_group("output")
     output.add_argument("--out", help="directory for per_query and summary files")
@@ -98,7 +93,70 @@ def build_parser() -> argparse.ArgumentParser:
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
     evaluate.set_defaults(handler=_evaluate)
+
+    validate = commands.add_parser(
+        "validate",
+        help="check a run and judgments without scoring them",
+        description="Run only the input checks and print a report: exit 0 when valid (warnings allowed), "
+        "3 when invalid.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_arguments(validate)
+    validate.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    validate.set_defaults(handler=_validate)
+
     return parser
+
+
+def _add_input_arguments(command: argparse.ArgumentParser) -> None:
+    inputs = command.add_argument_group("inputs")
+    inputs.add_argument("--run", help="run: Parquet file, directory (hive partitions too) or glob; TREC run; CSV")
+    inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
+    inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
+    inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
+    inputs.add_argument("--query-col", default="query_id", help="query id column (default: query_id)")
+    inputs.add_argument("--doc-col", default="doc_id", help="document id column (default: doc_id)")
+    inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")
+    inputs.add_argument("--label-col", default="relevance", help="label column (default: relevance)")
+
+    checks = command.add_argument_group("validation")
+    checks.add_argument(
+        "--allow-fractional-labels",
+        action="store_true",
+        help="accept labels such as 0.5 (default: labels must be integers, a fractional label is an error)",
+    )
+    checks.add_argument(
+        "--warn-results-over",
+        type=_non_negative_int,
+        default=1000,
+        metavar="N",
+        help="warn about queries with more than N results in the run (default 1000; 0 turns the warning off)",
+    )
+
+
+def _non_negative_int(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _input_options(args: argparse.Namespace) -> dict[str, object]:
+    """The input and validation flags as keywords of the library's functions."""
+    from pipeline.io.read import Columns
+
+    return {
+        "columns": Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
+        "run_format": args.run_format,
+        "qrels_format": args.qrels_format,
+        "allow_fractional_labels": args.allow_fractional_labels,
+        "warn_results_over": args.warn_results_over or None,
+    }
+
+
+def _log_warnings(warnings: Sequence[object]) -> None:
+    for warning in warnings:
+        logging.getLogger("ndcg").warning("%s", warning)
 
 
 def _positive_int(text: str) -> int:
@@ -112,7 +170,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
     from pipeline.io.format import summary_table, trec_lines
     from pipeline.io.partitions import parse_partition_filters
-    from pipeline.io.read import Columns
     from pipeline.job import Job, run_job
 
     if args.print_config:
@@ -120,6 +177,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         return 0
     if not args.run:
         raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
+    inputs = _input_options(args)
     evaluation = make_evaluation(
         k=args.k,
         gain=args.gain,
@@ -133,9 +191,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         qrels=args.qrels,
         evaluation=evaluation,
         engine=args.engine,
-        columns=Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
-        run_format=args.run_format,
-        qrels_format=args.qrels_format,
+        columns=inputs.pop("columns"),  # type: ignore[arg-type]
+        run_format=inputs.pop("run_format"),  # type: ignore[arg-type]
+        qrels_format=inputs.pop("qrels_format"),  # type: ignore[arg-type]
         out=args.out,
         out_format=args.out_format,
         partition_filters=parse_partition_filters(args.partition or []),
@@ -143,8 +201,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         query_attributes=args.query_attributes,
         threads=args.threads,
         memory_limit=args.memory_limit,
+        evaluate_options=inputs,
     )
     units = run_job(job, on_unit=_progress(job))
+    for unit in units:
+        _log_warnings(unit.result.warnings)
     output_format = "json" if args.json else args.output_format
     for unit in units:
         label = f"# partition {unit.partition}\n" if unit.partition and output_format != "json" else ""
@@ -195,14 +256,17 @@ def _resolved_config(args: argparse.Namespace) -> dict[str, object]:
 
 
 def _configure_logging(level: str, format: str) -> None:
+    """Logs and warnings go to stderr; configured here, never in the library."""
     handler = logging.StreamHandler(sys.stderr)
-    if format == "json":
-        handler.setFormatter(_JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("ndcg: %(levelname)s: %(message)s"))
+    handler.setFormatter(_JsonFormatter() if format == "json" else _TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+
+
+class _TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"ndcg: {record.levelname.lower()}: {record.getMessage()}"
 
 
 class _JsonFormatter(logging.Formatter):
@@ -237,6 +301,41 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
         if isinstance(action, argparse._SubParsersAction):
             return action.choices[name]
     raise KeyError(name)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    """Only the checks. An invalid input is part of the report (exit 3), not a crash."""
+    from pipeline.api import check
+    from pipeline.errors import InvalidInput, UsageError
+
+    if not args.run:
+        raise UsageError("no run given: pass --run PATH")
+
+    error: InvalidInput | None = None
+    warnings: tuple = ()
+    try:
+        warnings = check(args.run, args.qrels, **_input_options(args))  # type: ignore[arg-type]
+    except InvalidInput as invalid:
+        error = invalid
+    if args.json:
+        report = {
+            "valid": error is None,
+            "run": args.run,
+            "qrels": args.qrels,
+            "error": None if error is None else {"exit_code": error.exit_code, "message": str(error)},
+            "warnings": [warning.as_dict() for warning in warnings],
+        }
+        sys.stdout.write(json.dumps(report) + "\n")
+    else:
+        lines = [f"run:   {args.run}", f"qrels: {args.qrels or '(inline labels of the run)'}"]
+        lines.append("invalid: " + str(error) if error else "valid")
+        lines += [f"warning: {warning}" for warning in warnings]
+        sys.stdout.write("\n".join(lines) + "\n")
+    if error is not None:
+        if args.json:  # the text report already holds the message; JSON readers also get it on stderr
+            print(f"ndcg: error: {error}", file=sys.stderr)
+        return error.exit_code
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

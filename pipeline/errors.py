@@ -1,6 +1,6 @@
 """Errors a user can cause, each with the exit code the CLI returns for it.
 
-Exit codes: 0 done; 1 internal error; 2 usage error (bad flags or config); 3 invalid input
+Exit codes: 0 done; 1 internal error or out of memory; 2 usage error (bad flags or config); 3 invalid input
 data (unreadable, malformed or inconsistent files); 4 a requested partition does not exist;
 5 nothing to evaluate (no query in both run and qrels).
 """
@@ -10,6 +10,12 @@ from __future__ import annotations
 
 class NdcgError(Exception):
     """Base of every error the tool reports as a message rather than a traceback."""
+
+    exit_code = 1
+
+
+class OutOfMemory(NdcgError):
+    """The engine ran out of memory (DuckDB's ``memory_limit`` or the machine's)."""
 
     exit_code = 1
 

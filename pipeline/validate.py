@@ -1,102 +1,233 @@
 """Checks that run before any number is computed, with errors that name the file, the column,
-the offending value and an example row.
+the offending value and an example row, and warnings for what is legal but suspicious.
 
-All checks of one input are gathered into a few small aggregations and collected together;
-example rows are fetched only when a check fails.
+Errors (:class:`~pipeline.errors.InvalidInput`, exit 3): wrong column types (text scores,
+fractional labels unless allowed), nulls, NaN or infinite values, duplicate (query_id,
+doc_id) rows, empty inputs, lines that do not parse, unreadable files.
+
+Warnings (:class:`ValidationWarning`, returned, never logged here): queries only in the run,
+queries only in the qrels, queries without any relevant document, negative labels, queries
+with more results than a limit. Each carries a count and the first few ids.
+
+The checks of one input are a few small aggregations collected together (one read of the
+input); example rows are fetched only when a check fails.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
+from typing import Literal
 
 import polars as pl
 
 from pipeline.errors import InvalidInput
-from pipeline.io.read import DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE
+from pipeline.io.read import COLUMN_FLAGS, DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
 
+CollectEngine = Literal["auto", "streaming"]
 ID_TYPES = "string or integer"
+# How many ids a warning lists; the count is always complete.
+WARNING_EXAMPLES = 5
+# Runs usually keep 1000 results per query (TREC); more is often an unintended full dump.
+DEFAULT_WARN_RESULTS_OVER = 1000
+
+
+@dataclass(frozen=True)
+class ValidationWarning:
+    """Something legal but suspicious in the inputs: what, how often, and the first few ids.
+
+    ``code`` is stable (for manifests and scripts); ``message`` is for people.
+    """
+
+    code: str
+    message: str
+    count: int
+    examples: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "examples": list(self.examples)}
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.examples)
+        more = ", ..." if self.count > len(self.examples) else ""
+        return f"{self.message}: {self.count} ({shown}{more})" if shown else f"{self.message}: {self.count}"
 
 
 @dataclass(frozen=True)
 class Checked:
-    """Validated inputs with canonical columns and aligned id types, still lazy."""
+    """Validated inputs with canonical columns and aligned id types, still lazy, plus the
+    warnings found on the way."""
 
     run: pl.LazyFrame
     qrels: pl.LazyFrame
+    warnings: tuple[ValidationWarning, ...] = field(default=())
 
 
-def check_inputs(run: pl.LazyFrame, qrels: pl.LazyFrame, *, run_name: str, qrels_name: str) -> Checked:
-    """Validate run and qrels; return them with matching id types and no helper columns."""
+def check_inputs(
+    run: pl.LazyFrame,
+    qrels: pl.LazyFrame,
+    *,
+    run_name: str,
+    qrels_name: str,
+    columns: Columns | None = None,
+    allow_fractional_labels: bool = False,
+    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
+    streaming: bool = False,
+) -> Checked:
+    """Validate run and qrels; return them with matching id types and no helper columns.
+
+    ``columns`` gives the user's column names for messages; ``warn_results_over`` (None: off)
+    is the number of results per query above which a query is reported; ``streaming``
+    collects the checks with Polars' streaming engine (bounded memory).
+    """
+    names = _display_names(columns or Columns())
+    engine: CollectEngine = "streaming" if streaming else "auto"
     run_schema = run.collect_schema()
     qrels_schema = qrels.collect_schema()
-    _check_types(run_schema, run_name, {QUERY: "id", DOC: "id", SCORE: "number"})
-    _check_types(qrels_schema, qrels_name, {QUERY: "id", DOC: "id", LABEL: "number"})
+    _check_types(run, run_schema, run_name, {QUERY: "id", DOC: "id", SCORE: "number"}, names)
+    _check_types(qrels, qrels_schema, qrels_name, {QUERY: "id", DOC: "id", LABEL: "number"}, names)
+    fractional_possible = qrels_schema[LABEL].is_float() and not allow_fractional_labels
 
-    run_stats, run_duplicate = _collect(
-        run_name, [_stats(run, (QUERY, DOC, SCORE), finite=SCORE), _first_duplicate(run)]
+    run_stats, run_duplicate, crowded = _collect(
+        run_name,
+        [
+            _stats(run, (QUERY, DOC, SCORE), finite=SCORE),
+            _first_duplicate(run),
+            _crowded_queries(run, warn_results_over),
+        ],
+        engine,
     )
-    qrels_stats, qrels_duplicate = _collect(
-        qrels_name, [_stats(qrels, (QUERY, DOC, LABEL), finite=LABEL), _first_duplicate(qrels)]
+    qrels_stats, qrels_duplicate, negative, without_relevant = _collect(
+        qrels_name,
+        [
+            _stats(qrels, (QUERY, DOC, LABEL), finite=LABEL, fractional=fractional_possible),
+            _first_duplicate(qrels),
+            _negative_labels(qrels),
+            _queries_without_relevant(qrels),
+        ],
+        engine,
     )
     for frame, stats, name, value_column in (
         (run, run_stats, run_name, SCORE),
         (qrels, qrels_stats, qrels_name, LABEL),
     ):
         if stats["rows"][0] == 0:
-            raise InvalidInput(f"{name}: no rows to evaluate")
+            raise InvalidInput(f"{name}: no rows to evaluate (the input is empty)")
         _raise_on_unparsed(frame, stats, name)
         for column in (QUERY, DOC, value_column):
             if stats[f"null_{column}"][0]:
                 raise InvalidInput(
-                    f"{name}: column {column!r} has {stats[f'null_{column}'][0]} null value(s); "
-                    f"first at {_example(frame, pl.col(column).is_null())}"
+                    f"{name}: column {names[column]} has {stats[f'null_{column}'][0]} null value(s); "
+                    f"first at {_example(frame, pl.col(column).is_null(), name)}"
                 )
         if stats["not_finite"][0]:
+            first = _first_value(frame, ~pl.col(value_column).is_finite(), value_column, name)
             raise InvalidInput(
-                f"{name}: column {value_column!r} has {stats['not_finite'][0]} NaN or infinite value(s); "
-                f"first at {_example(frame, ~pl.col(value_column).is_finite())}"
+                f"{name}: column {names[value_column]} has {stats['not_finite'][0]} NaN or infinite value(s), "
+                f"such as {first}; first at {_example(frame, ~pl.col(value_column).is_finite(), name)}"
             )
-    for duplicate, name, what in ((run_duplicate, run_name, "run"), (qrels_duplicate, qrels_name, "qrels")):
-        if duplicate.height:
-            query, doc, count = duplicate.row(0)
-            raise InvalidInput(
-                f"{name}: document {doc!r} is listed {count} times for query {query!r}; "
-                f"each (query_id, doc_id) may appear once in the {what}"
-            )
+    if qrels_stats["fractional"][0]:
+        fractional = pl.col(LABEL) != pl.col(LABEL).floor()
+        raise InvalidInput(
+            f"{qrels_name}: column {names[LABEL]} has {qrels_stats['fractional'][0]} label(s) with a fractional "
+            f"part, such as {_first_value(qrels, fractional, LABEL, qrels_name)}; "
+            f"first at {_example(qrels, fractional, qrels_name)}. "
+            "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
+        )
+    check_run_duplicates(run_duplicate, run_name)
+    _raise_on_duplicate(qrels_duplicate, qrels_name, "qrels")
 
     run, qrels = _align_ids(_drop_provenance(run), _drop_provenance(qrels), run_schema, qrels_schema)
-    return Checked(run=run, qrels=qrels)
+    only_in_run, only_in_qrels = _collect(
+        f"{run_name} and {qrels_name}", [_queries_missing(run, qrels), _queries_missing(qrels, run)], engine
+    )
+    warnings = [
+        _warning(only_in_run, "queries_only_in_run", f"queries only in the run {run_name}, not evaluated"),
+        _warning(
+            only_in_qrels,
+            "queries_only_in_qrels",
+            f"queries only in the qrels {qrels_name}, skipped (or scored 0 with --all-queries)",
+        ),
+        _warning(
+            without_relevant,
+            "queries_without_relevant",
+            f"queries without any relevant document (label > 0) in {qrels_name}; they score 0",
+        ),
+        _warning(negative, "negative_labels", f"judgments with a negative label in {qrels_name}, counted as unjudged"),
+        _warning(
+            crowded,
+            "results_over_limit",
+            f"queries with more than {warn_results_over} results in {run_name} "
+            "(--max-results keeps the best N; --warn-results-over changes this limit)",
+        ),
+    ]
+    return Checked(run=run, qrels=qrels, warnings=tuple(w for w in warnings if w is not None))
 
 
-def _collect(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
+def check_run_duplicates(duplicate: pl.DataFrame, name: str) -> None:
+    """Refuse a run that lists one document twice for a query (the only duplicate policy
+    so far; a ``--duplicates`` policy gates this one call)."""
+    _raise_on_duplicate(duplicate, name, "run")
+
+
+def _raise_on_duplicate(duplicate: pl.DataFrame, name: str, what: str) -> None:
+    if duplicate.height:
+        query, doc, count = duplicate.row(0)
+        raise InvalidInput(
+            f"{name}: document {doc!r} is listed {count} times for query {query!r}; "
+            f"each (query_id, doc_id) may appear once in the {what}"
+        )
+
+
+def _collect(name: str, frames: list[pl.LazyFrame], engine: CollectEngine) -> list[pl.DataFrame]:
     """Collect one input's checks; a read failure here is the input's fault (exit 3)."""
     try:
-        return pl.collect_all(frames)
-    except (pl.exceptions.PolarsError, OSError) as error:
+        return pl.collect_all(frames, engine=engine)
+    except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidInput(f"{name}: cannot read: {message}") from None
 
 
-def _check_types(schema: pl.Schema, name: str, expected: dict[str, str]) -> None:
+def _display_names(columns: Columns) -> dict[str, str]:
+    """How messages name each canonical column: the user's name, and the canonical one when
+    they differ."""
+    given = {QUERY: columns.query, DOC: columns.doc, SCORE: columns.score, LABEL: columns.label}
+    return {
+        canonical: repr(name) if name == canonical else f"{name!r} ({COLUMN_FLAGS[canonical]})"
+        for canonical, name in given.items()
+    }
+
+
+def _check_types(
+    frame: pl.LazyFrame, schema: pl.Schema, name: str, expected: dict[str, str], names: dict[str, str]
+) -> None:
     for column, kind in expected.items():
         dtype = schema[column]
         if kind == "id" and not (dtype == pl.String or dtype.is_integer() or dtype == pl.Categorical):
-            raise InvalidInput(f"{name}: column {column!r} has type {dtype}; ids must be {ID_TYPES}")
+            raise InvalidInput(f"{name}: column {names[column]} has type {dtype}; ids must be {ID_TYPES}")
         if kind == "number" and not dtype.is_numeric():
-            raise InvalidInput(f"{name}: column {column!r} has type {dtype}; expected numbers")
+            problem = f"has type {dtype}; expected numbers"
+            if dtype == pl.String:
+                not_a_number = pl.col(column).is_not_null() & pl.col(column).cast(pl.Float64, strict=False).is_null()
+                value = _collect(name, [frame.filter(not_a_number).select(column).head(1)], "auto")[0]
+                found = f"text such as {value[column][0]!r}" if value.height else "numbers stored as text"
+                where = f"; first at {_example(frame, not_a_number, name)}" if value.height else ""
+                problem = f"holds {found} (type String); expected numbers{where}"
+            raise InvalidInput(f"{name}: column {names[column]} {problem}")
 
 
-def _stats(frame: pl.LazyFrame, columns: tuple[str, ...], *, finite: str) -> pl.LazyFrame:
+def _stats(frame: pl.LazyFrame, columns: tuple[str, ...], *, finite: str, fractional: bool = False) -> pl.LazyFrame:
     value = pl.col(finite).cast(pl.Float64)
     if LINE in frame.collect_schema().names():
         unparsed = (pl.col(LINE).is_not_null() & pl.any_horizontal(pl.col(c).is_null() for c in columns)).sum()
     else:
         unparsed = pl.lit(0)
+    fractional_count = (value.is_finite() & (value != value.floor())).sum() if fractional else pl.lit(0)
     return frame.select(
         pl.len().alias("rows"),
         *[pl.col(c).is_null().sum().alias(f"null_{c}") for c in columns],
         (value.is_not_null() & ~value.is_finite()).sum().alias("not_finite"),
         unparsed.alias("unparsed"),
+        fractional_count.alias("fractional"),
     )
 
 
@@ -104,11 +235,50 @@ def _first_duplicate(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.group_by(QUERY, DOC).agg(pl.len().alias("count")).filter(pl.col("count") > 1).sort(QUERY, DOC).head(1)
 
 
+# Warnings: each is a one-row frame ``count, examples`` (examples: the first ids, sorted).
+
+
+def _summarized(ids: pl.LazyFrame, column: str = QUERY) -> pl.LazyFrame:
+    return ids.select(
+        pl.len().alias("count"),
+        pl.col(column).cast(pl.String).sort().head(WARNING_EXAMPLES).implode().alias("examples"),
+    )
+
+
+def _crowded_queries(run: pl.LazyFrame, limit: int | None) -> pl.LazyFrame:
+    sizes = run.group_by(QUERY).agg(pl.len().alias("results"))
+    return _summarized(sizes.filter(pl.col("results") > limit) if limit is not None else sizes.head(0))
+
+
+def _negative_labels(qrels: pl.LazyFrame) -> pl.LazyFrame:
+    pairs = qrels.filter(pl.col(LABEL) < 0).select(
+        pl.format("{}/{}", pl.col(QUERY).cast(pl.String), pl.col(DOC).cast(pl.String)).alias("pair")
+    )
+    return _summarized(pairs, "pair")
+
+
+def _queries_without_relevant(qrels: pl.LazyFrame) -> pl.LazyFrame:
+    relevant = qrels.group_by(QUERY).agg((pl.col(LABEL) > 0).any().alias("any_relevant"))
+    return _summarized(relevant.filter(~pl.col("any_relevant")))
+
+
+def _queries_missing(present: pl.LazyFrame, absent: pl.LazyFrame) -> pl.LazyFrame:
+    """Queries of ``present`` that ``absent`` does not have."""
+    return _summarized(present.select(QUERY).unique().join(absent.select(QUERY).unique(), on=QUERY, how="anti"))
+
+
+def _warning(summary: pl.DataFrame, code: str, message: str) -> ValidationWarning | None:
+    count = int(summary["count"][0])
+    if not count:
+        return None
+    return ValidationWarning(code=code, message=message, count=count, examples=tuple(summary["examples"][0]))
+
+
 def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> None:
     if not stats["unparsed"][0]:
         return
     columns = [c for c in (QUERY, DOC, SCORE, LABEL) if c in frame.collect_schema().names()]
-    bad = frame.filter(pl.any_horizontal(pl.col(c).is_null() for c in columns)).head(1).collect()
+    bad = _collect(name, [frame.filter(pl.any_horizontal(pl.col(c).is_null() for c in columns)).head(1)], "auto")[0]
     expected = "qid Q0 docno rank score tag" if SCORE in columns else "qid iter docno rel"
     raise InvalidInput(
         f"{bad[FILE][0]}:{bad[LINE_NUMBER][0]}: cannot read line {bad[LINE][0]!r} "
@@ -116,10 +286,17 @@ def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> N
     )
 
 
-def _example(frame: pl.LazyFrame, condition: pl.Expr) -> str:
-    row = frame.filter(condition).head(1).collect()
+def _first_value(frame: pl.LazyFrame, condition: pl.Expr, column: str, name: str) -> object:
+    return _collect(name, [frame.filter(condition).select(column).head(1)], "auto")[0][column][0]
+
+
+def _example(frame: pl.LazyFrame, condition: pl.Expr, name: str) -> str:
+    """The first row where ``condition`` holds, as its file line or its values. Reading the
+    input again may fail where the checks did not (a ragged CSV line beyond the rows used to
+    infer the schema); that is still the input's fault."""
+    row = _collect(name, [frame.filter(condition).head(1)], "auto")[0]
     if LINE_NUMBER in row.columns:
-        return f"line {row[LINE_NUMBER][0]}: {row[LINE][0]!r}"
+        return f"{row[FILE][0]}:{row[LINE_NUMBER][0]}: {row[LINE][0]!r}"
     shown = {c: row[c][0] for c in row.columns if c not in PROVENANCE}
     return f"row {shown}"
 
