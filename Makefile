@@ -13,7 +13,7 @@ OUT ?= out
 SIZE ?= 1M
 REPEAT ?= 3
 
-.PHONY: help install dev eval eval-sql test lint bench clean
+.PHONY: help install dev eval eval-partition eval-sql test lint bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -32,8 +32,12 @@ install: $(VENV)/.installed ## create .venv and install the project (ndcg comman
 
 dev: $(VENV)/.installed-dev ## install the project plus test and lint tools
 
-eval: install ## evaluate the sample in data/: print a summary, write out/
-	$(BIN)/ndcg evaluate --run $(RUN) --qrels $(QRELS) --k $(K) --out $(OUT)
+eval: install ## evaluate the sample in data/ (settings in eval.toml): print a summary, write out/
+	$(BIN)/ndcg evaluate --config eval.toml --out $(OUT)
+
+DT ?= 2026-11-21
+eval-partition: install ## the nightly job on one day of the partitioned sample: make eval-partition DT=2026-11-21
+	$(BIN)/ndcg evaluate --config eval.toml --run data/runs --partition dt=$(DT) --out $(OUT)/daily
 
 eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to out/sql/
 	mkdir -p $(OUT)/sql
@@ -45,6 +49,18 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 	  -cmd ".read sql/ndcg.sql" \
 	  -c ".read sql/export.sql"
 	@echo "wrote $(OUT)/sql/per_query.parquet and $(OUT)/sql/summary.parquet"
+	@# a hive-partitioned dataset, one partition at a time, each written to its own folder
+	for partition in data/runs/*=*; do \
+	  mkdir -p "$(OUT)/sql/$${partition##*/}" && \
+	  $(BIN)/duckdb \
+	    -cmd "SET VARIABLE run_path = '$$partition/*.parquet'" \
+	    -cmd "SET VARIABLE qrels_path = '$(QRELS)'" \
+	    -cmd "SET VARIABLE ks = [$(K)]" \
+	    -cmd "SET VARIABLE out_path = '$(OUT)/sql/$${partition##*/}'" \
+	    -cmd ".read sql/ndcg.sql" \
+	    -c ".read sql/export.sql" > /dev/null || exit 1; \
+	  echo "wrote $(OUT)/sql/$${partition##*/}/"; \
+	done
 
 test: dev ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -q

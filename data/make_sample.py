@@ -33,6 +33,14 @@ def main() -> None:
     qrels = pl.DataFrame(qrels_rows, schema=["query_id", "doc_id", "relevance"], orient="row")
     run.sample(fraction=1.0, shuffle=True, seed=SEED).write_parquet(HERE / "run.parquet")
     qrels.write_parquet(HERE / "qrels.parquet")
+    # The same run as nightly logs: hive-partitioned by day, judgments unpartitioned.
+    days = run.with_columns(
+        dt=pl.when(pl.col("query_id") <= "q020").then(pl.lit("2026-11-20")).otherwise(pl.lit("2026-11-21"))
+    )
+    for (day,), part in days.group_by("dt", maintain_order=True):
+        folder = HERE / "runs" / f"dt={day}"
+        folder.mkdir(parents=True, exist_ok=True)
+        part.drop("dt").sort("query_id", "doc_id").write_parquet(folder / "part-0.parquet")
     print(f"run: {run.height} rows, qrels: {qrels.height} rows")
 
 

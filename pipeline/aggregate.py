@@ -11,7 +11,12 @@ def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] 
     """``[group columns], k, queries, cg, dcg, idcg, ndcg``: means over the queries evaluated
     at each cutoff; with ``group_by``, one row per group and cutoff, then the overall rows
     (group columns null)."""
-    means = [pl.len().cast(pl.Int64).alias("queries"), *[pl.col(m).mean() for m in MEASURES]]
+    # Means as running sums in query order (a plain mean() would let the optimizer drop the
+    # sort), so that reruns give the same bits.
+    means = [
+        pl.len().cast(pl.Int64).alias("queries"),
+        *[(pl.col(m).sort_by("query_id").cum_sum().last() / pl.len()).alias(m) for m in MEASURES],
+    ]
     overall = per_query.group_by("k").agg(means).sort("k", nulls_last=False)
     if not group_by:
         return overall

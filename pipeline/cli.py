@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     output = evaluate.add_argument_group("output")
     output.add_argument("--out", help="directory for per_query and summary files")
     output.add_argument(
-        "--out-format", default="parquet", choices=("parquet", "csv", "jsonl"), help="file format of --out"
+        "--out-format", default="parquet", choices=("parquet", "csv", "jsonl", "trec"), help="file format of --out"
     )
     output.add_argument(
         "--output-format", default="table", choices=("table", "trec", "json"), help="what to print on stdout"
@@ -358,6 +358,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ndcg: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # a bug of ours, not a user mistake: say so, keep the details for a report
+        logging.getLogger("ndcg").debug("internal error", exc_info=True)
+        print(
+            f"ndcg: internal error: {type(error).__name__}: {error} (rerun with --log-level debug for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":

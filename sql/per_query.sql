@@ -107,16 +107,48 @@ discounted as (
     from rankings
 ),
 
-sums_at_cutoffs as (
+-- Running sums in rank order, read off at each cutoff: the same bits on every run, which a
+-- parallel sum() in arbitrary row order does not give.
+cumulative as (
     select
         discounted.ranking,
         discounted.query_id,
-        cutoffs.k,
-        sum(discounted.gain) as cg,
-        sum(discounted.discounted_gain) as dcg
+        discounted.rank,
+        sum(discounted.gain) over running as cg,
+        sum(discounted.discounted_gain) over running as dcg
     from discounted
-    inner join cutoffs on cutoffs.k is null or discounted.rank <= cutoffs.k
-    group by discounted.ranking, discounted.query_id, cutoffs.k
+    window running as (
+        partition by discounted.ranking, discounted.query_id
+        order by discounted.rank
+        rows between unbounded preceding and current row
+    )
+),
+
+depths as (
+    select
+        discounted.ranking,
+        discounted.query_id,
+        max(discounted.rank) as depth
+    from discounted
+    group by discounted.ranking, discounted.query_id
+),
+
+sums_at_cutoffs as (
+    select
+        depths.ranking,
+        depths.query_id,
+        cutoffs.k,
+        cumulative.cg,
+        cumulative.dcg
+    from depths
+    cross join cutoffs
+    inner join cumulative
+        on cumulative.ranking = depths.ranking
+        and cumulative.query_id = depths.query_id
+        and cumulative.rank = case
+            when cutoffs.k is null or cutoffs.k > depths.depth then depths.depth
+            else cutoffs.k
+        end
 ),
 
 evaluated_queries as (

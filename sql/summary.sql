@@ -9,16 +9,35 @@
 create or replace temp view summary as
 with
 
-final as (
+-- Running sums in query order, read off at the last query: means with the same bits on
+-- every run, which a parallel avg() in arbitrary row order does not give.
+cumulative as (
     select
         per_query.k,
-        count(*) as queries,
-        avg(per_query.cg) as cg,
-        avg(per_query.dcg) as dcg,
-        avg(per_query.idcg) as idcg,
-        avg(per_query.ndcg) as ndcg
+        row_number() over running as position,
+        count(*) over (partition by per_query.k) as queries,
+        sum(per_query.cg) over running as cg,
+        sum(per_query.dcg) over running as dcg,
+        sum(per_query.idcg) over running as idcg,
+        sum(per_query.ndcg) over running as ndcg
     from per_query
-    group by per_query.k
+    window running as (
+        partition by per_query.k
+        order by per_query.query_id
+        rows between unbounded preceding and current row
+    )
+),
+
+final as (
+    select
+        cumulative.k,
+        cumulative.queries,
+        cumulative.cg / cumulative.queries as cg,
+        cumulative.dcg / cumulative.queries as dcg,
+        cumulative.idcg / cumulative.queries as idcg,
+        cumulative.ndcg / cumulative.queries as ndcg
+    from cumulative
+    where cumulative.position = cumulative.queries
 )
 
 select * from final

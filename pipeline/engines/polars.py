@@ -61,14 +61,19 @@ def _evaluated_queries(retrieved: pl.LazyFrame, judgments: pl.LazyFrame, evaluat
 
 
 def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str) -> pl.LazyFrame:
-    """Long ``query_id, k, [cg], dcg`` from one group-by: every cutoff is a filtered sum."""
+    """Long ``query_id, k, [cg], dcg`` from one group-by: every cutoff is a sum over the first
+    k ranks. Values are summed in rank order, never in the order rows happen to arrive from a
+    parallel join, so that reruns give the same bits."""
     cutoffs: list[int | None] = [None, *evaluation.cutoffs]
     sums = []
     for k in cutoffs:
-        within = pl.lit(True) if k is None else pl.col("rank") <= k
-        sums.append(pl.col("discounted_gain").filter(within).sum().alias(f"{dcg}@{k}"))
-        if cg is not None:
-            sums.append(pl.col("gain").filter(within).sum().alias(f"{cg}@{k}"))
+        for column, name in (("discounted_gain", dcg), ("gain", cg)):
+            if name is None:
+                continue
+            # A running sum's last value: a plain sum() would let the optimizer drop the sort.
+            in_rank_order = pl.col(column).sort_by("rank")
+            taken = in_rank_order if k is None else in_rank_order.head(k)
+            sums.append(taken.cum_sum().last().fill_null(0.0).alias(f"{name}@{k}"))
     wide = ranked.group_by(QUERY).agg(sums)
     return pl.concat(
         [

@@ -34,9 +34,8 @@ def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
             _trec_line(measure_name(k), q, v, digits) for q, k, v in rows.select("query_id", "k", "ndcg").iter_rows()
         ]
     else:
-        overall = frame.filter(
-            pl.all_horizontal(pl.col(c).is_null() for c in frame.columns[: frame.columns.index("k")])
-        )
+        keys = frame.columns[: frame.columns.index("k")]  # group columns: only their overall rows
+        overall = frame.filter(pl.all_horizontal(pl.col(c).is_null() for c in keys)) if keys else frame
         lines = [_trec_line(measure_name(k), "all", v, digits) for k, v in overall.select("k", "ndcg").iter_rows()]
     return "\n".join(lines) + "\n"
 
@@ -46,13 +45,24 @@ def _trec_line(measure: str, query: str, value: float, digits: int) -> str:
 
 
 def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digits: int = 4) -> str:
-    """A fixed-width table of the summary, preceded by the conventions that produced it."""
-    header = ["k", "queries", *MEASURES]
+    """A fixed-width table of the summary, preceded by the conventions that produced it.
+    Partition and group columns (those before ``k``) lead each row; ``*`` marks the overall
+    rows of a grouped summary, ``all`` the whole-ranking cutoff."""
+    keys = summary.columns[: summary.columns.index("k")]
+    header = [*keys, "k", "queries", *MEASURES]
     body = [
-        ["all" if row["k"] is None else str(row["k"]), str(row["queries"])] + [f"{row[m]:.{digits}f}" for m in MEASURES]
+        [("*" if row[key] is None else str(row[key])) for key in keys]
+        + ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
+        + [f"{row[m]:.{digits}f}" for m in MEASURES]
         for row in summary.iter_rows(named=True)
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    table = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)) for line in [header, *body]]
+    table = [
+        "  ".join(
+            cell.ljust(width) if i < len(keys) else cell.rjust(width)
+            for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+        )
+        for line in [header, *body]
+    ]
     described = ", ".join(f"{key}={value}" for key, value in conventions.items() if key != "cutoffs")
     return "\n".join([f"# {described}", *table]) + "\n"
