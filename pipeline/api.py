@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import duckdb
 import polars as pl
 
 from pipeline.aggregate import summarize
-from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 from pipeline.errors import InvalidInput, OutOfMemory, UsageError
 from pipeline.io.read import (
@@ -281,6 +279,10 @@ def _duckdb(
     threads: int | None = None,
     memory_limit: str | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    import duckdb  # only when asked for: it costs a Polars-only run a tenth of a second
+
+    from pipeline.engines import duckdb as duckdb_engine
+
     try:
         connection = duckdb_engine.connect(threads=threads, memory_limit=memory_limit)
     except duckdb.Error as error:

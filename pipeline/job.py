@@ -166,9 +166,11 @@ def _manifest(
     per_query: pl.DataFrame,
     started: str,
 ) -> dict[str, Any]:
-    run_queries, qrels_queries = _query_sets(job, run_path, qrels_path)
+    # validation already counted the queries found on one side only
+    counted = {warning.code: warning.count for warning in result.warnings}
+    only_in_run = counted.get("queries_only_in_run", 0)
+    only_in_qrels = counted.get("queries_only_in_qrels", 0)
     evaluated = per_query[QUERY].n_unique()
-    both = run_queries.join(qrels_queries, on=QUERY, how="semi").height
     return {
         "inputs": {
             "run": _describe_input(job, run_path, "run"),
@@ -180,25 +182,16 @@ def _manifest(
         "options": {**job.evaluation.describe(), "group_by": list(job.group_by), **job.evaluate_options},
         "queries": {
             "evaluated": evaluated,
-            "only_in_run_not_evaluated": run_queries.height - both,
-            "only_in_qrels": qrels_queries.height - both,
-            "zero_filled": (qrels_queries.height - both) if job.evaluation.all_queries else 0,
-            "skipped": 0 if job.evaluation.all_queries else qrels_queries.height - both,
+            "only_in_run_not_evaluated": only_in_run,
+            "only_in_qrels": only_in_qrels,
+            "zero_filled": only_in_qrels if job.evaluation.all_queries else 0,
+            "skipped": 0 if job.evaluation.all_queries else only_in_qrels,
         },
-        "warnings": [_plain(w) for w in getattr(result, "warnings", [])],
+        "warnings": [warning.as_dict() for warning in result.warnings],
         "versions": _versions(),
         "started_at": started,
         "finished_at": None,  # set when the unit is written
     }
-
-
-def _query_sets(job: Job, run_path: str, qrels_path: str | None) -> tuple[pl.DataFrame, pl.DataFrame]:
-    run = scan_run(Source.of(run_path, job.run_format, job.columns), with_labels=qrels_path is None)
-    qrels = run if qrels_path is None else scan_qrels(Source.of(qrels_path, job.qrels_format, job.columns))
-    run_queries, qrels_queries = pl.collect_all(
-        [run.select(pl.col(QUERY).cast(pl.String)).unique(), qrels.select(pl.col(QUERY).cast(pl.String)).unique()]
-    )
-    return run_queries, qrels_queries
 
 
 def _describe_input(job: Job, path: str, role: str) -> dict[str, Any]:
@@ -215,14 +208,6 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
     return versions
-
-
-def _plain(warning: Any) -> Any:
-    if hasattr(warning, "__dataclass_fields__"):
-        from dataclasses import asdict
-
-        return asdict(warning)
-    return warning if isinstance(warning, (dict, str)) else str(warning)
 
 
 def write_unit(out: Path, unit: Unit, out_format: str) -> Path:
