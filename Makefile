@@ -10,7 +10,7 @@ QRELS ?= data/qrels.parquet
 K ?= 5,10,20
 OUT ?= out
 
-.PHONY: help install dev eval eval-sql test lint clean
+.PHONY: help install dev eval eval-sql test browser lint clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -43,8 +43,17 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 	  -c ".read sql/export.sql"
 	@echo "wrote $(OUT)/sql/per_query.parquet and $(OUT)/sql/summary.parquet"
 
-test: dev ## install what the tests need and run the whole suite
+test: dev browser ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -q
+
+# The report's browser test needs headless Chromium. Installed with apt-get when it is
+# missing and we can (root on Debian); elsewhere that one test skips and says why.
+browser: ## install headless Chromium for the report's browser test, where possible
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	    || echo "could not install chromium: the report's browser test will be skipped"; \
+	else echo "chromium not installed (needs root and apt-get): the report's browser test will be skipped"; fi
 
 lint: dev ## ruff and mypy
 	$(BIN)/ruff check pipeline tests data

@@ -485,9 +485,7 @@ def compare_systems(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: 
         paired = pair(checked[baseline], checked[candidate], group_by=options.group_by, all_queries=options.all_queries)
         names = [pl.lit(baseline).alias("baseline"), pl.lit(candidate).alias("candidate")]
         deltas.append(paired.select(*names, pl.all()))
-        comparisons.append(
-            compare_pair(paired, group_by=options.group_by, options=options).select(*names, pl.all())
-        )
+        comparisons.append(compare_pair(paired, group_by=options.group_by, options=options).select(*names, pl.all()))
     comparison = _with_corrections(pl.concat(comparisons, how="vertical_relaxed"), options)
     group_columns = list(options.group_by)
     comparison = comparison.select(
@@ -537,7 +535,9 @@ def unpaired_queries(deltas: pl.DataFrame) -> pl.DataFrame:
     distinct query ids, over every cutoff)."""
     return (
         deltas.filter(pl.col("in_baseline") != pl.col("in_candidate"))
-        .with_columns(pl.when(pl.col("in_baseline")).then(pl.lit("baseline")).otherwise(pl.lit("candidate")).alias("side"))
+        .with_columns(
+            pl.when(pl.col("in_baseline")).then(pl.lit("baseline")).otherwise(pl.lit("candidate")).alias("side")
+        )
         .group_by("baseline", "candidate", "side", maintain_order=True)
         .agg(pl.col("query_id").cast(pl.String).unique().sort().alias("queries"))
     )

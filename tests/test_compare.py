@@ -239,13 +239,13 @@ def test_bad_inputs_are_named() -> None:
     duplicated = table([("q1", 10, 0.5), ("q1", 10, 0.6)])
     with pytest.raises(InvalidInput, match=r"dup: 1 row\(s\) with duplicates.*q1"):
         compare_systems({"dup": duplicated, "b": CANDIDATE})
-    with pytest.raises(InvalidInput, match="missing column.*'ndcg'"):
+    with pytest.raises(InvalidInput, match=r"missing column.*'ndcg'"):
         compare_systems({"a": BASELINE.drop("ndcg"), "b": CANDIDATE})
     with pytest.raises(InvalidInput, match="nan score"):
         compare_systems({"a": table([("q1", 10, float("nan"))]), "b": CANDIDATE})
     with pytest.raises(UsageError, match=r"a has no rows for k=5 \(it has k=10\)"):
         compare_systems({"a": BASELINE, "b": CANDIDATE}, Options(cutoffs=(5,)))
-    with pytest.raises(InvalidInput, match="missing column.*'locale'"):
+    with pytest.raises(InvalidInput, match=r"missing column.*'locale'"):
         compare_systems({"a": BASELINE, "b": CANDIDATE}, Options(group_by=("locale",)))
     with pytest.raises(UsageError, match="at least two systems"):
         compare_systems({"a": BASELINE})

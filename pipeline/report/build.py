@@ -14,7 +14,7 @@ import polars as pl
 from pipeline.compare import cutoff_label, pair
 from pipeline.errors import InvalidInput
 from pipeline.report import figures
-from pipeline.report.load import ComparisonOutput, ReportInputs, System, load
+from pipeline.report.load import ComparisonOutput, ReportInputs, load
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -167,8 +167,8 @@ def _summary(inputs: ReportInputs) -> str:
             f"<h3>Comparison ({_e(comparison.path)})</h3><p>Paired by query; difference = candidate − baseline; "
             "rows with group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the "
             "correction named in each row, over the pairs of one cutoff and group.</p>"
-            f'<table class="comparison-table" id="comparison-table-{index}"><thead><tr>{header}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>{_unpaired(comparison)}"
+            f'<div class="wide"><table class="comparison-table" id="comparison-table-{index}"><thead><tr>{header}'
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{_unpaired(comparison)}"
         )
     return "".join(parts)
 
@@ -186,7 +186,8 @@ def _unpaired(comparison: ComparisonOutput) -> str:
     )
     items = "".join(
         f"<li>{len(row['query_id'])} only in {_e(row['only_in'])} ({_e(row['baseline'])} vs "
-        f"{_e(row['candidate'])}): {_e(', '.join(row['query_id'][:20]))}{' …' if len(row['query_id']) > 20 else ''}</li>"
+        f"{_e(row['candidate'])}): {_e(', '.join(row['query_id'][:20]))}"
+        f"{' …' if len(row['query_id']) > 20 else ''}</li>"
         for row in listed.iter_rows(named=True)
     )
     return f'<ul class="unpaired">{items}</ul>'
@@ -315,7 +316,7 @@ def _groups(inputs: ReportInputs, k: int | None) -> tuple[str, list[Figure]]:
             "group",
             "mean_difference",
             "pair",
-            f"Mean difference of NDCG@{label} per {' / '.join(groups)} (bars: {table['confidence'][0]:.0%} CI)",
+            f"Mean difference of NDCG@{label} per {' / '.join(groups)} (whiskers: {table['confidence'][0]:.0%} CI)",
             "candidate − baseline",
         )
         return (
@@ -364,7 +365,7 @@ def _conventions(inputs: ReportInputs) -> str:
     parts = []
     for name, conventions in recorded.items():
         if conventions is None:
-            parts.append(f"<h3>{_e(name)}</h3><p class=\"not-recorded\">conventions not recorded</p>")
+            parts.append(f'<h3>{_e(name)}</h3><p class="not-recorded">conventions not recorded</p>')
             continue
         rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(value)}</td></tr>" for key, value in conventions.items())
         parts.append(f'<h3>{_e(name)}</h3><table class="conventions-table">{rows}</table>')
@@ -446,7 +447,7 @@ table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.85rem; }
 th, td { border: 1px solid #ddd; padding: 0.2rem 0.5rem; text-align: right; }
 th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
-.not-recorded, .warning { color: #b2182b; } nav a { margin-right: 0.8rem; }
+.not-recorded, .warning { color: #b2182b; } .wide { overflow-x: auto; } nav a { margin-right: 0.8rem; }
 figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
 """
 

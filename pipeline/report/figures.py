@@ -12,9 +12,9 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display, no GUI toolkit: the same figures on a server and in CI
 
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+import polars as pl
+from matplotlib.figure import Figure
 
 WIDTH, HEIGHT, DPI = 7.5, 3.6, 110
 WIN, LOSS, TIE = "#1b7837", "#b2182b", "#999999"

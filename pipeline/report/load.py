@@ -30,9 +30,7 @@ class System:
     @property
     def group_columns(self) -> list[str]:
         return [
-            name
-            for name, dtype in self.per_query.schema.items()
-            if name not in KNOWN_COLUMNS and not dtype.is_float()
+            name for name, dtype in self.per_query.schema.items() if name not in KNOWN_COLUMNS and not dtype.is_float()
         ]
 
     @property
@@ -78,7 +76,8 @@ class ReportInputs:
 def load(paths: list[str]) -> ReportInputs:
     """Each path is an evaluation output (per_query.parquet, summary.parquet) or a compare
     output (comparison.parquet, deltas.parquet)."""
-    systems, comparisons = [], []
+    systems: list[System] = []
+    comparisons: list[ComparisonOutput] = []
     for raw in paths:
         path = Path(raw)
         if not path.is_dir():
