@@ -127,3 +127,20 @@ def test_usage_errors(outputs: dict[str, Path]) -> None:
     assert absent.returncode == 2 and "no rows for k=20" in absent.stderr
     missing = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", "nowhere")
     assert missing.returncode == 3 and "nowhere" in missing.stderr
+
+
+def test_queries_on_one_side_are_reported(outputs: dict[str, Path], tmp_path: Path) -> None:
+    fewer = tmp_path / "fewer.parquet"
+    pl.read_parquet(outputs["model_b"] / "per_query.parquet").filter(pl.col("query_id") != "q007").write_parquet(fewer)
+    common = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", fewer, "--k", "10", "--json", *FAST)
+    assert common.returncode == 0, common.stderr
+    payload = json.loads(common.stdout)
+    assert payload["comparison"][0]["queries"] == 39 and payload["comparison"][0]["only_baseline"] == 1
+    assert payload["unpaired"] == [
+        {"baseline": "model_a", "candidate": "fewer", "side": "baseline", "queries": ["q007"]}
+    ]
+    scored = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", fewer, "--k", "10", "--all-queries",
+                     *FAST)  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert "1 query only in model_a (model_a vs fewer), scored 0 for the other side: q007" in scored.stdout
+    assert " 40 " in scored.stdout  # q007 counted, with 0 for the candidate
