@@ -13,7 +13,7 @@ OUT ?= out
 SIZE ?= 1M
 REPEAT ?= 3
 
-.PHONY: help install dev eval eval-partition eval-sql test lint bench clean
+.PHONY: help install dev eval eval-partition eval-sql test browser lint bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -62,7 +62,7 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 	  echo "wrote $(OUT)/sql/$${partition##*/}/"; \
 	done
 
-test: dev ## install what the tests need and run the whole suite
+test: dev browser ## install what the tests need and run the whole suite
 	$(BIN)/python -m pytest -q
 
 $(VENV)/.installed-bench: $(VENV)/.installed
@@ -71,6 +71,15 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 
 bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M (results in bench/results/)
 	$(BIN)/python bench/run.py --size $(SIZE) --repeat $(REPEAT) $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT))
+
+# The report's browser test needs headless Chromium. Installed with apt-get when it is
+# missing and we can (root on Debian); elsewhere that one test skips and says why.
+browser: ## install headless Chromium for the report's browser test, where possible
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	    || echo "could not install chromium: the report's browser test will be skipped"; \
+	else echo "chromium not installed (needs root and apt-get): the report's browser test will be skipped"; fi
 
 lint: dev ## ruff and mypy
 	$(BIN)/ruff check pipeline tests data bench

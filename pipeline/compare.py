@@ -1,0 +1,721 @@
+"""Paired comparison of systems over their per-query tables: is the new model better, and where?
+
+Input: one per-query table per system (``query_id, k, ndcg`` plus any group columns, as
+``ndcg evaluate --out`` writes them). For every pair of systems, every cutoff and (with
+``group_by``) every group, the two tables are paired by ``(query_id, k, *group_by)`` and the
+per-query differences ``delta = candidate - baseline`` are summarised:
+
+- ``mean_baseline``, ``mean_candidate``, ``mean_difference`` (the mean of ``delta``, which
+  equals the difference of the means over the paired queries), ``relative_change``
+  (``mean_difference / mean_baseline``; null when the baseline mean is 0);
+- ``wins`` / ``ties`` / ``losses``: queries where the candidate is higher / within
+  ``TIE_TOLERANCE`` / lower;
+- a paired t-test: ``t = mean(delta) / (sd(delta) / sqrt(n))`` with ``n - 1`` degrees of
+  freedom (sd with ``n - 1``), two-sided ``p_value_t``; null when ``n < 2`` or sd is 0
+  (the statistic is undefined there, and a made-up number would be silently wrong); sd
+  counts as 0 when all deltas are equal within ``TIE_TOLERANCE``;
+- a paired randomization test: under the null hypothesis each delta's sign is arbitrary, so
+  the signs are flipped at random ``permutations`` times and ``p_value_permutation`` is the
+  share of flipped means at least as far from 0 as the observed one, ``(hits + 1) /
+  (permutations + 1)``; when ``2**n <= permutations`` every sign vector is enumerated
+  instead and the p-value is exact (``hits / 2**n``), as ``scipy.stats.permutation_test``
+  does;
+- a percentile bootstrap confidence interval (``confidence``, default 95%) of the mean
+  difference from ``bootstrap_samples`` resamples of the queries with replacement.
+
+Random draws come from ``numpy.random.default_rng(seed)``, started afresh for each row, so
+a row's numbers depend only on its own data and the seed, not on which other pairs, cutoffs
+or groups were compared alongside it.
+
+With more than two systems every pair is compared, baseline first in the order given. The
+p-values of one family (one cutoff and one group: all pairs) are adjusted for multiple
+comparisons by Holm's step-down method (default) or Bonferroni's, named in ``correction``.
+
+Queries present in only one table of a pair are counted (``only_baseline``,
+``only_candidate``) and listed in the deltas table. By default they are left out of the
+statistics (only common queries are compared); with ``all_queries`` the missing side scores
+0, as ``--all-queries`` does in evaluation.
+
+Rows with null group values hold the comparison over all queries; rows with group values
+hold the comparison within that group.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from pipeline.errors import InvalidInput, UsageError
+
+TIE_TOLERANCE = 1e-12
+CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni")
+KEY = ("query_id", "k")
+SCORE = "ndcg"
+# Resampling works on (draws x queries) blocks of at most this many cells, so memory stays
+# bounded however many queries or resamples are asked for.
+_BLOCK_CELLS = 2_000_000
+
+
+@dataclass(frozen=True)
+class Options:
+    """How systems are compared; every field ends up in the outputs or the manifest."""
+
+    cutoffs: tuple[int | None, ...] | None = None  # None: every cutoff both tables have
+    group_by: tuple[str, ...] = ()
+    all_queries: bool = False
+    permutations: int = 10_000
+    bootstrap_samples: int = 10_000
+    confidence: float = 0.95
+    seed: int = 0
+    correction: str = "holm"
+
+    def __post_init__(self) -> None:
+        if self.correction not in CORRECTIONS:
+            raise UsageError(f"unknown correction {self.correction!r}; expected one of {', '.join(CORRECTIONS)}")
+        for name in ("permutations", "bootstrap_samples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UsageError(f"{name} must be a positive integer, got {value!r}")
+        if not 0 < self.confidence < 1:
+            raise UsageError(f"confidence must be between 0 and 1, got {self.confidence!r}")
+        if self.seed < 0:
+            raise UsageError(f"seed must be a non-negative integer, got {self.seed!r}")
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "cutoffs": None if self.cutoffs is None else list(self.cutoffs),
+            "group_by": list(self.group_by),
+            "all_queries": self.all_queries,
+            "permutations": self.permutations,
+            "bootstrap_samples": self.bootstrap_samples,
+            "confidence": self.confidence,
+            "seed": self.seed,
+            "correction": self.correction,
+            "tie_tolerance": TIE_TOLERANCE,
+        }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``comparison``: one row per (pair, cutoff, group); ``deltas``: one row per (pair,
+    query, cutoff) including the queries only one side has."""
+
+    comparison: pl.DataFrame
+    deltas: pl.DataFrame
+    options: Options = field(default_factory=Options)
+
+
+# --- pairing -------------------------------------------------------------------------------
+
+
+def check_per_query(table: pl.DataFrame, name: str, group_by: Sequence[str] = ()) -> pl.DataFrame:
+    """The columns a comparison needs, with clear errors for what would give wrong numbers."""
+    wanted = [*KEY, SCORE, *group_by]
+    missing = [column for column in wanted if column not in table.columns]
+    if missing:
+        raise InvalidInput(
+            f"{name}: missing column(s) {', '.join(map(repr, missing))}; columns found: "
+            f"{', '.join(map(repr, table.columns))}"
+        )
+    table = table.select(wanted)
+    problems = table.select(
+        pl.col(SCORE).is_null().sum().alias("null_score"),
+        pl.col(SCORE).is_nan().sum().alias("nan_score"),
+        pl.col("query_id").is_null().sum().alias("null_query"),
+        *[pl.col(g).is_null().sum().alias(f"null {g}") for g in group_by],
+        (pl.len() - pl.struct(*KEY).n_unique()).alias("duplicates"),
+    ).row(0, named=True)
+    for column, count in problems.items():
+        if count:
+            example = _example_row(table, column, group_by)
+            raise InvalidInput(f"{name}: {count} row(s) with {column.replace('_', ' ')}, e.g. {example}")
+    return table
+
+
+def _example_row(table: pl.DataFrame, problem: str, group_by: Sequence[str]) -> dict[str, object]:
+    if problem == "duplicates":
+        bad = table.filter(pl.struct(*KEY).is_duplicated())
+    elif problem in ("null_score", "nan_score"):
+        bad = table.filter(pl.col(SCORE).is_null() | pl.col(SCORE).is_nan())
+    elif problem == "null_query":
+        bad = table.filter(pl.col("query_id").is_null())
+    else:
+        bad = table.filter(pl.any_horizontal(pl.col(list(group_by)).is_null()))
+    return bad.row(0, named=True)
+
+
+def select_cutoffs(tables: Mapping[str, pl.DataFrame], cutoffs: tuple[int | None, ...] | None) -> list[int | None]:
+    """The cutoffs to compare: those asked for (each must be in every table), or every
+    cutoff all tables share."""
+    present = {name: set(table.get_column("k").unique().to_list()) for name, table in tables.items()}
+    if cutoffs is None:
+        shared = set.intersection(*present.values())
+        if not shared:
+            raise InvalidInput(f"the per-query tables share no cutoff k: {_cutoff_lists(present)}")
+        return sorted(shared, key=_cutoff_order)
+    for name, found in present.items():
+        absent = [k for k in cutoffs if k not in found]
+        if absent:
+            raise UsageError(
+                f"{name} has no rows for k={', '.join(cutoff_label(k) for k in absent)} "
+                f"(it has k={', '.join(cutoff_label(k) for k in sorted(found, key=_cutoff_order))})"
+            )
+    return sorted(set(cutoffs), key=_cutoff_order)
+
+
+def _cutoff_lists(present: Mapping[str, set[int | None]]) -> str:
+    return "; ".join(
+        f"{name}: {', '.join(cutoff_label(k) for k in sorted(ks, key=_cutoff_order))}" for name, ks in present.items()
+    )
+
+
+def _cutoff_order(k: int | None) -> float:
+    return math.inf if k is None else float(k)
+
+
+def cutoff_label(k: int | None) -> str:
+    """``all`` for the whole ranking, else the cutoff."""
+    return "all" if k is None else str(k)
+
+
+def pair(
+    baseline: pl.DataFrame,
+    candidate: pl.DataFrame,
+    *,
+    group_by: Sequence[str] = (),
+    all_queries: bool = False,
+) -> pl.DataFrame:
+    """Both tables side by side on ``(query_id, k, *group_by)``: ``ndcg_baseline``,
+    ``ndcg_candidate``, ``delta``, ``in_baseline``, ``in_candidate``. A query only one side
+    has keeps a null for the other side (and a null delta), or 0 with ``all_queries``."""
+    on = [*KEY, *group_by]
+    left, right = _align_types(baseline.select(*on, SCORE), candidate.select(*on, SCORE), on)
+    joined = left.with_columns(pl.lit(True).alias("in_baseline")).join(
+        right.with_columns(pl.lit(True).alias("in_candidate")),
+        on=on,
+        how="full",
+        coalesce=True,
+        nulls_equal=True,  # k is null for the whole ranking
+        suffix="_candidate",
+    )
+    filled = pl.col(f"{SCORE}_baseline"), pl.col(f"{SCORE}_candidate")
+    if all_queries:
+        filled = filled[0].fill_null(0.0), filled[1].fill_null(0.0)
+    return joined.rename({SCORE: f"{SCORE}_baseline"}).select(
+        *on,
+        filled[0],
+        filled[1],
+        (filled[1] - filled[0]).alias("delta"),
+        pl.col("in_baseline").fill_null(False),
+        pl.col("in_candidate").fill_null(False),
+    )
+
+
+def _align_types(left: pl.DataFrame, right: pl.DataFrame, on: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Integer ids in one table and string ids in the other are both compared as strings,
+    as evaluation does with run and qrels."""
+    casts = [c for c in on if left.schema[c] != right.schema[c]]
+    if not casts:
+        return left, right
+    as_text = [pl.col(c).cast(pl.String) for c in casts]
+    return left.with_columns(as_text), right.with_columns(as_text)
+
+
+# --- statistics ----------------------------------------------------------------------------
+
+
+def student_t_two_sided(t: float, df: float) -> float:
+    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom.
+
+    Uses the identity ``P(|T| >= |t|) = I_x(df/2, 1/2)`` with ``x = df / (df + t^2)``, where
+    ``I`` is the regularized incomplete beta function (Abramowitz & Stegun 26.7.1 with 26.5.2),
+    evaluated by its continued fraction; tested against ``scipy.stats.t`` to 1e-10 relative.
+
+    >>> round(student_t_two_sided(2.0, 10), 6)  # scipy.stats.t.sf(2, 10) * 2
+    0.073388
+    """
+    if math.isinf(t):
+        return 0.0
+    # 1 - x is computed as t^2 / (df + t^2), not by subtraction, to keep its digits for small t.
+    return regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t), complement=t * t / (df + t * t))
+
+
+def regularized_incomplete_beta(a: float, b: float, x: float, *, complement: float | None = None) -> float:
+    """``I_x(a, b)`` by the continued fraction of Numerical Recipes (2007) §6.4, evaluated
+    with the modified Lentz method; the symmetry ``I_x(a, b) = 1 - I_{1-x}(b, a)`` keeps the
+    fraction in the region where it converges fast. ``complement`` is ``1 - x`` when the
+    caller knows it more precisely than the subtraction would give it."""
+    y = 1.0 - x if complement is None else complement
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_fraction(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, y) / b
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    tiny, epsilon = 1e-300, 1e-16
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    fraction = d
+    for m in range(1, 10_000):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            fraction *= d * c
+        if abs(d * c - 1.0) < epsilon:
+            return fraction
+    raise ArithmeticError(f"incomplete beta did not converge for a={a}, b={b}, x={x}")
+
+
+def paired_t_test(deltas: np.ndarray) -> tuple[float | None, float | None]:
+    """``(t, two-sided p)``; both None when undefined (fewer than 2 queries, or every
+    delta equal within ``TIE_TOLERANCE`` so that the standard deviation is 0)."""
+    n = deltas.size
+    if n < 2:
+        return None, None
+    if float(np.ptp(deltas)) <= TIE_TOLERANCE:  # every delta the same: no spread to test against
+        return None, None
+    sd = float(np.std(deltas, ddof=1))
+    t = float(np.mean(deltas)) / (sd / math.sqrt(n))
+    return t, student_t_two_sided(t, n - 1)
+
+
+def sign_flip_p_value(deltas: np.ndarray, permutations: int, seed: int) -> float | None:
+    """Two-sided p-value of the paired randomization test on the mean of ``deltas``.
+
+    Exact (every one of the ``2**n`` sign vectors) when ``2**n <= permutations``, otherwise
+    ``permutations`` random sign vectors and ``(hits + 1) / (permutations + 1)``.
+    """
+    n = deltas.size
+    if n == 0:
+        return None
+    observed = abs(float(deltas.sum()))
+    # Sums of the same numbers in another order differ by rounding; a flipped sum that
+    # equals the observed one up to that rounding counts as a hit (scipy does the same).
+    threshold = observed - 1e-12 * max(float(np.abs(deltas).sum()), 1.0)
+    exact = n < 63 and 2**n <= permutations
+    draws = 2**n if exact else permutations
+    rng = np.random.default_rng(seed)
+    block = max(1, _BLOCK_CELLS // n)
+    hits = 0
+    for start in range(0, draws, block):
+        size = min(block, draws - start)
+        if exact:
+            codes = np.arange(start, start + size, dtype=np.int64)[:, None]
+            signs = 1 - 2 * ((codes >> np.arange(n, dtype=np.int64)) & 1)
+        else:
+            signs = 1 - 2 * rng.integers(0, 2, size=(size, n), dtype=np.int8)
+        hits += int(np.count_nonzero(np.abs(signs @ deltas) >= threshold))
+    return hits / draws if exact else (hits + 1) / (permutations + 1)
+
+
+def bootstrap_interval(
+    deltas: np.ndarray, samples: int, seed: int, confidence: float = 0.95
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap interval of the mean of ``deltas``: resample the queries with
+    replacement ``samples`` times and take the ``(1 - confidence) / 2`` and
+    ``(1 + confidence) / 2`` quantiles (linear interpolation) of the resampled means."""
+    n = deltas.size
+    if n == 0:
+        return None, None
+    rng = np.random.default_rng(seed)
+    block = max(1, _BLOCK_CELLS // n)
+    means = np.empty(samples)
+    for start in range(0, samples, block):
+        size = min(block, samples - start)
+        means[start : start + size] = deltas[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(low), float(high)
+
+
+def adjust_p_values(p_values: Sequence[float | None], method: str) -> list[float | None]:
+    """Family-wise adjusted p-values; nulls stay null and do not count as tests.
+
+    Bonferroni: ``min(1, m p)``. Holm: sort ascending, ``min(1, max_{j<=i} (m - j + 1) p_(j))``.
+    """
+    if method not in CORRECTIONS:
+        raise UsageError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
+    present = [(i, p) for i, p in enumerate(p_values) if p is not None]
+    m = len(present)
+    adjusted: list[float | None] = [None] * len(p_values)
+    if method == "bonferroni":
+        for i, p in present:
+            adjusted[i] = min(1.0, m * p)
+        return adjusted
+    running = 0.0
+    for rank, (i, p) in enumerate(sorted(present, key=lambda item: item[1])):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
+# --- the comparison ------------------------------------------------------------------------
+
+
+def compare_pair(paired: pl.DataFrame, *, group_by: Sequence[str] = (), options: Options = Options()) -> pl.DataFrame:
+    """The statistics of one pair: one row per cutoff over all queries, then one per
+    (cutoff, group) when ``group_by`` is given. ``paired`` is the output of :func:`pair`."""
+    scopes: list[list[str]] = [["k"]] + ([["k", *group_by]] if group_by else [])
+    rows = []
+    for scope in scopes:
+        counts = (
+            paired.group_by(scope)
+            .agg(
+                (pl.col("in_baseline") & ~pl.col("in_candidate")).sum().alias("only_baseline"),
+                (pl.col("in_candidate") & ~pl.col("in_baseline")).sum().alias("only_candidate"),
+            )
+            .with_columns(pl.col("only_baseline", "only_candidate").cast(pl.Int64))
+        )
+        compared = paired.filter(pl.col("delta").is_not_null())
+        means = compared.group_by(scope).agg(
+            pl.len().cast(pl.Int64).alias("queries"),
+            pl.col(f"{SCORE}_baseline").mean().alias("mean_baseline"),
+            pl.col(f"{SCORE}_candidate").mean().alias("mean_candidate"),
+            pl.col("delta").mean().alias("mean_difference"),
+            (pl.col("delta") > TIE_TOLERANCE).sum().cast(pl.Int64).alias("wins"),
+            (pl.col("delta").abs() <= TIE_TOLERANCE).sum().cast(pl.Int64).alias("ties"),
+            (pl.col("delta") < -TIE_TOLERANCE).sum().cast(pl.Int64).alias("losses"),
+        )
+        table = counts.join(means, on=scope, how="left", nulls_equal=True).with_columns(
+            pl.col("queries").fill_null(0), pl.col("wins", "ties", "losses").fill_null(0)
+        )
+        tests = _tests_per_segment(compared, scope, options)
+        table = table.join(tests, on=scope, how="left", nulls_equal=True)
+        missing_groups = [pl.lit(None, dtype=paired.schema[g]).alias(g) for g in group_by if g not in scope]
+        rows.append(table.with_columns(missing_groups))
+    columns = [*group_by, "k"]
+    return pl.concat([frame.select(*columns, pl.exclude(columns)) for frame in rows], how="vertical").with_columns(
+        pl.when(pl.col("mean_baseline") != 0)
+        .then(pl.col("mean_difference") / pl.col("mean_baseline"))
+        .otherwise(None)
+        .alias("relative_change")
+    )
+
+
+def _tests_per_segment(compared: pl.DataFrame, scope: list[str], options: Options) -> pl.DataFrame:
+    """The resampling tests need the deltas of one segment as an array: one loop iteration
+    per (cutoff, group), never per query."""
+    records = []
+    for segment in compared.partition_by(scope, maintain_order=True):
+        deltas = segment.get_column("delta").to_numpy().astype(np.float64)
+        t, p_t = paired_t_test(deltas)
+        low, high = bootstrap_interval(deltas, options.bootstrap_samples, options.seed, options.confidence)
+        records.append(
+            {
+                **{column: segment.get_column(column)[0] for column in scope},
+                "t_statistic": t,
+                "p_value_t": p_t,
+                "p_value_permutation": sign_flip_p_value(deltas, options.permutations, options.seed),
+                "ci_low": low,
+                "ci_high": high,
+            }
+        )
+    schema = {column: compared.schema[column] for column in scope} | {
+        name: pl.Float64 for name in ("t_statistic", "p_value_t", "p_value_permutation", "ci_low", "ci_high")
+    }
+    return pl.DataFrame(records, schema=schema)
+
+
+COMPARISON_COLUMNS = (
+    "baseline",
+    "candidate",
+    "k",
+    "queries",
+    "only_baseline",
+    "only_candidate",
+    "mean_baseline",
+    "mean_candidate",
+    "mean_difference",
+    "relative_change",
+    "wins",
+    "ties",
+    "losses",
+    "t_statistic",
+    "p_value_t",
+    "p_value_permutation",
+    "ci_low",
+    "ci_high",
+    "correction",
+    "p_adjusted_t",
+    "p_adjusted_permutation",
+    "permutations",
+    "bootstrap_samples",
+    "confidence",
+    "seed",
+)
+
+
+def compare_systems(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: Options = Options()) -> Comparison:
+    """Every pair of systems (baseline first, in the order given), at each cutoff and group.
+
+    ``tables`` maps a system's name to its per-query table. Returns the comparison table
+    (columns ``baseline, candidate, *group_by, k, ...``, see :data:`COMPARISON_COLUMNS`) and
+    the per-query deltas.
+    """
+    if len(tables) < 2:
+        raise UsageError(f"comparing needs at least two systems, got {len(tables)}")
+    checked = {
+        name: check_per_query(table.collect() if isinstance(table, pl.LazyFrame) else table, name, options.group_by)
+        for name, table in tables.items()
+    }
+    cutoffs = select_cutoffs(checked, options.cutoffs)
+    in_cutoffs = pl.col("k").is_in([k for k in cutoffs if k is not None]) | (
+        pl.col("k").is_null() if None in cutoffs else pl.lit(False)
+    )
+    checked = {name: table.filter(in_cutoffs) for name, table in checked.items()}
+
+    comparisons, deltas = [], []
+    for baseline, candidate in itertools.combinations(checked, 2):
+        paired = pair(checked[baseline], checked[candidate], group_by=options.group_by, all_queries=options.all_queries)
+        names = [pl.lit(baseline).alias("baseline"), pl.lit(candidate).alias("candidate")]
+        deltas.append(paired.select(*names, pl.all()))
+        comparisons.append(compare_pair(paired, group_by=options.group_by, options=options).select(*names, pl.all()))
+    comparison = _with_corrections(pl.concat(comparisons, how="vertical_relaxed"), options)
+    group_columns = list(options.group_by)
+    comparison = comparison.select(
+        "baseline", "candidate", *group_columns, *[c for c in COMPARISON_COLUMNS if c not in ("baseline", "candidate")]
+    ).sort([*group_columns, "k"], nulls_last=False, maintain_order=True)
+    delta_table = pl.concat(deltas, how="vertical_relaxed").sort(
+        ["baseline", "candidate", "k", "delta"], nulls_last=True, maintain_order=True
+    )
+    return Comparison(comparison=comparison, deltas=delta_table, options=options)
+
+
+def _with_corrections(comparison: pl.DataFrame, options: Options) -> pl.DataFrame:
+    """Adjust p-values within each family: the pairs compared at one cutoff in one group."""
+    family = ["k", *options.group_by]
+    adjusted = []
+    for frame in comparison.with_row_index("_row").partition_by(family, maintain_order=True):
+        adjusted.append(
+            frame.select(
+                "_row",
+                pl.Series(
+                    "p_adjusted_t", adjust_p_values(frame["p_value_t"].to_list(), options.correction), pl.Float64
+                ),
+                pl.Series(
+                    "p_adjusted_permutation",
+                    adjust_p_values(frame["p_value_permutation"].to_list(), options.correction),
+                    pl.Float64,
+                ),
+            )
+        )
+    return (
+        comparison.with_row_index("_row")
+        .join(pl.concat(adjusted), on="_row", how="left")
+        .sort("_row")
+        .drop("_row")
+        .with_columns(
+            pl.lit(options.correction).alias("correction"),
+            pl.lit(options.permutations, dtype=pl.Int64).alias("permutations"),
+            pl.lit(options.bootstrap_samples, dtype=pl.Int64).alias("bootstrap_samples"),
+            pl.lit(options.confidence, dtype=pl.Float64).alias("confidence"),
+            pl.lit(options.seed, dtype=pl.Int64).alias("seed"),
+        )
+    )
+
+
+def unpaired_queries(deltas: pl.DataFrame) -> pl.DataFrame:
+    """The queries only one side of a pair has: ``baseline, candidate, side, queries`` (the
+    distinct query ids, over every cutoff)."""
+    return (
+        deltas.filter(pl.col("in_baseline") != pl.col("in_candidate"))
+        .with_columns(
+            pl.when(pl.col("in_baseline")).then(pl.lit("baseline")).otherwise(pl.lit("candidate")).alias("side")
+        )
+        .group_by("baseline", "candidate", "side", maintain_order=True)
+        .agg(pl.col("query_id").cast(pl.String).unique().sort().alias("queries"))
+    )
+
+
+# --- inputs --------------------------------------------------------------------------------
+
+
+def query_groups(sources: Mapping[str, pl.LazyFrame], group_by: Sequence[str]) -> pl.DataFrame:
+    """``query_id, *group_by``, one row per query, gathered from every source that has the
+    group columns (runs, qrels). A query with two different group values is an error."""
+    found = []
+    for name, frame in sources.items():
+        columns = frame.collect_schema().names()
+        if all(g in columns for g in group_by):
+            found.append(frame.select(pl.col("query_id").cast(pl.String), *group_by).unique())
+        elif any(g in columns for g in group_by):
+            absent = [g for g in group_by if g not in columns]
+            raise InvalidInput(f"{name}: has some group columns but not {', '.join(map(repr, absent))}")
+    if not found:
+        listed = ", ".join(map(repr, group_by))
+        raise InvalidInput(f"no input has the group column(s) {listed}: {', '.join(sources)}")
+    groups = pl.concat(pl.collect_all(found), how="vertical_relaxed").unique()
+    clashes = groups.filter(pl.col("query_id").is_duplicated()).sort("query_id")
+    if clashes.height:
+        example = clashes.filter(pl.col("query_id") == clashes["query_id"][0]).to_dicts()
+        raise InvalidInput(f"query {clashes['query_id'][0]!r} is in more than one group: {example}")
+    return groups
+
+
+def attach_groups(per_query: pl.DataFrame, groups: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The per-query table with the group columns of each query; every query needs one."""
+    key = per_query.get_column("query_id").cast(pl.String).alias("_query_text")
+    labelled = per_query.with_columns(key).join(
+        groups.rename({"query_id": "_query_text"}), on="_query_text", how="left"
+    )
+    group_by = [c for c in groups.columns if c != "query_id"]
+    unlabelled = labelled.filter(pl.any_horizontal(pl.col(group_by).is_null()))
+    if unlabelled.height:
+        queries = unlabelled.get_column("_query_text").unique().sort()
+        raise InvalidInput(
+            f"{name}: {queries.len()} quer{'y has' if queries.len() == 1 else 'ies have'} no "
+            f"{', '.join(group_by)} value in the inputs, e.g. {queries[0]!r}"
+        )
+    return labelled.drop("_query_text")
+
+
+def read_per_query(path: str) -> pl.DataFrame:
+    """A per-query table from an ``ndcg evaluate --out`` directory or a Parquet file."""
+    target = Path(path)
+    if target.is_dir():
+        target = target / "per_query.parquet"
+    if not target.exists():
+        raise InvalidInput(f"{path}: no per_query.parquet here (write one with: ndcg evaluate ... --out {path})")
+    try:
+        return pl.read_parquet(target)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise InvalidInput(f"{target}: cannot read as parquet: {first_line}") from None
+
+
+def read_conventions(path: str) -> dict[str, object] | None:
+    """The conventions recorded beside an output: ``manifest.json`` holding either a
+    ``conventions`` (or ``evaluation``) object or the ``Evaluation.describe()`` dict itself.
+    None when nothing is recorded."""
+    directory = Path(path) if Path(path).is_dir() else Path(path).parent
+    manifest = directory / "manifest.json"
+    if not manifest.is_file():
+        return None
+    try:
+        data = json.loads(manifest.read_text())
+    except (OSError, ValueError) as error:
+        raise InvalidInput(f"{manifest}: not readable JSON: {error}") from None
+    return conventions_of(data)
+
+
+def conventions_of(data: object) -> dict[str, object] | None:
+    """The conventions in a manifest, wherever the writer put them."""
+    if not isinstance(data, dict):
+        return None
+    for key in ("conventions", "evaluation", "options"):  # options: the evaluation job's manifest
+        if isinstance(data.get(key), dict):
+            return dict(data[key])
+    if "gain" in data and "discount" in data:
+        return dict(data)
+    return None
+
+
+# --- outputs -------------------------------------------------------------------------------
+
+
+def write_manifest(out_dir: str | Path, manifest: Mapping[str, object]) -> Path:
+    """``out_dir/manifest.json``, written beside the tables and renamed into place whole."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / "manifest.json"
+    staged = out / ".manifest.json.partial"
+    staged.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    staged.replace(target)
+    return target
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _p_value(value: float | None) -> str:
+    return "-" if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
+
+
+def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int = 4) -> str:
+    """A fixed-width table for people: one line per pair, group and cutoff."""
+    group_by = list(result.options.group_by)
+    header = [
+        "baseline",
+        "candidate",
+        *group_by,
+        "k",
+        "n",
+        "mean base",
+        "mean cand",
+        "diff",
+        "rel",
+        "W/T/L",
+        "p(t)",
+        "p(perm)",
+        f"{result.options.confidence:.0%} CI",
+        f"p adj ({result.options.correction})",
+    ]
+    body = []
+    for row in result.comparison.iter_rows(named=True):
+        ci = "-" if row["ci_low"] is None else f"[{row['ci_low']:+.{digits}f}, {row['ci_high']:+.{digits}f}]"
+        relative = "-" if row["relative_change"] is None else f"{row['relative_change']:+.1%}"
+        adjusted = f"{_p_value(row['p_adjusted_t'])} / {_p_value(row['p_adjusted_permutation'])}"
+        body.append(
+            [
+                row["baseline"],
+                row["candidate"],
+                *["all" if row[g] is None else str(row[g]) for g in group_by],
+                cutoff_label(row["k"]),
+                str(row["queries"]),
+                _number(row["mean_baseline"], digits),
+                _number(row["mean_candidate"], digits),
+                "-" if row["mean_difference"] is None else f"{row['mean_difference']:+.{digits}f}",
+                relative,
+                f"{row['wins']}/{row['ties']}/{row['losses']}",
+                _p_value(row["p_value_t"]),
+                _p_value(row["p_value_permutation"]),
+                ci,
+                adjusted,
+            ]
+        )
+    widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
+    lines = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)) for line in [header, *body]]
+    notes = [
+        f"# paired by query{' and ' + ', '.join(group_by) if group_by else ''}; diff = candidate - baseline; "
+        f"t-test, randomization test ({result.options.permutations} sign flips), percentile bootstrap "
+        f"({result.options.bootstrap_samples} resamples), seed {result.options.seed}; "
+        f"p adjusted (t / perm) by {result.options.correction} over the pairs of each cutoff and group"
+    ]
+    for row in unpaired.iter_rows(named=True):
+        queries = row["queries"]
+        shown = ", ".join(queries[:5]) + (", ..." if len(queries) > 5 else "")
+        handling = "scored 0 for the other side" if result.options.all_queries else "left out (see --all-queries)"
+        notes.append(
+            f"# {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} only in {row[row['side']]} "
+            f"({row['baseline']} vs {row['candidate']}), {handling}: {shown}"
+        )
+    return "\n".join([*notes, *lines]) + "\n"
+
+
+def comparison_json(
+    result: Comparison, unpaired: pl.DataFrame, conventions: Mapping[str, object] | None = None
+) -> dict[str, object]:
+    """The comparison, the unpaired queries, the options and the conventions as one object."""
+    return {
+        "comparison": result.comparison.to_dicts(),
+        "unpaired": unpaired.to_dicts(),
+        "options": result.options.describe(),
+        "conventions": dict(conventions) if conventions is not None else None,
+    }

@@ -1,0 +1,9 @@
+"""``ndcg report``: evaluation and comparison outputs -> one self-contained HTML file.
+
+Needs matplotlib (``pip install 'ndcg-pipeline[report]'``); nothing else in the package
+imports this one, so the evaluation path never loads matplotlib.
+"""
+
+from pipeline.report.build import build_report
+
+__all__ = ["build_report"]

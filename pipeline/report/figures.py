@@ -1,0 +1,101 @@
+"""The report's figures, drawn by matplotlib (Agg, no display) and returned as PNG bytes.
+
+Each function takes small, already-aggregated frames; none computes a measure.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display, no GUI toolkit: the same figures on a server and in CI
+
+import matplotlib.pyplot as plt
+import polars as pl
+from matplotlib.figure import Figure
+
+WIDTH, HEIGHT, DPI = 7.5, 3.6, 110
+WIN, LOSS, TIE = "#1b7837", "#b2182b", "#999999"
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame]) -> bytes:
+    """Mean NDCG per cutoff, one line per system. Each frame: ``label, ndcg`` in order."""
+    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    for name, curve in curves.items():
+        axes.plot(curve["label"].to_list(), curve["ndcg"].to_list(), marker="o", label=name)
+    axes.set_xlabel("cutoff k ('all' = whole ranking)")
+    axes.set_ylabel("mean NDCG@k")
+    axes.set_ylim(0, 1)
+    axes.grid(alpha=0.3)
+    axes.legend()
+    axes.set_title("NDCG@k by k")
+    return _png(figure)
+
+
+def distribution(values: Mapping[str, pl.Series], cutoff: str) -> bytes:
+    """Histogram of per-query NDCG per system, in bins of 0.05 over [0, 1]."""
+    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    bins = [i / 20 for i in range(21)]
+    for name, series in values.items():
+        axes.hist(series.to_list(), bins=bins, histtype="step", linewidth=1.8, label=f"{name} (n={series.len()})")
+    axes.set_xlabel(f"per-query NDCG@{cutoff}")
+    axes.set_ylabel("queries")
+    axes.grid(alpha=0.3)
+    axes.legend()
+    axes.set_title(f"Distribution of per-query NDCG@{cutoff}")
+    return _png(figure)
+
+
+def differences(deltas: pl.DataFrame, baseline: str, candidate: str, cutoff: str) -> bytes:
+    """Per-query ``candidate - baseline``, sorted, one bar per query: where the change comes from."""
+    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    values = deltas["delta"].to_list()
+    colors = [WIN if v > 1e-12 else LOSS if v < -1e-12 else TIE for v in values]
+    axes.bar(range(len(values)), values, color=colors, width=1.0)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xlabel("queries, sorted by difference")
+    axes.set_ylabel(f"NDCG@{cutoff}: {candidate} − {baseline}")
+    axes.set_xlim(-0.5, max(len(values), 1) - 0.5)
+    axes.grid(alpha=0.3, axis="y")
+    axes.set_title(f"Per-query difference, {candidate} vs {baseline} (green: {candidate} better)")
+    return _png(figure)
+
+
+def group_bars(table: pl.DataFrame, group: str, value: str, series: str, title: str, ylabel: str) -> bytes:
+    """Grouped bars: one group of bars per ``group`` value, one bar per ``series`` value; with
+    ``ci_low``/``ci_high`` columns, error bars show the interval."""
+    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    groups = table[group].unique(maintain_order=True).to_list()
+    names = table[series].unique(maintain_order=True).to_list()
+    width = 0.8 / max(len(names), 1)
+    for index, name in enumerate(names):
+        part = table.filter(pl.col(series) == name)
+        heights = [part.filter(pl.col(group) == g)[value].to_list() for g in groups]
+        positions = [i + (index - (len(names) - 1) / 2) * width for i in range(len(groups))]
+        tops = [h[0] if h and h[0] is not None else 0.0 for h in heights]
+        errors = None
+        if {"ci_low", "ci_high"} <= set(part.columns):
+            lows = [(part.filter(pl.col(group) == g)["ci_low"].to_list() or [None])[0] for g in groups]
+            highs = [(part.filter(pl.col(group) == g)["ci_high"].to_list() or [None])[0] for g in groups]
+            errors = [
+                [t - (lo if lo is not None else t) for t, lo in zip(tops, lows, strict=True)],
+                [(hi if hi is not None else t) - t for t, hi in zip(tops, highs, strict=True)],
+            ]
+        axes.bar(positions, tops, width=width, label=str(name), yerr=errors, capsize=3)
+    axes.set_xticks(range(len(groups)), [str(g) for g in groups])
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_ylabel(ylabel)
+    axes.grid(alpha=0.3, axis="y")
+    axes.legend()
+    axes.set_title(title)
+    return _png(figure)

@@ -1,0 +1,132 @@
+"""Read what `ndcg evaluate --out` and `ndcg compare --out` wrote; the report computes nothing
+else: no NDCG is recomputed, only shown (and, for the plots, averaged per group)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from pipeline.compare import conventions_of, read_conventions
+from pipeline.errors import InvalidInput
+
+# Columns of the per-query table that are measures or keys; any other non-float column is
+# a group column (such as locale) carried along by the job that wrote the table.
+KNOWN_COLUMNS = frozenset({"query_id", "k", "cg", "dcg", "idcg", "ndcg", "ndcg_min", "ndcg_max"})
+
+
+@dataclass(frozen=True)
+class System:
+    """One evaluation output directory."""
+
+    name: str
+    path: Path
+    per_query: pl.DataFrame
+    summary: pl.DataFrame
+    conventions: dict[str, object] | None
+
+    @property
+    def group_columns(self) -> list[str]:
+        return [
+            name for name, dtype in self.per_query.schema.items() if name not in KNOWN_COLUMNS and not dtype.is_float()
+        ]
+
+    @property
+    def has_tie_bounds(self) -> bool:
+        return {"ndcg_min", "ndcg_max"} <= set(self.per_query.columns)
+
+
+@dataclass(frozen=True)
+class ComparisonOutput:
+    """One compare output directory."""
+
+    path: Path
+    comparison: pl.DataFrame
+    deltas: pl.DataFrame
+    manifest: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def group_columns(self) -> list[str]:
+        options = self.manifest.get("options")
+        if isinstance(options, dict) and isinstance(options.get("group_by"), list):
+            return [str(g) for g in options["group_by"]]
+        fixed = {"baseline", "candidate", "k"}
+        return [c for c in self.comparison.columns[: self.comparison.columns.index("k")] if c not in fixed]
+
+    def conventions(self) -> dict[str, dict[str, object] | None]:
+        recorded = self.manifest.get("conventions")
+        systems = self.systems()
+        if isinstance(recorded, dict) and set(recorded) & set(systems):
+            return {name: conventions_of(recorded.get(name)) for name in systems}
+        return dict.fromkeys(systems, conventions_of(recorded))
+
+    def systems(self) -> list[str]:
+        pairs = self.comparison.select("baseline", "candidate").unique(maintain_order=True)
+        return list(dict.fromkeys([*pairs["baseline"].to_list(), *pairs["candidate"].to_list()]))
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    systems: list[System]
+    comparisons: list[ComparisonOutput]
+
+
+def load(paths: list[str]) -> ReportInputs:
+    """Each path is an evaluation output (per_query.parquet, summary.parquet) or a compare
+    output (comparison.parquet, deltas.parquet)."""
+    systems: list[System] = []
+    comparisons: list[ComparisonOutput] = []
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            raise InvalidInput(f"{raw}: not a directory (give the --out directory of ndcg evaluate or ndcg compare)")
+        if (path / "comparison.parquet").exists():
+            comparisons.append(
+                ComparisonOutput(
+                    path=path,
+                    comparison=_read(path / "comparison.parquet"),
+                    deltas=_read(path / "deltas.parquet"),
+                    manifest=_manifest(path),
+                )
+            )
+        elif (path / "per_query.parquet").exists():
+            systems.append(
+                System(
+                    name=_unique_name(path, [s.name for s in systems]),
+                    path=path,
+                    per_query=_read(path / "per_query.parquet"),
+                    summary=_read(path / "summary.parquet"),
+                    conventions=read_conventions(str(path)),
+                )
+            )
+        else:
+            raise InvalidInput(f"{raw}: holds neither per_query.parquet (evaluate) nor comparison.parquet (compare)")
+    return ReportInputs(systems=systems, comparisons=comparisons)
+
+
+def _read(path: Path) -> pl.DataFrame:
+    if not path.exists():
+        raise InvalidInput(f"{path}: missing (the output directory is incomplete)")
+    try:
+        return pl.read_parquet(path)
+    except (pl.exceptions.PolarsError, OSError) as error:
+        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise InvalidInput(f"{path}: cannot read as parquet: {first_line}") from None
+
+
+def _manifest(path: Path) -> dict[str, object]:
+    manifest = path / "manifest.json"
+    if not manifest.is_file():
+        return {}
+    try:
+        data = json.loads(manifest.read_text())
+    except (OSError, ValueError) as error:
+        raise InvalidInput(f"{manifest}: not readable JSON: {error}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _unique_name(path: Path, taken: list[str]) -> str:
+    name = path.resolve().name
+    return name if name not in taken else str(path)

@@ -1,0 +1,150 @@
+"""`ndcg compare` as users run it: from evaluation outputs, and from runs evaluated in one go."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline import evaluate
+from pipeline.compare import Options, compare_systems
+from tests.conftest import ROOT, run_cli
+
+RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
+FAST = ("--permutations", "500", "--bootstrap", "500")
+
+
+def perturbed_run(path: Path) -> Path:
+    """The sample run with scores shifted by a deterministic function of the document id."""
+    pl.read_parquet(RUN).with_columns(
+        pl.col("score") + pl.col("doc_id").str.slice(-3).cast(pl.Int64) % 7 * 0.8
+    ).write_parquet(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("compare")
+    run_b = perturbed_run(root / "run_b.parquet")
+    paths = {"run_b": run_b}
+    for name, run in (("model_a", RUN), ("model_b", run_b)):
+        result = run_cli("evaluate", "--run", run, "--qrels", QRELS, "--k", "5,10", "--out", root / name)
+        assert result.returncode == 0, result.stderr
+        paths[name] = root / name
+    return paths
+
+
+def test_compare_outputs_writes_tables_and_prints(outputs: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "cmp"
+    result = run_cli(
+        "compare", "--baseline", outputs["model_a"], "--candidate", outputs["model_b"], "--k", "10", "--out", out, *FAST
+    )
+    assert result.returncode == 0, result.stderr
+    comparison = pl.read_parquet(out / "comparison.parquet")
+    deltas = pl.read_parquet(out / "deltas.parquet")
+    assert comparison.select("baseline", "candidate", "k").rows() == [("model_a", "model_b", 10)]
+    assert comparison["queries"][0] == 40 and deltas.height == 40
+    a = pl.read_parquet(outputs["model_a"] / "per_query.parquet").filter(k=10)
+    b = pl.read_parquet(outputs["model_b"] / "per_query.parquet").filter(k=10)
+    assert comparison["mean_baseline"][0] == pytest.approx(a["ndcg"].mean(), abs=1e-12)
+    assert comparison["mean_difference"][0] == pytest.approx(b["ndcg"].mean() - a["ndcg"].mean(), abs=1e-12)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["options"]["permutations"] == 500 and manifest["systems"] == ["model_a", "model_b"]
+    # each system's conventions come from the manifest.json that `ndcg evaluate` wrote
+    assert {name: c["gain"] for name, c in manifest["conventions"].items()} == {
+        "model_a": "linear",
+        "model_b": "linear",
+    }
+    assert f"{comparison['mean_difference'][0]:+.4f}" in result.stdout
+    assert "holm" in result.stdout and "W/T/L" in result.stdout
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_compare_runs_in_one_go_with_groups_and_json(outputs: dict[str, Path], tmp_path: Path) -> None:
+    result = run_cli(
+        "compare",
+        "--run",
+        RUN,
+        "--run",
+        outputs["run_b"],
+        "--qrels",
+        QRELS,
+        "--k",
+        "10",
+        "--group-by",
+        "locale",
+        "--names",
+        "a,b",
+        "--json",
+        "--out",
+        tmp_path / "cmp",
+        *FAST,
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["conventions"]["a"]["gain"] == "linear"
+    rows = payload["comparison"]
+    assert {row["locale"] for row in rows} == {None, "en-US", "de-DE", "ja-JP"}
+    # the same numbers as the library on the same evaluations
+    locales = pl.read_parquet(RUN).select("query_id", "locale").unique()
+    tables = {
+        name: evaluate(run, QRELS, k=[10]).per_query.join(locales, on="query_id")
+        for name, run in (("a", RUN), ("b", outputs["run_b"]))
+    }
+    expected = compare_systems(
+        tables, Options(cutoffs=(10,), group_by=("locale",), permutations=500, bootstrap_samples=500)
+    ).comparison
+    written = pl.read_parquet(tmp_path / "cmp" / "comparison.parquet")
+    for column in ("queries", "mean_difference", "p_value_t", "p_value_permutation", "ci_low", "ci_high"):
+        assert written[column].to_list() == pytest.approx(expected[column].to_list(), abs=1e-12)
+    assert [row["mean_difference"] for row in rows] == pytest.approx(expected["mean_difference"].to_list())
+
+
+def test_three_runs_are_compared_pairwise(outputs: dict[str, Path], tmp_path: Path) -> None:
+    run_c = tmp_path / "run_c.parquet"
+    pl.read_parquet(RUN).with_columns(-pl.col("score")).write_parquet(run_c)  # the ranking upside down
+    result = run_cli(
+        "compare", "--run", RUN, "--run", outputs["run_b"], "--run", run_c, "--qrels", QRELS, "--k", "10",
+        "--correction", "bonferroni", "--json", *FAST,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["comparison"]
+    assert [(row["baseline"], row["candidate"]) for row in rows] == [
+        ("run", "run_b"),
+        ("run", "run_c"),
+        ("run_b", "run_c"),
+    ]
+    for row in rows:
+        assert row["correction"] == "bonferroni"
+        assert row["p_adjusted_t"] == pytest.approx(min(1.0, 3 * row["p_value_t"]))
+    assert rows[1]["mean_difference"] < 0  # reversing the ranking hurts
+
+
+def test_usage_errors(outputs: dict[str, Path]) -> None:
+    one = run_cli("compare", "--run", RUN, "--qrels", QRELS)
+    assert one.returncode == 2 and "at least two --run" in one.stderr
+    mixed = run_cli("compare", "--run", RUN, "--baseline", outputs["model_a"], "--candidate", outputs["model_b"])
+    assert mixed.returncode == 2 and "either --run" in mixed.stderr
+    absent = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", outputs["model_b"], "--k", "20")
+    assert absent.returncode == 2 and "no rows for k=20" in absent.stderr
+    missing = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", "nowhere")
+    assert missing.returncode == 3 and "nowhere" in missing.stderr
+
+
+def test_queries_on_one_side_are_reported(outputs: dict[str, Path], tmp_path: Path) -> None:
+    fewer = tmp_path / "fewer.parquet"
+    pl.read_parquet(outputs["model_b"] / "per_query.parquet").filter(pl.col("query_id") != "q007").write_parquet(fewer)
+    common = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", fewer, "--k", "10", "--json", *FAST)
+    assert common.returncode == 0, common.stderr
+    payload = json.loads(common.stdout)
+    assert payload["comparison"][0]["queries"] == 39 and payload["comparison"][0]["only_baseline"] == 1
+    assert payload["unpaired"] == [
+        {"baseline": "model_a", "candidate": "fewer", "side": "baseline", "queries": ["q007"]}
+    ]
+    scored = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", fewer, "--k", "10", "--all-queries",
+                     *FAST)  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    assert "1 query only in model_a (model_a vs fewer), scored 0 for the other side: q007" in scored.stdout
+    assert " 40 " in scored.stdout  # q007 counted, with 0 for the candidate
