@@ -26,8 +26,8 @@ from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
 from pipeline.validate import check_inputs
 
 Input = str | Path | Source | pl.LazyFrame | pl.DataFrame
-Engine = Literal["polars", "duckdb"]
-ENGINES: tuple[str, ...] = ("polars", "duckdb")
+Engine = Literal["polars", "duckdb", "spark"]
+ENGINES: tuple[str, ...] = ("polars", "duckdb", "spark")
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,8 @@ def per_query(
     Inputs are validated before anything is computed.
     """
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    if engine == "spark":
+        return _spark(run, qrels, evaluation, columns, run_format, qrels_format).per_query.lazy()
     run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
     if engine == "polars":
         return polars_engine.per_query(run_frame, qrels_frame, evaluation)
@@ -105,6 +107,8 @@ def evaluate(
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    if engine == "spark":
+        return _spark(run, qrels, evaluation, columns, run_format, qrels_format)
     run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
     if engine == "polars":
         table = polars_engine.per_query(run_frame, qrels_frame, evaluation)
@@ -207,3 +211,32 @@ def _duckdb(
         return duckdb_engine.evaluate(connection, evaluation)
     finally:
         connection.close()
+
+
+def _spark(
+    run: object,
+    qrels: object | None,
+    evaluation: Evaluation,
+    columns: Columns | None,
+    run_format: str | None,
+    qrels_format: str | None,
+) -> Result:
+    """The spark engine over Parquet paths or Spark DataFrames, its results brought back as
+    Polars frames. For results that stay in Spark, use :func:`pipeline.engines.spark.evaluate`."""
+    from pipeline.engines import spark as spark_engine
+
+    for value in (run, qrels):
+        if isinstance(value, (pl.LazyFrame, pl.DataFrame, Source)):
+            raise UsageError("the spark engine takes Parquet paths or Spark DataFrames, not Polars frames")
+    result = spark_engine.evaluate(
+        run,  # type: ignore[arg-type]
+        qrels,  # type: ignore[arg-type]
+        evaluation=evaluation,
+        columns=columns,
+        run_format=run_format,
+        qrels_format=qrels_format,
+    )
+    per_query_table = pl.from_arrow(result.per_query.toArrow())
+    summary = pl.from_arrow(result.summary.toArrow())
+    assert isinstance(per_query_table, pl.DataFrame) and isinstance(summary, pl.DataFrame)
+    return Result(per_query=per_query_table, summary=summary, evaluation=evaluation, engine="spark")

@@ -72,7 +72,7 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
 # --- transpiling ---------------------------------------------------------------------------
 
 
-def literal(value: Any, type_name: str | None = None) -> exp.Expression:
+def literal(value: Any, type_name: str | None = None) -> exp.Expr:
     """A SQL literal for one value, as a syntax-tree node; ``type_name`` is its Spark type.
 
     >>> literal([5, 10], "ARRAY<BIGINT>").sql("spark")
@@ -92,7 +92,9 @@ def literal(value: Any, type_name: str | None = None) -> exp.Expression:
     if data_type is not None and data_type.is_type(exp.DataType.Type.MAP):
         key_type, value_type = (part.sql("spark") for part in data_type.expressions)
         keys, values = (list(value), list(value.values())) if isinstance(value, Mapping) else value
-        return exp.Map(keys=literal(list(keys), f"ARRAY<{key_type}>"), values=literal(list(values), f"ARRAY<{value_type}>"))
+        return exp.Map(
+            keys=literal(list(keys), f"ARRAY<{key_type}>"), values=literal(list(values), f"ARRAY<{value_type}>")
+        )
     if isinstance(value, bool):
         return exp.Boolean(this=value)
     if isinstance(value, (int, float)):
@@ -118,8 +120,8 @@ def check_supported(variables: Mapping[str, Any]) -> None:
             raise UsageError(f"{name} = {value!r} is not supported on the spark engine: {reason}")
 
 
-def _bind_variables(tree: exp.Expression, variables: Mapping[str, Any]) -> exp.Expression:
-    def bind(node: exp.Expression) -> exp.Expression:
+def _bind_variables(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
+    def bind(node: exp.Expr) -> exp.Expr:
         if not (isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable"):
             return node
         arguments = node.expressions
@@ -133,8 +135,8 @@ def _bind_variables(tree: exp.Expression, variables: Mapping[str, Any]) -> exp.E
     return tree.transform(bind)
 
 
-def _decimals_as_doubles(tree: exp.Expression) -> exp.Expression:
-    def to_double(node: exp.Expression) -> exp.Expression:
+def _decimals_as_doubles(tree: exp.Expr) -> exp.Expr:
+    def to_double(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
             return exp.cast(node.copy(), "DOUBLE")
         return node
@@ -142,10 +144,10 @@ def _decimals_as_doubles(tree: exp.Expression) -> exp.Expression:
     return tree.transform(to_double)
 
 
-def _rename_tables(tree: exp.Expression, tables: Mapping[str, str]) -> exp.Expression:
+def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
     cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
 
-    def rename(node: exp.Expression) -> exp.Expression:
+    def rename(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Table) and node.name in tables and node.name not in cte_names and not node.db:
             renamed = exp.table_(tables[node.name])
             renamed.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
@@ -155,7 +157,7 @@ def _rename_tables(tree: exp.Expression, tables: Mapping[str, str]) -> exp.Expre
     return tree.transform(rename)
 
 
-def _strip_comments(tree: exp.Expression) -> exp.Expression:
+def _strip_comments(tree: exp.Expr) -> exp.Expr:
     for node in tree.walk():
         node.comments = None
     return tree
@@ -166,8 +168,8 @@ class Statement:
     """One transpiled statement: the view it defines (or None) and its query."""
 
     view: str | None
-    query: exp.Expression
-    statement: exp.Expression
+    query: exp.Expr
+    statement: exp.Expr
 
     def query_sql(self, dialect: str = "spark", *, pretty: bool = False) -> str:
         return self.query.sql(dialect, pretty=pretty, unsupported_level=sqlglot.ErrorLevel.RAISE)
@@ -260,7 +262,11 @@ def session(master: str | None = None) -> SparkSession:
     if master is not None:
         builder = builder.master(master)
     elif not submitted:
-        builder = builder.master("local[*]").config("spark.ui.enabled", "false")
+        builder = (
+            builder.master("local[*]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+        )
     spark = builder.getOrCreate()
     if not submitted:
         spark.sparkContext.setLogLevel("ERROR")
@@ -285,7 +291,9 @@ def _private_views(frames: Mapping[str, DataFrame]) -> Iterator[dict[str, str]]:
             catalog.dropTempView(private)
 
 
-def _run_query(spark: SparkSession, file_name: str, variables: Mapping[str, Any], tables: Mapping[str, str]) -> DataFrame:
+def _run_query(
+    spark: SparkSession, file_name: str, variables: Mapping[str, Any], tables: Mapping[str, str]
+) -> DataFrame:
     (statement,) = transpile(file_name, variables, tables=tables)
     try:
         query = statement.query_sql()
@@ -305,7 +313,10 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
     user's own temp views are never touched.
     """
     spark = run.sparkSession
-    inputs = {"run": run.select("query_id", "doc_id", "score"), "qrels": qrels.select("query_id", "doc_id", "relevance")}
+    inputs = {
+        "run": run.select("query_id", "doc_id", "score"),
+        "qrels": qrels.select("query_id", "doc_id", "relevance"),
+    }
     with _private_views(inputs) as tables:
         return _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables)
 
@@ -343,7 +354,7 @@ def evaluate(
     check_supported(evaluation_variables(evaluation))
     columns = columns or Columns()
     if spark is None:
-        frame_session = next((value.sparkSession for value in (run, qrels) if _is_frame(value)), None)
+        frame_session = next((value.sparkSession for value in (run, qrels) if _is_frame(value)), None)  # type: ignore[union-attr]
         spark = frame_session or session()
     run_name = _name(run, "run")
     raw_run = _read(spark, run, run_format, run_name)
@@ -353,7 +364,9 @@ def evaluate(
     else:
         qrels_name = _name(qrels, "qrels")
         raw_qrels = _read(spark, qrels, qrels_format, qrels_name)
-    run_frame = _canonical(raw_run, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run_name)
+    run_frame = _canonical(
+        raw_run, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run_name
+    )
     qrels_frame = _canonical(
         raw_qrels, {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"}, qrels_name
     )
@@ -410,14 +423,14 @@ def _read(spark: SparkSession, value: str | Sequence[str] | DataFrame, format: s
 
 
 def _canonical(frame: DataFrame, wanted: dict[str, str], name: str) -> DataFrame:
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions
 
     found = frame.columns
     missing = [column for column in wanted if column not in found]
     if missing:
         listed, present = ", ".join(map(repr, missing)), ", ".join(map(repr, found))
         raise InvalidInput(f"{name}: missing column(s) {listed}; columns found: {present}")
-    return frame.select(*(F.col(f"`{source}`").alias(target) for source, target in wanted.items()))
+    return frame.select(*(functions.col(f"`{source}`").alias(target) for source, target in wanted.items()))
 
 
 # --- validation (the checks of pipeline/validate.py, as Spark jobs) ---------------------------
@@ -427,35 +440,34 @@ def check_inputs(run: DataFrame, qrels: DataFrame, *, run_name: str, qrels_name:
     """Refuse what would give a silently wrong number: non-numeric scores or labels, nulls,
     NaN scores, and documents listed twice for one query. Ids of different types on the two
     sides (integers in one, strings in the other) are both compared as strings."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
+    from pyspark.sql import functions, types
 
     for frame, name, value_column in ((run, run_name, "score"), (qrels, qrels_name, "relevance")):
         data_type = frame.schema[value_column].dataType
-        if not isinstance(data_type, T.NumericType):
+        if not isinstance(data_type, types.NumericType):
             raise InvalidInput(f"{name}: column {value_column!r} must be numeric, found {data_type.simpleString()}")
         for id_column in ("query_id", "doc_id"):
             id_type = frame.schema[id_column].dataType
-            if not isinstance(id_type, (T.StringType, T.IntegralType)):
+            if not isinstance(id_type, (types.StringType, types.IntegralType)):
                 raise InvalidInput(
                     f"{name}: column {id_column!r} must hold strings or integers, found {id_type.simpleString()}"
                 )
     for id_column in ("query_id", "doc_id"):
         if run.schema[id_column].dataType != qrels.schema[id_column].dataType:
-            run = run.withColumn(id_column, F.col(id_column).cast("string"))
-            qrels = qrels.withColumn(id_column, F.col(id_column).cast("string"))
+            run = run.withColumn(id_column, functions.col(id_column).cast("string"))
+            qrels = qrels.withColumn(id_column, functions.col(id_column).cast("string"))
 
     for frame, name, value_column in ((run, run_name, "score"), (qrels, qrels_name, "relevance")):
         bad_row = (
-            F.col("query_id").isNull()
-            | F.col("doc_id").isNull()
-            | F.col(value_column).isNull()
-            | F.isnan(F.col(value_column).cast("double"))
+            functions.col("query_id").isNull()
+            | functions.col("doc_id").isNull()
+            | functions.col(value_column).isNull()
+            | functions.isnan(functions.col(value_column).cast("double"))
         )
         counts = frame.groupBy("query_id", "doc_id").agg(
-            F.count(F.lit(1)).alias("copies"), F.max(bad_row.cast("int")).alias("bad")
+            functions.count(functions.lit(1)).alias("copies"), functions.max(bad_row.cast("int")).alias("bad")
         )
-        problem = counts.filter((F.col("copies") > 1) | (F.col("bad") > 0)).limit(1).collect()
+        problem = counts.filter((functions.col("copies") > 1) | (functions.col("bad") > 0)).limit(1).collect()
         if not problem:
             continue
         query, doc, copies = problem[0]["query_id"], problem[0]["doc_id"], problem[0]["copies"]
@@ -465,3 +477,22 @@ def check_inputs(run: DataFrame, qrels: DataFrame, *, run_name: str, qrels_name:
         column = next(c for c in ("query_id", "doc_id", value_column) if example[c] is None or example[c] != example[c])
         raise InvalidInput(f"{name}: column {column!r} holds a null or NaN, e.g. in row {example}")
     return run, qrels
+
+
+# --- outputs --------------------------------------------------------------------------------
+
+
+def write(per_query_table: DataFrame, summary: DataFrame, out: str) -> list[str]:
+    """Write ``OUT/per_query.parquet/`` and ``OUT/summary.parquet/`` as Spark does: folders of
+    part files, committed by Spark's output committer and replaced when they exist."""
+    from pyspark.errors import PySparkException
+
+    written = []
+    for name, frame in (("per_query", per_query_table), ("summary", summary)):
+        target = f"{out.rstrip('/')}/{name}.parquet"
+        try:
+            frame.write.mode("overwrite").parquet(target)
+        except PySparkException as error:
+            raise UsageError(f"--out {target}: cannot write: {str(error).splitlines()[0]}") from None
+        written.append(target)
+    return written
