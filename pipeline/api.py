@@ -34,8 +34,8 @@ from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
 from pipeline.validate import DEFAULT_WARN_RESULTS_OVER, Checked, ValidationWarning, check_inputs
 
 Input = str | Path | Source | pl.LazyFrame | pl.DataFrame
-Engine = Literal["polars", "duckdb"]
-ENGINES: tuple[str, ...] = ("polars", "duckdb")
+Engine = Literal["polars", "duckdb", "spark"]
+ENGINES: tuple[str, ...] = ("polars", "duckdb", "spark")
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,8 @@ def per_query(
     dropped here, :func:`evaluate` returns them.
     """
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    if engine == "spark":
+        return _spark(run, qrels, evaluation, columns, run_format, qrels_format).per_query.lazy()
     checked, parquet = _load(
         run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=False
     )
@@ -146,6 +148,8 @@ def evaluate(
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    if engine == "spark":
+        return _spark(run, qrels, evaluation, columns, run_format, qrels_format)
     if memory_limit is not None and not _MEMORY_LIMIT.match(memory_limit):
         raise UsageError(f"cannot read memory limit {memory_limit!r}; expected a size such as 500MB, 4GB or 2GiB")
     streaming = memory_limit is not None
@@ -318,3 +322,32 @@ def _duckdb(
 def _first_line(error: BaseException) -> str:
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__
+
+
+def _spark(
+    run: object,
+    qrels: object | None,
+    evaluation: Evaluation,
+    columns: Columns | None,
+    run_format: str | None,
+    qrels_format: str | None,
+) -> Result:
+    """The spark engine over Parquet paths or Spark DataFrames, its results brought back as
+    Polars frames. For results that stay in Spark, use :func:`pipeline.engines.spark.evaluate`."""
+    from pipeline.engines import spark as spark_engine
+
+    for value in (run, qrels):
+        if isinstance(value, (pl.LazyFrame, pl.DataFrame, Source)):
+            raise UsageError("the spark engine takes Parquet paths or Spark DataFrames, not Polars frames")
+    result = spark_engine.evaluate(
+        run,  # type: ignore[arg-type]
+        qrels,  # type: ignore[arg-type]
+        evaluation=evaluation,
+        columns=columns,
+        run_format=run_format,
+        qrels_format=qrels_format,
+    )
+    per_query_table = pl.from_arrow(result.per_query.toArrow())
+    summary = pl.from_arrow(result.summary.toArrow())
+    assert isinstance(per_query_table, pl.DataFrame) and isinstance(summary, pl.DataFrame)
+    return Result(per_query=per_query_table, summary=summary, evaluation=evaluation, engine="spark")

@@ -10,6 +10,10 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pipeline.spec import Evaluation
 
 EXIT_CODES = """exit codes:
   0  done
@@ -56,11 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     run = evaluate.add_argument_group("execution")
-    run.add_argument("--engine", default="polars", choices=("polars", "duckdb"), help="default: polars")
+    run.add_argument("--engine", default="polars", choices=("polars", "duckdb", "spark"), help="default: polars")
     run.add_argument("--threads", type=_positive_int, help="worker threads (DuckDB engine)")
     run.add_argument(
         "--memory-limit",
         help="memory limit, e.g. 4GB: DuckDB's memory_limit; the Polars engine then runs streaming (in batches)",
+    )
+    run.add_argument(
+        "--spark-master",
+        help="Spark master URL (spark engine); default: the session of spark-submit, else local[*]",
     )
 
     output = evaluate.add_argument_group("output")
@@ -108,6 +116,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_compare(commands)
     _add_report(commands)
+
+    sql = commands.add_parser(
+        "sql",
+        help="print the SQL of an evaluation, for DuckDB or Spark",
+        description="Print sql/per_query.sql and sql/summary.sql with the measure options bound, in DuckDB's "
+        "or Spark's dialect (transpiled by sqlglot). The SQL reads views run (query_id, doc_id, score) and "
+        "qrels (query_id, doc_id, relevance) and defines the views per_query and summary.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sql.add_argument("--dialect", default="spark", choices=("spark", "duckdb"), help="default: spark")
+    sql_measure = sql.add_argument_group("measure")
+    for action in measure._group_actions:  # the very options of `evaluate`, shared as argparse's parents= does
+        sql_measure._add_action(action)
+    sql.set_defaults(handler=_sql)
     return parser
 
 
@@ -167,8 +190,27 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
-def _evaluate(args: argparse.Namespace) -> int:
+def _evaluation_from(args: argparse.Namespace) -> Evaluation:
     from pipeline.api import make_evaluation
+
+    return make_evaluation(
+        k=args.k,
+        gain=args.gain,
+        discount=args.discount,
+        log_base=args.log_base,
+        all_queries=args.all_queries,
+        max_results=args.max_results,
+    )
+
+
+def _sql(args: argparse.Namespace) -> int:
+    from pipeline.engines.spark import sql_text
+
+    sys.stdout.write(sql_text(_evaluation_from(args), dialect=args.dialect))
+    return 0
+
+
+def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
     from pipeline.io.format import summary_table, trec_lines
     from pipeline.io.partitions import parse_partition_filters
@@ -180,14 +222,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     if not args.run:
         raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
     inputs = _input_options(args)
-    evaluation = make_evaluation(
-        k=args.k,
-        gain=args.gain,
-        discount=args.discount,
-        log_base=args.log_base,
-        all_queries=args.all_queries,
-        max_results=args.max_results,
-    )
+    evaluation = _evaluation_from(args)
+    if args.engine == "spark":
+        return _evaluate_on_spark(args, evaluation)
     job = Job(
         run=args.run,
         qrels=args.qrels,
@@ -561,6 +598,52 @@ def _report(args: argparse.Namespace) -> int:
     )
     for path in written:
         print(f"wrote {path}")
+    return 0
+
+
+def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
+    """The spark engine: Spark reads the inputs and writes the outputs; only the summary (and the
+    per-query table for per-query trec lines) comes back to this process."""
+    import polars as pl
+
+    from pipeline.engines import spark as spark_engine
+    from pipeline.errors import NothingToEvaluate, UsageError
+    from pipeline.io.format import summary_table, trec_lines
+    from pipeline.io.read import Columns
+
+    if args.threads or args.memory_limit:
+        raise UsageError("--threads and --memory-limit are for the duckdb engine; size Spark with spark-submit")
+    if args.out and args.out_format != "parquet":
+        raise UsageError(f"the spark engine writes Parquet only, not --out-format {args.out_format}")
+    spark = spark_engine.session(args.spark_master)
+    result = spark_engine.evaluate(
+        args.run,
+        args.qrels,
+        evaluation=evaluation,
+        columns=Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
+        spark=spark,
+        run_format=args.run_format,
+        qrels_format=args.qrels_format,
+    )
+    per_query_table = result.per_query.persist()  # computed once for the summary and the files
+    try:
+        summary = pl.from_arrow(spark_engine.summarize(per_query_table).toArrow())
+        assert isinstance(summary, pl.DataFrame)
+        if summary.height == 0:
+            raise NothingToEvaluate(f"no query is in both {args.run} and {args.qrels or 'its inline labels'}")
+        if args.out:
+            spark_engine.write(per_query_table, spark_engine.summarize(per_query_table), args.out)
+        if args.output_format == "trec":  # trec_eval's means come from the per-query rows
+            rows = pl.from_arrow(per_query_table.toArrow())
+            assert isinstance(rows, pl.DataFrame)
+            sys.stdout.write(trec_lines(rows, per_query_lines=args.per_query, digits=args.digits))
+        elif args.output_format == "json":
+            payload = {"conventions": evaluation.describe(), "engine": "spark", "summary": summary.to_dicts()}
+            sys.stdout.write(json.dumps(payload) + "\n")
+        else:
+            sys.stdout.write(summary_table(summary, evaluation.describe(), digits=args.digits))
+    finally:
+        per_query_table.unpersist()
     return 0
 
 

@@ -27,16 +27,19 @@
 create or replace temp view per_query as
 with
 
+-- each unnest alone in its own select, then cast: Spark allows no generator inside an expression
 cutoffs as (
-    select cast(unnest(getvariable('ks')) as bigint) as k
+    select cast(listed.k as bigint) as k from (select unnest(getvariable('ks')) as k) as listed
     union all
     select cast(null as bigint) as k
 ),
 
+-- one unnest of (key, value) entries rather than two zipped unnests: portable to Spark
 gain_map as (
     select
-        cast(unnest(map_keys(getvariable('gain_map'))) as double) as level,
-        cast(unnest(map_values(getvariable('gain_map'))) as double) as mapped_gain
+        cast(entries.entry.key as double) as level,
+        cast(entries.entry.value as double) as mapped_gain
+    from (select unnest(map_entries(getvariable('gain_map'))) as entry) as entries
 ),
 
 judgments as (

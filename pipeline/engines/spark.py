@@ -1,0 +1,498 @@
+"""The Spark engine: the files of ``sql/`` transpiled from DuckDB to Spark SQL by sqlglot.
+
+There is no second implementation here. ``sql/per_query.sql`` and ``sql/summary.sql`` are
+parsed in DuckDB's dialect, every ``getvariable('name')`` node is replaced by a literal built
+as a syntax-tree node from the bound value (an unset variable becomes a NULL of the
+variable's type), the input views are renamed to names private to one evaluation, and the
+tree is written out in Spark's dialect. No SQL text is ever built from values.
+
+Two small rewrites make DuckDB's meaning hold on Spark (both tested):
+
+- decimal literals such as ``1.0`` become DOUBLE: Spark divides decimals in fixed scale
+  (``1.0 / 3`` is 0.333333 there), DuckDB's ``/`` divides in double;
+- tables ``run``, ``qrels`` and ``per_query`` are renamed to private temp views, aliased by
+  their old names so qualified columns (``run.query_id``) still resolve.
+
+pyspark is an optional extra (``pip install 'ndcg-pipeline[spark]'``); it is imported only
+when a Spark function runs. Spark needs Java, which is checked before the JVM is started.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+import sqlglot
+from sqlglot import exp
+
+from pipeline.engines.duckdb import VARIABLES, evaluation_variables, sql_file
+from pipeline.errors import InvalidInput, UsageError
+from pipeline.io.read import Columns, detect_format
+from pipeline.spec import Evaluation
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+INSTALL_HINT = "pip install 'ndcg-pipeline[spark]'"
+
+# The files of sql/ that are plain queries over views, and so portable to Spark.
+# (inputs.sql uses DuckDB's read_parquet and COLUMNS(lambda ...); ndcg.sql and export.sql are
+# CLI scripts: on Spark, Spark's own readers and writers take their place.)
+PORTABLE_FILES = ("per_query.sql", "summary.sql")
+
+# The Spark type of each variable, used for its literal and for the NULL of an unset variable.
+# A variable missing here takes its type from its value, and an unset one is an untyped NULL.
+VARIABLE_TYPES: dict[str, str] = {
+    "ks": "ARRAY<BIGINT>",
+    "gain": "STRING",
+    "gain_map": "MAP<DOUBLE, DOUBLE>",
+    "discount": "STRING",
+    "log_base": "DOUBLE",
+    "all_queries": "BOOLEAN",
+    "max_results": "BIGINT",
+}
+
+# Options whose meaning Spark cannot honour: variable -> value -> why. Rejected, never ignored.
+# Row arrival order is not defined on Spark (files are read in parallel and shuffled), so
+# nothing that depends on the order rows arrive can give the same answer as on one machine.
+UNSUPPORTED: dict[str, dict[str, str]] = {
+    "ties": {"input-order": "rows have no arrival order on Spark; give scores without ties or use docid-desc"},
+    "duplicates": {"first": "rows have no arrival order on Spark, so 'the first' duplicate is undefined"},
+}
+
+
+# --- transpiling ---------------------------------------------------------------------------
+
+
+def literal(value: Any, type_name: str | None = None) -> exp.Expr:
+    """A SQL literal for one value, as a syntax-tree node; ``type_name`` is its Spark type.
+
+    >>> literal([5, 10], "ARRAY<BIGINT>").sql("spark")
+    'ARRAY(CAST(5 AS BIGINT), CAST(10 AS BIGINT))'
+    >>> literal(None, "DOUBLE").sql("spark")
+    'CAST(NULL AS DOUBLE)'
+    >>> literal("it's").sql("spark")
+    "'it\\\\'s'"
+    """
+    data_type = exp.DataType.build(type_name, dialect="spark") if type_name else None
+    if value is None:
+        return exp.cast(exp.Null(), data_type) if data_type else exp.Null()
+    if data_type is not None and data_type.is_type(exp.DataType.Type.ARRAY):
+        element = data_type.expressions[0].sql("spark") if data_type.expressions else None
+        items = exp.Array(expressions=[literal(item, element) for item in value])
+        return items if value else exp.cast(items, data_type)
+    if data_type is not None and data_type.is_type(exp.DataType.Type.MAP):
+        key_type, value_type = (part.sql("spark") for part in data_type.expressions)
+        keys, values = (list(value), list(value.values())) if isinstance(value, Mapping) else value
+        return exp.Map(
+            keys=literal(list(keys), f"ARRAY<{key_type}>"), values=literal(list(values), f"ARRAY<{value_type}>")
+        )
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float)):
+        number = float(value) if data_type is not None and data_type.is_type(*exp.DataType.REAL_TYPES) else value
+        if isinstance(number, float) and not math.isfinite(number):
+            text = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+            return exp.cast(exp.Literal.string(text), "DOUBLE")
+        node = exp.Literal.number(repr(number))
+        target = data_type or exp.DataType.build("DOUBLE" if isinstance(number, float) else "BIGINT")
+        return exp.cast(node, target)
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, (list, tuple)):
+        return exp.Array(expressions=[literal(item) for item in value])
+    raise UsageError(f"cannot pass a {type(value).__name__} to SQL: {value!r}")
+
+
+def check_supported(variables: Mapping[str, Any]) -> None:
+    """Refuse options that Spark cannot compute with the same meaning."""
+    for name, value in variables.items():
+        reason = UNSUPPORTED.get(name, {}).get(value) if isinstance(value, str) else None
+        if reason:
+            raise UsageError(f"{name} = {value!r} is not supported on the spark engine: {reason}")
+
+
+def _bind_variables(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
+    def bind(node: exp.Expr) -> exp.Expr:
+        if not (isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable"):
+            return node
+        arguments = node.expressions
+        if len(arguments) != 1 or not (isinstance(arguments[0], exp.Literal) and arguments[0].is_string):
+            raise UsageError(f"getvariable takes one quoted name, got {node.sql('duckdb')}")
+        name = arguments[0].name
+        if name not in VARIABLES:
+            raise UsageError(f"SQL reads variable {name!r}, which is not one of {', '.join(VARIABLES)}")
+        return literal(variables.get(name), VARIABLE_TYPES.get(name))
+
+    return tree.transform(bind)
+
+
+def _decimals_as_doubles(tree: exp.Expr) -> exp.Expr:
+    def to_double(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
+            return exp.cast(node.copy(), "DOUBLE")
+        return node
+
+    return tree.transform(to_double)
+
+
+def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
+    cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+
+    def rename(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Table) and node.name in tables and node.name not in cte_names and not node.db:
+            renamed = exp.table_(tables[node.name])
+            renamed.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
+            return renamed
+        return node
+
+    return tree.transform(rename)
+
+
+def _strip_comments(tree: exp.Expr) -> exp.Expr:
+    for node in tree.walk():
+        node.comments = None
+    return tree
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One transpiled statement: the view it defines (or None) and its query."""
+
+    view: str | None
+    query: exp.Expr
+    statement: exp.Expr
+
+    def query_sql(self, dialect: str = "spark", *, pretty: bool = False) -> str:
+        return self.query.sql(dialect, pretty=pretty, unsupported_level=sqlglot.ErrorLevel.RAISE)
+
+    def sql(self, dialect: str = "spark", *, pretty: bool = True) -> str:
+        return self.statement.sql(dialect, pretty=pretty, unsupported_level=sqlglot.ErrorLevel.RAISE)
+
+
+def transpile(
+    file_name: str,
+    variables: Mapping[str, Any],
+    *,
+    dialect: str = "spark",
+    tables: Mapping[str, str] | None = None,
+) -> list[Statement]:
+    """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``."""
+    if file_name not in PORTABLE_FILES:
+        raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
+    if dialect == "spark":
+        check_supported(variables)
+    try:
+        parsed = sqlglot.parse(sql_file(file_name), read="duckdb")
+    except sqlglot.errors.ParseError as error:
+        raise UsageError(f"sql/{file_name} does not parse: {error}") from None
+    statements = []
+    for tree in parsed:
+        if tree is None:
+            continue
+        tree = _strip_comments(tree)
+        if dialect == "spark":
+            tree = _decimals_as_doubles(tree)
+        tree = _bind_variables(tree, variables)
+        tree = _rename_tables(tree, tables or {})
+        if isinstance(tree, exp.Create) and tree.kind == "VIEW":
+            statements.append(Statement(view=tree.this.name, query=tree.expression, statement=tree))
+        else:
+            statements.append(Statement(view=None, query=tree, statement=tree))
+    return statements
+
+
+def sql_text(evaluation: Evaluation, *, dialect: str = "spark") -> str:
+    """``per_query.sql`` then ``summary.sql``, values bound, in ``dialect``: pasteable SQL
+    over views ``run`` and ``qrels`` that defines the views ``per_query`` and ``summary``."""
+    variables = evaluation_variables(evaluation)
+    parts = []
+    for file_name in PORTABLE_FILES:
+        try:
+            statements = transpile(file_name, variables, dialect=dialect)
+            text = ";\n\n".join(statement.sql(dialect) for statement in statements)
+        except sqlglot.errors.UnsupportedError as error:
+            raise UsageError(f"sql/{file_name} does not transpile to {dialect}: {error}") from None
+        parts.append(f"-- from sql/{file_name}\n{text};\n")
+    return "\n".join(parts)
+
+
+# --- session --------------------------------------------------------------------------------
+
+
+def require_pyspark() -> None:
+    try:
+        import pyspark  # noqa: F401
+    except ImportError:
+        raise UsageError(f"the spark engine needs pyspark, which is not installed: {INSTALL_HINT}") from None
+
+
+def java_available(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a ``java`` Spark can start: ``$JAVA_HOME/bin/java`` or ``java`` on the PATH."""
+    environ = os.environ if environ is None else environ
+    java_home = environ.get("JAVA_HOME")
+    if java_home:
+        return (Path(java_home) / "bin" / "java").is_file()
+    return shutil.which("java", path=environ.get("PATH")) is not None
+
+
+def session(master: str | None = None) -> SparkSession:
+    """The active SparkSession (as under spark-submit), or a new local one on all cores."""
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None and master is None:
+        return active
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM for us
+    if not submitted and not java_available():
+        raise UsageError(
+            "the spark engine needs Java (17 or newer), which was not found: install a JDK and put "
+            "`java` on the PATH or set JAVA_HOME"
+        )
+    builder = SparkSession.builder.appName("ndcg")
+    if master is not None:
+        builder = builder.master(master)
+    elif not submitted:
+        builder = (
+            builder.master("local[*]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+        )
+    spark = builder.getOrCreate()
+    if not submitted:
+        spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+@contextmanager
+def _private_views(frames: Mapping[str, DataFrame]) -> Iterator[dict[str, str]]:
+    """Register frames as temp views with names no user view has; drop them afterwards.
+
+    A DataFrame made from a query over a temp view keeps its resolved plan, so the views can
+    go as soon as the query is analysed."""
+    token = uuid.uuid4().hex[:12]
+    names = {name: f"ndcg_{name}_{token}" for name in frames}
+    for name, frame in frames.items():
+        frame.createOrReplaceTempView(names[name])
+    try:
+        yield names
+    finally:
+        catalog = next(iter(frames.values())).sparkSession.catalog
+        for private in names.values():
+            catalog.dropTempView(private)
+
+
+def _run_query(
+    spark: SparkSession, file_name: str, variables: Mapping[str, Any], tables: Mapping[str, str]
+) -> DataFrame:
+    (statement,) = transpile(file_name, variables, tables=tables)
+    try:
+        query = statement.query_sql()
+    except sqlglot.errors.UnsupportedError as error:
+        raise UsageError(f"sql/{file_name} does not transpile to Spark: {error}") from None
+    return spark.sql(query)
+
+
+# --- the engine -----------------------------------------------------------------------------
+
+
+def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataFrame:
+    """The per-query table ``query_id, k, cg, dcg, idcg, ndcg`` as a Spark DataFrame.
+
+    ``run`` has ``query_id, doc_id, score``; ``qrels`` has ``query_id, doc_id, relevance``
+    (validated already: see :func:`check_inputs`). Computed by ``sql/per_query.sql``; the
+    user's own temp views are never touched.
+    """
+    spark = run.sparkSession
+    inputs = {
+        "run": run.select("query_id", "doc_id", "score"),
+        "qrels": qrels.select("query_id", "doc_id", "relevance"),
+    }
+    with _private_views(inputs) as tables:
+        return _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables)
+
+
+def summarize(per_query_table: DataFrame) -> DataFrame:
+    """The summary ``k, queries, cg, dcg, idcg, ndcg`` computed by ``sql/summary.sql``."""
+    with _private_views({"per_query": per_query_table}) as tables:
+        return _run_query(per_query_table.sparkSession, "summary.sql", {}, tables)
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SparkResult:
+    """Spark's per-query table and summary (lazy DataFrames), with the spec that made them."""
+
+    per_query: DataFrame
+    summary: DataFrame
+    evaluation: Evaluation
+
+
+def evaluate(
+    run: str | Sequence[str] | DataFrame,
+    qrels: str | Sequence[str] | DataFrame | None = None,
+    *,
+    evaluation: Evaluation,
+    columns: Columns | None = None,
+    spark: SparkSession | None = None,
+    run_format: str | None = None,
+    qrels_format: str | None = None,
+) -> SparkResult:
+    """Validate and evaluate Parquet paths (files, directories, globs, hive datasets) or
+    Spark DataFrames; ``qrels=None`` reads inline labels from the run."""
+    check_supported(evaluation_variables(evaluation))
+    columns = columns or Columns()
+    if spark is None:
+        frame_session = next((value.sparkSession for value in (run, qrels) if _is_frame(value)), None)  # type: ignore[union-attr]
+        spark = frame_session or session()
+    run_name = _name(run, "run")
+    raw_run = _read(spark, run, run_format, run_name)
+    if qrels is None:
+        qrels_name = f"{run_name} (inline labels)"
+        raw_qrels = raw_run
+    else:
+        qrels_name = _name(qrels, "qrels")
+        raw_qrels = _read(spark, qrels, qrels_format, qrels_name)
+    run_frame = _canonical(
+        raw_run, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run_name
+    )
+    qrels_frame = _canonical(
+        raw_qrels, {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"}, qrels_name
+    )
+    run_frame, qrels_frame = check_inputs(run_frame, qrels_frame, run_name=run_name, qrels_name=qrels_name)
+    table = per_query(run_frame, qrels_frame, evaluation)
+    return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation)
+
+
+def _is_frame(value: object) -> bool:
+    return hasattr(value, "sparkSession") and hasattr(value, "createOrReplaceTempView")
+
+
+def _name(value: object, role: str) -> str:
+    if _is_frame(value):
+        return f"{role} DataFrame"
+    return value if isinstance(value, str) else ", ".join(map(str, value))  # type: ignore[call-overload]
+
+
+def spark_format(path: str, format: str | None) -> str:
+    """The format of a path on Spark: Parquet unless an extension or ``format`` says otherwise.
+
+    Object-store URLs and extension-less paths are Parquet datasets (directories) there.
+
+    >>> spark_format("s3a://logs/runs/", None)
+    'parquet'
+    >>> spark_format("run.txt", None)
+    'trec'
+    """
+    if format:
+        return format
+    if urlparse(path).scheme not in ("", "file") or not Path(path.rstrip("/*")).suffix:
+        return "parquet"
+    return detect_format(path)
+
+
+def _read(spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, name: str) -> DataFrame:
+    if _is_frame(value):
+        return value  # type: ignore[return-value]
+    paths = [value] if isinstance(value, str) else [str(path) for path in value]  # type: ignore[union-attr]
+    for path in paths:
+        chosen = spark_format(path, format)
+        if chosen != "parquet":
+            raise UsageError(
+                f"{path}: the spark engine reads Parquet only (files, directories, globs, hive datasets), "
+                f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
+            )
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.read.parquet(*paths)
+    except AnalysisException as error:
+        message = str(error).splitlines()[0]
+        raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
+
+
+def _canonical(frame: DataFrame, wanted: dict[str, str], name: str) -> DataFrame:
+    from pyspark.sql import functions
+
+    found = frame.columns
+    missing = [column for column in wanted if column not in found]
+    if missing:
+        listed, present = ", ".join(map(repr, missing)), ", ".join(map(repr, found))
+        raise InvalidInput(f"{name}: missing column(s) {listed}; columns found: {present}")
+    return frame.select(*(functions.col(f"`{source}`").alias(target) for source, target in wanted.items()))
+
+
+# --- validation (the checks of pipeline/validate.py, as Spark jobs) ---------------------------
+
+
+def check_inputs(run: DataFrame, qrels: DataFrame, *, run_name: str, qrels_name: str) -> tuple[DataFrame, DataFrame]:
+    """Refuse what would give a silently wrong number: non-numeric scores or labels, nulls,
+    NaN scores, and documents listed twice for one query. Ids of different types on the two
+    sides (integers in one, strings in the other) are both compared as strings."""
+    from pyspark.sql import functions, types
+
+    for frame, name, value_column in ((run, run_name, "score"), (qrels, qrels_name, "relevance")):
+        data_type = frame.schema[value_column].dataType
+        if not isinstance(data_type, types.NumericType):
+            raise InvalidInput(f"{name}: column {value_column!r} must be numeric, found {data_type.simpleString()}")
+        for id_column in ("query_id", "doc_id"):
+            id_type = frame.schema[id_column].dataType
+            if not isinstance(id_type, (types.StringType, types.IntegralType)):
+                raise InvalidInput(
+                    f"{name}: column {id_column!r} must hold strings or integers, found {id_type.simpleString()}"
+                )
+    for id_column in ("query_id", "doc_id"):
+        if run.schema[id_column].dataType != qrels.schema[id_column].dataType:
+            run = run.withColumn(id_column, functions.col(id_column).cast("string"))
+            qrels = qrels.withColumn(id_column, functions.col(id_column).cast("string"))
+
+    for frame, name, value_column in ((run, run_name, "score"), (qrels, qrels_name, "relevance")):
+        bad_row = (
+            functions.col("query_id").isNull()
+            | functions.col("doc_id").isNull()
+            | functions.col(value_column).isNull()
+            | functions.isnan(functions.col(value_column).cast("double"))
+        )
+        counts = frame.groupBy("query_id", "doc_id").agg(
+            functions.count(functions.lit(1)).alias("copies"), functions.max(bad_row.cast("int")).alias("bad")
+        )
+        problem = counts.filter((functions.col("copies") > 1) | (functions.col("bad") > 0)).limit(1).collect()
+        if not problem:
+            continue
+        query, doc, copies = problem[0]["query_id"], problem[0]["doc_id"], problem[0]["copies"]
+        if copies > 1 and query is not None and doc is not None:
+            raise InvalidInput(f"{name}: document {doc!r} is listed {copies} times for query {query!r}")
+        example = frame.filter(bad_row).limit(1).collect()[0].asDict()
+        column = next(c for c in ("query_id", "doc_id", value_column) if example[c] is None or example[c] != example[c])
+        raise InvalidInput(f"{name}: column {column!r} holds a null or NaN, e.g. in row {example}")
+    return run, qrels
+
+
+# --- outputs --------------------------------------------------------------------------------
+
+
+def write(per_query_table: DataFrame, summary: DataFrame, out: str) -> list[str]:
+    """Write ``OUT/per_query.parquet/`` and ``OUT/summary.parquet/`` as Spark does: folders of
+    part files, committed by Spark's output committer and replaced when they exist."""
+    from pyspark.errors import PySparkException
+
+    written = []
+    for name, frame in (("per_query", per_query_table), ("summary", summary)):
+        target = f"{out.rstrip('/')}/{name}.parquet"
+        try:
+            frame.write.mode("overwrite").parquet(target)
+        except PySparkException as error:
+            raise UsageError(f"--out {target}: cannot write: {str(error).splitlines()[0]}") from None
+        written.append(target)
+    return written

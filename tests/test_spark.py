@@ -1,0 +1,335 @@
+"""The spark engine: the SQL of sql/ transpiled to Spark gives Polars' numbers (1e-9) on the
+edge-case matrix and on seeded random data, in one local SparkSession for the whole module.
+
+Expected values come from the Polars engine, which tests/test_engines_agree.py holds to the
+independent reference in tests/reference.py."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pyspark.sql as pyspark_sql
+import pytest
+import sqlglot
+
+from pipeline import Discount, Evaluation, Gain
+from pipeline.cli import main
+from pipeline.engines import spark as spark_engine
+from pipeline.errors import UsageError
+from tests.conftest import ROOT, as_table, assert_tables_close, compute, frames
+from tests.test_engines_agree import CASES
+
+pytestmark = pytest.mark.spark
+RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[pyspark_sql.SparkSession]:
+    """One small local session: 1 core, 1 shuffle partition, no UI; stopped after the module."""
+    session = (
+        pyspark_sql.SparkSession.builder.master("local[1]")
+        .appName("ndcg-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def to_spark(spark: pyspark_sql.SparkSession, frame: pl.LazyFrame) -> pyspark_sql.DataFrame:
+    return spark.createDataFrame(frame.collect().to_arrow())
+
+
+def to_polars(frame: pyspark_sql.DataFrame) -> pl.DataFrame:
+    table = pl.from_arrow(frame.toArrow())
+    assert isinstance(table, pl.DataFrame)
+    return table
+
+
+def by_spark(spark: pyspark_sql.SparkSession, run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> dict:
+    return as_table(to_polars(spark_engine.per_query(to_spark(spark, run), to_spark(spark, qrels), evaluation)))
+
+
+# --- parity with the Polars engine -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_edge_case_matrix(spark: pyspark_sql.SparkSession, case: str) -> None:
+    run_rows, qrels_rows, options, id_type = CASES[case]
+    evaluation = Evaluation(**options)
+    run, qrels = frames(run_rows, qrels_rows, id_type)
+    assert_tables_close(by_spark(spark, run, qrels, evaluation), as_table(compute("polars", run, qrels, evaluation)))
+
+
+def large_random_case(seed: int, queries: int) -> tuple[list[tuple], list[tuple], Evaluation]:
+    """Hundreds of queries with many tied scores, graded, negative and unjudged labels, and
+    judged documents the run never retrieved."""
+    rng = random.Random(seed)
+    run_rows, qrels_rows = [], []
+    for q in range(queries):
+        docs = [f"d{d}" for d in range(rng.randint(1, 30))]
+        for doc in rng.sample(docs, rng.randint(1, len(docs))):
+            run_rows.append((f"q{q}", doc, float(rng.randint(0, 6))))
+        for doc in docs:
+            if rng.random() < 0.6:
+                qrels_rows.append((f"q{q}", doc, rng.choice([-1, 0, 0, 1, 2, 3, 4])))
+        if rng.random() < 0.05:  # a query only in the qrels
+            qrels_rows.append((f"only-qrels-{q}", "x", rng.randint(1, 3)))
+    evaluation = Evaluation(
+        cutoffs=tuple(sorted(rng.sample([1, 3, 5, 10, 20], 3))),
+        gain=rng.choice([Gain(), Gain("exponential"), Gain.parse("0=0.5,1=3,2=9,4=4.5")]),
+        discount=rng.choice([Discount(), Discount("jk", 2.5)]),
+        all_queries=rng.random() < 0.5,
+        max_results=rng.choice([None, 7]),
+    )
+    return run_rows, qrels_rows, evaluation
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_random_data(spark: pyspark_sql.SparkSession, seed: int) -> None:
+    run_rows, qrels_rows, evaluation = large_random_case(seed, queries=300)
+    run, qrels = frames(run_rows, qrels_rows)
+    expected = as_table(compute("polars", run, qrels, evaluation))
+    assert len({query for query, _ in expected}) >= 250
+    assert_tables_close(by_spark(spark, run, qrels, evaluation), expected)
+
+
+def test_summary_is_the_mean_of_the_per_query_rows(spark: pyspark_sql.SparkSession) -> None:
+    run_rows, qrels_rows, evaluation = large_random_case(7, queries=40)
+    run, qrels = frames(run_rows, qrels_rows)
+    table = spark_engine.per_query(to_spark(spark, run), to_spark(spark, qrels), evaluation)
+    summary = to_polars(spark_engine.summarize(table)).sort("k", nulls_last=False)
+    rows = to_polars(table)
+    means = rows.group_by("k").agg(pl.len().alias("queries"), pl.col("ndcg").mean()).sort("k", nulls_last=False)
+    assert summary["queries"].to_list() == means["queries"].to_list()
+    assert (summary["ndcg"] - means["ndcg"]).abs().max() < 1e-12
+
+
+# --- the transpiled SQL --------------------------------------------------------------------------
+
+EVALUATIONS = {
+    "defaults": Evaluation(),
+    "every option": Evaluation(
+        cutoffs=(1, 10),
+        gain=Gain.parse("exponential+1=3,2=9"),
+        discount=Discount("jk", 3.0),
+        all_queries=True,
+        max_results=100,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(EVALUATIONS))
+def test_transpiled_sql_parses_in_sparks_dialect(spark: pyspark_sql.SparkSession, name: str) -> None:
+    variables = spark_engine.evaluation_variables(EVALUATIONS[name])
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    for file_name in spark_engine.PORTABLE_FILES:
+        for statement in spark_engine.transpile(file_name, variables):
+            text = statement.sql("spark")
+            assert "getvariable" not in text.lower()
+            # sqlglot reads its own Spark SQL back to the same tree ...
+            assert sqlglot.parse_one(text, read="spark").sql("spark") == statement.statement.sql("spark")
+            # ... and so does Spark's own parser (a parse only: no view needs to exist)
+            assert parser.parsePlan(text) is not None
+
+
+def test_printed_spark_sql_runs_when_pasted(spark: pyspark_sql.SparkSession) -> None:
+    """What `ndcg sql --dialect spark` prints, run statement by statement over views run and
+    qrels in a notebook-like session of its own, gives the Polars engine's numbers."""
+    evaluation = EVALUATIONS["every option"]
+    notebook = spark.newSession()  # its own temp views
+    run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
+    to_spark(notebook, run).createOrReplaceTempView("run")
+    to_spark(notebook, qrels).createOrReplaceTempView("qrels")
+    for statement in sqlglot.parse(spark_engine.sql_text(evaluation, dialect="spark"), read="spark"):
+        assert statement is not None
+        notebook.sql(statement.sql("spark"))
+    expected = as_table(compute("polars", run, qrels, evaluation))
+    assert_tables_close(as_table(to_polars(notebook.table("per_query"))), expected)
+    assert to_polars(notebook.table("summary"))["queries"].to_list() == [43] * 3
+
+
+def test_printed_duckdb_sql_runs_in_duckdb() -> None:
+    evaluation = EVALUATIONS["every option"]
+    connection = duckdb.connect()
+    connection.register("run", pl.read_parquet(RUN))
+    connection.register("qrels", pl.read_parquet(QRELS))
+    connection.execute(spark_engine.sql_text(evaluation, dialect="duckdb"))
+    run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
+    assert_tables_close(
+        as_table(connection.table("per_query").pl()), as_table(compute("polars", run, qrels, evaluation))
+    )
+
+
+def test_decimal_literals_divide_as_doubles_as_in_duckdb(spark: pyspark_sql.SparkSession) -> None:
+    # Spark alone: 1.0 / 3 is a decimal, 0.333333; DuckDB's `/` gives the double 1/3
+    tree = spark_engine._decimals_as_doubles(sqlglot.parse_one("select 1.0 / 3 as third", read="duckdb"))
+    assert spark.sql(tree.sql("spark")).collect()[0]["third"] == pytest.approx(1 / 3, abs=1e-15)
+    assert abs(float(spark.sql("select 1.0 / 3 as third").collect()[0]["third"]) - 1 / 3) > 1e-9
+
+
+@pytest.mark.parametrize(
+    ("value", "type_name"),
+    [
+        ("it's a \\ 'quote'", "STRING"),
+        ("文書-1", None),
+        (2.5, "DOUBLE"),
+        (0.1, None),
+        (3, "DOUBLE"),
+        (2**40, "BIGINT"),
+        (True, "BOOLEAN"),
+        ([5, 10], "ARRAY<BIGINT>"),
+        ([], "ARRAY<BIGINT>"),
+    ],
+)
+def test_literals_keep_their_value_on_spark(spark: pyspark_sql.SparkSession, value: object, type_name: str) -> None:
+    node = spark_engine.literal(value, type_name)
+    got = spark.sql(sqlglot.exp.select(node.as_("value")).sql("spark")).collect()[0]["value"]
+    assert got == value and type(got) is (float if type_name == "DOUBLE" else type(value))
+
+
+def test_unset_variables_are_nulls_of_their_type(spark: pyspark_sql.SparkSession) -> None:
+    for name, type_name in spark_engine.VARIABLE_TYPES.items():
+        node = spark_engine.literal(None, type_name)
+        field = spark.sql(sqlglot.exp.select(node.as_(name)).sql("spark")).schema[name]
+        assert field.dataType.simpleString() == type_name.lower().replace(", ", ","), name
+
+
+def test_a_gain_map_becomes_a_map(spark: pyspark_sql.SparkSession) -> None:
+    node = spark_engine.literal(([1.0, 2.0], [3.0, -9.5]), "MAP<DOUBLE, DOUBLE>")
+    assert spark.sql(sqlglot.exp.select(node.as_("m")).sql("spark")).collect()[0]["m"] == {1.0: 3.0, 2.0: -9.5}
+
+
+def test_unknown_variables_and_unsupported_options_are_refused() -> None:
+    with pytest.raises(UsageError, match="not one of"):
+        spark_engine._bind_variables(sqlglot.parse_one("select getvariable('nope')", read="duckdb"), {})
+    with pytest.raises(UsageError, match="ties = 'input-order' is not supported on the spark engine"):
+        spark_engine.check_supported({"ties": "input-order"})
+    with pytest.raises(UsageError, match="DuckDB-only"):
+        spark_engine.transpile("inputs.sql", {})
+
+
+# --- the library and the command line ------------------------------------------------------------
+
+
+def test_user_views_are_left_alone(spark: pyspark_sql.SparkSession) -> None:
+    spark.sql("create or replace temp view run as select 'mine' as what")
+    spark.sql("create or replace temp view per_query as select 'mine too' as what")
+    run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
+    result = spark_engine.evaluate(to_spark(spark, run), to_spark(spark, qrels), evaluation=Evaluation(cutoffs=(5,)))
+    assert to_polars(result.summary).height == 2
+    assert spark.table("run").collect()[0]["what"] == "mine"
+    assert spark.table("per_query").collect()[0]["what"] == "mine too"
+    assert not [table for table in spark.catalog.listTables() if table.name.startswith("ndcg_")]
+    spark.catalog.dropTempView("run")
+    spark.catalog.dropTempView("per_query")
+
+
+def test_cli_reads_hive_partitioned_parquet_and_writes_parquet(
+    spark: pyspark_sql.SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run split into hive folders (part=a/, part=b/): the partition column is just extra
+    run = pl.read_parquet(RUN).with_columns(
+        part=pl.when(pl.col("query_id") < "q020").then(pl.lit("a")).otherwise(pl.lit("b"))
+    )
+    run.write_parquet(tmp_path / "runs", partition_by=["part"])
+    out = tmp_path / "out"
+    flags = ["--run", str(tmp_path / "runs"), "--qrels", str(QRELS), "--k", "5,10", "--out", str(out)]
+    code = main(["evaluate", "--engine", "spark", *flags])
+    assert code == 0, capsys.readouterr().err
+    assert "ndcg" in capsys.readouterr().out
+    written = pl.read_parquet(out / "per_query.parquet" / "*.parquet")
+    expected = compute("polars", pl.scan_parquet(RUN), pl.scan_parquet(QRELS), Evaluation(cutoffs=(5, 10)))
+    assert written.schema == expected.schema
+    assert_tables_close(as_table(written), as_table(expected))
+    summary = pl.read_parquet(out / "summary.parquet" / "*.parquet")
+    assert summary.columns == ["k", "queries", "cg", "dcg", "idcg", "ndcg"]
+
+
+def test_cli_trec_output_matches_polars(spark: pyspark_sql.SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
+    lines = {}
+    for engine in ("spark", "polars"):
+        flags = ["--run", str(RUN), "--qrels", str(QRELS), "--k", "10", "--output-format", "trec", "--per-query"]
+        assert main(["evaluate", "--engine", engine, *flags]) == 0
+        lines[engine] = capsys.readouterr().out
+    assert lines["spark"] == lines["polars"] and "ndcg_cut_10" in lines["spark"]
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]}, "'a' is listed 2 times for query 'q'"),
+        ({"query_id": ["q", "q"], "doc_id": ["a", None], "score": [1.0, 2.0]}, "column 'doc_id' holds a null"),
+        (
+            {"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, float("nan")]},
+            "column 'score' holds a null or NaN",
+        ),
+        ({"query_id": ["q"], "doc_id": ["a"], "score": ["high"]}, "column 'score' must be numeric"),
+        ({"query_id": ["q"], "doc": ["a"], "score": [1.0]}, "missing column(s) 'doc_id'"),
+    ],
+)
+def test_bad_input_exits_3_naming_the_problem(
+    spark: pyspark_sql.SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], rows: dict, message: str
+) -> None:
+    pl.DataFrame(rows).write_parquet(tmp_path / "run.parquet")
+    code = main(["evaluate", "--engine", "spark", "--run", str(tmp_path / "run.parquet"), "--qrels", str(QRELS)])
+    error = capsys.readouterr().err
+    assert code == 3 and message in error and "Traceback" not in error, error
+
+
+def test_cli_refuses_what_spark_does_not_read(
+    spark: pyspark_sql.SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["evaluate", "--engine", "spark", "--run", str(tmp_path / "missing.parquet"), "--qrels", str(QRELS)]) == 3
+    )
+    assert "cannot read as Parquet" in capsys.readouterr().err
+    (tmp_path / "run.txt").write_text("q Q0 a 1 1.0 tag\n")
+    assert main(["evaluate", "--engine", "spark", "--run", str(tmp_path / "run.txt"), "--qrels", str(QRELS)]) == 2
+    assert "reads Parquet only" in capsys.readouterr().err
+    assert main(["evaluate", "--engine", "spark", "--run", str(RUN), "--threads", "2"]) == 2
+
+
+def test_without_pyspark_the_error_says_how_to_install(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "pyspark", None)  # `import pyspark` now fails
+    assert main(["evaluate", "--engine", "spark", "--run", str(RUN), "--qrels", str(QRELS)]) == 2
+    assert "pip install 'ndcg-pipeline[spark]'" in capsys.readouterr().err
+
+
+def test_without_java_the_error_says_java_is_required(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not spark_engine.java_available({"PATH": str(tmp_path)})
+    assert not spark_engine.java_available({"JAVA_HOME": str(tmp_path), "PATH": ""})
+    monkeypatch.setattr(pyspark_sql.SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(spark_engine, "java_available", lambda environ=None: False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    with pytest.raises(UsageError, match=r"needs Java \(17 or newer\)"):
+        spark_engine.session()
+
+
+def test_ndcg_sql_prints_both_dialects(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sql", "--dialect", "spark", "--k", "5,10", "--gain", "1=3,2=9"]) == 0
+    spark_text = capsys.readouterr().out
+    assert "CREATE OR REPLACE TEMPORARY VIEW per_query" in spark_text and "EXPLODE" in spark_text
+    assert "MAP_FROM_ARRAYS" in spark_text and "getvariable" not in spark_text.lower()
+    assert main(["sql", "--dialect", "duckdb", "--k", "5"]) == 0
+    assert "UNNEST" in capsys.readouterr().out
+
+
+def test_library_evaluate_on_spark_returns_polars_frames(spark: pyspark_sql.SparkSession) -> None:
+    from pipeline import evaluate
+
+    by_spark = evaluate(str(RUN), str(QRELS), engine="spark", k=[3, 10], gain="exponential")
+    by_polars = evaluate(str(RUN), str(QRELS), engine="polars", k=[3, 10], gain="exponential")
+    assert by_spark.engine == "spark" and isinstance(by_spark.per_query, pl.DataFrame)
+    assert_tables_close(as_table(by_spark.per_query), as_table(by_polars.per_query))
+    assert by_spark.summary["queries"].to_list() == by_polars.summary["queries"].to_list()
