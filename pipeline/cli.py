@@ -613,6 +613,20 @@ def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
 
     if args.threads or args.memory_limit:
         raise UsageError("--threads and --memory-limit are for the duckdb engine; size Spark with spark-submit")
+    unsupported = [
+        flag
+        for flag, given in (
+            ("--partition", args.partition),
+            ("--group-by", args.group_by),
+            ("--query-attributes", args.query_attributes),
+        )
+        if given
+    ]
+    if unsupported:
+        raise UsageError(
+            f"{', '.join(unsupported)}: not supported by the spark engine yet; filter the partition in the path "
+            "(e.g. --run logs/dt=2026-11-21) or use --engine polars or duckdb"
+        )
     if args.out and args.out_format != "parquet":
         raise UsageError(f"the spark engine writes Parquet only, not --out-format {args.out_format}")
     spark = spark_engine.session(args.spark_master)

@@ -20,7 +20,7 @@ from pipeline import Discount, Evaluation, Gain
 from pipeline.cli import main
 from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
-from tests.conftest import ROOT, as_table, assert_tables_close, compute, frames
+from tests.conftest import ROOT, as_table, assert_tables_close, compute, frames, run_cli
 from tests.test_engines_agree import CASES
 
 pytestmark = pytest.mark.spark
@@ -333,3 +333,10 @@ def test_library_evaluate_on_spark_returns_polars_frames(spark: pyspark_sql.Spar
     assert by_spark.engine == "spark" and isinstance(by_spark.per_query, pl.DataFrame)
     assert_tables_close(as_table(by_spark.per_query), as_table(by_polars.per_query))
     assert by_spark.summary["queries"].to_list() == by_polars.summary["queries"].to_list()
+
+
+@pytest.mark.parametrize("flags", [["--partition", "dt=2026-11-21"], ["--group-by", "locale"]])
+def test_job_options_the_spark_engine_lacks_are_refused(flags: list[str]) -> None:
+    result = run_cli("evaluate", "--engine", "spark", "--run", "data/runs", "--qrels", "data/qrels.parquet", *flags)
+    assert result.returncode == 2
+    assert flags[0] in result.stderr and "not supported by the spark engine" in result.stderr
