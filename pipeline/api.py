@@ -21,8 +21,9 @@ from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
 from pipeline.io.read import LABEL, Columns, Source, scan_qrels, scan_run
-from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
+from pipeline.spec import Discount, Evaluation, Gain, Profile, SpecError, parse_cutoffs, profile_named
 from pipeline.validate import check_inputs
 
 Input = str | Path | Source | pl.LazyFrame | pl.DataFrame
@@ -43,21 +44,49 @@ class Result:
 def make_evaluation(
     *,
     k: Iterable[int] | str = (5, 10, 20),
-    gain: str | Gain = "linear",
-    discount: str | Discount = "log2",
-    log_base: float = 2.0,
-    all_queries: bool = False,
+    profile: str | None = None,
+    gain: str | Gain | None = None,
+    discount: str | Discount | None = None,
+    log_base: float | None = None,
+    all_queries: bool | None = None,
     max_results: int | None = None,
+    ties: str | None = None,
+    ideal: str | None = None,
+    empty_ideal: str | None = None,
+    unjudged: str | None = None,
+    duplicates: str | None = None,
+    relevance_threshold: float | None = None,
 ) -> Evaluation:
-    """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them."""
+    """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them.
+
+    ``profile`` names a bundle of conventions (:data:`pipeline.spec.PROFILES`); every other
+    option left as None keeps the profile's choice, or the default without a profile.
+
+    >>> make_evaluation(k=[3], profile="lightgbm", empty_ideal="zero").describe()["empty_ideal"]
+    'zero'
+    """
     try:
+        chosen = profile_named(profile) if profile is not None else Profile("default", "defaults", ())
+        if isinstance(discount, str) or log_base is not None:
+            base = dict(chosen.settings).get("discount", Discount())
+            assert isinstance(base, Discount)
+            kind = discount if isinstance(discount, str) else base.kind
+            discount = Discount(kind, log_base=log_base if log_base is not None else base.log_base)  # type: ignore[arg-type]
+        overrides = {
+            "gain": Gain.parse(gain) if isinstance(gain, str) else gain,
+            "discount": discount,
+            "all_queries": all_queries,
+            "max_results": max_results,
+            "ties": ties,
+            "ideal": ideal,
+            "empty_ideal": empty_ideal,
+            "unjudged": unjudged,
+            "duplicates": duplicates,
+            "relevance_threshold": relevance_threshold,
+        }
         cutoffs = parse_cutoffs(k) if isinstance(k, str) else tuple(k)
-        return Evaluation(
-            cutoffs=cutoffs,
-            gain=gain if isinstance(gain, Gain) else Gain.parse(gain),
-            discount=discount if isinstance(discount, Discount) else Discount(discount, log_base=log_base),  # type: ignore[arg-type]
-            all_queries=all_queries,
-            max_results=max_results,
+        return chosen.evaluation(
+            cutoffs=cutoffs, **{name: value for name, value in overrides.items() if value is not None}
         )
     except SpecError as error:
         raise UsageError(str(error)) from None
@@ -82,7 +111,7 @@ def per_query(
     Inputs are validated before anything is computed.
     """
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
-    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
+    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format, evaluation)
     if engine == "polars":
         return polars_engine.per_query(run_frame, qrels_frame, evaluation)
     return _duckdb(run_frame, qrels_frame, parquet, evaluation, columns)[0].lazy()
@@ -105,7 +134,7 @@ def evaluate(
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
     evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
-    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format)
+    run_frame, qrels_frame, parquet = _load(run, qrels, columns, run_format, qrels_format, evaluation)
     if engine == "polars":
         table = polars_engine.per_query(run_frame, qrels_frame, evaluation)
         per_query_table, summary = pl.collect_all([table, summarize(table)])
@@ -117,10 +146,18 @@ def evaluate(
 
 
 def _load(
-    run: Input, qrels: Input | None, columns: Columns | None, run_format: str | None, qrels_format: str | None
+    run: Input,
+    qrels: Input | None,
+    columns: Columns | None,
+    run_format: str | None,
+    qrels_format: str | None,
+    evaluation: Evaluation,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame, tuple[Source, Source | None] | None]:
     """Read and validate. The third value names the Parquet sources the DuckDB engine may read
-    itself, or is None when it must be handed the frames."""
+    itself, or is None when it must be handed the frames.
+
+    The run gets its ``arrival`` column here, as it is read, so that both engines see the same
+    input order (DuckDB keeps no row order of its own)."""
     columns = columns or Columns()
     run_source = _source(run, run_format, columns)
     qrels_source = _source(qrels, qrels_format, columns) if qrels is not None else None
@@ -128,18 +165,30 @@ def _load(
 
     run_frame = _frame(run, run_source, role="run", with_labels=inline)
     run_name = run_source.path if run_source else "run"
+    # a user column called "arrival" is not ours: the input order is where each row stands
+    run_frame = run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL)
+    rank_type = run_frame.collect_schema().get(RANK_COLUMN)
+    if evaluation.ties == "input-order" and rank_type is not None and not rank_type.is_numeric():
+        raise InvalidInput(f"{run_name}: column {RANK_COLUMN!r} has type {rank_type}; input-order ties need numbers")
     if inline:
-        qrels_frame = run_frame.select("query_id", "doc_id", LABEL)
-        run_frame = run_frame.select("query_id", "doc_id", "score")
+        labelled = run_frame
+        if evaluation.duplicates != "error":
+            # the labels of the rows the duplicate policy keeps
+            labelled = labelled.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
+        qrels_frame = labelled.select("query_id", "doc_id", LABEL)
+        run_frame = run_frame.drop(LABEL)
         qrels_name = f"{run_name} (inline labels)"
     else:
         assert qrels is not None
         qrels_frame = _frame(qrels, qrels_source, role="qrels", with_labels=False)
         qrels_name = qrels_source.path if qrels_source else "qrels"
-    checked = check_inputs(run_frame, qrels_frame, run_name=run_name, qrels_name=qrels_name)
+    checked = check_inputs(
+        run_frame, qrels_frame, run_name=run_name, qrels_name=qrels_name, run_duplicates=evaluation.duplicates
+    )
 
     native = (
-        run_source is not None
+        not evaluation.reads_input_order
+        and run_source is not None
         and run_source.format == "parquet"
         and (inline or (qrels_source is not None and qrels_source.format == "parquet"))
         and checked.run.collect_schema() == run_frame.select(checked.run.collect_schema().names()).collect_schema()
@@ -201,9 +250,7 @@ def _duckdb(
                 {"query_col": names.query, "doc_col": names.doc, "score_col": names.score, "label_col": names.label},
             )
         else:
-            duckdb_engine.register_inputs(
-                connection, run.select("query_id", "doc_id", "score"), qrels.select("query_id", "doc_id", LABEL)
-            )
+            duckdb_engine.register_inputs(connection, run, qrels)
         return duckdb_engine.evaluate(connection, evaluation)
     finally:
         connection.close()

@@ -384,6 +384,25 @@ def profile_named(name: str) -> Profile:
         raise SpecError(f"unknown profile {name!r}; expected one of {', '.join(PROFILES)}") from None
 
 
+def profiles_table() -> str:
+    """The profiles and the choices each makes, as a Markdown table (``ndcg profiles``)."""
+    columns = ("gain", "discount", "ties", "ideal", "empty_ideal", "unjudged", "duplicates", "all_queries")
+    header = ("profile", *columns, "reproduces")
+    rows = []
+    for profile in PROFILES.values():
+        described = profile.evaluation(cutoffs=(1,))
+        values = [str(getattr(described, name)) for name in columns]
+        rows.append((profile.name, *values, profile.tool))
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    notes = [f"- {p.name}: {p.differences}" for p in PROFILES.values() if p.differences]
+    return "\n".join([line(header), rule, *map(line, rows), "", "Not reproduced:", *notes]) + "\n"
+
+
 def parse_cutoffs(text: str) -> tuple[int, ...]:
     """Read ``"5,10,20"`` into cutoffs, refusing anything but positive integers.
 

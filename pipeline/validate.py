@@ -25,8 +25,14 @@ class Checked:
     qrels: pl.LazyFrame
 
 
-def check_inputs(run: pl.LazyFrame, qrels: pl.LazyFrame, *, run_name: str, qrels_name: str) -> Checked:
-    """Validate run and qrels; return them with matching id types and no helper columns."""
+def check_inputs(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, *, run_name: str, qrels_name: str, run_duplicates: str = "error"
+) -> Checked:
+    """Validate run and qrels; return them with matching id types and no helper columns.
+
+    ``run_duplicates`` is the evaluation's duplicate policy: repeated (query, doc) rows in the
+    run are refused only under ``"error"``; in the qrels they always are.
+    """
     run_schema = run.collect_schema()
     qrels_schema = qrels.collect_schema()
     _check_types(run_schema, run_name, {QUERY: "id", DOC: "id", SCORE: "number"})
@@ -57,11 +63,12 @@ def check_inputs(run: pl.LazyFrame, qrels: pl.LazyFrame, *, run_name: str, qrels
                 f"first at {_example(frame, ~pl.col(value_column).is_finite())}"
             )
     for duplicate, name, what in ((run_duplicate, run_name, "run"), (qrels_duplicate, qrels_name, "qrels")):
-        if duplicate.height:
+        if duplicate.height and (what == "qrels" or run_duplicates == "error"):
             query, doc, count = duplicate.row(0)
             raise InvalidInput(
                 f"{name}: document {doc!r} is listed {count} times for query {query!r}; "
                 f"each (query_id, doc_id) may appear once in the {what}"
+                + (" (or keep one row with --duplicates first or max-score)" if what == "run" else "")
             )
 
     run, qrels = _align_ids(_drop_provenance(run), _drop_provenance(qrels), run_schema, qrels_schema)

@@ -34,7 +34,9 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
     """A fixed-width table of the summary, preceded by the conventions that produced it."""
     header = ["k", "queries", *MEASURES]
     body = [
-        ["all" if row["k"] is None else str(row["k"]), str(row["queries"])] + [f"{row[m]:.{digits}f}" for m in MEASURES]
+        ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
+        # a mean is null when every query was skipped (empty_ideal="skip")
+        + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in MEASURES]
         for row in summary.iter_rows(named=True)
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
