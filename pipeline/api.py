@@ -166,7 +166,9 @@ def _load(
     run_frame = _frame(run, run_source, role="run", with_labels=inline)
     run_name = run_source.path if run_source else "run"
     # a user column called "arrival" is not ours: the input order is where each row stands
-    run_frame = run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL)
+    run_frame = (
+        run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL).with_columns(pl.col(ARRIVAL).cast(pl.Int64))
+    )
     rank_type = run_frame.collect_schema().get(RANK_COLUMN)
     if evaluation.ties == "input-order" and rank_type is not None and not rank_type.is_numeric():
         raise InvalidInput(f"{run_name}: column {RANK_COLUMN!r} has type {rank_type}; input-order ties need numbers")

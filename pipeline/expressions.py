@@ -67,7 +67,7 @@ def rank_by_score(query: str = QUERY, score: str = SCORE, doc: str = DOC, *, tie
     keys = [pl.col(score), pl.col(doc).cast(pl.String)]
     if ties == "input-order":
         # one descending sort: negate the keys that go up
-        keys = [-pl.col(INPUT_RANK), pl.col(score), -pl.col(ARRIVAL), pl.col(doc).cast(pl.String)]
+        keys = [-pl.col(INPUT_RANK), pl.col(score), -pl.col(ARRIVAL).cast(pl.Int64), pl.col(doc).cast(pl.String)]
     return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(query, order_by=keys, descending=True, nulls_last=True)
 
 
@@ -87,7 +87,7 @@ def with_input_order(run: pl.LazyFrame) -> pl.LazyFrame:
 def first_copy(query: str = QUERY, doc: str = DOC, *, by_score: bool) -> pl.Expr:
     """True on the one row kept of each (query, document): the first to arrive, or with
     ``by_score`` the highest score (the first to arrive among equal scores)."""
-    keys = [pl.col(SCORE), -pl.col(ARRIVAL)] if by_score else [-pl.col(ARRIVAL)]
+    keys = [pl.col(SCORE), -pl.col(ARRIVAL).cast(pl.Int64)] if by_score else [-pl.col(ARRIVAL).cast(pl.Int64)]
     return pl.int_range(pl.len(), dtype=pl.Int64).over([query, doc], order_by=keys, descending=True) == 0
 
 
