@@ -25,6 +25,10 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@
 
+$(VENV)/.installed-peers: $(VENV)/.installed-dev
+	$(BIN)/python -m pip install -q -e '.[dev,peers]'
+	touch $@
+
 install: $(VENV)/.installed ## create .venv and install the project (ndcg command)
 
 dev: $(VENV)/.installed-dev ## install the project plus test and lint tools
@@ -43,7 +47,7 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 	  -c ".read sql/export.sql"
 	@echo "wrote $(OUT)/sql/per_query.parquet and $(OUT)/sql/summary.parquet"
 
-test: dev ## install what the tests need and run the whole suite
+test: dev $(VENV)/.installed-peers ## install what the tests need (peer tools too) and run the whole suite
 	$(BIN)/python -m pytest -q
 
 lint: dev ## ruff and mypy

@@ -66,9 +66,9 @@ Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval'
    ir_measures). ``max_results=N`` keeps the N best-ranked results of each query after
    ordering (trec_eval ``-M``).
 6. Unjudged documents, ``unjudged``: ``zero`` (default) keeps them in the ranking with gain
-   0; ``drop`` removes documents absent from the qrels from the ranking after ordering and
-   ``max_results``, before cutting at k (trec_eval ``-J``; documents judged with a negative
-   label stay).
+   0; ``drop`` removes them (documents absent from the qrels, and those with a negative
+   label, which count as unjudged) from the ranking after ordering and ``max_results``,
+   before cutting at k (trec_eval ``-J``).
 7. Duplicates, ``duplicates``: a document listed twice for one query in the run is an
    ``error`` (default), or only its ``first`` row (the first to arrive) or its
    ``max-score`` row (the highest score; the first to arrive among equal scores) is kept

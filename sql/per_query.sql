@@ -17,7 +17,8 @@
 --   4. a query whose IDCG is 0 scores 0 ('zero'), 1 ('one'), NaN ('nan') or null ('skip')
 --   5. queries only in the run are not evaluated; queries only in the qrels are skipped, or
 --      score 0 when all_queries is true (trec_eval -c); max_results keeps the best N (-M)
---   6. unjudged = 'drop' removes documents absent from the qrels after max_results (-J)
+--   6. unjudged = 'drop' removes unjudged documents (absent from the qrels or labelled below 0)
+--      after max_results (trec_eval -J)
 --   7. duplicates in the run: refused before this runs ('error', pipeline/validate.py), or
 --      the first row to arrive ('first') or the highest score ('max-score') is kept
 --
@@ -69,7 +70,9 @@ judgments as (
             when coalesce(getvariable('gain'), 'linear') = 'exponential'
                 then pow(2.0, cast(qrels.relevance as double)) - 1.0
             else cast(qrels.relevance as double)
-        end as gain
+        end as gain,
+        -- a negative label counts as unjudged (trec_eval -J drops it too)
+        coalesce(qrels.relevance >= 0, false) as judged
     from qrels
     left join gain_map on cast(qrels.relevance as double) = gain_map.level
 ),
@@ -140,7 +143,7 @@ retrieved_rows as (
         on ranked.query_id = judgments.query_id and ranked.doc_id = judgments.doc_id
     where
         (getvariable('max_results') is null or ranked.position <= getvariable('max_results'))
-        and (coalesce(getvariable('unjudged'), 'zero') <> 'drop' or judgments.doc_id is not null)
+        and (coalesce(getvariable('unjudged'), 'zero') <> 'drop' or coalesce(judgments.judged, false))
 ),
 
 retrieved as (

@@ -117,7 +117,8 @@ def ndcg_table(
         if max_results is not None:
             ordered = ordered[:max_results]
         if unjudged == "drop":
-            ordered = [r for r in ordered if r[1] in labels[query_id]]
+            # unjudged: not in the qrels, or labelled below 0
+            ordered = [r for r in ordered if labels[query_id].get(r[1], -1) >= 0]
         scores = [r[2] for r in ordered]
         gains = [gain_of(labels[query_id].get(r[1])) for r in ordered]
         pool = gains if ideal == "retrieved" else [gain_of(v) for v in labels[query_id].values()]

@@ -134,16 +134,19 @@ def test_empty_ideal(engine: str, empty_ideal: str, expected: float | None) -> N
 
 
 def test_unjudged_drop_removes_unjudged_documents_after_max_results(engine: str) -> None:
-    # x is unjudged, n is judged with a negative label (judged: it stays), a is relevant
+    # x is unjudged, n is judged with a negative label (so unjudged too), a is relevant, z is not
     run, qrels = frames(
-        {"query_id": ["q"] * 3, "doc_id": ["x", "n", "a"], "score": [3.0, 2.0, 1.0]},
-        {"query_id": ["q", "q"], "doc_id": ["n", "a"], "relevance": [-1, 1]},
+        {"query_id": ["q"] * 4, "doc_id": ["x", "n", "a", "z"], "score": [4.0, 3.0, 2.0, 1.0]},
+        {"query_id": ["q"] * 3, "doc_id": ["n", "a", "z"], "relevance": [-1, 1, 0]},
     )
     kept = ndcg_rows(run, qrels, engine, k=[2])
     assert kept[("q", 2)]["dcg"] == pytest.approx(0 / log2(2) + 0 / log2(3))  # x, n
     dropped = ndcg_rows(run, qrels, engine, k=[2], unjudged="drop")
-    assert dropped[("q", 2)]["dcg"] == pytest.approx(0 / log2(2) + 1 / log2(3))  # n, a
-    # -M before -J: the best two are x and n; dropping x leaves n alone
+    assert dropped[("q", 2)]["dcg"] == pytest.approx(1 / log2(2) + 0 / log2(3))  # a, z
+    # -M before -J: the best three are x, n and a; dropping x and n leaves a alone
+    cut_first = ndcg_rows(run, qrels, engine, k=[2], unjudged="drop", max_results=3)
+    assert cut_first[("q", 2)]["cg"] == pytest.approx(1.0)
+    assert cut_first[("q", None)]["dcg"] == pytest.approx(1 / log2(2))
     cut_first = ndcg_rows(run, qrels, engine, k=[2], unjudged="drop", max_results=2)
     assert cut_first[("q", 2)]["dcg"] == pytest.approx(0.0)
 

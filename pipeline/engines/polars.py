@@ -38,7 +38,13 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
 
 
 def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    return qrels.select(QUERY, DOC, gain(pl.col(LABEL), evaluation.gain, evaluation.relevance_threshold).alias("gain"))
+    return qrels.select(
+        QUERY,
+        DOC,
+        gain(pl.col(LABEL), evaluation.gain, evaluation.relevance_threshold).alias("gain"),
+        # a negative label counts as unjudged (trec_eval -J drops it too)
+        (pl.col(LABEL) >= 0).alias("judged"),
+    )
 
 
 def _deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -58,7 +64,7 @@ def _ranked(deduplicated: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
 def _retrieved(ranked: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     """``query_id, rank, gain, credited_gain``: the evaluated ranking. ``credited_gain`` is what
     the rank earns: the document's gain, or its tie group's mean gain under ``average``."""
-    joined = ranked.join(judgments.with_columns(judged=pl.lit(True)), on=[QUERY, DOC], how="left")
+    joined = ranked.join(judgments, on=[QUERY, DOC], how="left")
     if evaluation.unjudged == "drop":
         joined = joined.filter(pl.col("judged").fill_null(False))
         rank = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(QUERY, order_by="position")
