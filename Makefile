@@ -28,6 +28,10 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@
 
+$(VENV)/.installed-peers: $(VENV)/.installed-dev
+	$(BIN)/python -m pip install -q -e '.[dev,peers]'
+	touch $@
+
 install: $(VENV)/.installed ## create .venv and install the project (ndcg command)
 
 dev: $(VENV)/.installed-dev ## install the project plus test and lint tools
@@ -62,7 +66,7 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 	  echo "wrote $(OUT)/sql/$${partition##*/}/"; \
 	done
 
-test: dev browser ## install what the tests need and run the whole suite
+test: dev browser $(VENV)/.installed-peers ## install what the tests need (peer tools, a browser) and run the whole suite
 	$(BIN)/python -m pytest -q
 
 $(VENV)/.installed-bench: $(VENV)/.installed

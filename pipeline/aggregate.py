@@ -1,4 +1,8 @@
-"""Per-query table to summary: the mean of each measure per cutoff (``sql/summary.sql``)."""
+"""Per-query table to summary: the mean of each measure per cutoff (``sql/summary.sql``).
+
+A query whose ndcg is null (``empty_ideal="skip"``) is left out of every mean and of the
+``queries`` count; a NaN ndcg (``empty_ideal="nan"``) is kept and makes the ndcg mean NaN.
+"""
 
 from __future__ import annotations
 
@@ -11,11 +15,16 @@ def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] 
     """``[group columns], k, queries, cg, dcg, idcg, ndcg``: means over the queries evaluated
     at each cutoff; with ``group_by``, one row per group and cutoff, then the overall rows
     (group columns null)."""
+    counted = pl.col("ndcg").is_not_null()
     # Means as running sums in query order (a plain mean() would let the optimizer drop the
     # sort), so that reruns give the same bits.
+    in_query_order = pl.col("query_id").filter(counted)
     means = [
-        pl.len().cast(pl.Int64).alias("queries"),
-        *[(pl.col(m).sort_by("query_id").cum_sum().last() / pl.len()).alias(m) for m in MEASURES],
+        counted.sum().cast(pl.Int64).alias("queries"),
+        *[
+            (pl.col(m).filter(counted).sort_by(in_query_order).cum_sum().last() / counted.sum()).alias(m)
+            for m in MEASURES
+        ],
     ]
     overall = per_query.group_by("k").agg(means).sort("k", nulls_last=False)
     if not group_by:

@@ -21,6 +21,7 @@ import polars as pl
 from pipeline.aggregate import summarize
 from pipeline.engines import polars as polars_engine
 from pipeline.errors import InvalidInput, OutOfMemory, UsageError
+from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
 from pipeline.io.read import (
     LABEL,
     Columns,
@@ -30,7 +31,7 @@ from pipeline.io.read import (
     scan_qrels,
     scan_run,
 )
-from pipeline.spec import Discount, Evaluation, Gain, SpecError, parse_cutoffs
+from pipeline.spec import Discount, Evaluation, Gain, Profile, SpecError, parse_cutoffs, profile_named
 from pipeline.validate import DEFAULT_WARN_RESULTS_OVER, Checked, ValidationWarning, check_inputs
 
 Input = str | Path | Source | pl.LazyFrame | pl.DataFrame
@@ -52,21 +53,49 @@ class Result:
 def make_evaluation(
     *,
     k: Iterable[int] | str = (5, 10, 20),
-    gain: str | Gain = "linear",
-    discount: str | Discount = "log2",
-    log_base: float = 2.0,
-    all_queries: bool = False,
+    profile: str | None = None,
+    gain: str | Gain | None = None,
+    discount: str | Discount | None = None,
+    log_base: float | None = None,
+    all_queries: bool | None = None,
     max_results: int | None = None,
+    ties: str | None = None,
+    ideal: str | None = None,
+    empty_ideal: str | None = None,
+    unjudged: str | None = None,
+    duplicates: str | None = None,
+    relevance_threshold: float | None = None,
 ) -> Evaluation:
-    """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them."""
+    """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them.
+
+    ``profile`` names a bundle of conventions (:data:`pipeline.spec.PROFILES`); every other
+    option left as None keeps the profile's choice, or the default without a profile.
+
+    >>> make_evaluation(k=[3], profile="lightgbm", empty_ideal="zero").describe()["empty_ideal"]
+    'zero'
+    """
     try:
+        chosen = profile_named(profile) if profile is not None else Profile("default", "defaults", ())
+        if isinstance(discount, str) or log_base is not None:
+            base = dict(chosen.settings).get("discount", Discount())
+            assert isinstance(base, Discount)
+            kind = discount if isinstance(discount, str) else base.kind
+            discount = Discount(kind, log_base=log_base if log_base is not None else base.log_base)  # type: ignore[arg-type]
+        overrides = {
+            "gain": Gain.parse(gain) if isinstance(gain, str) else gain,
+            "discount": discount,
+            "all_queries": all_queries,
+            "max_results": max_results,
+            "ties": ties,
+            "ideal": ideal,
+            "empty_ideal": empty_ideal,
+            "unjudged": unjudged,
+            "duplicates": duplicates,
+            "relevance_threshold": relevance_threshold,
+        }
         cutoffs = parse_cutoffs(k) if isinstance(k, str) else tuple(k)
-        return Evaluation(
-            cutoffs=cutoffs,
-            gain=gain if isinstance(gain, Gain) else Gain.parse(gain),
-            discount=discount if isinstance(discount, Discount) else Discount(discount, log_base=log_base),  # type: ignore[arg-type]
-            all_queries=all_queries,
-            max_results=max_results,
+        return chosen.evaluation(
+            cutoffs=cutoffs, **{name: value for name, value in overrides.items() if value is not None}
         )
     except SpecError as error:
         raise UsageError(str(error)) from None
@@ -97,7 +126,15 @@ def per_query(
     if engine == "spark":
         return _spark(run, qrels, evaluation, columns, run_format, qrels_format).per_query.lazy()
     checked, parquet = _load(
-        run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=False
+        run,
+        qrels,
+        columns,
+        run_format,
+        qrels_format,
+        allow_fractional_labels,
+        warn_results_over,
+        streaming=False,
+        evaluation=evaluation,
     )
     if engine == "polars":
         return polars_engine.per_query(checked.run, checked.qrels, evaluation)
@@ -154,7 +191,15 @@ def evaluate(
         raise UsageError(f"cannot read memory limit {memory_limit!r}; expected a size such as 500MB, 4GB or 2GiB")
     streaming = memory_limit is not None
     checked, parquet = _load(
-        run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=streaming
+        run,
+        qrels,
+        columns,
+        run_format,
+        qrels_format,
+        allow_fractional_labels,
+        warn_results_over,
+        streaming=streaming,
+        evaluation=evaluation,
     )
     if engine == "polars":
         # One collect of the plan; the summary is a small aggregate of its result. (collect_all
@@ -197,9 +242,14 @@ def _load(
     warn_results_over: int | None,
     *,
     streaming: bool,
+    evaluation: Evaluation | None = None,
 ) -> tuple[Checked, tuple[Source, Source | None] | None]:
     """Read and validate. The second value names the Parquet sources the DuckDB engine may
-    read itself, or is None when it must be handed the frames."""
+    read itself, or is None when it must be handed the frames.
+
+    The run gets its ``arrival`` column here, as it is read, so that both engines see the same
+    input order (DuckDB keeps no row order of its own)."""
+    evaluation = evaluation or Evaluation()
     columns = columns or Columns()
     run_source = _source(run, run_format, columns)
     qrels_source = _source(qrels, qrels_format, columns) if qrels is not None else None
@@ -207,9 +257,20 @@ def _load(
 
     run_frame = _frame(run, run_source, role="run", with_labels=inline)
     run_name = run_source.path if run_source else "run"
+    # a user column called "arrival" is not ours: the input order is where each row stands
+    run_frame = (
+        run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL).with_columns(pl.col(ARRIVAL).cast(pl.Int64))
+    )
+    rank_type = run_frame.collect_schema().get(RANK_COLUMN)
+    if evaluation.ties == "input-order" and rank_type is not None and not rank_type.is_numeric():
+        raise InvalidInput(f"{run_name}: column {RANK_COLUMN!r} has type {rank_type}; input-order ties need numbers")
     if inline:
-        qrels_frame = run_frame.select("query_id", "doc_id", LABEL)
-        run_frame = run_frame.select("query_id", "doc_id", "score")
+        labelled = run_frame
+        if evaluation.duplicates != "error":
+            # the labels of the rows the duplicate policy keeps
+            labelled = labelled.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
+        qrels_frame = labelled.select("query_id", "doc_id", LABEL)
+        run_frame = run_frame.drop(LABEL)
         qrels_name = f"{run_name} (inline labels)"
     else:
         assert qrels is not None
@@ -224,10 +285,12 @@ def _load(
         allow_fractional_labels=allow_fractional_labels,
         warn_results_over=warn_results_over,
         streaming=streaming,
+        run_duplicates=evaluation.duplicates,
     )
 
     native = (
-        run_source is not None
+        not evaluation.reads_input_order
+        and run_source is not None
         and not _any_glob_characters(run_source, qrels_source)
         and run_source.format == "parquet"
         and (inline or (qrels_source is not None and qrels_source.format == "parquet"))
@@ -304,9 +367,7 @@ def _duckdb(
                 {"query_col": names.query, "doc_col": names.doc, "score_col": names.score, "label_col": names.label},
             )
         else:
-            duckdb_engine.register_inputs(
-                connection, run.select("query_id", "doc_id", "score"), qrels.select("query_id", "doc_id", LABEL)
-            )
+            duckdb_engine.register_inputs(connection, run, qrels)
         return duckdb_engine.evaluate(connection, evaluation)
     except duckdb.OutOfMemoryException as error:
         limit = f" (memory limit {memory_limit})" if memory_limit else ""

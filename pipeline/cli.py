@@ -43,17 +43,52 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input_arguments(evaluate)
 
-    measure = evaluate.add_argument_group("measure")
+    measure = evaluate.add_argument_group(
+        "measure", "options left out take the --profile's choice, or trec_eval's without a profile"
+    )
     measure.add_argument("--k", default="5,10,20", help="cutoffs, e.g. 5,10,20; the whole ranking is always added")
     measure.add_argument(
-        "--gain", default="linear", help="linear (label), exponential (2^label-1), or a map like 1=3,2=9,4=4.5"
+        "--profile", metavar="NAME", help="a peer tool's conventions (`ndcg profiles` lists them); flags override it"
     )
     measure.add_argument(
-        "--discount", default="log2", choices=("log2", "jk"), help="log2: 1/log2(rank+1); jk: 1/max(1, log_b(rank))"
+        "--gain", help="linear (label; default), exponential (2^label-1), binary (1 if relevant), or a map like 1=3,2=9"
     )
-    measure.add_argument("--log-base", type=float, default=2.0, help="base b of the jk discount (default 2)")
     measure.add_argument(
-        "--all-queries", action="store_true", help="qrels queries missing from the run score 0 (trec_eval -c)"
+        "--discount", choices=("log2", "jk"), help="log2: 1/log2(rank+1) (default); jk: 1/max(1, log_b(rank))"
+    )
+    measure.add_argument("--log-base", type=float, help="base b of the jk discount (default 2)")
+    measure.add_argument(
+        "--ties",
+        choices=("docid-desc", "input-order", "average"),
+        help="tied scores: doc_id descending (default), input order or a 'rank' column, or averaged gains",
+    )
+    measure.add_argument(
+        "--ideal",
+        choices=("judged", "retrieved", "judged-cut-at-hits"),
+        help="ideal ranking from every judged document (default), the retrieved ones, or judged cut at the hits",
+    )
+    measure.add_argument(
+        "--empty-ideal",
+        choices=("zero", "one", "skip", "nan"),
+        help="NDCG of a query whose IDCG is 0: 0 (default), 1, left out of the means, or NaN",
+    )
+    measure.add_argument(
+        "--unjudged", choices=("zero", "drop"), help="unjudged documents gain 0 (default) or are dropped (trec_eval -J)"
+    )
+    measure.add_argument(
+        "--duplicates",
+        choices=("error", "first", "max-score"),
+        help="a document twice in one query of the run: an error (default), or keep the first or best-scored row",
+    )
+    measure.add_argument(
+        "--relevance-threshold",
+        type=float,
+        help="labels >= this are relevant (trec_eval -l; default: label > 0); used by the binary gain",
+    )
+    measure.add_argument(
+        "--all-queries",
+        action=argparse.BooleanOptionalAction,
+        help="qrels queries missing from the run score 0 (trec_eval -c)",
     )
     measure.add_argument(
         "--max-results", type=_positive_int, help="keep the N best-ranked results per query (trec_eval -M)"
@@ -121,8 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
         "sql",
         help="print the SQL of an evaluation, for DuckDB or Spark",
         description="Print sql/per_query.sql and sql/summary.sql with the measure options bound, in DuckDB's "
-        "or Spark's dialect (transpiled by sqlglot). The SQL reads views run (query_id, doc_id, score) and "
-        "qrels (query_id, doc_id, relevance) and defines the views per_query and summary.",
+        "or Spark's dialect (transpiled by sqlglot). The SQL reads views run (query_id, doc_id, score, "
+        "arrival, input_rank: the input position and rank, null when unused) and qrels (query_id, doc_id, "
+        "relevance) and defines the views per_query and summary.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -131,7 +167,21 @@ def build_parser() -> argparse.ArgumentParser:
     for action in measure._group_actions:  # the very options of `evaluate`, shared as argparse's parents= does
         sql_measure._add_action(action)
     sql.set_defaults(handler=_sql)
+
+    profiles = commands.add_parser(
+        "profiles",
+        help="list the named conventions of peer tools",
+        description="The --profile bundles: each peer tool's choices, and what a profile still cannot mimic.",
+    )
+    profiles.set_defaults(handler=_profiles)
     return parser
+
+
+def _profiles(args: argparse.Namespace) -> int:
+    from pipeline.spec import profiles_table
+
+    sys.stdout.write(profiles_table())
+    return 0
 
 
 def _add_input_arguments(command: argparse.ArgumentParser) -> None:
@@ -195,11 +245,18 @@ def _evaluation_from(args: argparse.Namespace) -> Evaluation:
 
     return make_evaluation(
         k=args.k,
+        profile=args.profile,
         gain=args.gain,
         discount=args.discount,
         log_base=args.log_base,
         all_queries=args.all_queries,
         max_results=args.max_results,
+        ties=args.ties,
+        ideal=args.ideal,
+        empty_ideal=args.empty_ideal,
+        unjudged=args.unjudged,
+        duplicates=args.duplicates,
+        relevance_threshold=args.relevance_threshold,
     )
 
 

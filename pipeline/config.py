@@ -53,7 +53,7 @@ def load_config(path: str | Path, parser: argparse.ArgumentParser) -> dict[str, 
 
 def _convert(path: Path, key: str, value: Any, action: argparse.Action) -> Any:
     where = f"{path}: key {key!r}"
-    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction, argparse.BooleanOptionalAction)):
         if not isinstance(value, bool):
             raise UsageError(f"{where} must be true or false, got {value!r}")
         return value

@@ -17,22 +17,35 @@ import math
 
 import polars as pl
 
-from pipeline.spec import Discount, Gain
+from pipeline.spec import Discount, Gain, Ties
 
 QUERY, DOC, SCORE = "query_id", "doc_id", "score"
+# Where a row stands in its input (files in the order listed, then rows), and the input's own
+# rank column when it has one: what the "input-order" ties and the duplicate policies read.
+ARRIVAL, INPUT_RANK, RANK_COLUMN = "arrival", "input_rank", "rank"
 
 
-def gain(label: pl.Expr, spec: Gain) -> pl.Expr:
+def gain(label: pl.Expr, spec: Gain, relevance_threshold: float | None = None) -> pl.Expr:
     """The gain of each label as Float64 (see :class:`pipeline.spec.Gain`).
 
     A missing label (an unjudged document) gains 0, and so does a negative label.
     """
     label = label.cast(pl.Float64)
-    by_kind = (pl.lit(2.0).pow(label) - 1.0) if spec.kind == "exponential" else label
+    if spec.kind == "binary":
+        by_kind = relevant(label, relevance_threshold).cast(pl.Float64)
+    elif spec.kind == "exponential":
+        by_kind = pl.lit(2.0).pow(label) - 1.0
+    else:
+        by_kind = label
     mapped: pl.Expr = by_kind
     for level, level_gain in reversed(spec.levels):
         mapped = pl.when(label == level).then(pl.lit(level_gain, dtype=pl.Float64)).otherwise(mapped)
     return pl.when(label.is_null() | (label < 0)).then(pl.lit(0.0)).otherwise(mapped)
+
+
+def relevant(label: pl.Expr, relevance_threshold: float | None = None) -> pl.Expr:
+    """Whether each label counts as relevant: ``>= relevance_threshold``, or ``> 0`` without one."""
+    return label > 0 if relevance_threshold is None else label >= relevance_threshold
 
 
 def discount(rank: pl.Expr, spec: Discount) -> pl.Expr:
@@ -43,12 +56,39 @@ def discount(rank: pl.Expr, spec: Discount) -> pl.Expr:
     return 1.0 / ((rank + 1.0).log() / math.log(2.0))
 
 
-def rank_by_score(query: str = QUERY, score: str = SCORE, doc: str = DOC) -> pl.Expr:
+def rank_by_score(query: str = QUERY, score: str = SCORE, doc: str = DOC, *, ties: Ties = "docid-desc") -> pl.Expr:
     """1-based rank within each query: score descending, ties by doc_id descending in string
-    order (trec_eval's ordering)."""
-    return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(
-        query, order_by=[pl.col(score), pl.col(doc).cast(pl.String)], descending=True
-    )
+    order (trec_eval's ordering; also the order within tied groups that ``average`` averages).
+
+    With ``ties="input-order"`` the frame needs the ``input_rank`` and ``arrival`` columns of
+    :func:`with_input_order`: input rank ascending (missing ranks last), then score
+    descending, then arrival.
+    """
+    keys = [pl.col(score), pl.col(doc).cast(pl.String)]
+    if ties == "input-order":
+        # one descending sort: negate the keys that go up
+        keys = [-pl.col(INPUT_RANK), pl.col(score), -pl.col(ARRIVAL).cast(pl.Int64), pl.col(doc).cast(pl.String)]
+    return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(query, order_by=keys, descending=True, nulls_last=True)
+
+
+def with_input_order(run: pl.LazyFrame) -> pl.LazyFrame:
+    """The run as ``query_id, doc_id, score, arrival, input_rank``.
+
+    ``arrival`` is kept when the reader added it and is otherwise the row's position in
+    ``run``; ``input_rank`` is the run's ``rank`` column as Float64, or null without one.
+    """
+    names = run.collect_schema().names()
+    if ARRIVAL not in names:
+        run = run.with_row_index(ARRIVAL)
+    input_rank = pl.col(RANK_COLUMN).cast(pl.Float64) if RANK_COLUMN in names else pl.lit(None, dtype=pl.Float64)
+    return run.select(QUERY, DOC, SCORE, pl.col(ARRIVAL).cast(pl.Int64), input_rank.alias(INPUT_RANK))
+
+
+def first_copy(query: str = QUERY, doc: str = DOC, *, by_score: bool) -> pl.Expr:
+    """True on the one row kept of each (query, document): the first to arrive, or with
+    ``by_score`` the highest score (the first to arrive among equal scores)."""
+    keys = [pl.col(SCORE), -pl.col(ARRIVAL).cast(pl.Int64)] if by_score else [-pl.col(ARRIVAL).cast(pl.Int64)]
+    return pl.int_range(pl.len(), dtype=pl.Int64).over([query, doc], order_by=keys, descending=True) == 0
 
 
 def rank_by_gain(query: str = QUERY, gain_column: str = "gain") -> pl.Expr:

@@ -9,38 +9,76 @@ Formulas (rank ``i`` starts at 1, ``g(i)`` is the gain of the document at rank `
 
 Gains ``g`` (:class:`Gain`):
 
-- ``linear``: ``g = label`` (trec_eval, ir_measures).
-- ``exponential``: ``g = 2**label - 1`` (Burges et al., 2005; LightGBM, scikit-learn's
-  ``dcg_score`` does linear, the "alternative" DCG of most tutorials).
+- ``linear``: ``g = label`` (trec_eval, ir_measures, scikit-learn).
+- ``exponential``: ``g = 2**label - 1`` (Burges et al., 2005; LightGBM, XGBoost,
+  Elasticsearch; the "alternative" DCG of most tutorials).
+- ``binary``: ``g = 1`` for a relevant label (see ``relevance_threshold``), else 0 (Spark
+  MLlib's ``RankingMetrics``).
 - a level map such as ``1=3,2=9,4=4.5`` (trec_eval's ``-m ndcg.1=3,2=9,4=4.5``): a mapped
   level gains its mapped value (which may be 0 or negative, and level 0 may be mapped);
   an unmapped level keeps its own value as its gain.
 
 Discounts ``d`` (:class:`Discount`):
 
-- ``log2``: ``d(i) = 1 / log2(i + 1)`` (trec_eval, Burges).
+- ``log2``: ``d(i) = 1 / log2(i + 1)`` (trec_eval, Burges). Spark's natural log cancels in
+  the ratio, so its NDCG equals this one.
 - ``jk`` with base ``b``: ``d(i) = 1`` for ``i <= b``, else ``1 / log_b(i)``; the original
   Järvelin & Kekäläinen (2002) form, equal to ``1 / max(1, log_b(i))``.
 
-Conventions (the defaults are trec_eval's):
+Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval's):
 
-1. Ordering: a query's results are ordered by score descending, ties broken by doc_id
-   descending in string (byte) order; any rank column in the input is ignored.
+1. Ordering, ``ties``: a query's results are ordered by score descending, and tied scores
+   are resolved by
+
+   - ``docid-desc`` (default; trec_eval): doc_id descending in string (byte) order, also for
+     integer ids; any rank column in the input is ignored.
+   - ``input-order`` (LightGBM, XGBoost, Spark, Elasticsearch, recommender libraries): the
+     order in which rows arrive (the ``arrival`` column, a row index added when the input is
+     read: files in the order listed, rows in file order). When the run has a ``rank``
+     column, results are ordered by that rank ascending instead (score, then arrival, break
+     its ties; rows without a rank come last).
+   - ``average`` (scikit-learn's ``ndcg_score``, torchmetrics): the documents of a tied
+     group share the mean of their gains, so a group occupying ranks ``a..b`` adds
+     ``mean gain * (d(a) + ... + d(min(b, k)))`` to DCG@k, whatever their order.
+
 2. Gains: negative labels count as unjudged and gain 0 whatever the gain says; unjudged
    documents (absent from the qrels) gain 0; label 0 gains 0 unless a gain map gives it a
-   value. Documents with label > 0 are relevant.
-3. Ideal ranking: every judged document of the query with a positive gain, including ones
-   the run never retrieved, sorted by gain descending and cut at k. With inline labels (no
-   qrels) the judged documents are the run's own labelled rows.
-4. A query whose IDCG is 0 scores NDCG 0.
+   value. A label is relevant when it is ``>= relevance_threshold`` (trec_eval's ``-l``), or
+   ``> 0`` when no threshold is set; relevance decides the ``binary`` gain and leaves
+   the other gains unchanged.
+3. Ideal ranking, ``ideal``: the positive gains sorted descending, cut at k, taken from
+
+   - ``judged`` (default; trec_eval): every judged document of the query, including ones
+     the run never retrieved. With inline labels (no qrels) the judged documents are the
+     run's own labelled rows.
+   - ``retrieved`` (scikit-learn, LightGBM, XGBoost): only the documents of the evaluated
+     ranking (after ``duplicates``, ``max_results`` and ``unjudged`` have applied).
+   - ``judged-cut-at-hits`` (Elasticsearch's ``rank_eval``): every judged document, cut at
+     the number of results in the evaluated ranking as well as at k.
+
+4. A query whose IDCG is 0 (no relevant document in its ideal ranking), ``empty_ideal``:
+   ``zero`` (default; trec_eval, scikit-learn, Spark) scores 0; ``one`` (LightGBM,
+   XGBoost's ``ndcg@k``) scores 1; ``nan`` scores NaN, which then propagates into the
+   mean; ``skip`` gives NDCG null and leaves the query out of the summary (its ``queries``
+   count drops and its cg, dcg and idcg are not averaged either).
 5. Queries in the run but not in the qrels are not evaluated. Queries in the qrels but not
-   in the run are skipped, or score 0 when ``all_queries`` is set (trec_eval ``-c``).
-   ``max_results=N`` keeps the N best-ranked results of each query after ordering
-   (trec_eval ``-M``).
-6. A document listed twice for one query, in the run or in the qrels, is an error.
+   in the run are skipped, or score 0 when ``all_queries`` is set (trec_eval ``-c``,
+   ir_measures). ``max_results=N`` keeps the N best-ranked results of each query after
+   ordering (trec_eval ``-M``).
+6. Unjudged documents, ``unjudged``: ``zero`` (default) keeps them in the ranking with gain
+   0; ``drop`` removes them (documents absent from the qrels, and those with a negative
+   label, which count as unjudged) from the ranking after ordering and ``max_results``,
+   before cutting at k (trec_eval ``-J``).
+7. Duplicates, ``duplicates``: a document listed twice for one query in the run is an
+   ``error`` (default), or only its ``first`` row (the first to arrive) or its
+   ``max-score`` row (the highest score; the first to arrive among equal scores) is kept
+   before ordering. A duplicate in the qrels is always an error.
 
 Cutoff ``None`` means the whole ranking: DCG over every retrieved document and IDCG over
 every ideal document (trec_eval's ``ndcg``); a cutoff k cuts both at k (``ndcg_cut_k``).
+
+Profiles (:data:`PROFILES`) are named bundles of these choices that reproduce a peer tool;
+``ndcg profiles`` prints them, and explicit options override a profile's.
 """
 
 from __future__ import annotations
@@ -50,11 +88,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-GainKind = Literal["linear", "exponential"]
+GainKind = Literal["linear", "exponential", "binary"]
 DiscountKind = Literal["log2", "jk"]
+Ties = Literal["docid-desc", "input-order", "average"]
+Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
+EmptyIdeal = Literal["zero", "one", "skip", "nan"]
+Unjudged = Literal["zero", "drop"]
+Duplicates = Literal["error", "first", "max-score"]
 
-GAIN_KINDS: tuple[str, ...] = ("linear", "exponential")
+GAIN_KINDS: tuple[str, ...] = ("linear", "exponential", "binary")
 DISCOUNT_KINDS: tuple[str, ...] = ("log2", "jk")
+TIES: tuple[str, ...] = ("docid-desc", "input-order", "average")
+IDEALS: tuple[str, ...] = ("judged", "retrieved", "judged-cut-at-hits")
+EMPTY_IDEALS: tuple[str, ...] = ("zero", "one", "skip", "nan")
+UNJUDGED: tuple[str, ...] = ("zero", "drop")
+DUPLICATES: tuple[str, ...] = ("error", "first", "max-score")
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _MAP_ENTRY = re.compile(rf"^\s*({_NUMBER})\s*=\s*({_NUMBER})\s*$")
@@ -75,6 +123,8 @@ class Gain:
     3.0
     >>> Gain.parse("exponential").gain_of(3)
     7.0
+    >>> Gain("binary").gain_of(2, relevance_threshold=3)
+    0.0
     """
 
     kind: GainKind = "linear"
@@ -108,13 +158,15 @@ class Gain:
             levels.append((float(match.group(1)), float(match.group(2))))
         return cls(kind="linear", levels=tuple(levels))
 
-    def gain_of(self, label: float) -> float:
+    def gain_of(self, label: float, relevance_threshold: float | None = None) -> float:
         """The gain of one label; the reference the engines are tested against."""
         if label < 0:
             return 0.0
         for level, gain in self.levels:
             if level == label:
                 return gain
+        if self.kind == "binary":
+            return 1.0 if is_relevant(label, relevance_threshold) else 0.0
         return float(2**label - 1) if self.kind == "exponential" else float(label)
 
     def __str__(self) -> str:
@@ -153,12 +205,17 @@ class Discount:
         return self.kind if self.kind == "log2" else f"jk(base={_short(self.log_base)})"
 
 
+def is_relevant(label: float, relevance_threshold: float | None = None) -> bool:
+    """Whether a label counts as relevant: ``>= relevance_threshold``, or ``> 0`` without one."""
+    return label > 0 if relevance_threshold is None else label >= relevance_threshold
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Everything that decides the numbers: cutoffs, gain, discount and conventions.
 
     ``cutoffs`` are the k of NDCG@k; the whole ranking (cutoff ``None``) is always computed
-    as well.
+    as well. The conventions are described in this module's docstring.
     """
 
     cutoffs: tuple[int, ...] = (5, 10, 20)
@@ -166,6 +223,12 @@ class Evaluation:
     discount: Discount = field(default_factory=Discount)
     all_queries: bool = False
     max_results: int | None = None
+    ties: Ties = "docid-desc"
+    ideal: Ideal = "judged"
+    empty_ideal: EmptyIdeal = "zero"
+    unjudged: Unjudged = "zero"
+    duplicates: Duplicates = "error"
+    relevance_threshold: float | None = None
 
     def __post_init__(self) -> None:
         if not self.cutoffs:
@@ -179,7 +242,22 @@ class Evaluation:
             isinstance(self.max_results, bool) or not isinstance(self.max_results, int) or self.max_results < 1
         ):
             raise SpecError(f"max_results must be a positive integer, got {self.max_results!r}")
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise SpecError(f"unknown {name} {getattr(self, name)!r}; expected one of {', '.join(allowed)}")
+        threshold = self.relevance_threshold
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)
+        ):
+            raise SpecError(f"relevance_threshold must be a finite number, got {threshold!r}")
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
+        if threshold is not None:
+            object.__setattr__(self, "relevance_threshold", float(threshold))
+
+    @property
+    def reads_input_order(self) -> bool:
+        """Whether the numbers depend on the order rows arrive (or on an input rank column)."""
+        return self.ties == "input-order" or self.duplicates != "error"
 
     def describe(self) -> dict[str, object]:
         """The resolved conventions, as written into outputs and printed for users."""
@@ -187,15 +265,142 @@ class Evaluation:
             "cutoffs": list(self.cutoffs),
             "gain": str(self.gain),
             "discount": str(self.discount),
-            "ties": "score desc, then doc_id desc (string order)",
-            "ideal": "every judged document with positive gain",
-            "empty_ideal": "zero",
-            "unjudged": "gain 0",
+            "ties": TIES_DESCRIBED[self.ties],
+            "ideal": IDEALS_DESCRIBED[self.ideal],
+            "empty_ideal": self.empty_ideal,
+            "unjudged": "gain 0" if self.unjudged == "zero" else "dropped from the ranking",
             "negative_labels": "unjudged, gain 0",
+            "relevant": "label > 0"
+            if self.relevance_threshold is None
+            else f"label >= {_short(self.relevance_threshold)}",
             "all_queries": self.all_queries,
             "max_results": self.max_results,
-            "duplicates": "error",
+            "duplicates": self.duplicates,
         }
+
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "ties": TIES,
+    "ideal": IDEALS,
+    "empty_ideal": EMPTY_IDEALS,
+    "unjudged": UNJUDGED,
+    "duplicates": DUPLICATES,
+}
+
+TIES_DESCRIBED = {
+    "docid-desc": "score desc, then doc_id desc (string order)",
+    "input-order": "input rank, else score desc, then input order",
+    "average": "score desc, tied gains averaged",
+}
+
+IDEALS_DESCRIBED = {
+    "judged": "every judged document with positive gain",
+    "retrieved": "the retrieved documents with positive gain",
+    "judged-cut-at-hits": "every judged document with positive gain, cut at the number of results",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named bundle of choices that reproduces one peer tool's NDCG.
+
+    ``settings`` are :class:`Evaluation` fields; anything not named keeps its default.
+    ``differences`` says what the profile still cannot mimic.
+    """
+
+    name: str
+    tool: str
+    settings: tuple[tuple[str, object], ...]
+    differences: str = ""
+
+    def evaluation(self, **overrides: object) -> Evaluation:
+        """The profile's :class:`Evaluation`, with explicit ``overrides`` winning."""
+        return Evaluation(**{**dict(self.settings), **overrides})  # type: ignore[arg-type]
+
+
+def _profile(name: str, tool: str, differences: str = "", **settings: object) -> Profile:
+    return Profile(name=name, tool=tool, settings=tuple(settings.items()), differences=differences)
+
+
+PROFILES: dict[str, Profile] = {
+    profile.name: profile
+    for profile in (
+        _profile("trec_eval", "trec_eval 10 / pytrec_eval: ndcg, ndcg_cut.k"),
+        _profile(
+            "ir_measures",
+            "ir_measures nDCG@k (pytrec_eval provider)",
+            all_queries=True,
+        ),
+        _profile(
+            "sklearn",
+            "scikit-learn ndcg_score(y_true, y_score, k), one query per row",
+            "ndcg_score refuses negative labels and lists of one document; ignore_ties=True "
+            "orders ties by an unstable sort",
+            ties="average",
+            ideal="retrieved",
+        ),
+        _profile(
+            "lightgbm",
+            "LightGBM metric ndcg@k (default label_gain 2^i - 1)",
+            "LightGBM counts duplicate rows twice and refuses negative or fractional labels",
+            gain=Gain("exponential"),
+            ties="input-order",
+            ideal="retrieved",
+            empty_ideal="one",
+        ),
+        _profile(
+            "xgboost",
+            "XGBoost eval_metric ndcg@k (ndcg@k- scores empty queries 0: add --empty-ideal zero)",
+            "XGBoost compares scores as float32 and counts duplicate rows twice",
+            gain=Gain("exponential"),
+            ties="input-order",
+            ideal="retrieved",
+            empty_ideal="one",
+        ),
+        _profile(
+            "spark_mllib",
+            "Spark MLlib RankingMetrics.ndcgAt(k) with ground-truth sets (binary relevance)",
+            "Spark counts a document predicted twice twice; it takes the prediction list as ordered",
+            gain=Gain("binary"),
+            ties="input-order",
+        ),
+        _profile(
+            "elasticsearch",
+            "Elasticsearch rank_eval dcg with normalize: true",
+            "Elasticsearch breaks score ties by shard and Lucene doc id; input order stands in for that",
+            gain=Gain("exponential"),
+            ties="input-order",
+            ideal="judged-cut-at-hits",
+        ),
+    )
+}
+
+
+def profile_named(name: str) -> Profile:
+    """The profile called ``name``, or an error listing the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise SpecError(f"unknown profile {name!r}; expected one of {', '.join(PROFILES)}") from None
+
+
+def profiles_table() -> str:
+    """The profiles and the choices each makes, as a Markdown table (``ndcg profiles``)."""
+    columns = ("gain", "discount", "ties", "ideal", "empty_ideal", "unjudged", "duplicates", "all_queries")
+    header = ("profile", *columns, "reproduces")
+    rows = []
+    for profile in PROFILES.values():
+        described = profile.evaluation(cutoffs=(1,))
+        values = [str(getattr(described, name)) for name in columns]
+        rows.append((profile.name, *values, profile.tool))
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    notes = [f"- {p.name}: {p.differences}" for p in PROFILES.values() if p.differences]
+    return "\n".join([line(header), rule, *map(line, rows), "", "Not reproduced:", *notes]) + "\n"
 
 
 def parse_cutoffs(text: str) -> tuple[int, ...]:

@@ -72,12 +72,15 @@ def check_inputs(
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
     streaming: bool = False,
+    run_duplicates: str = "error",
 ) -> Checked:
     """Validate run and qrels; return them with matching id types and no helper columns.
 
     ``columns`` gives the user's column names for messages; ``warn_results_over`` (None: off)
     is the number of results per query above which a query is reported; ``streaming``
-    collects the checks with Polars' streaming engine (bounded memory).
+    collects the checks with Polars' streaming engine (bounded memory). ``run_duplicates`` is
+    the evaluation's duplicate policy: repeated (query, doc) rows in the run are refused only
+    under ``"error"``; in the qrels they always are.
     """
     names = _display_names(columns or Columns())
     engine: CollectEngine = "streaming" if streaming else "auto"
@@ -133,7 +136,8 @@ def check_inputs(
             f"first at {_example(qrels, fractional, qrels_name)}. "
             "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
         )
-    check_run_duplicates(run_duplicate, run_name)
+    if run_duplicates == "error":
+        check_run_duplicates(run_duplicate, run_name)
     _raise_on_duplicate(qrels_duplicate, qrels_name, "qrels")
 
     run, qrels = _align_ids(_drop_provenance(run), _drop_provenance(qrels), run_schema, qrels_schema)
@@ -164,8 +168,8 @@ def check_inputs(
 
 
 def check_run_duplicates(duplicate: pl.DataFrame, name: str) -> None:
-    """Refuse a run that lists one document twice for a query (the only duplicate policy
-    so far; a ``--duplicates`` policy gates this one call)."""
+    """Refuse a run that lists one document twice for a query (``--duplicates error``, the
+    default; the other policies keep one row instead)."""
     _raise_on_duplicate(duplicate, name, "run")
 
 
@@ -175,6 +179,7 @@ def _raise_on_duplicate(duplicate: pl.DataFrame, name: str, what: str) -> None:
         raise InvalidInput(
             f"{name}: document {doc!r} is listed {count} times for query {query!r}; "
             f"each (query_id, doc_id) may appear once in the {what}"
+            + (" (or keep one row with --duplicates first or max-score)" if what == "run" else "")
         )
 
 

@@ -15,13 +15,19 @@
 --   SET VARIABLE qrels_path = 'data/qrels.parquet';
 --   .read sql/inputs.sql
 --
--- Creates: view run (query_id, doc_id, score), view qrels (query_id, doc_id, relevance).
+-- Creates: view run (query_id, doc_id, score, arrival, input_rank), view qrels (query_id,
+-- doc_id, relevance). arrival increases in input order (files in the order given, then rows
+-- within a file); input_rank is null here: to use a rank column with ties = 'input-order',
+-- define the run view yourself.
 
 create or replace temp view run as
 select
     columns(lambda c: c = coalesce(getvariable('query_col'), 'query_id')) as query_id,
     columns(lambda c: c = coalesce(getvariable('doc_col'), 'doc_id')) as doc_id,
-    columns(lambda c: c = coalesce(getvariable('score_col'), 'score')) as score
+    columns(lambda c: c = coalesce(getvariable('score_col'), 'score')) as score,
+    -- only the order matters: file first, then row (2^32 rows per file is beyond any input)
+    cast(file_index as bigint) * 4294967296 + file_row_number as arrival,
+    cast(null as double) as input_rank
 from read_parquet(getvariable('run_path'));
 
 create or replace temp view qrels as

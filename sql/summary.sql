@@ -4,40 +4,55 @@
 -- Variables: none.
 --
 -- Creates: view summary (k, queries, cg, dcg, idcg, ndcg): queries is how many were
--- averaged; k is null for the whole ranking.
+-- averaged; k is null for the whole ranking. A query with a null ndcg (empty_ideal = 'skip')
+-- is left out of every mean and of the count; a NaN ndcg (empty_ideal = 'nan') is kept and
+-- makes the ndcg mean NaN.
 
 create or replace temp view summary as
 with
+
+-- a query whose ndcg is null (empty_ideal 'skip') is left out of every mean and of the count
+kept as (
+    select per_query.* from per_query where per_query.ndcg is not null
+),
 
 -- Running sums in query order, read off at the last query: means with the same bits on
 -- every run, which a parallel avg() in arbitrary row order does not give.
 cumulative as (
     select
-        per_query.k,
+        kept.k,
         row_number() over running as position,
-        count(*) over (partition by per_query.k) as queries,
-        sum(per_query.cg) over running as cg,
-        sum(per_query.dcg) over running as dcg,
-        sum(per_query.idcg) over running as idcg,
-        sum(per_query.ndcg) over running as ndcg
-    from per_query
+        count(*) over (partition by kept.k) as queries,
+        sum(kept.cg) over running as cg,
+        sum(kept.dcg) over running as dcg,
+        sum(kept.idcg) over running as idcg,
+        sum(kept.ndcg) over running as ndcg
+    from kept
     window running as (
-        partition by per_query.k
-        order by per_query.query_id
+        partition by kept.k
+        order by kept.query_id
         rows between unbounded preceding and current row
     )
 ),
 
+totals as (
+    select * from cumulative where cumulative.position = cumulative.queries
+),
+
+cutoffs as (
+    select distinct per_query.k from per_query
+),
+
 final as (
     select
-        cumulative.k,
-        cumulative.queries,
-        cumulative.cg / cumulative.queries as cg,
-        cumulative.dcg / cumulative.queries as dcg,
-        cumulative.idcg / cumulative.queries as idcg,
-        cumulative.ndcg / cumulative.queries as ndcg
-    from cumulative
-    where cumulative.position = cumulative.queries
+        cutoffs.k,
+        coalesce(totals.queries, 0) as queries,
+        totals.cg / totals.queries as cg,
+        totals.dcg / totals.queries as dcg,
+        totals.idcg / totals.queries as idcg,
+        totals.ndcg / totals.queries as ndcg
+    from cutoffs
+    left join totals on totals.k is not distinct from cutoffs.k
 )
 
 select * from final

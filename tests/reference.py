@@ -1,6 +1,9 @@
-"""A short, independent pure-Python NDCG, written from the formulas and trec_eval's rules.
+"""A short, independent pure-Python NDCG, written from the formulas and the conventions of
+pipeline/spec.py's docstring (trec_eval's by default).
 
-It shares no code with the package, so agreement with it is evidence, not tautology.
+It shares no code with the package, so agreement with it is evidence, not tautology. Run rows
+are ``(query, doc, score)`` or ``(query, doc, score, rank)``; a row's position in the list is
+its arrival.
 """
 
 from __future__ import annotations
@@ -9,11 +12,22 @@ import math
 from collections import defaultdict
 
 
-def gain(label: float | None, kind: str = "linear", levels: dict[float, float] | None = None) -> float:
+def relevant(label: float, threshold: float | None) -> bool:
+    return label > 0 if threshold is None else label >= threshold
+
+
+def gain(
+    label: float | None,
+    kind: str = "linear",
+    levels: dict[float, float] | None = None,
+    threshold: float | None = None,
+) -> float:
     if label is None or label < 0:
         return 0.0
     if levels and float(label) in levels:
         return levels[float(label)]
+    if kind == "binary":
+        return 1.0 if relevant(label, threshold) else 0.0
     return 2.0**label - 1.0 if kind == "exponential" else float(label)
 
 
@@ -28,6 +42,36 @@ def dcg(gains: list[float], k: int | None, kind: str = "log2", base: float = 2.0
     return sum(g * discount(i, kind, base) for i, g in enumerate(cut, start=1))
 
 
+def tie_averaged(scores: list[float], gains: list[float], k: int | None, kind: str, base: float) -> tuple[float, float]:
+    """(CG, DCG) when each group of equal scores shares its mean gain: the group's mean gain
+    times the sum of the discounts of the positions it occupies, cut at k."""
+    cg = total = 0.0
+    start = 0
+    while start < len(scores):
+        end = start
+        while end + 1 < len(scores) and scores[end + 1] == scores[start]:
+            end += 1
+        mean = sum(gains[start : end + 1]) / (end - start + 1)
+        last = end + 1 if k is None else min(end + 1, k)  # 1-based last position counted
+        positions = range(start + 1, last + 1)
+        cg += mean * len(positions)
+        total += mean * sum(discount(p, kind, base) for p in positions)
+        start = end + 1
+    return cg, total
+
+
+def _keep_one_per_doc(rows: list[tuple], duplicates: str) -> list[tuple]:
+    """rows are (arrival, doc, score, rank); keep the first, or the best-scored then first."""
+    kept: dict = {}
+    for row in rows:
+        _, doc, score, _ = row
+        if doc not in kept or (duplicates == "max-score" and score > kept[doc][2]):
+            kept[doc] = row
+        elif duplicates == "error":
+            raise ValueError(f"duplicate {doc!r}")
+    return sorted(kept.values())
+
+
 def ndcg_table(
     run: list[tuple],
     qrels: list[tuple],
@@ -39,29 +83,72 @@ def ndcg_table(
     base: float = 2.0,
     all_queries: bool = False,
     max_results: int | None = None,
-) -> dict[tuple, tuple[float, float, float, float]]:
+    ties: str = "docid-desc",
+    ideal: str = "judged",
+    empty_ideal: str = "zero",
+    unjudged: str = "zero",
+    duplicates: str = "error",
+    relevance_threshold: float | None = None,
+) -> dict[tuple, tuple[float, float, float, float | None]]:
     """{(query_id, k): (cg, dcg, idcg, ndcg)}; k None is the whole ranking."""
     labels: dict = defaultdict(dict)
     for query_id, doc_id, label in qrels:
         labels[query_id][doc_id] = label
     results: dict = defaultdict(list)
-    for query_id, doc_id, score in run:
-        results[query_id].append((score, str(doc_id), doc_id))
+    for arrival, row in enumerate(run):
+        query_id, doc_id, score = row[:3]
+        rank = row[3] if len(row) > 3 else None
+        results[query_id].append((arrival, doc_id, score, rank))
     queries = [q for q in results if q in labels]
     if all_queries:
         queries += [q for q in labels if q not in results]
+
+    def gain_of(label: float | None) -> float:
+        return gain(label, gain_kind, levels, relevance_threshold)
+
     table = {}
-    for query_id in queries:
-        ordered = sorted(results.get(query_id, []), reverse=True)  # score desc, then doc_id string desc
+    for query_id in dict.fromkeys(queries):
+        rows = _keep_one_per_doc(results.get(query_id, []), duplicates)
+        if ties == "input-order":
+            # input rank ascending (missing last), then score descending, then arrival
+            ordered = sorted(rows, key=lambda r: (r[3] is None, r[3] or 0, -r[2], r[0]))
+        else:
+            ordered = sorted(rows, key=lambda r: (r[2], str(r[1])), reverse=True)
         if max_results is not None:
             ordered = ordered[:max_results]
-        gains = [gain(labels[query_id].get(doc_id), gain_kind, levels) for _, _, doc_id in ordered]
-        ideal = sorted(
-            (g for g in (gain(v, gain_kind, levels) for v in labels[query_id].values()) if g > 0), reverse=True
-        )
+        if unjudged == "drop":
+            # unjudged: not in the qrels, or labelled below 0
+            ordered = [r for r in ordered if labels[query_id].get(r[1], -1) >= 0]
+        scores = [r[2] for r in ordered]
+        gains = [gain_of(labels[query_id].get(r[1])) for r in ordered]
+        pool = gains if ideal == "retrieved" else [gain_of(v) for v in labels[query_id].values()]
+        ideal_gains = sorted((g for g in pool if g > 0), reverse=True)
+        if ideal == "judged-cut-at-hits":
+            ideal_gains = ideal_gains[: len(ordered)]
         for k in [None, *cutoffs]:
-            d = dcg(gains, k, discount_kind, base)
-            i = dcg(ideal, k, discount_kind, base)
-            cg = sum(gains if k is None else gains[:k])
-            table[(query_id, k)] = (cg, d, i, d / i if i > 0 else 0.0)
+            if ties == "average":
+                cg, d = tie_averaged(scores, gains, k, discount_kind, base)
+            else:
+                cg, d = sum(gains if k is None else gains[:k]), dcg(gains, k, discount_kind, base)
+            i = dcg(ideal_gains, k, discount_kind, base)
+            if i > 0:
+                score: float | None = d / i
+            else:
+                score = {"zero": 0.0, "one": 1.0, "nan": math.nan, "skip": None}[empty_ideal]
+            table[(query_id, k)] = (cg, d, i, score)
     return table
+
+
+def summary(table: dict[tuple, tuple[float, float, float, float | None]]) -> dict:
+    """{k: (queries, cg, dcg, idcg, ndcg)}: means over the queries whose ndcg is not None."""
+    by_k: dict = defaultdict(list)
+    for (_, k), values in table.items():
+        if values[3] is not None:
+            by_k[k].append(values)
+    ks = {k for _, k in table}
+    out = {}
+    for k in ks:
+        rows = by_k.get(k, [])
+        means = [sum(r[i] for r in rows) / len(rows) if rows else None for i in range(4)]
+        out[k] = (len(rows), *means)
+    return out

@@ -147,7 +147,9 @@ def test_printed_spark_sql_runs_when_pasted(spark: pyspark_sql.SparkSession) -> 
     evaluation = EVALUATIONS["every option"]
     notebook = spark.newSession()  # its own temp views
     run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
-    to_spark(notebook, run).createOrReplaceTempView("run")
+    # the run view's input-order columns: null when, as here, the run has no order to keep
+    with_order = run.with_columns(arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64))
+    to_spark(notebook, with_order).createOrReplaceTempView("run")
     to_spark(notebook, qrels).createOrReplaceTempView("qrels")
     for statement in sqlglot.parse(spark_engine.sql_text(evaluation, dialect="spark"), read="spark"):
         assert statement is not None
@@ -160,7 +162,12 @@ def test_printed_spark_sql_runs_when_pasted(spark: pyspark_sql.SparkSession) -> 
 def test_printed_duckdb_sql_runs_in_duckdb() -> None:
     evaluation = EVALUATIONS["every option"]
     connection = duckdb.connect()
-    connection.register("run", pl.read_parquet(RUN))
+    connection.register(
+        "run",
+        pl.read_parquet(RUN).with_columns(
+            arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64)
+        ),
+    )
     connection.register("qrels", pl.read_parquet(QRELS))
     connection.execute(spark_engine.sql_text(evaluation, dialect="duckdb"))
     run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)

@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.expressions import with_input_order
 from pipeline.spec import Evaluation
 
 SQL_DIR = Path(__file__).resolve().parent.parent.parent / "sql"
@@ -32,6 +33,12 @@ VARIABLES = (
     "log_base",
     "all_queries",
     "max_results",
+    "ties",
+    "ideal",
+    "empty_ideal",
+    "unjudged",
+    "duplicates",
+    "relevance_threshold",
     "out_path",
 )
 
@@ -53,6 +60,12 @@ def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
         "log_base": evaluation.discount.log_base,
         "all_queries": evaluation.all_queries,
         "max_results": evaluation.max_results,
+        "ties": evaluation.ties,
+        "ideal": evaluation.ideal,
+        "empty_ideal": evaluation.empty_ideal,
+        "unjudged": evaluation.unjudged,
+        "duplicates": evaluation.duplicates,
+        "relevance_threshold": evaluation.relevance_threshold,
     }
 
 
@@ -79,9 +92,13 @@ def set_variables(connection: duckdb.DuckDBPyConnection, variables: dict[str, An
 
 
 def register_inputs(connection: duckdb.DuckDBPyConnection, run: pl.LazyFrame, qrels: pl.LazyFrame) -> None:
-    """Make Polars frames the views ``run`` and ``qrels`` that ``per_query.sql`` reads."""
-    connection.register("run", run)
-    connection.register("qrels", qrels)
+    """Make Polars frames the views ``run`` and ``qrels`` that ``per_query.sql`` reads.
+
+    The run gets the ``arrival`` and ``input_rank`` columns of
+    :func:`pipeline.expressions.with_input_order`, the same the Polars engine reads.
+    """
+    connection.register("run", with_input_order(run))
+    connection.register("qrels", qrels.select("query_id", "doc_id", "relevance"))
 
 
 def read_parquet_inputs(
@@ -110,9 +127,7 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
     """Mirror of :func:`pipeline.engines.polars.per_query`, computed by ``sql/per_query.sql``."""
     connection = connect()
     try:
-        register_inputs(
-            connection, run.select("query_id", "doc_id", "score"), qrels.select("query_id", "doc_id", "relevance")
-        )
+        register_inputs(connection, run, qrels)
         per_query_table, _ = evaluate(connection, evaluation)
     finally:
         connection.close()

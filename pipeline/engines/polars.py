@@ -1,14 +1,15 @@
 """The Polars engine: run + qrels LazyFrames to the per-query LazyFrame, in one lazy plan.
 
 Each step mirrors a CTE of ``sql/per_query.sql`` and carries its name, so the two engines can
-be read side by side.
+be read side by side. Where the SQL switches on a variable inside a CTE, this engine picks the
+expression in Python; both compute the same thing.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipeline.expressions import discount, gain, rank_by_gain, rank_by_score
+from pipeline.expressions import discount, first_copy, gain, rank_by_gain, rank_by_score, with_input_order
 from pipeline.spec import Evaluation
 
 QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
@@ -18,45 +19,80 @@ PER_QUERY_COLUMNS = (QUERY, "k", "cg", "dcg", "idcg", "ndcg")
 def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``.
 
-    ``run`` has ``query_id, doc_id, score``; ``qrels`` has ``query_id, doc_id, relevance``.
-    ``k`` is null for the whole ranking. Inputs are assumed validated (no duplicates, no
-    nulls); see :mod:`pipeline.validate`.
+    ``run`` has ``query_id, doc_id, score`` and optionally ``arrival`` (input position) and
+    ``rank`` (an input rank); ``qrels`` has ``query_id, doc_id, relevance``. ``k`` is null for
+    the whole ranking. Inputs are assumed validated (no nulls; no duplicates unless the
+    evaluation has a duplicate policy); see :mod:`pipeline.validate`.
     """
     judgments = _judgments(qrels, evaluation)
-    retrieved = _retrieved(run, judgments, evaluation)
-    evaluated_queries = _evaluated_queries(retrieved, judgments, evaluation)
-    retrieved_at_cutoffs = _sums_at_cutoffs(retrieved, evaluation, cg="cg", dcg="dcg")
-    ideal = judgments.filter(pl.col("gain") > 0).with_columns(rank=rank_by_gain())
+    judged_queries = judgments.select(QUERY).unique()
+    deduplicated = _deduplicated(with_input_order(run).join(judged_queries, on=QUERY, how="semi"), evaluation)
+    ranked = _ranked(deduplicated, evaluation)
+    retrieved = _retrieved(ranked, judgments, evaluation)
+    evaluated_queries = _evaluated_queries(ranked, judged_queries, evaluation)
+    retrieved_at_cutoffs = _sums_at_cutoffs(_discounted(retrieved, evaluation), evaluation, cg="cg", dcg="dcg")
     ideal_at_cutoffs = _sums_at_cutoffs(
-        ideal.with_columns(discounted_gain=pl.col("gain") * discount(pl.col("rank"), evaluation.discount)),
-        evaluation,
-        cg=None,
-        dcg="idcg",
+        _discounted(_ideal(judgments, retrieved, evaluation), evaluation), evaluation, cg=None, dcg="idcg"
     )
     return _final(evaluated_queries, retrieved_at_cutoffs, ideal_at_cutoffs, evaluation)
 
 
 def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    return qrels.select(QUERY, DOC, gain(pl.col(LABEL), evaluation.gain).alias("gain"))
-
-
-def _retrieved(run: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    judged_queries = judgments.select(QUERY).unique()
-    ranked = run.select(QUERY, DOC, SCORE).join(judged_queries, on=QUERY, how="semi").with_columns(rank=rank_by_score())
-    if evaluation.max_results is not None:
-        ranked = ranked.filter(pl.col("rank") <= evaluation.max_results)
-    return ranked.join(judgments, on=[QUERY, DOC], how="left").select(
+    return qrels.select(
         QUERY,
-        "rank",
-        pl.col("gain").fill_null(0.0),
-        (pl.col("gain").fill_null(0.0) * discount(pl.col("rank"), evaluation.discount)).alias("discounted_gain"),
+        DOC,
+        gain(pl.col(LABEL), evaluation.gain, evaluation.relevance_threshold).alias("gain"),
+        # a negative label counts as unjudged (trec_eval -J drops it too)
+        (pl.col(LABEL) >= 0).alias("judged"),
     )
 
 
-def _evaluated_queries(retrieved: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    queries = retrieved.select(QUERY)
+def _deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    if evaluation.duplicates == "error":
+        return run_rows  # validation has refused duplicates
+    return run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
+
+
+def _ranked(deduplicated: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, doc_id, score, position``: the ordering, cut at ``max_results``."""
+    ranked = deduplicated.select(QUERY, DOC, SCORE, rank_by_score(ties=evaluation.ties).alias("position"))
+    if evaluation.max_results is not None:
+        ranked = ranked.filter(pl.col("position") <= evaluation.max_results)
+    return ranked
+
+
+def _retrieved(ranked: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, rank, gain, credited_gain``: the evaluated ranking. ``credited_gain`` is what
+    the rank earns: the document's gain, or its tie group's mean gain under ``average``."""
+    joined = ranked.join(judgments, on=[QUERY, DOC], how="left")
+    if evaluation.unjudged == "drop":
+        joined = joined.filter(pl.col("judged").fill_null(False))
+        rank = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(QUERY, order_by="position")
+    else:
+        rank = pl.col("position")
+    retrieved = joined.select(QUERY, SCORE, rank.alias("rank"), pl.col("gain").fill_null(0.0))
+    credited = pl.col("gain").mean().over(QUERY, SCORE) if evaluation.ties == "average" else pl.col("gain")
+    return retrieved.select(QUERY, "rank", "gain", credited.alias("credited_gain"))
+
+
+def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, rank, credited_gain``: the positive gains of the ideal source, best first."""
+    source = retrieved if evaluation.ideal == "retrieved" else judgments
+    ideal = source.select(QUERY, "gain").filter(pl.col("gain") > 0).with_columns(rank=rank_by_gain())
+    if evaluation.ideal == "judged-cut-at-hits":
+        hits = retrieved.group_by(QUERY).agg(pl.len().alias("hits"))
+        ideal = ideal.join(hits, on=QUERY, how="inner").filter(pl.col("rank") <= pl.col("hits"))
+    return ideal.select(QUERY, "rank", pl.col("gain").alias("credited_gain"))
+
+
+def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    return ranking.with_columns(discounted_gain=pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount))
+
+
+def _evaluated_queries(ranked: pl.LazyFrame, judged_queries: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    queries = ranked.select(QUERY)
     if evaluation.all_queries:
-        queries = pl.concat([queries, judgments.select(QUERY)])
+        queries = pl.concat([queries, judged_queries])
     return queries.unique()
 
 
@@ -67,7 +103,7 @@ def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | 
     cutoffs: list[int | None] = [None, *evaluation.cutoffs]
     sums = []
     for k in cutoffs:
-        for column, name in (("discounted_gain", dcg), ("gain", cg)):
+        for column, name in (("discounted_gain", dcg), ("credited_gain", cg)):
             if name is None:
                 continue
             # A running sum's last value: a plain sum() would let the optimizer drop the sort.
@@ -86,6 +122,15 @@ def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | 
             for k in cutoffs
         ]
     )
+
+
+def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
+    return {
+        "zero": pl.lit(0.0),
+        "one": pl.lit(1.0),
+        "nan": pl.lit(float("nan")),
+        "skip": pl.lit(None, dtype=pl.Float64),
+    }[evaluation.empty_ideal]
 
 
 def _final(
@@ -107,7 +152,9 @@ def _final(
             pl.col("idcg").fill_null(0.0),
         )
         .with_columns(
-            ndcg=pl.when(pl.col("idcg") > 0).then(pl.col("dcg") / pl.col("idcg")).otherwise(pl.lit(0.0)),
+            ndcg=pl.when(pl.col("idcg") > 0)
+            .then(pl.col("dcg") / pl.col("idcg"))
+            .otherwise(_empty_ideal_score(evaluation)),
         )
         .sort([QUERY, "k"], nulls_last=False)
     )

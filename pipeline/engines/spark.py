@@ -312,9 +312,19 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
     (validated already: see :func:`check_inputs`). Computed by ``sql/per_query.sql``; the
     user's own temp views are never touched.
     """
+    from pyspark.sql import functions
+
     spark = run.sparkSession
     inputs = {
-        "run": run.select("query_id", "doc_id", "score"),
+        # Spark rows have no arrival order: the input-order options are refused (UNSUPPORTED),
+        # so these columns only complete the shape sql/per_query.sql reads.
+        "run": run.select(
+            "query_id",
+            "doc_id",
+            "score",
+            functions.lit(None).cast("bigint").alias("arrival"),
+            functions.lit(None).cast("double").alias("input_rank"),
+        ),
         "qrels": qrels.select("query_id", "doc_id", "relevance"),
     }
     with _private_views(inputs) as tables:

@@ -53,7 +53,8 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
     body = [
         [("*" if row[key] is None else str(row[key])) for key in keys]
         + ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
-        + [f"{row[m]:.{digits}f}" for m in MEASURES]
+        # a mean is null when every query was skipped (empty_ideal="skip")
+        + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in MEASURES]
         for row in summary.iter_rows(named=True)
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]

@@ -1,0 +1,316 @@
+"""Each convention option by hand, on both engines: expected values are visible arithmetic.
+
+The conventions are defined in pipeline/spec.py's docstring; the engines' agreement with each
+other and with tests/reference.py across all options is in tests/test_engines_agree.py.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from math import log2
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline import InvalidInput, UsageError, evaluate, make_evaluation, per_query
+from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
+from tests.conftest import run_cli
+
+
+def frames(run: dict[str, list], qrels: dict[str, list]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    return pl.LazyFrame(run), pl.LazyFrame(qrels)
+
+
+def ndcg_rows(run: pl.LazyFrame, qrels: pl.LazyFrame, engine: str, **options: object) -> dict:
+    """{(query_id, k): row} through the library's front (reading, validation, engine)."""
+    table = per_query(run, qrels, engine=engine, **options).collect()  # type: ignore[arg-type]
+    return {(row["query_id"], row["k"]): row for row in table.iter_rows(named=True)}
+
+
+# ties
+
+
+def test_input_order_ties_follow_arrival(engine: str) -> None:
+    # a and b tie; a (label 0) arrives first, so b (label 2) is second
+    run, qrels = frames(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 2.0]},
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [0, 2, 1]},
+    )
+    rows = ndcg_rows(run, qrels, engine, k=[2], ties="input-order")
+    assert rows[("q", 2)]["dcg"] == pytest.approx(1 / log2(2) + 0 / log2(3))  # c, a
+    swapped = pl.concat([run.slice(1, 1), run.slice(0, 1), run.slice(2, 1)])  # b arrives first now
+    rows = ndcg_rows(swapped, qrels, engine, k=[2], ties="input-order")
+    assert rows[("q", 2)]["dcg"] == pytest.approx(1 / log2(2) + 2 / log2(3))  # c, b
+    # trec_eval's default puts b (doc_id "b" > "a") first whatever the order
+    assert ndcg_rows(run, qrels, engine, k=[2])[("q", 2)]["dcg"] == pytest.approx(1 + 2 / log2(3))
+
+
+def test_input_order_reads_a_rank_column(engine: str) -> None:
+    # the rank column orders the results, whatever the scores; rows without a rank come last
+    run = pl.LazyFrame(
+        {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [9.0, 1.0, 5.0, 7.0], "rank": [2, 1, None, 3]}
+    )
+    qrels = pl.LazyFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "relevance": [1, 2, 3, 0]})
+    rows = ndcg_rows(run, qrels, engine, k=[4], ties="input-order")
+    # order b (rank 1), a (2), d (3), c (no rank): gains 2, 1, 0, 3
+    assert rows[("q", 4)]["dcg"] == pytest.approx(2 / log2(2) + 1 / log2(3) + 0 / log2(4) + 3 / log2(5))
+    # other tie rules ignore the rank column: order a, d, c, b by score
+    assert ndcg_rows(run, qrels, engine, k=[4])[("q", 4)]["dcg"] == pytest.approx(
+        1 / log2(2) + 0 / log2(3) + 3 / log2(4) + 2 / log2(5)
+    )
+
+
+def test_average_ties_share_the_mean_gain_cut_at_k(engine: str) -> None:
+    # a alone at rank 1 (label 1); b, c, d tie at ranks 2..4 with labels 3, 0, 2: mean 5/3
+    run, qrels = frames(
+        {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [2.0, 1.0, 1.0, 1.0]},
+        {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "relevance": [1, 3, 0, 2]},
+    )
+    rows = ndcg_rows(run, qrels, engine, k=[1, 2, 3], ties="average")
+    mean = (3 + 0 + 2) / 3
+    assert rows[("q", 1)]["dcg"] == pytest.approx(1 / log2(2))
+    assert rows[("q", 2)]["dcg"] == pytest.approx(1 / log2(2) + mean / log2(3))  # the group straddles k=2
+    assert rows[("q", 3)]["dcg"] == pytest.approx(1 / log2(2) + mean * (1 / log2(3) + 1 / log2(4)))
+    assert rows[("q", None)]["dcg"] == pytest.approx(1 + mean * (1 / log2(3) + 1 / log2(4) + 1 / log2(5)))
+    assert rows[("q", 2)]["cg"] == pytest.approx(1 + mean)
+    idcg_at_2 = 3 / log2(2) + 2 / log2(3)  # the ideal ranking has no ties to average
+    assert rows[("q", 2)]["ndcg"] == pytest.approx((1 + mean / log2(3)) / idcg_at_2)
+
+
+# ideal
+
+
+def test_ideal_sources(engine: str) -> None:
+    # retrieved: a (label 1), x (unjudged); judged but never retrieved: b (2), c (3)
+    run, qrels = frames(
+        {"query_id": ["q", "q"], "doc_id": ["a", "x"], "score": [2.0, 1.0]},
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 2, 3]},
+    )
+    judged = ndcg_rows(run, qrels, engine, k=[3])
+    assert judged[("q", 3)]["idcg"] == pytest.approx(3 / log2(2) + 2 / log2(3) + 1 / log2(4))
+    retrieved = ndcg_rows(run, qrels, engine, k=[3], ideal="retrieved")
+    assert retrieved[("q", 3)]["idcg"] == pytest.approx(1 / log2(2))
+    assert retrieved[("q", 3)]["ndcg"] == pytest.approx(1.0)
+    at_hits = ndcg_rows(run, qrels, engine, k=[1, 3], ideal="judged-cut-at-hits")
+    assert at_hits[("q", 3)]["idcg"] == pytest.approx(3 / log2(2) + 2 / log2(3))  # two hits
+    assert at_hits[("q", 1)]["idcg"] == pytest.approx(3 / log2(2))  # k cuts first
+    assert at_hits[("q", None)]["ndcg"] == pytest.approx(1 / (3 + 2 / log2(3)))
+
+
+# empty ideal
+
+
+@pytest.mark.parametrize(("empty_ideal", "expected"), [("zero", 0.0), ("one", 1.0), ("nan", math.nan), ("skip", None)])
+def test_empty_ideal(engine: str, empty_ideal: str, expected: float | None) -> None:
+    # q has a relevant document at rank 2: 1/log2(3); r has no relevant document at all
+    run, qrels = frames(
+        {"query_id": ["q", "q", "r"], "doc_id": ["a", "b", "c"], "score": [2.0, 1.0, 1.0]},
+        {"query_id": ["q", "q", "r"], "doc_id": ["a", "b", "c"], "relevance": [0, 1, 0]},
+    )
+    result = evaluate(run, qrels, engine=engine, k=[5], empty_ideal=empty_ideal)  # type: ignore[arg-type]
+    empty = result.per_query.filter(pl.col("query_id") == "r", pl.col("k") == 5)["ndcg"][0]
+    if expected is None:
+        assert empty is None
+    elif math.isnan(expected):
+        assert math.isnan(empty)
+    else:
+        assert empty == pytest.approx(expected)
+    summary = result.summary.filter(pl.col("k") == 5).row(0, named=True)
+    q_score = (1 / log2(3)) / 1
+    if empty_ideal == "skip":
+        assert summary["queries"] == 1  # r is left out of the count and of every mean
+        assert summary["ndcg"] == pytest.approx(q_score)
+        assert summary["idcg"] == pytest.approx(1.0)
+    elif empty_ideal == "nan":
+        assert summary["queries"] == 2 and math.isnan(summary["ndcg"])
+    else:
+        assert summary["queries"] == 2
+        assert summary["ndcg"] == pytest.approx((q_score + expected) / 2)
+
+
+# unjudged
+
+
+def test_unjudged_drop_removes_unjudged_documents_after_max_results(engine: str) -> None:
+    # x is unjudged, n is judged with a negative label (so unjudged too), a is relevant, z is not
+    run, qrels = frames(
+        {"query_id": ["q"] * 4, "doc_id": ["x", "n", "a", "z"], "score": [4.0, 3.0, 2.0, 1.0]},
+        {"query_id": ["q"] * 3, "doc_id": ["n", "a", "z"], "relevance": [-1, 1, 0]},
+    )
+    kept = ndcg_rows(run, qrels, engine, k=[2])
+    assert kept[("q", 2)]["dcg"] == pytest.approx(0 / log2(2) + 0 / log2(3))  # x, n
+    dropped = ndcg_rows(run, qrels, engine, k=[2], unjudged="drop")
+    assert dropped[("q", 2)]["dcg"] == pytest.approx(1 / log2(2) + 0 / log2(3))  # a, z
+    # -M before -J: the best three are x, n and a; dropping x and n leaves a alone
+    cut_first = ndcg_rows(run, qrels, engine, k=[2], unjudged="drop", max_results=3)
+    assert cut_first[("q", 2)]["cg"] == pytest.approx(1.0)
+    assert cut_first[("q", None)]["dcg"] == pytest.approx(1 / log2(2))
+    cut_first = ndcg_rows(run, qrels, engine, k=[2], unjudged="drop", max_results=2)
+    assert cut_first[("q", 2)]["dcg"] == pytest.approx(0.0)
+
+
+# duplicates
+
+
+def duplicated_run() -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    # a is listed twice: first with 0.2, then with 0.9
+    return frames(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "a"], "score": [0.2, 0.5, 0.9]},
+        {"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 0]},
+    )
+
+
+def test_duplicates_are_an_error_by_default(engine: str) -> None:
+    run, qrels = duplicated_run()
+    with pytest.raises(InvalidInput, match=r"'a' is listed 2 times for query 'q'.*--duplicates"):
+        per_query(run, qrels, engine=engine, k=[1]).collect()
+
+
+@pytest.mark.parametrize(("policy", "expected_dcg"), [("first", 0 + 1 / log2(3)), ("max-score", 1 / log2(2) + 0)])
+def test_duplicate_policies(engine: str, policy: str, expected_dcg: float) -> None:
+    # first keeps a at 0.2 (order b, a); max-score keeps a at 0.9 (order a, b)
+    run, qrels = duplicated_run()
+    assert ndcg_rows(run, qrels, engine, k=[2], duplicates=policy)[("q", 2)]["dcg"] == pytest.approx(expected_dcg)
+
+
+def test_qrels_duplicates_stay_an_error(engine: str) -> None:
+    run, _ = duplicated_run()
+    qrels = pl.LazyFrame({"query_id": ["q", "q"], "doc_id": ["a", "a"], "relevance": [1, 2]})
+    with pytest.raises(InvalidInput, match="listed 2 times"):
+        per_query(run, qrels, engine=engine, k=[1], duplicates="first").collect()
+
+
+def test_inline_labels_follow_the_duplicate_policy(engine: str) -> None:
+    # a twice with labels 0 then 3: max-score keeps the second row, its score and its label
+    run = pl.LazyFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "a"], "score": [0.1, 0.5, 0.9], "relevance": [0, 1, 3]}
+    )
+    rows = ndcg_rows(run, None, engine, k=[2], duplicates="max-score")  # type: ignore[arg-type]
+    assert rows[("q", 2)]["dcg"] == pytest.approx(3 / log2(2) + 1 / log2(3))
+    rows = ndcg_rows(run, None, engine, k=[2], duplicates="first")  # type: ignore[arg-type]
+    assert rows[("q", 2)]["dcg"] == pytest.approx(1 / log2(2) + 0 / log2(3))  # b, then a with label 0
+
+
+# relevance threshold and the binary gain
+
+
+def test_relevance_threshold_decides_the_binary_gain_only(engine: str) -> None:
+    run, qrels = frames(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]},
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 2, 3]},
+    )
+    binary = ndcg_rows(run, qrels, engine, k=[3], gain="binary")
+    assert binary[("q", 3)]["dcg"] == pytest.approx(1 + 1 / log2(3) + 1 / log2(4))  # every label > 0
+    at_two = ndcg_rows(run, qrels, engine, k=[3], gain="binary", relevance_threshold=2)
+    assert at_two[("q", 3)]["dcg"] == pytest.approx(0 + 1 / log2(3) + 1 / log2(4))
+    assert at_two[("q", 3)]["idcg"] == pytest.approx(1 + 1 / log2(3))
+    linear = ndcg_rows(run, qrels, engine, k=[3], relevance_threshold=2)
+    assert linear[("q", 3)]["dcg"] == pytest.approx(1 + 2 / log2(3) + 3 / log2(4))  # gains unchanged
+
+
+# input order as read from files
+
+
+def test_input_order_across_parquet_files(tmp_path: Path, engine: str) -> None:
+    # a directory of two files: part-0 arrives before part-1; a and b tie
+    runs = tmp_path / "run"
+    runs.mkdir()
+    pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0]}).write_parquet(runs / "part-0.parquet")
+    pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "score": [1.0]}).write_parquet(runs / "part-1.parquet")
+    qrels = tmp_path / "qrels.parquet"
+    pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]}).write_parquet(qrels)
+    rows = ndcg_rows(runs, qrels, engine, k=[1], ties="input-order")  # type: ignore[arg-type]
+    assert rows[("q", 1)]["ndcg"] == pytest.approx(1.0)  # a arrived first
+    assert ndcg_rows(runs, qrels, engine, k=[1])[("q", 1)]["ndcg"] == pytest.approx(0.0)  # type: ignore[arg-type]
+
+
+def test_a_rank_column_that_is_not_a_number_is_refused(engine: str) -> None:
+    run = pl.LazyFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0], "rank": ["first"]})
+    qrels = pl.LazyFrame({"query_id": ["q"], "doc_id": ["a"], "relevance": [1]})
+    with pytest.raises(InvalidInput, match="'rank' has type String"):
+        per_query(run, qrels, engine=engine, k=[1], ties="input-order").collect()
+
+
+# the spec and profiles
+
+
+def test_the_spec_refuses_unknown_choices() -> None:
+    for name, allowed in CHOICES.items():
+        with pytest.raises(SpecError, match=f"unknown {name} 'sideways'; expected one of {', '.join(allowed)}"):
+            Evaluation(**{name: "sideways"})  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="relevance_threshold"):
+        Evaluation(relevance_threshold=math.inf)
+
+
+def test_profiles_set_choices_and_explicit_options_win() -> None:
+    lightgbm = make_evaluation(k=[3], profile="lightgbm")
+    assert (lightgbm.gain, lightgbm.ties, lightgbm.ideal, lightgbm.empty_ideal) == (
+        Gain("exponential"),
+        "input-order",
+        "retrieved",
+        "one",
+    )
+    overridden = make_evaluation(k=[3], profile="lightgbm", gain="linear", empty_ideal="zero")
+    assert (overridden.gain, overridden.empty_ideal, overridden.ties) == (Gain("linear"), "zero", "input-order")
+    assert make_evaluation(profile="trec_eval") == make_evaluation()
+    assert make_evaluation(profile="ir_measures").all_queries
+    assert not make_evaluation(profile="ir_measures", all_queries=False).all_queries
+    with pytest.raises(UsageError, match="unknown profile 'ranx'; expected one of trec_eval, ir_measures"):
+        make_evaluation(profile="ranx")
+
+
+def test_describe_names_every_choice() -> None:
+    described = make_evaluation(profile="sklearn", unjudged="drop", duplicates="first").describe()
+    assert described["ties"] == "score desc, tied gains averaged"
+    assert described["ideal"] == "the retrieved documents with positive gain"
+    assert (described["unjudged"], described["duplicates"], described["empty_ideal"]) == (
+        "dropped from the ranking",
+        "first",
+        "zero",
+    )
+
+
+# the command line
+
+
+def test_cli_flags_and_profiles(tmp_path: Path) -> None:
+    run = tmp_path / "run.parquet"
+    qrels = tmp_path / "qrels.parquet"
+    pl.DataFrame({"query_id": ["q", "q", "r"], "doc_id": ["a", "b", "c"], "score": [1.0, 1.0, 1.0]}).write_parquet(run)
+    pl.DataFrame({"query_id": ["q", "q", "r"], "doc_id": ["a", "b", "c"], "relevance": [1, 0, 0]}).write_parquet(qrels)
+    common = ("evaluate", "--run", run, "--qrels", qrels, "--k", "1", "--output-format", "json")
+    # lightgbm: a (label 1) arrived first, so rank 1 is relevant; r has no relevant document: 1
+    result = run_cli(*common, "--profile", "lightgbm")
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["conventions"]["empty_ideal"] == "one"
+    assert [row["ndcg"] for row in payload["summary"]] == pytest.approx([1.0, 1.0])
+    # the same with r skipped and the trec_eval order (b before a): q scores 1/log2(3) whole, 0 at 1
+    result = run_cli(*common, "--profile", "lightgbm", "--ties", "docid-desc", "--empty-ideal", "skip")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    assert [row["queries"] for row in summary] == [1, 1]
+    assert [row["ndcg"] for row in summary] == pytest.approx([1 / log2(3), 0.0])
+    bad = run_cli(*common, "--profile", "nobody")
+    assert bad.returncode == 2 and "unknown profile 'nobody'" in bad.stderr
+    bad = run_cli(*common, "--ties", "random")
+    assert bad.returncode == 2
+
+
+def test_cli_prints_the_profiles_table() -> None:
+    result = run_cli("profiles")
+    assert result.returncode == 0, result.stderr
+    for name in PROFILES:
+        assert f"| {name} " in result.stdout
+    assert "judged-cut-at-hits" in result.stdout
+
+
+def test_cli_choices_are_the_spec_choices() -> None:
+    from pipeline.cli import build_parser
+
+    evaluate_parser = build_parser()._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
+    by_flag = {action.dest: action.choices for action in evaluate_parser._actions}
+    for name, allowed in CHOICES.items():
+        assert tuple(by_flag[name]) == allowed
