@@ -11,6 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline import compare
 from pipeline.compare import cutoff_label, pair
 from pipeline.errors import InvalidInput
 from pipeline.report import figures
@@ -26,25 +27,12 @@ SECTIONS = (
     ("ties", "Tie diagnostics"),
 )
 SUMMARY_COLUMNS = ("queries", "cg", "dcg", "idcg", "ndcg")
-COMPARISON_COLUMNS = (
-    "k",
-    "queries",
-    "only_baseline",
-    "only_candidate",
-    "mean_baseline",
-    "mean_candidate",
-    "mean_difference",
-    "relative_change",
-    "wins",
-    "ties",
-    "losses",
-    "p_value_t",
-    "p_value_permutation",
-    "ci_low",
-    "ci_high",
-    "correction",
-    "p_adjusted_t",
-    "p_adjusted_permutation",
+# The comparison's own columns, less the pair's names (shown apart) and the test settings
+# (the same on every row), in the comparison's order.
+COMPARISON_COLUMNS = tuple(
+    column
+    for column in compare.COMPARISON_COLUMNS
+    if column not in ("baseline", "candidate", "t_statistic", "permutations", "bootstrap_samples", "confidence", "seed")
 )
 DIGITS = 4
 
