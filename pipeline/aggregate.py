@@ -9,13 +9,21 @@ from __future__ import annotations
 import polars as pl
 
 MEASURES = ("cg", "dcg", "idcg", "ndcg")
+TIE_BOUNDS = ("ndcg_min", "ndcg_max")
+# An order of ties changes a query's score when its bounds differ by more than this. Bounds
+# of ties among equal gains sum the same values in the same order, so they are equal exactly.
+TIE_SENSITIVITY = 1e-12
 
 
 def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] = ()) -> pl.LazyFrame:
     """``[group columns], k, queries, cg, dcg, idcg, ndcg``: means over the queries evaluated
     at each cutoff; with ``group_by``, one row per group and cutoff, then the overall rows
-    (group columns null)."""
+    (group columns null). With tie bounds in ``per_query``, also the means ``ndcg_min``,
+    ``ndcg_max`` and ``tie_sensitive_queries``, how many queries an order of ties could score
+    differently."""
     counted = pl.col("ndcg").is_not_null()
+    columns = per_query.collect_schema().names()
+    measures = [m for m in (*MEASURES, *TIE_BOUNDS) if m in columns]
     # Means as running sums in query order (a plain mean() would let the optimizer drop the
     # sort), so that reruns give the same bits.
     in_query_order = pl.col("query_id").filter(counted)
@@ -23,9 +31,16 @@ def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] 
         counted.sum().cast(pl.Int64).alias("queries"),
         *[
             (pl.col(m).filter(counted).sort_by(in_query_order).cum_sum().last() / counted.sum()).alias(m)
-            for m in MEASURES
+            for m in measures
         ],
     ]
+    if "ndcg_min" in columns:
+        # queries that an order of their ties could score differently (see sql/summary.sql)
+        sensitive = (pl.col("ndcg_max") - pl.col("ndcg_min")) > TIE_SENSITIVITY
+        # null, like the means, when no query was averaged
+        means.append(
+            pl.when(counted.any()).then(sensitive.filter(counted).sum().cast(pl.Int64)).alias("tie_sensitive_queries")
+        )
     overall = per_query.group_by("k").agg(means).sort("k", nulls_last=False)
     if not group_by:
         return overall

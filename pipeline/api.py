@@ -65,6 +65,7 @@ def make_evaluation(
     unjudged: str | None = None,
     duplicates: str | None = None,
     relevance_threshold: float | None = None,
+    tie_bounds: bool | None = None,
 ) -> Evaluation:
     """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them.
 
@@ -92,6 +93,7 @@ def make_evaluation(
             "unjudged": unjudged,
             "duplicates": duplicates,
             "relevance_threshold": relevance_threshold,
+            "tie_bounds": tie_bounds,
         }
         cutoffs = parse_cutoffs(k) if isinstance(k, str) else tuple(k)
         return chosen.evaluation(

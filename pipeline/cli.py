@@ -93,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     measure.add_argument(
         "--max-results", type=_positive_int, help="keep the N best-ranked results per query (trec_eval -M)"
     )
+    measure.add_argument(
+        "--tie-bounds",
+        action=argparse.BooleanOptionalAction,
+        help="also the lowest and highest NDCG any order of tied scores gives (ndcg_min, ndcg_max), whether ties "
+        "straddle each cutoff, and how many queries ties can change",
+    )
 
     run = evaluate.add_argument_group("execution")
     run.add_argument("--engine", default="polars", choices=("polars", "duckdb", "spark"), help="default: polars")
@@ -257,6 +263,7 @@ def _evaluation_from(args: argparse.Namespace) -> Evaluation:
         unjudged=args.unjudged,
         duplicates=args.duplicates,
         relevance_threshold=args.relevance_threshold,
+        tie_bounds=args.tie_bounds,
     )
 
 

@@ -23,6 +23,9 @@ QUERY, DOC, SCORE = "query_id", "doc_id", "score"
 # Where a row stands in its input (files in the order listed, then rows), and the input's own
 # rank column when it has one: what the "input-order" ties and the duplicate policies read.
 ARRIVAL, INPUT_RANK, RANK_COLUMN = "arrival", "input_rank", "rank"
+# The columns that tie bounds add (Evaluation.tie_bounds) to the per-query table and the summary.
+TIE_BOUNDS_PER_QUERY = ("ndcg_min", "ndcg_max", "ties_straddle_k")
+TIE_BOUNDS_SUMMARY = ("ndcg_min", "ndcg_max", "tie_sensitive_queries")
 
 
 def gain(label: pl.Expr, spec: Gain, relevance_threshold: float | None = None) -> pl.Expr:
@@ -68,6 +71,19 @@ def rank_by_score(query: str = QUERY, score: str = SCORE, doc: str = DOC, *, tie
     if ties == "input-order":
         # one descending sort: negate the keys that go up
         keys = [-pl.col(INPUT_RANK), pl.col(score), -pl.col(ARRIVAL).cast(pl.Int64), pl.col(doc).cast(pl.String)]
+    return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(query, order_by=keys, descending=True, nulls_last=True)
+
+
+def rank_ties_by_gain(
+    query: str = QUERY, score: str = SCORE, doc: str = DOC, *, ties: Ties = "docid-desc", best_first: bool
+) -> pl.Expr:
+    """1-based rank with the ties of :func:`rank_by_score` broken by ``gain``: descending (the
+    best order of the ties, ``best_first``) or ascending (the worst). Ties are equal scores,
+    or with ``ties="input-order"`` equal (input rank, score). Needs a ``gain`` column."""
+    by_gain = pl.col("gain") if best_first else -pl.col("gain")
+    keys = [pl.col(score), by_gain, pl.col(doc).cast(pl.String)]
+    if ties == "input-order":
+        keys = [-pl.col(INPUT_RANK), *keys]
     return pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(query, order_by=keys, descending=True, nulls_last=True)
 
 

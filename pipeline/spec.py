@@ -74,6 +74,16 @@ Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval'
    ``max-score`` row (the highest score; the first to arrive among equal scores) is kept
    before ordering. A duplicate in the qrels is always an error.
 
+Tie bounds, ``tie_bounds`` (a diagnostic; it changes no score): ``ndcg_min`` and ``ndcg_max``
+are NDCG@k with each group of tied results (equal scores; equal rank and score under
+``input-order``) ordered by gain ascending and descending. The discount never increases
+with rank, so these are the lowest and highest NDCG@k over every order of the ties; the
+``average`` score lies between them. ``ties_straddle_k`` says whether ranks k and k + 1 are
+tied. Refused with ``max_results`` when the ideal depends on which results are kept
+(``retrieved``, or ``judged-cut-at-hits`` with ``unjudged="drop"``): there the cut picks
+which tied documents count, the IDCG moves with them, and the gain orders are no longer the
+extremes.
+
 Cutoff ``None`` means the whole ranking: DCG over every retrieved document and IDCG over
 every ideal document (trec_eval's ``ndcg``); a cutoff k cuts both at k (``ndcg_cut_k``).
 
@@ -229,6 +239,7 @@ class Evaluation:
     unjudged: Unjudged = "zero"
     duplicates: Duplicates = "error"
     relevance_threshold: float | None = None
+    tie_bounds: bool = False
 
     def __post_init__(self) -> None:
         if not self.cutoffs:
@@ -250,9 +261,20 @@ class Evaluation:
             isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)
         ):
             raise SpecError(f"relevance_threshold must be a finite number, got {threshold!r}")
+        if self.tie_bounds and self.max_results is not None and self.ideal_depends_on_kept_ties:
+            raise SpecError(
+                "tie_bounds cannot be combined with max_results when the ideal comes from the results "
+                f"(ideal {self.ideal!r}{', unjudged drop' if self.unjudged == 'drop' else ''}): which tied "
+                "results max_results keeps changes the ideal too, so the bounds would not be exact"
+            )
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
         if threshold is not None:
             object.__setattr__(self, "relevance_threshold", float(threshold))
+
+    @property
+    def ideal_depends_on_kept_ties(self) -> bool:
+        """Whether the ideal ranking depends on which results are kept, not only on the qrels."""
+        return self.ideal == "retrieved" or (self.ideal == "judged-cut-at-hits" and self.unjudged == "drop")
 
     @property
     def reads_input_order(self) -> bool:
@@ -276,6 +298,7 @@ class Evaluation:
             "all_queries": self.all_queries,
             "max_results": self.max_results,
             "duplicates": self.duplicates,
+            "tie_bounds": self.tie_bounds,
         }
 
 

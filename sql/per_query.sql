@@ -36,10 +36,19 @@
 --   SET VARIABLE unjudged = 'zero';          -- or 'drop'
 --   SET VARIABLE duplicates = 'error';       -- or 'first' or 'max-score'
 --   SET VARIABLE relevance_threshold = 1;    -- unset: label > 0 is relevant
+--   SET VARIABLE tie_bounds = true;          -- also the lowest and highest NDCG over orders of ties
 --
--- Creates: view per_query (query_id, k, cg, dcg, idcg, ndcg); k is null for the whole ranking.
+-- Creates: table per_query (query_id, k, cg, dcg, idcg, ndcg, ndcg_min, ndcg_max,
+-- ties_straddle_k); k is null for the whole ranking. A table, not a view: computed once, when
+-- this file runs, with the variables set at that moment, however often it is read after.
+-- ndcg_min and ndcg_max are the NDCG of the worst and best order of tied results (ties
+-- broken by gain ascending, descending); ties_straddle_k says whether the results at rank k
+-- and k + 1 are tied. All three are null unless tie_bounds is true. The bounds are exact
+-- unless max_results cuts through a tie group and the ideal depends on which tied results
+-- are kept (ideal 'retrieved', or 'judged-cut-at-hits' with unjudged 'drop'); that
+-- combination is refused by pipeline/spec.py.
 
-create or replace temp view per_query as
+create or replace temp table per_query as
 with
 
 -- each unnest alone in its own select, then cast: Spark allows no generator inside an expression
@@ -119,54 +128,119 @@ deduplicated as (
     where copy_number = 1
 ),
 
+-- gains are joined before ranking: the tie bounds break ties by gain
+gained as (
+    select
+        deduplicated.*,
+        coalesce(judgments.gain, 0.0) as gain,
+        coalesce(judgments.judged, false) as judged
+    from deduplicated
+    left join judgments
+        on deduplicated.query_id = judgments.query_id and deduplicated.doc_id = judgments.doc_id
+),
+
+-- 'retrieved' is the ranking under the ties convention; with tie_bounds, 'worst' and 'best'
+-- break the same ties by gain, ascending and descending: the lowest and highest NDCG any
+-- order of the ties can give
 ranked as (
     select
-        deduplicated.query_id,
-        deduplicated.doc_id,
-        deduplicated.score,
+        'retrieved' as ordering,
+        gained.query_id,
+        gained.score,
+        gained.input_rank,
+        gained.gain,
+        gained.judged,
         row_number() over (
-            partition by deduplicated.query_id
+            partition by gained.query_id
             order by
-                case when getvariable('ties') = 'input-order' then deduplicated.input_rank end asc nulls last,
-                deduplicated.score desc,
-                case when getvariable('ties') = 'input-order' then deduplicated.arrival end asc nulls last,
-                cast(deduplicated.doc_id as varchar) desc
+                case when getvariable('ties') = 'input-order' then gained.input_rank end asc nulls last,
+                gained.score desc,
+                case when getvariable('ties') = 'input-order' then gained.arrival end asc nulls last,
+                cast(gained.doc_id as varchar) desc
         ) as position
-    from deduplicated
+    from gained
+    union all
+    select
+        'worst' as ordering,
+        gained.query_id,
+        gained.score,
+        gained.input_rank,
+        gained.gain,
+        gained.judged,
+        row_number() over (
+            partition by gained.query_id
+            order by
+                case when getvariable('ties') = 'input-order' then gained.input_rank end asc nulls last,
+                gained.score desc,
+                gained.gain asc,
+                cast(gained.doc_id as varchar) desc
+        ) as position
+    from gained
+    where coalesce(getvariable('tie_bounds'), false)
+    union all
+    select
+        'best' as ordering,
+        gained.query_id,
+        gained.score,
+        gained.input_rank,
+        gained.gain,
+        gained.judged,
+        row_number() over (
+            partition by gained.query_id
+            order by
+                case when getvariable('ties') = 'input-order' then gained.input_rank end asc nulls last,
+                gained.score desc,
+                gained.gain desc,
+                cast(gained.doc_id as varchar) desc
+        ) as position
+    from gained
+    where coalesce(getvariable('tie_bounds'), false)
 ),
 
 retrieved_rows as (
-    select
-        ranked.query_id,
-        ranked.score,
-        ranked.position,
-        coalesce(judgments.gain, 0.0) as gain
+    select ranked.*
     from ranked
-    left join judgments
-        on ranked.query_id = judgments.query_id and ranked.doc_id = judgments.doc_id
     where
         (getvariable('max_results') is null or ranked.position <= getvariable('max_results'))
-        and (coalesce(getvariable('unjudged'), 'zero') <> 'drop' or coalesce(judgments.judged, false))
+        and (coalesce(getvariable('unjudged'), 'zero') <> 'drop' or ranked.judged)
 ),
 
 retrieved as (
     select
+        retrieved_rows.ordering,
         retrieved_rows.query_id,
-        row_number() over (partition by retrieved_rows.query_id order by retrieved_rows.position) as rank,
-        retrieved_rows.gain,
-        -- what the rank earns: its own gain, or its tie group's mean gain
+        retrieved_rows.score,
+        retrieved_rows.input_rank,
+        -- renumbered only when unjudged rows were dropped; otherwise the position is the rank
         case
-            when getvariable('ties') = 'average'
-                then avg(retrieved_rows.gain) over (partition by retrieved_rows.query_id, retrieved_rows.score)
+            when getvariable('unjudged') = 'drop'
+                then row_number() over (
+                    partition by retrieved_rows.ordering, retrieved_rows.query_id
+                    order by retrieved_rows.position
+                )
+            else retrieved_rows.position
+        end as rank,
+        retrieved_rows.gain,
+        -- what the rank earns: its own gain, or its tie group's mean gain (the tie bounds'
+        -- orderings are orders of the ties, so their ranks earn their own gains)
+        case
+            when getvariable('ties') = 'average' and retrieved_rows.ordering = 'retrieved'
+                then avg(retrieved_rows.gain) over (
+                    partition by retrieved_rows.ordering, retrieved_rows.query_id, retrieved_rows.score
+                )
             else retrieved_rows.gain
         end as credited_gain
     from retrieved_rows
 ),
 
+as_ranked as (
+    select * from retrieved where retrieved.ordering = 'retrieved'
+),
+
 hits as (
-    select retrieved.query_id, count(*) as hits
-    from retrieved
-    group by retrieved.query_id
+    select as_ranked.query_id, count(*) as hits
+    from as_ranked
+    group by as_ranked.query_id
 ),
 
 ideal_gains as (
@@ -174,9 +248,9 @@ ideal_gains as (
     from judgments
     where judgments.gain > 0 and coalesce(getvariable('ideal'), 'judged') <> 'retrieved'
     union all
-    select retrieved.query_id, retrieved.gain
-    from retrieved
-    where retrieved.gain > 0 and getvariable('ideal') = 'retrieved'
+    select as_ranked.query_id, as_ranked.gain
+    from as_ranked
+    where as_ranked.gain > 0 and getvariable('ideal') = 'retrieved'
 ),
 
 ideal_ranked as (
@@ -196,10 +270,14 @@ ideal as (
         or ideal_ranked.rank <= coalesce(hits.hits, 0)
 ),
 
+-- only ranks that earn something: a rank with credited gain 0 adds exactly 0 to every sum
 rankings as (
-    select 'retrieved' as ranking, query_id, rank, credited_gain from retrieved
+    select retrieved.ordering as ranking, retrieved.query_id, retrieved.rank, retrieved.credited_gain
+    from retrieved
+    where retrieved.credited_gain <> 0
     union all
-    select 'ideal' as ranking, query_id, rank, credited_gain from ideal
+    select 'ideal' as ranking, ideal.query_id, ideal.rank, ideal.credited_gain
+    from ideal
 ),
 
 discounted as (
@@ -213,59 +291,60 @@ discounted as (
     from rankings
 ),
 
--- Running sums in rank order, read off at each cutoff: the same bits on every run, which a
--- parallel sum() in arbitrary row order does not give.
+-- Running sums in rank order: the same bits on every run, which a parallel sum() in
+-- arbitrary row order does not give. next_rank says up to which cutoff each sum holds.
 cumulative as (
     select
         discounted.ranking,
         discounted.query_id,
         discounted.rank,
+        lead(discounted.rank) over in_rank_order as next_rank,
         sum(discounted.credited_gain) over running as cg,
         sum(discounted.discounted_gain) over running as dcg
     from discounted
-    window running as (
-        partition by discounted.ranking, discounted.query_id
-        order by discounted.rank
-        rows between unbounded preceding and current row
-    )
+    window
+        in_rank_order as (partition by discounted.ranking, discounted.query_id order by discounted.rank),
+        running as (
+            partition by discounted.ranking, discounted.query_id
+            order by discounted.rank
+            rows between unbounded preceding and current row
+        )
 ),
 
-depths as (
-    select
-        discounted.ranking,
-        discounted.query_id,
-        max(discounted.rank) as depth
-    from discounted
-    group by discounted.ranking, discounted.query_id
-),
-
+-- the sums at cutoff k are those of the last earning rank at or above k
 sums_at_cutoffs as (
     select
-        depths.ranking,
-        depths.query_id,
+        cumulative.ranking,
+        cumulative.query_id,
         cutoffs.k,
         cumulative.cg,
         cumulative.dcg
-    from depths
+    from cumulative
     cross join cutoffs
-    inner join cumulative
-        on cumulative.ranking = depths.ranking
-        and cumulative.query_id = depths.query_id
-        and cumulative.rank = case
-            when cutoffs.k is null or cutoffs.k > depths.depth then depths.depth
-            else cutoffs.k
-        end
+    where
+        (cutoffs.k is null and cumulative.next_rank is null)
+        or (cutoffs.k is not null and cumulative.rank <= cutoffs.k
+            and (cumulative.next_rank is null or cumulative.next_rank > cutoffs.k))
 ),
 
 evaluated_queries as (
-    select distinct ranked.query_id from ranked
+    select distinct gained.query_id from gained
     union
     select judged_queries.query_id from judged_queries
     where coalesce(getvariable('all_queries'), false)
 ),
 
-final as (
+orderings as (
+    select 'retrieved' as ordering
+    union all
+    select 'worst' as ordering where coalesce(getvariable('tie_bounds'), false)
+    union all
+    select 'best' as ordering where coalesce(getvariable('tie_bounds'), false)
+),
+
+scored as (
     select
+        orderings.ordering,
         evaluated_queries.query_id,
         cutoffs.k,
         coalesce(retrieved_sums.cg, 0.0) as cg,
@@ -280,14 +359,56 @@ final as (
         end as ndcg
     from evaluated_queries
     cross join cutoffs
+    cross join orderings
     left join sums_at_cutoffs as retrieved_sums
-        on retrieved_sums.ranking = 'retrieved'
+        on retrieved_sums.ranking = orderings.ordering
         and retrieved_sums.query_id = evaluated_queries.query_id
         and retrieved_sums.k is not distinct from cutoffs.k
     left join sums_at_cutoffs as ideal_sums
         on ideal_sums.ranking = 'ideal'
         and ideal_sums.query_id = evaluated_queries.query_id
         and ideal_sums.k is not distinct from cutoffs.k
+),
+
+-- whether the results at rank k and k + 1 are tied: a tie group that straddles the cutoff
+straddles as (
+    select
+        as_ranked.query_id,
+        as_ranked.rank,
+        coalesce(
+            lead(as_ranked.score) over in_rank_order = as_ranked.score
+            and (
+                getvariable('ties') is distinct from 'input-order'
+                or lead(as_ranked.input_rank) over in_rank_order is not distinct from as_ranked.input_rank
+            ),
+            false
+        ) as tied_with_next
+    from as_ranked
+    where coalesce(getvariable('tie_bounds'), false)
+    window in_rank_order as (partition by as_ranked.query_id order by as_ranked.rank)
+),
+
+final as (
+    select
+        scored.query_id,
+        scored.k,
+        scored.cg,
+        scored.dcg,
+        scored.idcg,
+        scored.ndcg,
+        worst.ndcg as ndcg_min,
+        best.ndcg as ndcg_max,
+        case
+            when coalesce(getvariable('tie_bounds'), false) and scored.k is not null
+                then coalesce(straddles.tied_with_next, false)
+        end as ties_straddle_k
+    from scored
+    left join scored as worst
+        on worst.ordering = 'worst' and worst.query_id = scored.query_id and worst.k is not distinct from scored.k
+    left join scored as best
+        on best.ordering = 'best' and best.query_id = scored.query_id and best.k is not distinct from scored.k
+    left join straddles on straddles.query_id = scored.query_id and straddles.rank = scored.k
+    where scored.ordering = 'retrieved'
 )
 
 select * from final

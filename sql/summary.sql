@@ -1,12 +1,15 @@
 -- summary.sql: the mean of each measure over the evaluated queries, per cutoff.
 --
--- Input: view per_query (from sql/per_query.sql).
+-- Input: table or view per_query with the columns of sql/per_query.sql.
 -- Variables: none.
 --
--- Creates: view summary (k, queries, cg, dcg, idcg, ndcg): queries is how many were
--- averaged; k is null for the whole ranking. A query with a null ndcg (empty_ideal = 'skip')
--- is left out of every mean and of the count; a NaN ndcg (empty_ideal = 'nan') is kept and
--- makes the ndcg mean NaN.
+-- Creates: view summary (k, queries, cg, dcg, idcg, ndcg, ndcg_min, ndcg_max,
+-- tie_sensitive_queries): queries is how many were averaged; k is null for the whole
+-- ranking. A query with a null ndcg (empty_ideal = 'skip') is left out of every mean and of
+-- the count; a NaN ndcg (empty_ideal = 'nan') is kept and makes the ndcg mean NaN. With tie
+-- bounds (tie_bounds true in per_query.sql): the means of ndcg_min and ndcg_max, and
+-- tie_sensitive_queries, how many of the averaged queries an order of their ties could
+-- score differently (ndcg_max - ndcg_min > 1e-12); all three are null without tie bounds.
 
 create or replace temp view summary as
 with
@@ -26,7 +29,15 @@ cumulative as (
         sum(kept.cg) over running as cg,
         sum(kept.dcg) over running as dcg,
         sum(kept.idcg) over running as idcg,
-        sum(kept.ndcg) over running as ndcg
+        sum(kept.ndcg) over running as ndcg,
+        sum(kept.ndcg_min) over running as ndcg_min,
+        sum(kept.ndcg_max) over running as ndcg_max,
+        sum(
+            case
+                when kept.ndcg_max - kept.ndcg_min > 1e-12 then cast(1 as bigint)
+                when kept.ndcg_min is not null then cast(0 as bigint)
+            end
+        ) over running as tie_sensitive_queries
     from kept
     window running as (
         partition by kept.k
@@ -50,7 +61,10 @@ final as (
         totals.cg / totals.queries as cg,
         totals.dcg / totals.queries as dcg,
         totals.idcg / totals.queries as idcg,
-        totals.ndcg / totals.queries as ndcg
+        totals.ndcg / totals.queries as ndcg,
+        totals.ndcg_min / totals.queries as ndcg_min,
+        totals.ndcg_max / totals.queries as ndcg_max,
+        cast(totals.tie_sensitive_queries as bigint) as tie_sensitive_queries
     from cutoffs
     left join totals on totals.k is not distinct from cutoffs.k
 )

@@ -8,8 +8,10 @@ its arrival.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
+from collections.abc import Callable
 
 
 def relevant(label: float, threshold: float | None) -> bool:
@@ -106,6 +108,15 @@ def ndcg_table(
     def gain_of(label: float | None) -> float:
         return gain(label, gain_kind, levels, relevance_threshold)
 
+    rules = {
+        "discount_kind": discount_kind,
+        "base": base,
+        "max_results": max_results,
+        "ideal": ideal,
+        "empty_ideal": empty_ideal,
+        "unjudged": unjudged,
+    }
+
     table = {}
     for query_id in dict.fromkeys(queries):
         rows = _keep_one_per_doc(results.get(query_id, []), duplicates)
@@ -114,29 +125,127 @@ def ndcg_table(
             ordered = sorted(rows, key=lambda r: (r[3] is None, r[3] or 0, -r[2], r[0]))
         else:
             ordered = sorted(rows, key=lambda r: (r[2], str(r[1])), reverse=True)
-        if max_results is not None:
-            ordered = ordered[:max_results]
-        if unjudged == "drop":
-            # unjudged: not in the qrels, or labelled below 0
-            ordered = [r for r in ordered if labels[query_id].get(r[1], -1) >= 0]
-        scores = [r[2] for r in ordered]
-        gains = [gain_of(labels[query_id].get(r[1])) for r in ordered]
-        pool = gains if ideal == "retrieved" else [gain_of(v) for v in labels[query_id].values()]
-        ideal_gains = sorted((g for g in pool if g > 0), reverse=True)
-        if ideal == "judged-cut-at-hits":
-            ideal_gains = ideal_gains[: len(ordered)]
-        for k in [None, *cutoffs]:
-            if ties == "average":
-                cg, d = tie_averaged(scores, gains, k, discount_kind, base)
-            else:
-                cg, d = sum(gains if k is None else gains[:k]), dcg(gains, k, discount_kind, base)
-            i = dcg(ideal_gains, k, discount_kind, base)
-            if i > 0:
-                score: float | None = d / i
-            else:
-                score = {"zero": 0.0, "one": 1.0, "nan": math.nan, "skip": None}[empty_ideal]
-            table[(query_id, k)] = (cg, d, i, score)
+        scored = score_order(
+            ordered, labels[query_id], [None, *cutoffs], gain_of, average_ties=ties == "average", **rules
+        )
+        table.update({(query_id, k): values for k, values in scored.items()})
     return table
+
+
+def score_order(
+    ordered: list[tuple],
+    labels: dict,
+    cutoffs: list[int | None],
+    gain_of: Callable[[float | None], float],
+    *,
+    average_ties: bool,
+    discount_kind: str,
+    base: float,
+    max_results: int | None,
+    ideal: str,
+    empty_ideal: str,
+    unjudged: str,
+) -> dict:
+    """{k: (cg, dcg, idcg, ndcg)} of one query's results in the given order."""
+    if max_results is not None:
+        ordered = ordered[:max_results]
+    if unjudged == "drop":
+        # unjudged: not in the qrels, or labelled below 0
+        ordered = [r for r in ordered if labels.get(r[1], -1) >= 0]
+    scores = [r[2] for r in ordered]
+    gains = [gain_of(labels.get(r[1])) for r in ordered]
+    pool = gains if ideal == "retrieved" else [gain_of(v) for v in labels.values()]
+    ideal_gains = sorted((g for g in pool if g > 0), reverse=True)
+    if ideal == "judged-cut-at-hits":
+        ideal_gains = ideal_gains[: len(ordered)]
+    out = {}
+    for k in cutoffs:
+        if average_ties:
+            cg, d = tie_averaged(scores, gains, k, discount_kind, base)
+        else:
+            cg, d = sum(gains if k is None else gains[:k]), dcg(gains, k, discount_kind, base)
+        i = dcg(ideal_gains, k, discount_kind, base)
+        if i > 0:
+            score: float | None = d / i
+        else:
+            score = {"zero": 0.0, "one": 1.0, "nan": math.nan, "skip": None}[empty_ideal]
+        out[k] = (cg, d, i, score)
+    return out
+
+
+def tie_bounds_table(
+    run: list[tuple],
+    qrels: list[tuple],
+    cutoffs: list[int],
+    **options: object,
+) -> dict[tuple, tuple[float | None, float | None, bool | None]]:
+    """{(query_id, k): (ndcg_min, ndcg_max, ties_straddle_k)} by brute force: every order of
+    every group of tied results is scored, and the lowest and highest NDCG kept. Ties are
+    equal scores, or equal (input rank, score) under input-order ties. Same options as
+    :func:`ndcg_table`; small inputs only (the orders multiply)."""
+    table = ndcg_table(run, qrels, cutoffs, **options)  # type: ignore[arg-type]
+    ties = options.get("ties", "docid-desc")
+    labels: dict = defaultdict(dict)
+    for query_id, doc_id, label in qrels:
+        labels[query_id][doc_id] = label
+    results: dict = defaultdict(list)
+    for arrival, row in enumerate(run):
+        results[row[0]].append((arrival, row[1], row[2], row[3] if len(row) > 3 else None))
+    rules = {name: options.get(name, default) for name, default in RULE_DEFAULTS.items()}
+    levels = options.get("levels")
+    threshold = options.get("relevance_threshold")
+
+    def gain_of(label: float | None) -> float:
+        return gain(label, options.get("gain_kind", "linear"), levels, threshold)  # type: ignore[arg-type]
+
+    def tie_key(row: tuple) -> tuple:
+        return (row[3] is None, row[3] or 0, -row[2]) if ties == "input-order" else (-row[2],)
+
+    bounds = {}
+    for query_id in {q for q, _ in table}:
+        rows = sorted(_keep_one_per_doc(results.get(query_id, []), options.get("duplicates", "error")), key=tie_key)
+        groups = [list(group) for _, group in itertools.groupby(rows, key=tie_key)]
+        lowest: dict = {}
+        highest: dict = {}
+        for choice in itertools.product(*(itertools.permutations(group) for group in groups)):
+            ordered = [row for group in choice for row in group]
+            scored = score_order(ordered, labels[query_id], [None, *cutoffs], gain_of, average_ties=False, **rules)
+            for k, (_, _, _, value) in scored.items():
+                if value is None or math.isnan(value):
+                    lowest[k] = highest[k] = value
+                    continue
+                lowest[k] = value if k not in lowest else min(lowest[k], value)
+                highest[k] = value if k not in highest else max(highest[k], value)
+        # the ranking as the ties convention orders it, to find the ties across each cutoff
+        kept = table_order(rows, ties)
+        if options.get("max_results") is not None:
+            kept = kept[: options["max_results"]]  # type: ignore[misc]
+        if rules["unjudged"] == "drop":
+            kept = [r for r in kept if labels[query_id].get(r[1], -1) >= 0]
+        for k in [None, *cutoffs]:
+            straddles = None if k is None else (k < len(kept) and tie_key(kept[k - 1]) == tie_key(kept[k]))
+            bounds[(query_id, k)] = (
+                lowest.get(k, table[(query_id, k)][3]),
+                highest.get(k, table[(query_id, k)][3]),
+                straddles,
+            )
+    return bounds
+
+
+def table_order(rows: list[tuple], ties: str) -> list[tuple]:
+    if ties == "input-order":
+        return sorted(rows, key=lambda r: (r[3] is None, r[3] or 0, -r[2], r[0]))
+    return sorted(rows, key=lambda r: (r[2], str(r[1])), reverse=True)
+
+
+RULE_DEFAULTS: dict[str, object] = {
+    "discount_kind": "log2",
+    "base": 2.0,
+    "max_results": None,
+    "ideal": "judged",
+    "empty_ideal": "zero",
+    "unjudged": "zero",
+}
 
 
 def summary(table: dict[tuple, tuple[float, float, float, float | None]]) -> dict:

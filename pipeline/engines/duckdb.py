@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipeline.expressions import with_input_order
+from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
 from pipeline.spec import Evaluation
 
 SQL_DIR = Path(__file__).resolve().parent.parent.parent / "sql"
@@ -39,6 +39,7 @@ VARIABLES = (
     "unjudged",
     "duplicates",
     "relevance_threshold",
+    "tie_bounds",
     "out_path",
 )
 
@@ -66,6 +67,7 @@ def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
         "unjudged": evaluation.unjudged,
         "duplicates": evaluation.duplicates,
         "relevance_threshold": evaluation.relevance_threshold,
+        "tie_bounds": evaluation.tie_bounds,
     }
 
 
@@ -120,7 +122,11 @@ def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> t
     set_variables(connection, evaluation_variables(evaluation))
     connection.execute(sql_file("per_query.sql"))
     connection.execute(sql_file("summary.sql"))
-    return connection.table("per_query").pl(), connection.table("summary").pl()
+    per_query_table, summary = connection.table("per_query").pl(), connection.table("summary").pl()
+    if not evaluation.tie_bounds:  # the SQL's columns are fixed; they are all null here
+        per_query_table = per_query_table.drop(TIE_BOUNDS_PER_QUERY)
+        summary = summary.drop(TIE_BOUNDS_SUMMARY)
+    return per_query_table, summary
 
 
 def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.expressions import discount, first_copy, gain, rank_by_gain, rank_by_score, with_input_order
+from pipeline.expressions import (
+    INPUT_RANK,
+    discount,
+    first_copy,
+    gain,
+    rank_by_gain,
+    rank_by_score,
+    rank_ties_by_gain,
+    with_input_order,
+)
 from pipeline.spec import Evaluation
 
 QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
@@ -17,7 +26,8 @@ PER_QUERY_COLUMNS = (QUERY, "k", "cg", "dcg", "idcg", "ndcg")
 
 
 def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``.
+    """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``, and with
+    ``evaluation.tie_bounds`` also ``ndcg_min, ndcg_max, ties_straddle_k``.
 
     ``run`` has ``query_id, doc_id, score`` and optionally ``arrival`` (input position) and
     ``rank`` (an input rank); ``qrels`` has ``query_id, doc_id, relevance``. ``k`` is null for
@@ -27,14 +37,30 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
     judgments = _judgments(qrels, evaluation)
     judged_queries = judgments.select(QUERY).unique()
     deduplicated = _deduplicated(with_input_order(run).join(judged_queries, on=QUERY, how="semi"), evaluation)
-    ranked = _ranked(deduplicated, evaluation)
-    retrieved = _retrieved(ranked, judgments, evaluation)
-    evaluated_queries = _evaluated_queries(ranked, judged_queries, evaluation)
-    retrieved_at_cutoffs = _sums_at_cutoffs(_discounted(retrieved, evaluation), evaluation, cg="cg", dcg="dcg")
+    gained = _gained(deduplicated, judgments)
+    orderings = ORDERINGS if evaluation.tie_bounds else ORDERINGS[:1]
+    retrieved = {
+        ordering: _retrieved(_ranked(gained, evaluation, ordering), evaluation, ordering) for ordering in orderings
+    }
+    evaluated_queries = _evaluated_queries(gained, judged_queries, evaluation)
     ideal_at_cutoffs = _sums_at_cutoffs(
-        _discounted(_ideal(judgments, retrieved, evaluation), evaluation), evaluation, cg=None, dcg="idcg"
+        _discounted(_ideal(judgments, retrieved["retrieved"], evaluation), evaluation), evaluation, cg=None, dcg="idcg"
     )
-    return _final(evaluated_queries, retrieved_at_cutoffs, ideal_at_cutoffs, evaluation)
+    scored = {
+        ordering: _scored(
+            evaluated_queries,
+            _sums_at_cutoffs(_discounted(ranking, evaluation), evaluation, cg="cg", dcg="dcg"),
+            ideal_at_cutoffs,
+            evaluation,
+        )
+        for ordering, ranking in retrieved.items()
+    }
+    return _final(scored, retrieved["retrieved"], evaluation)
+
+
+# The ranking under the ties convention, then (with tie bounds) the same ties broken by gain
+# ascending and descending: the lowest and highest NDCG an order of the ties can give.
+ORDERINGS = ("retrieved", "worst", "best")
 
 
 def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -53,26 +79,39 @@ def _deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFram
     return run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
 
 
-def _ranked(deduplicated: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """``query_id, doc_id, score, position``: the ordering, cut at ``max_results``."""
-    ranked = deduplicated.select(QUERY, DOC, SCORE, rank_by_score(ties=evaluation.ties).alias("position"))
+def _gained(deduplicated: pl.LazyFrame, judgments: pl.LazyFrame) -> pl.LazyFrame:
+    """The run with each document's ``gain`` and ``judged``; joined before ranking because the
+    tie bounds break ties by gain."""
+    return deduplicated.join(judgments, on=[QUERY, DOC], how="left").with_columns(
+        pl.col("gain").fill_null(0.0), pl.col("judged").fill_null(False)
+    )
+
+
+def _ranked(gained: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
+    """``query_id, score, input_rank, gain, judged, position``: the ordering, cut at
+    ``max_results``."""
+    if ordering == "retrieved":
+        position = rank_by_score(ties=evaluation.ties)
+    else:
+        position = rank_ties_by_gain(ties=evaluation.ties, best_first=ordering == "best")
+    ranked = gained.select(QUERY, SCORE, INPUT_RANK, "gain", "judged", position.alias("position"))
     if evaluation.max_results is not None:
         ranked = ranked.filter(pl.col("position") <= evaluation.max_results)
     return ranked
 
 
-def _retrieved(ranked: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """``query_id, rank, gain, credited_gain``: the evaluated ranking. ``credited_gain`` is what
-    the rank earns: the document's gain, or its tie group's mean gain under ``average``."""
-    joined = ranked.join(judgments, on=[QUERY, DOC], how="left")
+def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
+    """``query_id, score, input_rank, rank, gain, credited_gain``: the evaluated ranking.
+    ``credited_gain`` is what the rank earns: the document's gain, or its tie group's mean gain
+    under ``average`` (the tie bounds' orderings are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
-        joined = joined.filter(pl.col("judged").fill_null(False))
+        ranked = ranked.filter(pl.col("judged"))
         rank = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(QUERY, order_by="position")
     else:
         rank = pl.col("position")
-    retrieved = joined.select(QUERY, SCORE, rank.alias("rank"), pl.col("gain").fill_null(0.0))
-    credited = pl.col("gain").mean().over(QUERY, SCORE) if evaluation.ties == "average" else pl.col("gain")
-    return retrieved.select(QUERY, "rank", "gain", credited.alias("credited_gain"))
+    averaged = evaluation.ties == "average" and ordering == "retrieved"
+    credited = pl.col("gain").mean().over(QUERY, SCORE) if averaged else pl.col("gain")
+    return ranked.select(QUERY, SCORE, INPUT_RANK, rank.alias("rank"), "gain", credited.alias("credited_gain"))
 
 
 def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -86,21 +125,29 @@ def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluat
 
 
 def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    return ranking.with_columns(discounted_gain=pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount))
+    """Only the ranks that earn something: a rank with credited gain 0 adds exactly 0 to every
+    sum, and most ranks of a real run are unjudged."""
+    return ranking.filter(pl.col("credited_gain") != 0).select(
+        QUERY,
+        "rank",
+        "credited_gain",
+        discounted_gain=pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount),
+    )
 
 
-def _evaluated_queries(ranked: pl.LazyFrame, judged_queries: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    queries = ranked.select(QUERY)
+def _evaluated_queries(gained: pl.LazyFrame, judged_queries: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    queries = gained.select(QUERY)
     if evaluation.all_queries:
         queries = pl.concat([queries, judged_queries])
     return queries.unique()
 
 
 def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str) -> pl.LazyFrame:
-    """Long ``query_id, k, [cg], dcg`` from one group-by: every cutoff is a sum over the first
-    k ranks. Values are summed in rank order, never in the order rows happen to arrive from a
+    """Long ``query_id, k, [cg], dcg`` from one group-by: every cutoff is a sum over the ranks
+    up to k. Values are summed in rank order, never in the order rows happen to arrive from a
     parallel join, so that reruns give the same bits."""
     cutoffs: list[int | None] = [None, *evaluation.cutoffs]
+    ranks_in_order = pl.col("rank").sort()
     sums = []
     for k in cutoffs:
         for column, name in (("discounted_gain", dcg), ("credited_gain", cg)):
@@ -108,7 +155,7 @@ def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | 
                 continue
             # A running sum's last value: a plain sum() would let the optimizer drop the sort.
             in_rank_order = pl.col(column).sort_by("rank")
-            taken = in_rank_order if k is None else in_rank_order.head(k)
+            taken = in_rank_order if k is None else in_rank_order.filter(ranks_in_order <= k)
             sums.append(taken.cum_sum().last().fill_null(0.0).alias(f"{name}@{k}"))
     wide = ranked.group_by(QUERY).agg(sums)
     return pl.concat(
@@ -133,7 +180,7 @@ def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
     }[evaluation.empty_ideal]
 
 
-def _final(
+def _scored(
     evaluated_queries: pl.LazyFrame,
     retrieved_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
@@ -156,5 +203,34 @@ def _final(
             .then(pl.col("dcg") / pl.col("idcg"))
             .otherwise(_empty_ideal_score(evaluation)),
         )
-        .sort([QUERY, "k"], nulls_last=False)
     )
+
+
+def _straddles(as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, k, ties_straddle_k``: whether the results at rank k and k + 1 are tied."""
+
+    def next_in_rank_order(column: str) -> pl.Expr:
+        return pl.col(column).shift(-1).over(QUERY, order_by="rank")
+
+    tied_with_next = next_in_rank_order(SCORE) == pl.col(SCORE)
+    if evaluation.ties == "input-order":
+        tied_with_next = tied_with_next & next_in_rank_order(INPUT_RANK).eq_missing(pl.col(INPUT_RANK))
+    return as_ranked.select(
+        QUERY, pl.col("rank").alias("k"), tied_with_next.fill_null(False).alias("ties_straddle_k")
+    ).filter(pl.col("k").is_in(evaluation.cutoffs))
+
+
+def _final(scored: dict[str, pl.LazyFrame], as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    final = scored["retrieved"]
+    if evaluation.tie_bounds:
+        for ordering, column in (("worst", "ndcg_min"), ("best", "ndcg_max")):
+            final = final.join(
+                scored[ordering].select(QUERY, "k", pl.col("ndcg").alias(column)),
+                on=[QUERY, "k"],
+                how="left",
+                nulls_equal=True,
+            )
+        final = final.join(_straddles(as_ranked, evaluation), on=[QUERY, "k"], how="left").with_columns(
+            pl.when(pl.col("k").is_not_null()).then(pl.col("ties_straddle_k").fill_null(False))
+        )
+    return final.sort([QUERY, "k"], nulls_last=False)

@@ -35,6 +35,7 @@ from sqlglot import exp
 
 from pipeline.engines.duckdb import VARIABLES, evaluation_variables, sql_file
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io.read import Columns, detect_format
 from pipeline.spec import Evaluation
 
@@ -203,7 +204,11 @@ def transpile(
             tree = _decimals_as_doubles(tree)
         tree = _bind_variables(tree, variables)
         tree = _rename_tables(tree, tables or {})
-        if isinstance(tree, exp.Create) and tree.kind == "VIEW":
+        if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
+            if tree.kind == "TABLE" and dialect == "spark":
+                # DuckDB materializes per_query once as a temp table; Spark has temp views only
+                tree = tree.copy()
+                tree.set("kind", "VIEW")
             statements.append(Statement(view=tree.this.name, query=tree.expression, statement=tree))
         else:
             statements.append(Statement(view=None, query=tree, statement=tree))
@@ -328,13 +333,21 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
         "qrels": qrels.select("query_id", "doc_id", "relevance"),
     }
     with _private_views(inputs) as tables:
-        return _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables)
+        table = _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables)
+    # the SQL's columns are fixed; without tie bounds they are all null
+    return table if evaluation.tie_bounds else table.drop(*TIE_BOUNDS_PER_QUERY)
 
 
 def summarize(per_query_table: DataFrame) -> DataFrame:
     """The summary ``k, queries, cg, dcg, idcg, ndcg`` computed by ``sql/summary.sql``."""
-    with _private_views({"per_query": per_query_table}) as tables:
-        return _run_query(per_query_table.sparkSession, "summary.sql", {}, tables)
+    from pyspark.sql import functions
+
+    missing = [column for column in TIE_BOUNDS_PER_QUERY if column not in per_query_table.columns]
+    types = {"ndcg_min": "double", "ndcg_max": "double", "ties_straddle_k": "boolean"}
+    complete = per_query_table.withColumns({column: functions.lit(None).cast(types[column]) for column in missing})
+    with _private_views({"per_query": complete}) as tables:
+        summary = _run_query(per_query_table.sparkSession, "summary.sql", {}, tables)
+    return summary.drop(*TIE_BOUNDS_SUMMARY) if missing else summary
 
 
 # --- inputs ---------------------------------------------------------------------------------

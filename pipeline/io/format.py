@@ -49,12 +49,15 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
     Partition and group columns (those before ``k``) lead each row; ``*`` marks the overall
     rows of a grouped summary, ``all`` the whole-ranking cutoff."""
     keys = summary.columns[: summary.columns.index("k")]
-    header = [*keys, "k", "queries", *MEASURES]
+    means = [m for m in (*MEASURES, "ndcg_min", "ndcg_max") if m in summary.columns]
+    counts = [c for c in ("tie_sensitive_queries",) if c in summary.columns]
+    header = [*keys, "k", "queries", *means, *counts]
     body = [
         [("*" if row[key] is None else str(row[key])) for key in keys]
         + ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
         # a mean is null when every query was skipped (empty_ideal="skip")
-        + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in MEASURES]
+        + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in means]
+        + ["-" if row[c] is None else str(row[c]) for c in counts]
         for row in summary.iter_rows(named=True)
     ]
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
