@@ -27,6 +27,14 @@ CollectEngine = Literal["auto", "streaming"]
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
 WARNING_EXAMPLES = 5
+# The warnings' codes, in the order check_inputs reports them.
+WARNING_ORDER = (
+    "queries_only_in_run",
+    "queries_only_in_qrels",
+    "queries_without_relevant",
+    "negative_labels",
+    "results_over_limit",
+)
 # Runs usually keep 1000 results per query (TREC); more is often an unintended full dump.
 DEFAULT_WARN_RESULTS_OVER = 1000
 
@@ -73,6 +81,7 @@ def check_inputs(
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
     streaming: bool = False,
     run_duplicates: str = "error",
+    require_rows: bool = True,
 ) -> Checked:
     """Validate run and qrels; return them with matching id types and no helper columns.
 
@@ -80,7 +89,8 @@ def check_inputs(
     is the number of results per query above which a query is reported; ``streaming``
     collects the checks with Polars' streaming engine (bounded memory). ``run_duplicates`` is
     the evaluation's duplicate policy: repeated (query, doc) rows in the run are refused only
-    under ``"error"``; in the qrels they always are.
+    under ``"error"``; in the qrels they always are. ``require_rows=False`` accepts an empty
+    input (one bucket of a larger input may hold no rows).
     """
     names = _display_names(columns or Columns())
     engine: CollectEngine = "streaming" if streaming else "auto"
@@ -113,7 +123,7 @@ def check_inputs(
         (run, run_stats, run_name, SCORE),
         (qrels, qrels_stats, qrels_name, LABEL),
     ):
-        if stats["rows"][0] == 0:
+        if require_rows and stats["rows"][0] == 0:
             raise InvalidInput(f"{name}: no rows to evaluate (the input is empty)")
         _raise_on_unparsed(frame, stats, name)
         for column in (QUERY, DOC, value_column):

@@ -1,0 +1,101 @@
+"""Out of core: with ``--memory-limit`` below what the run needs, the queries are split by a
+hash of their id into buckets evaluated one after the other. Every check and number is per
+query, so the result must be the one pass's: per-query rows, summary and warnings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline import api
+from pipeline.api import BYTES_PER_RUN_ROW, evaluate, merge_warnings
+from pipeline.validate import ValidationWarning
+from tests.conftest import ROOT, TOLERANCE, as_table, assert_tables_close, run_cli
+
+RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
+RUN_ROWS = 710  # data/run.parquet
+SMALL_LIMIT = f"{RUN_ROWS * BYTES_PER_RUN_ROW // 7}B"  # about 7 buckets
+DUCKDB_LIMIT = "64MB"  # DuckDB enforces its limit, so its buckets come from a larger row size
+
+
+@pytest.fixture
+def limit(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A memory limit that splits the sample run into about 7 buckets on either engine."""
+    if engine == "polars":
+        return SMALL_LIMIT
+    monkeypatch.setattr(api, "BYTES_PER_RUN_ROW", 64_000_000 * 7 // RUN_ROWS)
+    return DUCKDB_LIMIT
+
+
+@pytest.mark.parametrize("options", [{}, {"all_queries": True, "tie_bounds": True}, {"empty_ideal": "skip"}])
+def test_buckets_give_the_one_pass_result(engine: str, limit: str, options: dict) -> None:
+    one_pass = evaluate(RUN, QRELS, k=[3, 10], engine=engine, **options)
+    assert api._buckets(api._prepare(RUN, QRELS, api.Columns(), None, None, one_pass.evaluation), limit) >= 5
+    in_buckets = evaluate(RUN, QRELS, k=[3, 10], engine=engine, memory_limit=limit, **options)
+    assert_tables_close(as_table(in_buckets.per_query), as_table(one_pass.per_query))
+    assert in_buckets.per_query.columns == one_pass.per_query.columns
+    assert in_buckets.per_query.select("query_id", "k").equals(one_pass.per_query.select("query_id", "k"))
+    for got, want in zip(in_buckets.summary.iter_rows(), one_pass.summary.iter_rows(), strict=True):
+        for a, b in zip(got, want, strict=True):
+            if isinstance(b, float):
+                assert a == pytest.approx(b, abs=TOLERANCE, nan_ok=True)
+            else:
+                assert a == b
+    assert in_buckets.warnings == one_pass.warnings
+
+
+def test_polars_buckets_give_identical_bits() -> None:
+    one_pass = evaluate(RUN, QRELS, k=[3, 10], engine="polars")
+    in_buckets = evaluate(RUN, QRELS, k=[3, 10], engine="polars", memory_limit=SMALL_LIMIT)
+    assert in_buckets.per_query.equals(one_pass.per_query)
+    assert in_buckets.summary.equals(one_pass.summary)
+
+
+def test_more_buckets_than_queries(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # most buckets are empty; an empty bucket is not an empty input
+    monkeypatch.setattr(api, "BYTES_PER_RUN_ROW", 64_000_000 * 100 // RUN_ROWS)  # 100 buckets, 43 queries
+    result = evaluate(RUN, QRELS, k=[5], engine=engine, memory_limit="64MB")
+    assert result.per_query["query_id"].n_unique() == evaluate(RUN, QRELS, k=[5]).per_query["query_id"].n_unique()
+
+
+def test_errors_are_found_in_whichever_bucket(tmp_path: Path) -> None:
+    run = pl.read_parquet(RUN)
+    duplicated = pl.concat([run, run.slice(400, 1)])
+    duplicated.write_parquet(tmp_path / "run.parquet")
+    done = run_cli(
+        "evaluate", "--run", tmp_path / "run.parquet", "--qrels", QRELS, "--memory-limit", SMALL_LIMIT, "--k", "5"
+    )
+    assert done.returncode == 3, done.stderr
+    row = run.row(400, named=True)
+    assert "duplicate" in done.stderr and str(row["query_id"]) in done.stderr and str(row["doc_id"]) in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_empty_run_is_still_an_error(tmp_path: Path) -> None:
+    pl.read_parquet(RUN).head(0).write_parquet(tmp_path / "run.parquet")
+    done = run_cli("evaluate", "--run", tmp_path / "run.parquet", "--qrels", QRELS, "--memory-limit", SMALL_LIMIT)
+    assert done.returncode == 3
+    assert "no rows to evaluate" in done.stderr
+
+
+def test_cli_logs_the_buckets_and_writes_the_same_files(tmp_path: Path) -> None:
+    common = ["evaluate", "--run", RUN, "--qrels", QRELS, "--k", "5,10"]
+    assert run_cli(*common, "--out", tmp_path / "one").returncode == 0
+    done = run_cli(*common, "--out", tmp_path / "buckets", "--memory-limit", SMALL_LIMIT, "--log-level", "info")
+    assert done.returncode == 0, done.stderr
+    assert "buckets of queries" in done.stderr
+    for name in ("per_query.parquet", "summary.parquet"):
+        assert pl.read_parquet(tmp_path / "buckets" / name).equals(pl.read_parquet(tmp_path / "one" / name))
+    manifests = [json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("one", "buckets")]
+    assert manifests[0]["warnings"] == manifests[1]["warnings"]
+
+
+def test_merged_warnings_add_counts_and_keep_the_first_ids() -> None:
+    def warning(count: int, *examples: str) -> ValidationWarning:
+        return ValidationWarning("negative_labels", "judgments with a negative label", count, examples)
+
+    merged = merge_warnings([(warning(2, "q2/a", "q9/b"),), (), (warning(5, "q1/a", "q3/c", "q4/d", "q5/e", "q6/f"),)])
+    assert merged == (warning(7, "q1/a", "q2/a", "q3/c", "q4/d", "q5/e"),)
