@@ -711,7 +711,7 @@ def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
         _print_spark_units(args, evaluation, units, summaries)
     finally:
         for unit in units:
-            unit.per_query.unpersist()
+            unit.unpersist()
     return 0
 
 

@@ -367,21 +367,33 @@ def evaluate(
     if spark is None:
         frame_session = next((value.sparkSession for value in (run, qrels) if _is_frame(value)), None)  # type: ignore[union-attr]
         spark = frame_session or session()
-    run_name = _name(run, "run")
-    raw_run = _read(spark, run, run_format, run_name)
-    if qrels is None:
-        qrels_name = f"{run_name} (inline labels)"
-        raw_qrels = raw_run
-    else:
-        qrels_name = _name(qrels, "qrels")
-        raw_qrels = _read(spark, qrels, qrels_format, qrels_name)
+    run_input = _Input.read(spark, run, run_format, "run")
+    qrels_input = None if qrels is None else _Input.read(spark, qrels, qrels_format, "qrels")
+    return _evaluate_inputs(run_input, qrels_input, evaluation, columns)
+
+
+@dataclass(frozen=True)
+class _Input:
+    """A run or qrels as Spark read it, with the name its error messages use."""
+
+    frame: DataFrame
+    name: str
+
+    @classmethod
+    def read(cls, spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, role: str) -> _Input:
+        name = _name(value, role)
+        return cls(frame=_read(spark, value, format, name), name=name)
+
+
+def _evaluate_inputs(run: _Input, qrels: _Input | None, evaluation: Evaluation, columns: Columns) -> SparkResult:
+    qrels = qrels or _Input(frame=run.frame, name=f"{run.name} (inline labels)")
     run_frame = _canonical(
-        raw_run, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run_name
+        run.frame, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run.name
     )
     qrels_frame = _canonical(
-        raw_qrels, {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"}, qrels_name
+        qrels.frame, {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"}, qrels.name
     )
-    run_frame, qrels_frame = check_inputs(run_frame, qrels_frame, run_name=run_name, qrels_name=qrels_name)
+    run_frame, qrels_frame = check_inputs(run_frame, qrels_frame, run_name=run.name, qrels_name=qrels.name)
     table = per_query(run_frame, qrels_frame, evaluation)
     return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation)
 
@@ -424,12 +436,16 @@ def _read(spark: SparkSession, value: str | Sequence[str] | DataFrame, format: s
                 f"{path}: the spark engine reads Parquet only (files, directories, globs, hive datasets), "
                 f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
             )
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors import AnalysisException
 
     try:
         return spark.read.parquet(*paths)
     except AnalysisException as error:
         message = str(error).splitlines()[0]
+        raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
+    except Py4JJavaError as error:  # a file Spark cannot read at all, e.g. a corrupt footer
+        message = str(error.java_exception.getMessage()).splitlines()[0]
         raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
 
 
@@ -555,11 +571,16 @@ class SparkUnit:
         )
 
     def cached(self) -> SparkUnit:
-        """The same unit with its per-query table persisted (``unpersist()`` it when done), so
-        the summary and the written files do not compute it again."""
+        """The same unit with both tables persisted (:meth:`unpersist` it when done), so that
+        the summary shown and the files written are computed once."""
         table = self.per_query.persist()
         # summary.sql reads only query_id, k and the measures, so the partition columns ride along
-        return SparkUnit(self.partition, table, _with_partition_columns(summarize(table), self.partition))
+        summary = _with_partition_columns(summarize(table), self.partition).persist()
+        return SparkUnit(self.partition, table, summary)
+
+    def unpersist(self) -> None:
+        self.per_query.unpersist()
+        self.summary.unpersist()
 
 
 def _with_partition_columns(frame: DataFrame, partition: Partition | None) -> DataFrame:
@@ -590,6 +611,8 @@ def evaluate_units(
     Only the chosen partition folders are given to Spark's reader, so no file of any other
     partition is listed or opened. Judgments are taken from the same partition folder of
     ``qrels`` when it has one, otherwise whole."""
+    check_supported(evaluation_variables(evaluation))
+    columns = columns or Columns()
     spark = spark or session()
     filters = dict(partition_filters or {})
     available = hive_partitions(spark, run)
@@ -605,22 +628,26 @@ def evaluate_units(
             qrels_format=qrels_format,
         )
         return [SparkUnit(partition=None, per_query=result.per_query, summary=result.summary)]
-    units = []
+    # Every partition is read (schemas only) before any is validated, so that an unreadable
+    # one fails the job at once; judgments used by several partitions are read once.
+    qrels_inputs: dict[str, _Input] = {}
+    inputs = []
     for partition in partitions:
-        qrels_path = qrels
-        if qrels is not None and _is_folder(spark, partition_path(qrels, partition)):
-            qrels_path = partition_path(qrels, partition)  # judgments partitioned like the run
-        result = evaluate(
-            partition_path(run, partition),
-            qrels_path,
-            evaluation=evaluation,
-            columns=columns,
-            spark=spark,
-            run_format=run_format or "parquet",  # a folder, whatever its name looks like
-            qrels_format=qrels_format,
-        )
-        units.append(SparkUnit.of(partition, result.per_query))
-    return units
+        # a folder, whatever its name looks like
+        run_input = _Input.read(spark, partition_path(run, partition), run_format or "parquet", "run")
+        qrels_input = None
+        if qrels is not None:
+            qrels_path = qrels
+            if _is_folder(spark, partition_path(qrels, partition)):
+                qrels_path = partition_path(qrels, partition)  # judgments partitioned like the run
+            if qrels_path not in qrels_inputs:
+                qrels_inputs[qrels_path] = _Input.read(spark, qrels_path, qrels_format, "qrels")
+            qrels_input = qrels_inputs[qrels_path]
+        inputs.append((partition, run_input, qrels_input))
+    return [
+        SparkUnit.of(partition, _evaluate_inputs(run_input, qrels_input, evaluation, columns).per_query)
+        for partition, run_input, qrels_input in inputs
+    ]
 
 
 # --- outputs --------------------------------------------------------------------------------
