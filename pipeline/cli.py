@@ -107,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     output = evaluate.add_argument_group("output")
-    output.add_argument("--out", help="directory for per_query and summary files")
+    output.add_argument(
+        "--out", help="directory for per_query and summary files (per partition: OUT/key=value/; spark: folders)"
+    )
     output.add_argument(
         "--out-format", default="parquet", choices=("parquet", "csv", "jsonl", "trec"), help="file format of --out"
     )
@@ -127,10 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--partition",
         action="append",
         metavar="KEY=VALUE",
-        help="evaluate only this hive partition (repeatable; other partitions are not read)",
+        help="evaluate only this hive partition (repeatable; other partitions are not read; all engines)",
     )
     job.add_argument(
-        "--group-by", help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model"
+        "--group-by",
+        help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
     job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
