@@ -291,7 +291,7 @@ def test_partitions_are_evaluated_one_by_one_as_on_polars(
 ) -> None:
     """Only dt=a and dt=b are read (dt=c is corrupt); each is its own unit, scored with the
     judgments of its own partition, and laid out and scored as the polars engine does it,
-    the partition column kept."""
+    the partition column kept. Then a rerun of one partition replaces only that one."""
     flags = ["--run", str(hive / "runs"), "--qrels", str(hive / "qrels"), "--partition", "dt=a", "--partition", "dt=b"]
     for engine in ("spark", "polars"):
         code = main(["evaluate", "--engine", engine, *flags, "--k", "3,10", "--out", str(tmp_path / engine)])
@@ -311,6 +311,19 @@ def test_partitions_are_evaluated_one_by_one_as_on_polars(
     assert_tables_close(as_table(read_unit(tmp_path / "spark", "dt=a", "per_query")), as_table(sample))
     # dt=b, ranked and judged otherwise, scores otherwise: its own judgments were used
     assert as_table(read_unit(tmp_path / "spark", "dt=b", "per_query")) != as_table(sample)
+
+    # A rerun of dt=b alone, with unpartitioned judgments (which then serve every partition),
+    # replaces dt=b's outputs whole and leaves dt=a's as they were: the staging and the
+    # earlier folders are gone.
+    out = tmp_path / "spark"
+    reversed_run = pl.scan_parquet(RUN).with_columns(-pl.col("score"))
+    rerun = ["--run", str(hive / "runs"), "--qrels", str(QRELS), "--partition", "dt=b", "--k", "2", "--out", str(out)]
+    assert main(["evaluate", "--engine", "spark", *rerun]) == 0, capsys.readouterr().err
+    expected_b = compute("polars", reversed_run, pl.scan_parquet(QRELS), Evaluation(cutoffs=(2,)))
+    assert_tables_close(as_table(read_unit(out, "dt=b", "per_query")), as_table(expected_b))
+    assert_tables_close(as_table(read_unit(out, "dt=a", "per_query")), as_table(sample))
+    assert sorted(path.name for path in out.iterdir()) == ["dt=a", "dt=b"]
+    assert sorted(path.name for path in (out / "dt=b").iterdir()) == ["per_query.parquet", "summary.parquet"]
 
 
 def test_the_corrupt_partition_breaks_a_run_that_reads_it(
@@ -345,23 +358,6 @@ def test_a_missing_partition_exits_4(
     )
     error = capsys.readouterr().err
     assert code == 4 and message in error, error
-
-
-def test_a_rerun_replaces_only_the_partitions_it_evaluates(
-    spark: pyspark_sql.SparkSession, hive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Unpartitioned judgments serve every partition; a second run over dt=b replaces dt=b's
-    outputs whole and leaves dt=a's as they were."""
-    out = tmp_path / "out"
-    base = ["evaluate", "--engine", "spark", "--run", str(hive / "runs"), "--qrels", str(QRELS), "--out", str(out)]
-    assert main([*base, "--partition", "dt=a", "--partition", "dt=b", "--k", "5"]) == 0
-    assert main([*base, "--partition", "dt=b", "--k", "2"]) == 0, capsys.readouterr().err
-    cutoffs = {p: set(read_unit(out, p, "summary")["k"].drop_nulls().to_list()) for p in ("dt=a", "dt=b")}
-    assert cutoffs == {"dt=a": {5}, "dt=b": {2}}
-    sample = compute("polars", pl.scan_parquet(RUN), pl.scan_parquet(QRELS), Evaluation(cutoffs=(5,)))
-    assert_tables_close(as_table(read_unit(out, "dt=a", "per_query")), as_table(sample))
-    assert sorted(path.name for path in out.iterdir()) == ["dt=a", "dt=b"]  # no staging or retired folders
-    assert sorted(path.name for path in (out / "dt=b").iterdir()) == ["per_query.parquet", "summary.parquet"]
 
 
 def test_cli_trec_output_matches_polars(spark: pyspark_sql.SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
