@@ -113,7 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     output = evaluate.add_argument_group("output")
-    output.add_argument("--out", help="directory for per_query and summary files")
+    output.add_argument(
+        "--out", help="directory for per_query and summary files (per partition: OUT/key=value/; spark: folders)"
+    )
     output.add_argument(
         "--out-format", default="parquet", choices=("parquet", "csv", "jsonl", "trec"), help="file format of --out"
     )
@@ -133,10 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--partition",
         action="append",
         metavar="KEY=VALUE",
-        help="evaluate only this hive partition (repeatable; other partitions are not read)",
+        help="evaluate only this hive partition (repeatable; other partitions are not read; all engines)",
     )
     job.add_argument(
-        "--group-by", help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model"
+        "--group-by",
+        help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
     job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
@@ -666,63 +669,91 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
-    """The spark engine: Spark reads the inputs and writes the outputs; only the summary (and the
-    per-query table for per-query trec lines) comes back to this process."""
+    """The spark engine: Spark reads the inputs (only the requested partitions) and writes the
+    outputs, laid out as the other engines lay them out; only the summaries (and the per-query
+    rows for per-query trec lines) come back to this process."""
     import polars as pl
 
     from pipeline.engines import spark as spark_engine
     from pipeline.errors import NothingToEvaluate, UsageError
-    from pipeline.io.format import summary_table, trec_lines
+    from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.read import Columns
 
     if args.threads or args.memory_limit:
         raise UsageError("--threads and --memory-limit are for the duckdb engine; size Spark with spark-submit")
     unsupported = [
-        flag
-        for flag, given in (
-            ("--partition", args.partition),
-            ("--group-by", args.group_by),
-            ("--query-attributes", args.query_attributes),
-        )
-        if given
+        flag for flag, given in (("--group-by", args.group_by), ("--query-attributes", args.query_attributes)) if given
     ]
     if unsupported:
         raise UsageError(
-            f"{', '.join(unsupported)}: not supported by the spark engine yet; filter the partition in the path "
-            "(e.g. --run logs/dt=2026-11-21) or use --engine polars or duckdb"
+            f"{', '.join(unsupported)}: not supported by the spark engine; for one summary per day or "
+            "locale, partition the logs by it (each partition is summarised on its own), or use --engine "
+            "polars or duckdb"
         )
     if args.out and args.out_format != "parquet":
         raise UsageError(f"the spark engine writes Parquet only, not --out-format {args.out_format}")
+    partition_filters = parse_partition_filters(args.partition or [])
     spark = spark_engine.session(args.spark_master)
-    result = spark_engine.evaluate(
+    units = spark_engine.evaluate_units(
         args.run,
         args.qrels,
         evaluation=evaluation,
+        partition_filters=partition_filters,
         columns=Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
         spark=spark,
         run_format=args.run_format,
         qrels_format=args.qrels_format,
     )
-    per_query_table = result.per_query.persist()  # computed once for the summary and the files
+    units = [unit.cached() for unit in units]  # each per-query table computed once, for summary and files
     try:
-        summary = pl.from_arrow(spark_engine.summarize(per_query_table).toArrow())
-        assert isinstance(summary, pl.DataFrame)
-        if summary.height == 0:
-            raise NothingToEvaluate(f"no query is in both {args.run} and {args.qrels or 'its inline labels'}")
+        summaries = []
+        for unit in units:  # every unit is computed before any is written
+            summary = pl.from_arrow(unit.summary.toArrow())
+            assert isinstance(summary, pl.DataFrame)
+            if summary.height == 0:
+                where = f" in partition {unit.partition}" if unit.partition else ""
+                raise NothingToEvaluate(
+                    f"no query is in both {args.run} and {args.qrels or 'its inline labels'}{where}"
+                )
+            summaries.append(summary)
         if args.out:
-            spark_engine.write(per_query_table, spark_engine.summarize(per_query_table), args.out)
-        if args.output_format == "trec":  # trec_eval's means come from the per-query rows
-            rows = pl.from_arrow(per_query_table.toArrow())
-            assert isinstance(rows, pl.DataFrame)
-            sys.stdout.write(trec_lines(rows, per_query_lines=args.per_query, digits=args.digits))
-        elif args.output_format == "json":
-            payload = {"conventions": evaluation.describe(), "engine": "spark", "summary": summary.to_dicts()}
-            sys.stdout.write(json.dumps(payload) + "\n")
-        else:
-            sys.stdout.write(summary_table(summary, evaluation.describe(), digits=args.digits))
+            spark_engine.write_units(units, args.out)
+        _print_spark_units(args, evaluation, units, summaries)
     finally:
-        per_query_table.unpersist()
+        for unit in units:
+            unit.unpersist()
     return 0
+
+
+def _print_spark_units(args: argparse.Namespace, evaluation: Evaluation, units: list, summaries: list) -> None:
+    """stdout as the other engines print it: one block per unit, headed by its partition."""
+    import polars as pl
+
+    from pipeline.io.format import summary_table, trec_lines
+
+    output_format = "json" if args.json else args.output_format
+    if output_format == "json":
+        payload: dict[str, object] = {
+            "conventions": evaluation.describe(),
+            "engine": "spark",
+            "units": [
+                {"partition": unit.partition.as_dict() if unit.partition else None, "summary": summary.to_dicts()}
+                for unit, summary in zip(units, summaries, strict=True)
+            ],
+        }
+        if len(units) == 1:
+            payload["summary"] = summaries[0].to_dicts()
+        sys.stdout.write(json.dumps(payload, default=str) + "\n")
+        return
+    for unit, summary in zip(units, summaries, strict=True):
+        label = f"# partition {unit.partition}\n" if unit.partition else ""
+        if output_format == "trec":  # trec_eval's means come from the per-query rows
+            rows = pl.from_arrow(unit.per_query.toArrow())
+            assert isinstance(rows, pl.DataFrame)
+            keys = list(unit.partition.as_dict()) if unit.partition else []
+            sys.stdout.write(label + trec_lines(rows.drop(keys), per_query_lines=args.per_query, digits=args.digits))
+        else:
+            sys.stdout.write(label + summary_table(summary, evaluation.describe(), digits=args.digits))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -240,16 +240,11 @@ def test_user_views_are_left_alone(spark: pyspark_sql.SparkSession) -> None:
     spark.catalog.dropTempView("per_query")
 
 
-def test_cli_reads_hive_partitioned_parquet_and_writes_parquet(
+def test_cli_writes_an_unpartitioned_run_as_parquet_folders(
     spark: pyspark_sql.SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # the run split into hive folders (part=a/, part=b/): the partition column is just extra
-    run = pl.read_parquet(RUN).with_columns(
-        part=pl.when(pl.col("query_id") < "q020").then(pl.lit("a")).otherwise(pl.lit("b"))
-    )
-    run.write_parquet(tmp_path / "runs", partition_by=["part"])
     out = tmp_path / "out"
-    flags = ["--run", str(tmp_path / "runs"), "--qrels", str(QRELS), "--k", "5,10", "--out", str(out)]
+    flags = ["--run", str(RUN), "--qrels", str(QRELS), "--k", "5,10", "--out", str(out)]
     code = main(["evaluate", "--engine", "spark", *flags])
     assert code == 0, capsys.readouterr().err
     assert "ndcg" in capsys.readouterr().out
@@ -259,6 +254,110 @@ def test_cli_reads_hive_partitioned_parquet_and_writes_parquet(
     assert_tables_close(as_table(written), as_table(expected))
     summary = pl.read_parquet(out / "summary.parquet" / "*.parquet")
     assert summary.columns == ["k", "queries", "cg", "dcg", "idcg", "ndcg"]
+    assert sorted(path.name for path in out.iterdir()) == ["per_query.parquet", "summary.parquet"]  # nothing staged
+
+
+# --- hive partitions ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``runs/dt=a`` (the sample run), ``runs/dt=b`` (the same query ids ranked the other way
+    round) and ``runs/dt=c`` (one corrupt file); ``qrels/dt=a`` and ``qrels/dt=b`` judge the
+    same query ids differently, so a partition scored with the wrong judgments shows."""
+    root = tmp_path_factory.mktemp("hive")
+    run, qrels = pl.read_parquet(RUN), pl.read_parquet(QRELS)
+    for folder, frame in (
+        ("runs/dt=a", run),
+        ("runs/dt=b", run.with_columns(-pl.col("score"))),
+        ("qrels/dt=a", qrels),
+        ("qrels/dt=b", qrels.with_columns(pl.col("relevance").max() - pl.col("relevance"))),
+    ):
+        (root / folder).mkdir(parents=True)
+        frame.write_parquet(root / folder / "part-0.parquet")
+    (root / "runs/dt=c").mkdir()
+    (root / "runs/dt=c/part-0.parquet").write_bytes(b"PAR1 this is not a parquet file")
+    return root
+
+
+def read_unit(out: Path, partition: str, table: str) -> pl.DataFrame:
+    """One table of one unit, as either engine wrote it (a file, or Spark's folder of parts)."""
+    path = out / partition / f"{table}.parquet"
+    return pl.read_parquet(path / "*.parquet" if path.is_dir() else path)
+
+
+def test_partitions_are_evaluated_one_by_one_as_on_polars(
+    spark: pyspark_sql.SparkSession, hive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only dt=a and dt=b are read (dt=c is corrupt); each is its own unit, scored with the
+    judgments of its own partition, and laid out and scored as the polars engine does it,
+    the partition column kept. Then a rerun of one partition replaces only that one."""
+    flags = ["--run", str(hive / "runs"), "--qrels", str(hive / "qrels"), "--partition", "dt=a", "--partition", "dt=b"]
+    for engine in ("spark", "polars"):
+        code = main(["evaluate", "--engine", engine, *flags, "--k", "3,10", "--out", str(tmp_path / engine)])
+        assert code == 0, capsys.readouterr().err
+    printed = capsys.readouterr().out
+    assert printed.count("# partition dt=a") == 2 and printed.count("# partition dt=b") == 2
+    for partition in ("dt=a", "dt=b"):
+        by_spark, by_polars = (read_unit(tmp_path / engine, partition, "per_query") for engine in ("spark", "polars"))
+        assert by_spark.schema == by_polars.schema and by_spark.columns[0] == "dt"
+        assert by_spark["dt"].unique().to_list() == [partition.removeprefix("dt=")]
+        assert_tables_close(as_table(by_spark), as_table(by_polars))
+        summaries = [read_unit(tmp_path / engine, partition, "summary") for engine in ("spark", "polars")]
+        assert summaries[0].columns == summaries[1].columns == ["dt", "k", "queries", "cg", "dcg", "idcg", "ndcg"]
+        assert summaries[0]["queries"].to_list() == summaries[1]["queries"].to_list()
+    # an anchor outside the job code: dt=a holds the sample itself, scored whole
+    sample = compute("polars", pl.scan_parquet(RUN), pl.scan_parquet(QRELS), Evaluation(cutoffs=(3, 10)))
+    assert_tables_close(as_table(read_unit(tmp_path / "spark", "dt=a", "per_query")), as_table(sample))
+    # dt=b, ranked and judged otherwise, scores otherwise: its own judgments were used
+    assert as_table(read_unit(tmp_path / "spark", "dt=b", "per_query")) != as_table(sample)
+
+    # A rerun of dt=b alone, with unpartitioned judgments (which then serve every partition),
+    # replaces dt=b's outputs whole and leaves dt=a's as they were: the staging and the
+    # earlier folders are gone.
+    out = tmp_path / "spark"
+    reversed_run = pl.scan_parquet(RUN).with_columns(-pl.col("score"))
+    rerun = ["--run", str(hive / "runs"), "--qrels", str(QRELS), "--partition", "dt=b", "--k", "2", "--out", str(out)]
+    assert main(["evaluate", "--engine", "spark", *rerun]) == 0, capsys.readouterr().err
+    expected_b = compute("polars", reversed_run, pl.scan_parquet(QRELS), Evaluation(cutoffs=(2,)))
+    assert_tables_close(as_table(read_unit(out, "dt=b", "per_query")), as_table(expected_b))
+    assert_tables_close(as_table(read_unit(out, "dt=a", "per_query")), as_table(sample))
+    assert sorted(path.name for path in out.iterdir()) == ["dt=a", "dt=b"]
+    assert sorted(path.name for path in (out / "dt=b").iterdir()) == ["per_query.parquet", "summary.parquet"]
+
+
+def test_the_corrupt_partition_breaks_a_run_that_reads_it(
+    spark: pyspark_sql.SparkSession, hive: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every partition, dt=c included: the corrupt file is an input error naming it (exit 3),
+    which shows that the runs above succeed because dt=c is never opened."""
+    assert main(["evaluate", "--engine", "spark", "--run", str(hive / "runs"), "--qrels", str(QRELS)]) == 3
+    error = capsys.readouterr().err
+    assert "dt=c" in error and "cannot read as Parquet" in error and "Traceback" not in error
+
+
+@pytest.mark.parametrize(
+    ("run", "partition", "message"),
+    [
+        ("runs", "dt=z", "partition dt=z does not exist; dt has 3 value(s)"),
+        ("runs", "region=eu", "no partition key 'region'; keys found: dt"),
+        ("sample", "dt=a", "not a hive-partitioned dataset"),
+    ],
+)
+def test_a_missing_partition_exits_4(
+    spark: pyspark_sql.SparkSession,
+    hive: Path,
+    capsys: pytest.CaptureFixture[str],
+    run: str,
+    partition: str,
+    message: str,
+) -> None:
+    run_path = RUN if run == "sample" else hive / run
+    code = main(
+        ["evaluate", "--engine", "spark", "--run", str(run_path), "--qrels", str(QRELS), "--partition", partition]
+    )
+    error = capsys.readouterr().err
+    assert code == 4 and message in error, error
 
 
 def test_cli_trec_output_matches_polars(spark: pyspark_sql.SparkSession, capsys: pytest.CaptureFixture[str]) -> None:
@@ -342,7 +441,7 @@ def test_library_evaluate_on_spark_returns_polars_frames(spark: pyspark_sql.Spar
     assert by_spark.summary["queries"].to_list() == by_polars.summary["queries"].to_list()
 
 
-@pytest.mark.parametrize("flags", [["--partition", "dt=2026-11-21"], ["--group-by", "locale"]])
+@pytest.mark.parametrize("flags", [["--group-by", "locale"], ["--query-attributes", "data/run.parquet"]])
 def test_job_options_the_spark_engine_lacks_are_refused(flags: list[str]) -> None:
     result = run_cli("evaluate", "--engine", "spark", "--run", "data/runs", "--qrels", "data/qrels.parquet", *flags)
     assert result.returncode == 2

@@ -36,6 +36,7 @@ from sqlglot import exp
 from pipeline.engines.duckdb import VARIABLES, evaluation_variables, sql_file
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
+from pipeline.io.partitions import Partition, select_partitions
 from pipeline.io.read import Columns, detect_format
 from pipeline.spec import Evaluation
 
@@ -379,21 +380,33 @@ def evaluate(
     if spark is None:
         frame_session = next((value.sparkSession for value in (run, qrels) if _is_frame(value)), None)  # type: ignore[union-attr]
         spark = frame_session or session()
-    run_name = _name(run, "run")
-    raw_run = _read(spark, run, run_format, run_name)
-    if qrels is None:
-        qrels_name = f"{run_name} (inline labels)"
-        raw_qrels = raw_run
-    else:
-        qrels_name = _name(qrels, "qrels")
-        raw_qrels = _read(spark, qrels, qrels_format, qrels_name)
+    run_input = _Input.read(spark, run, run_format, "run")
+    qrels_input = None if qrels is None else _Input.read(spark, qrels, qrels_format, "qrels")
+    return _evaluate_inputs(run_input, qrels_input, evaluation, columns)
+
+
+@dataclass(frozen=True)
+class _Input:
+    """A run or qrels as Spark read it, with the name its error messages use."""
+
+    frame: DataFrame
+    name: str
+
+    @classmethod
+    def read(cls, spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, role: str) -> _Input:
+        name = _name(value, role)
+        return cls(frame=_read(spark, value, format, name), name=name)
+
+
+def _evaluate_inputs(run: _Input, qrels: _Input | None, evaluation: Evaluation, columns: Columns) -> SparkResult:
+    qrels = qrels or _Input(frame=run.frame, name=f"{run.name} (inline labels)")
     run_frame = _canonical(
-        raw_run, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run_name
+        run.frame, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run.name
     )
     qrels_frame = _canonical(
-        raw_qrels, {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"}, qrels_name
+        qrels.frame, {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"}, qrels.name
     )
-    run_frame, qrels_frame = check_inputs(run_frame, qrels_frame, run_name=run_name, qrels_name=qrels_name)
+    run_frame, qrels_frame = check_inputs(run_frame, qrels_frame, run_name=run.name, qrels_name=qrels.name)
     table = per_query(run_frame, qrels_frame, evaluation)
     return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation)
 
@@ -436,12 +449,16 @@ def _read(spark: SparkSession, value: str | Sequence[str] | DataFrame, format: s
                 f"{path}: the spark engine reads Parquet only (files, directories, globs, hive datasets), "
                 f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
             )
+    from py4j.protocol import Py4JJavaError
     from pyspark.errors import AnalysisException
 
     try:
         return spark.read.parquet(*paths)
     except AnalysisException as error:
         message = str(error).splitlines()[0]
+        raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
+    except Py4JJavaError as error:  # a file Spark cannot read at all, e.g. a corrupt footer
+        message = str(error.java_exception.getMessage()).splitlines()[0]
         raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
 
 
@@ -502,20 +519,209 @@ def check_inputs(run: DataFrame, qrels: DataFrame, *, run_name: str, qrels_name:
     return run, qrels
 
 
+# --- hive-partitioned datasets -----------------------------------------------------------------
+
+
+def _filesystem(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """Hadoop's FileSystem for ``path`` and the path itself: local folders, HDFS and object
+    stores (``s3a://``) are listed and renamed through the same API Spark writes with."""
+    hadoop_path = spark._jvm.org.apache.hadoop.fs.Path(path)  # type: ignore[union-attr]
+    return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path
+
+
+def hive_partitions(spark: SparkSession, root: str) -> list[Partition]:
+    """Every leaf ``key=value`` folder under ``root``, listed by Hadoop's FileSystem (no file
+    is opened); empty when ``root`` is a file, a glob, missing, or not hive-partitioned."""
+    filesystem, base = _filesystem(spark, root)
+    if not filesystem.exists(base) or not filesystem.getFileStatus(base).isDirectory():
+        return []
+    found: list[Partition] = []
+
+    def walk(folder: Any, values: tuple[tuple[str, str], ...]) -> None:
+        children = sorted(
+            (status.getPath() for status in filesystem.listStatus(folder) if status.isDirectory()),
+            key=lambda child: child.getName(),
+        )
+        children = [c for c in children if "=" in c.getName() and not c.getName().startswith((".", "_"))]
+        if not children:
+            if values:
+                found.append(Partition(values))
+            return
+        for child in children:
+            key, _, value = child.getName().partition("=")
+            walk(child, (*values, (key, value)))
+
+    walk(base, ())
+    return found
+
+
+def partition_path(root: str, partition: Partition) -> str:
+    """``root/key=value/...`` as text, so that URLs (``s3a://bucket/x``) keep their ``//``."""
+    return f"{root.rstrip('/')}/{partition}"
+
+
+def _is_folder(spark: SparkSession, path: str) -> bool:
+    filesystem, hadoop_path = _filesystem(spark, path)
+    return bool(filesystem.exists(hadoop_path) and filesystem.getFileStatus(hadoop_path).isDirectory())
+
+
+@dataclass(frozen=True)
+class SparkUnit:
+    """One evaluated unit, as on the other engines: the whole input, or one hive partition
+    (its ``key`` columns, as strings, first in both tables). Lazy DataFrames."""
+
+    partition: Partition | None
+    per_query: DataFrame
+    summary: DataFrame
+
+    @classmethod
+    def of(cls, partition: Partition | None, per_query_table: DataFrame) -> SparkUnit:
+        """The unit of a per-query table (without partition columns) and its summary."""
+        return cls(
+            partition=partition,
+            per_query=_with_partition_columns(per_query_table, partition),
+            summary=_with_partition_columns(summarize(per_query_table), partition),
+        )
+
+    def cached(self) -> SparkUnit:
+        """The same unit with both tables persisted (:meth:`unpersist` it when done), so that
+        the summary shown and the files written are computed once."""
+        table = self.per_query.persist()
+        # summary.sql reads only query_id, k and the measures, so the partition columns ride along
+        summary = _with_partition_columns(summarize(table), self.partition).persist()
+        return SparkUnit(self.partition, table, summary)
+
+    def unpersist(self) -> None:
+        self.per_query.unpersist()
+        self.summary.unpersist()
+
+
+def _with_partition_columns(frame: DataFrame, partition: Partition | None) -> DataFrame:
+    """``frame`` with the partition's ``key`` columns (string values) first, as job.py does."""
+    if partition is None:
+        return frame
+    from pyspark.sql import functions
+
+    keys = [functions.lit(value).alias(key) for key, value in partition.as_dict().items()]
+    return frame.select(*keys, *[column for column in frame.columns if column not in partition.as_dict()])
+
+
+def evaluate_units(
+    run: str,
+    qrels: str | None,
+    *,
+    evaluation: Evaluation,
+    partition_filters: Mapping[str, set[str]] | None = None,
+    columns: Columns | None = None,
+    spark: SparkSession | None = None,
+    run_format: str | None = None,
+    qrels_format: str | None = None,
+) -> list[SparkUnit]:
+    """Evaluate ``run`` as the other engines' batch job does: a hive-partitioned directory
+    partition by partition (only those matching ``partition_filters``; a requested partition
+    that does not exist is :class:`PartitionNotFound`), anything else as one unit.
+
+    Only the chosen partition folders are given to Spark's reader, so no file of any other
+    partition is listed or opened. Judgments are taken from the same partition folder of
+    ``qrels`` when it has one, otherwise whole."""
+    check_supported(evaluation_variables(evaluation))
+    columns = columns or Columns()
+    spark = spark or session()
+    filters = dict(partition_filters or {})
+    available = hive_partitions(spark, run)
+    partitions = select_partitions(run, filters, available) if (available or filters) else []
+    if not partitions:
+        result = evaluate(
+            run,
+            qrels,
+            evaluation=evaluation,
+            columns=columns,
+            spark=spark,
+            run_format=run_format,
+            qrels_format=qrels_format,
+        )
+        return [SparkUnit(partition=None, per_query=result.per_query, summary=result.summary)]
+    # Every partition is read (schemas only) before any is validated, so that an unreadable
+    # one fails the job at once; judgments used by several partitions are read once.
+    qrels_inputs: dict[str, _Input] = {}
+    inputs = []
+    for partition in partitions:
+        # a folder, whatever its name looks like
+        run_input = _Input.read(spark, partition_path(run, partition), run_format or "parquet", "run")
+        qrels_input = None
+        if qrels is not None:
+            qrels_path = qrels
+            if _is_folder(spark, partition_path(qrels, partition)):
+                qrels_path = partition_path(qrels, partition)  # judgments partitioned like the run
+            if qrels_path not in qrels_inputs:
+                qrels_inputs[qrels_path] = _Input.read(spark, qrels_path, qrels_format, "qrels")
+            qrels_input = qrels_inputs[qrels_path]
+        inputs.append((partition, run_input, qrels_input))
+    return [
+        SparkUnit.of(partition, _evaluate_inputs(run_input, qrels_input, evaluation, columns).per_query)
+        for partition, run_input, qrels_input in inputs
+    ]
+
+
 # --- outputs --------------------------------------------------------------------------------
 
 
 def write(per_query_table: DataFrame, summary: DataFrame, out: str) -> list[str]:
-    """Write ``OUT/per_query.parquet/`` and ``OUT/summary.parquet/`` as Spark does: folders of
-    part files, committed by Spark's output committer and replaced when they exist."""
+    """Write ``OUT/per_query.parquet/`` and ``OUT/summary.parquet/``: see :func:`write_units`."""
+    return write_units([SparkUnit(partition=None, per_query=per_query_table, summary=summary)], out)
+
+
+def write_units(units: Sequence[SparkUnit], out: str) -> list[str]:
+    """Write each unit as the other engines lay it out, ``OUT/[key=value/]per_query.parquet``
+    and ``summary.parquet``, each a folder of part files written by Spark.
+
+    Everything is first written by Spark under one staging folder ``OUT/_ndcg_staging_*``
+    (Spark's readers skip ``_`` names); only when every table is complete are the folders
+    renamed into place, replacing earlier outputs of the same units. A failed job leaves the
+    previous outputs as they were. (Renames are atomic on local disks and HDFS; object stores
+    copy instead.)"""
     from pyspark.errors import PySparkException
 
-    written = []
-    for name, frame in (("per_query", per_query_table), ("summary", summary)):
-        target = f"{out.rstrip('/')}/{name}.parquet"
-        try:
-            frame.write.mode("overwrite").parquet(target)
-        except PySparkException as error:
-            raise UsageError(f"--out {target}: cannot write: {str(error).splitlines()[0]}") from None
-        written.append(target)
-    return written
+    if not units:
+        return []
+    spark = units[0].per_query.sparkSession
+    token = uuid.uuid4().hex[:12]
+    root = out.rstrip("/")
+    staging = f"{root}/_ndcg_staging_{token}"
+    filesystem, staging_path = _filesystem(spark, staging)
+    placements = []
+    try:
+        for unit in units:
+            folder = f"/{unit.partition}" if unit.partition else ""
+            for name, frame in (("per_query", unit.per_query), ("summary", unit.summary)):
+                staged, target = f"{staging}{folder}/{name}.parquet", f"{root}{folder}/{name}.parquet"
+                try:
+                    frame.write.mode("errorifexists").parquet(staged)
+                except PySparkException as error:
+                    raise UsageError(f"--out {target}: cannot write: {str(error).splitlines()[0]}") from None
+                placements.append((staged, target))
+        for staged, target in placements:
+            _replace(spark, staged, target, token)
+    finally:
+        filesystem.delete(staging_path, True)
+    return [target for _, target in placements]
+
+
+def _replace(spark: SparkSession, staged: str, target: str, token: str) -> None:
+    """Rename ``staged`` to ``target``; an existing ``target`` is moved aside first (Hadoop
+    would move the new folder into it) and deleted once the new one is in place."""
+    filesystem, target_path = _filesystem(spark, target)
+    jvm_path = spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+    staged_path = jvm_path(staged)
+    filesystem.mkdirs(target_path.getParent())
+    retired = None
+    if filesystem.exists(target_path):
+        retired = jvm_path(target_path.getParent(), f"_ndcg_retired_{target_path.getName()}_{token}")
+        if not filesystem.rename(target_path, retired):
+            raise UsageError(f"--out {target}: cannot move the previous output aside")
+    if not filesystem.rename(staged_path, target_path):
+        if retired is not None:
+            filesystem.rename(retired, target_path)
+        raise UsageError(f"--out {target}: cannot move the new output into place")
+    if retired is not None:
+        filesystem.delete(retired, True)

@@ -68,9 +68,14 @@ def hive_partitions(root: str | Path) -> list[Partition]:
     return found
 
 
-def select_partitions(root: str | Path, filters: dict[str, set[str]]) -> list[Partition]:
-    """The partitions of ``root`` matching ``filters``; every filter value must exist."""
-    available = hive_partitions(root)
+def select_partitions(
+    root: str | Path, filters: dict[str, set[str]], available: list[Partition] | None = None
+) -> list[Partition]:
+    """The partitions of ``root`` matching ``filters``; every filter value must exist.
+
+    ``available`` is the partitions of ``root`` when they were listed elsewhere (the spark
+    engine lists object stores through Hadoop); by default the local folders are listed."""
+    available = hive_partitions(root) if available is None else available
     if not filters:
         return available
     if not available:
