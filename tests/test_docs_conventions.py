@@ -258,3 +258,20 @@ def test_spark_numbers_are_what_spark_computes(
 ) -> None:
     (row,) = [row for row in TOOL_ROWS if tool_name(row) == "Spark MLlib"]
     check_tool_row(row, spark_peer(local_spark), tmp_path, capsys)
+
+
+# the prose quotes ranx's ndcg_burges, which these flags reproduce (see "Tools not run by the tests")
+PROSE_ONLY_FLAGS = [["--profile", "ir_measures", "--ties", "input-order", "--gain", "exponential"]]
+
+
+def test_every_value_quoted_on_the_page_is_one_the_cli_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    printed: list[float] = []
+    for flags in [*(flags_of(row[0]) for row in PROFILE_ROWS), *PROSE_ONLY_FLAGS]:
+        per_query, mean = cli_values(flags, "polars", tmp_path, capsys)
+        printed += [*per_query.values(), mean]
+    quoted = re.findall(r"(?<![\d.])0\.\d{4}(?![\d.])", DOC.read_text(encoding="utf-8"))
+    assert len(quoted) > 50
+    for value in quoted:
+        assert any(abs(float(value) - known) <= PRINTED for known in printed), value
