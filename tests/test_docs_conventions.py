@@ -260,7 +260,7 @@ def test_spark_numbers_are_what_spark_computes(
     check_tool_row(row, spark_peer(local_spark), tmp_path, capsys)
 
 
-# the prose quotes ranx's ndcg_burges, which these flags reproduce (see "Tools not run by the tests")
+# the prose quotes ranx's ndcg_burges, which these flags reproduce (see "Tools the tests do not run")
 PROSE_ONLY_FLAGS = [["--profile", "ir_measures", "--ties", "input-order", "--gain", "exponential"]]
 
 
