@@ -2,7 +2,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 import pytest
@@ -10,6 +12,9 @@ import pytest
 from pipeline import Evaluation
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -54,3 +59,23 @@ def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def local_spark() -> Iterator[SparkSession]:
+    """One small local SparkSession for a module (1 core, no UI), stopped after it; for the
+    modules that run Spark MLlib as a peer tool."""
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("ndcg-peer-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

@@ -230,3 +230,130 @@ def test_lightgbm_profile_matches_lightgbm(engine: str, seed: int) -> None:
     for k, mean in zip(CUTOFFS, means, strict=True):
         ours_mean = sum(table[(query, k)] for query in by_query) / len(by_query)
         assert ours_mean == pytest.approx(mean, abs=PEER_TOLERANCE)
+
+
+# XGBoost
+
+
+def xgboost_ndcg(labels: list[int], scores: list[float], groups: list[int], metrics: tuple[str, ...]) -> list[float]:
+    """XGBoost's own evaluation of fixed scores, in arrival order: with zero boosting rounds the
+    predictions are the base_margin, so eval prints the metric of the scores themselves."""
+    import xgboost
+
+    data = xgboost.DMatrix(np.zeros((len(labels), 1)), label=np.array(labels, dtype=float), base_margin=scores)
+    data.set_group(groups)
+    booster = xgboost.train(
+        {"objective": "rank:ndcg", "eval_metric": list(metrics), "nthread": 1}, data, num_boost_round=0
+    )
+    printed = booster.eval(data, name="data")  # "[0]\tdata-ndcg@3:0.90494950584609712\t..."
+    values = dict(field.removeprefix("data-").split(":") for field in printed.split("\t")[1:])
+    return [float(values[metric]) for metric in metrics]
+
+
+def well_apart_in_float32(scores: list[float]) -> bool:
+    """XGBoost stores scores as float32; random scores that tie only there are not comparable."""
+    rounded = np.array(scores, dtype=np.float32)
+    return len(set(rounded.tolist())) == len(set(scores))
+
+
+@pytest.mark.parametrize(("seed", "empty_ideal", "suffix"), [(1, "one", ""), (2, "one", ""), (3, "zero", "-")])
+def test_xgboost_profile_matches_xgboost(engine: str, seed: int, empty_ideal: str, suffix: str) -> None:
+    # XGBoost's exponential gain needs labels in 0..31; only retrieved rows exist for it (unjudged: label 0).
+    # ndcg@k- scores a query without relevant documents 0, as --empty-ideal zero does.
+    run_rows, qrels_rows = random_data(seed, labels=(0, 0, 1, 2, 3, 4))
+    _, qrels = as_dicts(run_rows, qrels_rows)
+    evaluated = sorted((row for row in run_rows if row[0] in qrels), key=lambda row: row[0])  # stable: arrival kept
+    by_query: dict = defaultdict(list)
+    for query, doc, score in evaluated:
+        by_query[query].append((qrels[query].get(doc, 0), score))
+    assert well_apart_in_float32([score for _, _, score in evaluated])
+    metrics = tuple(f"ndcg@{k}{suffix}" for k in CUTOFFS)
+    table = ours(run_rows, qrels_rows, engine, profile="xgboost", empty_ideal=empty_ideal)
+    assert any(all(label == 0 for label, _ in rows) for rows in by_query.values())  # an IDCG = 0 query is in
+    for query, rows in by_query.items():
+        values = xgboost_ndcg([label for label, _ in rows], [score for _, score in rows], [len(rows)], metrics)
+        for k, value in zip(CUTOFFS, values, strict=True):
+            assert table[(query, k)] == pytest.approx(value, abs=PEER_TOLERANCE), (query, k)
+    groups = [len(by_query[query]) for query in sorted(by_query)]
+    means = xgboost_ndcg([qrels[q].get(d, 0) for q, d, _ in evaluated], [s for _, _, s in evaluated], groups, metrics)
+    for k, mean in zip(CUTOFFS, means, strict=True):
+        ours_mean = sum(table[(query, k)] for query in by_query) / len(by_query)
+        assert ours_mean == pytest.approx(mean, abs=PEER_TOLERANCE)
+
+
+# Spark MLlib
+
+
+def spark_rankings(run_rows: list[tuple], qrels_rows: list[tuple]) -> dict[str, tuple[list[str], list[str]]]:
+    """What a Spark user hands RankingMetrics for each query both files know: the predicted
+    documents ordered by score, ties in arrival order (a stable sort), and the set of relevant
+    documents (label > 0). Spark has no scores, so the caller's order is the ranking."""
+    run, qrels = as_dicts(run_rows, qrels_rows)
+    rankings = {}
+    for query in run:
+        if query not in qrels:
+            continue  # not evaluated by us; Spark would score its empty label set 0
+        arrived = [doc for q, doc, _ in run_rows if q == query]
+        predicted = sorted(arrived, key=lambda doc: -run[query][doc])
+        relevant = [doc for doc, label in qrels[query].items() if label > 0]
+        rankings[query] = (predicted, relevant)
+    return rankings
+
+
+def spark_ndcg_per_query(spark: object, rankings: dict, cutoffs: tuple[int, ...]) -> dict:
+    """{(query, k): ndcgAt(k)} from pyspark.ml's RankingEvaluator (the DataFrame front of
+    mllib's RankingMetrics), one query at a time; doc ids become doubles, as it requires."""
+    from pyspark.ml.evaluation import RankingEvaluator
+    from pyspark.sql import types as spark_types
+
+    numbers: dict[str, float] = {}
+    for predicted, relevant in rankings.values():
+        for doc in (*predicted, *relevant):
+            numbers.setdefault(doc, float(len(numbers)))
+    schema = spark_types.StructType(
+        [
+            spark_types.StructField("query_id", spark_types.StringType()),
+            spark_types.StructField("prediction", spark_types.ArrayType(spark_types.DoubleType())),
+            spark_types.StructField("label", spark_types.ArrayType(spark_types.DoubleType())),
+        ]
+    )
+    rows = [
+        (query, [numbers[d] for d in predicted], [numbers[d] for d in relevant])
+        for query, (predicted, relevant) in rankings.items()
+    ]
+    frame = spark.createDataFrame(rows, schema).cache()  # type: ignore[attr-defined]
+    table = {}
+    for query in rankings:
+        one_query = frame.where(frame.query_id == query)
+        for k in cutoffs:
+            evaluator = RankingEvaluator(metricName="ndcgAtK", k=k, predictionCol="prediction", labelCol="label")
+            table[(query, k)] = evaluator.evaluate(one_query)
+    frame.unpersist()
+    return table
+
+
+def spark_mllib_mean(spark: object, rankings: dict, k: int) -> float:
+    """pyspark.mllib RankingMetrics(rdd).ndcgAt(k) over every query: Spark's own mean. Its
+    schema is inferred from the first row, so a query with relevant documents goes first."""
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    rows = sorted(rankings.values(), key=lambda ranking: not ranking[1])
+    return float(RankingMetrics(spark.sparkContext.parallelize(rows)).ndcgAt(k))  # type: ignore[attr-defined]
+
+
+SPARK_PER_QUERY_CUTOFFS = (3, 50)  # one Spark job per query and cutoff: a cutoff inside the lists and one beyond
+
+
+@pytest.mark.spark
+def test_spark_mllib_profile_matches_ranking_metrics(local_spark: object) -> None:
+    run_rows, qrels_rows = random_data(1)  # seed 1 has queries with ties, with unjudged and negative labels
+    rankings = spark_rankings(run_rows, qrels_rows)
+    assert any(not relevant for _, relevant in rankings.values())  # and queries with an empty label set
+    expected = spark_ndcg_per_query(local_spark, rankings, SPARK_PER_QUERY_CUTOFFS)
+    spark_means = {k: spark_mllib_mean(local_spark, rankings, k) for k in CUTOFFS}
+    for engine in ("polars", "duckdb"):
+        table = ours(run_rows, qrels_rows, engine, profile="spark_mllib")
+        assert_same({key: value for key, value in table.items() if key[1] in SPARK_PER_QUERY_CUTOFFS}, expected)
+        for k in CUTOFFS:
+            ours_mean = sum(table[(query, k)] for query in rankings) / len(rankings)
+            assert ours_mean == pytest.approx(spark_means[k], abs=PEER_TOLERANCE), k
