@@ -141,7 +141,8 @@ gained as (
 
 -- 'retrieved' is the ranking under the ties convention; with tie_bounds, 'worst' and 'best'
 -- break the same ties by gain, ascending and descending: the lowest and highest NDCG any
--- order of the ties can give
+-- order of the ties can give. Three selects rather than one ordering switched by a CASE: each
+-- is a plain sort, and the two bounds' selects are pruned entirely when tie_bounds is off
 ranked as (
     select
         'retrieved' as ordering,

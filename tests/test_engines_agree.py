@@ -156,24 +156,26 @@ OPTION_CASES: dict[str, tuple[list[tuple], list[tuple], dict, type]] = {
 }
 
 
+def reference_options(evaluation: Evaluation) -> dict:
+    """The spec as the keyword arguments of tests/reference.py."""
+    return {
+        "gain_kind": evaluation.gain.kind,
+        "levels": dict(evaluation.gain.levels),
+        "discount_kind": evaluation.discount.kind,
+        "base": evaluation.discount.log_base,
+        "all_queries": evaluation.all_queries,
+        "max_results": evaluation.max_results,
+        "ties": evaluation.ties,
+        "ideal": evaluation.ideal,
+        "empty_ideal": evaluation.empty_ideal,
+        "unjudged": evaluation.unjudged,
+        "duplicates": evaluation.duplicates,
+        "relevance_threshold": evaluation.relevance_threshold,
+    }
+
+
 def reference_table(run_rows: list[tuple], qrels_rows: list[tuple], evaluation: Evaluation) -> dict:
-    return reference.ndcg_table(
-        run_rows,
-        qrels_rows,
-        list(evaluation.cutoffs),
-        gain_kind=evaluation.gain.kind,
-        levels=dict(evaluation.gain.levels),
-        discount_kind=evaluation.discount.kind,
-        base=evaluation.discount.log_base,
-        all_queries=evaluation.all_queries,
-        max_results=evaluation.max_results,
-        ties=evaluation.ties,
-        ideal=evaluation.ideal,
-        empty_ideal=evaluation.empty_ideal,
-        unjudged=evaluation.unjudged,
-        duplicates=evaluation.duplicates,
-        relevance_threshold=evaluation.relevance_threshold,
-    )
+    return reference.ndcg_table(run_rows, qrels_rows, list(evaluation.cutoffs), **reference_options(evaluation))
 
 
 def run_frame(run_rows: list[tuple], id_type: type = pl.String) -> pl.LazyFrame:

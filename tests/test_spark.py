@@ -7,7 +7,6 @@ independent reference in tests/reference.py."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -28,20 +27,9 @@ RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 
 @pytest.fixture(scope="module")
-def spark() -> Iterator[pyspark_sql.SparkSession]:
-    """One small local session: 1 core, 1 shuffle partition, no UI; stopped after the module."""
-    session = (
-        pyspark_sql.SparkSession.builder.master("local[1]")
-        .appName("ndcg-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
+def spark(local_spark: pyspark_sql.SparkSession) -> pyspark_sql.SparkSession:
+    """One small local session for the whole module (see tests/conftest.py)."""
+    return local_spark
 
 
 def to_spark(spark: pyspark_sql.SparkSession, frame: pl.LazyFrame) -> pyspark_sql.DataFrame:

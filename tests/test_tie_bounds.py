@@ -22,7 +22,14 @@ from pipeline.engines import duckdb as duckdb_engine
 from pipeline.spec import SpecError
 from tests import reference
 from tests.conftest import TOLERANCE, compute, run_cli
-from tests.test_engines_agree import CASES, OPTION_CASES, OPTION_VALUES, reference_table, run_frame
+from tests.test_engines_agree import (
+    CASES,
+    OPTION_CASES,
+    OPTION_VALUES,
+    reference_options,
+    reference_table,
+    run_frame,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 
@@ -41,20 +48,7 @@ def qrels_frame(qrels_rows: list[tuple], id_type: type = pl.String) -> pl.LazyFr
 
 
 def reference_bounds(run_rows: list[tuple], qrels_rows: list[tuple], evaluation: Evaluation) -> dict:
-    options = {
-        "gain_kind": evaluation.gain.kind,
-        "levels": dict(evaluation.gain.levels),
-        "discount_kind": evaluation.discount.kind,
-        "base": evaluation.discount.log_base,
-        "all_queries": evaluation.all_queries,
-        "max_results": evaluation.max_results,
-        "ties": evaluation.ties,
-        "ideal": evaluation.ideal,
-        "empty_ideal": evaluation.empty_ideal,
-        "unjudged": evaluation.unjudged,
-        "duplicates": evaluation.duplicates,
-        "relevance_threshold": evaluation.relevance_threshold,
-    }
+    options = reference_options(evaluation)
     return reference.tie_bounds_table(run_rows, qrels_rows, list(evaluation.cutoffs), **options)
 
 
