@@ -9,10 +9,13 @@ All units are computed before any is written: a job that fails writes nothing.
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import json
 import os
 import platform
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -241,6 +244,10 @@ def _swap_into_place(staging: Path, target: Path) -> None:
         os.replace(staging, target)
         return
     if all(_is_ours(path) and path.is_file() for path in target.iterdir()):
+        if _exchange(staging, target):
+            return  # staging now holds the old outputs, removed by the caller
+        # Two renames: between them the folder is briefly missing (its old outputs sit in
+        # .retired-*), which the exchange above avoids where the system has it.
         retired = target.with_name(f".retired-{target.name}-{os.getpid()}")
         os.replace(target, retired)
         os.replace(staging, target)
@@ -251,6 +258,28 @@ def _swap_into_place(staging: Path, target: Path) -> None:
         if path.name != SUCCESS:
             os.replace(path, target / path.name)
     os.replace(staging / SUCCESS, target / SUCCESS)
+
+
+def _exchange(first: Path, second: Path) -> bool:
+    """Swap two folders in one atomic step (Linux ``renameat2`` with ``RENAME_EXCHANGE``), so
+    that a reader, or a crash, never finds the target missing. False where the system or the
+    file system cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_current_directory, rename_exchange = -100, 2
+    if (
+        renameat2(at_current_directory, os.fsencode(first), at_current_directory, os.fsencode(second), rename_exchange)
+        == 0
+    ):
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EXDEV):
+        return False
+    raise OSError(error, os.strerror(error), str(second))
 
 
 def _fsync_tree(folder: Path) -> None:

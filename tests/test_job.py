@@ -337,6 +337,14 @@ def test_nothing_to_evaluate_writes_nothing(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def _text(path: Path) -> str:
+    """A file's text, or "" when it is gone: the job may be swapping its folder right now."""
+    try:
+        return path.read_text()
+    except FileNotFoundError:
+        return ""
+
+
 def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
     """SIGKILL the job the moment it starts writing; every partition folder must then hold a
     whole output, the old one or the new one, never a mix and never a half-written file."""
@@ -374,7 +382,7 @@ def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
         written = 0
         while process.poll() is None and time.monotonic() < deadline:
             staging = [p for p in out.iterdir() if p.name.startswith(".staging-")]
-            done = sum(1 for p in out.glob("dt=*/manifest.json") if '"cutoffs": [\n      5' in p.read_text())
+            done = sum(1 for p in out.glob("dt=*/manifest.json") if '"cutoffs": [\n      5' in _text(p))
             if staging and done >= attempt * 2:
                 os.kill(process.pid, signal.SIGKILL)
                 written = done
@@ -390,3 +398,16 @@ def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
             assert ks == summary_ks == manifest_ks and ks in ({5}, {10}), (folder, ks, summary_ks, manifest_ks)
         assert len(list(out.glob("dt=*"))) == 8
         assert written >= 0
+
+
+def test_swap_exchanges_folders_in_one_step(tmp_path: Path) -> None:
+    from pipeline.job import _exchange
+
+    (tmp_path / "new").mkdir()
+    (tmp_path / "new" / "per_query.parquet").write_text("new")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "per_query.parquet").write_text("old")
+    if not _exchange(tmp_path / "new", tmp_path / "old"):
+        pytest.skip("no atomic exchange of folders here (renameat2 RENAME_EXCHANGE)")
+    assert (tmp_path / "old" / "per_query.parquet").read_text() == "new"
+    assert (tmp_path / "new" / "per_query.parquet").read_text() == "old"
