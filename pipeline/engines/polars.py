@@ -150,30 +150,27 @@ def _evaluated_queries(run_rows: pl.LazyFrame, judged_queries: pl.LazyFrame, eva
 
 
 def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str) -> pl.LazyFrame:
-    """Long ``query_id, k, [cg], dcg`` from one group-by: every cutoff is a sum over the ranks
-    up to k. Values are summed in rank order, never in the order rows happen to arrive from a
-    parallel join, so that reruns give the same bits."""
-    cutoffs: list[int | None] = [None, *evaluation.cutoffs]
-    ranks_in_order = pl.col("rank").sort()
-    sums = []
-    for k in cutoffs:
-        for column, name in (("discounted_gain", dcg), ("credited_gain", cg)):
-            if name is None:
-                continue
-            # A running sum's last value: a plain sum() would let the optimizer drop the sort.
-            in_rank_order = pl.col(column).sort_by("rank")
-            taken = in_rank_order if k is None else in_rank_order.filter(ranks_in_order <= k)
-            sums.append(taken.cum_sum().last().fill_null(0.0).alias(f"{name}@{k}"))
-    wide = ranked.group_by(QUERY).agg(sums)
+    """Long ``query_id, k, [cg], dcg``: running sums in rank order, the same bits on every run
+    (a parallel sum in arbitrary row order does not give that), and at each cutoff the sums of
+    the last earning rank at or above it (``next_rank`` says up to which cutoff a sum holds)."""
+
+    def in_rank_order(expr: pl.Expr) -> pl.Expr:
+        return expr.over(QUERY, order_by="rank")
+
+    sums = [(column, name) for column, name in (("credited_gain", cg), ("discounted_gain", dcg)) if name is not None]
+    cumulative = ranked.select(
+        QUERY,
+        "rank",
+        in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
+        *[in_rank_order(pl.col(column).cum_sum()).alias(name) for column, name in sums],
+    )
+    last_rank = pl.col("next_rank").is_null()
     return pl.concat(
         [
-            wide.select(
-                QUERY,
-                pl.lit(k, dtype=pl.Int64).alias("k"),
-                *([pl.col(f"{cg}@{k}").alias(cg)] if cg is not None else []),
-                pl.col(f"{dcg}@{k}").alias(dcg),
-            )
-            for k in cutoffs
+            cumulative.filter(
+                last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
+            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), *[name for _, name in sums])
+            for k in [None, *evaluation.cutoffs]
         ]
     )
 
