@@ -146,7 +146,6 @@ def per_query(
         qrels_format,
         allow_fractional_labels,
         warn_results_over,
-        streaming=False,
         evaluation=evaluation,
     )
     if engine == "polars":
@@ -167,9 +166,7 @@ def check(
     """Run only the checks: raise :class:`~pipeline.errors.InvalidInput` on the first error,
     return the warnings (queries only on one side, no relevant document, negative labels,
     queries with more than ``warn_results_over`` results)."""
-    checked, _ = _load(
-        run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over, streaming=False
-    )
+    checked, _ = _load(run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over)
     return checked.warnings
 
 
@@ -407,7 +404,6 @@ def _check(
     warn_results_over: int | None,
     evaluation: Evaluation,
     *,
-    streaming: bool = False,
     bucket: pl.Expr | None = None,
 ) -> Checked:
     """Validate the prepared inputs, or only the queries of one bucket (``bucket``)."""
@@ -422,7 +418,6 @@ def _check(
         columns=columns,
         allow_fractional_labels=allow_fractional_labels,
         warn_results_over=warn_results_over,
-        streaming=streaming,
         run_duplicates=evaluation.duplicates,
         require_rows=bucket is None,
     )
@@ -456,7 +451,6 @@ def _load(
     allow_fractional_labels: bool,
     warn_results_over: int | None,
     *,
-    streaming: bool,
     evaluation: Evaluation | None = None,
 ) -> tuple[Checked, tuple[Source, Source | None] | None]:
     """Read and validate. The second value names the Parquet sources the DuckDB engine may
@@ -464,7 +458,7 @@ def _load(
     evaluation = evaluation or Evaluation()
     columns = columns or Columns()
     prepared = _prepare(run, qrels, columns, run_format, qrels_format, evaluation)
-    checked = _check(prepared, columns, allow_fractional_labels, warn_results_over, evaluation, streaming=streaming)
+    checked = _check(prepared, columns, allow_fractional_labels, warn_results_over, evaluation)
     return checked, _native_parquet(prepared, checked, evaluation)
 
 

@@ -16,14 +16,12 @@ input); example rows are fetched only when a check fails.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Literal
 
 import polars as pl
 
 from pipeline.errors import InvalidInput
 from pipeline.io.read import COLUMN_FLAGS, DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
 
-CollectEngine = Literal["auto", "streaming"]
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
 WARNING_EXAMPLES = 5
@@ -79,45 +77,35 @@ def check_inputs(
     columns: Columns | None = None,
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
-    streaming: bool = False,
     run_duplicates: str = "error",
     require_rows: bool = True,
 ) -> Checked:
     """Validate run and qrels; return them with matching id types and no helper columns.
 
     ``columns`` gives the user's column names for messages; ``warn_results_over`` (None: off)
-    is the number of results per query above which a query is reported; ``streaming``
-    collects the checks with Polars' streaming engine (bounded memory). ``run_duplicates`` is
+    is the number of results per query above which a query is reported. ``run_duplicates`` is
     the evaluation's duplicate policy: repeated (query, doc) rows in the run are refused only
     under ``"error"``; in the qrels they always are. ``require_rows=False`` accepts an empty
     input (one bucket of a larger input may hold no rows).
     """
     names = _display_names(columns or Columns())
-    engine: CollectEngine = "streaming" if streaming else "auto"
     run_schema = run.collect_schema()
     qrels_schema = qrels.collect_schema()
     _check_types(run, run_schema, run_name, {QUERY: "id", DOC: "id", SCORE: "number"}, names)
     _check_types(qrels, qrels_schema, qrels_name, {QUERY: "id", DOC: "id", LABEL: "number"}, names)
     fractional_possible = qrels_schema[LABEL].is_float() and not allow_fractional_labels
 
-    run_stats, run_duplicate, crowded = _collect(
-        run_name,
-        [
-            _stats(run, (QUERY, DOC, SCORE), finite=SCORE),
-            _first_duplicate(run),
-            _crowded_queries(run, warn_results_over),
-        ],
-        engine,
+    # One read of each input: its counts, and a small table per query for the warnings.
+    run_stats, run_queries = _collect(
+        run_name, [_stats(run, (QUERY, DOC, SCORE), finite=SCORE), _results_per_query(run)]
     )
-    qrels_stats, qrels_duplicate, negative, without_relevant = _collect(
+    qrels_stats, qrels_queries, negative = _collect(
         qrels_name,
         [
             _stats(qrels, (QUERY, DOC, LABEL), finite=LABEL, fractional=fractional_possible),
-            _first_duplicate(qrels),
+            _relevant_per_query(qrels),
             _negative_labels(qrels),
-            _queries_without_relevant(qrels),
         ],
-        engine,
     )
     for frame, stats, name, value_column in (
         (run, run_stats, run_name, SCORE),
@@ -147,12 +135,24 @@ def check_inputs(
             "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
         )
     if run_duplicates == "error":
-        check_run_duplicates(run_duplicate, run_name)
-    _raise_on_duplicate(qrels_duplicate, qrels_name, "qrels")
+        _raise_on_duplicate(run, run_stats, run_name, "run")
+    _raise_on_duplicate(qrels, qrels_stats, qrels_name, "qrels")
 
-    run, qrels = _align_ids(_drop_provenance(run), _drop_provenance(qrels), run_schema, qrels_schema)
-    only_in_run, only_in_qrels = _collect(
-        f"{run_name} and {qrels_name}", [_queries_missing(run, qrels), _queries_missing(qrels, run)], engine
+    casts = _id_casts(run_schema, qrels_schema)
+    run, qrels = _align_ids(_drop_provenance(run), casts), _align_ids(_drop_provenance(qrels), casts)
+    # the warnings come from the small per-query tables, not from another read of the inputs
+    in_run, in_qrels = _align_ids(run_queries.lazy(), casts), _align_ids(qrels_queries.lazy(), casts)
+    only_in_run, only_in_qrels, without_relevant, crowded = pl.collect_all(
+        [
+            _summarized(in_run.join(in_qrels, on=QUERY, how="anti")),
+            _summarized(in_qrels.join(in_run, on=QUERY, how="anti")),
+            _summarized(in_qrels.filter(~pl.col("any_relevant"))),
+            _summarized(
+                in_run.filter(pl.col("results") > warn_results_over)
+                if warn_results_over is not None
+                else in_run.head(0)
+            ),
+        ]
     )
     warnings = [
         _warning(only_in_run, "queries_only_in_run", f"queries only in the run {run_name}, not evaluated"),
@@ -177,13 +177,13 @@ def check_inputs(
     return Checked(run=run, qrels=qrels, warnings=tuple(w for w in warnings if w is not None))
 
 
-def check_run_duplicates(duplicate: pl.DataFrame, name: str) -> None:
-    """Refuse a run that lists one document twice for a query (``--duplicates error``, the
-    default; the other policies keep one row instead)."""
-    _raise_on_duplicate(duplicate, name, "run")
-
-
-def _raise_on_duplicate(duplicate: pl.DataFrame, name: str, what: str) -> None:
+def _raise_on_duplicate(frame: pl.LazyFrame, stats: pl.DataFrame, name: str, what: str) -> None:
+    """Refuse an input that lists one document twice for a query. The counts compared hashes
+    of the (query_id, doc_id) pairs: as many distinct hashes as rows proves there is no
+    duplicate; fewer means a duplicate or (rarely) a collision, which the exact check tells apart."""
+    if stats["distinct_pairs"][0] == stats["rows"][0]:
+        return
+    duplicate = _collect(name, [_first_duplicate(frame)])[0]
     if duplicate.height:
         query, doc, count = duplicate.row(0)
         raise InvalidInput(
@@ -193,10 +193,10 @@ def _raise_on_duplicate(duplicate: pl.DataFrame, name: str, what: str) -> None:
         )
 
 
-def _collect(name: str, frames: list[pl.LazyFrame], engine: CollectEngine) -> list[pl.DataFrame]:
+def _collect(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
     """Collect one input's checks; a read failure here is the input's fault (exit 3)."""
     try:
-        return pl.collect_all(frames, engine=engine)
+        return pl.collect_all(frames)
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidInput(f"{name}: cannot read: {message}") from None
@@ -223,7 +223,7 @@ def _check_types(
             problem = f"has type {dtype}; expected numbers"
             if dtype == pl.String:
                 not_a_number = pl.col(column).is_not_null() & pl.col(column).cast(pl.Float64, strict=False).is_null()
-                value = _collect(name, [frame.filter(not_a_number).select(column).head(1)], "auto")[0]
+                value = _collect(name, [frame.filter(not_a_number).select(column).head(1)])[0]
                 found = f"text such as {value[column][0]!r}" if value.height else "numbers stored as text"
                 where = f"; first at {_example(frame, not_a_number, name)}" if value.height else ""
                 problem = f"holds {found} (type String); expected numbers{where}"
@@ -243,6 +243,8 @@ def _stats(frame: pl.LazyFrame, columns: tuple[str, ...], *, finite: str, fracti
         (value.is_not_null() & ~value.is_finite()).sum().alias("not_finite"),
         unparsed.alias("unparsed"),
         fractional_count.alias("fractional"),
+        # hashes, not the pairs: counting distinct u64 is several times cheaper than strings
+        pl.struct(QUERY, DOC).hash(seed=0).n_unique().alias("distinct_pairs"),
     )
 
 
@@ -260,9 +262,12 @@ def _summarized(ids: pl.LazyFrame, column: str = QUERY) -> pl.LazyFrame:
     )
 
 
-def _crowded_queries(run: pl.LazyFrame, limit: int | None) -> pl.LazyFrame:
-    sizes = run.group_by(QUERY).agg(pl.len().alias("results"))
-    return _summarized(sizes.filter(pl.col("results") > limit) if limit is not None else sizes.head(0))
+def _results_per_query(run: pl.LazyFrame) -> pl.LazyFrame:
+    return run.group_by(QUERY).agg(pl.len().alias("results"))
+
+
+def _relevant_per_query(qrels: pl.LazyFrame) -> pl.LazyFrame:
+    return qrels.group_by(QUERY).agg((pl.col(LABEL) > 0).any().alias("any_relevant"))
 
 
 def _negative_labels(qrels: pl.LazyFrame) -> pl.LazyFrame:
@@ -270,16 +275,6 @@ def _negative_labels(qrels: pl.LazyFrame) -> pl.LazyFrame:
         pl.format("{}/{}", pl.col(QUERY).cast(pl.String), pl.col(DOC).cast(pl.String)).alias("pair")
     )
     return _summarized(pairs, "pair")
-
-
-def _queries_without_relevant(qrels: pl.LazyFrame) -> pl.LazyFrame:
-    relevant = qrels.group_by(QUERY).agg((pl.col(LABEL) > 0).any().alias("any_relevant"))
-    return _summarized(relevant.filter(~pl.col("any_relevant")))
-
-
-def _queries_missing(present: pl.LazyFrame, absent: pl.LazyFrame) -> pl.LazyFrame:
-    """Queries of ``present`` that ``absent`` does not have."""
-    return _summarized(present.select(QUERY).unique().join(absent.select(QUERY).unique(), on=QUERY, how="anti"))
 
 
 def _warning(summary: pl.DataFrame, code: str, message: str) -> ValidationWarning | None:
@@ -293,7 +288,7 @@ def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> N
     if not stats["unparsed"][0]:
         return
     columns = [c for c in (QUERY, DOC, SCORE, LABEL) if c in frame.collect_schema().names()]
-    bad = _collect(name, [frame.filter(pl.any_horizontal(pl.col(c).is_null() for c in columns)).head(1)], "auto")[0]
+    bad = _collect(name, [frame.filter(pl.any_horizontal(pl.col(c).is_null() for c in columns)).head(1)])[0]
     expected = "qid Q0 docno rank score tag" if SCORE in columns else "qid iter docno rel"
     raise InvalidInput(
         f"{bad[FILE][0]}:{bad[LINE_NUMBER][0]}: cannot read line {bad[LINE][0]!r} "
@@ -302,14 +297,14 @@ def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> N
 
 
 def _first_value(frame: pl.LazyFrame, condition: pl.Expr, column: str, name: str) -> object:
-    return _collect(name, [frame.filter(condition).select(column).head(1)], "auto")[0][column][0]
+    return _collect(name, [frame.filter(condition).select(column).head(1)])[0][column][0]
 
 
 def _example(frame: pl.LazyFrame, condition: pl.Expr, name: str) -> str:
     """The first row where ``condition`` holds, as its file line or its values. Reading the
     input again may fail where the checks did not (a ragged CSV line beyond the rows used to
     infer the schema); that is still the input's fault."""
-    row = _collect(name, [frame.filter(condition).head(1)], "auto")[0]
+    row = _collect(name, [frame.filter(condition).head(1)])[0]
     if LINE_NUMBER in row.columns:
         return f"{row[FILE][0]}:{row[LINE_NUMBER][0]}: {row[LINE][0]!r}"
     shown = {c: row[c][0] for c in row.columns if c not in PROVENANCE}
@@ -321,17 +316,18 @@ def _drop_provenance(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.drop([c for c in PROVENANCE if c in names])
 
 
-def _align_ids(
-    run: pl.LazyFrame, qrels: pl.LazyFrame, run_schema: pl.Schema, qrels_schema: pl.Schema
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Give both inputs one id type per column: Int64 if both are integers, else String."""
-    casts = {}
+def _id_casts(run_schema: pl.Schema, qrels_schema: pl.Schema) -> dict[str, pl.DataType]:
+    """One id type per column for both inputs: Int64 if both are integers, else String."""
+    casts: dict[str, pl.DataType] = {}
     for column in (QUERY, DOC):
         left, right = run_schema[column], qrels_schema[column]
         if left == right and left != pl.Categorical:
             continue
-        casts[column] = pl.Int64 if left.is_integer() and right.is_integer() else pl.String
-    if not casts:
-        return run, qrels
-    cast = [pl.col(c).cast(t) for c, t in casts.items()]
-    return run.with_columns(cast), qrels.with_columns(cast)
+        casts[column] = pl.Int64() if left.is_integer() and right.is_integer() else pl.String()
+    return casts
+
+
+def _align_ids(frame: pl.LazyFrame, casts: dict[str, pl.DataType]) -> pl.LazyFrame:
+    present = frame.collect_schema().names()
+    cast = [pl.col(c).cast(t) for c, t in casts.items() if c in present]
+    return frame.with_columns(cast) if cast else frame

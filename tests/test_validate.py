@@ -361,3 +361,17 @@ def test_validate_inline_labels() -> None:
     result = run_cli("validate", "--run", labelled, "--label-col", "score", "--allow-fractional-labels")
     assert result.returncode == 0, result.stderr
     assert "inline labels" in result.stdout
+
+
+def test_duplicate_check_tells_a_hash_collision_from_a_duplicate() -> None:
+    # The duplicate check first counts distinct hashes of (query_id, doc_id); fewer hashes
+    # than rows sends it to the exact check, which must pass distinct pairs (a collision)
+    # and name a real duplicate.
+    from pipeline.validate import _raise_on_duplicate
+
+    as_if_colliding = pl.DataFrame({"rows": [3], "distinct_pairs": [2]})
+    distinct = pl.LazyFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"]})
+    _raise_on_duplicate(distinct, as_if_colliding, "run.parquet", "run")
+    repeated = pl.LazyFrame({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "a", "a"]})
+    with pytest.raises(InvalidInput, match="document 'a' is listed 2 times for query 'q1'"):
+        _raise_on_duplicate(repeated, as_if_colliding, "run.parquet", "run")
