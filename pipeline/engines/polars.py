@@ -113,7 +113,7 @@ def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
     under ``average`` (the tie bounds' orderings are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
         ranked = ranked.filter(pl.col("judged"))
-        rank = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(QUERY, order_by="position")
+        rank = pl.col("position").rank("ordinal").over(QUERY).cast(pl.Int64)
     else:
         rank = pl.col("position")
     averaged = evaluation.ties == "average" and ordering == "retrieved"
