@@ -364,12 +364,12 @@ def test_validate_inline_labels() -> None:
 
 
 def test_duplicate_check_tells_a_hash_collision_from_a_duplicate() -> None:
-    # The duplicate check first counts distinct hashes of (query_id, doc_id); fewer hashes
-    # than rows sends it to the exact check, which must pass distinct pairs (a collision)
-    # and name a real duplicate.
+    # The duplicate check first counts repeated hashes of (query_id, doc_id); a repeat sends
+    # it to the exact check, which must pass distinct pairs (a collision) and name a real
+    # duplicate.
     from pipeline.validate import _raise_on_duplicate
 
-    as_if_colliding = pl.DataFrame({"rows": [3], "distinct_pairs": [2]})
+    as_if_colliding = pl.DataFrame({"repeated_hashes": [1]})
     distinct = pl.LazyFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"]})
     _raise_on_duplicate(distinct, as_if_colliding, "run.parquet", "run")
     repeated = pl.LazyFrame({"query_id": ["q1", "q2", "q1"], "doc_id": ["a", "a", "a"]})

@@ -36,7 +36,9 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
     """
     judgments = _judgments(qrels, evaluation)
     judged_queries = judgments.select(QUERY).unique()
-    deduplicated = _deduplicated(with_input_order(run).join(judged_queries, on=QUERY, how="semi"), evaluation)
+    # Every step is per query, so the run's queries without judgments are not filtered out of
+    # the run here (a join over every row) but left out of the evaluated queries below.
+    deduplicated = _deduplicated(with_input_order(run), evaluation)
     if evaluation.tie_bounds:
         # the bounds break ties by gain, so gains are joined before ranking
         gained = _gained(deduplicated, judgments)
@@ -143,10 +145,10 @@ def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
 
 
 def _evaluated_queries(run_rows: pl.LazyFrame, judged_queries: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    queries = run_rows.select(QUERY)
+    """The judged queries the run has, or with ``all_queries`` every judged query."""
     if evaluation.all_queries:
-        queries = pl.concat([queries, judged_queries])
-    return queries.unique()
+        return judged_queries
+    return run_rows.select(QUERY).unique().join(judged_queries, on=QUERY, how="semi")
 
 
 def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str) -> pl.LazyFrame:
