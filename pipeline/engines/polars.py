@@ -48,7 +48,9 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
     else:
         # ranked first and cut at max_results: the join with the judgments then carries fewer
         # columns and rows (measured 10% faster at 10M rows)
-        ranked = _gained(_ranked(deduplicated, evaluation, "retrieved"), judgments)
+        ranked = _gained(
+            _ranked(deduplicated, evaluation, "retrieved"), judgments, _only_earning_ranks_read(evaluation)
+        )
         retrieved = {"retrieved": _retrieved(ranked, evaluation, "retrieved")}
     evaluated_queries = _evaluated_queries(deduplicated, judged_queries, evaluation)
     ideal_at_cutoffs = _sums_at_cutoffs(
@@ -87,11 +89,26 @@ def _deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFram
     return run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
 
 
-def _gained(deduplicated: pl.LazyFrame, judgments: pl.LazyFrame) -> pl.LazyFrame:
-    """The run with each document's ``gain`` and ``judged``; joined before ranking because the
-    tie bounds break ties by gain."""
-    return deduplicated.join(judgments, on=[QUERY, DOC], how="left").with_columns(
+def _gained(run_rows: pl.LazyFrame, judgments: pl.LazyFrame, only_earning: bool = False) -> pl.LazyFrame:
+    """The run with each document's ``gain`` and ``judged``, or with ``only_earning`` only the
+    rows whose gain is not 0 (an inner join with those judgments: at 10M rows it carries a
+    tenth of the rows on)."""
+    if only_earning:
+        return run_rows.join(judgments.filter(pl.col("gain") != 0), on=[QUERY, DOC], how="inner")
+    return run_rows.join(judgments, on=[QUERY, DOC], how="left").with_columns(
         pl.col("gain").fill_null(0.0), pl.col("judged").fill_null(False)
+    )
+
+
+def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
+    """Whether nothing after the join reads a rank that earns nothing: no renumbering without
+    the unjudged, no tie groups' mean gain, no count of the retrieved results, no tie bounds.
+    Ranks are given before the join, so dropping the other rows changes no rank."""
+    return (
+        evaluation.unjudged != "drop"
+        and evaluation.ties != "average"
+        and evaluation.ideal != "judged-cut-at-hits"
+        and not evaluation.tie_bounds
     )
 
 
