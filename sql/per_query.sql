@@ -93,6 +93,8 @@ judged_queries as (
     select distinct query_id from judgments
 ),
 
+-- every row of the run: each step is per query, so the queries without judgments are left
+-- out of evaluated_queries below rather than filtered out of the run here (a join per row)
 run_rows as (
     select
         run.query_id,
@@ -101,7 +103,6 @@ run_rows as (
         cast(run.arrival as bigint) as arrival,
         cast(run.input_rank as double) as input_rank
     from run
-    where run.query_id in (select judged_queries.query_id from judged_queries)
 ),
 
 numbered_copies as (
@@ -128,7 +129,42 @@ deduplicated as (
     where copy_number = 1
 ),
 
--- gains are joined before ranking: the tie bounds break ties by gain
+-- the ranking under the ties convention, ranked before the gains are joined: the sort then
+-- carries fewer columns. Two selects rather than one ordering switched by CASE keys: a key
+-- that folds to a constant null is still compared on every row (measured 20% of the sort)
+ranked_by_score as (
+    select
+        deduplicated.query_id,
+        deduplicated.doc_id,
+        deduplicated.score,
+        deduplicated.input_rank,
+        row_number() over (
+            partition by deduplicated.query_id
+            order by deduplicated.score desc, cast(deduplicated.doc_id as varchar) desc
+        ) as position
+    from deduplicated
+    where coalesce(getvariable('ties'), 'docid-desc') <> 'input-order'
+    union all
+    select
+        deduplicated.query_id,
+        deduplicated.doc_id,
+        deduplicated.score,
+        deduplicated.input_rank,
+        row_number() over (
+            partition by deduplicated.query_id
+            order by
+                deduplicated.input_rank asc nulls last,
+                deduplicated.score desc,
+                deduplicated.arrival asc,
+                cast(deduplicated.doc_id as varchar) desc
+        ) as position
+    from deduplicated
+    where getvariable('ties') = 'input-order'
+),
+
+-- with tie_bounds only: 'worst' and 'best' break the same ties by gain, ascending and
+-- descending, the lowest and highest NDCG any order of the ties can give. They need the gains
+-- before ranking; both selects are pruned entirely when tie_bounds is off
 gained as (
     select
         deduplicated.*,
@@ -137,29 +173,21 @@ gained as (
     from deduplicated
     left join judgments
         on deduplicated.query_id = judgments.query_id and deduplicated.doc_id = judgments.doc_id
+    where coalesce(getvariable('tie_bounds'), false)
 ),
 
--- 'retrieved' is the ranking under the ties convention; with tie_bounds, 'worst' and 'best'
--- break the same ties by gain, ascending and descending: the lowest and highest NDCG any
--- order of the ties can give. Three selects rather than one ordering switched by a CASE: each
--- is a plain sort, and the two bounds' selects are pruned entirely when tie_bounds is off
 ranked as (
     select
         'retrieved' as ordering,
-        gained.query_id,
-        gained.score,
-        gained.input_rank,
-        gained.gain,
-        gained.judged,
-        row_number() over (
-            partition by gained.query_id
-            order by
-                case when getvariable('ties') = 'input-order' then gained.input_rank end asc nulls last,
-                gained.score desc,
-                case when getvariable('ties') = 'input-order' then gained.arrival end asc nulls last,
-                cast(gained.doc_id as varchar) desc
-        ) as position
-    from gained
+        ranked_by_score.query_id,
+        ranked_by_score.score,
+        ranked_by_score.input_rank,
+        coalesce(judgments.gain, 0.0) as gain,
+        coalesce(judgments.judged, false) as judged,
+        ranked_by_score.position
+    from ranked_by_score
+    left join judgments
+        on ranked_by_score.query_id = judgments.query_id and ranked_by_score.doc_id = judgments.doc_id
     union all
     select
         'worst' as ordering,
@@ -177,7 +205,6 @@ ranked as (
                 cast(gained.doc_id as varchar) desc
         ) as position
     from gained
-    where coalesce(getvariable('tie_bounds'), false)
     union all
     select
         'best' as ordering,
@@ -195,7 +222,6 @@ ranked as (
                 cast(gained.doc_id as varchar) desc
         ) as position
     from gained
-    where coalesce(getvariable('tie_bounds'), false)
 ),
 
 retrieved_rows as (
@@ -241,6 +267,7 @@ as_ranked as (
 hits as (
     select as_ranked.query_id, count(*) as hits
     from as_ranked
+    where getvariable('ideal') = 'judged-cut-at-hits'
     group by as_ranked.query_id
 ),
 
@@ -328,11 +355,12 @@ sums_at_cutoffs as (
             and (cumulative.next_rank is null or cumulative.next_rank > cutoffs.k))
 ),
 
+-- the judged queries the run has, or with all_queries every judged query
 evaluated_queries as (
-    select distinct gained.query_id from gained
-    union
     select judged_queries.query_id from judged_queries
-    where coalesce(getvariable('all_queries'), false)
+    where
+        coalesce(getvariable('all_queries'), false)
+        or judged_queries.query_id in (select run.query_id from run)
 ),
 
 orderings as (
