@@ -25,6 +25,7 @@ import polars as pl
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from generate import generate, parse_size  # noqa: E402
+from tools import ours_command, ours_values  # noqa: E402
 
 PEERS = ("pytrec_eval", "ir_measures", "ranx", "sklearn")
 FLOORS = ("floor_scan", "floor_sort")
@@ -50,7 +51,13 @@ class Measured:
 
 
 def run_once(tool: str, data: Path, out: Path, extra: list[str]) -> tuple[float, float, dict]:
-    command = [sys.executable, str(HERE / "tools.py"), tool, str(data / "run"), str(data / "qrels"), str(out), *extra]
+    """One timed process: our ``ndcg`` CLI itself, or a peer or floor through tools.py."""
+    run, qrels = str(data / "run"), str(data / "qrels")
+    out.mkdir(parents=True, exist_ok=True)
+    if tool in OURS:
+        command = ours_command(tool.split("-")[1], run, qrels, out, extra)
+    else:
+        command = [sys.executable, str(HERE / "tools.py"), tool, run, qrels, str(out)]
     started = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(process.pid, 0)
@@ -58,6 +65,9 @@ def run_once(tool: str, data: Path, out: Path, extra: list[str]) -> tuple[float,
     stdout, stderr = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{tool} failed:\n{stderr}")
+    if tool in OURS:
+        ours_values(out)
+        return wall, usage.ru_maxrss / 1024, {}
     phases = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
     return wall, usage.ru_maxrss / 1024, phases
 

@@ -1,27 +1,31 @@
-"""One benchmarked tool per process: ``python bench/tools.py TOOL RUN_DIR QRELS_DIR OUT``.
+"""One benchmarked peer or floor per process: ``python bench/tools.py TOOL RUN_DIR QRELS_DIR OUT``.
 
-Each tool reads the Parquet inputs itself (their loading counts), computes NDCG at the
+Each peer reads the Parquet inputs itself (their loading counts), computes NDCG at the
 benchmark's cutoffs and the whole ranking, writes its per-query values to
 ``OUT/values.parquet`` (query_id, k, ndcg) for the agreement check, and prints a JSON line
-of in-process phase timings.
+of in-process phase timings. Our CLI is not run through here: ``bench/run.py`` times the
+``ndcg`` process itself (:func:`ours_command`). Polars is imported only by the tools that
+use it, so that a floor's time is DuckDB's alone.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
+if TYPE_CHECKING:
+    import pandas as pd
 
 CUTOFFS = (5, 10, 20, 100)
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def ours(engine: str, run: str, qrels: str, out: Path, extra: list[str]) -> dict:
-    command = [
+def ours_command(engine: str, run: str, qrels: str, out: Path, extra: list[str]) -> list[str]:
+    """Our CLI end to end: Parquet in, ``per_query.parquet`` and ``summary.parquet`` out."""
+    return [
         str(Path(sys.executable).parent / "ndcg"),
         "evaluate",
         "--run",
@@ -36,14 +40,20 @@ def ours(engine: str, run: str, qrels: str, out: Path, extra: list[str]) -> dict
         engine,
         *extra,
     ]
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+
+
+def ours_values(out: Path) -> None:
+    """``values.parquet`` from our output, after the timed run."""
+    import polars as pl
+
     pl.read_parquet(out / "ndcg" / "per_query.parquet").select("query_id", "k", "ndcg").write_parquet(
         out / "values.parquet"
     )
-    return {}
 
 
-def load_pandas(run: str, qrels: str):  # type: ignore[no-untyped-def]
+def load_pandas(run: str, qrels: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    import polars as pl
+
     return pl.read_parquet(f"{run}/*.parquet").to_pandas(), pl.read_parquet(f"{qrels}/*.parquet").to_pandas()
 
 
@@ -116,6 +126,7 @@ def ranx_tool(run: str, qrels: str, out: Path) -> dict:
 
 def sklearn_tool(run: str, qrels: str, out: Path, sample_queries: int = 500) -> dict:
     import numpy as np
+    import polars as pl
     from sklearn.metrics import ndcg_score
 
     started = time.perf_counter()
@@ -156,18 +167,18 @@ def floor(name: str, run: str, out: Path) -> dict:
 
 
 def write_values(rows: list[tuple], out: Path) -> None:
+    import polars as pl
+
     pl.DataFrame(rows, schema={"query_id": pl.String, "k": pl.Int64, "ndcg": pl.Float64}, orient="row").write_parquet(
         out / "values.parquet"
     )
 
 
 def main() -> None:
-    tool, run, qrels, out_text, *extra = sys.argv[1:]
+    tool, run, qrels, out_text = sys.argv[1:]
     out = Path(out_text)
     out.mkdir(parents=True, exist_ok=True)
-    if tool in ("ndcg-polars", "ndcg-duckdb"):
-        phases = ours(tool.split("-")[1], run, qrels, out, extra)
-    elif tool == "pytrec_eval":
+    if tool == "pytrec_eval":
         phases = pytrec_eval_tool(run, qrels, out)
     elif tool == "ir_measures":
         phases = ir_measures_tool(run, qrels, out)
