@@ -243,7 +243,8 @@ def evaluate(
 
 def _collect_per_query(checked: Checked, evaluation: Evaluation) -> pl.DataFrame:
     try:
-        return polars_engine.per_query(checked.run, checked.qrels, evaluation).collect()
+        run_queries = checked.run_queries.lazy() if checked.run_queries is not None else None
+        return polars_engine.per_query(checked.run, checked.qrels, evaluation, run_queries=run_queries).collect()
     except MemoryError:
         raise OutOfMemory(_OUT_OF_MEMORY.format(engine="Polars", detail="")) from None
 

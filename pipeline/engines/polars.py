@@ -25,14 +25,18 @@ QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 PER_QUERY_COLUMNS = (QUERY, "k", "cg", "dcg", "idcg", "ndcg")
 
 
-def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+def per_query(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation, *, run_queries: pl.LazyFrame | None = None
+) -> pl.LazyFrame:
     """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``, and with
     ``evaluation.tie_bounds`` also ``ndcg_min, ndcg_max, ties_straddle_k``.
 
     ``run`` has ``query_id, doc_id, score`` and optionally ``arrival`` (input position) and
     ``rank`` (an input rank); ``qrels`` has ``query_id, doc_id, relevance``. ``k`` is null for
     the whole ranking. Inputs are assumed validated (no nulls; no duplicates unless the
-    evaluation has a duplicate policy); see :mod:`pipeline.validate`.
+    evaluation has a duplicate policy); see :mod:`pipeline.validate`. ``run_queries``, the
+    run's distinct ``query_id`` values when the caller has them (validation does), saves a
+    pass over the run.
     """
     judgments = _judgments(qrels, evaluation)
     judged_queries = judgments.select(QUERY).unique()
@@ -52,7 +56,9 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
             _ranked(deduplicated, evaluation, "retrieved"), judgments, _only_earning_ranks_read(evaluation)
         )
         retrieved = {"retrieved": _retrieved(ranked, evaluation, "retrieved")}
-    evaluated_queries = _evaluated_queries(deduplicated, judged_queries, evaluation)
+    evaluated_queries = _evaluated_queries(
+        deduplicated if run_queries is None else run_queries, judged_queries, evaluation
+    )
     ideal_at_cutoffs = _sums_at_cutoffs(
         _discounted(_ideal(judgments, retrieved["retrieved"], evaluation), evaluation), evaluation, cg=None, dcg="idcg"
     )
