@@ -533,7 +533,15 @@ def _duckdb(
     except duckdb.OutOfMemoryException as error:
         limit = f" (memory limit {memory_limit})" if memory_limit else ""
         raise OutOfMemory(_OUT_OF_MEMORY.format(engine="DuckDB", detail=f"{limit}: {_first_line(error)}")) from None
-    except (duckdb.IOException, duckdb.InvalidInputException, duckdb.ConversionException) as error:
+    except MemoryError:
+        raise OutOfMemory(_OUT_OF_MEMORY.format(engine="DuckDB", detail=" (reading the inputs)")) from None
+    except (
+        duckdb.IOException,
+        duckdb.InvalidInputException,
+        duckdb.ConversionException,
+        pl.exceptions.PolarsError,
+        OSError,
+    ) as error:
         # Inputs passed validation in Polars; DuckDB reading them differently is still the
         # input's fault (e.g. a file replaced or corrupted between the two reads).
         raise InvalidInput(f"DuckDB cannot read the inputs: {_first_line(error)}") from None

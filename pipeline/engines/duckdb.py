@@ -97,10 +97,13 @@ def register_inputs(connection: duckdb.DuckDBPyConnection, run: pl.LazyFrame, qr
     """Make Polars frames the views ``run`` and ``qrels`` that ``per_query.sql`` reads.
 
     The run gets the ``arrival`` and ``input_rank`` columns of
-    :func:`pipeline.expressions.with_input_order`, the same the Polars engine reads.
+    :func:`pipeline.expressions.with_input_order`, the same the Polars engine reads. Both are
+    collected here, once: ``per_query.sql`` reads ``run`` twice (its rows and its queries),
+    and DuckDB collects a registered LazyFrame again on every read (in buckets of a 100M-row
+    run, each second read filtered the whole input again).
     """
-    connection.register("run", with_input_order(run))
-    connection.register("qrels", qrels.select("query_id", "doc_id", "relevance"))
+    connection.register("run", with_input_order(run).collect())
+    connection.register("qrels", qrels.select("query_id", "doc_id", "relevance").collect())
 
 
 def read_parquet_inputs(
