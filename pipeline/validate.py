@@ -9,8 +9,10 @@ Warnings (:class:`ValidationWarning`, returned, never logged here): queries only
 queries only in the qrels, queries without any relevant document, negative labels, queries
 with more results than a limit. Each carries a count and the first few ids.
 
-The checks of one input are a few small aggregations collected together (one read of the
-input); example rows are fetched only when a check fails.
+The checks of one input are three or four small aggregations collected together: column
+statistics, a count of repeated (query_id, doc_id) hashes, and a per-query table from which
+every warning is taken. Example rows, and the exact duplicate check, run only when a check
+fails.
 """
 
 from __future__ import annotations
@@ -97,7 +99,7 @@ def check_inputs(
     _check_types(qrels, qrels_schema, qrels_name, {QUERY: "id", DOC: "id", LABEL: "number"}, names)
     fractional_possible = qrels_schema[LABEL].is_float() and not allow_fractional_labels
 
-    # One read of each input: its counts, and a small table per query for the warnings.
+    # The checks of each input, and a small table per query for the warnings.
     run_stats, run_repeats, run_queries = _collect(
         run_name,
         [_stats(run, (QUERY, DOC, SCORE), finite=SCORE), _repeated_pair_hashes(run), _results_per_query(run)],
