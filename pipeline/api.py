@@ -149,7 +149,13 @@ def per_query(
         evaluation=evaluation,
     )
     if engine == "polars":
-        return polars_engine.per_query(checked.run, checked.qrels, evaluation)
+        return polars_engine.per_query(
+            checked.run,
+            checked.qrels,
+            evaluation,
+            run_queries=checked.run_queries,
+            judged_queries=checked.qrels_queries,
+        )
     return _duckdb(checked.run, checked.qrels, parquet, evaluation, columns)[0].lazy()
 
 
@@ -243,8 +249,13 @@ def evaluate(
 
 def _collect_per_query(checked: Checked, evaluation: Evaluation) -> pl.DataFrame:
     try:
-        run_queries = checked.run_queries.lazy() if checked.run_queries is not None else None
-        return polars_engine.per_query(checked.run, checked.qrels, evaluation, run_queries=run_queries).collect()
+        return polars_engine.per_query(
+            checked.run,
+            checked.qrels,
+            evaluation,
+            run_queries=checked.run_queries,
+            judged_queries=checked.qrels_queries,
+        ).collect()
     except MemoryError:
         raise OutOfMemory(_OUT_OF_MEMORY.format(engine="Polars", detail="")) from None
 

@@ -68,8 +68,9 @@ class Checked:
     run: pl.LazyFrame
     qrels: pl.LazyFrame
     warnings: tuple[ValidationWarning, ...] = field(default=())
-    # the run's distinct query ids (type aligned), which the checks count anyway
+    # the distinct query ids of each input (type aligned), which the checks count anyway
     run_queries: pl.DataFrame | None = None
+    qrels_queries: pl.DataFrame | None = None
 
 
 def check_inputs(
@@ -148,7 +149,7 @@ def check_inputs(
     run, qrels = _align_ids(_drop_provenance(run), casts), _align_ids(_drop_provenance(qrels), casts)
     # the warnings come from the small per-query tables, not from another read of the inputs
     in_run, in_qrels = _align_ids(run_queries.lazy(), casts), _align_ids(qrels_queries.lazy(), casts)
-    only_in_run, only_in_qrels, without_relevant, crowded, run_query_ids = pl.collect_all(
+    only_in_run, only_in_qrels, without_relevant, crowded, run_query_ids, qrels_query_ids = pl.collect_all(
         [
             _summarized(in_run.join(in_qrels, on=QUERY, how="anti")),
             _summarized(in_qrels.join(in_run, on=QUERY, how="anti")),
@@ -159,6 +160,7 @@ def check_inputs(
                 else in_run.head(0)
             ),
             in_run.select(QUERY),
+            in_qrels.select(QUERY),
         ]
     )
     warnings = [
@@ -182,7 +184,11 @@ def check_inputs(
         ),
     ]
     return Checked(
-        run=run, qrels=qrels, warnings=tuple(w for w in warnings if w is not None), run_queries=run_query_ids
+        run=run,
+        qrels=qrels,
+        warnings=tuple(w for w in warnings if w is not None),
+        run_queries=run_query_ids,
+        qrels_queries=qrels_query_ids,
     )
 
 

@@ -10,10 +10,12 @@ from math import log2
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from pipeline import Discount, Evaluation, Gain
 from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
+from pipeline.engines import polars as polars_engine
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY
 from tests import reference
 from tests.conftest import TOLERANCE, as_table, assert_tables_close, compute, frames
@@ -207,6 +209,9 @@ def assert_engines_and_reference_agree(
     by_polars = compute("polars", run, qrels, evaluation)
     by_sql = compute("duckdb", run, qrels, evaluation)
     assert_tables_match(as_table(by_sql), as_table(by_polars))
+    # the plan `evaluate` runs: given the distinct query ids, text ids are hashed while it runs
+    by_hashed_ids = polars_engine.per_query(run, qrels, evaluation, **distinct_query_ids(run, qrels)).collect()
+    assert_frame_equal(by_hashed_ids, by_polars, rel_tol=0, abs_tol=TOLERANCE)
     expected = reference_table(run_rows, qrels_rows, evaluation)
     assert_tables_match(as_table(by_polars), expected)
     # the summaries too: the Polars aggregate, sql/summary.sql and the reference's means
@@ -231,6 +236,32 @@ def assert_engines_and_reference_agree(
         for k, (queries, *means) in want.items():
             assert got[k][0] == queries
             assert_tables_match({k: tuple(got[k][1:])}, {k: tuple(means)})
+
+
+def distinct_query_ids(run: pl.LazyFrame, qrels: pl.LazyFrame) -> dict[str, pl.DataFrame]:
+    """What validation hands the Polars engine: each input's distinct query ids."""
+    return {
+        "run_queries": run.select("query_id").unique().collect(),
+        "judged_queries": qrels.select("query_id").unique().collect(),
+    }
+
+
+def test_query_ids_that_hash_alike_are_not_merged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two text ids with one hash would merge two queries' rankings; the engine then keeps
+    the ids themselves. Here every id hashes alike."""
+    run_rows = [("q1", "a", 2.0), ("q1", "b", 1.0), ("q2", "a", 1.0), ("q2", "b", 2.0)]
+    qrels_rows = [("q1", "a", 1), ("q2", "a", 1)]
+    run, qrels = frames(run_rows, qrels_rows)
+    ids = distinct_query_ids(run, qrels)
+    assert polars_engine._hashed_query_ids(**ids) is not None
+    monkeypatch.setattr(polars_engine, "QUERY_HASH", pl.lit(0, dtype=pl.UInt64).alias("query_id"))
+    assert polars_engine._hashed_query_ids(**ids) is None
+    evaluation = Evaluation(cutoffs=(1,))
+    table = as_table(polars_engine.per_query(run, qrels, evaluation, **ids).collect())
+    # q1 ranks a first (ndcg@1 = 1); q2 ranks b first (ndcg@1 = 0)
+    assert table[("q1", 1)][3] == pytest.approx(1.0, abs=TOLERANCE)
+    assert table[("q2", 1)][3] == pytest.approx(0.0, abs=TOLERANCE)
+    assert_tables_match(table, reference_table(run_rows, qrels_rows, evaluation))
 
 
 @pytest.mark.parametrize("case", list(CASES))
