@@ -188,6 +188,16 @@ ranked as (
     from ranked_by_score
     left join judgments
         on ranked_by_score.query_id = judgments.query_id and ranked_by_score.doc_id = judgments.doc_id
+    -- When no later step reads a rank that earns nothing (no renumbering without the
+    -- unjudged, no tie groups' mean gain, no count of the results, no tie bounds), only the
+    -- ranks that earn are kept: the variables fold to constants, and the filter makes this an
+    -- inner join with the judgments that gain something (a tenth of the rows at 10M)
+    where
+        judgments.gain <> 0
+        or coalesce(getvariable('unjudged'), 'zero') = 'drop'
+        or getvariable('ties') = 'average'
+        or getvariable('ideal') = 'judged-cut-at-hits'
+        or coalesce(getvariable('tie_bounds'), false)
     union all
     select
         'worst' as ordering,
