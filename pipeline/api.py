@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -197,8 +198,9 @@ def evaluate(
     ``threads`` is DuckDB's. ``memory_limit`` (e.g. ``"4GB"``) bounds both engines: when the
     run has more rows than fit (about :data:`BYTES_PER_RUN_ROW` bytes each), its queries are
     split by a hash of their id into buckets that are validated and evaluated one after the
-    other, each within the limit (DuckDB also gets it as its ``memory_limit``). The per-query
-    rows, summary and warnings are the same as in one pass.
+    other, each within the limit (DuckDB also gets it as its ``memory_limit``). The buckets
+    are written once, in a temporary folder of ``TMPDIR``, about the inputs' size. The
+    per-query rows, summary and warnings are the same as in one pass.
     """
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
@@ -273,9 +275,9 @@ def _buckets(prepared: _Prepared, memory_limit: str) -> int:
     return max(1, math.ceil(rows * BYTES_PER_RUN_ROW / _size_in_bytes(memory_limit)))
 
 
-def _bucket_of(buckets: int, bucket: int) -> pl.Expr:
-    """The rows of one bucket: a query's rows (run and qrels) all fall in the same one."""
-    return pl.col("query_id").hash(seed=0) % buckets == bucket
+def _bucket_of(buckets: int) -> pl.Expr:
+    """Each row's bucket: a query's rows (run and qrels) all fall in the same one."""
+    return pl.col("query_id").hash(seed=0) % buckets
 
 
 def _evaluate_in_buckets(
@@ -302,18 +304,18 @@ def _evaluate_in_buckets(
         raise InvalidInput(f"{prepared.run_name}: no rows to evaluate (the input is empty)")
     if prepared.qrels.select(pl.len()).collect().item() == 0:
         raise InvalidInput(f"{prepared.qrels_name}: no rows to evaluate (the input is empty)")
-    for bucket in range(buckets):
-        part = _bucket_of(buckets, bucket)
-        checked = _check(prepared, columns, allow_fractional_labels, warn_results_over, evaluation, bucket=part)
-        warnings.append(checked.warnings)
-        if engine == "polars":
-            tables.append(_collect_per_query(checked, evaluation))
-        else:
-            # the bucket's frames, not the files: DuckDB sees one part at a time too
-            table, _ = _duckdb(
-                checked.run, checked.qrels, None, evaluation, columns, threads=threads, memory_limit=memory_limit
-            )
-            tables.append(table)
+    with tempfile.TemporaryDirectory(prefix="ndcg-buckets-") as folder:
+        for part in _split_into_buckets(prepared, buckets, Path(folder)):
+            checked = _check(part, columns, allow_fractional_labels, warn_results_over, evaluation, require_rows=False)
+            warnings.append(checked.warnings)
+            if engine == "polars":
+                tables.append(_collect_per_query(checked, evaluation))
+            else:
+                # the bucket's frames, not the files: DuckDB sees one part at a time too
+                table, _ = _duckdb(
+                    checked.run, checked.qrels, None, evaluation, columns, threads=threads, memory_limit=memory_limit
+                )
+                tables.append(table)
     per_query_table = pl.concat(tables).sort(["query_id", "k"], nulls_last=False)
     return Result(
         per_query=per_query_table,
@@ -322,6 +324,41 @@ def _evaluate_in_buckets(
         engine=engine,
         warnings=merge_warnings(warnings),
     )
+
+
+def _split_into_buckets(prepared: _Prepared, buckets: int, folder: Path) -> list[_Prepared]:
+    """Each input read once and written to ``folder`` as one Parquet file per bucket, then
+    each bucket's inputs. Filtering the inputs for each bucket instead read all of them four
+    times per bucket (validation, then evaluation): 100M rows in 10 buckets took 233 s."""
+    schemas = {}
+    for role, frame, name in (("run", prepared.run, prepared.run_name), ("qrels", prepared.qrels, prepared.qrels_name)):
+        schemas[role] = frame.collect_schema()
+        split = pl.PartitionBy(folder / role, key=_bucket_of(buckets).alias("bucket"), include_key=False)
+        try:
+            frame.sink_parquet(split, mkdir=True)
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
+            message = _first_line(error)
+            if "no space left" in message.lower():
+                raise UsageError(
+                    f"no room to split the input into buckets in {folder} ({message}); "
+                    "point TMPDIR at a disk with about the inputs' size free"
+                ) from None
+            raise InvalidInput(f"{name}: cannot read: {message}") from None
+        written = {entry.name for entry in (folder / role).iterdir()}
+        if not written or not written <= {f"bucket={bucket}" for bucket in range(buckets)}:
+            # a bucket not found would be read as empty: refuse rather than drop its queries
+            raise RuntimeError(f"unexpected layout of the split {role} in {folder / role}: {sorted(written)}")
+
+    def bucket_frame(role: str, bucket: int) -> pl.LazyFrame:
+        files = folder / role / f"bucket={bucket}"
+        if not files.is_dir():  # no query of this input fell in the bucket
+            return pl.LazyFrame(schema=schemas[role])
+        return pl.scan_parquet(files / "*.parquet", hive_partitioning=False)
+
+    return [
+        replace(prepared, run=bucket_frame("run", bucket), qrels=bucket_frame("qrels", bucket))
+        for bucket in range(buckets)
+    ]
 
 
 def merge_warnings(parts: list[tuple[ValidationWarning, ...]]) -> tuple[ValidationWarning, ...]:
@@ -416,22 +453,20 @@ def _check(
     warn_results_over: int | None,
     evaluation: Evaluation,
     *,
-    bucket: pl.Expr | None = None,
+    require_rows: bool = True,
 ) -> Checked:
-    """Validate the prepared inputs, or only the queries of one bucket (``bucket``)."""
-    run, qrels = prepared.run, prepared.qrels
-    if bucket is not None:
-        run, qrels = run.filter(bucket), qrels.filter(bucket)
+    """Validate the prepared inputs; ``require_rows=False`` for one bucket of them, which may
+    hold no rows."""
     return check_inputs(
-        run,
-        qrels,
+        prepared.run,
+        prepared.qrels,
         run_name=prepared.run_name,
         qrels_name=prepared.qrels_name,
         columns=columns,
         allow_fractional_labels=allow_fractional_labels,
         warn_results_over=warn_results_over,
         run_duplicates=evaluation.duplicates,
-        require_rows=bucket is None,
+        require_rows=require_rows,
     )
 
 

@@ -105,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--threads", type=_positive_int, help="worker threads (DuckDB engine)")
     run.add_argument(
         "--memory-limit",
-        help="memory limit, e.g. 4GB: a larger run is evaluated in buckets of queries that fit (both engines); "
-        "also DuckDB's memory_limit",
+        help="memory limit, e.g. 4GB: a larger run is split into buckets of queries that fit (written to TMPDIR "
+        "first) and evaluated one bucket at a time (both engines); also DuckDB's memory_limit",
     )
     run.add_argument(
         "--spark-master",

@@ -5,6 +5,7 @@ query, so the result must be the one pass's: per-query rows, summary and warning
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import polars as pl
@@ -12,6 +13,7 @@ import pytest
 
 from pipeline import api
 from pipeline.api import BYTES_PER_RUN_ROW, evaluate, merge_warnings
+from pipeline.errors import InvalidInput
 from pipeline.validate import ValidationWarning
 from tests.conftest import ROOT, TOLERANCE, as_table, assert_tables_close, run_cli
 
@@ -30,7 +32,10 @@ def limit(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return DUCKDB_LIMIT
 
 
-@pytest.mark.parametrize("options", [{}, {"all_queries": True, "tie_bounds": True}, {"empty_ideal": "skip"}])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"all_queries": True, "tie_bounds": True}, {"empty_ideal": "skip"}, {"ties": "input-order"}],
+)
 def test_buckets_give_the_one_pass_result(engine: str, limit: str, options: dict) -> None:
     one_pass = evaluate(RUN, QRELS, k=[3, 10], engine=engine, **options)
     assert api._buckets(api._prepare(RUN, QRELS, api.Columns(), None, None, one_pass.evaluation), limit) >= 5
@@ -99,3 +104,35 @@ def test_merged_warnings_add_counts_and_keep_the_first_ids() -> None:
 
     merged = merge_warnings([(warning(2, "q2/a", "q9/b"),), (), (warning(5, "q1/a", "q3/c", "q4/d", "q5/e", "q6/f"),)])
     assert merged == (warning(7, "q1/a", "q2/a", "q3/c", "q4/d", "q5/e"),)
+
+
+def test_the_split_inputs_are_removed_after_success_and_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each input is written once as one file per bucket, in a folder of the system's temp
+    folder (TMPDIR), removed whatever happens."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    evaluate(RUN, QRELS, k=[5], memory_limit=SMALL_LIMIT)
+    assert list(scratch.iterdir()) == []
+    run = pl.read_parquet(RUN)
+    pl.concat([run, run.slice(7, 1)]).write_parquet(tmp_path / "run.parquet")
+    with pytest.raises(InvalidInput, match="listed 2 times"):
+        evaluate(tmp_path / "run.parquet", QRELS, k=[5], memory_limit=SMALL_LIMIT)
+    assert list(scratch.iterdir()) == []
+
+
+def test_text_inputs_in_buckets_name_the_file_and_line(tmp_path: Path) -> None:
+    """The split keeps each row's file and line, so an error found in a bucket still points
+    at the line of the user's file."""
+    lines = [f"q{q} Q0 d{d} {d + 1} {10 - d}.5 tag" for q in range(20) for d in range(5)]
+    lines[57] = "q11 Q0 d2 3 NaN tag"
+    (tmp_path / "run.trec").write_text("\n".join(lines) + "\n")
+    (tmp_path / "qrels.trec").write_text("".join(f"q{q} 0 d1 1\n" for q in range(20)))
+    done = run_cli(
+        "evaluate", "--run", tmp_path / "run.trec", "--qrels", tmp_path / "qrels.trec", "--memory-limit", "3000B"
+    )
+    assert done.returncode == 3, done.stderr
+    assert f"{tmp_path / 'run.trec'}:58" in done.stderr and "NaN" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
