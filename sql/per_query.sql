@@ -370,7 +370,7 @@ evaluated_queries as (
     select judged_queries.query_id from judged_queries
     where
         coalesce(getvariable('all_queries'), false)
-        or judged_queries.query_id in (select run.query_id from run)
+        or judged_queries.query_id in (select distinct run.query_id from run)
 ),
 
 orderings as (
