@@ -311,9 +311,16 @@ def _evaluate_in_buckets(
             if engine == "polars":
                 tables.append(_collect_per_query(checked, evaluation))
             else:
-                # the bucket's frames, not the files: DuckDB sees one part at a time too
+                # DuckDB reads the bucket's files itself where it may (their columns have the
+                # canonical names), as it reads the user's Parquet in one pass
                 table, _ = _duckdb(
-                    checked.run, checked.qrels, None, evaluation, columns, threads=threads, memory_limit=memory_limit
+                    checked.run,
+                    checked.qrels,
+                    _native_parquet(part, checked, evaluation),
+                    evaluation,
+                    Columns(),
+                    threads=threads,
+                    memory_limit=memory_limit,
                 )
                 tables.append(table)
     per_query_table = pl.concat(tables).sort(["query_id", "k"], nulls_last=False)
@@ -349,16 +356,19 @@ def _split_into_buckets(prepared: _Prepared, buckets: int, folder: Path) -> list
             # a bucket not found would be read as empty: refuse rather than drop its queries
             raise RuntimeError(f"unexpected layout of the split {role} in {folder / role}: {sorted(written)}")
 
-    def bucket_frame(role: str, bucket: int) -> pl.LazyFrame:
+    def bucket_input(role: str, bucket: int) -> tuple[pl.LazyFrame, Source | None]:
         files = folder / role / f"bucket={bucket}"
         if not files.is_dir():  # no query of this input fell in the bucket
-            return pl.LazyFrame(schema=schemas[role])
-        return pl.scan_parquet(files / "*.parquet", hive_partitioning=False)
+            return pl.LazyFrame(schema=schemas[role]), None
+        return pl.scan_parquet(files / "*.parquet", hive_partitioning=False), Source.of(files, "parquet")
 
-    return [
-        replace(prepared, run=bucket_frame("run", bucket), qrels=bucket_frame("qrels", bucket))
-        for bucket in range(buckets)
-    ]
+    parts = []
+    for bucket in range(buckets):
+        (run, run_source), (qrels, qrels_source) = bucket_input("run", bucket), bucket_input("qrels", bucket)
+        parts.append(
+            replace(prepared, run=run, qrels=qrels, run_source=run_source, qrels_source=qrels_source, inline=False)
+        )
+    return parts
 
 
 def merge_warnings(parts: list[tuple[ValidationWarning, ...]]) -> tuple[ValidationWarning, ...]:
