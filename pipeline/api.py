@@ -150,13 +150,7 @@ def per_query(
         evaluation=evaluation,
     )
     if engine == "polars":
-        return polars_engine.per_query(
-            checked.run,
-            checked.qrels,
-            evaluation,
-            run_queries=checked.run_queries,
-            judged_queries=checked.qrels_queries,
-        )
+        return _polars_plan(checked, evaluation)
     return _duckdb(checked.run, checked.qrels, parquet, evaluation, columns)[0].lazy()
 
 
@@ -225,21 +219,9 @@ def evaluate(
             memory_limit=memory_limit,
         )
     checked = _check(prepared, columns, allow_fractional_labels, warn_results_over, evaluation)
-    if engine == "polars":
-        # One collect of the plan; the summary is a small aggregate of its result. (collect_all
-        # over both plans measured 3.5x slower: the shared subplan was not reused.)
-        per_query_table = _collect_per_query(checked, evaluation)
-        summary = summarize(per_query_table.lazy()).collect()
-    else:
-        per_query_table, summary = _duckdb(
-            checked.run,
-            checked.qrels,
-            _native_parquet(prepared, checked, evaluation),
-            evaluation,
-            columns,
-            threads=threads,
-            memory_limit=memory_limit,
-        )
+    per_query_table, summary = _computed(
+        prepared, checked, evaluation, engine, columns, threads=threads, memory_limit=memory_limit
+    )
     return Result(
         per_query=per_query_table,
         summary=summary,
@@ -249,15 +231,44 @@ def evaluate(
     )
 
 
+def _computed(
+    prepared: _Prepared,
+    checked: Checked,
+    evaluation: Evaluation,
+    engine: str,
+    columns: Columns,
+    *,
+    threads: int | None,
+    memory_limit: str | None,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The per-query table and summary of validated inputs, by the chosen engine. DuckDB reads
+    Parquet inputs itself where it may (``_native_parquet``)."""
+    if engine == "polars":
+        # One collect of the plan; the summary is a small aggregate of its result. (collect_all
+        # over both plans measured 3.5x slower: the shared subplan was not reused.)
+        per_query_table = _collect_per_query(checked, evaluation)
+        return per_query_table, summarize(per_query_table.lazy()).collect()
+    return _duckdb(
+        checked.run,
+        checked.qrels,
+        _native_parquet(prepared, checked, evaluation),
+        evaluation,
+        columns,
+        threads=threads,
+        memory_limit=memory_limit,
+    )
+
+
+def _polars_plan(checked: Checked, evaluation: Evaluation) -> pl.LazyFrame:
+    """The Polars engine's plan, given the distinct query ids validation counted."""
+    return polars_engine.per_query(
+        checked.run, checked.qrels, evaluation, run_queries=checked.run_queries, judged_queries=checked.qrels_queries
+    )
+
+
 def _collect_per_query(checked: Checked, evaluation: Evaluation) -> pl.DataFrame:
     try:
-        return polars_engine.per_query(
-            checked.run,
-            checked.qrels,
-            evaluation,
-            run_queries=checked.run_queries,
-            judged_queries=checked.qrels_queries,
-        ).collect()
+        return _polars_plan(checked, evaluation).collect()
     except MemoryError:
         raise OutOfMemory(_OUT_OF_MEMORY.format(engine="Polars", detail="")) from None
 
@@ -308,21 +319,11 @@ def _evaluate_in_buckets(
         for part in _split_into_buckets(prepared, buckets, Path(folder)):
             checked = _check(part, columns, allow_fractional_labels, warn_results_over, evaluation, require_rows=False)
             warnings.append(checked.warnings)
-            if engine == "polars":
-                tables.append(_collect_per_query(checked, evaluation))
-            else:
-                # DuckDB reads the bucket's files itself where it may (their columns have the
-                # canonical names), as it reads the user's Parquet in one pass
-                table, _ = _duckdb(
-                    checked.run,
-                    checked.qrels,
-                    _native_parquet(part, checked, evaluation),
-                    evaluation,
-                    Columns(),
-                    threads=threads,
-                    memory_limit=memory_limit,
-                )
-                tables.append(table)
+            # the bucket's files have the canonical column names
+            table, _ = _computed(
+                part, checked, evaluation, engine, Columns(), threads=threads, memory_limit=memory_limit
+            )
+            tables.append(table)
     per_query_table = pl.concat(tables).sort(["query_id", "k"], nulls_last=False)
     return Result(
         per_query=per_query_table,
