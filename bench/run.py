@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -20,11 +21,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import polars as pl
-
+# This process stays small: generation, our values and the agreement check run apart from
+# the timed processes or after them. A child's peak RSS (from wait4) is never below its
+# parent's peak at the moment it was spawned (Linux carries the high-water mark across
+# vfork and exec), so a runner that had generated 10M rows floored every figure at 955 MB.
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from generate import generate, parse_size  # noqa: E402
 from tools import ours_command, ours_values  # noqa: E402
 
 PEERS = ("pytrec_eval", "ir_measures", "ranx", "sklearn")
@@ -66,13 +68,25 @@ def run_once(tool: str, data: Path, out: Path, extra: list[str]) -> tuple[float,
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{tool} failed:\n{stderr}")
     if tool in OURS:
-        ours_values(out)
         return wall, usage.ru_maxrss / 1024, {}
     phases = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
     return wall, usage.ru_maxrss / 1024, phases
 
 
+def parse_size(text: str) -> int:
+    units = {"K": 1_000, "M": 1_000_000, "G": 1_000_000_000}
+    text = text.strip().upper()
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
+def runner_peak_rss_mb() -> float:
+    """This process's own peak RSS so far: the floor under every child's figure."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def agreement(tool: str, out_root: Path) -> str:
+    import polars as pl  # only after every timed process has run (see the top of this file)
+
     values = out_root / tool / "values.parquet"
     if not values.exists():
         return "-"
@@ -105,6 +119,7 @@ def machine() -> str:
         / 1024**2
     )
     import duckdb
+    import polars as pl
 
     return (
         f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GiB RAM, Python {platform.python_version()}, "
@@ -123,7 +138,8 @@ def main() -> None:
     data = args.data / args.size
     if not (data / "run").exists():
         print(f"generating {args.size} rows into {data} ...", flush=True)
-        generate(rows, data)
+        generator = [sys.executable, str(HERE / "generate.py"), "--size", args.size, "--out", str(data)]
+        subprocess.run(generator, check=True)
     out_root = HERE / "out" / args.size
     extra = ["--memory-limit", args.memory_limit] if args.memory_limit else []
     tools = [*OURS, *(PEERS if rows <= LARGE else ()), *FLOORS]
@@ -149,10 +165,13 @@ def main() -> None:
         if tool == "sklearn":
             result.note = f"{result.phases['sampled_queries']} queries sampled; time extrapolated"
             result.walls = [result.phases["extrapolated_s"]]
-    write(measured, args.size, rows, out_root)
+    runner_rss = runner_peak_rss_mb()
+    for tool in OURS:  # their last run's output, read only now (see the top of this file)
+        ours_values(out_root / tool)
+    write(measured, args.size, rows, out_root, runner_rss)
 
 
-def write(measured: list[Measured], size: str, rows: int, out_root: Path) -> None:
+def write(measured: list[Measured], size: str, rows: int, out_root: Path, runner_rss_mb: float) -> None:
     baseline = next(m for m in measured if m.tool == "ndcg-polars").best
     lines = [
         f"# NDCG benchmark, {size} rows ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
@@ -183,12 +202,22 @@ def write(measured: list[Measured], size: str, rows: int, out_root: Path) -> Non
                 "note": m.note,
             }
         )
-    lines += ["", f"Time per million rows (ours, polars): {baseline / (rows / 1e6):.3f} s.", ""]
+    lines += [
+        "",
+        f"Time per million rows (ours, polars): {baseline / (rows / 1e6):.3f} s.",
+        "",
+        f"Peak RSS of the runner that started every process: {runner_rss_mb:.0f} MB (no figure above can be "
+        "lower: a child's peak RSS counts its parent's at spawn).",
+        "",
+    ]
     results = HERE / "results"
     results.mkdir(exist_ok=True)
     (results / f"{size}.md").write_text("\n".join(lines))
     (results / f"{size}.json").write_text(
-        json.dumps({"size": size, "rows": rows, "machine": machine(), "tools": records}, indent=2)
+        json.dumps(
+            {"size": size, "rows": rows, "machine": machine(), "runner_peak_rss_mb": runner_rss_mb, "tools": records},
+            indent=2,
+        )
     )
     print("\n".join(lines))
 
