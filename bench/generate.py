@@ -15,18 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+from tools import parse_size
 
 RESULTS_PER_QUERY = 100
 UNRETRIEVED_JUDGED_PER_QUERY = 5
 CHUNK_ROWS = 5_000_000
 LABELS = np.array([-1, 0, 1, 2, 3, 4])
 LABEL_WEIGHTS = np.array([0.02, 0.50, 0.25, 0.15, 0.06, 0.02])
-
-
-def parse_size(text: str) -> int:
-    units = {"K": 1_000, "M": 1_000_000, "G": 1_000_000_000}
-    text = text.strip().upper()
-    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
 
 
 def chunk(first_query: int, queries: int, rng: np.random.Generator) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -27,7 +27,7 @@ from pathlib import Path
 # vfork and exec), so a runner that had generated 10M rows floored every figure at 955 MB.
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from tools import ours_command, ours_values  # noqa: E402
+from tools import ours_command, ours_values, parse_size  # noqa: E402
 
 PEERS = ("pytrec_eval", "ir_measures", "ranx", "sklearn")
 FLOORS = ("floor_scan", "floor_sort")
@@ -71,12 +71,6 @@ def run_once(tool: str, data: Path, out: Path, extra: list[str]) -> tuple[float,
         return wall, usage.ru_maxrss / 1024, {}
     phases = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
     return wall, usage.ru_maxrss / 1024, phases
-
-
-def parse_size(text: str) -> int:
-    units = {"K": 1_000, "M": 1_000_000, "G": 1_000_000_000}
-    text = text.strip().upper()
-    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
 
 
 def runner_peak_rss_mb() -> float:

@@ -23,6 +23,13 @@ CUTOFFS = (5, 10, 20, 100)
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def parse_size(text: str) -> int:
+    """Rows from a size such as 1M, 10M or 250K."""
+    units = {"K": 1_000, "M": 1_000_000, "G": 1_000_000_000}
+    text = text.strip().upper()
+    return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
+
+
 def ours_command(engine: str, run: str, qrels: str, out: Path, extra: list[str]) -> list[str]:
     """Our CLI end to end: Parquet in, ``per_query.parquet`` and ``summary.parquet`` out."""
     return [
