@@ -81,7 +81,7 @@ def pytrec_eval_tool(run: str, qrels: str, out: Path) -> dict:
     measures = {"ndcg", "ndcg_cut." + ",".join(map(str, CUTOFFS))}
     results = pytrec_eval.RelevanceEvaluator(qrels_dict, measures).evaluate(run_dict)
     computed = time.perf_counter()
-    rows = [(q, None, v["ndcg"]) for q, v in results.items()]
+    rows: list[tuple[str, int | None, float]] = [(q, None, v["ndcg"]) for q, v in results.items()]
     rows += [(q, k, v[f"ndcg_cut_{k}"]) for q, v in results.items() for k in CUTOFFS]
     write_values(rows, out)
     return {"load_s": loaded - started, "compute_s": computed - loaded}
