@@ -51,8 +51,13 @@ class Measured:
     tool: str
     walls: list[float] = field(default_factory=list)
     peak_rss_mb: float = 0.0
-    phases: dict = field(default_factory=dict)
+    phases_per_run: list[dict] = field(default_factory=list)
     note: str = ""
+
+    @property
+    def phases(self) -> dict:
+        """The in-process timings a peer printed in its last run."""
+        return self.phases_per_run[-1] if self.phases_per_run else {}
 
     @property
     def best(self) -> float:
@@ -179,28 +184,35 @@ def main() -> None:
     out_root = HERE / "out" / args.size
     extra = ["--memory-limit", args.memory_limit] if args.memory_limit else []
     tools = [*OURS, *(PEERS if rows <= LARGE else ()), *FLOORS]
-    measured: list[Measured] = []
-    for tool in tools:
-        result = Measured(tool)
-        for attempt in range(args.repeat):
+    results = {tool: Measured(tool) for tool in tools}
+    # Round robin, every tool once per round: the machine's drift over the minutes a size
+    # takes then falls on every tool alike, not on whichever ran during a slow spell.
+    for attempt in range(args.repeat):
+        for tool in tools:
+            result = results[tool]
             wall, rss, phases = run_once(tool, data, out_root / tool, extra if tool in OURS else [])
             result.walls.append(wall)
             result.peak_rss_mb = max(result.peak_rss_mb, rss)
-            result.phases = phases
+            result.phases_per_run.append(phases)
             print(f"{tool:<12} run {attempt + 1}: {wall:8.2f} s  {rss:8.0f} MB", flush=True)
+    measured: list[Measured] = []
+    for tool in tools:
+        result = results[tool]
         measured.append(result)
         if tool == "ranx":  # first call compiles with numba; the warm figure is measured in-process
-            warm = Measured(
-                "ranx (warm)",
-                walls=[result.phases["load_s"] + result.phases["warm_call_s"]],
-                peak_rss_mb=result.peak_rss_mb,
-                note="in-process: load + second evaluate",
-            )
             result.note = "whole process, first call compiles"
-            measured.append(warm)
+            warm_walls = [phases["load_s"] + phases["warm_call_s"] for phases in result.phases_per_run]
+            measured.append(
+                Measured(
+                    "ranx (warm)",
+                    walls=warm_walls,
+                    peak_rss_mb=result.peak_rss_mb,
+                    note="in-process: load + second evaluate",
+                )
+            )
         if tool == "sklearn":
             result.note = f"{result.phases['sampled_queries']} queries sampled; time extrapolated"
-            result.walls = [result.phases["extrapolated_s"]]
+            result.walls = [phases["extrapolated_s"] for phases in result.phases_per_run]
     runner_rss = runner_peak_rss_mb()
     for tool in OURS:  # their last run's output, read only now (see the top of this file)
         ours_values(out_root / tool)
@@ -248,7 +260,7 @@ def write(
                 "match": match["text"],
                 "compared_under": under.strip("`"),
                 **{key: value for key, value in match.items() if key != "text"},
-                "phases": m.phases,
+                "phases_per_run": m.phases_per_run,
                 "note": m.note,
             }
         )
