@@ -26,6 +26,7 @@ from pipeline.engines import polars as polars_engine
 from pipeline.errors import InvalidInput, OutOfMemory, UsageError
 from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
 from pipeline.io.read import (
+    COLLECT_ENGINE,
     LABEL,
     Columns,
     Source,
@@ -268,7 +269,7 @@ def _polars_plan(checked: Checked, evaluation: Evaluation) -> pl.LazyFrame:
 
 def _collect_per_query(checked: Checked, evaluation: Evaluation) -> pl.DataFrame:
     try:
-        return _polars_plan(checked, evaluation).collect()
+        return _polars_plan(checked, evaluation).collect(engine=COLLECT_ENGINE)
     except MemoryError:
         raise OutOfMemory(_OUT_OF_MEMORY.format(engine="Polars", detail="")) from None
 

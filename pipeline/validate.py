@@ -22,7 +22,19 @@ from dataclasses import asdict, dataclass, field
 import polars as pl
 
 from pipeline.errors import InvalidInput
-from pipeline.io.read import COLUMN_FLAGS, DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
+from pipeline.io.read import (
+    COLLECT_ENGINE,
+    COLUMN_FLAGS,
+    DOC,
+    FILE,
+    LABEL,
+    LINE,
+    LINE_NUMBER,
+    PROVENANCE,
+    QUERY,
+    SCORE,
+    Columns,
+)
 
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
@@ -213,7 +225,7 @@ def _collect(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
     try:
         # without common-subplan elimination: sharing the scan cached the whole input in
         # memory first and measured slower than reading it once per check
-        return pl.collect_all(frames, optimizations=pl.QueryOptFlags(comm_subplan_elim=False))
+        return pl.collect_all(frames, engine=COLLECT_ENGINE, optimizations=pl.QueryOptFlags(comm_subplan_elim=False))
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidInput(f"{name}: cannot read: {message}") from None

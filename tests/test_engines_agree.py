@@ -7,12 +7,14 @@ from __future__ import annotations
 import math
 import random
 from math import log2
+from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from pipeline import Discount, Evaluation, Gain
+from pipeline import Discount, Evaluation, Gain, evaluate
 from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
@@ -400,3 +402,53 @@ def test_an_ideal_run_scores_one(seed: int) -> None:
     for engine in ("polars", "duckdb"):
         for row in compute(engine, run, qrels, Evaluation(cutoffs=(1, 3, 10))).iter_rows(named=True):
             assert row["ndcg"] == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"duplicates": "first"},
+        {"duplicates": "max-score"},
+        {"duplicates": "first", "ties": "input-order"},
+        {"duplicates": "max-score", "ties": "input-order", "unjudged": "drop", "max_results": 20},
+        {"duplicates": "first", "ties": "average"},
+    ],
+)
+def test_input_order_over_files_and_streaming_batches(tmp_path: Path, options: dict) -> None:
+    """The conventions that read the input order (input-order ties, the duplicate policies)
+    on a run of three Parquet files, large enough for Polars' streaming engine to work through
+    each in many batches: the order in which the Polars engine numbers the rows as they stream
+    against DuckDB's own reading of the files (file index, then row number within the file)."""
+    rng = np.random.default_rng(7)
+
+    def with_text_ids(queries: np.ndarray, docs: np.ndarray, **values: np.ndarray) -> pl.DataFrame:
+        return pl.DataFrame({"query_id": queries, "doc_id": docs, **values}).with_columns(
+            pl.format("q{}", "query_id").alias("query_id"), pl.format("d{}", "doc_id").alias("doc_id")
+        )
+
+    for part in range(3):
+        rows = 100_000
+        with_text_ids(
+            rng.integers(0, 2_000, rows),
+            rng.integers(0, 60, rows),  # about 50 copies of each (query, doc): duplicates
+            score=rng.integers(0, 5, rows).astype(float),  # five scores: long tie groups
+        ).write_parquet(tmp_path / f"run-{part}.parquet")
+    with_text_ids(
+        rng.integers(0, 2_000, 60_000), rng.integers(0, 60, 60_000), relevance=rng.integers(-1, 4, 60_000)
+    ).unique(["query_id", "doc_id"], keep="first", maintain_order=True).write_parquet(tmp_path / "qrels.parquet")
+    evaluation = Evaluation(cutoffs=(1, 5, 10, 20), **options)
+
+    by_polars = evaluate(str(tmp_path / "run-*.parquet"), str(tmp_path / "qrels.parquet"), evaluation=evaluation)
+    connection = duckdb_engine.connect()
+    try:
+        duckdb_engine.read_parquet_inputs(
+            connection,
+            sorted(str(path) for path in tmp_path.glob("run-*.parquet")),
+            [str(tmp_path / "qrels.parquet")],
+            {"query_col": "query_id", "doc_col": "doc_id", "score_col": "score", "label_col": "relevance"},
+        )
+        by_sql, _ = duckdb_engine.evaluate(connection, evaluation)
+    finally:
+        connection.close()
+    assert by_polars.per_query.height == 2_000 * 5
+    assert_tables_match(as_table(by_polars.per_query), as_table(by_sql))

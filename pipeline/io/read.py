@@ -23,6 +23,13 @@ FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv")
 
 QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 
+# The Polars engine that collects the plans over these inputs (validation's checks and the
+# Polars engine's per-query plan). Streaming measured faster and smaller than in-memory with
+# the same bits (10M rows: the per-query plan 1.7 s against 2.7 s, the checks 0.9 s against
+# 1.2 s). Named rather than left to "auto", which means in-memory before Polars 2 and follows
+# the user's POLARS_ENGINE_AFFINITY.
+COLLECT_ENGINE: Literal["streaming"] = "streaming"
+
 # The flag that renames each canonical column, for hints in error messages.
 COLUMN_FLAGS = {QUERY: "--query-col", DOC: "--doc-col", SCORE: "--score-col", LABEL: "--label-col"}
 
