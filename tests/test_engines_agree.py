@@ -430,7 +430,7 @@ def test_input_order_over_files_and_streaming_batches(tmp_path: Path, options: d
         rows = 100_000
         with_text_ids(
             rng.integers(0, 2_000, rows),
-            rng.integers(0, 60, rows),  # about 50 copies of each (query, doc): duplicates
+            rng.integers(0, 60, rows),  # about 2.7 copies of each (query, doc) over the files
             score=rng.integers(0, 5, rows).astype(float),  # five scores: long tie groups
         ).write_parquet(tmp_path / f"run-{part}.parquet")
     with_text_ids(
