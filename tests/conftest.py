@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-CONFORMANCE = SHARED / "conformance" / "trec_eval"
+# trec_eval's own test data, copied into the repository with its provenance and licence
+CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"
 ENGINES = ("polars", "duckdb")
 TOLERANCE = 1e-9
 
@@ -61,10 +61,10 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_spark() -> Iterator[SparkSession]:
-    """One small local SparkSession for a module (1 core, no UI), stopped after it; for the
-    modules that run Spark MLlib as a peer tool."""
+    """One small local SparkSession for the whole test session (1 core, no UI), stopped at its
+    end: starting the JVM costs seconds, so every module that needs Spark shares it."""
     from pyspark.sql import SparkSession
 
     session = (

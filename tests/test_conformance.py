@@ -1,4 +1,4 @@
-"""trec_eval's own test suite (../shared/conformance/trec_eval/), through the CLI's
+"""trec_eval's own test suite (tests/data/trec_eval/, copied with its provenance), through the CLI's
 ``--output-format trec``, on both engines. Expected values are trec_eval's, rounded to 4
 decimals, so they are compared within 1e-4."""
 
