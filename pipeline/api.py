@@ -10,14 +10,17 @@
 
 from __future__ import annotations
 
+import errno
+import inspect
 import logging
 import math
 import re
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -27,7 +30,10 @@ from pipeline.errors import InvalidInput, OutOfMemory, UsageError
 from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
 from pipeline.io.read import (
     COLLECT_ENGINE,
+    DOC,
     LABEL,
+    QUERY,
+    SCORE,
     Columns,
     Source,
     has_glob_characters,
@@ -42,12 +48,16 @@ from pipeline.validate import (
     WARNING_ORDER,
     Checked,
     ValidationWarning,
+    align_ids,
     check_inputs,
+    id_casts,
 )
 
 log = logging.getLogger(__name__)
 
-Input = str | Path | Source | pl.LazyFrame | pl.DataFrame
+# A path, or a table: Polars frames, pyarrow tables, pandas frames, DuckDB relations and
+# anything else that exports an Arrow C stream.
+Input = str | Path | Source | pl.LazyFrame | pl.DataFrame | Any
 Engine = Literal["polars", "duckdb", "spark"]
 ENGINES: tuple[str, ...] = ("polars", "duckdb", "spark")
 
@@ -108,12 +118,38 @@ def make_evaluation(
             "relevance_threshold": relevance_threshold,
             "tie_bounds": tie_bounds,
         }
-        cutoffs = parse_cutoffs(k) if isinstance(k, str) else tuple(k)
+        cutoffs = _cutoffs(k)
         return chosen.evaluation(
             cutoffs=cutoffs, **{name: value for name, value in overrides.items() if value is not None}
         )
     except SpecError as error:
         raise UsageError(str(error)) from None
+
+
+# the keyword options of the front functions, as make_evaluation names them
+_EVALUATION_OPTIONS: tuple[str, ...] = tuple(inspect.signature(make_evaluation).parameters)
+
+
+def _cutoffs(k: object) -> tuple[int, ...]:
+    """``k`` as the user may give it: ``10``, ``[5, 10]`` or ``"5,10"``."""
+    if isinstance(k, str):
+        return parse_cutoffs(k)
+    if isinstance(k, int) and not isinstance(k, bool):
+        return (k,)
+    if isinstance(k, Iterable):
+        return tuple(k)  # each value is checked by Evaluation
+    raise SpecError(f"k must be an integer, a list of integers or a text such as '5,10', got {k!r}")
+
+
+def _options(function: str, options: dict[str, object]) -> Evaluation:
+    """The evaluation of a front function's keyword options, refusing an option by its name."""
+    unknown = sorted(set(options) - set(_EVALUATION_OPTIONS))
+    if unknown:
+        raise UsageError(
+            f"{function}() got unknown option(s) {', '.join(map(repr, unknown))}; "
+            f"options are {', '.join(_EVALUATION_OPTIONS)} (or evaluation=Evaluation(...))"
+        )
+    return make_evaluation(**options)  # type: ignore[arg-type]
 
 
 def per_query(
@@ -137,9 +173,11 @@ def per_query(
     Inputs are validated before anything is computed (see :func:`check`); warnings are
     dropped here, :func:`evaluate` returns them.
     """
-    evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    evaluation = evaluation or _options("per_query", options)
+    _check_engine(engine)
     if engine == "spark":
         return _spark(run, qrels, evaluation, columns, run_format, qrels_format).per_query.lazy()
+    run, qrels = _frame_input(run, "run", columns), _frame_input(qrels, "qrels", columns)
     checked, parquet = _load(
         run,
         qrels,
@@ -168,6 +206,7 @@ def check(
     """Run only the checks: raise :class:`~pipeline.errors.InvalidInput` on the first error,
     return the warnings (queries only on one side, no relevant document, negative labels,
     queries with more than ``warn_results_over`` results)."""
+    run, qrels = _frame_input(run, "run", columns), _frame_input(qrels, "qrels", columns)
     checked, _ = _load(run, qrels, columns, run_format, qrels_format, allow_fractional_labels, warn_results_over)
     return checked.warnings
 
@@ -197,11 +236,11 @@ def evaluate(
     are written once, in a temporary folder of ``TMPDIR``, about the inputs' size. The
     per-query rows, summary and warnings are the same as in one pass.
     """
-    if engine not in ENGINES:
-        raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
-    evaluation = evaluation or make_evaluation(**options)  # type: ignore[arg-type]
+    _check_engine(engine)
+    evaluation = evaluation or _options("evaluate", options)
     if engine == "spark":
         return _spark(run, qrels, evaluation, columns, run_format, qrels_format)
+    run, qrels = _frame_input(run, "run", columns), _frame_input(qrels, "qrels", columns)
     if memory_limit is not None and not _MEMORY_LIMIT.match(memory_limit):
         raise UsageError(f"cannot read memory limit {memory_limit!r}; expected a size such as 500MB, 4GB or 2GiB")
     columns = columns or Columns()
@@ -282,13 +321,20 @@ BYTES_PER_RUN_ROW = 300
 
 def _buckets(prepared: _Prepared, memory_limit: str) -> int:
     """How many buckets of queries to evaluate one after the other so that each fits in
-    ``memory_limit``. Counting a Parquet run's rows reads only its footers."""
+    ``memory_limit``; never more than the run has rows (a bucket holds at least one query).
+    Counting a Parquet run's rows reads only its footers."""
+    limit = _size_in_bytes(memory_limit)
+    if limit <= 0:
+        raise UsageError(f"memory limit {memory_limit!r} leaves no memory; give a size above 0, such as 500MB or 4GB")
     rows = prepared.run.select(pl.len()).collect().item()
-    return max(1, math.ceil(rows * BYTES_PER_RUN_ROW / _size_in_bytes(memory_limit)))
+    return max(1, min(rows, math.ceil(rows * BYTES_PER_RUN_ROW / limit)))
 
 
 def _bucket_of(buckets: int) -> pl.Expr:
-    """Each row's bucket: a query's rows (run and qrels) all fall in the same one."""
+    """Each row's bucket, from its query id. The ids of both inputs must have one type first
+    (:func:`pipeline.validate.id_casts`): the hash of ``7`` as an integer is not that of
+    ``"7"`` as text, and a query whose run and judgments fell in different buckets would be
+    lost from both."""
     return pl.col("query_id").hash(seed=0) % buckets
 
 
@@ -316,7 +362,7 @@ def _evaluate_in_buckets(
         raise InvalidInput(f"{prepared.run_name}: no rows to evaluate (the input is empty)")
     if prepared.qrels.select(pl.len()).collect().item() == 0:
         raise InvalidInput(f"{prepared.qrels_name}: no rows to evaluate (the input is empty)")
-    with tempfile.TemporaryDirectory(prefix="ndcg-buckets-") as folder:
+    with _scratch_folder() as folder:
         for part in _split_into_buckets(prepared, buckets, Path(folder)):
             checked = _check(part, columns, allow_fractional_labels, warn_results_over, evaluation, require_rows=False)
             warnings.append(checked.warnings)
@@ -338,25 +384,28 @@ def _evaluate_in_buckets(
 def _split_into_buckets(prepared: _Prepared, buckets: int, folder: Path) -> list[_Prepared]:
     """Each input read once and written to ``folder`` as one Parquet file per bucket, then
     each bucket's inputs. Filtering the inputs for each bucket instead read all of them four
-    times per bucket (validation, then evaluation): 100M rows in 10 buckets took 233 s."""
-    schemas = {}
+    times per bucket (validation, then evaluation): 100M rows in 10 buckets took 233 s.
+
+    The ids are aligned (validation's rule) before they are hashed, so a query's run rows and
+    judgments share a bucket whatever types the two inputs give its id. Only the buckets that
+    hold rows of either input are returned: an empty bucket has no query to check or score."""
+    casts = id_casts(prepared.run.collect_schema(), prepared.qrels.collect_schema())
+    prepared = replace(prepared, run=align_ids(prepared.run, casts), qrels=align_ids(prepared.qrels, casts))
+    schemas, filled = {}, set()
     for role, frame, name in (("run", prepared.run, prepared.run_name), ("qrels", prepared.qrels, prepared.qrels_name)):
         schemas[role] = frame.collect_schema()
         split = pl.PartitionBy(folder / role, key=_bucket_of(buckets).alias("bucket"), include_key=False)
         try:
             frame.sink_parquet(split, mkdir=True)
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-            message = _first_line(error)
-            if "no space left" in message.lower():
-                raise UsageError(
-                    f"no room to split the input into buckets in {folder} ({message}); "
-                    "point TMPDIR at a disk with about the inputs' size free"
-                ) from None
-            raise InvalidInput(f"{name}: cannot read: {message}") from None
+            if _no_space_left(error):
+                raise _no_space_error(folder, error) from None
+            raise InvalidInput(f"{name}: cannot read: {_first_line(error)}") from None
         written = {entry.name for entry in (folder / role).iterdir()}
         if not written or not written <= {f"bucket={bucket}" for bucket in range(buckets)}:
             # a bucket not found would be read as empty: refuse rather than drop its queries
             raise RuntimeError(f"unexpected layout of the split {role} in {folder / role}: {sorted(written)}")
+        filled |= {int(entry.removeprefix("bucket=")) for entry in written}
 
     def bucket_input(role: str, bucket: int) -> tuple[pl.LazyFrame, Source | None]:
         files = folder / role / f"bucket={bucket}"
@@ -365,12 +414,41 @@ def _split_into_buckets(prepared: _Prepared, buckets: int, folder: Path) -> list
         return pl.scan_parquet(files / "*.parquet", hive_partitioning=False), Source.of(files, "parquet")
 
     parts = []
-    for bucket in range(buckets):
+    for bucket in sorted(filled):
         (run, run_source), (qrels, qrels_source) = bucket_input("run", bucket), bucket_input("qrels", bucket)
         parts.append(
             replace(prepared, run=run, qrels=qrels, run_source=run_source, qrels_source=qrels_source, inline=False)
         )
     return parts
+
+
+@contextmanager
+def _scratch_folder() -> Iterator[str]:
+    """A folder of TMPDIR for the buckets, removed with everything in it when the evaluation
+    ends, failed or not (a disk that filled up mid-split included)."""
+    try:
+        scratch = tempfile.TemporaryDirectory(prefix="ndcg-buckets-")
+    except OSError as error:
+        if _no_space_left(error):
+            raise _no_space_error(Path(tempfile.gettempdir()), error) from None
+        raise UsageError(
+            f"cannot create a folder for the buckets in TMPDIR ({tempfile.gettempdir()}): {error}"
+        ) from None
+    with scratch as folder:
+        yield folder
+
+
+def _no_space_left(error: BaseException) -> bool:
+    return (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "no space left" in str(error).lower()
+
+
+def _no_space_error(folder: Path, error: BaseException) -> UsageError:
+    """A full disk is the machine's setting, not our bug: exit 2, naming where and what to do."""
+    return UsageError(
+        f"no space left in TMPDIR ({folder}) to split the inputs into buckets for --memory-limit "
+        f"({_first_line(error)}); the partial bucket files were removed. Point TMPDIR at a disk with "
+        "about the inputs' size free"
+    )
 
 
 def merge_warnings(parts: list[tuple[ValidationWarning, ...]]) -> tuple[ValidationWarning, ...]:
@@ -479,6 +557,7 @@ def _check(
         warn_results_over=warn_results_over,
         run_duplicates=evaluation.duplicates,
         require_rows=require_rows,
+        evaluation=evaluation,
     )
 
 
@@ -527,13 +606,84 @@ def _any_glob_characters(*sources: Source | None) -> bool:
     return any(has_glob_characters(path) for source in sources if source is not None for path in source.files())
 
 
+def _check_engine(engine: object) -> None:
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+
+
+def _frame_input(value: Any, role: str, columns: Columns | None) -> Any:
+    """A frame given for ``run`` or ``qrels`` as a Polars LazyFrame with the canonical column
+    names (``columns`` renames them, as it does for files); paths and None pass through.
+
+    Polars frames are taken as they are; pyarrow tables and anything that exports an Arrow C
+    stream (DuckDB relations, pandas >= 2.2 frames, ...) are imported through Arrow, which
+    shares the buffers where the types allow; older pandas frames go through
+    ``pl.from_pandas``."""
+    if value is None or isinstance(value, (str, Path, Source)):
+        return value
+    frame = _as_polars(value, role)
+    names = columns or Columns()
+    wanted = {QUERY: names.query, DOC: names.doc, SCORE: names.score, LABEL: names.label}
+    if role == "qrels":
+        del wanted[SCORE]
+    found = frame.collect_schema().names()
+    required = [QUERY, DOC, SCORE if role == "run" else LABEL]
+    missing = {canonical: wanted[canonical] for canonical in required if wanted[canonical] not in found}
+    if missing:
+        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
+    renames = {given: canonical for canonical, given in wanted.items() if given in found and given != canonical}
+    if not renames:
+        return frame
+    # a column that already has a canonical name would shadow the renamed one
+    shadowed = [canonical for canonical in renames.values() if canonical in found and canonical not in renames]
+    return frame.drop(shadowed).rename(renames)
+
+
+def _as_polars(value: object, role: str) -> pl.LazyFrame:
+    if isinstance(value, pl.LazyFrame):
+        return value
+    if isinstance(value, pl.DataFrame):
+        return value.lazy()
+    module = type(value).__module__.split(".")[0]
+    try:
+        if module == "pyarrow":
+            converted = pl.from_arrow(value)
+        elif hasattr(value, "__arrow_c_stream__"):
+            converted = pl.DataFrame(_ArrowStream(value.__arrow_c_stream__()))
+        elif module == "pandas":
+            converted = pl.from_pandas(value)
+        else:
+            raise UsageError(
+                f"{role}: expected a path, a Polars, pandas or DuckDB frame, or a pyarrow table; "
+                f"got {type(value).__name__}"
+            )
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as error:
+        raise InvalidInput(
+            f"{role}: cannot read this {type(value).__name__} as a table: {_first_line(error)}"
+        ) from None
+    if not isinstance(converted, pl.DataFrame):
+        raise UsageError(f"{role}: expected a table, got {type(value).__name__} holding one column")
+    return converted.lazy()
+
+
+class _ArrowStream:
+    """An Arrow C stream capsule as the object ``pl.DataFrame`` reads. Only the capsule
+    reaches Polars: holding a DuckDB relation itself left DuckDB's objects alive at exit."""
+
+    def __init__(self, capsule: object) -> None:
+        self.capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.capsule
+
+
 def _source(value: Input, format: str | None, columns: Columns) -> Source | None:
     if isinstance(value, Source):
         return value
     if isinstance(value, (str, Path)):
         return Source.of(value, format, columns)
     if not isinstance(value, (pl.LazyFrame, pl.DataFrame)):
-        raise UsageError(f"expected a path or a Polars frame, got {type(value).__name__}")
+        raise UsageError(f"expected a path or a frame, got {type(value).__name__}")
     return None
 
 

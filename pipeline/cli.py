@@ -6,6 +6,7 @@ Heavy modules (polars, duckdb) are imported only when a command runs, so ``--hel
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import logging
 import sys
@@ -25,6 +26,34 @@ EXIT_CODES = """exit codes:
 """
 
 
+def package_version() -> str:
+    """The installed distribution's version; in a checkout never installed, pyproject.toml's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ndcg-pipeline")
+    except PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        try:
+            with (Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as file:
+                return f"{tomllib.load(file)['project']['version']} (not installed)"
+        except (OSError, tomllib.TOMLDecodeError, KeyError):
+            return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, with the version looked up only when asked for (it costs ``--help`` time)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"ndcg {package_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ndcg",
@@ -32,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True
     evaluate = commands.add_parser(
@@ -400,7 +430,21 @@ def _apply_config(
     if "partition" in values and any(a == "--partition" or a.startswith("--partition=") for a in given):
         del values["partition"]  # --partition flags replace the file's list rather than add to it
     subparser.set_defaults(**values)
-    return parser.parse_args(argv)
+    return _parse(parser, argv)
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parse_args``, but a mistyped flag is named by its command with the closest real flag
+    (argparse reports it on the top-level usage, without a suggestion)."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command = _subparser(parser, args.command)
+        flags = [flag for action in command._actions for flag in action.option_strings if flag.startswith("--")]
+        first = unknown[0]
+        close = difflib.get_close_matches(first.split("=", 1)[0], flags, n=1) if first.startswith("-") else []
+        hint = f"; did you mean {close[0]}?" if close else f"; `ndcg {args.command} --help` lists the flags"
+        command.error(f"unrecognized argument(s): {' '.join(unknown)}{hint}")
+    return args
 
 
 def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
@@ -759,7 +803,7 @@ def _print_spark_units(args: argparse.Namespace, evaluation: Evaluation, units: 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     from pipeline.errors import NdcgError
 
     try:

@@ -1,4 +1,5 @@
-"""The worked examples of ../shared/seeds/, recomputed from their formulas, on both engines.
+"""The worked examples of the project's seed notes (kept outside the repository), recomputed
+from their formulas, on both engines.
 
 Each expectation is written as the arithmetic that produces it. Where a seed prints a
 different number, a comment says so: those are arithmetic slips in the seed.
