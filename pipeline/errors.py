@@ -42,3 +42,20 @@ class NothingToEvaluate(NdcgError):
     """No query is in both the run and the qrels."""
 
     exit_code = 5
+
+
+def install_hint(extra: str) -> str:
+    """The command that installs an optional extra's packages, read from this package's own
+    metadata (so it follows pyproject.toml), with the checkout's form beside it: the
+    distribution is not on the package index, so ``pip install 'ndcg-pipeline[extra]'`` would
+    not work."""
+    from importlib import metadata
+
+    marker = f'extra == "{extra}"'
+    try:
+        requirements = metadata.requires("ndcg-pipeline") or []
+    except metadata.PackageNotFoundError:
+        requirements = []
+    packages = [line.split(";")[0].strip() for line in requirements if marker in line.replace("'", '"')]
+    direct = " ".join(f"'{package}'" for package in packages) if packages else f"the {extra} extra"
+    return f"pip install {direct} (from a checkout: pip install -e '.[{extra}]')"

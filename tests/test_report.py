@@ -170,4 +170,4 @@ def test_report_without_matplotlib_says_how_to_install(tmp_path: Path) -> None:
     )
     result = subprocess.run([sys.executable, "-c", hide_matplotlib], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2
-    assert "pip install 'ndcg-pipeline[report]'" in result.stderr
+    assert "pip install 'matplotlib>=3.8'" in result.stderr and "pip install -e '.[report]'" in result.stderr

@@ -1,6 +1,6 @@
 """``ndcg report``: evaluation and comparison outputs -> one self-contained HTML file.
 
-Needs matplotlib (``pip install 'ndcg-pipeline[report]'``); nothing else in the package
+Needs matplotlib (the ``report`` extra: ``pip install -e '.[report]'`` from a checkout); nothing else in the package
 imports this one, so the evaluation path never loads matplotlib.
 """
 
