@@ -18,6 +18,14 @@ Gains ``g`` (:class:`Gain`):
   level gains its mapped value (which may be 0 or negative, and level 0 may be mapped);
   an unmapped level keeps its own value as its gain.
 
+Gains are bounded (:data:`MAX_GAIN`, 1e300): a label whose gain exceeds it in magnitude
+(a linear label above 1e300, an exponential label above 996) is refused by validation
+(exit 3), and so is a gain map value beyond it (exit 2). The bound leaves room for the sums:
+CG, DCG and IDCG add at most one gain per result, so they stay finite (and NDCG a ratio of
+finite numbers in [0, 1]) for up to 1.7e8 results in one sum; 2**1024 - 1 would be an
+infinite gain, and NaN (inf / inf) for a perfect ranking. Scaling each query's gains by its
+largest would keep NDCG exact, but not the CG, DCG and IDCG columns, which are reported too.
+
 Discounts ``d`` (:class:`Discount`):
 
 - ``log2``: ``d(i) = 1 / log2(i + 1)`` (trec_eval, Burges). Spark's natural log cancels in
@@ -114,6 +122,10 @@ EMPTY_IDEALS: tuple[str, ...] = ("zero", "one", "skip", "nan")
 UNJUDGED: tuple[str, ...] = ("zero", "drop")
 DUPLICATES: tuple[str, ...] = ("error", "first", "max-score")
 
+# The largest gain, in magnitude, a label may earn (see the module docstring): sums of up to
+# 1.7e8 such gains stay finite in a double (1.8e308).
+MAX_GAIN = 1e300
+
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _MAP_ENTRY = re.compile(rf"^\s*({_NUMBER})\s*=\s*({_NUMBER})\s*$")
 
@@ -148,6 +160,14 @@ class Gain:
         seen = [level for level, _ in self.levels]
         if len(set(seen)) != len(seen):
             raise SpecError(f"gain map names a level twice: {self}")
+        for level, level_gain in self.levels:
+            if not math.isfinite(level):
+                raise SpecError(f"gain map level {level!r} is not a finite number")
+            if not abs(level_gain) <= MAX_GAIN:
+                raise SpecError(
+                    f"gain map value {level_gain!r} (level {_short(level)}) is beyond the largest gain "
+                    f"{MAX_GAIN:g}: sums of such gains overflow a double"
+                )
 
     @classmethod
     def parse(cls, text: str) -> Gain:
@@ -178,6 +198,22 @@ class Gain:
         if self.kind == "binary":
             return 1.0 if is_relevant(label, relevance_threshold) else 0.0
         return float(2**label - 1) if self.kind == "exponential" else float(label)
+
+    @property
+    def largest_label(self) -> float:
+        """The largest label whose gain by ``kind`` stays within :data:`MAX_GAIN` (inf for
+        ``binary``). Validation refuses a label above it unless the map names its level.
+
+        >>> Gain("exponential").largest_label > 996 and Gain("exponential").gain_of(997) > MAX_GAIN
+        True
+        """
+        if self.kind == "binary":
+            return math.inf
+        return math.log2(MAX_GAIN + 1) if self.kind == "exponential" else MAX_GAIN
+
+    def formula(self) -> str:
+        """How ``kind`` turns a label into a gain, for messages."""
+        return {"linear": "gain = label", "exponential": "gain = 2^label - 1", "binary": "gain = 0 or 1"}[self.kind]
 
     def __str__(self) -> str:
         if not self.levels:
@@ -444,4 +480,5 @@ def parse_cutoffs(text: str) -> tuple[int, ...]:
 
 
 def _short(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+    # beyond 2**53 a float's integer digits are not its value's: print it as a float
+    return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))

@@ -2,12 +2,21 @@
 the offending value and an example row, and warnings for what is legal but suspicious.
 
 Errors (:class:`~pipeline.errors.InvalidInput`, exit 3): wrong column types (text scores,
-fractional labels unless allowed), nulls, NaN or infinite values, duplicate (query_id,
+fractional labels of any non-integer type unless allowed: floats and decimals alike), nulls,
+NaN or infinite values, labels whose gain under the evaluation's gain exceeds
+:data:`~pipeline.spec.MAX_GAIN` (their sums would overflow a double), duplicate (query_id,
 doc_id) rows, empty inputs, lines that do not parse, unreadable files.
 
 Warnings (:class:`ValidationWarning`, returned, never logged here): queries only in the run,
-queries only in the qrels, queries without any relevant document, negative labels, queries
-with more results than a limit. Each carries a count and the first few ids.
+queries only in the qrels, queries without any judged document of positive gain (under the
+evaluation's gain: their IDCG is 0), negative labels, queries with more results than a limit.
+Each carries a count and the first few ids.
+
+The rules other engines' validation shares are functions of this module: :func:`id_casts`
+(one id type for both inputs, from the schemas alone), :func:`fractional_label` (which
+label types can hold fractions, and the test), :func:`gain_overflows` and
+:func:`gain_overflow_message` (labels beyond the largest gain), :func:`positive_gain` (what
+the ``queries_without_relevant`` warning counts as relevant).
 
 The checks of one input are three or four small aggregations collected together: column
 statistics, a count of repeated (query_id, doc_id) hashes, and a per-query table from which
@@ -22,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 import polars as pl
 
 from pipeline.errors import InvalidInput
+from pipeline.expressions import gain as gain_of
 from pipeline.io.read import (
     COLLECT_ENGINE,
     COLUMN_FLAGS,
@@ -35,6 +45,7 @@ from pipeline.io.read import (
     SCORE,
     Columns,
 )
+from pipeline.spec import MAX_GAIN, Evaluation, Gain
 
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
@@ -96,6 +107,7 @@ def check_inputs(
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
     run_duplicates: str = "error",
     require_rows: bool = True,
+    evaluation: Evaluation | None = None,
 ) -> Checked:
     """Validate run and qrels; return them with matching id types and no helper columns.
 
@@ -103,14 +115,16 @@ def check_inputs(
     is the number of results per query above which a query is reported. ``run_duplicates`` is
     the evaluation's duplicate policy: repeated (query, doc) rows in the run are refused only
     under ``"error"``; in the qrels they always are. ``require_rows=False`` accepts an empty
-    input (one bucket of a larger input may hold no rows).
+    input (one bucket of a larger input may hold no rows). ``evaluation`` (default: the
+    defaults) decides which labels gain too much and which queries have no positive gain.
     """
+    evaluation = evaluation or Evaluation()
     names = _display_names(columns or Columns())
     run_schema = run.collect_schema()
     qrels_schema = qrels.collect_schema()
     _check_types(run, run_schema, run_name, {QUERY: "id", DOC: "id", SCORE: "number"}, names)
     _check_types(qrels, qrels_schema, qrels_name, {QUERY: "id", DOC: "id", LABEL: "number"}, names)
-    fractional_possible = qrels_schema[LABEL].is_float() and not allow_fractional_labels
+    fractional = None if allow_fractional_labels else fractional_label(qrels_schema[LABEL])
 
     # The checks of each input, and a small table per query for the warnings.
     run_stats, run_repeats, run_queries = _collect(
@@ -120,9 +134,9 @@ def check_inputs(
     qrels_stats, qrels_repeats, qrels_queries, negative = _collect(
         qrels_name,
         [
-            _stats(qrels, (QUERY, DOC, LABEL), finite=LABEL, fractional=fractional_possible),
+            _stats(qrels, (QUERY, DOC, LABEL), finite=LABEL, fractional=fractional, gain=evaluation.gain),
             _repeated_pair_hashes(qrels),
-            _relevant_per_query(qrels),
+            _relevant_per_query(qrels, evaluation),
             _negative_labels(qrels),
         ],
     )
@@ -146,21 +160,33 @@ def check_inputs(
                 f"such as {first}; first at {_example(frame, ~pl.col(value_column).is_finite(), name)}"
             )
     if qrels_stats["fractional"][0]:
-        fractional = pl.col(LABEL) != pl.col(LABEL).floor()
+        assert fractional is not None
         raise InvalidInput(
             f"{qrels_name}: column {names[LABEL]} has {qrels_stats['fractional'][0]} label(s) with a fractional "
             f"part, such as {_first_value(qrels, fractional, LABEL, qrels_name)}; "
             f"first at {_example(qrels, fractional, qrels_name)}. "
             "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
         )
+    if qrels_stats["over_gain"][0]:
+        over = gain_overflows(pl.col(LABEL), evaluation.gain)
+        raise InvalidInput(
+            gain_overflow_message(
+                qrels_name,
+                names[LABEL],
+                qrels_stats["over_gain"][0],
+                _first_value(qrels, over, LABEL, qrels_name),
+                _example(qrels, over, qrels_name),
+                evaluation.gain,
+            )
+        )
     if run_duplicates == "error":
         _raise_on_duplicate(run, run_repeats, run_name, "run")
     _raise_on_duplicate(qrels, qrels_repeats, qrels_name, "qrels")
 
-    casts = _id_casts(run_schema, qrels_schema)
-    run, qrels = _align_ids(_drop_provenance(run), casts), _align_ids(_drop_provenance(qrels), casts)
+    casts = id_casts(run_schema, qrels_schema)
+    run, qrels = align_ids(_drop_provenance(run), casts), align_ids(_drop_provenance(qrels), casts)
     # the warnings come from the small per-query tables, not from another read of the inputs
-    in_run, in_qrels = _align_ids(run_queries.lazy(), casts), _align_ids(qrels_queries.lazy(), casts)
+    in_run, in_qrels = align_ids(run_queries.lazy(), casts), align_ids(qrels_queries.lazy(), casts)
     only_in_run, only_in_qrels, without_relevant, crowded, run_query_ids, qrels_query_ids = pl.collect_all(
         [
             _summarized(in_run.join(in_qrels, on=QUERY, how="anti")),
@@ -185,7 +211,8 @@ def check_inputs(
         _warning(
             without_relevant,
             "queries_without_relevant",
-            f"queries without any relevant document (label > 0) in {qrels_name}; they score 0",
+            f"queries without any relevant document (no judged document gains more than 0 under gain "
+            f"{evaluation.gain}) in {qrels_name}; their IDCG is 0, so they {_EMPTY_IDEAL_FATE[evaluation.empty_ideal]}",
         ),
         _warning(negative, "negative_labels", f"judgments with a negative label in {qrels_name}, counted as unjudged"),
         _warning(
@@ -202,6 +229,52 @@ def check_inputs(
         run_queries=run_query_ids,
         qrels_queries=qrels_query_ids,
     )
+
+
+# What happens to a query whose IDCG is 0, by Evaluation.empty_ideal, for the warning.
+_EMPTY_IDEAL_FATE = {
+    "zero": "score 0",
+    "one": "score 1 (--empty-ideal one)",
+    "nan": "score NaN (--empty-ideal nan)",
+    "skip": "are left out of the summary (--empty-ideal skip)",
+}
+
+
+def fractional_label(dtype: pl.DataType) -> pl.Expr | None:
+    """True on a label with a fractional part, for a label column of ``dtype``; None when the
+    type cannot hold one (integers of any width, decimals of scale 0). Decimals are tested in
+    their own arithmetic: a cast to Float64 would round ``12345678901234567.5`` to an integer."""
+    if dtype.is_integer() or (isinstance(dtype, pl.Decimal) and not dtype.scale):
+        return None
+    label = pl.col(LABEL)
+    if dtype.is_float():
+        return label.is_finite() & (label != label.floor())
+    return label != label.floor()
+
+
+def gain_overflows(label: pl.Expr, gain: Gain) -> pl.Expr:
+    """True on a label whose gain exceeds :data:`~pipeline.spec.MAX_GAIN`: above the gain's
+    :attr:`~pipeline.spec.Gain.largest_label` and not a level the gain map names (a map's
+    values are bounded when it is parsed). Negative labels gain 0 and never overflow."""
+    value = label.cast(pl.Float64)
+    levels = [level for level, _ in gain.levels]
+    return (value > gain.largest_label) & ~value.is_in(levels) if levels else value > gain.largest_label
+
+
+def gain_overflow_message(name: str, column: str, count: int, value: object, where: str, gain: Gain) -> str:
+    """The error for labels beyond the largest gain (see :func:`gain_overflows`)."""
+    return (
+        f"{name}: column {column} has {count} label(s) whose gain under --gain {gain} ({gain.formula()}) exceeds "
+        f"the largest gain {MAX_GAIN:g}, such as {value}; first at {where}. Sums of such gains overflow a double "
+        f"(an infinite IDCG, a NaN NDCG); labels up to {gain.largest_label:g} are accepted under this gain: "
+        "map larger levels to smaller gains (e.g. --gain 1024=1e6) or use --gain linear"
+    )
+
+
+def positive_gain(label: pl.Expr, evaluation: Evaluation) -> pl.Expr:
+    """Whether a judgment gains more than 0 under the evaluation (its gain map, kind and
+    relevance threshold): a query without one has IDCG 0 (``queries_without_relevant``)."""
+    return gain_of(label, evaluation.gain, evaluation.relevance_threshold) > 0
 
 
 def _raise_on_duplicate(frame: pl.LazyFrame, repeats: pl.DataFrame, name: str, what: str) -> None:
@@ -246,7 +319,7 @@ def _check_types(
 ) -> None:
     for column, kind in expected.items():
         dtype = schema[column]
-        if kind == "id" and not (dtype == pl.String or dtype.is_integer() or dtype == pl.Categorical):
+        if kind == "id" and not is_id_type(dtype):
             raise InvalidInput(f"{name}: column {names[column]} has type {dtype}; ids must be {ID_TYPES}")
         if kind == "number" and not dtype.is_numeric():
             problem = f"has type {dtype}; expected numbers"
@@ -259,19 +332,27 @@ def _check_types(
             raise InvalidInput(f"{name}: column {names[column]} {problem}")
 
 
-def _stats(frame: pl.LazyFrame, columns: tuple[str, ...], *, finite: str, fractional: bool = False) -> pl.LazyFrame:
+def _stats(
+    frame: pl.LazyFrame,
+    columns: tuple[str, ...],
+    *,
+    finite: str,
+    fractional: pl.Expr | None = None,
+    gain: Gain | None = None,
+) -> pl.LazyFrame:
     value = pl.col(finite).cast(pl.Float64)
     if LINE in frame.collect_schema().names():
         unparsed = (pl.col(LINE).is_not_null() & pl.any_horizontal(pl.col(c).is_null() for c in columns)).sum()
     else:
         unparsed = pl.lit(0)
-    fractional_count = (value.is_finite() & (value != value.floor())).sum() if fractional else pl.lit(0)
+    over_gain = (value.is_finite() & gain_overflows(value, gain)).sum() if gain is not None else pl.lit(0)
     return frame.select(
         pl.len().alias("rows"),
         *[pl.col(c).is_null().sum().alias(f"null_{c}") for c in columns],
         (value.is_not_null() & ~value.is_finite()).sum().alias("not_finite"),
         unparsed.alias("unparsed"),
-        fractional_count.alias("fractional"),
+        (fractional.sum() if fractional is not None else pl.lit(0)).alias("fractional"),
+        over_gain.alias("over_gain"),
     )
 
 
@@ -303,8 +384,8 @@ def _results_per_query(run: pl.LazyFrame) -> pl.LazyFrame:
     return run.group_by(QUERY).agg(pl.len().alias("results"))
 
 
-def _relevant_per_query(qrels: pl.LazyFrame) -> pl.LazyFrame:
-    return qrels.group_by(QUERY).agg((pl.col(LABEL) > 0).any().alias("any_relevant"))
+def _relevant_per_query(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    return qrels.group_by(QUERY).agg(positive_gain(pl.col(LABEL), evaluation).any().alias("any_relevant"))
 
 
 def _negative_labels(qrels: pl.LazyFrame) -> pl.LazyFrame:
@@ -353,18 +434,45 @@ def _drop_provenance(frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.drop([c for c in PROVENANCE if c in names])
 
 
-def _id_casts(run_schema: pl.Schema, qrels_schema: pl.Schema) -> dict[str, pl.DataType]:
-    """One id type per column for both inputs: Int64 if both are integers, else String."""
+def is_id_type(dtype: pl.DataType) -> bool:
+    """Whether validation accepts ``dtype`` for an id column: text (String, Categorical) or an
+    integer of any width, signed or not."""
+    return dtype == pl.String or dtype == pl.Categorical or dtype.is_integer()
+
+
+def id_casts(run_schema: pl.Schema, qrels_schema: pl.Schema) -> dict[str, pl.DataType]:
+    """One id type per column for both inputs, from the schemas alone (the out-of-core split
+    aligns the ids with it before hashing them into buckets, so that a query's rows of both
+    inputs share a bucket), and without loss:
+
+    - the same type on both sides is kept, except Categorical, which becomes String (a
+      categorical's hash and order follow its dictionary, not its text);
+    - integers of different widths become Int64 when both are signed or the unsigned one
+      has fewer than 64 bits, UInt64 when both are unsigned, and text when a UInt64 meets a
+      signed integer (a UInt64 above 2**63 fits no Int64);
+    - anything else (an integer against text) becomes String.
+
+    A column whose type validation refuses on either side is left alone for that check to
+    name it.
+    """
     casts: dict[str, pl.DataType] = {}
     for column in (QUERY, DOC):
         left, right = run_schema[column], qrels_schema[column]
-        if left == right and left != pl.Categorical:
+        if not (is_id_type(left) and is_id_type(right)) or (left == right and left != pl.Categorical):
             continue
-        casts[column] = pl.Int64() if left.is_integer() and right.is_integer() else pl.String()
+        casts[column] = _common_integer(left, right) if left.is_integer() and right.is_integer() else pl.String()
     return casts
 
 
-def _align_ids(frame: pl.LazyFrame, casts: dict[str, pl.DataType]) -> pl.LazyFrame:
+def _common_integer(left: pl.DataType, right: pl.DataType) -> pl.DataType:
+    if any(dtype in (pl.Int128(), pl.UInt128(), pl.UInt64()) for dtype in (left, right)):
+        # only text holds both a UInt64 above 2**63 and a negative integer (128-bit ids are rare)
+        both_unsigned = left.is_unsigned_integer() and right.is_unsigned_integer()
+        return pl.UInt64() if both_unsigned and pl.UInt128() not in (left, right) else pl.String()
+    return pl.UInt64() if left.is_unsigned_integer() and right.is_unsigned_integer() else pl.Int64()
+
+
+def align_ids(frame: pl.LazyFrame, casts: dict[str, pl.DataType]) -> pl.LazyFrame:
     present = frame.collect_schema().names()
     cast = [pl.col(c).cast(t) for c, t in casts.items() if c in present]
     return frame.with_columns(cast) if cast else frame
