@@ -630,14 +630,16 @@ def conventions_of(data: object) -> dict[str, object] | None:
 
 
 def write_manifest(out_dir: str | Path, manifest: Mapping[str, object]) -> Path:
-    """``out_dir/manifest.json``, written beside the tables and renamed into place whole."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / "manifest.json"
-    staged = out / ".manifest.json.partial"
-    staged.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-    staged.replace(target)
-    return target
+    """Replace the ``manifest.json`` of an output written by this tool (``write_tables``), keeping
+    the list of outputs it records, so that they stay known as ours; staged and renamed into place
+    whole. To write tables and manifest together, pass ``manifest=`` to ``write_tables``."""
+    from pipeline.io.write import GENERATOR, MANIFEST, owned_names, write_file
+
+    target = Path(out_dir) / MANIFEST
+    outputs = sorted(owned_names(Path(out_dir)) - {MANIFEST, "_SUCCESS"})
+    text = json.dumps({**manifest, "outputs": outputs, "generator": GENERATOR}, indent=2, default=str) + "\n"
+    ours = lambda path: MANIFEST in owned_names(path.parent)  # noqa: E731
+    return write_file(target, text.encode("utf-8"), is_ours=ours, flag="--out")
 
 
 def _number(value: float | None, digits: int) -> str:

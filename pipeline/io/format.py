@@ -4,7 +4,26 @@ from __future__ import annotations
 
 import polars as pl
 
+from pipeline.errors import InvalidInput
+
 MEASURES = ("cg", "dcg", "idcg", "ndcg")
+# trec_eval splits its lines on whitespace: an id holding a space, a tab or a line break (or a
+# control character, or nothing) would shift or forge fields and lines. Unicode's separators too:
+# Python readers split on them.
+_UNCARRIABLE = r"[\s\p{Cc}\p{Zl}\p{Zp}\x{1C}-\x{1F}\x{85}]"
+
+
+def check_trec_ids(per_query: pl.DataFrame) -> None:
+    """Refuse (exit 3, naming the id) a query id that trec_eval's format cannot carry."""
+    ids = pl.col("query_id").cast(pl.String)
+    bad = per_query.lazy().select(ids).filter(ids.str.contains(_UNCARRIABLE) | (ids.str.len_bytes() == 0))
+    found = bad.head(1).collect()
+    if found.height:
+        raise InvalidInput(
+            f"query id {found.item()!r} holds whitespace or a control character (or is empty), which trec_eval's "
+            "format cannot carry (its fields are split on whitespace): rename the query, or use --output-format "
+            "table|json and --out-format parquet|csv|jsonl"
+        )
 
 
 def measure_name(k: int | None) -> str:
@@ -15,6 +34,7 @@ def measure_name(k: int | None) -> str:
 def trec_lines(per_query: pl.DataFrame, *, per_query_lines: bool, digits: int = 4) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
     ``per_query_lines``), then the means over all evaluated queries as query ``all``."""
+    check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     lines = []
     if per_query_lines:
@@ -29,6 +49,7 @@ def trec_lines(per_query: pl.DataFrame, *, per_query_lines: bool, digits: int = 
 def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
     """A per-query table as trec_eval's per-query lines, or a summary as its ``all`` lines."""
     if "query_id" in frame.columns:
+        check_trec_ids(frame)
         rows = frame.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
         lines = [
             _trec_line(measure_name(k), q, v, digits) for q, k, v in rows.select("query_id", "k", "ndcg").iter_rows()
