@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--output-format", default="table", choices=("table", "trec", "json"), help="what to print on stdout"
     )
     output.add_argument("--per-query", action="store_true", help="with --output-format trec: per-query lines too")
-    output.add_argument("--digits", type=int, default=4, help="decimals printed (default 4)")
+    output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
     output.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object (= --output-format json)"
     )
@@ -250,6 +250,13 @@ def _add_input_arguments(command: argparse.ArgumentParser) -> None:
     )
 
 
+def _digits(text: str) -> int:
+    # checked when the flags are read, so that a bad value stops the job before anything is written
+    if not text.strip().isdigit() or int(text) > 20:
+        raise argparse.ArgumentTypeError(f"expected a whole number of decimals from 0 to 20, got {text!r}")
+    return int(text)
+
+
 def _non_negative_int(text: str) -> int:
     if not text.strip().isdigit():
         raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
@@ -312,6 +319,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
     from pipeline.io.format import summary_table, trec_lines
     from pipeline.io.partitions import parse_partition_filters
+    from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
 
     if args.print_config:
@@ -319,6 +327,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         return 0
     if not args.run:
         raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
+    check_out_folder(args.out, [("run", args.run), ("qrels", args.qrels), ("query attributes", args.query_attributes)])
     inputs = _input_options(args)
     evaluation = _evaluation_from(args)
     if args.engine == "spark":
@@ -340,10 +349,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         memory_limit=args.memory_limit,
         evaluate_options=inputs,
     )
-    units = run_job(job, on_unit=_progress(job))
+    output_format = "json" if args.json else args.output_format
+    units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format))
     for unit in units:
         _log_warnings(unit.result.warnings)
-    output_format = "json" if args.json else args.output_format
     for unit in units:
         label = f"# partition {unit.partition}\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -369,6 +378,20 @@ def _evaluate(args: argparse.Namespace) -> int:
             payload["summary"] = units[0].summary.to_dicts()
         sys.stdout.write(json.dumps(payload, default=str) + "\n")
     return 0
+
+
+def _stdout_check(output_format: str) -> Callable[[list], None]:
+    """What stdout will print is checked before any output is written: trec lines cannot carry
+    every query id."""
+
+    def check(units: list) -> None:
+        from pipeline.io.format import check_trec_ids
+
+        if output_format == "trec":
+            for unit in units:
+                check_trec_ids(unit.result.per_query)
+
+    return check
 
 
 def _progress(job: object) -> Callable[[object], None]:
@@ -535,7 +558,7 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
     output = compare.add_argument_group("output")
     output.add_argument("--out", help="directory for comparison.parquet, deltas.parquet and manifest.json")
     output.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    output.add_argument("--digits", type=int, default=4, help="decimals printed (default 4)")
+    output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
     compare.set_defaults(handler=_compare)
 
 
@@ -546,13 +569,14 @@ def _compare(args: argparse.Namespace) -> int:
         comparison_json,
         comparison_table,
         unpaired_queries,
-        write_manifest,
     )
     from pipeline.errors import UsageError
-    from pipeline.io.write import write_tables
+    from pipeline.io.write import check_out_folder, write_tables
 
     if args.run and (args.baseline or args.candidate):
         raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
+    inputs = [("baseline", args.baseline), *(("candidate", c) for c in args.candidate), ("qrels", args.qrels)]
+    check_out_folder(args.out, [*inputs, *(("run", r) for r in args.run)])
     group_by = tuple(g.strip() for g in args.group_by.split(",") if g.strip()) if args.group_by else ()
     if args.run:
         tables, conventions = _evaluate_runs(args, group_by)
@@ -570,10 +594,12 @@ def _compare(args: argparse.Namespace) -> int:
     result = compare_systems(tables, options)
     unpaired = unpaired_queries(result.deltas)
     if args.out:
-        write_tables(args.out, {"comparison": result.comparison, "deltas": result.deltas})
-        write_manifest(
+        manifest = {"command": "compare", "systems": list(tables), "conventions": conventions}
+        # tables and manifest as one unit: a kill never leaves new tables with an old manifest
+        write_tables(
             args.out,
-            {"command": "compare", "systems": list(tables), "conventions": conventions, "options": options.describe()},
+            {"comparison": result.comparison, "deltas": result.deltas},
+            manifest={**manifest, "options": options.describe()},
         )
     if args.json:
         sys.stdout.write(json.dumps(comparison_json(result, unpaired, conventions)) + "\n")
@@ -688,7 +714,11 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
 def _report(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
 
+    for flag, value in (("--html", args.html), ("--png", args.png)):
+        if value is not None and not value.strip():
+            raise UsageError(f"{flag} is empty: give a path")
     try:
+        import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
     except ImportError:
         raise UsageError(
@@ -721,6 +751,7 @@ def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
 
     from pipeline.engines import spark as spark_engine
     from pipeline.errors import NothingToEvaluate, UsageError
+    from pipeline.io.format import check_trec_ids
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.read import Columns
 
@@ -761,6 +792,8 @@ def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
                     f"no query is in both {args.run} and {args.qrels or 'its inline labels'}{where}"
                 )
             summaries.append(summary)
+            if ("json" if args.json else args.output_format) == "trec":  # checked before anything is written
+                check_trec_ids(pl.from_arrow(unit.per_query.select("query_id").toArrow()))  # type: ignore[arg-type]
         if args.out:
             spark_engine.write_units(units, args.out)
         _print_spark_units(args, evaluation, units, summaries)

@@ -4,19 +4,14 @@ Every unit of output (the whole dataset, or one hive partition of it) is a folde
 ``per_query``, ``summary``, ``manifest.json`` and, written last, ``_SUCCESS``. A unit is
 built in a staging folder and swapped into place whole, so a crash or a kill leaves the
 previous output of that unit intact, and a rerun replaces exactly the units it evaluates.
-All units are computed before any is written: a job that fails writes nothing.
+All units are computed before any is written: a job that fails writes nothing. The writing
+itself (the lock on ``--out``, the user's files kept, leftovers of a killed job repaired) is
+:func:`pipeline.io.write.publish`'s.
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
-import json
-import os
 import platform
-import shutil
-import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,10 +23,12 @@ import polars as pl
 
 from pipeline.aggregate import summarize
 from pipeline.api import Result, evaluate
-from pipeline.errors import InvalidInput, NothingToEvaluate
+from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
+from pipeline.io.format import check_trec_ids
 from pipeline.io.partitions import Partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
-from pipeline.io.write import FORMATS, write_frame
+from pipeline.io.write import FORMATS, exchange_folders, publish
+from pipeline.io.write import Unit as OutputUnit
 from pipeline.spec import Evaluation
 
 SUCCESS = "_SUCCESS"
@@ -70,8 +67,14 @@ class Unit:
     manifest: dict[str, Any]
 
 
-def run_job(job: Job, *, on_unit: Callable[[Unit], None] | None = None) -> list[Unit]:
-    """Evaluate every selected unit, then write each one atomically (when ``job.out``)."""
+def run_job(
+    job: Job,
+    *,
+    on_unit: Callable[[Unit], None] | None = None,
+    before_write: Callable[[list[Unit]], None] | None = None,
+) -> list[Unit]:
+    """Evaluate every selected unit, then write each one atomically (when ``job.out``);
+    ``before_write`` may refuse the units (raise) before anything is written."""
     started = _now()
     partitions = select_partitions(job.run, job.partition_filters) if _is_dir(job.run) else []
     if job.partition_filters and not partitions:
@@ -82,11 +85,10 @@ def run_job(job: Job, *, on_unit: Callable[[Unit], None] | None = None) -> list[
         if unit.per_query.height == 0:
             where = f" in partition {unit.partition}" if unit.partition else ""
             raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
+    if before_write:
+        before_write(units)
     if job.out:
-        for unit in units:
-            write_unit(Path(job.out), unit, job.out_format)
-            if on_unit:
-                on_unit(unit)
+        write_units(Path(job.out), units, job.out_format, on_unit=on_unit)
     return units
 
 
@@ -213,79 +215,43 @@ def _versions() -> dict[str, str]:
     return versions
 
 
+def write_units(
+    out: Path, units: list[Unit], out_format: str, *, on_unit: Callable[[Unit], None] | None = None
+) -> list[Path]:
+    """Each unit's folder replaced whole by :func:`pipeline.io.write.publish` (staged, swapped in
+    one step, the user's files kept, ``_SUCCESS`` last), every unit checked before any is written."""
+    if out_format not in FORMATS:
+        raise UsageError(f"unknown output format {out_format!r}; expected one of {', '.join(FORMATS)}")
+    suffix, write = FORMATS[out_format]
+    if out_format == "trec":
+        for unit in units:
+            check_trec_ids(unit.per_query)
+    finished = _now()
+    files = [
+        OutputUnit(
+            target=out / unit.partition.relative() if unit.partition else out,
+            files={
+                f"per_query{suffix}": _writer(write, unit.per_query),
+                f"summary{suffix}": _writer(write, unit.summary),
+            },
+            manifest={**unit.manifest, "finished_at": finished},
+        )
+        for unit in units
+    ]
+    written = dict(zip(map(id, files), units, strict=True))
+    return publish(out, files, on_written=(lambda f: on_unit(written[id(f)])) if on_unit else None)
+
+
 def write_unit(out: Path, unit: Unit, out_format: str) -> Path:
-    """Build the unit's folder in staging, then swap it into place; ``_SUCCESS`` last."""
-    target = out / unit.partition.relative() if unit.partition else out
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{target.name}-", dir=target.parent))
-    try:
-        suffix = FORMATS[out_format][0]
-        write_frame(unit.per_query, staging / f"per_query{suffix}", out_format)
-        write_frame(unit.summary, staging / f"summary{suffix}", out_format)
-        manifest = {**unit.manifest, "finished_at": _now(), "outputs": [f"per_query{suffix}", f"summary{suffix}"]}
-        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
-        (staging / SUCCESS).write_text("", encoding="utf-8")
-        _fsync_tree(staging)
-        _swap_into_place(staging, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
+    """One unit's folder replaced whole: see :func:`write_units`."""
+    return write_units(out, [unit], out_format)[0]
 
 
-def _is_ours(path: Path) -> bool:
-    return path.name in (SUCCESS, MANIFEST) or path.stem in ("per_query", "summary")
+def _writer(write: Callable[[pl.DataFrame, Path], None], frame: pl.DataFrame) -> Callable[[Path], None]:
+    return lambda path: write(frame, path)
 
 
-def _swap_into_place(staging: Path, target: Path) -> None:
-    """Whole-folder renames when the target holds only our outputs; otherwise (other units or
-    the user's own files live there too) file by file, with ``_SUCCESS`` taken away first and
-    written last, so that nothing of the user's is ever deleted."""
-    if not target.exists():
-        os.replace(staging, target)
-        return
-    if all(_is_ours(path) and path.is_file() for path in target.iterdir()):
-        if _exchange(staging, target):
-            return  # staging now holds the old outputs, removed by the caller
-        # Two renames: between them the folder is briefly missing (its old outputs sit in
-        # .retired-*), which the exchange above avoids where the system has it.
-        retired = target.with_name(f".retired-{target.name}-{os.getpid()}")
-        os.replace(target, retired)
-        os.replace(staging, target)
-        shutil.rmtree(retired, ignore_errors=True)
-        return
-    (target / SUCCESS).unlink(missing_ok=True)
-    for path in staging.iterdir():
-        if path.name != SUCCESS:
-            os.replace(path, target / path.name)
-    os.replace(staging / SUCCESS, target / SUCCESS)
-
-
-def _exchange(first: Path, second: Path) -> bool:
-    """Swap two folders in one atomic step (Linux ``renameat2`` with ``RENAME_EXCHANGE``), so
-    that a reader, or a crash, never finds the target missing. False where the system or the
-    file system cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    libc = ctypes.CDLL(None, use_errno=True)
-    renameat2 = getattr(libc, "renameat2", None)
-    if renameat2 is None:
-        return False
-    at_current_directory, rename_exchange = -100, 2
-    if (
-        renameat2(at_current_directory, os.fsencode(first), at_current_directory, os.fsencode(second), rename_exchange)
-        == 0
-    ):
-        return True
-    error = ctypes.get_errno()
-    if error in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EXDEV):
-        return False
-    raise OSError(error, os.strerror(error), str(second))
-
-
-def _fsync_tree(folder: Path) -> None:
-    for path in folder.iterdir():
-        with open(path, "rb") as handle:
-            os.fsync(handle.fileno())
+_exchange = exchange_folders  # the atomic swap of two folders, kept under its former name
 
 
 def _is_dir(path: str) -> bool:
