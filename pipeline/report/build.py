@@ -1,19 +1,30 @@
 """One self-contained HTML report (figures inlined as base64 PNG, no scripts, no network)
-from evaluation and comparison outputs."""
+from evaluation and comparison outputs.
+
+The page is rendered by Jinja2 with autoescape, so every value read from the outputs is text
+on the page. It carries ``<meta name="generator" content="ndcg-pipeline ...">`` and each PNG a
+``Software`` text chunk saying the same: an existing file is replaced only when it is one of
+ours (never an input of the report, never a file of the user's), through the staging helper of
+:mod:`pipeline.io.write`.
+"""
 
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
 import polars as pl
+from markupsafe import Markup
 
 from pipeline import compare
 from pipeline.compare import cutoff_label, pair
 from pipeline.errors import InvalidInput
+from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_file
 from pipeline.report import figures
 from pipeline.report.load import ComparisonOutput, ReportInputs, load
 
@@ -53,12 +64,16 @@ def build_report(
     cutoff_given: bool = False,
     title: str = "NDCG report",
 ) -> list[Path]:
-    """Write the report (and, with ``png_dir``, each figure as a PNG); return the files written."""
+    """Write the report (and, with ``png_dir``, each figure as a PNG); return the files written.
+    Where they would replace an input or a file that is not one of ours, nothing is written."""
+    target = Path(html_path)
+    _check_not_an_input(target, paths)
+    check_file_target(target, is_our_report, "--html")
     inputs = load(paths)
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
     k = cutoff if cutoff_given else _default_cutoff(inputs)
-    sections: dict[str, tuple[str, list[Figure]]] = {
+    sections: dict[str, tuple[Markup, list[Figure]]] = {
         "summary": (_summary(inputs), []),
         "cutoffs": _cutoffs(inputs),
         "distribution": _distribution(inputs, k),
@@ -68,21 +83,47 @@ def build_report(
         "ties": (_ties(inputs), []),
     }
     page = _page(title, inputs, k, sections)
-    target = Path(html_path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staged = target.with_name(f".{target.name}.partial")
-    staged.write_text(page, encoding="utf-8")
-    staged.replace(target)
-    written = [target]
+    pngs = {}
     if png_dir is not None:
         directory = Path(png_dir)
-        directory.mkdir(parents=True, exist_ok=True)
-        for _, section_figures in sections.values():
-            for figure in section_figures:
-                path = directory / f"{figure.slug}.png"
-                path.write_bytes(figure.png)
-                written.append(path)
+        if directory.exists() and not directory.is_dir():
+            raise OutputError(f"--png {directory} is a file, not a folder: give a folder for the figures")
+        pngs = {directory / f"{f.slug}.png": f.png for _, section_figures in sections.values() for f in section_figures}
+        for path in pngs:  # every file checked before any is written
+            _check_not_an_input(path, paths)
+            check_file_target(path, is_our_png, "--png")
+    written = [write_file(target, page.encode("utf-8"), is_ours=is_our_report, flag="--html")]
+    written += [write_file(path, png, is_ours=is_our_png, flag="--png") for path, png in pngs.items()]
     return written
+
+
+def _check_not_an_input(path: Path, inputs: list[str]) -> None:
+    read = {"per_query.parquet", "summary.parquet", "comparison.parquet", "deltas.parquet", "manifest.json"}
+    resolved = os.path.realpath(path)
+    for given in inputs:
+        source = Path(given)
+        files = [source / name for name in read] if source.is_dir() else [source]
+        if any(os.path.realpath(file) == resolved for file in files):
+            raise OutputError(f"{path} is an input of this report ({given}); it is left as it is: write elsewhere")
+
+
+def is_our_report(path: Path) -> bool:
+    """A page this tool wrote: its head names ndcg-pipeline as the generator."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(4096)
+    except OSError:
+        return False
+    return b'<meta name="generator" content="ndcg-pipeline' in head
+
+
+def is_our_png(path: Path) -> bool:
+    """A figure this tool wrote: a PNG whose ``Software`` text chunk names ndcg-pipeline."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return data.startswith(b"\x89PNG\r\n\x1a\n") and figures.software(data).startswith("ndcg-pipeline")
 
 
 # --- choosing what to show -----------------------------------------------------------------
@@ -116,55 +157,71 @@ def _system_scores(inputs: ReportInputs, k: int | None) -> dict[str, pl.Series]:
 
 
 # --- sections ------------------------------------------------------------------------------
+# Every fragment is rendered by Jinja2 with autoescape: a value read from an output (a system
+# name, a query id, a group, a k from a hand-edited table) reaches the page as text, never as markup.
 
 
-def _summary(inputs: ReportInputs) -> str:
+def _summary(inputs: ReportInputs) -> Markup:
     parts = []
     if inputs.systems:
-        header = "".join(f"<th>{c}</th>" for c in ("system", "k", *SUMMARY_COLUMNS))
-        rows = []
-        for system in inputs.systems:
-            for row in system.summary.iter_rows(named=True):
-                cells = "".join(_cell(column, row[column]) for column in SUMMARY_COLUMNS)
-                rows.append(
-                    f'<tr data-system="{_e(system.name)}" data-k="{cutoff_label(row["k"])}">'
-                    f"<td>{_e(system.name)}</td><td>{cutoff_label(row['k'])}</td>{cells}</tr>"
-                )
+        rows = [
+            {
+                "system": system.name,
+                "k": _label(row["k"]),
+                "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
+            }
+            for system in inputs.systems
+            for row in system.summary.iter_rows(named=True)
+        ]
         parts.append(
-            "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>.</p>"
-            f'<table id="summary-table"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            _html(
+                "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>.</p>"
+                '<table id="summary-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead>'
+                '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"><td>{{ r.system }}</td>'
+                "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
+                header=("system", "k", *SUMMARY_COLUMNS),
+                rows=rows,
+            )
         )
     for index, comparison in enumerate(inputs.comparisons):
         groups = comparison.group_columns
         columns = ["baseline", "candidate", *groups, *COMPARISON_COLUMNS]
-        header = "".join(f"<th>{_e(c)}</th>" for c in columns)
-        rows = []
-        for row in comparison.comparison.iter_rows(named=True):
-            cells = "".join(
-                f"<td>{_e(row[c])}</td>"
-                if c in ("baseline", "candidate", "correction")
-                else f"<td>{'all' if row[c] is None else _e(row[c])}</td>"
-                if c in groups
-                else f'<td data-column="k">{cutoff_label(row["k"])}</td>'
-                if c == "k"
-                else _cell(c, row[c])
-                for c in columns
-            )
-            rows.append(f"<tr>{cells}</tr>")
+        cells = [
+            [_comparison_cell(c, row.get(c), groups) for c in columns]
+            for row in comparison.comparison.iter_rows(named=True)
+        ]
         parts.append(
-            f"<h3>Comparison ({_e(comparison.path)})</h3><p>Paired by query; difference = candidate − baseline; "
-            "rows with group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the "
-            "correction named in each row, over the pairs of one cutoff and group.</p>"
-            f'<div class="wide"><table class="comparison-table" id="comparison-table-{index}"><thead><tr>{header}'
-            f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>{_unpaired(comparison)}"
+            _html(
+                "<h3>Comparison ({{ path }})</h3><p>Paired by query; difference = candidate − baseline; rows with "
+                "group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the correction "
+                "named in each row, over the pairs of one cutoff and group.</p>"
+                '<div class="wide"><table class="comparison-table" id="comparison-table-{{ index }}"><thead><tr>'
+                "{% for c in columns %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>{% for r in rows %}<tr>"
+                "{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table></div>{{ unpaired }}",
+                path=str(comparison.path),
+                index=index,
+                columns=columns,
+                rows=cells,
+                unpaired=_unpaired(comparison),
+            )
         )
-    return "".join(parts)
+    return Markup("").join(parts)
 
 
-def _unpaired(comparison: ComparisonOutput) -> str:
+def _comparison_cell(column: str, value: object, groups: list[str]) -> Markup:
+    if column in ("baseline", "candidate", "correction"):
+        return _html("<td>{{ v }}</td>", v=value)
+    if column in groups:
+        return _html("<td>{{ v }}</td>", v="all" if value is None else value)
+    if column == "k":
+        return _html('<td data-column="k">{{ v }}</td>', v=_label(value))
+    return _cell(column, value)
+
+
+def _unpaired(comparison: ComparisonOutput) -> Markup:
     one_sided = comparison.deltas.filter(pl.col("in_baseline") != pl.col("in_candidate"))
     if one_sided.height == 0:
-        return "<p>Every query is in both systems of each pair.</p>"
+        return Markup("<p>Every query is in both systems of each pair.</p>")
     listed = (
         one_sided.with_columns(
             pl.when(pl.col("in_baseline")).then(pl.col("baseline")).otherwise(pl.col("candidate")).alias("only_in")
@@ -172,16 +229,15 @@ def _unpaired(comparison: ComparisonOutput) -> str:
         .group_by("baseline", "candidate", "only_in", maintain_order=True)
         .agg(pl.col("query_id").cast(pl.String).unique().sort())
     )
-    items = "".join(
-        f"<li>{len(row['query_id'])} only in {_e(row['only_in'])} ({_e(row['baseline'])} vs "
-        f"{_e(row['candidate'])}): {_e(', '.join(row['query_id'][:20]))}"
-        f"{' …' if len(row['query_id']) > 20 else ''}</li>"
-        for row in listed.iter_rows(named=True)
+    return _html(
+        '<ul class="unpaired">{% for r in rows %}<li>{{ r.query_id|length }} only in {{ r.only_in }} '
+        "({{ r.baseline }} vs {{ r.candidate }}): {{ r.query_id[:20]|join(', ') }}"
+        "{% if r.query_id|length > 20 %} …{% endif %}</li>{% endfor %}</ul>",
+        rows=list(listed.iter_rows(named=True)),
     )
-    return f'<ul class="unpaired">{items}</ul>'
 
 
-def _cutoffs(inputs: ReportInputs) -> tuple[str, list[Figure]]:
+def _cutoffs(inputs: ReportInputs) -> tuple[Markup, list[Figure]]:
     curves = {}
     for system in inputs.systems:
         ordered = system.summary.sort("k", nulls_last=True)
@@ -204,27 +260,31 @@ def _cutoffs(inputs: ReportInputs) -> tuple[str, list[Figure]]:
                     pl.col("k").cast(pl.String).fill_null("all").alias("label"), pl.col(f"mean_{side}").alias("ndcg")
                 )
     figure = Figure("ndcg_by_k", "Mean NDCG@k per cutoff and system", figures.ndcg_by_cutoff(curves))
-    note = (
+    note = Markup(
         "<p>From <code>summary.parquet</code>; systems known only from a comparison show the means over the "
         "queries that comparison paired.</p>"
     )
     return note, [figure]
 
 
-def _distribution(inputs: ReportInputs, k: int | None) -> tuple[str, list[Figure]]:
+def _distribution(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
     scores = _system_scores(inputs, k)
     label = cutoff_label(k)
     figure = Figure("distribution", f"Per-query NDCG@{label}", figures.distribution(scores, label))
-    rows = "".join(
-        f'<tr data-system="{_e(name)}"><td>{_e(name)}</td>{_cell("queries", values.len())}'
-        + "".join(_cell(stat, value) for stat, value in _quantiles(values))
-        + "</tr>"
+    rows = [
+        {"name": name, "cells": [_cell("queries", values.len())] + [_cell(s, v) for s, v in _quantiles(values)]}
         for name, values in scores.items()
-    )
-    header = "".join(f"<th>{c}</th>" for c in ("system", "queries", "min", "25%", "median", "75%", "max"))
+    ]
     return (
-        f'<p>Cutoff k = {label}.</p><table id="distribution-table"><thead><tr>{header}</tr></thead>'
-        f"<tbody>{rows}</tbody></table>",
+        _html(
+            '<p>Cutoff k = {{ label }}.</p><table id="distribution-table"><thead><tr>'
+            "{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>{% for r in rows %}"
+            '<tr data-system="{{ r.name }}"><td>{{ r.name }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>'
+            "{% endfor %}</tbody></table>",
+            label=label,
+            header=("system", "queries", "min", "25%", "median", "75%", "max"),
+            rows=rows,
+        ),
         [figure],
     )
 
@@ -258,36 +318,42 @@ def _pairs(inputs: ReportInputs, k: int | None) -> list[tuple[str, str, pl.DataF
     return [(b, c, part.sort("delta", "query_id")) for b, c, part in found]
 
 
-def _differences(inputs: ReportInputs, k: int | None) -> tuple[str, list[Figure]]:
+def _differences(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
     pairs = _pairs(inputs, k)
     if not pairs:
-        return "<p>Only one system: nothing to compare. Give two evaluation outputs or a comparison.</p>", []
+        return Markup("<p>Only one system: nothing to compare. Give two evaluation outputs or a comparison.</p>"), []
     label = cutoff_label(k)
     shown, figures_made = [], []
     for index, (baseline, candidate, deltas) in enumerate(pairs):
-        slug = f"differences_{index + 1}"
         figures_made.append(
             Figure(
-                slug,
+                f"differences_{index + 1}",
                 f"{candidate} − {baseline}, NDCG@{label}, per query",
                 figures.differences(deltas, baseline, candidate, label),
             )
         )
         extremes = pl.concat([deltas.head(3), deltas.tail(3)]).unique("query_id", maintain_order=True)
-        rows = "".join(
-            f"<tr><td>{_e(row['query_id'])}</td>{_cell('ndcg_baseline', row['ndcg_baseline'])}"
-            f"{_cell('ndcg_candidate', row['ndcg_candidate'])}{_cell('delta', row['delta'])}</tr>"
+        rows = [
+            [_html("<td>{{ v }}</td>", v=row["query_id"])]
+            + [_cell(c, row[c]) for c in ("ndcg_baseline", "ndcg_candidate", "delta")]
             for row in extremes.iter_rows(named=True)
-        )
+        ]
         shown.append(
-            f"<h3>{_e(candidate)} vs {_e(baseline)}</h3><p>Largest losses and gains at k = {label}:</p>"
-            f'<table class="differences-table"><thead><tr><th>query</th><th>{_e(baseline)}</th>'
-            f"<th>{_e(candidate)}</th><th>difference</th></tr></thead><tbody>{rows}</tbody></table>"
+            _html(
+                "<h3>{{ candidate }} vs {{ baseline }}</h3><p>Largest losses and gains at k = {{ label }}:</p>"
+                '<table class="differences-table"><thead><tr><th>query</th><th>{{ baseline }}</th>'
+                "<th>{{ candidate }}</th><th>difference</th></tr></thead><tbody>{% for r in rows %}<tr>"
+                "{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
+                baseline=baseline,
+                candidate=candidate,
+                label=label,
+                rows=rows,
+            )
         )
-    return "".join(shown), figures_made
+    return Markup("").join(shown), figures_made
 
 
-def _groups(inputs: ReportInputs, k: int | None) -> tuple[str, list[Figure]]:
+def _groups(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
     label = cutoff_label(k)
     for comparison in inputs.comparisons:
         groups = comparison.group_columns
@@ -308,44 +374,66 @@ def _groups(inputs: ReportInputs, k: int | None) -> tuple[str, list[Figure]]:
             "candidate − baseline",
         )
         return (
-            f"<p>Per {_e(' / '.join(groups))}: rows with a group value in the comparison table above.</p>",
+            _html("<p>Per {{ g }}: rows with a group value in the comparison table above.</p>", g=" / ".join(groups)),
             [Figure("groups", f"Mean difference per {' / '.join(groups)}", png)],
         )
     grouped = [s for s in inputs.systems if s.group_columns]
     if grouped:
-        groups = grouped[0].group_columns
-        means = pl.concat(
-            [
-                s.per_query.filter(_at(k))
-                .group_by(groups, maintain_order=True)
-                .agg(pl.col("ndcg").mean(), pl.len().alias("queries"))
-                .with_columns(pl.lit(s.name).alias("system"))
-                for s in grouped
-                if s.group_columns == groups
-            ]
-        ).with_columns(pl.concat_str([pl.col(g).cast(pl.String) for g in groups], separator=" / ").alias("group"))
-        means = means.sort("group", maintain_order=True)
-        png = figures.group_bars(
-            means, "group", "ndcg", "system", f"Mean NDCG@{label} per {' / '.join(groups)}", "mean NDCG"
-        )
-        rows = "".join(
-            f"<tr><td>{_e(row['system'])}</td><td>{_e(row['group'])}</td>{_cell('queries', row['queries'])}"
-            f"{_cell('ndcg', row['ndcg'])}</tr>"
-            for row in means.iter_rows(named=True)
-        )
-        return (
-            f'<table id="groups-table"><thead><tr><th>system</th><th>{_e(" / ".join(groups))}</th><th>queries</th>'
-            f"<th>mean NDCG@{label}</th></tr></thead><tbody>{rows}</tbody></table>",
-            [Figure("groups", f"Mean NDCG per {' / '.join(groups)}", png)],
-        )
+        return _system_groups(grouped, k)
     return (
-        "<p>No group columns in these outputs (compare with <code>--group-by</code>, or evaluate tables that "
-        "carry a group column).</p>",
+        Markup(
+            "<p>No group columns in these outputs (compare with <code>--group-by</code>, or evaluate tables that "
+            "carry a group column).</p>"
+        ),
         [],
     )
 
 
-def _conventions(inputs: ReportInputs) -> str:
+def _system_groups(grouped: list, k: int | None) -> tuple[Markup, list[Figure]]:
+    label = cutoff_label(k)
+    groups = grouped[0].group_columns
+    means = pl.concat(
+        [
+            s.per_query.filter(_at(k))
+            .group_by(groups, maintain_order=True)
+            .agg(pl.col("ndcg").mean(), pl.len().alias("queries"))
+            .with_columns(pl.lit(s.name).alias("system"))
+            for s in grouped
+            if s.group_columns == groups
+        ]
+    ).with_columns(pl.concat_str([pl.col(g).cast(pl.String) for g in groups], separator=" / ").alias("group"))
+    means = means.sort("group", maintain_order=True)
+    png = figures.group_bars(
+        means, "group", "ndcg", "system", f"Mean NDCG@{label} per {' / '.join(groups)}", "mean NDCG"
+    )
+    rows = [
+        {
+            "system": row["system"],
+            "group": row["group"],
+            "cells": [_cell("queries", row["queries"]), _cell("ndcg", row["ndcg"])],
+        }
+        for row in means.iter_rows(named=True)
+    ]
+    return (
+        _html(
+            '<table id="groups-table"><thead><tr><th>system</th><th>{{ groups }}</th><th>queries</th>'
+            "<th>mean NDCG@{{ label }}</th></tr></thead><tbody>{% for r in rows %}<tr><td>{{ r.system }}</td>"
+            "<td>{{ r.group }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
+            groups=" / ".join(groups),
+            label=label,
+            rows=rows,
+        ),
+        [Figure("groups", f"Mean NDCG per {' / '.join(groups)}", png)],
+    )
+
+
+_KEY_VALUES = (
+    '<table class="conventions-table">{% for key, value in items %}<tr><th>{{ key }}</th><td>{{ value }}</td></tr>'
+    "{% endfor %}</table>"
+)
+
+
+def _conventions(inputs: ReportInputs) -> Markup:
     recorded: dict[str, dict[str, object] | None] = {s.name: s.conventions for s in inputs.systems}
     for comparison in inputs.comparisons:
         for name, conventions in comparison.conventions().items():
@@ -353,25 +441,23 @@ def _conventions(inputs: ReportInputs) -> str:
     parts = []
     for name, conventions in recorded.items():
         if conventions is None:
-            parts.append(f'<h3>{_e(name)}</h3><p class="not-recorded">conventions not recorded</p>')
+            parts.append(_html('<h3>{{ name }}</h3><p class="not-recorded">conventions not recorded</p>', name=name))
             continue
-        rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(value)}</td></tr>" for key, value in conventions.items())
-        parts.append(f'<h3>{_e(name)}</h3><table class="conventions-table">{rows}</table>')
+        parts.append(_html("<h3>{{ name }}</h3>" + _KEY_VALUES, name=name, items=list(conventions.items())))
     distinct = {repr(c) for c in recorded.values() if c is not None}
     if len(distinct) > 1:
-        parts.insert(0, '<p class="warning">The systems were evaluated with different conventions.</p>')
+        parts.insert(0, Markup('<p class="warning">The systems were evaluated with different conventions.</p>'))
     for comparison in inputs.comparisons:
         options = comparison.manifest.get("options")
         if isinstance(options, dict):
-            rows = "".join(f"<tr><th>{_e(key)}</th><td>{_e(value)}</td></tr>" for key, value in options.items())
-            parts.append(f'<h3>Comparison options</h3><table class="conventions-table">{rows}</table>')
-    return "".join(parts)
+            parts.append(_html("<h3>Comparison options</h3>" + _KEY_VALUES, items=list(options.items())))
+    return Markup("").join(parts)
 
 
-def _ties(inputs: ReportInputs) -> str:
+def _ties(inputs: ReportInputs) -> Markup:
     with_bounds = [s for s in inputs.systems if s.has_tie_bounds]
     if not with_bounds:
-        return (
+        return Markup(
             "<p>Not recorded: the per-query tables carry no <code>ndcg_min</code>/<code>ndcg_max</code> columns "
             "(the range NDCG can take over every order of tied scores).</p>"
         )
@@ -388,47 +474,60 @@ def _ties(inputs: ReportInputs) -> str:
             )
             .sort("k", nulls_last=True)
         )
-        for row in table.iter_rows(named=True):
-            cells = "".join(
-                _cell(c, row[c]) for c in ("queries", "tie_sensitive", "mean_ndcg_min", "mean_ndcg", "mean_ndcg_max")
-            )
-            rows.append(
-                f'<tr data-system="{_e(system.name)}"><td>{_e(system.name)}</td>'
-                f"<td>{cutoff_label(row['k'])}</td>{cells}</tr>"
-            )
-    header = "".join(
-        f"<th>{c}</th>"
-        for c in ("system", "k", "queries", "queries whose NDCG depends on tie order", "min", "reported", "max")
-    )
-    return (
+        columns = ("queries", "tie_sensitive", "mean_ndcg_min", "mean_ndcg", "mean_ndcg_max")
+        rows += [
+            {"system": system.name, "k": _label(row["k"]), "cells": [_cell(c, row[c]) for c in columns]}
+            for row in table.iter_rows(named=True)
+        ]
+    return _html(
         "<p>Mean NDCG if tied scores were ordered least and most favourably, beside the reported value.</p>"
-        f'<table id="ties-table"><thead><tr>{header}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+        '<table id="ties-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>'
+        '{% for r in rows %}<tr data-system="{{ r.system }}"><td>{{ r.system }}</td><td>{{ r.k }}</td>'
+        "{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
+        header=("system", "k", "queries", "queries whose NDCG depends on tie order", "min", "reported", "max"),
+        rows=rows,
     )
 
 
 # --- HTML ----------------------------------------------------------------------------------
 
-
-def _e(value: object) -> str:
-    return html.escape(str(value))
+_ENVIRONMENT = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
 
 
-def _cell(column: str, value: object) -> str:
+@functools.cache
+def _template(text: str) -> jinja2.Template:
+    return _ENVIRONMENT.from_string(text)
+
+
+def _html(text: str, **values: object) -> Markup:
+    """A fragment rendered with every value escaped (fragments passed in are already Markup)."""
+    return Markup(_template(text).render(**values))
+
+
+def _label(k: object) -> str:
+    """``all`` for the whole ranking; anything else as text (a hand-edited table may hold anything)."""
+    return "all" if k is None else str(k)
+
+
+def _cell(column: str, value: object) -> Markup:
     """A table cell whose text is rounded for people and whose ``data-value`` keeps every digit,
     so that tests (and curious readers) can compare it with the Parquet outputs."""
+    cell = '<td data-column="{{ column }}"{% if data is not none %} data-value="{{ data }}"{% endif %}>{{ shown }}</td>'
     if value is None:
-        return f'<td data-column="{column}">-</td>'
+        return _html(cell, column=column, data=None, shown="-")
     if isinstance(value, float):
         if math.isnan(value):
-            return f'<td data-column="{column}" data-value="nan">NaN</td>'
+            return _html(cell, column=column, data="nan", shown="NaN")
         shown = f"{value:+.1%}" if column == "relative_change" else f"{value:.{DIGITS}f}"
         if column.startswith("p_") and 0 < value < 10**-DIGITS:
             shown = f"{value:.1e}"
-        return f'<td data-column="{column}" data-value="{value!r}">{shown}</td>'
-    return f'<td data-column="{column}" data-value="{_e(value)}">{_e(value)}</td>'
+        return _html(cell, column=column, data=repr(value), shown=shown)
+    return _html(cell, column=column, data=value, shown=value)
 
 
-STYLE = """
+PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="generator" content="{{ generator }}">
+<title>{{ title }}</title><style>
 body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; color: #222; padding: 0 1rem; }
 h1 { margin-bottom: 0.2rem; } h2 { border-bottom: 1px solid #ccc; margin-top: 2.2rem; }
 table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.85rem; }
@@ -437,27 +536,36 @@ th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 .not-recorded, .warning { color: #b2182b; } .wide { overflow-x: auto; } nav a { margin-right: 0.8rem; }
 figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
+</style></head><body><h1>{{ title }}</h1><p>Plots at k = {{ k }} unless stated. Inputs:</p><ul>
+{%- for s in systems %}<li>{{ s.name }}: <code>{{ s.path }}</code></li>{% endfor -%}
+{%- for c in comparisons %}<li>comparison: <code>{{ c.path }}</code></li>{% endfor -%}
+</ul><nav>{% for slug, name in sections %}<a href="#{{ slug }}">{{ name }}</a>{% endfor %}</nav>
+{%- for slug, name, text, images in body %}<section id="{{ slug }}"><h2>{{ name }}</h2>{{ text }}
+{%- for f in images %}<figure><img id="figure-{{ f.slug }}" alt="{{ f.caption }}"
+ src="data:image/png;base64,{{ f.data }}"><figcaption>{{ f.caption }}</figcaption></figure>{% endfor %}</section>
+{%- endfor %}</body></html>
 """
 
 
-def _page(title: str, inputs: ReportInputs, k: int | None, sections: dict[str, tuple[str, list[Figure]]]) -> str:
-    sources = "".join(f"<li>{_e(s.name)}: <code>{_e(s.path)}</code></li>" for s in inputs.systems) + "".join(
-        f"<li>comparison: <code>{_e(c.path)}</code></li>" for c in inputs.comparisons
-    )
-    nav = "".join(f'<a href="#{slug}">{_e(name)}</a>' for slug, name in SECTIONS)
-    body = []
-    for slug, name in SECTIONS:
-        text, section_figures = sections[slug]
-        images = "".join(
-            f'<figure><img id="figure-{f.slug}" alt="{_e(f.caption)}" '
-            f'src="data:image/png;base64,{base64.b64encode(f.png).decode("ascii")}">'
-            f"<figcaption>{_e(f.caption)}</figcaption></figure>"
-            for f in section_figures
+def _page(title: str, inputs: ReportInputs, k: int | None, sections: dict[str, tuple[Markup, list[Figure]]]) -> str:
+    body = [
+        (
+            slug,
+            name,
+            sections[slug][0],
+            [
+                {"slug": f.slug, "caption": f.caption, "data": base64.b64encode(f.png).decode("ascii")}
+                for f in sections[slug][1]
+            ],
         )
-        body.append(f'<section id="{slug}"><h2>{_e(name)}</h2>{text}{images}</section>')
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p>Plots at k = {cutoff_label(k)} unless stated. Inputs:</p><ul>{sources}</ul>"
-        f"<nav>{nav}</nav>{''.join(body)}</body></html>\n"
+        for slug, name in SECTIONS
+    ]
+    return _template(PAGE).render(
+        generator=GENERATOR,
+        title=title,
+        k=cutoff_label(k),
+        systems=[{"name": s.name, "path": str(s.path)} for s in inputs.systems],
+        comparisons=[{"path": str(c.path)} for c in inputs.comparisons],
+        sections=SECTIONS,
+        body=body,
     )

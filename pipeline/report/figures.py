@@ -16,6 +16,8 @@ import matplotlib.pyplot as plt
 import polars as pl
 from matplotlib.figure import Figure
 
+from pipeline.io.write import GENERATOR
+
 WIDTH, HEIGHT, DPI = 7.5, 3.6, 110
 WIN, LOSS, TIE = "#1b7837", "#b2182b", "#999999"
 
@@ -23,9 +25,26 @@ WIN, LOSS, TIE = "#1b7837", "#b2182b", "#999999"
 def _png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.tight_layout()
-    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    # the Software chunk marks the file as ours, so that a rerun may replace it (and nothing else)
+    figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": GENERATOR})
     plt.close(figure)
     return buffer.getvalue()
+
+
+def software(png: bytes) -> str:
+    """The ``Software`` text chunk of a PNG, or "" (chunks are read up to the image data)."""
+    position = 8
+    while position + 8 <= len(png):
+        length = int.from_bytes(png[position : position + 4], "big")
+        kind = png[position + 4 : position + 8]
+        if kind in (b"IDAT", b"IEND"):
+            break
+        if kind == b"tEXt":
+            key, _, value = png[position + 8 : position + 8 + length].partition(b"\0")
+            if key == b"Software":
+                return value.decode("latin-1")
+        position += 12 + length
+    return ""
 
 
 def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame]) -> bytes:
