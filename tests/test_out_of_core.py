@@ -13,7 +13,7 @@ import pytest
 
 from pipeline import api
 from pipeline.api import BYTES_PER_RUN_ROW, evaluate, merge_warnings
-from pipeline.errors import InvalidInput
+from pipeline.errors import InvalidInput, UsageError
 from pipeline.validate import ValidationWarning
 from tests.conftest import ROOT, TOLERANCE, as_table, assert_tables_close, run_cli
 
@@ -136,3 +136,27 @@ def test_text_inputs_in_buckets_name_the_file_and_line(tmp_path: Path) -> None:
     assert done.returncode == 3, done.stderr
     assert f"{tmp_path / 'run.trec'}:58" in done.stderr and "NaN" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_limit_below_one_row_gives_one_bucket_per_row_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--memory-limit 1B asks for more buckets than the run has rows: the count stops at the
+    rows, and only the buckets holding rows are checked and evaluated (here the 43 queries'
+    buckets of 710), with the one pass's bits."""
+    prepared = api._prepare(RUN, QRELS, api.Columns(), None, None, api.Evaluation())
+    assert api._buckets(prepared, "1B") == RUN_ROWS
+    checked: list[object] = []
+    original = api._check
+
+    def counted(*args: object, **kwargs: object) -> object:
+        checked.append(args[0])
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(api, "_check", counted)
+    in_buckets = evaluate(RUN, QRELS, k=[5], memory_limit="1B")
+    assert len(checked) <= pl.read_parquet(RUN)["query_id"].n_unique() + pl.read_parquet(QRELS)["query_id"].n_unique()
+    assert in_buckets.per_query.equals(evaluate(RUN, QRELS, k=[5]).per_query)
+
+
+def test_a_limit_of_zero_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="leaves no memory"):
+        evaluate(RUN, QRELS, k=[5], memory_limit="0GB")
