@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation, Gain, per_query
-from pipeline.engines.duckdb import SQL_DIR, VARIABLES
+from pipeline.sql_files import VARIABLES
 from tests import reference
 from tests.conftest import CONFORMANCE, ROOT, as_table, assert_tables_close, run_cli
 
@@ -220,7 +220,7 @@ def test_bad_flags_exit_2(flags: list[str]) -> None:
 # 5. The SQL files' variables are a public interface: stable names, documented in each header
 #    with SET VARIABLE lines that run when pasted into the duckdb CLI from the repository root.
 
-SQL_FILES = sorted(SQL_DIR.glob("*.sql"))
+SQL_FILES = sorted((ROOT / "sql").glob("*.sql"))
 
 
 def header(path: Path) -> str:

@@ -1,5 +1,7 @@
 """The DuckDB engine: executes the files in ``sql/`` with parameters bound as variables.
 
+The files and their variables come from :mod:`pipeline.sql_files`, shared with the Spark engine.
+
 No SQL text is built from values here: every statement comes from a file in ``sql/``, and
 values reach it only through ``SET VARIABLE name = $1`` with the value bound as a parameter.
 """
@@ -7,7 +9,6 @@ values reach it only through ``SET VARIABLE name = $1`` with the value bound as 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -15,60 +16,7 @@ import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
 from pipeline.spec import Evaluation
-
-SQL_DIR = Path(__file__).resolve().parent.parent.parent / "sql"
-
-# The public variables of the files in sql/, as documented in their headers.
-VARIABLES = (
-    "run_path",
-    "qrels_path",
-    "query_col",
-    "doc_col",
-    "score_col",
-    "label_col",
-    "ks",
-    "gain",
-    "gain_map",
-    "discount",
-    "log_base",
-    "all_queries",
-    "max_results",
-    "ties",
-    "ideal",
-    "empty_ideal",
-    "unjudged",
-    "duplicates",
-    "relevance_threshold",
-    "tie_bounds",
-    "out_path",
-)
-
-
-def sql_file(name: str) -> str:
-    """The text of one file of ``sql/``."""
-    return (SQL_DIR / name).read_text(encoding="utf-8")
-
-
-def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
-    """The spec as the variables that ``sql/per_query.sql`` reads."""
-    levels = [level for level, _ in evaluation.gain.levels]
-    gains = [gain for _, gain in evaluation.gain.levels]
-    return {
-        "ks": list(evaluation.cutoffs),
-        "gain": evaluation.gain.kind,
-        "gain_map": (levels, gains) if levels else None,
-        "discount": evaluation.discount.kind,
-        "log_base": evaluation.discount.log_base,
-        "all_queries": evaluation.all_queries,
-        "max_results": evaluation.max_results,
-        "ties": evaluation.ties,
-        "ideal": evaluation.ideal,
-        "empty_ideal": evaluation.empty_ideal,
-        "unjudged": evaluation.unjudged,
-        "duplicates": evaluation.duplicates,
-        "relevance_threshold": evaluation.relevance_threshold,
-        "tie_bounds": evaluation.tie_bounds,
-    }
+from pipeline.sql_files import VARIABLES, evaluation_variables, sql_file
 
 
 def connect(*, threads: int | None = None, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:

@@ -1,0 +1,95 @@
+"""The files of ``sql/`` and their public variables, for every engine and for ``ndcg sql``.
+
+The files live at the top of the repository, so that the duckdb CLI runs them from a checkout
+(``.read sql/ndcg.sql``). A wheel ships them as package data ``pipeline/sql/`` (pyproject maps
+the package ``pipeline.sql`` onto that folder); a checkout or an editable install reads the
+folder itself. Engines read the SQL only here, so no engine imports another for it.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.spec import Evaluation
+
+# The public variables of the files in sql/, as documented in their headers.
+VARIABLES = (
+    "run_path",
+    "qrels_path",
+    "query_col",
+    "doc_col",
+    "score_col",
+    "label_col",
+    "ks",
+    "gain",
+    "gain_map",
+    "discount",
+    "log_base",
+    "all_queries",
+    "max_results",
+    "ties",
+    "ideal",
+    "empty_ideal",
+    "unjudged",
+    "duplicates",
+    "relevance_threshold",
+    "tie_bounds",
+    "out_path",
+)
+
+
+class MissingSqlFile(RuntimeError):
+    """A file of ``sql/`` is not where the package expects it: a packaging bug of ours, never the
+    user's input, so it is not an NdcgError (the CLI reports it as an internal error, exit 1)."""
+
+
+def _sql_dir() -> Traversable:
+    packaged = resources.files("pipeline") / "sql"
+    if packaged.is_dir():
+        return packaged
+    # a checkout or an editable install: the package is the repository's pipeline/, next to sql/
+    return Path(__file__).resolve().parent.parent / "sql"
+
+
+SQL_DIR = _sql_dir()
+
+
+def sql_file(name: str) -> str:
+    """The text of one file of ``sql/``, e.g. ``sql_file("per_query.sql")``.
+
+    >>> sql_file("summary.sql").startswith("--")
+    True
+    """
+    try:
+        return (SQL_DIR / name).read_text(encoding="utf-8")
+    except OSError as error:
+        raise MissingSqlFile(
+            f"sql/{name} is missing from the installed ndcg-pipeline (looked in {SQL_DIR}): "
+            f"a packaging bug, please report it ({type(error).__name__}: {error.strerror or error})"
+        ) from None
+
+
+def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
+    """The spec as the variables that ``sql/per_query.sql`` reads."""
+    levels = [level for level, _ in evaluation.gain.levels]
+    gains = [gain for _, gain in evaluation.gain.levels]
+    return {
+        "ks": list(evaluation.cutoffs),
+        "gain": evaluation.gain.kind,
+        "gain_map": (levels, gains) if levels else None,
+        "discount": evaluation.discount.kind,
+        "log_base": evaluation.discount.log_base,
+        "all_queries": evaluation.all_queries,
+        "max_results": evaluation.max_results,
+        "ties": evaluation.ties,
+        "ideal": evaluation.ideal,
+        "empty_ideal": evaluation.empty_ideal,
+        "unjudged": evaluation.unjudged,
+        "duplicates": evaluation.duplicates,
+        "relevance_threshold": evaluation.relevance_threshold,
+        "tie_bounds": evaluation.tie_bounds,
+    }
