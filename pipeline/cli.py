@@ -169,6 +169,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="evaluate only this hive partition (repeatable; other partitions are not read; all engines)",
     )
     job.add_argument(
+        "--missing-qrels-partition",
+        default="error",
+        choices=("error", "whole"),
+        help="a run partition whose folder is missing from judgments partitioned like the run: error "
+        "(default, exit 3) or score it against all the judgments (whole)",
+    )
+    job.add_argument(
         "--group-by",
         help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
@@ -343,6 +350,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         out=args.out,
         out_format=args.out_format,
         partition_filters=parse_partition_filters(args.partition or []),
+        missing_qrels_partition=args.missing_qrels_partition,
         group_by=tuple(c.strip() for c in args.group_by.split(",") if c.strip()) if args.group_by else (),
         query_attributes=args.query_attributes,
         threads=args.threads,
@@ -775,6 +783,7 @@ def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
         args.qrels,
         evaluation=evaluation,
         partition_filters=partition_filters,
+        missing_qrels_partition=args.missing_qrels_partition,
         columns=Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
         spark=spark,
         run_format=args.run_format,

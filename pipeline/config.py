@@ -30,7 +30,8 @@ def load_config(path: str | Path, parser: argparse.ArgumentParser) -> dict[str, 
     """Read ``path`` and return ``{dest: value}`` for ``parser.set_defaults``."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        # utf-8-sig: a byte-order mark (written by some editors) is not TOML, and not an error
+        data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError:
         raise UsageError(f"{path}: config file not found") from None
     except (OSError, UnicodeDecodeError) as error:

@@ -25,7 +25,7 @@ from pipeline.aggregate import summarize
 from pipeline.api import Result, evaluate
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.io.format import check_trec_ids
-from pipeline.io.partitions import Partition, select_partitions
+from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
@@ -54,6 +54,9 @@ class Job:
     threads: int | None = None
     memory_limit: str | None = None
     evaluate_options: dict[str, Any] = field(default_factory=dict)
+    # a run partition without its folder in judgments partitioned like the run: "error" (exit
+    # 3) or "whole" (scored against all the judgments, with a warning)
+    missing_qrels_partition: str = "error"
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,12 @@ def run_job(
     if job.partition_filters and not partitions:
         select_partitions(job.run, job.partition_filters)  # raises the precise error
     selected: list[Partition | None] = list(partitions) or [None]
-    units = [_evaluate_unit(job, partition, started) for partition in selected]
+    # every partition's judgments are found before any is evaluated, so a missing one fails at once
+    qrels_partitions = hive_partitions(job.qrels) if partitions and job.qrels and _is_dir(job.qrels) else []
+    qrels_paths = [_qrels_path(job, partition, qrels_partitions) for partition in selected]
+    units = [
+        _evaluate_unit(job, partition, qrels, started) for partition, qrels in zip(selected, qrels_paths, strict=True)
+    ]
     for unit in units:
         if unit.per_query.height == 0:
             where = f" in partition {unit.partition}" if unit.partition else ""
@@ -92,11 +100,17 @@ def run_job(
     return units
 
 
-def _evaluate_unit(job: Job, partition: Partition | None, started: str) -> Unit:
+def _qrels_path(job: Job, partition: Partition | None, qrels_partitions: list[Partition]) -> str | None:
+    """The judgments of one unit: the same partition's folder when the judgments are
+    partitioned like the run (see :func:`judgments_partition`), else all of them."""
+    if partition is None or job.qrels is None:
+        return job.qrels
+    folder = judgments_partition(partition, job.qrels, qrels_partitions, job.missing_qrels_partition)
+    return str(folder.path(job.qrels)) if folder else job.qrels
+
+
+def _evaluate_unit(job: Job, partition: Partition | None, qrels_path: str | None, started: str) -> Unit:
     run_path = str(partition.path(job.run)) if partition else job.run
-    qrels_path = job.qrels
-    if partition and job.qrels and partition.path(job.qrels).is_dir():
-        qrels_path = str(partition.path(job.qrels))  # judgments partitioned like the run
     result = evaluate(
         run_path,
         qrels_path,

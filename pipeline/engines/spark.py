@@ -19,6 +19,7 @@ when a Spark function runs. Spark needs Java, which is checked before the JVM is
 
 from __future__ import annotations
 
+import glob
 import math
 import os
 import shutil
@@ -36,7 +37,9 @@ from sqlglot import exp
 from pipeline.engines.duckdb import VARIABLES, evaluation_variables, sql_file
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
-from pipeline.io.partitions import Partition, select_partitions
+from pipeline.io import fs
+from pipeline.io.partitions import Partition, judgments_partition, select_partitions
+from pipeline.io.partitions import hive_partitions as _hive_partitions
 from pipeline.io.read import Columns, detect_format
 from pipeline.spec import Evaluation
 
@@ -439,6 +442,9 @@ def spark_format(path: str, format: str | None) -> str:
 
 
 def _read(spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, name: str) -> DataFrame:
+    """Spark reads the files of :func:`data_files`, never a folder: the other engines' rules
+    decide which files are data (Spark's own listing would, e.g., read a folder's stray
+    files), and the files of one dataset are checked to have the same columns."""
     if _is_frame(value):
         return value  # type: ignore[return-value]
     paths = [value] if isinstance(value, str) else [str(path) for path in value]  # type: ignore[union-attr]
@@ -449,17 +455,67 @@ def _read(spark: SparkSession, value: str | Sequence[str] | DataFrame, format: s
                 f"{path}: the spark engine reads Parquet only (files, directories, globs, hive datasets), "
                 f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
             )
+    files = [file for path in paths for file in data_files(spark, path)]
+    if all(_is_local(file) for file in files):
+        from pipeline.io.read import check_parquet_schemas
+
+        check_parquet_schemas([_local_path(file) for file in files])
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import AnalysisException
 
     try:
-        return spark.read.parquet(*paths)
+        return spark.read.parquet(*files)
     except AnalysisException as error:
         message = str(error).splitlines()[0]
         raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
     except Py4JJavaError as error:  # a file Spark cannot read at all, e.g. a corrupt footer
         message = str(error.java_exception.getMessage()).splitlines()[0]
         raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
+
+
+def data_files(spark: SparkSession, path: str) -> list[str]:
+    """The Parquet data files of ``path`` by :func:`pipeline.io.fs.data_files`: local paths
+    listed as the other engines list them, URLs (``s3a://``, ``hdfs://``) through Hadoop's
+    FileSystem by the same rules."""
+    if _is_local(path):
+        return fs.data_files(_local_path(path), "parquet")
+    return fs.data_files(path, "parquet", _HadoopFileSystem(spark))
+
+
+def _is_local(path: str) -> bool:
+    return urlparse(path).scheme in ("", "file")
+
+
+def _local_path(path: str) -> str:
+    return urlparse(path).path if path.startswith("file:") else path
+
+
+class _HadoopFileSystem:
+    """:class:`pipeline.io.fs.FileSystem` over Hadoop's FileSystem API (HDFS, object stores)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def kind(self, path: str) -> fs.Kind:
+        filesystem, hadoop_path = _filesystem(self.spark, path)
+        if not filesystem.exists(hadoop_path):
+            return "missing"
+        return self._kind(filesystem.getFileStatus(hadoop_path))
+
+    def entries(self, folder: str) -> list[tuple[str, fs.Kind]]:
+        filesystem, hadoop_path = _filesystem(self.spark, folder)
+        statuses = filesystem.listStatus(hadoop_path)
+        return sorted((status.getPath().getName(), self._kind(status)) for status in statuses)
+
+    def glob(self, pattern: str) -> list[str] | None:
+        if self.kind(pattern) != "missing" or not glob.has_magic(pattern):
+            return None
+        filesystem, hadoop_path = _filesystem(self.spark, pattern)
+        return sorted(str(status.getPath()) for status in filesystem.globStatus(hadoop_path) or [])
+
+    @staticmethod
+    def _kind(status: Any) -> fs.Kind:
+        return "dir" if status.isDirectory() else "file" if status.isFile() else "other"
 
 
 def _canonical(frame: DataFrame, wanted: dict[str, str], name: str) -> DataFrame:
@@ -530,29 +586,11 @@ def _filesystem(spark: SparkSession, path: str) -> tuple[Any, Any]:
 
 
 def hive_partitions(spark: SparkSession, root: str) -> list[Partition]:
-    """Every leaf ``key=value`` folder under ``root``, listed by Hadoop's FileSystem (no file
+    """Every leaf ``key=value`` folder under ``root`` by the other engines' walk
+    (:func:`pipeline.io.partitions.hive_partitions`), listed by Hadoop's FileSystem (no file
     is opened); empty when ``root`` is a file, a glob, missing, or not hive-partitioned."""
-    filesystem, base = _filesystem(spark, root)
-    if not filesystem.exists(base) or not filesystem.getFileStatus(base).isDirectory():
-        return []
-    found: list[Partition] = []
-
-    def walk(folder: Any, values: tuple[tuple[str, str], ...]) -> None:
-        children = sorted(
-            (status.getPath() for status in filesystem.listStatus(folder) if status.isDirectory()),
-            key=lambda child: child.getName(),
-        )
-        children = [c for c in children if "=" in c.getName() and not c.getName().startswith((".", "_"))]
-        if not children:
-            if values:
-                found.append(Partition(values))
-            return
-        for child in children:
-            key, _, value = child.getName().partition("=")
-            walk(child, (*values, (key, value)))
-
-    walk(base, ())
-    return found
+    filesystem = fs.LOCAL if _is_local(root) else _HadoopFileSystem(spark)
+    return _hive_partitions(_local_path(root) if _is_local(root) else root, filesystem)
 
 
 def partition_path(root: str, partition: Partition) -> str:
@@ -616,14 +654,17 @@ def evaluate_units(
     spark: SparkSession | None = None,
     run_format: str | None = None,
     qrels_format: str | None = None,
+    missing_qrels_partition: str = "error",
 ) -> list[SparkUnit]:
     """Evaluate ``run`` as the other engines' batch job does: a hive-partitioned directory
     partition by partition (only those matching ``partition_filters``; a requested partition
     that does not exist is :class:`PartitionNotFound`), anything else as one unit.
 
     Only the chosen partition folders are given to Spark's reader, so no file of any other
-    partition is listed or opened. Judgments are taken from the same partition folder of
-    ``qrels`` when it has one, otherwise whole."""
+    partition is listed or opened. Judgments are chosen as on the other engines
+    (:func:`pipeline.io.partitions.judgments_partition`): the same partition's folder when
+    they are partitioned like the run (a missing folder is an error unless
+    ``missing_qrels_partition="whole"``), otherwise whole."""
     check_supported(evaluation_variables(evaluation))
     columns = columns or Columns()
     spark = spark or session()
@@ -644,15 +685,19 @@ def evaluate_units(
     # Every partition is read (schemas only) before any is validated, so that an unreadable
     # one fails the job at once; judgments used by several partitions are read once.
     qrels_inputs: dict[str, _Input] = {}
+    qrels_partitions = hive_partitions(spark, qrels) if qrels is not None else []
+    qrels_folders = [
+        judgments_partition(partition, qrels, qrels_partitions, missing_qrels_partition) if qrels else None
+        for partition in partitions  # every partition's judgments found before any is read
+    ]
     inputs = []
-    for partition in partitions:
+    for partition, folder in zip(partitions, qrels_folders, strict=True):
+
         # a folder, whatever its name looks like
         run_input = _Input.read(spark, partition_path(run, partition), run_format or "parquet", "run")
         qrels_input = None
         if qrels is not None:
-            qrels_path = qrels
-            if _is_folder(spark, partition_path(qrels, partition)):
-                qrels_path = partition_path(qrels, partition)  # judgments partitioned like the run
+            qrels_path = partition_path(qrels, folder) if folder else qrels
             if qrels_path not in qrels_inputs:
                 qrels_inputs[qrels_path] = _Input.read(spark, qrels_path, qrels_format, "qrels")
             qrels_input = qrels_inputs[qrels_path]

@@ -7,11 +7,17 @@ unrequested partition cannot break a run).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from pipeline.errors import PartitionNotFound, UsageError
+from pipeline.errors import InvalidInput, PartitionNotFound, UsageError
+from pipeline.io.fs import LOCAL, FileSystem, check_layout, is_partition_folder
+
+# --missing-qrels-partition: what a run partition whose folder is missing from judgments
+# partitioned like the run is scored against
+MISSING_QRELS_PARTITION = ("error", "whole")
 
 
 @dataclass(frozen=True, order=True)
@@ -45,27 +51,68 @@ def parse_partition_filters(texts: list[str]) -> dict[str, set[str]]:
     return filters
 
 
-def hive_partitions(root: str | Path) -> list[Partition]:
-    """Every leaf partition folder under ``root`` (empty when ``root`` is not hive-partitioned)."""
-    root = Path(root)
-    if not root.is_dir():
+def hive_partitions(root: str | Path, filesystem: FileSystem = LOCAL) -> list[Partition]:
+    """Every leaf partition folder under ``root`` (empty when ``root`` is not a directory or not
+    hive-partitioned), listed through ``filesystem`` (the local one, or Hadoop's on Spark); no
+    file is opened. A folder holding partition folders and other data beside them is an error
+    naming it (see :func:`pipeline.io.fs.check_layout`)."""
+    if filesystem.kind(str(root)) != "dir":
         return []
     found: list[Partition] = []
 
-    def walk(folder: Path, values: tuple[tuple[str, str], ...]) -> None:
-        children = sorted(
-            p for p in folder.iterdir() if p.is_dir() and "=" in p.name and not p.name.startswith((".", "_"))
-        )
+    def walk(folder: str, values: tuple[tuple[str, str], ...]) -> None:
+        entries = filesystem.entries(folder)
+        check_layout(folder, entries)
+        children = [name for name, kind in entries if kind == "dir" and is_partition_folder(name)]
         if not children:
             if values:
                 found.append(Partition(values))
             return
-        for child in children:
-            key, _, value = child.name.partition("=")
-            walk(child, (*values, (key, value)))
+        for name in children:
+            key, _, value = name.partition("=")
+            walk(f"{folder.rstrip('/')}/{name}", (*values, (key, value)))
 
-    walk(root, ())
+    walk(str(root), ())
     return found
+
+
+def judgments_partition(
+    partition: Partition, qrels_root: str, qrels_partitions: list[Partition], missing: str = "error"
+) -> Partition | None:
+    """The folder of ``qrels_root`` holding the judgments of the run's ``partition``, or None
+    for the whole judgments.
+
+    Judgments are narrowed by each of the run's partition keys they are partitioned by,
+    outermost first (judgments by ``dt`` serve a run by ``dt`` and ``locale``); judgments not
+    partitioned by the run's outermost key are used whole. A value missing from judgments
+    partitioned by its key means that day's judgments have not landed: scoring it against every
+    other day's would be a silently wrong number, so it is an error unless ``missing`` is
+    ``"whole"`` (``--missing-qrels-partition whole``)."""
+    candidates = qrels_partitions
+    depth = 0
+    for key, value in partition.values:
+        if key not in {p.values[depth][0] for p in candidates if len(p.values) > depth}:
+            break
+        candidates = [p for p in candidates if len(p.values) > depth and p.values[depth] == (key, value)]
+        if not candidates:
+            folder = Partition(partition.values[: depth + 1])
+            if missing == "whole":
+                logging.getLogger("ndcg").warning(
+                    "%s/%s: no such folder: partition %s is scored against all the judgments in %s "
+                    "(--missing-qrels-partition whole)",
+                    qrels_root.rstrip("/"),
+                    folder,
+                    partition,
+                    qrels_root,
+                )
+                return None
+            raise InvalidInput(
+                f"{qrels_root.rstrip('/')}/{folder}: no such folder: the judgments are partitioned by {key!r} but "
+                f"have no {key}={value} for the run's partition {partition}; add that day's judgments, or pass "
+                "--missing-qrels-partition whole to score it against all the judgments"
+            )
+        depth += 1
+    return Partition(partition.values[:depth]) if depth else None
 
 
 def select_partitions(

@@ -17,6 +17,7 @@ from typing import Literal
 import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.io.fs import data_files
 
 Format = Literal["parquet", "trec", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv")
@@ -38,7 +39,10 @@ COLUMN_FLAGS = {QUERY: "--query-col", DOC: "--doc-col", SCORE: "--score-col", LA
 FILE, LINE_NUMBER, LINE = "_file", "_line_number", "_line"
 PROVENANCE: tuple[str, ...] = (FILE, LINE_NUMBER, LINE)
 _TREC_RUN = r"^\s*(\S+)\s+\S+\s+(\S+)\s+\S+\s+(\S+)"  # qid Q0 docno rank score [tag ...]
-_TREC_QRELS = r"^\s*(\S+)\s+\S+\s+(\S+)\s+(\S+)"  # qid iter docno rel
+# qid iter docno rel, exactly: a run line (qid Q0 docno rank score tag) would otherwise read
+# as qrels with the rank taken for the label
+_TREC_QRELS = r"^\s*(\S+)\s+\S+\s+(\S+)\s+(\S+)\s*$"
+_BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -68,26 +72,12 @@ class Source:
         return cls(path=path, format=chosen, columns=columns or Columns())  # type: ignore[arg-type]
 
     def files(self) -> list[str]:
-        """The files this source names; an error naming the path when there are none.
+        """The data files this source names (see :mod:`pipeline.io.fs` for which files are
+        data); an error naming the path when there are none.
 
         A path that exists is taken literally, even when its name holds glob characters
         (``[``, ``*``, ``?``); only a path that does not exist is read as a pattern."""
-        path = Path(self.path)
-        if path.is_dir():
-            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and _is_data_file(p, self.format))
-            if not found:
-                raise InvalidInput(f"{self.path}: directory holds no {self.format} files")
-            return found
-        if path.is_file():
-            return [self.path]
-        if glob.has_magic(self.path):
-            found = sorted(p for p in glob.glob(self.path, recursive=True) if Path(p).is_file())
-            if not found:
-                raise InvalidInput(f"{self.path}: no file matches this pattern")
-            return found
-        if not path.exists():
-            raise InvalidInput(f"{self.path}: no such file or directory")
-        raise InvalidInput(f"{self.path}: not a regular file or directory")
+        return data_files(self.path, self.format)
 
     def is_pattern(self) -> bool:
         """True when the path is a glob pattern rather than an existing file or directory."""
@@ -130,21 +120,57 @@ def scan_qrels(source: Source) -> pl.LazyFrame:
 
 
 def _scan_table(source: Source) -> pl.LazyFrame:
+    """Parquet or CSV files as one frame, read from the file list of :meth:`Source.files`
+    (never the directory: Polars' own listing rules would differ from the other engines')."""
     files = source.files()
+    separator = "\t" if source.format == "tsv" else ","
     try:
         if source.format == "parquet":
-            # Existing paths are literal (glob=False): names with [ * ? must not be expanded.
-            pattern = source.is_pattern()
-            target = source.path if Path(source.path).is_dir() or pattern else files[0]
-            frame = pl.scan_parquet(target, hive_partitioning=None, missing_columns="raise", glob=pattern)
+            check_parquet_schemas(files)
+            frame = pl.scan_parquet(files, hive_partitioning=False, missing_columns="raise", glob=False)
         else:
-            separator = "\t" if source.format == "tsv" else ","
-            header = _csv_header(files[0], separator)
+            files, header = _csv_files_and_header(source.path, files, separator)
             frame = pl.scan_csv(files, separator=separator, glob=False, new_columns=header)
+            _check_csv_rows(source, files, frame, header, separator)
         frame.collect_schema()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InvalidInput(f"{source.path}: cannot read as {source.format}: {_first_line(error)}") from None
     return frame
+
+
+def check_parquet_schemas(files: list[str]) -> None:
+    """Refuse files of one dataset whose columns differ (naming the file, the column and both
+    types), and zero-row files with null-typed columns (an empty frame written without its
+    schema), rather than failing later with a message that names neither. Footers only."""
+    first: tuple[str, dict[str, pl.DataType]] | None = None
+    for path in files:
+        try:
+            schema = pl.read_parquet_schema(path)
+        except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
+            raise InvalidInput(f"{path}: cannot read as parquet: {_first_line(error)}") from None
+        untyped = [name for name, dtype in schema.items() if dtype == pl.Null]
+        if untyped and pl.scan_parquet(path, glob=False).select(pl.len()).collect().item() == 0:
+            raise InvalidInput(
+                f"{path}: zero rows and column(s) {', '.join(map(repr, untyped))} of type null (a file written "
+                "from an empty frame without its schema); remove it or write it with the dataset's types"
+            )
+        if first is None:
+            first = (path, schema)
+            continue
+        _compare_schemas(first, (path, schema))
+
+
+def _compare_schemas(first: tuple[str, dict[str, pl.DataType]], other: tuple[str, dict[str, pl.DataType]]) -> None:
+    (first_path, expected), (path, schema) = first, other
+    rule = "; every file of one dataset must have the same columns and types"
+    for name, dtype in schema.items():
+        if name not in expected:
+            raise InvalidInput(f"{path}: column {name!r} is not in {first_path}{rule}")
+        if dtype != expected[name]:
+            raise InvalidInput(f"{path}: column {name!r} is {dtype} here but {expected[name]} in {first_path}{rule}")
+    missing = [name for name in expected if name not in schema]
+    if missing:
+        raise InvalidInput(f"{path}: no column {missing[0]!r}, which {first_path} has{rule}")
 
 
 def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str]) -> pl.LazyFrame:
@@ -159,15 +185,97 @@ def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str]) -> pl.L
     return frame.select([pl.col(given).alias(canonical) for canonical, given in wanted.items()] + kept)
 
 
-def _csv_header(path: str, separator: str) -> list[str]:
-    # Polars keeps the doubled quotes of a quoted header name (RFC 4180 escaping), so a
-    # column whose name holds a quote could not be found by its real name; Python's csv
-    # module reads the header as the standard says.
+def _csv_files_and_header(name: str, files: list[str], separator: str) -> tuple[list[str], list[str]]:
+    """The files holding rows and their common header. Polars names the columns of every file
+    after the first file's header, so a file whose header differs would be read with its
+    columns swapped: refused. A file with a header and no rows adds nothing and is left out
+    (Polars would type every column of it as text)."""
+    header: list[str] | None = None
+    with_rows = []
+    for path in files:
+        this, has_rows = _csv_header(path, separator)
+        if header is None:
+            header = this
+        elif this != header:
+            raise InvalidInput(
+                f"{path}: header {separator.join(this)!r} differs from {files[0]}'s {separator.join(header)!r}; "
+                "every file of one dataset must have the same columns in the same order"
+            )
+        if has_rows:
+            with_rows.append(path)
+    if not with_rows:
+        raise InvalidInput(f"{name}: no rows (a header only)")
+    assert header is not None
+    return with_rows, header
+
+
+def _csv_header(path: str, separator: str) -> tuple[list[str], bool]:
+    """The header (read by Python's csv module: Polars keeps the doubled quotes of a quoted
+    header name, so a name holding a quote could not be found) and whether a row follows.
+    A UTF-8 byte-order mark, as spreadsheet exports write, is not part of the first name."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            return next(csv.reader(handle, delimiter=separator), [])
+        with open(path, "rb") as raw:
+            start = raw.read(4)
+        for mark, encoding in _OTHER_ENCODINGS:
+            if start.startswith(mark):
+                raise InvalidInput(f"{path}: the file is {encoding} (byte-order mark); save it as UTF-8")
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle, delimiter=separator)
+            header = next(reader, [])
+            has_rows = any(row for row in reader)
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise InvalidInput(f"{path}: cannot read the header: {_first_line(error)}") from None
+    if not header:
+        raise InvalidInput(f"{path}: empty file (no header)")
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise InvalidInput(
+            f"{path}: the header names column {repeated[0]!r} more than once: {separator.join(header)!r}"
+        )
+    return header, has_rows
+
+
+_OTHER_ENCODINGS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+
+
+def _check_csv_rows(source: Source, files: list[str], frame: pl.LazyFrame, header: list[str], separator: str) -> None:
+    """Every row has the header's number of fields. Polars only notices a field too many in a
+    column it parses, so the checks that read three columns would never see it: all columns
+    are parsed once here, and the line is looked for (in Python, only when something is
+    wrong) to name it."""
+    wanted = [name for name in vars(source.columns).values() if name in header]
+    try:
+        # every column parsed (a projection of a few would skip the end of a ragged line)
+        nulls = frame.select(pl.all().null_count()).collect(engine=COLLECT_ENGINE)
+        problem: str | None = None
+        suspicious = any(nulls.select(wanted).row(0))
+    except pl.exceptions.PolarsError as error:
+        problem, suspicious = _first_line(error), True
+    if not suspicious:
+        return
+    # ragged lines can also be read without an error (a field missing becomes a null)
+    for path in files:
+        _raise_on_ragged_line(path, header, separator)
+    if problem is not None:
+        raise InvalidInput(f"{source.path}: cannot read as {source.format}: {problem}")
+
+
+def _raise_on_ragged_line(path: str, header: list[str], separator: str) -> None:
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle, delimiter=separator)
+        next(reader, None)
+        for row in reader:
+            if row and len(row) != len(header):
+                what = "a field too many" if len(row) > len(header) else "a field missing"
+                hint = "; a value holding the separator must be quoted" if len(row) > len(header) else ""
+                raise InvalidInput(
+                    f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)} ({what}{hint})"
+                )
 
 
 def has_glob_characters(path: str) -> bool:
@@ -196,8 +304,11 @@ def _scan_trec(
 ) -> pl.LazyFrame:
     """Whitespace-separated lines to columns. A line that does not parse yields nulls, which
     validation reports with the file, line number and text kept in ``_file``/``_line*``."""
+    files = source.files()
+    for path in files:
+        _check_trec_shape(path, qrels=LABEL in names)
     lines = pl.scan_csv(
-        source.files(),
+        files,
         glob=False,
         has_header=False,
         separator="\x1f",
@@ -206,7 +317,7 @@ def _scan_trec(
         schema={LINE: pl.String},
         include_file_paths=FILE,
     ).with_columns(pl.int_range(1, pl.len() + 1).over(FILE).alias(LINE_NUMBER))
-    fields = pl.col(LINE).str.extract_groups(pattern)
+    fields = pl.col(LINE).str.strip_prefix(_BOM).str.extract_groups(pattern)
     return lines.filter(pl.col(LINE).str.strip_chars().fill_null("") != "").select(
         *[
             fields.struct.field(str(i + 1)).cast(casts.get(name, pl.String), strict=False).alias(name)
@@ -218,12 +329,26 @@ def _scan_trec(
     )
 
 
-def _is_data_file(path: Path, format: str) -> bool:
-    if path.name.startswith((".", "_")):
-        return False
-    if format == "parquet":
-        return path.suffix.lower() in (".parquet", ".pq")
-    return True
+def _check_trec_shape(path: str, *, qrels: bool) -> None:
+    """A run given as qrels (or qrels as a run) is named from its first line, which is all
+    it takes to tell them apart: a run line has 6 fields (``qid Q0 docno rank score tag``),
+    a qrels line 4 (``qid iter docno rel``). Later lines are checked by validation."""
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as handle:
+            number, line = next(((n, text) for n, text in enumerate(handle, 1) if text.strip()), (0, ""))
+    except OSError as error:
+        raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
+    fields = len(line.split())
+    if qrels and fields >= 5:
+        raise InvalidInput(
+            f"{path}:{number}: {fields} fields where qrels lines have 4 (qid iter docno rel): this looks like a TREC "
+            f"run (qid Q0 docno rank score tag); pass it as --run, and the judgments as --qrels"
+        )
+    if not qrels and fields == 4:
+        raise InvalidInput(
+            f"{path}:{number}: 4 fields where run lines have 6 (qid Q0 docno rank score tag): this looks like TREC "
+            f"qrels (qid iter docno rel); pass it as --qrels, and the run as --run"
+        )
 
 
 def _first_line(error: BaseException) -> str:

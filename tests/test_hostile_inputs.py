@@ -1,0 +1,401 @@
+"""Hostile inputs through the real CLI: partitioned layouts, hidden and uncommitted files,
+Spark output folders, schema drift, CSV and config encodings, special files, and TREC runs and
+qrels given in each other's place. Each case asserts the exit code, a message naming the
+problem, and that ``--out`` is untouched (or, for inputs that must be read, the numbers)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.conftest import ROOT, run_cli
+
+RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
+
+# Two queries written out by hand; NDCG@2 under the defaults (linear gain, log2 discount):
+#   q1: d1 (rel 1) at rank 1, d2 (rel 2) at rank 2: DCG = 1 + 2/log2(3), IDCG = 2 + 1/log2(3)
+#   q2: e1 (rel 0) at rank 1, e2 (rel 1) at rank 2: DCG = 1/log2(3),     IDCG = 1
+LOG2_3 = 1.584962500721156
+Q1 = (1 + 2 / LOG2_3) / (2 + 1 / LOG2_3)
+Q2 = 1 / LOG2_3
+SMALL_RUN = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q2", "q2"], "doc_id": ["d1", "d2", "e1", "e2"], "score": [0.9, 0.8, 0.7, 0.6]}
+)
+SMALL_QRELS = pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["d1", "d2", "e2"], "relevance": [1, 2, 1]})
+
+
+@pytest.fixture
+def out(tmp_path: Path) -> Path:
+    """An output folder holding an earlier evaluation, which a refused run must leave as it is."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "per_query.parquet").write_bytes(b"earlier output")
+    (folder / "_SUCCESS").write_text("")
+    return folder
+
+
+def untouched(out: Path) -> bool:
+    return (
+        sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "per_query.parquet"]
+        and (out / "per_query.parquet").read_bytes() == b"earlier output"
+    )
+
+
+def refused(engine: str, out: Path, *args: object, code: int = 3) -> str:
+    result = run_cli("evaluate", *args, "--k", "2", "--out", out, "--engine", engine)
+    assert result.returncode == code, result.stderr
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    assert untouched(out)
+    return result.stderr
+
+
+def ndcg_at_2(engine: str, tmp_path: Path, *args: object) -> dict[str, float]:
+    out = tmp_path / "fresh"
+    result = run_cli("evaluate", *args, "--k", "2", "--out", out, "--engine", engine)
+    assert result.returncode == 0, result.stderr
+    return read_ndcg_at_2(out)
+
+
+def read_ndcg_at_2(out: Path) -> dict[str, float]:
+    """NDCG@2 by query from every unit under ``out`` (one file, partition folders, or Spark's
+    folders of parts)."""
+    tables = [
+        pl.read_parquet(path / "*.parquet" if path.is_dir() else path).select("query_id", "k", "ndcg")
+        for path in sorted(out.rglob("per_query.parquet"))
+    ]
+    table = pl.concat(tables).filter(pl.col("k") == 2)
+    return dict(zip(table["query_id"].to_list(), table["ndcg"].to_list(), strict=True))
+
+
+def assert_small(values: dict[str, float]) -> None:
+    assert values == {"q1": pytest.approx(Q1, abs=1e-12), "q2": pytest.approx(Q2, abs=1e-12)}
+
+
+def spark_output_folder(folder: Path, frame: pl.DataFrame) -> Path:
+    """What Spark leaves: part files, _SUCCESS, Hadoop's .crc files, and a _temporary/ with a
+    task attempt's partial file (a job still running or killed)."""
+    folder.mkdir(parents=True)
+    frame.head(2).write_parquet(folder / "part-00000-6f1c-c000.snappy.parquet")
+    frame.slice(2).write_parquet(folder / "part-00001-6f1c-c000.snappy.parquet")
+    (folder / "_SUCCESS").write_text("")
+    (folder / ".part-00000-6f1c-c000.snappy.parquet.crc").write_bytes(b"crc")
+    (folder / "._SUCCESS.crc").write_bytes(b"crc")
+    attempt = folder / "_temporary" / "0" / "_temporary" / "attempt_0001"
+    attempt.mkdir(parents=True)
+    (attempt / "part-00002-6f1c-c000.snappy.parquet").write_bytes(b"PAR1 half written")
+    frame.head(1).write_parquet(folder / "_inprogress.parquet")  # would duplicate q1/d1
+    return folder
+
+
+# --- partitioned inputs --------------------------------------------------------------------------
+
+
+def days(root: Path, frame: pl.DataFrame, names: tuple[str, ...], file: str = "part-0.parquet") -> Path:
+    for day in names:
+        (root / f"dt={day}").mkdir(parents=True)
+        frame.write_parquet(root / f"dt={day}" / file)
+    return root
+
+
+def test_judgments_missing_the_runs_partition_exit_3_unless_asked(tmp_path: Path, engine: str, out: Path) -> None:
+    runs = days(tmp_path / "runs", SMALL_RUN, ("1", "2"))
+    # day 2's judgments have not landed; day 1's judge q1/d2 as 0, so the whole qrels would differ
+    qrels = days(tmp_path / "qrels", SMALL_QRELS.with_columns(relevance=pl.lit(0)), ("1",))
+    stderr = refused(engine, out, "--run", runs, "--qrels", qrels)
+    assert f"{qrels}/dt=2: no such folder" in stderr and "--missing-qrels-partition whole" in stderr
+    # the loud choice: scored against all the judgments, with a warning naming the folder
+    result = run_cli(
+        "evaluate", "--run", runs, "--qrels", qrels, "--partition", "dt=2", "--missing-qrels-partition", "whole",
+        "--engine", engine, "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert f"{qrels}/dt=2: no such folder" in result.stderr
+    # a requested partition whose judgments exist is unaffected
+    values = ndcg_at_2(engine, tmp_path, "--run", runs, "--qrels", qrels, "--partition", "dt=1")
+    assert values == {"q1": pytest.approx(0.0), "q2": pytest.approx(0.0)}
+
+
+def test_judgments_partitioned_by_an_outer_key_serve_every_inner_partition(tmp_path: Path, engine: str) -> None:
+    for locale in ("de", "fr"):
+        folder = tmp_path / "runs" / "dt=1" / f"locale={locale}"
+        folder.mkdir(parents=True)
+        SMALL_RUN.write_parquet(folder / "part-0.parquet")
+    qrels = days(tmp_path / "qrels", SMALL_QRELS, ("1",))
+    values = ndcg_at_2(engine, tmp_path, "--run", tmp_path / "runs", "--qrels", qrels, "--partition", "locale=de")
+    assert_small(values)
+
+
+@pytest.mark.parametrize("stray", ["old.parquet", "notes"])
+def test_data_beside_partition_folders_is_a_half_migrated_layout(
+    tmp_path: Path, engine: str, out: Path, stray: str
+) -> None:
+    runs = days(tmp_path / "runs", SMALL_RUN, ("1",))
+    if stray.endswith(".parquet"):
+        SMALL_RUN.write_parquet(runs / stray)
+    else:
+        (runs / stray).mkdir()
+        SMALL_RUN.write_parquet(runs / stray / "part-0.parquet")
+    stderr = refused(engine, out, "--run", runs, "--qrels", QRELS)
+    assert f"{runs}/{stray}: beside the partition folders" in stderr and "half-migrated" in stderr
+    # the same layout in the judgments, read whole for an unpartitioned run
+    qrels = days(tmp_path / "qrels", SMALL_QRELS, ("1",))
+    SMALL_QRELS.write_parquet(qrels / "loose.parquet")
+    stderr = refused(engine, out, "--run", RUN, "--qrels", qrels)
+    assert f"{qrels}/loose.parquet: beside the partition folders" in stderr
+
+
+# --- hidden and uncommitted files -------------------------------------------------------------------
+
+
+def test_spark_output_folder_is_read_as_its_dataset(tmp_path: Path, engine: str) -> None:
+    run = spark_output_folder(tmp_path / "run.parquet", SMALL_RUN)
+    qrels = spark_output_folder(tmp_path / "qrels", SMALL_QRELS)
+    assert_small(ndcg_at_2(engine, tmp_path, "--run", run, "--qrels", qrels))
+
+
+def test_hidden_files_and_folders_are_skipped_in_partitions_too(tmp_path: Path, engine: str) -> None:
+    runs = days(tmp_path / "runs", SMALL_RUN, ("1",))
+    SMALL_RUN.write_parquet(runs / "dt=1" / ".part-1.parquet")
+    SMALL_RUN.write_parquet(runs / "dt=1" / "part-1.parquet._COPYING_")
+    (runs / "_temporary" / "dt=9").mkdir(parents=True)  # not a partition: inside a hidden folder
+    (runs / "_SUCCESS").write_text("")
+    (runs / ".staging").mkdir()
+    values = ndcg_at_2(engine, tmp_path, "--run", runs, "--qrels", small_qrels_file(tmp_path))
+    assert_small(values)
+
+
+def test_folder_of_only_hidden_files_says_so(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "run.parquet"
+    (folder / "_temporary" / "0").mkdir(parents=True)
+    SMALL_RUN.write_parquet(folder / "_temporary" / "0" / "part-0.parquet")
+    (folder / "_SUCCESS").write_text("")
+    stderr = refused(engine, out, "--run", folder, "--qrels", QRELS)
+    assert f"{folder}: directory holds no Parquet files" in stderr and "_SUCCESS" in stderr
+
+
+def test_stray_non_parquet_file_in_a_parquet_folder_is_named(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    SMALL_RUN.write_parquet(folder / "part-0.parquet")
+    (folder / "README.md").write_text("the run of model B")
+    stderr = refused(engine, out, "--run", folder, "--qrels", QRELS)
+    assert f"{folder}/README.md: not a Parquet data file name" in stderr
+
+
+def test_a_directory_named_like_a_file_is_a_folder_of_parts(tmp_path: Path, engine: str) -> None:
+    folder = tmp_path / "runs" / "x.parquet"
+    folder.mkdir(parents=True)
+    SMALL_RUN.write_parquet(folder / "part-0.parquet")
+    assert_small(ndcg_at_2(engine, tmp_path, "--run", tmp_path / "runs", "--qrels", small_qrels_file(tmp_path)))
+
+
+# --- clear messages ------------------------------------------------------------------------------------
+
+
+def test_schema_drift_names_the_file_and_both_types(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    SMALL_RUN.head(2).write_parquet(folder / "a.parquet")
+    SMALL_RUN.slice(2).with_columns(pl.col("score").cast(pl.String)).write_parquet(folder / "b.parquet")
+    stderr = refused(engine, out, "--run", folder, "--qrels", QRELS)
+    assert f"{folder}/b.parquet: column 'score' is String here but Float64 in {folder}/a.parquet" in stderr
+
+
+def test_mixed_integer_widths_name_the_file(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "qrels"
+    folder.mkdir()
+    SMALL_QRELS.head(1).with_columns(pl.col("relevance").cast(pl.Int32)).write_parquet(folder / "a.parquet")
+    SMALL_QRELS.slice(1).write_parquet(folder / "b.parquet")
+    stderr = refused(engine, out, "--run", RUN, "--qrels", folder)
+    assert f"{folder}/b.parquet: column 'relevance' is Int64 here but Int32" in stderr
+
+
+def test_missing_column_in_one_file_names_it(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    SMALL_RUN.head(2).with_columns(locale=pl.lit("de")).write_parquet(folder / "a.parquet")
+    SMALL_RUN.slice(2).write_parquet(folder / "b.parquet")
+    stderr = refused(engine, out, "--run", folder, "--qrels", QRELS)
+    assert f"{folder}/b.parquet: no column 'locale'" in stderr
+
+
+def test_zero_row_file_with_null_columns_is_named(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    SMALL_RUN.write_parquet(folder / "a.parquet")
+    pl.DataFrame({"query_id": [], "doc_id": [], "score": []}).write_parquet(folder / "b.parquet")
+    stderr = refused(engine, out, "--run", folder, "--qrels", QRELS)
+    assert f"{folder}/b.parquet: zero rows and column(s) 'query_id', 'doc_id', 'score' of type null" in stderr
+
+
+def csv_text(frame: pl.DataFrame) -> str:
+    return frame.write_csv()
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_csv_with_byte_order_mark_is_read(tmp_path: Path, engine: str, newline: str) -> None:
+    run, qrels = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    run.write_bytes(b"\xef\xbb\xbf" + csv_text(SMALL_RUN).replace("\n", newline).encode())
+    # the label is the last field: a CR left on it would not parse as a number
+    qrels.write_bytes(b"\xef\xbb\xbf" + csv_text(SMALL_QRELS).replace("\n", newline).encode())
+    assert_small(ndcg_at_2(engine, tmp_path, "--run", run, "--qrels", qrels))
+
+
+def test_config_with_byte_order_mark_is_read(tmp_path: Path) -> None:
+    config = tmp_path / "eval.toml"
+    run, qrels = small_files(tmp_path)
+    config.write_bytes(b"\xef\xbb\xbf" + f'run = "{run}"\nqrels = "{qrels}"\nk = [2]\n'.encode())
+    result = run_cli("evaluate", "--config", config, "--out", tmp_path / "fresh")
+    assert result.returncode == 0, result.stderr
+    table = pl.read_parquet(tmp_path / "fresh" / "per_query.parquet").filter(pl.col("k") == 2).sort("query_id")
+    assert table["ndcg"].to_list() == [pytest.approx(Q1), pytest.approx(Q2)]
+
+
+def test_config_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    config = tmp_path / "eval.toml"
+    config.write_bytes("k = [2]\n".encode("utf-16"))
+    result = run_cli("evaluate", "--config", config, "--run", RUN, "--qrels", QRELS)
+    assert result.returncode == 2 and str(config) in result.stderr
+    assert "internal error" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "query_id,doc_id,score\nq1,d1,0.9\nq1,d2,0.8,x\n",
+            "run.csv:3: 4 fields where the header has 3 (a field too many",
+        ),
+        ("query_id,doc_id,score\nq1,d1,0.9\nq1,d2\n", "run.csv:3: 2 fields where the header has 3 (a field missing"),
+        ('query_id,doc_id,score\nq1,"d,1",0.9\nq1,d,2,0.8\n', "run.csv:3: 4 fields"),
+        ("query_id,doc_id,score,score\nq1,d1,0.9,1\n", "run.csv: the header names column 'score' more than once"),
+        ("query_id,doc_id,score\n", "run.csv: no rows (a header only)"),
+        ("", "run.csv: empty file (no header)"),
+    ],
+    ids=["field too many", "field missing", "unquoted separator", "column twice", "header only", "empty"],
+)
+def test_malformed_csv_names_the_line_or_header(
+    tmp_path: Path, engine: str, out: Path, text: str, message: str
+) -> None:
+    (tmp_path / "run.csv").write_text(text)
+    assert message in refused(engine, out, "--run", tmp_path / "run.csv", "--qrels", QRELS)
+
+
+def test_utf16_csv_says_so(tmp_path: Path, engine: str, out: Path) -> None:
+    (tmp_path / "run.csv").write_bytes(csv_text(SMALL_RUN).encode("utf-16"))
+    assert "run.csv: the file is UTF-16 (byte-order mark); save it as UTF-8" in refused(
+        engine, out, "--run", tmp_path / "run.csv", "--qrels", QRELS
+    )
+
+
+def test_csv_files_of_one_dataset_with_different_headers_are_refused(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    (folder / "a.csv").write_text("query_id,doc_id,score\nq1,d1,0.9\n")
+    (folder / "b.csv").write_text("doc_id,query_id,score\nd2,q1,0.8\n")  # columns swapped
+    stderr = refused(engine, out, "--run", folder, "--run-format", "csv", "--qrels", QRELS)
+    assert f"{folder}/b.csv: header 'doc_id,query_id,score' differs" in stderr
+
+
+def test_dangling_symlinks_are_named(tmp_path: Path, engine: str, out: Path) -> None:
+    link = tmp_path / "run.parquet"
+    link.symlink_to(tmp_path / "gone.parquet")
+    assert f"{link}: a dangling symbolic link" in refused(engine, out, "--run", link, "--qrels", QRELS)
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    SMALL_RUN.write_parquet(folder / "a.parquet")
+    (folder / "b.parquet").symlink_to(tmp_path / "gone.parquet")
+    assert f"{folder}/b.parquet: a dangling symbolic link" in refused(engine, out, "--run", folder, "--qrels", QRELS)
+
+
+def test_fifo_is_named_and_never_opened(tmp_path: Path, engine: str, out: Path) -> None:
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    SMALL_RUN.write_parquet(folder / "a.parquet")
+    os.mkfifo(folder / "b.parquet")  # opening it would block the job forever
+    stderr = refused(engine, out, "--run", folder, "--qrels", QRELS)
+    assert f"{folder}/b.parquet: not a regular file or directory (a FIFO)" in stderr
+
+
+# --- runs and qrels in each other's place ------------------------------------------------------------
+
+
+def trec_files(tmp_path: Path) -> tuple[Path, Path]:
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 d1 1 0.9 tag\nq1 Q0 d2 2 0.8 tag\nq2 Q0 e1 1 0.7 tag\nq2 Q0 e2 2 0.6 tag\n")
+    qrels.write_text("q1 0 d1 1\nq1 0 d2 2\nq2 0 e2 1\n")
+    return run, qrels
+
+
+def test_run_given_as_qrels_is_refused(tmp_path: Path, engine: str, out: Path) -> None:
+    run, _ = trec_files(tmp_path)
+    stderr = refused(engine, out, "--run", run, "--qrels", run)
+    assert f"{run}:1: 6 fields where qrels lines have 4" in stderr and "looks like a TREC run" in stderr
+
+
+def test_qrels_given_as_run_is_refused(tmp_path: Path, engine: str, out: Path) -> None:
+    _, qrels = trec_files(tmp_path)
+    stderr = refused(engine, out, "--run", qrels, "--qrels", qrels)
+    assert f"{qrels}:1: 4 fields where run lines have 6" in stderr and "looks like TREC qrels" in stderr
+
+
+def test_run_lines_later_in_qrels_name_the_line(tmp_path: Path, engine: str, out: Path) -> None:
+    run, qrels = trec_files(tmp_path)
+    qrels.write_text(qrels.read_text() + "q2 Q0 e1 1 0.7 tag\n")
+    stderr = refused(engine, out, "--run", run, "--qrels", qrels)
+    assert f"{qrels}:4: cannot read line" in stderr
+
+
+def test_trec_files_with_byte_order_mark_keep_their_first_query(tmp_path: Path, engine: str) -> None:
+    run, qrels = trec_files(tmp_path)
+    for path in (run, qrels):
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert_small(ndcg_at_2(engine, tmp_path, "--run", run, "--qrels", qrels))
+
+
+# --- helpers over the small example -------------------------------------------------------------------
+
+
+def small_files(tmp_path: Path) -> tuple[Path, Path]:
+    run, qrels = tmp_path / "small_run.parquet", tmp_path / "small_qrels.parquet"
+    SMALL_RUN.write_parquet(run)
+    SMALL_QRELS.write_parquet(qrels)
+    return run, qrels
+
+
+def small_qrels_file(tmp_path: Path) -> Path:
+    return small_files(tmp_path)[1]
+
+
+# --- Spark: the same files read ------------------------------------------------------------------------
+
+
+@pytest.mark.spark
+def test_spark_reads_hidden_files_and_output_folders_as_the_other_engines(tmp_path: Path) -> None:
+    """One JVM: a Spark output folder (with _temporary/, .crc, _SUCCESS and an
+    _inprogress.parquet) as the run, partitioned judgments with hidden files, one partition."""
+    runs = tmp_path / "runs"
+    spark_output_folder(runs / "dt=1", SMALL_RUN)
+    (runs / "_SUCCESS").write_text("")
+    qrels = days(tmp_path / "qrels", SMALL_QRELS, ("1",))
+    SMALL_QRELS.with_columns(relevance=pl.lit(0)).write_parquet(qrels / "dt=1" / "_inprogress.parquet")
+    out = tmp_path / "out"
+    result = run_cli("evaluate", "--engine", "spark", "--run", runs, "--qrels", qrels, "--k", "2", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert_small(read_ndcg_at_2(out))
+
+
+@pytest.mark.spark
+def test_spark_refuses_what_the_other_engines_refuse(tmp_path: Path, out: Path) -> None:
+    """One JVM: a judgments partition missing, then (after it is given) a stray file beside the
+    run's partition folders and a schema drift, each exit 3 naming the path."""
+    runs = days(tmp_path / "runs", SMALL_RUN, ("1", "2"))
+    qrels = days(tmp_path / "qrels", SMALL_QRELS, ("1",))
+    stderr = refused("spark", out, "--run", runs, "--qrels", qrels)
+    assert f"{qrels}/dt=2: no such folder" in stderr
+    SMALL_RUN.write_parquet(runs / "loose.parquet")
+    stderr = refused("spark", out, "--run", runs, "--qrels", qrels)
+    assert f"{runs}/loose.parquet: beside the partition folders" in stderr
