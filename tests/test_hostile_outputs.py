@@ -1,0 +1,396 @@
+"""Outputs under hostile conditions, through the real CLI: a user's files in --out, concurrent
+jobs, kills between renames, injected values in the report, ids trec cannot carry, and output
+errors that are the user's or the machine's (exit 2 or 3 with a message, never "internal error").
+After every fault, each unit is whole (its manifest's outputs are its tables, with the manifest's
+cutoffs), and every file of the user's is byte for byte as before.
+
+Faults are injected in a child Python process that patches the writer before calling the CLI's
+``main``: nothing in the package reads a test hook.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.conftest import ROOT, run_cli
+
+RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
+USER_FILES = {
+    "per_query.xlsx": b"PK\x03\x04 the user's spreadsheet",
+    "summary.md": b"# my notes on the summary\n",
+    "notes/todo.txt": b"look at q007\n",
+}
+
+
+def evaluate(out: Path, *flags: object, engine: str = "polars") -> subprocess.CompletedProcess[str]:
+    return run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--out", out, "--engine", engine, *flags)
+
+
+def put_user_files(folder: Path) -> None:
+    for name, data in USER_FILES.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    if not folder.exists():
+        return {}
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def assert_user_files_intact(folder: Path) -> None:
+    for name, data in USER_FILES.items():
+        assert (folder / name).read_bytes() == data, name
+
+
+def assert_whole_unit(folder: Path, cutoffs: set[int] | None = None) -> set[int]:
+    """The manifest's outputs are the tables there, and tables and manifest hold the same cutoffs."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert sorted(manifest["outputs"]) == ["per_query.parquet", "summary.parquet"]
+    assert (folder / "_SUCCESS").exists()
+    ks = set(pl.read_parquet(folder / "per_query.parquet")["k"].drop_nulls().to_list())
+    assert ks == set(pl.read_parquet(folder / "summary.parquet")["k"].drop_nulls().to_list())
+    assert ks == set(manifest["options"]["cutoffs"]), (ks, manifest["options"]["cutoffs"])
+    if cutoffs is not None:
+        assert ks in ({c} for c in cutoffs), ks
+    return ks
+
+
+def no_leftovers(out: Path) -> None:
+    around = [*out.parent.iterdir(), *(out.iterdir() if out.is_dir() else [])]
+    assert not [p.name for p in around if ".staging" in p.name], around
+
+
+def child(code: str, *argv: object) -> subprocess.Popen[str]:
+    """``code`` (patches) then the CLI with ``argv``, in a child Python process."""
+    script = textwrap.dedent(code) + "\nimport sys\nfrom pipeline.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    return subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, argv)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def evaluate_argv(out: Path, k: int) -> list[object]:
+    return ["evaluate", "--run", RUN, "--qrels", QRELS, "--out", out, "--k", k, "--warn-results-over", "0"]
+
+
+# --- data loss -----------------------------------------------------------------------------
+
+
+def test_user_files_in_out_are_kept_across_reruns(tmp_path: Path, engine: str) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    put_user_files(out)
+    for k in (5, 10):
+        result = evaluate(out, "--k", k, engine=engine)
+        assert result.returncode == 0, result.stderr
+        assert_user_files_intact(out)
+        assert_whole_unit(out, {k})
+    result = evaluate(out, "--k", 10, "--out-format", "csv", engine=engine)
+    assert result.returncode == 0, result.stderr
+    assert_user_files_intact(out)
+    names = {p.name for p in out.iterdir()}  # the previous Parquet outputs were ours: replaced
+    assert names == {
+        "per_query.xlsx",
+        "summary.md",
+        "notes",
+        "per_query.csv",
+        "summary.csv",
+        "manifest.json",
+        "_SUCCESS",
+    }
+    no_leftovers(out)
+
+
+def test_a_users_file_in_the_way_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    put_user_files(out)
+    (out / "summary.parquet").write_bytes(b"the user's own table")
+    before = snapshot(out)
+    result = evaluate(out)
+    assert result.returncode == 2, result.stderr
+    assert (
+        "summary.parquet was not written by ndcg-pipeline" in result.stderr and "choose another --out" in result.stderr
+    )
+    assert snapshot(out) == before
+    no_leftovers(out)
+
+
+def test_report_refuses_to_write_over_an_input_or_a_users_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert evaluate(out).returncode == 0
+    before = snapshot(out)
+    result = run_cli("report", out, "--html", out / "per_query.parquet")
+    assert result.returncode == 2 and "is an input of this report" in result.stderr, result.stderr
+    assert snapshot(out) == before
+    mine = tmp_path / "notes.html"
+    mine.write_bytes(b"<html>my page</html>")
+    result = run_cli("report", out, "--html", mine)
+    assert result.returncode == 2 and "not written by ndcg-pipeline" in result.stderr, result.stderr
+    assert mine.read_bytes() == b"<html>my page</html>"
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    (figures / "distribution.png").write_bytes(b"\x89PNG\r\n\x1a\n not ours")
+    result = run_cli("report", out, "--html", tmp_path / "report.html", "--png", figures)
+    assert result.returncode == 2 and "distribution.png" in result.stderr, result.stderr
+    assert not (tmp_path / "report.html").exists()  # checked before anything is written
+    (figures / "distribution.png").unlink()
+    for _ in range(2):  # a report and its figures of ours are replaced by a rerun
+        result = run_cli("report", out, "--html", tmp_path / "report.html", "--png", figures)
+        assert result.returncode == 0, result.stderr
+    assert '<meta name="generator" content="ndcg-pipeline' in (tmp_path / "report.html").read_text()
+
+
+# --- injection -----------------------------------------------------------------------------
+
+
+def test_report_escapes_values_of_hand_edited_outputs(tmp_path: Path) -> None:
+    out = tmp_path / "<b>sys</b>"
+    assert evaluate(out, "--k", 5).returncode == 0
+    summary = pl.read_parquet(out / "summary.parquet")
+    hostile = summary.with_columns(pl.col("k").cast(pl.String).fill_null("<script>alert(1)</script>"))
+    hostile.write_parquet(out / "summary.parquet")
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["options"]["gain"] = '"><img src=x onerror=alert(2)>'
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    html_path = tmp_path / "report.html"
+    result = run_cli("report", out, "--html", html_path, "--k", "5")
+    assert result.returncode == 0, result.stderr
+    text = html_path.read_text()
+    assert "<script" not in text and "<img src=x" not in text and "<b>sys" not in text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text and "&lt;b&gt;sys&lt;/b&gt;" in text
+
+
+@pytest.mark.parametrize("query", ["q 1", "q\t1", "q\n1", "q\u20281"])
+def test_trec_output_refuses_ids_with_whitespace(tmp_path: Path, engine: str, query: str) -> None:
+    run = pl.read_parquet(RUN).with_columns(pl.col("query_id").replace("q001", query))
+    qrels = pl.read_parquet(QRELS).with_columns(pl.col("query_id").replace("q001", query))
+    run.write_parquet(tmp_path / "run.parquet")
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    common = ["evaluate", "--run", tmp_path / "run.parquet", "--qrels", tmp_path / "qrels.parquet", "--engine", engine]
+    for flags in (["--output-format", "trec", "--per-query"], ["--out-format", "trec"]):
+        out = tmp_path / "out"
+        result = run_cli(*common, "--out", out, *flags)
+        assert result.returncode == 3, (flags, result.stderr)
+        assert repr(query) in result.stderr and "trec_eval" in result.stderr
+        assert not out.exists() and result.stdout == ""
+
+
+# --- output errors -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--out", ""], "--out is empty"),
+        (["--out", "FILE"], "is a file, not a folder"),
+        (["--out", RUN], "is the run itself"),
+        (["--out", "FOLDER/dt=1"], "inside the run folder"),
+        (["--digits", "-1", "--out", "OUT"], "--digits"),
+    ],
+)
+def test_output_errors_are_usage_errors(tmp_path: Path, flags: list, message: str) -> None:
+    (tmp_path / "FILE").write_bytes(b"a file of the user's")
+    (tmp_path / "FOLDER").mkdir()
+    pl.read_parquet(RUN).write_parquet(tmp_path / "FOLDER" / "part.parquet")
+    flags = [str(tmp_path / f) if f in ("FILE", "FOLDER/dt=1", "OUT") else f for f in flags]
+    run = tmp_path / "FOLDER" if "FOLDER" in " ".join(map(str, flags)) else RUN
+    before = snapshot(tmp_path)
+    result = run_cli("evaluate", "--run", run, "--qrels", QRELS, *flags)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "internal error" not in result.stderr
+    assert snapshot(tmp_path) == before and not (tmp_path / "OUT").exists()
+
+
+FAIL_WRITES = """
+import polars as pl
+def fail(self, *args, **kwargs):
+    raise pl.exceptions.ComputeError("parquet: underlying IO error: {text} (os error {number})")
+pl.DataFrame.write_parquet = fail
+"""
+
+
+@pytest.mark.parametrize(
+    ("number", "text", "message"),
+    [(28, "No space left on device", "no space left"), (30, "Read-only file system", "read-only file system")],
+)
+def test_full_or_read_only_disk_names_the_path_and_keeps_the_old_outputs(
+    tmp_path: Path, number: int, text: str, message: str
+) -> None:
+    out = tmp_path / "out"
+    assert evaluate(out).returncode == 0
+    put_user_files(out)
+    before = snapshot(out)
+    process = child(FAIL_WRITES.format(number=number, text=text), *evaluate_argv(out, 10))
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 2, stderr
+    assert message in stderr and str(out / "per_query.parquet") in stderr and "internal error" not in stderr
+    assert snapshot(out) == before
+    no_leftovers(out)
+
+
+def test_a_real_full_disk(tmp_path: Path) -> None:
+    """A 64 KiB tmpfs (where this process may mount one): the real error of the file system."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        filler = disk / "notes.bin"  # the user's file fills the disk
+        with open(filler, "wb", buffering=0) as stream:
+            try:
+                while True:
+                    stream.write(b"x" * 1024)
+            except OSError:
+                pass
+        before = snapshot(disk)
+        result = evaluate(disk / "out")
+        assert result.returncode == 2, result.stderr
+        assert "no space left" in result.stderr and str(disk / "out") in result.stderr
+        assert "internal error" not in result.stderr
+        assert snapshot(disk) == before
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)
+
+
+# --- concurrent jobs and kills -------------------------------------------------------------
+
+SLOW_SWAPS = """
+import os, time
+import pipeline.io.write as write
+exchange = write.exchange_folders
+def slow_exchange(first, second):
+    time.sleep(0.4)
+    return exchange(first, second)
+write.exchange_folders = slow_exchange
+replace = os.replace
+def slow_replace(*args, **kwargs):
+    time.sleep(0.2)
+    return replace(*args, **kwargs)
+os.replace = slow_replace
+"""
+
+
+@pytest.mark.parametrize("with_user_files", [True, False])
+def test_concurrent_jobs_leave_one_jobs_whole_output(tmp_path: Path, with_user_files: bool) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    if with_user_files:
+        put_user_files(out)
+    for _ in range(2):
+        jobs = [child(SLOW_SWAPS, *evaluate_argv(out, k)) for k in (5, 10)]
+        for job in jobs:
+            _, stderr = job.communicate(timeout=120)
+            assert job.returncode == 0, stderr
+        assert_whole_unit(out, {5, 10})
+        if with_user_files:
+            assert_user_files_intact(out)
+        no_leftovers(out)
+
+
+def kill_at(point: str) -> str:
+    """Patches that SIGKILL the child at ``point`` of the swap."""
+    return f"""
+import os, signal
+import pipeline.io.write as write
+point = {point!r}
+exchange, rename, retire = write.exchange_folders, os.rename, write.retire
+def die():
+    os.kill(os.getpid(), signal.SIGKILL)
+def exchange_then(first, second):
+    if point == "before-swap":
+        die()
+    if point.startswith("two-renames"):
+        return False
+    return exchange(first, second)
+renames = []
+def rename_then(source, target):
+    renames.append(source)
+    if point == "two-renames" and len(renames) == 2:
+        die()  # the old unit is put aside, the new one not yet in place
+    return rename(source, target)
+def retire_then(old, new):
+    if point == "after-swap":
+        die()
+    return retire(old, new)
+write.exchange_folders, write.retire = exchange_then, retire_then
+os.rename = rename_then
+"""
+
+
+@pytest.mark.parametrize("with_user_files", [True, False])
+@pytest.mark.parametrize("point", ["before-swap", "after-swap", "two-renames"])
+def test_kill_during_the_swap_loses_nothing(tmp_path: Path, point: str, with_user_files: bool) -> None:
+    out = tmp_path / "out"
+    assert evaluate(out, "--k", 5).returncode == 0
+    if with_user_files:
+        put_user_files(out)
+    killed = child(kill_at(point), *evaluate_argv(out, 10))
+    killed.communicate(timeout=120)
+    assert killed.returncode == -9
+    if point != "two-renames":  # the exchange is one step: the folder is whole, old or new
+        assert_whole_unit(out, {5, 10})
+        if with_user_files:
+            assert_user_files_intact(out)
+    # the next writer repairs what the killed one left: the unit back in place, leftovers gone
+    result = evaluate(out, "--k", 20)
+    assert result.returncode == 0, result.stderr
+    assert_whole_unit(out, {20})
+    if with_user_files:
+        assert_user_files_intact(out)
+    no_leftovers(out)
+
+
+def test_kill_between_partition_units_leaves_each_unit_whole(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    for day in ("1", "2", "3"):
+        (runs / f"dt={day}").mkdir(parents=True)
+        pl.read_parquet(RUN).write_parquet(runs / f"dt={day}" / "part.parquet")
+    out = tmp_path / "out"
+    argv = ["evaluate", "--run", runs, "--qrels", QRELS, "--out", out, "--warn-results-over", "0"]
+    assert run_cli(*argv, "--k", 5).returncode == 0
+    put_user_files(out / "dt=2")
+    killed = child(kill_at("after-swap"), *argv, "--k", 10)
+    killed.communicate(timeout=120)
+    assert killed.returncode == -9
+    for folder in sorted(out.glob("dt=*")):
+        assert_whole_unit(folder, {5, 10})
+    assert_user_files_intact(out / "dt=2")
+    assert run_cli(*argv, "--k", 10).returncode == 0
+    for folder in sorted(out.glob("dt=*")):
+        assert_whole_unit(folder, {10})
+        assert not [p for p in folder.iterdir() if p.name.startswith(".")]
+    assert_user_files_intact(out / "dt=2")
+    assert not [p for p in out.iterdir() if ".staging" in p.name]
+
+
+def test_compare_writes_tables_and_manifest_as_one_unit_and_keeps_user_files(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        assert evaluate(tmp_path / name).returncode == 0
+    cmp = tmp_path / "cmp"
+    cmp.mkdir()
+    put_user_files(cmp)
+    argv = ["compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--out", cmp]
+    for _ in range(2):
+        result = run_cli(*argv, "--permutations", 50, "--bootstrap", 50)
+        assert result.returncode == 0, result.stderr
+    manifest = json.loads((cmp / "manifest.json").read_text())
+    assert sorted(manifest["outputs"]) == ["comparison.parquet", "deltas.parquet"]
+    assert manifest["options"]["permutations"] == 50
+    assert_user_files_intact(cmp)
+    result = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--out", tmp_path / "a")
+    assert result.returncode == 2 and "is the baseline itself" in result.stderr, result.stderr
+    assert os.path.exists(tmp_path / "a" / "per_query.parquet")
