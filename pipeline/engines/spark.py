@@ -34,7 +34,6 @@ from urllib.parse import urlparse
 import sqlglot
 from sqlglot import exp
 
-from pipeline.engines.duckdb import VARIABLES, evaluation_variables, sql_file
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import fs
@@ -42,6 +41,7 @@ from pipeline.io.partitions import Partition, judgments_partition, select_partit
 from pipeline.io.partitions import hive_partitions as _hive_partitions
 from pipeline.io.read import Columns, detect_format
 from pipeline.spec import Evaluation
+from pipeline.sql_files import VARIABLES, evaluation_variables, sql_file
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
