@@ -1,5 +1,7 @@
-"""Checks that run before any number is computed, with errors that name the file, the column,
-the offending value and an example row, and warnings for what is legal but suspicious.
+"""Validation on Polars (and on DuckDB, which is handed the inputs Polars validated): the
+statistics of each input, measured by Polars expressions; :mod:`pipeline.rules` decides from
+them, as it does for Spark (:func:`pipeline.engines.spark.check_inputs`), so that every
+engine gives the same errors, exit codes and warnings.
 
 Errors (:class:`~pipeline.errors.InvalidInput`, exit 3): wrong column types (text scores,
 fractional labels of any non-integer type unless allowed: floats and decimals alike), nulls,
@@ -12,75 +14,51 @@ queries only in the qrels, queries without any judged document of positive gain 
 evaluation's gain: their IDCG is 0), negative labels, queries with more results than a limit.
 Each carries a count and the first few ids.
 
-The rules other engines' validation shares are functions of this module: :func:`id_casts`
-(one id type for both inputs, from the schemas alone), :func:`fractional_label` (which
-label types can hold fractions, and the test), :func:`gain_overflows` and
-:func:`gain_overflow_message` (labels beyond the largest gain), :func:`positive_gain` (what
-the ``queries_without_relevant`` warning counts as relevant).
+The Polars side of rules other engines share: :func:`id_casts` (one id type for both inputs,
+from the schemas alone), :func:`fractional_label` (the test of a fractional label, for the
+types :func:`pipeline.rules.counts_fractional` names), :func:`gain_overflows` (labels beyond
+:func:`pipeline.rules.gain_bound`), :func:`positive_gain` (what the
+``queries_without_relevant`` warning counts as relevant).
 
-The checks of one input are three or four small aggregations collected together: column
+The statistics of one input are three or four small aggregations collected together: column
 statistics, a count of repeated (query_id, doc_id) hashes, and a per-query table from which
-every warning is taken. Example rows, and the exact duplicate check, run only when a check
-fails.
+every warning is taken. Example rows, and the exact duplicate check, run only when a rule
+fails (:class:`_Probe`).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 import polars as pl
 
+from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.expressions import gain as gain_of
-from pipeline.io.read import (
-    COLLECT_ENGINE,
-    COLUMN_FLAGS,
-    DOC,
-    FILE,
-    LABEL,
-    LINE,
-    LINE_NUMBER,
-    PROVENANCE,
-    QUERY,
-    SCORE,
-    Columns,
+from pipeline.io.read import COLLECT_ENGINE, DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, Columns
+from pipeline.rules import (
+    DEFAULT_WARN_RESULTS_OVER,
+    ID_TYPES,
+    WARNING_EXAMPLES,
+    WARNING_ORDER,
+    ValidationWarning,
 )
-from pipeline.spec import MAX_GAIN, Evaluation, Gain
+from pipeline.spec import Evaluation, Gain
 
-ID_TYPES = "string or integer"
-# How many ids a warning lists; the count is always complete.
-WARNING_EXAMPLES = 5
-# The warnings' codes, in the order check_inputs reports them.
-WARNING_ORDER = (
-    "queries_only_in_run",
-    "queries_only_in_qrels",
-    "queries_without_relevant",
-    "negative_labels",
-    "results_over_limit",
-)
-# Runs usually keep 1000 results per query (TREC); more is often an unintended full dump.
-DEFAULT_WARN_RESULTS_OVER = 1000
-
-
-@dataclass(frozen=True)
-class ValidationWarning:
-    """Something legal but suspicious in the inputs: what, how often, and the first few ids.
-
-    ``code`` is stable (for manifests and scripts); ``message`` is for people.
-    """
-
-    code: str
-    message: str
-    count: int
-    examples: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict[str, object]:
-        return {**asdict(self), "examples": list(self.examples)}
-
-    def __str__(self) -> str:
-        shown = ", ".join(self.examples)
-        more = ", ..." if self.count > len(self.examples) else ""
-        return f"{self.message}: {self.count} ({shown}{more})" if shown else f"{self.message}: {self.count}"
+__all__ = [
+    "DEFAULT_WARN_RESULTS_OVER",
+    "ID_TYPES",
+    "WARNING_EXAMPLES",
+    "WARNING_ORDER",
+    "Checked",
+    "ValidationWarning",
+    "align_ids",
+    "check_inputs",
+    "fractional_label",
+    "gain_overflows",
+    "id_casts",
+    "positive_gain",
+]
 
 
 @dataclass(frozen=True)
@@ -119,14 +97,24 @@ def check_inputs(
     defaults) decides which labels gain too much and which queries have no positive gain.
     """
     evaluation = evaluation or Evaluation()
-    names = _display_names(columns or Columns())
+    policy = rules.Policy(
+        columns=columns or Columns(),
+        allow_fractional_labels=allow_fractional_labels,
+        warn_results_over=warn_results_over,
+        run_duplicates=run_duplicates,
+        evaluation=evaluation,
+        require_rows=require_rows,
+    )
     run_schema = run.collect_schema()
     qrels_schema = qrels.collect_schema()
-    _check_types(run, run_schema, run_name, {QUERY: "id", DOC: "id", SCORE: "number"}, names)
-    _check_types(qrels, qrels_schema, qrels_name, {QUERY: "id", DOC: "id", LABEL: "number"}, names)
-    fractional = None if allow_fractional_labels else fractional_label(qrels_schema[LABEL])
+    measured_run = _measured(run, run_schema, run_name, "run", evaluation.gain)
+    measured_qrels = _measured(qrels, qrels_schema, qrels_name, "qrels", evaluation.gain)
+    rules.check_types(measured_run, policy)
+    rules.check_types(measured_qrels, policy)
+    counts_fractional = rules.counts_fractional(measured_qrels.types[LABEL], policy)
+    fractional = fractional_label(qrels_schema[LABEL]) if counts_fractional else None
 
-    # The checks of each input, and a small table per query for the warnings.
+    # The statistics of each input, and a small table per query for the warnings.
     run_stats, run_repeats, run_queries = _collect(
         run_name,
         [_stats(run, (QUERY, DOC, SCORE), finite=SCORE), _repeated_pair_hashes(run), _results_per_query(run)],
@@ -140,48 +128,13 @@ def check_inputs(
             _negative_labels(qrels),
         ],
     )
-    for frame, stats, name, value_column in (
-        (run, run_stats, run_name, SCORE),
-        (qrels, qrels_stats, qrels_name, LABEL),
-    ):
-        if require_rows and stats["rows"][0] == 0:
-            raise InvalidInput(f"{name}: no rows to evaluate (the input is empty)")
-        _raise_on_unparsed(frame, stats, name)
-        for column in (QUERY, DOC, value_column):
-            if stats[f"null_{column}"][0]:
-                raise InvalidInput(
-                    f"{name}: column {names[column]} has {stats[f'null_{column}'][0]} null value(s); "
-                    f"first at {_example(frame, pl.col(column).is_null(), name)}"
-                )
-        if stats["not_finite"][0]:
-            first = _first_value(frame, ~pl.col(value_column).is_finite(), value_column, name)
-            raise InvalidInput(
-                f"{name}: column {names[value_column]} has {stats['not_finite'][0]} NaN or infinite value(s), "
-                f"such as {first}; first at {_example(frame, ~pl.col(value_column).is_finite(), name)}"
-            )
-    if qrels_stats["fractional"][0]:
-        assert fractional is not None
-        raise InvalidInput(
-            f"{qrels_name}: column {names[LABEL]} has {qrels_stats['fractional'][0]} label(s) with a fractional "
-            f"part, such as {_first_value(qrels, fractional, LABEL, qrels_name)}; "
-            f"first at {_example(qrels, fractional, qrels_name)}. "
-            "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
-        )
-    if qrels_stats["over_gain"][0]:
-        over = gain_overflows(pl.col(LABEL), evaluation.gain)
-        raise InvalidInput(
-            gain_overflow_message(
-                qrels_name,
-                names[LABEL],
-                qrels_stats["over_gain"][0],
-                _first_value(qrels, over, LABEL, qrels_name),
-                _example(qrels, over, qrels_name),
-                evaluation.gain,
-            )
-        )
-    if run_duplicates == "error":
-        _raise_on_duplicate(run, run_repeats, run_name, "run")
-    _raise_on_duplicate(qrels, qrels_repeats, qrels_name, "qrels")
+    rules.check_stats(
+        measured_run,
+        _input_stats(run_stats, run_repeats, SCORE),
+        measured_qrels,
+        _input_stats(qrels_stats, qrels_repeats, LABEL),
+        policy,
+    )
 
     casts = id_casts(run_schema, qrels_schema)
     run, qrels = align_ids(_drop_provenance(run), casts), align_ids(_drop_provenance(qrels), casts)
@@ -201,43 +154,96 @@ def check_inputs(
             in_qrels.select(QUERY),
         ]
     )
-    warnings = [
-        _warning(only_in_run, "queries_only_in_run", f"queries only in the run {run_name}, not evaluated"),
-        _warning(
-            only_in_qrels,
-            "queries_only_in_qrels",
-            f"queries only in the qrels {qrels_name}, skipped (or scored 0 with --all-queries)",
-        ),
-        _warning(
-            without_relevant,
-            "queries_without_relevant",
-            f"queries without any relevant document (no judged document gains more than 0 under gain "
-            f"{evaluation.gain}) in {qrels_name}; their IDCG is 0, so they {_EMPTY_IDEAL_FATE[evaluation.empty_ideal]}",
-        ),
-        _warning(negative, "negative_labels", f"judgments with a negative label in {qrels_name}, counted as unjudged"),
-        _warning(
-            crowded,
-            "results_over_limit",
-            f"queries with more than {warn_results_over} results in {run_name} "
-            "(--max-results keeps the best N; --warn-results-over changes this limit)",
-        ),
-    ]
+    summaries = {
+        "queries_only_in_run": only_in_run,
+        "queries_only_in_qrels": only_in_qrels,
+        "queries_without_relevant": without_relevant,
+        "negative_labels": negative,
+        "results_over_limit": crowded,
+    }
+    tallies = {
+        code: rules.Tally(int(summary["count"][0]), tuple(summary["examples"][0]))
+        for code, summary in summaries.items()
+    }
     return Checked(
         run=run,
         qrels=qrels,
-        warnings=tuple(w for w in warnings if w is not None),
+        warnings=rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy),
         run_queries=run_query_ids,
         qrels_queries=qrels_query_ids,
     )
 
 
-# What happens to a query whose IDCG is 0, by Evaluation.empty_ideal, for the warning.
-_EMPTY_IDEAL_FATE = {
-    "zero": "score 0",
-    "one": "score 1 (--empty-ideal one)",
-    "nan": "score NaN (--empty-ideal nan)",
-    "skip": "are left out of the summary (--empty-ideal skip)",
-}
+def _measured(frame: pl.LazyFrame, schema: pl.Schema, name: str, role: rules.Role, gain: Gain) -> rules.Measured:
+    value_column = SCORE if role == "run" else LABEL
+    types = {column: column_type(schema[column]) for column in (QUERY, DOC, value_column)}
+    return rules.Measured(name, role, types, _Probe(frame, schema, name, gain))
+
+
+def column_type(dtype: pl.DataType) -> rules.ColumnType:
+    """A Polars type as the rules see it."""
+    if dtype == pl.String:
+        kind: rules.TypeKind = "string"
+    elif dtype == pl.Categorical:
+        kind = "categorical"
+    elif dtype.is_integer():
+        kind = "integer"
+    elif dtype.is_float():
+        kind = "float"
+    elif isinstance(dtype, pl.Decimal):
+        return rules.ColumnType(str(dtype), "decimal", dtype.scale)
+    else:
+        kind = "other"
+    return rules.ColumnType(str(dtype), kind)
+
+
+def _input_stats(stats: pl.DataFrame, repeats: pl.DataFrame, value_column: str) -> rules.InputStats:
+    return rules.InputStats(
+        rows=stats["rows"][0],
+        nulls={column: stats[f"null_{column}"][0] for column in (QUERY, DOC, value_column)},
+        not_finite=stats["not_finite"][0],
+        fractional=stats["fractional"][0],
+        over_gain=stats["over_gain"][0],
+        unparsed=stats["unparsed"][0],
+        repeats=repeats["repeated_hashes"][0],
+    )
+
+
+class _Probe:
+    """The lookups of :class:`pipeline.rules.Probe` on one Polars input, each one more read
+    of it, made only when a rule fails."""
+
+    def __init__(self, frame: pl.LazyFrame, schema: pl.Schema, name: str, gain: Gain | None = None) -> None:
+        self.frame, self.schema, self.name, self.gain = frame, schema, name, gain
+
+    def first_row(self, condition: rules.Condition) -> dict[str, object] | None:
+        """Reading the input again may fail where the statistics did not (a ragged CSV line
+        beyond the rows used to infer the schema); that is still the input's fault."""
+        row = _collect(self.name, [self.frame.filter(self._where(condition)).head(1)])[0]
+        return row.row(0, named=True) if row.height else None
+
+    def first_duplicate(self) -> tuple[object, object, int] | None:
+        duplicate = _collect(self.name, [_first_duplicate(self.frame)])[0]
+        return duplicate.row(0) if duplicate.height else None
+
+    def _where(self, condition: rules.Condition) -> pl.Expr:
+        if condition.kind == "unparsed":
+            present = [c for c in (QUERY, DOC, SCORE, LABEL) if c in self.schema.names()]
+            return pl.any_horizontal(pl.col(c).is_null() for c in present)
+        assert condition.column is not None
+        column = pl.col(condition.column)
+        if condition.kind == "null":
+            return column.is_null()
+        if condition.kind == "not_finite":
+            return ~column.is_finite()
+        if condition.kind == "text":
+            return column.is_not_null() & column.cast(pl.Float64, strict=False).is_null()
+        if condition.kind == "fractional":
+            test = fractional_label(self.schema[condition.column])
+            assert test is not None
+            return test
+        assert condition.kind == "over_gain" and self.gain is not None
+        return gain_overflows(column, self.gain)
 
 
 def fractional_label(dtype: pl.DataType) -> pl.Expr | None:
@@ -261,36 +267,18 @@ def gain_overflows(label: pl.Expr, gain: Gain) -> pl.Expr:
     return (value > gain.largest_label) & ~value.is_in(levels) if levels else value > gain.largest_label
 
 
-def gain_overflow_message(name: str, column: str, count: int, value: object, where: str, gain: Gain) -> str:
-    """The error for labels beyond the largest gain (see :func:`gain_overflows`)."""
-    return (
-        f"{name}: column {column} has {count} label(s) whose gain under --gain {gain} ({gain.formula()}) exceeds "
-        f"the largest gain {MAX_GAIN:g}, such as {value}; first at {where}. Sums of such gains overflow a double "
-        f"(an infinite IDCG, a NaN NDCG); labels up to {gain.largest_label:g} are accepted under this gain: "
-        "map larger levels to smaller gains (e.g. --gain 1024=1e6) or use --gain linear"
-    )
-
-
 def positive_gain(label: pl.Expr, evaluation: Evaluation) -> pl.Expr:
     """Whether a judgment gains more than 0 under the evaluation (its gain map, kind and
     relevance threshold): a query without one has IDCG 0 (``queries_without_relevant``)."""
     return gain_of(label, evaluation.gain, evaluation.relevance_threshold) > 0
 
 
-def _raise_on_duplicate(frame: pl.LazyFrame, repeats: pl.DataFrame, name: str, what: str) -> None:
+def _raise_on_duplicate(frame: pl.LazyFrame, repeats: pl.DataFrame, name: str, what: rules.Role) -> None:
     """Refuse an input that lists one document twice for a query. ``repeats`` counted repeated
     hashes of the (query_id, doc_id) pairs: none proves there is no duplicate; some mean a
     duplicate or (rarely) a collision, which the exact check tells apart."""
-    if not repeats["repeated_hashes"][0]:
-        return
-    duplicate = _collect(name, [_first_duplicate(frame)])[0]
-    if duplicate.height:
-        query, doc, count = duplicate.row(0)
-        raise InvalidInput(
-            f"{name}: document {doc!r} is listed {count} times for query {query!r}; "
-            f"each (query_id, doc_id) may appear once in the {what}"
-            + (" (or keep one row with --duplicates first or max-score)" if what == "run" else "")
-        )
+    probe = _Probe(frame, frame.collect_schema(), name)
+    rules.check_duplicates(rules.Measured(name, what, {}, probe), repeats["repeated_hashes"][0])
 
 
 def _collect(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
@@ -302,34 +290,6 @@ def _collect(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidInput(f"{name}: cannot read: {message}") from None
-
-
-def _display_names(columns: Columns) -> dict[str, str]:
-    """How messages name each canonical column: the user's name, and the canonical one when
-    they differ."""
-    given = {QUERY: columns.query, DOC: columns.doc, SCORE: columns.score, LABEL: columns.label}
-    return {
-        canonical: repr(name) if name == canonical else f"{name!r} ({COLUMN_FLAGS[canonical]})"
-        for canonical, name in given.items()
-    }
-
-
-def _check_types(
-    frame: pl.LazyFrame, schema: pl.Schema, name: str, expected: dict[str, str], names: dict[str, str]
-) -> None:
-    for column, kind in expected.items():
-        dtype = schema[column]
-        if kind == "id" and not is_id_type(dtype):
-            raise InvalidInput(f"{name}: column {names[column]} has type {dtype}; ids must be {ID_TYPES}")
-        if kind == "number" and not dtype.is_numeric():
-            problem = f"has type {dtype}; expected numbers"
-            if dtype == pl.String:
-                not_a_number = pl.col(column).is_not_null() & pl.col(column).cast(pl.Float64, strict=False).is_null()
-                value = _collect(name, [frame.filter(not_a_number).select(column).head(1)])[0]
-                found = f"text such as {value[column][0]!r}" if value.height else "numbers stored as text"
-                where = f"; first at {_example(frame, not_a_number, name)}" if value.height else ""
-                problem = f"holds {found} (type String); expected numbers{where}"
-            raise InvalidInput(f"{name}: column {names[column]} {problem}")
 
 
 def _stats(
@@ -393,40 +353,6 @@ def _negative_labels(qrels: pl.LazyFrame) -> pl.LazyFrame:
         pl.format("{}/{}", pl.col(QUERY).cast(pl.String), pl.col(DOC).cast(pl.String)).alias("pair")
     )
     return _summarized(pairs, "pair")
-
-
-def _warning(summary: pl.DataFrame, code: str, message: str) -> ValidationWarning | None:
-    count = int(summary["count"][0])
-    if not count:
-        return None
-    return ValidationWarning(code=code, message=message, count=count, examples=tuple(summary["examples"][0]))
-
-
-def _raise_on_unparsed(frame: pl.LazyFrame, stats: pl.DataFrame, name: str) -> None:
-    if not stats["unparsed"][0]:
-        return
-    columns = [c for c in (QUERY, DOC, SCORE, LABEL) if c in frame.collect_schema().names()]
-    bad = _collect(name, [frame.filter(pl.any_horizontal(pl.col(c).is_null() for c in columns)).head(1)])[0]
-    expected = "qid Q0 docno rank score tag" if SCORE in columns else "qid iter docno rel"
-    raise InvalidInput(
-        f"{bad[FILE][0]}:{bad[LINE_NUMBER][0]}: cannot read line {bad[LINE][0]!r} "
-        f"as '{expected}' ({stats['unparsed'][0]} such line(s) in {name})"
-    )
-
-
-def _first_value(frame: pl.LazyFrame, condition: pl.Expr, column: str, name: str) -> object:
-    return _collect(name, [frame.filter(condition).select(column).head(1)])[0][column][0]
-
-
-def _example(frame: pl.LazyFrame, condition: pl.Expr, name: str) -> str:
-    """The first row where ``condition`` holds, as its file line or its values. Reading the
-    input again may fail where the checks did not (a ragged CSV line beyond the rows used to
-    infer the schema); that is still the input's fault."""
-    row = _collect(name, [frame.filter(condition).head(1)])[0]
-    if LINE_NUMBER in row.columns:
-        return f"{row[FILE][0]}:{row[LINE_NUMBER][0]}: {row[LINE][0]!r}"
-    shown = {c: row[c][0] for c in row.columns if c not in PROVENANCE}
-    return f"row {shown}"
 
 
 def _drop_provenance(frame: pl.LazyFrame) -> pl.LazyFrame:

@@ -1,0 +1,349 @@
+"""The rules of validation, one set for every engine: plain Python over small statistics.
+
+An engine measures each input (``pipeline/validate.py`` with Polars expressions,
+``pipeline/engines/spark.py`` with Spark jobs) into a few numbers (:class:`InputStats`), the
+types of its columns (:class:`ColumnType`) and, for the warnings, a count and the first ids
+of each suspicious set (:class:`Tally`). The functions here decide from those alone what is
+an error (:class:`~pipeline.errors.InvalidInput`, exit 3) and what is a warning, in the same
+order and the same words on every engine. Only when a rule fails do they ask the engine for
+an example (:class:`Probe`): the first offending row, or the first duplicated pair.
+
+Errors, in the order they are checked: column types (ids must be strings or integers, scores
+and labels numbers), then for the run and then the qrels: no rows, lines that do not parse,
+nulls, NaN or infinite values; then fractional labels (unless allowed), documents listed
+twice in the run (under ``duplicates = "error"``) and in the qrels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Literal, Protocol
+
+from pipeline.errors import InvalidInput
+from pipeline.io.read import COLUMN_FLAGS, DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
+from pipeline.spec import MAX_GAIN, Evaluation, Gain
+
+ID_TYPES = "string or integer"
+# How many ids a warning lists; the count is always complete.
+WARNING_EXAMPLES = 5
+# The warnings' codes, in the order they are reported.
+WARNING_ORDER = (
+    "queries_only_in_run",
+    "queries_only_in_qrels",
+    "queries_without_relevant",
+    "negative_labels",
+    "results_over_limit",
+)
+# Runs usually keep 1000 results per query (TREC); more is often an unintended full dump.
+DEFAULT_WARN_RESULTS_OVER = 1000
+# Columns an engine adds for itself; an example row shows only the user's columns.
+# ("arrival" is the Polars and DuckDB engines' input position, which Spark rows do not have.)
+HIDDEN_COLUMNS = (*PROVENANCE, "arrival")
+
+Role = Literal["run", "qrels"]
+TypeKind = Literal["string", "categorical", "integer", "float", "decimal", "other"]
+ConditionKind = Literal["null", "not_finite", "fractional", "over_gain", "text", "unparsed"]
+# What happens to a query whose IDCG is 0, by Evaluation.empty_ideal, for the warning.
+_EMPTY_IDEAL_FATE = {
+    "zero": "score 0",
+    "one": "score 1 (--empty-ideal one)",
+    "nan": "score NaN (--empty-ideal nan)",
+    "skip": "are left out of the summary (--empty-ideal skip)",
+}
+
+
+@dataclass(frozen=True)
+class ValidationWarning:
+    """Something legal but suspicious in the inputs: what, how often, and the first few ids.
+
+    ``code`` is stable (for manifests and scripts); ``message`` is for people.
+    """
+
+    code: str
+    message: str
+    count: int
+    examples: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "examples": list(self.examples)}
+
+    def __str__(self) -> str:
+        shown = ", ".join(self.examples)
+        more = ", ..." if self.count > len(self.examples) else ""
+        return f"{self.message}: {self.count} ({shown}{more})" if shown else f"{self.message}: {self.count}"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the user asked of validation: the flags and the evaluation's duplicate policy.
+
+    ``run_duplicates`` is the evaluation's duplicate policy: repeated (query, doc) rows in the
+    run are refused only under ``"error"``; in the qrels they always are. The evaluation's gain also decides
+    which labels gain too much and which queries have no positive gain. ``require_rows=False``
+    accepts an empty input (one bucket of a larger input may hold no rows)."""
+
+    columns: Columns = field(default_factory=Columns)
+    allow_fractional_labels: bool = False
+    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER
+    run_duplicates: str = "error"
+    evaluation: Evaluation = field(default_factory=Evaluation)
+    require_rows: bool = True
+
+
+@dataclass(frozen=True)
+class ColumnType:
+    """A column's type as messages show it (Polars' name, whatever the engine), its kind, and
+    a decimal's scale."""
+
+    shown: str
+    kind: TypeKind
+    scale: int | None = None
+
+
+@dataclass(frozen=True)
+class Condition:
+    """Which rows an example is wanted of: ``column`` is null, not finite (NaN, ±inf), a
+    fractional number, a label beyond the largest gain (:func:`gain_bound`), text that is not
+    a number; or (``unparsed``) a line of a text file that did not parse."""
+
+    kind: ConditionKind
+    column: str | None = None
+
+
+class Probe(Protocol):
+    """The lookups an engine answers when a rule fails (never otherwise)."""
+
+    def first_row(self, condition: Condition) -> dict[str, object] | None:
+        """The first row where ``condition`` holds, all its columns, or None."""
+
+    def first_duplicate(self) -> tuple[object, object, int] | None:
+        """The smallest (query_id, doc_id) listed more than once, and how many times; None
+        when there is none (the statistics' repeat count may have been a hash collision)."""
+
+
+@dataclass(frozen=True)
+class InputStats:
+    """One input measured by an engine. ``repeats`` > 0 when some (query_id, doc_id) may be
+    listed twice (0 proves none is); ``fractional`` is counted only when
+    :func:`counts_fractional` asks for it, ``over_gain`` (labels beyond :func:`gain_bound`)
+    only for the qrels; ``negative`` values (for the qrels, the ``negative_labels`` warning)
+    may be left 0 by an engine that tallies them with the other warnings."""
+
+    rows: int
+    nulls: Mapping[str, int]
+    not_finite: int
+    fractional: int = 0
+    over_gain: int = 0
+    unparsed: int = 0
+    repeats: int = 0
+    negative: int = 0
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One input as the rules see it: its name in messages, its role, its columns' types,
+    and the engine's lookups for examples."""
+
+    name: str
+    role: Role
+    types: Mapping[str, ColumnType]
+    probe: Probe
+
+    @property
+    def value_column(self) -> str:
+        return SCORE if self.role == "run" else LABEL
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How many ids a warning concerns, and the first few (sorted as text)."""
+
+    count: int
+    examples: tuple[str, ...] = ()
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+
+def display_names(columns: Columns) -> dict[str, str]:
+    """How messages name each canonical column: the user's name, and the flag that renamed it
+    when they differ."""
+    given = {QUERY: columns.query, DOC: columns.doc, SCORE: columns.score, LABEL: columns.label}
+    return {
+        canonical: repr(name) if name == canonical else f"{name!r} ({COLUMN_FLAGS[canonical]})"
+        for canonical, name in given.items()
+    }
+
+
+def check_types(measured: Measured, policy: Policy) -> None:
+    """Ids must be strings or integers; scores and labels numbers (text is shown by value)."""
+    names = display_names(policy.columns)
+    for column in (QUERY, DOC):
+        found = measured.types[column]
+        if found.kind not in ("string", "categorical", "integer"):
+            raise InvalidInput(
+                f"{measured.name}: column {names[column]} has type {found.shown}; ids must be {ID_TYPES}"
+            )
+    column = measured.value_column
+    found = measured.types[column]
+    if found.kind in ("integer", "float", "decimal"):
+        return
+    problem = f"has type {found.shown}; expected numbers"
+    if found.kind == "string":
+        row = measured.probe.first_row(Condition("text", column))
+        if row is None:
+            problem = f"holds numbers stored as text (type {found.shown}); expected numbers"
+        else:
+            problem = (
+                f"holds text such as {row[column]!r} (type {found.shown}); expected numbers; "
+                f"first at {describe_row(row)}"
+            )
+    raise InvalidInput(f"{measured.name}: column {names[column]} {problem}")
+
+
+def counts_fractional(label_type: ColumnType, policy: Policy) -> bool:
+    """Whether the engine must count fractional labels: not allowed, and a type that can hold
+    one (floats, decimals of a scale above 0). Engines test decimals in their own arithmetic:
+    a cast to a double would round ``12345678901234567.5`` to an integer."""
+    if policy.allow_fractional_labels:
+        return False
+    return label_type.kind == "float" or (label_type.kind == "decimal" and bool(label_type.scale))
+
+
+@dataclass(frozen=True)
+class GainBound:
+    """Labels an engine counts as ``over_gain``: finite, above ``largest_label``, and not one
+    of ``exempt`` (levels the gain map names: a map's values are bounded when parsed).
+    Negative labels gain 0 and never overflow."""
+
+    largest_label: float
+    exempt: tuple[float, ...]
+
+
+def gain_bound(gain: Gain) -> GainBound:
+    """The labels whose gain under ``gain`` stays within :data:`~pipeline.spec.MAX_GAIN`."""
+    return GainBound(largest_label=gain.largest_label, exempt=tuple(level for level, _ in gain.levels))
+
+
+def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_stats: InputStats, policy: Policy) -> None:
+    """Raise :class:`InvalidInput` for the first rule the statistics break."""
+    names = display_names(policy.columns)
+    for measured, stats in ((run, run_stats), (qrels, qrels_stats)):
+        name, value_column = measured.name, measured.value_column
+        if policy.require_rows and stats.rows == 0:
+            raise InvalidInput(f"{name}: no rows to evaluate (the input is empty)")
+        if stats.unparsed:
+            _raise_unparsed(measured, stats.unparsed)
+        for column in (QUERY, DOC, value_column):
+            if stats.nulls[column]:
+                raise InvalidInput(
+                    f"{name}: column {names[column]} has {stats.nulls[column]} null value(s); "
+                    f"first at {_example(measured, Condition('null', column))}"
+                )
+        if stats.not_finite:
+            row = _first(measured, Condition("not_finite", value_column))
+            raise InvalidInput(
+                f"{name}: column {names[value_column]} has {stats.not_finite} NaN or infinite value(s), "
+                f"such as {row[value_column]}; first at {describe_row(row)}"
+            )
+    if qrels_stats.fractional:
+        row = _first(qrels, Condition("fractional", LABEL))
+        raise InvalidInput(
+            f"{qrels.name}: column {names[LABEL]} has {qrels_stats.fractional} label(s) with a fractional "
+            f"part, such as {row[LABEL]}; first at {describe_row(row)}. "
+            "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
+        )
+    if qrels_stats.over_gain:
+        row = _first(qrels, Condition("over_gain", LABEL))
+        gain = policy.evaluation.gain
+        raise InvalidInput(
+            f"{qrels.name}: column {names[LABEL]} has {qrels_stats.over_gain} label(s) whose gain under --gain {gain} "
+            f"({gain.formula()}) exceeds the largest gain {MAX_GAIN:g}, such as {row[LABEL]}; first at "
+            f"{describe_row(row)}. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up "
+            f"to {gain.largest_label:g} are accepted under this gain: map larger levels to smaller gains "
+            "(e.g. --gain 1024=1e6) or use --gain linear"
+        )
+    if policy.run_duplicates == "error":
+        check_duplicates(run, run_stats.repeats)
+    check_duplicates(qrels, qrels_stats.repeats)
+
+
+def check_duplicates(measured: Measured, repeats: int) -> None:
+    """Refuse an input that lists one document twice for a query (``repeats`` > 0 only says
+    that it may; the probe's exact lookup decides)."""
+    if not repeats:
+        return
+    duplicate = measured.probe.first_duplicate()
+    if duplicate is None:
+        return
+    query, doc, count = duplicate
+    raise InvalidInput(
+        f"{measured.name}: document {doc!r} is listed {count} times for query {query!r}; "
+        f"each (query_id, doc_id) may appear once in the {measured.role}"
+        + (" (or keep one row with --duplicates first or max-score)" if measured.role == "run" else "")
+    )
+
+
+def describe_row(row: Mapping[str, object]) -> str:
+    """An example row: its file line when it came from a text file, else its user columns."""
+    if LINE_NUMBER in row:
+        return f"{row[FILE]}:{row[LINE_NUMBER]}: {row[LINE]!r}"
+    shown = {column: value for column, value in row.items() if column not in HIDDEN_COLUMNS}
+    return f"row {shown}"
+
+
+def _first(measured: Measured, condition: Condition) -> Mapping[str, object]:
+    row = measured.probe.first_row(condition)
+    if row is None:  # the statistics counted such a row; reading again found none
+        raise InvalidInput(f"{measured.name}: changed while it was being read ({condition.kind} values came and went)")
+    return row
+
+
+def _example(measured: Measured, condition: Condition) -> str:
+    return describe_row(_first(measured, condition))
+
+
+def _raise_unparsed(measured: Measured, count: int) -> None:
+    row = _first(measured, Condition("unparsed"))
+    expected = "qid Q0 docno rank score tag" if measured.role == "run" else "qid iter docno rel"
+    raise InvalidInput(
+        f"{row[FILE]}:{row[LINE_NUMBER]}: cannot read line {row[LINE]!r} "
+        f"as '{expected}' ({count} such line(s) in {measured.name})"
+    )
+
+
+# --- warnings -------------------------------------------------------------------------------
+
+
+def warnings(
+    tallies: Mapping[str, Tally], *, run_name: str, qrels_name: str, policy: Policy
+) -> tuple[ValidationWarning, ...]:
+    """The warnings of the tallies an engine counted (codes of :data:`WARNING_ORDER`; a
+    missing or empty tally is no warning), in that order. ``queries_without_relevant`` counts
+    the queries of the qrels without a judgment that gains more than 0 under the evaluation
+    (its gain map, kind and relevance threshold)."""
+    evaluation = policy.evaluation
+    messages = {
+        "queries_only_in_run": f"queries only in the run {run_name}, not evaluated",
+        "queries_only_in_qrels": f"queries only in the qrels {qrels_name}, skipped (or scored 0 with --all-queries)",
+        "queries_without_relevant": (
+            f"queries without any relevant document (no judged document gains more than 0 under gain "
+            f"{evaluation.gain}) in {qrels_name}; their IDCG is 0, so they {_EMPTY_IDEAL_FATE[evaluation.empty_ideal]}"
+        ),
+        "negative_labels": f"judgments with a negative label in {qrels_name}, counted as unjudged",
+        "results_over_limit": (
+            f"queries with more than {policy.warn_results_over} results in {run_name} "
+            "(--max-results keeps the best N; --warn-results-over changes this limit)"
+        ),
+    }
+    found = []
+    for code in WARNING_ORDER:
+        tally = tallies.get(code)
+        if tally is None or not tally.count:
+            continue
+        if code == "results_over_limit" and policy.warn_results_over is None:
+            continue
+        examples = tuple(sorted(tally.examples)[:WARNING_EXAMPLES])
+        found.append(ValidationWarning(code=code, message=messages[code], count=tally.count, examples=examples))
+    return tuple(found)
