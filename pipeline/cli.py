@@ -728,10 +728,10 @@ def _report(args: argparse.Namespace) -> int:
     try:
         import jinja2  # noqa: F401
         import matplotlib  # noqa: F401
-    except ImportError:
+    except ImportError as missing:
         raise UsageError(
-            "ndcg report draws its figures with matplotlib, which is not installed; install it with: "
-            "pip install 'ndcg-pipeline[report]'"
+            f"ndcg report draws its figures with matplotlib and its page with Jinja2; {missing.name} is not "
+            "installed; install them with: pip install 'ndcg-pipeline[report]'"
         ) from None
     from pipeline.report import build_report
 
