@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 EXIT_CODES = """exit codes:
   0  done
   1  internal error, or out of memory (try --memory-limit / fewer --threads)
-  2  usage error: bad flags or options
+  2  usage error: bad flags or options, or no space left in TMPDIR for the buckets of --memory-limit
   3  invalid input data: missing, unreadable or malformed files, duplicates, nulls
   4  a requested partition does not exist
   5  nothing to evaluate: no query is in both the run and the qrels
