@@ -74,14 +74,17 @@ def assert_small(values: dict[str, float]) -> None:
     assert values == {"q1": pytest.approx(Q1, abs=1e-12), "q2": pytest.approx(Q2, abs=1e-12)}
 
 
-def spark_output_folder(folder: Path, frame: pl.DataFrame) -> Path:
+def spark_output_folder(folder: Path, frame: pl.DataFrame, *, data_crc: bool = True) -> Path:
     """What Spark leaves: part files, _SUCCESS, Hadoop's .crc files, and a _temporary/ with a
-    task attempt's partial file (a job still running or killed)."""
+    task attempt's partial file (a job still running or killed). ``data_crc=False`` for
+    Spark itself, whose local file system checks a part file against its .crc (these are
+    placeholders)."""
     folder.mkdir(parents=True)
     frame.head(2).write_parquet(folder / "part-00000-6f1c-c000.snappy.parquet")
     frame.slice(2).write_parquet(folder / "part-00001-6f1c-c000.snappy.parquet")
     (folder / "_SUCCESS").write_text("")
-    (folder / ".part-00000-6f1c-c000.snappy.parquet.crc").write_bytes(b"crc")
+    if data_crc:
+        (folder / ".part-00000-6f1c-c000.snappy.parquet.crc").write_bytes(b"crc")
     (folder / "._SUCCESS.crc").write_bytes(b"crc")
     attempt = folder / "_temporary" / "0" / "_temporary" / "attempt_0001"
     attempt.mkdir(parents=True)
@@ -378,7 +381,7 @@ def test_spark_reads_hidden_files_and_output_folders_as_the_other_engines(tmp_pa
     """One JVM: a Spark output folder (with _temporary/, .crc, _SUCCESS and an
     _inprogress.parquet) as the run, partitioned judgments with hidden files, one partition."""
     runs = tmp_path / "runs"
-    spark_output_folder(runs / "dt=1", SMALL_RUN)
+    spark_output_folder(runs / "dt=1", SMALL_RUN, data_crc=False)
     (runs / "_SUCCESS").write_text("")
     qrels = days(tmp_path / "qrels", SMALL_QRELS, ("1",))
     SMALL_QRELS.with_columns(relevance=pl.lit(0)).write_parquet(qrels / "dt=1" / "_inprogress.parquet")
