@@ -151,8 +151,8 @@ def unreadable_inputs(tmp_path: Path) -> dict[str, tuple[str, list[str]]]:
     (tmp_path / "bad_score.trec").write_text("q Q0 d 1 high tag\n")
     return {
         "missing path": (str(tmp_path / "nope.parquet"), ["no such file"]),
-        "directory without parquet": (str(tmp_path / "empty_dir"), ["no parquet files"]),
-        "glob matching nothing": (str(tmp_path / "*.nothing.parquet"), ["no file matches"]),
+        "directory without parquet": (str(tmp_path / "empty_dir"), ["directory holds no Parquet files"]),
+        "glob matching nothing": (str(tmp_path / "*.nothing.parquet"), ["nothing matches this pattern"]),
         "not parquet": (str(tmp_path / "not.parquet"), ["cannot read"]),
         "truncated parquet": (str(tmp_path / "truncated.parquet"), ["cannot read"]),
         "csv that does not parse": (str(tmp_path / "bad.csv"), ["bad.csv"]),

@@ -111,7 +111,7 @@ def data_files(path: str, format: str, filesystem: FileSystem = LOCAL) -> list[s
         else:
             _refuse_kind(match, kind)
     if not found:
-        raise InvalidInput(f"{path}: no {_data_description(format)} matches this pattern")
+        raise InvalidInput(f"{path}: nothing matches this pattern (looked for {_data_description(format)})")
     return sorted(found)
 
 
