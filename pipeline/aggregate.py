@@ -2,23 +2,51 @@
 
 A query whose ndcg is null (``empty_ideal="skip"``) is left out of every mean and of the
 ``queries`` count; a NaN ndcg (``empty_ideal="nan"``) is kept and makes the ndcg mean NaN.
+
+With groups, the boolean column ``overall`` tells the rows over all queries (true; their group
+columns are null and mean nothing) from the rows of one group (false). Group values may be
+null themselves: the queries whose group value is null are a group of their own, and only
+``overall`` tells that group's rows from the overall rows.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from pipeline.errors import UsageError
+
 MEASURES = ("cg", "dcg", "idcg", "ndcg")
 TIE_BOUNDS = ("ndcg_min", "ndcg_max")
 # An order of ties changes a query's score when its bounds differ by more than this. Bounds
 # of ties among equal gains sum the same values in the same order, so they are equal exactly.
 TIE_SENSITIVITY = 1e-12
+# Marks the rows over all queries of a grouped summary (and of a grouped comparison).
+OVERALL = "overall"
+# Columns of the per-query and summary tables (and the overall marker): a group column may not
+# take one of these names, or it would overwrite or be mistaken for them.
+RESERVED_COLUMNS = frozenset(
+    {"query_id", "k", "queries", *MEASURES, *TIE_BOUNDS, "ties_straddle_k", "tie_sensitive_queries", OVERALL}
+)
+
+
+def check_group_names(group_by: tuple[str, ...] | list[str], reserved: frozenset[str] = RESERVED_COLUMNS) -> None:
+    """Group columns must be distinct and must not be named like a column of the outputs."""
+    clashes = [g for g in group_by if g in reserved]
+    if clashes:
+        raise UsageError(
+            f"cannot group by {', '.join(map(repr, clashes))}: the outputs have a column of that name "
+            f"(reserved: {', '.join(sorted(reserved))}); rename the column first"
+        )
+    repeated = sorted({g for g in group_by if list(group_by).count(g) > 1})
+    if repeated:
+        raise UsageError(f"group columns repeat {', '.join(map(repr, repeated))}")
 
 
 def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] = ()) -> pl.LazyFrame:
     """``[group columns], k, queries, cg, dcg, idcg, ndcg``: means over the queries evaluated
-    at each cutoff; with ``group_by``, one row per group and cutoff, then the overall rows
-    (group columns null). With tie bounds in ``per_query``, also the means ``ndcg_min``,
+    at each cutoff; with ``group_by``, one row per group and cutoff (``overall`` false; queries
+    with a null group value are a group), then the overall rows (``overall`` true, group
+    columns null). With tie bounds in ``per_query``, also the means ``ndcg_min``,
     ``ndcg_max`` and ``tie_sensitive_queries``, how many queries an order of ties could score
     differently."""
     counted = pl.col("ndcg").is_not_null()
@@ -44,7 +72,15 @@ def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] 
     overall = per_query.group_by("k").agg(means).sort("k", nulls_last=False)
     if not group_by:
         return overall
-    by_group = per_query.group_by(*group_by, "k").agg(means).sort([*group_by, "k"], nulls_last=False)
+    check_group_names(group_by)
+    by_group = (
+        per_query.group_by(*group_by, "k")
+        .agg(means)
+        .sort([*group_by, "k"], nulls_last=False)
+        .select(*group_by, pl.lit(False).alias(OVERALL), pl.exclude(group_by))
+    )
     schema = per_query.collect_schema()
-    overall = overall.select(*[pl.lit(None, dtype=schema[c]).alias(c) for c in group_by], pl.all())
+    overall = overall.select(
+        *[pl.lit(None, dtype=schema[c]).alias(c) for c in group_by], pl.lit(True).alias(OVERALL), pl.all()
+    )
     return pl.concat([by_group, overall])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.aggregate import summarize
+from pipeline.aggregate import RESERVED_COLUMNS, check_group_names, summarize
 from pipeline.api import Result, evaluate
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.io.format import check_trec_ids
@@ -29,7 +29,9 @@ from pipeline.io.partitions import Partition, hive_partitions, judgments_partiti
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
+from pipeline.rules import ValidationWarning
 from pipeline.spec import Evaluation
+from pipeline.validate import is_id_type
 
 SUCCESS = "_SUCCESS"
 MANIFEST = "manifest.json"
@@ -123,14 +125,15 @@ def _evaluate_unit(job: Job, partition: Partition | None, qrels_path: str | None
         memory_limit=job.memory_limit,
         **job.evaluate_options,
     )
-    per_query = result.per_query
-    groups = _query_groups(job, run_path) if job.group_by else None
-    if groups is not None:
-        per_query = per_query.join(groups, on=QUERY, how="left")
+    per_query, summary = result.per_query, result.summary
+    if job.group_by:
+        check_group_names(job.group_by, RESERVED_COLUMNS | set(partition.as_dict() if partition else ()))
+        source = job.query_attributes or run_path
+        per_query, unlabelled = _attach_groups(per_query, _query_groups(job, run_path), source, job.group_by)
+        if unlabelled is not None:
+            result = replace(result, warnings=(*result.warnings, unlabelled))
         summary = summarize(per_query.lazy(), group_by=job.group_by).collect()
         per_query = per_query.select(QUERY, *job.group_by, pl.exclude(QUERY, *job.group_by))
-    else:
-        summary = result.summary
     if partition:
         keys = [pl.lit(value).alias(key) for key, value in partition.as_dict().items()]
         per_query = per_query.select(*keys, pl.all())
@@ -162,6 +165,46 @@ def _query_groups(job: Job, run_path: str) -> pl.DataFrame:
             f"{', '.join(map(str, values[:5]))}; a query's group must be fixed"
         )
     return pairs
+
+
+def _attach_groups(
+    per_query: pl.DataFrame, groups: pl.DataFrame, source: str, group_by: tuple[str, ...]
+) -> tuple[pl.DataFrame, ValidationWarning | None]:
+    """The per-query table with each query's group columns. Query ids of two types (integers
+    in one, text in the other) are joined as text, as evaluation pairs run and qrels. A query
+    without a row in ``source`` (zero-filled by all_queries, or absent from the attributes)
+    joins the null group, with a warning; when no query has one, the ids cannot be the same
+    ids and that is an error, not a table of null groups."""
+    ours, theirs = per_query.schema[QUERY], groups.schema[QUERY]
+    if not is_id_type(theirs):
+        raise InvalidInput(
+            f"{source}: query ids of type {theirs} cannot be joined to the evaluated query ids ({ours}); "
+            "expected text or integers"
+        )
+    as_text = ours != theirs or pl.Categorical in (ours, theirs)
+    key = (pl.col(QUERY).cast(pl.String) if as_text else pl.col(QUERY)).alias("_group_key")
+    labelled = per_query.with_columns(key).join(
+        groups.select(key, *group_by, pl.lit(True).alias("_grouped")), on="_group_key", how="left"
+    )
+    missing = labelled.filter(pl.col("_grouped").is_null()).get_column(QUERY).cast(pl.String).unique().sort()
+    labelled = labelled.drop("_group_key", "_grouped")
+    if missing.len() == 0:
+        return labelled, None
+    examples = tuple(missing.head(5).to_list())
+    if missing.len() == per_query.get_column(QUERY).n_unique():
+        found = groups.get_column(QUERY).head(3).to_list()
+        raise InvalidInput(
+            f"{source}: none of the {missing.len()} evaluated queries has a row here, so no query would get "
+            f"a {', '.join(group_by)} value: evaluated query ids ({ours}) e.g. {', '.join(map(repr, examples[:3]))}; "
+            f"query ids here ({theirs}) e.g. {', '.join(map(repr, found))}"
+        )
+    warning = ValidationWarning(
+        "queries_without_group",
+        f"evaluated queries without a row in {source}, summarised in the group whose {', '.join(group_by)} is null",
+        missing.len(),
+        examples,
+    )
+    return labelled, warning
 
 
 def _scan_attributes(source: Source) -> pl.LazyFrame:

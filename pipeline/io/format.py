@@ -68,13 +68,14 @@ def _trec_line(measure: str, query: str, value: float, digits: int) -> str:
 def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digits: int = 4) -> str:
     """A fixed-width table of the summary, preceded by the conventions that produced it.
     Partition and group columns (those before ``k``) lead each row; ``*`` marks the overall
-    rows of a grouped summary, ``all`` the whole-ranking cutoff."""
-    keys = summary.columns[: summary.columns.index("k")]
+    rows of a grouped summary (its ``overall`` column), ``(null)`` the group of queries whose
+    group value is null, ``all`` the whole-ranking cutoff."""
+    keys = [c for c in summary.columns[: summary.columns.index("k")] if c != "overall"]
     means = [m for m in (*MEASURES, "ndcg_min", "ndcg_max") if m in summary.columns]
     counts = [c for c in ("tie_sensitive_queries",) if c in summary.columns]
     header = [*keys, "k", "queries", *means, *counts]
     body = [
-        [("*" if row[key] is None else str(row[key])) for key in keys]
+        [("*" if row.get("overall") else "(null)") if row[key] is None else str(row[key]) for key in keys]
         + ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
         # a mean is null when every query was skipped (empty_ideal="skip")
         + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in means]
