@@ -145,7 +145,8 @@ def check_parquet_schemas(files: list[str]) -> None:
     first: tuple[str, dict[str, pl.DataType]] | None = None
     for path in files:
         try:
-            schema = pl.read_parquet_schema(path)
+            # not read_parquet_schema, which expands [ * ? in a name that exists
+            schema = dict(pl.scan_parquet(path, glob=False, hive_partitioning=False).collect_schema())
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
             raise InvalidInput(f"{path}: cannot read as parquet: {_first_line(error)}") from None
         untyped = [name for name, dtype in schema.items() if dtype == pl.Null]
