@@ -569,3 +569,13 @@ def test_spark_refuses_alike(tmp_path: Path, labels: pa.Array, args: tuple[str, 
     out = kept(tmp_path / "out")
     done = evaluate_cli("spark", run, qrels, out, "--k", "1", *args)
     assert_refused(done, out, 3, *words)
+
+
+@pytest.mark.spark
+def test_spark_no_relevant_warning_follows_the_gain(tmp_path: Path) -> None:
+    run, qrels = labelled_inputs(tmp_path, pa.array([0, 0], pa.int64()))
+    default = evaluate_cli("spark", run, qrels, tmp_path / "default", "--k", "1")
+    assert default.returncode == 0 and "without any relevant document" in default.stderr, default.stderr
+    mapped = evaluate_cli("spark", run, qrels, tmp_path / "mapped", "--k", "1", "--gain", "0=1")
+    assert mapped.returncode == 0, mapped.stderr
+    assert "without any relevant document" not in mapped.stderr
