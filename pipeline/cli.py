@@ -132,7 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = evaluate.add_argument_group("execution")
     run.add_argument("--engine", default="polars", choices=("polars", "duckdb", "spark"), help="default: polars")
-    run.add_argument("--threads", type=_positive_int, help="worker threads (DuckDB engine)")
+    run.add_argument(
+        "--threads", type=_thread_count, help="worker threads (DuckDB engine), at most 4 x the machine's CPUs"
+    )
     run.add_argument(
         "--memory-limit",
         help="memory limit, e.g. 4GB: a larger run is split into buckets of queries that fit (written to TMPDIR "
@@ -292,6 +294,32 @@ def _positive_int(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return int(text)
+
+
+def max_threads() -> int:
+    """More worker threads than 4 per CPU only adds switching, and a number far beyond it makes
+    DuckDB try to start them all (a hang, or a failed allocation): the bound of --threads."""
+    import os
+
+    return 4 * (os.cpu_count() or 1)
+
+
+def _thread_count(text: str) -> int:
+    count = _positive_int(text)
+    if count > max_threads():
+        raise argparse.ArgumentTypeError(
+            f"at most {max_threads()} threads (4 x the {max_threads() // 4} CPUs of this machine), got {text}"
+        )
+    return count
+
+
+def _resample_count(text: str) -> int:
+    from pipeline.compare import MAX_RESAMPLES
+
+    count = _positive_int(text)
+    if count > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"at most {MAX_RESAMPLES:,}, got {text}")
+    return count
 
 
 def _evaluation_from(args: argparse.Namespace) -> Evaluation:
@@ -558,10 +586,19 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="a query one system lacks scores 0 for it (default: compare only common queries)",
     )
-    tests.add_argument("--permutations", type=_positive_int, default=10_000, help="randomization test draws")
-    tests.add_argument("--bootstrap", type=_positive_int, default=10_000, help="bootstrap resamples")
+    tests.add_argument(
+        "--permutations", type=_resample_count, default=10_000, help="randomization test draws (at most 1,000,000)"
+    )
+    tests.add_argument(
+        "--bootstrap", type=_resample_count, default=10_000, help="bootstrap resamples (at most 1,000,000)"
+    )
     tests.add_argument("--seed", type=int, default=0, help="seed of the randomization and bootstrap (default 0)")
     tests.add_argument("--correction", default="holm", choices=("holm", "bonferroni"), help="for >2 systems")
+    tests.add_argument(
+        "--allow-different-conventions",
+        action="store_true",
+        help="compare outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
+    )
 
     output = compare.add_argument_group("output")
     output.add_argument("--out", help="directory for comparison.parquet, deltas.parquet and manifest.json")
@@ -590,6 +627,7 @@ def _compare(args: argparse.Namespace) -> int:
         tables, conventions = _evaluate_runs(args, group_by)
     else:
         tables, conventions = _read_outputs(args)
+    differences = _check_conventions(conventions, args.allow_different_conventions)
     options = Options(
         cutoffs=_compare_cutoffs(args.k),
         group_by=group_by,
@@ -603,6 +641,7 @@ def _compare(args: argparse.Namespace) -> int:
     unpaired = unpaired_queries(result.deltas)
     if args.out:
         manifest = {"command": "compare", "systems": list(tables), "conventions": conventions}
+        manifest["convention_differences"] = differences
         # tables and manifest as one unit: a kill never leaves new tables with an old manifest
         write_tables(
             args.out,
@@ -614,6 +653,30 @@ def _compare(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(comparison_table(result, unpaired, digits=args.digits))
     return 0
+
+
+def _check_conventions(conventions: dict, allowed: bool) -> dict:
+    """Outputs evaluated with different conventions are not comparable: refused (exit 2) unless
+    allowed, then warned; a system with no conventions recorded cannot be checked: warned."""
+    from pipeline.compare import convention_differences, describe_differences
+    from pipeline.errors import UsageError
+
+    differences, unknown = convention_differences(conventions)
+    log = logging.getLogger("ndcg")
+    if unknown:
+        log.warning(
+            "conventions not recorded for %s (no manifest.json with them beside the output): cannot check "
+            "that the systems were evaluated alike",
+            ", ".join(unknown),
+        )
+    if differences and not allowed:
+        raise UsageError(
+            f"the systems were evaluated with different conventions, so their NDCG are not comparable: "
+            f"{describe_differences(differences)}; evaluate them alike, or pass --allow-different-conventions"
+        )
+    if differences:
+        log.warning("comparing systems evaluated with different conventions: %s", describe_differences(differences))
+    return differences
 
 
 def _system_names(args: argparse.Namespace, paths: list[str]) -> list[str]:

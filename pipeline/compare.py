@@ -36,8 +36,14 @@ Queries present in only one table of a pair are counted (``only_baseline``,
 statistics (only common queries are compared); with ``all_queries`` the missing side scores
 0, as ``--all-queries`` does in evaluation.
 
-Rows with null group values hold the comparison over all queries; rows with group values
-hold the comparison within that group.
+With ``group_by``, the boolean column ``overall`` marks the rows that hold the comparison over
+all queries (true; their group columns are null and mean nothing); the other rows hold the
+comparison within one group (false), and queries whose group value is null are a group of
+their own, told from the overall rows by ``overall`` alone.
+
+Systems are comparable only when they were evaluated with the same conventions (gain,
+discount, ties, ideal, ...): :func:`convention_differences` names what differs between the
+conventions recorded beside each output, for the caller to refuse or to report.
 """
 
 from __future__ import annotations
@@ -52,7 +58,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from pipeline.errors import InvalidInput, UsageError
+from pipeline.aggregate import OVERALL, check_group_names
+from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
+from pipeline.spec import Evaluation
+from pipeline.validate import is_id_type
 
 TIE_TOLERANCE = 1e-12
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni")
@@ -61,6 +70,15 @@ SCORE = "ndcg"
 # Resampling works on (draws x queries) blocks of at most this many cells, so memory stays
 # bounded however many queries or resamples are asked for.
 _BLOCK_CELLS = 2_000_000
+# At most this many sign flips or bootstrap resamples: p-values and interval ends then resolve
+# to 1e-6, beyond any decision's need, and a row still takes seconds, not days.
+MAX_RESAMPLES = 1_000_000
+# The seed is an int64 column of the comparison table.
+MAX_SEED = 2**63 - 1
+# Columns of the comparison and deltas tables: no group column may take one of these names.
+RESERVED_COLUMNS = frozenset(
+    {"query_id", "k", "ndcg", "ndcg_baseline", "ndcg_candidate", "delta", "in_baseline", "in_candidate", OVERALL}
+)
 
 
 @dataclass(frozen=True)
@@ -83,10 +101,14 @@ class Options:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"{name} must be a positive integer, got {value!r}")
+            if value > MAX_RESAMPLES:
+                raise UsageError(f"{name} must be at most {MAX_RESAMPLES:,}, got {value:,}")
         if not 0 < self.confidence < 1:
             raise UsageError(f"confidence must be between 0 and 1, got {self.confidence!r}")
-        if self.seed < 0:
-            raise UsageError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
+            raise UsageError(f"seed must be an integer from 0 to {MAX_SEED} (2**63 - 1), got {self.seed!r}")
+        if self.group_by:  # (the default Options() is built before COMPARISON_COLUMNS is defined)
+            check_group_names(self.group_by, RESERVED_COLUMNS | set(COMPARISON_COLUMNS))
 
     def describe(self) -> dict[str, object]:
         return {
@@ -124,12 +146,12 @@ def check_per_query(table: pl.DataFrame, name: str, group_by: Sequence[str] = ()
             f"{name}: missing column(s) {', '.join(map(repr, missing))}; columns found: "
             f"{', '.join(map(repr, table.columns))}"
         )
-    table = table.select(wanted)
+    table = check_types(table.select(wanted), name)
+    # a null group value is a group of its own (see ``overall``), so only keys and scores are checked
     problems = table.select(
         pl.col(SCORE).is_null().sum().alias("null_score"),
         pl.col(SCORE).is_nan().sum().alias("nan_score"),
         pl.col("query_id").is_null().sum().alias("null_query"),
-        *[pl.col(g).is_null().sum().alias(f"null {g}") for g in group_by],
         (pl.len() - pl.struct(*KEY).n_unique()).alias("duplicates"),
     ).row(0, named=True)
     for column, count in problems.items():
@@ -144,11 +166,32 @@ def _example_row(table: pl.DataFrame, problem: str, group_by: Sequence[str]) -> 
         bad = table.filter(pl.struct(*KEY).is_duplicated())
     elif problem in ("null_score", "nan_score"):
         bad = table.filter(pl.col(SCORE).is_null() | pl.col(SCORE).is_nan())
-    elif problem == "null_query":
-        bad = table.filter(pl.col("query_id").is_null())
     else:
-        bad = table.filter(pl.any_horizontal(pl.col(list(group_by)).is_null()))
+        bad = table.filter(pl.col("query_id").is_null())
     return bad.row(0, named=True)
+
+
+def check_types(table: pl.DataFrame, where: str) -> pl.DataFrame:
+    """Keys and scores of the types a comparison can pair and average: query ids text or
+    integers, k an integer (null for the whole ranking), ndcg a number (as float64). Anything
+    else is an error naming ``where`` and the column, never a failed cast further on."""
+    expected = {"query_id": "text or integers", "k": "integers (null for the whole ranking)", SCORE: "numbers"}
+    accepted = {
+        "query_id": is_id_type,
+        "k": lambda dtype: dtype.is_integer() or dtype == pl.Null,
+        SCORE: lambda dtype: dtype.is_numeric(),
+    }
+    for column, accepts in accepted.items():
+        if column in table.columns and not accepts(table.schema[column]):
+            example = table.get_column(column).drop_nulls().head(1).to_list()
+            shown = f", e.g. {example[0]!r}" if example else ""
+            raise InvalidInput(
+                f"{where}: column {column!r} holds {table.schema[column]}{shown}; expected {expected[column]}"
+            )
+    casts = [pl.col(SCORE).cast(pl.Float64)] if SCORE in table.columns else []
+    if "k" in table.columns:
+        casts.append(pl.col("k").cast(pl.Int64))
+    return table.with_columns(casts)
 
 
 def select_cutoffs(tables: Mapping[str, pl.DataFrame], cutoffs: tuple[int | None, ...] | None) -> list[int | None]:
@@ -370,7 +413,8 @@ def adjust_p_values(p_values: Sequence[float | None], method: str) -> list[float
 
 def compare_pair(paired: pl.DataFrame, *, group_by: Sequence[str] = (), options: Options = Options()) -> pl.DataFrame:
     """The statistics of one pair: one row per cutoff over all queries, then one per
-    (cutoff, group) when ``group_by`` is given. ``paired`` is the output of :func:`pair`."""
+    (cutoff, group) when ``group_by`` is given, with ``overall`` telling them apart (a null
+    group value is a group). ``paired`` is the output of :func:`pair`."""
     scopes: list[list[str]] = [["k"]] + ([["k", *group_by]] if group_by else [])
     rows = []
     for scope in scopes:
@@ -398,8 +442,9 @@ def compare_pair(paired: pl.DataFrame, *, group_by: Sequence[str] = (), options:
         tests = _tests_per_segment(compared, scope, options)
         table = table.join(tests, on=scope, how="left", nulls_equal=True)
         missing_groups = [pl.lit(None, dtype=paired.schema[g]).alias(g) for g in group_by if g not in scope]
-        rows.append(table.with_columns(missing_groups))
-    columns = [*group_by, "k"]
+        marker = [pl.lit(scope == ["k"]).alias(OVERALL)] if group_by else []
+        rows.append(table.with_columns(*missing_groups, *marker))
+    columns = [*group_by, *([OVERALL] if group_by else []), "k"]
     return pl.concat([frame.select(*columns, pl.exclude(columns)) for frame in rows], how="vertical").with_columns(
         pl.when(pl.col("mean_baseline") != 0)
         .then(pl.col("mean_difference") / pl.col("mean_baseline"))
@@ -483,23 +528,42 @@ def compare_systems(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: 
     comparisons, deltas = [], []
     for baseline, candidate in itertools.combinations(checked, 2):
         paired = pair(checked[baseline], checked[candidate], group_by=options.group_by, all_queries=options.all_queries)
+        _require_shared_queries(paired, checked, baseline, candidate)
         names = [pl.lit(baseline).alias("baseline"), pl.lit(candidate).alias("candidate")]
         deltas.append(paired.select(*names, pl.all()))
         comparisons.append(compare_pair(paired, group_by=options.group_by, options=options).select(*names, pl.all()))
     comparison = _with_corrections(pl.concat(comparisons, how="vertical_relaxed"), options)
-    group_columns = list(options.group_by)
+    group_columns = [*options.group_by, *([OVERALL] if options.group_by else [])]
+    # overall rows first, then the groups (the null group first), each by cutoff
+    order = [pl.col(OVERALL).not_(), *options.group_by] if options.group_by else []
     comparison = comparison.select(
         "baseline", "candidate", *group_columns, *[c for c in COMPARISON_COLUMNS if c not in ("baseline", "candidate")]
-    ).sort([*group_columns, "k"], nulls_last=False, maintain_order=True)
+    ).sort([*order, "k"], nulls_last=False, maintain_order=True)
     delta_table = pl.concat(deltas, how="vertical_relaxed").sort(
         ["baseline", "candidate", "k", "delta"], nulls_last=True, maintain_order=True
     )
     return Comparison(comparison=comparison, deltas=delta_table, options=options)
 
 
+def _require_shared_queries(
+    paired: pl.DataFrame, tables: Mapping[str, pl.DataFrame], baseline: str, candidate: str
+) -> None:
+    """Two systems without a query in common have nothing to compare: that is an error (as in
+    evaluation), not a table of empty rows, and its message shows both sides' ids."""
+    if paired.filter(pl.col("in_baseline") & pl.col("in_candidate")).height:
+        return
+    sides = []
+    for name in (baseline, candidate):
+        ids = tables[name].get_column("query_id")
+        shown = ", ".join(repr(v) for v in ids.unique(maintain_order=True).head(3).to_list())
+        sides.append(f"{name}: {ids.dtype} ids, e.g. {shown}")
+    raise NothingToEvaluate(f"{baseline} and {candidate} share no query to compare ({'; '.join(sides)})")
+
+
 def _with_corrections(comparison: pl.DataFrame, options: Options) -> pl.DataFrame:
-    """Adjust p-values within each family: the pairs compared at one cutoff in one group."""
-    family = ["k", *options.group_by]
+    """Adjust p-values within each family: the pairs compared at one cutoff in one group (the
+    overall rows are a family of their own)."""
+    family = ["k", *options.group_by, *([OVERALL] if options.group_by else [])]
     adjusted = []
     for frame in comparison.with_row_index("_row").partition_by(family, maintain_order=True):
         adjusted.append(
@@ -569,13 +633,17 @@ def query_groups(sources: Mapping[str, pl.LazyFrame], group_by: Sequence[str]) -
 
 
 def attach_groups(per_query: pl.DataFrame, groups: pl.DataFrame, name: str) -> pl.DataFrame:
-    """The per-query table with the group columns of each query; every query needs one."""
+    """The per-query table with the group columns of each query; every query needs a row in
+    ``groups`` (a null value there is a group of its own)."""
     key = per_query.get_column("query_id").cast(pl.String).alias("_query_text")
     labelled = per_query.with_columns(key).join(
-        groups.rename({"query_id": "_query_text"}), on="_query_text", how="left"
+        groups.rename({"query_id": "_query_text"}).with_columns(pl.lit(True).alias("_grouped")),
+        on="_query_text",
+        how="left",
     )
     group_by = [c for c in groups.columns if c != "query_id"]
-    unlabelled = labelled.filter(pl.any_horizontal(pl.col(group_by).is_null()))
+    unlabelled = labelled.filter(pl.col("_grouped").is_null())
+    labelled = labelled.drop("_grouped")
     if unlabelled.height:
         queries = unlabelled.get_column("_query_text").unique().sort()
         raise InvalidInput(
@@ -593,10 +661,11 @@ def read_per_query(path: str) -> pl.DataFrame:
     if not target.exists():
         raise InvalidInput(f"{path}: no per_query.parquet here (write one with: ndcg evaluate ... --out {path})")
     try:
-        return pl.read_parquet(target)
+        table = pl.read_parquet(target)
     except (pl.exceptions.PolarsError, OSError) as error:
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InvalidInput(f"{target}: cannot read as parquet: {first_line}") from None
+    return check_types(table, str(target))
 
 
 def read_conventions(path: str) -> dict[str, object] | None:
@@ -626,6 +695,38 @@ def conventions_of(data: object) -> dict[str, object] | None:
     return None
 
 
+# Recorded options that change no query's NDCG@k: the cutoffs (pairing is by k, and a k one
+# side lacks is an error), the tie bounds (extra columns), all_queries (a zero-filled query is
+# one side's only, and compare's own all_queries decides it).
+_COMPARABLE_ANYWAY = frozenset({"cutoffs", "tie_bounds", "all_queries"})
+
+
+def convention_differences(
+    conventions: Mapping[str, Mapping[str, object] | None],
+) -> tuple[dict[str, dict[str, object]], list[str]]:
+    """What differs between the systems' recorded conventions, and which systems have none
+    recorded. The first is ``{convention: {system: value}}`` over the conventions that decide
+    NDCG@k (those :meth:`Evaluation.describe` names, less ``_COMPARABLE_ANYWAY``); a
+    convention one manifest lacks counts as ``"not recorded"``."""
+    recorded = {name: values for name, values in conventions.items() if values is not None}
+    unknown = [name for name, values in conventions.items() if values is None]
+    deciding = [key for key in Evaluation().describe() if key not in _COMPARABLE_ANYWAY]
+    differences: dict[str, dict[str, object]] = {}
+    for key in deciding:
+        values = {name: values.get(key, "not recorded") for name, values in recorded.items()}
+        if len({json.dumps(v, sort_keys=True, default=str) for v in values.values()}) > 1:
+            differences[key] = values
+    return differences, unknown
+
+
+def describe_differences(differences: Mapping[str, Mapping[str, object]]) -> str:
+    """``gain: a=linear, b=exponential; ...`` for messages."""
+    return "; ".join(
+        f"{key}: {', '.join(f'{name}={value}' for name, value in values.items())}"
+        for key, values in differences.items()
+    )
+
+
 # --- outputs -------------------------------------------------------------------------------
 
 
@@ -640,6 +741,13 @@ def write_manifest(out_dir: str | Path, manifest: Mapping[str, object]) -> Path:
     text = json.dumps({**manifest, "outputs": outputs, "generator": GENERATOR}, indent=2, default=str) + "\n"
     ours = lambda path: MANIFEST in owned_names(path.parent)  # noqa: E731
     return write_file(target, text.encode("utf-8"), is_ours=ours, flag="--out")
+
+
+def _group_cell(row: Mapping[str, object], column: str) -> str:
+    """``all`` on the overall rows, ``(null)`` for the group whose value is null."""
+    if row.get(OVERALL):
+        return "all"
+    return "(null)" if row[column] is None else str(row[column])
 
 
 def _number(value: float | None, digits: int) -> str:
@@ -678,7 +786,7 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
             [
                 row["baseline"],
                 row["candidate"],
-                *["all" if row[g] is None else str(row[g]) for g in group_by],
+                *[_group_cell(row, g) for g in group_by],
                 cutoff_label(row["k"]),
                 str(row["queries"]),
                 _number(row["mean_baseline"], digits),

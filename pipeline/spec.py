@@ -125,6 +125,9 @@ DUPLICATES: tuple[str, ...] = ("error", "first", "max-score")
 # The largest gain, in magnitude, a label may earn (see the module docstring): sums of up to
 # 1.7e8 such gains stay finite in a double (1.8e308).
 MAX_GAIN = 1e300
+# The largest cutoff: k is an int64 column of the outputs and an integer of both engines' SQL.
+# A larger k ranks no differently (no query has that many results) but fits no table.
+MAX_CUTOFF = 2**63 - 1
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _MAP_ENTRY = re.compile(rf"^\s*({_NUMBER})\s*=\s*({_NUMBER})\s*$")
@@ -283,6 +286,8 @@ class Evaluation:
         for k in self.cutoffs:
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
                 raise SpecError(f"cutoff k must be a positive integer, got {k!r}")
+            if k > MAX_CUTOFF:
+                raise SpecError(f"cutoff k must be at most {MAX_CUTOFF} (2**63 - 1), got {k}")
         if len(set(self.cutoffs)) != len(self.cutoffs):
             raise SpecError(f"cutoffs repeat a value: {list(self.cutoffs)}")
         if self.max_results is not None and (
@@ -473,6 +478,8 @@ def parse_cutoffs(text: str) -> tuple[int, ...]:
         part = part.strip()
         if not re.fullmatch(r"\d+", part) or int(part) < 1:
             raise SpecError(f"cannot read k {text!r}: each cutoff must be a positive integer (bad part: {part!r})")
+        if int(part) > MAX_CUTOFF:
+            raise SpecError(f"cutoff k must be at most {MAX_CUTOFF} (2**63 - 1), got {part}")
         cutoffs.append(int(part))
     if len(set(cutoffs)) != len(cutoffs):
         raise SpecError(f"cutoffs repeat a value: {text!r}")

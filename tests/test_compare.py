@@ -199,8 +199,9 @@ def test_groups_show_a_regression_the_overall_mean_hides() -> None:
     # en improves by 0.3 on each query, de loses 0.1 on each: overall +0.14
     b = table([(f"q{i}", 10, 0.8 if i < 3 else 0.4) for i in range(5)], locale=locales)
     comparison = compare_systems({"a": a, "b": b}, Options(group_by=("locale",), **FAST)).comparison
-    assert comparison.columns[:4] == ["baseline", "candidate", "locale", "k"]
-    by_group = {row["locale"]: row for row in comparison.iter_rows(named=True)}
+    assert comparison.columns[:5] == ["baseline", "candidate", "locale", "overall", "k"]
+    assert comparison["overall"].to_list() == [True, False, False]
+    by_group = {(None if row["overall"] else row["locale"]): row for row in comparison.iter_rows(named=True)}
     assert by_group[None]["mean_difference"] == pytest.approx((3 * 0.3 - 2 * 0.1) / 5)
     assert by_group["en"]["mean_difference"] == pytest.approx(0.3)
     assert by_group["de"]["mean_difference"] == pytest.approx(-0.1)

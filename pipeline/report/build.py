@@ -187,7 +187,7 @@ def _summary(inputs: ReportInputs) -> Markup:
         groups = comparison.group_columns
         columns = ["baseline", "candidate", *groups, *COMPARISON_COLUMNS]
         cells = [
-            [_comparison_cell(c, row.get(c), groups) for c in columns]
+            [_comparison_cell(c, row.get(c), groups, row.get("overall", True)) for c in columns]
             for row in comparison.comparison.iter_rows(named=True)
         ]
         parts.append(
@@ -208,11 +208,11 @@ def _summary(inputs: ReportInputs) -> Markup:
     return Markup("").join(parts)
 
 
-def _comparison_cell(column: str, value: object, groups: list[str]) -> Markup:
+def _comparison_cell(column: str, value: object, groups: list[str], overall: bool = True) -> Markup:
     if column in ("baseline", "candidate", "correction"):
         return _html("<td>{{ v }}</td>", v=value)
-    if column in groups:
-        return _html("<td>{{ v }}</td>", v="all" if value is None else value)
+    if column in groups:  # "all" on the overall rows; a null group value is a group of its own
+        return _html("<td>{{ v }}</td>", v=("all" if overall else "(null)") if value is None else value)
     if column == "k":
         return _html('<td data-column="k">{{ v }}</td>', v=_label(value))
     return _cell(column, value)
@@ -245,9 +245,7 @@ def _cutoffs(inputs: ReportInputs) -> tuple[Markup, list[Figure]]:
             pl.col("k").cast(pl.String).fill_null("all").alias("label"), pl.col("ndcg")
         )
     for comparison in inputs.comparisons:
-        overall = comparison.comparison.filter(
-            pl.all_horizontal([pl.col(g).is_null() for g in comparison.group_columns] or [pl.lit(True)])
-        ).sort("k", nulls_last=True)
+        overall = comparison.overall().sort("k", nulls_last=True)
         for side in ("baseline", "candidate"):
             for name in overall[side].unique(maintain_order=True).to_list():
                 if name in curves:
@@ -359,11 +357,15 @@ def _groups(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
         groups = comparison.group_columns
         if not groups:
             continue
-        table = comparison.comparison.filter(
-            _at(k), pl.all_horizontal([pl.col(g).is_not_null() for g in groups])
-        ).with_columns(
-            pl.concat_str([pl.col(g).cast(pl.String) for g in groups], separator=" / ").alias("group"),
-            pl.concat_str(pl.col("candidate"), pl.lit(" vs "), pl.col("baseline")).alias("pair"),
+        # a null group value is a group of its own (the overall rows are marked apart)
+        group_label = pl.concat_str([pl.col(g).cast(pl.String).fill_null("(null)") for g in groups], separator=" / ")
+        table = (
+            comparison.by_group()
+            .filter(_at(k))
+            .with_columns(
+                group_label.alias("group"),
+                pl.concat_str(pl.col("candidate"), pl.lit(" vs "), pl.col("baseline")).alias("pair"),
+            )
         )
         png = figures.group_bars(
             table,
@@ -401,7 +403,10 @@ def _system_groups(grouped: list, k: int | None) -> tuple[Markup, list[Figure]]:
             for s in grouped
             if s.group_columns == groups
         ]
-    ).with_columns(pl.concat_str([pl.col(g).cast(pl.String) for g in groups], separator=" / ").alias("group"))
+    ).with_columns(
+        # a null group value is a group of its own
+        pl.concat_str([pl.col(g).cast(pl.String).fill_null("(null)") for g in groups], separator=" / ").alias("group")
+    )
     means = means.sort("group", maintain_order=True)
     png = figures.group_bars(
         means, "group", "ndcg", "system", f"Mean NDCG@{label} per {' / '.join(groups)}", "mean NDCG"

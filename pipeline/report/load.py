@@ -9,12 +9,29 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.aggregate import OVERALL
 from pipeline.compare import conventions_of, read_conventions
 from pipeline.errors import InvalidInput
 
 # Columns of the per-query table that are measures or keys; any other non-float column is
 # a group column (such as locale) carried along by the job that wrote the table.
 KNOWN_COLUMNS = frozenset({"query_id", "k", "cg", "dcg", "idcg", "ndcg", "ndcg_min", "ndcg_max"})
+
+
+def overall_rows(table: pl.DataFrame, group_columns: list[str]) -> pl.DataFrame:
+    """The rows over all queries of a grouped summary or comparison: those its ``overall``
+    column marks (a null group value is a group, not the overall row); outputs written before
+    that column existed marked them by null group columns."""
+    if OVERALL in table.columns:
+        return table.filter(pl.col(OVERALL))
+    return table.filter(pl.all_horizontal([pl.col(g).is_null() for g in group_columns] or [pl.lit(True)]))
+
+
+def group_rows(table: pl.DataFrame, group_columns: list[str]) -> pl.DataFrame:
+    """The rows of one group each (the complement of :func:`overall_rows`)."""
+    if OVERALL in table.columns:
+        return table.filter(~pl.col(OVERALL))
+    return table.filter(pl.all_horizontal([pl.col(g).is_not_null() for g in group_columns] or [pl.lit(False)]))
 
 
 @dataclass(frozen=True)
@@ -52,8 +69,16 @@ class ComparisonOutput:
         options = self.manifest.get("options")
         if isinstance(options, dict) and isinstance(options.get("group_by"), list):
             return [str(g) for g in options["group_by"]]
-        fixed = {"baseline", "candidate", "k"}
+        fixed = {"baseline", "candidate", "k", OVERALL}
         return [c for c in self.comparison.columns[: self.comparison.columns.index("k")] if c not in fixed]
+
+    def overall(self) -> pl.DataFrame:
+        """The comparison rows over all queries."""
+        return overall_rows(self.comparison, self.group_columns)
+
+    def by_group(self) -> pl.DataFrame:
+        """The comparison rows within one group (a null group value included)."""
+        return group_rows(self.comparison, self.group_columns)
 
     def conventions(self) -> dict[str, dict[str, object] | None]:
         recorded = self.manifest.get("conventions")
@@ -97,7 +122,7 @@ def load(paths: list[str]) -> ReportInputs:
                     name=_unique_name(path, [s.name for s in systems]),
                     path=path,
                     per_query=_read(path / "per_query.parquet"),
-                    summary=_read(path / "summary.parquet"),
+                    summary=_overall_summary(_read(path / "summary.parquet")),
                     conventions=read_conventions(str(path)),
                 )
             )
@@ -114,6 +139,12 @@ def _read(path: Path) -> pl.DataFrame:
     except (pl.exceptions.PolarsError, OSError) as error:
         first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
         raise InvalidInput(f"{path}: cannot read as parquet: {first_line}") from None
+
+
+def _overall_summary(summary: pl.DataFrame) -> pl.DataFrame:
+    """A grouped summary's overall rows (the report's summary is over all queries; groups are
+    drawn from the per-query tables), without the marker."""
+    return summary.filter(pl.col(OVERALL)).drop(OVERALL) if OVERALL in summary.columns else summary
 
 
 def _manifest(path: Path) -> dict[str, object]:
