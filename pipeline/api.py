@@ -176,7 +176,8 @@ def per_query(
     evaluation = evaluation or _options("per_query", options)
     _check_engine(engine)
     if engine == "spark":
-        return _spark(run, qrels, evaluation, columns, run_format, qrels_format).per_query.lazy()
+        checks = (allow_fractional_labels, warn_results_over)
+        return _spark(run, qrels, evaluation, columns, run_format, qrels_format, *checks).per_query.lazy()
     run, qrels = _frame_input(run, "run", columns), _frame_input(qrels, "qrels", columns)
     checked, parquet = _load(
         run,
@@ -239,7 +240,8 @@ def evaluate(
     _check_engine(engine)
     evaluation = evaluation or _options("evaluate", options)
     if engine == "spark":
-        return _spark(run, qrels, evaluation, columns, run_format, qrels_format)
+        checks = (allow_fractional_labels, warn_results_over)
+        return _spark(run, qrels, evaluation, columns, run_format, qrels_format, *checks)
     run, qrels = _frame_input(run, "run", columns), _frame_input(qrels, "qrels", columns)
     if memory_limit is not None and not _MEMORY_LIMIT.match(memory_limit):
         raise UsageError(f"cannot read memory limit {memory_limit!r}; expected a size such as 500MB, 4GB or 2GiB")
@@ -297,6 +299,16 @@ def _computed(
         threads=threads,
         memory_limit=memory_limit,
     )
+
+
+def _summary_of(per_query_table: pl.DataFrame, engine: str) -> pl.DataFrame:
+    """The summary the engine gives in one pass (each adds in its own way; the bits differ in
+    the last place between Polars' sums and DuckDB's window sums)."""
+    if engine == "duckdb":
+        from pipeline.engines import duckdb as duckdb_engine
+
+        return duckdb_engine.summarize(per_query_table)
+    return summarize(per_query_table.lazy()).collect()
 
 
 def _polars_plan(checked: Checked, evaluation: Evaluation) -> pl.LazyFrame:
@@ -374,7 +386,7 @@ def _evaluate_in_buckets(
     per_query_table = pl.concat(tables).sort(["query_id", "k"], nulls_last=False)
     return Result(
         per_query=per_query_table,
-        summary=summarize(per_query_table.lazy()).collect(),
+        summary=_summary_of(per_query_table, engine),
         evaluation=evaluation,
         engine=engine,
         warnings=merge_warnings(warnings),
@@ -769,9 +781,12 @@ def _spark(
     columns: Columns | None,
     run_format: str | None,
     qrels_format: str | None,
+    allow_fractional_labels: bool,
+    warn_results_over: int | None,
 ) -> Result:
     """The spark engine over Parquet paths or Spark DataFrames, its results brought back as
-    Polars frames. For results that stay in Spark, use :func:`pipeline.engines.spark.evaluate`."""
+    Polars frames, validated as on the other engines (with their warnings). For results that
+    stay in Spark, use :func:`pipeline.engines.spark.evaluate`."""
     from pipeline.engines import spark as spark_engine
 
     for value in (run, qrels):
@@ -784,8 +799,12 @@ def _spark(
         columns=columns,
         run_format=run_format,
         qrels_format=qrels_format,
+        allow_fractional_labels=allow_fractional_labels,
+        warn_results_over=warn_results_over,
     )
     per_query_table = pl.from_arrow(result.per_query.toArrow())
     summary = pl.from_arrow(result.summary.toArrow())
     assert isinstance(per_query_table, pl.DataFrame) and isinstance(summary, pl.DataFrame)
-    return Result(per_query=per_query_table, summary=summary, evaluation=evaluation, engine="spark")
+    return Result(
+        per_query=per_query_table, summary=summary, evaluation=evaluation, engine="spark", warnings=result.warnings
+    )

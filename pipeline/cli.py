@@ -851,6 +851,8 @@ def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
         spark=spark,
         run_format=args.run_format,
         qrels_format=args.qrels_format,
+        allow_fractional_labels=args.allow_fractional_labels,
+        warn_results_over=args.warn_results_over or None,
     )
     units = [unit.cached() for unit in units]  # each per-query table computed once, for summary and files
     try:
@@ -868,6 +870,8 @@ def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
                 check_trec_ids(pl.from_arrow(unit.per_query.select("query_id").toArrow()))  # type: ignore[arg-type]
         if args.out:
             spark_engine.write_units(units, args.out)
+        for unit in units:  # as the other engines log them: after the outputs, before stdout
+            _log_warnings(unit.warnings)
         _print_spark_units(args, evaluation, units, summaries)
     finally:
         for unit in units:

@@ -361,12 +361,12 @@ def test_cli_trec_output_matches_polars(spark: pyspark_sql.SparkSession, capsys:
     ("rows", "message"),
     [
         ({"query_id": ["q", "q"], "doc_id": ["a", "a"], "score": [1.0, 2.0]}, "'a' is listed 2 times for query 'q'"),
-        ({"query_id": ["q", "q"], "doc_id": ["a", None], "score": [1.0, 2.0]}, "column 'doc_id' holds a null"),
+        ({"query_id": ["q", "q"], "doc_id": ["a", None], "score": [1.0, 2.0]}, "column 'doc_id' has 1 null value(s)"),
         (
             {"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, float("nan")]},
-            "column 'score' holds a null or NaN",
+            "column 'score' has 1 NaN or infinite value(s), such as nan",
         ),
-        ({"query_id": ["q"], "doc_id": ["a"], "score": ["high"]}, "column 'score' must be numeric"),
+        ({"query_id": ["q"], "doc_id": ["a"], "score": ["high"]}, "column 'score' holds text such as 'high'"),
         ({"query_id": ["q"], "doc": ["a"], "score": [1.0]}, "missing column(s) 'doc_id'"),
     ],
 )

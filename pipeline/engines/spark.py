@@ -34,6 +34,7 @@ from urllib.parse import urlparse
 import sqlglot
 from sqlglot import exp
 
+from pipeline import rules
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import fs
@@ -364,6 +365,7 @@ class SparkResult:
     per_query: DataFrame
     summary: DataFrame
     evaluation: Evaluation
+    warnings: tuple[rules.ValidationWarning, ...] = ()
 
 
 def evaluate(
@@ -375,9 +377,12 @@ def evaluate(
     spark: SparkSession | None = None,
     run_format: str | None = None,
     qrels_format: str | None = None,
+    allow_fractional_labels: bool = False,
+    warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
 ) -> SparkResult:
     """Validate and evaluate Parquet paths (files, directories, globs, hive datasets) or
-    Spark DataFrames; ``qrels=None`` reads inline labels from the run."""
+    Spark DataFrames; ``qrels=None`` reads inline labels from the run. Validation is the other
+    engines' (:func:`check_inputs`); its warnings are in the result."""
     check_supported(evaluation_variables(evaluation))
     columns = columns or Columns()
     if spark is None:
@@ -385,7 +390,7 @@ def evaluate(
         spark = frame_session or session()
     run_input = _Input.read(spark, run, run_format, "run")
     qrels_input = None if qrels is None else _Input.read(spark, qrels, qrels_format, "qrels")
-    return _evaluate_inputs(run_input, qrels_input, evaluation, columns)
+    return _evaluate_inputs(run_input, qrels_input, evaluation, columns, allow_fractional_labels, warn_results_over)
 
 
 @dataclass(frozen=True)
@@ -401,17 +406,42 @@ class _Input:
         return cls(frame=_read(spark, value, format, name), name=name)
 
 
-def _evaluate_inputs(run: _Input, qrels: _Input | None, evaluation: Evaluation, columns: Columns) -> SparkResult:
+def _evaluate_inputs(
+    run: _Input,
+    qrels: _Input | None,
+    evaluation: Evaluation,
+    columns: Columns,
+    allow_fractional_labels: bool,
+    warn_results_over: int | None,
+) -> SparkResult:
+    inline = qrels is None
     qrels = qrels or _Input(frame=run.frame, name=f"{run.name} (inline labels)")
+    # as the other engines read them: inline labels are the run's three columns, and the run
+    # keeps its other columns but the label
     run_frame = _canonical(
-        run.frame, {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"}, run.name
+        run.frame,
+        {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"},
+        run.name,
+        drop=(columns.label,) if inline else (),
     )
     qrels_frame = _canonical(
-        qrels.frame, {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"}, qrels.name
+        qrels.frame,
+        {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"},
+        qrels.name,
+        others=not inline,
     )
-    run_frame, qrels_frame = check_inputs(run_frame, qrels_frame, run_name=run.name, qrels_name=qrels.name)
-    table = per_query(run_frame, qrels_frame, evaluation)
-    return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation)
+    checked = check_inputs(
+        run_frame,
+        qrels_frame,
+        run_name=run.name,
+        qrels_name=qrels.name,
+        columns=columns,
+        allow_fractional_labels=allow_fractional_labels,
+        warn_results_over=warn_results_over,
+        evaluation=evaluation,
+    )
+    table = per_query(checked.run, checked.qrels, evaluation)
+    return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation, warnings=checked.warnings)
 
 
 def _is_frame(value: object) -> bool:
@@ -518,7 +548,13 @@ class _HadoopFileSystem:
         return "dir" if status.isDirectory() else "file" if status.isFile() else "other"
 
 
-def _canonical(frame: DataFrame, wanted: dict[str, str], name: str) -> DataFrame:
+def _canonical(
+    frame: DataFrame, wanted: dict[str, str], name: str, *, others: bool = True, drop: Sequence[str] = ()
+) -> DataFrame:
+    """The ``wanted`` columns under their canonical names, first, then (``others``) the user's
+    other columns but ``drop``, as pipeline/io/read.py reads them for the other engines (they
+    show in validation's example rows). A user column that carries a canonical name it was not
+    given would shadow the renamed one, and is left out."""
     from pyspark.sql import functions
 
     found = frame.columns
@@ -526,52 +562,99 @@ def _canonical(frame: DataFrame, wanted: dict[str, str], name: str) -> DataFrame
     if missing:
         listed, present = ", ".join(map(repr, missing)), ", ".join(map(repr, found))
         raise InvalidInput(f"{name}: missing column(s) {listed}; columns found: {present}")
-    return frame.select(*(functions.col(f"`{source}`").alias(target) for source, target in wanted.items()))
+    kept = [c for c in found if c not in wanted and c not in wanted.values() and c not in drop] if others else []
+
+    def column(name: str) -> Any:
+        return functions.col("`" + name.replace("`", "``") + "`")
+
+    return frame.select(
+        *(column(source).alias(target) for source, target in wanted.items()), *(column(c) for c in kept)
+    )
 
 
-# --- validation (the checks of pipeline/validate.py, as Spark jobs) ---------------------------
+# --- validation: Spark measures the inputs, pipeline/rules.py decides ----------------------------
 
 
-def check_inputs(run: DataFrame, qrels: DataFrame, *, run_name: str, qrels_name: str) -> tuple[DataFrame, DataFrame]:
-    """Refuse what would give a silently wrong number: non-numeric scores or labels, nulls,
-    NaN scores, and documents listed twice for one query. Ids of different types on the two
-    sides (integers in one, strings in the other) are both compared as strings."""
+@dataclass(frozen=True)
+class SparkChecked:
+    """Validated inputs, ids of one type on both sides, and the warnings found on the way."""
+
+    run: DataFrame
+    qrels: DataFrame
+    warnings: tuple[rules.ValidationWarning, ...] = ()
+
+
+def check_inputs(
+    run: DataFrame,
+    qrels: DataFrame,
+    *,
+    run_name: str,
+    qrels_name: str,
+    columns: Columns | None = None,
+    allow_fractional_labels: bool = False,
+    warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
+    evaluation: Evaluation | None = None,
+) -> SparkChecked:
+    """The other engines' checks, exit codes and messages: Spark measures each input
+    (:mod:`pipeline.engines.spark_stats`: one job per input, one for the warnings) and
+    :mod:`pipeline.rules` decides. ``run`` has ``query_id, doc_id, score`` and ``qrels``
+    ``query_id, doc_id, relevance``, each maybe followed by other columns (shown in example
+    rows); ``columns`` gives the user's names for messages. ``evaluation`` (default: the
+    defaults) gives the duplicate policy and the gain. Ids of different types on the two
+    sides are aligned: BIGINT when both are integers, else STRING."""
+    from pyspark.sql import functions
+
+    from pipeline.engines import spark_stats as stats
+
+    evaluation = evaluation or Evaluation()
+    policy = rules.Policy(
+        columns=columns or Columns(),
+        allow_fractional_labels=allow_fractional_labels,
+        warn_results_over=warn_results_over,
+        run_duplicates=evaluation.duplicates,
+        evaluation=evaluation,
+    )
+    bound = rules.gain_bound(evaluation.gain)
+    measured: dict[str, rules.Measured] = {}
+    probes: dict[str, stats.SparkProbe] = {}
+    for frame, name, role, value_column in ((run, run_name, "run", "score"), (qrels, qrels_name, "qrels", "relevance")):
+        types = stats.column_types(frame, ("query_id", "doc_id", value_column))
+        probes[role] = stats.SparkProbe(frame, name, types, bound)
+        measured[role] = rules.Measured(name, role, types, probes[role])  # type: ignore[arg-type]
+        rules.check_types(measured[role], policy)
+    label, label_type = functions.col("relevance"), measured["qrels"].types["relevance"]
+    fractional = stats.fractional(label, label_type) if rules.counts_fractional(label_type, policy) else None
+    # ids aligned from the schemas alone, so that the warnings' counts join in the same job
+    aligned = _aligned_ids(run, qrels)
+    (run_stats, probes["run"].duplicate), (qrels_stats, probes["qrels"].duplicate), counts = stats.measure(
+        stats.Measure(run_name, run, "score"),
+        stats.Measure(
+            qrels_name,
+            qrels,
+            "relevance",
+            fractional_test=fractional,
+            over_gain_test=stats.over_gain(label, bound),
+        ),
+        stats.tally_counts(*aligned, evaluation, warn_results_over),
+    )
+    rules.check_stats(measured["run"], run_stats, measured["qrels"], qrels_stats, policy)
+    counts["negative_labels"] = qrels_stats.negative
+    tallies = stats.tallies(*aligned, evaluation, warn_results_over, counts, f"{run_name} and {qrels_name}")
+    run, qrels = aligned
+    return SparkChecked(run, qrels, rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy))
+
+
+def _aligned_ids(run: DataFrame, qrels: DataFrame) -> tuple[DataFrame, DataFrame]:
     from pyspark.sql import functions, types
 
-    for frame, name, value_column in ((run, run_name, "score"), (qrels, qrels_name, "relevance")):
-        data_type = frame.schema[value_column].dataType
-        if not isinstance(data_type, types.NumericType):
-            raise InvalidInput(f"{name}: column {value_column!r} must be numeric, found {data_type.simpleString()}")
-        for id_column in ("query_id", "doc_id"):
-            id_type = frame.schema[id_column].dataType
-            if not isinstance(id_type, (types.StringType, types.IntegralType)):
-                raise InvalidInput(
-                    f"{name}: column {id_column!r} must hold strings or integers, found {id_type.simpleString()}"
-                )
-    for id_column in ("query_id", "doc_id"):
-        if run.schema[id_column].dataType != qrels.schema[id_column].dataType:
-            run = run.withColumn(id_column, functions.col(id_column).cast("string"))
-            qrels = qrels.withColumn(id_column, functions.col(id_column).cast("string"))
-
-    for frame, name, value_column in ((run, run_name, "score"), (qrels, qrels_name, "relevance")):
-        bad_row = (
-            functions.col("query_id").isNull()
-            | functions.col("doc_id").isNull()
-            | functions.col(value_column).isNull()
-            | functions.isnan(functions.col(value_column).cast("double"))
-        )
-        counts = frame.groupBy("query_id", "doc_id").agg(
-            functions.count(functions.lit(1)).alias("copies"), functions.max(bad_row.cast("int")).alias("bad")
-        )
-        problem = counts.filter((functions.col("copies") > 1) | (functions.col("bad") > 0)).limit(1).collect()
-        if not problem:
+    for column in ("query_id", "doc_id"):
+        left, right = run.schema[column].dataType, qrels.schema[column].dataType
+        if left == right:
             continue
-        query, doc, copies = problem[0]["query_id"], problem[0]["doc_id"], problem[0]["copies"]
-        if copies > 1 and query is not None and doc is not None:
-            raise InvalidInput(f"{name}: document {doc!r} is listed {copies} times for query {query!r}")
-        example = frame.filter(bad_row).limit(1).collect()[0].asDict()
-        column = next(c for c in ("query_id", "doc_id", value_column) if example[c] is None or example[c] != example[c])
-        raise InvalidInput(f"{name}: column {column!r} holds a null or NaN, e.g. in row {example}")
+        integers = isinstance(left, types.IntegralType) and isinstance(right, types.IntegralType)
+        common = "bigint" if integers else "string"
+        run = run.withColumn(column, functions.col(column).cast(common))
+        qrels = qrels.withColumn(column, functions.col(column).cast(common))
     return run, qrels
 
 
@@ -611,14 +694,21 @@ class SparkUnit:
     partition: Partition | None
     per_query: DataFrame
     summary: DataFrame
+    warnings: tuple[rules.ValidationWarning, ...] = ()
 
     @classmethod
-    def of(cls, partition: Partition | None, per_query_table: DataFrame) -> SparkUnit:
+    def of(
+        cls,
+        partition: Partition | None,
+        per_query_table: DataFrame,
+        warnings: tuple[rules.ValidationWarning, ...] = (),
+    ) -> SparkUnit:
         """The unit of a per-query table (without partition columns) and its summary."""
         return cls(
             partition=partition,
             per_query=_with_partition_columns(per_query_table, partition),
             summary=_with_partition_columns(summarize(per_query_table), partition),
+            warnings=warnings,
         )
 
     def cached(self) -> SparkUnit:
@@ -627,7 +717,7 @@ class SparkUnit:
         table = self.per_query.persist()
         # summary.sql reads only query_id, k and the measures, so the partition columns ride along
         summary = _with_partition_columns(summarize(table), self.partition).persist()
-        return SparkUnit(self.partition, table, summary)
+        return SparkUnit(self.partition, table, summary, self.warnings)
 
     def unpersist(self) -> None:
         self.per_query.unpersist()
@@ -654,6 +744,8 @@ def evaluate_units(
     spark: SparkSession | None = None,
     run_format: str | None = None,
     qrels_format: str | None = None,
+    allow_fractional_labels: bool = False,
+    warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
     missing_qrels_partition: str = "error",
 ) -> list[SparkUnit]:
     """Evaluate ``run`` as the other engines' batch job does: a hive-partitioned directory
@@ -664,7 +756,8 @@ def evaluate_units(
     partition is listed or opened. Judgments are chosen as on the other engines
     (:func:`pipeline.io.partitions.judgments_partition`): the same partition's folder when
     they are partitioned like the run (a missing folder is an error unless
-    ``missing_qrels_partition="whole"``), otherwise whole."""
+    ``missing_qrels_partition="whole"``), otherwise whole. Each unit is validated as on the other
+    engines, and carries its warnings."""
     check_supported(evaluation_variables(evaluation))
     columns = columns or Columns()
     spark = spark or session()
@@ -680,8 +773,10 @@ def evaluate_units(
             spark=spark,
             run_format=run_format,
             qrels_format=qrels_format,
+            allow_fractional_labels=allow_fractional_labels,
+            warn_results_over=warn_results_over,
         )
-        return [SparkUnit(partition=None, per_query=result.per_query, summary=result.summary)]
+        return [SparkUnit(None, result.per_query, result.summary, result.warnings)]
     # Every partition is read (schemas only) before any is validated, so that an unreadable
     # one fails the job at once; judgments used by several partitions are read once.
     qrels_inputs: dict[str, _Input] = {}
@@ -692,7 +787,6 @@ def evaluate_units(
     ]
     inputs = []
     for partition, folder in zip(partitions, qrels_folders, strict=True):
-
         # a folder, whatever its name looks like
         run_input = _Input.read(spark, partition_path(run, partition), run_format or "parquet", "run")
         qrels_input = None
@@ -702,10 +796,12 @@ def evaluate_units(
                 qrels_inputs[qrels_path] = _Input.read(spark, qrels_path, qrels_format, "qrels")
             qrels_input = qrels_inputs[qrels_path]
         inputs.append((partition, run_input, qrels_input))
-    return [
-        SparkUnit.of(partition, _evaluate_inputs(run_input, qrels_input, evaluation, columns).per_query)
+    checks = (allow_fractional_labels, warn_results_over)
+    results = [
+        (partition, _evaluate_inputs(run_input, qrels_input, evaluation, columns, *checks))
         for partition, run_input, qrels_input in inputs
     ]
+    return [SparkUnit.of(partition, result.per_query, result.warnings) for partition, result in results]
 
 
 # --- outputs --------------------------------------------------------------------------------

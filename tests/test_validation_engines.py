@@ -1,0 +1,312 @@
+"""One set of validation rules for every engine: the same bad inputs give the same exit code,
+the same error message and the same warnings on Polars, on DuckDB (through the CLI; it is
+handed the inputs Polars validated) and on Spark (which measures the inputs with its own jobs
+and decides with the same pipeline/rules.py).
+
+Each case is written once as Parquet files and read by every engine from the same paths, so
+that the messages, which name the files, must be equal character for character. Each case also
+states its exit code and words its message must hold, so that agreeing engines are not
+agreeing on something wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import polars as pl
+import pytest
+
+from pipeline import api
+from pipeline.cli import main
+from pipeline.errors import NdcgError
+from pipeline.io.read import Columns
+from tests.conftest import run_cli
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ID_SCHEMA = {"query_id": pl.String, "doc_id": pl.String}
+
+
+def run_frame(scores: list | None = None, **columns: list) -> pl.DataFrame:
+    """q1 ranks a, b, c; q2 ranks a. ``columns`` replaces whole columns."""
+    data = {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "a"], "score": [3.0, 2.0, 1.0, 5.0]}
+    if scores is not None:
+        data["score"] = scores
+    data.update(columns)
+    return pl.DataFrame(data, schema_overrides={c: t for c, t in ID_SCHEMA.items() if c not in columns})
+
+
+def qrels_frame(labels: list | None = None, **columns: list) -> pl.DataFrame:
+    data = {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "c", "a"], "relevance": [1, 2, 1]}
+    if labels is not None:
+        data["relevance"] = labels
+    data.update(columns)
+    return pl.DataFrame(data, schema_overrides={c: t for c, t in ID_SCHEMA.items() if c not in columns})
+
+
+@dataclass(frozen=True)
+class Case:
+    """Inputs, options, and what must happen: ``code`` 0 with ``warnings`` (codes), or an
+    error whose message holds ``words``."""
+
+    run: pl.DataFrame
+    qrels: pl.DataFrame | None
+    code: int
+    words: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    allow_fractional_labels: bool = False
+    warn_results_over: int | None = 1000
+    options: dict = field(default_factory=dict)
+    columns: Columns = field(default_factory=Columns)
+
+
+NAN, INF = float("nan"), float("inf")
+CASES: dict[str, Case] = {
+    "clean": Case(run_frame(), qrels_frame(), 0),
+    "null query id": Case(
+        run_frame(query_id=["q1", None, "q1", "q2"]), qrels_frame(), 3, ("run.parquet", "'query_id'", "1 null", "'b'")
+    ),
+    "null doc id in qrels": Case(
+        run_frame(), qrels_frame(doc_id=["a", None, "a"]), 3, ("qrels.parquet", "'doc_id'", "1 null", "'q1'")
+    ),
+    "null score": Case(run_frame([3.0, None, 1.0, 5.0]), qrels_frame(), 3, ("'score'", "1 null", "'b'")),
+    "null label": Case(run_frame(), qrels_frame([1, None, 1]), 3, ("qrels.parquet", "'relevance'", "1 null")),
+    "NaN score": Case(run_frame([3.0, NAN, 1.0, 5.0]), qrels_frame(), 3, ("'score'", "NaN or infinite", "nan")),
+    "infinite score": Case(run_frame([INF, 2.0, 1.0, 5.0]), qrels_frame(), 3, ("'score'", "such as inf", "'a'")),
+    "minus infinite score": Case(run_frame([3.0, 2.0, 1.0, -INF]), qrels_frame(), 3, ("such as -inf", "'q2'")),
+    "NaN label": Case(run_frame(), qrels_frame([1.0, NAN, 1.0]), 3, ("'relevance'", "NaN or infinite", "nan")),
+    "infinite label": Case(run_frame(), qrels_frame([1.0, 2.0, INF]), 3, ("'relevance'", "such as inf")),
+    "fractional label": Case(
+        run_frame(), qrels_frame([1.0, 0.5, 1.0]), 3, ("'relevance'", "fractional", "0.5", "--allow-fractional-labels")
+    ),
+    "fractional label allowed": Case(run_frame(), qrels_frame([1.0, 0.5, 1.0]), 0, allow_fractional_labels=True),
+    "fractional decimal label": Case(
+        run_frame(),
+        qrels_frame([Decimal("1.00"), Decimal("0.50"), Decimal("1.00")]),
+        3,
+        ("fractional", "0.50"),
+    ),
+    "label beyond the largest gain": Case(
+        run_frame(), qrels_frame([1, 2000, 1]), 3, ("2000", "exceeds the largest gain"), options={"gain": "exponential"}
+    ),
+    "duplicate in run": Case(
+        run_frame(doc_id=["a", "b", "a", "a"]),
+        qrels_frame(),
+        3,
+        ("'a' is listed 2 times for query 'q1'", "--duplicates"),
+    ),
+    "duplicate in run, max-score kept": Case(
+        run_frame(doc_id=["a", "b", "a", "a"]), qrels_frame(), 0, options={"duplicates": "max-score"}
+    ),
+    "duplicate in qrels": Case(
+        run_frame(), qrels_frame(doc_id=["a", "a", "a"]), 3, ("qrels.parquet", "listed 2 times", "in the qrels")
+    ),
+    "duplicate in qrels under max-score": Case(
+        run_frame(), qrels_frame(doc_id=["a", "a", "a"]), 3, ("listed 2 times",), options={"duplicates": "max-score"}
+    ),
+    "empty run": Case(run_frame().head(0), qrels_frame(), 3, ("run.parquet", "no rows")),
+    "empty qrels": Case(run_frame(), qrels_frame().head(0), 3, ("qrels.parquet", "no rows")),
+    "text scores": Case(
+        run_frame(["3", "high", "1", "5"]), qrels_frame(), 3, ("'score'", "text such as 'high'", "type String")
+    ),
+    "numbers stored as text": Case(run_frame(["3", "2", "1", "5"]), qrels_frame(), 3, ("numbers stored as text",)),
+    "float ids": Case(run_frame(doc_id=[1.5, 2.5, 3.5, 1.5]), qrels_frame(), 3, ("'doc_id'", "Float64", "string or")),
+    "renamed score column": Case(
+        run_frame([3.0, NAN, 1.0, 5.0]).rename({"score": "s"}),
+        qrels_frame(),
+        3,
+        ("'s' (--score-col)", "NaN"),
+        columns=Columns(score="s"),
+    ),
+    "other columns shown in the example": Case(
+        run_frame([3.0, None, 1.0, 5.0], locale=["en", "de", "en", "ja"]), qrels_frame(), 3, ("'locale': 'de'",)
+    ),
+    "results over the warn limit": Case(
+        run_frame(), qrels_frame(), 0, warnings=("results_over_limit",), warn_results_over=1
+    ),
+    "warn limit off": Case(run_frame(), qrels_frame(), 0, warn_results_over=None),
+    "negative labels": Case(run_frame(), qrels_frame([1, -1, 1]), 0, warnings=("negative_labels",)),
+    "queries only on one side": Case(
+        run_frame(query_id=["q1", "q1", "q1", "q9"]),
+        qrels_frame(query_id=["q1", "q1", "q8"]),
+        0,
+        warnings=("queries_only_in_run", "queries_only_in_qrels"),
+    ),
+    "queries without relevant": Case(run_frame(), qrels_frame([0, 0, 1]), 0, warnings=("queries_without_relevant",)),
+    "queries without positive gain under a map": Case(
+        run_frame(), qrels_frame([1, 2, 2]), 0, warnings=("queries_without_relevant",), options={"gain": "2=0"}
+    ),
+    "ids integer on one side": Case(
+        run_frame(query_id=[1, 1, 1, 2], doc_id=[1, 2, 3, 1]),
+        qrels_frame(query_id=["1", "1", "3"], doc_id=["1", "3", "1"]),
+        0,
+        warnings=("queries_only_in_run", "queries_only_in_qrels"),
+    ),
+    "inline labels, fractional": Case(run_frame(relevance=[1.0, 0.5, 0.0, 1.0]), None, 3, ("(inline labels)", "0.5")),
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    error: str | None
+    warnings: tuple[str, ...]
+
+
+def write_case(case: Case, folder: Path) -> tuple[Path, Path | None]:
+    run = folder / "run.parquet"
+    case.run.write_parquet(run)
+    if case.qrels is None:
+        return run, None
+    qrels = folder / "qrels.parquet"
+    case.qrels.write_parquet(qrels)
+    return run, qrels
+
+
+def outcome(call: Callable[[], tuple]) -> Outcome:
+    try:
+        warnings = call()
+    except NdcgError as error:
+        return Outcome(error.exit_code, str(error), ())
+    return Outcome(0, None, tuple(str(warning) for warning in warnings))
+
+
+def by_polars(case: Case, run: Path, qrels: Path | None) -> Outcome:
+    return outcome(
+        lambda: (
+            api.evaluate(
+                str(run),
+                str(qrels) if qrels else None,
+                engine="polars",
+                columns=case.columns,
+                allow_fractional_labels=case.allow_fractional_labels,
+                warn_results_over=case.warn_results_over,
+                k=[3],
+                **case.options,
+            ).warnings
+        )
+    )
+
+
+def by_spark(spark: SparkSession, case: Case, run: Path, qrels: Path | None) -> Outcome:
+    from pipeline.engines import spark as spark_engine
+
+    return outcome(
+        lambda: (
+            spark_engine.evaluate(
+                str(run),
+                str(qrels) if qrels else None,
+                evaluation=api.make_evaluation(k=[3], **case.options),
+                columns=case.columns,
+                spark=spark,
+                allow_fractional_labels=case.allow_fractional_labels,
+                warn_results_over=case.warn_results_over,
+            ).warnings
+        )
+    )
+
+
+def cli_flags(case: Case, run: Path, qrels: Path | None) -> list[str]:
+    flags = ["--run", str(run), "--k", "3", "--warn-results-over", str(case.warn_results_over or 0)]
+    flags += ["--qrels", str(qrels)] if qrels else []
+    flags += ["--allow-fractional-labels"] if case.allow_fractional_labels else []
+    flags += [f"--{name.replace('_', '-')}={value}" for name, value in case.options.items()]
+    defaults = Columns()
+    for flag, given, default in (("--score-col", case.columns.score, defaults.score),):
+        flags += [flag, given] if given != default else []
+    return flags
+
+
+def from_stderr(code: int, stderr: str) -> Outcome:
+    """An outcome as the CLI prints it: ``ndcg: error: ...`` and ``ndcg: warning: ...``."""
+    lines = stderr.splitlines()
+    errors = [line.removeprefix("ndcg: error: ") for line in lines if line.startswith("ndcg: error: ")]
+    warnings = tuple(line.removeprefix("ndcg: warning: ") for line in lines if line.startswith("ndcg: warning: "))
+    assert "Traceback" not in stderr and len(errors) <= 1, stderr
+    return Outcome(code, errors[0] if errors else None, warnings)
+
+
+def assert_expected(case: Case, found: Outcome) -> None:
+    """What the case itself says must happen, whatever the engines agree on."""
+    assert found.code == case.code, found
+    for word in case.words:
+        assert found.error is not None and word in found.error, (word, found.error)
+    codes = {
+        "results_over_limit": "results in",
+        "negative_labels": "negative label",
+        "queries_only_in_run": "only in the run",
+        "queries_only_in_qrels": "only in the qrels",
+        "queries_without_relevant": "without any relevant document",
+    }
+    for code, words in codes.items():
+        assert any(words in warning for warning in found.warnings) == (code in case.warnings), (code, found)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_polars_and_duckdb_agree(tmp_path: Path, name: str) -> None:
+    case = CASES[name]
+    run, qrels = write_case(case, tmp_path)
+    polars = by_polars(case, run, qrels)
+    assert_expected(case, polars)
+    result = run_cli("evaluate", "--engine", "duckdb", *cli_flags(case, run, qrels))
+    assert from_stderr(result.returncode, result.stderr) == polars
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", list(CASES))
+def test_spark_agrees_with_polars(local_spark: SparkSession, tmp_path: Path, name: str) -> None:
+    case = CASES[name]
+    run, qrels = write_case(case, tmp_path)
+    polars = by_polars(case, run, qrels)
+    assert_expected(case, polars)
+    assert by_spark(local_spark, case, run, qrels) == polars
+
+
+@pytest.mark.spark
+def test_spark_refuses_first_duplicates_where_polars_keeps_them(local_spark: SparkSession, tmp_path: Path) -> None:
+    """The one documented difference: rows have no arrival order on Spark (exit 2, not a guess)."""
+    case = Case(run_frame(doc_id=["a", "b", "a", "a"]), qrels_frame(), 0, options={"duplicates": "first"})
+    run, qrels = write_case(case, tmp_path)
+    assert by_polars(case, run, qrels).code == 0
+    spark = by_spark(local_spark, case, run, qrels)
+    assert spark.code == 2 and spark.error is not None and "not supported on the spark engine" in spark.error
+
+
+# The CLI's spark path passes the validation flags and prints the warnings as the others do.
+
+
+def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    code = main(["evaluate", *args])
+    return from_stderr(code, capsys.readouterr().err)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", ["infinite score", "fractional label", "fractional label allowed"])
+def test_cli_spark_errors_and_flags_as_polars(
+    local_spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    case = CASES[name]
+    run, qrels = write_case(case, tmp_path)
+    flags = cli_flags(case, run, qrels)
+    by_spark_cli, by_polars_cli = (cli(["--engine", engine, *flags], capsys) for engine in ("spark", "polars"))
+    assert by_spark_cli == by_polars_cli
+    assert_expected(case, by_spark_cli)
+
+
+@pytest.mark.spark
+def test_cli_spark_prints_warnings_and_honours_the_limit(
+    local_spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = CASES["queries only on one side"]
+    run, qrels = write_case(case, tmp_path)
+    for limit in ("1", "0"):
+        flags = [*cli_flags(case, run, qrels), "--warn-results-over", limit]
+        by_spark_cli, by_polars_cli = (cli(["--engine", engine, *flags], capsys) for engine in ("spark", "polars"))
+        assert by_spark_cli == by_polars_cli and by_spark_cli.code == 0
+        assert any("more than 1 results" in w for w in by_spark_cli.warnings) == (limit == "1")
+        assert any("only in the qrels" in w for w in by_spark_cli.warnings)
