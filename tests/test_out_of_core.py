@@ -52,9 +52,11 @@ def test_buckets_give_the_one_pass_result(engine: str, limit: str, options: dict
     assert in_buckets.warnings == one_pass.warnings
 
 
-def test_polars_buckets_give_identical_bits() -> None:
-    one_pass = evaluate(RUN, QRELS, k=[3, 10], engine="polars")
-    in_buckets = evaluate(RUN, QRELS, k=[3, 10], engine="polars", memory_limit=SMALL_LIMIT)
+@pytest.mark.parametrize("options", [{}, {"tie_bounds": True}, {"empty_ideal": "nan"}])
+def test_buckets_give_identical_bits(engine: str, limit: str, options: dict) -> None:
+    # the summary of the buckets is taken by the engine's own summary, as in one pass
+    one_pass = evaluate(RUN, QRELS, k=[3, 10], engine=engine, **options)
+    in_buckets = evaluate(RUN, QRELS, k=[3, 10], engine=engine, memory_limit=limit, **options)
     assert in_buckets.per_query.equals(one_pass.per_query)
     assert in_buckets.summary.equals(one_pass.summary)
 

@@ -113,3 +113,26 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
     finally:
         connection.close()
     return per_query_table.lazy()
+
+
+def summarize(per_query_table: pl.DataFrame) -> pl.DataFrame:
+    """The summary of a per-query table by ``sql/summary.sql``: out of core, the buckets'
+    tables are summarised here, so that their summary has the bits of one pass on this engine."""
+    bounds = all(column in per_query_table.columns for column in TIE_BOUNDS_PER_QUERY)
+    complete = (
+        per_query_table.with_columns(
+            pl.lit(None, dtype=pl.Float64).alias("ndcg_min"),
+            pl.lit(None, dtype=pl.Float64).alias("ndcg_max"),
+            pl.lit(None, dtype=pl.Boolean).alias("ties_straddle_k"),
+        )
+        if not bounds
+        else per_query_table
+    )
+    connection = connect()
+    try:
+        connection.register("per_query", complete)
+        connection.execute(sql_file("summary.sql"))
+        summary = _from_arrow_stream(connection.sql("from summary"))
+    finally:
+        connection.close()
+    return summary if bounds else summary.drop(TIE_BOUNDS_SUMMARY)
