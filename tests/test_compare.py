@@ -252,3 +252,57 @@ def test_bad_inputs_are_named() -> None:
         compare_systems({"a": BASELINE})
     with pytest.raises(UsageError, match="unknown correction"):
         Options(correction="sidak")
+
+
+def test_a_null_group_value_is_a_group_apart_from_the_overall_rows() -> None:
+    locales = ["en", "en", None, None]
+    a = table([(f"q{i}", 10, 0.5) for i in range(4)], locale=locales)
+    b = table([(f"q{i}", 10, v) for i, v in enumerate((0.6, 0.7, 0.1, 0.3))], locale=locales)
+    comparison = compare_systems({"a": a, "b": b}, Options(group_by=("locale",), **FAST)).comparison
+    rows = [
+        (row["locale"], row["overall"], row["queries"], row["mean_difference"])
+        for row in comparison.iter_rows(named=True)
+    ]
+    assert rows == [
+        (None, True, 4, pytest.approx((0.1 + 0.2 - 0.4 - 0.2) / 4)),
+        (None, False, 2, pytest.approx((-0.4 - 0.2) / 2)),
+        ("en", False, 2, pytest.approx((0.1 + 0.2) / 2)),
+    ]
+    # one pair per family: no adjustment, and the overall row is not a family with the null group
+    assert comparison["p_adjusted_t"].to_list() == pytest.approx(comparison["p_value_t"].to_list())
+
+
+def test_convention_differences_name_what_changes_ndcg() -> None:
+    from pipeline.compare import convention_differences
+    from pipeline.spec import Evaluation, Gain
+
+    linear = Evaluation(cutoffs=(5, 10)).describe()
+    other_cutoffs = Evaluation(cutoffs=(10, 20), tie_bounds=True, all_queries=True).describe()
+    exponential = Evaluation(gain=Gain("exponential")).describe()
+    assert convention_differences({"a": linear, "b": other_cutoffs}) == ({}, [])
+    assert convention_differences({"a": linear, "b": exponential, "c": None}) == (
+        {"gain": {"a": "linear", "b": "exponential"}},
+        ["c"],
+    )
+    older = {key: value for key, value in linear.items() if key != "duplicates"}
+    assert convention_differences({"a": linear, "b": older})[0] == {"duplicates": {"a": "error", "b": "not recorded"}}
+
+
+def test_per_query_columns_of_the_wrong_type_are_named() -> None:
+    with pytest.raises(InvalidInput, match=r"b: column 'ndcg' holds String, e.g. '0.5'; expected numbers"):
+        compare_systems({"a": BASELINE, "b": BASELINE.with_columns(pl.col("ndcg").cast(pl.String))})
+    with pytest.raises(InvalidInput, match=r"b: column 'query_id' holds Float64"):
+        compare_systems({"a": BASELINE, "b": BASELINE.with_columns(pl.lit(1.5).alias("query_id"))})
+    integers = BASELINE.with_columns(pl.col("ndcg").round(0).cast(pl.Int32))  # 0/1 scores are numbers too
+    assert compare_systems({"a": BASELINE, "b": integers}, Options(**FAST)).comparison.height >= 1
+
+
+def test_resampling_and_seed_bounds() -> None:
+    with pytest.raises(UsageError, match="permutations must be at most 1,000,000"):
+        Options(permutations=1_000_001)
+    with pytest.raises(UsageError, match="bootstrap_samples must be at most"):
+        Options(bootstrap_samples=10**12)
+    with pytest.raises(UsageError, match="seed must be an integer from 0 to 9223372036854775807"):
+        Options(seed=2**63)
+    with pytest.raises(UsageError, match="cannot group by 'delta'"):
+        Options(group_by=("delta",))
