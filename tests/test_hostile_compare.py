@@ -112,6 +112,20 @@ def test_null_group_is_a_group_and_overall_rows_are_marked(data: dict[str, Path]
     assert "(null)" in result.stdout and "\n*" in result.stdout
 
 
+def test_grouped_trec_summary_holds_the_overall_lines(data: dict[str, Path], tmp_path: Path) -> None:
+    grouped, plain = tmp_path / "grouped", tmp_path / "plain"
+    for out, flags in ((grouped, ("--group-by", "locale")), (plain, ())):
+        result = run_cli(
+            "evaluate", "--run", data["nulls"], "--qrels", QRELS, "--k", "5", "--out-format", "trec", "--out", out,
+            *flags,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    lines = (grouped / "summary.trec").read_text().splitlines()
+    # the `all` lines of trec_eval: over every query, whatever the groups (and the null group)
+    assert [line.split("\t")[:2] for line in lines] == [["ndcg".ljust(22), "all"], ["ndcg_cut_5".ljust(22), "all"]]
+    assert lines == (plain / "summary.trec").read_text().splitlines()
+
+
 def test_compare_keeps_the_null_group_and_marks_overall_rows(data: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "cmp"
     result = run_cli(

@@ -55,8 +55,8 @@ def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
             _trec_line(measure_name(k), q, v, digits) for q, k, v in rows.select("query_id", "k", "ndcg").iter_rows()
         ]
     else:
-        keys = frame.columns[: frame.columns.index("k")]  # group columns: only their overall rows
-        overall = frame.filter(pl.all_horizontal(pl.col(c).is_null() for c in keys)) if keys else frame
+        # a grouped summary: only its overall rows (a null group value is a group, not overall)
+        overall = frame.filter(pl.col("overall")) if "overall" in frame.columns else frame
         lines = [_trec_line(measure_name(k), "all", v, digits) for k, v in overall.select("k", "ndcg").iter_rows()]
     return "\n".join(lines) + "\n"
 
