@@ -768,8 +768,8 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
         description=(
             "Write one HTML file (no network needed to open it) from outputs of `ndcg evaluate --out` and "
             "`ndcg compare --out`: summary, NDCG@k by k, per-query distributions, per-query differences, "
-            "per-group bars, conventions and tie diagnostics. Needs the report extra: "
-            "pip install 'ndcg-pipeline[report]'."
+            "per-group bars, conventions and tie diagnostics. Needs the report extra (from a checkout: "
+            "pip install -e '.[report]')."
         ),
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -783,7 +783,7 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pipeline.errors import UsageError
+    from pipeline.errors import UsageError, install_hint
 
     for flag, value in (("--html", args.html), ("--png", args.png)):
         if value is not None and not value.strip():
@@ -794,7 +794,7 @@ def _report(args: argparse.Namespace) -> int:
     except ImportError as missing:
         raise UsageError(
             f"ndcg report draws its figures with matplotlib and its page with Jinja2; {missing.name} is not "
-            "installed; install them with: pip install 'ndcg-pipeline[report]'"
+            f"installed; install them with: {install_hint('report')}"
         ) from None
     from pipeline.report import build_report
 

@@ -13,7 +13,7 @@ Two small rewrites make DuckDB's meaning hold on Spark (both tested):
 - tables ``run``, ``qrels`` and ``per_query`` are renamed to private temp views, aliased by
   their old names so qualified columns (``run.query_id``) still resolve.
 
-pyspark is an optional extra (``pip install 'ndcg-pipeline[spark]'``); it is imported only
+pyspark is an optional extra (``pip install -e '.[spark]'`` from a checkout); it is imported only
 when a Spark function runs. Spark needs Java, which is checked before the JVM is started.
 """
 
@@ -35,7 +35,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline import rules
-from pipeline.errors import InvalidInput, UsageError
+from pipeline.errors import InvalidInput, UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import fs
 from pipeline.io.partitions import Partition, judgments_partition, select_partitions
@@ -46,8 +46,6 @@ from pipeline.sql_files import VARIABLES, evaluation_variables, sql_file
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-INSTALL_HINT = "pip install 'ndcg-pipeline[spark]'"
 
 # The files of sql/ that are plain queries over views, and so portable to Spark.
 # (inputs.sql uses DuckDB's read_parquet and COLUMNS(lambda ...); ndcg.sql and export.sql are
@@ -242,7 +240,7 @@ def require_pyspark() -> None:
     try:
         import pyspark  # noqa: F401
     except ImportError:
-        raise UsageError(f"the spark engine needs pyspark, which is not installed: {INSTALL_HINT}") from None
+        raise UsageError(f"the spark engine needs pyspark, which is not installed: {install_hint('spark')}") from None
 
 
 def java_available(environ: Mapping[str, str] | None = None) -> bool:
