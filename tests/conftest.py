@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -79,3 +79,20 @@ def local_spark() -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture
+def spark_cli(
+    local_spark: SparkSession, capsys: pytest.CaptureFixture[str]
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The command line run in this process on the session's Spark, with its exit code and
+    output as :func:`run_cli` gives them: a subprocess would start a JVM of its own (20-60 s)."""
+    from pipeline.cli import main
+
+    def run(*args: object) -> subprocess.CompletedProcess[str]:
+        argv = [str(arg) for arg in args]
+        code = main(argv)
+        captured = capsys.readouterr()
+        return subprocess.CompletedProcess(argv, code, captured.out, captured.err)
+
+    return run

@@ -6,6 +6,7 @@ problem, and that ``--out`` is untouched (or, for inputs that must be read, the 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -44,8 +45,8 @@ def untouched(out: Path) -> bool:
     )
 
 
-def refused(engine: str, out: Path, *args: object, code: int = 3) -> str:
-    result = run_cli("evaluate", *args, "--k", "2", "--out", out, "--engine", engine)
+def refused(engine: str, out: Path, *args: object, code: int = 3, cli: Callable = run_cli) -> str:
+    result = cli("evaluate", *args, "--k", "2", "--out", out, "--engine", engine)
     assert result.returncode == code, result.stderr
     assert "internal error" not in result.stderr and "Traceback" not in result.stderr
     assert untouched(out)
@@ -377,7 +378,7 @@ def small_qrels_file(tmp_path: Path) -> Path:
 
 
 @pytest.mark.spark
-def test_spark_reads_hidden_files_and_output_folders_as_the_other_engines(tmp_path: Path) -> None:
+def test_spark_reads_hidden_files_and_output_folders_as_the_other_engines(tmp_path: Path, spark_cli: Callable) -> None:
     """One JVM: a Spark output folder (with _temporary/, .crc, _SUCCESS and an
     _inprogress.parquet) as the run, partitioned judgments with hidden files, one partition."""
     runs = tmp_path / "runs"
@@ -386,19 +387,19 @@ def test_spark_reads_hidden_files_and_output_folders_as_the_other_engines(tmp_pa
     qrels = days(tmp_path / "qrels", SMALL_QRELS, ("1",))
     SMALL_QRELS.with_columns(relevance=pl.lit(0)).write_parquet(qrels / "dt=1" / "_inprogress.parquet")
     out = tmp_path / "out"
-    result = run_cli("evaluate", "--engine", "spark", "--run", runs, "--qrels", qrels, "--k", "2", "--out", out)
+    result = spark_cli("evaluate", "--engine", "spark", "--run", runs, "--qrels", qrels, "--k", "2", "--out", out)
     assert result.returncode == 0, result.stderr
     assert_small(read_ndcg_at_2(out))
 
 
 @pytest.mark.spark
-def test_spark_refuses_what_the_other_engines_refuse(tmp_path: Path, out: Path) -> None:
-    """One JVM: a judgments partition missing, then (after it is given) a stray file beside the
-    run's partition folders and a schema drift, each exit 3 naming the path."""
+def test_spark_refuses_what_the_other_engines_refuse(tmp_path: Path, out: Path, spark_cli: Callable) -> None:
+    """A judgments partition missing, then (after it is given) a stray file beside the run's
+    partition folders and a schema drift, each exit 3 naming the path."""
     runs = days(tmp_path / "runs", SMALL_RUN, ("1", "2"))
     qrels = days(tmp_path / "qrels", SMALL_QRELS, ("1",))
-    stderr = refused("spark", out, "--run", runs, "--qrels", qrels)
+    stderr = refused("spark", out, "--run", runs, "--qrels", qrels, cli=spark_cli)
     assert f"{qrels}/dt=2: no such folder" in stderr
     SMALL_RUN.write_parquet(runs / "loose.parquet")
-    stderr = refused("spark", out, "--run", runs, "--qrels", qrels)
+    stderr = refused("spark", out, "--run", runs, "--qrels", qrels, cli=spark_cli)
     assert f"{runs}/loose.parquet: beside the partition folders" in stderr

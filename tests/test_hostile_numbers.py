@@ -13,6 +13,7 @@ import math
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -564,18 +565,21 @@ def test_no_relevant_warning_under_each_convention(tmp_path: Path, options: dict
     ],
     ids=["exponential-1024", "decimal-1.50"],
 )
-def test_spark_refuses_alike(tmp_path: Path, labels: pa.Array, args: tuple[str, ...], words: tuple[str, ...]) -> None:
+def test_spark_refuses_alike(
+    tmp_path: Path, spark_cli: Callable, labels: pa.Array, args: tuple[str, ...], words: tuple[str, ...]
+) -> None:
     run, qrels = labelled_inputs(tmp_path, labels)
     out = kept(tmp_path / "out")
-    done = evaluate_cli("spark", run, qrels, out, "--k", "1", *args)
+    done = spark_cli("evaluate", "--run", run, "--qrels", qrels, "--engine", "spark", "--out", out, "--k", "1", *args)
     assert_refused(done, out, 3, *words)
 
 
 @pytest.mark.spark
-def test_spark_no_relevant_warning_follows_the_gain(tmp_path: Path) -> None:
+def test_spark_no_relevant_warning_follows_the_gain(tmp_path: Path, spark_cli: Callable) -> None:
     run, qrels = labelled_inputs(tmp_path, pa.array([0, 0], pa.int64()))
-    default = evaluate_cli("spark", run, qrels, tmp_path / "default", "--k", "1")
+    common = ("evaluate", "--run", run, "--qrels", qrels, "--engine", "spark", "--k", "1")
+    default = spark_cli(*common, "--out", tmp_path / "default")
     assert default.returncode == 0 and "without any relevant document" in default.stderr, default.stderr
-    mapped = evaluate_cli("spark", run, qrels, tmp_path / "mapped", "--k", "1", "--gain", "0=1")
+    mapped = spark_cli(*common, "--out", tmp_path / "mapped", "--gain", "0=1")
     assert mapped.returncode == 0, mapped.stderr
     assert "without any relevant document" not in mapped.stderr
