@@ -14,8 +14,9 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.errors import UsageError
+from pipeline.spec import MEASURE_NAMES, PRIMARY_MEASURE
 
-MEASURES = ("cg", "dcg", "idcg", "ndcg")
+MEASURES = MEASURE_NAMES
 TIE_BOUNDS = ("ndcg_min", "ndcg_max")
 # An order of ties changes a query's score when its bounds differ by more than this. Bounds
 # of ties among equal gains sum the same values in the same order, so they are equal exactly.
@@ -49,7 +50,9 @@ def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] 
     columns null). With tie bounds in ``per_query``, also the means ``ndcg_min``,
     ``ndcg_max`` and ``tie_sensitive_queries``, how many queries an order of ties could score
     differently."""
-    counted = pl.col("ndcg").is_not_null()
+    # every measure is a mean over the evaluated queries (spec.Measure.aggregate): those whose
+    # primary measure is not null
+    counted = pl.col(PRIMARY_MEASURE).is_not_null()
     columns = per_query.collect_schema().names()
     measures = [m for m in (*MEASURES, *TIE_BOUNDS) if m in columns]
     # Means as running sums in query order (a plain mean() would let the optimizer drop the

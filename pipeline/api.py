@@ -11,14 +11,13 @@
 from __future__ import annotations
 
 import errno
-import inspect
 import logging
 import math
 import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +40,16 @@ from pipeline.io.read import (
     scan_qrels,
     scan_run,
 )
-from pipeline.spec import Discount, Evaluation, Gain, Profile, SpecError, parse_cutoffs, profile_named
+from pipeline.spec import (
+    CONVENTION,
+    CONVENTIONS,
+    Convention,
+    Evaluation,
+    Profile,
+    SpecError,
+    parse_cutoffs,
+    profile_named,
+)
 from pipeline.validate import (
     DEFAULT_WARN_RESULTS_OVER,
     WARNING_EXAMPLES,
@@ -74,60 +82,51 @@ class Result:
 
 
 def make_evaluation(
-    *,
-    k: Iterable[int] | str = (5, 10, 20),
-    profile: str | None = None,
-    gain: str | Gain | None = None,
-    discount: str | Discount | None = None,
-    log_base: float | None = None,
-    all_queries: bool | None = None,
-    max_results: int | None = None,
-    ties: str | None = None,
-    ideal: str | None = None,
-    empty_ideal: str | None = None,
-    unjudged: str | None = None,
-    duplicates: str | None = None,
-    relevance_threshold: float | None = None,
-    tie_bounds: bool | None = None,
+    *, k: Iterable[int] | str = CONVENTION["k"].default, profile: str | None = None, **options: Any
 ) -> Evaluation:
     """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them.
 
-    ``profile`` names a bundle of conventions (:data:`pipeline.spec.PROFILES`); every other
-    option left as None keeps the profile's choice, or the default without a profile.
+    ``options`` are the conventions of :data:`pipeline.spec.CONVENTIONS` by name (``gain``,
+    ``discount``, ``log_base``, ``ties``, ``ideal``, ...); each means what its flag means.
+    ``profile`` names a bundle of conventions (:data:`pipeline.spec.PROFILES`); every option
+    left out or None keeps the profile's choice, or the default without a profile.
 
     >>> make_evaluation(k=[3], profile="lightgbm", empty_ideal="zero").describe()["empty_ideal"]
     'zero'
+    >>> str(make_evaluation(discount="jk", log_base=3).discount)
+    'jk(base=3)'
     """
+    unknown = sorted(set(options) - set(CONVENTION))
+    if unknown:
+        raise UsageError(
+            f"unknown option(s) {', '.join(map(repr, unknown))}; options are {', '.join(_EVALUATION_OPTIONS)}"
+        )
     try:
         chosen = profile_named(profile) if profile is not None else Profile("default", "defaults", ())
-        if isinstance(discount, str) or log_base is not None:
-            base = dict(chosen.settings).get("discount", Discount())
-            assert isinstance(base, Discount)
-            kind = discount if isinstance(discount, str) else base.kind
-            discount = Discount(kind, log_base=log_base if log_base is not None else base.log_base)  # type: ignore[arg-type]
-        overrides = {
-            "gain": Gain.parse(gain) if isinstance(gain, str) else gain,
-            "discount": discount,
-            "all_queries": all_queries,
-            "max_results": max_results,
-            "ties": ties,
-            "ideal": ideal,
-            "empty_ideal": empty_ideal,
-            "unjudged": unjudged,
-            "duplicates": duplicates,
-            "relevance_threshold": relevance_threshold,
-            "tie_bounds": tie_bounds,
-        }
-        cutoffs = _cutoffs(k)
-        return chosen.evaluation(
-            cutoffs=cutoffs, **{name: value for name, value in overrides.items() if value is not None}
-        )
+        settings = dict(chosen.settings)
+        for convention in CONVENTIONS:  # in the registry's order: a field before its parts
+            value = options.get(convention.name)
+            if value is not None:
+                _set(settings, convention, value)
+        return chosen.evaluation(cutoffs=_cutoffs(k), **settings)
     except SpecError as error:
         raise UsageError(str(error)) from None
 
 
+def _set(settings: dict[str, object], convention: Convention, value: object) -> None:
+    """One option into the settings of an Evaluation: a text read as its flag reads it (a gain
+    map), a part of a field (``log_base`` of ``discount``) set on the profile's or default one."""
+    if isinstance(value, str) and convention.from_text is not None:
+        value = convention.from_text(value)
+    attribute, _, part = convention.field.partition(".")
+    if part and not is_dataclass(value):
+        value = replace(settings.get(attribute, _DEFAULT_EVALUATION_FIELDS[attribute]), **{part: value})  # type: ignore[type-var]
+    settings[attribute] = value
+
+
+_DEFAULT_EVALUATION_FIELDS = {name: field.default for name, field in Evaluation.__dataclass_fields__.items()}
 # the keyword options of the front functions, as make_evaluation names them
-_EVALUATION_OPTIONS: tuple[str, ...] = tuple(inspect.signature(make_evaluation).parameters)
+_EVALUATION_OPTIONS: tuple[str, ...] = ("k", "profile", *(c.name for c in CONVENTIONS if c.name != "k"))
 
 
 def _cutoffs(k: object) -> tuple[int, ...]:

@@ -60,13 +60,13 @@ import polars as pl
 
 from pipeline.aggregate import OVERALL, check_group_names
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
-from pipeline.spec import Evaluation
+from pipeline.spec import PRIMARY_MEASURE, Evaluation
 from pipeline.validate import is_id_type
 
 TIE_TOLERANCE = 1e-12
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni")
 KEY = ("query_id", "k")
-SCORE = "ndcg"
+SCORE = PRIMARY_MEASURE
 # Resampling works on (draws x queries) blocks of at most this many cells, so memory stays
 # bounded however many queries or resamples are asked for.
 _BLOCK_CELLS = 2_000_000
@@ -77,7 +77,7 @@ MAX_RESAMPLES = 1_000_000
 MAX_SEED = 2**63 - 1
 # Columns of the comparison and deltas tables: no group column may take one of these names.
 RESERVED_COLUMNS = frozenset(
-    {"query_id", "k", "ndcg", "ndcg_baseline", "ndcg_candidate", "delta", "in_baseline", "in_candidate", OVERALL}
+    {"query_id", "k", SCORE, f"{SCORE}_baseline", f"{SCORE}_candidate", "delta", "in_baseline", "in_candidate", OVERALL}
 )
 
 

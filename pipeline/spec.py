@@ -103,8 +103,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
-from typing import Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
 
 GainKind = Literal["linear", "exponential", "binary"]
 DiscountKind = Literal["log2", "jk"]
@@ -113,14 +114,6 @@ Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
 Unjudged = Literal["zero", "drop"]
 Duplicates = Literal["error", "first", "max-score"]
-
-GAIN_KINDS: tuple[str, ...] = ("linear", "exponential", "binary")
-DISCOUNT_KINDS: tuple[str, ...] = ("log2", "jk")
-TIES: tuple[str, ...] = ("docid-desc", "input-order", "average")
-IDEALS: tuple[str, ...] = ("judged", "retrieved", "judged-cut-at-hits")
-EMPTY_IDEALS: tuple[str, ...] = ("zero", "one", "skip", "nan")
-UNJUDGED: tuple[str, ...] = ("zero", "drop")
-DUPLICATES: tuple[str, ...] = ("error", "first", "max-score")
 
 # The largest gain, in magnitude, a label may earn (see the module docstring): sums of up to
 # 1.7e8 such gains stay finite in a double (1.8e308).
@@ -259,6 +252,420 @@ def is_relevant(label: float, relevance_threshold: float | None = None) -> bool:
     return label > 0 if relevance_threshold is None else label >= relevance_threshold
 
 
+# --- the registry ---------------------------------------------------------------------------
+# Every convention and every measure is defined once, here. The command-line flags and config
+# keys (pipeline/cli.py), the API's options (pipeline/api.py::make_evaluation), the SQL
+# variables (pipeline/sql_files.py) and their Spark types and refusals (engines/spark.py),
+# Evaluation.describe(), `ndcg profiles` and the README's tables are generated from it.
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One value of a convention.
+
+    ``shown`` is how :meth:`Evaluation.describe` writes it into outputs (default: the value);
+    ``spark_refuses`` is why the Spark engine refuses it, if it does (refused, never ignored).
+    """
+
+    value: str
+    description: str
+    shown: str = ""
+    spark_refuses: str = ""
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A ``getvariable('name')`` of ``sql/``, its Spark type, and its value for an evaluation."""
+
+    name: str
+    spark_type: str
+    value: Callable[[Evaluation], Any]
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One option of an evaluation: its flag ``--name`` (dashes), config key (the same) and
+    API keyword ``name`` (underscores), all meaning the same.
+
+    ``field`` is the :class:`Evaluation` field it sets, or ``field.part`` for a part of one
+    (``--log-base`` sets ``discount.log_base``). ``choices`` are its values (``open`` when
+    other texts are accepted as well, as gain maps are, in the ``syntax`` described);
+    ``parse`` reads a flag's or config key's text into the flag's value, ``from_text`` reads
+    that value (and the API's text) into the field's (a gain map); ``switch`` makes it a
+    yes/no flag. ``described_as`` is its key in
+    :meth:`Evaluation.describe` (None: shown inside another one's), with ``show`` turning
+    the field's value into what is written there.
+    """
+
+    name: str
+    field: str
+    help: str
+    default: Any
+    choices: tuple[Choice, ...] = ()
+    open: bool = False
+    parse: Callable[[str], Any] | None = None
+    from_text: Callable[[str], Any] | None = None
+    switch: bool = False
+    metavar: str | None = None
+    syntax: str = ""
+    flag_default: Any = None
+    variables: tuple[Variable, ...] = ()
+    described_as: str | None = None
+    show: Callable[[Any], object] | None = None
+    notes: tuple[tuple[str, str], ...] = ()
+    in_profiles: bool = False
+
+    @property
+    def attribute(self) -> str:
+        """The :class:`Evaluation` field holding this convention (``discount`` for ``discount.kind``)."""
+        return self.field.split(".")[0]
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(choice.value for choice in self.choices)
+
+    def choice(self, value: str) -> Choice:
+        return next(choice for choice in self.choices if choice.value == value)
+
+    @property
+    def flag_help(self) -> str:
+        """The help of the flag: its summary, then each choice with its line."""
+        if not self.choices:
+            return self.help
+        listed = "; ".join(
+            f"{c.value}{' (default)' if c.value == self.default else ''}: {c.description}"
+            + (" (not on the spark engine)" if c.spark_refuses else "")
+            for c in self.choices
+        )
+        return f"{self.help}: {listed}" + (f"; or {self.syntax}" if self.syntax else "")
+
+    def describe(self, value: Any) -> object:
+        if self.show is not None:
+            return self.show(value)
+        if self.choices and isinstance(value, str):
+            return self.choice(value).shown or value
+        return value
+
+
+def positive_int(text: str) -> int:
+    """A flag's or config key's positive integer (``--max-results``)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise SpecError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def _relevant(threshold: float | None) -> str:
+    return "label > 0" if threshold is None else f"label >= {_short(threshold)}"
+
+
+def _gain_map(evaluation: Evaluation) -> tuple[list[float], list[float]] | None:
+    levels = evaluation.gain.levels
+    return ([level for level, _ in levels], [gain for _, gain in levels]) if levels else None
+
+
+def _variable(name: str, spark_type: str) -> Variable:
+    """The variable of the same name as an Evaluation field, bound to that field's value."""
+    return Variable(name, spark_type, lambda evaluation: getattr(evaluation, name))
+
+
+CONVENTIONS: tuple[Convention, ...] = (
+    Convention(
+        "k",
+        "cutoffs",
+        "cutoffs, e.g. 5,10,20; the whole ranking is always added",
+        default=(5, 10, 20),
+        flag_default="5,10,20",
+        syntax="comma-separated positive integers",
+        variables=(Variable("ks", "ARRAY<BIGINT>", lambda evaluation: list(evaluation.cutoffs)),),
+        described_as="cutoffs",
+        show=list,
+    ),
+    Convention(
+        "gain",
+        "gain",
+        "how a label becomes a gain",
+        default="linear",
+        choices=(
+            Choice("linear", "gain = label (trec_eval)"),
+            Choice("exponential", "gain = 2^label - 1 (LightGBM, XGBoost, Elasticsearch)"),
+            Choice("binary", "1 for a relevant label, else 0 (Spark MLlib)"),
+        ),
+        open=True,
+        from_text=Gain.parse,
+        syntax="a map like 1=3,2=9 (trec_eval's: a mapped level gains its value, an unmapped one keeps its own)",
+        variables=(
+            Variable("gain", "STRING", lambda evaluation: evaluation.gain.kind),
+            Variable("gain_map", "MAP<DOUBLE, DOUBLE>", _gain_map),
+        ),
+        described_as="gain",
+        show=str,
+        in_profiles=True,
+    ),
+    Convention(
+        "discount",
+        "discount.kind",
+        "how rank i is discounted",
+        default="log2",
+        choices=(
+            Choice("log2", "1/log2(i+1) (trec_eval)"),
+            Choice("jk", "Jarvelin-Kekalainen: 1/max(1, log_b(i)), b from --log-base"),
+        ),
+        variables=(Variable("discount", "STRING", lambda evaluation: evaluation.discount.kind),),
+        described_as="discount",
+        show=str,
+        in_profiles=True,
+    ),
+    Convention(
+        "log_base",
+        "discount.log_base",
+        "base b of the jk discount (default 2)",
+        default=2.0,
+        parse=float,
+        metavar="B",
+        variables=(Variable("log_base", "DOUBLE", lambda evaluation: evaluation.discount.log_base),),
+    ),
+    Convention(
+        "ties",
+        "ties",
+        "tied scores",
+        default="docid-desc",
+        choices=(
+            Choice(
+                "docid-desc",
+                "doc_id descending, in string order (trec_eval)",
+                "score desc, then doc_id desc (string order)",
+            ),
+            Choice(
+                "input-order",
+                "the order rows arrive, or the run's 'rank' column when it has one (LightGBM, XGBoost, Spark)",
+                "input rank, else score desc, then input order",
+                spark_refuses="rows have no arrival order on Spark; give scores without ties or use docid-desc",
+            ),
+            Choice("average", "tied documents share their mean gain (scikit-learn)", "score desc, tied gains averaged"),
+        ),
+        variables=(_variable("ties", "STRING"),),
+        described_as="ties",
+        in_profiles=True,
+    ),
+    Convention(
+        "ideal",
+        "ideal",
+        "the ideal ranking",
+        default="judged",
+        choices=(
+            Choice("judged", "every judged document (trec_eval)", "every judged document with positive gain"),
+            Choice(
+                "retrieved",
+                "only the retrieved documents (scikit-learn, LightGBM, XGBoost)",
+                "the retrieved documents with positive gain",
+            ),
+            Choice(
+                "judged-cut-at-hits",
+                "every judged document, cut at the number of results (Elasticsearch)",
+                "every judged document with positive gain, cut at the number of results",
+            ),
+        ),
+        variables=(_variable("ideal", "STRING"),),
+        described_as="ideal",
+        in_profiles=True,
+    ),
+    Convention(
+        "empty_ideal",
+        "empty_ideal",
+        "NDCG of a query whose IDCG is 0",
+        default="zero",
+        choices=(
+            Choice("zero", "0 (trec_eval, scikit-learn, Spark)"),
+            Choice("one", "1 (LightGBM, XGBoost)"),
+            Choice("skip", "left out of the summary (and of its query count)"),
+            Choice("nan", "NaN, which propagates into the means"),
+        ),
+        variables=(_variable("empty_ideal", "STRING"),),
+        described_as="empty_ideal",
+        in_profiles=True,
+    ),
+    Convention(
+        "unjudged",
+        "unjudged",
+        "documents absent from the qrels (or with a negative label)",
+        default="zero",
+        choices=(
+            Choice("zero", "gain 0", "gain 0"),
+            Choice("drop", "removed from the ranking before cutting at k (trec_eval -J)", "dropped from the ranking"),
+        ),
+        variables=(_variable("unjudged", "STRING"),),
+        described_as="unjudged",
+        notes=(("negative_labels", "unjudged, gain 0"),),
+        in_profiles=True,
+    ),
+    Convention(
+        "relevance_threshold",
+        "relevance_threshold",
+        "labels >= this are relevant (trec_eval -l; default: label > 0); used by the binary gain",
+        default=None,
+        parse=float,
+        metavar="T",
+        variables=(_variable("relevance_threshold", "DOUBLE"),),
+        described_as="relevant",
+        show=_relevant,
+    ),
+    Convention(
+        "all_queries",
+        "all_queries",
+        "qrels queries missing from the run score 0 (trec_eval -c)",
+        default=False,
+        switch=True,
+        variables=(_variable("all_queries", "BOOLEAN"),),
+        described_as="all_queries",
+        in_profiles=True,
+    ),
+    Convention(
+        "max_results",
+        "max_results",
+        "keep the N best-ranked results per query (trec_eval -M)",
+        default=None,
+        parse=positive_int,
+        metavar="N",
+        variables=(_variable("max_results", "BIGINT"),),
+        described_as="max_results",
+    ),
+    Convention(
+        "duplicates",
+        "duplicates",
+        "a document twice in one query of the run",
+        default="error",
+        choices=(
+            Choice("error", "an error (exit 3)"),
+            Choice(
+                "first",
+                "keep its first row to arrive",
+                spark_refuses="rows have no arrival order on Spark, so 'the first' duplicate is undefined",
+            ),
+            Choice("max-score", "keep its best-scored row (the first to arrive among equal scores)"),
+        ),
+        variables=(_variable("duplicates", "STRING"),),
+        described_as="duplicates",
+        in_profiles=True,
+    ),
+    Convention(
+        "tie_bounds",
+        "tie_bounds",
+        "also the lowest and highest NDCG any order of tied scores gives (ndcg_min, ndcg_max), whether ties "
+        "straddle each cutoff, and how many queries ties can change",
+        default=False,
+        switch=True,
+        variables=(_variable("tie_bounds", "BOOLEAN"),),
+        described_as="tie_bounds",
+    ),
+)
+CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
+
+# The choices a plain Evaluation field must take (gain and discount kinds are checked by Gain
+# and Discount, which also accept parameters).
+CHOICES: dict[str, tuple[str, ...]] = {
+    c.field: c.values for c in CONVENTIONS if c.choices and not c.open and c.field == c.name
+}
+GAIN_KINDS: tuple[str, ...] = CONVENTION["gain"].values
+DISCOUNT_KINDS: tuple[str, ...] = CONVENTION["discount"].values
+# The variables of sql/ that an evaluation binds, in the order of the conventions.
+SQL_VARIABLES: tuple[Variable, ...] = tuple(variable for c in CONVENTIONS for variable in c.variables)
+
+
+def spark_refusals() -> dict[str, dict[str, str]]:
+    """``{variable: {value: why}}``: the choices the Spark engine refuses, and why."""
+    return {
+        c.variables[0].name: {choice.value: choice.spark_refuses for choice in c.choices if choice.spark_refuses}
+        for c in CONVENTIONS
+        if any(choice.spark_refuses for choice in c.choices)
+    }
+
+
+# Evaluation's defaults are the registry's.
+_DEFAULTS: dict[str, Any] = {convention.name: convention.default for convention in CONVENTIONS}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One per-query measure: a column of the per-query table, averaged into the summary.
+
+    ``trec_eval`` names the measure over the whole ranking and ``trec_eval_cut`` at cutoff
+    ``{k}`` (None: trec_eval has no such measure, so trec lines leave it out); ``ir_measures``
+    likewise in ir_measures' syntax. ``aggregate`` is how the summary combines the per-query
+    values: ``mean`` over the evaluated queries (those whose :data:`PRIMARY_MEASURE` is not
+    null), in query order.
+    """
+
+    name: str
+    title: str
+    formula: str
+    trec_eval: str | None = None
+    trec_eval_cut: str | None = None
+    ir_measures: str | None = None
+    ir_measures_cut: str | None = None
+    aggregate: Literal["mean"] = "mean"
+
+    def trec_name(self, k: int | None) -> str | None:
+        """trec_eval's name at cutoff ``k`` (None: the whole ranking).
+
+        >>> MEASURE["ndcg"].trec_name(10), MEASURE["ndcg"].trec_name(None)
+        ('ndcg_cut_10', 'ndcg')
+        """
+        template = self.trec_eval if k is None else self.trec_eval_cut
+        return None if template is None else template.format(k=k)
+
+
+MEASURES: tuple[Measure, ...] = (
+    Measure("cg", "CG@k", "sum_{i<=k} g(i)"),
+    Measure("dcg", "DCG@k", "sum_{i<=k} g(i) * d(i)"),
+    Measure("idcg", "IDCG@k", "DCG@k of the ideal ranking"),
+    Measure(
+        "ndcg",
+        "NDCG@k",
+        "DCG@k / IDCG@k (a query whose IDCG is 0 scores as empty_ideal says)",
+        trec_eval="ndcg",
+        trec_eval_cut="ndcg_cut_{k}",
+        ir_measures="nDCG",
+        ir_measures_cut="nDCG@{k}",
+    ),
+)
+MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}
+MEASURE_NAMES: tuple[str, ...] = tuple(MEASURE)
+# The measure that decides which queries are evaluated (a null one is left out of every mean)
+# and that compare and the report rank systems by.
+PRIMARY_MEASURE = "ndcg"
+
+
+def conventions_table() -> str:
+    """The flags of the conventions and the measures, as the Markdown tables of the README
+    (between its ``registry`` markers; ``python -m pipeline.spec`` prints them)."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    rows = ["| flag | meaning |", "|---|---|"]
+    for c in CONVENTIONS:
+        if c.switch:
+            usage = f"{c.flag}` / `--no-{c.flag[2:]}"
+        elif c.choices:
+            usage = f"{c.flag} {'|'.join(c.values)}" + ("|MAP" if c.open else "")
+        else:
+            usage = f"{c.flag} {c.flag_default or c.metavar or c.name.upper()}"
+        rows.append(f"| `{cell(usage)}` | {cell(c.flag_help)} |")
+    rows += ["", "| measure | per query | trec_eval | ir_measures | summary |", "|---|---|---|---|---|"]
+    for m in MEASURES:
+        names = [
+            ", ".join(f"`{name}`" for name in (whole, cut) if name) or "-"
+            for whole, cut in ((m.trec_eval, m.trec_eval_cut), (m.ir_measures, m.ir_measures_cut))
+        ]
+        summary = "mean over the evaluated queries" if m.aggregate == "mean" else m.aggregate
+        rows.append(f"| `{m.name}` ({m.title}) | {cell(m.formula)} | {names[0]} | {names[1]} | {summary} |")
+    return "\n".join(rows) + "\n"
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """Everything that decides the numbers: cutoffs, gain, discount and conventions.
@@ -267,18 +674,18 @@ class Evaluation:
     as well. The conventions are described in this module's docstring.
     """
 
-    cutoffs: tuple[int, ...] = (5, 10, 20)
-    gain: Gain = field(default_factory=Gain)
-    discount: Discount = field(default_factory=Discount)
-    all_queries: bool = False
-    max_results: int | None = None
-    ties: Ties = "docid-desc"
-    ideal: Ideal = "judged"
-    empty_ideal: EmptyIdeal = "zero"
-    unjudged: Unjudged = "zero"
-    duplicates: Duplicates = "error"
-    relevance_threshold: float | None = None
-    tie_bounds: bool = False
+    cutoffs: tuple[int, ...] = _DEFAULTS["k"]
+    gain: Gain = Gain(_DEFAULTS["gain"])
+    discount: Discount = Discount(_DEFAULTS["discount"], _DEFAULTS["log_base"])
+    all_queries: bool = _DEFAULTS["all_queries"]
+    max_results: int | None = _DEFAULTS["max_results"]
+    ties: Ties = _DEFAULTS["ties"]
+    ideal: Ideal = _DEFAULTS["ideal"]
+    empty_ideal: EmptyIdeal = _DEFAULTS["empty_ideal"]
+    unjudged: Unjudged = _DEFAULTS["unjudged"]
+    duplicates: Duplicates = _DEFAULTS["duplicates"]
+    relevance_threshold: float | None = _DEFAULTS["relevance_threshold"]
+    tie_bounds: bool = _DEFAULTS["tie_bounds"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:
@@ -323,45 +730,14 @@ class Evaluation:
         return self.ties == "input-order" or self.duplicates != "error"
 
     def describe(self) -> dict[str, object]:
-        """The resolved conventions, as written into outputs and printed for users."""
-        return {
-            "cutoffs": list(self.cutoffs),
-            "gain": str(self.gain),
-            "discount": str(self.discount),
-            "ties": TIES_DESCRIBED[self.ties],
-            "ideal": IDEALS_DESCRIBED[self.ideal],
-            "empty_ideal": self.empty_ideal,
-            "unjudged": "gain 0" if self.unjudged == "zero" else "dropped from the ranking",
-            "negative_labels": "unjudged, gain 0",
-            "relevant": "label > 0"
-            if self.relevance_threshold is None
-            else f"label >= {_short(self.relevance_threshold)}",
-            "all_queries": self.all_queries,
-            "max_results": self.max_results,
-            "duplicates": self.duplicates,
-            "tie_bounds": self.tie_bounds,
-        }
-
-
-CHOICES: dict[str, tuple[str, ...]] = {
-    "ties": TIES,
-    "ideal": IDEALS,
-    "empty_ideal": EMPTY_IDEALS,
-    "unjudged": UNJUDGED,
-    "duplicates": DUPLICATES,
-}
-
-TIES_DESCRIBED = {
-    "docid-desc": "score desc, then doc_id desc (string order)",
-    "input-order": "input rank, else score desc, then input order",
-    "average": "score desc, tied gains averaged",
-}
-
-IDEALS_DESCRIBED = {
-    "judged": "every judged document with positive gain",
-    "retrieved": "the retrieved documents with positive gain",
-    "judged-cut-at-hits": "every judged document with positive gain, cut at the number of results",
-}
+        """The resolved conventions, as written into outputs and printed for users (the keys
+        and texts of the registry, :data:`CONVENTIONS`)."""
+        described: dict[str, object] = {}
+        for convention in CONVENTIONS:
+            if convention.described_as is not None:
+                described[convention.described_as] = convention.describe(getattr(self, convention.attribute))
+            described.update(convention.notes)
+        return described
 
 
 @dataclass(frozen=True)
@@ -450,12 +826,12 @@ def profile_named(name: str) -> Profile:
 
 def profiles_table() -> str:
     """The profiles and the choices each makes, as a Markdown table (``ndcg profiles``)."""
-    columns = ("gain", "discount", "ties", "ideal", "empty_ideal", "unjudged", "duplicates", "all_queries")
-    header = ("profile", *columns, "reproduces")
+    columns = [convention for convention in CONVENTIONS if convention.in_profiles]
+    header = ("profile", *(convention.name for convention in columns), "reproduces")
     rows = []
     for profile in PROFILES.values():
         described = profile.evaluation(cutoffs=(1,))
-        values = [str(getattr(described, name)) for name in columns]
+        values = [str(getattr(described, convention.attribute)) for convention in columns]
         rows.append((profile.name, *values, profile.tool))
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
 
@@ -489,3 +865,7 @@ def parse_cutoffs(text: str) -> tuple[int, ...]:
 def _short(value: float) -> str:
     # beyond 2**53 a float's integer digits are not its value's: print it as a float
     return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
+
+
+if __name__ == "__main__":
+    print(conventions_table(), end="")

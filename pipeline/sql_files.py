@@ -11,12 +11,12 @@ from __future__ import annotations
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from pipeline.spec import Evaluation
+from pipeline.spec import SQL_VARIABLES, Evaluation
 
-# The public variables of the files in sql/, as documented in their headers.
+# The public variables of the files in sql/, as documented in their headers: the inputs' and
+# outputs', and those an evaluation binds (the registry's, pipeline/spec.py).
 VARIABLES = (
     "run_path",
     "qrels_path",
@@ -24,20 +24,7 @@ VARIABLES = (
     "doc_col",
     "score_col",
     "label_col",
-    "ks",
-    "gain",
-    "gain_map",
-    "discount",
-    "log_base",
-    "all_queries",
-    "max_results",
-    "ties",
-    "ideal",
-    "empty_ideal",
-    "unjudged",
-    "duplicates",
-    "relevance_threshold",
-    "tie_bounds",
+    *(variable.name for variable in SQL_VARIABLES),
     "out_path",
 )
 
@@ -75,21 +62,4 @@ def sql_file(name: str) -> str:
 
 def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
     """The spec as the variables that ``sql/per_query.sql`` reads."""
-    levels = [level for level, _ in evaluation.gain.levels]
-    gains = [gain for _, gain in evaluation.gain.levels]
-    return {
-        "ks": list(evaluation.cutoffs),
-        "gain": evaluation.gain.kind,
-        "gain_map": (levels, gains) if levels else None,
-        "discount": evaluation.discount.kind,
-        "log_base": evaluation.discount.log_base,
-        "all_queries": evaluation.all_queries,
-        "max_results": evaluation.max_results,
-        "ties": evaluation.ties,
-        "ideal": evaluation.ideal,
-        "empty_ideal": evaluation.empty_ideal,
-        "unjudged": evaluation.unjudged,
-        "duplicates": evaluation.duplicates,
-        "relevance_threshold": evaluation.relevance_threshold,
-        "tie_bounds": evaluation.tie_bounds,
-    }
+    return {variable.name: variable.value(evaluation) for variable in SQL_VARIABLES}

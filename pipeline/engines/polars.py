@@ -19,10 +19,10 @@ from pipeline.expressions import (
     rank_ties_by_gain,
     with_input_order,
 )
-from pipeline.spec import Evaluation
+from pipeline.spec import MEASURE_NAMES, Evaluation
 
 QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
-PER_QUERY_COLUMNS = (QUERY, "k", "cg", "dcg", "idcg", "ndcg")
+PER_QUERY_COLUMNS = (QUERY, "k", *MEASURE_NAMES)
 
 
 def per_query(

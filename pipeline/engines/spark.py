@@ -41,7 +41,7 @@ from pipeline.io import fs
 from pipeline.io.partitions import Partition, judgments_partition, select_partitions
 from pipeline.io.partitions import hive_partitions as _hive_partitions
 from pipeline.io.read import Columns, detect_format
-from pipeline.spec import Evaluation
+from pipeline.spec import SQL_VARIABLES, Evaluation, spark_refusals
 from pipeline.sql_files import VARIABLES, evaluation_variables, sql_file
 
 if TYPE_CHECKING:
@@ -52,25 +52,15 @@ if TYPE_CHECKING:
 # CLI scripts: on Spark, Spark's own readers and writers take their place.)
 PORTABLE_FILES = ("per_query.sql", "summary.sql")
 
-# The Spark type of each variable, used for its literal and for the NULL of an unset variable.
-# A variable missing here takes its type from its value, and an unset one is an untyped NULL.
-VARIABLE_TYPES: dict[str, str] = {
-    "ks": "ARRAY<BIGINT>",
-    "gain": "STRING",
-    "gain_map": "MAP<DOUBLE, DOUBLE>",
-    "discount": "STRING",
-    "log_base": "DOUBLE",
-    "all_queries": "BOOLEAN",
-    "max_results": "BIGINT",
-}
+# The Spark type of each variable (the registry's), used for its literal and for the NULL of an
+# unset variable. A variable missing here takes its type from its value.
+VARIABLE_TYPES: dict[str, str] = {variable.name: variable.spark_type for variable in SQL_VARIABLES}
 
-# Options whose meaning Spark cannot honour: variable -> value -> why. Rejected, never ignored.
-# Row arrival order is not defined on Spark (files are read in parallel and shuffled), so
-# nothing that depends on the order rows arrive can give the same answer as on one machine.
-UNSUPPORTED: dict[str, dict[str, str]] = {
-    "ties": {"input-order": "rows have no arrival order on Spark; give scores without ties or use docid-desc"},
-    "duplicates": {"first": "rows have no arrival order on Spark, so 'the first' duplicate is undefined"},
-}
+# Options whose meaning Spark cannot honour: variable -> value -> why (the registry's, in
+# pipeline/spec.py). Rejected, never ignored. Row arrival order is not defined on Spark (files
+# are read in parallel and shuffled), so nothing that depends on the order rows arrive can give
+# the same answer as on one machine.
+UNSUPPORTED: dict[str, dict[str, str]] = spark_refusals()
 
 
 # --- transpiling ---------------------------------------------------------------------------

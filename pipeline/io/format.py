@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+
 import polars as pl
 
 from pipeline.errors import InvalidInput
+from pipeline.spec import MEASURE_NAMES, MEASURES
 
-MEASURES = ("cg", "dcg", "idcg", "ndcg")
+# The measures trec_eval also computes, printed under its names by the trec format.
+TREC_MEASURES = tuple(m for m in MEASURES if m.trec_eval or m.trec_eval_cut)
 # trec_eval splits its lines on whitespace: an id holding a space, a tab or a line break (or a
 # control character, or nothing) would shift or forge fields and lines. Unicode's separators too:
 # Python readers split on them.
@@ -26,9 +31,20 @@ def check_trec_ids(per_query: pl.DataFrame) -> None:
         )
 
 
-def measure_name(k: int | None) -> str:
-    """trec_eval's name: ``ndcg`` for the whole ranking, ``ndcg_cut_<k>`` at a cutoff."""
-    return "ndcg" if k is None else f"ndcg_cut_{k}"
+def _trec_cells(frame: pl.DataFrame) -> list[tuple[str, str, float]]:
+    """``(trec_eval name, query, value)`` of each measure trec_eval knows, row by row; the
+    query is ``all`` in a table of means (no ``query_id`` column)."""
+    measures = [m for m in TREC_MEASURES if m.name in frame.columns]
+    queries = (
+        frame["query_id"].cast(pl.String) if "query_id" in frame.columns else pl.repeat("all", frame.height, eager=True)
+    )
+    cells = []
+    for query, row in zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True):
+        for measure in measures:
+            name = measure.trec_name(row["k"])
+            if name is not None:
+                cells.append((name, query, row[measure.name]))
+    return cells
 
 
 def trec_lines(per_query: pl.DataFrame, *, per_query_lines: bool, digits: int = 4) -> str:
@@ -38,11 +54,10 @@ def trec_lines(per_query: pl.DataFrame, *, per_query_lines: bool, digits: int = 
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     lines = []
     if per_query_lines:
-        for query_id, k, ndcg in rows.select("query_id", "k", "ndcg").iter_rows():
-            lines.append(_trec_line(measure_name(k), query_id, ndcg, digits))
-    means = rows.group_by("k").agg(pl.col("ndcg").mean()).sort("k", nulls_last=False)
-    for k, ndcg in means.iter_rows():
-        lines.append(_trec_line(measure_name(k), "all", ndcg, digits))
+        lines += [_trec_line(*cell, digits) for cell in _trec_cells(rows)]
+    names = [m.name for m in TREC_MEASURES if m.name in rows.columns]
+    means = rows.group_by("k").agg(pl.col(names).mean()).sort("k", nulls_last=False)
+    lines += [_trec_line(*cell, digits) for cell in _trec_cells(means)]
     return "\n".join(lines) + "\n"
 
 
@@ -51,13 +66,11 @@ def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
     if "query_id" in frame.columns:
         check_trec_ids(frame)
         rows = frame.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
-        lines = [
-            _trec_line(measure_name(k), q, v, digits) for q, k, v in rows.select("query_id", "k", "ndcg").iter_rows()
-        ]
+        lines = [_trec_line(*cell, digits) for cell in _trec_cells(rows)]
     else:
         # a grouped summary: only its overall rows (a null group value is a group, not overall)
         overall = frame.filter(pl.col("overall")) if "overall" in frame.columns else frame
-        lines = [_trec_line(measure_name(k), "all", v, digits) for k, v in overall.select("k", "ndcg").iter_rows()]
+        lines = [_trec_line(*cell, digits) for cell in _trec_cells(overall)]
     return "\n".join(lines) + "\n"
 
 
@@ -71,7 +84,7 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
     rows of a grouped summary (its ``overall`` column), ``(null)`` the group of queries whose
     group value is null, ``all`` the whole-ranking cutoff."""
     keys = [c for c in summary.columns[: summary.columns.index("k")] if c != "overall"]
-    means = [m for m in (*MEASURES, "ndcg_min", "ndcg_max") if m in summary.columns]
+    means = [m for m in (*MEASURE_NAMES, "ndcg_min", "ndcg_max") if m in summary.columns]
     counts = [c for c in ("tie_sensitive_queries",) if c in summary.columns]
     header = [*keys, "k", "queries", *means, *counts]
     body = [
@@ -92,3 +105,22 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
     ]
     described = ", ".join(f"{key}={value}" for key, value in conventions.items() if key != "cutoffs")
     return "\n".join([f"# {described}", *table]) + "\n"
+
+
+def validation_report(
+    run: str, qrels: str | None, error: InvalidInput | None, warnings: Sequence, *, as_json: bool
+) -> str:
+    """What ``ndcg validate`` prints: valid or the error, then each warning; or one JSON object."""
+    if as_json:
+        report = {
+            "valid": error is None,
+            "run": run,
+            "qrels": qrels,
+            "error": None if error is None else {"exit_code": error.exit_code, "message": str(error)},
+            "warnings": [warning.as_dict() for warning in warnings],
+        }
+        return json.dumps(report) + "\n"
+    lines = [f"run:   {run}", f"qrels: {qrels or '(inline labels of the run)'}"]
+    lines.append("invalid: " + str(error) if error else "valid")
+    lines += [f"warning: {warning}" for warning in warnings]
+    return "\n".join(lines) + "\n"

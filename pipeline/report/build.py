@@ -27,6 +27,7 @@ from pipeline.errors import InvalidInput
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_file
 from pipeline.report import figures
 from pipeline.report.load import ComparisonOutput, ReportInputs, load
+from pipeline.spec import MEASURE_NAMES
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -37,7 +38,7 @@ SECTIONS = (
     ("conventions", "Conventions"),
     ("ties", "Tie diagnostics"),
 )
-SUMMARY_COLUMNS = ("queries", "cg", "dcg", "idcg", "ndcg")
+SUMMARY_COLUMNS = ("queries", *MEASURE_NAMES)
 # The comparison's own columns, less the pair's names (shown apart) and the test settings
 # (the same on every row), in the comparison's order.
 COMPARISON_COLUMNS = tuple(

@@ -12,10 +12,11 @@ import polars as pl
 from pipeline.aggregate import OVERALL
 from pipeline.compare import conventions_of, read_conventions
 from pipeline.errors import InvalidInput
+from pipeline.spec import MEASURE_NAMES
 
 # Columns of the per-query table that are measures or keys; any other non-float column is
 # a group column (such as locale) carried along by the job that wrote the table.
-KNOWN_COLUMNS = frozenset({"query_id", "k", "cg", "dcg", "idcg", "ndcg", "ndcg_min", "ndcg_max"})
+KNOWN_COLUMNS = frozenset({"query_id", "k", *MEASURE_NAMES, "ndcg_min", "ndcg_max"})
 
 
 def overall_rows(table: pl.DataFrame, group_columns: list[str]) -> pl.DataFrame:

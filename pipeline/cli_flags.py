@@ -1,0 +1,385 @@
+"""The flags of ``ndcg``: one argparse parser, its measure flags generated from the registry
+(:data:`pipeline.spec.CONVENTIONS`), so the flags, the config keys (:mod:`pipeline.config`
+reads them off the parser) and the API's options never disagree.
+
+Only light modules are imported here: ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pipeline.spec import CONVENTIONS, Convention, SpecError
+
+EXIT_CODES = """exit codes:
+  0  done
+  1  internal error, or out of memory (try --memory-limit / fewer --threads)
+  2  usage error: bad flags or options, or no space left in TMPDIR for the buckets of --memory-limit
+  3  invalid input data: missing, unreadable or malformed files, duplicates, nulls
+  4  a requested partition does not exist
+  5  nothing to evaluate: no query is in both the run and the qrels
+"""
+
+# The conventions that `ndcg compare --run` scores runs with (besides --all-queries, which
+# compare reads as its own option).
+COMPARE_CONVENTIONS = ("gain", "discount", "log_base", "max_results")
+
+
+def package_version() -> str:
+    """The installed distribution's version; in a checkout never installed, pyproject.toml's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ndcg-pipeline")
+    except PackageNotFoundError:
+        import tomllib
+        from pathlib import Path
+
+        try:
+            with (Path(__file__).resolve().parent.parent / "pyproject.toml").open("rb") as file:
+                return f"{tomllib.load(file)['project']['version']} (not installed)"
+        except (OSError, tomllib.TOMLDecodeError, KeyError):
+            return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, with the version looked up only when asked for (it costs ``--help`` time)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"ndcg {package_version()}")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ndcg",
+        description="Exact CG, DCG, IDCG and NDCG@k over Parquet, TREC and CSV inputs.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+    _add_evaluate(commands)
+    validate = commands.add_parser(
+        "validate",
+        help="check a run and judgments without scoring them",
+        description="Run only the input checks and print a report: exit 0 when valid (warnings allowed), "
+        "3 when invalid.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_arguments(validate)
+    validate.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+    _add_compare(commands)
+    _add_report(commands)
+    _add_sql(commands)
+    commands.add_parser(
+        "profiles",
+        help="list the named conventions of peer tools",
+        description="The --profile bundles: each peer tool's choices, and what a profile still cannot mimic.",
+    )
+    return parser
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parse_args``, but a mistyped flag is named by its command with the closest real flag
+    (argparse reports it on the top-level usage, without a suggestion)."""
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command = subparser(parser, args.command)
+        flags = [flag for action in command._actions for flag in action.option_strings if flag.startswith("--")]
+        first = unknown[0]
+        close = difflib.get_close_matches(first.split("=", 1)[0], flags, n=1) if first.startswith("-") else []
+        hint = f"; did you mean {close[0]}?" if close else f"; `ndcg {args.command} --help` lists the flags"
+        command.error(f"unrecognized argument(s): {' '.join(unknown)}{hint}")
+    return args
+
+
+def subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:  # argparse offers no public way to reach a subparser
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
+
+
+def add_measure_flags(group: argparse._ArgumentGroup, names: Sequence[str] | None = None) -> None:
+    """A flag per convention of the registry (``names``: only those), with ``--profile`` after
+    ``--k``. Their defaults are None (``--k``'s its text): an option left out keeps the
+    profile's choice, or the registry's default."""
+    for convention in CONVENTIONS:
+        if names is None or convention.name in names:
+            _add_convention(group, convention)
+        if names is None and convention.name == "k":
+            group.add_argument(
+                "--profile",
+                metavar="NAME",
+                help="a peer tool's conventions (`ndcg profiles` lists them); flags override it",
+            )
+
+
+def _add_convention(group: argparse._ArgumentGroup, convention: Convention) -> None:
+    options: dict[str, Any] = {"help": convention.flag_help, "default": convention.flag_default}
+    if convention.switch:
+        options["action"] = argparse.BooleanOptionalAction
+    elif convention.parse is not None:
+        options["type"] = _flag_type(convention.parse)
+    if convention.choices and not convention.open:
+        options["choices"] = convention.values
+    if convention.metavar:
+        options["metavar"] = convention.metavar
+    group.add_argument(convention.flag, **options)
+
+
+def _flag_type(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The registry's parser as argparse's type: its message, not argparse's 'invalid value'."""
+
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except SpecError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    convert.__name__ = parse.__name__  # argparse names a ValueError's type by it ("invalid float value")
+    return convert
+
+
+def _add_evaluate(commands: argparse._SubParsersAction) -> None:
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="score a run against judgments",
+        description="Score a run against judgments (trec_eval's conventions unless told otherwise).",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_input_arguments(evaluate)
+
+    measure = evaluate.add_argument_group(
+        "measure", "options left out take the --profile's choice, or trec_eval's without a profile"
+    )
+    add_measure_flags(measure)
+    _add_execution_and_output(evaluate)
+    job = evaluate.add_argument_group("batch job")
+    job.add_argument("--config", help="TOML file with the same keys as these flags; flags override it")
+    job.add_argument("--print-config", action="store_true", help="print the resolved configuration and exit")
+    job.add_argument(
+        "--partition",
+        action="append",
+        metavar="KEY=VALUE",
+        help="evaluate only this hive partition (repeatable; other partitions are not read; all engines)",
+    )
+    job.add_argument(
+        "--missing-qrels-partition",
+        default="error",
+        choices=("error", "whole"),
+        help="a run partition whose folder is missing from judgments partitioned like the run: error "
+        "(default, exit 3) or score it against all the judgments (whole)",
+    )
+    job.add_argument(
+        "--group-by",
+        help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
+    )
+    job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
+    job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+    job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
+
+
+def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
+    run = evaluate.add_argument_group("execution")
+    run.add_argument("--engine", default="polars", choices=("polars", "duckdb", "spark"), help="default: polars")
+    run.add_argument(
+        "--threads", type=_thread_count, help="worker threads (DuckDB engine), at most 4 x the machine's CPUs"
+    )
+    run.add_argument(
+        "--memory-limit",
+        help="memory limit, e.g. 4GB: a larger run is split into buckets of queries that fit (written to TMPDIR "
+        "first) and evaluated one bucket at a time (both engines); also DuckDB's memory_limit",
+    )
+    run.add_argument(
+        "--spark-master",
+        help="Spark master URL (spark engine); default: the session of spark-submit, else local[*]",
+    )
+
+    output = evaluate.add_argument_group("output")
+    output.add_argument(
+        "--out", help="directory for per_query and summary files (per partition: OUT/key=value/; spark: folders)"
+    )
+    output.add_argument(
+        "--out-format", default="parquet", choices=("parquet", "csv", "jsonl", "trec"), help="file format of --out"
+    )
+    output.add_argument(
+        "--output-format", default="table", choices=("table", "trec", "json"), help="what to print on stdout"
+    )
+    output.add_argument("--per-query", action="store_true", help="with --output-format trec: per-query lines too")
+    output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
+    output.add_argument(
+        "--json", action="store_true", help="print the summary as one JSON object (= --output-format json)"
+    )
+
+
+def _add_sql(commands: argparse._SubParsersAction) -> None:
+    sql = commands.add_parser(
+        "sql",
+        help="print the SQL of an evaluation, for DuckDB or Spark",
+        description="Print sql/per_query.sql and sql/summary.sql with the measure options bound, in DuckDB's "
+        "or Spark's dialect (transpiled by sqlglot). The SQL reads views run (query_id, doc_id, score, "
+        "arrival, input_rank: the input position and rank, null when unused) and qrels (query_id, doc_id, "
+        "relevance) and defines the views per_query and summary.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sql.add_argument("--dialect", default="spark", choices=("spark", "duckdb"), help="default: spark")
+    add_measure_flags(sql.add_argument_group("measure"))  # the very flags of `evaluate`
+
+
+def _add_input_arguments(command: argparse.ArgumentParser) -> None:
+    inputs = command.add_argument_group("inputs")
+    inputs.add_argument("--run", help="run: Parquet file, directory (hive partitions too) or glob; TREC run; CSV")
+    inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
+    inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
+    inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
+    inputs.add_argument("--query-col", default="query_id", help="query id column (default: query_id)")
+    inputs.add_argument("--doc-col", default="doc_id", help="document id column (default: doc_id)")
+    inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")
+    inputs.add_argument("--label-col", default="relevance", help="label column (default: relevance)")
+
+    checks = command.add_argument_group("validation")
+    checks.add_argument(
+        "--allow-fractional-labels",
+        action="store_true",
+        help="accept labels such as 0.5 (default: labels must be integers, a fractional label is an error)",
+    )
+    checks.add_argument(
+        "--warn-results-over",
+        type=_non_negative_int,
+        default=1000,
+        metavar="N",
+        help="warn about queries with more than N results in the run (default 1000; 0 turns the warning off)",
+    )
+
+
+def _digits(text: str) -> int:
+    # checked when the flags are read, so that a bad value stops the job before anything is written
+    if not text.strip().isdigit() or int(text) > 20:
+        raise argparse.ArgumentTypeError(f"expected a whole number of decimals from 0 to 20, got {text!r}")
+    return int(text)
+
+
+def _non_negative_int(text: str) -> int:
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
+def _positive_int(text: str) -> int:
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return int(text)
+
+
+def max_threads() -> int:
+    """More worker threads than 4 per CPU only adds switching, and a number far beyond it makes
+    DuckDB try to start them all (a hang, or a failed allocation): the bound of --threads."""
+    import os
+
+    return 4 * (os.cpu_count() or 1)
+
+
+def _thread_count(text: str) -> int:
+    count = _positive_int(text)
+    if count > max_threads():
+        raise argparse.ArgumentTypeError(
+            f"at most {max_threads()} threads (4 x the {max_threads() // 4} CPUs of this machine), got {text}"
+        )
+    return count
+
+
+def _resample_count(text: str) -> int:
+    from pipeline.compare import MAX_RESAMPLES
+
+    count = _positive_int(text)
+    if count > MAX_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"at most {MAX_RESAMPLES:,}, got {text}")
+    return count
+
+
+def _add_compare(commands: argparse._SubParsersAction) -> None:
+    compare = commands.add_parser(
+        "compare",
+        help="paired comparison of systems: deltas, significance tests, per group",
+        description=(
+            "Compare systems query by query: means, differences, wins/ties/losses, a paired t-test, a paired "
+            "randomization test and a bootstrap interval per cutoff (and group). Either two or more per-query "
+            "outputs of `ndcg evaluate --out` (--baseline, --candidate), or two or more runs scored here (--run)."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    systems = compare.add_argument_group("systems (outputs of `ndcg evaluate --out`, or runs)")
+    systems.add_argument("--baseline", help="an evaluation output directory (or its per_query.parquet)")
+    systems.add_argument(
+        "--candidate", action="append", default=[], help="another output directory; repeat for more systems"
+    )
+    systems.add_argument("--run", action="append", default=[], help="a run to evaluate; repeat (at least two)")
+    systems.add_argument("--qrels", help="judgments for --run; omit to use each run's inline labels")
+    systems.add_argument("--names", help="comma-separated names of the systems, in order (default: from the paths)")
+
+    measure = compare.add_argument_group("measure (with --run)")
+    add_measure_flags(measure, COMPARE_CONVENTIONS)
+    measure.add_argument("--engine", default="polars", choices=("polars", "duckdb"), help="default: polars")
+
+    tests = compare.add_argument_group("comparison")
+    tests.add_argument(
+        "--k", help="cutoffs to compare, e.g. 10 or 5,10,all ('all' = whole ranking); default: every shared cutoff"
+    )
+    tests.add_argument("--group-by", help="comma-separated group columns (e.g. locale): the same table per group")
+    tests.add_argument(
+        "--all-queries",
+        action="store_true",
+        help="a query one system lacks scores 0 for it (default: compare only common queries)",
+    )
+    tests.add_argument(
+        "--permutations", type=_resample_count, default=10_000, help="randomization test draws (at most 1,000,000)"
+    )
+    tests.add_argument(
+        "--bootstrap", type=_resample_count, default=10_000, help="bootstrap resamples (at most 1,000,000)"
+    )
+    tests.add_argument("--seed", type=int, default=0, help="seed of the randomization and bootstrap (default 0)")
+    tests.add_argument("--correction", default="holm", choices=("holm", "bonferroni"), help="for >2 systems")
+    tests.add_argument(
+        "--allow-different-conventions",
+        action="store_true",
+        help="compare outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
+    )
+
+    output = compare.add_argument_group("output")
+    output.add_argument("--out", help="directory for comparison.parquet, deltas.parquet and manifest.json")
+    output.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
+
+
+def _add_report(commands: argparse._SubParsersAction) -> None:
+    report = commands.add_parser(
+        "report",
+        help="one self-contained HTML report of evaluation and comparison outputs",
+        description=(
+            "Write one HTML file (no network needed to open it) from outputs of `ndcg evaluate --out` and "
+            "`ndcg compare --out`: summary, NDCG@k by k, per-query distributions, per-query differences, "
+            "per-group bars, conventions and tie diagnostics. Needs the report extra (from a checkout: "
+            "pip install -e '.[report]')."
+        ),
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    report.add_argument("outputs", nargs="+", help="evaluation output directories and/or a compare output directory")
+    report.add_argument("--html", required=True, help="the HTML file to write")
+    report.add_argument("--png", help="also write each figure as a PNG file into this directory")
+    report.add_argument("--k", help="cutoff shown in the distribution and difference plots (default: smallest)")
+    report.add_argument("--title", default="NDCG report", help="heading of the report")

@@ -1,0 +1,196 @@
+"""``ndcg compare`` as a library call: systems (evaluation outputs, or runs scored here) ->
+checked conventions -> :func:`pipeline.compare.compare_systems` -> outputs.
+
+Everything here takes plain values (paths, names, numbers), so the command line only reads
+flags and prints; the statistics themselves live in :mod:`pipeline.compare`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.compare import (
+    Comparison,
+    Options,
+    attach_groups,
+    compare_systems,
+    convention_differences,
+    describe_differences,
+    query_groups,
+    read_conventions,
+    read_per_query,
+    unpaired_queries,
+)
+from pipeline.errors import UsageError
+from pipeline.spec import CONVENTION, SpecError, parse_cutoffs
+
+log = logging.getLogger("ndcg")
+
+
+@dataclass(frozen=True)
+class Systems:
+    """What to compare: evaluation outputs (``baseline`` and ``candidates``), or ``runs`` to
+    score against ``qrels`` with ``evaluation_options`` (options of
+    :func:`pipeline.api.make_evaluation`) on ``engine``. ``names`` are comma-separated."""
+
+    baseline: str | None = None
+    candidates: Sequence[str] = ()
+    runs: Sequence[str] = ()
+    qrels: str | None = None
+    names: str | None = None
+    engine: str = "polars"
+    evaluation_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """A comparison with what it was made from: the conventions of each system and which of
+    them differ (allowed by the caller), and the queries only one system of a pair has."""
+
+    result: Comparison
+    unpaired: pl.DataFrame
+    conventions: dict[str, Any]
+    differences: dict[str, Any]
+    options: Options
+
+
+def compare_job(
+    systems: Systems,
+    *,
+    k: str | None = None,
+    group_by: str | None = None,
+    all_queries: bool = False,
+    permutations: int = 10_000,
+    bootstrap: int = 10_000,
+    seed: int = 0,
+    correction: str = "holm",
+    allow_different_conventions: bool = False,
+    out: str | None = None,
+) -> Compared:
+    """Compare the systems; with ``out``, write the comparison, the deltas and a manifest there
+    as one unit (a kill never leaves new tables with an old manifest)."""
+    from pipeline.io.write import check_out_folder, write_tables
+
+    if systems.runs and (systems.baseline or systems.candidates):
+        raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
+    inputs = [("baseline", systems.baseline), *(("candidate", c) for c in systems.candidates)]
+    check_out_folder(out, [*inputs, ("qrels", systems.qrels), *(("run", r) for r in systems.runs)])
+    groups = tuple(g.strip() for g in group_by.split(",") if g.strip()) if group_by else ()
+    if systems.runs:
+        tables, conventions = evaluate_runs(systems, k, groups, all_queries)
+    else:
+        tables, conventions = read_outputs(systems)
+    differences = check_conventions(conventions, allow_different_conventions)
+    options = Options(
+        cutoffs=compare_cutoffs(k),
+        group_by=groups,
+        all_queries=all_queries,
+        permutations=permutations,
+        bootstrap_samples=bootstrap,
+        seed=seed,
+        correction=correction,
+    )
+    result = compare_systems(tables, options)
+    if out:
+        manifest = {"command": "compare", "systems": list(tables), "conventions": conventions}
+        manifest["convention_differences"] = differences
+        write_tables(
+            out,
+            {"comparison": result.comparison, "deltas": result.deltas},
+            manifest={**manifest, "options": options.describe()},
+        )
+    return Compared(result, unpaired_queries(result.deltas), conventions, differences, options)
+
+
+def check_conventions(conventions: dict, allowed: bool) -> dict:
+    """Outputs evaluated with different conventions are not comparable: refused (exit 2) unless
+    allowed, then warned; a system with no conventions recorded cannot be checked: warned."""
+    differences, unknown = convention_differences(conventions)
+    if unknown:
+        log.warning(
+            "conventions not recorded for %s (no manifest.json with them beside the output): cannot check "
+            "that the systems were evaluated alike",
+            ", ".join(unknown),
+        )
+    if differences and not allowed:
+        raise UsageError(
+            f"the systems were evaluated with different conventions, so their NDCG are not comparable: "
+            f"{describe_differences(differences)}; evaluate them alike, or pass --allow-different-conventions"
+        )
+    if differences:
+        log.warning("comparing systems evaluated with different conventions: %s", describe_differences(differences))
+    return differences
+
+
+def system_names(names: str | None, paths: Sequence[str]) -> list[str]:
+    """``names`` (comma-separated, one per path), or each output's folder or file name."""
+    if names:
+        listed = [n.strip() for n in names.split(",")]
+        if len(listed) != len(paths) or len(set(listed)) != len(listed) or not all(listed):
+            raise UsageError(f"--names needs {len(paths)} distinct names, got {names!r}")
+        return listed
+    found = []
+    for path in paths:
+        resolved = Path(path)
+        stem = resolved.parent.name if resolved.name == "per_query.parquet" else resolved.name.split(".")[0]
+        found.append(stem or path)
+    if len(set(found)) != len(found):
+        found = list(paths)  # two outputs called the same: their whole paths tell them apart
+    if len(set(found)) != len(found):
+        raise UsageError(f"the same system is given twice: {', '.join(paths)}")
+    return found
+
+
+def read_outputs(systems: Systems) -> tuple[dict, dict]:
+    """The per-query tables and recorded conventions of evaluation outputs."""
+    if not systems.baseline or not systems.candidates:
+        raise UsageError("give --baseline and at least one --candidate (or two or more --run)")
+    paths = [systems.baseline, *systems.candidates]
+    names = system_names(systems.names, paths)
+    tables = {name: read_per_query(path) for name, path in zip(names, paths, strict=True)}
+    conventions = {name: read_conventions(path) for name, path in zip(names, paths, strict=True)}
+    return tables, conventions
+
+
+def evaluate_runs(systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool) -> tuple[dict, dict]:
+    """Each run scored here, alike; with ``group_by``, each query's groups from the inputs."""
+    from pipeline.api import evaluate, make_evaluation
+    from pipeline.io.read import Source, scan_qrels, scan_run
+
+    if len(systems.runs) < 2:
+        raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
+    default = CONVENTION["k"].default
+    cutoffs = [c for c in compare_cutoffs(k) or default if c is not None] or [10]
+    evaluation = make_evaluation(k=cutoffs, all_queries=all_queries, **systems.evaluation_options)
+    names = system_names(systems.names, systems.runs)
+    tables = {
+        name: evaluate(path, systems.qrels, evaluation=evaluation, engine=systems.engine).per_query  # type: ignore[arg-type]
+        for name, path in zip(names, systems.runs, strict=True)
+    }
+    if group_by:
+        sources = {path: scan_run(Source.of(path)) for path in systems.runs}
+        if systems.qrels:
+            sources[systems.qrels] = scan_qrels(Source.of(systems.qrels))
+        groups = query_groups(sources, group_by)
+        tables = {name: attach_groups(table, groups, name) for name, table in tables.items()}
+    return tables, dict.fromkeys(names, evaluation.describe())
+
+
+def compare_cutoffs(text: str | None) -> tuple[int | None, ...] | None:
+    """``--k`` of compare and report: cutoffs, ``all`` for the whole ranking (None), or None
+    when not given."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    numbers = ",".join(p for p in parts if p.lower() != "all")
+    try:
+        cutoffs: tuple[int | None, ...] = parse_cutoffs(numbers) if numbers else ()
+    except SpecError as error:
+        raise UsageError(str(error)) from None
+    return (*cutoffs, None) if any(p.lower() == "all" for p in parts) else cutoffs

@@ -1,0 +1,186 @@
+"""The registry of pipeline/spec.py is the one list of conventions and measures: every flag,
+config key, API option, SQL variable, Spark refusal and README row is generated from it, and
+each choice means the same through every front."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline import cli
+from pipeline.api import _EVALUATION_OPTIONS, make_evaluation
+from pipeline.cli_flags import build_parser, parse_args
+from pipeline.engines import spark as spark_engine
+from pipeline.engines.polars import PER_QUERY_COLUMNS
+from pipeline.errors import UsageError
+from pipeline.spec import (
+    CONVENTIONS,
+    MEASURE_NAMES,
+    MEASURES,
+    PROFILES,
+    SQL_VARIABLES,
+    Convention,
+    Evaluation,
+    conventions_table,
+    profiles_table,
+)
+from pipeline.sql_files import VARIABLES, evaluation_variables
+from tests.conftest import ROOT
+
+# A value of each convention that has no choices, as a flag's text and as the API's value.
+SAMPLES: dict[str, tuple[str, Any]] = {
+    "k": ("3,1", "3,1"),
+    "log_base": ("3", 3.0),
+    "relevance_threshold": ("2", 2.0),
+    "max_results": ("7", 7),
+}
+
+
+def cases() -> list[tuple[Convention, str, Any]]:
+    """(convention, flag text, API value) for every choice of every convention, and a sample
+    value of each convention without choices (both states of a switch)."""
+    found: list[tuple[Convention, str, Any]] = []
+    for convention in CONVENTIONS:
+        found += [(convention, choice.value, choice.value) for choice in convention.choices]
+        if convention.open:
+            found.append((convention, "1=3,2=9", "1=3,2=9"))
+        if convention.switch:
+            found += [(convention, "true", True), (convention, "false", False)]
+        elif convention.name in SAMPLES:
+            found.append((convention, *SAMPLES[convention.name]))
+    return found
+
+
+def from_cli(name: str, text: str) -> Evaluation:
+    flag = "--" + name.replace("_", "-")
+    argv = ["sql", flag] if text == "true" else ["sql", f"--no-{flag[2:]}"] if text == "false" else ["sql", flag, text]
+    return cli._evaluation_from(parse_args(build_parser(), argv))
+
+
+def from_config(tmp_path: Path, key: str, text: str, api_value: Any) -> Evaluation:
+    value = str(api_value).lower() if isinstance(api_value, bool) else f'"{text}"'
+    config = tmp_path / f"{key}.toml"
+    config.write_text(f"{key} = {value}\n")
+    parser = build_parser()
+    argv = ["evaluate", "--config", str(config)]
+    return cli._evaluation_from(cli._apply_config(parser, parse_args(parser, argv), argv))
+
+
+def test_every_convention_is_a_flag_a_config_key_and_an_api_option() -> None:
+    flags = {action.dest for action in build_parser()._subparsers._group_actions[0].choices["evaluate"]._actions}  # type: ignore[union-attr]
+    for convention in CONVENTIONS:
+        assert convention.name in flags
+        assert convention.name in _EVALUATION_OPTIONS
+
+
+@pytest.mark.parametrize(
+    ("convention", "text", "api_value"),
+    cases(),
+    ids=lambda value: value.name if isinstance(value, Convention) else str(value),
+)
+def test_every_choice_means_the_same_by_flag_config_and_api(
+    tmp_path: Path, convention: Convention, text: str, api_value: Any
+) -> None:
+    by_api = make_evaluation(**{convention.name: api_value})
+    assert from_cli(convention.name, text) == by_api
+    for key in (convention.name, convention.name.replace("_", "-")):
+        assert from_config(tmp_path, key, text, api_value) == by_api
+    # ... and it took effect: the field (or its part) holds the value
+    value = getattr(by_api, convention.attribute)
+    part = convention.field.partition(".")[2]
+    if part:
+        assert getattr(value, part) == api_value
+    elif convention.name == "k":
+        assert value == (1, 3)
+    elif convention.name == "gain":
+        assert str(value) == text
+    else:
+        assert value == api_value
+
+
+def test_an_unknown_choice_is_refused_by_every_front(tmp_path: Path) -> None:
+    for convention in CONVENTIONS:
+        if not convention.choices or convention.open:
+            continue
+        with pytest.raises(SystemExit):
+            from_cli(convention.name, "sideways")
+        with pytest.raises(UsageError, match=f"must be one of {', '.join(convention.values)}"):
+            from_config(tmp_path, convention.name, "sideways", "sideways")
+        with pytest.raises(UsageError, match="sideways"):
+            make_evaluation(**{convention.name: "sideways"})
+
+
+def test_unknown_api_options_are_refused_by_name() -> None:
+    with pytest.raises(UsageError, match=r"unknown option.*'tie'.*options are k, profile, gain"):
+        make_evaluation(tie="average")
+
+
+def test_defaults_are_the_registry_s() -> None:
+    evaluation = Evaluation()
+    for convention in CONVENTIONS:
+        value = getattr(evaluation, convention.attribute)
+        part = convention.field.partition(".")[2]
+        value = getattr(value, part) if part else value
+        assert (str(value) if convention.name == "gain" else value) == convention.default
+        if convention.choices:
+            assert convention.default in convention.values
+
+
+def test_the_readme_shows_the_registry() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- registry: begin[^\n]*-->\n(.*?)<!-- registry: end -->", text, re.S)
+    assert block, "README.md lost its registry markers"
+    assert block.group(1) == conventions_table(), (
+        "README.md is stale: paste `python -m pipeline.spec` between its markers"
+    )
+    for convention in CONVENTIONS:  # every convention and choice is there (the generator's own check)
+        row = next(line for line in block.group(1).splitlines() if line.startswith(f"| `{convention.flag}"))
+        assert all(choice in row for choice in convention.values)
+
+
+def test_help_lists_every_choice_with_its_line() -> None:
+    evaluate = build_parser()._subparsers._group_actions[0].choices["evaluate"]  # type: ignore[union-attr]
+    text = "".join(evaluate.format_help().split())  # argparse wraps lines at spaces and hyphens
+    for convention in CONVENTIONS:
+        for choice in convention.choices:
+            default = " (default)" if choice.value == convention.default else ""
+            assert "".join(f"{choice.value}{default}: {choice.description}".split()) in text
+
+
+def test_sql_variables_spark_types_and_refusals_are_the_registry_s() -> None:
+    names = [variable.name for variable in SQL_VARIABLES]
+    assert set(names) <= set(VARIABLES)
+    assert set(evaluation_variables(Evaluation())) == set(names)
+    assert {variable.name: variable.spark_type for variable in SQL_VARIABLES} == spark_engine.VARIABLE_TYPES
+    read = set()
+    for path in (ROOT / "sql").glob("*.sql"):
+        read |= set(re.findall(r"getvariable\('([a-z_]+)'\)", path.read_text()))
+    assert set(names) <= read, f"variables no SQL file reads: {set(names) - read}"
+    for convention in CONVENTIONS:
+        for choice in convention.choices:
+            refused = spark_engine.UNSUPPORTED.get(convention.variables[0].name, {}).get(choice.value)
+            assert refused == (choice.spark_refuses or None)
+            if refused:
+                with pytest.raises(UsageError, match="not supported on the spark engine"):
+                    spark_engine.check_supported({convention.variables[0].name: choice.value})
+
+
+def test_measure_columns_are_the_registry_s() -> None:
+    assert ("query_id", "k", *MEASURE_NAMES) == PER_QUERY_COLUMNS
+    assert len(set(MEASURE_NAMES)) == len(MEASURES)
+    summary = (ROOT / "sql" / "summary.sql").read_text()
+    for name in MEASURE_NAMES:
+        assert f"as {name}" in summary
+
+
+def test_profiles_and_describe_come_from_the_registry() -> None:
+    header = profiles_table().splitlines()[0]
+    assert [c.strip() for c in header.strip("|").split("|")][1:-1] == [c.name for c in CONVENTIONS if c.in_profiles]
+    for profile in PROFILES.values():
+        assert {name for name, _ in profile.settings} <= {c.attribute for c in CONVENTIONS}
+    described = Evaluation(ties="average", ideal="retrieved").describe()
+    assert described["ties"] == "score desc, tied gains averaged"
+    assert described["ideal"] == "the retrieved documents with positive gain"
