@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 
 from pipeline.errors import InvalidInput
 from pipeline.io.read import COLUMN_FLAGS, DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
-from pipeline.spec import MAX_GAIN, Evaluation, Gain
+from pipeline.spec import CONVENTION, MAX_GAIN, Evaluation, Gain
 
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
@@ -44,13 +44,11 @@ HIDDEN_COLUMNS = (*PROVENANCE, "arrival")
 Role = Literal["run", "qrels"]
 TypeKind = Literal["string", "categorical", "integer", "float", "decimal", "other"]
 ConditionKind = Literal["null", "not_finite", "fractional", "over_gain", "text", "unparsed"]
-# What happens to a query whose IDCG is 0, by Evaluation.empty_ideal, for the warning.
-_EMPTY_IDEAL_FATE = {
-    "zero": "score 0",
-    "one": "score 1 (--empty-ideal one)",
-    "nan": "score NaN (--empty-ideal nan)",
-    "skip": "are left out of the summary (--empty-ideal skip)",
-}
+
+
+def _empty_ideal_effect(evaluation: Evaluation) -> str:
+    """What happens to a query whose IDCG is 0, as the registry says it (e.g. "score 0")."""
+    return CONVENTION["empty_ideal"].choice(evaluation.empty_ideal).effect
 
 
 @dataclass(frozen=True)
@@ -329,7 +327,7 @@ def warnings(
         "queries_only_in_qrels": f"queries only in the qrels {qrels_name}, skipped (or scored 0 with --all-queries)",
         "queries_without_relevant": (
             f"queries without any relevant document (no judged document gains more than 0 under gain "
-            f"{evaluation.gain}) in {qrels_name}; their IDCG is 0, so they {_EMPTY_IDEAL_FATE[evaluation.empty_ideal]}"
+            f"{evaluation.gain}) in {qrels_name}; their IDCG is 0, so they {_empty_ideal_effect(evaluation)}"
         ),
         "negative_labels": f"judgments with a negative label in {qrels_name}, counted as unjudged",
         "results_over_limit": (

@@ -264,13 +264,15 @@ class Choice:
     """One value of a convention.
 
     ``shown`` is how :meth:`Evaluation.describe` writes it into outputs (default: the value);
-    ``spark_refuses`` is why the Spark engine refuses it, if it does (refused, never ignored).
+    ``spark_refuses`` is why the Spark engine refuses it, if it does (refused, never ignored);
+    ``effect`` is what it does, as validation's warnings say it (e.g. "score 0").
     """
 
     value: str
     description: str
     shown: str = ""
     spark_refuses: str = ""
+    effect: str = ""
 
 
 @dataclass(frozen=True)
@@ -479,10 +481,14 @@ CONVENTIONS: tuple[Convention, ...] = (
         "NDCG of a query whose IDCG is 0",
         default="zero",
         choices=(
-            Choice("zero", "0 (trec_eval, scikit-learn, Spark)"),
-            Choice("one", "1 (LightGBM, XGBoost)"),
-            Choice("skip", "left out of the summary (and of its query count)"),
-            Choice("nan", "NaN, which propagates into the means"),
+            Choice("zero", "0 (trec_eval, scikit-learn, Spark)", effect="score 0"),
+            Choice("one", "1 (LightGBM, XGBoost)", effect="score 1 (--empty-ideal one)"),
+            Choice(
+                "skip",
+                "left out of the summary (and of its query count)",
+                effect="are left out of the summary (--empty-ideal skip)",
+            ),
+            Choice("nan", "NaN, which propagates into the means", effect="score NaN (--empty-ideal nan)"),
         ),
         variables=(_variable("empty_ideal", "STRING"),),
         described_as="empty_ideal",
@@ -867,5 +873,21 @@ def _short(value: float) -> str:
     return str(int(value)) if float(value).is_integer() and abs(value) < 2**53 else repr(float(value))
 
 
-if __name__ == "__main__":
-    print(conventions_table(), end="")
+def write_conventions_table(path: str) -> None:
+    """Replace the lines between the ``registry`` markers of ``path`` (the README) with
+    :func:`conventions_table`, so a new convention or measure never leaves the docs stale."""
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    begin = text.index("\n", text.index("<!-- registry: begin")) + 1
+    end = text.index("<!-- registry: end -->")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(text[:begin] + conventions_table() + text[end:])
+
+
+if __name__ == "__main__":  # python -m pipeline.spec [--write README.md]
+    import sys
+
+    if sys.argv[1:2] == ["--write"]:
+        write_conventions_table(sys.argv[2] if len(sys.argv) > 2 else "README.md")
+    else:
+        print(conventions_table(), end="")

@@ -133,9 +133,7 @@ def test_the_readme_shows_the_registry() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- registry: begin[^\n]*-->\n(.*?)<!-- registry: end -->", text, re.S)
     assert block, "README.md lost its registry markers"
-    assert block.group(1) == conventions_table(), (
-        "README.md is stale: paste `python -m pipeline.spec` between its markers"
-    )
+    assert block.group(1) == conventions_table(), "README.md is stale: run `python -m pipeline.spec --write README.md`"
     for convention in CONVENTIONS:  # every convention and choice is there (the generator's own check)
         row = next(line for line in block.group(1).splitlines() if line.startswith(f"| `{convention.flag}"))
         assert all(choice in row for choice in convention.values)
