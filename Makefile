@@ -87,10 +87,11 @@ browser: ## install headless Chromium for the report's browser test, where possi
 	    || echo "could not install chromium: the report's browser test will be skipped"; \
 	else echo "chromium not installed (needs root and apt-get): the report's browser test will be skipped"; fi
 
-lint: dev ## ruff and mypy
+lint: dev ## ruff, mypy and sqlfluff (sql/)
 	$(BIN)/ruff check pipeline tests data bench
 	$(BIN)/ruff format --check pipeline tests data bench
 	$(BIN)/mypy
+	$(BIN)/sqlfluff lint sql
 
 clean: ## remove outputs and caches (keeps .venv)
 	rm -rf $(OUT) bench/out .pytest_cache .mypy_cache .ruff_cache

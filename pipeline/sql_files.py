@@ -8,6 +8,7 @@ folder itself. Engines read the SQL only here, so no engine imports another for 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -44,6 +45,22 @@ def _sql_dir() -> Traversable:
 
 SQL_DIR = _sql_dir()
 
+# The steps of the per-query table, in the order they run: each file creates one view (the
+# last, per_query.sql, the table per_query) that the steps after it read by name. sql/ndcg.sql
+# `.read`s the same files in the same order.
+PER_QUERY_STEPS = (
+    "cutoffs.sql",
+    "judgments.sql",
+    "deduplicated.sql",
+    "tie_orders.sql",
+    "ranked.sql",
+    "retrieved.sql",
+    "rankings.sql",
+    "sums_at_cutoffs.sql",
+    "scored.sql",
+    "per_query.sql",
+)
+
 
 def sql_file(name: str) -> str:
     """The text of one file of ``sql/``, e.g. ``sql_file("per_query.sql")``.
@@ -58,6 +75,16 @@ def sql_file(name: str) -> str:
             f"sql/{name} is missing from the installed ndcg-pipeline (looked in {SQL_DIR}): "
             f"a packaging bug, please report it ({type(error).__name__}: {error.strerror or error})"
         ) from None
+
+
+def per_query_steps() -> Iterator[tuple[str, str]]:
+    """``(file name, text)`` of each step of the per-query table, in the order they run.
+
+    >>> [name for name, _ in per_query_steps()][-1]
+    'per_query.sql'
+    """
+    for name in PER_QUERY_STEPS:
+        yield name, sql_file(name)
 
 
 def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:

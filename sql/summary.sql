@@ -16,7 +16,9 @@ with
 
 -- a query whose ndcg is null (empty_ideal 'skip') is left out of every mean and of the count
 kept as (
-    select per_query.* from per_query where per_query.ndcg is not null
+    select per_query.*
+    from per_query
+    where per_query.ndcg is not null
 ),
 
 -- Running sums in query order, read off at the last query: means with the same bits on
@@ -47,7 +49,9 @@ cumulative as (
 ),
 
 totals as (
-    select * from cumulative where cumulative.position = cumulative.queries
+    select cumulative.*
+    from cumulative
+    where cumulative.position = cumulative.queries
 ),
 
 cutoffs as (

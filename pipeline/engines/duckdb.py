@@ -16,7 +16,7 @@ import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
 from pipeline.spec import Evaluation
-from pipeline.sql_files import VARIABLES, evaluation_variables, sql_file
+from pipeline.sql_files import VARIABLES, evaluation_variables, per_query_steps, sql_file
 
 
 def connect(*, threads: int | None = None, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
@@ -71,7 +71,8 @@ def read_parquet_inputs(
 def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-query table and summary over the views ``run`` and ``qrels`` of ``connection``."""
     set_variables(connection, evaluation_variables(evaluation))
-    connection.execute(sql_file("per_query.sql"))
+    for _, text in per_query_steps():  # views, and last the table per_query: one plan
+        connection.execute(text)
     connection.execute(sql_file("summary.sql"))
     per_query_table, summary = _fetch(connection)
     if not evaluation.tie_bounds:  # the SQL's columns are fixed; they are all null here

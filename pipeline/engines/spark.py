@@ -1,7 +1,8 @@
 """The Spark engine: the files of ``sql/`` transpiled from DuckDB to Spark SQL by sqlglot.
 
 There is no second implementation here. ``sql/per_query.sql`` and ``sql/summary.sql`` are
-parsed in DuckDB's dialect, every ``getvariable('name')`` node is replaced by a literal built
+parsed in DuckDB's dialect (per_query.sql with the steps before it as the CTEs of its one
+``with`` chain, see :func:`composed_per_query`), every ``getvariable('name')`` node is replaced by a literal built
 as a syntax-tree node from the bound value (an unset variable becomes a NULL of the
 variable's type), the input views are renamed to names private to one evaluation, and the
 tree is written out in Spark's dialect. No SQL text is ever built from values.
@@ -42,7 +43,7 @@ from pipeline.io.partitions import Partition, judgments_partition, select_partit
 from pipeline.io.partitions import hive_partitions as _hive_partitions
 from pipeline.io.read import Columns, detect_format
 from pipeline.spec import SQL_VARIABLES, Evaluation, spark_refusals
-from pipeline.sql_files import VARIABLES, evaluation_variables, sql_file
+from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables, per_query_steps, sql_file
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -151,6 +152,41 @@ def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
     return tree.transform(rename)
 
 
+def _parse(file_name: str, text: str) -> list[exp.Expr]:
+    try:
+        return [tree for tree in sqlglot.parse(text, read="duckdb") if tree is not None]
+    except sqlglot.errors.ParseError as error:
+        raise UsageError(f"sql/{file_name} does not parse: {error}") from None
+
+
+def composed_per_query() -> exp.Expr:
+    """The steps of the per-query table (:data:`~pipeline.sql_files.PER_QUERY_STEPS`) as one
+    statement: each step's ``create ... view name as <query>`` becomes the CTE ``name as
+    (<query>)``, ahead of the last step's own CTEs, in the last step's ``create ... per_query``.
+
+    One query rather than a temp view per step: Spark analyses and optimises the whole plan
+    once, and ``ndcg sql`` prints a statement that defines no view but ``per_query``. Built on
+    the syntax tree, so no SQL text is ever joined.
+
+    >>> composed_per_query().sql("duckdb", comments=False)[:59]
+    'CREATE OR REPLACE TEMPORARY TABLE per_query AS WITH cutoffs'
+    """
+    ctes: list[exp.CTE] = []
+    for file_name, text in per_query_steps():
+        (tree,) = _parse(file_name, text)
+        if not (isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE")):
+            raise UsageError(f"sql/{file_name} is a step, so one `create ... view name as <query>`")
+        if file_name != PER_QUERY_STEPS[-1]:
+            ctes.append(exp.CTE(this=tree.expression, alias=exp.TableAlias(this=exp.to_identifier(tree.this.name))))
+    query = tree.expression
+    own = query.args["with_"].expressions if query.args.get("with_") else []
+    clashes = {cte.alias_or_name for cte in ctes} & {cte.alias_or_name for cte in own}
+    if clashes:  # a CTE of per_query.sql would hide a step
+        raise UsageError(f"sql/{PER_QUERY_STEPS[-1]} names a CTE as a step: {', '.join(sorted(clashes))}")
+    query.set("with_", exp.With(expressions=[*ctes, *own]))
+    return tree
+
+
 def _strip_comments(tree: exp.Expr) -> exp.Expr:
     for node in tree.walk():
         node.comments = None
@@ -179,19 +215,16 @@ def transpile(
     dialect: str = "spark",
     tables: Mapping[str, str] | None = None,
 ) -> list[Statement]:
-    """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``."""
+    """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``;
+    ``per_query.sql`` is one statement with the steps before it (:func:`composed_per_query`)."""
     if file_name not in PORTABLE_FILES:
         raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
     if dialect == "spark":
         check_supported(variables)
-    try:
-        parsed = sqlglot.parse(sql_file(file_name), read="duckdb")
-    except sqlglot.errors.ParseError as error:
-        raise UsageError(f"sql/{file_name} does not parse: {error}") from None
+    composed = file_name == PER_QUERY_STEPS[-1]
+    parsed = [composed_per_query()] if composed else _parse(file_name, sql_file(file_name))
     statements = []
     for tree in parsed:
-        if tree is None:
-            continue
         tree = _strip_comments(tree)
         if dialect == "spark":
             tree = _decimals_as_doubles(tree)
@@ -219,7 +252,8 @@ def sql_text(evaluation: Evaluation, *, dialect: str = "spark") -> str:
             text = ";\n\n".join(statement.sql(dialect) for statement in statements)
         except sqlglot.errors.UnsupportedError as error:
             raise UsageError(f"sql/{file_name} does not transpile to {dialect}: {error}") from None
-        parts.append(f"-- from sql/{file_name}\n{text};\n")
+        steps = f" (its steps {', '.join(PER_QUERY_STEPS[:-1])} as CTEs)" if file_name == PER_QUERY_STEPS[-1] else ""
+        parts.append(f"-- from sql/{file_name}{steps}\n{text};\n")
     return "\n".join(parts)
 
 
