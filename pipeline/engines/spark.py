@@ -177,7 +177,9 @@ def composed_per_query() -> exp.Expr:
         if not (isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE")):
             raise UsageError(f"sql/{file_name} is a step, so one `create ... view name as <query>`")
         if file_name != PER_QUERY_STEPS[-1]:
-            ctes.append(exp.CTE(this=tree.expression, alias=exp.TableAlias(this=exp.to_identifier(tree.this.name))))
+            step = tree.this.name
+            alias = exp.TableAlias(this=exp.to_identifier(step))
+            ctes.append(exp.CTE(this=_own_ctes_prefixed(tree.expression, step), alias=alias))
     query = tree.expression
     own = query.args["with_"].expressions if query.args.get("with_") else []
     clashes = {cte.alias_or_name for cte in ctes} & {cte.alias_or_name for cte in own}
@@ -185,6 +187,25 @@ def composed_per_query() -> exp.Expr:
         raise UsageError(f"sql/{PER_QUERY_STEPS[-1]} names a CTE as a step: {', '.join(sorted(clashes))}")
     query.set("with_", exp.With(expressions=[*ctes, *own]))
     return tree
+
+
+def _own_ctes_prefixed(query: exp.Expr, step: str) -> exp.Expr:
+    """A step's own CTEs renamed ``<step>__<name>``, each read under its old name as alias.
+
+    sqlglot's Spark dialect lifts nested CTEs to the top of the statement, where the steps'
+    ``final`` CTEs would clash (Spark refuses duplicate CTE names)."""
+    names = {cte.alias_or_name for cte in query.find_all(exp.CTE)}
+
+    def rename(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.CTE) and node.alias_or_name in names:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(f"{step}__{node.alias_or_name}")))
+        elif isinstance(node, exp.Table) and node.name in names and not node.db:
+            renamed = exp.table_(f"{step}__{node.name}")
+            renamed.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
+            return renamed
+        return node
+
+    return query.transform(rename)
 
 
 def _strip_comments(tree: exp.Expr) -> exp.Expr:
