@@ -87,8 +87,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     check_out_folder(args.out, [("run", args.run), ("qrels", args.qrels), ("query attributes", args.query_attributes)])
     inputs = _input_options(args)
     evaluation = _evaluation_from(args)
-    if args.engine == "spark":
-        return _evaluate_on_spark(args, evaluation)
     job = Job(
         run=args.run,
         qrels=args.qrels,
@@ -105,6 +103,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         query_attributes=args.query_attributes,
         threads=args.threads,
         memory_limit=args.memory_limit,
+        spark_master=args.spark_master,
         evaluate_options=inputs,
     )
     output_format = "json" if args.json else args.output_format
@@ -300,102 +299,6 @@ def _report(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path}")
     return 0
-
-
-def _evaluate_on_spark(args: argparse.Namespace, evaluation: Evaluation) -> int:
-    """The spark engine: Spark reads the inputs (only the requested partitions) and writes the
-    outputs, laid out as the other engines lay them out; only the summaries (and the per-query
-    rows for per-query trec lines) come back to this process."""
-    import polars as pl
-
-    from pipeline.engines import spark as spark_engine
-    from pipeline.errors import NothingToEvaluate, UsageError
-    from pipeline.io.format import check_trec_ids
-    from pipeline.io.partitions import parse_partition_filters
-    from pipeline.io.read import Columns
-
-    if args.threads or args.memory_limit:
-        raise UsageError("--threads and --memory-limit are for the duckdb engine; size Spark with spark-submit")
-    unsupported = [
-        flag for flag, given in (("--group-by", args.group_by), ("--query-attributes", args.query_attributes)) if given
-    ]
-    if unsupported:
-        raise UsageError(
-            f"{', '.join(unsupported)}: not supported by the spark engine; for one summary per day or "
-            "locale, partition the logs by it (each partition is summarised on its own), or use --engine "
-            "polars or duckdb"
-        )
-    if args.out and args.out_format != "parquet":
-        raise UsageError(f"the spark engine writes Parquet only, not --out-format {args.out_format}")
-    partition_filters = parse_partition_filters(args.partition or [])
-    spark = spark_engine.session(args.spark_master)
-    units = spark_engine.evaluate_units(
-        args.run,
-        args.qrels,
-        evaluation=evaluation,
-        partition_filters=partition_filters,
-        missing_qrels_partition=args.missing_qrels_partition,
-        columns=Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
-        spark=spark,
-        run_format=args.run_format,
-        qrels_format=args.qrels_format,
-        allow_fractional_labels=args.allow_fractional_labels,
-        warn_results_over=args.warn_results_over or None,
-    )
-    units = [unit.cached() for unit in units]  # each per-query table computed once, for summary and files
-    try:
-        summaries = []
-        for unit in units:  # every unit is computed before any is written
-            summary = pl.from_arrow(unit.summary.toArrow())
-            assert isinstance(summary, pl.DataFrame)
-            if summary.height == 0:
-                where = f" in partition {unit.partition}" if unit.partition else ""
-                raise NothingToEvaluate(
-                    f"no query is in both {args.run} and {args.qrels or 'its inline labels'}{where}"
-                )
-            summaries.append(summary)
-            if ("json" if args.json else args.output_format) == "trec":  # checked before anything is written
-                check_trec_ids(pl.from_arrow(unit.per_query.select("query_id").toArrow()))  # type: ignore[arg-type]
-        if args.out:
-            spark_engine.write_units(units, args.out)
-        for unit in units:  # as the other engines log them: after the outputs, before stdout
-            _log_warnings(unit.warnings)
-        _print_spark_units(args, evaluation, units, summaries)
-    finally:
-        for unit in units:
-            unit.unpersist()
-    return 0
-
-
-def _print_spark_units(args: argparse.Namespace, evaluation: Evaluation, units: list, summaries: list) -> None:
-    """stdout as the other engines print it: one block per unit, headed by its partition."""
-    import polars as pl
-
-    from pipeline.io.format import summary_table, trec_lines
-
-    output_format = "json" if args.json else args.output_format
-    if output_format == "json":
-        payload: dict[str, object] = {
-            "conventions": evaluation.describe(),
-            "engine": "spark",
-            "units": [
-                {"partition": unit.partition.as_dict() if unit.partition else None, "summary": summary.to_dicts()}
-                for unit, summary in zip(units, summaries, strict=True)
-            ],
-        }
-        if len(units) == 1:
-            payload["summary"] = summaries[0].to_dicts()
-        sys.stdout.write(json.dumps(payload, default=str) + "\n")
-        return
-    for unit, summary in zip(units, summaries, strict=True):
-        label = f"# partition {unit.partition}\n" if unit.partition else ""
-        if output_format == "trec":  # trec_eval's means come from the per-query rows
-            rows = pl.from_arrow(unit.per_query.toArrow())
-            assert isinstance(rows, pl.DataFrame)
-            keys = list(unit.partition.as_dict()) if unit.partition else []
-            sys.stdout.write(label + trec_lines(rows.drop(keys), per_query_lines=args.per_query, digits=args.digits))
-        else:
-            sys.stdout.write(label + summary_table(summary, evaluation.describe(), digits=args.digits))
 
 
 _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {

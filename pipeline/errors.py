@@ -59,3 +59,9 @@ def install_hint(extra: str) -> str:
     packages = [line.split(";")[0].strip() for line in requirements if marker in line.replace("'", '"')]
     direct = " ".join(f"'{package}'" for package in packages) if packages else f"the {extra} extra"
     return f"pip install {direct} (from a checkout: pip install -e '.[{extra}]')"
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message (engines' errors run to pages), or its type."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

@@ -22,8 +22,10 @@ from typing import Any
 import polars as pl
 
 from pipeline.aggregate import RESERVED_COLUMNS, check_group_names, summarize
-from pipeline.api import Result, evaluate
+from pipeline.engines import Engine, Execution, engine_named
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
+from pipeline.inputs import Inputs
+from pipeline.io import fs
 from pipeline.io.format import check_trec_ids
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
@@ -31,6 +33,7 @@ from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
 from pipeline.rules import ValidationWarning
 from pipeline.spec import Evaluation
+from pipeline.units import Result, evaluate_inputs
 from pipeline.validate import is_id_type
 
 SUCCESS = "_SUCCESS"
@@ -55,6 +58,8 @@ class Job:
     query_attributes: str | None = None
     threads: int | None = None
     memory_limit: str | None = None
+    spark_master: str | None = None
+    # how inputs are checked: allow_fractional_labels, warn_results_over (see Inputs)
     evaluate_options: dict[str, Any] = field(default_factory=dict)
     # a run partition without its folder in judgments partitioned like the run: "error" (exit
     # 3) or "whole" (scored against all the judgments, with a warning)
@@ -81,15 +86,22 @@ def run_job(
     """Evaluate every selected unit, then write each one atomically (when ``job.out``);
     ``before_write`` may refuse the units (raise) before anything is written."""
     started = _now()
-    partitions = select_partitions(job.run, job.partition_filters) if _is_dir(job.run) else []
-    if job.partition_filters and not partitions:
-        select_partitions(job.run, job.partition_filters)  # raises the precise error
+    engine = engine_named(job.engine)
+    engine.check_job(job)
+    execution = Execution(threads=job.threads, memory_limit=job.memory_limit, spark_master=job.spark_master)
+    available = hive_partitions(job.run, engine.filesystem(job.run, execution))
+    partitions = (
+        select_partitions(job.run, job.partition_filters, available) if available or job.partition_filters else []
+    )
     selected: list[Partition | None] = list(partitions) or [None]
     # every partition's judgments are found before any is evaluated, so a missing one fails at once
-    qrels_partitions = hive_partitions(job.qrels) if partitions and job.qrels and _is_dir(job.qrels) else []
+    qrels_partitions = (
+        hive_partitions(job.qrels, engine.filesystem(job.qrels, execution)) if partitions and job.qrels else []
+    )
     qrels_paths = [_qrels_path(job, partition, qrels_partitions) for partition in selected]
     units = [
-        _evaluate_unit(job, partition, qrels, started) for partition, qrels in zip(selected, qrels_paths, strict=True)
+        _evaluate_unit(job, engine, execution, partition, qrels, started)
+        for partition, qrels in zip(selected, qrels_paths, strict=True)
     ]
     for unit in units:
         if unit.per_query.height == 0:
@@ -97,8 +109,11 @@ def run_job(
             raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
     if before_write:
         before_write(units)
-    if job.out:
+    if job.out and fs.is_local(job.out):
         write_units(Path(job.out), units, job.out_format, on_unit=on_unit)
+    elif job.out:  # a cluster's file system (s3a://, hdfs://): the engine that reads it writes it
+        tables = [(str(unit.partition or ""), {"per_query": unit.per_query, "summary": unit.summary}) for unit in units]
+        engine.write_remote(job.out, tables, execution)
     return units
 
 
@@ -108,23 +123,20 @@ def _qrels_path(job: Job, partition: Partition | None, qrels_partitions: list[Pa
     if partition is None or job.qrels is None:
         return job.qrels
     folder = judgments_partition(partition, job.qrels, qrels_partitions, job.missing_qrels_partition)
-    return str(folder.path(job.qrels)) if folder else job.qrels
+    return _under(job.qrels, folder) if folder else job.qrels
 
 
-def _evaluate_unit(job: Job, partition: Partition | None, qrels_path: str | None, started: str) -> Unit:
-    run_path = str(partition.path(job.run)) if partition else job.run
-    result = evaluate(
-        run_path,
-        qrels_path,
-        evaluation=job.evaluation,
-        engine=job.engine,  # type: ignore[arg-type]
-        columns=job.columns,
-        run_format=job.run_format,
-        qrels_format=job.qrels_format,
-        threads=job.threads,
-        memory_limit=job.memory_limit,
-        **job.evaluate_options,
-    )
+def _under(root: str, partition: Partition) -> str:
+    """A partition's folder: a local path as the system writes it, a URL (``s3a://b/x``) as text."""
+    return str(partition.path(root)) if fs.is_local(root) else f"{root.rstrip('/')}/{partition}"
+
+
+def _evaluate_unit(
+    job: Job, engine: Engine, execution: Execution, partition: Partition | None, qrels_path: str | None, started: str
+) -> Unit:
+    run_path = _under(job.run, partition) if partition else job.run
+    inputs = Inputs(run_path, qrels_path, job.columns, job.run_format, job.qrels_format, **job.evaluate_options)
+    result = evaluate_inputs(inputs, job.evaluation, engine, execution)
     per_query, summary = result.per_query, result.summary
     if job.group_by:
         check_group_names(job.group_by, RESERVED_COLUMNS | set(partition.as_dict() if partition else ()))
@@ -257,6 +269,8 @@ def _manifest(
 
 
 def _describe_input(job: Job, path: str, role: str) -> dict[str, Any]:
+    if not fs.is_local(path):  # read by Spark from a cluster's file system: no footer read here
+        return {"path": path, "format": job.run_format if role == "run" else job.qrels_format, "rows": None}
     source = Source.of(path, job.run_format if role == "run" else job.qrels_format, job.columns)
     frame = scan_run(source) if role == "run" else scan_qrels(source)
     return {"path": path, "format": source.format, "rows": int(frame.select(pl.len()).collect().item())}
@@ -309,10 +323,6 @@ def _writer(write: Callable[[pl.DataFrame, Path], None], frame: pl.DataFrame) ->
 
 
 _exchange = exchange_folders  # the atomic swap of two folders, kept under its former name
-
-
-def _is_dir(path: str) -> bool:
-    return Path(path).is_dir()
 
 
 def _now() -> str:

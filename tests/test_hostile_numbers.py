@@ -24,10 +24,13 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pipeline import api
-from pipeline.api import BYTES_PER_RUN_ROW, evaluate
+from pipeline import Evaluation, units
+from pipeline.api import evaluate
 from pipeline.errors import InvalidInput
+from pipeline.inputs import prepare
+from pipeline.io.read import Columns
 from pipeline.spec import MAX_GAIN, Gain
+from pipeline.units import BYTES_PER_RUN_ROW
 from tests.conftest import ROOT, TOLERANCE, run_cli
 
 SETTINGS = settings(
@@ -101,8 +104,8 @@ def cli_in_buckets(engine: str, buckets: int, run_rows: int, *args: object) -> s
         return run_cli("evaluate", *args, "--engine", engine, "--memory-limit", limit_for(buckets, run_rows))
     row_size = DUCKDB_LIMIT * buckets // run_rows
     program = (
-        "import sys; from pipeline import api; from pipeline.cli import main; "
-        f"api.BYTES_PER_RUN_ROW = {row_size}; sys.exit(main(sys.argv[1:]))"
+        "import sys; from pipeline import units; from pipeline.cli import main; "
+        f"units.BYTES_PER_RUN_ROW = {row_size}; sys.exit(main(sys.argv[1:]))"
     )
     argv = ["evaluate", *map(str, args), "--engine", engine, "--memory-limit", f"{DUCKDB_LIMIT}B"]
     return subprocess.run([sys.executable, "-c", program, *argv], capture_output=True, text=True, cwd=ROOT, timeout=300)
@@ -112,7 +115,7 @@ def api_limit(engine: str, buckets: int, run_rows: int, monkeypatch: pytest.Monk
     """The memory limit (and on DuckDB the size of a run row) that makes about ``buckets``."""
     if engine == "polars":
         return limit_for(buckets, run_rows)
-    monkeypatch.setattr(api, "BYTES_PER_RUN_ROW", DUCKDB_LIMIT * buckets // run_rows)
+    monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", DUCKDB_LIMIT * buckets // run_rows)
     return f"{DUCKDB_LIMIT}B"
 
 
@@ -274,8 +277,8 @@ def test_buckets_equal_one_pass_for_any_id_types(
 def test_the_split_hashes_aligned_ids(tmp_path: Path) -> None:
     """The root of the lost queries: both inputs' ids have one type before any is hashed."""
     run, qrels = standard_inputs(tmp_path, pa.int16(), pa.dictionary(pa.int8(), pa.string()))
-    prepared = api._prepare(run, qrels, api.Columns(), None, None, api.Evaluation())
-    parts = api._split_into_buckets(prepared, 7, tmp_path / "split")
+    prepared = prepare(run, qrels, Columns(), None, None, Evaluation())
+    parts = units.split_into_buckets(prepared, 7, tmp_path / "split")
     assert {part.run.collect_schema()["query_id"] for part in parts} == {pl.String}
     for part in parts:
         assert set(part.run.collect()["query_id"]) == set(part.qrels.collect()["query_id"])

@@ -11,9 +11,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline import api
-from pipeline.api import BYTES_PER_RUN_ROW, evaluate, merge_warnings
+from pipeline import Evaluation, units
+from pipeline.api import evaluate
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.inputs import prepare
+from pipeline.io.read import Columns
+from pipeline.units import BYTES_PER_RUN_ROW, merge_warnings
 from pipeline.validate import ValidationWarning
 from tests.conftest import ROOT, TOLERANCE, as_table, assert_tables_close, run_cli
 
@@ -28,7 +31,7 @@ def limit(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """A memory limit that splits the sample run into about 7 buckets on either engine."""
     if engine == "polars":
         return SMALL_LIMIT
-    monkeypatch.setattr(api, "BYTES_PER_RUN_ROW", 64_000_000 * 7 // RUN_ROWS)
+    monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", 64_000_000 * 7 // RUN_ROWS)
     return DUCKDB_LIMIT
 
 
@@ -38,7 +41,7 @@ def limit(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
 )
 def test_buckets_give_the_one_pass_result(engine: str, limit: str, options: dict) -> None:
     one_pass = evaluate(RUN, QRELS, k=[3, 10], engine=engine, **options)
-    assert api._buckets(api._prepare(RUN, QRELS, api.Columns(), None, None, one_pass.evaluation), limit) >= 5
+    assert units.bucket_count(prepare(RUN, QRELS, Columns(), None, None, one_pass.evaluation), limit) >= 5
     in_buckets = evaluate(RUN, QRELS, k=[3, 10], engine=engine, memory_limit=limit, **options)
     assert_tables_close(as_table(in_buckets.per_query), as_table(one_pass.per_query))
     assert in_buckets.per_query.columns == one_pass.per_query.columns
@@ -63,7 +66,7 @@ def test_buckets_give_identical_bits(engine: str, limit: str, options: dict) -> 
 
 def test_more_buckets_than_queries(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # most buckets are empty; an empty bucket is not an empty input
-    monkeypatch.setattr(api, "BYTES_PER_RUN_ROW", 64_000_000 * 100 // RUN_ROWS)  # 100 buckets, 43 queries
+    monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", 64_000_000 * 100 // RUN_ROWS)  # 100 buckets, 43 queries
     result = evaluate(RUN, QRELS, k=[5], engine=engine, memory_limit="64MB")
     assert result.per_query["query_id"].n_unique() == evaluate(RUN, QRELS, k=[5]).per_query["query_id"].n_unique()
 
@@ -144,16 +147,16 @@ def test_a_limit_below_one_row_gives_one_bucket_per_row_at_most(monkeypatch: pyt
     """--memory-limit 1B asks for more buckets than the run has rows: the count stops at the
     rows, and only the buckets holding rows are checked and evaluated (here the 43 queries'
     buckets of 710), with the one pass's bits."""
-    prepared = api._prepare(RUN, QRELS, api.Columns(), None, None, api.Evaluation())
-    assert api._buckets(prepared, "1B") == RUN_ROWS
+    prepared = prepare(RUN, QRELS, Columns(), None, None, Evaluation())
+    assert units.bucket_count(prepared, "1B") == RUN_ROWS
     checked: list[object] = []
-    original = api._check
+    original = units.check_prepared
 
     def counted(*args: object, **kwargs: object) -> object:
         checked.append(args[0])
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(api, "_check", counted)
+    monkeypatch.setattr(units, "check_prepared", counted)
     in_buckets = evaluate(RUN, QRELS, k=[5], memory_limit="1B")
     assert len(checked) <= pl.read_parquet(RUN)["query_id"].n_unique() + pl.read_parquet(QRELS)["query_id"].n_unique()
     assert in_buckets.per_query.equals(evaluate(RUN, QRELS, k=[5]).per_query)

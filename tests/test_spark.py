@@ -6,6 +6,7 @@ independent reference in tests/reference.py."""
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -228,7 +229,7 @@ def test_user_views_are_left_alone(spark: pyspark_sql.SparkSession) -> None:
     spark.catalog.dropTempView("per_query")
 
 
-def test_cli_writes_an_unpartitioned_run_as_parquet_folders(
+def test_cli_writes_an_unpartitioned_run_as_the_job_does(
     spark: pyspark_sql.SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out"
@@ -236,13 +237,16 @@ def test_cli_writes_an_unpartitioned_run_as_parquet_folders(
     code = main(["evaluate", "--engine", "spark", *flags])
     assert code == 0, capsys.readouterr().err
     assert "ndcg" in capsys.readouterr().out
-    written = pl.read_parquet(out / "per_query.parquet" / "*.parquet")
+    written = pl.read_parquet(out / "per_query.parquet")  # one file: the job's writer
     expected = compute("polars", pl.scan_parquet(RUN), pl.scan_parquet(QRELS), Evaluation(cutoffs=(5, 10)))
     assert written.schema == expected.schema
     assert_tables_close(as_table(written), as_table(expected))
-    summary = pl.read_parquet(out / "summary.parquet" / "*.parquet")
+    summary = pl.read_parquet(out / "summary.parquet")
     assert summary.columns == ["k", "queries", "cg", "dcg", "idcg", "ndcg"]
-    assert sorted(path.name for path in out.iterdir()) == ["per_query.parquet", "summary.parquet"]  # nothing staged
+    # the other engines' layout, nothing staged left
+    assert sorted(path.name for path in out.iterdir()) == [*UNIT_FILES]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["engine"] == "spark" and manifest["queries"]["evaluated"] == written["query_id"].n_unique()
 
 
 # --- hive partitions ------------------------------------------------------------------------------
@@ -266,6 +270,9 @@ def hive(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "runs/dt=c").mkdir()
     (root / "runs/dt=c/part-0.parquet").write_bytes(b"PAR1 this is not a parquet file")
     return root
+
+
+UNIT_FILES = ("_SUCCESS", "manifest.json", "per_query.parquet", "summary.parquet")
 
 
 def read_unit(out: Path, partition: str, table: str) -> pl.DataFrame:
@@ -311,7 +318,7 @@ def test_partitions_are_evaluated_one_by_one_as_on_polars(
     assert_tables_close(as_table(read_unit(out, "dt=b", "per_query")), as_table(expected_b))
     assert_tables_close(as_table(read_unit(out, "dt=a", "per_query")), as_table(sample))
     assert sorted(path.name for path in out.iterdir()) == ["dt=a", "dt=b"]
-    assert sorted(path.name for path in (out / "dt=b").iterdir()) == ["per_query.parquet", "summary.parquet"]
+    assert sorted(path.name for path in (out / "dt=b").iterdir()) == [*UNIT_FILES]
 
 
 def test_the_corrupt_partition_breaks_a_run_that_reads_it(

@@ -20,7 +20,6 @@ when a Spark function runs. Spark needs Java, which is checked before the JVM is
 
 from __future__ import annotations
 
-import glob
 import math
 import os
 import shutil
@@ -30,23 +29,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 import sqlglot
 from sqlglot import exp
 
 from pipeline import rules
-from pipeline.errors import InvalidInput, UsageError, install_hint
+from pipeline.engines.spark_inputs import SparkChecked, SparkInput, validated
+from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
-from pipeline.io import fs
-from pipeline.io.partitions import Partition, judgments_partition, select_partitions
-from pipeline.io.partitions import hive_partitions as _hive_partitions
-from pipeline.io.read import Columns, detect_format
+from pipeline.io import hadoop
+from pipeline.io.read import Columns, Source
 from pipeline.spec import SQL_VARIABLES, Evaluation, spark_refusals
 from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables, per_query_steps, sql_file
 
 if TYPE_CHECKING:
+    import polars as pl
     from pyspark.sql import DataFrame, SparkSession
+
+    from pipeline.inputs import Inputs
 
 # The files of sql/ that are plain queries over views, and so portable to Spark.
 # (inputs.sql uses DuckDB's read_parquet and COLUMNS(lambda ...); ndcg.sql and export.sql are
@@ -398,7 +398,7 @@ def summarize(per_query_table: DataFrame) -> DataFrame:
     return summary.drop(*TIE_BOUNDS_SUMMARY) if missing else summary
 
 
-# --- inputs ---------------------------------------------------------------------------------
+# --- inputs and results -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -425,487 +425,49 @@ def evaluate(
 ) -> SparkResult:
     """Validate and evaluate Parquet paths (files, directories, globs, hive datasets) or
     Spark DataFrames; ``qrels=None`` reads inline labels from the run. Validation is the other
-    engines' (:func:`check_inputs`); its warnings are in the result."""
-    check_supported(evaluation_variables(evaluation))
-    columns = columns or Columns()
-    if spark is None:
-        frame_session = next((value.sparkSession for value in (run, qrels) if _is_frame(value)), None)  # type: ignore[union-attr]
-        spark = frame_session or session()
-    run_input = _Input.read(spark, run, run_format, "run")
-    qrels_input = None if qrels is None else _Input.read(spark, qrels, qrels_format, "qrels")
-    return _evaluate_inputs(run_input, qrels_input, evaluation, columns, allow_fractional_labels, warn_results_over)
+    engines' (:func:`pipeline.engines.spark_inputs.check_inputs`); its warnings are in the
+    result. The tables stay in Spark, lazy."""
+    from pipeline.inputs import Inputs
 
-
-@dataclass(frozen=True)
-class _Input:
-    """A run or qrels as Spark read it, with the name its error messages use."""
-
-    frame: DataFrame
-    name: str
-
-    @classmethod
-    def read(cls, spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, role: str) -> _Input:
-        name = _name(value, role)
-        return cls(frame=_read(spark, value, format, name), name=name)
-
-
-def _evaluate_inputs(
-    run: _Input,
-    qrels: _Input | None,
-    evaluation: Evaluation,
-    columns: Columns,
-    allow_fractional_labels: bool,
-    warn_results_over: int | None,
-) -> SparkResult:
-    inline = qrels is None
-    qrels = qrels or _Input(frame=run.frame, name=f"{run.name} (inline labels)")
-    # as the other engines read them: inline labels are the run's three columns, and the run
-    # keeps its other columns but the label
-    run_frame = _canonical(
-        run.frame,
-        {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"},
-        run.name,
-        drop=(columns.label,) if inline else (),
-    )
-    qrels_frame = _canonical(
-        qrels.frame,
-        {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"},
-        qrels.name,
-        others=not inline,
-    )
-    checked = check_inputs(
-        run_frame,
-        qrels_frame,
-        run_name=run.name,
-        qrels_name=qrels.name,
-        columns=columns,
-        allow_fractional_labels=allow_fractional_labels,
-        warn_results_over=warn_results_over,
-        evaluation=evaluation,
-    )
+    checks = (allow_fractional_labels, warn_results_over)
+    inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, *checks)
+    checked = load(inputs, evaluation, spark=spark)
     table = per_query(checked.run, checked.qrels, evaluation)
     return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation, warnings=checked.warnings)
 
 
-def _is_frame(value: object) -> bool:
-    return hasattr(value, "sparkSession") and hasattr(value, "createOrReplaceTempView")
-
-
-def _name(value: object, role: str) -> str:
-    if _is_frame(value):
-        return f"{role} DataFrame"
-    return value if isinstance(value, str) else ", ".join(map(str, value))  # type: ignore[call-overload]
-
-
-def spark_format(path: str, format: str | None) -> str:
-    """The format of a path on Spark: Parquet unless an extension or ``format`` says otherwise.
-
-    Object-store URLs and extension-less paths are Parquet datasets (directories) there.
-
-    >>> spark_format("s3a://logs/runs/", None)
-    'parquet'
-    >>> spark_format("run.txt", None)
-    'trec'
-    """
-    if format:
-        return format
-    if urlparse(path).scheme not in ("", "file") or not Path(path.rstrip("/*")).suffix:
-        return "parquet"
-    return detect_format(path)
-
-
-def _read(spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, name: str) -> DataFrame:
-    """Spark reads the files of :func:`data_files`, never a folder: the other engines' rules
-    decide which files are data (Spark's own listing would, e.g., read a folder's stray
-    files), and the files of one dataset are checked to have the same columns."""
-    if _is_frame(value):
-        return value  # type: ignore[return-value]
-    paths = [value] if isinstance(value, str) else [str(path) for path in value]  # type: ignore[union-attr]
-    for path in paths:
-        chosen = spark_format(path, format)
-        if chosen != "parquet":
-            raise UsageError(
-                f"{path}: the spark engine reads Parquet only (files, directories, globs, hive datasets), "
-                f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
-            )
-    files = [file for path in paths for file in data_files(spark, path)]
-    if all(_is_local(file) for file in files):
-        from pipeline.io.read import check_parquet_schemas
-
-        check_parquet_schemas([_local_path(file) for file in files])
-    from py4j.protocol import Py4JJavaError
-    from pyspark.errors import AnalysisException
-
-    try:
-        return spark.read.parquet(*files)
-    except AnalysisException as error:
-        message = str(error).splitlines()[0]
-        raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
-    except Py4JJavaError as error:  # a file Spark cannot read at all, e.g. a corrupt footer
-        message = str(error.java_exception.getMessage()).splitlines()[0]
-        raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
-
-
-def data_files(spark: SparkSession, path: str) -> list[str]:
-    """The Parquet data files of ``path`` by :func:`pipeline.io.fs.data_files`: local paths
-    listed as the other engines list them, URLs (``s3a://``, ``hdfs://``) through Hadoop's
-    FileSystem by the same rules."""
-    if _is_local(path):
-        return fs.data_files(_local_path(path), "parquet")
-    return fs.data_files(path, "parquet", _HadoopFileSystem(spark))
-
-
-def _is_local(path: str) -> bool:
-    return urlparse(path).scheme in ("", "file")
-
-
-def _local_path(path: str) -> str:
-    return urlparse(path).path if path.startswith("file:") else path
-
-
-class _HadoopFileSystem:
-    """:class:`pipeline.io.fs.FileSystem` over Hadoop's FileSystem API (HDFS, object stores)."""
-
-    def __init__(self, spark: SparkSession) -> None:
-        self.spark = spark
-
-    def kind(self, path: str) -> fs.Kind:
-        filesystem, hadoop_path = _filesystem(self.spark, path)
-        if not filesystem.exists(hadoop_path):
-            return "missing"
-        return self._kind(filesystem.getFileStatus(hadoop_path))
-
-    def entries(self, folder: str) -> list[tuple[str, fs.Kind]]:
-        filesystem, hadoop_path = _filesystem(self.spark, folder)
-        statuses = filesystem.listStatus(hadoop_path)
-        return sorted((status.getPath().getName(), self._kind(status)) for status in statuses)
-
-    def glob(self, pattern: str) -> list[str] | None:
-        if self.kind(pattern) != "missing" or not glob.has_magic(pattern):
-            return None
-        filesystem, hadoop_path = _filesystem(self.spark, pattern)
-        return sorted(str(status.getPath()) for status in filesystem.globStatus(hadoop_path) or [])
-
-    @staticmethod
-    def _kind(status: Any) -> fs.Kind:
-        return "dir" if status.isDirectory() else "file" if status.isFile() else "other"
-
-
-def _canonical(
-    frame: DataFrame, wanted: dict[str, str], name: str, *, others: bool = True, drop: Sequence[str] = ()
-) -> DataFrame:
-    """The ``wanted`` columns under their canonical names, first, then (``others``) the user's
-    other columns but ``drop``, as pipeline/io/read.py reads them for the other engines (they
-    show in validation's example rows). A user column that carries a canonical name it was not
-    given would shadow the renamed one, and is left out."""
-    from pyspark.sql import functions
-
-    found = frame.columns
-    missing = [column for column in wanted if column not in found]
-    if missing:
-        listed, present = ", ".join(map(repr, missing)), ", ".join(map(repr, found))
-        raise InvalidInput(f"{name}: missing column(s) {listed}; columns found: {present}")
-    kept = [c for c in found if c not in wanted and c not in wanted.values() and c not in drop] if others else []
-
-    def column(name: str) -> Any:
-        return functions.col("`" + name.replace("`", "``") + "`")
-
-    return frame.select(
-        *(column(source).alias(target) for source, target in wanted.items()), *(column(c) for c in kept)
-    )
-
-
-# --- validation: Spark measures the inputs, pipeline/rules.py decides ----------------------------
-
-
-@dataclass(frozen=True)
-class SparkChecked:
-    """Validated inputs, ids of one type on both sides, and the warnings found on the way."""
-
-    run: DataFrame
-    qrels: DataFrame
-    warnings: tuple[rules.ValidationWarning, ...] = ()
-
-
-def check_inputs(
-    run: DataFrame,
-    qrels: DataFrame,
-    *,
-    run_name: str,
-    qrels_name: str,
-    columns: Columns | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
-    evaluation: Evaluation | None = None,
+def load(
+    inputs: Inputs, evaluation: Evaluation, *, master: str | None = None, spark: SparkSession | None = None
 ) -> SparkChecked:
-    """The other engines' checks, exit codes and messages: Spark measures each input
-    (:mod:`pipeline.engines.spark_stats`: one job per input, one for the warnings) and
-    :mod:`pipeline.rules` decides. ``run`` has ``query_id, doc_id, score`` and ``qrels``
-    ``query_id, doc_id, relevance``, each maybe followed by other columns (shown in example
-    rows); ``columns`` gives the user's names for messages. ``evaluation`` (default: the
-    defaults) gives the duplicate policy and the gain. Ids of different types on the two
-    sides are aligned: BIGINT when both are integers, else STRING."""
-    from pyspark.sql import functions
+    """Read (Parquet paths or Spark DataFrames) and validate as the other engines do: the
+    Spark engine's :meth:`pipeline.engines.Engine.load`."""
+    import polars as pl
 
-    from pipeline.engines import spark_stats as stats
-
-    evaluation = evaluation or Evaluation()
-    policy = rules.Policy(
-        columns=columns or Columns(),
-        allow_fractional_labels=allow_fractional_labels,
-        warn_results_over=warn_results_over,
-        run_duplicates=evaluation.duplicates,
-        evaluation=evaluation,
-    )
-    bound = rules.gain_bound(evaluation.gain)
-    measured: dict[str, rules.Measured] = {}
-    probes: dict[str, stats.SparkProbe] = {}
-    for frame, name, role, value_column in ((run, run_name, "run", "score"), (qrels, qrels_name, "qrels", "relevance")):
-        types = stats.column_types(frame, ("query_id", "doc_id", value_column))
-        probes[role] = stats.SparkProbe(frame, name, types, bound)
-        measured[role] = rules.Measured(name, role, types, probes[role])  # type: ignore[arg-type]
-        rules.check_types(measured[role], policy)
-    label, label_type = functions.col("relevance"), measured["qrels"].types["relevance"]
-    fractional = stats.fractional(label, label_type) if rules.counts_fractional(label_type, policy) else None
-    # ids aligned from the schemas alone, so that the warnings' counts join in the same job
-    aligned = _aligned_ids(run, qrels)
-    (run_stats, probes["run"].duplicate), (qrels_stats, probes["qrels"].duplicate), counts = stats.measure(
-        stats.Measure(run_name, run, "score"),
-        stats.Measure(
-            qrels_name,
-            qrels,
-            "relevance",
-            fractional_test=fractional,
-            over_gain_test=stats.over_gain(label, bound),
-        ),
-        stats.tally_counts(*aligned, evaluation, warn_results_over),
-    )
-    rules.check_stats(measured["run"], run_stats, measured["qrels"], qrels_stats, policy)
-    counts["negative_labels"] = qrels_stats.negative
-    tallies = stats.tallies(*aligned, evaluation, warn_results_over, counts, f"{run_name} and {qrels_name}")
-    run, qrels = aligned
-    return SparkChecked(run, qrels, rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy))
-
-
-def _aligned_ids(run: DataFrame, qrels: DataFrame) -> tuple[DataFrame, DataFrame]:
-    from pyspark.sql import functions, types
-
-    for column in ("query_id", "doc_id"):
-        left, right = run.schema[column].dataType, qrels.schema[column].dataType
-        if left == right:
-            continue
-        integers = isinstance(left, types.IntegralType) and isinstance(right, types.IntegralType)
-        common = "bigint" if integers else "string"
-        run = run.withColumn(column, functions.col(column).cast(common))
-        qrels = qrels.withColumn(column, functions.col(column).cast(common))
-    return run, qrels
-
-
-# --- hive-partitioned datasets -----------------------------------------------------------------
-
-
-def _filesystem(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    """Hadoop's FileSystem for ``path`` and the path itself: local folders, HDFS and object
-    stores (``s3a://``) are listed and renamed through the same API Spark writes with."""
-    hadoop_path = spark._jvm.org.apache.hadoop.fs.Path(path)  # type: ignore[union-attr]
-    return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path
-
-
-def hive_partitions(spark: SparkSession, root: str) -> list[Partition]:
-    """Every leaf ``key=value`` folder under ``root`` by the other engines' walk
-    (:func:`pipeline.io.partitions.hive_partitions`), listed by Hadoop's FileSystem (no file
-    is opened); empty when ``root`` is a file, a glob, missing, or not hive-partitioned."""
-    filesystem = fs.LOCAL if _is_local(root) else _HadoopFileSystem(spark)
-    return _hive_partitions(_local_path(root) if _is_local(root) else root, filesystem)
-
-
-def partition_path(root: str, partition: Partition) -> str:
-    """``root/key=value/...`` as text, so that URLs (``s3a://bucket/x``) keep their ``//``."""
-    return f"{root.rstrip('/')}/{partition}"
-
-
-def _is_folder(spark: SparkSession, path: str) -> bool:
-    filesystem, hadoop_path = _filesystem(spark, path)
-    return bool(filesystem.exists(hadoop_path) and filesystem.getFileStatus(hadoop_path).isDirectory())
-
-
-@dataclass(frozen=True)
-class SparkUnit:
-    """One evaluated unit, as on the other engines: the whole input, or one hive partition
-    (its ``key`` columns, as strings, first in both tables). Lazy DataFrames."""
-
-    partition: Partition | None
-    per_query: DataFrame
-    summary: DataFrame
-    warnings: tuple[rules.ValidationWarning, ...] = ()
-
-    @classmethod
-    def of(
-        cls,
-        partition: Partition | None,
-        per_query_table: DataFrame,
-        warnings: tuple[rules.ValidationWarning, ...] = (),
-    ) -> SparkUnit:
-        """The unit of a per-query table (without partition columns) and its summary."""
-        return cls(
-            partition=partition,
-            per_query=_with_partition_columns(per_query_table, partition),
-            summary=_with_partition_columns(summarize(per_query_table), partition),
-            warnings=warnings,
-        )
-
-    def cached(self) -> SparkUnit:
-        """The same unit with both tables persisted (:meth:`unpersist` it when done), so that
-        the summary shown and the files written are computed once."""
-        table = self.per_query.persist()
-        # summary.sql reads only query_id, k and the measures, so the partition columns ride along
-        summary = _with_partition_columns(summarize(table), self.partition).persist()
-        return SparkUnit(self.partition, table, summary, self.warnings)
-
-    def unpersist(self) -> None:
-        self.per_query.unpersist()
-        self.summary.unpersist()
-
-
-def _with_partition_columns(frame: DataFrame, partition: Partition | None) -> DataFrame:
-    """``frame`` with the partition's ``key`` columns (string values) first, as job.py does."""
-    if partition is None:
-        return frame
-    from pyspark.sql import functions
-
-    keys = [functions.lit(value).alias(key) for key, value in partition.as_dict().items()]
-    return frame.select(*keys, *[column for column in frame.columns if column not in partition.as_dict()])
-
-
-def evaluate_units(
-    run: str,
-    qrels: str | None,
-    *,
-    evaluation: Evaluation,
-    partition_filters: Mapping[str, set[str]] | None = None,
-    columns: Columns | None = None,
-    spark: SparkSession | None = None,
-    run_format: str | None = None,
-    qrels_format: str | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
-    missing_qrels_partition: str = "error",
-) -> list[SparkUnit]:
-    """Evaluate ``run`` as the other engines' batch job does: a hive-partitioned directory
-    partition by partition (only those matching ``partition_filters``; a requested partition
-    that does not exist is :class:`PartitionNotFound`), anything else as one unit.
-
-    Only the chosen partition folders are given to Spark's reader, so no file of any other
-    partition is listed or opened. Judgments are chosen as on the other engines
-    (:func:`pipeline.io.partitions.judgments_partition`): the same partition's folder when
-    they are partitioned like the run (a missing folder is an error unless
-    ``missing_qrels_partition="whole"``), otherwise whole. Each unit is validated as on the other
-    engines, and carries its warnings."""
+    for value in (inputs.run, inputs.qrels):
+        if isinstance(value, (pl.LazyFrame, pl.DataFrame, Source)):
+            raise UsageError("the spark engine takes Parquet paths or Spark DataFrames, not Polars frames")
     check_supported(evaluation_variables(evaluation))
-    columns = columns or Columns()
-    spark = spark or session()
-    filters = dict(partition_filters or {})
-    available = hive_partitions(spark, run)
-    partitions = select_partitions(run, filters, available) if (available or filters) else []
-    if not partitions:
-        result = evaluate(
-            run,
-            qrels,
-            evaluation=evaluation,
-            columns=columns,
-            spark=spark,
-            run_format=run_format,
-            qrels_format=qrels_format,
-            allow_fractional_labels=allow_fractional_labels,
-            warn_results_over=warn_results_over,
-        )
-        return [SparkUnit(None, result.per_query, result.summary, result.warnings)]
-    # Every partition is read (schemas only) before any is validated, so that an unreadable
-    # one fails the job at once; judgments used by several partitions are read once.
-    qrels_inputs: dict[str, _Input] = {}
-    qrels_partitions = hive_partitions(spark, qrels) if qrels is not None else []
-    qrels_folders = [
-        judgments_partition(partition, qrels, qrels_partitions, missing_qrels_partition) if qrels else None
-        for partition in partitions  # every partition's judgments found before any is read
-    ]
-    inputs = []
-    for partition, folder in zip(partitions, qrels_folders, strict=True):
-        # a folder, whatever its name looks like
-        run_input = _Input.read(spark, partition_path(run, partition), run_format or "parquet", "run")
-        qrels_input = None
-        if qrels is not None:
-            qrels_path = partition_path(qrels, folder) if folder else qrels
-            if qrels_path not in qrels_inputs:
-                qrels_inputs[qrels_path] = _Input.read(spark, qrels_path, qrels_format, "qrels")
-            qrels_input = qrels_inputs[qrels_path]
-        inputs.append((partition, run_input, qrels_input))
-    checks = (allow_fractional_labels, warn_results_over)
-    results = [
-        (partition, _evaluate_inputs(run_input, qrels_input, evaluation, columns, *checks))
-        for partition, run_input, qrels_input in inputs
-    ]
-    return [SparkUnit.of(partition, result.per_query, result.warnings) for partition, result in results]
+    given = (inputs.run, inputs.qrels)
+    spark = spark or next((v.sparkSession for v in given if hadoop.is_frame(v)), None) or session(master)  # type: ignore[union-attr]
+    run = SparkInput.read(spark, inputs.run, inputs.run_format, "run")
+    qrels = None if inputs.qrels is None else SparkInput.read(spark, inputs.qrels, inputs.qrels_format, "qrels")
+    checks = (inputs.allow_fractional_labels, inputs.warn_results_over)
+    return validated(run, qrels, evaluation, inputs.columns, *checks)
 
 
-# --- outputs --------------------------------------------------------------------------------
+def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The per-query table, computed once, and its summary, as Polars frames.
+
+    The table is checkpointed before it is summarised, so the summary is planned over its rows
+    and not over ``sql/per_query.sql`` a second time (that planning took about 21 s of 50 s
+    on the sample; caching the table did not spare it)."""
+    table = per_query(checked.run, checked.qrels, evaluation).localCheckpoint(eager=True)
+    return _to_polars(table), _to_polars(summarize(table))
 
 
-def write(per_query_table: DataFrame, summary: DataFrame, out: str) -> list[str]:
-    """Write ``OUT/per_query.parquet/`` and ``OUT/summary.parquet/``: see :func:`write_units`."""
-    return write_units([SparkUnit(partition=None, per_query=per_query_table, summary=summary)], out)
+def _to_polars(frame: DataFrame) -> pl.DataFrame:
+    import polars as pl
 
-
-def write_units(units: Sequence[SparkUnit], out: str) -> list[str]:
-    """Write each unit as the other engines lay it out, ``OUT/[key=value/]per_query.parquet``
-    and ``summary.parquet``, each a folder of part files written by Spark.
-
-    Everything is first written by Spark under one staging folder ``OUT/_ndcg_staging_*``
-    (Spark's readers skip ``_`` names); only when every table is complete are the folders
-    renamed into place, replacing earlier outputs of the same units. A failed job leaves the
-    previous outputs as they were. (Renames are atomic on local disks and HDFS; object stores
-    copy instead.)"""
-    from pyspark.errors import PySparkException
-
-    if not units:
-        return []
-    spark = units[0].per_query.sparkSession
-    token = uuid.uuid4().hex[:12]
-    root = out.rstrip("/")
-    staging = f"{root}/_ndcg_staging_{token}"
-    filesystem, staging_path = _filesystem(spark, staging)
-    placements = []
-    try:
-        for unit in units:
-            folder = f"/{unit.partition}" if unit.partition else ""
-            for name, frame in (("per_query", unit.per_query), ("summary", unit.summary)):
-                staged, target = f"{staging}{folder}/{name}.parquet", f"{root}{folder}/{name}.parquet"
-                try:
-                    frame.write.mode("errorifexists").parquet(staged)
-                except PySparkException as error:
-                    raise UsageError(f"--out {target}: cannot write: {str(error).splitlines()[0]}") from None
-                placements.append((staged, target))
-        for staged, target in placements:
-            _replace(spark, staged, target, token)
-    finally:
-        filesystem.delete(staging_path, True)
-    return [target for _, target in placements]
-
-
-def _replace(spark: SparkSession, staged: str, target: str, token: str) -> None:
-    """Rename ``staged`` to ``target``; an existing ``target`` is moved aside first (Hadoop
-    would move the new folder into it) and deleted once the new one is in place."""
-    filesystem, target_path = _filesystem(spark, target)
-    jvm_path = spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
-    staged_path = jvm_path(staged)
-    filesystem.mkdirs(target_path.getParent())
-    retired = None
-    if filesystem.exists(target_path):
-        retired = jvm_path(target_path.getParent(), f"_ndcg_retired_{target_path.getName()}_{token}")
-        if not filesystem.rename(target_path, retired):
-            raise UsageError(f"--out {target}: cannot move the previous output aside")
-    if not filesystem.rename(staged_path, target_path):
-        if retired is not None:
-            filesystem.rename(retired, target_path)
-        raise UsageError(f"--out {target}: cannot move the new output into place")
-    if retired is not None:
-        filesystem.delete(retired, True)
+    table = pl.from_arrow(frame.toArrow())
+    assert isinstance(table, pl.DataFrame)
+    return table

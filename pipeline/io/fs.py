@@ -25,6 +25,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, NoReturn, Protocol
+from urllib.parse import urlparse
 
 from pipeline.errors import InvalidInput
 
@@ -35,6 +36,17 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def is_hidden(name: str) -> bool:
     """Whether a file or folder name is not data (Spark's ``shouldFilterOutPathName``)."""
     return name.startswith(".") or (name.startswith("_") and "=" not in name) or name.endswith("._COPYING_")
+
+
+def is_local(path: str) -> bool:
+    """Whether ``path`` is on this machine's disks (a path, or a ``file:`` URL), not on a
+    cluster's file system or an object store (``hdfs://``, ``s3a://``)."""
+    return urlparse(str(path)).scheme in ("", "file")
+
+
+def local_path(path: str) -> str:
+    """A local path of ``path`` (a ``file:`` URL loses its scheme)."""
+    return urlparse(path).path if path.startswith("file:") else path
 
 
 def is_partition_folder(name: str) -> bool:

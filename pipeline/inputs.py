@@ -1,0 +1,220 @@
+"""Inputs as the fronts give them -> frames read by Polars -> validated frames.
+
+:class:`Inputs` is what one evaluation is asked to read: the run and the judgments (paths,
+:class:`~pipeline.io.read.Source` objects or frames; no judgments means the run's own labels),
+how to read them and how strictly to check them. The Polars and DuckDB engines share the
+reading and the checks here (:func:`prepare`, then :func:`check`); the Spark engine reads and
+measures with Spark and decides with the same rules (:mod:`pipeline.rules`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.errors import InvalidInput, UsageError, first_line
+from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
+from pipeline.io.read import (
+    LABEL,
+    Columns,
+    Source,
+    has_glob_characters,
+    missing_columns_message,
+    scan_qrels,
+    scan_run,
+)
+from pipeline.spec import Evaluation
+from pipeline.validate import DEFAULT_WARN_RESULTS_OVER, Checked, check_inputs
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The run and the judgments of one evaluation, and how to read and check them."""
+
+    run: Any
+    qrels: Any | None = None
+    columns: Columns = field(default_factory=Columns)
+    run_format: str | None = None
+    qrels_format: str | None = None
+    allow_fractional_labels: bool = False
+    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Inputs read lazily with canonical columns and the run's ``arrival``, not yet checked."""
+
+    run: pl.LazyFrame
+    qrels: pl.LazyFrame
+    run_name: str
+    qrels_name: str
+    run_source: Source | None
+    qrels_source: Source | None
+    inline: bool
+
+
+@dataclass(frozen=True)
+class Validated:
+    """Inputs read by Polars and validated: what the Polars and DuckDB engines compute from."""
+
+    prepared: Prepared
+    checked: Checked
+    columns: Columns = field(default_factory=Columns)
+
+    @property
+    def warnings(self) -> tuple[Any, ...]:
+        return self.checked.warnings
+
+
+def load(inputs: Inputs, evaluation: Evaluation) -> Validated:
+    """Read and validate (one pass over each input for the checks)."""
+    prepared = prepare(inputs.run, inputs.qrels, inputs.columns, inputs.run_format, inputs.qrels_format, evaluation)
+    return Validated(prepared, check(prepared, inputs, evaluation), inputs.columns)
+
+
+def prepare(
+    run: Any,
+    qrels: Any | None,
+    columns: Columns,
+    run_format: str | None,
+    qrels_format: str | None,
+    evaluation: Evaluation,
+) -> Prepared:
+    """The run gets its ``arrival`` column here, as it is read, so that both engines see the
+    same input order (DuckDB keeps no row order of its own)."""
+    run_source = _source(run, run_format, columns)
+    qrels_source = _source(qrels, qrels_format, columns) if qrels is not None else None
+    inline = qrels is None
+
+    run_frame = _frame(run, run_source, role="run", with_labels=inline)
+    run_name = run_source.path if run_source else "run"
+    # a user column called "arrival" is not ours: the input order is where each row stands
+    run_frame = (
+        run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL).with_columns(pl.col(ARRIVAL).cast(pl.Int64))
+    )
+    rank_type = run_frame.collect_schema().get(RANK_COLUMN)
+    if evaluation.ties == "input-order" and rank_type is not None and not rank_type.is_numeric():
+        raise InvalidInput(f"{run_name}: column {RANK_COLUMN!r} has type {rank_type}; input-order ties need numbers")
+    if inline:
+        labelled = run_frame
+        if evaluation.duplicates != "error":
+            # the labels of the rows the duplicate policy keeps
+            labelled = labelled.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
+        qrels_frame = labelled.select("query_id", "doc_id", LABEL)
+        run_frame = run_frame.drop(LABEL)
+        qrels_name = f"{run_name} (inline labels)"
+    else:
+        qrels_frame = _frame(qrels, qrels_source, role="qrels", with_labels=False)
+        qrels_name = qrels_source.path if qrels_source else "qrels"
+    return Prepared(run_frame, qrels_frame, run_name, qrels_name, run_source, qrels_source, inline)
+
+
+def check(prepared: Prepared, inputs: Inputs, evaluation: Evaluation, *, require_rows: bool = True) -> Checked:
+    """Validate the prepared inputs; ``require_rows=False`` for one bucket of them, which may
+    hold no rows."""
+    return check_inputs(
+        prepared.run,
+        prepared.qrels,
+        run_name=prepared.run_name,
+        qrels_name=prepared.qrels_name,
+        columns=inputs.columns,
+        allow_fractional_labels=inputs.allow_fractional_labels,
+        warn_results_over=inputs.warn_results_over,
+        run_duplicates=evaluation.duplicates,
+        require_rows=require_rows,
+        evaluation=evaluation,
+    )
+
+
+def native_parquet(validated: Validated, evaluation: Evaluation) -> tuple[Source, Source | None] | None:
+    """The Parquet sources an engine may read itself (DuckDB does), or None when it must be
+    handed the frames: the input order is read, a name would be expanded as a pattern, a file
+    is not Parquet, or validation changed a column's type."""
+    prepared, checked = validated.prepared, validated.checked
+    run_source, qrels_source = prepared.run_source, prepared.qrels_source
+    native = (
+        not evaluation.reads_input_order
+        and run_source is not None
+        and not _any_glob_characters(run_source, qrels_source)
+        and run_source.format == "parquet"
+        and (prepared.inline or (qrels_source is not None and qrels_source.format == "parquet"))
+        and checked.run.collect_schema() == prepared.run.select(checked.run.collect_schema().names()).collect_schema()
+        and checked.qrels.collect_schema()
+        == prepared.qrels.select(checked.qrels.collect_schema().names()).collect_schema()
+    )
+    return (run_source, qrels_source) if native and run_source is not None else None
+
+
+def _any_glob_characters(*sources: Source | None) -> bool:
+    """Whether any file of the sources has a name DuckDB would expand as a pattern; such
+    inputs reach DuckDB as frames read by Polars, never as paths."""
+    return any(has_glob_characters(path) for source in sources if source is not None for path in source.files())
+
+
+def _source(value: Any, format: str | None, columns: Columns) -> Source | None:
+    if isinstance(value, Source):
+        return value
+    if isinstance(value, (str, Path)):
+        return Source.of(value, format, columns)
+    if not isinstance(value, (pl.LazyFrame, pl.DataFrame)):
+        raise UsageError(f"expected a path or a frame, got {type(value).__name__}")
+    return None
+
+
+def _frame(value: Any, source: Source | None, *, role: str, with_labels: bool) -> pl.LazyFrame:
+    if source is not None:
+        return scan_run(source, with_labels=with_labels) if role == "run" else scan_qrels(source)
+    frame = value.lazy() if isinstance(value, pl.DataFrame) else value
+    assert isinstance(frame, pl.LazyFrame)
+    wanted = [
+        "query_id",
+        "doc_id",
+        *(["score"] if role == "run" else []),
+        *([LABEL] if role == "qrels" or with_labels else []),
+    ]
+    found = frame.collect_schema().names()
+    missing = {c: c for c in wanted if c not in found}
+    if missing:
+        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
+    return frame
+
+
+def as_polars(value: object, role: str) -> pl.LazyFrame:
+    """A table given for ``role`` as a Polars LazyFrame: Polars frames as they are, pyarrow
+    tables and Arrow C streams through Arrow, older pandas frames through ``pl.from_pandas``."""
+    if isinstance(value, pl.LazyFrame):
+        return value
+    if isinstance(value, pl.DataFrame):
+        return value.lazy()
+    module = type(value).__module__.split(".")[0]
+    try:
+        if module == "pyarrow":
+            converted = pl.from_arrow(value)
+        elif hasattr(value, "__arrow_c_stream__"):
+            converted = pl.DataFrame(_ArrowStream(value.__arrow_c_stream__()))
+        elif module == "pandas":
+            converted = pl.from_pandas(value)
+        else:
+            raise UsageError(
+                f"{role}: expected a path, a Polars, pandas or DuckDB frame, or a pyarrow table; "
+                f"got {type(value).__name__}"
+            )
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as error:
+        raise InvalidInput(f"{role}: cannot read this {type(value).__name__} as a table: {first_line(error)}") from None
+    if not isinstance(converted, pl.DataFrame):
+        raise UsageError(f"{role}: expected a table, got {type(value).__name__} holding one column")
+    return converted.lazy()
+
+
+class _ArrowStream:
+    """An Arrow C stream capsule as the object ``pl.DataFrame`` reads. Only the capsule
+    reaches Polars: holding a DuckDB relation itself left DuckDB's objects alive at exit."""
+
+    def __init__(self, capsule: object) -> None:
+        self.capsule = capsule
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        return self.capsule

@@ -1,0 +1,182 @@
+"""Spark's side of the file system: listing, reading and publishing through Hadoop's FileSystem.
+
+Local paths are listed by :mod:`pipeline.io.fs` itself; a cluster's file systems and object
+stores (``hdfs://``, ``s3a://``) through :class:`HadoopFileSystem`, by the same rules, so Spark
+reads the files the other engines would read. Outputs on those file systems are staged and
+renamed into place by :func:`write_tables` (local outputs go through
+:func:`pipeline.io.write.publish`, as on every engine).
+
+pyspark is imported inside the functions: this module is used only by the Spark engine.
+"""
+
+from __future__ import annotations
+
+import glob
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+from pipeline.errors import InvalidInput, UsageError
+from pipeline.io import fs
+from pipeline.io.read import detect_format
+
+if TYPE_CHECKING:
+    import polars as pl
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def is_frame(value: object) -> bool:
+    """Whether ``value`` is a Spark DataFrame (without importing pyspark)."""
+    return hasattr(value, "sparkSession") and hasattr(value, "createOrReplaceTempView")
+
+
+def spark_format(path: str, format: str | None) -> str:
+    """The format of a path on Spark: Parquet unless an extension or ``format`` says otherwise.
+
+    Object-store URLs and extension-less paths are Parquet datasets (directories) there.
+
+    >>> spark_format("s3a://logs/runs/", None)
+    'parquet'
+    >>> spark_format("run.txt", None)
+    'trec'
+    """
+    if format:
+        return format
+    if urlparse(path).scheme not in ("", "file") or not Path(path.rstrip("/*")).suffix:
+        return "parquet"
+    return detect_format(path)
+
+
+def read_parquet(
+    spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, name: str
+) -> DataFrame:
+    """Spark reads the files of :func:`data_files`, never a folder: the other engines' rules
+    decide which files are data (Spark's own listing would, e.g., read a folder's stray
+    files), and the files of one dataset are checked to have the same columns."""
+    if is_frame(value):
+        return value  # type: ignore[return-value]
+    paths = [value] if isinstance(value, str) else [str(path) for path in value]  # type: ignore[union-attr]
+    for path in paths:
+        chosen = spark_format(path, format)
+        if chosen != "parquet":
+            raise UsageError(
+                f"{path}: the spark engine reads Parquet only (files, directories, globs, hive datasets), "
+                f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
+            )
+    files = [file for path in paths for file in data_files(spark, path)]
+    if all(fs.is_local(file) for file in files):
+        from pipeline.io.read import check_parquet_schemas
+
+        check_parquet_schemas([fs.local_path(file) for file in files])
+    from py4j.protocol import Py4JJavaError
+    from pyspark.errors import AnalysisException
+
+    try:
+        return spark.read.parquet(*files)
+    except AnalysisException as error:
+        message = str(error).splitlines()[0]
+        raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
+    except Py4JJavaError as error:  # a file Spark cannot read at all, e.g. a corrupt footer
+        message = str(error.java_exception.getMessage()).splitlines()[0]
+        raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
+
+
+def data_files(spark: SparkSession, path: str) -> list[str]:
+    """The Parquet data files of ``path`` by :func:`pipeline.io.fs.data_files`: local paths
+    listed as the other engines list them, URLs (``s3a://``, ``hdfs://``) through Hadoop's
+    FileSystem by the same rules."""
+    if fs.is_local(path):
+        return fs.data_files(fs.local_path(path), "parquet")
+    return fs.data_files(path, "parquet", HadoopFileSystem(spark))
+
+
+def hadoop_filesystem(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    """Hadoop's FileSystem for ``path`` and the path itself: local folders, HDFS and object
+    stores (``s3a://``) are listed and renamed through the same API Spark writes with."""
+    hadoop_path = spark._jvm.org.apache.hadoop.fs.Path(path)  # type: ignore[union-attr]
+    return hadoop_path.getFileSystem(spark._jsc.hadoopConfiguration()), hadoop_path
+
+
+class HadoopFileSystem:
+    """:class:`pipeline.io.fs.FileSystem` over Hadoop's FileSystem API (HDFS, object stores)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    def kind(self, path: str) -> fs.Kind:
+        filesystem, hadoop_path = hadoop_filesystem(self.spark, path)
+        if not filesystem.exists(hadoop_path):
+            return "missing"
+        return self._kind(filesystem.getFileStatus(hadoop_path))
+
+    def entries(self, folder: str) -> list[tuple[str, fs.Kind]]:
+        filesystem, hadoop_path = hadoop_filesystem(self.spark, folder)
+        statuses = filesystem.listStatus(hadoop_path)
+        return sorted((status.getPath().getName(), self._kind(status)) for status in statuses)
+
+    def glob(self, pattern: str) -> list[str] | None:
+        if self.kind(pattern) != "missing" or not glob.has_magic(pattern):
+            return None
+        filesystem, hadoop_path = hadoop_filesystem(self.spark, pattern)
+        return sorted(str(status.getPath()) for status in filesystem.globStatus(hadoop_path) or [])
+
+    @staticmethod
+    def _kind(status: Any) -> fs.Kind:
+        return "dir" if status.isDirectory() else "file" if status.isFile() else "other"
+
+
+def write_tables(spark: SparkSession, out: str, tables: Sequence[tuple[str, Mapping[str, pl.DataFrame]]]) -> list[str]:
+    """Write ``(relative folder, {name: table})`` under ``out`` on a cluster's file system
+    (``s3a://``, ``hdfs://``), laid out as the job lays out local outputs:
+    ``OUT/[key=value/]name.parquet``, each a folder holding one part file written by Spark
+    (the tables are small: a row per query and cutoff).
+
+    Everything is first written by Spark under one staging folder ``OUT/_ndcg_staging_*``
+    (Spark's readers skip ``_`` names); only when every table is complete are the folders
+    renamed into place, replacing earlier outputs of the same units. A failed job leaves the
+    previous outputs as they were. (Renames are atomic on local disks and HDFS; object stores
+    copy instead.)"""
+    from pyspark.errors import PySparkException
+
+    token = uuid.uuid4().hex[:12]
+    root = out.rstrip("/")
+    staging = f"{root}/_ndcg_staging_{token}"
+    filesystem, staging_path = hadoop_filesystem(spark, staging)
+    placements = []
+    try:
+        for folder, frames in tables:
+            below = f"/{folder}" if folder else ""
+            for name, frame in frames.items():
+                staged, target = f"{staging}{below}/{name}.parquet", f"{root}{below}/{name}.parquet"
+                try:
+                    spark.createDataFrame(frame.to_arrow()).coalesce(1).write.mode("errorifexists").parquet(staged)
+                except PySparkException as error:
+                    raise UsageError(f"--out {target}: cannot write: {str(error).splitlines()[0]}") from None
+                placements.append((staged, target))
+        for staged, target in placements:
+            _replace(spark, staged, target, token)
+    finally:
+        filesystem.delete(staging_path, True)
+    return [target for _, target in placements]
+
+
+def _replace(spark: SparkSession, staged: str, target: str, token: str) -> None:
+    """Rename ``staged`` to ``target``; an existing ``target`` is moved aside first (Hadoop
+    would move the new folder into it) and deleted once the new one is in place."""
+    filesystem, target_path = hadoop_filesystem(spark, target)
+    jvm_path = spark._jvm.org.apache.hadoop.fs.Path  # type: ignore[union-attr]
+    staged_path = jvm_path(staged)
+    filesystem.mkdirs(target_path.getParent())
+    retired = None
+    if filesystem.exists(target_path):
+        retired = jvm_path(target_path.getParent(), f"_ndcg_retired_{target_path.getName()}_{token}")
+        if not filesystem.rename(target_path, retired):
+            raise UsageError(f"--out {target}: cannot move the previous output aside")
+    if not filesystem.rename(staged_path, target_path):
+        if retired is not None:
+            filesystem.rename(retired, target_path)
+        raise UsageError(f"--out {target}: cannot move the new output into place")
+    if retired is not None:
+        filesystem.delete(retired, True)
