@@ -13,7 +13,9 @@ import errno
 import logging
 import math
 import re
+import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -160,15 +162,31 @@ def _scratch_folder() -> Iterator[str]:
     """A folder of TMPDIR for the buckets, removed with everything in it when the evaluation
     ends, failed or not (a disk that filled up mid-split included)."""
     try:
-        scratch = tempfile.TemporaryDirectory(prefix="ndcg-buckets-")
+        folder = tempfile.mkdtemp(prefix="ndcg-buckets-")
     except OSError as error:
         if _no_space_left(error):
             raise _no_space_error(Path(tempfile.gettempdir()), error) from None
         raise UsageError(
             f"cannot create a folder for the buckets in TMPDIR ({tempfile.gettempdir()}): {error}"
         ) from None
-    with scratch as folder:
+    try:
         yield folder
+    except BaseException:
+        _remove_until_gone(Path(folder))
+        raise
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_until_gone(folder: Path, *, settle: float = 0.2, attempts: int = 15) -> None:
+    """Remove the buckets' folder, again while files still appear in it: when a split fails
+    (a full disk), Polars' writer threads may flush a file or two after the sink has raised."""
+    for _ in range(attempts):
+        shutil.rmtree(folder, ignore_errors=True)
+        time.sleep(settle if folder.exists() else 0)
+        if not folder.exists():
+            time.sleep(settle)  # a late write would recreate it
+            if not folder.exists():
+                return
 
 
 def _no_space_left(error: BaseException) -> bool:
