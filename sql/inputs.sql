@@ -1,7 +1,8 @@
 -- inputs.sql: Parquet run and qrels as the views `run` and `qrels` with canonical columns.
 --
--- Reads a Parquet file, a directory, a glob or a list of them; hive partition folders
--- (dt=2026-11-21/...) are detected by DuckDB. Columns are picked by name from variables, so
+-- Reads a Parquet file, a directory, a glob or a list of them. Hive partitioning is off: a
+-- dt=2026-11-21/ folder's value never replaces a data column (the job adds partition keys
+-- itself, from its own listing). Columns are picked by name from variables, so
 -- user column names never become SQL text.
 --
 -- Variables (only run_path is required):
@@ -28,11 +29,11 @@ select
     -- only the order matters: file first, then row (2^32 rows per file is beyond any input)
     cast(file_index as bigint) * 4294967296 + file_row_number as arrival,
     cast(null as double) as input_rank
-from read_parquet(getvariable('run_path'));
+from read_parquet(getvariable('run_path'), hive_partitioning = false);
 
 create or replace temp view qrels as
 select
     columns(lambda c: c = coalesce(getvariable('query_col'), 'query_id')) as query_id,
     columns(lambda c: c = coalesce(getvariable('doc_col'), 'doc_id')) as doc_id,
     columns(lambda c: c = coalesce(getvariable('label_col'), 'relevance')) as relevance
-from read_parquet(coalesce(getvariable('qrels_path'), getvariable('run_path')));
+from read_parquet(coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false);

@@ -403,3 +403,44 @@ def test_spark_refuses_what_the_other_engines_refuse(tmp_path: Path, out: Path, 
     SMALL_RUN.write_parquet(runs / "loose.parquet")
     stderr = refused("spark", out, "--run", runs, "--qrels", qrels, cli=spark_cli)
     assert f"{runs}/loose.parquet: beside the partition folders" in stderr
+
+
+# Base data of the adversarial pass, with NDCG@2 written out (linear gain, log2 discount):
+#   q1 ranks a (rel 2), b (0): DCG = 2, IDCG = 2 + 1/log2(3) (a, then c or d at rel 1)
+#   q2 ranks x (rel 1) first: 1.  Mean = (2/(2 + 1/log2 3) + 1)/2 = 0.8801
+BASE_RUN = pl.DataFrame({"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "x"], "score": [3.0, 2, 1, 1]})
+BASE_QRELS = pl.DataFrame(
+    {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "c", "d", "x"], "relevance": [2, 1, 1, 1]}
+)
+
+
+@pytest.mark.parametrize(
+    ("folder", "column"), [("score=9", "score"), ("doc_id=z", "doc_id"), ("query_id=q9", "query_id")]
+)
+def test_partition_folder_named_like_a_data_column_is_refused(
+    tmp_path: Path, engine: str, out: Path, folder: str, column: str
+) -> None:
+    (tmp_path / "runs" / folder).mkdir(parents=True)
+    BASE_RUN.write_parquet(tmp_path / "runs" / folder / "part.parquet")
+    BASE_QRELS.write_parquet(tmp_path / "qrels.parquet")
+    args = ("--run", tmp_path / "runs", "--qrels", tmp_path / "qrels.parquet")
+    stderr = refused(engine, out, *args)
+    assert f"runs/{folder}" in stderr and f"names column {column!r}" in stderr
+    result = run_cli("validate", *args)
+    assert result.returncode == 3 and f"names column {column!r}" in result.stdout + result.stderr
+
+
+def test_partition_key_colliding_with_a_data_column_is_refused(tmp_path: Path, engine: str, out: Path) -> None:
+    (tmp_path / "runs" / "locale=de").mkdir(parents=True)
+    BASE_RUN.with_columns(locale=pl.lit("fr")).write_parquet(tmp_path / "runs" / "locale=de" / "part.parquet")
+    BASE_QRELS.write_parquet(tmp_path / "qrels.parquet")
+    stderr = refused(engine, out, "--run", tmp_path / "runs", "--qrels", tmp_path / "qrels.parquet")
+    assert "runs/locale=de" in stderr and "names column 'locale'" in stderr and "column of the data files" in stderr
+
+
+def test_plain_partition_folder_is_read_by_each_engine_alike(tmp_path: Path, engine: str) -> None:
+    (tmp_path / "runs" / "dt=1").mkdir(parents=True)
+    BASE_RUN.write_parquet(tmp_path / "runs" / "dt=1" / "part.parquet")
+    BASE_QRELS.write_parquet(tmp_path / "qrels.parquet")
+    values = ndcg_at_2(engine, tmp_path, "--run", tmp_path / "runs", "--qrels", tmp_path / "qrels.parquet")
+    assert values == {"q1": pytest.approx(2 / (2 + 1 / LOG2_3), abs=1e-12), "q2": pytest.approx(1.0)}

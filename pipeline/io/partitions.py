@@ -39,6 +39,43 @@ class Partition:
         return "/".join(f"{key}={value}" for key, value in self.values)
 
 
+def _reserved_names() -> frozenset[str]:
+    """Canonical input columns and the outputs' columns: a partition key of one of these names
+    would be added over (or beside) the column of that name."""
+    from pipeline.aggregate import RESERVED_COLUMNS
+
+    return RESERVED_COLUMNS | {"query_id", "doc_id", "score", "relevance"}
+
+
+def check_partition_keys(files: list[str], columns: list[str]) -> None:
+    """Refuse a ``key=value`` folder above a data file whose key is a column of the data files
+    (``columns``) or a canonical or output column name. A reader applying the folder's value
+    would replace the column's (DuckDB's hive detection did: a silently wrong number), and the
+    job adding the key to the outputs would clash with the column; which of the two was meant
+    cannot be told, so the folder or the column must be renamed. Every engine's reader and the
+    job's partition listing call this, so all engines refuse the same layouts."""
+    reserved = _reserved_names()
+    seen: set[str] = set()
+    for path in files:
+        parent = str(path).rstrip("/").rsplit("/", 1)[0]
+        for folder in parent.split("/"):
+            if folder in seen or not is_partition_folder(folder):
+                continue
+            seen.add(folder)
+            key = folder.partition("=")[0]
+            if key in columns:
+                why = "a column of the data files"
+            elif key in reserved:
+                why = "a column name of the inputs or outputs"
+            else:
+                continue
+            where = parent[: parent.index(folder) + len(folder)]
+            raise InvalidInput(
+                f"{where}: partition folder {folder!r} names column {key!r}, which is {why}; the folder's value "
+                "and the column's cannot both be kept: rename the folder's key or the column"
+            )
+
+
 def parse_partition_filters(texts: list[str]) -> dict[str, set[str]]:
     """``["dt=2026-11-21", "dt=2026-11-22", "locale=de"]`` -> ``{"dt": {...}, "locale": {...}}``:
     values of one key are alternatives, different keys must all match."""
@@ -73,6 +110,7 @@ def hive_partitions(root: str | Path, filesystem: FileSystem = LOCAL) -> list[Pa
             walk(f"{folder.rstrip('/')}/{name}", (*values, (key, value)))
 
     walk(str(root), ())
+    check_partition_keys([f"{str(root).rstrip('/')}/{partition}/_" for partition in found], [])
     return found
 
 

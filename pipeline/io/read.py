@@ -18,6 +18,7 @@ import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.fs import data_files
+from pipeline.io.partitions import check_partition_keys
 
 Format = Literal["parquet", "trec", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv")
@@ -132,9 +133,10 @@ def _scan_table(source: Source) -> pl.LazyFrame:
             files, header = _csv_files_and_header(source.path, files, separator)
             frame = pl.scan_csv(files, separator=separator, glob=False, new_columns=header)
             _check_csv_rows(source, files, frame, header, separator)
-        frame.collect_schema()
+        names = frame.collect_schema().names()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         raise InvalidInput(f"{source.path}: cannot read as {source.format}: {_first_line(error)}") from None
+    check_partition_keys(files, names)
     return frame
 
 
@@ -306,6 +308,7 @@ def _scan_trec(
     """Whitespace-separated lines to columns. A line that does not parse yields nulls, which
     validation reports with the file, line number and text kept in ``_file``/``_line*``."""
     files = source.files()
+    check_partition_keys(files, [])
     for path in files:
         _check_trec_shape(path, qrels=LABEL in names)
     lines = pl.scan_csv(
