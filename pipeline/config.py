@@ -40,8 +40,13 @@ def load_config(path: str | Path, parser: argparse.ArgumentParser) -> dict[str, 
         raise UsageError(f"{path}: not valid TOML: {error}") from None
     actions = configurable_actions(parser)
     values: dict[str, Any] = {}
+    spelled: dict[str, str] = {}
     for key, value in data.items():
         dest = key.replace("-", "_")
+        if dest in spelled:
+            # TOML sees two keys; keeping the last would silently drop a value the user wrote
+            raise UsageError(f"{path}: key {dest.replace('_', '-')!r} given twice ({spelled[dest]}, {key}); keep one")
+        spelled[dest] = key
         action = actions.get(dest)
         if action is None:
             names = [name.replace("_", "-") for name in actions]
@@ -73,6 +78,9 @@ def _scalar(where: str, value: Any, action: argparse.Action) -> Any:
     if isinstance(value, (dict, list, bool)):
         raise UsageError(f"{where} must be a single value, got {value!r}")
     text = str(value)
+    if "\x00" in text:
+        # no path or option holds one; the operating system would refuse it later as a crash
+        raise UsageError(f"{where} holds a NUL character (\\x00): {text!r}")
     if action.type is not None:
         try:
             converted = action.type(text)  # type: ignore[operator]

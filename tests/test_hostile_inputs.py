@@ -444,3 +444,25 @@ def test_plain_partition_folder_is_read_by_each_engine_alike(tmp_path: Path, eng
     BASE_QRELS.write_parquet(tmp_path / "qrels.parquet")
     values = ndcg_at_2(engine, tmp_path, "--run", tmp_path / "runs", "--qrels", tmp_path / "qrels.parquet")
     assert values == {"q1": pytest.approx(2 / (2 + 1 / LOG2_3), abs=1e-12), "q2": pytest.approx(1.0)}
+
+
+def base_files(tmp_path: Path) -> tuple[Path, Path]:
+    BASE_RUN.write_parquet(tmp_path / "run.parquet")
+    BASE_QRELS.write_parquet(tmp_path / "qrels.parquet")
+    return tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+
+
+def test_config_key_given_in_both_spellings_is_a_usage_error(tmp_path: Path, engine: str, out: Path) -> None:
+    run, qrels = base_files(tmp_path)
+    config = tmp_path / "ndcg.toml"
+    config.write_text("max-results = 1\nmax_results = 5\n")
+    stderr = refused(engine, out, "--config", config, "--run", run, "--qrels", qrels, code=2)
+    assert "key 'max-results' given twice (max-results, max_results)" in stderr
+
+
+def test_config_path_with_nul_character_is_a_usage_error(tmp_path: Path, engine: str, out: Path) -> None:
+    _, qrels = base_files(tmp_path)
+    config = tmp_path / "ndcg.toml"
+    config.write_text('run = "run\\u0000.parquet"\n')
+    stderr = refused(engine, out, "--config", config, "--qrels", qrels, code=2)
+    assert "key 'run'" in stderr and "NUL character" in stderr
