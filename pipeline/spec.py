@@ -357,6 +357,9 @@ def positive_int(text: str) -> int:
     """A flag's or config key's positive integer (``--max-results``)."""
     if not text.strip().isdigit() or int(text) < 1:
         raise SpecError(f"expected a positive integer, got {text!r}")
+    if int(text) > MAX_CUTOFF:
+        # the engines count in 64-bit integers (DuckDB cannot run the SQL with a larger literal)
+        raise SpecError(f"must be at most {MAX_CUTOFF} (2**63 - 1), got {text.strip()}")
     return int(text)
 
 
@@ -707,6 +710,8 @@ class Evaluation:
             isinstance(self.max_results, bool) or not isinstance(self.max_results, int) or self.max_results < 1
         ):
             raise SpecError(f"max_results must be a positive integer, got {self.max_results!r}")
+        if self.max_results is not None and self.max_results > MAX_CUTOFF:
+            raise SpecError(f"max_results must be at most {MAX_CUTOFF} (2**63 - 1), got {self.max_results}")
         for name, allowed in CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise SpecError(f"unknown {name} {getattr(self, name)!r}; expected one of {', '.join(allowed)}")

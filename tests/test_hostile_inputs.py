@@ -466,3 +466,22 @@ def test_config_path_with_nul_character_is_a_usage_error(tmp_path: Path, engine:
     config.write_text('run = "run\\u0000.parquet"\n')
     stderr = refused(engine, out, "--config", config, "--qrels", qrels, code=2)
     assert "key 'run'" in stderr and "NUL character" in stderr
+
+
+@pytest.mark.parametrize("value", ["9223372036854775808", "99999999999999999999999"])
+def test_max_results_beyond_int64_is_a_usage_error(tmp_path: Path, engine: str, out: Path, value: str) -> None:
+    run, qrels = base_files(tmp_path)
+    stderr = refused(engine, out, "--run", run, "--qrels", qrels, "--max-results", value, code=2)
+    assert "--max-results: must be at most 9223372036854775807" in stderr
+    result = run_cli("sql", "--dialect", engine if engine != "polars" else "duckdb", "--k", "2", "--max-results", value)
+    assert result.returncode == 2 and "must be at most" in result.stderr and not result.stdout
+    config = tmp_path / "ndcg.toml"
+    config.write_text(f"max-results = {value}\n" if len(value) < 20 else f'max-results = "{value}"\n')
+    stderr = refused(engine, out, "--config", config, "--run", run, "--qrels", qrels, code=2)
+    assert "must be at most 9223372036854775807" in stderr
+
+
+def test_max_results_at_int64_max_keeps_everything(tmp_path: Path, engine: str) -> None:
+    run, qrels = base_files(tmp_path)
+    values = ndcg_at_2(engine, tmp_path, "--run", run, "--qrels", qrels, "--max-results", str(2**63 - 1))
+    assert values == {"q1": pytest.approx(2 / (2 + 1 / LOG2_3), abs=1e-12), "q2": pytest.approx(1.0)}
