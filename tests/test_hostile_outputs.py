@@ -394,3 +394,65 @@ def test_compare_writes_tables_and_manifest_as_one_unit_and_keeps_user_files(tmp
     result = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--out", tmp_path / "a")
     assert result.returncode == 2 and "is the baseline itself" in result.stderr, result.stderr
     assert os.path.exists(tmp_path / "a" / "per_query.parquet")
+
+
+# --- the adversarial pass on outputs and reports ---------------------------------------------
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> tuple[Path, Path]:
+    """q1: a=3, b=2, c=1 judged a=2, c=1, d=1; q2: x=1 judged x=1."""
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.DataFrame(
+        {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "x"], "score": [3.0, 2.0, 1.0, 1.0]}
+    ).write_parquet(run)
+    pl.DataFrame(
+        {"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "c", "d", "x"], "relevance": [2, 1, 1, 1]}
+    ).write_parquet(qrels)
+    return run, qrels
+
+
+def tiny_evaluate(tiny: tuple[Path, Path], out: Path, *flags: object) -> subprocess.CompletedProcess[str]:
+    return run_cli("evaluate", "--run", tiny[0], "--qrels", tiny[1], "--out", out, *flags)
+
+
+def test_compare_refuses_an_evaluation_output_and_evaluate_a_comparison(
+    tiny: tuple[Path, Path], tmp_path: Path
+) -> None:
+    for name in ("A", "B", "E"):
+        assert tiny_evaluate(tiny, tmp_path / name).returncode == 0
+    before = snapshot(tmp_path / "E")
+    result = run_cli("compare", "--baseline", tmp_path / "A", "--candidate", tmp_path / "B", "--out", tmp_path / "E")
+    assert result.returncode == 2, result.stderr
+    assert "holds the output of ndcg evaluate" in result.stderr and "choose another --out" in result.stderr
+    assert snapshot(tmp_path / "E") == before
+    cmp = tmp_path / "C"
+    assert run_cli("compare", "--baseline", tmp_path / "A", "--candidate", tmp_path / "B", "--out", cmp).returncode == 0
+    before = snapshot(cmp)
+    result = tiny_evaluate(tiny, cmp)
+    assert result.returncode == 2 and "holds the output of ndcg compare" in result.stderr, result.stderr
+    assert snapshot(cmp) == before
+    # a manifest written before it recorded its command is told by its outputs
+    manifest = json.loads((tmp_path / "E" / "manifest.json").read_text())
+    del manifest["command"]
+    (tmp_path / "E" / "manifest.json").write_text(json.dumps(manifest))
+    before = snapshot(tmp_path / "E")
+    result = run_cli("compare", "--baseline", tmp_path / "A", "--candidate", tmp_path / "B", "--out", tmp_path / "E")
+    assert result.returncode == 2 and "holds the output of ndcg evaluate" in result.stderr, result.stderr
+    assert snapshot(tmp_path / "E") == before
+    no_leftovers(tmp_path / "E")
+
+
+def test_out_folders_keep_their_mode_and_new_ones_follow_the_umask(tiny: tuple[Path, Path], tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    os.chmod(kept, 0o2775)
+    assert tiny_evaluate(tiny, kept).returncode == 0
+    assert oct(os.stat(kept).st_mode & 0o7777) == oct(0o2775)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    new = tmp_path / "new"
+    assert tiny_evaluate(tiny, new).returncode == 0
+    assert oct(os.stat(new).st_mode & 0o7777) == oct(0o777 & ~mask)
+    assert run_cli("compare", "--baseline", kept, "--candidate", new, "--out", tmp_path / "cmp").returncode == 0
+    assert oct(os.stat(tmp_path / "cmp").st_mode & 0o7777) == oct(0o777 & ~mask)

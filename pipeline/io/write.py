@@ -200,6 +200,7 @@ def _check_unit(unit: Unit, root: Path, flag: str) -> None:
             raise OutputError(f"{path} is a file, not a folder: move it away or choose another {flag}")
     if not unit.target.is_dir():
         return
+    _check_kind(unit, flag)
     owned = owned_names(unit.target)
     for name in sorted(unit.names()):
         path = unit.target / name
@@ -208,6 +209,35 @@ def _check_unit(unit: Unit, root: Path, flag: str) -> None:
                 f"{path} was not written by ndcg-pipeline (no manifest.json of ours lists it) and is left as it "
                 f"is: move it away or choose another {flag}"
             )
+
+
+# What each command writes: a manifest without ``command`` (older ones) is told by its outputs.
+_KINDS = {"evaluate": {"per_query", "summary"}, "compare": {"comparison", "deltas"}}
+
+
+def unit_kind(manifest: Mapping[str, object], files: Iterable[str]) -> str | None:
+    """The command that writes (or wrote) a unit: its manifest's ``command``, else told by its files."""
+    command = manifest.get("command")
+    if isinstance(command, str) and command:
+        return command
+    stems = {name.split(".", 1)[0] for name in files if isinstance(name, str)}
+    kinds = [kind for kind, names in _KINDS.items() if names <= stems]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+def _check_kind(unit: Unit, flag: str) -> None:
+    """An output of another command is not replaced: ``compare --out`` over an evaluation (or the
+    reverse) would delete what the user asked the other command for."""
+    old = _our_manifest(unit.target / MANIFEST)
+    if old is None:
+        return
+    outputs = old.get("outputs")
+    was = unit_kind(old, outputs if isinstance(outputs, list) else [])
+    new = unit_kind(unit.manifest, unit.files)
+    if was is not None and new is not None and was != new:
+        raise OutputError(
+            f"{unit.target} holds the output of ndcg {was}; ndcg {new} does not replace it: choose another {flag}"
+        )
 
 
 def owned_names(folder: Path) -> set[str]:
@@ -263,6 +293,7 @@ def _publish_unit(unit: Unit, lock: _Lock, flag: str) -> None:
         return
     swapped = False
     try:
+        mode = _match_mode(staging, target if existing else None)
         (staging / BUILDING).touch()
         _build(staging, unit, flag)
         if existing:
@@ -273,6 +304,7 @@ def _publish_unit(unit: Unit, lock: _Lock, flag: str) -> None:
                 _replace_in_place(unit, target, owned, staging, flag)
                 return
         (staging / BUILDING).unlink()
+        os.chmod(staging, mode)
         _fsync(staging)
         if target == lock.root:
             lock.adopt(staging)  # the folder that becomes the root keeps the lock held
@@ -289,7 +321,13 @@ def _publish_unit(unit: Unit, lock: _Lock, flag: str) -> None:
 def _build(staging: Path, unit: Unit, flag: str) -> None:
     """The manifest first (it names every output, so leftovers are recognised), then the files,
     ``_SUCCESS`` last; each fsynced. A failure names the file the user asked for, not the staged one."""
-    manifest = {**unit.manifest, "outputs": list(unit.files), "generator": GENERATOR}
+    kind = unit_kind(unit.manifest, unit.files)
+    manifest = {
+        **unit.manifest,
+        **({"command": kind} if kind else {}),
+        "outputs": list(unit.files),
+        "generator": GENERATOR,
+    }
     with _guard(flag, unit.target / MANIFEST):
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
     for name, write in unit.files.items():
@@ -300,6 +338,29 @@ def _build(staging: Path, unit: Unit, flag: str) -> None:
     for name in unit.names():
         with open(staging / name, "rb") as handle:
             os.fsync(handle.fileno())
+
+
+def _match_mode(staging: Path, target: Path | None) -> int:
+    """The staging folder (``mkdtemp`` makes it 0700) gets the mode the published folder should
+    have: an existing folder's own (setgid and group included), a new one's ``0o777 & ~umask``
+    (and setgid when its parent has it, as ``mkdir`` would)."""
+    if target is not None:
+        before = os.stat(target)
+        with contextlib.suppress(OSError):  # another group than ours: keep the parent's
+            os.chown(staging, -1, before.st_gid)
+        mode = stat.S_IMODE(before.st_mode)
+    else:
+        mode = 0o777 & ~_umask()
+        mode |= stat.S_IMODE(os.stat(staging.parent).st_mode) & stat.S_ISGID
+    # writable by us while it is built (files made in it take its group); ``mode`` itself just before the swap
+    os.chmod(staging, mode | stat.S_IRWXU)
+    return mode
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 class _NoLinks(Exception):
