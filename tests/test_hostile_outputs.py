@@ -456,3 +456,16 @@ def test_out_folders_keep_their_mode_and_new_ones_follow_the_umask(tiny: tuple[P
     assert oct(os.stat(new).st_mode & 0o7777) == oct(0o777 & ~mask)
     assert run_cli("compare", "--baseline", kept, "--candidate", new, "--out", tmp_path / "cmp").returncode == 0
     assert oct(os.stat(tmp_path / "cmp").st_mode & 0o7777) == oct(0o777 & ~mask)
+
+
+def test_a_query_named_all_is_refused_in_trec_output(tmp_path: Path) -> None:
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.DataFrame({"query_id": ["all", "q2"], "doc_id": ["a", "x"], "score": [1.0, 1.0]}).write_parquet(run)
+    pl.DataFrame({"query_id": ["all", "q2"], "doc_id": ["a", "x"], "relevance": [1, 1]}).write_parquet(qrels)
+    printed = run_cli("evaluate", "--run", run, "--qrels", qrels, "--output-format", "trec", "--per-query")
+    assert printed.returncode == 3, printed.stderr
+    assert "query id 'all'" in printed.stderr and printed.stdout == ""
+    out = tmp_path / "out"
+    written = run_cli("evaluate", "--run", run, "--qrels", qrels, "--out", out, "--out-format", "trec")
+    assert written.returncode == 3 and "query id 'all'" in written.stderr, written.stderr
+    assert not out.exists() or not any(out.iterdir())

@@ -19,15 +19,25 @@ _UNCARRIABLE = r"[\s\p{Cc}\p{Zl}\p{Zp}\x{1C}-\x{1F}\x{85}]"
 
 
 def check_trec_ids(per_query: pl.DataFrame) -> None:
-    """Refuse (exit 3, naming the id) a query id that trec_eval's format cannot carry."""
+    """Refuse (exit 3, naming the id) a query id that trec_eval's format cannot carry: one its
+    readers would split or mistake for a summary line (``all``, the query of the means)."""
     ids = pl.col("query_id").cast(pl.String)
-    bad = per_query.lazy().select(ids).filter(ids.str.contains(_UNCARRIABLE) | (ids.str.len_bytes() == 0))
+    bad = (
+        per_query.lazy()
+        .select(ids)
+        .filter(ids.str.contains(_UNCARRIABLE) | (ids.str.len_bytes() == 0) | (ids == "all"))
+    )
     found = bad.head(1).collect()
     if found.height:
+        why = (
+            "is 'all', the query of trec_eval's summary lines (its lines would read as the means)"
+            if found.item() == "all"
+            else "holds whitespace or a control character (or is empty), which trec_eval's format cannot carry "
+            "(its fields are split on whitespace)"
+        )
         raise InvalidInput(
-            f"query id {found.item()!r} holds whitespace or a control character (or is empty), which trec_eval's "
-            "format cannot carry (its fields are split on whitespace): rename the query, or use --output-format "
-            "table|json and --out-format parquet|csv|jsonl"
+            f"query id {found.item()!r} {why}: rename the query, or use --output-format table|json and "
+            "--out-format parquet|csv|jsonl"
         )
 
 
