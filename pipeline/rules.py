@@ -136,6 +136,8 @@ class InputStats:
     unparsed: int = 0
     repeats: int = 0
     negative: int = 0
+    # nulls in the run's ``rank`` column, counted only when ties follow it (input-order)
+    null_ranks: int = 0
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,12 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
                     f"{name}: column {names[column]} has {stats.nulls[column]} null value(s); "
                     f"first at {_example(measured, Condition('null', column))}"
                 )
+        if stats.null_ranks:
+            # sorting a missing rank last would invent a position the input never gave
+            raise InvalidInput(
+                f"{name}: column 'rank' has {stats.null_ranks} null value(s), which input-order ties cannot place; "
+                f"first at {_example(measured, Condition('null', 'rank'))}"
+            )
         if stats.not_finite:
             row = _first(measured, Condition("not_finite", value_column))
             raise InvalidInput(

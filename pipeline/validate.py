@@ -34,6 +34,7 @@ import polars as pl
 
 from pipeline import rules
 from pipeline.errors import InvalidInput
+from pipeline.expressions import RANK_COLUMN
 from pipeline.expressions import gain as gain_of
 from pipeline.io.read import COLLECT_ENGINE, DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, Columns
 from pipeline.rules import (
@@ -117,7 +118,11 @@ def check_inputs(
     # The statistics of each input, and a small table per query for the warnings.
     run_stats, run_repeats, run_queries = _collect(
         run_name,
-        [_stats(run, (QUERY, DOC, SCORE), finite=SCORE), _repeated_pair_hashes(run), _results_per_query(run)],
+        [
+            _stats(run, (QUERY, DOC, SCORE), finite=SCORE, ranks=evaluation.ties == "input-order"),
+            _repeated_pair_hashes(run),
+            _results_per_query(run),
+        ],
     )
     qrels_stats, qrels_repeats, qrels_queries, negative = _collect(
         qrels_name,
@@ -206,6 +211,7 @@ def _input_stats(stats: pl.DataFrame, repeats: pl.DataFrame, value_column: str) 
         over_gain=stats["over_gain"][0],
         unparsed=stats["unparsed"][0],
         repeats=repeats["repeated_hashes"][0],
+        null_ranks=stats["null_ranks"][0],
     )
 
 
@@ -299,9 +305,12 @@ def _stats(
     finite: str,
     fractional: pl.Expr | None = None,
     gain: Gain | None = None,
+    ranks: bool = False,
 ) -> pl.LazyFrame:
+    """``ranks``: count the nulls of the run's ``rank`` column (when it has one)."""
     value = pl.col(finite).cast(pl.Float64)
-    if LINE in frame.collect_schema().names():
+    names = frame.collect_schema().names()
+    if LINE in names:
         unparsed = (pl.col(LINE).is_not_null() & pl.any_horizontal(pl.col(c).is_null() for c in columns)).sum()
     else:
         unparsed = pl.lit(0)
@@ -313,6 +322,7 @@ def _stats(
         unparsed.alias("unparsed"),
         (fractional.sum() if fractional is not None else pl.lit(0)).alias("fractional"),
         over_gain.alias("over_gain"),
+        (pl.col(RANK_COLUMN).is_null().sum() if ranks and RANK_COLUMN in names else pl.lit(0)).alias("null_ranks"),
     )
 
 

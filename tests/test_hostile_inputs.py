@@ -485,3 +485,19 @@ def test_max_results_at_int64_max_keeps_everything(tmp_path: Path, engine: str) 
     run, qrels = base_files(tmp_path)
     values = ndcg_at_2(engine, tmp_path, "--run", run, "--qrels", qrels, "--max-results", str(2**63 - 1))
     assert values == {"q1": pytest.approx(2 / (2 + 1 / LOG2_3), abs=1e-12), "q2": pytest.approx(1.0)}
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_null_input_rank_under_input_order_is_refused(tmp_path: Path, engine: str, fmt: str) -> None:
+    run = BASE_RUN.with_columns(rank=pl.Series([1, None, 3, 1], dtype=pl.Int64))
+    path = tmp_path / f"ranked.{fmt}"
+    run.write_parquet(path) if fmt == "parquet" else run.write_csv(path)
+    _, qrels = base_files(tmp_path)
+    out = tmp_path / "out"
+    result = run_cli("evaluate", "--run", path, "--qrels", qrels, "--ties", "input-order", "--k", "2",
+                     "--out", out, "--engine", engine)  # fmt: skip
+    assert result.returncode == 3 and not out.exists(), result.stderr
+    assert f"{path}: column 'rank' has 1 null value(s)" in result.stderr and "'doc_id': 'b'" in result.stderr
+    # the rank column is only read under input-order
+    values = ndcg_at_2(engine, tmp_path, "--run", path, "--qrels", qrels)
+    assert values == {"q1": pytest.approx(2 / (2 + 1 / LOG2_3), abs=1e-12), "q2": pytest.approx(1.0)}
