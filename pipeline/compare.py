@@ -744,10 +744,11 @@ def write_manifest(out_dir: str | Path, manifest: Mapping[str, object]) -> Path:
 
 
 def _group_cell(row: Mapping[str, object], column: str) -> str:
-    """``all`` on the overall rows, ``(null)`` for the group whose value is null."""
-    if row.get(OVERALL):
-        return "all"
-    return "(null)" if row[column] is None else str(row[column])
+    """``all`` on the overall rows, ``(null)`` for the group whose value is null (a value that
+    looks like either, or holds a control character, quoted)."""
+    from pipeline.io.format import group_cell
+
+    return group_cell(row[column], overall=bool(row.get(OVERALL)), overall_marker="all")
 
 
 def _number(value: float | None, digits: int) -> str:

@@ -469,3 +469,29 @@ def test_a_query_named_all_is_refused_in_trec_output(tmp_path: Path) -> None:
     written = run_cli("evaluate", "--run", run, "--qrels", qrels, "--out", out, "--out-format", "trec")
     assert written.returncode == 3 and "query id 'all'" in written.stderr, written.stderr
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_group_values_cannot_forge_markers_or_lines_in_stdout_tables(tmp_path: Path) -> None:
+    run, qrels, attributes = tmp_path / "run.parquet", tmp_path / "qrels.parquet", tmp_path / "attributes.parquet"
+    queries = ["q1", "q2", "q3", "q4"]
+    pl.DataFrame({"query_id": queries, "doc_id": ["a"] * 4, "score": [1.0] * 4}).write_parquet(run)
+    pl.DataFrame({"query_id": queries, "doc_id": ["a"] * 4, "relevance": [1] * 4}).write_parquet(qrels)
+    pl.DataFrame({"query_id": queries, "g": ["x\nq9  forged", "*", "(null)", "all"]}).write_parquet(attributes)
+    flags = ["--query-attributes", attributes, "--group-by", "g"]
+    result = run_cli("evaluate", "--run", run, "--qrels", qrels, *flags, "--k", 1)
+    assert result.returncode == 0, result.stderr
+    cells = [line.split()[0] for line in result.stdout.splitlines()[2:]]
+    assert "'x\\nq9  forged'" in result.stdout and "q9" not in cells
+    assert {"'*'", "'(null)'", "all", "*"} <= set(cells), cells
+    assert cells.count("*") == cells.count("'*'") == cells.count("all")  # one overall row per cutoff
+    for name in ("A", "B"):
+        out = tmp_path / name
+        assert run_cli("evaluate", "--run", run, "--qrels", qrels, *flags, "--k", 1, "--out", out).returncode == 0
+    compared = run_cli(
+        "compare", "--baseline", tmp_path / "A", "--candidate", tmp_path / "B", "--group-by", "g", "--k", 1
+    )
+    assert compared.returncode == 0, compared.stderr
+    rows = compared.stdout.splitlines()[2:]
+    assert all(row.split()[:2] == ["A", "B"] for row in rows), compared.stdout
+    groups = [row.split()[2] for row in rows]
+    assert groups.count("all") == groups.count("'all'") == groups.count("'(null)'") == groups.count("*") == 1, groups

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -88,17 +89,34 @@ def _trec_line(measure: str, query: str, value: float, digits: int) -> str:
     return f"{measure:<22}\t{query}\t{value:.{digits}f}"
 
 
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def group_cell(value: object, *, overall: bool, overall_marker: str) -> str:
+    """A group value as a table cell: ``overall_marker`` on the overall rows (their group values
+    are null), ``(null)`` for the null group; a value that would pass for one of these, break the
+    line (a control character) or begin with a quote is shown quoted (``repr``), so no value
+    forges a marker or a row."""
+    if value is None:
+        return overall_marker if overall else "(null)"
+    text = str(value)
+    if text in (overall_marker, "(null)") or _UNPRINTABLE.search(text) or text[:1] in ("'", '"'):
+        return repr(text)
+    return text
+
+
 def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digits: int = 4) -> str:
     """A fixed-width table of the summary, preceded by the conventions that produced it.
     Partition and group columns (those before ``k``) lead each row; ``*`` marks the overall
     rows of a grouped summary (its ``overall`` column), ``(null)`` the group of queries whose
-    group value is null, ``all`` the whole-ranking cutoff."""
+    group value is null, ``all`` the whole-ranking cutoff; a group value that looks like a marker
+    or holds a control character is quoted (:func:`group_cell`)."""
     keys = [c for c in summary.columns[: summary.columns.index("k")] if c != "overall"]
     means = [m for m in (*MEASURE_NAMES, "ndcg_min", "ndcg_max") if m in summary.columns]
     counts = [c for c in ("tie_sensitive_queries",) if c in summary.columns]
     header = [*keys, "k", "queries", *means, *counts]
     body = [
-        [("*" if row.get("overall") else "(null)") if row[key] is None else str(row[key]) for key in keys]
+        [group_cell(row[key], overall=bool(row.get("overall")), overall_marker="*") for key in keys]
         + ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
         # a mean is null when every query was skipped (empty_ideal="skip")
         + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in means]
