@@ -501,3 +501,22 @@ def test_null_input_rank_under_input_order_is_refused(tmp_path: Path, engine: st
     # the rank column is only read under input-order
     values = ndcg_at_2(engine, tmp_path, "--run", path, "--qrels", qrels)
     assert values == {"q1": pytest.approx(2 / (2 + 1 / LOG2_3), abs=1e-12), "q2": pytest.approx(1.0)}
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "found", "hint"),
+    [
+        ("query_id;doc_id;score\nq1;a;3\n", "csv", "'query_id;doc_id;score'", "separated by semicolons"),
+        ("a,b\n1,2\n", "csv", "'a', 'b'", ""),
+        ("query_id,doc_id,score\nq1,a,3\n", "tsv", "'query_id,doc_id,score'", "--run-format/--qrels-format csv"),
+    ],
+)
+def test_csv_without_the_expected_columns_names_them(
+    tmp_path: Path, engine: str, out: Path, text: str, fmt: str, found: str, hint: str
+) -> None:
+    run = tmp_path / "run.txt"
+    run.write_text(text)
+    _, qrels = base_files(tmp_path)
+    stderr = refused(engine, out, "--run", run, "--run-format", fmt, "--qrels", qrels)
+    assert f"missing column(s) 'query_id'; 'doc_id'; 'score'; columns found: {found}" in stderr
+    assert hint in stderr and "out of bounds" not in stderr

@@ -252,6 +252,8 @@ def _check_csv_rows(source: Source, files: list[str], frame: pl.LazyFrame, heade
     are parsed once here, and the line is looked for (in Python, only when something is
     wrong) to name it."""
     wanted = [name for name in vars(source.columns).values() if name in header]
+    if not wanted:
+        return  # none of the columns: the missing columns are reported by name, not a row
     try:
         # every column parsed (a projection of a few would skip the end of a ragged line)
         nulls = frame.select(pl.all().null_count()).collect(engine=COLLECT_ENGINE)
@@ -299,7 +301,24 @@ def missing_columns_message(missing: dict[str, str], found: list[str]) -> str:
         hint = f" (did you mean {close[0]!r}? use {COLUMN_FLAGS[canonical]} {close[0]!r})" if close else ""
         parts.append(f"{given!r}{hint}")
     listed = ", ".join(repr(f) for f in found) or "none"
-    return f"missing column(s) {'; '.join(parts)}; columns found: {listed}"
+    return f"missing column(s) {'; '.join(parts)}; columns found: {listed}{_separator_hint(found)}"
+
+
+def _separator_hint(found: list[str]) -> str:
+    """A header read as one field that holds a separator was split on the wrong one."""
+    if len(found) != 1:
+        return ""
+    for separator, name, advice in _SEPARATORS:
+        if separator in found[0]:
+            return f" (one field holding {name}: the file looks {advice})"
+    return ""
+
+
+_SEPARATORS = (
+    (";", "';'", "separated by semicolons; csv input must be comma-separated: convert it"),
+    ("\t", "tabs", "tab-separated: pass --run-format/--qrels-format tsv"),
+    (",", "commas", "comma-separated: pass --run-format/--qrels-format csv"),
+)
 
 
 def _scan_trec(
