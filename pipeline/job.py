@@ -220,15 +220,10 @@ def _attach_groups(
 
 
 def _scan_attributes(source: Source) -> pl.LazyFrame:
-    if source.format == "parquet":
-        frame = pl.scan_parquet(source.files())
-    elif source.format in ("csv", "tsv"):
-        frame = pl.scan_csv(source.files(), separator="\t" if source.format == "tsv" else ",")
-    else:
-        raise InvalidInput(f"{source.path}: query attributes must be Parquet or CSV")
-    if source.columns.query not in frame.collect_schema().names():
-        raise InvalidInput(f"{source.path}: no column {source.columns.query!r} to join query attributes on")
-    return frame.rename({source.columns.query: QUERY}) if source.columns.query != QUERY else frame
+    # the run's reader: its CSV and Parquet checks apply to the attributes too
+    from pipeline.io.read import scan_attributes
+
+    return scan_attributes(source)
 
 
 def _manifest(

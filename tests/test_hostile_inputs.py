@@ -520,3 +520,22 @@ def test_csv_without_the_expected_columns_names_them(
     stderr = refused(engine, out, "--run", run, "--run-format", fmt, "--qrels", qrels)
     assert f"missing column(s) 'query_id'; 'doc_id'; 'score'; columns found: {found}" in stderr
     assert hint in stderr and "out of bounds" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("attrs.csv", "query_id,g\nq1,x\nq2,y,extra\n", "attrs.csv:3: 3 fields where the header has 2"),
+        ("attrs.csv", "", "attrs.csv: empty file (no header)"),
+        ("attrs.csv", "query_id,g,g\nq1,x,y\n", "the header names column 'g' more than once"),
+        ("attrs.parquet", "not parquet", "attrs.parquet: cannot read as parquet"),
+    ],
+)
+def test_bad_query_attributes_follow_the_runs_reading_rules(
+    tmp_path: Path, engine: str, out: Path, name: str, content: str, message: str
+) -> None:
+    run, qrels = base_files(tmp_path)
+    attributes = tmp_path / name
+    attributes.write_text(content)
+    stderr = refused(engine, out, "--run", run, "--qrels", qrels, "--group-by", "g", "--query-attributes", attributes)
+    assert message in stderr
