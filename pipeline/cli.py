@@ -295,6 +295,7 @@ def _report(args: argparse.Namespace) -> int:
         cutoff=cutoff[0] if cutoff else None,
         cutoff_given=cutoff is not None,
         title=args.title,
+        allow_different_conventions=args.allow_different_conventions,
     )
     for path in written:
         print(f"wrote {path}")

@@ -383,3 +383,8 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     report.add_argument("--png", help="also write each figure as a PNG file into this directory")
     report.add_argument("--k", help="cutoff shown in the distribution and difference plots (default: smallest)")
     report.add_argument("--title", default="NDCG report", help="heading of the report")
+    report.add_argument(
+        "--allow-different-conventions",
+        action="store_true",
+        help="report outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
+    )

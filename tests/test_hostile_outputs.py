@@ -495,3 +495,47 @@ def test_group_values_cannot_forge_markers_or_lines_in_stdout_tables(tmp_path: P
     assert all(row.split()[:2] == ["A", "B"] for row in rows), compared.stdout
     groups = [row.split()[2] for row in rows]
     assert groups.count("all") == groups.count("'all'") == groups.count("'(null)'") == groups.count("*") == 1, groups
+
+
+def test_report_refuses_a_cutoff_an_output_lacks(tiny: tuple[Path, Path], tmp_path: Path) -> None:
+    assert tiny_evaluate(tiny, tmp_path / "A", "--k", "1,3").returncode == 0
+    page = tmp_path / "r.html"
+    result = run_cli("report", tmp_path / "A", "--html", page, "--k", 99)
+    assert result.returncode == 2, result.stderr
+    assert "no rows for k=99" in result.stderr and "it has k=1, 3, all" in result.stderr, result.stderr
+    assert not page.exists()
+
+
+def test_report_refuses_outputs_of_different_conventions_unless_allowed(
+    tiny: tuple[Path, Path], tmp_path: Path
+) -> None:
+    assert tiny_evaluate(tiny, tmp_path / "A").returncode == 0
+    assert tiny_evaluate(tiny, tmp_path / "Bexp", "--gain", "exponential").returncode == 0
+    page = tmp_path / "r.html"
+    result = run_cli("report", tmp_path / "A", tmp_path / "Bexp", "--html", page)
+    assert result.returncode == 2, result.stderr
+    assert "different conventions" in result.stderr and "gain" in result.stderr
+    assert "--allow-different-conventions" in result.stderr
+    assert not page.exists()
+    allowed = run_cli("report", tmp_path / "A", tmp_path / "Bexp", "--html", page, "--allow-different-conventions")
+    assert allowed.returncode == 0, allowed.stderr
+    assert page.exists() and "different conventions" in allowed.stderr
+
+
+def test_report_page_and_figures_are_written_all_or_nothing(tiny: tuple[Path, Path], tmp_path: Path) -> None:
+    assert tiny_evaluate(tiny, tmp_path / "A").returncode == 0
+    page, figures = tmp_path / "r.html", tmp_path / "figures"
+    full_disk = """
+    import errno, tempfile
+    real = tempfile.mkstemp
+    def mkstemp(*args, prefix="", **kwargs):
+        if ".png" in prefix:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(*args, prefix=prefix, **kwargs)
+    tempfile.mkstemp = mkstemp
+    """
+    failed = child(full_disk, "report", tmp_path / "A", "--html", page, "--png", figures)
+    _, stderr = failed.communicate(timeout=120)
+    assert failed.returncode == 2 and "no space left on the device" in stderr, stderr
+    assert not page.exists()
+    assert not [p for p in tmp_path.rglob("*") if p.suffix in (".png", ".html") or "staging" in p.name]

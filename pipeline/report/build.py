@@ -22,9 +22,10 @@ import polars as pl
 from markupsafe import Markup
 
 from pipeline import compare
-from pipeline.compare import cutoff_label, pair
+from pipeline.compare import cutoff_label, pair, select_cutoffs
+from pipeline.compare_job import check_conventions
 from pipeline.errors import InvalidInput
-from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_file
+from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
 from pipeline.report import figures
 from pipeline.report.load import ComparisonOutput, ReportInputs, load
 from pipeline.spec import MEASURE_NAMES
@@ -64,15 +65,23 @@ def build_report(
     cutoff: int | None = None,
     cutoff_given: bool = False,
     title: str = "NDCG report",
+    allow_different_conventions: bool = False,
 ) -> list[Path]:
     """Write the report (and, with ``png_dir``, each figure as a PNG); return the files written.
-    Where they would replace an input or a file that is not one of ours, nothing is written."""
+    Where they would replace an input or a file that is not one of ours, nothing is written.
+    Outputs evaluated with different conventions are refused as ``ndcg compare`` refuses them,
+    and a ``cutoff`` an output lacks as well (exit 2)."""
     target = Path(html_path)
     _check_not_an_input(target, paths)
     check_file_target(target, is_our_report, "--html")
     inputs = load(paths)
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
+    check_conventions(_recorded_conventions(inputs), allow_different_conventions)
+    if cutoff_given:
+        tables = {s.name: s.per_query for s in inputs.systems}
+        tables.update({str(c.path): c.deltas for c in inputs.comparisons})
+        select_cutoffs(tables, (cutoff,))
     k = cutoff if cutoff_given else _default_cutoff(inputs)
     sections: dict[str, tuple[Markup, list[Figure]]] = {
         "summary": (_summary(inputs), []),
@@ -93,9 +102,11 @@ def build_report(
         for path in pngs:  # every file checked before any is written
             _check_not_an_input(path, paths)
             check_file_target(path, is_our_png, "--png")
-    written = [write_file(target, page.encode("utf-8"), is_ours=is_our_report, flag="--html")]
-    written += [write_file(path, png, is_ours=is_our_png, flag="--png") for path, png in pngs.items()]
-    return written
+    # one unit: a failure writing any figure leaves no page (nor figure) behind
+    return write_files(
+        [(target, page.encode("utf-8"), is_our_report, "--html")]
+        + [(path, png, is_our_png, "--png") for path, png in pngs.items()]
+    )
 
 
 def _check_not_an_input(path: Path, inputs: list[str]) -> None:
@@ -439,11 +450,16 @@ _KEY_VALUES = (
 )
 
 
-def _conventions(inputs: ReportInputs) -> Markup:
+def _recorded_conventions(inputs: ReportInputs) -> dict[str, dict[str, object] | None]:
     recorded: dict[str, dict[str, object] | None] = {s.name: s.conventions for s in inputs.systems}
     for comparison in inputs.comparisons:
         for name, conventions in comparison.conventions().items():
             recorded.setdefault(name, conventions)
+    return recorded
+
+
+def _conventions(inputs: ReportInputs) -> Markup:
+    recorded = _recorded_conventions(inputs)
     parts = []
     for name, conventions in recorded.items():
         if conventions is None:
