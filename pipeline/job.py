@@ -86,6 +86,8 @@ def run_job(
     """Evaluate every selected unit, then write each one atomically (when ``job.out``);
     ``before_write`` may refuse the units (raise) before anything is written."""
     started = _now()
+    # a file: URL is a local path (Spark users write them); listing and writing take paths
+    job = replace(job, run=_local(job.run), qrels=job.qrels and _local(job.qrels), out=job.out and _local(job.out))
     engine = engine_named(job.engine)
     engine.check_job(job)
     execution = Execution(threads=job.threads, memory_limit=job.memory_limit, spark_master=job.spark_master)
@@ -124,6 +126,10 @@ def _qrels_path(job: Job, partition: Partition | None, qrels_partitions: list[Pa
         return job.qrels
     folder = judgments_partition(partition, job.qrels, qrels_partitions, job.missing_qrels_partition)
     return _under(job.qrels, folder) if folder else job.qrels
+
+
+def _local(path: str) -> str:
+    return fs.local_path(path) if fs.is_local(path) else path
 
 
 def _under(root: str, partition: Partition) -> str:
