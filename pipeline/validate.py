@@ -36,7 +36,8 @@ from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.expressions import RANK_COLUMN
 from pipeline.expressions import gain as gain_of
-from pipeline.io.read import COLLECT_ENGINE, DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, Columns
+from pipeline.io.fs import data_files
+from pipeline.io.read import COLLECT_ENGINE, DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, Columns, non_utf8_line
 from pipeline.rules import (
     DEFAULT_WARN_RESULTS_OVER,
     ID_TYPES,
@@ -295,7 +296,16 @@ def _collect(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
         return pl.collect_all(frames, engine=COLLECT_ENGINE, optimizations=pl.QueryOptFlags(comm_subplan_elim=False))
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InvalidInput(f"{name}: cannot read: {message}") from None
+        where = non_utf8_line(_text_files(name)) if "utf-8" in message.lower() else None
+        raise InvalidInput(where or f"{name}: cannot read: {message}") from None
+
+
+def _text_files(name: str) -> list[str]:
+    """The files of an input named ``name`` (a text input read whole: a file, or a folder)."""
+    try:
+        return data_files(name, "trec")
+    except InvalidInput:
+        return []
 
 
 def _stats(

@@ -539,3 +539,22 @@ def test_bad_query_attributes_follow_the_runs_reading_rules(
     attributes.write_text(content)
     stderr = refused(engine, out, "--run", run, "--qrels", qrels, "--group-by", "g", "--query-attributes", attributes)
     assert message in stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "line", "column"),
+    [
+        ("run.csv", b"query_id,doc_id,score\nq1,a,3\nq1,b\xff,2\n", 3, 5),
+        # far past the header, beyond what the header check reads
+        ("run.csv", b"query_id,doc_id,score\n" + b"q1,d,1\n" * 20000 + b"q1,b\xff,2\n", 20002, 5),
+        ("run.trec", b"q1 Q0 a 1 3 t\nq1 Q0 b\xff 2 2 t\n", 2, 8),
+    ],
+)
+def test_non_utf8_text_names_the_line_of_the_bad_byte(
+    tmp_path: Path, engine: str, out: Path, name: str, content: bytes, line: int, column: int
+) -> None:
+    run = tmp_path / name
+    run.write_bytes(content)
+    _, qrels = base_files(tmp_path)
+    stderr = refused(engine, out, "--run", run, "--qrels", qrels)
+    assert f"{run}:{line}: byte 0xff at column {column} is not UTF-8" in stderr

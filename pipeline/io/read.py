@@ -151,7 +151,8 @@ def _scan_table(source: Source) -> pl.LazyFrame:
             _check_csv_rows(source, files, frame, header, separator)
         names = frame.collect_schema().names()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-        raise InvalidInput(f"{source.path}: cannot read as {source.format}: {_first_line(error)}") from None
+        where = non_utf8_line(files) if "utf-8" in str(error).lower() and source.format != "parquet" else None
+        raise InvalidInput(where or f"{source.path}: cannot read as {source.format}: {_first_line(error)}") from None
     check_partition_keys(files, names)
     return frame
 
@@ -242,7 +243,9 @@ def _csv_header(path: str, separator: str) -> tuple[list[str], bool]:
             reader = csv.reader(handle, delimiter=separator)
             header = next(reader, [])
             has_rows = any(row for row in reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+    except UnicodeDecodeError:
+        raise InvalidInput(non_utf8_line([path]) or f"{path}: not UTF-8") from None
+    except (OSError, csv.Error) as error:
         raise InvalidInput(f"{path}: cannot read the header: {_first_line(error)}") from None
     if not header:
         raise InvalidInput(f"{path}: empty file (no header)")
@@ -287,6 +290,13 @@ def _check_csv_rows(source: Source, files: list[str], frame: pl.LazyFrame, heade
 
 
 def _raise_on_ragged_line(path: str, header: list[str], separator: str) -> None:
+    try:
+        _ragged_lines(path, header, separator)
+    except UnicodeDecodeError:
+        raise InvalidInput(non_utf8_line([path]) or f"{path}: not UTF-8") from None
+
+
+def _ragged_lines(path: str, header: list[str], separator: str) -> None:
     with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=separator)
         next(reader, None)
@@ -297,6 +307,26 @@ def _raise_on_ragged_line(path: str, header: list[str], separator: str) -> None:
                 raise InvalidInput(
                     f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)} ({what}{hint})"
                 )
+
+
+def non_utf8_line(paths: list[str]) -> str | None:
+    """``file:line: byte 0xff at column 4 is not UTF-8; save the file as UTF-8`` for the first
+    bad byte in text ``paths``, or None. Read line by line only once a reader has failed."""
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                for number, line in enumerate(handle, 1):
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError as error:
+                        byte = line[error.start]
+                        return (
+                            f"{path}:{number}: byte 0x{byte:02x} at column {error.start + 1} is not UTF-8; "
+                            "save the file as UTF-8"
+                        )
+        except OSError:
+            continue
+    return None
 
 
 def has_glob_characters(path: str) -> bool:
