@@ -239,6 +239,7 @@ def _validate(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from pipeline.compare import comparison_json, comparison_table
     from pipeline.compare_job import Systems, compare_job
+    from pipeline.io.format import json_text
 
     systems = Systems(
         baseline=args.baseline,
@@ -262,7 +263,7 @@ def _compare(args: argparse.Namespace) -> int:
         out=args.out,
     )
     if args.json:
-        sys.stdout.write(json.dumps(comparison_json(compared.result, compared.unpaired, compared.conventions)) + "\n")
+        sys.stdout.write(json_text(comparison_json(compared.result, compared.unpaired, compared.conventions)) + "\n")
     else:
         sys.stdout.write(comparison_table(compared.result, compared.unpaired, digits=args.digits))
     return 0

@@ -539,3 +539,35 @@ def test_report_page_and_figures_are_written_all_or_nothing(tiny: tuple[Path, Pa
     assert failed.returncode == 2 and "no space left on the device" in stderr, stderr
     assert not page.exists()
     assert not [p for p in tmp_path.rglob("*") if p.suffix in (".png", ".html") or "staging" in p.name]
+
+
+def _strict_json(text: str) -> object:
+    def refuse(constant: str) -> object:
+        raise AssertionError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_compare_json_is_strict_json(tiny: tuple[Path, Path], tmp_path: Path) -> None:
+    for name in ("A", "B"):
+        assert tiny_evaluate(tiny, tmp_path / name).returncode == 0
+    # identical systems: no spread, so the t statistic and its p-value have no value (null, not NaN)
+    result = run_cli("compare", "--baseline", tmp_path / "A", "--candidate", tmp_path / "B", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = _strict_json(result.stdout)["comparison"]  # type: ignore[index]
+    assert rows and all(row["t_statistic"] is None for row in rows)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="evaluate --json still prints NaN: cli._evaluate's json.dumps(payload, default=str) must become "
+    "pipeline.io.format.json_text(payload) (left to the engineer refactoring _evaluate)",
+)
+def test_evaluate_json_with_nan_ideal_is_strict_json(tmp_path: Path) -> None:
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "x"], "score": [1.0, 1.0]}).write_parquet(run)
+    pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "x"], "relevance": [1, 0]}).write_parquet(qrels)
+    result = run_cli("evaluate", "--run", run, "--qrels", qrels, "--empty-ideal", "nan", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = _strict_json(result.stdout)["summary"]  # type: ignore[index]
+    assert all(row["ndcg"] is None for row in summary)

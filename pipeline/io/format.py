@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 
@@ -133,6 +134,22 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
     ]
     described = ", ".join(f"{key}={value}" for key, value in conventions.items() if key != "cutoffs")
     return "\n".join([f"# {described}", *table]) + "\n"
+
+
+def json_text(value: object) -> str:
+    """``value`` as strict JSON: NaN and infinities (an ``--empty-ideal nan`` mean) become
+    ``null``, as in the jsonl outputs, instead of the ``NaN`` JSON parsers refuse."""
+    return json.dumps(_finite(value), default=str, allow_nan=False)
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def validation_report(
