@@ -74,7 +74,7 @@ def _sql(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
-    from pipeline.io.format import summary_table, trec_lines
+    from pipeline.io.format import json_text, summary_table, trec_lines
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
@@ -133,7 +133,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         }
         if len(units) == 1:
             payload["summary"] = units[0].summary.to_dicts()
-        sys.stdout.write(json.dumps(payload, default=str) + "\n")
+        sys.stdout.write(json_text(payload) + "\n")
     return 0
 
 

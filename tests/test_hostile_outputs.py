@@ -558,11 +558,6 @@ def test_compare_json_is_strict_json(tiny: tuple[Path, Path], tmp_path: Path) ->
     assert rows and all(row["t_statistic"] is None for row in rows)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evaluate --json still prints NaN: cli._evaluate's json.dumps(payload, default=str) must become "
-    "pipeline.io.format.json_text(payload) (left to the engineer refactoring _evaluate)",
-)
 def test_evaluate_json_with_nan_ideal_is_strict_json(tmp_path: Path) -> None:
     run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
     pl.DataFrame({"query_id": ["q1", "q2"], "doc_id": ["a", "x"], "score": [1.0, 1.0]}).write_parquet(run)
