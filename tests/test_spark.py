@@ -441,3 +441,14 @@ def test_job_options_the_spark_engine_lacks_are_refused(flags: list[str]) -> Non
     result = run_cli("evaluate", "--engine", "spark", "--run", "data/runs", "--qrels", "data/qrels.parquet", *flags)
     assert result.returncode == 2
     assert flags[0] in result.stderr and "not supported by the spark engine" in result.stderr
+
+
+def test_cli_with_a_master_url_prints_no_progress_bars_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    """A scheduler's log is not a terminal: Spark's console progress bars stay off there, with
+    --spark-master too (a new JVM in a subprocess, as a scheduler starts it)."""
+    done = run_cli(
+        "evaluate", "--engine", "spark", "--spark-master", "local[1]", "--run", RUN, "--qrels", QRELS, "--k", "5"
+    )
+    assert done.returncode == 0, done.stderr
+    assert "[Stage" not in done.stderr and "\r" not in done.stderr, done.stderr
+    assert "queries" in done.stdout

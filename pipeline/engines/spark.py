@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -312,14 +313,14 @@ def session(master: str | None = None) -> SparkSession:
             "`java` on the PATH or set JAVA_HOME"
         )
     builder = SparkSession.builder.appName("ndcg")
+    if not submitted:
+        # Spark's progress bars only where a person watches stderr, as on every engine (a
+        # scheduler's log would fill with them, on a cluster master too)
+        builder = builder.config("spark.ui.showConsoleProgress", "true" if sys.stderr.isatty() else "false")
     if master is not None:
         builder = builder.master(master)
     elif not submitted:
-        builder = (
-            builder.master("local[*]")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-        )
+        builder = builder.master("local[*]").config("spark.ui.enabled", "false")
     spark = builder.getOrCreate()
     if not submitted:
         spark.sparkContext.setLogLevel("ERROR")
