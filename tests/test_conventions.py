@@ -48,13 +48,14 @@ def test_input_order_ties_follow_arrival(engine: str) -> None:
 
 
 def test_input_order_reads_a_rank_column(engine: str) -> None:
-    # the rank column orders the results, whatever the scores; rows without a rank come last
+    # the rank column orders the results, whatever the scores (a null rank is refused: see
+    # tests/test_hostile_inputs.py)
     run = pl.LazyFrame(
-        {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [9.0, 1.0, 5.0, 7.0], "rank": [2, 1, None, 3]}
+        {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [9.0, 1.0, 5.0, 7.0], "rank": [2, 1, 4, 3]}
     )
     qrels = pl.LazyFrame({"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "relevance": [1, 2, 3, 0]})
     rows = ndcg_rows(run, qrels, engine, k=[4], ties="input-order")
-    # order b (rank 1), a (2), d (3), c (no rank): gains 2, 1, 0, 3
+    # order b (rank 1), a (2), d (3), c (4): gains 2, 1, 0, 3
     assert rows[("q", 4)]["dcg"] == pytest.approx(2 / log2(2) + 1 / log2(3) + 0 / log2(4) + 3 / log2(5))
     # other tie rules ignore the rank column: order a, d, c, b by score
     assert ndcg_rows(run, qrels, engine, k=[4])[("q", 4)]["dcg"] == pytest.approx(
