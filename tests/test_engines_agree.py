@@ -333,7 +333,7 @@ def random_case(seed: int, *, conventions: bool = False) -> tuple[list[tuple], l
         for doc in retrieved:
             row: tuple = (f"q{q}", doc, float(rng.randint(0, 8)))  # few distinct scores: many ties
             if with_rank:
-                row = (*row, rng.choice([None, *range(1, 6)]))  # ties and gaps in the rank too
+                row = (*row, rng.choice(range(1, 6)))  # ties and gaps in the rank too (a null is refused)
             run_rows.append(row)
         for doc in docs:
             if rng.random() < 0.5:
