@@ -558,3 +558,13 @@ def test_non_utf8_text_names_the_line_of_the_bad_byte(
     _, qrels = base_files(tmp_path)
     stderr = refused(engine, out, "--run", run, "--qrels", qrels)
     assert f"{run}:{line}: byte 0xff at column {column} is not UTF-8" in stderr
+
+
+def test_a_key_value_folder_above_the_input_is_the_users_path_not_a_partition(tmp_path: Path, engine: str) -> None:
+    """Only folders below the dataset's root are partitions: a file in a folder called k=5
+    (an output column's name) is read as given."""
+    folder = tmp_path / "k=5"
+    folder.mkdir()
+    SMALL_RUN.write_parquet(folder / "run.parquet")
+    SMALL_QRELS.write_parquet(tmp_path / "qrels.parquet")
+    assert_small(ndcg_at_2(engine, tmp_path, "--run", folder / "run.parquet", "--qrels", tmp_path / "qrels.parquet"))

@@ -47,18 +47,25 @@ def _reserved_names() -> frozenset[str]:
     return RESERVED_COLUMNS | {"query_id", "doc_id", "score", "relevance"}
 
 
-def check_partition_keys(files: list[str], columns: list[str]) -> None:
-    """Refuse a ``key=value`` folder above a data file whose key is a column of the data files
-    (``columns``) or a canonical or output column name. A reader applying the folder's value
-    would replace the column's (DuckDB's hive detection did: a silently wrong number), and the
-    job adding the key to the outputs would clash with the column; which of the two was meant
-    cannot be told, so the folder or the column must be renamed. Every engine's reader and the
-    job's partition listing call this, so all engines refuse the same layouts."""
+def check_partition_keys(files: list[str], columns: list[str], root: str = "") -> None:
+    """Refuse a ``key=value`` folder between ``root`` (the dataset's folder, or the fixed part
+    of a glob) and a data file whose key is a column of the data files (``columns``) or a
+    canonical or output column name. A reader applying the folder's value would replace the
+    column's (DuckDB's hive detection did: a silently wrong number), and the job adding the key
+    to the outputs would clash with the column; which of the two was meant cannot be told, so
+    the folder or the column must be renamed. Folders above ``root`` are the user's own path
+    (``/data/k=5/run.parquet`` names a file, not a partition) and are not read as partitions.
+    Every engine's reader and the job's partition listing call this, so all engines refuse the
+    same layouts."""
     reserved = _reserved_names()
     seen: set[str] = set()
+    prefix = str(root).rstrip("/") + "/" if root else ""
     for path in files:
         parent = str(path).rstrip("/").rsplit("/", 1)[0]
-        for folder in parent.split("/"):
+        if prefix and not (parent + "/").startswith(prefix):
+            continue
+        below = (parent + "/")[len(prefix) :].rstrip("/") if prefix else parent
+        for folder in below.split("/"):
             if folder in seen or not is_partition_folder(folder):
                 continue
             seen.add(folder)
@@ -69,7 +76,7 @@ def check_partition_keys(files: list[str], columns: list[str]) -> None:
                 why = "a column name of the inputs or outputs"
             else:
                 continue
-            where = parent[: parent.index(folder) + len(folder)]
+            where = prefix + below[: below.index(folder) + len(folder)]
             raise InvalidInput(
                 f"{where}: partition folder {folder!r} names column {key!r}, which is {why}; the folder's value "
                 "and the column's cannot both be kept: rename the folder's key or the column"
@@ -110,7 +117,7 @@ def hive_partitions(root: str | Path, filesystem: FileSystem = LOCAL) -> list[Pa
             walk(f"{folder.rstrip('/')}/{name}", (*values, (key, value)))
 
     walk(str(root), ())
-    check_partition_keys([f"{str(root).rstrip('/')}/{partition}/_" for partition in found], [])
+    check_partition_keys([f"{str(root).rstrip('/')}/{partition}/_" for partition in found], [], str(root))
     return found
 
 

@@ -18,7 +18,7 @@ import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.fs import data_files
-from pipeline.io.partitions import check_partition_keys
+from pipeline.io.partitions import check_partition_keys, is_partition_folder
 
 Format = Literal["parquet", "trec", "csv", "tsv"]
 FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv")
@@ -153,8 +153,27 @@ def _scan_table(source: Source) -> pl.LazyFrame:
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         where = non_utf8_line(files) if "utf-8" in str(error).lower() and source.format != "parquet" else None
         raise InvalidInput(where or f"{source.path}: cannot read as {source.format}: {_first_line(error)}") from None
-    check_partition_keys(files, names)
+    check_partition_keys(files, names, dataset_root(source))
     return frame
+
+
+def dataset_root(source: Source) -> str:
+    """The folder a source's files are read below: the directory itself (or, for one partition
+    of a hive layout such as ``runs/dt=1``, the layout's root, since the job adds its keys to the
+    outputs), the fixed part of a glob, or a single file's own folder (below which nothing lies)."""
+    path = Path(source.path)
+    if path.is_dir():
+        while is_partition_folder(path.name) and path.parent != path:
+            path = path.parent
+        return str(path)
+    if source.is_pattern():
+        fixed = []
+        for part in path.parts:
+            if glob.has_magic(part):
+                break
+            fixed.append(part)
+        return str(Path(*fixed)) if fixed else "."
+    return str(path.parent)
 
 
 def check_parquet_schemas(files: list[str]) -> None:
@@ -373,7 +392,7 @@ def _scan_trec(
     """Whitespace-separated lines to columns. A line that does not parse yields nulls, which
     validation reports with the file, line number and text kept in ``_file``/``_line*``."""
     files = source.files()
-    check_partition_keys(files, [])
+    check_partition_keys(files, [], dataset_root(source))
     for path in files:
         _check_trec_shape(path, qrels=LABEL in names)
     lines = pl.scan_csv(
