@@ -194,21 +194,22 @@ def by_polars(case: Case, run: Path, qrels: Path | None) -> Outcome:
 
 
 def by_spark(spark: SparkSession, case: Case, run: Path, qrels: Path | None) -> Outcome:
+    """Spark's reading and validation (the engine's ``load``), without planning the evaluation:
+    analysing the composed SQL costs seconds per case and judges no input."""
     from pipeline.engines import spark as spark_engine
+    from pipeline.inputs import Inputs
 
-    return outcome(
-        lambda: (
-            spark_engine.evaluate(
-                str(run),
-                str(qrels) if qrels else None,
-                evaluation=api.make_evaluation(k=[3], **case.options),
-                columns=case.columns,
-                spark=spark,
-                allow_fractional_labels=case.allow_fractional_labels,
-                warn_results_over=case.warn_results_over,
-            ).warnings
-        )
+    inputs = Inputs(
+        str(run),
+        str(qrels) if qrels else None,
+        case.columns or Columns(),
+        None,
+        None,
+        case.allow_fractional_labels,
+        case.warn_results_over,
     )
+    evaluation = api.make_evaluation(k=[3], **case.options)
+    return outcome(lambda: spark_engine.load(inputs, evaluation, spark=spark).warnings)
 
 
 def cli_flags(case: Case, run: Path, qrels: Path | None) -> list[str]:
