@@ -96,7 +96,7 @@ def prepare(
         run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL).with_columns(pl.col(ARRIVAL).cast(pl.Int64))
     )
     rank_type = run_frame.collect_schema().get(RANK_COLUMN)
-    if evaluation.ties == "input-order" and rank_type is not None and not rank_type.is_numeric():
+    if evaluation.reads_input_rank and rank_type is not None and not rank_type.is_numeric():
         raise InvalidInput(f"{run_name}: column {RANK_COLUMN!r} has type {rank_type}; input-order ties need numbers")
     if inline:
         labelled = run_frame

@@ -736,6 +736,12 @@ class Evaluation:
         return self.ideal == "retrieved" or (self.ideal == "judged-cut-at-hits" and self.unjudged == "drop")
 
     @property
+    def reads_input_rank(self) -> bool:
+        """Whether ties follow the run's own ``rank`` column, which must then be numeric and
+        never null."""
+        return self.ties == "input-order"
+
+    @property
     def reads_input_order(self) -> bool:
         """Whether the numbers depend on the order rows arrive (or on an input rank column)."""
         return self.ties == "input-order" or self.duplicates != "error"

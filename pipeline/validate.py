@@ -120,7 +120,7 @@ def check_inputs(
     run_stats, run_repeats, run_queries = _collect(
         run_name,
         [
-            _stats(run, (QUERY, DOC, SCORE), finite=SCORE, ranks=evaluation.ties == "input-order"),
+            _stats(run, (QUERY, DOC, SCORE), finite=SCORE, ranks=evaluation.reads_input_rank),
             _repeated_pair_hashes(run),
             _results_per_query(run),
         ],
@@ -144,8 +144,22 @@ def check_inputs(
 
     casts = id_casts(run_schema, qrels_schema)
     run, qrels = align_ids(_drop_provenance(run), casts), align_ids(_drop_provenance(qrels), casts)
-    # the warnings come from the small per-query tables, not from another read of the inputs
     in_run, in_qrels = align_ids(run_queries.lazy(), casts), align_ids(qrels_queries.lazy(), casts)
+    tallies, run_query_ids, qrels_query_ids = _tallies(in_run, in_qrels, negative, warn_results_over)
+    return Checked(
+        run=run,
+        qrels=qrels,
+        warnings=rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy),
+        run_queries=run_query_ids,
+        qrels_queries=qrels_query_ids,
+    )
+
+
+def _tallies(
+    in_run: pl.LazyFrame, in_qrels: pl.LazyFrame, negative: pl.DataFrame, warn_results_over: int | None
+) -> tuple[dict[str, rules.Tally], pl.DataFrame, pl.DataFrame]:
+    """What each warning counts, and the query ids of each input: from the small per-query
+    tables, not from another read of the inputs."""
     only_in_run, only_in_qrels, without_relevant, crowded, run_query_ids, qrels_query_ids = pl.collect_all(
         [
             _summarized(in_run.join(in_qrels, on=QUERY, how="anti")),
@@ -171,13 +185,7 @@ def check_inputs(
         code: rules.Tally(int(summary["count"][0]), tuple(summary["examples"][0]))
         for code, summary in summaries.items()
     }
-    return Checked(
-        run=run,
-        qrels=qrels,
-        warnings=rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy),
-        run_queries=run_query_ids,
-        qrels_queries=qrels_query_ids,
-    )
+    return tallies, run_query_ids, qrels_query_ids
 
 
 def _measured(frame: pl.LazyFrame, schema: pl.Schema, name: str, role: rules.Role, gain: Gain) -> rules.Measured:
