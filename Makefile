@@ -11,6 +11,8 @@ K ?= 5,10,20
 OUT ?= out
 
 SIZE ?= 1M
+# pytest workers for make test (pytest-xdist); each starts its own SparkSession when it meets a Spark test
+WORKERS ?= 2
 REPEAT ?= 3
 
 .PHONY: help install dev eval eval-partition eval-sql test browser lint bench clean
@@ -69,7 +71,7 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 	done
 
 test: dev browser $(VENV)/.installed-peers ## install what the tests need (peer tools, a browser) and run the whole suite
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(WORKERS)
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[bench]'

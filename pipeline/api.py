@@ -20,6 +20,7 @@ import polars as pl
 from pipeline.engines import ENGINES, Engine, Execution, engine_named
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.inputs import Inputs, as_polars, load
+from pipeline.io import hadoop
 from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns, Source, missing_columns_message
 from pipeline.spec import (
     CONVENTION,
@@ -202,9 +203,16 @@ def _inputs(
     warn_results_over: int | None,
 ) -> Inputs:
     """The front's arguments as :class:`~pipeline.inputs.Inputs`: frames of every kind as Polars
-    frames, unless the engine reads its own (Spark DataFrames)."""
-    if not engine.native_frames:
-        run, qrels = _frame_input(run, "run", columns), _frame_input(qrels, "qrels", columns)
+    frames with the canonical column names; for an engine that reads frames itself (Spark), its
+    own frames as given and the others as Polars frames it renames as it renames its own."""
+
+    def as_input(value: Any, role: str) -> Any:
+        if not engine.native_frames:
+            return _frame_input(value, role, columns)
+        is_path = value is None or isinstance(value, (str, Path, Source))
+        return value if is_path or hadoop.is_frame(value) else as_polars(value, role)
+
+    run, qrels = as_input(run, "run"), as_input(qrels, "qrels")
     checks = (allow_fractional_labels, warn_results_over)
     return Inputs(run, qrels, columns or Columns(), run_format, qrels_format, *checks)
 

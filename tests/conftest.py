@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pytest
 
-from pipeline import Evaluation
+from pipeline import Evaluation, per_query
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 
@@ -19,7 +19,11 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parent.parent
 # trec_eval's own test data, copied into the repository with its provenance and licence
 CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"
+# The engines on one machine. The `engine` fixture adds Spark (marked `spark`) except where a
+# test or module is marked `local_engines("why")`: the command line in a subprocess (a JVM per
+# run), or inputs and options Spark refuses by design (TREC and CSV files, input order, groups).
 ENGINES = ("polars", "duckdb")
+ALL_ENGINES = (*ENGINES, "spark")
 TOLERANCE = 1e-9
 
 
@@ -34,6 +38,8 @@ def frames(
 
 
 def compute(engine: str, run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:
+    if engine == "spark":  # through the API, which hands Polars frames to Spark through Arrow
+        return per_query(run, qrels, evaluation=evaluation, engine="spark").collect()
     module = polars_engine if engine == "polars" else duckdb_engine
     return module.per_query(run, qrels, evaluation).collect()
 
@@ -56,9 +62,23 @@ def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(params=ENGINES)
+@pytest.fixture(params=[*ENGINES, pytest.param("spark", marks=pytest.mark.spark)])
 def engine(request: pytest.FixtureRequest) -> str:
+    if request.param == "spark":
+        request.getfixturevalue("local_spark")  # the session's one SparkSession, started once
     return str(request.param)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Spark's cases of the `engine` fixture leave the tests marked `local_engines`."""
+    kept, deselected = [], []
+    for item in items:
+        params = getattr(item, "callspec", None)
+        on_spark = params is not None and params.params.get("engine") == "spark"
+        (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 @pytest.fixture(scope="session")

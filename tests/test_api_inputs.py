@@ -36,7 +36,6 @@ CONVERSIONS = {
 
 
 @pytest.mark.parametrize("kind", list(CONVERSIONS))
-@pytest.mark.parametrize("engine", ["polars", "duckdb"])
 def test_frames_of_every_kind_with_their_own_column_names(kind: str, engine: str) -> None:
     convert = CONVERSIONS[kind]
     result = evaluate(convert(RUN), convert(QRELS), k=1, columns=COLUMNS, engine=engine)  # type: ignore[arg-type]

@@ -11,6 +11,10 @@ import pytest
 from pipeline import Evaluation, per_query
 from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
 
+pytestmark = pytest.mark.local_engines(
+    "the command line in a subprocess (Spark's own: tests/test_spark.py, in-process)"
+)
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 

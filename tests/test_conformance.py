@@ -9,6 +9,8 @@ import pytest
 from pipeline.cli import main
 from tests.conftest import CONFORMANCE
 
+pytestmark = pytest.mark.local_engines("trec_eval's TREC files (Spark reads Parquet only)")
+
 ALL_TREC_CUTOFFS = "5,10,15,20,30,100,200,500,1000"
 
 

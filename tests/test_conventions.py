@@ -18,6 +18,8 @@ from pipeline import InvalidInput, UsageError, evaluate, make_evaluation, per_qu
 from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
 from tests.conftest import run_cli
 
+pytestmark = pytest.mark.local_engines("the command line in a subprocess; input-order ties and groups")
+
 
 def frames(run: dict[str, list], qrels: dict[str, list]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     return pl.LazyFrame(run), pl.LazyFrame(qrels)

@@ -48,6 +48,7 @@ def test_gain_map_level_zero_and_negative_gains(engine: str) -> None:
     assert whole["idcg"] == pytest.approx(idcg)
 
 
+@pytest.mark.local_engines("trec_eval's TREC files (Spark reads Parquet only)")
 @pytest.mark.parametrize("gain", ["1=3,2=9,4=4.5", "2=9", "0=1,1=2,3=0.5"])
 def test_gain_map_on_rel_level_against_reference(engine: str, gain: str) -> None:
     # qrels.rel_level has graded labels 0..4, so a map changes NDCG here (unlike qrels.test).
@@ -80,6 +81,7 @@ def test_gain_map_on_rel_level_against_reference(engine: str, gain: str) -> None
 # Under a gain map the whole-ranking line is still called `ndcg`.
 
 
+@pytest.mark.local_engines("the command line in a subprocess, over TREC files")
 def test_trec_output_names_under_gain_map(engine: str) -> None:
     result = run_cli(
         "evaluate",

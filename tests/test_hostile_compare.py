@@ -19,6 +19,8 @@ import pytest
 from pipeline import evaluate
 from tests.conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.local_engines("the command line in a subprocess, with groups (refused on Spark)")
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 FAST = ("--permutations", "200", "--bootstrap", "200")
 NULL_LOCALE = ("q001", "q002", "q003", "q004", "q005")  # the queries whose locale is null below

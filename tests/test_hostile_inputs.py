@@ -14,6 +14,8 @@ import pytest
 
 from tests.conftest import CONFORMANCE, ROOT, run_cli
 
+pytestmark = pytest.mark.local_engines("the command line in a subprocess; CSV and TREC files")
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 # Two queries written out by hand; NDCG@2 under the defaults (linear gain, log2 discount):

@@ -22,6 +22,8 @@ import pytest
 
 from tests.conftest import ROOT, run_cli
 
+pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark's outputs: tests/test_spark.py)")
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 USER_FILES = {
     "per_query.xlsx": b"PK\x03\x04 the user's spreadsheet",

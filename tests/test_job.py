@@ -19,6 +19,8 @@ from pipeline import Evaluation, per_query
 from pipeline.job import Job, run_job
 from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
 
+pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark's jobs: tests/test_spark.py)")
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 DAYS = ("2026-11-19", "2026-11-20", "2026-11-21")
 

@@ -20,6 +20,8 @@ from pipeline.units import BYTES_PER_RUN_ROW, merge_warnings
 from pipeline.validate import ValidationWarning
 from tests.conftest import ROOT, TOLERANCE, as_table, assert_tables_close, run_cli
 
+pytestmark = pytest.mark.local_engines("--memory-limit buckets (Spark sizes itself with its own configuration)")
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 RUN_ROWS = 710  # data/run.parquet
 SMALL_LIMIT = f"{RUN_ROWS * BYTES_PER_RUN_ROW // 7}B"  # about 7 buckets

@@ -14,6 +14,8 @@ import pytest
 
 from pipeline import per_query
 
+pytestmark = pytest.mark.local_engines("the peers' profiles break ties by input order (refused on Spark)")
+
 CUTOFFS = (1, 3, 10, 50)  # 50 is beyond every list
 PEER_TOLERANCE = 1e-9
 

@@ -229,6 +229,7 @@ def test_summaries_count_the_tie_sensitive_queries(seed: int) -> None:
                 assert_close(row["ndcg_max"], sum(b[1] for b in kept) / len(kept), f"mean ndcg_max at {k}")
 
 
+@pytest.mark.local_engines("the command line in a subprocess")
 def test_cli_writes_the_bounds(tmp_path: Path, engine: str) -> None:
     out = tmp_path / "out"
     done = run_cli(

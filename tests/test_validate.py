@@ -14,6 +14,8 @@ from pipeline import Evaluation, InvalidInput, check, evaluate, per_query
 from tests import reference
 from tests.conftest import CONFORMANCE, ROOT, as_table, assert_tables_close, run_cli
 
+pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark: tests/test_validation_engines.py)")
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 

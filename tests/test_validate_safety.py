@@ -13,6 +13,8 @@ from pipeline import evaluate
 from tests import reference
 from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
 
+pytestmark = pytest.mark.local_engines("the command line in a subprocess, with CSV files and --threads")
+
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 # A folder name that would break any SQL or glob built by pasting text.
 HOSTILE = 'it\'s "q"; DROP TABLE run; -- [1] ö 文書 select'

@@ -206,18 +206,28 @@ def load(
 ) -> SparkChecked:
     """Read (Parquet paths or Spark DataFrames) and validate as the other engines do: the
     Spark engine's :meth:`pipeline.engines.Engine.load`."""
-    import polars as pl
 
     for value in (inputs.run, inputs.qrels):
-        if isinstance(value, (pl.LazyFrame, pl.DataFrame, Source)):
-            raise UsageError("the spark engine takes Parquet paths or Spark DataFrames, not Polars frames")
+        if isinstance(value, Source):
+            raise UsageError("the spark engine reads Parquet paths or frames, not other formats' sources")
     check_supported(evaluation_variables(evaluation))
     given = (inputs.run, inputs.qrels)
     spark = spark or next((v.sparkSession for v in given if hadoop.is_frame(v)), None) or session(master)  # type: ignore[union-attr]
-    run = SparkInput.read(spark, inputs.run, inputs.run_format, "run")
-    qrels = None if inputs.qrels is None else SparkInput.read(spark, inputs.qrels, inputs.qrels_format, "qrels")
+    run_value, qrels_value = (_as_spark(spark, value) for value in given)
+    run = SparkInput.read(spark, run_value, inputs.run_format, "run")
+    qrels = None if qrels_value is None else SparkInput.read(spark, qrels_value, inputs.qrels_format, "qrels")
     checks = (inputs.allow_fractional_labels, inputs.warn_results_over)
     return validated(run, qrels, evaluation, inputs.columns, *checks)
+
+
+def _as_spark(spark: SparkSession, value: Any) -> Any:
+    """A Polars frame (the API's frames of every kind arrive as Polars frames) as a Spark
+    DataFrame, through Arrow; a path as text; Spark DataFrames and lists of paths as they are."""
+    import polars as pl
+
+    if isinstance(value, (pl.LazyFrame, pl.DataFrame)):
+        return spark.createDataFrame(value.lazy().collect().to_arrow())
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
 
 
 def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
