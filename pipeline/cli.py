@@ -27,6 +27,7 @@ from pipeline.cli_flags import (
 from pipeline.spec import CONVENTIONS
 
 if TYPE_CHECKING:
+    from pipeline.gate import Gate
     from pipeline.spec import Evaluation
 
 __all__ = ["EXIT_CODES", "build_parser", "main", "max_threads", "package_version"]
@@ -261,12 +262,61 @@ def _compare(args: argparse.Namespace) -> int:
         correction=args.correction,
         allow_different_conventions=args.allow_different_conventions,
         out=args.out,
+        gate=_gate_from(args),
     )
+    verdict = compared.gate
     if args.json:
-        sys.stdout.write(json_text(comparison_json(compared.result, compared.unpaired, compared.conventions)) + "\n")
+        payload = comparison_json(compared.result, compared.unpaired, compared.conventions)
+        if verdict is not None:
+            payload["gate"] = verdict.describe()
+        sys.stdout.write(json_text(payload) + "\n")
     else:
         sys.stdout.write(comparison_table(compared.result, compared.unpaired, digits=args.digits))
+        if verdict is not None:
+            sys.stdout.write("\n".join(verdict.lines()) + "\n")
+    if verdict is not None and verdict.failed:
+        from pipeline.errors import RegressionGateFailed
+        from pipeline.gate import describe_failure
+
+        failures = verdict.failures
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise RegressionGateFailed(f"regression gate failed: {describe_failure(failures[0])}{more}")
     return 0
+
+
+def _gate_from(args: argparse.Namespace) -> Gate | None:
+    """``--fail-if-worse`` and its companions as a Gate (None without the flag, where giving a
+    companion alone is a mistake said as such)."""
+    from pipeline.compare_job import compare_cutoffs
+    from pipeline.errors import UsageError
+    from pipeline.gate import Gate
+
+    if args.fail_if_worse is None:
+        given = [
+            flag
+            for flag, value in (
+                ("--alpha", args.alpha),
+                ("--gate-k", args.gate_k),
+                ("--gate-groups", args.gate_groups),
+                ("--gate-partitions", args.gate_partitions),
+            )
+            if value not in (None, False)
+        ]
+        if given:
+            verb = "apply" if len(given) > 1 else "applies"
+            raise UsageError(f"{', '.join(given)} only {verb} with --fail-if-worse MARGIN")
+        return None
+    if args.gate_groups and not args.group_by:
+        raise UsageError("--gate-groups needs --group-by (the groups to gate)")
+    if args.gate_k is not None and not args.gate_k.strip():
+        raise UsageError("--gate-k is empty: give cutoffs such as 10 or 5,all")
+    return Gate(
+        args.fail_if_worse,
+        alpha=0.05 if args.alpha is None else args.alpha,
+        cutoffs=compare_cutoffs(args.gate_k),
+        groups=args.gate_groups,
+        partitions=args.gate_partitions,
+    )
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -21,6 +21,8 @@ EXIT_CODES = """exit codes:
   3  invalid input data: missing, unreadable or malformed files, duplicates, nulls
   4  a requested partition does not exist
   5  nothing to evaluate: no query is in both the run and the qrels
+  6  regression gate failed (compare --fail-if-worse): the candidate is worse than the baseline
+     by more than the margin and significantly so (the failing cutoff and group are printed)
 """
 
 # The conventions that `ndcg compare --run` scores runs with (besides --all-queries, which
@@ -310,6 +312,26 @@ def _resample_count(text: str) -> int:
     return count
 
 
+def _margin(text: str) -> Any:
+    from pipeline.errors import UsageError
+    from pipeline.gate import Margin
+
+    try:
+        return Margin.parse(text)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--fail-if-worse: ")) from None
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 (exclusive), e.g. 0.05, got {text!r}")
+    return value
+
+
 def _add_compare(commands: argparse._SubParsersAction) -> None:
     compare = commands.add_parser(
         "compare",
@@ -357,6 +379,29 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "--allow-different-conventions",
         action="store_true",
         help="compare outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
+    )
+
+    gate = compare.add_argument_group(
+        "regression gate (exit 6 when the candidate got worse)",
+        "fail when, at a gated cutoff, the candidate's mean is below the baseline's (the first system's) by more "
+        "than MARGIN and the drop is significant at --alpha (randomization test, p-values adjusted by --correction "
+        "over every gated row)",
+    )
+    gate.add_argument(
+        "--fail-if-worse",
+        metavar="MARGIN",
+        type=_margin,
+        help="the drop allowed: absolute NDCG (0.01) or relative to the baseline's mean (2%%); exit 6 beyond it",
+    )
+    gate.add_argument("--alpha", type=_alpha, help="significance level of the gate, between 0 and 1 (default 0.05)")
+    gate.add_argument("--gate-k", help="cutoffs the gate checks, e.g. 10 or 5,all (default: every compared cutoff)")
+    gate.add_argument(
+        "--gate-groups", action="store_true", help="gate each --group-by group too (default: the overall rows only)"
+    )
+    gate.add_argument(
+        "--gate-partitions",
+        action="store_true",
+        help="gate each partition too (default: the pooled rows over all paired partitions only)",
     )
 
     output = compare.add_argument_group("output")

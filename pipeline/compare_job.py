@@ -28,6 +28,7 @@ from pipeline.compare import (
     unpaired_queries,
 )
 from pipeline.errors import UsageError
+from pipeline.gate import Gate, GateResult, check_gate
 from pipeline.spec import CONVENTION, SpecError, parse_cutoffs
 
 log = logging.getLogger("ndcg")
@@ -58,6 +59,7 @@ class Compared:
     conventions: dict[str, Any]
     differences: dict[str, Any]
     options: Options
+    gate: GateResult | None = None  # with ``gate=``: the regression gate's verdict
 
 
 def compare_job(
@@ -72,9 +74,13 @@ def compare_job(
     correction: str = "holm",
     allow_different_conventions: bool = False,
     out: str | None = None,
+    gate: Gate | None = None,
 ) -> Compared:
     """Compare the systems; with ``out``, write the comparison, the deltas and a manifest there
-    as one unit (a kill never leaves new tables with an old manifest)."""
+    as one unit (a kill never leaves new tables with an old manifest). With ``gate``, the
+    regression gate's verdict is returned (``Compared.gate``) and recorded in the manifest
+    (``"gate"``); raising for a failure (:class:`pipeline.errors.RegressionGateFailed`) is the
+    caller's choice (the command line does, after printing)."""
     from pipeline.io.write import check_out_folder, write_tables
 
     if systems.runs and (systems.baseline or systems.candidates):
@@ -97,15 +103,18 @@ def compare_job(
         correction=correction,
     )
     result = compare_systems(tables, options)
+    verdict = check_gate(result.comparison, gate, group_by=groups, correction=correction) if gate is not None else None
     if out:
         manifest = {"command": "compare", "systems": list(tables), "conventions": conventions}
         manifest["convention_differences"] = differences
+        if verdict is not None:
+            manifest["gate"] = verdict.describe()
         write_tables(
             out,
             {"comparison": result.comparison, "deltas": result.deltas},
             manifest={**manifest, "options": options.describe()},
         )
-    return Compared(result, unpaired_queries(result.deltas), conventions, differences, options)
+    return Compared(result, unpaired_queries(result.deltas), conventions, differences, options, verdict)
 
 
 def check_conventions(conventions: dict, allowed: bool) -> dict:
