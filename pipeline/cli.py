@@ -263,6 +263,7 @@ def _compare(args: argparse.Namespace) -> int:
         allow_different_conventions=args.allow_different_conventions,
         out=args.out,
         gate=_gate_from(args),
+        partition=args.partition or [],
     )
     verdict = compared.gate
     if args.json:

@@ -352,6 +352,13 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
     systems.add_argument("--run", action="append", default=[], help="a run to evaluate; repeat (at least two)")
     systems.add_argument("--qrels", help="judgments for --run; omit to use each run's inline labels")
     systems.add_argument("--names", help="comma-separated names of the systems, in order (default: from the paths)")
+    systems.add_argument(
+        "--partition",
+        action="append",
+        metavar="KEY=VALUE",
+        help="with partitioned systems (OUT/dt=.../ folders, or hive-partitioned runs): compare only this "
+        "partition (repeatable, as evaluate's --partition); default: every partition all systems have",
+    )
 
     measure = compare.add_argument_group("measure (with --run)")
     add_measure_flags(measure, COMPARE_CONVENTIONS)

@@ -84,6 +84,12 @@ class ComparisonOutput:
     def conventions(self) -> dict[str, dict[str, object] | None]:
         recorded = self.manifest.get("conventions")
         systems = self.systems()
+        if isinstance(recorded, dict) and not set(recorded) & set(systems):
+            # partitioned systems: recorded per "system/partition" (compare checked they agree)
+            per_system = {
+                name: value for name in systems for key, value in recorded.items() if key.startswith(f"{name}/")
+            }
+            recorded = per_system or recorded
         if isinstance(recorded, dict) and set(recorded) & set(systems):
             return {name: conventions_of(recorded.get(name)) for name in systems}
         return dict.fromkeys(systems, conventions_of(recorded))
@@ -109,14 +115,9 @@ def load(paths: list[str]) -> ReportInputs:
         if not path.is_dir():
             raise InvalidInput(f"{raw}: not a directory (give the --out directory of ndcg evaluate or ndcg compare)")
         if (path / "comparison.parquet").exists():
-            comparisons.append(
-                ComparisonOutput(
-                    path=path,
-                    comparison=_read(path / "comparison.parquet"),
-                    deltas=_read(path / "deltas.parquet"),
-                    manifest=_manifest(path),
-                )
-            )
+            manifest = _manifest(path)
+            comparison, deltas = _pooled(_read(path / "comparison.parquet"), _read(path / "deltas.parquet"), manifest)
+            comparisons.append(ComparisonOutput(path=path, comparison=comparison, deltas=deltas, manifest=manifest))
         elif (path / "per_query.parquet").exists():
             systems.append(
                 System(
@@ -130,6 +131,22 @@ def load(paths: list[str]) -> ReportInputs:
         else:
             raise InvalidInput(f"{raw}: holds neither per_query.parquet (evaluate) nor comparison.parquet (compare)")
     return ReportInputs(systems=systems, comparisons=comparisons)
+
+
+def _pooled(
+    comparison: pl.DataFrame, deltas: pl.DataFrame, manifest: dict[str, object]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A comparison of partitioned systems (``options.partition_by``) as the report draws it: its
+    pooled rows (partition columns null), and deltas whose query ids name their partition
+    (``dt=2026-11-22/q1``: the same id on two days is two queries)."""
+    options = manifest.get("options")
+    keys = options.get("partition_by") if isinstance(options, dict) else None
+    if not isinstance(keys, list) or not keys or not set(keys) <= set(comparison.columns) & set(deltas.columns):
+        return comparison, deltas
+    pooled = comparison.filter(pl.all_horizontal(pl.col(k).is_null() for k in keys)).drop(keys)
+    prefix = [pl.lit(f"{k}=") + pl.col(k).cast(pl.String) for k in keys]
+    named = pl.concat_str([*prefix, pl.col("query_id").cast(pl.String)], separator="/").alias("query_id")
+    return pooled, deltas.with_columns(named).drop(keys)
 
 
 def _read(path: Path) -> pl.DataFrame:
