@@ -106,9 +106,22 @@ def _evaluate(args: argparse.Namespace) -> int:
         memory_limit=args.memory_limit,
         spark_master=args.spark_master,
         evaluate_options=inputs,
+        skip_unchanged=args.skip_unchanged,
     )
     output_format = "json" if args.json else args.output_format
-    units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format))
+    decisions: list[dict[str, object]] = []
+
+    def decided(partition: object, skipped: bool, reason: str) -> None:
+        where = f"partition {partition}" if partition else "the output"
+        print(f"ndcg: {'skipped' if skipped else 'recomputing'} {where}: {reason}", file=sys.stderr)
+        decisions.append({"partition": str(partition) if partition else None, "skipped": skipped, "reason": reason})
+
+    units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format), on_decision=decided)
+    skipped = [d for d in decisions if d["skipped"]]
+    if output_format == "table":
+        for decision in skipped:
+            label = f"partition {decision['partition']}" if decision["partition"] else "the output"
+            sys.stdout.write(f"# {label}: skipped, unchanged (--skip-unchanged; its outputs are kept)\n")
     for unit in units:
         _log_warnings(unit.result.warnings)
     for unit in units:
@@ -134,6 +147,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         }
         if len(units) == 1:
             payload["summary"] = units[0].summary.to_dicts()
+        if args.skip_unchanged:
+            payload["skipped"] = skipped
         sys.stdout.write(json_text(payload) + "\n")
     return 0
 

@@ -189,6 +189,12 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
         help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
     job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
+    job.add_argument(
+        "--skip-unchanged",
+        action="store_true",
+        help="leave a partition's outputs in --out alone when its manifest.json records the same input files "
+        "(size, modification and change times), options and version; recompute the others",
+    )
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
 

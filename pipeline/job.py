@@ -11,9 +11,10 @@ itself (the lock on ``--out``, the user's files kept, leftovers of a killed job 
 
 from __future__ import annotations
 
+import json
 import platform
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -23,13 +24,14 @@ import polars as pl
 
 from pipeline.aggregate import RESERVED_COLUMNS, check_group_names, summarize
 from pipeline.engines import Engine, Execution, engine_named
-from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
+from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError, first_line
 from pipeline.inputs import Inputs
 from pipeline.io import fs
 from pipeline.io.format import check_trec_ids
+from pipeline.io.identity import differences, identified, identify
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
-from pipeline.io.write import FORMATS, exchange_folders, publish
+from pipeline.io.write import FORMATS, OutputError, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
 from pipeline.rules import ValidationWarning
 from pipeline.spec import Evaluation
@@ -64,6 +66,9 @@ class Job:
     # a run partition without its folder in judgments partitioned like the run: "error" (exit
     # 3) or "whole" (scored against all the judgments, with a warning)
     missing_qrels_partition: str = "error"
+    # leave a unit's outputs alone when its manifest.json says they were computed from the same
+    # input files, options and tool version (see :func:`reuse_key`, :func:`recompute_reason`)
+    skip_unchanged: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,9 +87,13 @@ def run_job(
     *,
     on_unit: Callable[[Unit], None] | None = None,
     before_write: Callable[[list[Unit]], None] | None = None,
+    on_decision: Callable[[Partition | None, bool, str], None] | None = None,
 ) -> list[Unit]:
     """Evaluate every selected unit, then write each one atomically (when ``job.out``);
-    ``before_write`` may refuse the units (raise) before anything is written."""
+    ``before_write`` may refuse the units (raise) before anything is written. With
+    ``job.skip_unchanged``, a unit whose outputs are current is neither evaluated nor written
+    (nor returned); ``on_decision(partition, skipped, reason)`` hears why each was skipped or
+    recomputed."""
     started = _now()
     # a file: URL is a local path (Spark users write them); listing and writing take paths
     job = replace(job, run=_local(job.run), qrels=job.qrels and _local(job.qrels), out=job.out and _local(job.out))
@@ -101,9 +110,24 @@ def run_job(
         hive_partitions(job.qrels, engine.filesystem(job.qrels, execution)) if partitions and job.qrels else []
     )
     qrels_paths = [_qrels_path(job, partition, qrels_partitions) for partition in selected]
+    # the inputs are identified before they are read: a file changing meanwhile is seen next time
+    keys = [reuse_key(job, _run_path(job, p), q) for p, q in zip(selected, qrels_paths, strict=True)]
+    if job.skip_unchanged:
+        if not job.out or not fs.is_local(job.out):
+            raise UsageError("--skip-unchanged needs a local --out (the outputs whose manifest.json it reads)")
+        chosen = []
+        for partition, qrels, key in zip(selected, qrels_paths, keys, strict=True):
+            reason = recompute_reason(Path(job.out), partition, key)
+            if on_decision:
+                on_decision(partition, reason is None, reason or _unchanged_note(Path(job.out), partition))
+            if reason is not None:
+                chosen.append((partition, qrels, key))
+        if not chosen:
+            return []
+        selected, qrels_paths, keys = (list(column) for column in zip(*chosen, strict=True))
     units = [
-        _evaluate_unit(job, engine, execution, partition, qrels, started)
-        for partition, qrels in zip(selected, qrels_paths, strict=True)
+        _evaluate_unit(job, engine, execution, partition, qrels, started, key)
+        for partition, qrels, key in zip(selected, qrels_paths, keys, strict=True)
     ]
     for unit in units:
         if unit.per_query.height == 0:
@@ -137,10 +161,20 @@ def _under(root: str, partition: Partition) -> str:
     return str(partition.path(root)) if fs.is_local(root) else f"{root.rstrip('/')}/{partition}"
 
 
+def _run_path(job: Job, partition: Partition | None) -> str:
+    return _under(job.run, partition) if partition else job.run
+
+
 def _evaluate_unit(
-    job: Job, engine: Engine, execution: Execution, partition: Partition | None, qrels_path: str | None, started: str
+    job: Job,
+    engine: Engine,
+    execution: Execution,
+    partition: Partition | None,
+    qrels_path: str | None,
+    started: str,
+    key: dict[str, Any],
 ) -> Unit:
-    run_path = _under(job.run, partition) if partition else job.run
+    run_path = _run_path(job, partition)
     inputs = Inputs(run_path, qrels_path, job.columns, job.run_format, job.qrels_format, **job.evaluate_options)
     result = evaluate_inputs(inputs, job.evaluation, engine, execution)
     per_query, summary = result.per_query, result.summary
@@ -156,7 +190,7 @@ def _evaluate_unit(
         keys = [pl.lit(value).alias(key) for key, value in partition.as_dict().items()]
         per_query = per_query.select(*keys, pl.all())
         summary = summary.select(*keys, pl.all())
-    manifest = _manifest(job, partition, run_path, qrels_path, result, per_query, started)
+    manifest = _manifest(job, partition, run_path, qrels_path, result, per_query, started, key)
     return Unit(partition=partition, result=result, per_query=per_query, summary=summary, manifest=manifest)
 
 
@@ -240,18 +274,22 @@ def _manifest(
     result: Result,
     per_query: pl.DataFrame,
     started: str,
+    key: dict[str, Any],
 ) -> dict[str, Any]:
     # validation already counted the queries found on one side only
     counted = {warning.code: warning.count for warning in result.warnings}
     only_in_run = counted.get("queries_only_in_run", 0)
     only_in_qrels = counted.get("queries_only_in_qrels", 0)
     evaluated = per_query[QUERY].n_unique()
+    files = key["inputs"]
     return {
         "inputs": {
-            "run": _describe_input(job, run_path, "run"),
-            "qrels": _describe_input(job, qrels_path, "qrels") if qrels_path else None,
+            "run": {**_describe_input(job, run_path, "run"), "files": files["run"]},
+            "qrels": {**_describe_input(job, qrels_path, "qrels"), "files": files["qrels"]} if qrels_path else None,
             "query_attributes": job.query_attributes,
+            "query_attributes_files": files["query_attributes"],
         },
+        "settings": key["settings"],
         "partition": partition.as_dict() if partition else None,
         "engine": job.engine,
         "options": {**job.evaluation.describe(), "group_by": list(job.group_by), **job.evaluate_options},
@@ -267,6 +305,112 @@ def _manifest(
         "started_at": started,
         "finished_at": None,  # set when the unit is written
     }
+
+
+def reuse_key(job: Job, run_path: str, qrels_path: str | None) -> dict[str, Any]:
+    """What a unit's outputs depend on, as its manifest records it: the identity of every input
+    file (:func:`pipeline.io.identity.identify`), the options that change a number (the
+    resolved conventions and cutoffs, the groups, the input checks), the settings that change
+    the files (column names, input and output formats), and the tool's version. The engine and
+    its execution options (threads, memory limit, Spark master) change no number (the engines
+    agree to 1e-9, tested) and are not part of it."""
+
+    def files(path: str | None, format: str | None, role: str) -> list[dict[str, Any]]:
+        if path is None:
+            return []
+        if not fs.is_local(path):
+            return identify([path])  # not identified: such a unit is always recomputed
+        try:
+            listed = Source.of(path, format if role != "query_attributes" else None, job.columns).files()
+            return identify(listed)
+        except (NdcgError, OSError):  # the reader says what is wrong with it, in its own words
+            return [{"path": path, "identity": None}]
+
+    return {
+        "inputs": {
+            "run": files(run_path, job.run_format, "run"),
+            "qrels": files(qrels_path, job.qrels_format, "qrels"),
+            "query_attributes": files(job.query_attributes, None, "query_attributes"),
+        },
+        "options": {**job.evaluation.describe(), "group_by": list(job.group_by), **job.evaluate_options},
+        "settings": {
+            "columns": asdict(job.columns),
+            "run_format": job.run_format,
+            "qrels_format": job.qrels_format,
+            "out_format": job.out_format,
+        },
+        "version": _versions()["ndcg-pipeline"],
+    }
+
+
+def _plain_json(value: object) -> object:
+    """As JSON gives it back (tuples as lists, map keys as text), so a key compares equal to
+    the one read from a manifest."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]) -> str | None:
+    """Why the unit's outputs under ``out`` must be computed again, or None when its
+    ``manifest.json`` (one of ours, with every output it lists and ``_SUCCESS`` present) records
+    the same input files, options, settings and version as ``key``."""
+    folder = out / partition.relative() if partition else out
+    path = folder / MANIFEST
+    if not path.is_file():
+        return f"no {MANIFEST} in {folder}" if folder.is_dir() else "never written"
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        problem = None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        recorded, problem = None, f"is unreadable ({type(error).__name__}: {first_line(error)})"
+    versions = recorded.get("versions") if isinstance(recorded, dict) else None
+    outputs = recorded.get("outputs") if isinstance(recorded, dict) else None
+    if problem is None and (not isinstance(versions, dict) or not isinstance(outputs, list)):
+        problem = "is not a manifest of ndcg evaluate"
+    if problem is not None or not isinstance(recorded, dict) or not isinstance(versions, dict):
+        # the unit must be recomputed, but without a manifest of ours its files cannot be told from
+        # the user's, and only files of ours are ever replaced: said now, before anything is evaluated
+        raise OutputError(
+            f"{path} {problem or 'is not ours'}: the outputs of {folder} must be recomputed, but without a "
+            "readable manifest of ours they cannot be told from files of yours, and none is replaced; restore "
+            "the manifest, or move the folder away, and rerun"
+        )
+    listed = [*(outputs or []), SUCCESS]
+    missing = [name for name in listed if not isinstance(name, str) or not (folder / name).is_file()]
+    if missing:
+        return f"output(s) missing: {', '.join(map(str, missing))}"
+    if versions.get("ndcg-pipeline") != key["version"]:
+        return f"ndcg-pipeline version changed: {versions.get('ndcg-pipeline')} -> {key['version']}"
+    for part in ("options", "settings"):
+        old, new = recorded.get(part), _plain_json(key[part])
+        if old != new:
+            old_map = old if isinstance(old, dict) else {}
+            new_map = new if isinstance(new, dict) else {}
+            changed = [n for n in sorted({*old_map, *new_map}) if old_map.get(n) != new_map.get(n)] or ["all"]
+            return f"{part} changed: {', '.join(changed)}"
+    raw_inputs = recorded.get("inputs")
+    inputs: dict[str, Any] = raw_inputs if isinstance(raw_inputs, dict) else {}
+    for role, field_name in (("run", "run"), ("qrels", "qrels"), ("query_attributes", "query_attributes_files")):
+        new_files = key["inputs"][role]
+        if not identified(new_files):
+            return f"the {role} cannot be identified (not local files): always recomputed"
+        entry = inputs.get(field_name)
+        old_files = entry.get("files") if isinstance(entry, dict) else entry
+        if role != "query_attributes" and entry is None:
+            old_files = []
+        changes = differences(old_files, new_files)
+        if changes:
+            shown = "; ".join(changes[:3]) + (f"; ... ({len(changes)} in all)" if len(changes) > 3 else "")
+            return f"{role} changed: {shown}"
+    return None
+
+
+def _unchanged_note(out: Path, partition: Partition | None) -> str:
+    folder = out / partition.relative() if partition else out
+    try:
+        finished = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("finished_at")
+    except (OSError, ValueError, AttributeError):
+        finished = None
+    return f"unchanged: same input files, options and version as its outputs of {finished or 'earlier'}"
 
 
 def _describe_input(job: Job, path: str, role: str) -> dict[str, Any]:
