@@ -363,6 +363,7 @@ def _report(args: argparse.Namespace) -> int:
         cutoff_given=cutoff is not None,
         title=args.title,
         allow_different_conventions=args.allow_different_conventions,
+        names=[n.strip() for n in args.names.split(",")] if args.names else None,
     )
     for path in written:
         print(f"wrote {path}")

@@ -439,7 +439,15 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     report.add_argument("outputs", nargs="+", help="evaluation output directories and/or a compare output directory")
     report.add_argument("--html", required=True, help="the HTML file to write")
     report.add_argument("--png", help="also write each figure as a PNG file into this directory")
-    report.add_argument("--k", help="cutoff shown in the distribution and difference plots (default: smallest)")
+    report.add_argument(
+        "--k",
+        help="cutoff of the plots and per-k tables (default: the one most outputs have, 10 among equals)",
+    )
+    report.add_argument(
+        "--names",
+        help="comma-separated names of the evaluation outputs, in order (default: their folder names, made "
+        "unique; a partitioned output's partitions are NAME/key=value)",
+    )
     report.add_argument("--title", default="NDCG report", help="heading of the report")
     report.add_argument(
         "--allow-different-conventions",

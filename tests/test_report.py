@@ -151,7 +151,7 @@ def test_report_of_one_evaluation_says_what_is_missing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "one.html").read_text()
     assert "nothing to compare" in text and "No group columns" in text and "Not recorded" in text
-    assert "Plots at k = all" in text
+    assert "Cutoff k = <strong>all</strong>" in text and "chosen with --k" in text
 
 
 def test_report_errors(tmp_path: Path) -> None:

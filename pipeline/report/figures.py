@@ -118,3 +118,45 @@ def group_bars(table: pl.DataFrame, group: str, value: str, series: str, title: 
     axes.legend()
     axes.set_title(title)
     return _png(figure)
+
+
+def trend(
+    lines: Mapping[str, list[tuple[object, float]]],
+    marks: list[tuple[object, float, str]],
+    cutoff: str,
+    key: str,
+) -> bytes:
+    """Mean NDCG@k by partition value, one line per system (solid) and per group of a system
+    (dashed, named ``system (group)``), each point labelled with its line's name; ``marks``
+    (x, y, text) are gate failures, drawn as red crosses. Dates (``datetime.date`` values) go on
+    a time axis with one tick per day (or per few days over long spans)."""
+    import datetime
+
+    import matplotlib.dates as mdates
+
+    figure, axes = plt.subplots(figsize=(WIDTH + 3.0, HEIGHT + 0.8))
+    for label, points in lines.items():
+        xs = [x for x, _ in points]
+        ys = [y for _, y in points]
+        style = "--" if label.endswith(")") and " (" in label else "-"
+        (line,) = axes.plot(xs, ys, marker="o", linestyle=style, label=label)  # type: ignore[arg-type]
+        for x, y in points:
+            axes.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6, color=line.get_color())
+    for x, y, text in marks:
+        axes.plot([x], [y], marker="X", markersize=11, color=LOSS, linestyle="none")  # type: ignore[arg-type]
+        axes.annotate(text, (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7, color=LOSS)
+    if marks:
+        axes.plot([], [], marker="X", color=LOSS, linestyle="none", label="regression gate failed")
+    days = sorted({x for points in lines.values() for x, _ in points if isinstance(x, datetime.date)})
+    if days:
+        span = (days[-1] - days[0]).days
+        axes.xaxis.set_major_locator(mdates.DayLocator(interval=max(1, span // 12)))
+        axes.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+        figure.autofmt_xdate()
+    axes.margins(x=0.12)  # room for the labels of the first and last points
+    axes.set_xlabel(key)
+    axes.set_ylabel(f"mean NDCG@{cutoff}")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes.set_title(f"NDCG@{cutoff} by {key}")
+    return _png(figure)

@@ -11,7 +11,8 @@ import polars as pl
 
 from pipeline.aggregate import OVERALL
 from pipeline.compare import conventions_of, read_conventions
-from pipeline.errors import InvalidInput
+from pipeline.errors import InvalidInput, UsageError
+from pipeline.io.partitions import Partition, hive_partitions
 from pipeline.spec import MEASURE_NAMES
 
 # Columns of the per-query table that are measures or keys; any other non-float column is
@@ -44,11 +45,18 @@ class System:
     per_query: pl.DataFrame
     summary: pl.DataFrame
     conventions: dict[str, object] | None
+    # one partition of a partitioned output (``out/model_a/dt=2026-11-22``): its key=value pairs,
+    # and the name of the output it belongs to (``model_a``), the line it is drawn on in the trend
+    partition: dict[str, str] | None = None
+    family: str | None = None
 
     @property
     def group_columns(self) -> list[str]:
+        keys = set(self.partition or ())
         return [
-            name for name, dtype in self.per_query.schema.items() if name not in KNOWN_COLUMNS and not dtype.is_float()
+            name
+            for name, dtype in self.per_query.schema.items()
+            if name not in KNOWN_COLUMNS and name not in keys and not dtype.is_float()
         ]
 
     @property
@@ -105,11 +113,19 @@ class ReportInputs:
     comparisons: list[ComparisonOutput]
 
 
-def load(paths: list[str]) -> ReportInputs:
-    """Each path is an evaluation output (per_query.parquet, summary.parquet) or a compare
-    output (comparison.parquet, deltas.parquet)."""
+def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
+    """Each path is an evaluation output (per_query.parquet, summary.parquet), a partitioned one
+    (``key=value`` folders each holding them: one system per partition, named
+    ``<output>/<key=value>``), or a compare output (comparison.parquet, deltas.parquet).
+    ``names`` name the evaluation outputs, in order (default: their folder names, made unique)."""
     systems: list[System] = []
     comparisons: list[ComparisonOutput] = []
+    evaluations = [raw for raw in paths if not (Path(raw) / "comparison.parquet").exists()]
+    if names is not None and len(names) != len(evaluations):
+        raise UsageError(
+            f"--names names the {len(evaluations)} evaluation output(s) in order, got {len(names)} name(s)"
+        )
+    given = dict(zip(evaluations, names or [], strict=False))
     for raw in paths:
         path = Path(raw)
         if not path.is_dir():
@@ -121,15 +137,36 @@ def load(paths: list[str]) -> ReportInputs:
         elif (path / "per_query.parquet").exists():
             systems.append(
                 System(
-                    name=_unique_name(path, [s.name for s in systems]),
+                    name=given.get(raw) or _unique_name(path, [s.name for s in systems]),
                     path=path,
                     per_query=_read(path / "per_query.parquet"),
                     summary=_overall_summary(_read(path / "summary.parquet")),
                     conventions=read_conventions(str(path)),
                 )
             )
+        elif path.is_dir() and (partitions := _partitions(path)):
+            family = given.get(raw) or _unique_name(path, [s.family or s.name for s in systems])
+            for partition in partitions:
+                folder = partition.path(path)
+                systems.append(
+                    System(
+                        name=f"{family}/{partition}",
+                        path=folder,
+                        per_query=_read(folder / "per_query.parquet"),
+                        summary=_overall_summary(_read(folder / "summary.parquet")),
+                        conventions=read_conventions(str(folder)),
+                        partition=partition.as_dict(),
+                        family=family,
+                    )
+                )
         else:
-            raise InvalidInput(f"{raw}: holds neither per_query.parquet (evaluate) nor comparison.parquet (compare)")
+            raise InvalidInput(
+                f"{raw}: holds neither per_query.parquet (evaluate), partition folders of them (key=value) nor "
+                "comparison.parquet (compare)"
+            )
+    taken = [s.name for s in systems]
+    if len(set(taken)) != len(taken):
+        raise UsageError(f"two evaluation outputs have the same name ({', '.join(taken)}): name them with --names")
     return ReportInputs(systems=systems, comparisons=comparisons)
 
 
@@ -174,6 +211,11 @@ def _manifest(path: Path) -> dict[str, object]:
     except (OSError, ValueError) as error:
         raise InvalidInput(f"{manifest}: not readable JSON: {error}") from None
     return data if isinstance(data, dict) else {}
+
+
+def _partitions(path: Path) -> list[Partition]:
+    """The partition folders of an evaluation output that hold a per-query table."""
+    return [p for p in hive_partitions(str(path)) if (p.path(path) / "per_query.parquet").exists()]
 
 
 def _unique_name(path: Path, taken: list[str]) -> str:
