@@ -49,6 +49,17 @@ COMPARISON_COLUMNS = tuple(
     if column not in ("baseline", "candidate", "t_statistic", "permutations", "bootstrap_samples", "confidence", "seed")
 )
 DIGITS = 4
+_TESTS = (
+    "p_value_t",
+    "p_value_permutation",
+    "ci_low",
+    "ci_high",
+    "correction",
+    "p_adjusted_t",
+    "p_adjusted_permutation",
+)
+TEST_COLUMNS = tuple(c for c in COMPARISON_COLUMNS if c in _TESTS)
+MEANS_COLUMNS = tuple(c for c in COMPARISON_COLUMNS if c not in _TESTS and c != "k")
 
 
 @dataclass(frozen=True)
@@ -223,23 +234,37 @@ def _summary(inputs: ReportInputs) -> Markup:
         )
     for index, comparison in enumerate(inputs.comparisons):
         groups = comparison.group_columns
-        columns = ["baseline", "candidate", *groups, *COMPARISON_COLUMNS]
-        cells = [
-            [_comparison_cell(c, row.get(c), groups, row.get("overall", True)) for c in columns]
-            for row in comparison.comparison.iter_rows(named=True)
-        ]
+        # two tables of the same rows, each with the pair, the groups and k, so that each fits a
+        # 1280-pixel window: the means and counts, then the tests
+        tables = []
+        for table_id, part in (
+            (f"comparison-table-{index}", MEANS_COLUMNS),
+            (f"comparison-tests-{index}", TEST_COLUMNS),
+        ):
+            columns = ["baseline", "candidate", *groups, "k", *part]
+            cells = [
+                [_comparison_cell(c, row.get(c), groups, row.get("overall", True)) for c in columns]
+                for row in comparison.comparison.iter_rows(named=True)
+            ]
+            tables.append(
+                _html(
+                    '<div class="wide"><table class="comparison-table" id="{{ table_id }}"><thead><tr>'
+                    "{% for c in columns %}<th>{{ c.replace('_', ' ') }}</th>{% endfor %}</tr></thead><tbody>"
+                    "{% for r in rows %}<tr>{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table></div>",
+                    table_id=table_id,
+                    columns=columns,
+                    rows=cells,
+                )
+            )
         parts.append(
             _html(
                 "<h3>Comparison ({{ path }})</h3><p>Paired by query; difference = candidate − baseline; rows with "
                 "group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the correction "
-                "named in each row, over the pairs of one cutoff and group.</p>"
-                '<div class="wide"><table class="comparison-table" id="comparison-table-{{ index }}"><thead><tr>'
-                "{% for c in columns %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>{% for r in rows %}<tr>"
-                "{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table></div>{{ unpaired }}",
+                "named in each row, over the pairs of one cutoff and group.</p><h4>Means and counts</h4>{{ means }}"
+                "<h4>Tests</h4>{{ tests }}{{ unpaired }}",
                 path=str(comparison.path),
-                index=index,
-                columns=columns,
-                rows=cells,
+                means=tables[0],
+                tests=tables[1],
                 unpaired=_unpaired(comparison),
             )
         )
