@@ -96,3 +96,26 @@ def test_default_cutoff_is_the_most_shared(tmp_path: Path) -> None:
     result = run_cli("report", a, b, "--html", tmp_path / "r.html")
     assert result.returncode == 0, result.stderr
     assert "Cutoff k = <strong>5</strong>" in (tmp_path / "r.html").read_text()
+
+
+def test_group_rows_in_the_summary_table(tmp_path: Path) -> None:
+    # a grouped evaluation: its summary has the overall rows, then de and fr
+    out = tmp_path / "grouped"
+    folder = partitioned(tmp_path / "tmp", {"2026-11-20": [0.2, 0.8, 0.2, 0.8]}, ks=(10,)) / "dt=2026-11-20"
+    table = pl.read_parquet(folder / "per_query.parquet").drop("dt")
+    out.mkdir()
+    table.write_parquet(out / "per_query.parquet")
+    overall = table.group_by("k").agg(pl.len().alias("queries"), pl.col("ndcg").mean())
+    overall = overall.select(pl.lit(None, dtype=pl.String).alias("locale"), pl.lit(True).alias("overall"), pl.all())
+    by_group = table.group_by("locale", "k").agg(pl.len().alias("queries"), pl.col("ndcg").mean()).sort("locale")
+    by_group = by_group.select("locale", pl.lit(False).alias("overall"), "k", "queries", "ndcg")
+    pl.concat([by_group, overall]).write_parquet(out / "summary.parquet")
+    result = run_cli("report", out, "--html", tmp_path / "r.html")
+    assert result.returncode == 0, result.stderr
+    page = (tmp_path / "r.html").read_text()
+    summary = page.split('id="summary-table"', 1)[1].split("</table>", 1)[0]
+    assert "<th>locale</th>" in summary
+    groups = re.findall(
+        r'<td>grouped</td><td>([^<]*)</td><td>10</td>.*?data-column="ndcg" data-value="([^"]+)"', summary
+    )
+    assert [(g, round(float(v), 9)) for g, v in groups] == [("all", 0.5), ("de", 0.2), ("fr", 0.8)]

@@ -213,22 +213,41 @@ def _system_scores(inputs: ReportInputs, k: int | None) -> dict[str, pl.Series]:
 def _summary(inputs: ReportInputs) -> Markup:
     parts = []
     if inputs.systems:
-        rows = [
-            {
-                "system": system.name,
-                "k": _label(row["k"]),
-                "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
-            }
-            for system in inputs.systems
-            for row in system.summary.iter_rows(named=True)
-        ]
+        # the group columns of any grouped summary: "all" on the overall rows, "(null)" for the null group
+        groups = list(
+            dict.fromkeys(
+                g
+                for s in inputs.systems
+                if s.group_summary is not None
+                for g in s.group_columns
+                if g in s.group_summary
+            )
+        )
+        rows = []
+        for system in inputs.systems:
+            grouped = system.group_summary if system.group_summary is not None else pl.DataFrame()
+            for row, overall in [(r, True) for r in system.summary.iter_rows(named=True)] + [
+                (r, False) for r in grouped.iter_rows(named=True)
+            ]:
+                shown = [_summary_group_cell(row, g, overall) for g in groups]
+                rows.append(
+                    {
+                        "system": system.name,
+                        "groups": shown,
+                        "k": _label(row["k"]),
+                        "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
+                    }
+                )
         parts.append(
             _html(
-                "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>.</p>"
+                "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>"
+                "{% if groups %}: the rows over all queries (group <em>all</em>), then each group's{% endif %}.</p>"
                 '<table id="summary-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead>'
                 '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"><td>{{ r.system }}</td>'
+                "{% for g in r.groups %}<td>{{ g }}</td>{% endfor %}"
                 "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
-                header=("system", "k", *SUMMARY_COLUMNS),
+                header=("system", *groups, "k", *SUMMARY_COLUMNS),
+                groups=groups,
                 rows=rows,
             )
         )
@@ -269,6 +288,16 @@ def _summary(inputs: ReportInputs) -> Markup:
             )
         )
     return Markup("").join(parts)
+
+
+def _summary_group_cell(row: dict[str, object], group: str, overall: bool) -> str:
+    """``all`` on the overall rows, ``(null)`` for the null group, ``-`` where a system has no
+    such group column."""
+    if overall:
+        return "all"
+    if group not in row:
+        return "-"
+    return "(null)" if row[group] is None else str(row[group])
 
 
 def _comparison_cell(column: str, value: object, groups: list[str], overall: bool = True) -> Markup:

@@ -51,7 +51,13 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame]) -> bytes:
     """Mean NDCG per cutoff, one line per system. Each frame: ``label, ndcg`` in order."""
     figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
     for name, curve in curves.items():
-        axes.plot(curve["label"].to_list(), curve["ndcg"].to_list(), marker="o", label=name)
+        labels, values = curve["label"].to_list(), curve["ndcg"].to_list()
+        (line,) = axes.plot(labels, values, marker="o", label=name)
+        for x, y in zip(labels, values, strict=True):  # every point named, not only by its colour
+            if y is not None:
+                axes.annotate(
+                    name, (x, y), textcoords="offset points", xytext=(3, 4), fontsize=6, color=line.get_color()
+                )
     axes.set_xlabel("cutoff k ('all' = whole ranking)")
     axes.set_ylabel("mean NDCG@k")
     axes.set_ylim(0, 1)
@@ -111,6 +117,15 @@ def group_bars(table: pl.DataFrame, group: str, value: str, series: str, title: 
                 [(hi if hi is not None else t) - t for t, hi in zip(tops, highs, strict=True)],
             ]
         axes.bar(positions, tops, width=width, label=str(name), yerr=errors, capsize=3)
+        for position, top, group_name in zip(positions, tops, groups, strict=True):  # series and group on each bar
+            axes.annotate(
+                f"{name}\n{group_name}",
+                (position, 0),  # at the bar's foot, on the other side of zero: clear of the whiskers
+                textcoords="offset points",
+                xytext=(0, -14 if top >= 0 else 3),
+                ha="center",
+                fontsize=5,
+            )
     axes.set_xticks(range(len(groups)), [str(g) for g in groups])
     axes.axhline(0, color="black", linewidth=0.8)
     axes.set_ylabel(ylabel)

@@ -49,6 +49,8 @@ class System:
     # and the name of the output it belongs to (``model_a``), the line it is drawn on in the trend
     partition: dict[str, str] | None = None
     family: str | None = None
+    # the summary's rows of each group (with ``--group-by``; empty otherwise), beside the overall ones
+    group_summary: pl.DataFrame | None = None
 
     @property
     def group_columns(self) -> list[str]:
@@ -142,6 +144,7 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                     per_query=_read(path / "per_query.parquet"),
                     summary=_overall_summary(_read(path / "summary.parquet")),
                     conventions=read_conventions(str(path)),
+                    group_summary=_group_summary(_read(path / "summary.parquet")),
                 )
             )
         elif path.is_dir() and (partitions := _partitions(path)):
@@ -155,6 +158,7 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                         per_query=_read(folder / "per_query.parquet"),
                         summary=_overall_summary(_read(folder / "summary.parquet")),
                         conventions=read_conventions(str(folder)),
+                        group_summary=_group_summary(_read(folder / "summary.parquet")),
                         partition=partition.as_dict(),
                         family=family,
                     )
@@ -200,6 +204,11 @@ def _overall_summary(summary: pl.DataFrame) -> pl.DataFrame:
     """A grouped summary's overall rows (the report's summary is over all queries; groups are
     drawn from the per-query tables), without the marker."""
     return summary.filter(pl.col(OVERALL)).drop(OVERALL) if OVERALL in summary.columns else summary
+
+
+def _group_summary(summary: pl.DataFrame) -> pl.DataFrame | None:
+    """A grouped summary's rows of one group each (None for an ungrouped summary)."""
+    return summary.filter(~pl.col(OVERALL)).drop(OVERALL) if OVERALL in summary.columns else None
 
 
 def _manifest(path: Path) -> dict[str, object]:
