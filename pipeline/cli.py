@@ -67,7 +67,7 @@ def _evaluation_from(args: argparse.Namespace) -> Evaluation:
 
 
 def _sql(args: argparse.Namespace) -> int:
-    from pipeline.engines.spark import sql_text
+    from pipeline.transpile import sql_text
 
     sys.stdout.write(sql_text(_evaluation_from(args), dialect=args.dialect))
     return 0

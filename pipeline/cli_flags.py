@@ -12,6 +12,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pipeline.engines import ENGINES
 from pipeline.spec import CONVENTIONS, Convention, SpecError
 
 EXIT_CODES = """exit codes:
@@ -201,7 +202,7 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
 
 def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
     run = evaluate.add_argument_group("execution")
-    run.add_argument("--engine", default="polars", choices=("polars", "duckdb", "spark"), help="default: polars")
+    run.add_argument("--engine", default="polars", choices=tuple(ENGINES), help="default: polars")
     run.add_argument(
         "--threads", type=_thread_count, help="worker threads (DuckDB engine), at most 4 x the machine's CPUs"
     )
@@ -368,7 +369,7 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
 
     measure = compare.add_argument_group("measure (with --run)")
     add_measure_flags(measure, COMPARE_CONVENTIONS)
-    measure.add_argument("--engine", default="polars", choices=("polars", "duckdb"), help="default: polars")
+    measure.add_argument("--engine", default="polars", choices=tuple(ENGINES), help="default: polars")
 
     tests = compare.add_argument_group("comparison")
     tests.add_argument(

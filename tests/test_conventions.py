@@ -315,3 +315,35 @@ def test_cli_choices_are_the_spec_choices() -> None:
     by_flag = {action.dest: action.choices for action in evaluate_parser._actions}
     for name, allowed in CHOICES.items():
         assert tuple(by_flag[name]) == allowed
+
+
+# --max-results keeps the N best-ranked results after ordering, not the first N rows.
+
+
+def test_max_results_keeps_best_ranked(tmp_path: Path, engine: str) -> None:
+    run = tmp_path / "run.txt"
+    # file order puts the worst results first
+    run.write_text("q Q0 worst 1 0.1 t\nq Q0 bad 2 0.2 t\nq Q0 best 3 0.9 t\nq Q0 good 4 0.8 t\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q 0 best 1\nq 0 good 1\nq 0 worst 1\n")
+    result = run_cli(
+        "evaluate",
+        "--run",
+        run,
+        "--qrels",
+        qrels,
+        "--k",
+        "2",
+        "--max-results",
+        "2",
+        "--output-format",
+        "trec",
+        "--per-query",
+        "--engine",
+        engine,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = dict(((m.strip(), q), float(v)) for m, q, v in (line.split("\t") for line in result.stdout.splitlines()))
+    # kept: best (1), good (1); ideal over all three judged: 1, 1, 1
+    assert lines[("ndcg_cut_2", "q")] == pytest.approx(1.0, abs=1e-4)
+    assert lines[("ndcg", "q")] == pytest.approx((1 + 1 / log2(3)) / (1 + 1 / log2(3) + 1 / log2(4)), abs=1e-4)

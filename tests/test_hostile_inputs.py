@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.conftest import CONFORMANCE, ROOT, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
@@ -568,3 +568,85 @@ def test_a_key_value_folder_above_the_input_is_the_users_path_not_a_partition(tm
     SMALL_RUN.write_parquet(folder / "run.parquet")
     SMALL_QRELS.write_parquet(tmp_path / "qrels.parquet")
     assert_small(ndcg_at_2(engine, tmp_path, "--run", folder / "run.parquet", "--qrels", tmp_path / "qrels.parquet"))
+
+
+# Unreadable inputs are invalid input: exit 3, naming the path; bad flags stay exit 2.
+
+
+def unreadable_inputs(tmp_path: Path) -> dict[str, tuple[str, list[str]]]:
+    (tmp_path / "empty_dir").mkdir()
+    (tmp_path / "not.parquet").write_text("query_id,doc_id,score\nq,d,1\n")
+    good = pl.DataFrame({"query_id": ["q"], "doc_id": ["d"], "score": [1.0]})
+    good.write_parquet(tmp_path / "good.parquet")
+    data = (tmp_path / "good.parquet").read_bytes()
+    (tmp_path / "truncated.parquet").write_bytes(data[: len(data) // 2])
+    (tmp_path / "bad.csv").write_text('query_id,doc_id,score\nq,d,"unterminated\n')
+    (tmp_path / "bad_score.csv").write_text("query_id,doc_id,score\nq,d,high\n")
+    (tmp_path / "bad.trec").write_text("q Q0 d 1 0.5 tag\nthis line is short\n")
+    (tmp_path / "bad_score.trec").write_text("q Q0 d 1 high tag\n")
+    return {
+        "missing path": (str(tmp_path / "nope.parquet"), ["no such file"]),
+        "directory without parquet": (str(tmp_path / "empty_dir"), ["directory holds no Parquet files"]),
+        "glob matching nothing": (str(tmp_path / "*.nothing.parquet"), ["nothing matches this pattern"]),
+        "not parquet": (str(tmp_path / "not.parquet"), ["cannot read"]),
+        "truncated parquet": (str(tmp_path / "truncated.parquet"), ["cannot read"]),
+        "csv that does not parse": (str(tmp_path / "bad.csv"), ["bad.csv"]),
+        "csv score that is text": (str(tmp_path / "bad_score.csv"), ["score"]),
+        "trec line that does not parse": (str(tmp_path / "bad.trec"), [":2:", "this line is short"]),
+        "trec score that is text": (str(tmp_path / "bad_score.trec"), [":1:", "high"]),
+    }
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "missing path",
+        "directory without parquet",
+        "glob matching nothing",
+        "not parquet",
+        "truncated parquet",
+        "csv that does not parse",
+        "csv score that is text",
+        "trec line that does not parse",
+        "trec score that is text",
+    ],
+)
+def test_unreadable_run_exits_3(tmp_path: Path, engine: str, case: str) -> None:
+    path, words = unreadable_inputs(tmp_path)[case]
+    out = tmp_path / "out"
+    result = run_cli("evaluate", "--run", path, "--qrels", CONFORMANCE / "qrels.test", "--engine", engine, "--out", out)
+    assert result.returncode == 3, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    message = result.stderr
+    assert str(Path(path).name.replace("*", "")) in message or path in message
+    for word in words:
+        assert word in message, message
+    assert not out.exists()
+
+
+def test_unreadable_qrels_exits_3(tmp_path: Path, engine: str) -> None:
+    result = run_cli(
+        "evaluate", "--run", CONFORMANCE / "results.test", "--qrels", tmp_path / "missing.txt", "--engine", engine
+    )
+    assert result.returncode == 3
+    assert "missing.txt" in result.stderr and "no such file" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--k", "0"],
+        ["--k", "five"],
+        ["--k", "5,-1"],
+        ["--gain", "1:3"],
+        ["--gain", "squared"],
+        ["--max-results", "0"],
+        ["--engine", "spark2"],
+        ["--log-base", "1", "--discount", "jk"],
+    ],
+)
+def test_bad_flags_exit_2(flags: list[str]) -> None:
+    result = run_cli("evaluate", "--run", "data/run.parquet", "--qrels", "data/qrels.parquet", *flags)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert "error" in result.stderr

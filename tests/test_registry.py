@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from pipeline import cli
+from pipeline import cli, transpile
 from pipeline.api import _EVALUATION_OPTIONS, make_evaluation
 from pipeline.cli_flags import build_parser, parse_args
-from pipeline.engines import spark as spark_engine
 from pipeline.engines.polars import PER_QUERY_COLUMNS
 from pipeline.errors import UsageError
 from pipeline.spec import (
@@ -152,18 +151,18 @@ def test_sql_variables_spark_types_and_refusals_are_the_registry_s() -> None:
     names = [variable.name for variable in SQL_VARIABLES]
     assert set(names) <= set(VARIABLES)
     assert set(evaluation_variables(Evaluation())) == set(names)
-    assert {variable.name: variable.spark_type for variable in SQL_VARIABLES} == spark_engine.VARIABLE_TYPES
+    assert {variable.name: variable.spark_type for variable in SQL_VARIABLES} == transpile.VARIABLE_TYPES
     read = set()
     for path in (ROOT / "sql").glob("*.sql"):
         read |= set(re.findall(r"getvariable\('([a-z_]+)'\)", path.read_text()))
     assert set(names) <= read, f"variables no SQL file reads: {set(names) - read}"
     for convention in CONVENTIONS:
         for choice in convention.choices:
-            refused = spark_engine.UNSUPPORTED.get(convention.variables[0].name, {}).get(choice.value)
+            refused = transpile.UNSUPPORTED.get(convention.variables[0].name, {}).get(choice.value)
             assert refused == (choice.spark_refuses or None)
             if refused:
                 with pytest.raises(UsageError, match="not supported on the spark engine"):
-                    spark_engine.check_supported({convention.variables[0].name: choice.value})
+                    transpile.check_supported({convention.variables[0].name: choice.value})
 
 
 def test_measure_columns_are_the_registry_s() -> None:

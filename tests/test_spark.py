@@ -10,11 +10,9 @@ import json
 import random
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pyspark.sql as pyspark_sql
 import pytest
-import sqlglot
 
 from pipeline import Discount, Evaluation, Gain
 from pipeline.cli import main
@@ -100,117 +98,6 @@ def test_summary_is_the_mean_of_the_per_query_rows(spark: pyspark_sql.SparkSessi
     means = rows.group_by("k").agg(pl.len().alias("queries"), pl.col("ndcg").mean()).sort("k", nulls_last=False)
     assert summary["queries"].to_list() == means["queries"].to_list()
     assert (summary["ndcg"] - means["ndcg"]).abs().max() < 1e-12
-
-
-# --- the transpiled SQL --------------------------------------------------------------------------
-
-EVALUATIONS = {
-    "defaults": Evaluation(),
-    "every option": Evaluation(
-        cutoffs=(1, 10),
-        gain=Gain.parse("exponential+1=3,2=9"),
-        discount=Discount("jk", 3.0),
-        all_queries=True,
-        max_results=100,
-    ),
-}
-
-
-@pytest.mark.parametrize("name", list(EVALUATIONS))
-def test_transpiled_sql_parses_in_sparks_dialect(spark: pyspark_sql.SparkSession, name: str) -> None:
-    variables = spark_engine.evaluation_variables(EVALUATIONS[name])
-    parser = spark._jsparkSession.sessionState().sqlParser()
-    for file_name in spark_engine.PORTABLE_FILES:
-        for statement in spark_engine.transpile(file_name, variables):
-            text = statement.sql("spark")
-            assert "getvariable" not in text.lower()
-            # sqlglot reads its own Spark SQL back to the same tree ...
-            assert sqlglot.parse_one(text, read="spark").sql("spark") == statement.statement.sql("spark")
-            # ... and so does Spark's own parser (a parse only: no view needs to exist)
-            assert parser.parsePlan(text) is not None
-
-
-def test_printed_spark_sql_runs_when_pasted(spark: pyspark_sql.SparkSession) -> None:
-    """What `ndcg sql --dialect spark` prints, run statement by statement over views run and
-    qrels in a notebook-like session of its own, gives the Polars engine's numbers."""
-    evaluation = EVALUATIONS["every option"]
-    notebook = spark.newSession()  # its own temp views
-    run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
-    # the run view's input-order columns: null when, as here, the run has no order to keep
-    with_order = run.with_columns(arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64))
-    to_spark(notebook, with_order).createOrReplaceTempView("run")
-    to_spark(notebook, qrels).createOrReplaceTempView("qrels")
-    for statement in sqlglot.parse(spark_engine.sql_text(evaluation, dialect="spark"), read="spark"):
-        assert statement is not None
-        notebook.sql(statement.sql("spark"))
-    expected = as_table(compute("polars", run, qrels, evaluation))
-    assert_tables_close(as_table(to_polars(notebook.table("per_query"))), expected)
-    assert to_polars(notebook.table("summary"))["queries"].to_list() == [43] * 3
-
-
-def test_printed_duckdb_sql_runs_in_duckdb() -> None:
-    evaluation = EVALUATIONS["every option"]
-    connection = duckdb.connect()
-    connection.register(
-        "run",
-        pl.read_parquet(RUN).with_columns(
-            arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64)
-        ),
-    )
-    connection.register("qrels", pl.read_parquet(QRELS))
-    connection.execute(spark_engine.sql_text(evaluation, dialect="duckdb"))
-    run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
-    assert_tables_close(
-        as_table(connection.table("per_query").pl()), as_table(compute("polars", run, qrels, evaluation))
-    )
-
-
-def test_decimal_literals_divide_as_doubles_as_in_duckdb(spark: pyspark_sql.SparkSession) -> None:
-    # Spark alone: 1.0 / 3 is a decimal, 0.333333; DuckDB's `/` gives the double 1/3
-    tree = spark_engine._decimals_as_doubles(sqlglot.parse_one("select 1.0 / 3 as third", read="duckdb"))
-    assert spark.sql(tree.sql("spark")).collect()[0]["third"] == pytest.approx(1 / 3, abs=1e-15)
-    assert abs(float(spark.sql("select 1.0 / 3 as third").collect()[0]["third"]) - 1 / 3) > 1e-9
-
-
-@pytest.mark.parametrize(
-    ("value", "type_name"),
-    [
-        ("it's a \\ 'quote'", "STRING"),
-        ("文書-1", None),
-        (2.5, "DOUBLE"),
-        (0.1, None),
-        (3, "DOUBLE"),
-        (2**40, "BIGINT"),
-        (True, "BOOLEAN"),
-        ([5, 10], "ARRAY<BIGINT>"),
-        ([], "ARRAY<BIGINT>"),
-    ],
-)
-def test_literals_keep_their_value_on_spark(spark: pyspark_sql.SparkSession, value: object, type_name: str) -> None:
-    node = spark_engine.literal(value, type_name)
-    got = spark.sql(sqlglot.exp.select(node.as_("value")).sql("spark")).collect()[0]["value"]
-    assert got == value and type(got) is (float if type_name == "DOUBLE" else type(value))
-
-
-def test_unset_variables_are_nulls_of_their_type(spark: pyspark_sql.SparkSession) -> None:
-    for name, type_name in spark_engine.VARIABLE_TYPES.items():
-        node = spark_engine.literal(None, type_name)
-        field = spark.sql(sqlglot.exp.select(node.as_(name)).sql("spark")).schema[name]
-        assert field.dataType.simpleString() == type_name.lower().replace(", ", ","), name
-
-
-def test_a_gain_map_becomes_a_map(spark: pyspark_sql.SparkSession) -> None:
-    node = spark_engine.literal(([1.0, 2.0], [3.0, -9.5]), "MAP<DOUBLE, DOUBLE>")
-    assert spark.sql(sqlglot.exp.select(node.as_("m")).sql("spark")).collect()[0]["m"] == {1.0: 3.0, 2.0: -9.5}
-
-
-def test_unknown_variables_and_unsupported_options_are_refused() -> None:
-    with pytest.raises(UsageError, match="not one of"):
-        spark_engine._bind_variables(sqlglot.parse_one("select getvariable('nope')", read="duckdb"), {})
-    with pytest.raises(UsageError, match="ties = 'input-order' is not supported on the spark engine"):
-        spark_engine.check_supported({"ties": "input-order"})
-    with pytest.raises(UsageError, match="DuckDB-only"):
-        spark_engine.transpile("inputs.sql", {})
 
 
 # --- the library and the command line ------------------------------------------------------------

@@ -1,0 +1,375 @@
+"""The files of ``sql/`` as one statement in another dialect (Spark SQL, or DuckDB's for
+``ndcg sql``), values bound, by sqlglot on the syntax tree.
+
+There is no second implementation here. ``sql/per_query.sql`` and ``sql/summary.sql`` are
+parsed in DuckDB's dialect (per_query.sql with the steps before it as the CTEs of its one
+``with`` chain, see :func:`composed_per_query`), every ``getvariable('name')`` node is replaced
+by a literal built as a syntax-tree node from the bound value (an unset variable becomes a NULL
+of the variable's type), and the tree is written out in the target dialect. No SQL text is ever
+built from values.
+
+Rewrites that keep DuckDB's meaning (each tested):
+
+- decimal literals such as ``1.0`` become DOUBLE on Spark: Spark divides decimals in fixed
+  scale (``1.0 / 3`` is 0.333333 there), DuckDB's ``/`` divides in double;
+- tables ``run``, ``qrels`` and ``per_query`` can be renamed to private views, aliased by their
+  old names so qualified columns (``run.query_id``) still resolve;
+- once the values are bound, the branches the options switch off are cut (:func:`pruned`): a
+  ``union all`` branch whose ``where`` is false for every row, and the CTEs no one reads then.
+  The SQL switches conventions with such branches; Spark analyses every branch it is given, and
+  the switched-off ones were most of the plan (the tie bounds' orderings, the other ideals).
+
+This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no engine.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.simplify import simplify
+
+from pipeline.errors import UsageError
+from pipeline.spec import SQL_VARIABLES, Evaluation, spark_refusals
+from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables, per_query_steps, sql_file
+
+# The files of sql/ that are plain queries over views, and so portable to Spark.
+# (inputs.sql uses DuckDB's read_parquet and COLUMNS(lambda ...); ndcg.sql and export.sql are
+# CLI scripts: on Spark, Spark's own readers and writers take their place.)
+PORTABLE_FILES = ("per_query.sql", "summary.sql")
+
+# The Spark type of each variable (the registry's), used for its literal and for the NULL of an
+# unset variable. A variable missing here takes its type from its value.
+VARIABLE_TYPES: dict[str, str] = {variable.name: variable.spark_type for variable in SQL_VARIABLES}
+
+# Options whose meaning Spark cannot honour: variable -> value -> why (the registry's, in
+# pipeline/spec.py). Rejected, never ignored. Row arrival order is not defined on Spark (files
+# are read in parallel and shuffled), so nothing that depends on the order rows arrive can give
+# the same answer as on one machine.
+UNSUPPORTED: dict[str, dict[str, str]] = spark_refusals()
+
+
+def literal(value: Any, type_name: str | None = None) -> exp.Expr:
+    """A SQL literal for one value, as a syntax-tree node; ``type_name`` is its Spark type.
+
+    >>> literal([5, 10], "ARRAY<BIGINT>").sql("spark")
+    'ARRAY(CAST(5 AS BIGINT), CAST(10 AS BIGINT))'
+    >>> literal(None, "DOUBLE").sql("spark")
+    'CAST(NULL AS DOUBLE)'
+    >>> literal("it's").sql("spark")
+    "'it\\\\'s'"
+    """
+    data_type = exp.DataType.build(type_name, dialect="spark") if type_name else None
+    if value is None:
+        return exp.cast(exp.Null(), data_type) if data_type else exp.Null()
+    if data_type is not None and data_type.is_type(exp.DataType.Type.ARRAY):
+        element = data_type.expressions[0].sql("spark") if data_type.expressions else None
+        items = exp.Array(expressions=[literal(item, element) for item in value])
+        return items if value else exp.cast(items, data_type)
+    if data_type is not None and data_type.is_type(exp.DataType.Type.MAP):
+        key_type, value_type = (part.sql("spark") for part in data_type.expressions)
+        keys, values = (list(value), list(value.values())) if isinstance(value, Mapping) else value
+        return exp.Map(
+            keys=literal(list(keys), f"ARRAY<{key_type}>"), values=literal(list(values), f"ARRAY<{value_type}>")
+        )
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, (int, float)):
+        number = float(value) if data_type is not None and data_type.is_type(*exp.DataType.REAL_TYPES) else value
+        if isinstance(number, float) and not math.isfinite(number):
+            text = "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+            return exp.cast(exp.Literal.string(text), "DOUBLE")
+        node = exp.Literal.number(repr(number))
+        target = data_type or exp.DataType.build("DOUBLE" if isinstance(number, float) else "BIGINT")
+        return exp.cast(node, target)
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, (list, tuple)):
+        return exp.Array(expressions=[literal(item) for item in value])
+    raise UsageError(f"cannot pass a {type(value).__name__} to SQL: {value!r}")
+
+
+def check_supported(variables: Mapping[str, Any]) -> None:
+    """Refuse options that Spark cannot compute with the same meaning."""
+    for name, value in variables.items():
+        reason = UNSUPPORTED.get(name, {}).get(value) if isinstance(value, str) else None
+        if reason:
+            raise UsageError(f"{name} = {value!r} is not supported on the spark engine: {reason}")
+
+
+def _bind_variables(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
+    def bind(node: exp.Expr) -> exp.Expr:
+        if not (isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable"):
+            return node
+        arguments = node.expressions
+        if len(arguments) != 1 or not (isinstance(arguments[0], exp.Literal) and arguments[0].is_string):
+            raise UsageError(f"getvariable takes one quoted name, got {node.sql('duckdb')}")
+        name = arguments[0].name
+        if name not in VARIABLES:
+            raise UsageError(f"SQL reads variable {name!r}, which is not one of {', '.join(VARIABLES)}")
+        return literal(variables.get(name), VARIABLE_TYPES.get(name))
+
+    return tree.transform(bind)
+
+
+def _constant(node: exp.Expr) -> exp.Expr | None:
+    """The literal a node is (through casts), or None where it is not a constant."""
+    while isinstance(node, exp.Cast):
+        node = node.this
+    return node if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)) else None
+
+
+def _folded(node: exp.Expr) -> exp.Expr:
+    """``coalesce``, ``is null`` and ``is distinct from`` over bound values, folded: the forms
+    the SQL switches with, which sqlglot's simplifier leaves alone."""
+    if isinstance(node, exp.Coalesce):
+        arguments = [node.this, *node.expressions]
+        while len(arguments) > 1 and isinstance(_constant(arguments[0]), exp.Null):
+            arguments.pop(0)
+        first = _constant(arguments[0])
+        if first is not None and not isinstance(first, exp.Null):
+            return arguments[0]
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        value = _constant(node.this)
+        if value is not None:
+            return exp.Boolean(this=isinstance(value, exp.Null))
+    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+        left, right = _constant(node.this), _constant(node.expression)
+        if isinstance(left, exp.Literal) and isinstance(right, exp.Literal) and left.is_string and right.is_string:
+            return exp.Boolean(this=(left.this == right.this) == isinstance(node, exp.NullSafeEQ))
+    return node
+
+
+def _always(condition: exp.Expr) -> bool | None:
+    """True or False where a condition holds for every row or for none, else None."""
+    folded = condition.copy()
+    for node in reversed(list(folded.walk())):  # every node after its children
+        replacement = _folded(node)
+        if replacement is not node:
+            if node is folded:
+                folded = replacement
+            else:
+                node.replace(replacement)
+    result = simplify(folded)
+    return result.this if isinstance(result, exp.Boolean) else None
+
+
+def pruned(tree: exp.Expr) -> exp.Expr:
+    """The tree without the ``union all`` branches that select no row whatever the data, and
+    without the CTEs no one reads then.
+
+    A branch selects no row when its ``where`` is false once the variables are bound, or when
+    it only reads (from, or as the left side of a join) a CTE that selects none and does not
+    aggregate it into one row. A left branch goes only where the right one names the same
+    columns, so the result's columns never change.
+
+    >>> sql = "with a as (select 1 as x), b as (select 2 as x), c as (select x from a where 'zero' = 'drop') "
+    >>> sql += "select x from c union all select x from b where coalesce(null, true)"
+    >>> pruned(sqlglot.parse_one(sql)).sql()
+    'WITH b AS (SELECT 2 AS x) SELECT x FROM b WHERE COALESCE(NULL, TRUE)'
+    """
+    empty: set[str] = set()
+    ctes = list(tree.find_all(exp.CTE))
+    while True:  # a CTE is empty when what it reads is: until no more are found
+        found = {
+            cte.alias_or_name for cte in ctes if cte.alias_or_name not in empty and _selects_nothing(cte.this, empty)
+        }
+        if not found:
+            break
+        empty |= found
+    for union in reversed(list(tree.find_all(exp.Union))):
+        modifiers = {key for key, value in union.args.items() if value} - {"this", "expression", "distinct", "with_"}
+        if type(union) is not exp.Union or union.args.get("distinct") is not False or modifiers:
+            continue
+        left, right = union.this, union.expression
+        # a union's columns are named by its left side: the right one can go whatever it names
+        for dead, kept in ((right, left), (left, right)):
+            if _selects_nothing(dead, empty) and (dead is right or dead.named_selects == kept.named_selects):
+                kept.set("with_", union.args.get("with_") or kept.args.get("with_"))
+                if union is tree:
+                    tree = kept
+                else:
+                    union.replace(kept)
+                break
+    return _without_unread_ctes(tree)
+
+
+def _selects_nothing(query: exp.Expr, empty: set[str]) -> bool:
+    if type(query) is exp.Union and query.args.get("distinct") is False:
+        return _selects_nothing(query.this, empty) and _selects_nothing(query.expression, empty)
+    if not isinstance(query, exp.Select):
+        return False
+    where = query.args.get("where")
+    if where is not None and _always(where.this) is False:
+        return True
+    source = query.args.get("from_")
+    table = source.this if source is not None else None
+    if not (isinstance(table, exp.Table) and not table.db and table.name in empty):
+        return False
+    # only right and full joins keep rows of what an empty left side joins; an aggregate
+    # without group by still gives one row
+    joins_keep_nothing = all(join.side not in ("RIGHT", "FULL") for join in query.args.get("joins") or [])
+    aggregates = query.args.get("group") is None and any(select.find(exp.AggFunc) for select in query.selects)
+    return joins_keep_nothing and not aggregates
+
+
+def _without_unread_ctes(tree: exp.Expr) -> exp.Expr:
+    while True:
+        read = {table.name for table in tree.find_all(exp.Table) if not table.db}
+        unread = [cte for cte in tree.find_all(exp.CTE) if cte.alias_or_name not in read]
+        if not unread:
+            return tree
+        for cte in unread:
+            cte.pop()
+
+
+def _decimals_as_doubles(tree: exp.Expr) -> exp.Expr:
+    def to_double(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
+            return exp.cast(node.copy(), "DOUBLE")
+        return node
+
+    return tree.transform(to_double)
+
+
+def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
+    cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+
+    def rename(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Table) and node.name in tables and node.name not in cte_names and not node.db:
+            renamed = exp.table_(tables[node.name])
+            renamed.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
+            return renamed
+        return node
+
+    return tree.transform(rename)
+
+
+def _parse(file_name: str, text: str) -> list[exp.Expr]:
+    try:
+        return [tree for tree in sqlglot.parse(text, read="duckdb") if tree is not None]
+    except sqlglot.errors.ParseError as error:
+        raise UsageError(f"sql/{file_name} does not parse: {error}") from None
+
+
+def composed_per_query() -> exp.Expr:
+    """The steps of the per-query table (:data:`~pipeline.sql_files.PER_QUERY_STEPS`) as one
+    statement: each step's ``create ... view name as <query>`` becomes the CTE ``name as
+    (<query>)``, ahead of the last step's own CTEs, in the last step's ``create ... per_query``.
+
+    One query rather than a temp view per step: Spark analyses and optimises the whole plan
+    once, and ``ndcg sql`` prints a statement that defines no view but ``per_query``. Built on
+    the syntax tree, so no SQL text is ever joined.
+
+    >>> composed_per_query().sql("duckdb", comments=False)[:59]
+    'CREATE OR REPLACE TEMPORARY TABLE per_query AS WITH cutoffs'
+    """
+    ctes: list[exp.CTE] = []
+    for file_name, text in per_query_steps():
+        (tree,) = _parse(file_name, text)
+        if not (isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE")):
+            raise UsageError(f"sql/{file_name} is a step, so one `create ... view name as <query>`")
+        if file_name != PER_QUERY_STEPS[-1]:
+            step = tree.this.name
+            alias = exp.TableAlias(this=exp.to_identifier(step))
+            ctes.append(exp.CTE(this=_own_ctes_prefixed(tree.expression, step), alias=alias))
+    query = tree.expression
+    own = query.args["with_"].expressions if query.args.get("with_") else []
+    clashes = {cte.alias_or_name for cte in ctes} & {cte.alias_or_name for cte in own}
+    if clashes:  # a CTE of per_query.sql would hide a step
+        raise UsageError(f"sql/{PER_QUERY_STEPS[-1]} names a CTE as a step: {', '.join(sorted(clashes))}")
+    query.set("with_", exp.With(expressions=[*ctes, *own]))
+    return tree
+
+
+def _own_ctes_prefixed(query: exp.Expr, step: str) -> exp.Expr:
+    """A step's own CTEs renamed ``<step>__<name>``, each read under its old name as alias.
+
+    sqlglot's Spark dialect lifts nested CTEs to the top of the statement, where the steps'
+    ``final`` CTEs would clash (Spark refuses duplicate CTE names)."""
+    names = {cte.alias_or_name for cte in query.find_all(exp.CTE)}
+
+    def rename(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.CTE) and node.alias_or_name in names:
+            node.set("alias", exp.TableAlias(this=exp.to_identifier(f"{step}__{node.alias_or_name}")))
+        elif isinstance(node, exp.Table) and node.name in names and not node.db:
+            renamed = exp.table_(f"{step}__{node.name}")
+            renamed.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
+            return renamed
+        return node
+
+    return query.transform(rename)
+
+
+def _strip_comments(tree: exp.Expr) -> exp.Expr:
+    for node in tree.walk():
+        node.comments = None
+    return tree
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One transpiled statement: the view it defines (or None) and its query."""
+
+    view: str | None
+    query: exp.Expr
+    statement: exp.Expr
+
+    def query_sql(self, dialect: str = "spark", *, pretty: bool = False) -> str:
+        return self.query.sql(dialect, pretty=pretty, unsupported_level=sqlglot.ErrorLevel.RAISE)
+
+    def sql(self, dialect: str = "spark", *, pretty: bool = True) -> str:
+        return self.statement.sql(dialect, pretty=pretty, unsupported_level=sqlglot.ErrorLevel.RAISE)
+
+
+def transpile(
+    file_name: str,
+    variables: Mapping[str, Any],
+    *,
+    dialect: str = "spark",
+    tables: Mapping[str, str] | None = None,
+) -> list[Statement]:
+    """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``;
+    ``per_query.sql`` is one statement with the steps before it (:func:`composed_per_query`)."""
+    if file_name not in PORTABLE_FILES:
+        raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
+    if dialect == "spark":
+        check_supported(variables)
+    composed = file_name == PER_QUERY_STEPS[-1]
+    parsed = [composed_per_query()] if composed else _parse(file_name, sql_file(file_name))
+    statements = []
+    for tree in parsed:
+        tree = _strip_comments(tree)
+        if dialect == "spark":
+            tree = _decimals_as_doubles(tree)
+        tree = pruned(_bind_variables(tree, variables))
+        tree = _rename_tables(tree, tables or {})
+        if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
+            if tree.kind == "TABLE" and dialect == "spark":
+                # DuckDB materializes per_query once as a temp table; Spark has temp views only
+                tree = tree.copy()
+                tree.set("kind", "VIEW")
+            statements.append(Statement(view=tree.this.name, query=tree.expression, statement=tree))
+        else:
+            statements.append(Statement(view=None, query=tree, statement=tree))
+    return statements
+
+
+def sql_text(evaluation: Evaluation, *, dialect: str = "spark") -> str:
+    """``per_query.sql`` then ``summary.sql``, values bound, in ``dialect``: pasteable SQL
+    over views ``run`` and ``qrels`` that defines the views ``per_query`` and ``summary``."""
+    variables = evaluation_variables(evaluation)
+    parts = []
+    for file_name in PORTABLE_FILES:
+        try:
+            statements = transpile(file_name, variables, dialect=dialect)
+            text = ";\n\n".join(statement.sql(dialect) for statement in statements)
+        except sqlglot.errors.UnsupportedError as error:
+            raise UsageError(f"sql/{file_name} does not transpile to {dialect}: {error}") from None
+        steps = f" (its steps {', '.join(PER_QUERY_STEPS[:-1])} as CTEs)" if file_name == PER_QUERY_STEPS[-1] else ""
+        parts.append(f"-- from sql/{file_name}{steps}\n{text};\n")
+    return "\n".join(parts)

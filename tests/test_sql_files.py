@@ -1,0 +1,169 @@
+"""The files of sql/ keep the shape and the interface the README promises: sqlfluff passes (as
+`make lint` checks), each step of the per-query table is a headed file of at most about 100
+lines whose header lists, as pasteable `SET VARIABLE` lines, exactly the variables it reads,
+sql/ndcg.sql reads the steps in the order the engines run them, and the variables are a public
+interface (stable names, documented lines that run in the duckdb CLI, its numbers Polars')."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline import Evaluation, Gain, per_query
+from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES
+from tests.conftest import ROOT, as_table, assert_tables_close
+
+SQL = ROOT / "sql"
+READ_VARIABLE = re.compile(r"getvariable\('(\w+)'\)")
+SET_LINE = re.compile(r"^--   (SET VARIABLE (\w+) = .*?;)", re.MULTILINE)
+
+
+def _code(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+
+
+@pytest.mark.parametrize("name", PER_QUERY_STEPS)
+def test_each_step_is_headed_short_and_lists_what_it_reads(name: str) -> None:
+    text = (SQL / name).read_text(encoding="utf-8")
+    assert text.startswith(f"-- {name}: "), "the header opens with the file's name and what it computes"
+    assert len(text.splitlines()) <= 100
+    for section in ("Variables:", "Creates:"):
+        assert section in text
+    read = set(READ_VARIABLE.findall(_code(text)))
+    listed = {match.group(2) for match in SET_LINE.finditer(text)}
+    assert read == listed, f"header lists {sorted(listed)}, the SQL reads {sorted(read)}"
+    assert read <= set(VARIABLES)
+    # each listed line runs when pasted into DuckDB
+    connection = duckdb.connect()
+    for match in SET_LINE.finditer(text):
+        connection.execute(match.group(1))
+
+
+def test_every_step_creates_one_view_and_the_last_the_table() -> None:
+    created = [
+        re.findall(r"^create or replace temp (view|table) (\w+) as$", _code((SQL / name).read_text()), re.MULTILINE)
+        for name in PER_QUERY_STEPS
+    ]
+    assert created == [[("view", name.removesuffix(".sql"))] for name in PER_QUERY_STEPS[:-1]] + [
+        [("table", "per_query")]
+    ]
+
+
+def test_ndcg_sql_reads_the_steps_in_order() -> None:
+    reads = re.findall(r"^\.read sql/(\S+)$", (SQL / "ndcg.sql").read_text(), re.MULTILINE)
+    assert reads == ["inputs.sql", *PER_QUERY_STEPS, "summary.sql"]
+
+
+@pytest.mark.slow
+def test_sql_passes_sqlfluff() -> None:
+    sqlfluff = shutil.which("sqlfluff", path=str(Path(sys.executable).parent))
+    if sqlfluff is None:
+        pytest.skip("sqlfluff is not installed (pip install -e '.[dev]')")
+    # about 6 s for sql/ on a quiet 2-core machine
+    result = subprocess.run(
+        [sqlfluff, "lint", "sql", "--nocolor"], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+# The SQL files' variables are a public interface: stable names, documented in each header
+#    with SET VARIABLE lines that run when pasted into the duckdb CLI from the repository root.
+
+SQL_FILES = sorted((ROOT / "sql").glob("*.sql"))
+
+
+def header(path: Path) -> str:
+    lines = path.read_text().splitlines()
+    return "\n".join(line for line in lines[: next(i for i, line in enumerate(lines) if not line.startswith("--"))])
+
+
+@pytest.mark.parametrize("path", SQL_FILES, ids=lambda p: p.name)
+def test_sql_variables_are_the_public_ones_and_documented(path: Path) -> None:
+    used = set(re.findall(r"getvariable\('([a-z_]+)'\)", path.read_text()))
+    assert used <= set(VARIABLES), f"{path.name} uses undeclared variables {used - set(VARIABLES)}"
+    text = header(path)
+    for name in used:
+        assert name in text, f"{path.name}: variable {name} is not documented in the header"
+
+
+def duckdb_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(Path(__import__("sys").executable).parent / "duckdb"), *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+
+
+def test_documented_set_variable_lines_run_in_the_duckdb_cli(tmp_path: Path) -> None:
+    """Paste every SET VARIABLE line of every header into the CLI, then read the files."""
+    lines = []
+    for path in SQL_FILES:
+        for line in header(path).splitlines():
+            match = re.search(r"(SET VARIABLE .*?;)", line)
+            if match:
+                lines.append(match.group(1))
+    names = {re.match(r"SET VARIABLE (\w+)", line).group(1) for line in lines}  # type: ignore[union-attr]
+    assert {
+        "run_path",
+        "qrels_path",
+        "ks",
+        "gain",
+        "gain_map",
+        "discount",
+        "log_base",
+        "all_queries",
+        "max_results",
+        "out_path",
+    } <= names
+    out = tmp_path / "sql"
+    out.mkdir()
+    script = tmp_path / "script.sql"
+    pasted = [line for line in lines if not line.startswith("SET VARIABLE out_path")]
+    script.write_text(
+        "\n".join([*pasted, f"SET VARIABLE out_path = '{out}';", ".read sql/ndcg.sql", ".read sql/export.sql", ""])
+    )
+    result = duckdb_cli("-bail", "-c", f".read {script}")
+    assert result.returncode == 0 and "Error" not in result.stderr + result.stdout, result.stderr + result.stdout
+    assert (out / "per_query.parquet").exists() and (out / "summary.parquet").exists()
+
+
+def test_duckdb_cli_matches_the_polars_engine(tmp_path: Path) -> None:
+    out = tmp_path / "sql"
+    out.mkdir()
+    result = duckdb_cli(
+        "-cmd",
+        "SET VARIABLE run_path = 'data/run.parquet'",
+        "-cmd",
+        "SET VARIABLE qrels_path = 'data/qrels.parquet'",
+        "-cmd",
+        "SET VARIABLE ks = [1, 5, 10]",
+        "-cmd",
+        "SET VARIABLE gain_map = MAP {1: 3, 2: 9};",
+        "-cmd",
+        "SET VARIABLE all_queries = true",
+        "-cmd",
+        "SET VARIABLE max_results = 12",
+        "-cmd",
+        f"SET VARIABLE out_path = '{out}'",
+        "-cmd",
+        ".read sql/ndcg.sql",
+        "-c",
+        ".read sql/export.sql",
+    )
+    assert result.returncode == 0, result.stderr
+    by_cli = pl.read_parquet(out / "per_query.parquet")
+    by_polars = per_query(
+        ROOT / "data/run.parquet",
+        ROOT / "data/qrels.parquet",
+        evaluation=Evaluation(cutoffs=(1, 5, 10), gain=Gain.parse("1=3,2=9"), all_queries=True, max_results=12),
+    ).collect()
+    assert_tables_close(as_table(by_cli), as_table(by_polars))

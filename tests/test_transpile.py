@@ -1,0 +1,192 @@
+"""The files of sql/ transpiled (pipeline/transpile.py): Spark's parser and engine read what
+it prints, values keep their type and meaning, and pruning the switched-off branches changes no
+number (DuckDB runs the pruned and the unpruned statement alike for every choice of the
+registry)."""
+
+from __future__ import annotations
+
+import duckdb
+import polars as pl
+import pyspark.sql as pyspark_sql
+import pytest
+import sqlglot
+
+from pipeline import Discount, Evaluation, Gain, transpile
+from pipeline.api import make_evaluation
+from pipeline.errors import UsageError
+from pipeline.spec import CONVENTIONS
+from pipeline.spec import Evaluation as _Evaluation
+from pipeline.sql_files import evaluation_variables
+from tests.conftest import as_table, assert_tables_close, compute
+from tests.test_spark import QRELS, RUN, to_polars, to_spark
+
+
+@pytest.fixture(scope="module")
+def spark(local_spark: pyspark_sql.SparkSession) -> pyspark_sql.SparkSession:
+    return local_spark
+
+
+# --- the transpiled SQL --------------------------------------------------------------------------
+
+EVALUATIONS = {
+    "defaults": Evaluation(),
+    "every option": Evaluation(
+        cutoffs=(1, 10),
+        gain=Gain.parse("exponential+1=3,2=9"),
+        discount=Discount("jk", 3.0),
+        all_queries=True,
+        max_results=100,
+    ),
+}
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("name", list(EVALUATIONS))
+def test_transpiled_sql_parses_in_sparks_dialect(spark: pyspark_sql.SparkSession, name: str) -> None:
+    variables = evaluation_variables(EVALUATIONS[name])
+    parser = spark._jsparkSession.sessionState().sqlParser()
+    for file_name in transpile.PORTABLE_FILES:
+        for statement in transpile.transpile(file_name, variables):
+            text = statement.sql("spark")
+            assert "getvariable" not in text.lower()
+            # sqlglot reads its own Spark SQL back to the same tree ...
+            assert sqlglot.parse_one(text, read="spark").sql("spark") == statement.statement.sql("spark")
+            # ... and so does Spark's own parser (a parse only: no view needs to exist)
+            assert parser.parsePlan(text) is not None
+
+
+@pytest.mark.spark
+def test_printed_spark_sql_runs_when_pasted(spark: pyspark_sql.SparkSession) -> None:
+    """What `ndcg sql --dialect spark` prints, run statement by statement over views run and
+    qrels in a notebook-like session of its own, gives the Polars engine's numbers."""
+    evaluation = EVALUATIONS["every option"]
+    notebook = spark.newSession()  # its own temp views
+    run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
+    # the run view's input-order columns: null when, as here, the run has no order to keep
+    with_order = run.with_columns(arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64))
+    to_spark(notebook, with_order).createOrReplaceTempView("run")
+    to_spark(notebook, qrels).createOrReplaceTempView("qrels")
+    for statement in sqlglot.parse(transpile.sql_text(evaluation, dialect="spark"), read="spark"):
+        assert statement is not None
+        notebook.sql(statement.sql("spark"))
+    expected = as_table(compute("polars", run, qrels, evaluation))
+    assert_tables_close(as_table(to_polars(notebook.table("per_query"))), expected)
+    assert to_polars(notebook.table("summary"))["queries"].to_list() == [43] * 3
+
+
+def test_printed_duckdb_sql_runs_in_duckdb() -> None:
+    evaluation = EVALUATIONS["every option"]
+    connection = duckdb.connect()
+    connection.register(
+        "run",
+        pl.read_parquet(RUN).with_columns(
+            arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64)
+        ),
+    )
+    connection.register("qrels", pl.read_parquet(QRELS))
+    connection.execute(transpile.sql_text(evaluation, dialect="duckdb"))
+    run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
+    assert_tables_close(
+        as_table(connection.table("per_query").pl()), as_table(compute("polars", run, qrels, evaluation))
+    )
+
+
+@pytest.mark.spark
+def test_decimal_literals_divide_as_doubles_as_in_duckdb(spark: pyspark_sql.SparkSession) -> None:
+    # Spark alone: 1.0 / 3 is a decimal, 0.333333; DuckDB's `/` gives the double 1/3
+    tree = transpile._decimals_as_doubles(sqlglot.parse_one("select 1.0 / 3 as third", read="duckdb"))
+    assert spark.sql(tree.sql("spark")).collect()[0]["third"] == pytest.approx(1 / 3, abs=1e-15)
+    assert abs(float(spark.sql("select 1.0 / 3 as third").collect()[0]["third"]) - 1 / 3) > 1e-9
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("value", "type_name"),
+    [
+        ("it's a \\ 'quote'", "STRING"),
+        ("文書-1", None),
+        (2.5, "DOUBLE"),
+        (0.1, None),
+        (3, "DOUBLE"),
+        (2**40, "BIGINT"),
+        (True, "BOOLEAN"),
+        ([5, 10], "ARRAY<BIGINT>"),
+        ([], "ARRAY<BIGINT>"),
+    ],
+)
+def test_literals_keep_their_value_on_spark(spark: pyspark_sql.SparkSession, value: object, type_name: str) -> None:
+    node = transpile.literal(value, type_name)
+    got = spark.sql(sqlglot.exp.select(node.as_("value")).sql("spark")).collect()[0]["value"]
+    assert got == value and type(got) is (float if type_name == "DOUBLE" else type(value))
+
+
+@pytest.mark.spark
+def test_unset_variables_are_nulls_of_their_type(spark: pyspark_sql.SparkSession) -> None:
+    for name, type_name in transpile.VARIABLE_TYPES.items():
+        node = transpile.literal(None, type_name)
+        field = spark.sql(sqlglot.exp.select(node.as_(name)).sql("spark")).schema[name]
+        assert field.dataType.simpleString() == type_name.lower().replace(", ", ","), name
+
+
+@pytest.mark.spark
+def test_a_gain_map_becomes_a_map(spark: pyspark_sql.SparkSession) -> None:
+    node = transpile.literal(([1.0, 2.0], [3.0, -9.5]), "MAP<DOUBLE, DOUBLE>")
+    assert spark.sql(sqlglot.exp.select(node.as_("m")).sql("spark")).collect()[0]["m"] == {1.0: 3.0, 2.0: -9.5}
+
+
+def test_unknown_variables_and_unsupported_options_are_refused() -> None:
+    with pytest.raises(UsageError, match="not one of"):
+        transpile._bind_variables(sqlglot.parse_one("select getvariable('nope')", read="duckdb"), {})
+    with pytest.raises(UsageError, match="ties = 'input-order' is not supported on the spark engine"):
+        transpile.check_supported({"ties": "input-order"})
+    with pytest.raises(UsageError, match="DuckDB-only"):
+        transpile.transpile("inputs.sql", {})
+
+
+# --- pruning the switched-off branches -------------------------------------------------------------
+
+
+def every_choice() -> list[tuple[str, object]]:
+    """(option, value) for every choice of every convention of the registry, both states of each
+    switch, and a sample of each open one."""
+    found: list[tuple[str, object]] = []
+    for convention in CONVENTIONS:
+        found += [(convention.name, choice.value) for choice in convention.choices]
+        if convention.switch:
+            found += [(convention.name, True), (convention.name, False)]
+    return [*found, ("gain", "1=3,2=9"), ("max_results", 3), ("relevance_threshold", 2.0), ("log_base", 3.0)]
+
+
+def duckdb_per_query(evaluation: _Evaluation, *, prune: bool, monkeypatch: pytest.MonkeyPatch) -> pl.DataFrame:
+    connection = duckdb.connect()
+    # a run with ties, a duplicate row (kept or dropped by the duplicates policies) and an input rank
+    run = pl.read_parquet(RUN).with_columns(
+        arrival=pl.int_range(pl.len(), dtype=pl.Int64), input_rank=pl.int_range(pl.len()).cast(pl.Float64)
+    )
+    connection.register("run", run)
+    connection.register("qrels", pl.read_parquet(QRELS))
+    with monkeypatch.context() as patched:
+        if not prune:
+            patched.setattr(transpile, "pruned", lambda tree: tree)
+        connection.execute(transpile.sql_text(evaluation, dialect="duckdb"))
+    return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)
+
+
+@pytest.mark.parametrize(("option", "value"), every_choice(), ids=str)
+def test_pruning_changes_no_bit(option: str, value: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        evaluation = make_evaluation(k=[1, 5, 10], **{option: value})
+    except UsageError:
+        pytest.skip(f"{option}={value!r} needs another option")
+    pruned = duckdb_per_query(evaluation, prune=True, monkeypatch=monkeypatch)
+    whole = duckdb_per_query(evaluation, prune=False, monkeypatch=monkeypatch)
+    assert pruned.height > 0
+    assert pruned.equals(whole)
+
+
+def test_pruning_cuts_what_the_defaults_switch_off() -> None:
+    (defaults,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation()))
+    (bounds,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation(tie_bounds=True)))
+    # the tie bounds' orderings are read only with tie bounds
+    assert "tie_orders__worst" not in defaults.sql() and "tie_orders__worst" in bounds.sql()
+    assert len(defaults.sql()) < len(bounds.sql())
