@@ -290,6 +290,8 @@ def _compare(args: argparse.Namespace) -> int:
         sys.stdout.write(comparison_table(compared.result, compared.unpaired, digits=args.digits))
         if verdict is not None:
             sys.stdout.write("\n".join(verdict.lines()) + "\n")
+    if verdict is not None and not args.all_queries:
+        _warn_ungated_queries(compared.unpaired)
     if verdict is not None and verdict.failed:
         from pipeline.errors import RegressionGateFailed
         from pipeline.gate import describe_failure
@@ -298,6 +300,27 @@ def _compare(args: argparse.Namespace) -> int:
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
         raise RegressionGateFailed(f"regression gate failed: {describe_failure(failures[0])}{more}")
     return 0
+
+
+def _warn_ungated_queries(unpaired: object) -> None:
+    """Queries the baseline has and the candidate lacks are left out of the statistics, so of the
+    gate too: a candidate that lost queries is not judged on them unless --all-queries scores them
+    0. Said on stderr, so that a passing gate is not read as covering them."""
+    import polars as pl
+
+    if not isinstance(unpaired, pl.DataFrame) or unpaired.height == 0:
+        return
+    first = unpaired.get_column("baseline")[0]
+    lost = unpaired.filter((pl.col("baseline") == first) & (pl.col("side") == "baseline"))
+    for row in lost.iter_rows(named=True):
+        logging.getLogger("ndcg").warning(
+            "gate: %d quer%s only in %s (not in %s) are not gated; --all-queries scores them 0 for %s",
+            len(row["queries"]),
+            "y" if len(row["queries"]) == 1 else "ies",
+            row["baseline"],
+            row["candidate"],
+            row["candidate"],
+        )
 
 
 def _gate_from(args: argparse.Namespace) -> Gate | None:

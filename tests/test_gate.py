@@ -228,3 +228,17 @@ def test_only_pairs_with_the_first_system_are_gated(tmp_path: Path) -> None:
         "compare", "--baseline", base, "--candidate", cand, "--candidate", other, "--fail-if-worse", "0.01"
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_queries_the_candidate_lost_are_said_and_gated_with_all_queries(tmp_path: Path) -> None:
+    # the candidate keeps q0..q9 unchanged (0.8) but lost q10..q19 (0.8 in the baseline): without
+    # --all-queries the 10 lost queries are left out (the gate passes, with a warning naming them);
+    # with it they score 0 for the candidate: 10 deltas of -0.8 and 10 of 0, mean -0.4, p = 2/1024
+    a = output(tmp_path / "prod", [(f"q{i}", 10, 0.8) for i in range(20)])
+    b = output(tmp_path / "cand", [(f"q{i}", 10, 0.8) for i in range(10)])
+    left_out = compare(a, b, "--fail-if-worse", "0.01")
+    assert left_out.returncode == 0, left_out.stderr
+    assert "gate: 10 queries only in prod (not in cand) are not gated; --all-queries scores them 0" in left_out.stderr
+    scored = compare(a, b, "--fail-if-worse", "0.01", "--all-queries")
+    assert scored.returncode == GATE_FAILED, scored.stderr
+    assert "mean 0.8000 -> 0.4000" in scored.stdout and "not gated" not in scored.stderr
