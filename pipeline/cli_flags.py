@@ -397,9 +397,10 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
 
     gate = compare.add_argument_group(
         "regression gate (exit 6 when the candidate got worse)",
-        "fail when, at a gated cutoff, the candidate's mean is below the baseline's (the first system's) by more "
-        "than MARGIN and the drop is significant at --alpha (randomization test, p-values adjusted by --correction "
-        "over every gated row)",
+        "fail when, at a gated cutoff, the candidate's mean is below the baseline's (the first system's)\n"
+        "by more than MARGIN and the drop is significant at --alpha (randomization test, p-values\n"
+        "adjusted by --correction over every gated row); the failing cutoff, group and partition are\n"
+        "printed and recorded in manifest.json",
     )
     gate.add_argument(
         "--fail-if-worse",
