@@ -41,6 +41,11 @@ all queries (true; their group columns are null and mean nothing); the other row
 comparison within one group (false), and queries whose group value is null are a group of
 their own, told from the overall rows by ``overall`` alone.
 
+With ``partition_by`` (the hive keys of partitioned systems, such as ``dt``; see
+:mod:`pipeline.compare_partitions`), pairing is by ``(*partition_by, query_id, k, *group_by)``
+(a query id of two days is two queries), and every row above comes twice: pooled over every
+partition (partition columns null, listed first) and for each partition.
+
 Systems are comparable only when they were evaluated with the same conventions (gain,
 discount, ties, ideal, ...): :func:`convention_differences` names what differs between the
 conventions recorded beside each output, for the caller to refuse or to report.
