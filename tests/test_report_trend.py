@@ -119,3 +119,16 @@ def test_group_rows_in_the_summary_table(tmp_path: Path) -> None:
         r'<td>grouped</td><td>([^<]*)</td><td>10</td>.*?data-column="ndcg" data-value="([^"]+)"', summary
     )
     assert [(g, round(float(v), 9)) for g, v in groups] == [("all", 0.5), ("de", 0.2), ("fr", 0.8)]
+
+
+def test_group_columns_in_the_differences_table(tmp_path: Path) -> None:
+    a = partitioned(tmp_path / "a", {"2026-11-20": [0.5, 0.6, 0.7, 0.8]}, ks=(10,)) / "dt=2026-11-20"
+    b = partitioned(tmp_path / "b", {"2026-11-20": [0.4, 0.9, 0.7, 0.1]}, ks=(10,)) / "dt=2026-11-20"
+    cmp = tmp_path / "cmp"
+    flags = ("--permutations", "100", "--bootstrap", "100")
+    compared = run_cli("compare", "--baseline", a, "--candidate", b, "--group-by", "locale", "--out", cmp, *flags)
+    assert compared.returncode == 0, compared.stderr
+    assert run_cli("report", cmp, "--html", tmp_path / "r.html").returncode == 0
+    page = (tmp_path / "r.html").read_text()
+    table = page.split('class="differences-table"', 1)[1].split("</table>", 1)[0]
+    assert "<th>query</th><th>locale</th>" in table and "<td>q3</td><td>fr</td>" in table

@@ -428,6 +428,12 @@ def _partition_pairs(inputs: ReportInputs, k: int | None) -> list[tuple[str, str
     return [(b, c, part.sort("delta", "query_id")) for b, c, part in found]
 
 
+_DELTA_COLUMNS = frozenset(
+    {"baseline", "candidate", "query_id", "k", "delta", "in_baseline", "in_candidate"}
+    | {"ndcg_baseline", "ndcg_candidate"}
+)
+
+
 def _differences(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
     pairs = _pairs(inputs, k)
     if not pairs:
@@ -443,20 +449,23 @@ def _differences(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figu
             )
         )
         extremes = pl.concat([deltas.head(3), deltas.tail(3)]).unique("query_id", maintain_order=True)
+        groups = [c for c in deltas.columns if c not in _DELTA_COLUMNS]  # the --group-by columns, if any
         rows = [
             [_html("<td>{{ v }}</td>", v=row["query_id"])]
+            + [_html("<td>{{ v }}</td>", v="(null)" if row[g] is None else row[g]) for g in groups]
             + [_cell(c, row[c]) for c in ("ndcg_baseline", "ndcg_candidate", "delta")]
             for row in extremes.iter_rows(named=True)
         ]
         shown.append(
             _html(
                 "<h3>{{ candidate }} vs {{ baseline }}</h3><p>Largest losses and gains at k = {{ label }}:</p>"
-                '<table class="differences-table"><thead><tr><th>query</th><th>{{ baseline }}</th>'
-                "<th>{{ candidate }}</th><th>difference</th></tr></thead><tbody>{% for r in rows %}<tr>"
-                "{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
+                '<table class="differences-table"><thead><tr><th>query</th>{% for g in groups %}<th>{{ g }}</th>'
+                "{% endfor %}<th>{{ baseline }}</th><th>{{ candidate }}</th><th>difference</th></tr></thead><tbody>"
+                "{% for r in rows %}<tr>{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
                 baseline=baseline,
                 candidate=candidate,
                 label=label,
+                groups=groups,
                 rows=rows,
             )
         )
