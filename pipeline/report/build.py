@@ -233,6 +233,7 @@ def _summary(inputs: ReportInputs) -> Markup:
                 rows.append(
                     {
                         "system": system.name,
+                        "overall": "true" if overall else "false",
                         "groups": shown,
                         "k": _label(row["k"]),
                         "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
@@ -243,7 +244,8 @@ def _summary(inputs: ReportInputs) -> Markup:
                 "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>"
                 "{% if groups %}: the rows over all queries (group <em>all</em>), then each group's{% endif %}.</p>"
                 '<table id="summary-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead>'
-                '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"><td>{{ r.system }}</td>'
+                '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"'
+                '{% if groups %} data-overall="{{ r.overall }}"{% endif %}><td>{{ r.system }}</td>'
                 "{% for g in r.groups %}<td>{{ g }}</td>{% endfor %}"
                 "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
                 header=("system", *groups, "k", *SUMMARY_COLUMNS),
