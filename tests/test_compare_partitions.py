@@ -1,5 +1,5 @@
 """`ndcg compare` over hive-partitioned systems: outputs of `ndcg evaluate --out` over
-partitioned logs (OUT/dt=.../per_query.parquet), and partitioned runs scored here. Partitions
+partitioned logs (OUT/dt=DAY/per_query.parquet), and partitioned runs scored here. Partitions
 pair by value; queries pair by (partition, query); one row per partition plus a pooled row."""
 
 from __future__ import annotations
