@@ -214,3 +214,4 @@ def test_report_draws_the_pooled_rows_of_a_partitioned_comparison(tmp_path: Path
     assert result.returncode == 0, result.stderr
     page = (tmp_path / "r.html").read_text()
     assert "0.5500" in page  # the pooled baseline mean (4 * 0.5 + 4 * 0.6) / 8
+    assert "Paired by partition (dt) and query; shown: the rows pooled over every paired partition" in page

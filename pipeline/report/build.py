@@ -279,17 +279,32 @@ def _summary(inputs: ReportInputs) -> Markup:
             )
         parts.append(
             _html(
-                "<h3>Comparison ({{ path }})</h3><p>Paired by query; difference = candidate − baseline; rows with "
-                "group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the correction "
-                "named in each row, over the pairs of one cutoff and group.</p><h4>Means and counts</h4>{{ means }}"
+                "<h3>Comparison ({{ path }})</h3><p>Paired by {{ paired_by }}; difference = candidate − baseline; "
+                "rows with group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the "
+                "correction named in each row, over the pairs of one cutoff and group.</p><h4>Means and counts</h4>"
+                "{{ means }}"
                 "<h4>Tests</h4>{{ tests }}{{ unpaired }}",
                 path=str(comparison.path),
+                paired_by=_paired_by(comparison),
                 means=tables[0],
                 tests=tables[1],
                 unpaired=_unpaired(comparison),
             )
         )
     return Markup("").join(parts)
+
+
+def _paired_by(comparison: ComparisonOutput) -> str:
+    """``query``, or for partitioned systems ``partition (dt) and query, the rows pooled over every
+    paired partition`` (the per-partition rows are in comparison.parquet)."""
+    options = comparison.manifest.get("options")
+    keys = options.get("partition_by") if isinstance(options, dict) else None
+    if not isinstance(keys, list) or not keys:
+        return "query"
+    return (
+        f"partition ({', '.join(map(str, keys))}) and query; shown: the rows pooled over every paired partition "
+        "(each partition's rows are in comparison.parquet)"
+    )
 
 
 def _summary_group_cell(row: dict[str, object], group: str, overall: bool) -> str:
