@@ -27,6 +27,7 @@ from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.inputs import Inputs
 from pipeline.io import fs
 from pipeline.io.format import check_trec_ids
+from pipeline.io.identity import identify
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import FORMATS, exchange_folders, publish
@@ -250,7 +251,7 @@ def _manifest(
         "inputs": {
             "run": _describe_input(job, run_path, "run"),
             "qrels": _describe_input(job, qrels_path, "qrels") if qrels_path else None,
-            "query_attributes": job.query_attributes,
+            "query_attributes": _describe_attributes(job.query_attributes),
         },
         "partition": partition.as_dict() if partition else None,
         "engine": job.engine,
@@ -270,11 +271,22 @@ def _manifest(
 
 
 def _describe_input(job: Job, path: str, role: str) -> dict[str, Any]:
-    if not fs.is_local(path):  # read by Spark from a cluster's file system: no footer read here
-        return {"path": path, "format": job.run_format if role == "run" else job.qrels_format, "rows": None}
+    """Where an input is, how many rows it has, and what identifies the data read
+    (:func:`pipeline.io.identity.identify`)."""
+    if not (fs.is_local(path) or fs.is_object_store(path)):  # read by Spark through Hadoop: no footer read here
+        format = job.run_format if role == "run" else job.qrels_format
+        return {"path": path, "format": format, "rows": None, "identity": identify(None)}
     source = Source.of(path, job.run_format if role == "run" else job.qrels_format, job.columns)
     frame = scan_run(source) if role == "run" else scan_qrels(source)
-    return {"path": path, "format": source.format, "rows": int(frame.select(pl.len()).collect().item())}
+    rows = int(frame.select(pl.len()).collect().item())
+    return {"path": path, "format": source.format, "rows": rows, "identity": identify(source)}
+
+
+def _describe_attributes(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    source = Source.of(path)
+    return {"path": path, "format": source.format, "identity": identify(source)}
 
 
 def _versions() -> dict[str, str]:

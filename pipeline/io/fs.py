@@ -44,6 +44,26 @@ def is_local(path: str) -> bool:
     return urlparse(str(path)).scheme in ("", "file")
 
 
+# Object stores the Polars and DuckDB engines read and write themselves (Polars reads them,
+# pyarrow.fs lists and writes them); s3a:// and hdfs:// are Hadoop's, read by the Spark engine.
+OBJECT_STORE_SCHEMES = ("s3", "gs", "gcs", "az", "abfs", "abfss", "hf")
+
+
+def is_object_store(path: str) -> bool:
+    """Whether ``path`` is an object-store URL the Polars and DuckDB engines read
+    (``s3://``, ``gs://``, ``az://``, ``abfs[s]://``, ``hf://``)."""
+    return urlparse(str(path)).scheme.lower() in OBJECT_STORE_SCHEMES
+
+
+def filesystem_for(path: str) -> FileSystem:
+    """The file system listing ``path``: the local one, or the object store its URL names."""
+    if is_object_store(path):
+        from pipeline.io.objects import object_store
+
+        return object_store(path)
+    return LOCAL
+
+
 def local_path(path: str) -> str:
     """A local path of ``path`` (a ``file:`` URL loses its scheme)."""
     return urlparse(path).path if path.startswith("file:") else path
