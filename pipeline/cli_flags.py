@@ -183,6 +183,13 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
         "(default, exit 3) or score it against all the judgments (whole)",
     )
     job.add_argument(
+        "--run-version",
+        metavar="N|TIME",
+        help="a Delta table's version to read as the run: a number, or an ISO time such as 2026-11-21T00:00:00Z "
+        "(the last version committed by then); default: its current version",
+    )
+    job.add_argument("--qrels-version", metavar="N|TIME", help="the same for a Delta table of judgments")
+    job.add_argument(
         "--group-by",
         help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )

@@ -25,7 +25,7 @@ from pipeline.aggregate import RESERVED_COLUMNS, check_group_names, summarize
 from pipeline.engines import Engine, Execution, engine_named
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.inputs import Inputs
-from pipeline.io import fs
+from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
 from pipeline.io.identity import identify
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
@@ -65,6 +65,9 @@ class Job:
     # a run partition without its folder in judgments partitioned like the run: "error" (exit
     # 3) or "whole" (scored against all the judgments, with a warning)
     missing_qrels_partition: str = "error"
+    # the version of a Delta table given as run or qrels: a number or an ISO time (None: current)
+    run_version: str | int | None = None
+    qrels_version: str | int | None = None
 
 
 @dataclass(frozen=True)
@@ -92,18 +95,27 @@ def run_job(
     engine = engine_named(job.engine)
     engine.check_job(job)
     execution = Execution(threads=job.threads, memory_limit=job.memory_limit, spark_master=job.spark_master)
-    available = hive_partitions(job.run, engine.filesystem(job.run, execution))
+    run_table, qrels_table = _delta_tables(job)
+    available = (
+        delta.partitions(run_table) if run_table else hive_partitions(job.run, engine.filesystem(job.run, execution))
+    )
     partitions = (
         select_partitions(job.run, job.partition_filters, available) if available or job.partition_filters else []
     )
     selected: list[Partition | None] = list(partitions) or [None]
     # every partition's judgments are found before any is evaluated, so a missing one fails at once
     qrels_partitions = (
-        hive_partitions(job.qrels, engine.filesystem(job.qrels, execution)) if partitions and job.qrels else []
+        (
+            delta.partitions(qrels_table)
+            if qrels_table
+            else hive_partitions(job.qrels, engine.filesystem(job.qrels, execution))
+        )
+        if partitions and job.qrels
+        else []
     )
-    qrels_paths = [_qrels_path(job, partition, qrels_partitions) for partition in selected]
+    qrels_paths = [_qrels_path(job, partition, qrels_partitions, qrels_table) for partition in selected]
     units = [
-        _evaluate_unit(job, engine, execution, partition, qrels, started)
+        _evaluate_unit(job, engine, execution, partition, qrels, started, run_table)
         for partition, qrels in zip(selected, qrels_paths, strict=True)
     ]
     for unit in units:
@@ -112,20 +124,43 @@ def run_job(
             raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
     if before_write:
         before_write(units)
-    if job.out and fs.is_local(job.out):
-        write_units(Path(job.out), units, job.out_format, on_unit=on_unit)
+    if job.out and engine.writes(job.out):
+        write_units(job.out if fs.is_object_store(job.out) else Path(job.out), units, job.out_format, on_unit=on_unit)
     elif job.out:  # a cluster's file system (s3a://, hdfs://): the engine that reads it writes it
         tables = [(str(unit.partition or ""), {"per_query": unit.per_query, "summary": unit.summary}) for unit in units]
         engine.write_remote(job.out, tables, execution)
     return units
 
 
-def _qrels_path(job: Job, partition: Partition | None, qrels_partitions: list[Partition]) -> str | None:
+def _delta_tables(job: Job) -> tuple[Source | None, Source | None]:
+    """The run and the judgments as Delta tables at one version each, resolved once for the whole
+    job (None for an input that is not a Delta table: see :mod:`pipeline.io.delta`)."""
+    run = None if job.run_format else delta.table_source(job.run, job.run_version, "--run-version", job.columns)
+    qrels = (
+        delta.table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns)
+        if job.qrels and not job.qrels_format
+        else None
+    )
+    for flag, version, table in (
+        ("--run-version", job.run_version, run),
+        ("--qrels-version", job.qrels_version, qrels),
+    ):
+        if version is not None and table is None:
+            raise UsageError(f"{flag} reads a Delta table; the input it goes with is not one (or has a format given)")
+    return run, qrels
+
+
+def _qrels_path(
+    job: Job, partition: Partition | None, qrels_partitions: list[Partition], table: Source | None = None
+) -> str | Source | None:
     """The judgments of one unit: the same partition's folder when the judgments are
     partitioned like the run (see :func:`judgments_partition`), else all of them."""
+    whole = table or job.qrels
     if partition is None or job.qrels is None:
-        return job.qrels
+        return whole
     folder = judgments_partition(partition, job.qrels, qrels_partitions, job.missing_qrels_partition)
+    if table is not None:
+        return delta.narrowed(table, folder) if folder else table
     return _under(job.qrels, folder) if folder else job.qrels
 
 
@@ -139,15 +174,25 @@ def _under(root: str, partition: Partition) -> str:
 
 
 def _evaluate_unit(
-    job: Job, engine: Engine, execution: Execution, partition: Partition | None, qrels_path: str | None, started: str
+    job: Job,
+    engine: Engine,
+    execution: Execution,
+    partition: Partition | None,
+    qrels_path: str | Source | None,
+    started: str,
+    run_table: Source | None = None,
 ) -> Unit:
-    run_path = _under(job.run, partition) if partition else job.run
+    run_path: str | Source
+    if run_table is not None:
+        run_path = delta.narrowed(run_table, partition) if partition else run_table
+    else:
+        run_path = _under(job.run, partition) if partition else job.run
     inputs = Inputs(run_path, qrels_path, job.columns, job.run_format, job.qrels_format, **job.evaluate_options)
     result = evaluate_inputs(inputs, job.evaluation, engine, execution)
     per_query, summary = result.per_query, result.summary
     if job.group_by:
         check_group_names(job.group_by, RESERVED_COLUMNS | set(partition.as_dict() if partition else ()))
-        source = job.query_attributes or run_path
+        source = job.query_attributes or _name(run_path)
         per_query, unlabelled = _attach_groups(per_query, _query_groups(job, run_path), source, job.group_by)
         if unlabelled is not None:
             result = replace(result, warnings=(*result.warnings, unlabelled))
@@ -161,12 +206,19 @@ def _evaluate_unit(
     return Unit(partition=partition, result=result, per_query=per_query, summary=summary, manifest=manifest)
 
 
-def _query_groups(job: Job, run_path: str) -> pl.DataFrame:
+def _name(value: str | Source) -> str:
+    return value.path if isinstance(value, Source) else value
+
+
+def _query_groups(job: Job, run_path: str | Source) -> pl.DataFrame:
     """``query_id`` and its group columns, from the run or from ``--query-attributes``; a
     query may belong to one group per column only."""
-    source_path = job.query_attributes or run_path
+    source_path = job.query_attributes or _name(run_path)
     columns = job.columns
-    source = Source.of(source_path, job.run_format if not job.query_attributes else None, columns)
+    if isinstance(run_path, Source) and not job.query_attributes:
+        source = run_path
+    else:
+        source = Source.of(source_path, job.run_format if not job.query_attributes else None, columns)
     frame = scan_run(source) if not job.query_attributes else _scan_attributes(source)
     found = frame.collect_schema().names()
     missing = [c for c in job.group_by if c not in found]
@@ -236,8 +288,8 @@ def _scan_attributes(source: Source) -> pl.LazyFrame:
 def _manifest(
     job: Job,
     partition: Partition | None,
-    run_path: str,
-    qrels_path: str | None,
+    run_path: str | Source,
+    qrels_path: str | Source | None,
     result: Result,
     per_query: pl.DataFrame,
     started: str,
@@ -270,9 +322,14 @@ def _manifest(
     }
 
 
-def _describe_input(job: Job, path: str, role: str) -> dict[str, Any]:
+def _describe_input(job: Job, given: str | Source, role: str) -> dict[str, Any]:
     """Where an input is, how many rows it has, and what identifies the data read
     (:func:`pipeline.io.identity.identify`)."""
+    if isinstance(given, Source):  # a Delta table (or a partition of it)
+        frame = scan_run(given) if role == "run" else scan_qrels(given)
+        rows = int(frame.select(pl.len()).collect().item())
+        return {"path": given.path, "format": given.format, "rows": rows, "identity": identify(given)}
+    path = given
     if not (fs.is_local(path) or fs.is_object_store(path)):  # read by Spark through Hadoop: no footer read here
         format = job.run_format if role == "run" else job.qrels_format
         return {"path": path, "format": format, "rows": None, "identity": identify(None)}
@@ -300,10 +357,13 @@ def _versions() -> dict[str, str]:
 
 
 def write_units(
-    out: Path, units: list[Unit], out_format: str, *, on_unit: Callable[[Unit], None] | None = None
+    out: Path | str, units: list[Unit], out_format: str, *, on_unit: Callable[[Unit], None] | None = None
 ) -> list[Path]:
     """Each unit's folder replaced whole by :func:`pipeline.io.write.publish` (staged, swapped in
-    one step, the user's files kept, ``_SUCCESS`` last), every unit checked before any is written."""
+    one step, the user's files kept, ``_SUCCESS`` last), every unit checked before any is written.
+    ``out`` is a local folder or an object-store URL (staged under a prefix, then published)."""
+    remote = isinstance(out, str) and fs.is_object_store(out)
+    base = Path(".") if remote else Path(out)
     if out_format not in FORMATS:
         raise UsageError(f"unknown output format {out_format!r}; expected one of {', '.join(FORMATS)}")
     suffix, write = FORMATS[out_format]
@@ -313,7 +373,7 @@ def write_units(
     finished = _now()
     files = [
         OutputUnit(
-            target=out / unit.partition.relative() if unit.partition else out,
+            target=base / unit.partition.relative() if unit.partition else base,
             files={
                 f"per_query{suffix}": _writer(write, unit.per_query),
                 f"summary{suffix}": _writer(write, unit.summary),

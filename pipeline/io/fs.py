@@ -123,9 +123,11 @@ def data_files(path: str, format: str, filesystem: FileSystem = LOCAL) -> list[s
     if matches is None:
         kind = filesystem.kind(path)
         if kind == "file":
+            _refuse_inside_table([path], filesystem)
             return [path]  # named by the user: read even when its name looks hidden
         if kind == "dir":
             found = list(_walk(path, format, filesystem))
+            _refuse_inside_table(found[:1], filesystem)  # a folder below a Delta table's (its partition)
             if not found:
                 raise InvalidInput(
                     f"{path}: directory holds no {_data_description(format)}{_hidden_note(path, filesystem)}"
@@ -144,7 +146,27 @@ def data_files(path: str, format: str, filesystem: FileSystem = LOCAL) -> list[s
             _refuse_kind(match, kind)
     if not found:
         raise InvalidInput(f"{path}: nothing matches this pattern (looked for {_data_description(format)})")
+    _refuse_inside_table(found, filesystem)
     return sorted(found)
+
+
+def _refuse_inside_table(files: list[str], filesystem: FileSystem) -> None:
+    """Data files named inside a Delta table's folder (``table/*.parquet``, ``table/dt=1/part-0.parquet``)
+    are refused: the folder holds superseded files too (see :mod:`pipeline.io.delta`). Each folder
+    above the files is looked at once."""
+    checked: set[str] = set()
+    for file in files:
+        folder = file.rstrip("/").rsplit("/", 1)[0] if "/" in file else "."
+        while folder and folder not in checked:
+            checked.add(folder)
+            if filesystem.kind(_join(folder, "_delta_log")) == "dir":
+                from pipeline.io.delta import refuse_files_of_table
+
+                refuse_files_of_table(file, folder)
+            parent = folder.rsplit("/", 1)[0] if "/" in folder.rstrip("/") else ""
+            if parent == folder or parent.endswith(":/") or parent.endswith(":"):
+                break
+            folder = parent
 
 
 def check_layout(folder: str, entries: list[tuple[str, Kind]]) -> None:
@@ -163,6 +185,10 @@ def check_layout(folder: str, entries: list[tuple[str, Kind]]) -> None:
 
 def _walk(folder: str, format: str, filesystem: FileSystem, seen: frozenset[str] = frozenset()) -> Iterator[str]:
     entries = filesystem.entries(folder)
+    if ("_delta_log", "dir") in entries:
+        from pipeline.io.delta import refuse_files_of_table
+
+        refuse_files_of_table(folder, folder)
     check_layout(folder, entries)
     real = os.path.realpath(folder) if filesystem is LOCAL else folder
     if real in seen:
@@ -190,6 +216,13 @@ def _refuse_kind(path: str, kind: Kind) -> NoReturn:
             f"{path}: a dangling symbolic link (it points to {os.readlink(path)!r}, which does not exist)"
         )
     if kind == "missing":
+        if is_object_store(path):
+            from pipeline.io.objects import object_store
+
+            store = object_store(path)
+            if store.kind(store.prefix) == "missing":
+                raise InvalidInput(f"{path}: no such bucket {store.bucket!r} (check the URL, and AWS_ENDPOINT_URL)")
+            raise InvalidInput(f"{path}: no such object or prefix (check the key)")
         raise InvalidInput(f"{path}: no such file or directory")
     raise InvalidInput(f"{path}: not a regular file or directory ({_special_kind(path)})")
 

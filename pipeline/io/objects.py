@@ -210,15 +210,19 @@ def _text(value: object) -> str:
     return text.strip('"')
 
 
-@functools.lru_cache(maxsize=32)
 def object_store(url: str) -> ObjectStore:
-    """The store of ``url``'s bucket (one per scheme and bucket)."""
+    """The store of ``url``'s bucket (one per scheme, bucket and settings of the environment:
+    credentials or an endpoint changed in the environment give a new connection)."""
     parsed = urlparse(url)
-    return _store(parsed.scheme.lower(), parsed.netloc)
+    settings = tuple(value for name, value in sorted(os.environ.items()) if name.startswith(_SETTINGS))
+    return _store(parsed.scheme.lower(), parsed.netloc, settings)
+
+
+_SETTINGS = ("AWS_", "AZURE_", "GOOGLE_", "HF_")
 
 
 @functools.lru_cache(maxsize=32)
-def _store(scheme: str, netloc: str) -> ObjectStore:
+def _store(scheme: str, netloc: str, settings: tuple[str, ...]) -> ObjectStore:
     if not netloc:
         raise UsageError(f"{scheme}:// URLs name a bucket: {scheme}://BUCKET/path")
     return ObjectStore(scheme, netloc)
@@ -231,8 +235,10 @@ def _pyarrow_filesystem(scheme: str, netloc: str) -> pafs.FileSystem:
         if scheme == "s3":
             # region, credentials and endpoint (AWS_ENDPOINT_URL) from the environment and the
             # SDK's config files, as Polars reads them
+            endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL") or None
             return pafs.S3FileSystem(
                 region=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None,
+                endpoint_override=endpoint,
                 connect_timeout=CONNECT_TIMEOUT,
                 request_timeout=REQUEST_TIMEOUT,
                 retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=2),
