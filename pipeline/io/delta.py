@@ -150,7 +150,10 @@ def data_files(source: Source) -> list[str]:
     table = _open(source.path, source.version)
     filters = [(key, "=", value) for key, value in Partition(source.partition).as_dict().items()] or None
     try:
-        return sorted(table.file_uris(partition_filters=filters))
+        try:
+            return sorted(table.file_uris(file_pruning_predicate=filters))
+        except TypeError:  # deltalake before file_pruning_predicate
+            return sorted(table.file_uris(partition_filters=filters))
     except Exception as error:
         raise InvalidInput(f"{source.path}: cannot list the Delta table's files: {_message(error)}") from None
 
