@@ -203,3 +203,13 @@ def test_spark_engine_refuses_a_table_before_starting(table: Path, qrels: Path) 
 
     with pytest.raises(UsageError, match="Delta tables are read by the polars and duckdb engines"):
         engine_named("spark").check_job(Job(run=str(table), qrels=str(qrels), evaluation=Evaluation(), engine="spark"))
+
+
+def test_python_api_takes_versions_by_keyword(table: Path, qrels: Path) -> None:
+    assert _ndcg(pipeline.evaluate(table, qrels, run_version=0).per_query) == pytest.approx(NDCG_V0)
+    assert _ndcg(pipeline.per_query(table, qrels, run_version="1").collect()) == pytest.approx(NDCG_V1)
+    assert pipeline.check(table, qrels, run_version=0) is not None
+    from pipeline.errors import UsageError
+
+    with pytest.raises(UsageError, match="not a Delta table"):
+        pipeline.evaluate(qrels, qrels, run_version=0)
