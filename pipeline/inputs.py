@@ -139,9 +139,9 @@ def native_parquet(validated: Validated, evaluation: Evaluation) -> tuple[Source
     native = (
         not evaluation.reads_input_order
         and run_source is not None
-        and not _any_glob_characters(run_source, qrels_source)
         and run_source.format == "parquet"
         and not _any_remote(run_source, qrels_source)
+        and not _any_glob_characters(run_source, qrels_source)
         and (prepared.inline or (qrels_source is not None and qrels_source.format == "parquet"))
         and checked.run.collect_schema() == prepared.run.select(checked.run.collect_schema().names()).collect_schema()
         and checked.qrels.collect_schema()

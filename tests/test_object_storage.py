@@ -238,3 +238,32 @@ def test_api_reads_the_bucket_as_the_cli_does(logs: Path, s3_bucket: S3Bucket) -
     assert table.equals(local)
     with pytest.raises(InvalidInput, match="no such object or prefix"):
         pipeline.evaluate(s3_bucket.url("nothing/here"), s3_bucket.url("logs/qrels"))
+
+
+def test_query_attributes_and_memory_limit_from_the_bucket(logs: Path, s3_bucket: S3Bucket, tmp_path: Path) -> None:
+    queries = pl.read_parquet(RUN)["query_id"].unique().sort()
+    attributes = tmp_path / "attributes.parquet"
+    pl.DataFrame({"query_id": queries, "team": [f"t{i % 3}" for i in range(len(queries))]}).write_parquet(attributes)
+    s3_bucket.put("attributes.parquet", attributes)
+    s3_bucket.put("flat/run.parquet", RUN)
+    common = ["--k", "5", "--group-by", "team", "--memory-limit", "50KB", "--json"]
+    local = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--query-attributes", attributes, *common)
+    remote = run_cli(
+        "evaluate", "--run", s3_bucket.url("flat/run.parquet"), "--qrels", s3_bucket.url("logs/qrels"),
+        "--query-attributes", s3_bucket.url("attributes.parquet"), *common,
+    )  # fmt: skip
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr
+    assert json.loads(remote.stdout)["summary"] == json.loads(local.stdout)["summary"]
+
+
+def test_compare_writes_its_output_to_the_bucket(logs: Path, s3_bucket: S3Bucket) -> None:
+    s3_bucket.put("flat/run.parquet", RUN)
+    s3_bucket.put("flat/day.parquet", logs / "runs" / f"dt={DAYS[1]}" / "part-0.parquet")
+    result = run_cli(
+        "compare", "--run", s3_bucket.url("flat/run.parquet"), "--run", s3_bucket.url("flat/day.parquet"),
+        "--qrels", s3_bucket.url("logs/qrels"), "--k", "5", "--permutations", "50", "--bootstrap", "50",
+        "--out", s3_bucket.url("cmp"),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert s3_bucket.keys("cmp/") == ["cmp/comparison.parquet", "cmp/deltas.parquet", "cmp/manifest.json"]
+    assert not Path("s3:").exists()

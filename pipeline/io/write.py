@@ -116,6 +116,9 @@ def write_tables(
         raise UsageError(f"unknown output format {format!r}; expected one of {', '.join(FORMATS)}")
     suffix, write = FORMATS[format]
     files = {f"{name}{suffix}": _frame_writer(write, frame) for name, frame in tables.items()}
+    if is_object_store(str(out_dir)):  # Path would fold the URL's "//"
+        publish(str(out_dir), [Unit(Path("."), files, dict(manifest or {}), success=False)])
+        return [Path(name) for name in files]
     out = Path(out_dir)
     publish(out, [Unit(out, files, dict(manifest or {}), success=False)])
     return [out / name for name in files]
