@@ -267,3 +267,12 @@ def test_compare_writes_its_output_to_the_bucket(logs: Path, s3_bucket: S3Bucket
     assert result.returncode == 0, result.stderr
     assert s3_bucket.keys("cmp/") == ["cmp/comparison.parquet", "cmp/deltas.parquet", "cmp/manifest.json"]
     assert not Path("s3:").exists()
+
+
+def test_unlistable_urls_say_what_works(tmp_path: Path) -> None:
+    """hf:// files go to Polars one by one; nothing there is listed or written (no network needed)."""
+    glob = run_cli("evaluate", "--run", "hf://datasets/someone/logs/*.parquet", "--qrels", QRELS)
+    assert glob.returncode == 2 and "cannot be listed here: name each file" in glob.stderr
+    out = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--out", "hf://datasets/someone/out")
+    assert out.returncode == 2 and "outputs are written to s3://" in out.stderr
+    assert not (tmp_path / "hf:").exists() and not Path("hf:").exists()

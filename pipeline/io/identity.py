@@ -45,6 +45,8 @@ def identify(source: Any) -> dict[str, Any]:
     if fs.is_object_store(source.path):
         from pipeline.io.objects import object_store
 
+        if not object_store(source.path).listable:  # hf://: nothing to ask the store for here
+            return dict(UNKNOWN)
         return {"kind": "objects", "files": [object_store(path).identity(path) for path in source.files()]}
     return dict(UNKNOWN)
 

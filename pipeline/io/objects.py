@@ -91,9 +91,18 @@ class ObjectStore:
         rest = key[len(self.bucket) :].strip("/")
         return f"{self.prefix}/{rest}" if rest else self.prefix
 
+    @property
+    def listable(self) -> bool:
+        """Whether objects can be listed here (not ``hf://``: Polars reads those files itself)."""
+        return self.scheme != "hf"
+
     def kind(self, path: str) -> Kind:
         import pyarrow.fs as pafs
 
+        if not self.listable:
+            if _has_magic(path) or path.endswith("/"):
+                _unlisted(path)
+            return "file"  # named one by one; Polars says when it does not exist
         with self.reaching(path):
             info = self.filesystem.get_file_info(self.key(path))
         if info.type == pafs.FileType.Directory:
@@ -105,6 +114,8 @@ class ObjectStore:
     def entries(self, folder: str) -> list[tuple[str, Kind]]:
         import pyarrow.fs as pafs
 
+        if not self.listable:
+            _unlisted(folder)
         with self.reaching(folder):
             infos = self.filesystem.get_file_info(pafs.FileSelector(self.key(folder), recursive=False))
         kinds: dict[pafs.FileType, Kind] = {pafs.FileType.Directory: "dir", pafs.FileType.File: "file"}
@@ -184,6 +195,13 @@ class ObjectStore:
             _refuse(url, error, writing=writing)
 
 
+def _unlisted(url: str) -> NoReturn:
+    raise UsageError(
+        f"{url}: {url.split(':', 1)[0]}:// files are read by Polars one by one, but cannot be listed here: name "
+        "each file (no folders, globs, partitions or --out there)"
+    )
+
+
 def _refuse(url: str, error: BaseException, *, writing: bool) -> NoReturn:
     text = scrub(first_line(error))
     lowered = text.lower()
@@ -260,10 +278,7 @@ def _pyarrow_filesystem(scheme: str, netloc: str) -> pafs.FileSystem:
             )
     except (OSError, ValueError, AttributeError, ImportError) as error:
         raise UsageError(f"{scheme}://{netloc}: cannot open the object store: {scrub(first_line(error))}") from None
-    raise UsageError(
-        f"{scheme}://{netloc}: Polars reads {scheme}:// files, but they cannot be listed here; name one "
-        "file (no folders, globs or --out there)"
-    )
+    _unlisted(f"{scheme}://{netloc}")
 
 
 def _has_magic(path: str) -> bool:

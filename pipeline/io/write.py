@@ -488,6 +488,8 @@ def _publish_objects(
 
     root = root.rstrip("/")
     store = object_store(root)
+    if not store.listable:
+        raise OutputError(f"{flag} {root}: outputs are written to s3://, gs://, az:// or abfs[s]:// prefixes")
     targets = [root if unit.target == Path(".") else f"{root}/{unit.target.as_posix()}" for unit in units]
     for unit, target in zip(units, targets, strict=True):
         if unit.target.is_absolute() or ".." in unit.target.parts:
