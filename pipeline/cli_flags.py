@@ -248,7 +248,11 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
 
 def _add_input_arguments(command: argparse.ArgumentParser) -> None:
     inputs = command.add_argument_group("inputs")
-    inputs.add_argument("--run", help="run: Parquet file, directory (hive partitions too) or glob; TREC run; CSV")
+    inputs.add_argument(
+        "--run",
+        help="run: Parquet file, directory (hive partitions too) or glob, local or s3:// gs:// az:// URL; "
+        "a Delta table's folder; TREC run; CSV",
+    )
     inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
     inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
     inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
