@@ -213,3 +213,11 @@ def test_python_api_takes_versions_by_keyword(table: Path, qrels: Path) -> None:
 
     with pytest.raises(UsageError, match="not a Delta table"):
         pipeline.evaluate(qrels, qrels, run_version=0)
+
+
+def test_a_table_partitioned_by_a_column_we_need_is_refused(tmp_path: Path, qrels: Path) -> None:
+    path = tmp_path / "by_query"
+    _write(path, V1, partition_by=["query_id"])
+    result = run_cli("evaluate", "--run", path, "--qrels", qrels)
+    assert result.returncode == 3, result.stderr
+    assert "partitioned by 'query_id', a column name of the inputs or outputs" in result.stderr

@@ -92,12 +92,19 @@ def resolve_version(path: str, version: int | datetime | None) -> int:
 def partitions(source: Source) -> list[Partition]:
     """The partitions of the table at the source's version: one per distinct value of its
     partition columns among the files the version holds (in the table's column order)."""
-    from pipeline.io.partitions import Partition
+    from pipeline.io.partitions import Partition, _reserved_names
 
     table = _open(source.path, source.version)
     keys = list(table.metadata().partition_columns)
     if not keys:
         return []
+    reserved = [key for key in keys if key in _reserved_names()]
+    if reserved:
+        raise InvalidInput(
+            f"{source.path}: the Delta table is partitioned by {reserved[0]!r}, a column name of the inputs or "
+            "outputs; its partitions cannot be evaluated one by one (the column would be dropped from each): "
+            "give the table partitioned by another column"
+        )
     import polars as pl
 
     actions = pl.DataFrame(table.get_add_actions(flatten=True))
