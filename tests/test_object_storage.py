@@ -276,3 +276,17 @@ def test_unlistable_urls_say_what_works(tmp_path: Path) -> None:
     out = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--out", "hf://datasets/someone/out")
     assert out.returncode == 2 and "outputs are written to s3://" in out.stderr
     assert not (tmp_path / "hf:").exists() and not Path("hf:").exists()
+
+
+HOSTILE_KEYS = ("sp ace/run 1.parquet", "uni/ränk ü.parquet", "pct/run%201.parquet", "brk/run[1].parquet",
+                "hash/run#1.parquet", "q/run?.parquet", "semi/run;drop.parquet")  # fmt: skip
+
+
+def test_keys_with_spaces_unicode_and_url_characters_are_read_literally(logs: Path, s3_bucket: S3Bucket) -> None:
+    expected = {engine: pipeline.evaluate(RUN, QRELS, k=[5], engine=engine).summary for engine in ("polars", "duckdb")}
+    for key in HOSTILE_KEYS:
+        s3_bucket.put(f"names/{key}", RUN)
+        for given in (f"names/{key}", f"names/{key.split('/')[0]}"):  # the object, and its prefix
+            for engine, summary in expected.items():
+                result = pipeline.evaluate(s3_bucket.url(given), s3_bucket.url("logs/qrels"), k=[5], engine=engine)
+                assert result.summary.equals(summary), (key, engine)
