@@ -1,8 +1,10 @@
 """Listing inputs: which files of a path are data, by one rule for every engine.
 
-Every engine reads the list this module makes (Polars and DuckDB from local listings, Spark
-from the same walk over Hadoop's FileSystem), so no engine applies hidden-file rules of its
-own and two engines never read different files of one path.
+Every engine reads the list this module makes (Polars and DuckDB from local listings and from
+object stores listed through ``pyarrow.fs``, :mod:`pipeline.io.objects`; Spark from the same
+walk over Hadoop's FileSystem), so no engine applies hidden-file rules of its own and two
+engines never read different files of one path. A Delta table's folder is never listed as data
+files (it holds superseded ones): :mod:`pipeline.io.delta` reads it through its log.
 
 - **Hidden** (skipped, never descended into): names starting with ``.`` or ``_`` (a ``_``
   name holding ``=`` is a partition folder), and names ending in ``._COPYING_``. This is
@@ -74,7 +76,8 @@ def is_partition_folder(name: str) -> bool:
 
 
 class FileSystem(Protocol):
-    """What listing needs of a file system: the local one here, Hadoop's in the Spark engine."""
+    """What listing needs of a file system: the local one here, an object store's
+    (:class:`pipeline.io.objects.ObjectStore`), Hadoop's in the Spark engine."""
 
     def kind(self, path: str) -> Kind: ...
 
