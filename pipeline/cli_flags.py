@@ -254,8 +254,9 @@ def _add_input_arguments(command: argparse.ArgumentParser) -> None:
         "a Delta table's folder; TREC run; CSV",
     )
     inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
-    inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
-    inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
+    formats = ("parquet", "trec", "csv", "tsv", "delta")
+    inputs.add_argument("--run-format", choices=formats, help="default: from the extension (a Delta table: its log)")
+    inputs.add_argument("--qrels-format", choices=formats, help="default: from the extension (a Delta table: its log)")
     inputs.add_argument("--query-col", default="query_id", help="query id column (default: query_id)")
     inputs.add_argument("--doc-col", default="doc_id", help="document id column (default: doc_id)")
     inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")

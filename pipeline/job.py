@@ -135,12 +135,19 @@ def run_job(
 def _delta_tables(job: Job) -> tuple[Source | None, Source | None]:
     """The run and the judgments as Delta tables at one version each, resolved once for the whole
     job (None for an input that is not a Delta table: see :mod:`pipeline.io.delta`)."""
-    run = None if job.run_format else delta.table_source(job.run, job.run_version, "--run-version", job.columns)
-    qrels = (
-        delta.table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns)
-        if job.qrels and not job.qrels_format
+    run = (
+        delta.table_source(job.run, job.run_version, "--run-version", job.columns)
+        if job.run_format in (None, "delta")
         else None
     )
+    qrels = (
+        delta.table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns)
+        if job.qrels and job.qrels_format in (None, "delta")
+        else None
+    )
+    for flag, given, table in (("--run-format", job.run_format, run), ("--qrels-format", job.qrels_format, qrels)):
+        if given == "delta" and table is None:
+            raise InvalidInput(f"{flag} delta: {job.run if flag == '--run-format' else job.qrels} is not a Delta table")
     for flag, version, table in (
         ("--run-version", job.run_version, run),
         ("--qrels-version", job.qrels_version, qrels),

@@ -221,3 +221,11 @@ def test_a_table_partitioned_by_a_column_we_need_is_refused(tmp_path: Path, qrel
     result = run_cli("evaluate", "--run", path, "--qrels", qrels)
     assert result.returncode == 3, result.stderr
     assert "partitioned by 'query_id', a column name of the inputs or outputs" in result.stderr
+
+
+def test_format_delta_names_a_table(table: Path, qrels: Path) -> None:
+    named = run_cli("evaluate", "--run", table, "--run-format", "delta", "--qrels", qrels, "--json")
+    assert named.returncode == 0, named.stderr
+    assert json.loads(named.stdout)["summary"][0]["ndcg"] == pytest.approx(1.0)
+    wrong = run_cli("evaluate", "--run", qrels, "--run-format", "delta", "--qrels", qrels)
+    assert wrong.returncode == 3 and "is not a Delta table" in wrong.stderr
