@@ -13,7 +13,7 @@ import pytest
 from pipeline.io.identity import identify, same
 from pipeline.job import Job, run_job
 from pipeline.spec import Evaluation
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, S3Bucket, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
@@ -83,3 +83,26 @@ def test_missing_input_is_an_input_error(tmp_path: Path) -> None:
 
     with pytest.raises(InvalidInput, match="no such file"):
         identify(str(tmp_path / "gone.parquet"))
+
+
+def test_an_object_is_identified_by_etag_size_and_version_id(s3_bucket: S3Bucket) -> None:
+    """On a versioned bucket of the tests' S3 server: rewriting an object with the same bytes keeps
+    its ETag and size but not its version id, and the identity tells the two apart."""
+    s3_bucket.client.put_bucket_versioning(  # type: ignore[attr-defined]
+        Bucket=s3_bucket.name, VersioningConfiguration={"Status": "Enabled"}
+    )
+    s3_bucket.put("run.parquet", RUN)
+    url = s3_bucket.url("run.parquet")
+    first = identify(url)
+    head = s3_bucket.client.head_object(Bucket=s3_bucket.name, Key="run.parquet")  # type: ignore[attr-defined]
+    assert first == {
+        "kind": "objects",
+        "files": [
+            {"path": url, "size": RUN.stat().st_size, "etag": head["ETag"].strip('"'), "version_id": head["VersionId"]}
+        ],
+    }
+    assert same(first, identify(url))
+    s3_bucket.put("run.parquet", RUN)  # the same bytes again: a new version
+    second = identify(url)
+    assert second["files"][0]["etag"] == first["files"][0]["etag"]
+    assert not same(first, second)
