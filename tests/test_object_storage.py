@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import time
 from pathlib import Path
 
 import polars as pl
@@ -193,10 +194,14 @@ def test_a_failed_publish_leaves_no_success_marker(
     keys = s3_bucket.keys("eval/")
     assert "eval/_SUCCESS" not in keys  # a reader waiting for _SUCCESS does not read the half-published unit
     monkeypatch.setattr(objects.ObjectStore, "copy", original)
-    run_job(job)  # the next run publishes it whole and removes the staging prefix left behind
-    assert s3_bucket.keys("eval/") == [
-        f"eval/{n}" for n in ("_SUCCESS", "manifest.json", "per_query.parquet", "summary.parquet")
-    ]
+    # staging prefixes of killed writers: an old one is removed, a young one may be a live job's
+    young = f"eval/_ndcg_staging-{int(time.time())}-aaaaaaaaaaaa/per_query.parquet"
+    s3_bucket.put("eval/_ndcg_staging-1000000000-bbbbbbbbbbbb/per_query.parquet", b"killed")
+    s3_bucket.put(young, b"uploading")
+    run_job(job)  # the next run publishes the unit whole
+    assert s3_bucket.keys("eval/") == sorted(
+        [young, *[f"eval/{n}" for n in ("_SUCCESS", "manifest.json", "per_query.parquet", "summary.parquet")]]
+    )
 
 
 def test_unreachable_or_refused_store_is_exit_3_naming_the_url(

@@ -470,6 +470,9 @@ def _move(source: Path, target: Path) -> None:
 # --- object stores -------------------------------------------------------------------------
 
 OBJECT_STAGING = "_ndcg_staging-"  # a hidden prefix (readers skip names starting with _)
+# A staging prefix older than this is a killed writer's (publishing takes seconds): removed by the
+# next writer. A younger one may be another job's, still uploading, and is left alone.
+STALE_STAGING_SECONDS = 3600
 
 
 def _publish_objects(
@@ -480,8 +483,8 @@ def _publish_objects(
     only then each unit is published: its ``_SUCCESS`` removed, the tables copied into place
     (server-side), outputs of ours no longer written removed, ``manifest.json`` and last
     ``_SUCCESS`` written. A reader that waits for ``_SUCCESS`` never sees a half-written unit; a
-    failed or killed job leaves the unit without ``_SUCCESS`` (and a hidden staging prefix, removed
-    by the next writer). The user's objects under the prefix are never touched, and one of theirs
+    failed or killed job leaves the unit without ``_SUCCESS`` (and, when killed, a hidden staging
+    prefix, removed by a writer an hour later). The user's objects under the prefix are never touched, and one of theirs
     holding a name the unit writes is refused before anything is written. Concurrent writers are
     not serialized (no lock on a bucket)."""
     from pipeline.io.objects import object_store
@@ -495,10 +498,13 @@ def _publish_objects(
         if unit.target.is_absolute() or ".." in unit.target.parts:
             raise OutputError(f"{unit.target}: a unit under {flag} {root} is named by a folder relative to it")
         _check_object_unit(store, unit, target, flag)
+    now = int(time.time())
     for entry, kind in store.entries(root) if store.kind(root) == "dir" else []:
-        if entry.startswith(OBJECT_STAGING) and kind == "dir":
+        stamp = entry.removeprefix(OBJECT_STAGING).split("-", 1)[0]
+        stale = stamp.isdigit() and now - int(stamp) > STALE_STAGING_SECONDS
+        if entry.startswith(OBJECT_STAGING) and kind == "dir" and stale:
             store.delete_prefix(f"{root}/{entry}")  # left by a killed writer
-    staging = f"{root}/{OBJECT_STAGING}{os.urandom(6).hex()}"
+    staging = f"{root}/{OBJECT_STAGING}{now}-{os.urandom(6).hex()}"
     try:
         with tempfile.TemporaryDirectory(prefix="ndcg-out-") as local:
             built = []
