@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 from pathlib import Path
 
@@ -207,7 +208,7 @@ def test_a_failed_publish_leaves_no_success_marker(
 def test_unreachable_or_refused_store_is_exit_3_naming_the_url(
     logs: Path, s3_bucket: S3Bucket, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    secret = s3_server_secret = __import__("os").environ["AWS_SECRET_ACCESS_KEY"]
+    secret = os.environ["AWS_SECRET_ACCESS_KEY"]
     qrels = s3_bucket.url("logs/qrels")
     cases = {
         "s3://no-such-bucket-here/runs": "no such bucket",
@@ -218,12 +219,19 @@ def test_unreachable_or_refused_store_is_exit_3_naming_the_url(
         assert result.returncode == 3, result.stderr
         assert result.stderr.startswith(f"ndcg: error: {url}: {expected}"), result.stderr
         assert "Traceback" not in result.stderr
+    no_bucket = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--out", "s3://no-such-bucket-here/out")
+    assert no_bucket.returncode == 2 and "--out s3://no-such-bucket-here/out: no such bucket" in no_bucket.stderr
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong-secret-value")
     refused = run_cli("evaluate", "--run", s3_bucket.url("logs/runs"), "--qrels", qrels)
     assert refused.returncode == 3, refused.stderr
     assert f"{s3_bucket.url('logs/runs')}: access denied" in refused.stderr
     assert "wrong-secret-value" not in refused.stderr and secret not in refused.stderr
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", s3_server_secret)
+    cannot_write = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--out", s3_bucket.url("out"))
+    assert cannot_write.returncode == 2, cannot_write.stderr
+    assert f"cannot write --out {s3_bucket.url('out')}: " in cannot_write.stderr
+    assert "access denied" in cannot_write.stderr
+    assert "wrong-secret-value" not in cannot_write.stderr and "Traceback" not in cannot_write.stderr
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
     monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing listens on the discard port
     unreachable = run_cli("evaluate", "--run", s3_bucket.url("logs/runs"), "--qrels", qrels)
     assert unreachable.returncode == 3, unreachable.stderr

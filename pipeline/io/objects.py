@@ -205,13 +205,15 @@ def _unlisted(url: str) -> NoReturn:
 def _refuse(url: str, error: BaseException, *, writing: bool) -> NoReturn:
     text = scrub(first_line(error))
     lowered = text.lower()
-    if "access_denied" in lowered or "accessdenied" in lowered or "forbidden" in lowered or "403" in lowered:
+    if "network_connection" in lowered or "curlcode" in lowered or "timed out" in lowered:
+        why = "the endpoint cannot be reached (check AWS_ENDPOINT_URL and the network)"
+    elif "access_denied" in lowered or "accessdenied" in lowered or re.search(r"\b(forbidden|403)\b", lowered):
         why = "access denied (check the credentials: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the SDK's config)"
-    elif "nosuchbucket" in lowered or "bucket does not exist" in lowered:
+    elif "nosuchbucket" in lowered or "no_such_bucket" in lowered or "bucket does not exist" in lowered:
         why = "no such bucket"
     elif "invalidaccesskeyid" in lowered or "signaturedoesnotmatch" in lowered or "credential" in lowered:
         why = "the credentials were refused (check AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or the SDK's config)"
-    elif "curl" in lowered or "connect" in lowered or "timeout" in lowered or "resolve" in lowered:
+    elif "connect" in lowered or "resolve" in lowered or "timeout" in lowered:
         why = "the endpoint cannot be reached (check AWS_ENDPOINT_URL and the network)"
     else:
         why = "the object store refused the request"

@@ -48,12 +48,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from pipeline.errors import UsageError
+from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.format import trec_file_text
 from pipeline.io.fs import is_object_store
+
+if TYPE_CHECKING:
+    from pipeline.io.objects import ObjectStore
 
 try:
     import fcntl
@@ -493,6 +497,17 @@ def _publish_objects(
     store = object_store(root)
     if not store.listable:
         raise OutputError(f"{flag} {root}: outputs are written to s3://, gs://, az:// or abfs[s]:// prefixes")
+    try:
+        return _publish_to(store, root, units, flag=flag, on_written=on_written)
+    except InvalidInput as error:  # reading what is there failed: the output cannot be written there
+        raise OutputError(f"cannot write {flag} {root}: {error}; choose another {flag}") from None
+
+
+def _publish_to(
+    store: ObjectStore, root: str, units: Sequence[Unit], *, flag: str, on_written: Callable[[Unit], None] | None
+) -> list[Path]:
+    if store.kind(store.prefix) == "missing":
+        raise OutputError(f"{flag} {root}: no such bucket {store.bucket!r}; create it, or choose another {flag}")
     targets = [root if unit.target == Path(".") else f"{root}/{unit.target.as_posix()}" for unit in units]
     for unit, target in zip(units, targets, strict=True):
         if unit.target.is_absolute() or ".." in unit.target.parts:
