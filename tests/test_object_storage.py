@@ -303,3 +303,14 @@ def test_keys_with_spaces_unicode_and_url_characters_are_read_literally(logs: Pa
             for engine, summary in expected.items():
                 result = pipeline.evaluate(s3_bucket.url(given), s3_bucket.url("logs/qrels"), k=[5], engine=engine)
                 assert result.summary.equals(summary), (key, engine)
+
+
+def test_judgments_partitioned_like_the_run_in_the_bucket(logs: Path, s3_bucket: S3Bucket) -> None:
+    for day in DAYS[1:]:
+        s3_bucket.put(f"daily-qrels/dt={day}/part-0.parquet", QRELS)
+    arguments = ["evaluate", "--run", s3_bucket.url("logs/runs"), "--qrels", s3_bucket.url("daily-qrels"), "--json"]
+    chosen = run_cli(*arguments, "--partition", f"dt={DAYS[2]}")
+    assert chosen.returncode == 0, chosen.stderr
+    missing = run_cli(*arguments)
+    assert missing.returncode == 3
+    assert f"{s3_bucket.url('daily-qrels')}/dt={DAYS[0]}: no such folder" in missing.stderr
