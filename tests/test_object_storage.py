@@ -108,6 +108,10 @@ def test_glob_and_single_object_read_like_local_files(logs: Path, s3_bucket: S3B
         s3_bucket.url("flat/r*.parquet"), s3_bucket.url("flat/qrels.parquet"), k=[5, 10], engine="duckdb"
     )
     assert duckdb.per_query.equals(pipeline.evaluate(RUN, QRELS, k=[5, 10], engine="duckdb").per_query)
+    pattern = "runs/dt=*-21/part-?.parquet"  # one of the three days, listed level by level
+    local_days = pipeline.evaluate(str(logs / pattern), QRELS, k=[5])
+    remote_days = pipeline.evaluate(s3_bucket.url(f"logs/{pattern}"), s3_bucket.url("logs/qrels"), k=[5])
+    assert remote_days.per_query.equals(local_days.per_query) and remote_days.summary.equals(local_days.summary)
     nothing = run_cli(
         "evaluate", "--run", s3_bucket.url("flat/x*.parquet"), "--qrels", s3_bucket.url("flat/qrels.parquet")
     )

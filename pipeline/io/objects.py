@@ -123,24 +123,44 @@ class ObjectStore:
 
     def glob(self, pattern: str) -> list[str] | None:
         """The objects and prefixes matching ``pattern`` (``*``, ``?`` and ``[...]`` within
-        one level, ``**`` across levels), or None when it is not a pattern or names an object."""
-        import pyarrow.fs as pafs
+        one level, ``**`` across levels), or None when it is not a pattern or names an object.
 
+        Listed level by level, each level only below the prefixes the levels before matched
+        (``runs/dt=2026-11-*/*.parquet`` lists ``runs/``, then only November's prefixes), and
+        recursively only from a ``**`` on."""
         if not _has_magic(pattern) or self.kind(pattern) != "missing":
             return None
-        fixed, _, _ = _split_pattern(pattern)
+        fixed, _, rest = _split_pattern(pattern)
         if self.kind(fixed) != "dir":
             return []
-        matcher = _pattern_regex(pattern[len(fixed) :].lstrip("/"))
-        base = self.key(fixed)
-        with self.reaching(fixed):
+        levels = rest.split("/")
+        found: list[str] = []
+        folders = [fixed.rstrip("/")]
+        for depth, level in enumerate(levels):
+            if level == "**":
+                matcher = _pattern_regex("/".join(levels[depth:]))
+                for folder in folders:
+                    found.extend(self._matching_below(folder, matcher))
+                break
+            regex, last, below = _pattern_regex(level), depth == len(levels) - 1, []
+            for folder in folders:
+                for name, kind in self.entries(folder):
+                    if not regex.fullmatch(name):
+                        continue
+                    if last:
+                        found.append(f"{folder}/{name}")
+                    elif kind == "dir":
+                        below.append(f"{folder}/{name}")
+            folders = below
+        return sorted(set(found))
+
+    def _matching_below(self, folder: str, matcher: re.Pattern[str]) -> list[str]:
+        import pyarrow.fs as pafs
+
+        base = self.key(folder)
+        with self.reaching(folder):
             infos = self.filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
-        found = set()
-        for info in infos:
-            relative = info.path[len(base) :].strip("/")
-            if matcher.fullmatch(relative):
-                found.add(self.url(info.path))
-        return sorted(found)
+        return [self.url(info.path) for info in infos if matcher.fullmatch(info.path[len(base) :].strip("/"))]
 
     def identity(self, path: str) -> dict[str, Any]:
         """``{"path", "size", "etag", "version_id"}`` of one object (a HEAD request)."""
@@ -306,11 +326,18 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
     False
     >>> bool(_pattern_regex("**/*.parquet").fullmatch("a/b/c.parquet"))
     True
+    >>> bool(_pattern_regex("**").fullmatch("a/b/c.parquet"))
+    True
+    >>> bool(_pattern_regex("run[[]1].parquet").fullmatch("run[1].parquet"))
+    True
+    >>> bool(_pattern_regex("run[!0-4].parquet").fullmatch("run5.parquet"))
+    True
     """
     levels = []
-    for level in pattern.split("/"):
+    parts = pattern.split("/")
+    for position, level in enumerate(parts):
         if level == "**":
-            levels.append("(?:[^/]+/)*")
+            levels.append(".*/" if position == len(parts) - 1 else "(?:[^/]+/)*")
             continue
         text, index = "", 0
         while index < len(level):
@@ -321,8 +348,10 @@ def _pattern_regex(pattern: str) -> re.Pattern[str]:
                 text += "[^/]"
             elif character == "[" and "]" in level[index + 2 :]:
                 end = level.index("]", index + 2)
-                inner = level[index + 1 : end]
-                text += "[" + ("^" + inner[1:] if inner.startswith("!") else inner).replace("\\", "\\\\") + "]"
+                inner = level[index + 1 : end].replace("\\", "\\\\").replace("[", "\\[")
+                negated = inner.startswith("!")
+                inner = inner[1:] if negated else inner
+                text += "[" + ("^" if negated else "") + ("\\" + inner if inner.startswith("^") else inner) + "]"
                 index = end
             else:
                 text += re.escape(character)
