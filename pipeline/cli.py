@@ -100,6 +100,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         out_format=args.out_format,
         partition_filters=parse_partition_filters(args.partition or []),
         missing_qrels_partition=args.missing_qrels_partition,
+        run_version=args.run_version,
+        qrels_version=args.qrels_version,
         group_by=tuple(c.strip() for c in args.group_by.split(",") if c.strip()) if args.group_by else (),
         query_attributes=args.query_attributes,
         threads=args.threads,

@@ -186,6 +186,13 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
         "(default, exit 3) or score it against all the judgments (whole)",
     )
     job.add_argument(
+        "--run-version",
+        metavar="N|TIME",
+        help="a Delta table's version to read as the run: a number, or an ISO time such as 2026-11-21T00:00:00Z "
+        "(the last version committed by then); default: its current version",
+    )
+    job.add_argument("--qrels-version", metavar="N|TIME", help="the same for a Delta table of judgments")
+    job.add_argument(
         "--group-by",
         help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
@@ -193,8 +200,9 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
     job.add_argument(
         "--skip-unchanged",
         action="store_true",
-        help="leave a partition's outputs in --out alone when its manifest.json records the same input files "
-        "(size, modification and change times), options and version; recompute the others",
+        help="leave a partition's outputs in --out (local) alone when its manifest.json records the same inputs "
+        "(files: size, modification and change times; objects: size, ETag, version id; Delta: version), "
+        "options and version; recompute the others",
     )
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
@@ -250,10 +258,15 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
 
 def _add_input_arguments(command: argparse.ArgumentParser) -> None:
     inputs = command.add_argument_group("inputs")
-    inputs.add_argument("--run", help="run: Parquet file, directory (hive partitions too) or glob; TREC run; CSV")
+    inputs.add_argument(
+        "--run",
+        help="run: Parquet file, directory (hive partitions too) or glob, local or s3:// gs:// az:// URL; "
+        "a Delta table's folder; TREC run; CSV",
+    )
     inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
-    inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
-    inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
+    formats = ("parquet", "trec", "csv", "tsv", "delta")
+    inputs.add_argument("--run-format", choices=formats, help="default: from the extension (a Delta table: its log)")
+    inputs.add_argument("--qrels-format", choices=formats, help="default: from the extension (a Delta table: its log)")
     inputs.add_argument("--query-col", default="query_id", help="query id column (default: query_id)")
     inputs.add_argument("--doc-col", default="doc_id", help="document id column (default: doc_id)")
     inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")

@@ -273,7 +273,7 @@ def test_manifest_records_what_was_evaluated(tmp_path: Path) -> None:
         "path": str(RUN),
         "format": "parquet",
         "rows": pl.read_parquet(RUN).height,
-        "files": identify([str(RUN)]),  # what --skip-unchanged compares
+        "identity": identify(str(RUN)),  # what --skip-unchanged compares
     }
     assert manifest["inputs"]["qrels"]["rows"] == pl.read_parquet(QRELS).height
     assert manifest["queries"] == {

@@ -1,6 +1,7 @@
-"""`ndcg evaluate --skip-unchanged`: a partition whose manifest.json records the same input files
-(size, modification and change times), options and version is left alone; any other is
-recomputed, and the job says which and why."""
+"""`ndcg evaluate --skip-unchanged`: a partition whose manifest.json records the same inputs (their
+identity: files by size, modification and change times; objects by size, ETag and version id;
+Delta tables by version), options and version is left alone; any other is recomputed, and the
+job says which and why."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation
-from pipeline.io.identity import differences, identified, identify
+from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
 from pipeline.job import Job, recompute_reason, reuse_key
 from tests.conftest import ROOT, run_cli
@@ -78,14 +79,15 @@ def test_only_the_changed_day_is_recomputed(logs: Path, tmp_path: Path) -> None:
     recomputed = pl.read_parquet(out / "dt=2026-11-21/per_query.parquet").drop("dt")
     assert recomputed.equals(pl.read_parquet(tmp_path / "p/per_query.parquet"))
     manifest = json.loads((out / "dt=2026-11-21/manifest.json").read_text())
-    assert manifest["inputs"]["run"]["files"] == identify([str(day21)])
+    assert manifest["inputs"]["run"]["identity"] == identify(str(day21))
 
 
 def test_the_identity_is_recorded_in_the_manifest(logs: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run_cli("evaluate", "--run", logs, "--qrels", QRELS, "--out", out).returncode == 0  # without the flag too
     manifest = json.loads((out / "dt=2026-11-20/manifest.json").read_text())
-    [record] = manifest["inputs"]["run"]["files"]
+    assert manifest["inputs"]["run"]["identity"]["kind"] == "files"
+    [record] = manifest["inputs"]["run"]["identity"]["files"]
     status = os.stat(logs / "dt=2026-11-20/part-0.parquet")
     assert record == {
         "path": str(logs / "dt=2026-11-20/part-0.parquet"),
@@ -93,7 +95,7 @@ def test_the_identity_is_recorded_in_the_manifest(logs: Path, tmp_path: Path) ->
         "mtime_ns": status.st_mtime_ns,
         "ctime_ns": status.st_ctime_ns,
     }
-    assert manifest["inputs"]["qrels"]["files"] == identify([str(QRELS)])
+    assert manifest["inputs"]["qrels"]["identity"] == identify(str(QRELS))
     assert manifest["settings"]["out_format"] == "parquet"
     # a run without the flag recomputes everything, as always
     again = run_cli("evaluate", "--run", logs, "--qrels", QRELS, "--out", out)
@@ -236,10 +238,19 @@ def test_unpartitioned_output_and_the_library(tmp_path: Path) -> None:
 def test_identity_helpers(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     path.write_text("x")
-    [record] = identify([str(path)])
-    assert identified([record]) and not identified(identify(["s3a://bucket/key"]))
-    assert differences([record], [record]) == []
-    assert differences(None, [record]) == ["no file identities recorded"]
-    assert differences([], [record]) == [f"added {path}"]
-    assert differences([record], []) == [f"removed {path}"]
-    assert differences([record], [{**record, "size": 2}]) == [f"changed {path} (size 1 -> 2)"]
+    first = identify(str(path))
+    [record] = first["files"]
+    assert identified(first) and same(first, first)
+    assert not identified({"kind": "unknown"}) and not identified(identify(pl.LazyFrame({"a": [1]})))
+    assert differences(first, first) == []
+    assert differences(None, first) == ["no identity recorded"]
+    assert differences({"kind": "files", "files": []}, first) == [f"added {path}"]
+    assert differences(first, {"kind": "files", "files": []}) == [f"removed {path}"]
+    grown = {"kind": "files", "files": [{**record, "size": 2}]}
+    assert differences(first, grown) == [f"changed {path} (size 1 -> 2)"]
+    table = {"kind": "delta", "table": "t", "version": 3}
+    assert same(table, dict(table)) and differences(table, {**table, "version": 4}) == ["table t version 3 -> 4"]
+    assert differences(first, table) == ["was files, now delta"]
+    # an object is unchanged by its ETag or version id; with neither it is never the same
+    blind = {"kind": "objects", "files": [{"path": "s3://b/k", "size": 1, "etag": None, "version_id": None}]}
+    assert not identified(blind) and not same(blind, dict(blind))
