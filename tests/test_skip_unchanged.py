@@ -5,6 +5,7 @@ job says which and why."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -16,7 +17,7 @@ from pipeline import Evaluation
 from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
 from pipeline.job import Job, recompute_reason, reuse_key
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, S3Bucket, run_cli
 
 RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"
 DAYS = ("2026-11-20", "2026-11-21")
@@ -254,3 +255,86 @@ def test_identity_helpers(tmp_path: Path) -> None:
     # an object is unchanged by its ETag or version id; with neither it is never the same
     blind = {"kind": "objects", "files": [{"path": "s3://b/k", "size": 1, "etag": None, "version_id": None}]}
     assert not identified(blind) and not same(blind, dict(blind))
+
+
+def _negate_first_query(data: bytes) -> bytes:
+    frame = pl.read_parquet(io.BytesIO(data))
+    first = frame["query_id"][0]
+    frame = frame.with_columns(
+        pl.when(pl.col("query_id") == first).then(-pl.col("score")).otherwise(pl.col("score")).alias("score")
+    )
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def test_objects_unchanged_are_skipped_and_rewritten_ones_recomputed(
+    logs: Path, tmp_path: Path, s3_bucket: S3Bucket
+) -> None:
+    """Hive-partitioned logs in a versioned bucket of the tests' S3 server: an unchanged day is
+    skipped by its objects' size, ETag and version id; a day whose object was rewritten (other
+    bytes: a new ETag; the same bytes: a new version id) is recomputed."""
+    s3_bucket.client.put_bucket_versioning(  # type: ignore[attr-defined]
+        Bucket=s3_bucket.name, VersioningConfiguration={"Status": "Enabled"}
+    )
+    s3_bucket.put_tree("runs", logs)
+    s3_bucket.put("qrels.parquet", QRELS)
+    out = tmp_path / "out"
+    flags = ("--run", s3_bucket.url("runs"), "--qrels", s3_bucket.url("qrels.parquet"), "--k", "5,10")
+    first = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("never written") == 2
+    manifest = json.loads((out / "dt=2026-11-21/manifest.json").read_text())
+    assert manifest["inputs"]["run"]["identity"]["kind"] == "objects"
+    before = stamps(out)
+    second = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert second.returncode == 0, second.stderr
+    assert second.stderr.count("skipped partition") == 2 and stamps(out) == before
+    # day 21's object rewritten with other bytes: only day 21 is recomputed, from the new bytes
+    key21 = "runs/dt=2026-11-21/part-0.parquet"
+    s3_bucket.put(key21, _negate_first_query(s3_bucket.get(key21)))
+    third = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert third.returncode == 0, third.stderr
+    assert "skipped partition dt=2026-11-20" in third.stderr
+    assert f"recomputing partition dt=2026-11-21: run changed: changed {s3_bucket.url(key21)} (etag " in third.stderr
+    after = stamps(out)
+    assert {k: v for k, v in after.items() if "2026-11-20" in k} == {
+        k: v for k, v in before.items() if "2026-11-20" in k
+    }
+    plain = tmp_path / "day21.parquet"
+    plain.write_bytes(s3_bucket.get(key21))
+    expected = run_cli("evaluate", "--run", plain, "--qrels", QRELS, "--k", "5,10", "--out", tmp_path / "p")
+    assert expected.returncode == 0, expected.stderr
+    recomputed = pl.read_parquet(out / "dt=2026-11-21/per_query.parquet").drop("dt")
+    assert recomputed.equals(pl.read_parquet(tmp_path / "p/per_query.parquet"))
+    # day 20's object rewritten with the same bytes: the same ETag, a new version id: recomputed
+    key20 = "runs/dt=2026-11-20/part-0.parquet"
+    s3_bucket.put(key20, s3_bucket.get(key20))
+    fourth = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert fourth.returncode == 0, fourth.stderr
+    assert "skipped partition dt=2026-11-21" in fourth.stderr
+    assert f"recomputing partition dt=2026-11-20: run changed: changed {s3_bucket.url(key20)} (version_id " in (
+        fourth.stderr
+    )
+
+
+def test_a_delta_table_is_unchanged_while_its_version_is(tmp_path: Path) -> None:
+    deltalake = pytest.importorskip("deltalake", reason="the Delta tests need the deltalake package")
+    table = tmp_path / "table"
+    run = pl.read_parquet(ROOT / "data/run.parquet")
+    deltalake.write_deltalake(str(table), run.to_arrow())
+    out = tmp_path / "out"
+    flags = ("--run", table, "--qrels", QRELS, "--k", "10", "--out", out, "--skip-unchanged")
+    first = run_cli("evaluate", *flags)
+    assert first.returncode == 0 and "recomputing the output: never written" in first.stderr, first.stderr
+    second = run_cli("evaluate", *flags)
+    assert second.returncode == 0 and "skipped the output: unchanged" in second.stderr, second.stderr
+    deltalake.write_deltalake(str(table), run.head(100).to_arrow(), mode="overwrite")  # version 1
+    third = run_cli("evaluate", *flags)
+    assert third.returncode == 0, third.stderr
+    assert f"recomputing the output: run changed: table {table} version 0 -> 1" in third.stderr
+    assert json.loads((out / "manifest.json").read_text())["inputs"]["run"]["identity"] == {
+        "kind": "delta",
+        "table": str(table),
+        "version": 1,
+    }
