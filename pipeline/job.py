@@ -468,7 +468,7 @@ def _unchanged_note(out: Path, partition: Partition | None) -> str:
         finished = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("finished_at")
     except (OSError, ValueError, AttributeError):
         finished = None
-    return f"unchanged: same input files, options and version as its outputs of {finished or 'earlier'}"
+    return f"unchanged: same inputs, options and version as its outputs of {finished or 'earlier'}"
 
 
 def _describe_input(job: Job, given: str | Source, role: str, identity: dict[str, Any] | None) -> dict[str, Any]:

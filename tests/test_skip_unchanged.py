@@ -52,7 +52,7 @@ def test_only_the_changed_day_is_recomputed(logs: Path, tmp_path: Path) -> None:
     second = evaluate(logs, out)
     assert second.returncode == 0, second.stderr
     for day in DAYS:
-        assert f"skipped partition dt={day}: unchanged: same input files, options and version" in second.stderr
+        assert f"skipped partition dt={day}: unchanged: same inputs, options and version" in second.stderr
         assert f"# partition dt={day}: skipped, unchanged" in second.stdout
     assert stamps(out) == before
     # day 21's logs are rewritten (its first query's scores negated): only day 21 is recomputed
@@ -245,6 +245,7 @@ def test_identity_helpers(tmp_path: Path) -> None:
     assert not identified({"kind": "unknown"}) and not identified(identify(pl.LazyFrame({"a": [1]})))
     assert differences(first, first) == []
     assert differences(None, first) == ["no identity recorded"]
+    assert differences({"kind": "unknown"}, first) == ["not identified before (unknown)"]
     assert differences({"kind": "files", "files": []}, first) == [f"added {path}"]
     assert differences(first, {"kind": "files", "files": []}) == [f"removed {path}"]
     grown = {"kind": "files", "files": [{**record, "size": 2}]}

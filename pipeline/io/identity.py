@@ -103,8 +103,10 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
     :func:`same`."""
     if same(old if isinstance(old, dict) else None, new):
         return []
-    if not isinstance(old, dict) or not identified(old):
+    if not isinstance(old, dict) or "kind" not in old:
         return ["no identity recorded"]
+    if not identified(old):
+        return [f"not identified before ({old.get('kind')})"]
     if not identified(new):
         return [f"cannot be identified ({new.get('kind', 'unknown')})"]
     if old.get("kind") != new.get("kind"):
