@@ -124,12 +124,16 @@ def per_query(
     qrels_format: str | None = None,
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
+    run_version: int | str | None = None,
+    qrels_version: int | str | None = None,
     **options: object,
 ) -> pl.LazyFrame:
     """The per-query table ``query_id, k, cg, dcg, idcg, ndcg`` as a LazyFrame.
 
-    ``run`` and ``qrels`` are paths (Parquet file, directory or glob; TREC; CSV) or Polars
-    frames with the canonical columns. Without ``qrels`` the run's label column is used as
+    ``run`` and ``qrels`` are paths (Parquet file, directory or glob; TREC; CSV; a Delta
+    table's folder, read at its current version or ``run_version``/``qrels_version``: a number
+    or an ISO time; local, or ``s3://``, ``gs://``, ``az://`` URLs) or Polars frames with the
+    canonical columns. Without ``qrels`` the run's label column is used as
     inline labels. ``options`` are those of :func:`make_evaluation` (``k``, ``gain``, ...).
     Inputs are validated before anything is computed (see :func:`check`); warnings are
     dropped here, :func:`evaluate` returns them.
@@ -137,6 +141,7 @@ def per_query(
     evaluation = evaluation or _options("per_query", options)
     chosen = engine_named(engine)
     checks = (allow_fractional_labels, warn_results_over)
+    run, qrels = _tables(run, qrels, run_version, qrels_version, columns)
     inputs = _inputs(chosen, run, qrels, columns, run_format, qrels_format, *checks)
     execution = Execution()
     return chosen.per_query_plan(chosen.load(inputs, evaluation, execution), evaluation, execution)
@@ -151,11 +156,14 @@ def check(
     qrels_format: str | None = None,
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
+    run_version: int | str | None = None,
+    qrels_version: int | str | None = None,
 ) -> tuple[ValidationWarning, ...]:
     """Run only the checks: raise :class:`~pipeline.errors.InvalidInput` on the first error,
     return the warnings (queries only on one side, no relevant document, negative labels,
     queries with more than ``warn_results_over`` results)."""
     checks = (allow_fractional_labels, warn_results_over)
+    run, qrels = _tables(run, qrels, run_version, qrels_version, columns)
     inputs = _inputs(ENGINES["polars"], run, qrels, columns, run_format, qrels_format, *checks)
     return load(inputs, Evaluation()).warnings
 
@@ -173,6 +181,8 @@ def evaluate(
     memory_limit: str | None = None,
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
+    run_version: int | str | None = None,
+    qrels_version: int | str | None = None,
     **options: object,
 ) -> Result:
     """Per-query table and summary, computed once by the chosen engine, with the warnings of
@@ -188,8 +198,31 @@ def evaluate(
     chosen = engine_named(engine)
     evaluation = evaluation or _options("evaluate", options)
     checks = (allow_fractional_labels, warn_results_over)
+    run, qrels = _tables(run, qrels, run_version, qrels_version, columns)
     inputs = _inputs(chosen, run, qrels, columns, run_format, qrels_format, *checks)
     return evaluate_inputs(inputs, evaluation, chosen, Execution(threads=threads, memory_limit=memory_limit))
+
+
+def _tables(
+    run: Input,
+    qrels: Input | None,
+    run_version: int | str | None,
+    qrels_version: int | str | None,
+    columns: Columns | None,
+) -> tuple[Input, Input | None]:
+    """Paths of Delta tables given with a version as sources at that version (resolved once);
+    a version for anything but a Delta table's path is a usage error."""
+    from pipeline.io.delta import table_source
+
+    tables = []
+    for value, version, name in ((run, run_version, "run_version"), (qrels, qrels_version, "qrels_version")):
+        if version is None:
+            tables.append(value)
+        elif not isinstance(value, (str, Path)):
+            raise UsageError(f"{name}: a version is read from a Delta table given by its path")
+        else:
+            tables.append(table_source(str(value), version, name, columns) or value)
+    return tables[0], tables[1]
 
 
 def _inputs(

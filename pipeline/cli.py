@@ -27,6 +27,7 @@ from pipeline.cli_flags import (
 from pipeline.spec import CONVENTIONS
 
 if TYPE_CHECKING:
+    from pipeline.gate import Gate
     from pipeline.spec import Evaluation
 
 __all__ = ["EXIT_CODES", "build_parser", "main", "max_threads", "package_version"]
@@ -99,15 +100,30 @@ def _evaluate(args: argparse.Namespace) -> int:
         out_format=args.out_format,
         partition_filters=parse_partition_filters(args.partition or []),
         missing_qrels_partition=args.missing_qrels_partition,
+        run_version=args.run_version,
+        qrels_version=args.qrels_version,
         group_by=tuple(c.strip() for c in args.group_by.split(",") if c.strip()) if args.group_by else (),
         query_attributes=args.query_attributes,
         threads=args.threads,
         memory_limit=args.memory_limit,
         spark_master=args.spark_master,
         evaluate_options=inputs,
+        skip_unchanged=args.skip_unchanged,
     )
     output_format = "json" if args.json else args.output_format
-    units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format))
+    decisions: list[dict[str, object]] = []
+
+    def decided(partition: object, skipped: bool, reason: str) -> None:
+        where = f"partition {partition}" if partition else "the output"
+        print(f"ndcg: {'skipped' if skipped else 'recomputing'} {where}: {reason}", file=sys.stderr)
+        decisions.append({"partition": str(partition) if partition else None, "skipped": skipped, "reason": reason})
+
+    units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format), on_decision=decided)
+    skipped = [d for d in decisions if d["skipped"]]
+    if output_format == "table":
+        for decision in skipped:
+            label = f"partition {decision['partition']}" if decision["partition"] else "the output"
+            sys.stdout.write(f"# {label}: skipped, unchanged (--skip-unchanged; its outputs are kept)\n")
     for unit in units:
         _log_warnings(unit.result.warnings)
     for unit in units:
@@ -133,6 +149,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         }
         if len(units) == 1:
             payload["summary"] = units[0].summary.to_dicts()
+        if args.skip_unchanged:
+            payload["skipped"] = skipped
         sys.stdout.write(json_text(payload) + "\n")
     return 0
 
@@ -261,12 +279,85 @@ def _compare(args: argparse.Namespace) -> int:
         correction=args.correction,
         allow_different_conventions=args.allow_different_conventions,
         out=args.out,
+        gate=_gate_from(args),
+        partition=args.partition or [],
     )
+    verdict = compared.gate
     if args.json:
-        sys.stdout.write(json_text(comparison_json(compared.result, compared.unpaired, compared.conventions)) + "\n")
+        payload = comparison_json(compared.result, compared.unpaired, compared.conventions)
+        if verdict is not None:
+            payload["gate"] = verdict.describe()
+        sys.stdout.write(json_text(payload) + "\n")
     else:
         sys.stdout.write(comparison_table(compared.result, compared.unpaired, digits=args.digits))
+        if verdict is not None:
+            sys.stdout.write("\n".join(verdict.lines()) + "\n")
+    if verdict is not None and not args.all_queries:
+        _warn_ungated_queries(compared.unpaired)
+    if verdict is not None and verdict.failed:
+        from pipeline.errors import RegressionGateFailed
+        from pipeline.gate import describe_failure
+
+        failures = verdict.failures
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise RegressionGateFailed(f"regression gate failed: {describe_failure(failures[0])}{more}")
     return 0
+
+
+def _warn_ungated_queries(unpaired: object) -> None:
+    """Queries the baseline has and the candidate lacks are left out of the statistics, so of the
+    gate too: a candidate that lost queries is not judged on them unless --all-queries scores them
+    0. Said on stderr, so that a passing gate is not read as covering them."""
+    import polars as pl
+
+    if not isinstance(unpaired, pl.DataFrame) or unpaired.height == 0:
+        return
+    first = unpaired.get_column("baseline")[0]
+    lost = unpaired.filter((pl.col("baseline") == first) & (pl.col("side") == "baseline"))
+    for row in lost.iter_rows(named=True):
+        logging.getLogger("ndcg").warning(
+            "gate: %d quer%s only in %s (not in %s) are not gated; --all-queries scores them 0 for %s",
+            len(row["queries"]),
+            "y" if len(row["queries"]) == 1 else "ies",
+            row["baseline"],
+            row["candidate"],
+            row["candidate"],
+        )
+
+
+def _gate_from(args: argparse.Namespace) -> Gate | None:
+    """``--fail-if-worse`` and its companions as a Gate (None without the flag, where giving a
+    companion alone is a mistake said as such)."""
+    from pipeline.compare_job import compare_cutoffs
+    from pipeline.errors import UsageError
+    from pipeline.gate import Gate
+
+    if args.fail_if_worse is None:
+        given = [
+            flag
+            for flag, value in (
+                ("--alpha", args.alpha),
+                ("--gate-k", args.gate_k),
+                ("--gate-groups", args.gate_groups),
+                ("--gate-partitions", args.gate_partitions),
+            )
+            if value not in (None, False)
+        ]
+        if given:
+            verb = "apply" if len(given) > 1 else "applies"
+            raise UsageError(f"{', '.join(given)} only {verb} with --fail-if-worse MARGIN")
+        return None
+    if args.gate_groups and not args.group_by:
+        raise UsageError("--gate-groups needs --group-by (the groups to gate)")
+    if args.gate_k is not None and not args.gate_k.strip():
+        raise UsageError("--gate-k is empty: give cutoffs such as 10 or 5,all")
+    return Gate(
+        args.fail_if_worse,
+        alpha=0.05 if args.alpha is None else args.alpha,
+        cutoffs=compare_cutoffs(args.gate_k),
+        groups=args.gate_groups,
+        partitions=args.gate_partitions,
+    )
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -297,6 +388,7 @@ def _report(args: argparse.Namespace) -> int:
         cutoff_given=cutoff is not None,
         title=args.title,
         allow_different_conventions=args.allow_different_conventions,
+        names=[n.strip() for n in args.names.split(",")] if args.names else None,
     )
     for path in written:
         print(f"wrote {path}")

@@ -22,6 +22,8 @@ EXIT_CODES = """exit codes:
   3  invalid input data: missing, unreadable or malformed files, duplicates, nulls
   4  a requested partition does not exist
   5  nothing to evaluate: no query is in both the run and the qrels
+  6  regression gate failed (compare --fail-if-worse): the candidate is worse than the baseline
+     by more than the margin and significantly so (the failing cutoff and group are printed)
 """
 
 # The conventions that `ndcg compare --run` scores runs with (besides --all-queries, which
@@ -184,10 +186,24 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
         "(default, exit 3) or score it against all the judgments (whole)",
     )
     job.add_argument(
+        "--run-version",
+        metavar="N|TIME",
+        help="a Delta table's version to read as the run: a number, or an ISO time such as 2026-11-21T00:00:00Z "
+        "(the last version committed by then); default: its current version",
+    )
+    job.add_argument("--qrels-version", metavar="N|TIME", help="the same for a Delta table of judgments")
+    job.add_argument(
         "--group-by",
         help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
     job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
+    job.add_argument(
+        "--skip-unchanged",
+        action="store_true",
+        help="leave a partition's outputs in --out (local) alone when its manifest.json records the same inputs "
+        "(files: size, modification and change times; objects: size, ETag, version id; Delta: version), "
+        "options and version; recompute the others",
+    )
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
 
@@ -242,10 +258,15 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
 
 def _add_input_arguments(command: argparse.ArgumentParser) -> None:
     inputs = command.add_argument_group("inputs")
-    inputs.add_argument("--run", help="run: Parquet file, directory (hive partitions too) or glob; TREC run; CSV")
+    inputs.add_argument(
+        "--run",
+        help="run: Parquet file, directory (hive partitions too) or glob, local or s3:// gs:// az:// URL; "
+        "a Delta table's folder; TREC run; CSV",
+    )
     inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
-    inputs.add_argument("--run-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
-    inputs.add_argument("--qrels-format", choices=("parquet", "trec", "csv", "tsv"), help="default: from the extension")
+    formats = ("parquet", "trec", "csv", "tsv", "delta")
+    inputs.add_argument("--run-format", choices=formats, help="default: from the extension (a Delta table: its log)")
+    inputs.add_argument("--qrels-format", choices=formats, help="default: from the extension (a Delta table: its log)")
     inputs.add_argument("--query-col", default="query_id", help="query id column (default: query_id)")
     inputs.add_argument("--doc-col", default="doc_id", help="document id column (default: doc_id)")
     inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")
@@ -311,6 +332,26 @@ def _resample_count(text: str) -> int:
     return count
 
 
+def _margin(text: str) -> Any:
+    from pipeline.errors import UsageError
+    from pipeline.gate import Margin
+
+    try:
+        return Margin.parse(text)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--fail-if-worse: ")) from None
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1 (exclusive), e.g. 0.05, got {text!r}")
+    return value
+
+
 def _add_compare(commands: argparse._SubParsersAction) -> None:
     compare = commands.add_parser(
         "compare",
@@ -331,6 +372,13 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
     systems.add_argument("--run", action="append", default=[], help="a run to evaluate; repeat (at least two)")
     systems.add_argument("--qrels", help="judgments for --run; omit to use each run's inline labels")
     systems.add_argument("--names", help="comma-separated names of the systems, in order (default: from the paths)")
+    systems.add_argument(
+        "--partition",
+        action="append",
+        metavar="KEY=VALUE",
+        help="with partitioned systems (OUT/dt=.../ folders, or hive-partitioned runs): compare only this "
+        "partition (repeatable, as evaluate's --partition); default: every partition all systems have",
+    )
 
     measure = compare.add_argument_group("measure (with --run)")
     add_measure_flags(measure, COMPARE_CONVENTIONS)
@@ -360,6 +408,30 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         help="compare outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
     )
 
+    gate = compare.add_argument_group(
+        "regression gate (exit 6 when the candidate got worse)",
+        "fail when, at a gated cutoff, the candidate's mean is below the baseline's (the first system's)\n"
+        "by more than MARGIN and the drop is significant at --alpha (randomization test, p-values\n"
+        "adjusted by --correction over every gated row); the failing cutoff, group and partition are\n"
+        "printed and recorded in manifest.json",
+    )
+    gate.add_argument(
+        "--fail-if-worse",
+        metavar="MARGIN",
+        type=_margin,
+        help="the drop allowed: absolute NDCG (0.01) or relative to the baseline's mean (2%%); exit 6 beyond it",
+    )
+    gate.add_argument("--alpha", type=_alpha, help="significance level of the gate, between 0 and 1 (default 0.05)")
+    gate.add_argument("--gate-k", help="cutoffs the gate checks, e.g. 10 or 5,all (default: every compared cutoff)")
+    gate.add_argument(
+        "--gate-groups", action="store_true", help="gate each --group-by group too (default: the overall rows only)"
+    )
+    gate.add_argument(
+        "--gate-partitions",
+        action="store_true",
+        help="gate each partition too (default: the pooled rows over all paired partitions only)",
+    )
+
     output = compare.add_argument_group("output")
     output.add_argument("--out", help="directory for comparison.parquet, deltas.parquet and manifest.json")
     output.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
@@ -382,7 +454,15 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     report.add_argument("outputs", nargs="+", help="evaluation output directories and/or a compare output directory")
     report.add_argument("--html", required=True, help="the HTML file to write")
     report.add_argument("--png", help="also write each figure as a PNG file into this directory")
-    report.add_argument("--k", help="cutoff shown in the distribution and difference plots (default: smallest)")
+    report.add_argument(
+        "--k",
+        help="cutoff of the plots and per-k tables (default: the one most outputs have, 10 among equals)",
+    )
+    report.add_argument(
+        "--names",
+        help="comma-separated names of the evaluation outputs, in order (default: their folder names, made "
+        "unique; a partitioned output's partitions are NAME/key=value)",
+    )
     report.add_argument("--title", default="NDCG report", help="heading of the report")
     report.add_argument(
         "--allow-different-conventions",

@@ -41,6 +41,11 @@ all queries (true; their group columns are null and mean nothing); the other row
 comparison within one group (false), and queries whose group value is null are a group of
 their own, told from the overall rows by ``overall`` alone.
 
+With ``partition_by`` (the hive keys of partitioned systems, such as ``dt``; see
+:mod:`pipeline.compare_partitions`), pairing is by ``(*partition_by, query_id, k, *group_by)``
+(a query id of two days is two queries), and every row above comes twice: pooled over every
+partition (partition columns null, listed first) and for each partition.
+
 Systems are comparable only when they were evaluated with the same conventions (gain,
 discount, ties, ideal, ...): :func:`convention_differences` names what differs between the
 conventions recorded beside each output, for the caller to refuse or to report.
@@ -93,6 +98,9 @@ class Options:
     confidence: float = 0.95
     seed: int = 0
     correction: str = "holm"
+    # partition columns (hive keys such as dt): pairing is by (partition, query), and each
+    # partition gets rows of its own beside the pooled rows over all partitions (partition null)
+    partition_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.correction not in CORRECTIONS:
@@ -108,7 +116,9 @@ class Options:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed <= MAX_SEED:
             raise UsageError(f"seed must be an integer from 0 to {MAX_SEED} (2**63 - 1), got {self.seed!r}")
         if self.group_by:  # (the default Options() is built before COMPARISON_COLUMNS is defined)
-            check_group_names(self.group_by, RESERVED_COLUMNS | set(COMPARISON_COLUMNS))
+            check_group_names(self.group_by, RESERVED_COLUMNS | set(COMPARISON_COLUMNS) | set(self.partition_by))
+        if self.partition_by:
+            check_group_names(self.partition_by, RESERVED_COLUMNS | set(COMPARISON_COLUMNS))
 
     def describe(self) -> dict[str, object]:
         return {
@@ -121,6 +131,7 @@ class Options:
             "seed": self.seed,
             "correction": self.correction,
             "tie_tolerance": TIE_TOLERANCE,
+            "partition_by": list(self.partition_by),
         }
 
 
@@ -137,9 +148,12 @@ class Comparison:
 # --- pairing -------------------------------------------------------------------------------
 
 
-def check_per_query(table: pl.DataFrame, name: str, group_by: Sequence[str] = ()) -> pl.DataFrame:
+def check_per_query(
+    table: pl.DataFrame, name: str, group_by: Sequence[str] = (), partition_by: Sequence[str] = ()
+) -> pl.DataFrame:
     """The columns a comparison needs, with clear errors for what would give wrong numbers."""
-    wanted = [*KEY, SCORE, *group_by]
+    wanted = [*partition_by, *KEY, SCORE, *group_by]
+    key = [*partition_by, *KEY]
     missing = [column for column in wanted if column not in table.columns]
     if missing:
         raise InvalidInput(
@@ -152,18 +166,18 @@ def check_per_query(table: pl.DataFrame, name: str, group_by: Sequence[str] = ()
         pl.col(SCORE).is_null().sum().alias("null_score"),
         pl.col(SCORE).is_nan().sum().alias("nan_score"),
         pl.col("query_id").is_null().sum().alias("null_query"),
-        (pl.len() - pl.struct(*KEY).n_unique()).alias("duplicates"),
+        (pl.len() - pl.struct(*key).n_unique()).alias("duplicates"),
     ).row(0, named=True)
     for column, count in problems.items():
         if count:
-            example = _example_row(table, column, group_by)
+            example = _example_row(table, column, key)
             raise InvalidInput(f"{name}: {count} row(s) with {column.replace('_', ' ')}, e.g. {example}")
     return table
 
 
-def _example_row(table: pl.DataFrame, problem: str, group_by: Sequence[str]) -> dict[str, object]:
+def _example_row(table: pl.DataFrame, problem: str, key: Sequence[str]) -> dict[str, object]:
     if problem == "duplicates":
-        bad = table.filter(pl.struct(*KEY).is_duplicated())
+        bad = table.filter(pl.struct(*key).is_duplicated())
     elif problem in ("null_score", "nan_score"):
         bad = table.filter(pl.col(SCORE).is_null() | pl.col(SCORE).is_nan())
     else:
@@ -234,11 +248,12 @@ def pair(
     *,
     group_by: Sequence[str] = (),
     all_queries: bool = False,
+    partition_by: Sequence[str] = (),
 ) -> pl.DataFrame:
-    """Both tables side by side on ``(query_id, k, *group_by)``: ``ndcg_baseline``,
+    """Both tables side by side on ``(*partition_by, query_id, k, *group_by)``: ``ndcg_baseline``,
     ``ndcg_candidate``, ``delta``, ``in_baseline``, ``in_candidate``. A query only one side
     has keeps a null for the other side (and a null delta), or 0 with ``all_queries``."""
-    on = [*KEY, *group_by]
+    on = [*partition_by, *KEY, *group_by]
     left, right = _align_types(baseline.select(*on, SCORE), candidate.select(*on, SCORE), on)
     joined = left.with_columns(pl.lit(True).alias("in_baseline")).join(
         right.with_columns(pl.lit(True).alias("in_candidate")),
@@ -411,11 +426,21 @@ def adjust_p_values(p_values: Sequence[float | None], method: str) -> list[float
 # --- the comparison ------------------------------------------------------------------------
 
 
-def compare_pair(paired: pl.DataFrame, *, group_by: Sequence[str] = (), options: Options = Options()) -> pl.DataFrame:
+def compare_pair(
+    paired: pl.DataFrame,
+    *,
+    group_by: Sequence[str] = (),
+    options: Options = Options(),
+    partition_by: Sequence[str] = (),
+) -> pl.DataFrame:
     """The statistics of one pair: one row per cutoff over all queries, then one per
     (cutoff, group) when ``group_by`` is given, with ``overall`` telling them apart (a null
-    group value is a group). ``paired`` is the output of :func:`pair`."""
+    group value is a group). With ``partition_by``, the same rows again for each partition
+    (the first ones, partition columns null, pool every partition). ``paired`` is the output
+    of :func:`pair`."""
     scopes: list[list[str]] = [["k"]] + ([["k", *group_by]] if group_by else [])
+    if partition_by:
+        scopes += [[*partition_by, *scope] for scope in scopes]
     rows = []
     for scope in scopes:
         counts = (
@@ -441,10 +466,12 @@ def compare_pair(paired: pl.DataFrame, *, group_by: Sequence[str] = (), options:
         )
         tests = _tests_per_segment(compared, scope, options)
         table = table.join(tests, on=scope, how="left", nulls_equal=True)
-        missing_groups = [pl.lit(None, dtype=paired.schema[g]).alias(g) for g in group_by if g not in scope]
-        marker = [pl.lit(scope == ["k"]).alias(OVERALL)] if group_by else []
+        missing_groups = [
+            pl.lit(None, dtype=paired.schema[g]).alias(g) for g in [*partition_by, *group_by] if g not in scope
+        ]
+        marker = [pl.lit(not set(group_by) & set(scope)).alias(OVERALL)] if group_by else []
         rows.append(table.with_columns(*missing_groups, *marker))
-    columns = [*group_by, *([OVERALL] if group_by else []), "k"]
+    columns = [*partition_by, *group_by, *([OVERALL] if group_by else []), "k"]
     return pl.concat([frame.select(*columns, pl.exclude(columns)) for frame in rows], how="vertical").with_columns(
         pl.when(pl.col("mean_baseline") != 0)
         .then(pl.col("mean_difference") / pl.col("mean_baseline"))
@@ -516,7 +543,9 @@ def compare_systems(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: 
     if len(tables) < 2:
         raise UsageError(f"comparing needs at least two systems, got {len(tables)}")
     checked = {
-        name: check_per_query(table.collect() if isinstance(table, pl.LazyFrame) else table, name, options.group_by)
+        name: check_per_query(
+            table.collect() if isinstance(table, pl.LazyFrame) else table, name, options.group_by, options.partition_by
+        )
         for name, table in tables.items()
     }
     cutoffs = select_cutoffs(checked, options.cutoffs)
@@ -527,15 +556,24 @@ def compare_systems(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: 
 
     comparisons, deltas = [], []
     for baseline, candidate in itertools.combinations(checked, 2):
-        paired = pair(checked[baseline], checked[candidate], group_by=options.group_by, all_queries=options.all_queries)
+        paired = pair(
+            checked[baseline],
+            checked[candidate],
+            group_by=options.group_by,
+            all_queries=options.all_queries,
+            partition_by=options.partition_by,
+        )
         _require_shared_queries(paired, checked, baseline, candidate)
         names = [pl.lit(baseline).alias("baseline"), pl.lit(candidate).alias("candidate")]
         deltas.append(paired.select(*names, pl.all()))
-        comparisons.append(compare_pair(paired, group_by=options.group_by, options=options).select(*names, pl.all()))
+        compared = compare_pair(paired, group_by=options.group_by, options=options, partition_by=options.partition_by)
+        comparisons.append(compared.select(*names, pl.all()))
     comparison = _with_corrections(pl.concat(comparisons, how="vertical_relaxed"), options)
-    group_columns = [*options.group_by, *([OVERALL] if options.group_by else [])]
-    # overall rows first, then the groups (the null group first), each by cutoff
+    group_columns = [*options.partition_by, *options.group_by, *([OVERALL] if options.group_by else [])]
+    # the pooled rows first, then each partition's; within them overall rows first, then the groups
+    # (the null group first), each by cutoff
     order = [pl.col(OVERALL).not_(), *options.group_by] if options.group_by else []
+    order = [*options.partition_by, *order]
     comparison = comparison.select(
         "baseline", "candidate", *group_columns, *[c for c in COMPARISON_COLUMNS if c not in ("baseline", "candidate")]
     ).sort([*order, "k"], nulls_last=False, maintain_order=True)
@@ -563,7 +601,7 @@ def _require_shared_queries(
 def _with_corrections(comparison: pl.DataFrame, options: Options) -> pl.DataFrame:
     """Adjust p-values within each family: the pairs compared at one cutoff in one group (the
     overall rows are a family of their own)."""
-    family = ["k", *options.group_by, *([OVERALL] if options.group_by else [])]
+    family = ["k", *options.partition_by, *options.group_by, *([OVERALL] if options.group_by else [])]
     adjusted = []
     for frame in comparison.with_row_index("_row").partition_by(family, maintain_order=True):
         adjusted.append(
@@ -751,6 +789,14 @@ def _group_cell(row: Mapping[str, object], column: str) -> str:
     return group_cell(row[column], overall=bool(row.get(OVERALL)), overall_marker="all")
 
 
+def partition_cell(row: Mapping[str, object], partition_by: Sequence[str]) -> str:
+    """``dt=2026-11-22`` for a partition's rows, ``pooled`` for the rows over every paired
+    partition (partition values are folder names, never null)."""
+    if all(row[c] is None for c in partition_by):
+        return "pooled"
+    return "/".join(f"{c}={row[c]}" for c in partition_by)
+
+
 def _number(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -762,9 +808,11 @@ def _p_value(value: float | None) -> str:
 def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int = 4) -> str:
     """A fixed-width table for people: one line per pair, group and cutoff."""
     group_by = list(result.options.group_by)
+    partition_by = list(result.options.partition_by)
     header = [
         "baseline",
         "candidate",
+        *(["partition"] if partition_by else []),
         *group_by,
         "k",
         "n",
@@ -787,6 +835,7 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
             [
                 row["baseline"],
                 row["candidate"],
+                *([partition_cell(row, partition_by)] if partition_by else []),
                 *[_group_cell(row, g) for g in group_by],
                 cutoff_label(row["k"]),
                 str(row["queries"]),
@@ -804,7 +853,8 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)) for line in [header, *body]]
     notes = [
-        f"# paired by query{' and ' + ', '.join(group_by) if group_by else ''}; diff = candidate - baseline; "
+        f"# paired by {'partition and ' if partition_by else ''}query"
+        f"{' and ' + ', '.join(group_by) if group_by else ''}; diff = candidate - baseline; "
         f"t-test, randomization test ({result.options.permutations} sign flips), percentile bootstrap "
         f"({result.options.bootstrap_samples} resamples), seed {result.options.seed}; "
         f"p adjusted (t / perm) by {result.options.correction} over the pairs of each cutoff and group"

@@ -28,6 +28,7 @@ from pipeline.compare import (
     unpaired_queries,
 )
 from pipeline.errors import UsageError
+from pipeline.gate import Gate, GateResult, check_gate
 from pipeline.spec import CONVENTION, SpecError, parse_cutoffs
 
 log = logging.getLogger("ndcg")
@@ -58,6 +59,7 @@ class Compared:
     conventions: dict[str, Any]
     differences: dict[str, Any]
     options: Options
+    gate: GateResult | None = None  # with ``gate=``: the regression gate's verdict
 
 
 def compare_job(
@@ -72,9 +74,19 @@ def compare_job(
     correction: str = "holm",
     allow_different_conventions: bool = False,
     out: str | None = None,
+    gate: Gate | None = None,
+    partition: Sequence[str] = (),
 ) -> Compared:
     """Compare the systems; with ``out``, write the comparison, the deltas and a manifest there
-    as one unit (a kill never leaves new tables with an old manifest)."""
+    as one unit (a kill never leaves new tables with an old manifest). With ``gate``, the
+    regression gate's verdict is returned (``Compared.gate``) and recorded in the manifest
+    (``"gate"``); raising for a failure (:class:`pipeline.errors.RegressionGateFailed`) is the
+    caller's choice (the command line does, after printing).
+
+    Hive-partitioned systems (``out/model_a/dt=2026-11-22/per_query.parquet``, or runs in
+    ``dt=...`` folders) are compared partition by partition: see
+    :mod:`pipeline.compare_partitions`; ``partition`` (``["dt=2026-11-22"]``) selects some."""
+    from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder, write_tables
 
     if systems.runs and (systems.baseline or systems.candidates):
@@ -82,10 +94,14 @@ def compare_job(
     inputs = [("baseline", systems.baseline), *(("candidate", c) for c in systems.candidates)]
     check_out_folder(out, [*inputs, ("qrels", systems.qrels), *(("run", r) for r in systems.runs)])
     groups = tuple(g.strip() for g in group_by.split(",") if g.strip()) if group_by else ()
+    filters = parse_partition_filters(list(partition))
+    partition_by: tuple[str, ...] = ()
     if systems.runs:
-        tables, conventions = evaluate_runs(systems, k, groups, all_queries)
+        tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters)
     else:
-        tables, conventions = read_outputs(systems)
+        tables, conventions, partition_by = _read_outputs(systems, filters)
+    if gate is not None and gate.partitions and not partition_by:
+        raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
     differences = check_conventions(conventions, allow_different_conventions)
     options = Options(
         cutoffs=compare_cutoffs(k),
@@ -95,17 +111,25 @@ def compare_job(
         bootstrap_samples=bootstrap,
         seed=seed,
         correction=correction,
+        partition_by=partition_by,
     )
     result = compare_systems(tables, options)
+    verdict = (
+        check_gate(result.comparison, gate, group_by=groups, partition_by=partition_by, correction=correction)
+        if gate is not None
+        else None
+    )
     if out:
         manifest = {"command": "compare", "systems": list(tables), "conventions": conventions}
         manifest["convention_differences"] = differences
+        if verdict is not None:
+            manifest["gate"] = verdict.describe()
         write_tables(
             out,
             {"comparison": result.comparison, "deltas": result.deltas},
             manifest={**manifest, "options": options.describe()},
         )
-    return Compared(result, unpaired_queries(result.deltas), conventions, differences, options)
+    return Compared(result, unpaired_queries(result.deltas), conventions, differences, options, verdict)
 
 
 def check_conventions(conventions: dict, allowed: bool) -> dict:
@@ -147,6 +171,43 @@ def system_names(names: str | None, paths: Sequence[str]) -> list[str]:
     return found
 
 
+def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict, dict, tuple[str, ...]]:
+    """Partitioned outputs partition by partition, else :func:`read_outputs`."""
+    from pipeline.compare_partitions import check_filters, output_partitions, read_partitioned_outputs
+
+    if systems.baseline and systems.candidates:
+        paths = [systems.baseline, *systems.candidates]
+        if any(output_partitions(path) for path in paths):
+            names = system_names(systems.names, paths)
+            tables, conventions, keys, _ = read_partitioned_outputs(names, paths, filters)
+            return tables, conventions, keys
+    check_filters(filters)
+    return (*read_outputs(systems), ())
+
+
+def _evaluate_runs(
+    systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool, filters: dict[str, set[str]]
+) -> tuple[dict, dict, tuple[str, ...]]:
+    """Partitioned runs evaluated partition by partition, else :func:`evaluate_runs`."""
+    from pipeline.api import make_evaluation
+    from pipeline.compare_partitions import check_filters, evaluate_partitioned_runs, run_partitions
+
+    if len(systems.runs) >= 2 and any(run_partitions(run) for run in systems.runs):
+        evaluation = make_evaluation(k=_run_cutoffs(k), all_queries=all_queries, **systems.evaluation_options)
+        names = system_names(systems.names, systems.runs)
+        tables, keys, _ = evaluate_partitioned_runs(
+            names, systems.runs, systems.qrels, evaluation, systems.engine, group_by, filters
+        )
+        return tables, dict.fromkeys(names, evaluation.describe()), keys
+    check_filters(filters)
+    return (*evaluate_runs(systems, k, group_by, all_queries), ())
+
+
+def _run_cutoffs(k: str | None) -> list[int]:
+    default = CONVENTION["k"].default
+    return [c for c in compare_cutoffs(k) or default if c is not None] or [10]
+
+
 def read_outputs(systems: Systems) -> tuple[dict, dict]:
     """The per-query tables and recorded conventions of evaluation outputs."""
     if not systems.baseline or not systems.candidates:
@@ -165,9 +226,7 @@ def evaluate_runs(systems: Systems, k: str | None, group_by: tuple[str, ...], al
 
     if len(systems.runs) < 2:
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
-    default = CONVENTION["k"].default
-    cutoffs = [c for c in compare_cutoffs(k) or default if c is not None] or [10]
-    evaluation = make_evaluation(k=cutoffs, all_queries=all_queries, **systems.evaluation_options)
+    evaluation = make_evaluation(k=_run_cutoffs(k), all_queries=all_queries, **systems.evaluation_options)
     names = system_names(systems.names, systems.runs)
     tables = {
         name: evaluate(path, systems.qrels, evaluation=evaluation, engine=systems.engine).per_query  # type: ignore[arg-type]

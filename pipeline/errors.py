@@ -2,7 +2,8 @@
 
 Exit codes: 0 done; 1 internal error or out of memory; 2 usage error (bad flags or config); 3 invalid input
 data (unreadable, malformed or inconsistent files); 4 a requested partition does not exist;
-5 nothing to evaluate (no query in both run and qrels).
+5 nothing to evaluate (no query in both run and qrels); 6 the regression gate of ``ndcg compare
+--fail-if-worse`` failed (the candidate is significantly worse than the baseline by more than the margin).
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ class NothingToEvaluate(NdcgError):
     """No query is in both the run and the qrels."""
 
     exit_code = 5
+
+
+class RegressionGateFailed(NdcgError):
+    """``ndcg compare --fail-if-worse``: the candidate is worse than the baseline by more than the
+    margin, significantly. Raised after the comparison is printed and written."""
+
+    exit_code = 6
 
 
 def install_hint(extra: str) -> str:

@@ -17,6 +17,7 @@ import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError, first_line
 from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
+from pipeline.io import fs
 from pipeline.io.read import (
     LABEL,
     Columns,
@@ -138,14 +139,21 @@ def native_parquet(validated: Validated, evaluation: Evaluation) -> tuple[Source
     native = (
         not evaluation.reads_input_order
         and run_source is not None
-        and not _any_glob_characters(run_source, qrels_source)
         and run_source.format == "parquet"
+        and not _any_remote(run_source, qrels_source)
+        and not _any_glob_characters(run_source, qrels_source)
         and (prepared.inline or (qrels_source is not None and qrels_source.format == "parquet"))
         and checked.run.collect_schema() == prepared.run.select(checked.run.collect_schema().names()).collect_schema()
         and checked.qrels.collect_schema()
         == prepared.qrels.select(checked.qrels.collect_schema().names()).collect_schema()
     )
     return (run_source, qrels_source) if native and run_source is not None else None
+
+
+def _any_remote(*sources: Source | None) -> bool:
+    """Whether any source is on an object store: DuckDB reads those through Polars' frames
+    (its httpfs extension is not needed, nor installed)."""
+    return any(not fs.is_local(source.path) for source in sources if source is not None)
 
 
 def _any_glob_characters(*sources: Source | None) -> bool:

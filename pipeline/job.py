@@ -11,9 +11,10 @@ itself (the lock on ``--out``, the user's files kept, leftovers of a killed job 
 
 from __future__ import annotations
 
+import json
 import platform
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -23,13 +24,14 @@ import polars as pl
 
 from pipeline.aggregate import RESERVED_COLUMNS, check_group_names, summarize
 from pipeline.engines import Engine, Execution, engine_named
-from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
+from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError, first_line
 from pipeline.inputs import Inputs
-from pipeline.io import fs
+from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
+from pipeline.io.identity import UNKNOWN, differences, identified, identify, same
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
-from pipeline.io.write import FORMATS, exchange_folders, publish
+from pipeline.io.write import FORMATS, OutputError, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
 from pipeline.rules import ValidationWarning
 from pipeline.spec import Evaluation
@@ -64,6 +66,12 @@ class Job:
     # a run partition without its folder in judgments partitioned like the run: "error" (exit
     # 3) or "whole" (scored against all the judgments, with a warning)
     missing_qrels_partition: str = "error"
+    # the version of a Delta table given as run or qrels: a number or an ISO time (None: current)
+    run_version: str | int | None = None
+    qrels_version: str | int | None = None
+    # leave a unit's outputs alone when its manifest.json says they were computed from the same
+    # inputs (their identity), options and tool version (see :func:`reuse_key`, :func:`recompute_reason`)
+    skip_unchanged: bool = False
 
 
 @dataclass(frozen=True)
@@ -82,28 +90,56 @@ def run_job(
     *,
     on_unit: Callable[[Unit], None] | None = None,
     before_write: Callable[[list[Unit]], None] | None = None,
+    on_decision: Callable[[Partition | None, bool, str], None] | None = None,
 ) -> list[Unit]:
     """Evaluate every selected unit, then write each one atomically (when ``job.out``);
-    ``before_write`` may refuse the units (raise) before anything is written."""
+    ``before_write`` may refuse the units (raise) before anything is written. With
+    ``job.skip_unchanged``, a unit whose outputs are current is neither evaluated nor written
+    (nor returned); ``on_decision(partition, skipped, reason)`` hears why each was skipped or
+    recomputed."""
     started = _now()
     # a file: URL is a local path (Spark users write them); listing and writing take paths
     job = replace(job, run=_local(job.run), qrels=job.qrels and _local(job.qrels), out=job.out and _local(job.out))
     engine = engine_named(job.engine)
     engine.check_job(job)
     execution = Execution(threads=job.threads, memory_limit=job.memory_limit, spark_master=job.spark_master)
-    available = hive_partitions(job.run, engine.filesystem(job.run, execution))
+    run_table, qrels_table = _delta_tables(job)
+    available = (
+        delta.partitions(run_table) if run_table else hive_partitions(job.run, engine.filesystem(job.run, execution))
+    )
     partitions = (
         select_partitions(job.run, job.partition_filters, available) if available or job.partition_filters else []
     )
     selected: list[Partition | None] = list(partitions) or [None]
     # every partition's judgments are found before any is evaluated, so a missing one fails at once
     qrels_partitions = (
-        hive_partitions(job.qrels, engine.filesystem(job.qrels, execution)) if partitions and job.qrels else []
+        (
+            delta.partitions(qrels_table)
+            if qrels_table
+            else hive_partitions(job.qrels, engine.filesystem(job.qrels, execution))
+        )
+        if partitions and job.qrels
+        else []
     )
-    qrels_paths = [_qrels_path(job, partition, qrels_partitions) for partition in selected]
+    qrels_paths = [_qrels_path(job, partition, qrels_partitions, qrels_table) for partition in selected]
+    # the inputs are identified before they are read: a file changing meanwhile is seen next time
+    keys = [reuse_key(job, _run_path(job, p, run_table), q) for p, q in zip(selected, qrels_paths, strict=True)]
+    if job.skip_unchanged:
+        if not job.out or not fs.is_local(job.out):
+            raise UsageError("--skip-unchanged needs a local --out (the outputs whose manifest.json it reads)")
+        chosen = []
+        for partition, qrels, key in zip(selected, qrels_paths, keys, strict=True):
+            reason = recompute_reason(Path(job.out), partition, key)
+            if on_decision:
+                on_decision(partition, reason is None, reason or _unchanged_note(Path(job.out), partition))
+            if reason is not None:
+                chosen.append((partition, qrels, key))
+        if not chosen:
+            return []
+        selected, qrels_paths, keys = (list(column) for column in zip(*chosen, strict=True))
     units = [
-        _evaluate_unit(job, engine, execution, partition, qrels, started)
-        for partition, qrels in zip(selected, qrels_paths, strict=True)
+        _evaluate_unit(job, engine, execution, partition, qrels, started, key, run_table)
+        for partition, qrels, key in zip(selected, qrels_paths, keys, strict=True)
     ]
     for unit in units:
         if unit.per_query.height == 0:
@@ -111,20 +147,50 @@ def run_job(
             raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
     if before_write:
         before_write(units)
-    if job.out and fs.is_local(job.out):
-        write_units(Path(job.out), units, job.out_format, on_unit=on_unit)
+    if job.out and engine.writes(job.out):
+        write_units(job.out if fs.is_object_store(job.out) else Path(job.out), units, job.out_format, on_unit=on_unit)
     elif job.out:  # a cluster's file system (s3a://, hdfs://): the engine that reads it writes it
         tables = [(str(unit.partition or ""), {"per_query": unit.per_query, "summary": unit.summary}) for unit in units]
         engine.write_remote(job.out, tables, execution)
     return units
 
 
-def _qrels_path(job: Job, partition: Partition | None, qrels_partitions: list[Partition]) -> str | None:
+def _delta_tables(job: Job) -> tuple[Source | None, Source | None]:
+    """The run and the judgments as Delta tables at one version each, resolved once for the whole
+    job (None for an input that is not a Delta table: see :mod:`pipeline.io.delta`)."""
+    run = (
+        delta.table_source(job.run, job.run_version, "--run-version", job.columns)
+        if job.run_format in (None, "delta")
+        else None
+    )
+    qrels = (
+        delta.table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns)
+        if job.qrels and job.qrels_format in (None, "delta")
+        else None
+    )
+    for flag, given, table in (("--run-format", job.run_format, run), ("--qrels-format", job.qrels_format, qrels)):
+        if given == "delta" and table is None:
+            raise InvalidInput(f"{flag} delta: {job.run if flag == '--run-format' else job.qrels} is not a Delta table")
+    for flag, version, table in (
+        ("--run-version", job.run_version, run),
+        ("--qrels-version", job.qrels_version, qrels),
+    ):
+        if version is not None and table is None:
+            raise UsageError(f"{flag} reads a Delta table; the input it goes with is not one (or has a format given)")
+    return run, qrels
+
+
+def _qrels_path(
+    job: Job, partition: Partition | None, qrels_partitions: list[Partition], table: Source | None = None
+) -> str | Source | None:
     """The judgments of one unit: the same partition's folder when the judgments are
     partitioned like the run (see :func:`judgments_partition`), else all of them."""
+    whole = table or job.qrels
     if partition is None or job.qrels is None:
-        return job.qrels
+        return whole
     folder = judgments_partition(partition, job.qrels, qrels_partitions, job.missing_qrels_partition)
+    if table is not None:
+        return delta.narrowed(table, folder) if folder else table
     return _under(job.qrels, folder) if folder else job.qrels
 
 
@@ -137,16 +203,30 @@ def _under(root: str, partition: Partition) -> str:
     return str(partition.path(root)) if fs.is_local(root) else f"{root.rstrip('/')}/{partition}"
 
 
+def _run_path(job: Job, partition: Partition | None, run_table: Source | None = None) -> str | Source:
+    """The run of one unit: a partition of the Delta table, a partition's folder, or all of it."""
+    if run_table is not None:
+        return delta.narrowed(run_table, partition) if partition else run_table
+    return _under(job.run, partition) if partition else job.run
+
+
 def _evaluate_unit(
-    job: Job, engine: Engine, execution: Execution, partition: Partition | None, qrels_path: str | None, started: str
+    job: Job,
+    engine: Engine,
+    execution: Execution,
+    partition: Partition | None,
+    qrels_path: str | Source | None,
+    started: str,
+    key: dict[str, Any],
+    run_table: Source | None = None,
 ) -> Unit:
-    run_path = _under(job.run, partition) if partition else job.run
+    run_path = _run_path(job, partition, run_table)
     inputs = Inputs(run_path, qrels_path, job.columns, job.run_format, job.qrels_format, **job.evaluate_options)
     result = evaluate_inputs(inputs, job.evaluation, engine, execution)
     per_query, summary = result.per_query, result.summary
     if job.group_by:
         check_group_names(job.group_by, RESERVED_COLUMNS | set(partition.as_dict() if partition else ()))
-        source = job.query_attributes or run_path
+        source = job.query_attributes or _name(run_path)
         per_query, unlabelled = _attach_groups(per_query, _query_groups(job, run_path), source, job.group_by)
         if unlabelled is not None:
             result = replace(result, warnings=(*result.warnings, unlabelled))
@@ -156,16 +236,23 @@ def _evaluate_unit(
         keys = [pl.lit(value).alias(key) for key, value in partition.as_dict().items()]
         per_query = per_query.select(*keys, pl.all())
         summary = summary.select(*keys, pl.all())
-    manifest = _manifest(job, partition, run_path, qrels_path, result, per_query, started)
+    manifest = _manifest(job, partition, run_path, qrels_path, result, per_query, started, key)
     return Unit(partition=partition, result=result, per_query=per_query, summary=summary, manifest=manifest)
 
 
-def _query_groups(job: Job, run_path: str) -> pl.DataFrame:
+def _name(value: str | Source) -> str:
+    return value.path if isinstance(value, Source) else value
+
+
+def _query_groups(job: Job, run_path: str | Source) -> pl.DataFrame:
     """``query_id`` and its group columns, from the run or from ``--query-attributes``; a
     query may belong to one group per column only."""
-    source_path = job.query_attributes or run_path
+    source_path = job.query_attributes or _name(run_path)
     columns = job.columns
-    source = Source.of(source_path, job.run_format if not job.query_attributes else None, columns)
+    if isinstance(run_path, Source) and not job.query_attributes:
+        source = run_path
+    else:
+        source = Source.of(source_path, job.run_format if not job.query_attributes else None, columns)
     frame = scan_run(source) if not job.query_attributes else _scan_attributes(source)
     found = frame.collect_schema().names()
     missing = [c for c in job.group_by if c not in found]
@@ -235,23 +322,27 @@ def _scan_attributes(source: Source) -> pl.LazyFrame:
 def _manifest(
     job: Job,
     partition: Partition | None,
-    run_path: str,
-    qrels_path: str | None,
+    run_path: str | Source,
+    qrels_path: str | Source | None,
     result: Result,
     per_query: pl.DataFrame,
     started: str,
+    key: dict[str, Any],
 ) -> dict[str, Any]:
     # validation already counted the queries found on one side only
     counted = {warning.code: warning.count for warning in result.warnings}
     only_in_run = counted.get("queries_only_in_run", 0)
     only_in_qrels = counted.get("queries_only_in_qrels", 0)
     evaluated = per_query[QUERY].n_unique()
+    # the identities were taken before the inputs were read (reuse_key): recorded as taken
+    identities = key["inputs"]
     return {
         "inputs": {
-            "run": _describe_input(job, run_path, "run"),
-            "qrels": _describe_input(job, qrels_path, "qrels") if qrels_path else None,
-            "query_attributes": job.query_attributes,
+            "run": _describe_input(job, run_path, "run", identities["run"]),
+            "qrels": _describe_input(job, qrels_path, "qrels", identities["qrels"]) if qrels_path else None,
+            "query_attributes": _describe_attributes(job.query_attributes, identities["query_attributes"]),
         },
+        "settings": key["settings"],
         "partition": partition.as_dict() if partition else None,
         "engine": job.engine,
         "options": {**job.evaluation.describe(), "group_by": list(job.group_by), **job.evaluate_options},
@@ -269,12 +360,139 @@ def _manifest(
     }
 
 
-def _describe_input(job: Job, path: str, role: str) -> dict[str, Any]:
-    if not fs.is_local(path):  # read by Spark from a cluster's file system: no footer read here
-        return {"path": path, "format": job.run_format if role == "run" else job.qrels_format, "rows": None}
+def reuse_key(job: Job, run_path: str | Source, qrels_path: str | Source | None) -> dict[str, Any]:
+    """What a unit's outputs depend on, as its manifest records it: the identity of each input
+    (:func:`pipeline.io.identity.identify`: local files, objects, a Delta table's version), taken
+    before the input is read, the options that change a number (the
+    resolved conventions and cutoffs, the groups, the input checks), the settings that change
+    the files (column names, input and output formats), and the tool's version. The engine and
+    its execution options (threads, memory limit, Spark master) change no number (the engines
+    agree to 1e-9, tested) and are not part of it."""
+
+    def identity(given: str | Source | None, format: str | None) -> dict[str, Any] | None:
+        if given is None:
+            return None
+        if isinstance(given, Source):  # a Delta table (or a partition of it): its version
+            source = given
+        elif fs.is_local(given) or fs.is_object_store(given):
+            source = Source.of(given, format, job.columns)
+        else:  # read by Spark through Hadoop (s3a://, hdfs://): not identified, always recomputed
+            return dict(UNKNOWN)
+        try:
+            return identify(source)
+        except (NdcgError, OSError):  # the reader says what is wrong with it, in its own words
+            return dict(UNKNOWN)
+
+    return {
+        "inputs": {
+            "run": identity(run_path, job.run_format),
+            "qrels": identity(qrels_path, job.qrels_format),
+            "query_attributes": identity(job.query_attributes, None),
+        },
+        "options": {**job.evaluation.describe(), "group_by": list(job.group_by), **job.evaluate_options},
+        "settings": {
+            "columns": asdict(job.columns),
+            "run_format": job.run_format,
+            "qrels_format": job.qrels_format,
+            "out_format": job.out_format,
+        },
+        "version": _versions()["ndcg-pipeline"],
+    }
+
+
+def _plain_json(value: object) -> object:
+    """As JSON gives it back (tuples as lists, map keys as text), so a key compares equal to
+    the one read from a manifest."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]) -> str | None:
+    """Why the unit's outputs under ``out`` must be computed again, or None when its
+    ``manifest.json`` (one of ours, with every output it lists and ``_SUCCESS`` present) records
+    the same inputs (:func:`pipeline.io.identity.same`), options, settings and version as ``key``."""
+    folder = out / partition.relative() if partition else out
+    path = folder / MANIFEST
+    if not path.is_file():
+        return f"no {MANIFEST} in {folder}" if folder.is_dir() else "never written"
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+        problem = None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        recorded, problem = None, f"is unreadable ({type(error).__name__}: {first_line(error)})"
+    versions = recorded.get("versions") if isinstance(recorded, dict) else None
+    outputs = recorded.get("outputs") if isinstance(recorded, dict) else None
+    if problem is None and (not isinstance(versions, dict) or not isinstance(outputs, list)):
+        problem = "is not a manifest of ndcg evaluate"
+    if problem is not None or not isinstance(recorded, dict) or not isinstance(versions, dict):
+        # the unit must be recomputed, but without a manifest of ours its files cannot be told from
+        # the user's, and only files of ours are ever replaced: said now, before anything is evaluated
+        raise OutputError(
+            f"{path} {problem or 'is not ours'}: the outputs of {folder} must be recomputed, but without a "
+            "readable manifest of ours they cannot be told from files of yours, and none is replaced; restore "
+            "the manifest, or move the folder away, and rerun"
+        )
+    listed = [*(outputs or []), SUCCESS]
+    missing = [name for name in listed if not isinstance(name, str) or not (folder / name).is_file()]
+    if missing:
+        return f"output(s) missing: {', '.join(map(str, missing))}"
+    if versions.get("ndcg-pipeline") != key["version"]:
+        return f"ndcg-pipeline version changed: {versions.get('ndcg-pipeline')} -> {key['version']}"
+    for part in ("options", "settings"):
+        old, new = recorded.get(part), _plain_json(key[part])
+        if old != new:
+            old_map = old if isinstance(old, dict) else {}
+            new_map = new if isinstance(new, dict) else {}
+            changed = [n for n in sorted({*old_map, *new_map}) if old_map.get(n) != new_map.get(n)] or ["all"]
+            return f"{part} changed: {', '.join(changed)}"
+    raw_inputs = recorded.get("inputs")
+    inputs: dict[str, Any] = raw_inputs if isinstance(raw_inputs, dict) else {}
+    for role in ("run", "qrels", "query_attributes"):
+        new = key["inputs"][role]
+        entry = inputs.get(role)
+        if new is None or entry is None:
+            if new is not None or entry is not None:
+                return f"{role} changed: {'none before' if entry is None else 'none now'}"
+            continue
+        if not identified(new):
+            return f"the {role} cannot be identified ({new.get('kind', 'unknown')}): always recomputed"
+        if not same(entry.get("identity") if isinstance(entry, dict) else None, new):
+            changes = differences(entry.get("identity") if isinstance(entry, dict) else None, new)
+            shown = "; ".join(changes[:3]) + (f"; ... ({len(changes)} in all)" if len(changes) > 3 else "")
+            return f"{role} changed: {shown}"
+    return None
+
+
+def _unchanged_note(out: Path, partition: Partition | None) -> str:
+    folder = out / partition.relative() if partition else out
+    try:
+        finished = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("finished_at")
+    except (OSError, ValueError, AttributeError):
+        finished = None
+    return f"unchanged: same inputs, options and version as its outputs of {finished or 'earlier'}"
+
+
+def _describe_input(job: Job, given: str | Source, role: str, identity: dict[str, Any] | None) -> dict[str, Any]:
+    """Where an input is, how many rows it has, and what identifies the data read (as
+    :func:`reuse_key` took it, before reading: :func:`pipeline.io.identity.identify`)."""
+    if isinstance(given, Source):  # a Delta table (or a partition of it)
+        frame = scan_run(given) if role == "run" else scan_qrels(given)
+        rows = int(frame.select(pl.len()).collect().item())
+        return {"path": given.path, "format": given.format, "rows": rows, "identity": identity}
+    path = given
+    if not (fs.is_local(path) or fs.is_object_store(path)):  # read by Spark through Hadoop: no footer read here
+        format = job.run_format if role == "run" else job.qrels_format
+        return {"path": path, "format": format, "rows": None, "identity": identity}
     source = Source.of(path, job.run_format if role == "run" else job.qrels_format, job.columns)
     frame = scan_run(source) if role == "run" else scan_qrels(source)
-    return {"path": path, "format": source.format, "rows": int(frame.select(pl.len()).collect().item())}
+    rows = int(frame.select(pl.len()).collect().item())
+    return {"path": path, "format": source.format, "rows": rows, "identity": identity}
+
+
+def _describe_attributes(path: str | None, identity: dict[str, Any] | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    source = Source.of(path)
+    return {"path": path, "format": source.format, "identity": identity}
 
 
 def _versions() -> dict[str, str]:
@@ -288,10 +506,13 @@ def _versions() -> dict[str, str]:
 
 
 def write_units(
-    out: Path, units: list[Unit], out_format: str, *, on_unit: Callable[[Unit], None] | None = None
+    out: Path | str, units: list[Unit], out_format: str, *, on_unit: Callable[[Unit], None] | None = None
 ) -> list[Path]:
     """Each unit's folder replaced whole by :func:`pipeline.io.write.publish` (staged, swapped in
-    one step, the user's files kept, ``_SUCCESS`` last), every unit checked before any is written."""
+    one step, the user's files kept, ``_SUCCESS`` last), every unit checked before any is written.
+    ``out`` is a local folder or an object-store URL (staged under a prefix, then published)."""
+    remote = isinstance(out, str) and fs.is_object_store(out)
+    base = Path(".") if remote else Path(out)
     if out_format not in FORMATS:
         raise UsageError(f"unknown output format {out_format!r}; expected one of {', '.join(FORMATS)}")
     suffix, write = FORMATS[out_format]
@@ -301,7 +522,7 @@ def write_units(
     finished = _now()
     files = [
         OutputUnit(
-            target=out / unit.partition.relative() if unit.partition else out,
+            target=base / unit.partition.relative() if unit.partition else base,
             files={
                 f"per_query{suffix}": _writer(write, unit.per_query),
                 f"summary{suffix}": _writer(write, unit.summary),

@@ -180,9 +180,13 @@ def test_report_reads_the_overall_rows(data: dict[str, Path], tmp_path: Path) ->
     result = run_cli("report", data["grouped_a"], data["grouped_b"], cmp, "--html", html)
     assert result.returncode == 0, result.stderr
     page = html.read_text()
-    # the summary holds the overall rows only: one row per system and cutoff (5, 10, all), each of 40 queries
-    rows = re.findall(r'<tr data-system="grouped_a" data-k="([^"]+)">.*?data-column="queries" data-value="(\d+)"', page)
+    # the summary's overall rows: one per system and cutoff (5, 10, all), each of 40 queries; then each group's
+    pattern = (
+        r'<tr data-system="grouped_a" data-k="([^"]+)" data-overall="true">.*?data-column="queries" data-value="(\d+)"'
+    )
+    rows = re.findall(pattern, page)
     assert sorted(rows) == [("10", "40"), ("5", "40"), ("all", "40")]
+    assert len(re.findall(r'<tr data-system="grouped_a" data-k="[^"]+" data-overall="false">', page)) == 3 * 4
     assert "(null)" in page
 
 

@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation, per_query
+from pipeline.io.identity import identify
 from pipeline.job import Job, run_job
 from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
 
@@ -270,7 +271,12 @@ def test_manifest_records_what_was_evaluated(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--out", out, "--all-queries").returncode == 0
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["inputs"]["run"] == {"path": str(RUN), "format": "parquet", "rows": pl.read_parquet(RUN).height}
+    assert manifest["inputs"]["run"] == {
+        "path": str(RUN),
+        "format": "parquet",
+        "rows": pl.read_parquet(RUN).height,
+        "identity": identify(str(RUN)),  # what --skip-unchanged compares
+    }
     assert manifest["inputs"]["qrels"]["rows"] == pl.read_parquet(QRELS).height
     assert manifest["queries"] == {
         "evaluated": 43,

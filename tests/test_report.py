@@ -116,12 +116,13 @@ def check_numbers(page: Page, outputs: dict[str, Path]) -> None:
             if isinstance(want, float):
                 assert cell["text"] == f"{want:.4f}"
     comparison = pl.read_parquet(outputs["cmp"] / "comparison.parquet")
-    shown = page.tables["comparison-table-0"][1:]
-    assert len(shown) == comparison.height
-    for cells, row in zip(shown, comparison.iter_rows(named=True), strict=True):
-        for cell in cells:
-            if cell["value"] and cell["column"] not in ("", "correction"):
-                assert float(cell["value"]) == pytest.approx(row[cell["column"]], abs=1e-15), cell
+    for table in ("comparison-table-0", "comparison-tests-0"):  # means and tests, one row per comparison row
+        shown = page.tables[table][1:]
+        assert len(shown) == comparison.height
+        for cells, row in zip(shown, comparison.iter_rows(named=True), strict=True):
+            for cell in cells:
+                if cell["value"] and cell["column"] not in ("", "correction"):
+                    assert float(cell["value"]) == pytest.approx(row[cell["column"]], abs=1e-15), cell
 
 
 def test_report_holds_every_section_and_the_outputs_numbers(outputs: dict[str, Path], tmp_path: Path) -> None:
@@ -151,7 +152,7 @@ def test_report_of_one_evaluation_says_what_is_missing(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     text = (tmp_path / "one.html").read_text()
     assert "nothing to compare" in text and "No group columns" in text and "Not recorded" in text
-    assert "Plots at k = all" in text
+    assert "Cutoff k = <strong>all</strong>" in text and "chosen with --k" in text
 
 
 def test_report_errors(tmp_path: Path) -> None:

@@ -66,6 +66,11 @@ class Engine(Protocol):
         """Refuse the job's options this engine cannot honour (exit 2)."""
         ...
 
+    def writes(self, out: str) -> bool:
+        """Whether the job's writer (:func:`pipeline.io.write.publish`) writes ``out``; else
+        :meth:`write_remote` does."""
+        ...
+
     def write_remote(self, out: str, tables: list[tuple[str, dict[str, pl.DataFrame]]], execution: Execution) -> None:
         """Write ``(relative folder, {name: table})`` under a non-local ``out`` (Parquet)."""
         ...
@@ -90,13 +95,19 @@ class _PolarsRead:
         return load(inputs, evaluation)
 
     def filesystem(self, path: str, execution: Execution) -> fs.FileSystem:
-        return fs.LOCAL
+        return fs.filesystem_for(path)
 
     def check_job(self, job: Any) -> None:
         pass
 
+    def writes(self, out: str) -> bool:
+        return fs.is_local(out) or fs.is_object_store(out)
+
     def write_remote(self, out: str, tables: list[tuple[str, dict[str, pl.DataFrame]]], execution: Execution) -> None:
-        raise UsageError(f"--out {out}: the {self.name} engine writes to local folders only")
+        raise UsageError(
+            f"--out {out}: the {self.name} engine writes to local folders and object stores "
+            f"({', '.join(s + '://' for s in fs.OBJECT_STORE_SCHEMES if s != 'hf')})"
+        )
 
 
 class PolarsEngine(_PolarsRead):
@@ -249,8 +260,22 @@ class SparkEngine:
                 "locale, partition the logs by it (each partition is summarised on its own), or use --engine "
                 "polars or duckdb"
             )
+        from pipeline.io import delta
+
+        if (
+            job.run_version is not None
+            or job.qrels_version is not None
+            or any(path and delta.is_table(path) for path in (job.run, job.qrels))
+        ):
+            raise UsageError(
+                "Delta tables are read by the polars and duckdb engines; on Spark, read the table with "
+                "spark.read.format('delta') and pass the DataFrame to pipeline.engines.spark.evaluate"
+            )
         if job.out and not fs.is_local(job.out) and job.out_format != "parquet":
             raise UsageError(f"the spark engine writes Parquet only, not --out-format {job.out_format}")
+
+    def writes(self, out: str) -> bool:
+        return fs.is_local(out)  # a cluster's file system is written by Spark (write_remote)
 
     def write_remote(self, out: str, tables: list[tuple[str, dict[str, pl.DataFrame]]], execution: Execution) -> None:
         from pipeline.engines import spark as spark_engine

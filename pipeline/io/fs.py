@@ -1,8 +1,10 @@
 """Listing inputs: which files of a path are data, by one rule for every engine.
 
-Every engine reads the list this module makes (Polars and DuckDB from local listings, Spark
-from the same walk over Hadoop's FileSystem), so no engine applies hidden-file rules of its
-own and two engines never read different files of one path.
+Every engine reads the list this module makes (Polars and DuckDB from local listings and from
+object stores listed through ``pyarrow.fs``, :mod:`pipeline.io.objects`; Spark from the same
+walk over Hadoop's FileSystem), so no engine applies hidden-file rules of its own and two
+engines never read different files of one path. A Delta table's folder is never listed as data
+files (it holds superseded ones): :mod:`pipeline.io.delta` reads it through its log.
 
 - **Hidden** (skipped, never descended into): names starting with ``.`` or ``_`` (a ``_``
   name holding ``=`` is a partition folder), and names ending in ``._COPYING_``. This is
@@ -44,6 +46,26 @@ def is_local(path: str) -> bool:
     return urlparse(str(path)).scheme in ("", "file")
 
 
+# Object stores the Polars and DuckDB engines read and write themselves (Polars reads them,
+# pyarrow.fs lists and writes them); s3a:// and hdfs:// are Hadoop's, read by the Spark engine.
+OBJECT_STORE_SCHEMES = ("s3", "gs", "gcs", "az", "abfs", "abfss", "hf")
+
+
+def is_object_store(path: str) -> bool:
+    """Whether ``path`` is an object-store URL the Polars and DuckDB engines read
+    (``s3://``, ``gs://``, ``az://``, ``abfs[s]://``, ``hf://``)."""
+    return urlparse(str(path)).scheme.lower() in OBJECT_STORE_SCHEMES
+
+
+def filesystem_for(path: str) -> FileSystem:
+    """The file system listing ``path``: the local one, or the object store its URL names."""
+    if is_object_store(path):
+        from pipeline.io.objects import object_store
+
+        return object_store(path)
+    return LOCAL
+
+
 def local_path(path: str) -> str:
     """A local path of ``path`` (a ``file:`` URL loses its scheme)."""
     return urlparse(path).path if path.startswith("file:") else path
@@ -54,7 +76,8 @@ def is_partition_folder(name: str) -> bool:
 
 
 class FileSystem(Protocol):
-    """What listing needs of a file system: the local one here, Hadoop's in the Spark engine."""
+    """What listing needs of a file system: the local one here, an object store's
+    (:class:`pipeline.io.objects.ObjectStore`), Hadoop's in the Spark engine."""
 
     def kind(self, path: str) -> Kind: ...
 
@@ -103,9 +126,11 @@ def data_files(path: str, format: str, filesystem: FileSystem = LOCAL) -> list[s
     if matches is None:
         kind = filesystem.kind(path)
         if kind == "file":
+            _refuse_inside_table([path], filesystem)
             return [path]  # named by the user: read even when its name looks hidden
         if kind == "dir":
             found = list(_walk(path, format, filesystem))
+            _refuse_inside_table(found[:1], filesystem)  # a folder below a Delta table's (its partition)
             if not found:
                 raise InvalidInput(
                     f"{path}: directory holds no {_data_description(format)}{_hidden_note(path, filesystem)}"
@@ -124,7 +149,27 @@ def data_files(path: str, format: str, filesystem: FileSystem = LOCAL) -> list[s
             _refuse_kind(match, kind)
     if not found:
         raise InvalidInput(f"{path}: nothing matches this pattern (looked for {_data_description(format)})")
+    _refuse_inside_table(found, filesystem)
     return sorted(found)
+
+
+def _refuse_inside_table(files: list[str], filesystem: FileSystem) -> None:
+    """Data files named inside a Delta table's folder (``table/*.parquet``, ``table/dt=1/part-0.parquet``)
+    are refused: the folder holds superseded files too (see :mod:`pipeline.io.delta`). Each folder
+    above the files is looked at once."""
+    checked: set[str] = set()
+    for file in files:
+        folder = file.rstrip("/").rsplit("/", 1)[0] if "/" in file else "."
+        while folder and folder not in checked:
+            checked.add(folder)
+            if filesystem.kind(_join(folder, "_delta_log")) == "dir":
+                from pipeline.io.delta import refuse_files_of_table
+
+                refuse_files_of_table(file, folder)
+            parent = folder.rsplit("/", 1)[0] if "/" in folder.rstrip("/") else ""
+            if parent == folder or parent.endswith(":/") or parent.endswith(":"):
+                break
+            folder = parent
 
 
 def check_layout(folder: str, entries: list[tuple[str, Kind]]) -> None:
@@ -143,6 +188,10 @@ def check_layout(folder: str, entries: list[tuple[str, Kind]]) -> None:
 
 def _walk(folder: str, format: str, filesystem: FileSystem, seen: frozenset[str] = frozenset()) -> Iterator[str]:
     entries = filesystem.entries(folder)
+    if ("_delta_log", "dir") in entries:
+        from pipeline.io.delta import refuse_files_of_table
+
+        refuse_files_of_table(folder, folder)
     check_layout(folder, entries)
     real = os.path.realpath(folder) if filesystem is LOCAL else folder
     if real in seen:
@@ -170,6 +219,13 @@ def _refuse_kind(path: str, kind: Kind) -> NoReturn:
             f"{path}: a dangling symbolic link (it points to {os.readlink(path)!r}, which does not exist)"
         )
     if kind == "missing":
+        if is_object_store(path):
+            from pipeline.io.objects import object_store
+
+            store = object_store(path)
+            if store.kind(store.prefix) == "missing":
+                raise InvalidInput(f"{path}: no such bucket {store.bucket!r} (check the URL, and AWS_ENDPOINT_URL)")
+            raise InvalidInput(f"{path}: no such object or prefix (check the key)")
         raise InvalidInput(f"{path}: no such file or directory")
     raise InvalidInput(f"{path}: not a regular file or directory ({_special_kind(path)})")
 

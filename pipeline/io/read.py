@@ -17,11 +17,12 @@ from typing import Literal
 import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.io import fs
 from pipeline.io.fs import data_files
 from pipeline.io.partitions import check_partition_keys, is_partition_folder
 
-Format = Literal["parquet", "trec", "csv", "tsv"]
-FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv")
+Format = Literal["parquet", "trec", "csv", "tsv", "delta"]
+FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv", "delta")
 
 QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 
@@ -63,14 +64,24 @@ class Source:
     path: str
     format: Format
     columns: Columns = Columns()
+    # a Delta table's version to read (None: the current one) and the partition it is narrowed
+    # to (``((key, value), ...)``, its columns then dropped; see pipeline.io.delta)
+    version: int | None = None
+    partition: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, path: str | Path, format: str | None = None, columns: Columns | None = None) -> Source:
+    def of(
+        cls, path: str | Path, format: str | None = None, columns: Columns | None = None, *, version: int | None = None
+    ) -> Source:
+        """A source by path: the format from ``format`` or the name (a folder holding
+        ``_delta_log/`` is a Delta table, read at ``version``, by default its current one)."""
         path = str(path)
         chosen = format or detect_format(path)
         if chosen not in FORMATS:
             raise UsageError(f"unknown input format {chosen!r}; expected one of {', '.join(FORMATS)}")
-        return cls(path=path, format=chosen, columns=columns or Columns())  # type: ignore[arg-type]
+        if version is not None and chosen != "delta":
+            raise UsageError(f"{path}: a version is read from Delta tables only, and this is {chosen}")
+        return cls(path=path, format=chosen, columns=columns or Columns(), version=version)  # type: ignore[arg-type]
 
     def files(self) -> list[str]:
         """The data files this source names (see :mod:`pipeline.io.fs` for which files are
@@ -78,17 +89,31 @@ class Source:
 
         A path that exists is taken literally, even when its name holds glob characters
         (``[``, ``*``, ``?``); only a path that does not exist is read as a pattern."""
-        return data_files(self.path, self.format)
+        if self.format == "delta":
+            from pipeline.io.delta import data_files as table_files
+
+            return table_files(self)
+        return data_files(self.path, self.format, fs.filesystem_for(self.path))
 
     def is_pattern(self) -> bool:
         """True when the path is a glob pattern rather than an existing file or directory."""
+        if fs.is_object_store(self.path):
+            return glob.has_magic(self.path) and fs.filesystem_for(self.path).kind(self.path) == "missing"
         return not Path(self.path).exists() and glob.has_magic(self.path)
 
 
 def detect_format(path: str) -> str:
     """Guess the format from the name: Parquet for ``.parquet``/``.pq``, directories and
-    globs of them; CSV for ``.csv``; TSV for ``.tsv``; TREC text for anything else."""
+    globs of them; CSV for ``.csv``; TSV for ``.tsv``; TREC text for anything else. An
+    object-store URL without one of these extensions is a Parquet dataset (a prefix), as on
+    Spark."""
+    from pipeline.io.delta import is_table
+
     suffix = Path(path.rstrip("/*")).suffix.lower()
+    if suffix not in (".csv", ".tsv", ".txt") and is_table(path):
+        return "delta"
+    if fs.is_object_store(path):
+        return {".csv": "csv", ".tsv": "tsv", ".txt": "trec"}.get(suffix, "parquet")
     if suffix in (".parquet", ".pq") or Path(path).is_dir() or path.endswith((".parquet", ".pq")):
         return "parquet"
     if suffix == ".csv":
@@ -138,13 +163,22 @@ def scan_attributes(source: Source) -> pl.LazyFrame:
 
 def _scan_table(source: Source) -> pl.LazyFrame:
     """Parquet or CSV files as one frame, read from the file list of :meth:`Source.files`
-    (never the directory: Polars' own listing rules would differ from the other engines')."""
+    (never the directory: Polars' own listing rules would differ from the other engines'); a
+    Delta table through its log, at the source's version."""
+    if source.format == "delta":
+        from pipeline.io.delta import scan
+
+        return scan(source)
     files = source.files()
     separator = "\t" if source.format == "tsv" else ","
+    remote = storage_options(source.path)
+    _refuse_remote_text(source)
     try:
         if source.format == "parquet":
             check_parquet_schemas(files)
-            frame = pl.scan_parquet(files, hive_partitioning=False, missing_columns="raise", glob=False)
+            frame = pl.scan_parquet(
+                files, hive_partitioning=False, missing_columns="raise", glob=False, storage_options=remote
+            )
         else:
             files, header = _csv_files_and_header(source.path, files, separator)
             frame = pl.scan_csv(files, separator=separator, glob=False, new_columns=header)
@@ -161,6 +195,8 @@ def dataset_root(source: Source) -> str:
     """The folder a source's files are read below: the directory itself (or, for one partition
     of a hive layout such as ``runs/dt=1``, the layout's root, since the job adds its keys to the
     outputs), the fixed part of a glob, or a single file's own folder (below which nothing lies)."""
+    if fs.is_object_store(source.path):
+        return _url_root(source)
     path = Path(source.path)
     if path.is_dir():
         while is_partition_folder(path.name) and path.parent != path:
@@ -176,6 +212,41 @@ def dataset_root(source: Source) -> str:
     return str(path.parent)
 
 
+def _refuse_remote_text(source: Source) -> None:
+    if source.format not in ("parquet", "delta") and not fs.is_local(source.path):
+        raise UsageError(
+            f"{source.path}: {source.format} text is read from local files only; on an object store, "
+            "inputs are Parquet (files, prefixes, globs, hive-partitioned prefixes) or Delta tables"
+        )
+
+
+def _url_root(source: Source) -> str:
+    """:func:`dataset_root` of an object-store URL, as text (``Path`` would fold ``s3://``)."""
+    url = source.path.rstrip("/")
+    filesystem = fs.filesystem_for(url)
+    if source.is_pattern():
+        fixed = []
+        for part in url.split("/"):
+            if glob.has_magic(part):
+                break
+            fixed.append(part)
+        return "/".join(fixed)
+    if filesystem.kind(url) == "dir":
+        while is_partition_folder(url.rsplit("/", 1)[-1]) and url.count("/") > 3:
+            url = url.rsplit("/", 1)[0]
+        return url
+    return url.rsplit("/", 1)[0]
+
+
+def storage_options(path: str) -> dict[str, str] | None:
+    """Polars' ``storage_options`` for an input (None for local files)."""
+    if not fs.is_object_store(path):
+        return None
+    from pipeline.io.objects import storage_options as options
+
+    return options(path)
+
+
 def check_parquet_schemas(files: list[str]) -> None:
     """Refuse files of one dataset whose columns differ (naming the file, the column and both
     types), and zero-row files with null-typed columns (an empty frame written without its
@@ -184,11 +255,12 @@ def check_parquet_schemas(files: list[str]) -> None:
     for path in files:
         try:
             # not read_parquet_schema, which expands [ * ? in a name that exists
-            schema = dict(pl.scan_parquet(path, glob=False, hive_partitioning=False).collect_schema())
+            scan = pl.scan_parquet(path, glob=False, hive_partitioning=False, storage_options=storage_options(path))
+            schema = dict(scan.collect_schema())
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
             raise InvalidInput(f"{path}: cannot read as parquet: {_first_line(error)}") from None
         untyped = [name for name, dtype in schema.items() if dtype == pl.Null]
-        if untyped and pl.scan_parquet(path, glob=False).select(pl.len()).collect().item() == 0:
+        if untyped and scan.select(pl.len()).collect().item() == 0:
             raise InvalidInput(
                 f"{path}: zero rows and column(s) {', '.join(map(repr, untyped))} of type null (a file written "
                 "from an empty frame without its schema); remove it or write it with the dataset's types"
@@ -391,6 +463,7 @@ def _scan_trec(
 ) -> pl.LazyFrame:
     """Whitespace-separated lines to columns. A line that does not parse yields nulls, which
     validation reports with the file, line number and text kept in ``_file``/``_line*``."""
+    _refuse_remote_text(source)
     files = source.files()
     check_partition_keys(files, [], dataset_root(source))
     for path in files:
@@ -440,4 +513,6 @@ def _check_trec_shape(path: str, *, qrels: bool) -> None:
 
 
 def _first_line(error: BaseException) -> str:
-    return str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    from pipeline.io.objects import scrub
+
+    return scrub(str(error).strip().splitlines()[0]) if str(error).strip() else type(error).__name__

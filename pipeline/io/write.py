@@ -48,11 +48,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from pipeline.errors import UsageError
+from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.format import trec_file_text
+from pipeline.io.fs import is_object_store
+
+if TYPE_CHECKING:
+    from pipeline.io.objects import ObjectStore
 
 try:
     import fcntl
@@ -115,6 +120,9 @@ def write_tables(
         raise UsageError(f"unknown output format {format!r}; expected one of {', '.join(FORMATS)}")
     suffix, write = FORMATS[format]
     files = {f"{name}{suffix}": _frame_writer(write, frame) for name, frame in tables.items()}
+    if is_object_store(str(out_dir)):  # Path would fold the URL's "//"
+        publish(str(out_dir), [Unit(Path("."), files, dict(manifest or {}), success=False)])
+        return [Path(name) for name in files]
     out = Path(out_dir)
     publish(out, [Unit(out, files, dict(manifest or {}), success=False)])
     return [out / name for name in files]
@@ -129,7 +137,9 @@ def _frame_writer(write: Callable[[pl.DataFrame, Path], None], frame: pl.DataFra
 
 @dataclass(frozen=True)
 class Unit:
-    """One folder of outputs: ``files`` maps each file name to a function writing it at a path."""
+    """One folder of outputs: ``files`` maps each file name to a function writing it at a path.
+    ``target`` is a local folder; under an object-store root, the folder relative to the root
+    (``Path(".")`` for the root itself)."""
 
     target: Path
     files: Mapping[str, Callable[[Path], None]]
@@ -151,6 +161,8 @@ def publish(
     Every unit is checked before any is written; ``flag`` names the option in messages."""
     if not str(root).strip():
         raise OutputError(f"{flag} is empty: give a folder for the outputs")
+    if is_object_store(str(root)):
+        return _publish_objects(str(root), units, flag=flag, on_written=on_written)
     given = os.path.abspath(root)
     root = Path(os.path.realpath(root))  # a symlinked output folder is written where it points
     placed = [
@@ -459,6 +471,135 @@ def _move(source: Path, target: Path) -> None:
         os.replace(partial, target)
 
 
+# --- object stores -------------------------------------------------------------------------
+
+OBJECT_STAGING = "_ndcg_staging-"  # a hidden prefix (readers skip names starting with _)
+# A staging prefix older than this is a killed writer's (publishing takes seconds): removed by the
+# next writer. A younger one may be another job's, still uploading, and is left alone.
+STALE_STAGING_SECONDS = 3600
+
+
+def _publish_objects(
+    root: str, units: Sequence[Unit], *, flag: str, on_written: Callable[[Unit], None] | None
+) -> list[Path]:
+    """Units under an object-store prefix, which has no atomic rename: every unit is checked, then
+    every file of every unit is built locally and uploaded under ``ROOT/_ndcg_staging-<id>/``;
+    only then each unit is published: its ``_SUCCESS`` removed, the tables copied into place
+    (server-side), outputs of ours no longer written removed, ``manifest.json`` and last
+    ``_SUCCESS`` written. A reader that waits for ``_SUCCESS`` never sees a half-written unit; a
+    failed or killed job leaves the unit without ``_SUCCESS`` (and, when killed, a hidden staging
+    prefix, removed by a writer an hour later). The user's objects under the prefix are never touched, and one of theirs
+    holding a name the unit writes is refused before anything is written. Concurrent writers are
+    not serialized (no lock on a bucket)."""
+    from pipeline.io.objects import object_store
+
+    root = root.rstrip("/")
+    store = object_store(root)
+    if not store.listable:
+        raise OutputError(f"{flag} {root}: outputs are written to s3://, gs://, az:// or abfs[s]:// prefixes")
+    try:
+        return _publish_to(store, root, units, flag=flag, on_written=on_written)
+    except InvalidInput as error:  # reading what is there failed: the output cannot be written there
+        raise OutputError(f"cannot write {flag} {root}: {error}; choose another {flag}") from None
+
+
+def _publish_to(
+    store: ObjectStore, root: str, units: Sequence[Unit], *, flag: str, on_written: Callable[[Unit], None] | None
+) -> list[Path]:
+    if store.kind(store.prefix) == "missing":
+        raise OutputError(f"{flag} {root}: no such bucket {store.bucket!r}; create it, or choose another {flag}")
+    targets = [root if unit.target == Path(".") else f"{root}/{unit.target.as_posix()}" for unit in units]
+    for unit, target in zip(units, targets, strict=True):
+        if unit.target.is_absolute() or ".." in unit.target.parts:
+            raise OutputError(f"{unit.target}: a unit under {flag} {root} is named by a folder relative to it")
+        _check_object_unit(store, unit, target, flag)
+    now = int(time.time())
+    for entry, kind in store.entries(root) if store.kind(root) == "dir" else []:
+        stamp = entry.removeprefix(OBJECT_STAGING).split("-", 1)[0]
+        stale = stamp.isdigit() and now - int(stamp) > STALE_STAGING_SECONDS
+        if entry.startswith(OBJECT_STAGING) and kind == "dir" and stale:
+            store.delete_prefix(f"{root}/{entry}")  # left by a killed writer
+    staging = f"{root}/{OBJECT_STAGING}{now}-{os.urandom(6).hex()}"
+    try:
+        with tempfile.TemporaryDirectory(prefix="ndcg-out-") as local:
+            built = []
+            for index, (unit, target) in enumerate(zip(units, targets, strict=True)):
+                folder = Path(local) / str(index)
+                folder.mkdir()
+                _build(folder, unit, flag)
+                prefix = f"{staging}/{index}"
+                for name in unit.files:
+                    store.write_bytes(f"{prefix}/{name}", (folder / name).read_bytes())
+                built.append((unit, target, prefix, (folder / MANIFEST).read_bytes()))
+            for unit, target, prefix, manifest in built:
+                owned = _owned_objects(store, target)
+                store.delete(f"{target}/{SUCCESS}")
+                for name in unit.files:
+                    store.copy(f"{prefix}/{name}", f"{target}/{name}")
+                for name in sorted(owned - unit.names()):
+                    store.delete(f"{target}/{name}")
+                store.write_bytes(f"{target}/{MANIFEST}", manifest)
+                if unit.success:
+                    store.write_bytes(f"{target}/{SUCCESS}", b"")
+                if on_written:
+                    on_written(unit)
+    finally:
+        with contextlib.suppress(Exception):
+            store.delete_prefix(staging)
+    return [Path(target) for target in targets]
+
+
+def _owned_objects(store: object, target: str) -> set[str]:
+    """Names under ``target`` a manifest of ours lists (see :func:`owned_names`)."""
+    from pipeline.io.objects import ObjectStore
+
+    assert isinstance(store, ObjectStore)
+    data = store.read_bytes(f"{target}/{MANIFEST}")
+    manifest = _manifest_of(data) if data is not None else None
+    if manifest is None:
+        success = store.read_bytes(f"{target}/{SUCCESS}")
+        return {SUCCESS} if success == b"" else set()
+    outputs = manifest.get("outputs")
+    listed = {name for name in outputs or [] if isinstance(name, str) and _plain(name)}
+    return {MANIFEST, SUCCESS, *listed}
+
+
+def _check_object_unit(store: object, unit: Unit, target: str, flag: str) -> None:
+    from pipeline.io.objects import ObjectStore
+
+    assert isinstance(store, ObjectStore)
+    if store.kind(target) == "file":
+        raise OutputError(f"{target} is an object, not a prefix: choose another {flag}")
+    if store.kind(target) != "dir":
+        return
+    data = store.read_bytes(f"{target}/{MANIFEST}")
+    old = _manifest_of(data) if data is not None else None
+    if old is not None:
+        outputs = old.get("outputs")
+        was = unit_kind(old, outputs if isinstance(outputs, list) else [])
+        new = unit_kind(unit.manifest, unit.files)
+        if was is not None and new is not None and was != new:
+            raise OutputError(
+                f"{target} holds the output of ndcg {was}; ndcg {new} does not replace it: choose another {flag}"
+            )
+    owned = _owned_objects(store, target)
+    present = {name for name, _ in store.entries(target)}
+    for name in sorted(unit.names()):
+        if name in present and name not in owned:
+            raise OutputError(
+                f"{target}/{name} was not written by ndcg-pipeline (no manifest.json of ours lists it) and is left "
+                f"as it is: move it away or choose another {flag}"
+            )
+
+
+def _manifest_of(data: bytes) -> dict | None:
+    """A manifest of ours from its bytes (see :func:`_our_manifest`), or None."""
+    with tempfile.TemporaryDirectory(prefix="ndcg-manifest-") as folder:
+        path = Path(folder) / MANIFEST
+        path.write_bytes(data)
+        return _our_manifest(path)
+
+
 # --- leftovers of a killed writer ----------------------------------------------------------
 
 
@@ -729,6 +870,14 @@ def check_out_folder(out: str | None, inputs: Iterable[tuple[str, str | None]], 
         return
     if not out.strip():
         raise OutputError(f"{flag} is empty: give a folder for the outputs, or leave {flag} out to only print")
+    if is_object_store(out):
+        for role, path in inputs:
+            if path and is_object_store(path) and (out.rstrip("/") + "/").startswith(path.rstrip("/") + "/"):
+                raise OutputError(
+                    f"{flag} {out} is the {role} or inside it: outputs there would be read as part of it; "
+                    "choose a prefix outside it"
+                )
+        return
     resolved = os.path.realpath(out)
     for role, path in inputs:
         if not path or not os.path.exists(path):

@@ -27,11 +27,12 @@ from pipeline.compare_job import check_conventions
 from pipeline.errors import InvalidInput
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
 from pipeline.report import figures
-from pipeline.report.load import ComparisonOutput, ReportInputs, load
+from pipeline.report.load import ComparisonOutput, ReportInputs, System, load
 from pipeline.spec import MEASURE_NAMES
 
 SECTIONS = (
     ("summary", "Summary"),
+    ("trend", "Trend by partition"),
     ("cutoffs", "NDCG@k by k"),
     ("distribution", "Distribution of per-query NDCG"),
     ("differences", "Per-query differences"),
@@ -48,6 +49,17 @@ COMPARISON_COLUMNS = tuple(
     if column not in ("baseline", "candidate", "t_statistic", "permutations", "bootstrap_samples", "confidence", "seed")
 )
 DIGITS = 4
+_TESTS = (
+    "p_value_t",
+    "p_value_permutation",
+    "ci_low",
+    "ci_high",
+    "correction",
+    "p_adjusted_t",
+    "p_adjusted_permutation",
+)
+TEST_COLUMNS = tuple(c for c in COMPARISON_COLUMNS if c in _TESTS)
+MEANS_COLUMNS = tuple(c for c in COMPARISON_COLUMNS if c not in _TESTS and c != "k")
 
 
 @dataclass(frozen=True)
@@ -66,6 +78,7 @@ def build_report(
     cutoff_given: bool = False,
     title: str = "NDCG report",
     allow_different_conventions: bool = False,
+    names: list[str] | None = None,
 ) -> list[Path]:
     """Write the report (and, with ``png_dir``, each figure as a PNG); return the files written.
     Where they would replace an input or a file that is not one of ours, nothing is written.
@@ -74,7 +87,7 @@ def build_report(
     target = Path(html_path)
     _check_not_an_input(target, paths)
     check_file_target(target, is_our_report, "--html")
-    inputs = load(paths)
+    inputs = load(paths, names)
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
     check_conventions(_recorded_conventions(inputs), allow_different_conventions)
@@ -83,8 +96,10 @@ def build_report(
         tables.update({str(c.path): c.deltas for c in inputs.comparisons})
         select_cutoffs(tables, (cutoff,))
     k = cutoff if cutoff_given else _default_cutoff(inputs)
+    why = "chosen with --k" if cutoff_given else _default_cutoff_reason(inputs, k)
     sections: dict[str, tuple[Markup, list[Figure]]] = {
         "summary": (_summary(inputs), []),
+        "trend": _trend(inputs, k),
         "cutoffs": _cutoffs(inputs),
         "distribution": _distribution(inputs, k),
         "differences": _differences(inputs, k),
@@ -92,7 +107,7 @@ def build_report(
         "conventions": (_conventions(inputs), []),
         "ties": (_ties(inputs), []),
     }
-    page = _page(title, inputs, k, sections)
+    page = _page(title, inputs, k, sections, why)
     pngs = {}
     if png_dir is not None:
         directory = Path(png_dir)
@@ -141,13 +156,35 @@ def is_our_png(path: Path) -> bool:
 # --- choosing what to show -----------------------------------------------------------------
 
 
-def _default_cutoff(inputs: ReportInputs) -> int | None:
-    """The smallest cutoff every output has; the whole ranking when they share none."""
+def _cutoffs_present(inputs: ReportInputs) -> list[set[int | None]]:
     present = [set(s.per_query["k"].unique().to_list()) for s in inputs.systems]
-    present += [set(c.deltas["k"].unique().to_list()) for c in inputs.comparisons]
-    shared = set.intersection(*present) if present else set()
-    finite = sorted(k for k in shared if k is not None)
-    return finite[0] if finite else None
+    return present + [set(c.deltas["k"].unique().to_list()) for c in inputs.comparisons]
+
+
+def _default_cutoff(inputs: ReportInputs) -> int | None:
+    """The cutoff most tables have (10 among equals, else the smallest of them); the whole
+    ranking when no table has a cutoff."""
+    present = _cutoffs_present(inputs)
+    counts: dict[int, int] = {}
+    for ks in present:
+        for k in ks:
+            if k is not None:
+                counts[k] = counts.get(k, 0) + 1
+    if not counts:
+        return None
+    most = max(counts.values())
+    best = sorted(k for k, count in counts.items() if count == most)
+    return 10 if 10 in best else best[0]
+
+
+def _default_cutoff_reason(inputs: ReportInputs, k: int | None) -> str:
+    present = _cutoffs_present(inputs)
+    having = sum(k in ks for ks in present)
+    if k is None:
+        return "no table has a cutoff, so the whole ranking"
+    return (
+        f"the cutoff most tables have ({having} of {len(present)}; 10 preferred among equals); choose another with --k"
+    )
 
 
 def _at(k: int | None) -> pl.Expr:
@@ -176,48 +213,108 @@ def _system_scores(inputs: ReportInputs, k: int | None) -> dict[str, pl.Series]:
 def _summary(inputs: ReportInputs) -> Markup:
     parts = []
     if inputs.systems:
-        rows = [
-            {
-                "system": system.name,
-                "k": _label(row["k"]),
-                "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
-            }
-            for system in inputs.systems
-            for row in system.summary.iter_rows(named=True)
-        ]
+        # the group columns of any grouped summary: "all" on the overall rows, "(null)" for the null group
+        groups = list(
+            dict.fromkeys(
+                g
+                for s in inputs.systems
+                if s.group_summary is not None
+                for g in s.group_columns
+                if g in s.group_summary
+            )
+        )
+        rows = []
+        for system in inputs.systems:
+            grouped = system.group_summary if system.group_summary is not None else pl.DataFrame()
+            for row, overall in [(r, True) for r in system.summary.iter_rows(named=True)] + [
+                (r, False) for r in grouped.iter_rows(named=True)
+            ]:
+                shown = [_summary_group_cell(row, g, overall) for g in groups]
+                rows.append(
+                    {
+                        "system": system.name,
+                        "overall": "true" if overall else "false",
+                        "groups": shown,
+                        "k": _label(row["k"]),
+                        "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
+                    }
+                )
         parts.append(
             _html(
-                "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>.</p>"
+                "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>"
+                "{% if groups %}: the rows over all queries (group <em>all</em>), then each group's{% endif %}.</p>"
                 '<table id="summary-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead>'
-                '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"><td>{{ r.system }}</td>'
+                '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"'
+                '{% if groups %} data-overall="{{ r.overall }}"{% endif %}><td>{{ r.system }}</td>'
+                "{% for g in r.groups %}<td>{{ g }}</td>{% endfor %}"
                 "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
-                header=("system", "k", *SUMMARY_COLUMNS),
+                header=("system", *groups, "k", *SUMMARY_COLUMNS),
+                groups=groups,
                 rows=rows,
             )
         )
     for index, comparison in enumerate(inputs.comparisons):
         groups = comparison.group_columns
-        columns = ["baseline", "candidate", *groups, *COMPARISON_COLUMNS]
-        cells = [
-            [_comparison_cell(c, row.get(c), groups, row.get("overall", True)) for c in columns]
-            for row in comparison.comparison.iter_rows(named=True)
-        ]
+        # two tables of the same rows, each with the pair, the groups and k, so that each fits a
+        # 1280-pixel window: the means and counts, then the tests
+        tables = []
+        for table_id, part in (
+            (f"comparison-table-{index}", MEANS_COLUMNS),
+            (f"comparison-tests-{index}", TEST_COLUMNS),
+        ):
+            columns = ["baseline", "candidate", *groups, "k", *part]
+            cells = [
+                [_comparison_cell(c, row.get(c), groups, row.get("overall", True)) for c in columns]
+                for row in comparison.comparison.iter_rows(named=True)
+            ]
+            tables.append(
+                _html(
+                    '<div class="wide"><table class="comparison-table" id="{{ table_id }}"><thead><tr>'
+                    "{% for c in columns %}<th>{{ c.replace('_', ' ') }}</th>{% endfor %}</tr></thead><tbody>"
+                    "{% for r in rows %}<tr>{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table></div>",
+                    table_id=table_id,
+                    columns=columns,
+                    rows=cells,
+                )
+            )
         parts.append(
             _html(
-                "<h3>Comparison ({{ path }})</h3><p>Paired by query; difference = candidate − baseline; rows with "
-                "group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the correction "
-                "named in each row, over the pairs of one cutoff and group.</p>"
-                '<div class="wide"><table class="comparison-table" id="comparison-table-{{ index }}"><thead><tr>'
-                "{% for c in columns %}<th>{{ c }}</th>{% endfor %}</tr></thead><tbody>{% for r in rows %}<tr>"
-                "{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table></div>{{ unpaired }}",
+                "<h3>Comparison ({{ path }})</h3><p>Paired by {{ paired_by }}; difference = candidate − baseline; "
+                "rows with group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the "
+                "correction named in each row, over the pairs of one cutoff and group.</p><h4>Means and counts</h4>"
+                "{{ means }}"
+                "<h4>Tests</h4>{{ tests }}{{ unpaired }}",
                 path=str(comparison.path),
-                index=index,
-                columns=columns,
-                rows=cells,
+                paired_by=_paired_by(comparison),
+                means=tables[0],
+                tests=tables[1],
                 unpaired=_unpaired(comparison),
             )
         )
     return Markup("").join(parts)
+
+
+def _paired_by(comparison: ComparisonOutput) -> str:
+    """``query``, or for partitioned systems ``partition (dt) and query, the rows pooled over every
+    paired partition`` (the per-partition rows are in comparison.parquet)."""
+    options = comparison.manifest.get("options")
+    keys = options.get("partition_by") if isinstance(options, dict) else None
+    if not isinstance(keys, list) or not keys:
+        return "query"
+    return (
+        f"partition ({', '.join(map(str, keys))}) and query; shown: the rows pooled over every paired partition "
+        "(each partition's rows are in comparison.parquet)"
+    )
+
+
+def _summary_group_cell(row: dict[str, object], group: str, overall: bool) -> str:
+    """``all`` on the overall rows, ``(null)`` for the null group, ``-`` where a system has no
+    such group column."""
+    if overall:
+        return "all"
+    if group not in row:
+        return "-"
+    return "(null)" if row[group] is None else str(row[group])
 
 
 def _comparison_cell(column: str, value: object, groups: list[str], overall: bool = True) -> Markup:
@@ -320,12 +417,38 @@ def _pairs(inputs: ReportInputs, k: int | None) -> list[tuple[str, str, pl.DataF
         at_k = comparison.deltas.filter(_at(k), pl.col("delta").is_not_null())
         for (baseline, candidate), part in at_k.group_by("baseline", "candidate", maintain_order=True):
             found.append((str(baseline), str(candidate), part))
+    if not found and any(s.partition for s in inputs.systems):
+        return _partition_pairs(inputs, k)
     if not found and len(inputs.systems) > 1:
         first = inputs.systems[0]
         for other in inputs.systems[1:]:
             paired = pair(first.per_query.filter(_at(k)), other.per_query.filter(_at(k)))
             found.append((first.name, other.name, paired.filter(pl.col("delta").is_not_null())))
     return [(b, c, part.sort("delta", "query_id")) for b, c, part in found]
+
+
+def _partition_pairs(inputs: ReportInputs, k: int | None) -> list[tuple[str, str, pl.DataFrame]]:
+    """Partitioned evaluation outputs without a comparison: the first output against each other
+    one on the latest partition both have (two days of one model are not a pair)."""
+    families: dict[str, dict[str, System]] = {}
+    for system in inputs.systems:
+        families.setdefault(system.family or system.name, {})[str(system.partition or "")] = system
+    names = list(families)
+    found = []
+    for other in names[1:]:
+        shared = sorted(set(families[names[0]]) & set(families[other]))
+        if not shared:
+            continue
+        first, second = families[names[0]][shared[-1]], families[other][shared[-1]]
+        paired = pair(first.per_query.filter(_at(k)), second.per_query.filter(_at(k)))
+        found.append((first.name, second.name, paired.filter(pl.col("delta").is_not_null())))
+    return [(b, c, part.sort("delta", "query_id")) for b, c, part in found]
+
+
+_DELTA_COLUMNS = frozenset(
+    {"baseline", "candidate", "query_id", "k", "delta", "in_baseline", "in_candidate"}
+    | {"ndcg_baseline", "ndcg_candidate"}
+)
 
 
 def _differences(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
@@ -343,20 +466,23 @@ def _differences(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figu
             )
         )
         extremes = pl.concat([deltas.head(3), deltas.tail(3)]).unique("query_id", maintain_order=True)
+        groups = [c for c in deltas.columns if c not in _DELTA_COLUMNS]  # the --group-by columns, if any
         rows = [
             [_html("<td>{{ v }}</td>", v=row["query_id"])]
+            + [_html("<td>{{ v }}</td>", v="(null)" if row[g] is None else row[g]) for g in groups]
             + [_cell(c, row[c]) for c in ("ndcg_baseline", "ndcg_candidate", "delta")]
             for row in extremes.iter_rows(named=True)
         ]
         shown.append(
             _html(
                 "<h3>{{ candidate }} vs {{ baseline }}</h3><p>Largest losses and gains at k = {{ label }}:</p>"
-                '<table class="differences-table"><thead><tr><th>query</th><th>{{ baseline }}</th>'
-                "<th>{{ candidate }}</th><th>difference</th></tr></thead><tbody>{% for r in rows %}<tr>"
-                "{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
+                '<table class="differences-table"><thead><tr><th>query</th>{% for g in groups %}<th>{{ g }}</th>'
+                "{% endfor %}<th>{{ baseline }}</th><th>{{ candidate }}</th><th>difference</th></tr></thead><tbody>"
+                "{% for r in rows %}<tr>{% for c in r %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
                 baseline=baseline,
                 candidate=candidate,
                 label=label,
+                groups=groups,
                 rows=rows,
             )
         )
@@ -558,7 +684,8 @@ th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 .not-recorded, .warning { color: #b2182b; } .wide { overflow-x: auto; } nav a { margin-right: 0.8rem; }
 figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
-</style></head><body><h1>{{ title }}</h1><p>Plots at k = {{ k }} unless stated. Inputs:</p><ul>
+</style></head><body><h1>{{ title }}</h1><p id="default-cutoff">Cutoff k = <strong>{{ k }}</strong> in every
+plot and per-k table unless stated: {{ why }}.</p><p>Inputs:</p><ul>
 {%- for s in systems %}<li>{{ s.name }}: <code>{{ s.path }}</code></li>{% endfor -%}
 {%- for c in comparisons %}<li>comparison: <code>{{ c.path }}</code></li>{% endfor -%}
 </ul><nav>{% for slug, name in sections %}<a href="#{{ slug }}">{{ name }}</a>{% endfor %}</nav>
@@ -569,7 +696,9 @@ figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
 """
 
 
-def _page(title: str, inputs: ReportInputs, k: int | None, sections: dict[str, tuple[Markup, list[Figure]]]) -> str:
+def _page(
+    title: str, inputs: ReportInputs, k: int | None, sections: dict[str, tuple[Markup, list[Figure]]], why: str = ""
+) -> str:
     body = [
         (
             slug,
@@ -586,8 +715,139 @@ def _page(title: str, inputs: ReportInputs, k: int | None, sections: dict[str, t
         generator=GENERATOR,
         title=title,
         k=cutoff_label(k),
+        why=why,
         systems=[{"name": s.name, "path": str(s.path)} for s in inputs.systems],
         comparisons=[{"path": str(c.path)} for c in inputs.comparisons],
         sections=SECTIONS,
         body=body,
+    )
+
+
+# --- trend over partitions -----------------------------------------------------------------
+
+
+def _partition_x(values: list[str]) -> tuple[list[object], bool]:
+    """Partition values as dates when every one is an ISO date (a time axis), else as text."""
+    import datetime
+
+    try:
+        return [datetime.date.fromisoformat(v) for v in values], True
+    except ValueError:
+        return list(values), False
+
+
+def _trend(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
+    """NDCG@k by partition value for partitioned evaluation outputs: one line per output (and per
+    group when the tables carry group columns), gate failures of a comparison marked."""
+    partitioned = [s for s in inputs.systems if s.partition]
+    if not partitioned:
+        return (
+            Markup(
+                "<p>No partitioned evaluation output (<code>OUT/dt=.../</code>) among the inputs: nothing to draw "
+                "over time.</p>"
+            ),
+            [],
+        )
+    label = cutoff_label(k)
+    keys = sorted({"/".join(s.partition or {}) for s in partitioned})
+    key = keys[0] if len(keys) == 1 else "partition"
+    texts = [_partition_text(s.partition or {}, key) for s in partitioned]
+    xs, dated = _partition_x(texts)
+    x_of = dict(zip(texts, xs, strict=True))
+    lines: dict[str, list[tuple[object, float]]] = {}
+    rows = []
+    for system, text in zip(partitioned, texts, strict=True):
+        at_k = system.per_query.filter(_at(k))
+        family = system.family or system.name
+        if at_k.height == 0:
+            continue
+        mean = at_k["ndcg"].mean()
+        lines.setdefault(family, []).append((x_of[text], float(mean)))  # type: ignore[arg-type]
+        rows.append({"system": family, "group": "all", "partition": text, "queries": at_k.height, "ndcg": mean})
+        groups = system.group_columns
+        if groups:
+            means = (
+                at_k.group_by(groups, maintain_order=True)
+                .agg(pl.col("ndcg").mean(), pl.len().alias("queries"))
+                .sort(groups, nulls_last=True)
+            )
+            for row in means.iter_rows(named=True):
+                group = ", ".join(f"{g}={'(null)' if row[g] is None else row[g]}" for g in groups)
+                lines.setdefault(f"{family} ({group})", []).append((x_of[text], float(row["ndcg"])))
+                rows.append(
+                    {
+                        "system": family,
+                        "group": group,
+                        "partition": text,
+                        "queries": row["queries"],
+                        "ndcg": row["ndcg"],
+                    }
+                )
+    for points in lines.values():
+        points.sort(key=lambda point: point[0])  # type: ignore[arg-type,return-value]
+    marks, notes = _gate_marks(inputs, k, key, x_of)
+    figure = Figure(
+        "trend",
+        f"Mean NDCG@{label} by {key} per system and group"
+        + (" (red crosses: regression gate failed)" if marks else ""),
+        figures.trend(lines, marks, label, key + (" (date)" if dated else "")),
+    )
+    table = _html(
+        "<p>Mean NDCG@{{ label }} of each partition of each output, from its <code>per_query.parquet</code>"
+        "{% if dated %}; partition values are dates, drawn on a time axis{% endif %}.</p>{{ notes }}"
+        '<table id="trend-table"><thead><tr><th>system</th><th>group</th><th>{{ key }}</th><th>queries</th>'
+        "<th>mean NDCG@{{ label }}</th></tr></thead><tbody>{% for r in rows %}<tr><td>{{ r.system }}</td>"
+        "<td>{{ r.group }}</td><td>{{ r.partition }}</td>{{ r.queries }}{{ r.ndcg }}</tr>{% endfor %}</tbody></table>",
+        label=label,
+        dated=dated,
+        key=key,
+        notes=notes,
+        rows=[{**r, "queries": _cell("queries", r["queries"]), "ndcg": _cell("ndcg", r["ndcg"])} for r in rows],
+    )
+    return table, [figure]
+
+
+def _partition_text(partition: dict[str, str], key: str) -> str:
+    if key != "partition" and len(partition) == 1:
+        return next(iter(partition.values()))
+    return "/".join(f"{k}={v}" for k, v in partition.items())
+
+
+def _gate_marks(
+    inputs: ReportInputs, k: int | None, key: str, x_of: dict[str, object]
+) -> tuple[list[tuple[object, float, str]], Markup]:
+    """The gate failures recorded in the comparisons' manifests: a cross on the trend where a
+    partition failed (at the candidate's mean), a line of text for every failure."""
+    marks: list[tuple[object, float, str]] = []
+    failures = []
+    for comparison in inputs.comparisons:
+        gate = comparison.manifest.get("gate")
+        if not isinstance(gate, dict):
+            continue
+        options = comparison.manifest.get("options")
+        keys = options.get("partition_by") if isinstance(options, dict) else None
+        for failure in gate.get("failures") or []:
+            if not isinstance(failure, dict):
+                continue
+            where = failure.get("partition")
+            failures.append(
+                {
+                    "pair": f"{failure.get('candidate')} vs {failure.get('baseline')}",
+                    "k": failure.get("k_label"),
+                    "group": failure.get("group") or "all",
+                    "partition": where or "pooled",
+                }
+            )
+            if not where or not isinstance(keys, list) or failure.get("k") != k:
+                continue
+            text = "/".join(str(where).split("/")) if key == "partition" else str(failure.get(keys[0]))
+            if text in x_of and isinstance(failure.get("mean_candidate"), int | float):
+                marks.append((x_of[text], float(failure["mean_candidate"]), f"gate: {failure.get('candidate')}"))
+    if not failures:
+        return marks, Markup("")
+    return marks, _html(
+        '<p class="warning">Regression gate failures recorded by the comparisons:</p><ul id="gate-failures">'
+        "{% for f in failures %}<li>{{ f.pair }} at k={{ f.k }}, group {{ f.group }}, partition {{ f.partition }}"
+        "</li>{% endfor %}</ul>",
+        failures=failures,
     )

@@ -51,7 +51,13 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame]) -> bytes:
     """Mean NDCG per cutoff, one line per system. Each frame: ``label, ndcg`` in order."""
     figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
     for name, curve in curves.items():
-        axes.plot(curve["label"].to_list(), curve["ndcg"].to_list(), marker="o", label=name)
+        labels, values = curve["label"].to_list(), curve["ndcg"].to_list()
+        (line,) = axes.plot(labels, values, marker="o", label=name)
+        for x, y in zip(labels, values, strict=True):  # every point named, not only by its colour
+            if y is not None:
+                axes.annotate(
+                    name, (x, y), textcoords="offset points", xytext=(3, 4), fontsize=6, color=line.get_color()
+                )
     axes.set_xlabel("cutoff k ('all' = whole ranking)")
     axes.set_ylabel("mean NDCG@k")
     axes.set_ylim(0, 1)
@@ -111,10 +117,61 @@ def group_bars(table: pl.DataFrame, group: str, value: str, series: str, title: 
                 [(hi if hi is not None else t) - t for t, hi in zip(tops, highs, strict=True)],
             ]
         axes.bar(positions, tops, width=width, label=str(name), yerr=errors, capsize=3)
+        for position, top, group_name in zip(positions, tops, groups, strict=True):  # series and group on each bar
+            axes.annotate(
+                f"{name}\n{group_name}",
+                (position, 0),  # at the bar's foot, on the other side of zero: clear of the whiskers
+                textcoords="offset points",
+                xytext=(0, -14 if top >= 0 else 3),
+                ha="center",
+                fontsize=5,
+            )
     axes.set_xticks(range(len(groups)), [str(g) for g in groups])
     axes.axhline(0, color="black", linewidth=0.8)
     axes.set_ylabel(ylabel)
     axes.grid(alpha=0.3, axis="y")
     axes.legend()
     axes.set_title(title)
+    return _png(figure)
+
+
+def trend(
+    lines: Mapping[str, list[tuple[object, float]]],
+    marks: list[tuple[object, float, str]],
+    cutoff: str,
+    key: str,
+) -> bytes:
+    """Mean NDCG@k by partition value, one line per system (solid) and per group of a system
+    (dashed, named ``system (group)``), each point labelled with its line's name; ``marks``
+    (x, y, text) are gate failures, drawn as red crosses. Dates (``datetime.date`` values) go on
+    a time axis with one tick per day (or per few days over long spans)."""
+    import datetime
+
+    import matplotlib.dates as mdates
+
+    figure, axes = plt.subplots(figsize=(WIDTH + 3.0, HEIGHT + 0.8))
+    for label, points in lines.items():
+        xs = [x for x, _ in points]
+        ys = [y for _, y in points]
+        style = "--" if label.endswith(")") and " (" in label else "-"
+        (line,) = axes.plot(xs, ys, marker="o", linestyle=style, label=label)  # type: ignore[arg-type]
+        for x, y in points:
+            axes.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6, color=line.get_color())
+    for x, y, text in marks:
+        axes.plot([x], [y], marker="X", markersize=11, color=LOSS, linestyle="none")  # type: ignore[arg-type]
+        axes.annotate(text, (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7, color=LOSS)
+    if marks:
+        axes.plot([], [], marker="X", color=LOSS, linestyle="none", label="regression gate failed")
+    days = sorted({x for points in lines.values() for x, _ in points if isinstance(x, datetime.date)})
+    if days:
+        span = (days[-1] - days[0]).days
+        axes.xaxis.set_major_locator(mdates.DayLocator(interval=max(1, span // 12)))
+        axes.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
+        figure.autofmt_xdate()
+    axes.margins(x=0.12)  # room for the labels of the first and last points
+    axes.set_xlabel(key)
+    axes.set_ylabel(f"mean NDCG@{cutoff}")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    axes.set_title(f"NDCG@{cutoff} by {key}")
     return _png(figure)

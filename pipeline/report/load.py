@@ -11,7 +11,8 @@ import polars as pl
 
 from pipeline.aggregate import OVERALL
 from pipeline.compare import conventions_of, read_conventions
-from pipeline.errors import InvalidInput
+from pipeline.errors import InvalidInput, UsageError
+from pipeline.io.partitions import Partition, hive_partitions
 from pipeline.spec import MEASURE_NAMES
 
 # Columns of the per-query table that are measures or keys; any other non-float column is
@@ -44,11 +45,20 @@ class System:
     per_query: pl.DataFrame
     summary: pl.DataFrame
     conventions: dict[str, object] | None
+    # one partition of a partitioned output (``out/model_a/dt=2026-11-22``): its key=value pairs,
+    # and the name of the output it belongs to (``model_a``), the line it is drawn on in the trend
+    partition: dict[str, str] | None = None
+    family: str | None = None
+    # the summary's rows of each group (with ``--group-by``; empty otherwise), beside the overall ones
+    group_summary: pl.DataFrame | None = None
 
     @property
     def group_columns(self) -> list[str]:
+        keys = set(self.partition or ())
         return [
-            name for name, dtype in self.per_query.schema.items() if name not in KNOWN_COLUMNS and not dtype.is_float()
+            name
+            for name, dtype in self.per_query.schema.items()
+            if name not in KNOWN_COLUMNS and name not in keys and not dtype.is_float()
         ]
 
     @property
@@ -84,6 +94,12 @@ class ComparisonOutput:
     def conventions(self) -> dict[str, dict[str, object] | None]:
         recorded = self.manifest.get("conventions")
         systems = self.systems()
+        if isinstance(recorded, dict) and not set(recorded) & set(systems):
+            # partitioned systems: recorded per "system/partition" (compare checked they agree)
+            per_system = {
+                name: value for name in systems for key, value in recorded.items() if key.startswith(f"{name}/")
+            }
+            recorded = per_system or recorded
         if isinstance(recorded, dict) and set(recorded) & set(systems):
             return {name: conventions_of(recorded.get(name)) for name in systems}
         return dict.fromkeys(systems, conventions_of(recorded))
@@ -99,37 +115,79 @@ class ReportInputs:
     comparisons: list[ComparisonOutput]
 
 
-def load(paths: list[str]) -> ReportInputs:
-    """Each path is an evaluation output (per_query.parquet, summary.parquet) or a compare
-    output (comparison.parquet, deltas.parquet)."""
+def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
+    """Each path is an evaluation output (per_query.parquet, summary.parquet), a partitioned one
+    (``key=value`` folders each holding them: one system per partition, named
+    ``<output>/<key=value>``), or a compare output (comparison.parquet, deltas.parquet).
+    ``names`` name the evaluation outputs, in order (default: their folder names, made unique)."""
     systems: list[System] = []
     comparisons: list[ComparisonOutput] = []
+    evaluations = [raw for raw in paths if not (Path(raw) / "comparison.parquet").exists()]
+    if names is not None and len(names) != len(evaluations):
+        raise UsageError(
+            f"--names names the {len(evaluations)} evaluation output(s) in order, got {len(names)} name(s)"
+        )
+    given = dict(zip(evaluations, names or [], strict=False))
     for raw in paths:
         path = Path(raw)
         if not path.is_dir():
             raise InvalidInput(f"{raw}: not a directory (give the --out directory of ndcg evaluate or ndcg compare)")
         if (path / "comparison.parquet").exists():
-            comparisons.append(
-                ComparisonOutput(
-                    path=path,
-                    comparison=_read(path / "comparison.parquet"),
-                    deltas=_read(path / "deltas.parquet"),
-                    manifest=_manifest(path),
-                )
-            )
+            manifest = _manifest(path)
+            comparison, deltas = _pooled(_read(path / "comparison.parquet"), _read(path / "deltas.parquet"), manifest)
+            comparisons.append(ComparisonOutput(path=path, comparison=comparison, deltas=deltas, manifest=manifest))
         elif (path / "per_query.parquet").exists():
             systems.append(
                 System(
-                    name=_unique_name(path, [s.name for s in systems]),
+                    name=given.get(raw) or _unique_name(path, [s.name for s in systems]),
                     path=path,
                     per_query=_read(path / "per_query.parquet"),
                     summary=_overall_summary(_read(path / "summary.parquet")),
                     conventions=read_conventions(str(path)),
+                    group_summary=_group_summary(_read(path / "summary.parquet")),
                 )
             )
+        elif path.is_dir() and (partitions := _partitions(path)):
+            family = given.get(raw) or _unique_name(path, [s.family or s.name for s in systems])
+            for partition in partitions:
+                folder = partition.path(path)
+                systems.append(
+                    System(
+                        name=f"{family}/{partition}",
+                        path=folder,
+                        per_query=_read(folder / "per_query.parquet"),
+                        summary=_overall_summary(_read(folder / "summary.parquet")),
+                        conventions=read_conventions(str(folder)),
+                        group_summary=_group_summary(_read(folder / "summary.parquet")),
+                        partition=partition.as_dict(),
+                        family=family,
+                    )
+                )
         else:
-            raise InvalidInput(f"{raw}: holds neither per_query.parquet (evaluate) nor comparison.parquet (compare)")
+            raise InvalidInput(
+                f"{raw}: holds neither per_query.parquet (evaluate), partition folders of them (key=value) nor "
+                "comparison.parquet (compare)"
+            )
+    taken = [s.name for s in systems]
+    if len(set(taken)) != len(taken):
+        raise UsageError(f"two evaluation outputs have the same name ({', '.join(taken)}): name them with --names")
     return ReportInputs(systems=systems, comparisons=comparisons)
+
+
+def _pooled(
+    comparison: pl.DataFrame, deltas: pl.DataFrame, manifest: dict[str, object]
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A comparison of partitioned systems (``options.partition_by``) as the report draws it: its
+    pooled rows (partition columns null), and deltas whose query ids name their partition
+    (``dt=2026-11-22/q1``: the same id on two days is two queries)."""
+    options = manifest.get("options")
+    keys = options.get("partition_by") if isinstance(options, dict) else None
+    if not isinstance(keys, list) or not keys or not set(keys) <= set(comparison.columns) & set(deltas.columns):
+        return comparison, deltas
+    pooled = comparison.filter(pl.all_horizontal(pl.col(k).is_null() for k in keys)).drop(keys)
+    prefix = [pl.lit(f"{k}=") + pl.col(k).cast(pl.String) for k in keys]
+    named = pl.concat_str([*prefix, pl.col("query_id").cast(pl.String)], separator="/").alias("query_id")
+    return pooled, deltas.with_columns(named).drop(keys)
 
 
 def _read(path: Path) -> pl.DataFrame:
@@ -148,6 +206,11 @@ def _overall_summary(summary: pl.DataFrame) -> pl.DataFrame:
     return summary.filter(pl.col(OVERALL)).drop(OVERALL) if OVERALL in summary.columns else summary
 
 
+def _group_summary(summary: pl.DataFrame) -> pl.DataFrame | None:
+    """A grouped summary's rows of one group each (None for an ungrouped summary)."""
+    return summary.filter(~pl.col(OVERALL)).drop(OVERALL) if OVERALL in summary.columns else None
+
+
 def _manifest(path: Path) -> dict[str, object]:
     manifest = path / "manifest.json"
     if not manifest.is_file():
@@ -157,6 +220,11 @@ def _manifest(path: Path) -> dict[str, object]:
     except (OSError, ValueError) as error:
         raise InvalidInput(f"{manifest}: not readable JSON: {error}") from None
     return data if isinstance(data, dict) else {}
+
+
+def _partitions(path: Path) -> list[Partition]:
+    """The partition folders of an evaluation output that hold a per-query table."""
+    return [p for p in hive_partitions(str(path)) if (p.path(path) / "per_query.parquet").exists()]
 
 
 def _unique_name(path: Path, taken: list[str]) -> str:

@@ -1,0 +1,188 @@
+"""``ndcg compare`` over hive-partitioned systems: ``out/model_a/dt=2026-11-22/per_query.parquet``
+(outputs of ``ndcg evaluate --out`` over partitioned logs), or partitioned runs scored here.
+
+Partitions are paired by their value (``dt=2026-11-22`` of one system with the same folder of
+the others); a partition only some systems have is left out, named in a warning. The per-query
+tables of the paired partitions are stacked with their partition columns, and the comparison
+pairs queries by ``(partition, query)`` (:attr:`pipeline.compare.Options.partition_by`): query
+ids are only unique within a day of logs, so ``q1`` of two days is two units. Listing folders
+opens no file; only the chosen partitions are read (or evaluated).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from pipeline.compare import read_conventions, read_per_query
+from pipeline.errors import InvalidInput, NothingToEvaluate, PartitionNotFound
+from pipeline.io.partitions import Partition, hive_partitions, select_partitions
+
+log = logging.getLogger("ndcg")
+PER_QUERY = "per_query.parquet"
+
+
+def output_partitions(path: str) -> list[Partition]:
+    """The partitions of an evaluation output: its ``key=value`` folders, when it has no
+    ``per_query.parquet`` of its own (empty for an unpartitioned output or a file)."""
+    target = Path(path)
+    if not target.is_dir() or (target / PER_QUERY).exists():
+        return []
+    return hive_partitions(str(target))
+
+
+def run_partitions(path: str) -> list[Partition]:
+    """The hive partitions of a run (empty when it is a file or not partitioned)."""
+    return hive_partitions(path) if Path(path).is_dir() else []
+
+
+def paired_partitions(
+    found: Mapping[str, list[Partition]], filters: Mapping[str, set[str]], what: str
+) -> tuple[list[Partition], list[str]]:
+    """The partitions every system has (after ``filters``, checked as ``evaluate --partition``
+    checks them, over the partitions of all systems), and a line per system naming the ones it
+    alone lacks or has. Systems partitioned differently, or sharing no partition, are errors."""
+    keys = {name: {tuple(k for k, _ in p.values) for p in parts} for name, parts in found.items()}
+    layouts = set().union(*keys.values())
+    if len(layouts) > 1:
+        shown = "; ".join(f"{name}: {', '.join('/'.join(k) for k in sorted(ks))}" for name, ks in keys.items())
+        raise InvalidInput(f"the {what} are partitioned by different keys ({shown}); compare like with like")
+    union = sorted({p for parts in found.values() for p in parts})
+    chosen = set(select_partitions("the " + what, dict(filters), union)) if filters else set(union)
+    selected = {name: [p for p in parts if p in chosen] for name, parts in found.items()}
+    common = sorted(set.intersection(*(set(parts) for parts in selected.values())))
+    notes = []
+    for name, parts in selected.items():
+        missing = sorted(chosen - set(parts))
+        if missing:
+            notes.append(f"{name} has no {_listed(missing)}")
+    if not common:
+        shown = "; ".join(f"{name}: {_listed(parts) or 'none'}" for name, parts in selected.items())
+        raise NothingToEvaluate(f"the {what} share no partition to compare ({shown})")
+    return common, notes
+
+
+def _warn_unpaired(notes: list[str], common: list[Partition]) -> None:
+    if notes:
+        log.warning(
+            "partitions not compared (not in every system): %s; compared: %s", "; ".join(notes), _listed(common)
+        )
+
+
+def _listed(partitions: Sequence[Partition], most: int = 5) -> str:
+    shown = ", ".join(str(p) for p in partitions[:most])
+    return shown + (f", ... ({len(partitions)} in all)" if len(partitions) > most else "")
+
+
+def with_partition_columns(table: pl.DataFrame, partition: Partition, where: str) -> pl.DataFrame:
+    """The per-query table of one partition with its partition columns first (as text, as the
+    job writes them): added when absent; when present they must hold the folder's value."""
+    columns = []
+    for key, value in partition.as_dict().items():
+        if key in table.columns:
+            found = table.get_column(key).cast(pl.String).unique().to_list()
+            if found != [value] and table.height:
+                raise InvalidInput(
+                    f"{where}: column {key!r} holds {', '.join(map(repr, found[:3]))} in the folder {partition}; "
+                    "a partition's table must hold its folder's value"
+                )
+        columns.append(pl.lit(value, dtype=pl.String).alias(key))
+    keys = list(partition.as_dict())
+    return table.select(*columns, pl.exclude(keys))
+
+
+def read_partitioned_outputs(
+    names: Sequence[str], paths: Sequence[str], filters: Mapping[str, set[str]]
+) -> tuple[dict[str, pl.DataFrame], dict[str, Any], tuple[str, ...], list[str]]:
+    """Per-query tables (stacked over the paired partitions), the conventions of each
+    ``system/partition``, the partition keys, and the notes on unpaired partitions."""
+    found = {name: output_partitions(path) for name, path in zip(names, paths, strict=True)}
+    flat = [name for name, parts in found.items() if not parts]
+    if flat:
+        layered = [name for name, parts in found.items() if parts]
+        example = found[layered[0]][0]
+        raise InvalidInput(
+            f"{', '.join(layered)} {'is' if len(layered) == 1 else 'are'} partitioned ({example}, ...) but "
+            f"{', '.join(flat)} {'is' if len(flat) == 1 else 'are'} not (no key=value folders, or a "
+            f"{PER_QUERY} of its own): compare one partition's folder with an unpartitioned output instead "
+            f"(--baseline {paths[names.index(layered[0])]}/{example})"
+        )
+    common, notes = paired_partitions(found, filters, "outputs")
+    read: dict[tuple[str, Partition], pl.DataFrame] = {}
+    recorded: dict[tuple[str, Partition], Any] = {}
+    for name, path in zip(names, paths, strict=True):
+        for partition in common:
+            folder = str(partition.path(path))
+            table = read_per_query(folder)
+            if table.height == 0:  # written by hand: `ndcg evaluate` writes no empty partition
+                log.warning("%s: %s has no rows: partition %s is not compared", folder, PER_QUERY, partition)
+                found = {**found, name: [p for p in found[name] if p != partition]}
+                continue
+            read[name, partition] = with_partition_columns(table, partition, f"{folder}/{PER_QUERY}")
+            recorded[name, partition] = read_conventions(folder)
+    if len(read) < len(names) * len(common):  # an empty partition leaves the pairing
+        common, notes = paired_partitions(found, filters, "outputs")
+    _warn_unpaired(notes, common)
+    tables = {name: [read[name, partition] for partition in common] for name in names}
+    conventions = {f"{name}/{partition}": recorded[name, partition] for name in names for partition in common}
+    keys = tuple(key for key, _ in common[0].values)
+    return {name: _stack(parts, name) for name, parts in tables.items()}, conventions, keys, notes
+
+
+def _stack(tables: list[pl.DataFrame], name: str) -> pl.DataFrame:
+    try:
+        return pl.concat(tables, how="diagonal_relaxed")
+    except pl.exceptions.PolarsError as error:
+        raise InvalidInput(f"{name}: the per-query tables of its partitions do not stack: {error}") from None
+
+
+def evaluate_partitioned_runs(
+    names: Sequence[str],
+    runs: Sequence[str],
+    qrels: str | None,
+    evaluation: Any,
+    engine: str,
+    group_by: tuple[str, ...],
+    filters: Mapping[str, set[str]],
+) -> tuple[dict[str, pl.DataFrame], tuple[str, ...], list[str]]:
+    """Each run evaluated partition by partition, as ``ndcg evaluate`` does (each partition
+    with its own judgments when they are partitioned like the run), over the partitions every
+    run has; with ``group_by``, each query's groups from its partition of the run."""
+    from pipeline.job import Job, run_job
+
+    found = {name: run_partitions(run) for name, run in zip(names, runs, strict=True)}
+    flat = [name for name, parts in found.items() if not parts]
+    if flat:
+        raise InvalidInput(
+            f"{', '.join(n for n in names if n not in flat)} partitioned (key=value folders) but "
+            f"{', '.join(flat)} not: compare runs partitioned alike, or one partition's folder with a run"
+        )
+    common, notes = paired_partitions(found, filters, "runs")
+    _warn_unpaired(notes, common)
+    tables = {}
+    for name, run in zip(names, runs, strict=True):
+        parts: list[pl.DataFrame] = []
+        for partition in common:
+            job = Job(
+                run=run,
+                qrels=qrels,
+                evaluation=evaluation,
+                engine=engine,
+                partition_filters={key: {value} for key, value in partition.values},
+                group_by=group_by,
+            )
+            parts.extend(unit.per_query for unit in run_job(job))
+        tables[name] = _stack(parts, name)
+    keys = tuple(key for key, _ in common[0].values)
+    return tables, keys, notes
+
+
+def check_filters(filters: Mapping[str, set[str]]) -> None:
+    if filters:
+        raise PartitionNotFound(
+            "--partition selects partitions of partitioned outputs or runs (key=value folders); none is partitioned"
+        )

@@ -1,0 +1,138 @@
+"""What identifies the data an input was read from, cheaply: recorded in each unit's
+``manifest.json`` under ``"inputs"`` (``inputs.run.identity``, ``inputs.qrels.identity``,
+``inputs.query_attributes.identity``), and what ``ndcg evaluate --skip-unchanged`` compares
+(:func:`same`) to tell whether a partition's inputs changed since its outputs were written.
+The shape, one of:
+
+- local files: ``{"kind": "files", "files": [{"path", "size", "mtime_ns", "ctime_ns"}, ...]}``,
+  the data files read (:meth:`pipeline.io.read.Source.files`), sorted by path;
+- objects of an object store: ``{"kind": "objects", "files": [{"path", "size", "etag",
+  "version_id"}, ...]}`` (``version_id`` null on a bucket without versioning);
+- a Delta table: ``{"kind": "delta", "table": URL or path, "version": N}``, the version read;
+- anything else (a frame given to the Python API, a Hadoop URL read by Spark, an ``hf://``
+  file): ``{"kind": "unknown"}``, which is never the same as a later identity (treated as
+  changed: such a unit is always recomputed).
+
+A local file is identified by its size, its modification time and its status-change time, in
+nanoseconds, from one ``stat`` (no byte is read). The modification time can be set back by
+anyone (``touch -d``, ``os.utime``, ``cp -p``, ``rsync -t``); the status-change time cannot:
+the kernel sets it to now on every write, rename or ``utime``, so a file rewritten with the same
+size and its old modification time restored still counts as changed. It also changes on
+``chmod``, ``chown`` or a new hard link: then a partition is recomputed that did not need to be,
+never the other way round. What no identity from ``stat`` catches is a file whose bytes change
+under the same inode without the kernel knowing (a disk edited beneath the file system, a
+clock set back before a rewrite that lands in the same nanosecond): rerun without
+``--skip-unchanged`` after such surgery.
+
+An object is identified by its size, ETag and version id (one HEAD request each): a rewrite
+gets a new ETag, or on a versioned bucket a new version id even with the same bytes. An object
+without either (a store that gives neither) is never the same as a later one. A Delta table is
+identified by the version read: a commit makes a new one.
+
+The job identifies its inputs *before* reading them (:func:`pipeline.job.reuse_key`): a file
+replaced in between is recorded with its old identity, so the next run sees it changed and
+recomputes, never the other way round.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from pipeline.errors import InvalidInput
+from pipeline.io import fs
+
+UNKNOWN: dict[str, Any] = {"kind": "unknown"}
+
+
+def identify(source: Any) -> dict[str, Any]:
+    """The identity of an input: a :class:`~pipeline.io.read.Source`, a path or URL (its
+    format guessed from the name), or anything else (``{"kind": "unknown"}``)."""
+    from pipeline.io.read import Source
+
+    if isinstance(source, (str, os.PathLike)):
+        source = Source.of(str(source))
+    if not isinstance(source, Source):
+        return dict(UNKNOWN)
+    if source.format == "delta":
+        from pipeline.io.delta import table_version
+
+        return {"kind": "delta", "table": source.path, "version": table_version(source)}
+    if fs.is_local(source.path):
+        return {"kind": "files", "files": [_local_file(path) for path in source.files()]}
+    if fs.is_object_store(source.path):
+        from pipeline.io.objects import object_store
+
+        if not object_store(source.path).listable:  # hf://: nothing to ask the store for here
+            return dict(UNKNOWN)
+        return {"kind": "objects", "files": [object_store(path).identity(path) for path in source.files()]}
+    return dict(UNKNOWN)
+
+
+def identified(identity: object) -> bool:
+    """Whether an identity can ever be :func:`same` as another: a known kind with every field
+    that tells a change (a local file's size and times, an object's size and its ETag or
+    version id, a table's version)."""
+    if not isinstance(identity, dict):
+        return False
+    kind = identity.get("kind")
+    if kind == "delta":
+        return isinstance(identity.get("version"), int) and isinstance(identity.get("table"), str)
+    files = identity.get("files")
+    if kind not in ("files", "objects") or not isinstance(files, list):
+        return False
+    for record in files:
+        if not isinstance(record, dict) or not isinstance(record.get("size"), int):
+            return False
+        if kind == "files" and not all(isinstance(record.get(name), int) for name in ("mtime_ns", "ctime_ns")):
+            return False
+        if kind == "objects" and not (record.get("etag") or record.get("version_id")):
+            return False
+    return True
+
+
+def same(first: dict[str, Any] | None, second: dict[str, Any] | None) -> bool:
+    """Whether two identities name the same data: equal, and identified (an unknown identity,
+    or an object without an ETag or version id, is never the same)."""
+    return first is not None and identified(first) and first == second
+
+
+def differences(old: object, new: dict[str, Any]) -> list[str]:
+    """What changed between a recorded identity and a new one, for people: ``added x``,
+    ``removed y``, ``changed z (size 10 -> 12)``, ``version 3 -> 4``; empty when they are
+    :func:`same`."""
+    if same(old if isinstance(old, dict) else None, new):
+        return []
+    if not isinstance(old, dict) or "kind" not in old:
+        return ["no identity recorded"]
+    if not identified(old):
+        return [f"not identified before ({old.get('kind')})"]
+    if not identified(new):
+        return [f"cannot be identified ({new.get('kind', 'unknown')})"]
+    if old.get("kind") != new.get("kind"):
+        return [f"was {old.get('kind')}, now {new.get('kind')}"]
+    if new["kind"] == "delta":
+        if old.get("table") != new.get("table"):
+            return [f"table {old.get('table')} -> {new.get('table')}"]
+        return [f"table {new['table']} version {old.get('version')} -> {new.get('version')}"]
+    before = {str(record.get("path")): record for record in old["files"]}
+    after = {str(record.get("path")): record for record in new["files"]}
+    changes = [f"added {path}" for path in after if path not in before]
+    changes += [f"removed {path}" for path in before if path not in after]
+    for path, record in after.items():
+        if path in before and before[path] != record:
+            fields = [
+                f"{name} {before[path].get(name)} -> {record.get(name)}"
+                for name in sorted({*record, *before[path]})
+                if before[path].get(name) != record.get(name)
+            ]
+            changes.append(f"changed {path} ({', '.join(fields)})")
+    return changes or ["changed"]
+
+
+def _local_file(path: str) -> dict[str, Any]:
+    try:
+        status = os.stat(fs.local_path(path))
+    except OSError as error:
+        raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
+    return {"path": path, "size": status.st_size, "mtime_ns": status.st_mtime_ns, "ctime_ns": status.st_ctime_ns}

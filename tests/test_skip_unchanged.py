@@ -1,0 +1,341 @@
+"""`ndcg evaluate --skip-unchanged`: a partition whose manifest.json records the same inputs (their
+identity: files by size, modification and change times; objects by size, ETag and version id;
+Delta tables by version), options and version is left alone; any other is recomputed, and the
+job says which and why."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline import Evaluation
+from pipeline.io.identity import differences, identified, identify, same
+from pipeline.io.partitions import Partition
+from pipeline.job import Job, recompute_reason, reuse_key
+from tests.conftest import ROOT, S3Bucket, run_cli
+
+RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"
+DAYS = ("2026-11-20", "2026-11-21")
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    """A copy of the sample's two days of hive-partitioned logs, free to change."""
+    root = tmp_path / "runs"
+    for day in DAYS:
+        (root / f"dt={day}").mkdir(parents=True)
+        (root / f"dt={day}/part-0.parquet").write_bytes((RUNS / f"dt={day}/part-0.parquet").read_bytes())
+    return root
+
+
+def evaluate(logs: Path, out: Path, *flags: object, qrels: Path = QRELS) -> object:
+    return run_cli("evaluate", "--run", logs, "--qrels", qrels, "--k", "5,10", "--out", out, "--skip-unchanged", *flags)
+
+
+def stamps(out: Path) -> dict[str, int]:
+    """The modification time of every output file: a skipped partition's stay as they were."""
+    return {str(p.relative_to(out)): p.stat().st_mtime_ns for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_only_the_changed_day_is_recomputed(logs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    first = evaluate(logs, out)
+    assert first.returncode == 0, first.stderr
+    assert "recomputing partition dt=2026-11-20: never written" in first.stderr
+    before = stamps(out)
+    # a second night with nothing new: both skipped, no file touched
+    second = evaluate(logs, out)
+    assert second.returncode == 0, second.stderr
+    for day in DAYS:
+        assert f"skipped partition dt={day}: unchanged: same inputs, options and version" in second.stderr
+        assert f"# partition dt={day}: skipped, unchanged" in second.stdout
+    assert stamps(out) == before
+    # day 21's logs are rewritten (its first query's scores negated): only day 21 is recomputed
+    day21 = logs / "dt=2026-11-21/part-0.parquet"
+    changed = pl.read_parquet(day21)
+    first_query = changed["query_id"][0]
+    changed = changed.with_columns(
+        pl.when(pl.col("query_id") == first_query).then(-pl.col("score")).otherwise(pl.col("score")).alias("score")
+    )
+    changed.write_parquet(day21)
+    third = evaluate(logs, out)
+    assert third.returncode == 0, third.stderr
+    assert "skipped partition dt=2026-11-20" in third.stderr
+    assert f"recomputing partition dt=2026-11-21: run changed: changed {day21}" in third.stderr
+    after = stamps(out)
+    assert {k: v for k, v in after.items() if "2026-11-20" in k} == {
+        k: v for k, v in before.items() if "2026-11-20" in k
+    }
+    assert after["dt=2026-11-21/per_query.parquet"] != before["dt=2026-11-21/per_query.parquet"]
+    # and the recomputed day holds the numbers of a plain evaluation of the new logs
+    plain = run_cli(
+        "evaluate", "--run", logs / "dt=2026-11-21", "--qrels", QRELS, "--k", "5,10", "--out", tmp_path / "p"
+    )
+    assert plain.returncode == 0, plain.stderr
+    recomputed = pl.read_parquet(out / "dt=2026-11-21/per_query.parquet").drop("dt")
+    assert recomputed.equals(pl.read_parquet(tmp_path / "p/per_query.parquet"))
+    manifest = json.loads((out / "dt=2026-11-21/manifest.json").read_text())
+    assert manifest["inputs"]["run"]["identity"] == identify(str(day21))
+
+
+def test_the_identity_is_recorded_in_the_manifest(logs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert run_cli("evaluate", "--run", logs, "--qrels", QRELS, "--out", out).returncode == 0  # without the flag too
+    manifest = json.loads((out / "dt=2026-11-20/manifest.json").read_text())
+    assert manifest["inputs"]["run"]["identity"]["kind"] == "files"
+    [record] = manifest["inputs"]["run"]["identity"]["files"]
+    status = os.stat(logs / "dt=2026-11-20/part-0.parquet")
+    assert record == {
+        "path": str(logs / "dt=2026-11-20/part-0.parquet"),
+        "size": status.st_size,
+        "mtime_ns": status.st_mtime_ns,
+        "ctime_ns": status.st_ctime_ns,
+    }
+    assert manifest["inputs"]["qrels"]["identity"] == identify(str(QRELS))
+    assert manifest["settings"]["out_format"] == "parquet"
+    # a run without the flag recomputes everything, as always
+    again = run_cli("evaluate", "--run", logs, "--qrels", QRELS, "--out", out)
+    assert again.returncode == 0 and "skipped partition" not in again.stderr
+
+
+def test_same_size_and_restored_mtime_is_still_a_change(logs: Path, tmp_path: Path) -> None:
+    """A judgment rewritten in place with the same size and its modification time set back: the
+    status-change time, which no user can set, still tells it changed."""
+    qrels = tmp_path / "qrels.txt"
+    lines = [f"{r['query_id']} 0 {r['doc_id']} {r['relevance']}" for r in pl.read_parquet(QRELS).iter_rows(named=True)]
+    qrels.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    assert evaluate(logs, out, qrels=qrels).returncode == 0
+    status = os.stat(qrels)
+    text = qrels.read_text()
+    label = next(line for line in text.splitlines() if line.endswith(" 1"))
+    tampered = text.replace(label, label[:-1] + "2", 1)  # one label 1 -> 2: same size
+    assert len(tampered) == len(text)
+    qrels.write_text(tampered)
+    os.utime(qrels, ns=(status.st_atime_ns, status.st_mtime_ns))
+    assert os.stat(qrels).st_size == status.st_size and os.stat(qrels).st_mtime_ns == status.st_mtime_ns
+    result = evaluate(logs, out, qrels=qrels)
+    assert result.returncode == 0, result.stderr
+    assert "skipped partition" not in result.stderr
+    assert result.stderr.count("qrels changed: changed") == 2 and "ctime_ns" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "reason"),
+    [
+        (("--k", "10"), "options changed: cutoffs"),
+        (("--gain", "exponential"), "options changed: gain"),
+        (("--out-format", "csv"), "settings changed: out_format"),
+    ],
+)
+def test_other_options_recompute(logs: Path, tmp_path: Path, flags: tuple[str, ...], reason: str) -> None:
+    out = tmp_path / "out"
+    assert evaluate(logs, out).returncode == 0
+    result = evaluate(logs, out, *flags)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count(reason) == 2 and "skipped partition" not in result.stderr
+
+
+def test_the_engine_is_no_change(logs: Path, tmp_path: Path) -> None:
+    # the engines agree to 1e-9 (tested): the outputs of one are current for the other
+    out = tmp_path / "out"
+    assert evaluate(logs, out).returncode == 0
+    result = evaluate(logs, out, "--engine", "duckdb")
+    assert result.returncode == 0 and result.stderr.count("skipped partition") == 2
+
+
+def test_missing_outputs_and_new_partitions(logs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert evaluate(logs, out).returncode == 0
+    (out / "dt=2026-11-20/per_query.parquet").unlink()
+    (logs / "dt=2026-11-22").mkdir()
+    (logs / "dt=2026-11-22/part-0.parquet").write_bytes((logs / "dt=2026-11-21/part-0.parquet").read_bytes())
+    result = evaluate(logs, out)
+    assert result.returncode == 0, result.stderr
+    assert "recomputing partition dt=2026-11-20: output(s) missing: per_query.parquet" in result.stderr
+    assert "skipped partition dt=2026-11-21" in result.stderr
+    assert "recomputing partition dt=2026-11-22: never written" in result.stderr
+    assert (out / "dt=2026-11-20/per_query.parquet").exists() and (out / "dt=2026-11-22/_SUCCESS").exists()
+    # a partition folder removed whole is recomputed
+    for path in (out / "dt=2026-11-21").iterdir():
+        path.unlink()
+    (out / "dt=2026-11-21").rmdir()
+    again = evaluate(logs, out)
+    assert again.returncode == 0 and "recomputing partition dt=2026-11-21: never written" in again.stderr
+
+
+@pytest.mark.parametrize("manifest", ["{not json", "[1, 2]", "", '{"outputs": ["per_query.parquet"]}'])
+def test_a_corrupt_manifest_is_refused_before_anything_runs(logs: Path, tmp_path: Path, manifest: str) -> None:
+    """A manifest that is not readable JSON of ours: the partition must be recomputed, but its
+    files can no longer be told from the user's, and only files of ours are ever replaced: exit 2
+    naming it, before anything is evaluated, every output as it was."""
+    out = tmp_path / "out"
+    assert evaluate(logs, out).returncode == 0
+    (out / "dt=2026-11-20/manifest.json").write_text(manifest)
+    (logs / "dt=2026-11-21/part-0.parquet").touch()  # day 21 would be recomputed
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    result = evaluate(logs, out)
+    assert result.returncode == 2, result.stderr
+    assert "dt=2026-11-20/manifest.json" in result.stderr and "must be recomputed" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+    # once the folder is moved away, the rerun recomputes it
+    (out / "dt=2026-11-20").rename(tmp_path / "kept")
+    assert evaluate(logs, out).returncode == 0 and (out / "dt=2026-11-20/_SUCCESS").exists()
+
+
+def test_manifest_removed_but_outputs_left_is_refused_by_the_writer(logs: Path, tmp_path: Path) -> None:
+    # without our manifest the remaining files are the user's as far as anyone can tell: kept, exit 2
+    out = tmp_path / "out"
+    assert evaluate(logs, out).returncode == 0
+    (out / "dt=2026-11-20/manifest.json").unlink()
+    result = evaluate(logs, out)
+    assert result.returncode == 2
+    assert "recomputing partition dt=2026-11-20: no manifest.json in" in result.stderr
+    assert "was not written by ndcg-pipeline" in result.stderr
+    assert (out / "dt=2026-11-20/per_query.parquet").exists()
+
+
+def test_config_key_and_usage_errors(logs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    config = tmp_path / "eval.toml"
+    config.write_text(f'run = "{logs}"\nqrels = "{QRELS}"\nout = "{out}"\nskip-unchanged = true\n')
+    assert run_cli("evaluate", "--config", config).returncode == 0
+    again = run_cli("evaluate", "--config", config)
+    assert again.returncode == 0 and again.stderr.count("skipped partition") == 2
+    no_out = run_cli("evaluate", "--run", logs, "--qrels", QRELS, "--skip-unchanged")
+    assert no_out.returncode == 2 and "--skip-unchanged needs a local --out" in no_out.stderr
+    # --json lists what was skipped
+    payload = json.loads(run_cli("evaluate", "--config", config, "--json").stdout)
+    assert [s["partition"] for s in payload["skipped"]] == [f"dt={d}" for d in DAYS] and payload["units"] == []
+
+
+def test_unpartitioned_output_and_the_library(tmp_path: Path) -> None:
+    run = tmp_path / "run.parquet"
+    run.write_bytes((ROOT / "data/run.parquet").read_bytes())
+    out = tmp_path / "out"
+    flags = ("--skip-unchanged", "--k", "10")
+    assert run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, *flags).returncode == 0
+    result = run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, *flags)
+    assert result.returncode == 0 and "skipped the output: unchanged" in result.stderr
+    # the pieces: the key of a unit, and why it would be recomputed
+    checks = {"allow_fractional_labels": False, "warn_results_over": 1000}  # the CLI's defaults
+    job = Job(
+        run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), evaluate_options=checks
+    )
+    key = reuse_key(job, str(run), str(QRELS))
+    assert recompute_reason(out, None, key) is None
+    assert recompute_reason(out, None, {**key, "version": "9.9.9"}) == (
+        f"ndcg-pipeline version changed: {key['version']} -> 9.9.9"
+    )
+    assert recompute_reason(out, Partition((("dt", "x"),)), key) == "never written"
+
+
+def test_identity_helpers(tmp_path: Path) -> None:
+    path = tmp_path / "a.txt"
+    path.write_text("x")
+    first = identify(str(path))
+    [record] = first["files"]
+    assert identified(first) and same(first, first)
+    assert not identified({"kind": "unknown"}) and not identified(identify(pl.LazyFrame({"a": [1]})))
+    assert differences(first, first) == []
+    assert differences(None, first) == ["no identity recorded"]
+    assert differences({"kind": "unknown"}, first) == ["not identified before (unknown)"]
+    assert differences({"kind": "files", "files": []}, first) == [f"added {path}"]
+    assert differences(first, {"kind": "files", "files": []}) == [f"removed {path}"]
+    grown = {"kind": "files", "files": [{**record, "size": 2}]}
+    assert differences(first, grown) == [f"changed {path} (size 1 -> 2)"]
+    table = {"kind": "delta", "table": "t", "version": 3}
+    assert same(table, dict(table)) and differences(table, {**table, "version": 4}) == ["table t version 3 -> 4"]
+    assert differences(first, table) == ["was files, now delta"]
+    # an object is unchanged by its ETag or version id; with neither it is never the same
+    blind = {"kind": "objects", "files": [{"path": "s3://b/k", "size": 1, "etag": None, "version_id": None}]}
+    assert not identified(blind) and not same(blind, dict(blind))
+
+
+def _negate_first_query(data: bytes) -> bytes:
+    frame = pl.read_parquet(io.BytesIO(data))
+    first = frame["query_id"][0]
+    frame = frame.with_columns(
+        pl.when(pl.col("query_id") == first).then(-pl.col("score")).otherwise(pl.col("score")).alias("score")
+    )
+    buffer = io.BytesIO()
+    frame.write_parquet(buffer)
+    return buffer.getvalue()
+
+
+def test_objects_unchanged_are_skipped_and_rewritten_ones_recomputed(
+    logs: Path, tmp_path: Path, s3_bucket: S3Bucket
+) -> None:
+    """Hive-partitioned logs in a versioned bucket of the tests' S3 server: an unchanged day is
+    skipped by its objects' size, ETag and version id; a day whose object was rewritten (other
+    bytes: a new ETag; the same bytes: a new version id) is recomputed."""
+    s3_bucket.client.put_bucket_versioning(  # type: ignore[attr-defined]
+        Bucket=s3_bucket.name, VersioningConfiguration={"Status": "Enabled"}
+    )
+    s3_bucket.put_tree("runs", logs)
+    s3_bucket.put("qrels.parquet", QRELS)
+    out = tmp_path / "out"
+    flags = ("--run", s3_bucket.url("runs"), "--qrels", s3_bucket.url("qrels.parquet"), "--k", "5,10")
+    first = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.count("never written") == 2
+    manifest = json.loads((out / "dt=2026-11-21/manifest.json").read_text())
+    assert manifest["inputs"]["run"]["identity"]["kind"] == "objects"
+    before = stamps(out)
+    second = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert second.returncode == 0, second.stderr
+    assert second.stderr.count("skipped partition") == 2 and stamps(out) == before
+    # day 21's object rewritten with other bytes: only day 21 is recomputed, from the new bytes
+    key21 = "runs/dt=2026-11-21/part-0.parquet"
+    s3_bucket.put(key21, _negate_first_query(s3_bucket.get(key21)))
+    third = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert third.returncode == 0, third.stderr
+    assert "skipped partition dt=2026-11-20" in third.stderr
+    assert f"recomputing partition dt=2026-11-21: run changed: changed {s3_bucket.url(key21)} (etag " in third.stderr
+    after = stamps(out)
+    assert {k: v for k, v in after.items() if "2026-11-20" in k} == {
+        k: v for k, v in before.items() if "2026-11-20" in k
+    }
+    plain = tmp_path / "day21.parquet"
+    plain.write_bytes(s3_bucket.get(key21))
+    expected = run_cli("evaluate", "--run", plain, "--qrels", QRELS, "--k", "5,10", "--out", tmp_path / "p")
+    assert expected.returncode == 0, expected.stderr
+    recomputed = pl.read_parquet(out / "dt=2026-11-21/per_query.parquet").drop("dt")
+    assert recomputed.equals(pl.read_parquet(tmp_path / "p/per_query.parquet"))
+    # day 20's object rewritten with the same bytes: the same ETag, a new version id: recomputed
+    key20 = "runs/dt=2026-11-20/part-0.parquet"
+    s3_bucket.put(key20, s3_bucket.get(key20))
+    fourth = run_cli("evaluate", *flags, "--out", out, "--skip-unchanged")
+    assert fourth.returncode == 0, fourth.stderr
+    assert "skipped partition dt=2026-11-21" in fourth.stderr
+    assert f"recomputing partition dt=2026-11-20: run changed: changed {s3_bucket.url(key20)} (version_id " in (
+        fourth.stderr
+    )
+
+
+def test_a_delta_table_is_unchanged_while_its_version_is(tmp_path: Path) -> None:
+    deltalake = pytest.importorskip("deltalake", reason="the Delta tests need the deltalake package")
+    table = tmp_path / "table"
+    run = pl.read_parquet(ROOT / "data/run.parquet")
+    deltalake.write_deltalake(str(table), run.to_arrow())
+    out = tmp_path / "out"
+    flags = ("--run", table, "--qrels", QRELS, "--k", "10", "--out", out, "--skip-unchanged")
+    first = run_cli("evaluate", *flags)
+    assert first.returncode == 0 and "recomputing the output: never written" in first.stderr, first.stderr
+    second = run_cli("evaluate", *flags)
+    assert second.returncode == 0 and "skipped the output: unchanged" in second.stderr, second.stderr
+    deltalake.write_deltalake(str(table), run.head(100).to_arrow(), mode="overwrite")  # version 1
+    third = run_cli("evaluate", *flags)
+    assert third.returncode == 0, third.stderr
+    assert f"recomputing the output: run changed: table {table} version 0 -> 1" in third.stderr
+    assert json.loads((out / "manifest.json").read_text())["inputs"]["run"]["identity"] == {
+        "kind": "delta",
+        "table": str(table),
+        "version": 1,
+    }
