@@ -58,6 +58,7 @@ PER_QUERY_STEPS = (
     "rankings.sql",
     "sums_at_cutoffs.sql",
     "scored.sql",
+    "companions.sql",
     "per_query.sql",
 )
 

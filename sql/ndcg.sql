@@ -24,6 +24,7 @@
 .read sql/rankings.sql
 .read sql/sums_at_cutoffs.sql
 .read sql/scored.sql
+.read sql/companions.sql
 .read sql/per_query.sql
 .read sql/summary.sql
 

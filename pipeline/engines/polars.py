@@ -17,6 +17,7 @@ from pipeline.expressions import (
     rank_by_gain,
     rank_by_score,
     rank_ties_by_gain,
+    relevant,
     with_input_order,
 )
 from pipeline.spec import MEASURE_NAMES, Evaluation
@@ -33,8 +34,9 @@ def per_query(
     run_queries: pl.DataFrame | None = None,
     judged_queries: pl.DataFrame | None = None,
 ) -> pl.LazyFrame:
-    """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``, and with
-    ``evaluation.tie_bounds`` also ``ndcg_min, ndcg_max, ties_straddle_k``.
+    """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``, then the
+    companion measures of ``evaluation.measures`` (``P, recall, map, recip_rank, success``),
+    and with ``evaluation.tie_bounds`` also ``ndcg_min, ndcg_max, ties_straddle_k``.
 
     ``run`` has ``query_id, doc_id, score`` and optionally ``arrival`` (input position) and
     ``rank`` (an input rank); ``qrels`` has ``query_id, doc_id, relevance``. ``k`` is null for
@@ -52,6 +54,10 @@ def per_query(
         run_queries = hashed_ids.filter(pl.col("in_run")).select(pl.col(HASHED).alias(QUERY))
         judged_queries = hashed_ids.filter(pl.col("judged")).select(pl.col(HASHED).alias(QUERY))
     judgments = _judgments(qrels, evaluation)
+    # only a plan asked for companion measures reads which documents are relevant
+    companions = bool(evaluation.companions)
+    if not companions:
+        judgments = judgments.drop("relevant")
     judged = judgments.select(QUERY).unique() if judged_queries is None else judged_queries.lazy()
     # Every step is per query, so the run's queries without judgments are not filtered out of
     # the run here (a join over every row) but left out of the evaluated queries below.
@@ -66,7 +72,10 @@ def per_query(
         # ranked first and cut at max_results: the join with the judgments then carries fewer
         # columns and rows (measured 10% faster at 10M rows)
         ranked = _gained(
-            _ranked(deduplicated, evaluation, "retrieved"), judgments, _only_earning_ranks_read(evaluation)
+            _ranked(deduplicated, evaluation, "retrieved"),
+            judgments,
+            _only_earning_ranks_read(evaluation),
+            keep_relevant=companions,
         )
         retrieved = {"retrieved": _retrieved(ranked, evaluation, "retrieved")}
     evaluated_queries = _evaluated_queries(
@@ -85,6 +94,8 @@ def per_query(
         for ordering, ranking in retrieved.items()
     }
     final = _final(scored, retrieved["retrieved"], evaluation)
+    if companions:
+        final = _with_companions(final, _companions(retrieved["retrieved"], judgments, evaluation), evaluation)
     if hashed_ids is not None:
         final = (
             final.rename({QUERY: HASHED})
@@ -130,6 +141,8 @@ def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
         gain(pl.col(LABEL), evaluation.gain, evaluation.relevance_threshold).alias("gain"),
         # a negative label counts as unjudged (trec_eval -J drops it too)
         (pl.col(LABEL) >= 0).alias("judged"),
+        # what the companion measures count: a judged label at or above the threshold
+        ((pl.col(LABEL) >= 0) & relevant(pl.col(LABEL), evaluation.relevance_threshold)).alias("relevant"),
     )
 
 
@@ -139,15 +152,20 @@ def _deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFram
     return run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
 
 
-def _gained(run_rows: pl.LazyFrame, judgments: pl.LazyFrame, only_earning: bool = False) -> pl.LazyFrame:
-    """The run with each document's ``gain`` and ``judged``, or with ``only_earning`` only the
-    rows whose gain is not 0 (an inner join with those judgments: at 10M rows it carries a
-    tenth of the rows on)."""
+def _gained(
+    run_rows: pl.LazyFrame, judgments: pl.LazyFrame, only_earning: bool = False, *, keep_relevant: bool = False
+) -> pl.LazyFrame:
+    """The run with each document's ``gain``, ``judged`` (and ``relevant`` when the judgments
+    have it), or with ``only_earning`` only the rows whose gain is not 0 or, with
+    ``keep_relevant``, that are relevant (an inner join with those judgments: at 10M rows it
+    carries a tenth of the rows on)."""
     if only_earning:
-        return run_rows.join(judgments.filter(pl.col("gain") != 0), on=[QUERY, DOC], how="inner")
-    return run_rows.join(judgments, on=[QUERY, DOC], how="left").with_columns(
-        pl.col("gain").fill_null(0.0), pl.col("judged").fill_null(False)
-    )
+        earning = pl.col("gain") != 0
+        if keep_relevant:
+            earning = earning | pl.col("relevant")
+        return run_rows.join(judgments.filter(earning), on=[QUERY, DOC], how="inner")
+    filled = [pl.col(c).fill_null(False) for c in ("judged", "relevant") if c in judgments.collect_schema().names()]
+    return run_rows.join(judgments, on=[QUERY, DOC], how="left").with_columns(pl.col("gain").fill_null(0.0), *filled)
 
 
 def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
@@ -169,7 +187,7 @@ def _ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.La
         position = rank_by_score(ties=evaluation.ties)
     else:
         position = rank_ties_by_gain(ties=evaluation.ties, best_first=ordering == "best")
-    gains = [c for c in ("gain", "judged") if c in frame.collect_schema().names()]
+    gains = [c for c in ("gain", "judged", "relevant") if c in frame.collect_schema().names()]
     ranked = frame.select(QUERY, DOC, SCORE, INPUT_RANK, *gains, position.alias("position"))
     if evaluation.max_results is not None:
         ranked = ranked.filter(pl.col("position") <= evaluation.max_results)
@@ -177,9 +195,10 @@ def _ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.La
 
 
 def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
-    """``query_id, score, input_rank, rank, gain, credited_gain``: the evaluated ranking.
-    ``credited_gain`` is what the rank earns: the document's gain, or its tie group's mean gain
-    under ``average`` (the tie bounds' orderings are orders of the ties: their own gains)."""
+    """``query_id, score, input_rank, rank, gain, credited_gain`` (and ``relevant`` when
+    ``ranked`` has it): the evaluated ranking. ``credited_gain`` is what the rank earns: the
+    document's gain, or its tie group's mean gain under ``average`` (the tie bounds' orderings
+    are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
         ranked = ranked.filter(pl.col("judged"))
         rank = pl.col("position").rank("ordinal").over(QUERY).cast(pl.Int64)
@@ -187,7 +206,10 @@ def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
         rank = pl.col("position")
     averaged = evaluation.ties == "average" and ordering == "retrieved"
     credited = pl.col("gain").mean().over(QUERY, SCORE) if averaged else pl.col("gain")
-    return ranked.select(QUERY, SCORE, INPUT_RANK, rank.alias("rank"), "gain", credited.alias("credited_gain"))
+    relevance = [c for c in ("relevant",) if c in ranked.collect_schema().names()]
+    return ranked.select(
+        QUERY, SCORE, INPUT_RANK, rank.alias("rank"), "gain", credited.alias("credited_gain"), *relevance
+    )
 
 
 def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -307,3 +329,64 @@ def _final(scored: dict[str, pl.LazyFrame], as_ranked: pl.LazyFrame, evaluation:
             pl.when(pl.col("k").is_not_null()).then(pl.col("ties_straddle_k").fill_null(False))
         )
     return final
+
+
+def _companions(as_ranked: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, k, P, recall, map, recip_rank, success`` of every judged query and cutoff
+    (``sql/companions.sql``): read off the relevant ranks of the evaluated ranking, in rank
+    order, as the sums of :func:`_sums_at_cutoffs` are: at cutoff k, the counts of the last
+    relevant rank at or above it."""
+
+    def in_rank_order(expr: pl.Expr) -> pl.Expr:
+        return expr.over(QUERY, order_by="rank")
+
+    relevant_ranks = as_ranked.filter(pl.col("relevant")).select(QUERY, "rank")
+    # found: how many relevant results up to this rank; precision_sum: the sum of the precision
+    # at each relevant rank up to this one (AP's numerator)
+    cumulative = relevant_ranks.select(
+        QUERY,
+        "rank",
+        in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
+        in_rank_order(pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).alias("found"),
+    ).with_columns(in_rank_order((pl.col("found") / pl.col("rank")).cum_sum()).alias("precision_sum"))
+    last_rank = pl.col("next_rank").is_null()
+    at_cutoffs = pl.concat(
+        [
+            cumulative.filter(
+                last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
+            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), "found", "precision_sum")
+            for k in [None, *evaluation.cutoffs]
+        ]
+    )
+    first_relevant = relevant_ranks.group_by(QUERY).agg(pl.col("rank").min().alias("first_rank"))
+    relevant_judged = judgments.group_by(QUERY).agg(pl.col("relevant").sum().cast(pl.Int64).alias("relevant_judged"))
+    cutoffs = pl.LazyFrame({"k": [None, *evaluation.cutoffs]}, schema={"k": pl.Int64})
+    found, judged, k = pl.col("found").fill_null(0), pl.col("relevant_judged"), pl.col("k")
+    of_judged = pl.when(judged > 0)
+    return (
+        relevant_judged.join(cutoffs, how="cross")
+        .join(at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
+        .join(first_relevant, on=QUERY, how="left")
+        .select(
+            QUERY,
+            "k",
+            (found / k).alias("P"),
+            of_judged.then(found / judged).otherwise(0.0).alias("recall"),
+            of_judged.then(pl.col("precision_sum").fill_null(0.0) / judged).otherwise(0.0).alias("map"),
+            pl.when(pl.col("first_rank") <= k.fill_null(pl.col("first_rank")))
+            .then(1.0 / pl.col("first_rank"))
+            .otherwise(0.0)
+            .alias("recip_rank"),
+            (found > 0).cast(pl.Float64).alias("success"),
+        )
+    )
+
+
+def _with_companions(final: pl.LazyFrame, companions: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """The companion measures asked for, after the NDCG family's columns (and before the tie
+    bounds'): every evaluated query is judged, so each row finds its own."""
+    names = final.collect_schema().names()
+    at = names.index("ndcg") + 1
+    return final.join(
+        companions.select(QUERY, "k", *evaluation.companions), on=[QUERY, "k"], how="left", nulls_equal=True
+    ).select(*names[:at], *evaluation.companions, *names[at:])
