@@ -397,3 +397,41 @@ def test_config_key_and_json_output(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert by_k[None]["map"] == pytest.approx((1 / 1 + 2 / 3) / 2)
     assert "P" not in by_k[2]
     assert not math.isnan(by_k[2]["ndcg"])
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(600)
+def test_spark_agrees_with_polars_on_random_data(local_spark: object) -> None:
+    from pipeline.engines import spark as spark_engine
+
+    spark = local_spark
+    for seed in range(2):  # a few: each plans the composed SQL afresh (about a minute)
+        run_rows, qrels_rows, evaluation = random_case(seed, conventions=True)
+        # Spark refuses what depends on arrival order (and so does not read a rank column)
+        evaluation = dataclasses.replace(
+            evaluation,
+            measures=ALL,
+            ties="average" if evaluation.ties == "input-order" else evaluation.ties,
+            duplicates="max-score" if evaluation.duplicates == "first" else evaluation.duplicates,
+        )
+        run, (_, qrels) = run_frame([row[:3] for row in run_rows]), frames([], qrels_rows)
+        by_polars = compute("polars", run, qrels, evaluation)
+        table = spark_engine.per_query(
+            spark.createDataFrame(run.collect().to_arrow()),  # type: ignore[attr-defined]
+            spark.createDataFrame(qrels.collect().to_arrow()),  # type: ignore[attr-defined]
+            evaluation,
+        )
+        by_spark = pl.from_arrow(table.toArrow())
+        assert isinstance(by_spark, pl.DataFrame)
+        assert_frame_equal(by_spark.sort("query_id", "k"), by_polars, rel_tol=0, abs_tol=TOLERANCE)
+        summary = pl.from_arrow(spark_engine.summarize(table).toArrow())
+        assert isinstance(summary, pl.DataFrame)
+        expected = summarize(by_polars.lazy()).collect()
+        assert_frame_equal(summary.sort("k", nulls_last=False), expected, rel_tol=0, abs_tol=TOLERANCE)
+    # the summary of a table without companions has none
+    only_ndcg = spark_engine.per_query(
+        spark.createDataFrame(run.collect().to_arrow()),  # type: ignore[attr-defined]
+        spark.createDataFrame(qrels.collect().to_arrow()),  # type: ignore[attr-defined]
+        Evaluation(),
+    )
+    assert spark_engine.summarize(only_ndcg).columns == ["k", "queries", "cg", "dcg", "idcg", "ndcg"]
