@@ -261,6 +261,7 @@ def _compare(args: argparse.Namespace) -> int:
         correction=args.correction,
         allow_different_conventions=args.allow_different_conventions,
         out=args.out,
+        measure=args.measure,
     )
     if args.json:
         sys.stdout.write(json_text(comparison_json(compared.result, compared.unpaired, compared.conventions)) + "\n")
@@ -295,8 +296,9 @@ def _report(args: argparse.Namespace) -> int:
         png_dir=args.png,
         cutoff=cutoff[0] if cutoff else None,
         cutoff_given=cutoff is not None,
-        title=args.title,
+        title=args.title if args.title is not None else f"{args.measure} report".replace("ndcg", "NDCG", 1),
         allow_different_conventions=args.allow_different_conventions,
+        measure=args.measure,
     )
     for path in written:
         print(f"wrote {path}")

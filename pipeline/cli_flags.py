@@ -12,7 +12,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pipeline.spec import CONVENTIONS, Convention, SpecError
+from pipeline.spec import CONVENTIONS, MEASURE_NAMES, PRIMARY_MEASURE, Convention, SpecError
 
 EXIT_CODES = """exit codes:
   0  done
@@ -337,6 +337,13 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
 
     tests = compare.add_argument_group("comparison")
     tests.add_argument(
+        "--measure",
+        default=PRIMARY_MEASURE,
+        choices=MEASURE_NAMES,
+        help="the per-query column compared (default ndcg), e.g. recip_rank: outputs evaluated with "
+        "--measures recip_rank, or runs scored here with it",
+    )
+    tests.add_argument(
         "--k", help="cutoffs to compare, e.g. 10 or 5,10,all ('all' = whole ranking); default: every shared cutoff"
     )
     tests.add_argument("--group-by", help="comma-separated group columns (e.g. locale): the same table per group")
@@ -382,7 +389,13 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
     report.add_argument("--html", required=True, help="the HTML file to write")
     report.add_argument("--png", help="also write each figure as a PNG file into this directory")
     report.add_argument("--k", help="cutoff shown in the distribution and difference plots (default: smallest)")
-    report.add_argument("--title", default="NDCG report", help="heading of the report")
+    report.add_argument("--title", help="heading of the report (default: NDCG report, or the --measure's)")
+    report.add_argument(
+        "--measure",
+        default=PRIMARY_MEASURE,
+        choices=MEASURE_NAMES,
+        help="the per-query column shown in place of NDCG (default ndcg), e.g. recip_rank",
+    )
     report.add_argument(
         "--allow-different-conventions",
         action="store_true",

@@ -7,6 +7,7 @@ flags and prints; the statistics themselves live in :mod:`pipeline.compare`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.compare import (
+    SCORE,
     Comparison,
     Options,
     attach_groups,
@@ -28,7 +30,7 @@ from pipeline.compare import (
     unpaired_queries,
 )
 from pipeline.errors import UsageError
-from pipeline.spec import CONVENTION, SpecError, parse_cutoffs
+from pipeline.spec import CONVENTION, MEASURE, PRIMARY_MEASURE, SpecError, parse_cutoffs
 
 log = logging.getLogger("ndcg")
 
@@ -72,9 +74,11 @@ def compare_job(
     correction: str = "holm",
     allow_different_conventions: bool = False,
     out: str | None = None,
+    measure: str = PRIMARY_MEASURE,
 ) -> Compared:
-    """Compare the systems; with ``out``, write the comparison, the deltas and a manifest there
-    as one unit (a kill never leaves new tables with an old manifest)."""
+    """Compare the systems by ``measure`` (a column of their per-query tables); with ``out``,
+    write the comparison, the deltas and a manifest there as one unit (a kill never leaves new
+    tables with an old manifest)."""
     from pipeline.io.write import check_out_folder, write_tables
 
     if systems.runs and (systems.baseline or systems.candidates):
@@ -82,10 +86,13 @@ def compare_job(
     inputs = [("baseline", systems.baseline), *(("candidate", c) for c in systems.candidates)]
     check_out_folder(out, [*inputs, ("qrels", systems.qrels), *(("run", r) for r in systems.runs)])
     groups = tuple(g.strip() for g in group_by.split(",") if g.strip()) if group_by else ()
+    if measure not in MEASURE:
+        raise UsageError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURE)}")
     if systems.runs:
-        tables, conventions = evaluate_runs(systems, k, groups, all_queries)
+        tables, conventions = evaluate_runs(systems, k, groups, all_queries, measure)
     else:
         tables, conventions = read_outputs(systems)
+    tables = {name: measure_as_score(table, measure, name) for name, table in tables.items()}
     differences = check_conventions(conventions, allow_different_conventions)
     options = Options(
         cutoffs=compare_cutoffs(k),
@@ -97,8 +104,11 @@ def compare_job(
         correction=correction,
     )
     result = compare_systems(tables, options)
+    if measure != SCORE:  # the deltas name the measure compared
+        sides = {f"{SCORE}_baseline": f"{measure}_baseline", f"{SCORE}_candidate": f"{measure}_candidate"}
+        result = dataclasses.replace(result, deltas=result.deltas.rename(sides))
     if out:
-        manifest = {"command": "compare", "systems": list(tables), "conventions": conventions}
+        manifest = {"command": "compare", "measure": measure, "systems": list(tables), "conventions": conventions}
         manifest["convention_differences"] = differences
         write_tables(
             out,
@@ -106,6 +116,21 @@ def compare_job(
             manifest={**manifest, "options": options.describe()},
         )
     return Compared(result, unpaired_queries(result.deltas), conventions, differences, options)
+
+
+def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
+    """The per-query table with ``measure`` as the column compared (``ndcg``'s place), without
+    the rows where the measure is undefined (P over the whole ranking)."""
+    if measure == SCORE:
+        return table
+    if measure not in table.columns:
+        raise UsageError(
+            f"system {name!r} has no {measure!r} column in its per-query table: evaluate it with "
+            f"--measures {MEASURE[measure].selected_by} (or compare another --measure)"
+        )
+    if not MEASURE[measure].whole:
+        table = table.filter(pl.col("k").is_not_null())
+    return table.drop(SCORE, strict=False).rename({measure: SCORE})
 
 
 def check_conventions(conventions: dict, allowed: bool) -> dict:
@@ -158,8 +183,11 @@ def read_outputs(systems: Systems) -> tuple[dict, dict]:
     return tables, conventions
 
 
-def evaluate_runs(systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool) -> tuple[dict, dict]:
-    """Each run scored here, alike; with ``group_by``, each query's groups from the inputs."""
+def evaluate_runs(
+    systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool, measure: str = PRIMARY_MEASURE
+) -> tuple[dict, dict]:
+    """Each run scored here, alike (with ``measure`` among its measures); with ``group_by``,
+    each query's groups from the inputs."""
     from pipeline.api import evaluate, make_evaluation
     from pipeline.io.read import Source, scan_qrels, scan_run
 
@@ -167,7 +195,9 @@ def evaluate_runs(systems: Systems, k: str | None, group_by: tuple[str, ...], al
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
     default = CONVENTION["k"].default
     cutoffs = [c for c in compare_cutoffs(k) or default if c is not None] or [10]
-    evaluation = make_evaluation(k=cutoffs, all_queries=all_queries, **systems.evaluation_options)
+    evaluation = make_evaluation(
+        k=cutoffs, all_queries=all_queries, measures=[MEASURE[measure].selected_by], **systems.evaluation_options
+    )
     names = system_names(systems.names, systems.runs)
     tables = {
         name: evaluate(path, systems.qrels, evaluation=evaluation, engine=systems.engine).per_query  # type: ignore[arg-type]

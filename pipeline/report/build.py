@@ -27,8 +27,8 @@ from pipeline.compare_job import check_conventions
 from pipeline.errors import InvalidInput
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
 from pipeline.report import figures
-from pipeline.report.load import ComparisonOutput, ReportInputs, load
-from pipeline.spec import MEASURE_NAMES
+from pipeline.report.load import ComparisonOutput, ReportInputs, load, measure_inputs
+from pipeline.spec import MEASURE_NAMES, PRIMARY_MEASURE
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -66,15 +66,17 @@ def build_report(
     cutoff_given: bool = False,
     title: str = "NDCG report",
     allow_different_conventions: bool = False,
+    measure: str = PRIMARY_MEASURE,
 ) -> list[Path]:
     """Write the report (and, with ``png_dir``, each figure as a PNG); return the files written.
     Where they would replace an input or a file that is not one of ours, nothing is written.
     Outputs evaluated with different conventions are refused as ``ndcg compare`` refuses them,
-    and a ``cutoff`` an output lacks as well (exit 2)."""
+    and a ``cutoff`` an output lacks as well (exit 2). ``measure`` is the per-query column
+    reported (default ndcg; the page's NDCG figures then show it)."""
     target = Path(html_path)
     _check_not_an_input(target, paths)
     check_file_target(target, is_our_report, "--html")
-    inputs = load(paths)
+    inputs = measure_inputs(load(paths), measure)
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
     check_conventions(_recorded_conventions(inputs), allow_different_conventions)
