@@ -177,12 +177,14 @@ def _system_scores(inputs: ReportInputs, k: int | None) -> dict[str, pl.Series]:
 
 def _summary(inputs: ReportInputs) -> Markup:
     parts = []
+    # the measures some output has (the companion measures only when evaluated)
+    shown = [c for c in SUMMARY_COLUMNS if c == "queries" or any(c in s.summary.columns for s in inputs.systems)]
     if inputs.systems:
         rows = [
             {
                 "system": system.name,
                 "k": _label(row["k"]),
-                "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
+                "cells": [_cell(column, row.get(column)) for column in shown],
             }
             for system in inputs.systems
             for row in system.summary.iter_rows(named=True)
@@ -193,7 +195,7 @@ def _summary(inputs: ReportInputs) -> Markup:
                 '<table id="summary-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead>'
                 '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"><td>{{ r.system }}</td>'
                 "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
-                header=("system", "k", *SUMMARY_COLUMNS),
+                header=("system", "k", *shown),
                 rows=rows,
             )
         )
