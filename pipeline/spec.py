@@ -662,8 +662,10 @@ class Measure:
 # which ranks hold a relevant document (label >= relevance_threshold, or > 0) and how many
 # documents of the query are judged relevant.
 _RELEVANCE_ONLY = (
-    "gain, discount, log_base, ideal, empty_ideal (only the query count of the summary), tie_bounds; "
-    "under ties average, tied results are ranked by doc_id desc (the order that average averages over)"
+    "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
+    "tie_bounds; under ties average, tied results are ranked by doc_id desc (the order that average "
+    "averages over). They follow relevance_threshold, all_queries, max_results, unjudged, duplicates and "
+    "the ties docid-desc and input-order"
 )
 
 MEASURES: tuple[Measure, ...] = (
@@ -839,6 +841,11 @@ def conventions_table() -> str:
         ]
         summary = "mean over the evaluated queries" if m.aggregate == "mean" else m.aggregate
         rows.append(f"| `{m.name}` ({m.title}) | {cell(m.formula)} | {names[0]} | {names[1]} | {summary} |")
+    ignoring: dict[str, list[str]] = {}
+    for m in MEASURES:
+        if m.ignores:
+            ignoring.setdefault(m.ignores, []).append(f"`{m.name}`")
+    rows += ["", *(f"{', '.join(names)} ignore these conventions: {text}." for text, names in ignoring.items())]
     return "\n".join(rows) + "\n"
 
 

@@ -56,9 +56,9 @@ PER_QUERY_STEPS = (
     "ranked.sql",
     "retrieved.sql",
     "rankings.sql",
+    "companions.sql",
     "sums_at_cutoffs.sql",
     "scored.sql",
-    "companions.sql",
     "per_query.sql",
 )
 

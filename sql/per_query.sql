@@ -2,10 +2,10 @@
 --
 -- The last step of the per-query table. The steps before it, in order, each a view read by
 -- the next: cutoffs, judgments, deduplicated, tie_orders, ranked, retrieved, rankings,
--- sums_at_cutoffs, scored, companions (sql/<step>.sql; sql/ndcg.sql reads them all). The
+-- companions, sums_at_cutoffs, scored (sql/<step>.sql; sql/ndcg.sql reads them all). The
 -- Polars engine (pipeline/engines/polars.py) has the same steps, named as these views.
--- Reads: views run and qrels, e.g. from sql/inputs.sql, through those steps; views scored,
--- retrieved and companions here.
+-- Reads: views run and qrels, e.g. from sql/inputs.sql, through those steps; views scored
+-- and retrieved here.
 --
 -- Conventions (defaults are trec_eval's; the definitions are in pipeline/spec.py):
 --   1. results ordered by score desc; ties by doc_id desc in string order ('docid-desc'),
@@ -30,7 +30,7 @@
 -- Creates: table per_query (query_id, k, cg, dcg, idcg, ndcg, P, recall, map, recip_rank,
 -- success, ndcg_min, ndcg_max, ties_straddle_k); k is null for the whole ranking; the
 -- companions (P ... success, sql/companions.sql) are null unless the variable measures names
--- them. A table, not a view: computed once, with the variables set when this file runs.
+-- them (sql/scored.sql). A table, not a view: computed once, with the variables set when this file runs.
 -- ndcg_min and ndcg_max are the NDCG of the worst and best order of tied results (ties by
 -- gain ascending, descending); ties_straddle_k: whether ranks k and k + 1 are tied. All three
 -- are null unless tie_bounds is true (refused by pipeline/spec.py where not exact).
@@ -75,11 +75,11 @@ final as (
         scores.dcg,
         scores.idcg,
         scores.ndcg,
-        companions."P",
-        companions.recall,
-        companions.map,
-        companions.recip_rank,
-        companions.success,
+        scores."P",
+        scores.recall,
+        scores.map,
+        scores.recip_rank,
+        scores.success,
         worst.ndcg as ndcg_min,
         best.ndcg as ndcg_max,
         case
@@ -92,7 +92,6 @@ final as (
     left join scores as best
         on best.ordering = 'best' and scores.query_id = best.query_id and scores.k is not distinct from best.k
     left join straddles on scores.query_id = straddles.query_id and scores.k = straddles.rank
-    left join companions on scores.query_id = companions.query_id and scores.k is not distinct from companions.k
     where scores.ordering = 'retrieved'
 )
 

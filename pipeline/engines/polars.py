@@ -84,18 +84,26 @@ def per_query(
     ideal_at_cutoffs = _sums_at_cutoffs(
         _discounted(_ideal(judgments, retrieved["retrieved"], evaluation), evaluation), evaluation, cg=None, dcg="idcg"
     )
+    # the companion measures count the relevant ranks of the ranking itself, in the same pass
+    # over its rows as its sums (no second sort, no second read of the ranking)
+    relevance = {ordering: companions and ordering == "retrieved" for ordering in retrieved}
     scored = {
         ordering: _scored(
             evaluated_queries,
-            _sums_at_cutoffs(_discounted(ranking, evaluation), evaluation, cg="cg", dcg="dcg"),
+            _sums_at_cutoffs(
+                _discounted(ranking, evaluation, relevance[ordering]),
+                evaluation,
+                cg="cg",
+                dcg="dcg",
+                relevance=relevance[ordering],
+            ),
             ideal_at_cutoffs,
             evaluation,
+            _companions(judgments) if relevance[ordering] else None,
         )
         for ordering, ranking in retrieved.items()
     }
     final = _final(scored, retrieved["retrieved"], evaluation)
-    if companions:
-        final = _with_companions(final, _companions(retrieved["retrieved"], judgments, evaluation), evaluation)
     if hashed_ids is not None:
         final = (
             final.rename({QUERY: HASHED})
@@ -222,13 +230,16 @@ def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluat
     return ideal.select(QUERY, "rank", pl.col("gain").alias("credited_gain"))
 
 
-def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation, relevance: bool = False) -> pl.LazyFrame:
     """Only the ranks that earn something: a rank with credited gain 0 adds exactly 0 to every
-    sum, and most ranks of a real run are unjudged."""
-    return ranking.filter(pl.col("credited_gain") != 0).select(
+    sum, and most ranks of a real run are unjudged. With ``relevance``, the relevant ranks too
+    (and the column ``relevant``), which the companion measures count."""
+    kept = pl.col("credited_gain") != 0
+    return ranking.filter(kept | pl.col("relevant") if relevance else kept).select(
         QUERY,
         "rank",
         "credited_gain",
+        *(["relevant"] if relevance else []),
         discounted_gain=pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount),
     )
 
@@ -240,27 +251,45 @@ def _evaluated_queries(run_queries: pl.LazyFrame, judged_queries: pl.LazyFrame, 
     return run_queries.join(judged_queries, on=QUERY, how="semi")
 
 
-def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str) -> pl.LazyFrame:
+def _sums_at_cutoffs(
+    ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str, relevance: bool = False
+) -> pl.LazyFrame:
     """Long ``query_id, k, [cg], dcg``: running sums in rank order, the same bits on every run
     (a parallel sum in arbitrary row order does not give that), and at each cutoff the sums of
-    the last earning rank at or above it (``next_rank`` says up to which cutoff a sum holds)."""
+    the last earning rank at or above it (``next_rank`` says up to which cutoff a sum holds).
+
+    With ``relevance`` (the companion measures), also ``found`` (relevant ranks so far),
+    ``precision_sum`` (the sum of found / rank over them: AP's numerator) and ``first_rank``
+    (the query's first relevant rank)."""
 
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
     sums = [(column, name) for column, name in (("credited_gain", cg), ("discounted_gain", dcg)) if name is not None]
+    found: list[pl.Expr] = []
+    if relevance:
+        found = [in_rank_order(pl.col("relevant").cast(pl.Int64).cum_sum()).alias("found"), pl.col("relevant")]
     cumulative = ranked.select(
         QUERY,
         "rank",
         in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
         *[in_rank_order(pl.col(column).cum_sum()).alias(name) for column, name in sums],
+        *found,
     )
+    counts: list[str] = []
+    if relevance:
+        precision = pl.when(pl.col("relevant")).then(pl.col("found") / pl.col("rank")).otherwise(0.0)
+        cumulative = cumulative.with_columns(
+            in_rank_order(precision.cum_sum()).alias("precision_sum"),
+            pl.col("rank").filter(pl.col("relevant")).min().over(QUERY).alias("first_rank"),
+        )
+        counts = ["found", "precision_sum", "first_rank"]
     last_rank = pl.col("next_rank").is_null()
     return pl.concat(
         [
             cumulative.filter(
                 last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
-            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), *[name for _, name in sums])
+            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), *[name for _, name in sums], *counts)
             for k in [None, *evaluation.cutoffs]
         ]
     )
@@ -280,25 +309,55 @@ def _scored(
     retrieved_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
     evaluation: Evaluation,
+    relevant_judged: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
+    """``query_id, k, cg, dcg, idcg, ndcg`` of every evaluated query and cutoff, and with
+    ``relevant_judged`` (:func:`_companions`) the companion measures asked for."""
     cutoffs = pl.LazyFrame({"k": [None, *evaluation.cutoffs]}, schema={"k": pl.Int64})
+    scored = evaluated_queries.join(cutoffs, how="cross").join(
+        retrieved_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True
+    )
+    if relevant_judged is not None:
+        scored = scored.join(relevant_judged, on=QUERY, how="left")
     return (
-        evaluated_queries.join(cutoffs, how="cross")
-        .join(retrieved_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
-        .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
+        scored.join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .select(
             QUERY,
             "k",
             pl.col("cg").fill_null(0.0),
             pl.col("dcg").fill_null(0.0),
             pl.col("idcg").fill_null(0.0),
+            *(_companion_measures(evaluation) if relevant_judged is not None else []),
         )
         .with_columns(
             ndcg=pl.when(pl.col("idcg") > 0)
             .then(pl.col("dcg") / pl.col("idcg"))
             .otherwise(_empty_ideal_score(evaluation)),
         )
+        .select(QUERY, "k", "cg", "dcg", "idcg", "ndcg", *(() if relevant_judged is None else evaluation.companions))
     )
+
+
+def _companions(judgments: pl.LazyFrame) -> pl.LazyFrame:
+    """``query_id, relevant_judged``: how many documents of each judged query are relevant, the
+    denominator of recall and AP (``sql/companions.sql``)."""
+    return judgments.group_by(QUERY).agg(pl.col("relevant").sum().cast(pl.Int64).alias("relevant_judged"))
+
+
+def _companion_measures(evaluation: Evaluation) -> list[pl.Expr]:
+    """The companion measures asked for, from the counts of :func:`_sums_at_cutoffs` at each
+    cutoff (null where no relevant rank is at or above it: none found) and ``relevant_judged``."""
+    found, judged, k = pl.col("found").fill_null(0), pl.col("relevant_judged"), pl.col("k")
+    of_judged = pl.when(judged > 0)
+    measures = {
+        "P": found / k,  # null for the whole ranking (k null)
+        "recall": of_judged.then(found / judged).otherwise(0.0),
+        "map": of_judged.then(pl.col("precision_sum").fill_null(0.0) / judged).otherwise(0.0),
+        # a relevant rank at or above k means the first one is
+        "recip_rank": pl.when(found > 0).then(1.0 / pl.col("first_rank")).otherwise(0.0),
+        "success": (found > 0).cast(pl.Float64),
+    }
+    return [measures[name].alias(name) for name in evaluation.companions]
 
 
 def _straddles(as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -329,64 +388,3 @@ def _final(scored: dict[str, pl.LazyFrame], as_ranked: pl.LazyFrame, evaluation:
             pl.when(pl.col("k").is_not_null()).then(pl.col("ties_straddle_k").fill_null(False))
         )
     return final
-
-
-def _companions(as_ranked: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """``query_id, k, P, recall, map, recip_rank, success`` of every judged query and cutoff
-    (``sql/companions.sql``): read off the relevant ranks of the evaluated ranking, in rank
-    order, as the sums of :func:`_sums_at_cutoffs` are: at cutoff k, the counts of the last
-    relevant rank at or above it."""
-
-    def in_rank_order(expr: pl.Expr) -> pl.Expr:
-        return expr.over(QUERY, order_by="rank")
-
-    relevant_ranks = as_ranked.filter(pl.col("relevant")).select(QUERY, "rank")
-    # found: how many relevant results up to this rank; precision_sum: the sum of the precision
-    # at each relevant rank up to this one (AP's numerator)
-    cumulative = relevant_ranks.select(
-        QUERY,
-        "rank",
-        in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
-        in_rank_order(pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).alias("found"),
-    ).with_columns(in_rank_order((pl.col("found") / pl.col("rank")).cum_sum()).alias("precision_sum"))
-    last_rank = pl.col("next_rank").is_null()
-    at_cutoffs = pl.concat(
-        [
-            cumulative.filter(
-                last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
-            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), "found", "precision_sum")
-            for k in [None, *evaluation.cutoffs]
-        ]
-    )
-    first_relevant = relevant_ranks.group_by(QUERY).agg(pl.col("rank").min().alias("first_rank"))
-    relevant_judged = judgments.group_by(QUERY).agg(pl.col("relevant").sum().cast(pl.Int64).alias("relevant_judged"))
-    cutoffs = pl.LazyFrame({"k": [None, *evaluation.cutoffs]}, schema={"k": pl.Int64})
-    found, judged, k = pl.col("found").fill_null(0), pl.col("relevant_judged"), pl.col("k")
-    of_judged = pl.when(judged > 0)
-    return (
-        relevant_judged.join(cutoffs, how="cross")
-        .join(at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
-        .join(first_relevant, on=QUERY, how="left")
-        .select(
-            QUERY,
-            "k",
-            (found / k).alias("P"),
-            of_judged.then(found / judged).otherwise(0.0).alias("recall"),
-            of_judged.then(pl.col("precision_sum").fill_null(0.0) / judged).otherwise(0.0).alias("map"),
-            pl.when(pl.col("first_rank") <= k.fill_null(pl.col("first_rank")))
-            .then(1.0 / pl.col("first_rank"))
-            .otherwise(0.0)
-            .alias("recip_rank"),
-            (found > 0).cast(pl.Float64).alias("success"),
-        )
-    )
-
-
-def _with_companions(final: pl.LazyFrame, companions: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """The companion measures asked for, after the NDCG family's columns (and before the tie
-    bounds'): every evaluated query is judged, so each row finds its own."""
-    names = final.collect_schema().names()
-    at = names.index("ndcg") + 1
-    return final.join(
-        companions.select(QUERY, "k", *evaluation.companions), on=[QUERY, "k"], how="left", nulls_equal=True
-    ).select(*names[:at], *evaluation.companions, *names[at:])
