@@ -7,6 +7,16 @@ Formulas (rank ``i`` starts at 1, ``g(i)`` is the gain of the document at rank `
     IDCG@k = DCG@k of the ideal ranking
     NDCG@k = DCG@k / IDCG@k
 
+Besides them, the companion measures of trec_eval (``measures``; :data:`MEASURES`), over the
+relevant results (a judged label >= ``relevance_threshold``, or > 0) and ``R``, the relevant
+documents judged for the query::
+
+    P@k       = relevant in the top k / k          (none over the whole ranking)
+    recall@k  = relevant in the top k / R          (0 when R is 0)
+    AP@k      = sum over relevant ranks i <= k of (relevant in the top i / i), / R   (0 when R is 0)
+    RR@k      = 1 / the first relevant rank if it is <= k, else 0
+    success@k = 1 if a relevant result is in the top k, else 0
+
 Gains ``g`` (:class:`Gain`):
 
 - ``linear``: ``g = label`` (trec_eval, ir_measures, scikit-learn).
