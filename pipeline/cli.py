@@ -281,6 +281,7 @@ def _compare(args: argparse.Namespace) -> int:
         out=args.out,
         gate=_gate_from(args),
         partition=args.partition or [],
+        measure=args.measure,
     )
     verdict = compared.gate
     if args.json:
@@ -386,9 +387,10 @@ def _report(args: argparse.Namespace) -> int:
         png_dir=args.png,
         cutoff=cutoff[0] if cutoff else None,
         cutoff_given=cutoff is not None,
-        title=args.title,
+        title=args.title if args.title is not None else f"{args.measure} report".replace("ndcg", "NDCG", 1),
         allow_different_conventions=args.allow_different_conventions,
         names=[n.strip() for n in args.names.split(",")] if args.names else None,
+        measure=args.measure,
     )
     for path in written:
         print(f"wrote {path}")

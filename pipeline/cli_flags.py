@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipeline.engines import ENGINES
-from pipeline.spec import CONVENTIONS, Convention, SpecError
+from pipeline.spec import CONVENTIONS, MEASURE_NAMES, PRIMARY_MEASURE, Convention, SpecError
 
 EXIT_CODES = """exit codes:
   0  done
@@ -386,6 +386,13 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
 
     tests = compare.add_argument_group("comparison")
     tests.add_argument(
+        "--measure",
+        default=PRIMARY_MEASURE,
+        choices=MEASURE_NAMES,
+        help="the per-query column compared (default ndcg), e.g. recip_rank: outputs evaluated with "
+        "--measures recip_rank, or runs scored here with it",
+    )
+    tests.add_argument(
         "--k", help="cutoffs to compare, e.g. 10 or 5,10,all ('all' = whole ranking); default: every shared cutoff"
     )
     tests.add_argument("--group-by", help="comma-separated group columns (e.g. locale): the same table per group")
@@ -463,7 +470,13 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
         help="comma-separated names of the evaluation outputs, in order (default: their folder names, made "
         "unique; a partitioned output's partitions are NAME/key=value)",
     )
-    report.add_argument("--title", default="NDCG report", help="heading of the report")
+    report.add_argument("--title", help="heading of the report (default: NDCG report, or the --measure's)")
+    report.add_argument(
+        "--measure",
+        default=PRIMARY_MEASURE,
+        choices=MEASURE_NAMES,
+        help="the per-query column shown in place of NDCG (default ndcg), e.g. recip_rank",
+    )
     report.add_argument(
         "--allow-different-conventions",
         action="store_true",

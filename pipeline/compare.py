@@ -736,7 +736,7 @@ def conventions_of(data: object) -> dict[str, object] | None:
 # Recorded options that change no query's NDCG@k: the cutoffs (pairing is by k, and a k one
 # side lacks is an error), the tie bounds (extra columns), all_queries (a zero-filled query is
 # one side's only, and compare's own all_queries decides it).
-_COMPARABLE_ANYWAY = frozenset({"cutoffs", "tie_bounds", "all_queries"})
+_COMPARABLE_ANYWAY = frozenset({"cutoffs", "tie_bounds", "all_queries", "measures"})
 
 
 def convention_differences(

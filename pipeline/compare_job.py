@@ -7,6 +7,7 @@ flags and prints; the statistics themselves live in :mod:`pipeline.compare`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.compare import (
+    SCORE,
     Comparison,
     Options,
     attach_groups,
@@ -29,7 +31,7 @@ from pipeline.compare import (
 )
 from pipeline.errors import UsageError
 from pipeline.gate import Gate, GateResult, check_gate
-from pipeline.spec import CONVENTION, SpecError, parse_cutoffs
+from pipeline.spec import CONVENTION, MEASURE, PRIMARY_MEASURE, SpecError, parse_cutoffs
 
 log = logging.getLogger("ndcg")
 
@@ -76,12 +78,14 @@ def compare_job(
     out: str | None = None,
     gate: Gate | None = None,
     partition: Sequence[str] = (),
+    measure: str = PRIMARY_MEASURE,
 ) -> Compared:
-    """Compare the systems; with ``out``, write the comparison, the deltas and a manifest there
-    as one unit (a kill never leaves new tables with an old manifest). With ``gate``, the
-    regression gate's verdict is returned (``Compared.gate``) and recorded in the manifest
-    (``"gate"``); raising for a failure (:class:`pipeline.errors.RegressionGateFailed`) is the
-    caller's choice (the command line does, after printing).
+    """Compare the systems by ``measure`` (a column of their per-query tables); with ``out``,
+    write the comparison, the deltas and a manifest there as one unit (a kill never leaves new
+    tables with an old manifest). With ``gate``, the regression gate's verdict is returned
+    (``Compared.gate``) and recorded in the manifest (``"gate"``); raising for a failure
+    (:class:`pipeline.errors.RegressionGateFailed`) is the caller's choice (the command line
+    does, after printing).
 
     Hive-partitioned systems (``out/model_a/dt=2026-11-22/per_query.parquet``, or runs in
     ``dt=...`` folders) are compared partition by partition: see
@@ -94,14 +98,17 @@ def compare_job(
     inputs = [("baseline", systems.baseline), *(("candidate", c) for c in systems.candidates)]
     check_out_folder(out, [*inputs, ("qrels", systems.qrels), *(("run", r) for r in systems.runs)])
     groups = tuple(g.strip() for g in group_by.split(",") if g.strip()) if group_by else ()
+    if measure not in MEASURE:
+        raise UsageError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURE)}")
     filters = parse_partition_filters(list(partition))
     partition_by: tuple[str, ...] = ()
     if systems.runs:
-        tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters)
+        tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure)
     else:
         tables, conventions, partition_by = _read_outputs(systems, filters)
     if gate is not None and gate.partitions and not partition_by:
         raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
+    tables = {name: measure_as_score(table, measure, name) for name, table in tables.items()}
     differences = check_conventions(conventions, allow_different_conventions)
     options = Options(
         cutoffs=compare_cutoffs(k),
@@ -119,8 +126,11 @@ def compare_job(
         if gate is not None
         else None
     )
+    if measure != SCORE:  # the deltas name the measure compared
+        sides = {f"{SCORE}_baseline": f"{measure}_baseline", f"{SCORE}_candidate": f"{measure}_candidate"}
+        result = dataclasses.replace(result, deltas=result.deltas.rename(sides))
     if out:
-        manifest = {"command": "compare", "systems": list(tables), "conventions": conventions}
+        manifest = {"command": "compare", "measure": measure, "systems": list(tables), "conventions": conventions}
         manifest["convention_differences"] = differences
         if verdict is not None:
             manifest["gate"] = verdict.describe()
@@ -130,6 +140,21 @@ def compare_job(
             manifest={**manifest, "options": options.describe()},
         )
     return Compared(result, unpaired_queries(result.deltas), conventions, differences, options, verdict)
+
+
+def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
+    """The per-query table with ``measure`` as the column compared (``ndcg``'s place), without
+    the rows where the measure is undefined (P over the whole ranking)."""
+    if measure == SCORE:
+        return table
+    if measure not in table.columns:
+        raise UsageError(
+            f"system {name!r} has no {measure!r} column in its per-query table: evaluate it with "
+            f"--measures {MEASURE[measure].selected_by} (or compare another --measure)"
+        )
+    if not MEASURE[measure].whole:
+        table = table.filter(pl.col("k").is_not_null())
+    return table.drop(SCORE, strict=False).rename({measure: SCORE})
 
 
 def check_conventions(conventions: dict, allowed: bool) -> dict:
@@ -186,21 +211,29 @@ def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict,
 
 
 def _evaluate_runs(
-    systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool, filters: dict[str, set[str]]
+    systems: Systems,
+    k: str | None,
+    group_by: tuple[str, ...],
+    all_queries: bool,
+    filters: dict[str, set[str]],
+    measure: str = PRIMARY_MEASURE,
 ) -> tuple[dict, dict, tuple[str, ...]]:
     """Partitioned runs evaluated partition by partition, else :func:`evaluate_runs`."""
     from pipeline.api import make_evaluation
     from pipeline.compare_partitions import check_filters, evaluate_partitioned_runs, run_partitions
 
     if len(systems.runs) >= 2 and any(run_partitions(run) for run in systems.runs):
-        evaluation = make_evaluation(k=_run_cutoffs(k), all_queries=all_queries, **systems.evaluation_options)
+        selected = [MEASURE[measure].selected_by]
+        evaluation = make_evaluation(
+            k=_run_cutoffs(k), all_queries=all_queries, measures=selected, **systems.evaluation_options
+        )
         names = system_names(systems.names, systems.runs)
         tables, keys, _ = evaluate_partitioned_runs(
             names, systems.runs, systems.qrels, evaluation, systems.engine, group_by, filters
         )
         return tables, dict.fromkeys(names, evaluation.describe()), keys
     check_filters(filters)
-    return (*evaluate_runs(systems, k, group_by, all_queries), ())
+    return (*evaluate_runs(systems, k, group_by, all_queries, measure), ())
 
 
 def _run_cutoffs(k: str | None) -> list[int]:
@@ -219,14 +252,20 @@ def read_outputs(systems: Systems) -> tuple[dict, dict]:
     return tables, conventions
 
 
-def evaluate_runs(systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool) -> tuple[dict, dict]:
-    """Each run scored here, alike; with ``group_by``, each query's groups from the inputs."""
+def evaluate_runs(
+    systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool, measure: str = PRIMARY_MEASURE
+) -> tuple[dict, dict]:
+    """Each run scored here, alike (with ``measure`` among its measures); with ``group_by``,
+    each query's groups from the inputs."""
     from pipeline.api import evaluate, make_evaluation
     from pipeline.io.read import Source, scan_qrels, scan_run
 
     if len(systems.runs) < 2:
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
-    evaluation = make_evaluation(k=_run_cutoffs(k), all_queries=all_queries, **systems.evaluation_options)
+    selected = [MEASURE[measure].selected_by]
+    evaluation = make_evaluation(
+        k=_run_cutoffs(k), all_queries=all_queries, measures=selected, **systems.evaluation_options
+    )
     names = system_names(systems.names, systems.runs)
     tables = {
         name: evaluate(path, systems.qrels, evaluation=evaluation, engine=systems.engine).per_query  # type: ignore[arg-type]

@@ -7,6 +7,16 @@ Formulas (rank ``i`` starts at 1, ``g(i)`` is the gain of the document at rank `
     IDCG@k = DCG@k of the ideal ranking
     NDCG@k = DCG@k / IDCG@k
 
+Besides them, the companion measures of trec_eval (``measures``; :data:`MEASURES`), over the
+relevant results (a judged label >= ``relevance_threshold``, or > 0) and ``R``, the relevant
+documents judged for the query::
+
+    P@k       = relevant in the top k / k          (none over the whole ranking)
+    recall@k  = relevant in the top k / R          (0 when R is 0)
+    AP@k      = sum over relevant ranks i <= k of (relevant in the top i / i), / R   (0 when R is 0)
+    RR@k      = 1 / the first relevant rank if it is <= k, else 0
+    success@k = 1 if a relevant result is in the top k, else 0
+
 Gains ``g`` (:class:`Gain`):
 
 - ``linear``: ``g = label`` (trec_eval, ir_measures, scikit-learn).
@@ -377,6 +387,11 @@ def _variable(name: str, spark_type: str) -> Variable:
     return Variable(name, spark_type, lambda evaluation: getattr(evaluation, name))
 
 
+def _measures(text: str) -> tuple[str, ...]:
+    """``--measures``' text (:func:`parse_measures`, defined with the measures below)."""
+    return parse_measures(text)
+
+
 CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "k",
@@ -514,7 +529,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "relevance_threshold",
         "relevance_threshold",
-        "labels >= this are relevant (trec_eval -l; default: label > 0); used by the binary gain",
+        "labels >= this are relevant (trec_eval -l; default: label > 0); used by the binary gain and the "
+        "measures P, recall, map, recip_rank and success",
         default=None,
         parse=float,
         metavar="T",
@@ -570,6 +586,20 @@ CONVENTIONS: tuple[Convention, ...] = (
         variables=(_variable("tie_bounds", "BOOLEAN"),),
         described_as="tie_bounds",
     ),
+    Convention(
+        "measures",
+        "measures",
+        "measures besides NDCG, each at every k (and the whole ranking where defined), e.g. "
+        "ndcg,P,recall,map,recip_rank,success (trec_eval's families) or nDCG@10,P@5,R@100,AP,RR,Success@1 "
+        "(ir_measures'; a cutoff named is added to --k); ndcg (with cg, dcg, idcg) is always computed",
+        default=("ndcg",),
+        parse=_measures,
+        from_text=_measures,
+        metavar="LIST",
+        variables=(Variable("measures", "ARRAY<STRING>", lambda evaluation: list(evaluation.measures)),),
+        described_as="measures",
+        show=list,
+    ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 
@@ -605,7 +635,10 @@ class Measure:
     ``{k}`` (None: trec_eval has no such measure, so trec lines leave it out); ``ir_measures``
     likewise in ir_measures' syntax. ``aggregate`` is how the summary combines the per-query
     values: ``mean`` over the evaluated queries (those whose :data:`PRIMARY_MEASURE` is not
-    null), in query order.
+    null), in query order. ``family`` is the measure ``--measures`` selects it with (empty:
+    itself); ``whole`` says whether it is defined over the whole ranking (the row with k
+    null; where it is not, that row holds null); ``ignores`` names the conventions that do
+    not change it.
     """
 
     name: str
@@ -616,6 +649,14 @@ class Measure:
     ir_measures: str | None = None
     ir_measures_cut: str | None = None
     aggregate: Literal["mean"] = "mean"
+    family: str = ""
+    whole: bool = True
+    ignores: str = ""
+
+    @property
+    def selected_by(self) -> str:
+        """The name ``--measures`` selects it by: its family's (``cg`` comes with ``ndcg``)."""
+        return self.family or self.name
 
     def trec_name(self, k: int | None) -> str | None:
         """trec_eval's name at cutoff ``k`` (None: the whole ranking).
@@ -627,10 +668,20 @@ class Measure:
         return None if template is None else template.format(k=k)
 
 
+# What the companion measures (P, recall, map, recip_rank, success) do not read: they see only
+# which ranks hold a relevant document (label >= relevance_threshold, or > 0) and how many
+# documents of the query are judged relevant.
+_RELEVANCE_ONLY = (
+    "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
+    "tie_bounds; under ties average, tied results are ranked by doc_id desc (the order that average "
+    "averages over). They follow relevance_threshold, all_queries, max_results, unjudged, duplicates and "
+    "the ties docid-desc and input-order"
+)
+
 MEASURES: tuple[Measure, ...] = (
-    Measure("cg", "CG@k", "sum_{i<=k} g(i)"),
-    Measure("dcg", "DCG@k", "sum_{i<=k} g(i) * d(i)"),
-    Measure("idcg", "IDCG@k", "DCG@k of the ideal ranking"),
+    Measure("cg", "CG@k", "sum_{i<=k} g(i)", family="ndcg"),
+    Measure("dcg", "DCG@k", "sum_{i<=k} g(i) * d(i)", family="ndcg"),
+    Measure("idcg", "IDCG@k", "DCG@k of the ideal ranking", family="ndcg"),
     Measure(
         "ndcg",
         "NDCG@k",
@@ -640,12 +691,140 @@ MEASURES: tuple[Measure, ...] = (
         ir_measures="nDCG",
         ir_measures_cut="nDCG@{k}",
     ),
+    Measure(
+        "P",
+        "P@k",
+        "relevant in the top k / k (k even when fewer were retrieved); null for the whole ranking",
+        trec_eval_cut="P_{k}",
+        ir_measures_cut="P@{k}",
+        whole=False,
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "recall",
+        "R@k",
+        "relevant in the top k / relevant judged (0 when none is); the whole ranking: every relevant retrieved",
+        trec_eval_cut="recall_{k}",
+        ir_measures_cut="R@{k}",
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "map",
+        "AP@k",
+        "sum of the precision at each relevant rank i <= k / relevant judged (0 when none is)",
+        trec_eval="map",
+        trec_eval_cut="map_cut_{k}",
+        ir_measures="AP",
+        ir_measures_cut="AP@{k}",
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "recip_rank",
+        "RR@k",
+        "1 / rank of the first relevant result if it is at or above k, else 0",
+        trec_eval="recip_rank",
+        ir_measures="RR",
+        ir_measures_cut="RR@{k}",
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "success",
+        "Success@k",
+        "1 if a relevant result is in the top k, else 0",
+        trec_eval_cut="success_{k}",
+        ir_measures_cut="Success@{k}",
+        ignores=_RELEVANCE_ONLY,
+    ),
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}
 MEASURE_NAMES: tuple[str, ...] = tuple(MEASURE)
 # The measure that decides which queries are evaluated (a null one is left out of every mean)
 # and that compare and the report rank systems by.
 PRIMARY_MEASURE = "ndcg"
+# The names --measures takes (families, in the registry's order). The NDCG family (cg, dcg,
+# idcg, ndcg) is always computed, since it decides which queries are evaluated; the others,
+# the companions, only when asked for.
+MEASURE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(m.selected_by for m in MEASURES))
+COMPANION_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.selected_by != PRIMARY_MEASURE)
+
+
+def measure_columns(families: tuple[str, ...]) -> tuple[str, ...]:
+    """The per-query columns of the measures of ``families``, in the registry's order.
+
+    >>> measure_columns(("ndcg", "map"))
+    ('cg', 'dcg', 'idcg', 'ndcg', 'map')
+    """
+    return tuple(m.name for m in MEASURES if m.selected_by in families)
+
+
+def _measure_patterns() -> list[tuple[re.Pattern[str], str]]:
+    """Every spelling of a measure: its own name, trec_eval's names (``map``, ``map_cut_10``,
+    ``map_cut``) and ir_measures' (``AP``, ``AP@10``, ``R``), a cutoff as a group."""
+    spellings: dict[str, str] = {m.name: m.selected_by for m in MEASURES}
+    cut: dict[str, str] = {}
+    for m in MEASURES:
+        for whole, template in ((m.trec_eval, m.trec_eval_cut), (m.ir_measures, m.ir_measures_cut)):
+            if whole:
+                spellings[whole] = m.selected_by
+            if template:
+                cut[template] = m.selected_by
+                spellings[template.replace("{k}", "").rstrip("_@")] = m.selected_by
+    patterns = [(re.compile(re.escape(name)), family) for name, family in spellings.items()]
+    patterns += [(re.compile(re.escape(t).replace(re.escape("{k}"), r"(\d+)")), f) for t, f in cut.items()]
+    return patterns
+
+
+_MEASURE_PATTERNS = _measure_patterns()
+
+
+def measure_named(text: str) -> tuple[str, int | None]:
+    """``(family, cutoff or None)`` of one measure as ``--measures`` takes it: a family's name
+    (``ndcg``, ``P``, ``recall``, ``map``, ``recip_rank``, ``success``), trec_eval's name of
+    one (``P_5``, ``map_cut_10``) or ir_measures' (``nDCG@10``, ``R@100``, ``AP``, ``RR``).
+
+    >>> measure_named("AP@10"), measure_named("recip_rank"), measure_named("ndcg_cut_5")
+    (('map', 10), ('recip_rank', None), ('ndcg', 5))
+    """
+    name = text.strip() if isinstance(text, str) else text
+    for pattern, family in _MEASURE_PATTERNS:
+        match = pattern.fullmatch(name) if isinstance(name, str) else None
+        if match:
+            cutoff = int(match.group(1)) if match.groups() else None
+            if cutoff is not None and not 1 <= cutoff <= MAX_CUTOFF:
+                raise SpecError(f"measure {name!r}: its cutoff must be a positive integer, at most 2**63 - 1")
+            return family, cutoff
+    raise SpecError(
+        f"unknown measure {name!r}; expected {', '.join(MEASURE_FAMILIES)} (trec_eval's families), or a "
+        "name of trec_eval (P_5, map_cut_10, ndcg_cut_10, success_1) or ir_measures (nDCG@10, P@5, R@100, AP, "
+        "RR, Success@1)"
+    )
+
+
+def parse_measures(text: str) -> tuple[str, ...]:
+    """Read ``"ndcg,P,map"`` or ``"nDCG@10,P@5,RR"`` into the measures as given, each checked.
+
+    >>> parse_measures("nDCG@10, P@5,RR")
+    ('nDCG@10', 'P@5', 'RR')
+    """
+    names = tuple(part.strip() for part in text.split(","))
+    for name in names:
+        measure_named(name)
+    return names
+
+
+def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The families ``given`` selects (the NDCG family always; in the registry's order) and
+    the cutoffs their names carry (``P@5``: 5), which are evaluated as if given to ``k``.
+
+    >>> resolve_measures(("RR", "P@5", "ndcg_cut_10"))
+    (('ndcg', 'P', 'recip_rank'), (5, 10))
+    """
+    if isinstance(given, str) or not isinstance(given, (tuple, list)) or not given:
+        raise SpecError(f"measures must be a non-empty list of measure names, got {given!r}")
+    named = [measure_named(text) for text in given]
+    families = {PRIMARY_MEASURE, *(family for family, _ in named)}
+    cutoffs = sorted({k for _, k in named if k is not None})
+    return tuple(f for f in MEASURE_FAMILIES if f in families), tuple(cutoffs)
 
 
 def conventions_table() -> str:
@@ -672,6 +851,11 @@ def conventions_table() -> str:
         ]
         summary = "mean over the evaluated queries" if m.aggregate == "mean" else m.aggregate
         rows.append(f"| `{m.name}` ({m.title}) | {cell(m.formula)} | {names[0]} | {names[1]} | {summary} |")
+    ignoring: dict[str, list[str]] = {}
+    for m in MEASURES:
+        if m.ignores:
+            ignoring.setdefault(m.ignores, []).append(f"`{m.name}`")
+    rows += ["", *(f"{', '.join(names)} ignore these conventions: {text}." for text, names in ignoring.items())]
     return "\n".join(rows) + "\n"
 
 
@@ -684,6 +868,7 @@ class Evaluation:
     """
 
     cutoffs: tuple[int, ...] = _DEFAULTS["k"]
+    measures: tuple[str, ...] = _DEFAULTS["measures"]
     gain: Gain = Gain(_DEFAULTS["gain"])
     discount: Discount = Discount(_DEFAULTS["discount"], _DEFAULTS["log_base"])
     all_queries: bool = _DEFAULTS["all_queries"]
@@ -706,6 +891,10 @@ class Evaluation:
                 raise SpecError(f"cutoff k must be at most {MAX_CUTOFF} (2**63 - 1), got {k}")
         if len(set(self.cutoffs)) != len(self.cutoffs):
             raise SpecError(f"cutoffs repeat a value: {list(self.cutoffs)}")
+        # the families asked for, and the cutoffs their names carry (P@5) among the cutoffs
+        measures, named_cutoffs = resolve_measures(self.measures)
+        object.__setattr__(self, "measures", measures)
+        object.__setattr__(self, "cutoffs", tuple(sorted({*self.cutoffs, *named_cutoffs})))
         if self.max_results is not None and (
             isinstance(self.max_results, bool) or not isinstance(self.max_results, int) or self.max_results < 1
         ):
@@ -729,6 +918,16 @@ class Evaluation:
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
         if threshold is not None:
             object.__setattr__(self, "relevance_threshold", float(threshold))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The measures' columns of the per-query table and the summary, in the registry's order."""
+        return measure_columns(self.measures)
+
+    @property
+    def companions(self) -> tuple[str, ...]:
+        """The companion measures asked for (P, recall, map, recip_rank, success)."""
+        return tuple(name for name in self.columns if name in COMPANION_MEASURES)
 
     @property
     def ideal_depends_on_kept_ties(self) -> bool:

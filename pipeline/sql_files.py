@@ -56,6 +56,7 @@ PER_QUERY_STEPS = (
     "ranked.sql",
     "retrieved.sql",
     "rankings.sql",
+    "companions.sql",
     "sums_at_cutoffs.sql",
     "scored.sql",
     "per_query.sql",

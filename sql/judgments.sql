@@ -8,8 +8,9 @@
 --   SET VARIABLE gain_map = MAP {1: 3, 2: 9, 4: 4.5};   -- level -> gain; unmapped levels use `gain`
 --   SET VARIABLE relevance_threshold = 1;    -- unset: label > 0 is relevant ('binary' gain)
 --
--- Creates: view judgments (query_id, doc_id, gain double, judged boolean). A negative or
--- null label gains 0 and, negative, counts as unjudged.
+-- Creates: view judgments (query_id, doc_id, gain double, judged boolean, relevant boolean).
+-- A negative or null label gains 0 and, negative, counts as unjudged; relevant (what the
+-- companion measures count) is a judged label at or above relevance_threshold.
 
 create or replace temp view judgments as
 with
@@ -40,7 +41,15 @@ final as (
             else cast(qrels.relevance as double)
         end as gain,
         -- a negative label counts as unjudged (trec_eval -J drops it too)
-        coalesce(qrels.relevance >= 0, false) as judged
+        coalesce(qrels.relevance >= 0, false) as judged,
+        coalesce(
+            qrels.relevance >= 0
+            and (
+                (getvariable('relevance_threshold') is null and qrels.relevance > 0)
+                or qrels.relevance >= getvariable('relevance_threshold')
+            ),
+            false
+        ) as relevant
     from qrels
     left join gain_map on cast(qrels.relevance as double) = gain_map.level
 )

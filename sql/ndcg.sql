@@ -22,6 +22,7 @@
 .read sql/ranked.sql
 .read sql/retrieved.sql
 .read sql/rankings.sql
+.read sql/companions.sql
 .read sql/sums_at_cutoffs.sql
 .read sql/scored.sql
 .read sql/per_query.sql

@@ -1,9 +1,9 @@
--- per_query.sql: CG, DCG, IDCG and NDCG at every cutoff, one row per query and cutoff.
+-- per_query.sql: CG, DCG, IDCG, NDCG and companions at every cutoff, one row per query and k.
 --
 -- The last step of the per-query table. The steps before it, in order, each a view read by
 -- the next: cutoffs, judgments, deduplicated, tie_orders, ranked, retrieved, rankings,
--- sums_at_cutoffs, scored (sql/<step>.sql; sql/ndcg.sql reads them all). The Polars engine
--- (pipeline/engines/polars.py) has the same steps, named as these views and their CTEs.
+-- companions, sums_at_cutoffs, scored (sql/<step>.sql; sql/ndcg.sql reads them all). The
+-- Polars engine (pipeline/engines/polars.py) has the same steps, named as these views.
 -- Reads: views run and qrels, e.g. from sql/inputs.sql, through those steps; views scored
 -- and retrieved here.
 --
@@ -11,7 +11,7 @@
 --   1. results ordered by score desc; ties by doc_id desc in string order ('docid-desc'),
 --      by input_rank then arrival ('input-order'), or sharing their mean gain ('average')
 --   2. negative labels count as unjudged; unjudged documents gain 0; relevant means
---      label >= relevance_threshold (label > 0 when unset), used by the 'binary' gain
+--      label >= relevance_threshold (label > 0 when unset): the 'binary' gain, the companions
 --   3. the ideal ranking is the positive gains of every judged document ('judged'), of the
 --      ranked documents ('retrieved'), or of every judged document cut at the number of
 --      results ('judged-cut-at-hits'), cut at k
@@ -27,15 +27,13 @@
 --   SET VARIABLE tie_bounds = true;          -- also the lowest and highest NDCG over orders of ties
 --   SET VARIABLE ties = 'docid-desc';        -- or 'input-order' or 'average'
 --
--- Creates: table per_query (query_id, k, cg, dcg, idcg, ndcg, ndcg_min, ndcg_max,
--- ties_straddle_k); k is null for the whole ranking. A table, not a view: computed once, when
--- this file runs, with the variables set at that moment, however often it is read after.
--- ndcg_min and ndcg_max are the NDCG of the worst and best order of tied results (ties
--- broken by gain ascending, descending); ties_straddle_k says whether the results at rank k
--- and k + 1 are tied. All three are null unless tie_bounds is true. The bounds are exact
--- unless max_results cuts through a tie group and the ideal depends on which tied results
--- are kept (ideal 'retrieved', or 'judged-cut-at-hits' with unjudged 'drop'); that
--- combination is refused by pipeline/spec.py.
+-- Creates: table per_query (query_id, k, cg, dcg, idcg, ndcg, P, recall, map, recip_rank,
+-- success, ndcg_min, ndcg_max, ties_straddle_k); k is null for the whole ranking; the
+-- companions (P ... success, sql/companions.sql) are null unless the variable measures names
+-- them (sql/scored.sql). A table, not a view: computed once, with the variables set when this file runs.
+-- ndcg_min and ndcg_max are the NDCG of the worst and best order of tied results (ties by
+-- gain ascending, descending); ties_straddle_k: whether ranks k and k + 1 are tied. All three
+-- are null unless tie_bounds is true (refused by pipeline/spec.py where not exact).
 
 create or replace temp table per_query as
 with
@@ -77,6 +75,11 @@ final as (
         scores.dcg,
         scores.idcg,
         scores.ndcg,
+        scores."P",
+        scores.recall,
+        scores.map,
+        scores.recip_rank,
+        scores.success,
         worst.ndcg as ndcg_min,
         best.ndcg as ndcg_max,
         case

@@ -10,7 +10,7 @@
 --   SET VARIABLE ideal = 'judged';           -- 'judged-cut-at-hits': every rank is kept, to count
 --   SET VARIABLE tie_bounds = true;          -- every rank is kept, and tie_orders added
 --
--- Creates: view ranked (ordering, query_id, score, input_rank, gain, judged, position):
+-- Creates: view ranked (ordering, query_id, score, input_rank, gain, judged, relevant, position):
 -- ordering 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by
 -- input_rank then arrival ('input-order'); 'worst' and 'best' come from tie_orders.
 
@@ -58,6 +58,7 @@ final as (
         ranked_by_score.input_rank,
         coalesce(judgments.gain, 0.0) as gain,
         coalesce(judgments.judged, false) as judged,
+        coalesce(judgments.relevant, false) as relevant,
         ranked_by_score.position
     from ranked_by_score
     left join judgments
@@ -65,9 +66,11 @@ final as (
     -- When no later step reads a rank that earns nothing (no renumbering without the
     -- unjudged, no tie groups' mean gain, no count of the results, no tie bounds), only the
     -- ranks that earn are kept: the variables fold to constants, and the filter makes this an
-    -- inner join with the judgments that gain something (a tenth of the rows at 10M)
+    -- inner join with the judgments that gain something (a tenth of the rows at 10M), or
+    -- that are relevant (sql/companions.sql counts them; by default a relevant label gains)
     where
         judgments.gain <> 0
+        or judgments.relevant
         or coalesce(getvariable('unjudged'), 'zero') = 'drop'
         or getvariable('ties') = 'average'
         or getvariable('ideal') = 'judged-cut-at-hits'

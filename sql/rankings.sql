@@ -6,11 +6,12 @@
 -- Variables:
 --   SET VARIABLE ideal = 'judged';           -- or 'retrieved' or 'judged-cut-at-hits'
 --
--- Creates: view rankings (ranking, query_id, rank, credited_gain): ranking is an ordering
+-- Creates: view rankings (ranking, query_id, rank, credited_gain, relevant): ranking is an ordering
 -- of retrieved ('retrieved', 'worst', 'best') or 'ideal'. The ideal ranking is the positive
 -- gains of every judged document ('judged'), of the ranked documents ('retrieved'), or of
 -- every judged document cut at the number of results ('judged-cut-at-hits'), in descending
--- order. A rank that earns 0 is left out: it adds exactly 0 to every sum.
+-- order. A rank that earns 0 is left out: it adds exactly 0 to every sum; unless it is a
+-- relevant rank of the ranking by score, which the companion measures count.
 
 create or replace temp view rankings as
 with
@@ -61,11 +62,11 @@ ideal as (
 ),
 
 final as (
-    select ranks.ordering as ranking, ranks.query_id, ranks.rank, ranks.credited_gain
+    select ranks.ordering as ranking, ranks.query_id, ranks.rank, ranks.credited_gain, ranks.relevant
     from ranks
-    where ranks.credited_gain <> 0
+    where ranks.credited_gain <> 0 or (ranks.relevant and ranks.ordering = 'retrieved')
     union all
-    select 'ideal' as ranking, ideal.query_id, ideal.rank, ideal.credited_gain
+    select 'ideal' as ranking, ideal.query_id, ideal.rank, ideal.credited_gain, false as relevant
     from ideal
 )
 

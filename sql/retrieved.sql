@@ -8,7 +8,8 @@
 --   SET VARIABLE unjudged = 'zero';          -- or 'drop' (trec_eval -J), after max_results
 --   SET VARIABLE ties = 'docid-desc';        -- 'average': tied results share their mean gain
 --
--- Creates: view retrieved (ordering, query_id, score, input_rank, rank, gain, credited_gain):
+-- Creates: view retrieved (ordering, query_id, score, input_rank, rank, gain, credited_gain,
+-- relevant):
 -- rank is the position, renumbered when unjudged results were dropped; credited_gain is
 -- what the rank earns.
 
@@ -47,7 +48,8 @@ final as (
                     partition by kept.ordering, kept.query_id, kept.score
                 )
             else kept.gain
-        end as credited_gain
+        end as credited_gain,
+        kept.relevant
     from kept
 )
 

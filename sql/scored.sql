@@ -1,16 +1,19 @@
--- scored.sql: CG, DCG, IDCG and NDCG of every evaluated query, ordering and cutoff.
+-- scored.sql: CG, DCG, IDCG, NDCG and the companions of every evaluated query, ordering, cutoff.
 --
--- Step 9 of the per-query table (conventions 4 and 5 of sql/per_query.sql).
+-- Step 10 of the per-query table (conventions 4 and 5 of sql/per_query.sql).
 -- Reads: views judgments (sql/judgments.sql), run (sql/inputs.sql), cutoffs
--- (sql/cutoffs.sql) and sums_at_cutoffs (sql/sums_at_cutoffs.sql).
+-- (sql/cutoffs.sql), companions (sql/companions.sql) and sums_at_cutoffs.
 --
 -- Variables:
 --   SET VARIABLE all_queries = false;        -- true: qrels queries missing from the run score 0
 --   SET VARIABLE empty_ideal = 'zero';       -- IDCG 0 scores 0; or 'one', 'nan', 'skip' (null)
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
+--   SET VARIABLE measures = ['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'];
 --
--- Creates: view scored (ordering, query_id, k, cg, dcg, idcg, ndcg): one row per evaluated
--- query, cutoff and ordering ('retrieved', and with tie_bounds 'worst' and 'best').
+-- Creates: view scored (ordering, query_id, k, cg, dcg, idcg, ndcg, P, recall, map,
+-- recip_rank, success): one row per evaluated query, cutoff and ordering ('retrieved', and
+-- with tie_bounds 'worst' and 'best'); the companions (defined in sql/companions.sql) only
+-- when asked for and of 'retrieved', else null.
 
 create or replace temp view scored as
 with
@@ -58,7 +61,26 @@ final as (
             when getvariable('empty_ideal') = 'nan' then cast('NaN' as double)
             when getvariable('empty_ideal') = 'skip' then cast(null as double)
             else 0.0
-        end as ndcg
+        end as ndcg,
+        case
+            when list_contains(getvariable('measures'), 'P') then coalesce(retrieved_sums.found, 0) / cutoffs.k
+        end as "P",
+        case
+            when list_contains(getvariable('measures'), 'recall')
+                then coalesce(retrieved_sums.found / nullif(companions.relevant_judged, 0), 0.0)
+        end as recall,
+        case
+            when list_contains(getvariable('measures'), 'map')
+                then coalesce(retrieved_sums.precision_sum / nullif(companions.relevant_judged, 0), 0.0)
+        end as map,
+        case
+            when list_contains(getvariable('measures'), 'recip_rank')
+                then case when retrieved_sums.found > 0 then 1.0 / retrieved_sums.first_rank else 0.0 end
+        end as recip_rank,
+        case
+            when list_contains(getvariable('measures'), 'success')
+                then cast(coalesce(retrieved_sums.found > 0, false) as double)
+        end as success
     from evaluated_queries
     cross join cutoffs
     cross join orderings
@@ -70,6 +92,9 @@ final as (
         on ideal_sums.ranking = 'ideal'
         and evaluated_queries.query_id = ideal_sums.query_id
         and cutoffs.k is not distinct from ideal_sums.k
+    -- the companions' only where asked for (then every judged query is there)
+    left join companions
+        on orderings.ordering = 'retrieved' and evaluated_queries.query_id = companions.query_id
 )
 
 select * from final;

@@ -19,7 +19,8 @@ gained as (
     select
         deduplicated.*,
         coalesce(judgments.gain, 0.0) as gain,
-        coalesce(judgments.judged, false) as judged
+        coalesce(judgments.judged, false) as judged,
+        coalesce(judgments.relevant, false) as relevant
     from deduplicated
     left join judgments
         on deduplicated.query_id = judgments.query_id and deduplicated.doc_id = judgments.doc_id
@@ -34,6 +35,7 @@ worst as (
         gained.input_rank,
         gained.gain,
         gained.judged,
+        gained.relevant,
         row_number() over (
             partition by gained.query_id
             order by
@@ -53,6 +55,7 @@ best as (
         gained.input_rank,
         gained.gain,
         gained.judged,
+        gained.relevant,
         row_number() over (
             partition by gained.query_id
             order by

@@ -19,6 +19,7 @@ from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY
+from pipeline.spec import COMPANION_MEASURES
 from tests import reference
 from tests.conftest import TOLERANCE, as_table, assert_tables_close, compute, frames
 
@@ -220,8 +221,9 @@ def assert_engines_and_reference_agree(
     polars_summary = summarize(by_polars.lazy()).collect()
     connection = duckdb_engine.connect()
     try:
-        # sql/summary.sql reads per_query.sql's columns, whose tie bounds are null when off
-        missing = [c for c in TIE_BOUNDS_PER_QUERY if c not in by_polars.columns]
+        # sql/summary.sql reads per_query.sql's columns, whose tie bounds (and companion
+        # measures) are null when off
+        missing = [c for c in (*TIE_BOUNDS_PER_QUERY, *COMPANION_MEASURES) if c not in by_polars.columns]
         connection.register(
             "per_query", by_polars.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in missing)
         )

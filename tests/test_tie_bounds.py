@@ -19,7 +19,7 @@ import pytest
 from pipeline import Evaluation, Gain
 from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
-from pipeline.spec import SpecError
+from pipeline.spec import COMPANION_MEASURES, SpecError
 from tests import reference
 from tests.conftest import TOLERANCE, compute, run_cli
 from tests.test_engines_agree import (
@@ -213,7 +213,10 @@ def test_summaries_count_the_tie_sensitive_queries(seed: int) -> None:
     polars_summary = summarize(by_polars.lazy()).collect()
     connection = duckdb_engine.connect()
     try:
-        connection.register("per_query", by_polars)
+        # sql/summary.sql reads per_query.sql's columns: the companion measures, null when off
+        connection.register(
+            "per_query", by_polars.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in COMPANION_MEASURES)
+        )
         connection.execute(duckdb_engine.sql_file("summary.sql"))
         sql_summary = connection.table("summary").pl()
     finally:

@@ -15,7 +15,7 @@ import duckdb
 import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
-from pipeline.spec import Evaluation
+from pipeline.spec import COMPANION_MEASURES, Evaluation
 from pipeline.sql_files import VARIABLES, evaluation_variables, per_query_steps, sql_file
 
 
@@ -75,6 +75,9 @@ def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> t
         connection.execute(text)
     connection.execute(sql_file("summary.sql"))
     per_query_table, summary = _fetch(connection)
+    # the companion measures not asked for are null columns of the SQL's fixed shape
+    unasked = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
+    per_query_table, summary = per_query_table.drop(unasked), summary.drop(unasked)
     if not evaluation.tie_bounds:  # the SQL's columns are fixed; they are all null here
         per_query_table = per_query_table.drop(TIE_BOUNDS_PER_QUERY)
         summary = summary.drop(TIE_BOUNDS_SUMMARY)
@@ -129,6 +132,8 @@ def summarize(per_query_table: pl.DataFrame) -> pl.DataFrame:
         if not bounds
         else per_query_table
     )
+    unasked = [name for name in COMPANION_MEASURES if name not in per_query_table.columns]
+    complete = complete.with_columns(pl.lit(None, dtype=pl.Float64).alias(name) for name in unasked)
     connection = connect()
     try:
         connection.register("per_query", complete)
@@ -136,4 +141,5 @@ def summarize(per_query_table: pl.DataFrame) -> pl.DataFrame:
         summary = _from_arrow_stream(connection.sql("from summary"))
     finally:
         connection.close()
+    summary = summary.drop(unasked)
     return summary if bounds else summary.drop(TIE_BOUNDS_SUMMARY)

@@ -17,6 +17,7 @@ from pipeline.expressions import (
     rank_by_gain,
     rank_by_score,
     rank_ties_by_gain,
+    relevant,
     with_input_order,
 )
 from pipeline.spec import MEASURE_NAMES, Evaluation
@@ -33,8 +34,9 @@ def per_query(
     run_queries: pl.DataFrame | None = None,
     judged_queries: pl.DataFrame | None = None,
 ) -> pl.LazyFrame:
-    """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``, and with
-    ``evaluation.tie_bounds`` also ``ndcg_min, ndcg_max, ties_straddle_k``.
+    """One row per evaluated query and cutoff: ``query_id, k, cg, dcg, idcg, ndcg``, then the
+    companion measures of ``evaluation.measures`` (``P, recall, map, recip_rank, success``),
+    and with ``evaluation.tie_bounds`` also ``ndcg_min, ndcg_max, ties_straddle_k``.
 
     ``run`` has ``query_id, doc_id, score`` and optionally ``arrival`` (input position) and
     ``rank`` (an input rank); ``qrels`` has ``query_id, doc_id, relevance``. ``k`` is null for
@@ -52,6 +54,10 @@ def per_query(
         run_queries = hashed_ids.filter(pl.col("in_run")).select(pl.col(HASHED).alias(QUERY))
         judged_queries = hashed_ids.filter(pl.col("judged")).select(pl.col(HASHED).alias(QUERY))
     judgments = _judgments(qrels, evaluation)
+    # only a plan asked for companion measures reads which documents are relevant
+    companions = bool(evaluation.companions)
+    if not companions:
+        judgments = judgments.drop("relevant")
     judged = judgments.select(QUERY).unique() if judged_queries is None else judged_queries.lazy()
     # Every step is per query, so the run's queries without judgments are not filtered out of
     # the run here (a join over every row) but left out of the evaluated queries below.
@@ -66,7 +72,10 @@ def per_query(
         # ranked first and cut at max_results: the join with the judgments then carries fewer
         # columns and rows (measured 10% faster at 10M rows)
         ranked = _gained(
-            _ranked(deduplicated, evaluation, "retrieved"), judgments, _only_earning_ranks_read(evaluation)
+            _ranked(deduplicated, evaluation, "retrieved"),
+            judgments,
+            _only_earning_ranks_read(evaluation),
+            keep_relevant=companions,
         )
         retrieved = {"retrieved": _retrieved(ranked, evaluation, "retrieved")}
     evaluated_queries = _evaluated_queries(
@@ -75,12 +84,22 @@ def per_query(
     ideal_at_cutoffs = _sums_at_cutoffs(
         _discounted(_ideal(judgments, retrieved["retrieved"], evaluation), evaluation), evaluation, cg=None, dcg="idcg"
     )
+    # the companion measures count the relevant ranks of the ranking itself, in the same pass
+    # over its rows as its sums (no second sort, no second read of the ranking)
+    relevance = {ordering: companions and ordering == "retrieved" for ordering in retrieved}
     scored = {
         ordering: _scored(
             evaluated_queries,
-            _sums_at_cutoffs(_discounted(ranking, evaluation), evaluation, cg="cg", dcg="dcg"),
+            _sums_at_cutoffs(
+                _discounted(ranking, evaluation, relevance[ordering]),
+                evaluation,
+                cg="cg",
+                dcg="dcg",
+                relevance=relevance[ordering],
+            ),
             ideal_at_cutoffs,
             evaluation,
+            _companions(judgments) if relevance[ordering] else None,
         )
         for ordering, ranking in retrieved.items()
     }
@@ -130,6 +149,8 @@ def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
         gain(pl.col(LABEL), evaluation.gain, evaluation.relevance_threshold).alias("gain"),
         # a negative label counts as unjudged (trec_eval -J drops it too)
         (pl.col(LABEL) >= 0).alias("judged"),
+        # what the companion measures count: a judged label at or above the threshold
+        ((pl.col(LABEL) >= 0) & relevant(pl.col(LABEL), evaluation.relevance_threshold)).alias("relevant"),
     )
 
 
@@ -139,15 +160,20 @@ def _deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFram
     return run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
 
 
-def _gained(run_rows: pl.LazyFrame, judgments: pl.LazyFrame, only_earning: bool = False) -> pl.LazyFrame:
-    """The run with each document's ``gain`` and ``judged``, or with ``only_earning`` only the
-    rows whose gain is not 0 (an inner join with those judgments: at 10M rows it carries a
-    tenth of the rows on)."""
+def _gained(
+    run_rows: pl.LazyFrame, judgments: pl.LazyFrame, only_earning: bool = False, *, keep_relevant: bool = False
+) -> pl.LazyFrame:
+    """The run with each document's ``gain``, ``judged`` (and ``relevant`` when the judgments
+    have it), or with ``only_earning`` only the rows whose gain is not 0 or, with
+    ``keep_relevant``, that are relevant (an inner join with those judgments: at 10M rows it
+    carries a tenth of the rows on)."""
     if only_earning:
-        return run_rows.join(judgments.filter(pl.col("gain") != 0), on=[QUERY, DOC], how="inner")
-    return run_rows.join(judgments, on=[QUERY, DOC], how="left").with_columns(
-        pl.col("gain").fill_null(0.0), pl.col("judged").fill_null(False)
-    )
+        earning = pl.col("gain") != 0
+        if keep_relevant:
+            earning = earning | pl.col("relevant")
+        return run_rows.join(judgments.filter(earning), on=[QUERY, DOC], how="inner")
+    filled = [pl.col(c).fill_null(False) for c in ("judged", "relevant") if c in judgments.collect_schema().names()]
+    return run_rows.join(judgments, on=[QUERY, DOC], how="left").with_columns(pl.col("gain").fill_null(0.0), *filled)
 
 
 def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
@@ -169,7 +195,7 @@ def _ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.La
         position = rank_by_score(ties=evaluation.ties)
     else:
         position = rank_ties_by_gain(ties=evaluation.ties, best_first=ordering == "best")
-    gains = [c for c in ("gain", "judged") if c in frame.collect_schema().names()]
+    gains = [c for c in ("gain", "judged", "relevant") if c in frame.collect_schema().names()]
     ranked = frame.select(QUERY, DOC, SCORE, INPUT_RANK, *gains, position.alias("position"))
     if evaluation.max_results is not None:
         ranked = ranked.filter(pl.col("position") <= evaluation.max_results)
@@ -177,9 +203,10 @@ def _ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.La
 
 
 def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
-    """``query_id, score, input_rank, rank, gain, credited_gain``: the evaluated ranking.
-    ``credited_gain`` is what the rank earns: the document's gain, or its tie group's mean gain
-    under ``average`` (the tie bounds' orderings are orders of the ties: their own gains)."""
+    """``query_id, score, input_rank, rank, gain, credited_gain`` (and ``relevant`` when
+    ``ranked`` has it): the evaluated ranking. ``credited_gain`` is what the rank earns: the
+    document's gain, or its tie group's mean gain under ``average`` (the tie bounds' orderings
+    are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
         ranked = ranked.filter(pl.col("judged"))
         rank = pl.col("position").rank("ordinal").over(QUERY).cast(pl.Int64)
@@ -187,7 +214,10 @@ def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
         rank = pl.col("position")
     averaged = evaluation.ties == "average" and ordering == "retrieved"
     credited = pl.col("gain").mean().over(QUERY, SCORE) if averaged else pl.col("gain")
-    return ranked.select(QUERY, SCORE, INPUT_RANK, rank.alias("rank"), "gain", credited.alias("credited_gain"))
+    relevance = [c for c in ("relevant",) if c in ranked.collect_schema().names()]
+    return ranked.select(
+        QUERY, SCORE, INPUT_RANK, rank.alias("rank"), "gain", credited.alias("credited_gain"), *relevance
+    )
 
 
 def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -200,13 +230,16 @@ def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluat
     return ideal.select(QUERY, "rank", pl.col("gain").alias("credited_gain"))
 
 
-def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation, relevance: bool = False) -> pl.LazyFrame:
     """Only the ranks that earn something: a rank with credited gain 0 adds exactly 0 to every
-    sum, and most ranks of a real run are unjudged."""
-    return ranking.filter(pl.col("credited_gain") != 0).select(
+    sum, and most ranks of a real run are unjudged. With ``relevance``, the relevant ranks too
+    (and the column ``relevant``), which the companion measures count."""
+    kept = pl.col("credited_gain") != 0
+    return ranking.filter(kept | pl.col("relevant") if relevance else kept).select(
         QUERY,
         "rank",
         "credited_gain",
+        *(["relevant"] if relevance else []),
         discounted_gain=pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount),
     )
 
@@ -218,27 +251,45 @@ def _evaluated_queries(run_queries: pl.LazyFrame, judged_queries: pl.LazyFrame, 
     return run_queries.join(judged_queries, on=QUERY, how="semi")
 
 
-def _sums_at_cutoffs(ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str) -> pl.LazyFrame:
+def _sums_at_cutoffs(
+    ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str, relevance: bool = False
+) -> pl.LazyFrame:
     """Long ``query_id, k, [cg], dcg``: running sums in rank order, the same bits on every run
     (a parallel sum in arbitrary row order does not give that), and at each cutoff the sums of
-    the last earning rank at or above it (``next_rank`` says up to which cutoff a sum holds)."""
+    the last earning rank at or above it (``next_rank`` says up to which cutoff a sum holds).
+
+    With ``relevance`` (the companion measures), also ``found`` (relevant ranks so far),
+    ``precision_sum`` (the sum of found / rank over them: AP's numerator) and ``first_rank``
+    (the query's first relevant rank)."""
 
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
     sums = [(column, name) for column, name in (("credited_gain", cg), ("discounted_gain", dcg)) if name is not None]
+    found: list[pl.Expr] = []
+    if relevance:
+        found = [in_rank_order(pl.col("relevant").cast(pl.Int64).cum_sum()).alias("found"), pl.col("relevant")]
     cumulative = ranked.select(
         QUERY,
         "rank",
         in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
         *[in_rank_order(pl.col(column).cum_sum()).alias(name) for column, name in sums],
+        *found,
     )
+    counts: list[str] = []
+    if relevance:
+        precision = pl.when(pl.col("relevant")).then(pl.col("found") / pl.col("rank")).otherwise(0.0)
+        cumulative = cumulative.with_columns(
+            in_rank_order(precision.cum_sum()).alias("precision_sum"),
+            pl.col("rank").filter(pl.col("relevant")).min().over(QUERY).alias("first_rank"),
+        )
+        counts = ["found", "precision_sum", "first_rank"]
     last_rank = pl.col("next_rank").is_null()
     return pl.concat(
         [
             cumulative.filter(
                 last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
-            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), *[name for _, name in sums])
+            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), *[name for _, name in sums], *counts)
             for k in [None, *evaluation.cutoffs]
         ]
     )
@@ -258,25 +309,55 @@ def _scored(
     retrieved_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
     evaluation: Evaluation,
+    relevant_judged: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
+    """``query_id, k, cg, dcg, idcg, ndcg`` of every evaluated query and cutoff, and with
+    ``relevant_judged`` (:func:`_companions`) the companion measures asked for."""
     cutoffs = pl.LazyFrame({"k": [None, *evaluation.cutoffs]}, schema={"k": pl.Int64})
+    scored = evaluated_queries.join(cutoffs, how="cross").join(
+        retrieved_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True
+    )
+    if relevant_judged is not None:
+        scored = scored.join(relevant_judged, on=QUERY, how="left")
     return (
-        evaluated_queries.join(cutoffs, how="cross")
-        .join(retrieved_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
-        .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
+        scored.join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .select(
             QUERY,
             "k",
             pl.col("cg").fill_null(0.0),
             pl.col("dcg").fill_null(0.0),
             pl.col("idcg").fill_null(0.0),
+            *(_companion_measures(evaluation) if relevant_judged is not None else []),
         )
         .with_columns(
             ndcg=pl.when(pl.col("idcg") > 0)
             .then(pl.col("dcg") / pl.col("idcg"))
             .otherwise(_empty_ideal_score(evaluation)),
         )
+        .select(QUERY, "k", "cg", "dcg", "idcg", "ndcg", *(() if relevant_judged is None else evaluation.companions))
     )
+
+
+def _companions(judgments: pl.LazyFrame) -> pl.LazyFrame:
+    """``query_id, relevant_judged``: how many documents of each judged query are relevant, the
+    denominator of recall and AP (``sql/companions.sql``)."""
+    return judgments.group_by(QUERY).agg(pl.col("relevant").sum().cast(pl.Int64).alias("relevant_judged"))
+
+
+def _companion_measures(evaluation: Evaluation) -> list[pl.Expr]:
+    """The companion measures asked for, from the counts of :func:`_sums_at_cutoffs` at each
+    cutoff (null where no relevant rank is at or above it: none found) and ``relevant_judged``."""
+    found, judged, k = pl.col("found").fill_null(0), pl.col("relevant_judged"), pl.col("k")
+    of_judged = pl.when(judged > 0)
+    measures = {
+        "P": found / k,  # null for the whole ranking (k null)
+        "recall": of_judged.then(found / judged).otherwise(0.0),
+        "map": of_judged.then(pl.col("precision_sum").fill_null(0.0) / judged).otherwise(0.0),
+        # a relevant rank at or above k means the first one is
+        "recip_rank": pl.when(found > 0).then(1.0 / pl.col("first_rank")).otherwise(0.0),
+        "success": (found > 0).cast(pl.Float64),
+    }
+    return [measures[name].alias(name) for name in evaluation.companions]
 
 
 def _straddles(as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:

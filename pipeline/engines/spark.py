@@ -29,7 +29,7 @@ from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
-from pipeline.spec import Evaluation
+from pipeline.spec import COMPANION_MEASURES, Evaluation
 from pipeline.sql_files import evaluation_variables
 from pipeline.transpile import check_supported, transpile
 
@@ -147,7 +147,9 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
     }
     with _private_views(inputs) as tables:
         table = _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables)
-    # the SQL's columns are fixed; without tie bounds they are all null
+    # the SQL's columns are fixed: the companion measures not asked for are null, and so are
+    # the tie bounds without tie_bounds
+    table = table.drop(*(name for name in COMPANION_MEASURES if name not in evaluation.companions))
     return table if evaluation.tie_bounds else table.drop(*TIE_BOUNDS_PER_QUERY)
 
 
@@ -157,9 +159,13 @@ def summarize(per_query_table: DataFrame) -> DataFrame:
 
     missing = [column for column in TIE_BOUNDS_PER_QUERY if column not in per_query_table.columns]
     types = {"ndcg_min": "double", "ndcg_max": "double", "ties_straddle_k": "boolean"}
-    complete = per_query_table.withColumns({column: functions.lit(None).cast(types[column]) for column in missing})
+    unasked = [name for name in COMPANION_MEASURES if name not in per_query_table.columns]
+    types.update(dict.fromkeys(unasked, "double"))
+    complete = per_query_table.withColumns(
+        {column: functions.lit(None).cast(types[column]) for column in (*missing, *unasked)}
+    )
     with _private_views({"per_query": complete}) as tables:
-        summary = _run_query(per_query_table.sparkSession, "summary.sql", {}, tables)
+        summary = _run_query(per_query_table.sparkSession, "summary.sql", {}, tables).drop(*unasked)
     return summary.drop(*TIE_BOUNDS_SUMMARY) if missing else summary
 
 

@@ -27,8 +27,8 @@ from pipeline.compare_job import check_conventions
 from pipeline.errors import InvalidInput
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
 from pipeline.report import figures
-from pipeline.report.load import ComparisonOutput, ReportInputs, System, load
-from pipeline.spec import MEASURE_NAMES
+from pipeline.report.load import ComparisonOutput, ReportInputs, System, load, measure_inputs
+from pipeline.spec import MEASURE_NAMES, PRIMARY_MEASURE
 
 SECTIONS = (
     ("summary", "Summary"),
@@ -79,15 +79,17 @@ def build_report(
     title: str = "NDCG report",
     allow_different_conventions: bool = False,
     names: list[str] | None = None,
+    measure: str = PRIMARY_MEASURE,
 ) -> list[Path]:
     """Write the report (and, with ``png_dir``, each figure as a PNG); return the files written.
     Where they would replace an input or a file that is not one of ours, nothing is written.
     Outputs evaluated with different conventions are refused as ``ndcg compare`` refuses them,
-    and a ``cutoff`` an output lacks as well (exit 2)."""
+    and a ``cutoff`` an output lacks as well (exit 2). ``measure`` is the per-query column
+    reported (default ndcg; the page's NDCG figures then show it)."""
     target = Path(html_path)
     _check_not_an_input(target, paths)
     check_file_target(target, is_our_report, "--html")
-    inputs = load(paths, names)
+    inputs = measure_inputs(load(paths, names), measure)
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
     check_conventions(_recorded_conventions(inputs), allow_different_conventions)
@@ -212,6 +214,8 @@ def _system_scores(inputs: ReportInputs, k: int | None) -> dict[str, pl.Series]:
 
 def _summary(inputs: ReportInputs) -> Markup:
     parts = []
+    # the measures some output has (the companion measures only when evaluated)
+    shown = [c for c in SUMMARY_COLUMNS if c == "queries" or any(c in s.summary.columns for s in inputs.systems)]
     if inputs.systems:
         # the group columns of any grouped summary: "all" on the overall rows, "(null)" for the null group
         groups = list(
@@ -229,14 +233,14 @@ def _summary(inputs: ReportInputs) -> Markup:
             for row, overall in [(r, True) for r in system.summary.iter_rows(named=True)] + [
                 (r, False) for r in grouped.iter_rows(named=True)
             ]:
-                shown = [_summary_group_cell(row, g, overall) for g in groups]
+                group_cells = [_summary_group_cell(row, g, overall) for g in groups]
                 rows.append(
                     {
                         "system": system.name,
                         "overall": "true" if overall else "false",
-                        "groups": shown,
+                        "groups": group_cells,
                         "k": _label(row["k"]),
-                        "cells": [_cell(column, row.get(column)) for column in SUMMARY_COLUMNS],
+                        "cells": [_cell(column, row.get(column)) for column in shown],
                     }
                 )
         parts.append(
@@ -248,7 +252,7 @@ def _summary(inputs: ReportInputs) -> Markup:
                 '{% if groups %} data-overall="{{ r.overall }}"{% endif %}><td>{{ r.system }}</td>'
                 "{% for g in r.groups %}<td>{{ g }}</td>{% endfor %}"
                 "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
-                header=("system", *groups, "k", *SUMMARY_COLUMNS),
+                header=("system", *groups, "k", *shown),
                 groups=groups,
                 rows=rows,
             )

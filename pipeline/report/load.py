@@ -4,7 +4,7 @@ else: no NDCG is recomputed, only shown (and, for the plots, averaged per group)
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
@@ -13,7 +13,7 @@ from pipeline.aggregate import OVERALL
 from pipeline.compare import conventions_of, read_conventions
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.partitions import Partition, hive_partitions
-from pipeline.spec import MEASURE_NAMES
+from pipeline.spec import MEASURE, MEASURE_NAMES, PRIMARY_MEASURE
 
 # Columns of the per-query table that are measures or keys; any other non-float column is
 # a group column (such as locale) carried along by the job that wrote the table.
@@ -113,6 +113,40 @@ class ComparisonOutput:
 class ReportInputs:
     systems: list[System]
     comparisons: list[ComparisonOutput]
+
+
+def measure_inputs(inputs: ReportInputs, measure: str) -> ReportInputs:
+    """The inputs with ``measure``'s columns in ndcg's place (per-query tables, summaries and
+    the deltas of comparisons made by it; the tie bounds, NDCG's, left out), so the report
+    shows that measure. Refused (exit 2) when an output does not have it."""
+    if measure == PRIMARY_MEASURE:
+        return inputs
+    if measure not in MEASURE:
+        raise UsageError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURE)}")
+
+    def swapped(table: pl.DataFrame, where: Path) -> pl.DataFrame:
+        if measure not in table.columns:
+            raise UsageError(f"{where}: no {measure!r} column; evaluate with --measures {MEASURE[measure].selected_by}")
+        table = table.drop(PRIMARY_MEASURE, "ndcg_min", "ndcg_max", strict=False).rename({measure: PRIMARY_MEASURE})
+        return table if MEASURE[measure].whole else table.filter(pl.col("k").is_not_null())
+
+    systems = [
+        replace(
+            s,
+            per_query=swapped(s.per_query, s.path),
+            summary=swapped(s.summary, s.path),
+            group_summary=None if s.group_summary is None else swapped(s.group_summary, s.path),
+        )
+        for s in inputs.systems
+    ]
+    comparisons = []
+    for c in inputs.comparisons:
+        compared = c.manifest.get("measure", PRIMARY_MEASURE)
+        if compared != measure:
+            raise UsageError(f"{c.path}: a comparison by {compared}, not {measure} (ndcg compare --measure {measure})")
+        sides = {f"{measure}_{side}": f"{PRIMARY_MEASURE}_{side}" for side in ("baseline", "candidate")}
+        comparisons.append(replace(c, deltas=c.deltas.rename(sides)))
+    return ReportInputs(systems, comparisons)
 
 
 def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
