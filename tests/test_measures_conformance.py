@@ -16,6 +16,9 @@ import pytest
 from pipeline.cli import main
 from tests.conftest import CONFORMANCE
 
+# Spark's run of the same lines reads the TREC files converted to Parquet (its own test below)
+local_engines = pytest.mark.local_engines("trec_eval's TREC files through the command line")
+
 # every cutoff trec_eval's all_trec prints for these measures (success: 1, 5, 10)
 CUTOFFS = "1,5,10,15,20,30,100,200,500,1000"
 MEASURES = "ndcg,P,recall,map,recip_rank,success"
@@ -51,6 +54,7 @@ def assert_matches_trec_eval(actual: dict, expected: dict) -> None:
 
 
 @pytest.mark.parametrize("name", list(FILES))
+@local_engines
 def test_companion_lines_match_trec_eval(capsys: pytest.CaptureFixture[str], engine: str, name: str) -> None:
     output, run, qrels, flags = FILES[name]
     argv = ["evaluate", "--output-format", "trec", "--per-query", "--engine", engine]

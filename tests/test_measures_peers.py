@@ -10,6 +10,8 @@ import pytest
 from pipeline import per_query
 from tests.test_peers import CUTOFFS, as_dicts, assert_same, frames, random_data
 
+pytestmark = pytest.mark.local_engines("many seeds against the peers (Spark equals Polars: test_measures.py)")
+
 # trec_eval's measure (pytrec_eval's name) -> our column, and whether it has cutoffs
 TREC_MEASURES = {"P": ("P", True), "recall": ("recall", True), "map_cut": ("map", True), "success": ("success", True)}
 TREC_WHOLE = {"map": "map", "recip_rank": "recip_rank"}
