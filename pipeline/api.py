@@ -18,10 +18,10 @@ from typing import Any, Literal
 import polars as pl
 
 from pipeline.engines import ENGINES, Engine, Execution, engine_named
-from pipeline.errors import InvalidInput, UsageError
-from pipeline.inputs import Inputs, as_polars, load
+from pipeline.errors import UsageError
+from pipeline.inputs import Inputs, as_polars, frame_input, load
 from pipeline.io import hadoop
-from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns, Source, missing_columns_message
+from pipeline.io.read import Columns, Source
 from pipeline.spec import (
     CONVENTION,
     CONVENTIONS,
@@ -40,6 +40,8 @@ __all__ = ["Result", "check", "evaluate", "make_evaluation", "per_query"]
 # A path, or a table: Polars frames, pyarrow tables, pandas frames, DuckDB relations and
 # anything else that exports an Arrow C stream.
 Input = str | Path | Source | pl.LazyFrame | pl.DataFrame | Any
+# a Delta table's version: a number, or an ISO time (the version current then)
+Version = int | str | None
 EngineName = Literal["polars", "duckdb", "spark"]
 
 
@@ -124,8 +126,8 @@ def per_query(
     qrels_format: str | None = None,
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
-    run_version: int | str | None = None,
-    qrels_version: int | str | None = None,
+    run_version: Version = None,
+    qrels_version: Version = None,
     **options: object,
 ) -> pl.LazyFrame:
     """The per-query table ``query_id, k, cg, dcg, idcg, ndcg`` as a LazyFrame.
@@ -156,8 +158,8 @@ def check(
     qrels_format: str | None = None,
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
-    run_version: int | str | None = None,
-    qrels_version: int | str | None = None,
+    run_version: Version = None,
+    qrels_version: Version = None,
 ) -> tuple[ValidationWarning, ...]:
     """Run only the checks: raise :class:`~pipeline.errors.InvalidInput` on the first error,
     return the warnings (queries only on one side, no relevant document, negative labels,
@@ -181,8 +183,8 @@ def evaluate(
     memory_limit: str | None = None,
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
-    run_version: int | str | None = None,
-    qrels_version: int | str | None = None,
+    run_version: Version = None,
+    qrels_version: Version = None,
     **options: object,
 ) -> Result:
     """Per-query table and summary, computed once by the chosen engine, with the warnings of
@@ -204,11 +206,7 @@ def evaluate(
 
 
 def _tables(
-    run: Input,
-    qrels: Input | None,
-    run_version: int | str | None,
-    qrels_version: int | str | None,
-    columns: Columns | None,
+    run: Input, qrels: Input | None, run_version: Version, qrels_version: Version, columns: Columns | None
 ) -> tuple[Input, Input | None]:
     """Paths of Delta tables given with a version as sources at that version (resolved once);
     a version for anything but a Delta table's path is a usage error."""
@@ -241,38 +239,10 @@ def _inputs(
 
     def as_input(value: Any, role: str) -> Any:
         if not engine.native_frames:
-            return _frame_input(value, role, columns)
+            return frame_input(value, role, columns)
         is_path = value is None or isinstance(value, (str, Path, Source))
         return value if is_path or hadoop.is_frame(value) else as_polars(value, role)
 
     run, qrels = as_input(run, "run"), as_input(qrels, "qrels")
     checks = (allow_fractional_labels, warn_results_over)
     return Inputs(run, qrels, columns or Columns(), run_format, qrels_format, *checks)
-
-
-def _frame_input(value: Any, role: str, columns: Columns | None) -> Any:
-    """A frame given for ``run`` or ``qrels`` as a Polars LazyFrame with the canonical column
-    names (``columns`` renames them, as it does for files); paths and None pass through.
-
-    Polars frames are taken as they are; pyarrow tables and anything that exports an Arrow C
-    stream (DuckDB relations, pandas >= 2.2 frames, ...) are imported through Arrow, which
-    shares the buffers where the types allow; older pandas frames go through
-    ``pl.from_pandas``."""
-    if value is None or isinstance(value, (str, Path, Source)):
-        return value
-    frame = as_polars(value, role)
-    names = columns or Columns()
-    wanted = {QUERY: names.query, DOC: names.doc, SCORE: names.score, LABEL: names.label}
-    if role == "qrels":
-        del wanted[SCORE]
-    found = frame.collect_schema().names()
-    required = [QUERY, DOC, SCORE if role == "run" else LABEL]
-    missing = {canonical: wanted[canonical] for canonical in required if wanted[canonical] not in found}
-    if missing:
-        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
-    renames = {given: canonical for canonical, given in wanted.items() if given in found and given != canonical}
-    if not renames:
-        return frame
-    # a column that already has a canonical name would shadow the renamed one
-    shadowed = [canonical for canonical in renames.values() if canonical in found and canonical not in renames]
-    return frame.drop(shadowed).rename(renames)

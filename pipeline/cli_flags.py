@@ -415,6 +415,15 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         help="compare outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
     )
 
+    _add_gate_flags(compare)
+
+    output = compare.add_argument_group("output")
+    output.add_argument("--out", help="directory for comparison.parquet, deltas.parquet and manifest.json")
+    output.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
+
+
+def _add_gate_flags(compare: argparse.ArgumentParser) -> None:
     gate = compare.add_argument_group(
         "regression gate (exit 6 when the candidate got worse)",
         "fail when, at a gated cutoff, the candidate's mean is below the baseline's (the first system's)\n"
@@ -438,11 +447,6 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="gate each partition too (default: the pooled rows over all paired partitions only)",
     )
-
-    output = compare.add_argument_group("output")
-    output.add_argument("--out", help="directory for comparison.parquet, deltas.parquet and manifest.json")
-    output.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
-    output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
 
 
 def _add_report(commands: argparse._SubParsersAction) -> None:

@@ -19,7 +19,10 @@ from pipeline.errors import InvalidInput, UsageError, first_line
 from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
 from pipeline.io import fs
 from pipeline.io.read import (
+    DOC,
     LABEL,
+    QUERY,
+    SCORE,
     Columns,
     Source,
     has_glob_characters,
@@ -188,6 +191,34 @@ def _frame(value: Any, source: Source | None, *, role: str, with_labels: bool) -
     if missing:
         raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
     return frame
+
+
+def frame_input(value: Any, role: str, columns: Columns | None) -> Any:
+    """A frame given for ``run`` or ``qrels`` as a Polars LazyFrame with the canonical column
+    names (``columns`` renames them, as it does for files); paths and None pass through.
+
+    Polars frames are taken as they are; pyarrow tables and anything that exports an Arrow C
+    stream (DuckDB relations, pandas >= 2.2 frames, ...) are imported through Arrow, which
+    shares the buffers where the types allow; older pandas frames go through
+    ``pl.from_pandas``."""
+    if value is None or isinstance(value, (str, Path, Source)):
+        return value
+    frame = as_polars(value, role)
+    names = columns or Columns()
+    wanted = {QUERY: names.query, DOC: names.doc, SCORE: names.score, LABEL: names.label}
+    if role == "qrels":
+        del wanted[SCORE]
+    found = frame.collect_schema().names()
+    required = [QUERY, DOC, SCORE if role == "run" else LABEL]
+    missing = {canonical: wanted[canonical] for canonical in required if wanted[canonical] not in found}
+    if missing:
+        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
+    renames = {given: canonical for canonical, given in wanted.items() if given in found and given != canonical}
+    if not renames:
+        return frame
+    # a column that already has a canonical name would shadow the renamed one
+    shadowed = [canonical for canonical in renames.values() if canonical in found and canonical not in renames]
+    return frame.drop(shadowed).rename(renames)
 
 
 def as_polars(value: object, role: str) -> pl.LazyFrame:

@@ -212,51 +212,47 @@ def _system_scores(inputs: ReportInputs, k: int | None) -> dict[str, pl.Series]:
 # name, a query id, a group, a k from a hand-edited table) reaches the page as text, never as markup.
 
 
-def _summary(inputs: ReportInputs) -> Markup:
-    parts = []
+def _evaluations_summary(inputs: ReportInputs) -> Markup:
     # the measures some output has (the companion measures only when evaluated)
     shown = [c for c in SUMMARY_COLUMNS if c == "queries" or any(c in s.summary.columns for s in inputs.systems)]
-    if inputs.systems:
-        # the group columns of any grouped summary: "all" on the overall rows, "(null)" for the null group
-        groups = list(
-            dict.fromkeys(
-                g
-                for s in inputs.systems
-                if s.group_summary is not None
-                for g in s.group_columns
-                if g in s.group_summary
-            )
+    # the group columns of any grouped summary: "all" on the overall rows, "(null)" for the null group
+    groups = list(
+        dict.fromkeys(
+            g for s in inputs.systems if s.group_summary is not None for g in s.group_columns if g in s.group_summary
         )
-        rows = []
-        for system in inputs.systems:
-            grouped = system.group_summary if system.group_summary is not None else pl.DataFrame()
-            for row, overall in [(r, True) for r in system.summary.iter_rows(named=True)] + [
-                (r, False) for r in grouped.iter_rows(named=True)
-            ]:
-                group_cells = [_summary_group_cell(row, g, overall) for g in groups]
-                rows.append(
-                    {
-                        "system": system.name,
-                        "overall": "true" if overall else "false",
-                        "groups": group_cells,
-                        "k": _label(row["k"]),
-                        "cells": [_cell(column, row.get(column)) for column in shown],
-                    }
-                )
-        parts.append(
-            _html(
-                "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>"
-                "{% if groups %}: the rows over all queries (group <em>all</em>), then each group's{% endif %}.</p>"
-                '<table id="summary-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead>'
-                '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"'
-                '{% if groups %} data-overall="{{ r.overall }}"{% endif %}><td>{{ r.system }}</td>'
-                "{% for g in r.groups %}<td>{{ g }}</td>{% endfor %}"
-                "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
-                header=("system", *groups, "k", *shown),
-                groups=groups,
-                rows=rows,
+    )
+    rows = []
+    for system in inputs.systems:
+        grouped = system.group_summary if system.group_summary is not None else pl.DataFrame()
+        for row, overall in [(r, True) for r in system.summary.iter_rows(named=True)] + [
+            (r, False) for r in grouped.iter_rows(named=True)
+        ]:
+            group_cells = [_summary_group_cell(row, g, overall) for g in groups]
+            rows.append(
+                {
+                    "system": system.name,
+                    "overall": "true" if overall else "false",
+                    "groups": group_cells,
+                    "k": _label(row["k"]),
+                    "cells": [_cell(column, row.get(column)) for column in shown],
+                }
             )
-        )
+    return _html(
+        "<h3>Evaluations</h3><p>Means over the evaluated queries, from each <code>summary.parquet</code>"
+        "{% if groups %}: the rows over all queries (group <em>all</em>), then each group's{% endif %}.</p>"
+        '<table id="summary-table"><thead><tr>{% for c in header %}<th>{{ c }}</th>{% endfor %}</tr></thead>'
+        '<tbody>{% for r in rows %}<tr data-system="{{ r.system }}" data-k="{{ r.k }}"'
+        '{% if groups %} data-overall="{{ r.overall }}"{% endif %}><td>{{ r.system }}</td>'
+        "{% for g in r.groups %}<td>{{ g }}</td>{% endfor %}"
+        "<td>{{ r.k }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
+        header=("system", *groups, "k", *shown),
+        groups=groups,
+        rows=rows,
+    )
+
+
+def _summary(inputs: ReportInputs) -> Markup:
+    parts = [_evaluations_summary(inputs)] if inputs.systems else []
     for index, comparison in enumerate(inputs.comparisons):
         groups = comparison.group_columns
         # two tables of the same rows, each with the pair, the groups and k, so that each fits a
