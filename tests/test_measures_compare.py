@@ -85,3 +85,15 @@ def test_report_shows_a_measure(outputs: tuple[Path, Path], tmp_path: Path, caps
     capsys.readouterr()
     assert main(["report", str(a), "--measure", "map", "--html", str(tmp_path / "other.html")]) == 2
     assert "no 'map' column" in capsys.readouterr().err
+
+
+def test_report_names_the_measure_everywhere(outputs: tuple[Path, Path], tmp_path: Path) -> None:
+    """A report of reciprocal rank says RR in its sections, figure captions and tables, never
+    NDCG (which it does not show)."""
+    a, b = outputs
+    html = tmp_path / "rr.html"
+    assert main(["report", str(a), str(b), "--measure", "recip_rank", "--k", "10", "--html", str(html)]) == 0
+    page = html.read_text()
+    for label in ("RR@k by k", "Distribution of per-query RR", "Per-query RR@10", "Mean RR@k per cutoff"):
+        assert label in page, label
+    assert "NDCG@" not in page and "per-query NDCG" not in page

@@ -33,8 +33,8 @@ from pipeline.spec import MEASURE_NAMES, PRIMARY_MEASURE
 SECTIONS = (
     ("summary", "Summary"),
     ("trend", "Trend by partition"),
-    ("cutoffs", "NDCG@k by k"),
-    ("distribution", "Distribution of per-query NDCG"),
+    ("cutoffs", "{measure}@k by k"),
+    ("distribution", "Distribution of per-query {measure}"),
     ("differences", "Per-query differences"),
     ("groups", "Per group"),
     ("conventions", "Conventions"),
@@ -366,7 +366,9 @@ def _cutoffs(inputs: ReportInputs) -> tuple[Markup, list[Figure]]:
                 curves[name] = first_pair.select(
                     pl.col("k").cast(pl.String).fill_null("all").alias("label"), pl.col(f"mean_{side}").alias("ndcg")
                 )
-    figure = Figure("ndcg_by_k", "Mean NDCG@k per cutoff and system", figures.ndcg_by_cutoff(curves))
+    figure = Figure(
+        "ndcg_by_k", f"Mean {inputs.measure}@k per cutoff and system", figures.ndcg_by_cutoff(curves, inputs.measure)
+    )
     note = Markup(
         "<p>From <code>summary.parquet</code>; systems known only from a comparison show the means over the "
         "queries that comparison paired.</p>"
@@ -377,7 +379,9 @@ def _cutoffs(inputs: ReportInputs) -> tuple[Markup, list[Figure]]:
 def _distribution(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
     scores = _system_scores(inputs, k)
     label = cutoff_label(k)
-    figure = Figure("distribution", f"Per-query NDCG@{label}", figures.distribution(scores, label))
+    figure = Figure(
+        "distribution", f"Per-query {inputs.measure}@{label}", figures.distribution(scores, label, inputs.measure)
+    )
     rows = [
         {"name": name, "cells": [_cell("queries", values.len())] + [_cell(s, v) for s, v in _quantiles(values)]}
         for name, values in scores.items()
@@ -461,8 +465,8 @@ def _differences(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figu
         figures_made.append(
             Figure(
                 f"differences_{index + 1}",
-                f"{candidate} − {baseline}, NDCG@{label}, per query",
-                figures.differences(deltas, baseline, candidate, label),
+                f"{candidate} − {baseline}, {inputs.measure}@{label}, per query",
+                figures.differences(deltas, baseline, candidate, label, inputs.measure),
             )
         )
         extremes = pl.concat([deltas.head(3), deltas.tail(3)]).unique("query_id", maintain_order=True)
@@ -510,7 +514,8 @@ def _groups(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
             "group",
             "mean_difference",
             "pair",
-            f"Mean difference of NDCG@{label} per {' / '.join(groups)} (whiskers: {table['confidence'][0]:.0%} CI)",
+            f"Mean difference of {inputs.measure}@{label} per {' / '.join(groups)} "
+            f"(whiskers: {table['confidence'][0]:.0%} CI)",
             "candidate − baseline",
         )
         return (
@@ -519,7 +524,7 @@ def _groups(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
         )
     grouped = [s for s in inputs.systems if s.group_columns]
     if grouped:
-        return _system_groups(grouped, k)
+        return _system_groups(grouped, k, inputs.measure)
     return (
         Markup(
             "<p>No group columns in these outputs (compare with <code>--group-by</code>, or evaluate tables that "
@@ -529,7 +534,7 @@ def _groups(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
     )
 
 
-def _system_groups(grouped: list, k: int | None) -> tuple[Markup, list[Figure]]:
+def _system_groups(grouped: list, k: int | None, measure: str) -> tuple[Markup, list[Figure]]:
     label = cutoff_label(k)
     groups = grouped[0].group_columns
     means = pl.concat(
@@ -547,7 +552,7 @@ def _system_groups(grouped: list, k: int | None) -> tuple[Markup, list[Figure]]:
     )
     means = means.sort("group", maintain_order=True)
     png = figures.group_bars(
-        means, "group", "ndcg", "system", f"Mean NDCG@{label} per {' / '.join(groups)}", "mean NDCG"
+        means, "group", "ndcg", "system", f"Mean {measure}@{label} per {' / '.join(groups)}", f"mean {measure}"
     )
     rows = [
         {
@@ -560,13 +565,14 @@ def _system_groups(grouped: list, k: int | None) -> tuple[Markup, list[Figure]]:
     return (
         _html(
             '<table id="groups-table"><thead><tr><th>system</th><th>{{ groups }}</th><th>queries</th>'
-            "<th>mean NDCG@{{ label }}</th></tr></thead><tbody>{% for r in rows %}<tr><td>{{ r.system }}</td>"
+            "<th>mean {{ measure }}@{{ label }}</th></tr></thead><tbody>{% for r in rows %}<tr><td>{{ r.system }}</td>"
             "<td>{{ r.group }}</td>{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
             groups=" / ".join(groups),
             label=label,
+            measure=measure,
             rows=rows,
         ),
-        [Figure("groups", f"Mean NDCG per {' / '.join(groups)}", png)],
+        [Figure("groups", f"Mean {measure} per {' / '.join(groups)}", png)],
     )
 
 
@@ -699,6 +705,7 @@ plot and per-k table unless stated: {{ why }}.</p><p>Inputs:</p><ul>
 def _page(
     title: str, inputs: ReportInputs, k: int | None, sections: dict[str, tuple[Markup, list[Figure]]], why: str = ""
 ) -> str:
+    sections_named = [(slug, name.format(measure=inputs.measure)) for slug, name in SECTIONS]
     body = [
         (
             slug,
@@ -709,7 +716,7 @@ def _page(
                 for f in sections[slug][1]
             ],
         )
-        for slug, name in SECTIONS
+        for slug, name in sections_named
     ]
     return _template(PAGE).render(
         generator=GENERATOR,
@@ -718,7 +725,7 @@ def _page(
         why=why,
         systems=[{"name": s.name, "path": str(s.path)} for s in inputs.systems],
         comparisons=[{"path": str(c.path)} for c in inputs.comparisons],
-        sections=SECTIONS,
+        sections=sections_named,
         body=body,
     )
 
@@ -788,17 +795,18 @@ def _trend(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Figure]]:
     marks, notes = _gate_marks(inputs, k, key, x_of)
     figure = Figure(
         "trend",
-        f"Mean NDCG@{label} by {key} per system and group"
+        f"Mean {inputs.measure}@{label} by {key} per system and group"
         + (" (red crosses: regression gate failed)" if marks else ""),
-        figures.trend(lines, marks, label, key + (" (date)" if dated else "")),
+        figures.trend(lines, marks, label, key + (" (date)" if dated else ""), inputs.measure),
     )
     table = _html(
-        "<p>Mean NDCG@{{ label }} of each partition of each output, from its <code>per_query.parquet</code>"
+        "<p>Mean {{ measure }}@{{ label }} of each partition of each output, from its <code>per_query.parquet</code>"
         "{% if dated %}; partition values are dates, drawn on a time axis{% endif %}.</p>{{ notes }}"
         '<table id="trend-table"><thead><tr><th>system</th><th>group</th><th>{{ key }}</th><th>queries</th>'
-        "<th>mean NDCG@{{ label }}</th></tr></thead><tbody>{% for r in rows %}<tr><td>{{ r.system }}</td>"
+        "<th>mean {{ measure }}@{{ label }}</th></tr></thead><tbody>{% for r in rows %}<tr><td>{{ r.system }}</td>"
         "<td>{{ r.group }}</td><td>{{ r.partition }}</td>{{ r.queries }}{{ r.ndcg }}</tr>{% endfor %}</tbody></table>",
         label=label,
+        measure=inputs.measure,
         dated=dated,
         key=key,
         notes=notes,

@@ -47,8 +47,8 @@ def software(png: bytes) -> str:
     return ""
 
 
-def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame]) -> bytes:
-    """Mean NDCG per cutoff, one line per system. Each frame: ``label, ndcg`` in order."""
+def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame], measure: str = "NDCG") -> bytes:
+    """Mean ``measure`` per cutoff, one line per system. Each frame: ``label, ndcg`` in order."""
     figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
     for name, curve in curves.items():
         labels, values = curve["label"].to_list(), curve["ndcg"].to_list()
@@ -59,29 +59,29 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame]) -> bytes:
                     name, (x, y), textcoords="offset points", xytext=(3, 4), fontsize=6, color=line.get_color()
                 )
     axes.set_xlabel("cutoff k ('all' = whole ranking)")
-    axes.set_ylabel("mean NDCG@k")
+    axes.set_ylabel(f"mean {measure}@k")
     axes.set_ylim(0, 1)
     axes.grid(alpha=0.3)
     axes.legend()
-    axes.set_title("NDCG@k by k")
+    axes.set_title(f"{measure}@k by k")
     return _png(figure)
 
 
-def distribution(values: Mapping[str, pl.Series], cutoff: str) -> bytes:
-    """Histogram of per-query NDCG per system, in bins of 0.05 over [0, 1]."""
+def distribution(values: Mapping[str, pl.Series], cutoff: str, measure: str = "NDCG") -> bytes:
+    """Histogram of per-query ``measure`` per system, in bins of 0.05 over [0, 1]."""
     figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
     bins = [i / 20 for i in range(21)]
     for name, series in values.items():
         axes.hist(series.to_list(), bins=bins, histtype="step", linewidth=1.8, label=f"{name} (n={series.len()})")
-    axes.set_xlabel(f"per-query NDCG@{cutoff}")
+    axes.set_xlabel(f"per-query {measure}@{cutoff}")
     axes.set_ylabel("queries")
     axes.grid(alpha=0.3)
     axes.legend()
-    axes.set_title(f"Distribution of per-query NDCG@{cutoff}")
+    axes.set_title(f"Distribution of per-query {measure}@{cutoff}")
     return _png(figure)
 
 
-def differences(deltas: pl.DataFrame, baseline: str, candidate: str, cutoff: str) -> bytes:
+def differences(deltas: pl.DataFrame, baseline: str, candidate: str, cutoff: str, measure: str = "NDCG") -> bytes:
     """Per-query ``candidate - baseline``, sorted, one bar per query: where the change comes from."""
     figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
     values = deltas["delta"].to_list()
@@ -89,7 +89,7 @@ def differences(deltas: pl.DataFrame, baseline: str, candidate: str, cutoff: str
     axes.bar(range(len(values)), values, color=colors, width=1.0)
     axes.axhline(0, color="black", linewidth=0.8)
     axes.set_xlabel("queries, sorted by difference")
-    axes.set_ylabel(f"NDCG@{cutoff}: {candidate} − {baseline}")
+    axes.set_ylabel(f"{measure}@{cutoff}: {candidate} − {baseline}")
     axes.set_xlim(-0.5, max(len(values), 1) - 0.5)
     axes.grid(alpha=0.3, axis="y")
     axes.set_title(f"Per-query difference, {candidate} vs {baseline} (green: {candidate} better)")
@@ -140,8 +140,9 @@ def trend(
     marks: list[tuple[object, float, str]],
     cutoff: str,
     key: str,
+    measure: str = "NDCG",
 ) -> bytes:
-    """Mean NDCG@k by partition value, one line per system (solid) and per group of a system
+    """Mean ``measure``@k by partition value, one line per system (solid) and per group of a system
     (dashed, named ``system (group)``), each point labelled with its line's name; ``marks``
     (x, y, text) are gate failures, drawn as red crosses. Dates (``datetime.date`` values) go on
     a time axis with one tick per day (or per few days over long spans)."""
@@ -170,8 +171,8 @@ def trend(
         figure.autofmt_xdate()
     axes.margins(x=0.12)  # room for the labels of the first and last points
     axes.set_xlabel(key)
-    axes.set_ylabel(f"mean NDCG@{cutoff}")
+    axes.set_ylabel(f"mean {measure}@{cutoff}")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    axes.set_title(f"NDCG@{cutoff} by {key}")
+    axes.set_title(f"{measure}@{cutoff} by {key}")
     return _png(figure)

@@ -113,6 +113,8 @@ class ComparisonOutput:
 class ReportInputs:
     systems: list[System]
     comparisons: list[ComparisonOutput]
+    # the reported measure as the page names it (the spec's title without its @k: NDCG, RR, AP, ...)
+    measure: str = "NDCG"
 
 
 def measure_inputs(inputs: ReportInputs, measure: str) -> ReportInputs:
@@ -146,7 +148,7 @@ def measure_inputs(inputs: ReportInputs, measure: str) -> ReportInputs:
             raise UsageError(f"{c.path}: a comparison by {compared}, not {measure} (ndcg compare --measure {measure})")
         sides = {f"{measure}_{side}": f"{PRIMARY_MEASURE}_{side}" for side in ("baseline", "candidate")}
         comparisons.append(replace(c, deltas=c.deltas.rename(sides)))
-    return ReportInputs(systems, comparisons)
+    return ReportInputs(systems, comparisons, MEASURE[measure].title.split("@")[0])
 
 
 def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
