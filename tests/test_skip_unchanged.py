@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
@@ -95,6 +97,8 @@ def test_the_identity_is_recorded_in_the_manifest(logs: Path, tmp_path: Path) ->
         "size": status.st_size,
         "mtime_ns": status.st_mtime_ns,
         "ctime_ns": status.st_ctime_ns,
+        "device": status.st_dev,
+        "inode": status.st_ino,
     }
     assert manifest["inputs"]["qrels"]["identity"] == identify(str(QRELS))
     assert manifest["settings"]["out_format"] == "parquet"
@@ -123,6 +127,57 @@ def test_same_size_and_restored_mtime_is_still_a_change(logs: Path, tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert "skipped partition" not in result.stderr
     assert result.stderr.count("qrels changed: changed") == 2 and "ctime_ns" in result.stderr
+
+
+def test_another_file_with_the_same_size_and_times_is_a_change(tmp_path: Path, monkeypatch) -> None:
+    """File times tick every few milliseconds: two data sets written by one script carry the
+    same times, and a relative path names the other one from another directory. The device and
+    inode tell the files apart (the times are pinned here, as one clock tick would make them)."""
+    for name, labels in (("a", [1, 2]), ("b", [2, 1])):  # one label swapped: the same size
+        (tmp_path / name).mkdir()
+        pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "relevance": labels}).write_parquet(
+            tmp_path / name / "qrels.parquet"
+        )
+    real_stat = os.stat
+
+    def one_tick(path: object, *args: object, **kwargs: object) -> object:
+        status = real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+        fields = {name: getattr(status, name) for name in ("st_size", "st_dev", "st_ino")}
+        return type("Status", (), {**fields, "st_mtime_ns": 1, "st_ctime_ns": 1})()
+
+    monkeypatch.setattr("pipeline.io.identity.os", SimpleNamespace(stat=one_tick, PathLike=os.PathLike))
+    monkeypatch.chdir(tmp_path / "a")
+    first = identify("qrels.parquet")
+    monkeypatch.chdir(tmp_path / "b")
+    second = identify("qrels.parquet")
+    assert first["files"][0]["size"] == second["files"][0]["size"]
+    assert not same(first, second)
+    assert differences(first, second) == [
+        f"changed qrels.parquet (inode {first['files'][0]['inode']} -> {second['files'][0]['inode']})"
+    ]
+
+
+def test_a_relative_run_from_another_directory_is_recomputed(tmp_path: Path) -> None:
+    """The same relative --run and --qrels from two directories, one --out: the second
+    directory's data is evaluated, never the first one's outputs kept."""
+    for name, labels in (("a", [1, 2]), ("b", [2, 1])):
+        (tmp_path / name / "runs").mkdir(parents=True)
+        pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]}).write_parquet(
+            tmp_path / name / "runs/part-0.parquet"
+        )
+        pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d3"], "relevance": labels}).write_parquet(
+            tmp_path / name / "qrels.parquet"
+        )
+    out = tmp_path / "out"
+    for name in ("a", "b"):
+        result = run_cli(
+            "evaluate", "--run", "runs", "--qrels", "qrels.parquet", "--out", out, "--skip-unchanged",
+            cwd=tmp_path / name,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert "recomputing the output" in result.stderr
+    ndcg = pl.read_parquet(out / "per_query.parquet").filter(pl.col("k").is_null())["ndcg"].item()
+    assert ndcg == pytest.approx((2 + 1 / 2) / (2 + 1 / math.log2(3)))
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@
 (:func:`same`) to tell whether a partition's inputs changed since its outputs were written.
 The shape, one of:
 
-- local files: ``{"kind": "files", "files": [{"path", "size", "mtime_ns", "ctime_ns"}, ...]}``,
+- local files: ``{"kind": "files", "files": [{"path", "size", "mtime_ns", "ctime_ns", "device",
+  "inode"}, ...]}``,
   the data files read (:meth:`pipeline.io.read.Source.files`), sorted by path;
 - objects of an object store: ``{"kind": "objects", "files": [{"path", "size", "etag",
   "version_id"}, ...]}`` (``version_id`` null on a bucket without versioning);
@@ -14,14 +15,20 @@ The shape, one of:
   changed: such a unit is always recomputed).
 
 A local file is identified by its size, its modification time and its status-change time, in
-nanoseconds, from one ``stat`` (no byte is read). The modification time can be set back by
+nanoseconds, and its device and inode numbers, from one ``stat`` (no byte is read). The times
+alone do not tell two files apart: the kernel stamps them from a clock that ticks every few
+milliseconds, so files written in one tick (a script writing two data sets, one run's and its
+judgments') carry the same times, and a relative path (``runs/part-0.parquet``) names another
+file from another directory. The device and inode name the file itself: another file, or a file
+replaced by a rename (a writer's atomic swap), is another inode. The modification time can be set back by
 anyone (``touch -d``, ``os.utime``, ``cp -p``, ``rsync -t``); the status-change time cannot:
 the kernel sets it to now on every write, rename or ``utime``, so a file rewritten with the same
 size and its old modification time restored still counts as changed. It also changes on
 ``chmod``, ``chown`` or a new hard link: then a partition is recomputed that did not need to be,
 never the other way round. What no identity from ``stat`` catches is a file whose bytes change
-under the same inode without the kernel knowing (a disk edited beneath the file system, a
-clock set back before a rewrite that lands in the same nanosecond): rerun without
+under the same inode without the kernel knowing (a disk edited beneath the file system), or
+rewritten in place with the same size within the clock tick of the identity taken (the job
+identifies its inputs just before reading them, so within a few milliseconds of that): rerun without
 ``--skip-unchanged`` after such surgery.
 
 An object is identified by its size, ETag and version id (one HEAD request each): a rewrite
@@ -43,6 +50,8 @@ from pipeline.errors import InvalidInput
 from pipeline.io import fs
 
 UNKNOWN: dict[str, Any] = {"kind": "unknown"}
+# what identifies a local file besides its size (a record without one of them is not identified)
+_FILE_STAMPS = ("mtime_ns", "ctime_ns", "device", "inode")
 
 
 def identify(source: Any) -> dict[str, Any]:
@@ -71,7 +80,7 @@ def identify(source: Any) -> dict[str, Any]:
 
 def identified(identity: object) -> bool:
     """Whether an identity can ever be :func:`same` as another: a known kind with every field
-    that tells a change (a local file's size and times, an object's size and its ETag or
+    that tells a change (a local file's size, times, device and inode, an object's size and its ETag or
     version id, a table's version)."""
     if not isinstance(identity, dict):
         return False
@@ -84,7 +93,7 @@ def identified(identity: object) -> bool:
     for record in files:
         if not isinstance(record, dict) or not isinstance(record.get("size"), int):
             return False
-        if kind == "files" and not all(isinstance(record.get(name), int) for name in ("mtime_ns", "ctime_ns")):
+        if kind == "files" and not all(isinstance(record.get(name), int) for name in _FILE_STAMPS):
             return False
         if kind == "objects" and not (record.get("etag") or record.get("version_id")):
             return False
@@ -135,4 +144,11 @@ def _local_file(path: str) -> dict[str, Any]:
         status = os.stat(fs.local_path(path))
     except OSError as error:
         raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
-    return {"path": path, "size": status.st_size, "mtime_ns": status.st_mtime_ns, "ctime_ns": status.st_ctime_ns}
+    return {
+        "path": path,
+        "size": status.st_size,
+        "mtime_ns": status.st_mtime_ns,
+        "ctime_ns": status.st_ctime_ns,
+        "device": status.st_dev,
+        "inode": status.st_ino,
+    }
