@@ -216,6 +216,33 @@ def test_output_errors_are_usage_errors(tmp_path: Path, flags: list, message: st
     assert snapshot(tmp_path) == before and not (tmp_path / "OUT").exists()
 
 
+@pytest.mark.parametrize(
+    ("pattern", "out", "message"),
+    [
+        ("FOLDER/*.parquet", "FOLDER", "is the folder {FOLDER} of the run glob"),
+        ("FOLDER/**/*.parquet", "FOLDER/out", "is inside the folder {FOLDER} of the run glob"),
+        ("FOLDER/*/*.parquet", "FOLDER/dt=9", "is inside the folder {FOLDER} of the run glob"),
+    ],
+)
+def test_out_where_the_run_glob_would_read_it_is_refused(tmp_path: Path, pattern: str, out: str, message: str) -> None:
+    """Outputs written where the run's glob lists (its folder, or below it through ** or a
+    wildcard folder) would be read as run data by the next run: refused before anything runs."""
+    (tmp_path / "FOLDER").mkdir()
+    pl.read_parquet(RUN).write_parquet(tmp_path / "FOLDER" / "part.parquet")
+    before = snapshot(tmp_path)
+    result = run_cli(
+        "evaluate", "--run", tmp_path / pattern, "--qrels", QRELS, "--out", tmp_path / out
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert message.format(FOLDER=tmp_path / "FOLDER") in result.stderr, result.stderr
+    assert snapshot(tmp_path) == before
+    # a folder the glob does not reach below its own is fine
+    beside = run_cli(
+        "evaluate", "--run", tmp_path / "FOLDER/*.parquet", "--qrels", QRELS, "--out", tmp_path / "FOLDER/o"
+    )
+    assert beside.returncode == 0, beside.stderr
+
+
 FAIL_WRITES = """
 import polars as pl
 def fail(self, *args, **kwargs):
