@@ -112,6 +112,18 @@ def test_version_errors(table: Path, qrels: Path) -> None:
     assert garbage.returncode == 2 and "expected a version number" in garbage.stderr
 
 
+def test_a_time_before_the_first_commit_is_an_error_not_version_0(table: Path, qrels: Path) -> None:
+    """deltalake loads version 0 for a time before the table existed: the table had no rows
+    then, so scoring version 0's is refused (exit 3), saying when version 0 was committed."""
+    result = run_cli("evaluate", "--run", table, "--qrels", qrels, "--run-version", "2020-01-01T00:00:00Z")
+    assert result.returncode == 3, result.stderr
+    assert "no version of the Delta table at 2020-01-01T00:00:00+00:00" in result.stderr
+    assert "its first version, 0, was committed later, at " in result.stderr
+    assert result.stdout == ""
+    with pytest.raises(InvalidInput, match="committed later"):
+        run_job(Job(run=str(table), qrels=str(qrels), evaluation=Evaluation(), run_version="2020-01-01"))
+
+
 @pytest.fixture
 def partitioned(tmp_path: Path) -> tuple[Path, Path]:
     """A run table partitioned by dt (version 0: three days, version 1: an overwrite with two, the
