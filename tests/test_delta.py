@@ -73,7 +73,9 @@ def test_current_version_is_scored_not_superseded_files(table: Path, qrels: Path
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["inputs"]["run"]["format"] == "delta"
     assert manifest["inputs"]["run"]["rows"] == V1.height
-    assert manifest["inputs"]["run"]["identity"] == {"kind": "delta", "table": str(table), "version": 1}
+    identity = manifest["inputs"]["run"]["identity"]
+    assert identity == {"kind": "delta", "table": str(table), "id": identity["id"], "version": 1}
+    assert identity["id"] == deltalake.DeltaTable(str(table)).metadata().id
 
 
 def test_an_earlier_version_by_number_or_time(table: Path, qrels: Path) -> None:
@@ -189,6 +191,7 @@ def test_a_table_in_a_bucket(table: Path, qrels: Path, s3_bucket: S3Bucket) -> N
     assert unit.manifest["inputs"]["run"]["identity"] == {
         "kind": "delta",
         "table": s3_bucket.url("tables/run"),
+        "id": deltalake.DeltaTable(str(table)).metadata().id,  # the copy's log is the table's
         "version": 1,
     }
     old = run_cli(

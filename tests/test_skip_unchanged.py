@@ -9,6 +9,7 @@ import io
 import json
 import math
 import os
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -305,8 +306,10 @@ def test_identity_helpers(tmp_path: Path) -> None:
     assert differences(first, {"kind": "files", "files": []}) == [f"removed {path}"]
     grown = {"kind": "files", "files": [{**record, "size": 2}]}
     assert differences(first, grown) == [f"changed {path} (size 1 -> 2)"]
-    table = {"kind": "delta", "table": "t", "version": 3}
+    table = {"kind": "delta", "table": "t", "id": "a1", "version": 3}
     assert same(table, dict(table)) and differences(table, {**table, "version": 4}) == ["table t version 3 -> 4"]
+    assert differences(table, {**table, "id": "b2"}) == ["table t is another table (id a1 -> b2)"]
+    assert not identified({"kind": "delta", "table": "t", "version": 3})  # recorded before the id was
     assert differences(first, table) == ["was files, now delta"]
     # an object is unchanged by its ETag or version id; with neither it is never the same
     blind = {"kind": "objects", "files": [{"path": "s3://b/k", "size": 1, "etag": None, "version_id": None}]}
@@ -392,5 +395,18 @@ def test_a_delta_table_is_unchanged_while_its_version_is(tmp_path: Path) -> None
     assert json.loads((out / "manifest.json").read_text())["inputs"]["run"]["identity"] == {
         "kind": "delta",
         "table": str(table),
+        "id": deltalake.DeltaTable(str(table)).metadata().id,
         "version": 1,
     }
+    # the table deleted and written again: version 0 again, but another table (its log's id)
+    recreated = run_cli("evaluate", *flags)
+    assert recreated.returncode == 0 and "skipped the output" in recreated.stderr, recreated.stderr
+    shutil.rmtree(table)
+    deltalake.write_deltalake(str(table), run.with_columns(-pl.col("score")).to_arrow())
+    deltalake.write_deltalake(str(table), run.head(100).with_columns(-pl.col("score")).to_arrow(), mode="overwrite")
+    again = run_cli("evaluate", *flags)
+    assert again.returncode == 0, again.stderr
+    assert f"recomputing the output: run changed: table {table} is another table (id " in again.stderr
+    plain = run_cli("evaluate", "--run", table, "--qrels", QRELS, "--k", "10", "--out", tmp_path / "plain")
+    assert plain.returncode == 0, plain.stderr
+    assert pl.read_parquet(out / "per_query.parquet").equals(pl.read_parquet(tmp_path / "plain/per_query.parquet"))

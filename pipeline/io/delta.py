@@ -191,6 +191,18 @@ def table_version(source: Source) -> int:
     return source.version if source.version is not None else resolve_version(source.path, None)
 
 
+def table_id(source: Source) -> str | None:
+    """The table's id (its log's ``metaData.id``, made when the table is created): a table
+    deleted and written again at the same path starts again at version 0 under a new id."""
+    try:
+        identifier = _open(source.path, table_version(source)).metadata().id
+    except InvalidInput:
+        raise
+    except Exception:
+        return None
+    return str(identifier) if identifier else None
+
+
 def refuse_files_of_table(path: str, table: str, flag_hint: str = "--run/--qrels") -> None:
     """Reading a Delta table's folder as Parquet files is refused (it would read superseded
     files too): the message says how to read it as a table."""

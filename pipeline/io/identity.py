@@ -9,7 +9,8 @@ The shape, one of:
   the data files read (:meth:`pipeline.io.read.Source.files`), sorted by path;
 - objects of an object store: ``{"kind": "objects", "files": [{"path", "size", "etag",
   "version_id"}, ...]}`` (``version_id`` null on a bucket without versioning);
-- a Delta table: ``{"kind": "delta", "table": URL or path, "version": N}``, the version read;
+- a Delta table: ``{"kind": "delta", "table": URL or path, "id": its log's table id, "version": N}``,
+  the version read;
 - anything else (a frame given to the Python API, a Hadoop URL read by Spark, an ``hf://``
   file): ``{"kind": "unknown"}``, which is never the same as a later identity (treated as
   changed: such a unit is always recomputed).
@@ -34,7 +35,8 @@ identifies its inputs just before reading them, so within a few milliseconds of 
 An object is identified by its size, ETag and version id (one HEAD request each): a rewrite
 gets a new ETag, or on a versioned bucket a new version id even with the same bytes. An object
 without either (a store that gives neither) is never the same as a later one. A Delta table is
-identified by the version read: a commit makes a new one.
+identified by its id and the version read: a commit makes a new version, and a table deleted
+and written again at the same path (at version 0 again) has a new id.
 
 The job identifies its inputs *before* reading them (:func:`pipeline.job.reuse_key`): a file
 replaced in between is recorded with its old identity, so the next run sees it changed and
@@ -64,9 +66,10 @@ def identify(source: Any) -> dict[str, Any]:
     if not isinstance(source, Source):
         return dict(UNKNOWN)
     if source.format == "delta":
-        from pipeline.io.delta import table_version
+        from pipeline.io.delta import table_id, table_version
 
-        return {"kind": "delta", "table": source.path, "version": table_version(source)}
+        version = table_version(source)
+        return {"kind": "delta", "table": source.path, "id": table_id(source), "version": version}
     if fs.is_local(source.path):
         return {"kind": "files", "files": [_local_file(path) for path in source.files()]}
     if fs.is_object_store(source.path):
@@ -81,12 +84,12 @@ def identify(source: Any) -> dict[str, Any]:
 def identified(identity: object) -> bool:
     """Whether an identity can ever be :func:`same` as another: a known kind with every field
     that tells a change (a local file's size, times, device and inode, an object's size and its ETag or
-    version id, a table's version)."""
+    version id, a table's id and version)."""
     if not isinstance(identity, dict):
         return False
     kind = identity.get("kind")
     if kind == "delta":
-        return isinstance(identity.get("version"), int) and isinstance(identity.get("table"), str)
+        return all(isinstance(identity.get(name), t) for name, t in (("version", int), ("table", str), ("id", str)))
     files = identity.get("files")
     if kind not in ("files", "objects") or not isinstance(files, list):
         return False
@@ -123,6 +126,8 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
     if new["kind"] == "delta":
         if old.get("table") != new.get("table"):
             return [f"table {old.get('table')} -> {new.get('table')}"]
+        if old.get("id") != new.get("id"):
+            return [f"table {new['table']} is another table (id {old.get('id')} -> {new.get('id')})"]
         return [f"table {new['table']} version {old.get('version')} -> {new.get('version')}"]
     before = {str(record.get("path")): record for record in old["files"]}
     after = {str(record.get("path")): record for record in new["files"]}
