@@ -19,7 +19,7 @@ import pytest
 from pipeline import Evaluation
 from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
-from pipeline.job import Job, recompute_reason, reuse_key
+from pipeline.job import Job, recompute_reason, reuse_key, source_digest
 from tests.conftest import ROOT, S3Bucket, run_cli
 
 RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"
@@ -289,7 +289,44 @@ def test_unpartitioned_output_and_the_library(tmp_path: Path) -> None:
     assert recompute_reason(out, None, {**key, "version": "9.9.9"}) == (
         f"ndcg-pipeline version changed: {key['version']} -> 9.9.9"
     )
+    # a checkout or an editable install: the code changes under the same version number
+    assert key["source"] == source_digest()
+    assert json.loads((out / "manifest.json").read_text())["versions"]["ndcg-pipeline-source"] == key["source"]
+    assert recompute_reason(out, None, {**key, "source": "0123456789abcdef"}) == (
+        f"ndcg-pipeline's code changed (ndcg-pipeline-source {key['source']} -> 0123456789abcdef)"
+    )
     assert recompute_reason(out, Partition((("dt", "x"),)), key) == "never written"
+
+
+def test_a_change_of_the_code_under_the_same_version_recomputes(tmp_path: Path) -> None:
+    """The digest covers every Python file of the package and every SQL step: one byte of either
+    is another digest (computed on a copy of the package, so the real one is untouched)."""
+    from pipeline import job as job_module
+
+    copy = tmp_path / "pkg"
+    shutil.copytree(Path(job_module.__file__).parent, copy / "pipeline")
+    shutil.copytree(ROOT / "sql", copy / "sql")
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import pipeline.job as j; "
+        "assert j.__file__.startswith(sys.argv[1]), j.__file__; print(j.source_digest())"
+    )
+
+    def digest() -> str:
+        import subprocess
+        import sys
+
+        done = subprocess.run([sys.executable, "-c", script, str(copy)], capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    first = digest()
+    assert first == source_digest()
+    step = next((copy / "sql").glob("*.sql"))
+    step.write_text(step.read_text() + "\n-- a comment\n")
+    second = digest()
+    assert second != first
+    (copy / "pipeline/aggregate.py").write_text((copy / "pipeline/aggregate.py").read_text() + "\n")
+    assert digest() not in (first, second)
 
 
 def test_identity_helpers(tmp_path: Path) -> None:
