@@ -133,12 +133,14 @@ class GateResult:
 
 def describe_failure(row: dict[str, Any]) -> str:
     where = [f"k={row['k_label']}"]
+    # NDCG unless said: another measure is named, so its means are not read as NDCG's
+    measure = "" if row.get("measure", "ndcg") == "ndcg" else f"{row['measure']} "
     if row.get("group"):
         where.append(f"group {row['group']}")
     if row.get("partition"):
         where.append(f"partition {row['partition']}")
     return (
-        f"{row['candidate']} vs {row['baseline']} at {', '.join(where)}: mean {row['mean_baseline']:.4f} -> "
+        f"{row['candidate']} vs {row['baseline']} at {', '.join(where)}: {measure}mean {row['mean_baseline']:.4f} -> "
         f"{row['mean_candidate']:.4f} ({row['mean_difference']:+.4f}, {_relative(row['relative_change'])}), "
         f"a drop beyond {row['allowed_drop']:.4f}, p = {row['p_gate']:.4g} < {row['alpha']}"
     )
@@ -155,8 +157,10 @@ def check_gate(
     group_by: Sequence[str] = (),
     partition_by: Sequence[str] = (),
     correction: str = "holm",
+    measure: str = "ndcg",
 ) -> GateResult:
-    """The gate over a comparison table (:func:`pipeline.compare.compare_systems`'s)."""
+    """The gate over a comparison table (:func:`pipeline.compare.compare_systems`'s) of
+    ``measure`` (named in the failures)."""
     from pipeline.compare import adjust_p_values, cutoff_label
 
     if comparison.height == 0:
@@ -184,6 +188,7 @@ def check_gate(
         row["p_gate"] = p
         row["k_label"] = cutoff_label(row["k"])
         row["alpha"] = gate.alpha
+        row["measure"] = measure
         row["group"] = _group_text(row, group_by)
         row["partition"] = _partition_text(row, partition_by)
         mean_baseline, difference = row["mean_baseline"], row["mean_difference"]
@@ -212,6 +217,7 @@ def _failure(row: dict[str, Any], group_by: Sequence[str], partition_by: Sequenc
     keep = [
         "baseline",
         "candidate",
+        "measure",
         *partition_by,
         *group_by,
         *([OVERALL] if group_by else []),

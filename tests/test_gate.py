@@ -242,3 +242,25 @@ def test_queries_the_candidate_lost_are_said_and_gated_with_all_queries(tmp_path
     scored = compare(a, b, "--fail-if-worse", "0.01", "--all-queries")
     assert scored.returncode == GATE_FAILED, scored.stderr
     assert "mean 0.8000 -> 0.4000" in scored.stdout and "not gated" not in scored.stderr
+
+
+def test_a_failure_of_another_measure_names_it(tmp_path: Path) -> None:
+    """--measure recip_rank: the failure says whose means they are (8 queries, the relevant d1
+    first for the baseline, second for the candidate: RR 1 -> 1/2, p = 2/2^8), never read as NDCG's."""
+    queries = [f"q{i}" for i in range(8)]
+    qrels = pl.DataFrame({"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "relevance": [1] * 8 + [0] * 8})
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    for name, (s1, s2) in {"good": (2.0, 1.0), "bad": (1.0, 2.0)}.items():
+        pl.DataFrame(
+            {"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "score": [s1] * 8 + [s2] * 8}
+        ).write_parquet(tmp_path / f"{name}.parquet")
+    out = tmp_path / "cmp"
+    result = run_cli(
+        "compare", "--run", tmp_path / "good.parquet", "--run", tmp_path / "bad.parquet",
+        "--qrels", tmp_path / "qrels.parquet", "--k", "10", "--measure", "recip_rank",
+        "--fail-if-worse", "0.01", "--out", out,
+    )  # fmt: skip
+    assert result.returncode == GATE_FAILED, result.stderr
+    assert "gate FAILED: bad vs good at k=10: recip_rank mean 1.0000 -> 0.5000 (-0.5000, -50.0%)" in result.stdout
+    [failure] = json.loads((out / "manifest.json").read_text())["gate"]["failures"]
+    assert failure["measure"] == "recip_rank" and failure["p_value_permutation"] == pytest.approx(2 / 2**8)
