@@ -878,6 +878,15 @@ def _read_from(role: str, path: str) -> tuple[str, str, bool]:
     return folder, f"the folder {folder} of the {role} glob {path}", len(rest) > 1 or "**" in rest[0]
 
 
+def _object_prefix(url: str) -> str:
+    """An object URL as the store names its keys, to compare two of them: the scheme in lower
+    case, and no empty or ``.`` part in the key (``s3://b//r/./o`` and ``S3://b/r/o`` are the
+    prefix ``s3://b/r/o``, as the store writes them)."""
+    scheme, rest = url.split("://", 1)
+    parts = [part for part in rest.split("/") if part not in ("", ".")]
+    return f"{scheme.lower()}://{'/'.join(parts)}"
+
+
 def check_out_folder(out: str | None, inputs: Iterable[tuple[str, str | None]], flag: str = "--out") -> None:
     """Before anything runs: an ``--out`` that is empty, a file, an input itself or inside an
     input folder (or a glob's folder, where its outputs would match the glob next time) is
@@ -888,12 +897,12 @@ def check_out_folder(out: str | None, inputs: Iterable[tuple[str, str | None]], 
         raise OutputError(f"{flag} is empty: give a folder for the outputs, or leave {flag} out to only print")
     read = [_read_from(role, path) for role, path in inputs if path]
     if is_object_store(out):
+        target = _object_prefix(out)
         for path, name, below in read:
             if not is_object_store(path):
                 continue
-            if out.rstrip("/") == path.rstrip("/") or (
-                below and (out.rstrip("/") + "/").startswith(path.rstrip("/") + "/")
-            ):
+            source = _object_prefix(path)
+            if target == source or (below and target.startswith(source + "/")):
                 raise OutputError(
                     f"{flag} {out} is {name} or inside it: outputs there would be read as part of it; "
                     "choose a prefix outside it"
