@@ -57,7 +57,9 @@ class Margin:
         number = given[:-1].strip() if relative else given
         hint = "expected a number of 0 or more such as 0.01 (absolute) or a percentage such as 2%"
         try:
-            value = float(number)
+            if "_" in number:  # float() reads 1_0 as 10: a typo, not a margin
+                raise ValueError(number)
+            value = float(number) + 0.0  # -0 is 0
         except ValueError:
             raise UsageError(f"--fail-if-worse: cannot read {text!r}: {hint}") from None
         if not math.isfinite(value) or value < 0:

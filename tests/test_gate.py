@@ -104,6 +104,10 @@ def test_small_significant_drop_passes(tmp_path: Path) -> None:
     assert compare(a, b, "--fail-if-worse", "0.001").returncode == GATE_FAILED
 
 
+def test_a_margin_of_minus_zero_is_zero() -> None:
+    assert str(Margin.parse("-0")) == "0" and str(Margin.parse("-0%")) == "0%"
+
+
 @pytest.mark.parametrize(("margin", "code"), [("20%", GATE_FAILED), ("25%", 0), ("30%", 0), ("0.125", 0)])
 def test_relative_margin(tmp_path: Path, margin: str, code: int) -> None:
     # 0.5 -> 0.375 on every query: a drop of 0.125, exactly 25% of the baseline's 0.5 (all exact in
@@ -161,6 +165,8 @@ def test_without_the_flag_nothing_changes(tmp_path: Path) -> None:
         (("--fail-if-worse", "inf"), "is not a margin"),
         (("--fail-if-worse", "abc"), "cannot read 'abc'"),
         (("--fail-if-worse", "%"), "cannot read '%'"),
+        (("--fail-if-worse", "0_01"), "cannot read '0_01'"),  # float() reads it as 1.0
+        (("--fail-if-worse", "1_0%"), "cannot read '1_0%'"),
         (("--fail-if-worse=-2%",), "is not a margin"),  # argparse reads a lone -2% as a flag
         (("--fail-if-worse", "0.01", "--alpha", "0"), "between 0 and 1"),
         (("--fail-if-worse", "0.01", "--alpha", "nan"), "between 0 and 1"),
