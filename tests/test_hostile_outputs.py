@@ -243,6 +243,17 @@ def test_out_where_the_run_glob_would_read_it_is_refused(tmp_path: Path, pattern
     assert beside.returncode == 0, beside.stderr
 
 
+def test_a_run_folder_named_like_a_glob_is_still_a_folder(tmp_path: Path) -> None:
+    """A folder named runs[1] is read as itself (it exists): --out inside it is refused."""
+    folder = tmp_path / "runs[1]"
+    folder.mkdir()
+    pl.read_parquet(RUN).write_parquet(folder / "part.parquet")
+    result = run_cli("evaluate", "--run", folder, "--qrels", QRELS, "--out", folder / "out")
+    assert result.returncode == 2, result.stderr
+    assert f"is inside the run folder {folder}" in result.stderr
+    assert not (folder / "out").exists()
+
+
 FAIL_WRITES = """
 import polars as pl
 def fail(self, *args, **kwargs):

@@ -864,18 +864,20 @@ def _guard(flag: str, path: object) -> Iterator[None]:
         raise output_error(error, path if named is None or staged else named, flag) from None
 
 
-def _read_from(role: str, path: str) -> tuple[str, str, bool]:
+def _read_from(role: str, path: str) -> list[tuple[str, str, bool]]:
     """What an input reads, for :func:`check_out_folder`: the path or folder, its name in a
     message, and whether files below that folder are read too. A glob lists from its literal
     leading folder (``runs/*.parquet``: ``runs``), and below it only through a ``**`` or a
-    wildcard folder (``runs/*/x.parquet``)."""
+    wildcard folder (``runs/*/x.parquet``); a path with a wildcard character that exists
+    (a folder named ``runs[1]``) is read as itself, so both are checked."""
+    literal = (path, f"the {role}", True)
     if not glob.has_magic(path):
-        return path, f"the {role}", True
+        return [literal]
     parts = path.split("/")
-    literal = next(i for i, part in enumerate(parts) if glob.has_magic(part))
-    rest = parts[literal:]
-    folder = "/".join(parts[:literal]) or ("/" if path.startswith("/") else ".")
-    return folder, f"the folder {folder} of the {role} glob {path}", len(rest) > 1 or "**" in rest[0]
+    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    rest = parts[first:]
+    folder = "/".join(parts[:first]) or ("/" if path.startswith("/") else ".")
+    return [literal, (folder, f"the folder {folder} of the {role} glob {path}", len(rest) > 1 or "**" in rest[0])]
 
 
 def _object_prefix(url: str) -> str:
@@ -895,7 +897,7 @@ def check_out_folder(out: str | None, inputs: Iterable[tuple[str, str | None]], 
         return
     if not out.strip():
         raise OutputError(f"{flag} is empty: give a folder for the outputs, or leave {flag} out to only print")
-    read = [_read_from(role, path) for role, path in inputs if path]
+    read = [entry for role, path in inputs if path for entry in _read_from(role, path)]
     if is_object_store(out):
         target = _object_prefix(out)
         for path, name, below in read:
