@@ -122,7 +122,14 @@ def compare_job(
     )
     result = compare_systems(tables, options)
     verdict = (
-        check_gate(result.comparison, gate, group_by=groups, partition_by=partition_by, correction=correction)
+        check_gate(
+            result.comparison,
+            gate,
+            group_by=groups,
+            partition_by=partition_by,
+            correction=correction,
+            measure=measure,
+        )
         if gate is not None
         else None
     )

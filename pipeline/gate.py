@@ -57,7 +57,9 @@ class Margin:
         number = given[:-1].strip() if relative else given
         hint = "expected a number of 0 or more such as 0.01 (absolute) or a percentage such as 2%"
         try:
-            value = float(number)
+            if "_" in number:  # float() reads 1_0 as 10: a typo, not a margin
+                raise ValueError(number)
+            value = float(number) + 0.0  # -0 is 0
         except ValueError:
             raise UsageError(f"--fail-if-worse: cannot read {text!r}: {hint}") from None
         if not math.isfinite(value) or value < 0:
@@ -133,12 +135,14 @@ class GateResult:
 
 def describe_failure(row: dict[str, Any]) -> str:
     where = [f"k={row['k_label']}"]
+    # NDCG unless said: another measure is named, so its means are not read as NDCG's
+    measure = "" if row.get("measure", "ndcg") == "ndcg" else f"{row['measure']} "
     if row.get("group"):
         where.append(f"group {row['group']}")
     if row.get("partition"):
         where.append(f"partition {row['partition']}")
     return (
-        f"{row['candidate']} vs {row['baseline']} at {', '.join(where)}: mean {row['mean_baseline']:.4f} -> "
+        f"{row['candidate']} vs {row['baseline']} at {', '.join(where)}: {measure}mean {row['mean_baseline']:.4f} -> "
         f"{row['mean_candidate']:.4f} ({row['mean_difference']:+.4f}, {_relative(row['relative_change'])}), "
         f"a drop beyond {row['allowed_drop']:.4f}, p = {row['p_gate']:.4g} < {row['alpha']}"
     )
@@ -155,8 +159,10 @@ def check_gate(
     group_by: Sequence[str] = (),
     partition_by: Sequence[str] = (),
     correction: str = "holm",
+    measure: str = "ndcg",
 ) -> GateResult:
-    """The gate over a comparison table (:func:`pipeline.compare.compare_systems`'s)."""
+    """The gate over a comparison table (:func:`pipeline.compare.compare_systems`'s) of
+    ``measure`` (named in the failures)."""
     from pipeline.compare import adjust_p_values, cutoff_label
 
     if comparison.height == 0:
@@ -184,6 +190,7 @@ def check_gate(
         row["p_gate"] = p
         row["k_label"] = cutoff_label(row["k"])
         row["alpha"] = gate.alpha
+        row["measure"] = measure
         row["group"] = _group_text(row, group_by)
         row["partition"] = _partition_text(row, partition_by)
         mean_baseline, difference = row["mean_baseline"], row["mean_difference"]
@@ -212,6 +219,7 @@ def _failure(row: dict[str, Any], group_by: Sequence[str], partition_by: Sequenc
     keep = [
         "baseline",
         "candidate",
+        "measure",
         *partition_by,
         *group_by,
         *([OVERALL] if group_by else []),

@@ -11,12 +11,15 @@ itself (the lock on ``--out``, the user's files kept, leftovers of a killed job 
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -397,6 +400,7 @@ def reuse_key(job: Job, run_path: str | Source, qrels_path: str | Source | None)
             "out_format": job.out_format,
         },
         "version": _versions()["ndcg-pipeline"],
+        "source": source_digest(),
     }
 
 
@@ -437,6 +441,9 @@ def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]
         return f"output(s) missing: {', '.join(map(str, missing))}"
     if versions.get("ndcg-pipeline") != key["version"]:
         return f"ndcg-pipeline version changed: {versions.get('ndcg-pipeline')} -> {key['version']}"
+    if versions.get(SOURCE) != key["source"]:
+        # a checkout or an editable install: the code changes without the version
+        return f"ndcg-pipeline's code changed ({SOURCE} {versions.get(SOURCE)} -> {key['source']})"
     for part in ("options", "settings"):
         old, new = recorded.get(part), _plain_json(key[part])
         if old != new:
@@ -495,6 +502,29 @@ def _describe_attributes(path: str | None, identity: dict[str, Any] | None) -> d
     return {"path": path, "format": source.format, "identity": identity}
 
 
+# the manifest's versions key for :func:`source_digest`
+SOURCE = "ndcg-pipeline-source"
+
+
+@functools.cache
+def source_digest() -> str:
+    """A digest of the code that computes the numbers (the package's Python files and its SQL
+    steps): in a checkout or an editable install the code changes without the version, and
+    ``--skip-unchanged`` must not keep outputs the former code computed."""
+    from pipeline.sql_files import SQL_DIR
+
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent
+    files: list[tuple[str, Traversable]] = [
+        (f"pipeline/{p.relative_to(package).as_posix()}", p) for p in sorted(package.rglob("*.py"))
+    ]
+    files += [(f"sql/{entry.name}", entry) for entry in sorted(SQL_DIR.iterdir(), key=lambda e: e.name)]
+    for name, entry in files:
+        if name.endswith((".py", ".sql")) and entry.is_file():
+            digest.update(name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def _versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for package in ("ndcg-pipeline", "polars", "duckdb", "pyarrow"):
@@ -502,6 +532,7 @@ def _versions() -> dict[str, str]:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             versions[package] = "not installed"
+    versions[SOURCE] = source_digest()
     return versions
 
 

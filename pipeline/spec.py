@@ -363,6 +363,17 @@ class Convention:
         return value
 
 
+def decimal(text: str) -> float:
+    """A flag's or config key's number as written (``--relevance-threshold``, ``--log-base``):
+    Python's ``float`` also reads ``1_0`` as 10, a typo taken silently; refused here."""
+    if isinstance(text, str) and "_" in text:
+        raise SpecError(f"invalid float value: {text!r} (write the number without _)")
+    return float(text)
+
+
+decimal.__name__ = "float"  # argparse names a ValueError's type by it ("invalid float value")
+
+
 def positive_int(text: str) -> int:
     """A flag's or config key's positive integer (``--max-results``)."""
     if not text.strip().isdigit() or int(text) < 1:
@@ -444,7 +455,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         "discount.log_base",
         "base b of the jk discount (default 2)",
         default=2.0,
-        parse=float,
+        parse=decimal,
         metavar="B",
         variables=(Variable("log_base", "DOUBLE", lambda evaluation: evaluation.discount.log_base),),
     ),
@@ -532,7 +543,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         "labels >= this are relevant (trec_eval -l; default: label > 0); used by the binary gain and the "
         "measures P, recall, map, recip_rank and success",
         default=None,
-        parse=float,
+        parse=decimal,
         metavar="T",
         variables=(_variable("relevance_threshold", "DOUBLE"),),
         described_as="relevant",

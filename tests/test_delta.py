@@ -73,7 +73,9 @@ def test_current_version_is_scored_not_superseded_files(table: Path, qrels: Path
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["inputs"]["run"]["format"] == "delta"
     assert manifest["inputs"]["run"]["rows"] == V1.height
-    assert manifest["inputs"]["run"]["identity"] == {"kind": "delta", "table": str(table), "version": 1}
+    identity = manifest["inputs"]["run"]["identity"]
+    assert identity == {"kind": "delta", "table": str(table), "id": identity["id"], "version": 1}
+    assert identity["id"] == deltalake.DeltaTable(str(table)).metadata().id
 
 
 def test_an_earlier_version_by_number_or_time(table: Path, qrels: Path) -> None:
@@ -110,6 +112,18 @@ def test_version_errors(table: Path, qrels: Path) -> None:
     assert not_a_table.returncode == 2 and "is not a Delta table" in not_a_table.stderr
     garbage = run_cli("evaluate", "--run", table, "--qrels", qrels, "--run-version", "yesterday")
     assert garbage.returncode == 2 and "expected a version number" in garbage.stderr
+
+
+def test_a_time_before_the_first_commit_is_an_error_not_version_0(table: Path, qrels: Path) -> None:
+    """deltalake loads version 0 for a time before the table existed: the table had no rows
+    then, so scoring version 0's is refused (exit 3), saying when version 0 was committed."""
+    result = run_cli("evaluate", "--run", table, "--qrels", qrels, "--run-version", "2020-01-01T00:00:00Z")
+    assert result.returncode == 3, result.stderr
+    assert "no version of the Delta table at 2020-01-01T00:00:00+00:00" in result.stderr
+    assert "its first version, 0, was committed later, at " in result.stderr
+    assert result.stdout == ""
+    with pytest.raises(InvalidInput, match="committed later"):
+        run_job(Job(run=str(table), qrels=str(qrels), evaluation=Evaluation(), run_version="2020-01-01"))
 
 
 @pytest.fixture
@@ -177,6 +191,7 @@ def test_a_table_in_a_bucket(table: Path, qrels: Path, s3_bucket: S3Bucket) -> N
     assert unit.manifest["inputs"]["run"]["identity"] == {
         "kind": "delta",
         "table": s3_bucket.url("tables/run"),
+        "id": deltalake.DeltaTable(str(table)).metadata().id,  # the copy's log is the table's
         "version": 1,
     }
     old = run_cli(

@@ -104,6 +104,10 @@ def test_small_significant_drop_passes(tmp_path: Path) -> None:
     assert compare(a, b, "--fail-if-worse", "0.001").returncode == GATE_FAILED
 
 
+def test_a_margin_of_minus_zero_is_zero() -> None:
+    assert str(Margin.parse("-0")) == "0" and str(Margin.parse("-0%")) == "0%"
+
+
 @pytest.mark.parametrize(("margin", "code"), [("20%", GATE_FAILED), ("25%", 0), ("30%", 0), ("0.125", 0)])
 def test_relative_margin(tmp_path: Path, margin: str, code: int) -> None:
     # 0.5 -> 0.375 on every query: a drop of 0.125, exactly 25% of the baseline's 0.5 (all exact in
@@ -161,6 +165,8 @@ def test_without_the_flag_nothing_changes(tmp_path: Path) -> None:
         (("--fail-if-worse", "inf"), "is not a margin"),
         (("--fail-if-worse", "abc"), "cannot read 'abc'"),
         (("--fail-if-worse", "%"), "cannot read '%'"),
+        (("--fail-if-worse", "0_01"), "cannot read '0_01'"),  # float() reads it as 1.0
+        (("--fail-if-worse", "1_0%"), "cannot read '1_0%'"),
         (("--fail-if-worse=-2%",), "is not a margin"),  # argparse reads a lone -2% as a flag
         (("--fail-if-worse", "0.01", "--alpha", "0"), "between 0 and 1"),
         (("--fail-if-worse", "0.01", "--alpha", "nan"), "between 0 and 1"),
@@ -242,3 +248,25 @@ def test_queries_the_candidate_lost_are_said_and_gated_with_all_queries(tmp_path
     scored = compare(a, b, "--fail-if-worse", "0.01", "--all-queries")
     assert scored.returncode == GATE_FAILED, scored.stderr
     assert "mean 0.8000 -> 0.4000" in scored.stdout and "not gated" not in scored.stderr
+
+
+def test_a_failure_of_another_measure_names_it(tmp_path: Path) -> None:
+    """--measure recip_rank: the failure says whose means they are (8 queries, the relevant d1
+    first for the baseline, second for the candidate: RR 1 -> 1/2, p = 2/2^8), never read as NDCG's."""
+    queries = [f"q{i}" for i in range(8)]
+    qrels = pl.DataFrame({"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "relevance": [1] * 8 + [0] * 8})
+    qrels.write_parquet(tmp_path / "qrels.parquet")
+    for name, (s1, s2) in {"good": (2.0, 1.0), "bad": (1.0, 2.0)}.items():
+        pl.DataFrame(
+            {"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "score": [s1] * 8 + [s2] * 8}
+        ).write_parquet(tmp_path / f"{name}.parquet")
+    out = tmp_path / "cmp"
+    result = run_cli(
+        "compare", "--run", tmp_path / "good.parquet", "--run", tmp_path / "bad.parquet",
+        "--qrels", tmp_path / "qrels.parquet", "--k", "10", "--measure", "recip_rank",
+        "--fail-if-worse", "0.01", "--out", out,
+    )  # fmt: skip
+    assert result.returncode == GATE_FAILED, result.stderr
+    assert "gate FAILED: bad vs good at k=10: recip_rank mean 1.0000 -> 0.5000 (-0.5000, -50.0%)" in result.stdout
+    [failure] = json.loads((out / "manifest.json").read_text())["gate"]["failures"]
+    assert failure["measure"] == "recip_rank" and failure["p_value_permutation"] == pytest.approx(2 / 2**8)

@@ -216,6 +216,44 @@ def test_output_errors_are_usage_errors(tmp_path: Path, flags: list, message: st
     assert snapshot(tmp_path) == before and not (tmp_path / "OUT").exists()
 
 
+@pytest.mark.parametrize(
+    ("pattern", "out", "message"),
+    [
+        ("FOLDER/*.parquet", "FOLDER", "is the folder {FOLDER} of the run glob"),
+        ("FOLDER/**/*.parquet", "FOLDER/out", "is inside the folder {FOLDER} of the run glob"),
+        ("FOLDER/*/*.parquet", "FOLDER/dt=9", "is inside the folder {FOLDER} of the run glob"),
+    ],
+)
+def test_out_where_the_run_glob_would_read_it_is_refused(tmp_path: Path, pattern: str, out: str, message: str) -> None:
+    """Outputs written where the run's glob lists (its folder, or below it through ** or a
+    wildcard folder) would be read as run data by the next run: refused before anything runs."""
+    (tmp_path / "FOLDER").mkdir()
+    pl.read_parquet(RUN).write_parquet(tmp_path / "FOLDER" / "part.parquet")
+    before = snapshot(tmp_path)
+    result = run_cli(
+        "evaluate", "--run", tmp_path / pattern, "--qrels", QRELS, "--out", tmp_path / out
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert message.format(FOLDER=tmp_path / "FOLDER") in result.stderr, result.stderr
+    assert snapshot(tmp_path) == before
+    # a folder the glob does not reach below its own is fine
+    beside = run_cli(
+        "evaluate", "--run", tmp_path / "FOLDER/*.parquet", "--qrels", QRELS, "--out", tmp_path / "FOLDER/o"
+    )
+    assert beside.returncode == 0, beside.stderr
+
+
+def test_a_run_folder_named_like_a_glob_is_still_a_folder(tmp_path: Path) -> None:
+    """A folder named runs[1] is read as itself (it exists): --out inside it is refused."""
+    folder = tmp_path / "runs[1]"
+    folder.mkdir()
+    pl.read_parquet(RUN).write_parquet(folder / "part.parquet")
+    result = run_cli("evaluate", "--run", folder, "--qrels", QRELS, "--out", folder / "out")
+    assert result.returncode == 2, result.stderr
+    assert f"is inside the run folder {folder}" in result.stderr
+    assert not (folder / "out").exists()
+
+
 FAIL_WRITES = """
 import polars as pl
 def fail(self, *args, **kwargs):

@@ -20,7 +20,14 @@ RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 def _file(path: Path) -> dict:
     status = path.stat()
-    return {"path": str(path), "size": status.st_size, "mtime_ns": status.st_mtime_ns, "ctime_ns": status.st_ctime_ns}
+    return {
+        "path": str(path),
+        "size": status.st_size,
+        "mtime_ns": status.st_mtime_ns,
+        "ctime_ns": status.st_ctime_ns,
+        "device": status.st_dev,
+        "inode": status.st_ino,
+    }
 
 
 def test_manifest_records_each_input_file_with_size_mtime_and_ctime(tmp_path: Path) -> None:

@@ -386,6 +386,16 @@ def test_cli_refuses_an_unknown_measure_with_exit_2(capsys: pytest.CaptureFixtur
     assert "unknown measure 'MRR'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("flag", ["--relevance-threshold", "--log-base"])
+def test_a_number_with_an_underscore_is_refused(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """float() reads 1_0 as 10: a typo of the threshold the measures count relevance by is an
+    error (exit 2), not a threshold of 10."""
+    with pytest.raises(SystemExit) as exited:
+        main(["evaluate", "--run", "data/run.parquet", "--qrels", "data/qrels.parquet", flag, "1_0"])
+    assert exited.value.code == 2
+    assert f"argument {flag}: invalid float value: '1_0' (write the number without _)" in capsys.readouterr().err
+
+
 def test_config_key_and_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run, qrels = frames(A_D, [("q", "a", 1), ("q", "c", 2)])
     run.collect().write_parquet(tmp_path / "run.parquet")

@@ -118,6 +118,32 @@ def test_glob_and_single_object_read_like_local_files(logs: Path, s3_bucket: S3B
     assert nothing.returncode == 3 and "nothing matches" in nothing.stderr
 
 
+def test_out_where_a_glob_of_the_bucket_lists_is_refused(logs: Path, s3_bucket: S3Bucket) -> None:
+    """An --out prefix a run glob would list from (its prefix, or below it through a wildcard
+    folder), or the run's prefix spelled with a // or a ./, is refused before anything is
+    written: the next run would read the outputs."""
+    before = s3_bucket.keys()
+    for pattern, out in (("logs/runs/dt=*/*.parquet", "logs/runs/out"), ("logs/runs/*.parquet", "logs/runs")):
+        result = run_cli(
+            "evaluate", "--run", s3_bucket.url(pattern), "--qrels", s3_bucket.url("logs/qrels"),
+            "--out", s3_bucket.url(out),
+        )  # fmt: skip
+        assert result.returncode == 2, result.stderr
+        assert f"of the run glob {s3_bucket.url(pattern)} or inside it" in result.stderr
+    # the same prefix spelled otherwise (the store drops empty and . parts; the scheme's case)
+    for out in (
+        f"s3://{s3_bucket.name}//logs/runs/o",
+        f"S3://{s3_bucket.name}/logs/runs/o",
+        f"{s3_bucket.url()}/./logs/runs//",
+    ):
+        result = run_cli(
+            "evaluate", "--run", s3_bucket.url("logs/runs"), "--qrels", s3_bucket.url("logs/qrels"), "--out", out
+        )
+        assert result.returncode == 2, (out, result.stderr)
+        assert f"--out {out} is the run or inside it" in result.stderr
+    assert s3_bucket.keys() == before
+
+
 def test_manifest_identifies_objects_by_etag_and_size(logs: Path, s3_bucket: S3Bucket) -> None:
     s3_bucket.put("flat/run.parquet", RUN)
     (unit,) = run_job(

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
+import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pytest
@@ -16,7 +19,7 @@ import pytest
 from pipeline import Evaluation
 from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
-from pipeline.job import Job, recompute_reason, reuse_key
+from pipeline.job import Job, recompute_reason, reuse_key, source_digest
 from tests.conftest import ROOT, S3Bucket, run_cli
 
 RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"
@@ -95,6 +98,8 @@ def test_the_identity_is_recorded_in_the_manifest(logs: Path, tmp_path: Path) ->
         "size": status.st_size,
         "mtime_ns": status.st_mtime_ns,
         "ctime_ns": status.st_ctime_ns,
+        "device": status.st_dev,
+        "inode": status.st_ino,
     }
     assert manifest["inputs"]["qrels"]["identity"] == identify(str(QRELS))
     assert manifest["settings"]["out_format"] == "parquet"
@@ -123,6 +128,57 @@ def test_same_size_and_restored_mtime_is_still_a_change(logs: Path, tmp_path: Pa
     assert result.returncode == 0, result.stderr
     assert "skipped partition" not in result.stderr
     assert result.stderr.count("qrels changed: changed") == 2 and "ctime_ns" in result.stderr
+
+
+def test_another_file_with_the_same_size_and_times_is_a_change(tmp_path: Path, monkeypatch) -> None:
+    """File times tick every few milliseconds: two data sets written by one script carry the
+    same times, and a relative path names the other one from another directory. The device and
+    inode tell the files apart (the times are pinned here, as one clock tick would make them)."""
+    for name, labels in (("a", [1, 2]), ("b", [2, 1])):  # one label swapped: the same size
+        (tmp_path / name).mkdir()
+        pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d2"], "relevance": labels}).write_parquet(
+            tmp_path / name / "qrels.parquet"
+        )
+    real_stat = os.stat
+
+    def one_tick(path: object, *args: object, **kwargs: object) -> object:
+        status = real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+        fields = {name: getattr(status, name) for name in ("st_size", "st_dev", "st_ino")}
+        return type("Status", (), {**fields, "st_mtime_ns": 1, "st_ctime_ns": 1})()
+
+    monkeypatch.setattr("pipeline.io.identity.os", SimpleNamespace(stat=one_tick, PathLike=os.PathLike))
+    monkeypatch.chdir(tmp_path / "a")
+    first = identify("qrels.parquet")
+    monkeypatch.chdir(tmp_path / "b")
+    second = identify("qrels.parquet")
+    assert first["files"][0]["size"] == second["files"][0]["size"]
+    assert not same(first, second)
+    assert differences(first, second) == [
+        f"changed qrels.parquet (inode {first['files'][0]['inode']} -> {second['files'][0]['inode']})"
+    ]
+
+
+def test_a_relative_run_from_another_directory_is_recomputed(tmp_path: Path) -> None:
+    """The same relative --run and --qrels from two directories, one --out: the second
+    directory's data is evaluated, never the first one's outputs kept."""
+    for name, labels in (("a", [1, 2]), ("b", [2, 1])):
+        (tmp_path / name / "runs").mkdir(parents=True)
+        pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["d1", "d2", "d3"], "score": [3.0, 2.0, 1.0]}).write_parquet(
+            tmp_path / name / "runs/part-0.parquet"
+        )
+        pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["d1", "d3"], "relevance": labels}).write_parquet(
+            tmp_path / name / "qrels.parquet"
+        )
+    out = tmp_path / "out"
+    for name in ("a", "b"):
+        result = run_cli(
+            "evaluate", "--run", "runs", "--qrels", "qrels.parquet", "--out", out, "--skip-unchanged",
+            cwd=tmp_path / name,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        assert "recomputing the output" in result.stderr
+    ndcg = pl.read_parquet(out / "per_query.parquet").filter(pl.col("k").is_null())["ndcg"].item()
+    assert ndcg == pytest.approx((2 + 1 / 2) / (2 + 1 / math.log2(3)))
 
 
 @pytest.mark.parametrize(
@@ -233,7 +289,44 @@ def test_unpartitioned_output_and_the_library(tmp_path: Path) -> None:
     assert recompute_reason(out, None, {**key, "version": "9.9.9"}) == (
         f"ndcg-pipeline version changed: {key['version']} -> 9.9.9"
     )
+    # a checkout or an editable install: the code changes under the same version number
+    assert key["source"] == source_digest()
+    assert json.loads((out / "manifest.json").read_text())["versions"]["ndcg-pipeline-source"] == key["source"]
+    assert recompute_reason(out, None, {**key, "source": "0123456789abcdef"}) == (
+        f"ndcg-pipeline's code changed (ndcg-pipeline-source {key['source']} -> 0123456789abcdef)"
+    )
     assert recompute_reason(out, Partition((("dt", "x"),)), key) == "never written"
+
+
+def test_a_change_of_the_code_under_the_same_version_recomputes(tmp_path: Path) -> None:
+    """The digest covers every Python file of the package and every SQL step: one byte of either
+    is another digest (computed on a copy of the package, so the real one is untouched)."""
+    from pipeline import job as job_module
+
+    copy = tmp_path / "pkg"
+    shutil.copytree(Path(job_module.__file__).parent, copy / "pipeline")
+    shutil.copytree(ROOT / "sql", copy / "sql")
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import pipeline.job as j; "
+        "assert j.__file__.startswith(sys.argv[1]), j.__file__; print(j.source_digest())"
+    )
+
+    def digest() -> str:
+        import subprocess
+        import sys
+
+        done = subprocess.run([sys.executable, "-c", script, str(copy)], capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    first = digest()
+    assert first == source_digest()
+    step = next((copy / "sql").glob("*.sql"))
+    step.write_text(step.read_text() + "\n-- a comment\n")
+    second = digest()
+    assert second != first
+    (copy / "pipeline/aggregate.py").write_text((copy / "pipeline/aggregate.py").read_text() + "\n")
+    assert digest() not in (first, second)
 
 
 def test_identity_helpers(tmp_path: Path) -> None:
@@ -250,8 +343,10 @@ def test_identity_helpers(tmp_path: Path) -> None:
     assert differences(first, {"kind": "files", "files": []}) == [f"removed {path}"]
     grown = {"kind": "files", "files": [{**record, "size": 2}]}
     assert differences(first, grown) == [f"changed {path} (size 1 -> 2)"]
-    table = {"kind": "delta", "table": "t", "version": 3}
+    table = {"kind": "delta", "table": "t", "id": "a1", "version": 3}
     assert same(table, dict(table)) and differences(table, {**table, "version": 4}) == ["table t version 3 -> 4"]
+    assert differences(table, {**table, "id": "b2"}) == ["table t is another table (id a1 -> b2)"]
+    assert not identified({"kind": "delta", "table": "t", "version": 3})  # recorded before the id was
     assert differences(first, table) == ["was files, now delta"]
     # an object is unchanged by its ETag or version id; with neither it is never the same
     blind = {"kind": "objects", "files": [{"path": "s3://b/k", "size": 1, "etag": None, "version_id": None}]}
@@ -337,5 +432,18 @@ def test_a_delta_table_is_unchanged_while_its_version_is(tmp_path: Path) -> None
     assert json.loads((out / "manifest.json").read_text())["inputs"]["run"]["identity"] == {
         "kind": "delta",
         "table": str(table),
+        "id": deltalake.DeltaTable(str(table)).metadata().id,
         "version": 1,
     }
+    # the table deleted and written again: version 0 again, but another table (its log's id)
+    recreated = run_cli("evaluate", *flags)
+    assert recreated.returncode == 0 and "skipped the output" in recreated.stderr, recreated.stderr
+    shutil.rmtree(table)
+    deltalake.write_deltalake(str(table), run.with_columns(-pl.col("score")).to_arrow())
+    deltalake.write_deltalake(str(table), run.head(100).with_columns(-pl.col("score")).to_arrow(), mode="overwrite")
+    again = run_cli("evaluate", *flags)
+    assert again.returncode == 0, again.stderr
+    assert f"recomputing the output: run changed: table {table} is another table (id " in again.stderr
+    plain = run_cli("evaluate", "--run", table, "--qrels", QRELS, "--k", "10", "--out", tmp_path / "plain")
+    assert plain.returncode == 0, plain.stderr
+    assert pl.read_parquet(out / "per_query.parquet").equals(pl.read_parquet(tmp_path / "plain/per_query.parquet"))

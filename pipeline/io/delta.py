@@ -86,7 +86,28 @@ def resolve_version(path: str, version: int | datetime | None) -> int:
             raise InvalidInput(
                 f"{path}: no version of the Delta table at {version.isoformat()}: {_message(error)}"
             ) from None
+        # a time before the first commit loads the first version: the table did not exist then
+        committed = _committed_at(path, int(table.version()))
+        if committed is not None and committed > version:
+            raise InvalidInput(
+                f"{path}: no version of the Delta table at {version.isoformat()}: its first version, "
+                f"{table.version()}, was committed later, at {committed.isoformat()}"
+            )
     return int(table.version())
+
+
+def _committed_at(path: str, version: int) -> datetime | None:
+    """When ``version`` of the table was committed (its commit's timestamp), or None when the
+    log does not say. Read from the table at its current version: deltalake numbers the history
+    of a table loaded at an older version wrongly."""
+    try:
+        history = _open(path, None).history()
+    except Exception:
+        return None
+    for entry in history:
+        if entry.get("version") == version and isinstance(entry.get("timestamp"), int):
+            return datetime.fromtimestamp(entry["timestamp"] / 1000, tz=UTC)
+    return None
 
 
 def partitions(source: Source) -> list[Partition]:
@@ -168,6 +189,18 @@ def data_files(source: Source) -> list[str]:
 def table_version(source: Source) -> int:
     """The version the source reads (resolved when it was made; the current one otherwise)."""
     return source.version if source.version is not None else resolve_version(source.path, None)
+
+
+def table_id(source: Source) -> str | None:
+    """The table's id (its log's ``metaData.id``, made when the table is created): a table
+    deleted and written again at the same path starts again at version 0 under a new id."""
+    try:
+        identifier = _open(source.path, table_version(source)).metadata().id
+    except InvalidInput:
+        raise
+    except Exception:
+        return None
+    return str(identifier) if identifier else None
 
 
 def refuse_files_of_table(path: str, table: str, flag_hint: str = "--run/--qrels") -> None:

@@ -4,30 +4,39 @@
 (:func:`same`) to tell whether a partition's inputs changed since its outputs were written.
 The shape, one of:
 
-- local files: ``{"kind": "files", "files": [{"path", "size", "mtime_ns", "ctime_ns"}, ...]}``,
+- local files: ``{"kind": "files", "files": [{"path", "size", "mtime_ns", "ctime_ns", "device",
+  "inode"}, ...]}``,
   the data files read (:meth:`pipeline.io.read.Source.files`), sorted by path;
 - objects of an object store: ``{"kind": "objects", "files": [{"path", "size", "etag",
   "version_id"}, ...]}`` (``version_id`` null on a bucket without versioning);
-- a Delta table: ``{"kind": "delta", "table": URL or path, "version": N}``, the version read;
+- a Delta table: ``{"kind": "delta", "table": URL or path, "id": its log's table id, "version": N}``,
+  the version read;
 - anything else (a frame given to the Python API, a Hadoop URL read by Spark, an ``hf://``
   file): ``{"kind": "unknown"}``, which is never the same as a later identity (treated as
   changed: such a unit is always recomputed).
 
 A local file is identified by its size, its modification time and its status-change time, in
-nanoseconds, from one ``stat`` (no byte is read). The modification time can be set back by
+nanoseconds, and its device and inode numbers, from one ``stat`` (no byte is read). The times
+alone do not tell two files apart: the kernel stamps them from a clock that ticks every few
+milliseconds, so files written in one tick (a script writing two data sets, one run's and its
+judgments') carry the same times, and a relative path (``runs/part-0.parquet``) names another
+file from another directory. The device and inode name the file itself: another file, or a file
+replaced by a rename (a writer's atomic swap), is another inode. The modification time can be set back by
 anyone (``touch -d``, ``os.utime``, ``cp -p``, ``rsync -t``); the status-change time cannot:
 the kernel sets it to now on every write, rename or ``utime``, so a file rewritten with the same
 size and its old modification time restored still counts as changed. It also changes on
 ``chmod``, ``chown`` or a new hard link: then a partition is recomputed that did not need to be,
 never the other way round. What no identity from ``stat`` catches is a file whose bytes change
-under the same inode without the kernel knowing (a disk edited beneath the file system, a
-clock set back before a rewrite that lands in the same nanosecond): rerun without
+under the same inode without the kernel knowing (a disk edited beneath the file system), or
+rewritten in place with the same size within the clock tick of the identity taken (the job
+identifies its inputs just before reading them, so within a few milliseconds of that): rerun without
 ``--skip-unchanged`` after such surgery.
 
 An object is identified by its size, ETag and version id (one HEAD request each): a rewrite
 gets a new ETag, or on a versioned bucket a new version id even with the same bytes. An object
 without either (a store that gives neither) is never the same as a later one. A Delta table is
-identified by the version read: a commit makes a new one.
+identified by its id and the version read: a commit makes a new version, and a table deleted
+and written again at the same path (at version 0 again) has a new id.
 
 The job identifies its inputs *before* reading them (:func:`pipeline.job.reuse_key`): a file
 replaced in between is recorded with its old identity, so the next run sees it changed and
@@ -43,6 +52,8 @@ from pipeline.errors import InvalidInput
 from pipeline.io import fs
 
 UNKNOWN: dict[str, Any] = {"kind": "unknown"}
+# what identifies a local file besides its size (a record without one of them is not identified)
+_FILE_STAMPS = ("mtime_ns", "ctime_ns", "device", "inode")
 
 
 def identify(source: Any) -> dict[str, Any]:
@@ -55,9 +66,10 @@ def identify(source: Any) -> dict[str, Any]:
     if not isinstance(source, Source):
         return dict(UNKNOWN)
     if source.format == "delta":
-        from pipeline.io.delta import table_version
+        from pipeline.io.delta import table_id, table_version
 
-        return {"kind": "delta", "table": source.path, "version": table_version(source)}
+        version = table_version(source)
+        return {"kind": "delta", "table": source.path, "id": table_id(source), "version": version}
     if fs.is_local(source.path):
         return {"kind": "files", "files": [_local_file(path) for path in source.files()]}
     if fs.is_object_store(source.path):
@@ -71,20 +83,20 @@ def identify(source: Any) -> dict[str, Any]:
 
 def identified(identity: object) -> bool:
     """Whether an identity can ever be :func:`same` as another: a known kind with every field
-    that tells a change (a local file's size and times, an object's size and its ETag or
-    version id, a table's version)."""
+    that tells a change (a local file's size, times, device and inode, an object's size and its ETag or
+    version id, a table's id and version)."""
     if not isinstance(identity, dict):
         return False
     kind = identity.get("kind")
     if kind == "delta":
-        return isinstance(identity.get("version"), int) and isinstance(identity.get("table"), str)
+        return all(isinstance(identity.get(name), t) for name, t in (("version", int), ("table", str), ("id", str)))
     files = identity.get("files")
     if kind not in ("files", "objects") or not isinstance(files, list):
         return False
     for record in files:
         if not isinstance(record, dict) or not isinstance(record.get("size"), int):
             return False
-        if kind == "files" and not all(isinstance(record.get(name), int) for name in ("mtime_ns", "ctime_ns")):
+        if kind == "files" and not all(isinstance(record.get(name), int) for name in _FILE_STAMPS):
             return False
         if kind == "objects" and not (record.get("etag") or record.get("version_id")):
             return False
@@ -114,6 +126,8 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
     if new["kind"] == "delta":
         if old.get("table") != new.get("table"):
             return [f"table {old.get('table')} -> {new.get('table')}"]
+        if old.get("id") != new.get("id"):
+            return [f"table {new['table']} is another table (id {old.get('id')} -> {new.get('id')})"]
         return [f"table {new['table']} version {old.get('version')} -> {new.get('version')}"]
     before = {str(record.get("path")): record for record in old["files"]}
     after = {str(record.get("path")): record for record in new["files"]}
@@ -135,4 +149,11 @@ def _local_file(path: str) -> dict[str, Any]:
         status = os.stat(fs.local_path(path))
     except OSError as error:
         raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
-    return {"path": path, "size": status.st_size, "mtime_ns": status.st_mtime_ns, "ctime_ns": status.st_ctime_ns}
+    return {
+        "path": path,
+        "size": status.st_size,
+        "mtime_ns": status.st_mtime_ns,
+        "ctime_ns": status.st_ctime_ns,
+        "device": status.st_dev,
+        "inode": status.st_ino,
+    }
