@@ -869,9 +869,10 @@ def _read_from(role: str, path: str) -> list[tuple[str, str, bool]]:
     message, and whether files below that folder are read too. A glob lists from its literal
     leading folder (``runs/*.parquet``: ``runs``), and below it only through a ``**`` or a
     wildcard folder (``runs/*/x.parquet``); a path with a wildcard character that exists
-    (a folder named ``runs[1]``) is read as itself, so both are checked."""
+    (a folder named ``runs[1]``, or any path below one) is read as itself, and only that is
+    checked."""
     literal = (path, f"the {role}", True)
-    if not glob.has_magic(path):
+    if not glob.has_magic(path) or (not is_object_store(path) and os.path.exists(path)):
         return [literal]
     parts = path.split("/")
     first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
