@@ -13,7 +13,8 @@ A row of the comparison (one pair, cutoff, group, partition) *fails* when both h
 Which rows are checked: pairs whose baseline is the first system (the production model; pairs
 of two candidates are no regression), at the gated cutoffs (default: every compared one), the
 rows over all queries (``overall``; with ``groups`` each group's rows too) of the pooled
-partitions (with ``partitions`` each partition's rows too). A row without a p-value (no
+partitions (with ``partitions`` each partition's rows too, and over one paired partition only
+its rows, which are the pooled rows). A row without a p-value (no
 paired query) cannot fail. The randomization test is distribution-free and exact on few
 queries; with ``n`` queries its p-value is at least ``2 / 2**n``, so fewer than 6 paired
 queries can never be significant at 0.05.
@@ -181,8 +182,13 @@ def check_gate(
         rows = rows.filter(pl.col("k").is_in(wanted) | (pl.col("k").is_null() if None in gate.cutoffs else False))
     if group_by and not gate.groups:
         rows = rows.filter(pl.col(OVERALL))
-    if partition_by and not gate.partitions:
-        rows = rows.filter(pl.all_horizontal(pl.col(c).is_null() for c in partition_by))
+    pooled = pl.all_horizontal(pl.col(c).is_null() for c in partition_by) if partition_by else None
+    if pooled is not None and not gate.partitions:
+        rows = rows.filter(pooled)
+    elif pooled is not None and rows.filter(~pooled).select(partition_by).n_unique() == 1:
+        # one paired partition: its rows are the pooled rows, and gated twice they would double
+        # the family (a drop the pooled rows alone fail would pass); gated once, as the partition
+        rows = rows.filter(~pooled)
     checks = rows.to_dicts()
     adjusted = adjust_p_values([row[P_VALUE] for row in checks], correction)
     failures = []

@@ -215,3 +215,21 @@ def test_report_draws_the_pooled_rows_of_a_partitioned_comparison(tmp_path: Path
     page = (tmp_path / "r.html").read_text()
     assert "0.5500" in page  # the pooled baseline mean (4 * 0.5 + 4 * 0.6) / 8
     assert "Paired by partition (dt) and query; shown: the rows pooled over every paired partition" in page
+
+
+def test_gate_partitions_over_one_partition_gates_its_rows_once(tmp_path: Path) -> None:
+    # one paired day, 10 queries 0.8 -> 0.6 (-0.2 each; randomization p = 2/1024 at k=10). Its
+    # rows are the pooled rows: --gate-partitions must not check them twice (Holm over two
+    # identical rows, 2 * 2/1024, would make the gate more lenient than without the flag)
+    a = partitioned(tmp_path / "a", {"2026-11-20": [0.8] * 10})
+    b = partitioned(tmp_path / "b", {"2026-11-20": [0.6] * 10})
+    runs = {}
+    for flags in ((), ("--gate-partitions",)):
+        out = tmp_path / ("cmp" + "".join(flags))
+        runs[flags] = run_cli(
+            "compare", "--baseline", a, "--candidate", b, "--fail-if-worse", "0.01", *flags, "--out", out
+        )
+        assert runs[flags].returncode == 6, runs[flags].stderr
+        [failure] = json.loads((out / "manifest.json").read_text())["gate"]["failures"]
+        assert failure["p_gate"] == pytest.approx(2 / 1024)
+    assert "partition dt=2026-11-20" in runs[("--gate-partitions",)].stdout
