@@ -25,12 +25,13 @@ This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.optimizer.simplify import simplify
 
 from pipeline.errors import UsageError
@@ -227,6 +228,106 @@ def _without_unread_ctes(tree: exp.Expr) -> exp.Expr:
             cte.pop()
 
 
+# --- DuckDB's star forms, spelled out ---------------------------------------------------------
+
+
+def expanded_stars(tree: exp.Expr, known: Mapping[str, Sequence[str]] | None = None) -> exp.Expr:
+    """``t.* exclude (a, b)`` and ``f(columns(t.* exclude (a)))`` spelled out column by column,
+    for dialects that have neither (Spark): the SQL can then say "every measure" once, and a
+    new measure is not listed again in ``per_query.sql`` and ``summary.sql``.
+
+    The columns of a CTE are read off its query (through plain stars); those of a table or view
+    come from ``known``. An item built on ``columns(...)`` is named after each column, as DuckDB
+    names it.
+
+    >>> sql = "with m as (select 1 as q, 2.0 as a, 3.0 as b) "
+    >>> sql += "select m.* exclude (q), sum(columns(m.* exclude (q))) from m"
+    >>> expanded_stars(sqlglot.parse_one(sql, read="duckdb")).sql("spark")
+    'WITH m AS (SELECT 1 AS q, 2.0 AS a, 3.0 AS b) SELECT m.a, m.b, SUM(m.a) AS a, SUM(m.b) AS b FROM m'
+    """
+    known = known or {}
+    for scope in traverse_scope(tree):
+        query = scope.expression
+        if not isinstance(query, exp.Select) or not any(_spelled_out(item) for item in query.selects):
+            continue
+        items: list[exp.Expr] = []
+        for item in query.selects:
+            if isinstance(item, (exp.Star, exp.Column)) and _spelled_out_star(item):
+                items += [exp.column(name, table=table) for table, name in _star_columns(item, scope, known)]
+                continue
+            found = list(item.find_all(exp.Columns))
+            if not found:
+                items.append(item)
+                continue
+            columns = found[0]
+            if len(found) > 1 or isinstance(item, exp.Alias):
+                raise UsageError(f"cannot spell out {item.sql('duckdb')}: one unnamed columns(...) per item")
+            for table, name in _star_columns(columns.this, scope, known):
+                copy = item.copy()
+                next(copy.find_all(exp.Columns)).replace(exp.column(name, table=table))
+                items.append(exp.alias_(copy, name))
+        query.set("expressions", items)
+    return tree
+
+
+def output_columns(query: exp.Expr, known: Mapping[str, Sequence[str]] | None = None) -> list[str]:
+    """The names of the columns ``query`` selects, through its stars."""
+    scope = next((scope for scope in traverse_scope(query) if scope.expression is query), None)
+    if scope is None:
+        raise UsageError(f"cannot read the columns of {query.sql('duckdb')[:80]}")
+    return _scope_columns(scope, known or {})
+
+
+def _spelled_out(item: exp.Expr) -> bool:
+    return _spelled_out_star(item) or item.find(exp.Columns) is not None
+
+
+def _spelled_out_star(item: exp.Expr) -> bool:
+    star = item.this if isinstance(item, exp.Column) else item
+    return isinstance(star, exp.Star) and bool(star.args.get("except_"))
+
+
+def _star_columns(star: exp.Expr, scope: Scope, known: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
+    """(table, column) of every column a star selects in ``scope``, in order, less its
+    ``exclude`` list."""
+    bare = star.this if isinstance(star, exp.Column) else star
+    excluded = {column.name for column in bare.args.get("except_") or []}
+    if isinstance(star, exp.Column) and star.table:
+        tables = [star.table]
+    else:
+        query = scope.expression
+        from_ = [query.args["from_"].this] if query.args.get("from_") else []
+        tables = [source.alias_or_name for source in [*from_, *(join.this for join in query.args.get("joins") or [])]]
+    return [(table, name) for table in tables for name in _source_columns(scope, table, known) if name not in excluded]
+
+
+def _source_columns(scope: Scope, name: str, known: Mapping[str, Sequence[str]]) -> list[str]:
+    source = scope.sources.get(name)
+    if isinstance(source, Scope):
+        return _scope_columns(source, known)
+    table = source.name if isinstance(source, exp.Table) else name
+    if table not in known:
+        raise UsageError(f"cannot spell out the columns of {table}: not a CTE, and its columns are not given")
+    return list(known[table])
+
+
+def _scope_columns(scope: Scope, known: Mapping[str, Sequence[str]]) -> list[str]:
+    if scope.set_operation_scopes:  # a union's columns are named by its left side
+        return _scope_columns(scope.set_operation_scopes[0], known)
+    query = scope.expression
+    if not isinstance(query, exp.Select):
+        raise UsageError(f"cannot read the columns of {query.sql('duckdb')[:80]}")
+    names: list[str] = []
+    for item in query.selects:
+        if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
+            names += [name for _, name in _star_columns(item, scope, known)]
+        elif (columns := item.find(exp.Columns)) is not None:
+            names += [name for _, name in _star_columns(columns.this, scope, known)]
+        else:
+            names.append(item.alias_or_name)
+    return names
+
+
 def _decimals_as_doubles(tree: exp.Expr) -> exp.Expr:
     def to_double(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Literal) and not node.is_string and not node.is_int:
@@ -332,9 +433,12 @@ def transpile(
     *,
     dialect: str = "spark",
     tables: Mapping[str, str] | None = None,
+    columns: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Statement]:
     """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``;
-    ``per_query.sql`` is one statement with the steps before it (:func:`composed_per_query`)."""
+    ``per_query.sql`` is one statement with the steps before it (:func:`composed_per_query`).
+    ``columns`` names the columns of the tables the file reads (``per_query`` for
+    ``summary.sql``), where a star over them is spelled out (:func:`expanded_stars`)."""
     if file_name not in PORTABLE_FILES:
         raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
     if dialect == "spark":
@@ -347,6 +451,8 @@ def transpile(
         if dialect == "spark":
             tree = _decimals_as_doubles(tree)
         tree = pruned(_bind_variables(tree, variables))
+        if dialect != "duckdb":
+            tree = expanded_stars(tree, columns)
         tree = _rename_tables(tree, tables or {})
         if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
             if tree.kind == "TABLE" and dialect == "spark":
@@ -359,14 +465,26 @@ def transpile(
     return statements
 
 
+def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> list[tuple[str, list[Statement]]]:
+    """Every file of :data:`PORTABLE_FILES` transpiled, in order, each reading the views the
+    ones before it define (whose columns spell out its stars)."""
+    transpiled = []
+    columns: dict[str, list[str]] = {}
+    for file_name in PORTABLE_FILES:
+        statements = transpile(file_name, variables, dialect=dialect, columns=columns)
+        columns.update(
+            (statement.view, output_columns(statement.query, columns)) for statement in statements if statement.view
+        )
+        transpiled.append((file_name, statements))
+    return transpiled
+
+
 def sql_text(evaluation: Evaluation, *, dialect: str = "spark") -> str:
     """``per_query.sql`` then ``summary.sql``, values bound, in ``dialect``: pasteable SQL
     over views ``run`` and ``qrels`` that defines the views ``per_query`` and ``summary``."""
-    variables = evaluation_variables(evaluation)
     parts = []
-    for file_name in PORTABLE_FILES:
+    for file_name, statements in portable_files(evaluation_variables(evaluation), dialect=dialect):
         try:
-            statements = transpile(file_name, variables, dialect=dialect)
             text = ";\n\n".join(statement.sql(dialect) for statement in statements)
         except sqlglot.errors.UnsupportedError as error:
             raise UsageError(f"sql/{file_name} does not transpile to {dialect}: {error}") from None

@@ -69,17 +69,8 @@ straddles as (
 
 final as (
     select
-        scores.query_id,
-        scores.k,
-        scores.cg,
-        scores.dcg,
-        scores.idcg,
-        scores.ndcg,
-        scores."P",
-        scores.recall,
-        scores.map,
-        scores.recip_rank,
-        scores.success,
+        -- query_id, k and every measure (sql/scored.sql): a new measure is not listed again here
+        scores.* exclude (ordering),  -- noqa: RF02
         worst.ndcg as ndcg_min,
         best.ndcg as ndcg_max,
         case

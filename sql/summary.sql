@@ -29,17 +29,8 @@ cumulative as (
         kept.k,
         row_number() over running as position,
         count(*) over (partition by kept.k) as queries,
-        sum(kept.cg) over running as cg,
-        sum(kept.dcg) over running as dcg,
-        sum(kept.idcg) over running as idcg,
-        sum(kept.ndcg) over running as ndcg,
-        sum(kept."P") over running as "P",
-        sum(kept.recall) over running as recall,
-        sum(kept.map) over running as map,
-        sum(kept.recip_rank) over running as recip_rank,
-        sum(kept.success) over running as success,
-        sum(kept.ndcg_min) over running as ndcg_min,
-        sum(kept.ndcg_max) over running as ndcg_max,
+        -- every measure (and the tie bounds), each named as its column
+        sum(columns(kept.* exclude (query_id, k, ties_straddle_k))) over running,  -- noqa: RF03
         sum(
             case
                 when kept.ndcg_max - kept.ndcg_min > 1e-12 then cast(1 as bigint)
@@ -68,17 +59,7 @@ final as (
     select
         cutoffs.k,
         coalesce(totals.queries, 0) as queries,
-        totals.cg / totals.queries as cg,
-        totals.dcg / totals.queries as dcg,
-        totals.idcg / totals.queries as idcg,
-        totals.ndcg / totals.queries as ndcg,
-        totals."P" / totals.queries as "P",
-        totals.recall / totals.queries as recall,
-        totals.map / totals.queries as map,
-        totals.recip_rank / totals.queries as recip_rank,
-        totals.success / totals.queries as success,
-        totals.ndcg_min / totals.queries as ndcg_min,
-        totals.ndcg_max / totals.queries as ndcg_max,
+        columns(totals.* exclude (k, position, queries, tie_sensitive_queries)) / totals.queries,  -- noqa: RF02
         cast(totals.tie_sensitive_queries as bigint) as tie_sensitive_queries
     from cutoffs
     left join totals on totals.k is not distinct from cutoffs.k

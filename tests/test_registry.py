@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
 from pipeline import cli, transpile
@@ -168,10 +169,26 @@ def test_sql_variables_spark_types_and_refusals_are_the_registry_s() -> None:
 def test_measure_columns_are_the_registry_s() -> None:
     assert ("query_id", "k", *MEASURE_NAMES) == PER_QUERY_COLUMNS
     assert len(set(MEASURE_NAMES)) == len(MEASURES)
-    summary = (ROOT / "sql" / "summary.sql").read_text()
-    for name in MEASURE_NAMES:
-        # an upper-case name (P) is quoted, to keep its case
-        assert f"as {name}" in summary if name == name.lower() else f'as "{name}"' in summary
+    connection = duckdb.connect()
+    connection.execute(
+        "create table per_query as select 'q' as query_id, 5 as k, "
+        + ", ".join(f'1.0 as "{name}"' for name in MEASURE_NAMES)
+        + ", 1.0 as ndcg_min, 1.0 as ndcg_max, false as ties_straddle_k"
+    )
+    connection.execute((ROOT / "sql" / "summary.sql").read_text())
+    assert connection.table("summary").columns == [
+        "k", "queries", *MEASURE_NAMES, "ndcg_min", "ndcg_max", "tie_sensitive_queries"
+    ]  # fmt: skip
+
+
+def test_a_new_measure_is_named_in_its_own_sql_step_only() -> None:
+    """A measure is listed once in SQL, where it is computed (sql/scored.sql); the per-query
+    table and the summary take every measure through a star, so they never name one but ndcg
+    (the primary measure, which decides who is averaged)."""
+    for file_name in ("per_query.sql", "summary.sql"):
+        code = "\n".join(line.split("--")[0] for line in (ROOT / "sql" / file_name).read_text().splitlines())
+        named = {name for name in MEASURE_NAMES if re.search(rf'\b"?{name}"?\b', code)}
+        assert named <= {"ndcg"}, f"sql/{file_name} lists {named}"
 
 
 def test_profiles_and_describe_come_from_the_registry() -> None:

@@ -45,8 +45,8 @@ EVALUATIONS = {
 def test_transpiled_sql_parses_in_sparks_dialect(spark: pyspark_sql.SparkSession, name: str) -> None:
     variables = evaluation_variables(EVALUATIONS[name])
     parser = spark._jsparkSession.sessionState().sqlParser()
-    for file_name in transpile.PORTABLE_FILES:
-        for statement in transpile.transpile(file_name, variables):
+    for _, statements in transpile.portable_files(variables):
+        for statement in statements:
             text = statement.sql("spark")
             assert "getvariable" not in text.lower()
             # sqlglot reads its own Spark SQL back to the same tree ...
@@ -190,3 +190,43 @@ def test_pruning_cuts_what_the_defaults_switch_off() -> None:
     # the tie bounds' orderings are read only with tie bounds
     assert "tie_orders__worst" not in defaults.sql() and "tie_orders__worst" in bounds.sql()
     assert len(defaults.sql()) < len(bounds.sql())
+
+
+# --- DuckDB's star forms, spelled out for Spark ---------------------------------------------------
+
+
+@pytest.mark.parametrize("tie_bounds", [False, True])
+def test_spelled_out_stars_give_duckdbs_own_tables(tie_bounds: bool) -> None:
+    """`t.* exclude (...)` and `sum(columns(...))`, spelled out column by column, select what
+    DuckDB's own expansion does: the same columns, in the same order, with the same bits."""
+    evaluation = make_evaluation(k=[1, 5, 10], measures="ndcg,P,map,recip_rank", tie_bounds=tie_bounds)
+    variables = evaluation_variables(evaluation)
+    tables = {}
+    for spell_out in (False, True):
+        connection = duckdb.connect()
+        connection.register("run", pl.read_parquet(RUN).with_columns(arrival=pl.int_range(pl.len()), input_rank=None))
+        connection.register("qrels", pl.read_parquet(QRELS))
+        columns: dict[str, list[str]] = {}
+        for _, statements in transpile.portable_files(variables, dialect="duckdb"):
+            for statement in statements:
+                tree = statement.statement.copy()
+                if spell_out:
+                    tree = transpile.expanded_stars(tree, columns)
+                    assert "exclude" not in tree.sql("duckdb").lower() and "columns(" not in tree.sql("duckdb").lower()
+                connection.execute(tree.sql("duckdb"))
+                columns[statement.view] = transpile.output_columns(statement.query, columns)
+        tables[spell_out] = [connection.table(name).pl() for name in ("per_query", "summary")]
+    for native, spelled in zip(tables[False], tables[True], strict=True):
+        assert native.columns == spelled.columns
+        assert native.equals(spelled)
+    assert "P" in tables[True][1].columns and "recall" in tables[True][1].columns  # null when not asked for
+
+
+def test_a_star_over_a_table_of_unknown_columns_is_refused() -> None:
+    tree = sqlglot.parse_one("select t.* exclude (a) from t", read="duckdb")
+    with pytest.raises(UsageError, match="columns of t"):
+        transpile.expanded_stars(tree)
+    assert transpile.expanded_stars(tree, {"t": ["a", "b"]}).sql("spark") == "SELECT t.b FROM t"
+    mixed = sqlglot.parse_one("select * exclude (b) from t join u on t.a = u.a", read="duckdb")
+    expanded = transpile.expanded_stars(mixed, {"t": ["a", "b"], "u": ["a", "c"]})
+    assert expanded.sql("spark") == "SELECT t.a, u.a, u.c FROM t JOIN u ON t.a = u.a"

@@ -132,8 +132,6 @@ def summarize(per_query_table: pl.DataFrame) -> pl.DataFrame:
         if not bounds
         else per_query_table
     )
-    unasked = [name for name in COMPANION_MEASURES if name not in per_query_table.columns]
-    complete = complete.with_columns(pl.lit(None, dtype=pl.Float64).alias(name) for name in unasked)
     connection = connect()
     try:
         connection.register("per_query", complete)
@@ -141,5 +139,4 @@ def summarize(per_query_table: pl.DataFrame) -> pl.DataFrame:
         summary = _from_arrow_stream(connection.sql("from summary"))
     finally:
         connection.close()
-    summary = summary.drop(unasked)
     return summary if bounds else summary.drop(TIE_BOUNDS_SUMMARY)

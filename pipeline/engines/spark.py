@@ -112,7 +112,8 @@ def _private_views(frames: Mapping[str, DataFrame]) -> Iterator[dict[str, str]]:
 def _run_query(
     spark: SparkSession, file_name: str, variables: Mapping[str, Any], tables: Mapping[str, str]
 ) -> DataFrame:
-    (statement,) = transpile(file_name, variables, tables=tables)
+    columns = {name: spark.table(private).columns for name, private in tables.items()}
+    (statement,) = transpile(file_name, variables, tables=tables, columns=columns)
     try:
         query = statement.query_sql()
     except sqlglot.errors.UnsupportedError as error:
@@ -159,13 +160,9 @@ def summarize(per_query_table: DataFrame) -> DataFrame:
 
     missing = [column for column in TIE_BOUNDS_PER_QUERY if column not in per_query_table.columns]
     types = {"ndcg_min": "double", "ndcg_max": "double", "ties_straddle_k": "boolean"}
-    unasked = [name for name in COMPANION_MEASURES if name not in per_query_table.columns]
-    types.update(dict.fromkeys(unasked, "double"))
-    complete = per_query_table.withColumns(
-        {column: functions.lit(None).cast(types[column]) for column in (*missing, *unasked)}
-    )
+    complete = per_query_table.withColumns({column: functions.lit(None).cast(types[column]) for column in missing})
     with _private_views({"per_query": complete}) as tables:
-        summary = _run_query(per_query_table.sparkSession, "summary.sql", {}, tables).drop(*unasked)
+        summary = _run_query(per_query_table.sparkSession, "summary.sql", {}, tables)
     return summary.drop(*TIE_BOUNDS_SUMMARY) if missing else summary
 
 
