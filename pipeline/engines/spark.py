@@ -15,6 +15,7 @@ import os
 import shutil
 import sys
 import uuid
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +33,10 @@ from pipeline.io.read import Columns, Source
 from pipeline.spec import COMPANION_MEASURES, Evaluation
 from pipeline.sql_files import evaluation_variables
 from pipeline.transpile import check_supported, transpile
+
+# pyspark warns on every Arrow hand-over that pandas 3 is newer than it tests with; our
+# frames reach Spark through Arrow, not pandas, so the warning says nothing to the user.
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 
 if TYPE_CHECKING:
     import polars as pl
