@@ -14,6 +14,10 @@ SIZE ?= 1M
 # pytest workers for make test (pytest-xdist); each starts its own SparkSession when it meets a Spark test
 WORKERS ?= 2
 REPEAT ?= 3
+# make bench: empty = run.py's defaults (layouts shuffled then clustered, every tool, this checkout's ndcg)
+LAYOUT ?=
+TOOLS ?=
+NDCG ?=
 
 .PHONY: help install dev eval eval-partition eval-sql test browser lint bench clean
 
@@ -77,8 +81,9 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[bench]'
 	touch $@
 
-bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M (results in bench/results/)
-	$(BIN)/python bench/run.py --size $(SIZE) --repeat $(REPEAT) $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT))
+bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M LAYOUT=shuffled TOOLS=a,b NDCG=path (results in bench/results/)
+	$(BIN)/python bench/run.py --size $(SIZE) --repeat $(REPEAT) $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT)) \
+	  $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(NDCG),--ndcg $(NDCG))
 
 # The report's browser test needs headless Chromium. Installed with apt-get when it is
 # missing and we can (root on Debian); elsewhere that one test skips and says why.

@@ -1,10 +1,14 @@
 """``make bench``: every tool in its own process on the same generated data, side by side.
 
-    python bench/run.py --size 1M [--repeat 3]
+    python bench/run.py --size 1M [--repeat 3] [--layout shuffled] [--tools ndcg-polars,hand_polars]
+        [--ndcg PATH]
 
 Reports best and median wall time of ``--repeat`` runs, peak RSS, the ratio to our Polars
-engine, and whether each tool's per-query values match ours within 1e-9. Results go to
-bench/results/<size>.md and .json.
+engine, whether each tool's per-query values match ours within 1e-9, and under the table
+the ratios the issue asks for (hand_polars / ours, pytrec_eval / ours, ours / floor_sort,
+duckdb / polars). By default both the shuffled and the clustered layout are measured, one
+after the other, each in its own runner process and table. Results go to
+bench/results/<size>-<layout>.md and .json.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -27,11 +32,20 @@ from pathlib import Path
 # vfork and exec), so a runner that had generated 10M rows floored every figure at 955 MB.
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from tools import ours_command, ours_values, parse_size  # noqa: E402
+from tools import default_ndcg, ours_command, ours_values, parse_size  # noqa: E402
 
+HAND = "hand_polars"  # the lean hand-written Polars script: the bar to beat (tools.py)
 PEERS = ("pytrec_eval", "ir_measures", "ranx", "sklearn")
 FLOORS = ("floor_scan", "floor_sort")
 OURS = ("ndcg-polars", "ndcg-duckdb")
+TOOLS = (*OURS, HAND, *PEERS, *FLOORS)
+LAYOUTS = ("shuffled", "clustered", "chunked")
+DEFAULT_LAYOUTS = ("shuffled", "clustered")
+LAYOUT_TEXT = {
+    "shuffled": "rows shuffled across the whole dataset, every query's rows spread over every file",
+    "clustered": "each query's rows contiguous, queries in random order, results in random order within a query",
+    "chunked": "queries in order, rows shuffled within each 5M-row file (the layout before 2026-11-26)",
+}
 # The conventions each peer's values are checked under: the flags that reproduce it (README,
 # "Profiles"; docs/conventions.md). ranx has no profile: it orders tied scores with numba's
 # quicksort, so its values are checked against input-order ties and, where they differ,
@@ -43,7 +57,7 @@ MATCHING_FLAGS: dict[str, tuple[str, ...]] = {
     "sklearn": ("--profile", "sklearn"),
 }
 TOLERANCE = 1e-9
-LARGE = 50_000_000  # above this, peers that hold everything in Python dicts are not run
+LARGE = 50_000_000  # above this, peers that hold everything in Python dicts are not run by default
 
 
 @dataclass
@@ -68,12 +82,12 @@ class Measured:
         return statistics.median(self.walls)
 
 
-def run_once(tool: str, data: Path, out: Path, extra: list[str]) -> tuple[float, float, dict]:
-    """One timed process: our ``ndcg`` CLI itself, or a peer or floor through tools.py."""
+def run_once(tool: str, data: Path, out: Path, extra: list[str], ndcg: Path) -> tuple[float, float, dict]:
+    """One timed process: our ``ndcg`` CLI itself (``ndcg``), or a peer or floor through tools.py."""
     run, qrels = str(data / "run"), str(data / "qrels")
     out.mkdir(parents=True, exist_ok=True)
     if tool in OURS:
-        command = ours_command(tool.split("-")[1], run, qrels, out, extra)
+        command = ours_command(tool.split("-")[1], run, qrels, out, extra, ndcg)
     else:
         command = [sys.executable, str(HERE / "tools.py"), tool, run, qrels, str(out)]
     started = time.perf_counter()
@@ -96,9 +110,11 @@ def runner_peak_rss_mb() -> float:
 
 def reference_values(tool: str, data: Path, out_root: Path) -> Path:
     """Our per-query table under the conventions ``tool`` is checked against, with the tie
-    bounds; computed after every timed run, by the Polars engine, once per set of flags."""
-    flags = MATCHING_FLAGS[tool]
-    folder = out_root / "reference" / "_".join(flag.strip("-").replace("_", "-") for flag in flags)
+    bounds; computed after every timed run, by this checkout's CLI (whatever ``--ndcg``
+    times) with the Polars engine, once per set of flags. Tools checked under our defaults
+    (hand_polars, ndcg-duckdb) are compared with the timed ndcg-polars run instead, when it ran."""
+    flags = MATCHING_FLAGS.get(tool, ())
+    folder = out_root / "reference" / ("_".join(flag.strip("-").replace("_", "-") for flag in flags) or "defaults")
     if not (folder / "ndcg" / "per_query.parquet").exists():
         command = ours_command("polars", str(data / "run"), str(data / "qrels"), folder, [*flags, "--tie-bounds"])
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
@@ -168,29 +184,89 @@ def machine() -> str:
     )
 
 
+def parse_tools(text: str | None, rows: int) -> list[str]:
+    if not text:
+        return [tool for tool in TOOLS if rows <= LARGE or tool not in PEERS]
+    chosen = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in chosen if name not in TOOLS]
+    if unknown:
+        raise SystemExit(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(TOOLS)}")
+    return [tool for tool in TOOLS if tool in chosen]  # in the table's order
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", default="1M")
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--data", type=Path, default=HERE / "data", help="data folders: <data>/<size>-<layout>/")
     parser.add_argument("--memory-limit", help="passed to our CLI (both engines)")
+    parser.add_argument(
+        "--layout",
+        choices=LAYOUTS,
+        action="append",
+        help=f"layout of the run's rows (repeatable; default: {' then '.join(DEFAULT_LAYOUTS)})",
+    )
+    parser.add_argument("--tools", help=f"comma list of tools to run (default: all): {','.join(TOOLS)}")
+    parser.add_argument(
+        "--ndcg",
+        type=Path,
+        default=default_ndcg(),
+        help="our CLI to time (default: the ndcg next to this Python), e.g. another checkout's .venv/bin/ndcg",
+    )
     args = parser.parse_args()
     rows = parse_size(args.size)
-    data = args.data / args.size
+    tools = parse_tools(args.tools, rows)
+    layouts = args.layout or list(DEFAULT_LAYOUTS)
+    if not args.ndcg.exists():
+        raise SystemExit(f"--ndcg {args.ndcg}: no such file")
+    if len(layouts) > 1:
+        # one runner process per layout, so that no child's peak RSS counts this runner's
+        # reading of the first layout's values (see the top of this file)
+        for layout in layouts:
+            command = [sys.executable, __file__, "--size", args.size, "--repeat", str(args.repeat)]
+            command += [
+                "--data",
+                str(args.data),
+                "--layout",
+                layout,
+                "--tools",
+                ",".join(tools),
+                "--ndcg",
+                str(args.ndcg),
+            ]
+            command += ["--memory-limit", args.memory_limit] if args.memory_limit else []
+            subprocess.run(command, check=True)
+        return
+    bench(args.size, rows, layouts[0], tools, args.data, args.repeat, args.memory_limit, args.ndcg)
+
+
+def bench(
+    size: str,
+    rows: int,
+    layout: str,
+    tools: list[str],
+    data_root: Path,
+    repeat: int,
+    memory_limit: str | None,
+    ndcg: Path,
+) -> None:
+    name = f"{size}-{layout}"
+    data = data_root / name
     if not (data / "run").exists():
-        print(f"generating {args.size} rows into {data} ...", flush=True)
-        generator = [sys.executable, str(HERE / "generate.py"), "--size", args.size, "--out", str(data)]
+        print(f"generating {size} rows, layout {layout}, into {data} ...", flush=True)
+        generator = [sys.executable, str(HERE / "generate.py"), "--size", size, "--layout", layout, "--out", str(data)]
         subprocess.run(generator, check=True)
-    out_root = HERE / "out" / args.size
-    extra = ["--memory-limit", args.memory_limit] if args.memory_limit else []
-    tools = [*OURS, *(PEERS if rows <= LARGE else ()), *FLOORS]
+    out_root = HERE / "out" / name
+    shutil.rmtree(out_root / "reference", ignore_errors=True)  # the data may have been generated anew
+    extra = ["--memory-limit", memory_limit] if memory_limit else []
     results = {tool: Measured(tool) for tool in tools}
+    print(f"{name}: {LAYOUT_TEXT[layout]}; ours: {shown(ndcg)}", flush=True)
     # Round robin, every tool once per round: the machine's drift over the minutes a size
     # takes then falls on every tool alike, not on whichever ran during a slow spell.
-    for attempt in range(args.repeat):
+    for attempt in range(repeat):
         for tool in tools:
             result = results[tool]
-            wall, rss, phases = run_once(tool, data, out_root / tool, extra if tool in OURS else [])
+            wall, rss, phases = run_once(tool, data, out_root / tool, extra if tool in OURS else [], ndcg)
             result.walls.append(wall)
             result.peak_rss_mb = max(result.peak_rss_mb, rss)
             result.phases_per_run.append(phases)
@@ -215,39 +291,105 @@ def main() -> None:
             result.walls = [phases["extrapolated_s"] for phases in result.phases_per_run]
     runner_rss = runner_peak_rss_mb()
     for tool in OURS:  # their last run's output, read only now (see the top of this file)
-        ours_values(out_root / tool)
+        if tool in tools:
+            ours_values(out_root / tool)
+    checked_under_defaults = [tool for tool in tools if tool in (HAND, "ndcg-duckdb")]
     references = {tool: reference_values(tool, data, out_root) for tool in tools if tool in MATCHING_FLAGS}
-    write(measured, args.size, rows, out_root, runner_rss, references)
+    if "ndcg-polars" not in tools:
+        references |= {tool: reference_values(tool, data, out_root) for tool in checked_under_defaults}
+    write(measured, name, layout, rows, out_root, runner_rss, references, ndcg)
+
+
+def shown(path: Path) -> str:
+    """A path as the tables show it: relative to the checkout when inside it."""
+    try:
+        return str(path.absolute().relative_to(HERE.parent))
+    except ValueError:
+        return str(path)
+
+
+def ndcg_version(ndcg: Path) -> str:
+    done = subprocess.run([str(ndcg), "--version"], capture_output=True, text=True)
+    return (done.stdout or done.stderr).strip() or "unknown version"
+
+
+def ratio_lines(best: dict[str, float]) -> tuple[list[str], dict[str, float]]:
+    """The lines under the table: each ratio of best wall times the issue asks for, when
+    the tools it needs ran. "ours" is the better of our two engines."""
+    engines = [tool for tool in OURS if tool in best]
+    ratios: dict[str, float] = {}
+    lines: list[str] = []
+    if not engines:
+        return lines, ratios
+    ours_tool = min(engines, key=best.__getitem__)
+    ours = best[ours_tool]
+
+    def each(numerator: str) -> str:
+        parts = []
+        for engine in engines:
+            ratios[f"{numerator} / {engine}"] = best[numerator] / best[engine]
+            parts.append(f"/ {engine} {best[numerator] / best[engine]:.2f}x")
+        return "; ".join(parts)
+
+    for peer in (HAND, "pytrec_eval"):
+        if peer in best:
+            ratios[f"{peer} / ours"] = best[peer] / ours
+            lines.append(
+                f"- {peer} / ours: **{best[peer] / ours:.2f}x** (ours = {ours_tool}, {ours:.2f} s; {each(peer)})"
+            )
+    if "floor_sort" in best:
+        ratios["ours / floor_sort"] = ours / best["floor_sort"]
+        per_engine = "; ".join(f"{engine} {best[engine] / best['floor_sort']:.2f}x" for engine in engines)
+        for engine in engines:
+            ratios[f"{engine} / floor_sort"] = best[engine] / best["floor_sort"]
+        lines.append(f"- ours / floor_sort: **{ours / best['floor_sort']:.2f}x** ({per_engine})")
+    if len(engines) == 2:
+        ratios["duckdb / polars"] = best["ndcg-duckdb"] / best["ndcg-polars"]
+        lines.append(f"- duckdb / polars: **{ratios['duckdb / polars']:.2f}x**")
+    if lines:
+        lines = ["Ratios of best wall times (above 1: the first is slower):", "", *lines, ""]
+    return lines, ratios
 
 
 def write(
     measured: list[Measured],
-    size: str,
+    name: str,
+    layout: str,
     rows: int,
     out_root: Path,
     runner_rss_mb: float,
     references: dict[str, Path],
+    ndcg: Path,
 ) -> None:
-    baseline = next(m for m in measured if m.tool == "ndcg-polars").best
+    best = {m.tool: m.best for m in measured}
+    base_tool = next((tool for tool in OURS if tool in best), None)
+    baseline = best[base_tool] if base_tool else None
+    base_label = base_tool.split("-")[1] if base_tool else "-"
+    version = ndcg_version(ndcg)
     lines = [
-        f"# NDCG benchmark, {size} rows ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
+        f"# NDCG benchmark, {name} ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
+        "",
+        f"Layout `{layout}`: {LAYOUT_TEXT[layout]}.",
         "",
         f"Machine: {machine()}.",
         "",
-        "| tool | best (s) | median (s) | peak RSS (MB) | time / ours (polars) "
+        f"Ours: `{shown(ndcg)}` ({version}).",
+        "",
+        f"| tool | best (s) | median (s) | peak RSS (MB) | time / ours ({base_label}) "
         "| per-query values match ours (1e-9) | ours under | note |",
         "|---|---:|---:|---:|---:|---|---|---|",
     ]
     records = []
     for m in measured:
         tool = m.tool.split(" ")[0]
-        if m.tool.startswith("floor") or m.tool == "ndcg-polars":
+        if m.tool.startswith("floor") or m.tool == base_tool:
             match, under = {"text": "-"}, "-"
         else:
             match = agreement(tool, out_root, references.get(tool))
             flags = MATCHING_FLAGS.get(tool)
-            under = f"`{' '.join(flags)}`" if flags else "the defaults, as ndcg-polars"
-        cells = [m.tool, f"{m.best:.2f}", f"{m.median:.2f}", f"{m.peak_rss_mb:.0f}", f"{m.best / baseline:.2f}x"]
+            under = f"`{' '.join(flags)}`" if flags else "the defaults"
+        ratio = m.best / baseline if baseline else None
+        cells = [m.tool, f"{m.best:.2f}", f"{m.median:.2f}", f"{m.peak_rss_mb:.0f}", f"{ratio:.2f}x" if ratio else "-"]
         lines.append("| " + " | ".join([*cells, match["text"], under, m.note]) + " |")
         records.append(
             {
@@ -256,7 +398,7 @@ def write(
                 "median_s": m.median,
                 "walls_s": m.walls,
                 "peak_rss_mb": m.peak_rss_mb,
-                "ratio_to_polars": m.best / baseline,
+                "ratio_to_ours": ratio,
                 "match": match["text"],
                 "compared_under": under.strip("`"),
                 **{key: value for key, value in match.items() if key != "text"},
@@ -264,20 +406,31 @@ def write(
                 "note": m.note,
             }
         )
+    ratio_text, ratios = ratio_lines(best)
+    lines += ["", *ratio_text]
+    if baseline:
+        lines += [f"Time per million rows (ours, {base_label}): {baseline / (rows / 1e6):.3f} s.", ""]
     lines += [
-        "",
-        f"Time per million rows (ours, polars): {baseline / (rows / 1e6):.3f} s.",
-        "",
         f"Peak RSS of the runner that started every process: {runner_rss_mb:.0f} MB (no figure above can be "
         "lower: a child's peak RSS counts its parent's at spawn).",
         "",
     ]
     results = HERE / "results"
     results.mkdir(exist_ok=True)
-    (results / f"{size}.md").write_text("\n".join(lines))
-    (results / f"{size}.json").write_text(
+    (results / f"{name}.md").write_text("\n".join(lines))
+    (results / f"{name}.json").write_text(
         json.dumps(
-            {"size": size, "rows": rows, "machine": machine(), "runner_peak_rss_mb": runner_rss_mb, "tools": records},
+            {
+                "size": name.rsplit("-", 1)[0],
+                "layout": layout,
+                "rows": rows,
+                "machine": machine(),
+                "ndcg": shown(ndcg),
+                "ndcg_version": version,
+                "runner_peak_rss_mb": runner_rss_mb,
+                "ratios": ratios,
+                "tools": records,
+            },
             indent=2,
         )
     )

@@ -30,10 +30,15 @@ def parse_size(text: str) -> int:
     return int(float(text[:-1]) * units[text[-1]]) if text[-1] in units else int(text)
 
 
-def ours_command(engine: str, run: str, qrels: str, out: Path, extra: list[str]) -> list[str]:
+def default_ndcg() -> Path:
+    """This checkout's CLI: the ``ndcg`` next to the running Python."""
+    return Path(sys.executable).parent / "ndcg"
+
+
+def ours_command(engine: str, run: str, qrels: str, out: Path, extra: list[str], ndcg: Path | None = None) -> list[str]:
     """Our CLI end to end: Parquet in, ``per_query.parquet`` and ``summary.parquet`` out."""
     return [
-        str(Path(sys.executable).parent / "ndcg"),
+        str(ndcg or default_ndcg()),
         "evaluate",
         "--run",
         run,
@@ -64,19 +69,69 @@ def load_pandas(run: str, qrels: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return pl.read_parquet(f"{run}/*.parquet").to_pandas(), pl.read_parquet(f"{qrels}/*.parquet").to_pandas()
 
 
+def nested_dicts(folder: str, value: str) -> dict[str, dict[str, float]]:
+    """``{query_id: {doc_id: value}}`` as pytrec_eval wants it: Polars groups the rows by
+    query, and each query's dict is built by ``dict(zip(...))`` in C (2-3x faster than a
+    Python loop over the rows)."""
+    import polars as pl
+
+    grouped = pl.read_parquet(f"{folder}/*.parquet").group_by("query_id").agg("doc_id", value)
+    return {
+        query_id: dict(zip(docs, values, strict=True))
+        for query_id, docs, values in zip(
+            grouped["query_id"].to_list(), grouped["doc_id"].to_list(), grouped[value].to_list(), strict=True
+        )
+    }
+
+
+def hand_polars_tool(run: str, qrels: str, out: Path) -> dict:
+    """The lean hand-written baseline: trec_eval's NDCG in one lazy Polars query, no checks."""
+    import polars as pl
+
+    started = time.perf_counter()
+    ranked = pl.scan_parquet(f"{run}/*.parquet")
+    judged = pl.scan_parquet(f"{qrels}/*.parquet")
+    relevant = judged.filter(pl.col("relevance") > 0)
+    # the queries evaluated: in the run and in the judgments
+    queries = judged.select("query_id").unique().join(ranked.select("query_id").unique(), on="query_id")
+
+    def dcg(ranks: pl.LazyFrame) -> pl.LazyFrame:  # per query: DCG at each cutoff, and "all"
+        term = pl.col("relevance") / (pl.col("rank") + 1).log(2)
+        cut = [term.filter(pl.col("rank") <= k).sum().alias(str(k)) for k in CUTOFFS]
+        return ranks.group_by("query_id").agg(*cut, term.sum().alias("all"))
+
+    rank_keys = pl.struct("score", "doc_id").rank("ordinal", descending=True)  # score, then doc_id desc
+    gained = ranked.with_columns(rank=rank_keys.over("query_id")).join(relevant, on=["query_id", "doc_id"])
+    ideal = relevant.with_columns(rank=pl.col("relevance").rank("ordinal", descending=True).over("query_id"))
+    names = [*map(str, CUTOFFS), "all"]
+    values = (
+        queries.join(dcg(gained), on="query_id", how="left")
+        .join(dcg(ideal), on="query_id", how="left", suffix="_ideal")
+        .select(
+            "query_id",
+            *[
+                pl.when(pl.col(f"{n}_ideal") > 0)
+                .then(pl.col(n).fill_null(0) / pl.col(f"{n}_ideal"))
+                .otherwise(0.0)
+                .alias(n)
+                for n in names
+            ],
+        )
+        .unpivot(index="query_id", variable_name="k", value_name="ndcg")
+        .with_columns(pl.col("k").cast(pl.Int64, strict=False))  # "all" -> null: the whole ranking
+        .collect(engine="streaming")
+    )
+    computed = time.perf_counter()
+    values.write_parquet(out / "values.parquet")
+    return {"compute_s": computed - started}
+
+
 def pytrec_eval_tool(run: str, qrels: str, out: Path) -> dict:
     import pytrec_eval
 
     started = time.perf_counter()
-    run_frame, qrels_frame = load_pandas(run, qrels)
-    qrels_dict: dict[str, dict[str, int]] = {}
-    for query_id, doc_id, label in zip(
-        qrels_frame["query_id"], qrels_frame["doc_id"], qrels_frame["relevance"], strict=True
-    ):
-        qrels_dict.setdefault(query_id, {})[doc_id] = int(label)
-    run_dict: dict[str, dict[str, float]] = {}
-    for query_id, doc_id, score in zip(run_frame["query_id"], run_frame["doc_id"], run_frame["score"], strict=True):
-        run_dict.setdefault(query_id, {})[doc_id] = float(score)
+    qrels_dict = nested_dicts(qrels, "relevance")
+    run_dict = nested_dicts(run, "score")
     loaded = time.perf_counter()
     measures = {"ndcg", "ndcg_cut." + ",".join(map(str, CUTOFFS))}
     results = pytrec_eval.RelevanceEvaluator(qrels_dict, measures).evaluate(run_dict)
@@ -185,7 +240,9 @@ def main() -> None:
     tool, run, qrels, out_text = sys.argv[1:]
     out = Path(out_text)
     out.mkdir(parents=True, exist_ok=True)
-    if tool == "pytrec_eval":
+    if tool == "hand_polars":
+        phases = hand_polars_tool(run, qrels, out)
+    elif tool == "pytrec_eval":
         phases = pytrec_eval_tool(run, qrels, out)
     elif tool == "ir_measures":
         phases = ir_measures_tool(run, qrels, out)
