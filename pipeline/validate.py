@@ -214,7 +214,11 @@ def column_type(dtype: pl.DataType) -> rules.ColumnType:
 def _input_stats(stats: pl.DataFrame, repeats: pl.DataFrame, value_column: str) -> rules.InputStats:
     return rules.InputStats(
         rows=stats["rows"][0],
-        nulls={column: stats[f"null_{column}"][0] for column in (QUERY, DOC, value_column)},
+        nulls={
+            QUERY: repeats[f"null_{QUERY}"][0],
+            DOC: repeats[f"null_{DOC}"][0],
+            value_column: stats[f"null_{value_column}"][0],
+        },
         not_finite=stats["not_finite"][0],
         fractional=stats["fractional"][0],
         over_gain=stats["over_gain"][0],
@@ -335,7 +339,9 @@ def _stats(
     over_gain = (value.is_finite() & gain_overflows(value, gain)).sum() if gain is not None else pl.lit(0)
     return frame.select(
         pl.len().alias("rows"),
-        *[pl.col(c).is_null().sum().alias(f"null_{c}") for c in columns],
+        # the ids' nulls are counted by _repeated_pair_hashes, which reads the ids anyway: here
+        # only the value column is read (Parquet is columnar; 10M rows: 0.26 s against 0.05 s)
+        *[pl.col(c).is_null().sum().alias(f"null_{c}") for c in columns if c not in (QUERY, DOC)],
         (value.is_not_null() & ~value.is_finite()).sum().alias("not_finite"),
         unparsed.alias("unparsed"),
         (fractional.sum() if fractional is not None else pl.lit(0)).alias("fractional"),
@@ -346,11 +352,13 @@ def _stats(
 
 def _repeated_pair_hashes(frame: pl.LazyFrame) -> pl.LazyFrame:
     """How many rows repeat the hash of an earlier row's (query_id, doc_id): 0 proves there is
-    no duplicate pair. Sorting u64 hashes measured 3x cheaper than grouping the string pairs
+    no duplicate pair; and the nulls of both ids. Sorting u64 hashes measured 3x cheaper than grouping the string pairs
     (10M rows: 0.4 s against 1.6 s)."""
     pair_hash = (pl.col(QUERY).hash(seed=1) ^ pl.col(DOC).hash(seed=2)).sort()
-    return frame.select(pair_hash.alias("hash")).select(
-        (pl.col("hash") == pl.col("hash").shift(1)).sum().alias("repeated_hashes")
+    nulls = [pl.col(c).null_count().alias(f"null_{c}") for c in (QUERY, DOC)]
+    return frame.select(pair_hash.alias("hash"), *nulls).select(
+        (pl.col("hash") == pl.col("hash").shift(1)).sum().alias("repeated_hashes"),
+        *[pl.col(f"null_{c}").first().fill_null(0) for c in (QUERY, DOC)],
     )
 
 
