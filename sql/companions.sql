@@ -22,16 +22,10 @@
 create or replace temp view companions as
 with
 
+-- a companion measure is asked for when measures holds more than the NDCG family (always
+-- there): no measure is named here, so a new one is not listed again
 asked as (
-    select
-        coalesce(
-            list_contains(getvariable('measures'), 'P')
-            or list_contains(getvariable('measures'), 'recall')
-            or list_contains(getvariable('measures'), 'map')
-            or list_contains(getvariable('measures'), 'recip_rank')
-            or list_contains(getvariable('measures'), 'success'),
-            false
-        ) as any_companion
+    select coalesce(array_length(getvariable('measures')) > 1, false) as any_companion
 ),
 
 final as (

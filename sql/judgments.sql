@@ -7,10 +7,12 @@
 --   SET VARIABLE gain = 'linear';            -- or 'exponential' (2^label - 1) or 'binary' (1 if relevant)
 --   SET VARIABLE gain_map = MAP {1: 3, 2: 9, 4: 4.5};   -- level -> gain; unmapped levels use `gain`
 --   SET VARIABLE relevance_threshold = 1;    -- unset: label > 0 is relevant ('binary' gain)
+--   SET VARIABLE measures = ['ndcg', 'P'];   -- relevant is computed only with a companion measure
 --
 -- Creates: view judgments (query_id, doc_id, gain double, judged boolean, relevant boolean).
 -- A negative or null label gains 0 and, negative, counts as unjudged; relevant (what the
--- companion measures count) is a judged label at or above relevance_threshold.
+-- companion measures count) is a judged label at or above relevance_threshold, and false
+-- for every row when no companion measure is asked for.
 
 create or replace temp view judgments as
 with
@@ -42,8 +44,11 @@ final as (
         end as gain,
         -- a negative label counts as unjudged (trec_eval -J drops it too)
         coalesce(qrels.relevance >= 0, false) as judged,
+        -- read only by the companion measures: constant false unless one is asked for (measures
+        -- always holds the NDCG family), so the later steps' "or relevant" folds away
         coalesce(
-            qrels.relevance >= 0
+            array_length(getvariable('measures')) > 1
+            and qrels.relevance >= 0
             and (
                 (getvariable('relevance_threshold') is null and qrels.relevance > 0)
                 or qrels.relevance >= getvariable('relevance_threshold')
