@@ -57,7 +57,9 @@ MATCHING_FLAGS: dict[str, tuple[str, ...]] = {
     "sklearn": ("--profile", "sklearn"),
 }
 TOLERANCE = 1e-9
-LARGE = 50_000_000  # above this, peers that hold everything in Python dicts are not run by default
+# above this, the tools that hold the whole run in memory (the peers' Python dicts, the hand
+# script's frames: about 1 GB per 10M rows) are not run by default
+LARGE = 50_000_000
 
 
 @dataclass
@@ -186,7 +188,7 @@ def machine() -> str:
 
 def parse_tools(text: str | None, rows: int) -> list[str]:
     if not text:
-        return [tool for tool in TOOLS if rows <= LARGE or tool not in PEERS]
+        return [tool for tool in TOOLS if rows <= LARGE or tool not in (*PEERS, HAND)]
     chosen = [name.strip() for name in text.split(",") if name.strip()]
     unknown = [name for name in chosen if name not in TOOLS]
     if unknown:
