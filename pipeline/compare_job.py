@@ -91,7 +91,7 @@ def compare_job(
     ``dt=...`` folders) are compared partition by partition: see
     :mod:`pipeline.compare_partitions`; ``partition`` (``["dt=2026-11-22"]``) selects some."""
     from pipeline.io.partitions import parse_partition_filters
-    from pipeline.io.write import check_out_folder, write_tables
+    from pipeline.io.write import check_out_folder
 
     if systems.runs and (systems.baseline or systems.candidates):
         raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
@@ -136,17 +136,25 @@ def compare_job(
     if measure != SCORE:  # the deltas name the measure compared
         sides = {f"{SCORE}_baseline": f"{measure}_baseline", f"{SCORE}_candidate": f"{measure}_candidate"}
         result = dataclasses.replace(result, deltas=result.deltas.rename(sides))
+    compared = Compared(result, unpaired_queries(result.deltas), conventions, differences, options, verdict)
     if out:
-        manifest = {"command": "compare", "measure": measure, "systems": list(tables), "conventions": conventions}
-        manifest["convention_differences"] = differences
-        if verdict is not None:
-            manifest["gate"] = verdict.describe()
-        write_tables(
-            out,
-            {"comparison": result.comparison, "deltas": result.deltas},
-            manifest={**manifest, "options": options.describe()},
-        )
-    return Compared(result, unpaired_queries(result.deltas), conventions, differences, options, verdict)
+        _write_comparison(out, compared, measure, list(tables))
+    return compared
+
+
+def _write_comparison(out: str, compared: Compared, measure: str, systems: list[str]) -> None:
+    """The comparison, the deltas and their manifest, as one unit."""
+    from pipeline.io.write import write_tables
+
+    manifest = {"command": "compare", "measure": measure, "systems": systems, "conventions": compared.conventions}
+    manifest["convention_differences"] = compared.differences
+    if compared.gate is not None:
+        manifest["gate"] = compared.gate.describe()
+    write_tables(
+        out,
+        {"comparison": compared.result.comparison, "deltas": compared.result.deltas},
+        manifest={**manifest, "options": compared.options.describe()},
+    )
 
 
 def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
