@@ -22,10 +22,14 @@
 create or replace temp view companions as
 with
 
--- a companion measure is asked for when measures holds more than the NDCG family (always
--- there): no measure is named here, so a new one is not listed again
+-- a companion measure is asked for when measures holds a family besides NDCG (which the
+-- API always names and a duckdb CLI user may leave out): no other measure is named here, so
+-- a new one is not listed again
 asked as (
-    select coalesce(array_length(getvariable('measures')) > 1, false) as any_companion
+    select
+        coalesce(
+            array_length(list_distinct(list_concat(getvariable('measures'), ['ndcg']))) > 1, false
+        ) as any_companion
 ),
 
 final as (

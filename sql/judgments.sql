@@ -45,9 +45,10 @@ final as (
         -- a negative label counts as unjudged (trec_eval -J drops it too)
         coalesce(qrels.relevance >= 0, false) as judged,
         -- read only by the companion measures: constant false unless one is asked for (measures
-        -- always holds the NDCG family), so the later steps' "or relevant" folds away
+        -- holds a family besides NDCG, which may be named or not), so the later steps' "or
+        -- relevant" folds away
         coalesce(
-            array_length(getvariable('measures')) > 1
+            array_length(list_distinct(list_concat(getvariable('measures'), ['ndcg']))) > 1
             and qrels.relevance >= 0
             and (
                 (getvariable('relevance_threshold') is null and qrels.relevance > 0)

@@ -167,3 +167,42 @@ def test_duckdb_cli_matches_the_polars_engine(tmp_path: Path) -> None:
         evaluation=Evaluation(cutoffs=(1, 5, 10), gain=Gain.parse("1=3,2=9"), all_queries=True, max_results=12),
     ).collect()
     assert_tables_close(as_table(by_cli), as_table(by_polars))
+
+
+@pytest.mark.parametrize("measures", [["P"], ["map"], ["ndcg", "P"]])
+def test_duckdb_cli_companions_without_ndcg_in_measures(tmp_path: Path, measures: list[str]) -> None:
+    """In the CLI, `SET VARIABLE measures = ['P']` (NDCG not named: it is always computed)
+    gives the companion the Polars engine gives, not a count of relevant documents of 0."""
+    out = tmp_path / "sql"
+    out.mkdir()
+    result = duckdb_cli(
+        "-cmd",
+        "SET VARIABLE run_path = 'data/run.parquet'",
+        "-cmd",
+        "SET VARIABLE qrels_path = 'data/qrels.parquet'",
+        "-cmd",
+        "SET VARIABLE ks = [5, 10]",
+        "-cmd",
+        f"SET VARIABLE measures = {measures!r}",
+        "-cmd",
+        f"SET VARIABLE out_path = '{out}'",
+        "-cmd",
+        ".read sql/ndcg.sql",
+        "-c",
+        ".read sql/export.sql",
+    )
+    assert result.returncode == 0, result.stderr
+    by_cli = pl.read_parquet(out / "per_query.parquet").sort("query_id", "k", nulls_last=False)
+    by_polars = (
+        per_query(
+            ROOT / "data/run.parquet",
+            ROOT / "data/qrels.parquet",
+            evaluation=Evaluation(cutoffs=(5, 10), measures=("ndcg", "P", "map")),
+        )
+        .collect()
+        .sort("query_id", "k", nulls_last=False)
+    )
+    (name,) = [measure for measure in measures if measure != "ndcg"]
+    assert by_cli[name].sum() > 0
+    for got, want in zip(by_cli[name], by_polars[name], strict=True):
+        assert got == pytest.approx(want, abs=1e-9) if want is not None else got is None
