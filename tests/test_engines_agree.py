@@ -454,3 +454,19 @@ def test_input_order_over_files_and_streaming_batches(tmp_path: Path, options: d
         connection.close()
     assert by_polars.per_query.height == 2_000 * 5
     assert_tables_match(as_table(by_polars.per_query), as_table(by_sql))
+
+
+def test_duckdb_evaluate_twice_in_one_connection() -> None:
+    """`duckdb_engine.evaluate` leaves its connection fit for another evaluation: the
+    per-query frame its summary read is not left registered as a view named per_query, which
+    the next run's `create or replace temp table per_query` could not replace."""
+    run, qrels = frames([("q", "a", 2.0), ("q", "b", 1.0), ("r", "a", 1.0)], [("q", "b", 1), ("r", "a", 2)])
+    connection = duckdb_engine.connect()
+    try:
+        duckdb_engine.register_inputs(connection, run, qrels)
+        first = duckdb_engine.evaluate(connection, Evaluation(cutoffs=(1,)))
+        second = duckdb_engine.evaluate(connection, Evaluation(cutoffs=(1,), measures=("ndcg", "P")))
+    finally:
+        connection.close()
+    assert_frame_equal(second[0].drop("P"), first[0])
+    assert second[1]["P"].to_list() == [None, pytest.approx(0.5)]  # the whole ranking has no P

@@ -139,4 +139,7 @@ def summarize(per_query_table: pl.DataFrame, connection: duckdb.DuckDBPyConnecti
     finally:
         if own:
             connection.close()
+        else:  # the caller's connection as it was: per_query.sql can run in it again
+            connection.execute("drop view if exists summary")
+            connection.unregister("per_query")
     return summary if bounds else summary.drop(TIE_BOUNDS_SUMMARY)
