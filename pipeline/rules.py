@@ -197,7 +197,7 @@ def check_types(measured: Measured, policy: Policy) -> None:
         else:
             problem = (
                 f"holds text such as {row[column]!r} (type {found.shown}); expected numbers; "
-                f"first at {describe_row(row)}"
+                f"first at {describe_row(row, policy.columns)}"
             )
     raise InvalidInput(f"{measured.name}: column {names[column]} {problem}")
 
@@ -239,25 +239,25 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
             if stats.nulls[column]:
                 raise InvalidInput(
                     f"{name}: column {names[column]} has {stats.nulls[column]} null value(s); "
-                    f"first at {_example(measured, Condition('null', column))}"
+                    f"first at {_example(measured, Condition('null', column), policy.columns)}"
                 )
         if stats.null_ranks:
             # sorting a missing rank last would invent a position the input never gave
             raise InvalidInput(
                 f"{name}: column 'rank' has {stats.null_ranks} null value(s), which input-order ties cannot place; "
-                f"first at {_example(measured, Condition('null', 'rank'))}"
+                f"first at {_example(measured, Condition('null', 'rank'), policy.columns)}"
             )
         if stats.not_finite:
             row = _first(measured, Condition("not_finite", value_column))
             raise InvalidInput(
                 f"{name}: column {names[value_column]} has {stats.not_finite} NaN or infinite value(s), "
-                f"such as {row[value_column]}; first at {describe_row(row)}"
+                f"such as {row[value_column]}; first at {describe_row(row, policy.columns)}"
             )
     if qrels_stats.fractional:
         row = _first(qrels, Condition("fractional", LABEL))
         raise InvalidInput(
             f"{qrels.name}: column {names[LABEL]} has {qrels_stats.fractional} label(s) with a fractional "
-            f"part, such as {row[LABEL]}; first at {describe_row(row)}. "
+            f"part, such as {row[LABEL]}; first at {describe_row(row, policy.columns)}. "
             "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
         )
     if qrels_stats.over_gain:
@@ -266,9 +266,9 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
         raise InvalidInput(
             f"{qrels.name}: column {names[LABEL]} has {qrels_stats.over_gain} label(s) whose gain under --gain {gain} "
             f"({gain.formula()}) exceeds the largest gain {MAX_GAIN:g}, such as {row[LABEL]}; first at "
-            f"{describe_row(row)}. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up "
-            f"to {gain.largest_label:g} are accepted under this gain: map larger levels to smaller gains "
-            "(e.g. --gain 1024=1e6) or use --gain linear"
+            f"{describe_row(row, policy.columns)}. Sums of such gains overflow a double (an infinite IDCG, "
+            f"a NaN NDCG); labels up to {gain.largest_label:g} are accepted under this gain: map larger levels "
+            "to smaller gains (e.g. --gain 1024=1e6) or use --gain linear"
         )
     if policy.run_duplicates == "error":
         check_duplicates(run, run_stats.repeats)
@@ -291,11 +291,14 @@ def check_duplicates(measured: Measured, repeats: int) -> None:
     )
 
 
-def describe_row(row: Mapping[str, object]) -> str:
-    """An example row: its file line when it came from a text file, else its user columns."""
+def describe_row(row: Mapping[str, object], columns: Columns | None = None) -> str:
+    """An example row: its file line when it came from a text file, else its columns, named
+    as the user's file names them (``columns``: the renaming flags' names)."""
     if LINE_NUMBER in row:
         return f"{row[FILE]}:{row[LINE_NUMBER]}: {row[LINE]!r}"
-    shown = {column: value for column, value in row.items() if column not in HIDDEN_COLUMNS}
+    given = columns or Columns()
+    names = {QUERY: given.query, DOC: given.doc, SCORE: given.score, LABEL: given.label}
+    shown = {names.get(column, column): value for column, value in row.items() if column not in HIDDEN_COLUMNS}
     return f"row {shown}"
 
 
@@ -306,8 +309,8 @@ def _first(measured: Measured, condition: Condition) -> Mapping[str, object]:
     return row
 
 
-def _example(measured: Measured, condition: Condition) -> str:
-    return describe_row(_first(measured, condition))
+def _example(measured: Measured, condition: Condition, columns: Columns) -> str:
+    return describe_row(_first(measured, condition), columns)
 
 
 def _raise_unparsed(measured: Measured, count: int) -> None:

@@ -120,8 +120,16 @@ CASES: dict[str, Case] = {
         run_frame([3.0, NAN, 1.0, 5.0]).rename({"score": "s"}),
         qrels_frame(),
         3,
-        ("'s' (--score-col)", "NaN"),
+        ("'s' (--score-col)", "NaN", "first at row {'query_id': 'q1', 'doc_id': 'b', 's': nan}"),
         columns=Columns(score="s"),
+    ),
+    # the example row names the columns as the user's file does, not by their canonical names
+    "renamed id columns, a null id": Case(
+        run_frame(query_id=["q1", None, "q1", "q2"]).rename({"query_id": "qid", "doc_id": "docno"}),
+        qrels_frame().rename({"query_id": "qid", "doc_id": "docno"}),
+        3,
+        ("'qid' (--query-col)", "1 null value(s)", "first at row {'qid': None, 'docno': 'b', 'score': 2.0}"),
+        columns=Columns(query="qid", doc="docno"),
     ),
     "other columns shown in the example": Case(
         run_frame([3.0, None, 1.0, 5.0], locale=["en", "de", "en", "ja"]), qrels_frame(), 3, ("'locale': 'de'",)
@@ -218,7 +226,11 @@ def cli_flags(case: Case, run: Path, qrels: Path | None) -> list[str]:
     flags += ["--allow-fractional-labels"] if case.allow_fractional_labels else []
     flags += [f"--{name.replace('_', '-')}={value}" for name, value in case.options.items()]
     defaults = Columns()
-    for flag, given, default in (("--score-col", case.columns.score, defaults.score),):
+    for flag, given, default in (
+        ("--query-col", case.columns.query, defaults.query),
+        ("--doc-col", case.columns.doc, defaults.doc),
+        ("--score-col", case.columns.score, defaults.score),
+    ):
         flags += [flag, given] if given != default else []
     return flags
 
