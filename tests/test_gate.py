@@ -184,16 +184,22 @@ def test_bad_gate_flags_are_usage_errors(tmp_path: Path, flags: tuple[str, ...],
     assert not out.exists()
 
 
-def test_gate_over_runs_evaluated_here(tmp_path: Path) -> None:
-    # 8 queries with a relevant d1 and an irrelevant d2: the baseline ranks d1 first (NDCG 1), the
-    # candidate d2 first (NDCG@10 = 1/log2(3) = 0.6309): a drop of 0.369 on every query, p = 2/2^8
+def write_good_and_bad_runs(folder: Path) -> None:
+    """qrels.parquet, good.parquet and bad.parquet in ``folder``: 8 queries with a relevant d1
+    and an irrelevant d2, ranked d1 first by the good run and d2 first by the bad one."""
     queries = [f"q{i}" for i in range(8)]
     qrels = pl.DataFrame({"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "relevance": [1] * 8 + [0] * 8})
-    qrels.write_parquet(tmp_path / "qrels.parquet")
+    qrels.write_parquet(folder / "qrels.parquet")
     for name, (s1, s2) in {"good": (2.0, 1.0), "bad": (1.0, 2.0)}.items():
         pl.DataFrame(
             {"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "score": [s1] * 8 + [s2] * 8}
-        ).write_parquet(tmp_path / f"{name}.parquet")
+        ).write_parquet(folder / f"{name}.parquet")
+
+
+def test_gate_over_runs_evaluated_here(tmp_path: Path) -> None:
+    # 8 queries with a relevant d1 and an irrelevant d2: the baseline ranks d1 first (NDCG 1), the
+    # candidate d2 first (NDCG@10 = 1/log2(3) = 0.6309): a drop of 0.369 on every query, p = 2/2^8
+    write_good_and_bad_runs(tmp_path)
     result = run_cli(
         "compare",
         "--run",
@@ -253,13 +259,7 @@ def test_queries_the_candidate_lost_are_said_and_gated_with_all_queries(tmp_path
 def test_a_failure_of_another_measure_names_it(tmp_path: Path) -> None:
     """--measure recip_rank: the failure says whose means they are (8 queries, the relevant d1
     first for the baseline, second for the candidate: RR 1 -> 1/2, p = 2/2^8), never read as NDCG's."""
-    queries = [f"q{i}" for i in range(8)]
-    qrels = pl.DataFrame({"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "relevance": [1] * 8 + [0] * 8})
-    qrels.write_parquet(tmp_path / "qrels.parquet")
-    for name, (s1, s2) in {"good": (2.0, 1.0), "bad": (1.0, 2.0)}.items():
-        pl.DataFrame(
-            {"query_id": queries * 2, "doc_id": ["d1"] * 8 + ["d2"] * 8, "score": [s1] * 8 + [s2] * 8}
-        ).write_parquet(tmp_path / f"{name}.parquet")
+    write_good_and_bad_runs(tmp_path)
     out = tmp_path / "cmp"
     result = run_cli(
         "compare", "--run", tmp_path / "good.parquet", "--run", tmp_path / "bad.parquet",

@@ -103,6 +103,14 @@ def duckdb_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def evaluate_in_duckdb_cli(out: Path, *settings: str) -> subprocess.CompletedProcess[str]:
+    """sql/ndcg.sql and sql/export.sql in the duckdb CLI over the sample in data/, with
+    ``SET VARIABLE <setting>`` for each of ``settings``, writing to ``out``."""
+    variables = ["run_path = 'data/run.parquet'", "qrels_path = 'data/qrels.parquet'", *settings, f"out_path = '{out}'"]
+    commands = [argument for setting in variables for argument in ("-cmd", f"SET VARIABLE {setting}")]
+    return duckdb_cli(*commands, "-cmd", ".read sql/ndcg.sql", "-c", ".read sql/export.sql")
+
+
 def test_documented_set_variable_lines_run_in_the_duckdb_cli(tmp_path: Path) -> None:
     """Paste every SET VARIABLE line of every header into the CLI, then read the files."""
     lines = []
@@ -139,25 +147,12 @@ def test_documented_set_variable_lines_run_in_the_duckdb_cli(tmp_path: Path) -> 
 def test_duckdb_cli_matches_the_polars_engine(tmp_path: Path) -> None:
     out = tmp_path / "sql"
     out.mkdir()
-    result = duckdb_cli(
-        "-cmd",
-        "SET VARIABLE run_path = 'data/run.parquet'",
-        "-cmd",
-        "SET VARIABLE qrels_path = 'data/qrels.parquet'",
-        "-cmd",
-        "SET VARIABLE ks = [1, 5, 10]",
-        "-cmd",
-        "SET VARIABLE gain_map = MAP {1: 3, 2: 9};",
-        "-cmd",
-        "SET VARIABLE all_queries = true",
-        "-cmd",
-        "SET VARIABLE max_results = 12",
-        "-cmd",
-        f"SET VARIABLE out_path = '{out}'",
-        "-cmd",
-        ".read sql/ndcg.sql",
-        "-c",
-        ".read sql/export.sql",
+    result = evaluate_in_duckdb_cli(
+        out,
+        "ks = [1, 5, 10]",
+        "gain_map = MAP {1: 3, 2: 9};",
+        "all_queries = true",
+        "max_results = 12",
     )
     assert result.returncode == 0, result.stderr
     by_cli = pl.read_parquet(out / "per_query.parquet")
@@ -175,22 +170,7 @@ def test_duckdb_cli_companions_without_ndcg_in_measures(tmp_path: Path, measures
     gives the companion the Polars engine gives, not a count of relevant documents of 0."""
     out = tmp_path / "sql"
     out.mkdir()
-    result = duckdb_cli(
-        "-cmd",
-        "SET VARIABLE run_path = 'data/run.parquet'",
-        "-cmd",
-        "SET VARIABLE qrels_path = 'data/qrels.parquet'",
-        "-cmd",
-        "SET VARIABLE ks = [5, 10]",
-        "-cmd",
-        f"SET VARIABLE measures = {measures!r}",
-        "-cmd",
-        f"SET VARIABLE out_path = '{out}'",
-        "-cmd",
-        ".read sql/ndcg.sql",
-        "-c",
-        ".read sql/export.sql",
-    )
+    result = evaluate_in_duckdb_cli(out, "ks = [5, 10]", f"measures = {measures!r}")
     assert result.returncode == 0, result.stderr
     by_cli = pl.read_parquet(out / "per_query.parquet").sort("query_id", "k", nulls_last=False)
     by_polars = (
