@@ -100,6 +100,7 @@ def test_the_identity_is_recorded_in_the_manifest(logs: Path, tmp_path: Path) ->
         "ctime_ns": status.st_ctime_ns,
         "device": status.st_dev,
         "inode": status.st_ino,
+        "settled": True,  # the file was copied more than 100 ms before the CLI identified it
     }
     assert manifest["inputs"]["qrels"]["identity"] == identify(str(QRELS))
     assert manifest["settings"]["out_format"] == "parquet"
@@ -329,9 +330,10 @@ def test_a_change_of_the_code_under_the_same_version_recomputes(tmp_path: Path) 
     assert digest() not in (first, second)
 
 
-def test_identity_helpers(tmp_path: Path) -> None:
+def test_identity_helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "a.txt"
     path.write_text("x")
+    monkeypatch.setattr("pipeline.io.identity.SETTLING_NS", 0)  # settled at once (tested below)
     first = identify(str(path))
     [record] = first["files"]
     assert identified(first) and same(first, first)
@@ -351,6 +353,63 @@ def test_identity_helpers(tmp_path: Path) -> None:
     # an object is unchanged by its ETag or version id; with neither it is never the same
     blind = {"kind": "objects", "files": [{"path": "s3://b/k", "size": 1, "etag": None, "version_id": None}]}
     assert not identified(blind) and not same(blind, dict(blind))
+
+
+def test_a_file_changed_just_before_it_is_read_is_recomputed_next_time(logs: Path, tmp_path: Path) -> None:
+    """A rewrite in place, same size, in the clock tick after the job identified the file leaves
+    its size and times as recorded: so a file changed within 100 ms of being identified is
+    recorded unsettled, and its unit is recomputed on the next run, whatever its stamps say."""
+    qrels = tmp_path / "qrels.parquet"
+    qrels.write_bytes(QRELS.read_bytes())
+    out = tmp_path / "out"
+    assert evaluate(logs, out, qrels=qrels).returncode == 0
+    manifest = json.loads((out / "dt=2026-11-20/manifest.json").read_text())
+    # copied long before the CLI identified it (loading Python and Polars takes longer than 100 ms)
+    assert [r["settled"] for r in manifest["inputs"]["qrels"]["identity"]["files"]] == [True]
+    # as if the job had identified the judgments within a tick of their last write, and a
+    # same-size rewrite had followed in that tick (so that no stamp moved)
+    for day in DAYS:
+        path = out / f"dt={day}/manifest.json"
+        manifest = json.loads(path.read_text())
+        for record in manifest["inputs"]["qrels"]["identity"]["files"]:
+            record["settled"] = False
+        path.write_text(json.dumps(manifest))
+    result = evaluate(logs, out, qrels=qrels)
+    assert result.returncode == 0, result.stderr
+    assert "skipped partition" not in result.stderr
+    assert result.stderr.count(f"qrels changed: {qrels} had changed just before it was read last time") == 2
+    # recomputed, with the file settled now: the next run skips both days
+    again = evaluate(logs, out, qrels=qrels)
+    assert again.returncode == 0 and again.stderr.count("skipped partition") == 2, again.stderr
+
+
+def test_settled_means_older_than_a_few_clock_ticks(tmp_path: Path) -> None:
+    from pipeline.io.identity import SETTLING_NS, SETTLING_WHOLE_SECONDS_NS, _settled
+
+    second = 1_000_000_000
+    now = 1_800_000_000 * second + 123_456_789
+    assert _settled(now - SETTLING_NS, now - SETTLING_NS, now)
+    assert not _settled(now - SETTLING_NS + 1, now - 5 * second, now)  # written within 100 ms
+    assert not _settled(now - 5 * second, now + second, now)  # a modification time in the future
+    # whole-second stamps (ext3, FAT, some network file systems): a rewrite within the same
+    # second (FAT: two seconds) keeps them, so 2.1 s must pass
+    stamp = (now // second - 1) * second  # 1.12 s ago
+    assert now - stamp < SETTLING_WHOLE_SECONDS_NS and not _settled(stamp, stamp, now)
+    assert _settled(stamp - 2 * second, stamp - 2 * second, now)  # 3.12 s ago
+    # a file just written is unsettled: never the same as itself, and the reason says why
+    path = tmp_path / "a.txt"
+    path.write_text("x")
+    fresh = identify(str(path))
+    if not fresh["files"][0]["settled"]:  # (a machine stalled for 100 ms after the write settles it)
+        assert not identified(fresh) and not same(fresh, fresh)
+        assert differences(fresh, fresh) == [
+            f"{path} had changed just before it was read last time: "
+            "a change in the same clock tick would not show in its times"
+        ]
+    # a record from before the field existed is recomputed once
+    old = {"kind": "files", "files": [{k: v for k, v in fresh["files"][0].items() if k != "settled"}]}
+    assert not identified(old)
+    assert differences(old, fresh) == ["identity recorded by an earlier version (without settled stamps)"]
 
 
 def _negate_first_query(data: bytes) -> bytes:

@@ -26,10 +26,18 @@ anyone (``touch -d``, ``os.utime``, ``cp -p``, ``rsync -t``); the status-change 
 the kernel sets it to now on every write, rename or ``utime``, so a file rewritten with the same
 size and its old modification time restored still counts as changed. It also changes on
 ``chmod``, ``chown`` or a new hard link: then a partition is recomputed that did not need to be,
-never the other way round. What no identity from ``stat`` catches is a file whose bytes change
-under the same inode without the kernel knowing (a disk edited beneath the file system), or
-rewritten in place with the same size within the clock tick of the identity taken (the job
-identifies its inputs just before reading them, so within a few milliseconds of that): rerun without
+never the other way round.
+
+A file changed just before it is identified is *unsettled* (``"settled": false``): a rewrite of
+the same size in the same clock tick, after the identity was taken, would leave the same size
+and times behind (git calls such an index entry "racily clean"). It is never the same as a
+later identity, so its unit is recomputed on the next run, which then finds it settled.
+"Just before" is :data:`SETTLING_NS` (100 ms) of this machine's clock, or
+:data:`SETTLING_WHOLE_SECONDS_NS` (2.1 s) on a file system that stamps whole seconds (FAT's
+two-second stamps included); a file server's clock is assumed within that of this machine's. A
+record without the field (a manifest of an earlier version) is not identified either:
+recomputed once. What no identity from ``stat`` catches is a file whose bytes change under the
+same inode without the kernel knowing (a disk edited beneath the file system): rerun without
 ``--skip-unchanged`` after such surgery.
 
 An object is identified by its size, ETag and version id (one HEAD request each): a rewrite
@@ -46,6 +54,7 @@ recomputes, never the other way round.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from pipeline.errors import InvalidInput
@@ -54,6 +63,10 @@ from pipeline.io import fs
 UNKNOWN: dict[str, Any] = {"kind": "unknown"}
 # what identifies a local file besides its size (a record without one of them is not identified)
 _FILE_STAMPS = ("mtime_ns", "ctime_ns", "device", "inode")
+# How long after its last change a file's stamps are taken to be final: a few kernel clock
+# ticks (1 to 10 ms each), or a whole-second file system's granularity and one tick more.
+SETTLING_NS = 100_000_000
+SETTLING_WHOLE_SECONDS_NS = 2_100_000_000
 
 
 def identify(source: Any) -> dict[str, Any]:
@@ -96,7 +109,9 @@ def identified(identity: object) -> bool:
     for record in files:
         if not isinstance(record, dict) or not isinstance(record.get("size"), int):
             return False
-        if kind == "files" and not all(isinstance(record.get(name), int) for name in _FILE_STAMPS):
+        if kind == "files" and not (
+            all(isinstance(record.get(name), int) for name in _FILE_STAMPS) and record.get("settled") is True
+        ):
             return False
         if kind == "objects" and not (record.get("etag") or record.get("version_id")):
             return False
@@ -117,6 +132,9 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
         return []
     if not isinstance(old, dict) or "kind" not in old:
         return ["no identity recorded"]
+    unsettled = _unsettled(old)
+    if unsettled:
+        return unsettled
     if not identified(old):
         return [f"not identified before ({old.get('kind')})"]
     if not identified(new):
@@ -144,6 +162,22 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
     return changes or ["changed"]
 
 
+def _unsettled(old: dict[str, Any]) -> list[str]:
+    """Why a recorded identity of local files cannot be trusted (see the module's text)."""
+    if old.get("kind") != "files" or not isinstance(old.get("files"), list):
+        return []
+    records = [record for record in old["files"] if isinstance(record, dict)]
+    reasons = [
+        f"{record.get('path')} had changed just before it was read last time: "
+        "a change in the same clock tick would not show in its times"
+        for record in records
+        if record.get("settled") is False
+    ]
+    if not reasons and any("settled" not in record for record in records):
+        reasons = ["identity recorded by an earlier version (without settled stamps)"]
+    return reasons
+
+
 def _local_file(path: str) -> dict[str, Any]:
     try:
         status = os.stat(fs.local_path(path))
@@ -156,4 +190,13 @@ def _local_file(path: str) -> dict[str, Any]:
         "ctime_ns": status.st_ctime_ns,
         "device": status.st_dev,
         "inode": status.st_ino,
+        "settled": _settled(status.st_ctime_ns, status.st_mtime_ns, time.time_ns()),
     }
+
+
+def _settled(ctime_ns: int, mtime_ns: int, now_ns: int) -> bool:
+    """Whether a file last changed at ``ctime_ns`` (every write sets it; a modification time set
+    into the future counts too) is old enough at ``now_ns`` that a rewrite would change its stamps."""
+    whole_seconds = ctime_ns % 1_000_000_000 == 0 and mtime_ns % 1_000_000_000 == 0
+    settling = SETTLING_WHOLE_SECONDS_NS if whole_seconds else SETTLING_NS
+    return max(ctime_ns, mtime_ns) <= now_ns - settling
