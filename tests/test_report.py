@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import subprocess
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline import Evaluation, evaluate
 from pipeline.compare import Options, compare_systems, write_manifest
@@ -172,3 +175,28 @@ def test_report_without_matplotlib_says_how_to_install(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-c", hide_matplotlib], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 2
     assert "pip install 'matplotlib>=3.8'" in result.stderr and "pip install -e '.[report]'" in result.stderr
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), max_size=12), st.sampled_from([0.02, 0.05, 0.1]))
+def test_the_names_of_lines_are_spread_apart_in_their_order(values: list[float], gap: float) -> None:
+    """The NDCG@k-by-k figure names each line at its right end; close lines (systems within a
+    few hundredths) printed their names over each other. Spread, the names keep their lines'
+    order, stand at least a line of text apart, stay under the top, and move only as needed."""
+    from pipeline.report.figures import _spread
+
+    placed = _spread(values, gap)
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    stacked = [placed[i] for i in order]
+    assert all(upper - lower >= gap - 1e-12 for lower, upper in itertools.pairwise(stacked))
+    assert all(p <= 1.0 + 1e-12 for p in placed)
+    apart = all(abs(a - b) >= gap for i, a in enumerate(values) for b in values[i + 1 :])
+    if apart:
+        assert placed == pytest.approx(values, abs=1e-12)
+
+
+def test_a_name_far_from_the_crowd_stays_by_its_line() -> None:
+    from pipeline.report.figures import _spread
+
+    # three systems near 0.99 go down from the top, in their order (0.985 lowest); 0.5 and 0.2 stay
+    assert _spread([0.5, 0.99, 0.99, 0.2, 0.985], 0.05) == pytest.approx([0.5, 0.95, 1.0, 0.2, 0.9])

@@ -20,6 +20,9 @@ from pipeline.io.write import GENERATOR
 
 WIDTH, HEIGHT, DPI = 7.5, 3.6, 110
 WIN, LOSS, TIE = "#1b7837", "#b2182b", "#999999"
+# lines told apart by more than colour ("X" is kept for the trend's regression gate failures)
+MARKERS = ("o", "s", "^", "D", "v", "P", "h", "*")
+LINE_STYLES = ("-", "--", "-.", ":")
 
 
 def _png(figure: Figure) -> bytes:
@@ -48,23 +51,79 @@ def software(png: bytes) -> str:
 
 
 def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame], measure: str = "NDCG") -> bytes:
-    """Mean ``measure`` per cutoff, one line per system. Each frame: ``label, ndcg`` in order."""
+    """Mean ``measure`` per cutoff, one line per system. Each frame: ``label, ndcg`` in order.
+
+    Systems are told apart by marker and line style as well as colour, and each line is named
+    once, at its right end, the names spread apart so that close lines do not print over each
+    other (naming every point did, for systems within a few hundredths)."""
     figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
-    for name, curve in curves.items():
+    ends: list[tuple[object, float, str, str]] = []  # where each line ends, its name and colour
+    for index, (name, curve) in enumerate(curves.items()):
         labels, values = curve["label"].to_list(), curve["ndcg"].to_list()
-        (line,) = axes.plot(labels, values, marker="o", label=name)
-        for x, y in zip(labels, values, strict=True):  # every point named, not only by its colour
-            if y is not None:
-                axes.annotate(
-                    name, (x, y), textcoords="offset points", xytext=(3, 4), fontsize=6, color=line.get_color()
-                )
+        (line,) = axes.plot(
+            labels,
+            values,
+            marker=MARKERS[index % len(MARKERS)],
+            linestyle=LINE_STYLES[index % len(LINE_STYLES)],
+            label=name,
+        )
+        last = max((x for x, y in enumerate(values) if y is not None), default=None)
+        if last is not None:
+            ends.append((labels[last], float(values[last]), name, matplotlib.colors.to_hex(line.get_color())))
     axes.set_xlabel("cutoff k ('all' = whole ranking)")
     axes.set_ylabel(f"mean {measure}@k")
     axes.set_ylim(0, 1)
     axes.grid(alpha=0.3)
-    axes.legend()
+    axes.legend(loc="lower right")
     axes.set_title(f"{measure}@k by k")
+    _name_line_ends(figure, axes, ends)
     return _png(figure)
+
+
+def _name_line_ends(figure: Figure, axes: plt.Axes, ends: list[tuple[object, float, str, str]]) -> None:
+    """Name each line ending at ``(x, y)`` once, in a column right of the plot, the names spread
+    at least a line of text apart (:func:`_spread`) and tied to their lines' last points by a
+    thin line: every line named, not by its colour alone."""
+    figure.tight_layout()  # the axes' final size, in which a line of text is measured
+    bottom, top = axes.get_ylim()
+    points_per_unit = axes.get_window_extent().height / figure.dpi * 72 / (top - bottom)
+    line_of_text = 8.5 / points_per_unit
+    for (x, y, name, colour), placed in zip(ends, _spread([y for _, y, _, _ in ends], line_of_text, top), strict=True):
+        axes.annotate(
+            name,
+            (x, y),
+            xytext=(1.02, placed),  # a column just right of the plot
+            textcoords=("axes fraction", "data"),
+            fontsize=7,
+            color=colour,
+            va="center",
+            annotation_clip=False,
+            arrowprops={
+                "arrowstyle": "-",
+                "color": colour,
+                "linewidth": 0.6,
+                "linestyle": ":",
+                "shrinkA": 0,
+                "shrinkB": 3,
+            },
+        )
+
+
+def _spread(values: list[float], gap: float, top: float = 1.0) -> list[float]:
+    """``values`` moved apart to at least ``gap`` from each other and no higher than ``top``,
+    each as little as the others allow, in their own order (names keep their lines' order)."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    placed = [values[i] for i in order]
+    for i in range(1, len(placed)):  # up, from the lowest
+        placed[i] = max(placed[i], placed[i - 1] + gap)
+    if placed:  # then down, from the top, only where the stack went over it
+        placed[-1] = min(placed[-1], top)
+        for i in range(len(placed) - 2, -1, -1):
+            placed[i] = min(placed[i], placed[i + 1] - gap)
+    result = [0.0] * len(values)
+    for rank, i in enumerate(order):
+        result[i] = placed[rank]
+    return result
 
 
 def distribution(values: Mapping[str, pl.Series], cutoff: str, measure: str = "NDCG") -> bytes:
@@ -143,7 +202,7 @@ def trend(
     measure: str = "NDCG",
 ) -> bytes:
     """Mean ``measure``@k by partition value, one line per system (solid) and per group of a system
-    (dashed, named ``system (group)``), each point labelled with its line's name; ``marks``
+    (dashed, named ``system (group)``), each line named at its last point; ``marks``
     (x, y, text) are gate failures, drawn as red crosses. Dates (``datetime.date`` values) go on
     a time axis with one tick per day (or per few days over long spans)."""
     import datetime
@@ -151,13 +210,15 @@ def trend(
     import matplotlib.dates as mdates
 
     figure, axes = plt.subplots(figsize=(WIDTH + 3.0, HEIGHT + 0.8))
-    for label, points in lines.items():
+    ends: list[tuple[object, float, str, str]] = []
+    for index, (label, points) in enumerate(lines.items()):
         xs = [x for x, _ in points]
         ys = [y for _, y in points]
         style = "--" if label.endswith(")") and " (" in label else "-"
-        (line,) = axes.plot(xs, ys, marker="o", linestyle=style, label=label)  # type: ignore[arg-type]
-        for x, y in points:
-            axes.annotate(label, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6, color=line.get_color())
+        marker = MARKERS[index % len(MARKERS)]
+        (line,) = axes.plot(xs, ys, marker=marker, linestyle=style, label=label)  # type: ignore[arg-type]
+        if points:
+            ends.append((*points[-1], label, matplotlib.colors.to_hex(line.get_color())))
     for x, y, text in marks:
         axes.plot([x], [y], marker="X", markersize=11, color=LOSS, linestyle="none")  # type: ignore[arg-type]
         axes.annotate(text, (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7, color=LOSS)
@@ -169,10 +230,12 @@ def trend(
         axes.xaxis.set_major_locator(mdates.DayLocator(interval=max(1, span // 12)))
         axes.xaxis.set_major_formatter(mdates.DateFormatter("%Y-%m-%d"))
         figure.autofmt_xdate()
-    axes.margins(x=0.12)  # room for the labels of the first and last points
+    axes.margins(x=0.04)
     axes.set_xlabel(key)
     axes.set_ylabel(f"mean {measure}@{cutoff}")
     axes.grid(alpha=0.3)
-    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    # below the plot: the column right of it names the lines
+    axes.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=4, frameon=False)
     axes.set_title(f"{measure}@{cutoff} by {key}")
+    _name_line_ends(figure, axes, ends)
     return _png(figure)
