@@ -772,11 +772,13 @@ def write_manifest(out_dir: str | Path, manifest: Mapping[str, object]) -> Path:
     """Replace the ``manifest.json`` of an output written by this tool (``write_tables``), keeping
     the list of outputs it records, so that they stay known as ours; staged and renamed into place
     whole. To write tables and manifest together, pass ``manifest=`` to ``write_tables``."""
-    from pipeline.io.write import GENERATOR, MANIFEST, owned_names, write_file
+    from pipeline.io.write import GENERATOR, MANIFEST, OUTPUT_DIGESTS, file_digest, owned_names, write_file
 
     target = Path(out_dir) / MANIFEST
     outputs = sorted(owned_names(Path(out_dir)) - {MANIFEST, "_SUCCESS"})
-    text = json.dumps({**manifest, "outputs": outputs, "generator": GENERATOR}, indent=2, default=str) + "\n"
+    digests = {name: file_digest(Path(out_dir) / name) for name in outputs if (Path(out_dir) / name).is_file()}
+    written = {**manifest, "outputs": outputs, OUTPUT_DIGESTS: digests, "generator": GENERATOR}
+    text = json.dumps(written, indent=2, default=str) + "\n"
     ours = lambda path: MANIFEST in owned_names(path.parent)  # noqa: E731
     return write_file(target, text.encode("utf-8"), is_ours=ours, flag="--out")
 

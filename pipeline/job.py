@@ -34,7 +34,7 @@ from pipeline.io.format import check_trec_ids
 from pipeline.io.identity import UNKNOWN, differences, identified, identify, same
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
-from pipeline.io.write import FORMATS, OutputError, exchange_folders, publish
+from pipeline.io.write import FORMATS, OUTPUT_DIGESTS, OutputError, exchange_folders, file_digest, publish
 from pipeline.io.write import Unit as OutputUnit
 from pipeline.rules import ValidationWarning
 from pipeline.spec import Evaluation
@@ -412,7 +412,7 @@ def _plain_json(value: object) -> object:
 
 def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]) -> str | None:
     """Why the unit's outputs under ``out`` must be computed again, or None when its
-    ``manifest.json`` (one of ours, with every output it lists and ``_SUCCESS`` present) records
+    ``manifest.json`` (one of ours, with every output it lists as it was written, and ``_SUCCESS``) records
     the same inputs (:func:`pipeline.io.identity.same`), options, settings and version as ``key``."""
     folder = out / partition.relative() if partition else out
     path = folder / MANIFEST
@@ -466,7 +466,17 @@ def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]
             changes = differences(entry.get("identity") if isinstance(entry, dict) else None, new)
             shown = "; ".join(changes[:3]) + (f"; ... ({len(changes)} in all)" if len(changes) > 3 else "")
             return f"{role} changed: {shown}"
-    return None
+    # last: it reads the outputs, the other checks only the manifest and the inputs' stamps
+    return _changed_outputs(folder, [name for name in listed if name != SUCCESS], recorded.get(OUTPUT_DIGESTS))
+
+
+def _changed_outputs(folder: Path, names: list[str], digests: object) -> str | None:
+    """Why outputs are no longer what the manifest says was written (edited, truncated, replaced
+    by another tool), or None: such outputs are recomputed, never kept."""
+    if not isinstance(digests, dict):
+        return f"outputs not verifiable: {MANIFEST} records no {OUTPUT_DIGESTS} (written by an earlier version)"
+    changed = [name for name in names if digests.get(name) != file_digest(folder / name)]
+    return f"output(s) changed since written: {', '.join(changed)}" if changed else None
 
 
 def _unchanged_note(out: Path, partition: Partition | None) -> str:

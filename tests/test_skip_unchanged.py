@@ -355,6 +355,37 @@ def test_identity_helpers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert not identified(blind) and not same(blind, dict(blind))
 
 
+def test_an_edited_output_is_recomputed_not_kept(logs: Path, tmp_path: Path) -> None:
+    """The manifest records the sha256 of each output as written; an output edited since (by hand,
+    by another tool, or damaged) no longer matches, and its unit is recomputed, never kept."""
+    import hashlib
+
+    out = tmp_path / "out"
+    assert evaluate(logs, out).returncode == 0
+    day = out / f"dt={DAYS[0]}"
+    manifest = json.loads((day / "manifest.json").read_text())
+    assert manifest["output_digests"] == {
+        name: "sha256:" + hashlib.sha256((day / name).read_bytes()).hexdigest() for name in manifest["outputs"]
+    }
+    written = pl.read_parquet(day / "per_query.parquet")
+    written.with_columns(pl.col("ndcg") * 0 + 1).write_parquet(day / "per_query.parquet")  # every query "perfect"
+    result = evaluate(logs, out)
+    assert result.returncode == 0, result.stderr
+    assert f"recomputing partition dt={DAYS[0]}: output(s) changed since written: per_query.parquet" in result.stderr
+    assert f"skipped partition dt={DAYS[1]}: unchanged" in result.stderr
+    assert pl.read_parquet(day / "per_query.parquet").equals(written)
+    # a manifest without digests (an earlier version's) cannot vouch for its outputs
+    manifest = json.loads((day / "manifest.json").read_text())
+    del manifest["output_digests"]
+    (day / "manifest.json").write_text(json.dumps(manifest))
+    result = evaluate(logs, out)
+    assert result.returncode == 0, result.stderr
+    assert "outputs not verifiable: manifest.json records no output_digests (written by an earlier version)" in (
+        result.stderr
+    )
+    assert f"skipped partition dt={DAYS[1]}: unchanged" in result.stderr
+
+
 def test_a_file_changed_just_before_it_is_read_is_recomputed_next_time(logs: Path, tmp_path: Path) -> None:
     """A rewrite in place, same size, in the clock tick after the job identified the file leaves
     its size and times as recorded: so a file changed within 100 ms of being identified is

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
+import hashlib
 import json
 import logging
 import os
@@ -72,6 +73,7 @@ FORMATS: dict[str, tuple[str, Callable[[pl.DataFrame, Path], None]]] = {
     "trec": (".trec", lambda frame, path: _write_text(path, trec_file_text(frame))),
 }
 MANIFEST = "manifest.json"
+OUTPUT_DIGESTS = "output_digests"  # in a manifest: {output name: file_digest}
 SUCCESS = "_SUCCESS"
 BUILDING = ".ndcg-building"  # inside a staging folder until it is complete
 _STAGING = re.compile(r"\.staging-(?P<name>.+)-[a-z0-9_]{8}")
@@ -346,11 +348,25 @@ def _build(staging: Path, unit: Unit, flag: str) -> None:
     for name, write in unit.files.items():
         with _guard(flag, unit.target / name):
             write(staging / name)
+    # then what each output holds, so that a later run can tell them from edited or damaged ones
+    # (``ndcg evaluate --skip-unchanged`` keeps only outputs that are still what was written)
+    manifest[OUTPUT_DIGESTS] = {name: file_digest(staging / name) for name in unit.files}
+    with _guard(flag, unit.target / MANIFEST):
+        (staging / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
     if unit.success:
         (staging / SUCCESS).write_bytes(b"")
     for name in unit.names():
         with open(staging / name, "rb") as handle:
             os.fsync(handle.fileno())
+
+
+def file_digest(path: Path) -> str:
+    """``sha256:<hex>`` of a file's bytes, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return f"sha256:{digest.hexdigest()}"
 
 
 def _match_mode(staging: Path, target: Path | None) -> int:
