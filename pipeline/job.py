@@ -34,7 +34,15 @@ from pipeline.io.format import check_trec_ids
 from pipeline.io.identity import UNKNOWN, differences, identified, identify, same
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
-from pipeline.io.write import FORMATS, OUTPUT_DIGESTS, OutputError, exchange_folders, file_digest, publish
+from pipeline.io.write import (
+    FORMATS,
+    OUTPUT_DIGESTS,
+    OutputError,
+    exchange_folders,
+    file_digest,
+    plain_name,
+    publish,
+)
 from pipeline.io.write import Unit as OutputUnit
 from pipeline.rules import ValidationWarning
 from pipeline.spec import Evaluation
@@ -436,6 +444,10 @@ def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]
             "the manifest, or move the folder away, and rerun"
         )
     listed = [*(outputs or []), SUCCESS]
+    # a manifest of ours names files of its own folder only: nothing elsewhere is looked at, nor kept
+    foreign = [name for name in listed if isinstance(name, str) and not plain_name(name)]
+    if foreign:
+        return f"{MANIFEST} lists output(s) outside {folder}: {', '.join(foreign)}"
     missing = [name for name in listed if not isinstance(name, str) or not (folder / name).is_file()]
     if missing:
         return f"output(s) missing: {', '.join(map(str, missing))}"
@@ -475,7 +487,19 @@ def _changed_outputs(folder: Path, names: list[str], digests: object) -> str | N
     by another tool), or None: such outputs are recomputed, never kept."""
     if not isinstance(digests, dict):
         return f"outputs not verifiable: {MANIFEST} records no {OUTPUT_DIGESTS} (written by an earlier version)"
-    changed = [name for name in names if digests.get(name) != file_digest(folder / name)]
+    changed = []
+    for name in names:
+        path = folder / name
+        if path.is_symlink():  # this tool writes files, never links: replaced since
+            changed.append(f"{name} (a symbolic link now)")
+            continue
+        try:
+            digest = file_digest(path)
+        except OSError as error:  # unreadable (permissions) or gone meanwhile: it cannot vouch for itself
+            changed.append(f"{name} ({error.strerror or type(error).__name__})")
+            continue
+        if digests.get(name) != digest:
+            changed.append(name)
     return f"output(s) changed since written: {', '.join(changed)}" if changed else None
 
 

@@ -386,6 +386,65 @@ def test_an_edited_output_is_recomputed_not_kept(logs: Path, tmp_path: Path) -> 
     assert f"skipped partition dt={DAYS[1]}: unchanged" in result.stderr
 
 
+def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output replaced by a link (even to the same bytes), one that cannot be read, or a manifest
+    naming files outside its folder: the unit is recomputed, with a reason, never an internal error,
+    and nothing outside the folder is read."""
+    import time
+
+    from pipeline import job as job_module
+
+    run = tmp_path / "run.parquet"
+    run.write_bytes((ROOT / "data/run.parquet").read_bytes())
+    time.sleep(0.2)  # settled before the CLI identifies it
+    out = tmp_path / "out"
+    assert run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, "--k", "10").returncode == 0
+    checks = {"allow_fractional_labels": False, "warn_results_over": 1000}  # the CLI's defaults
+    job = Job(
+        run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), evaluate_options=checks
+    )
+    key = reuse_key(job, str(run), str(QRELS))
+    assert recompute_reason(out, None, key) is None
+    manifest_text = (out / "manifest.json").read_text()
+    # the manifest names a file beside the folder and one by absolute path, with their true digests
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not an output")
+    manifest = json.loads(manifest_text)
+    foreign = ["../outside.txt", str(outside)]
+    manifest["outputs"] += foreign
+    manifest["output_digests"].update({name: job_module.file_digest(outside) for name in foreign})
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    read: list[Path] = []
+    monkeypatch.setattr(job_module, "file_digest", lambda path: read.append(path) or "sha256:x")
+    assert recompute_reason(out, None, key) == f"manifest.json lists output(s) outside {out}: {', '.join(foreign)}"
+    assert read == []
+    monkeypatch.undo()
+    (out / "manifest.json").write_text(manifest_text)
+    # an output replaced by a link to a copy of itself
+    summary = out / "summary.parquet"
+    copy = tmp_path / "summary-copy.parquet"
+    copy.write_bytes(summary.read_bytes())
+    summary.unlink()
+    summary.symlink_to(copy)
+    assert recompute_reason(out, None, key) == (
+        "output(s) changed since written: summary.parquet (a symbolic link now)"
+    )
+    summary.unlink()
+    summary.write_bytes(copy.read_bytes())
+    assert recompute_reason(out, None, key) is None
+
+    # an output that cannot be read (as root, permissions do not stop a read: the error is simulated)
+    def unreadable(path: Path) -> str:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(job_module, "file_digest", unreadable)
+    assert recompute_reason(out, None, key) == (
+        "output(s) changed since written: per_query.parquet (Permission denied), summary.parquet (Permission denied)"
+    )
+
+
 def test_a_file_changed_just_before_it_is_read_is_recomputed_next_time(logs: Path, tmp_path: Path) -> None:
     """A rewrite in place, same size, in the clock tick after the job identified the file leaves
     its size and times as recorded: so a file changed within 100 ms of being identified is

@@ -266,11 +266,12 @@ def owned_names(folder: Path) -> set[str]:
     outputs = manifest.get("outputs")
     if not isinstance(outputs, list) and manifest.get("command") == "compare":
         outputs = ["comparison.parquet", "deltas.parquet"]  # written before manifests listed their outputs
-    listed = {name for name in outputs or [] if isinstance(name, str) and _plain(name)}
+    listed = {name for name in outputs or [] if isinstance(name, str) and plain_name(name)}
     return {MANIFEST, SUCCESS, *listed}
 
 
-def _plain(name: str) -> bool:
+def plain_name(name: str) -> bool:
+    """Whether a name a manifest lists is one of a folder's own files (not ``..``, a path or a staging folder)."""
     return name not in ("", ".", "..") and "/" not in name and "\\" not in name and not _STAGING.fullmatch(name)
 
 
@@ -577,7 +578,7 @@ def _owned_objects(store: object, target: str) -> set[str]:
         success = store.read_bytes(f"{target}/{SUCCESS}")
         return {SUCCESS} if success == b"" else set()
     outputs = manifest.get("outputs")
-    listed = {name for name in outputs or [] if isinstance(name, str) and _plain(name)}
+    listed = {name for name in outputs or [] if isinstance(name, str) and plain_name(name)}
     return {MANIFEST, SUCCESS, *listed}
 
 
