@@ -200,3 +200,34 @@ def test_a_name_far_from_the_crowd_stays_by_its_line() -> None:
 
     # three systems near 0.99 go down from the top, in their order (0.985 lowest); 0.5 and 0.2 stay
     assert _spread([0.5, 0.99, 0.99, 0.2, 0.985], 0.05) == pytest.approx([0.5, 0.95, 1.0, 0.2, 0.9])
+
+
+def test_lines_ending_in_missing_or_nan_values_are_drawn_and_named_at_their_last_value() -> None:
+    """A curve or trend whose last value is None, NaN or infinite (or has no value at all) is
+    drawn, named at its last finite point, or not named: never an error (a NaN there stopped
+    the naming of line ends with StopIteration, None with a TypeError)."""
+    import datetime
+
+    from pipeline.report import figures
+
+    def curve(values: list[float | None]) -> pl.DataFrame:
+        return pl.DataFrame(
+            {"label": ["1", "5", "all"], "ndcg": values}, schema={"label": pl.String, "ndcg": pl.Float64}
+        )
+
+    nan, inf = float("nan"), float("inf")
+    curves = {
+        "a": curve([0.1, 0.2, nan]),
+        "b": curve([0.1, 0.2, None]),
+        "c": curve([nan] * 3),
+        "d": curve([0.3, inf, 0.4]),
+    }
+    assert figures.ndcg_by_cutoff(curves).startswith(b"\x89PNG")
+    days = [datetime.date(2026, 11, 20) + datetime.timedelta(days=i) for i in range(3)]
+    lines: dict[str, list[tuple[object, float]]] = {
+        "a": list(zip(days, [0.1, 0.2, nan], strict=True)),
+        "b": list(zip(days, [0.1, 0.2, None], strict=True)),  # type: ignore[list-item]
+        "c": list(zip(days, [nan] * 3, strict=True)),
+        "d": [],
+    }
+    assert figures.trend(lines, [], "10", "dt").startswith(b"\x89PNG")

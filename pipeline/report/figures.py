@@ -6,6 +6,7 @@ Each function takes small, already-aggregated frames; none computes a measure.
 from __future__ import annotations
 
 import io
+import math
 from collections.abc import Mapping
 
 import matplotlib
@@ -67,7 +68,7 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame], measure: str = "NDCG") ->
             linestyle=LINE_STYLES[index % len(LINE_STYLES)],
             label=name,
         )
-        last = max((x for x, y in enumerate(values) if y is not None), default=None)
+        last = max((x for x, y in enumerate(values) if _finite(y)), default=None)
         if last is not None:
             ends.append((labels[last], float(values[last]), name, matplotlib.colors.to_hex(line.get_color())))
     axes.set_xlabel("cutoff k ('all' = whole ranking)")
@@ -107,6 +108,11 @@ def _name_line_ends(figure: Figure, axes: plt.Axes, ends: list[tuple[object, flo
                 "shrinkB": 3,
             },
         )
+
+
+def _finite(value: object) -> bool:
+    """Whether a line has a point at ``value``: not None, NaN or infinite (none is drawn, none named)."""
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _spread(values: list[float], gap: float, top: float = 1.0) -> list[float]:
@@ -217,8 +223,9 @@ def trend(
         style = "--" if label.endswith(")") and " (" in label else "-"
         marker = MARKERS[index % len(MARKERS)]
         (line,) = axes.plot(xs, ys, marker=marker, linestyle=style, label=label)  # type: ignore[arg-type]
-        if points:
-            ends.append((*points[-1], label, matplotlib.colors.to_hex(line.get_color())))
+        named = [point for point in points if _finite(point[1])]  # a line ends at its last value
+        if named:
+            ends.append((*named[-1], label, matplotlib.colors.to_hex(line.get_color())))
     for x, y, text in marks:
         axes.plot([x], [y], marker="X", markersize=11, color=LOSS, linestyle="none")  # type: ignore[arg-type]
         axes.annotate(text, (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7, color=LOSS)
