@@ -10,6 +10,7 @@ import json
 import math
 import os
 import shutil
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,7 +21,8 @@ from pipeline import Evaluation
 from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
 from pipeline.job import Job, recompute_reason, reuse_key, source_digest
-from tests.conftest import ROOT, S3Bucket, run_cli
+from tests.conftest import ROOT, S3Bucket
+from tests.conftest import run_cli as run_in_subprocess
 
 RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"
 DAYS = ("2026-11-20", "2026-11-21")
@@ -33,7 +35,26 @@ def logs(tmp_path: Path) -> Path:
     for day in DAYS:
         (root / f"dt={day}").mkdir(parents=True)
         (root / f"dt={day}/part-0.parquet").write_bytes((RUNS / f"dt={day}/part-0.parquet").read_bytes())
+    settle(root)  # named in config files too
     return root
+
+
+def settle(*paths: Path) -> None:
+    """Wait until every file under ``paths`` is settled (changed over 100 ms ago): a file changed
+    just before the CLI identifies it is recorded unsettled, and its unit recomputed on the next
+    run. The tests must not count on the CLI taking longer than that to start (about 0.2 s here)."""
+    from pipeline.io.identity import _settled
+
+    files = [file for path in paths for file in (path.rglob("*") if path.is_dir() else [path]) if file.is_file()]
+    while not all(_settled(s.st_ctime_ns, s.st_mtime_ns, time.time_ns()) for s in (f.stat() for f in files)):
+        time.sleep(0.01)
+
+
+def run_cli(*args: object, cwd: Path = ROOT) -> object:
+    """The CLI, once the local inputs it is given are settled (the output folder is not an input)."""
+    inputs = [cwd / str(arg) for flag, arg in zip(("", *args), args, strict=False) if flag != "--out"]
+    settle(*(path for path in inputs if path != cwd and path.exists()))
+    return run_in_subprocess(*map(str, args), cwd=cwd)
 
 
 def evaluate(logs: Path, out: Path, *flags: object, qrels: Path = QRELS) -> object:
@@ -100,7 +121,7 @@ def test_the_identity_is_recorded_in_the_manifest(logs: Path, tmp_path: Path) ->
         "ctime_ns": status.st_ctime_ns,
         "device": status.st_dev,
         "inode": status.st_ino,
-        "settled": True,  # the file was copied more than 100 ms before the CLI identified it
+        "settled": True,  # settled before the CLI identified it (see settle)
     }
     assert manifest["inputs"]["qrels"]["identity"] == identify(str(QRELS))
     assert manifest["settings"]["out_format"] == "parquet"
@@ -392,13 +413,10 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
     """An output replaced by a link (even to the same bytes), one that cannot be read, or a manifest
     naming files outside its folder: the unit is recomputed, with a reason, never an internal error,
     and nothing outside the folder is read."""
-    import time
-
     from pipeline import job as job_module
 
     run = tmp_path / "run.parquet"
     run.write_bytes((ROOT / "data/run.parquet").read_bytes())
-    time.sleep(0.2)  # settled before the CLI identifies it
     out = tmp_path / "out"
     assert run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, "--k", "10").returncode == 0
     checks = {"allow_fractional_labels": False, "warn_results_over": 1000}  # the CLI's defaults
@@ -454,7 +472,7 @@ def test_a_file_changed_just_before_it_is_read_is_recomputed_next_time(logs: Pat
     out = tmp_path / "out"
     assert evaluate(logs, out, qrels=qrels).returncode == 0
     manifest = json.loads((out / "dt=2026-11-20/manifest.json").read_text())
-    # copied long before the CLI identified it (loading Python and Polars takes longer than 100 ms)
+    # settled before the CLI identified it (see settle)
     assert [r["settled"] for r in manifest["inputs"]["qrels"]["identity"]["files"]] == [True]
     # as if the job had identified the judgments within a tick of their last write, and a
     # same-size rewrite had followed in that tick (so that no stamp moved)
