@@ -473,6 +473,11 @@ def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]
                 return f"{role} changed: {'none before' if entry is None else 'none now'}"
             continue
         if not identified(new):
+            files = new.get("files") if new.get("kind") == "files" else None
+            fresh = [str(r.get("path")) for r in files or [] if isinstance(r, dict) and r.get("settled") is False]
+            if fresh:  # identified once it settles: on the next run
+                shown = ", ".join(fresh[:3]) + (f", ... ({len(fresh)} in all)" if len(fresh) > 3 else "")
+                return f"{role} changed: {shown} changed just now (within a clock tick of this run)"
             return f"the {role} cannot be identified ({new.get('kind', 'unknown')}): always recomputed"
         if not same(entry.get("identity") if isinstance(entry, dict) else None, new):
             changes = differences(entry.get("identity") if isinstance(entry, dict) else None, new)

@@ -463,6 +463,28 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
     )
 
 
+def test_an_input_changed_just_now_is_said_so(tmp_path: Path) -> None:
+    """A file changed within a clock tick of the run is recomputed, with that reason: not "cannot be
+    identified: always recomputed", since the next run identifies it."""
+    run = tmp_path / "run.parquet"
+    run.write_bytes((ROOT / "data/run.parquet").read_bytes())
+    out = tmp_path / "out"
+    assert run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, "--k", "10").returncode == 0
+    checks = {"allow_fractional_labels": False, "warn_results_over": 1000}  # the CLI's defaults
+    job = Job(
+        run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), evaluate_options=checks
+    )
+    assert recompute_reason(out, None, reuse_key(job, str(run), str(QRELS))) is None
+    run.write_bytes(run.read_bytes())
+    reason = recompute_reason(out, None, reuse_key(job, str(run), str(QRELS)))
+    if identify(str(run))["files"][0]["settled"]:  # (a machine stalled for 100 ms after the write)
+        assert reason is not None and reason.startswith(f"run changed: changed {run}")
+    else:
+        assert reason == f"run changed: {run} changed just now (within a clock tick of this run)"
+    settle(run)
+    assert recompute_reason(out, None, reuse_key(job, str(run), str(QRELS))).startswith(f"run changed: changed {run}")
+
+
 def test_a_file_changed_just_before_it_is_read_is_recomputed_next_time(logs: Path, tmp_path: Path) -> None:
     """A rewrite in place, same size, in the clock tick after the job identified the file leaves
     its size and times as recorded: so a file changed within 100 ms of being identified is
