@@ -430,7 +430,7 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
     outside = tmp_path / "outside.txt"
     outside.write_text("not an output")
     manifest = json.loads(manifest_text)
-    foreign = ["../outside.txt", str(outside)]
+    foreign = [str(Path("..") / "outside.txt"), str(outside)]  # the parent folder, and an absolute path
     manifest["outputs"] += foreign
     manifest["output_digests"].update({name: job_module.file_digest(outside) for name in foreign})
     (out / "manifest.json").write_text(json.dumps(manifest))
