@@ -407,14 +407,9 @@ def test_an_edited_output_is_recomputed_not_kept(logs: Path, tmp_path: Path) -> 
     assert f"skipped partition dt={DAYS[1]}: unchanged" in result.stderr
 
 
-def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An output replaced by a link (even to the same bytes), one that cannot be read, or a manifest
-    naming files outside its folder: the unit is recomputed, with a reason, never an internal error,
-    and nothing outside the folder is read."""
-    from pipeline import job as job_module
-
+def evaluated_once(tmp_path: Path) -> tuple[Path, Path, Job]:
+    """A copy of the sample run evaluated by the CLI at k=10 into ``tmp_path/out``, and the job
+    that would evaluate it again from the library (with the CLI's default checks)."""
     run = tmp_path / "run.parquet"
     run.write_bytes((ROOT / "data/run.parquet").read_bytes())
     out = tmp_path / "out"
@@ -423,6 +418,18 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
     job = Job(
         run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), evaluate_options=checks
     )
+    return run, out, job
+
+
+def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An output replaced by a link (even to the same bytes), one that cannot be read, or a manifest
+    naming files outside its folder: the unit is recomputed, with a reason, never an internal error,
+    and nothing outside the folder is read."""
+    from pipeline import job as job_module
+
+    run, out, job = evaluated_once(tmp_path)
     key = reuse_key(job, str(run), str(QRELS))
     assert recompute_reason(out, None, key) is None
     manifest_text = (out / "manifest.json").read_text()
@@ -466,14 +473,7 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
 def test_an_input_changed_just_now_is_said_so(tmp_path: Path) -> None:
     """A file changed within a clock tick of the run is recomputed, with that reason: not "cannot be
     identified: always recomputed", since the next run identifies it."""
-    run = tmp_path / "run.parquet"
-    run.write_bytes((ROOT / "data/run.parquet").read_bytes())
-    out = tmp_path / "out"
-    assert run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, "--k", "10").returncode == 0
-    checks = {"allow_fractional_labels": False, "warn_results_over": 1000}  # the CLI's defaults
-    job = Job(
-        run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), evaluate_options=checks
-    )
+    run, out, job = evaluated_once(tmp_path)
     assert recompute_reason(out, None, reuse_key(job, str(run), str(QRELS))) is None
     run.write_bytes(run.read_bytes())
     reason = recompute_reason(out, None, reuse_key(job, str(run), str(QRELS)))
