@@ -31,7 +31,7 @@ from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageErr
 from pipeline.inputs import Inputs
 from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
-from pipeline.io.identity import UNKNOWN, differences, identified, identify, same
+from pipeline.io.identity import UNKNOWN, differences, identified, identify, same, unsettled_paths
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import (
@@ -473,8 +473,7 @@ def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]
                 return f"{role} changed: {'none before' if entry is None else 'none now'}"
             continue
         if not identified(new):
-            files = new.get("files") if new.get("kind") == "files" else None
-            fresh = [str(r.get("path")) for r in files or [] if isinstance(r, dict) and r.get("settled") is False]
+            fresh = unsettled_paths(new)
             if fresh:  # identified once it settles: on the next run
                 shown = ", ".join(fresh[:3]) + (f", ... ({len(fresh)} in all)" if len(fresh) > 3 else "")
                 return f"{role} changed: {shown} changed just now (within a clock tick of this run)"

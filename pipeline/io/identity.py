@@ -162,18 +162,26 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
     return changes or ["changed"]
 
 
+def unsettled_paths(identity: object) -> list[str]:
+    """The files of an identity of local files that had changed just before it was taken."""
+    records = _file_records(identity)
+    return [str(record.get("path")) for record in records if record.get("settled") is False]
+
+
+def _file_records(identity: object) -> list[dict[str, Any]]:
+    if not isinstance(identity, dict) or identity.get("kind") != "files" or not isinstance(identity.get("files"), list):
+        return []
+    return [record for record in identity["files"] if isinstance(record, dict)]
+
+
 def _unsettled(old: dict[str, Any]) -> list[str]:
     """Why a recorded identity of local files cannot be trusted (see the module's text)."""
-    if old.get("kind") != "files" or not isinstance(old.get("files"), list):
-        return []
-    records = [record for record in old["files"] if isinstance(record, dict)]
     reasons = [
-        f"{record.get('path')} had changed just before it was read last time: "
+        f"{path} had changed just before it was read last time: "
         "a change in the same clock tick would not show in its times"
-        for record in records
-        if record.get("settled") is False
+        for path in unsettled_paths(old)
     ]
-    if not reasons and any("settled" not in record for record in records):
+    if not reasons and any("settled" not in record for record in _file_records(old)):
         reasons = ["identity recorded by an earlier version (without settled stamps)"]
     return reasons
 

@@ -10,7 +10,7 @@ of a comparison). :func:`publish` replaces units whole:
   user's file holding a name the unit would write is refused (:class:`OutputError`, exit 2)
   before anything is written.
 - **Atomic, whatever else is in the folder.** The new unit is built in a staging folder beside
-  the target (``.staging-<name>-XXXXXXXX``); the user's files and folders of the target are
+  the target (``.staging-<name>-`` and 8 random characters); the user's files and folders of the target are
   hard-linked into it (folders recreated, their files linked), and the two folders are swapped
   in one step (``renameat2(RENAME_EXCHANGE)``), so a reader or a crash finds the whole old unit
   or the whole new one. Where the system has no exchange, two renames do it, and a kill between
@@ -336,7 +336,8 @@ def _publish_unit(unit: Unit, lock: _Lock, flag: str) -> None:
 
 def _build(staging: Path, unit: Unit, flag: str) -> None:
     """The manifest first (it names every output, so leftovers are recognised), then the files,
-    ``_SUCCESS`` last; each fsynced. A failure names the file the user asked for, not the staged one."""
+    then the manifest again with their digests, ``_SUCCESS`` last; each fsynced.
+    A failure names the file the user asked for, not the staged one."""
     kind = unit_kind(unit.manifest, unit.files)
     manifest = {
         **unit.manifest,
