@@ -21,7 +21,7 @@ from pipeline.engines import ENGINES, Engine, Execution, engine_named
 from pipeline.errors import UsageError
 from pipeline.inputs import Inputs, as_polars, frame_input, load
 from pipeline.io import hadoop
-from pipeline.io.read import Columns, Source
+from pipeline.io.read import Columns, Source, table_source
 from pipeline.spec import (
     CONVENTION,
     CONVENTIONS,
@@ -210,8 +210,6 @@ def _tables(
 ) -> tuple[Input, Input | None]:
     """Paths of Delta tables given with a version as sources at that version (resolved once);
     a version for anything but a Delta table's path is a usage error."""
-    from pipeline.io.delta import table_source
-
     tables = []
     for value, version, name in ((run, run_version, "run_version"), (qrels, qrels_version, "qrels_version")):
         if version is None:

@@ -27,6 +27,11 @@ class UsageError(NdcgError):
     exit_code = 2
 
 
+class OutputError(UsageError):
+    """An output cannot be written where asked (a file in the way that is not ours, a folder
+    given as a file, a read-only or full disk). Exit 2: the user chooses another place."""
+
+
 class InvalidInput(NdcgError):
     """An input file is missing, unreadable, or holds data we refuse to score."""
 

@@ -33,7 +33,7 @@ from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
 from pipeline.io.identity import UNKNOWN, differences, identified, identify, same, unsettled_paths
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
-from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run
+from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run, table_source
 from pipeline.io.write import (
     FORMATS,
     OUTPUT_DIGESTS,
@@ -170,12 +170,12 @@ def _delta_tables(job: Job) -> tuple[Source | None, Source | None]:
     """The run and the judgments as Delta tables at one version each, resolved once for the whole
     job (None for an input that is not a Delta table: see :mod:`pipeline.io.delta`)."""
     run = (
-        delta.table_source(job.run, job.run_version, "--run-version", job.columns)
+        table_source(job.run, job.run_version, "--run-version", job.columns)
         if job.run_format in (None, "delta")
         else None
     )
     qrels = (
-        delta.table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns)
+        table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns)
         if job.qrels and job.qrels_format in (None, "delta")
         else None
     )

@@ -310,7 +310,7 @@ def test_a_real_full_disk(tmp_path: Path) -> None:
 
 SLOW_SWAPS = """
 import os, time
-import pipeline.io.write as write
+import pipeline.io.publish as write
 exchange = write.exchange_folders
 def slow_exchange(first, second):
     time.sleep(0.4)
@@ -345,7 +345,7 @@ def kill_at(point: str) -> str:
     """Patches that SIGKILL the child at ``point`` of the swap."""
     return f"""
 import os, signal
-import pipeline.io.write as write
+import pipeline.io.publish as write
 point = {point!r}
 exchange, rename, retire = write.exchange_folders, os.rename, write.retire
 def die():

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pipeline.errors import InvalidInput, OutOfMemory, UsageError, first_line
 from pipeline.io import fs
+from pipeline.io.objects import filesystem_for
 from pipeline.spec import Evaluation
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ class _PolarsRead:
         return load(inputs, evaluation)
 
     def filesystem(self, path: str, execution: Execution) -> fs.FileSystem:
-        return fs.filesystem_for(path)
+        return filesystem_for(path)
 
     def check_job(self, job: Any) -> None:
         pass

@@ -5,9 +5,10 @@ A Delta table's folder holds the data files of every version, superseded ones in
 overwrite adds files and only marks the old ones removed in the log), so reading the folder as
 a directory of Parquet files, or globbing it, would score an old version of the table silently:
 :func:`refuse_files_of_table` makes that an error saying how to read the table. The table is
-read by Polars (``pl.scan_delta``) at a version resolved once per job (:func:`table_source`),
-so every unit of a job reads one snapshot. Partition columns of the table are its partitions,
-as a hive layout's folders are (listed from the log's active files, not from folders).
+read by Polars (``pl.scan_delta``) at a version resolved once per job
+(:func:`pipeline.io.read.table_source`), so every unit of a job reads one snapshot. Partition
+columns of the table are its partitions, as a hive layout's folders are (listed from the log's
+active files, not from folders).
 
 The ``deltalake`` package is an optional extra (``pip install -e '.[delta]'``).
 """
@@ -15,29 +16,67 @@ The ``deltalake`` package is an optional extra (``pip install -e '.[delta]'``).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 from urllib.parse import quote
 
 from pipeline.errors import InvalidInput, UsageError, first_line, install_hint
-from pipeline.io import fs
+from pipeline.io.fs import refuse_files_of_table
+from pipeline.io.location import DELTA_LOG, Location
+from pipeline.io.objects import filesystem_for, scrub, storage_options
+from pipeline.io.partitions import RESERVED_NAMES, Partition
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from pipeline.io.partitions import Partition
-    from pipeline.io.read import Columns, Source
+__all__ = [
+    "DELTA_LOG",
+    "NULL_PARTITION",
+    "Table",
+    "data_files",
+    "is_table",
+    "narrowed",
+    "parse_version",
+    "partitions",
+    "refuse_files_of_table",
+    "resolve_version",
+    "scan",
+    "table_id",
+    "table_version",
+]
 
-DELTA_LOG = "_delta_log"
 # the value Delta (and Hive) write for a null partition value
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
-def is_table(path: str) -> bool:
+class Table(Protocol):
+    """What reading a table takes of an input: a :class:`pipeline.io.read.Source` of format
+    ``delta`` (named by this protocol so that this module stands below the readers), a
+    dataclass, so that :func:`narrowed` can make one narrowed to a partition."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def version(self) -> int | None: ...
+
+    @property
+    def partition(self) -> tuple[tuple[str, str], ...]: ...
+
+
+TableT = TypeVar("TableT", bound=Table)
+
+
+def is_table(path: str | Location) -> bool:
     """Whether ``path`` is a Delta table's folder (it holds ``_delta_log/``). Globs never are."""
-    if not (fs.is_local(path) or fs.is_object_store(path)) or any(c in path for c in "*?["):
+    location = Location.of(path)
+    path = location.text
+    if location.is_hadoop or any(c in path for c in "*?["):
         return False
-    filesystem = fs.filesystem_for(path)
+    filesystem = filesystem_for(location)
     # the path itself first, so that a store that cannot be reached is named by the input's URL
     return filesystem.kind(path) == "dir" and filesystem.kind(_join(path, DELTA_LOG)) == "dir"
 
@@ -59,20 +98,6 @@ def parse_version(text: str | int, flag: str) -> int | datetime:
             f"{flag} {text!r}: expected a version number (e.g. 3) or a time (e.g. 2026-11-21T00:00:00Z)"
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def table_source(path: str, version: str | int | None, flag: str, columns: Columns | None = None) -> Source | None:
-    """The Delta table at ``path`` as a :class:`~pipeline.io.read.Source` at one resolved version
-    (the current one, or ``version``), or None when ``path`` is not a Delta table (``version``
-    given for it is then a usage error)."""
-    from pipeline.io.read import Columns, Source
-
-    if not is_table(path):
-        if version is not None:
-            raise UsageError(f"{flag}: {path} is not a Delta table (no {DELTA_LOG}/ folder in it)")
-        return None
-    resolved = resolve_version(path, None if version is None else parse_version(version, flag))
-    return Source(path=path, format="delta", columns=columns or Columns(), version=resolved)
 
 
 def resolve_version(path: str, version: int | datetime | None) -> int:
@@ -110,16 +135,14 @@ def _committed_at(path: str, version: int) -> datetime | None:
     return None
 
 
-def partitions(source: Source) -> list[Partition]:
+def partitions(source: Table) -> list[Partition]:
     """The partitions of the table at the source's version: one per distinct value of its
     partition columns among the files the version holds (in the table's column order)."""
-    from pipeline.io.partitions import Partition, _reserved_names
-
     table = _open(source.path, source.version)
     keys = list(table.metadata().partition_columns)
     if not keys:
         return []
-    reserved = [key for key in keys if key in _reserved_names()]
+    reserved = [key for key in keys if key in RESERVED_NAMES]
     if reserved:
         raise InvalidInput(
             f"{source.path}: the Delta table is partitioned by {reserved[0]!r}, a column name of the inputs or "
@@ -136,20 +159,16 @@ def partitions(source: Source) -> list[Partition]:
     )
 
 
-def narrowed(source: Source, partition: Partition) -> Source:
+def narrowed(source: TableT, partition: Partition) -> TableT:
     """The source reading only ``partition``'s rows (its files only), without its columns: the
     job adds the partition's values to the outputs, as for hive folders."""
-    from dataclasses import replace
-
     return replace(source, partition=partition.values)
 
 
-def scan(source: Source) -> pl.LazyFrame:
+def scan(source: Table) -> pl.LazyFrame:
     """The table at the source's version, narrowed to its partition (the partition columns then
     dropped), lazily."""
     import polars as pl
-
-    from pipeline.io.partitions import Partition
 
     _require()
     options = _storage_options(source.path)
@@ -171,10 +190,8 @@ def scan(source: Source) -> pl.LazyFrame:
     return frame
 
 
-def data_files(source: Source) -> list[str]:
+def data_files(source: Table) -> list[str]:
     """The data files the source's version holds (of its partition only, when narrowed)."""
-    from pipeline.io.partitions import Partition
-
     table = _open(source.path, source.version)
     filters = [(key, "=", value) for key, value in Partition(source.partition).as_dict().items()] or None
     try:
@@ -186,12 +203,12 @@ def data_files(source: Source) -> list[str]:
         raise InvalidInput(f"{source.path}: cannot list the Delta table's files: {_message(error)}") from None
 
 
-def table_version(source: Source) -> int:
+def table_version(source: Table) -> int:
     """The version the source reads (resolved when it was made; the current one otherwise)."""
     return source.version if source.version is not None else resolve_version(source.path, None)
 
 
-def table_id(source: Source) -> str | None:
+def table_id(source: Table) -> str | None:
     """The table's id (its log's ``metaData.id``, made when the table is created): a table
     deleted and written again at the same path starts again at version 0 under a new id."""
     try:
@@ -201,18 +218,6 @@ def table_id(source: Source) -> str | None:
     except Exception:
         return None
     return str(identifier) if identifier else None
-
-
-def refuse_files_of_table(path: str, table: str, flag_hint: str = "--run/--qrels") -> None:
-    """Reading a Delta table's folder as Parquet files is refused (it would read superseded
-    files too): the message says how to read it as a table."""
-    raise InvalidInput(
-        f"{path}: inside the Delta table {table} (it holds {DELTA_LOG}/): its data files include those of "
-        f"every earlier version, so reading them as Parquet files would score superseded data; read it as a "
-        f"table: pass the table's folder {table} itself as {flag_hint} (without --run-format/--qrels-format "
-        "parquet), --partition KEY=VALUE for one partition of it, and --run-version/--qrels-version N for an "
-        "older version"
-    )
 
 
 def _open(path: str, version: int | None) -> Any:
@@ -236,10 +241,8 @@ def _open(path: str, version: int | None) -> Any:
 
 
 def _storage_options(path: str) -> dict[str, str] | None:
-    if not fs.is_object_store(path):
+    if not Location.of(path).is_object_store:
         return None
-    from pipeline.io.objects import storage_options
-
     options = storage_options(path)
     return {"AWS_ALLOW_HTTP": "true"} if options else None
 
@@ -252,8 +255,6 @@ def _require() -> None:
 
 
 def _message(error: BaseException) -> str:
-    from pipeline.io.objects import scrub
-
     return scrub(first_line(error))
 
 

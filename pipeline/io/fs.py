@@ -6,6 +6,9 @@ walk over Hadoop's FileSystem), so no engine applies hidden-file rules of its ow
 engines never read different files of one path. A Delta table's folder is never listed as data
 files (it holds superseded ones): :mod:`pipeline.io.delta` reads it through its log.
 
+This module stands on :mod:`pipeline.io.location` and :mod:`pipeline.errors` only: the file
+systems it lists (an object store's, Hadoop's) are handed to it, never imported.
+
 - **Hidden** (skipped, never descended into): names starting with ``.`` or ``_`` (a ``_``
   name holding ``=`` is a partition folder), and names ending in ``._COPYING_``. This is
   Spark's and Hadoop's rule, which Hive and most data tools share: ``_SUCCESS``,
@@ -27,9 +30,26 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal, NoReturn, Protocol
-from urllib.parse import urlparse
 
 from pipeline.errors import InvalidInput
+from pipeline.io.location import DELTA_LOG, OBJECT_STORE_SCHEMES, is_local, is_object_store, local_path
+
+__all__ = [
+    "LOCAL",
+    "OBJECT_STORE_SCHEMES",
+    "PARQUET_SUFFIXES",
+    "FileSystem",
+    "Kind",
+    "LocalFileSystem",
+    "check_layout",
+    "data_files",
+    "is_hidden",
+    "is_local",
+    "is_object_store",
+    "is_partition_folder",
+    "local_path",
+    "refuse_files_of_table",
+]
 
 Kind = Literal["file", "dir", "dangling", "other", "missing"]
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -38,37 +58,6 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def is_hidden(name: str) -> bool:
     """Whether a file or folder name is not data (Spark's ``shouldFilterOutPathName``)."""
     return name.startswith(".") or (name.startswith("_") and "=" not in name) or name.endswith("._COPYING_")
-
-
-def is_local(path: str) -> bool:
-    """Whether ``path`` is on this machine's disks (a path, or a ``file:`` URL), not on a
-    cluster's file system or an object store (``hdfs://``, ``s3a://``)."""
-    return urlparse(str(path)).scheme in ("", "file")
-
-
-# Object stores the Polars and DuckDB engines read and write themselves (Polars reads them,
-# pyarrow.fs lists and writes them); s3a:// and hdfs:// are Hadoop's, read by the Spark engine.
-OBJECT_STORE_SCHEMES = ("s3", "gs", "gcs", "az", "abfs", "abfss", "hf")
-
-
-def is_object_store(path: str) -> bool:
-    """Whether ``path`` is an object-store URL the Polars and DuckDB engines read
-    (``s3://``, ``gs://``, ``az://``, ``abfs[s]://``, ``hf://``)."""
-    return urlparse(str(path)).scheme.lower() in OBJECT_STORE_SCHEMES
-
-
-def filesystem_for(path: str) -> FileSystem:
-    """The file system listing ``path``: the local one, or the object store its URL names."""
-    if is_object_store(path):
-        from pipeline.io.objects import object_store
-
-        return object_store(path)
-    return LOCAL
-
-
-def local_path(path: str) -> str:
-    """A local path of ``path`` (a ``file:`` URL loses its scheme)."""
-    return urlparse(path).path if path.startswith("file:") else path
 
 
 def is_partition_folder(name: str) -> bool:
@@ -87,6 +76,10 @@ class FileSystem(Protocol):
 
     def glob(self, pattern: str) -> list[str] | None:
         """The paths matching ``pattern``, or None when ``pattern`` is not a pattern."""
+        ...
+
+    def missing(self, path: str) -> str:
+        """Why ``path``, which :meth:`kind` found missing, is not there, for the message."""
         ...
 
 
@@ -115,6 +108,9 @@ class LocalFileSystem:
             return None
         return sorted(glob.glob(pattern, recursive=True))
 
+    def missing(self, path: str) -> str:
+        return "no such file or directory"
+
 
 LOCAL = LocalFileSystem()
 
@@ -136,7 +132,7 @@ def data_files(path: str, format: str, filesystem: FileSystem = LOCAL) -> list[s
                     f"{path}: directory holds no {_data_description(format)}{_hidden_note(path, filesystem)}"
                 )
             return found
-        _refuse_kind(path, kind)
+        _refuse_kind(path, kind, filesystem)
     visible = [match for match in matches if not _hidden_below(match, path)]
     found = []
     for match in visible:
@@ -146,7 +142,7 @@ def data_files(path: str, format: str, filesystem: FileSystem = LOCAL) -> list[s
         elif kind == "file":
             found.append(match)
         else:
-            _refuse_kind(match, kind)
+            _refuse_kind(match, kind, filesystem)
     if not found:
         raise InvalidInput(f"{path}: nothing matches this pattern (looked for {_data_description(format)})")
     _refuse_inside_table(found, filesystem)
@@ -162,9 +158,7 @@ def _refuse_inside_table(files: list[str], filesystem: FileSystem) -> None:
         folder = file.rstrip("/").rsplit("/", 1)[0] if "/" in file else "."
         while folder and folder not in checked:
             checked.add(folder)
-            if filesystem.kind(_join(folder, "_delta_log")) == "dir":
-                from pipeline.io.delta import refuse_files_of_table
-
+            if filesystem.kind(_join(folder, DELTA_LOG)) == "dir":
                 refuse_files_of_table(file, folder)
             parent = folder.rsplit("/", 1)[0] if "/" in folder.rstrip("/") else ""
             if parent == folder or parent.endswith(":/") or parent.endswith(":"):
@@ -188,9 +182,7 @@ def check_layout(folder: str, entries: list[tuple[str, Kind]]) -> None:
 
 def _walk(folder: str, format: str, filesystem: FileSystem, seen: frozenset[str] = frozenset()) -> Iterator[str]:
     entries = filesystem.entries(folder)
-    if ("_delta_log", "dir") in entries:
-        from pipeline.io.delta import refuse_files_of_table
-
+    if (DELTA_LOG, "dir") in entries:
         refuse_files_of_table(folder, folder)
     check_layout(folder, entries)
     real = os.path.realpath(folder) if filesystem is LOCAL else folder
@@ -210,23 +202,28 @@ def _walk(folder: str, format: str, filesystem: FileSystem, seen: frozenset[str]
                 )
             yield path
         else:
-            _refuse_kind(path, kind)
+            _refuse_kind(path, kind, filesystem)
 
 
-def _refuse_kind(path: str, kind: Kind) -> NoReturn:
+def refuse_files_of_table(path: str, table: str, flag_hint: str = "--run/--qrels") -> NoReturn:
+    """Reading a Delta table's folder as Parquet files is refused (it would read superseded
+    files too): the message says how to read it as a table."""
+    raise InvalidInput(
+        f"{path}: inside the Delta table {table} (it holds {DELTA_LOG}/): its data files include those of "
+        f"every earlier version, so reading them as Parquet files would score superseded data; read it as a "
+        f"table: pass the table's folder {table} itself as {flag_hint} (without --run-format/--qrels-format "
+        "parquet), --partition KEY=VALUE for one partition of it, and --run-version/--qrels-version N for an "
+        "older version"
+    )
+
+
+def _refuse_kind(path: str, kind: Kind, filesystem: FileSystem) -> NoReturn:
     if kind == "dangling":
         raise InvalidInput(
             f"{path}: a dangling symbolic link (it points to {os.readlink(path)!r}, which does not exist)"
         )
     if kind == "missing":
-        if is_object_store(path):
-            from pipeline.io.objects import object_store
-
-            store = object_store(path)
-            if store.kind(store.prefix) == "missing":
-                raise InvalidInput(f"{path}: no such bucket {store.bucket!r} (check the URL, and AWS_ENDPOINT_URL)")
-            raise InvalidInput(f"{path}: no such object or prefix (check the key)")
-        raise InvalidInput(f"{path}: no such file or directory")
+        raise InvalidInput(f"{path}: {filesystem.missing(path)}")
     raise InvalidInput(f"{path}: not a regular file or directory ({_special_kind(path)})")
 
 

@@ -4,7 +4,7 @@ Local paths are listed by :mod:`pipeline.io.fs` itself; a cluster's file systems
 stores (``hdfs://``, ``s3a://``) through :class:`HadoopFileSystem`, by the same rules, so Spark
 reads the files the other engines would read. Outputs on those file systems are staged and
 renamed into place by :func:`write_tables` (local outputs go through
-:func:`pipeline.io.write.publish`, as on every engine).
+:func:`pipeline.io.publish.publish`, as on every engine).
 
 pyspark is imported inside the functions: this module is used only by the Spark engine.
 """
@@ -16,11 +16,11 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io import fs
-from pipeline.io.read import detect_format
+from pipeline.io.location import Location, is_local, local_path
+from pipeline.io.read import check_parquet_schemas, detect_format
 
 if TYPE_CHECKING:
     import polars as pl
@@ -44,7 +44,7 @@ def spark_format(path: str, format: str | None) -> str:
     """
     if format:
         return format
-    if urlparse(path).scheme not in ("", "file") or not Path(path.rstrip("/*")).suffix:
+    if not is_local(path) or not Path(path.rstrip("/*")).suffix:
         return "parquet"
     return detect_format(path)
 
@@ -66,10 +66,8 @@ def read_parquet(
                 f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
             )
     files = [file for path in paths for file in data_files(spark, path)]
-    if all(fs.is_local(file) for file in files):
-        from pipeline.io.read import check_parquet_schemas
-
-        check_parquet_schemas([fs.local_path(file) for file in files])
+    if all(is_local(file) for file in files):
+        check_parquet_schemas([local_path(file) for file in files])
     from py4j.protocol import Py4JJavaError
     from pyspark.errors import AnalysisException
 
@@ -87,8 +85,9 @@ def data_files(spark: SparkSession, path: str) -> list[str]:
     """The Parquet data files of ``path`` by :func:`pipeline.io.fs.data_files`: local paths
     listed as the other engines list them, URLs (``s3a://``, ``hdfs://``) through Hadoop's
     FileSystem by the same rules."""
-    if fs.is_local(path):
-        return fs.data_files(fs.local_path(path), "parquet")
+    location = Location.of(path)
+    if location.is_local:
+        return fs.data_files(location.local_path, "parquet")
     return fs.data_files(path, "parquet", HadoopFileSystem(spark))
 
 
@@ -121,6 +120,9 @@ class HadoopFileSystem:
             return None
         filesystem, hadoop_path = hadoop_filesystem(self.spark, pattern)
         return sorted(str(status.getPath()) for status in filesystem.globStatus(hadoop_path) or [])
+
+    def missing(self, path: str) -> str:
+        return "no such file or directory"
 
     @staticmethod
     def _kind(status: Any) -> fs.Kind:

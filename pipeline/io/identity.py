@@ -58,7 +58,10 @@ import time
 from typing import Any
 
 from pipeline.errors import InvalidInput
-from pipeline.io import fs
+from pipeline.io.delta import table_id, table_version
+from pipeline.io.location import local_path
+from pipeline.io.objects import object_store
+from pipeline.io.read import Source
 
 UNKNOWN: dict[str, Any] = {"kind": "unknown"}
 # what identifies a local file besides its size (a record without one of them is not identified)
@@ -72,22 +75,16 @@ SETTLING_WHOLE_SECONDS_NS = 2_100_000_000
 def identify(source: Any) -> dict[str, Any]:
     """The identity of an input: a :class:`~pipeline.io.read.Source`, a path or URL (its
     format guessed from the name), or anything else (``{"kind": "unknown"}``)."""
-    from pipeline.io.read import Source
-
     if isinstance(source, (str, os.PathLike)):
         source = Source.of(str(source))
     if not isinstance(source, Source):
         return dict(UNKNOWN)
-    if source.format == "delta":
-        from pipeline.io.delta import table_id, table_version
-
+    if source.location.delta_table:
         version = table_version(source)
         return {"kind": "delta", "table": source.path, "id": table_id(source), "version": version}
-    if fs.is_local(source.path):
+    if source.location.is_local:
         return {"kind": "files", "files": [_local_file(path) for path in source.files()]}
-    if fs.is_object_store(source.path):
-        from pipeline.io.objects import object_store
-
+    if source.location.is_object_store:
         if not object_store(source.path).listable:  # hf://: nothing to ask the store for here
             return dict(UNKNOWN)
         return {"kind": "objects", "files": [object_store(path).identity(path) for path in source.files()]}
@@ -188,7 +185,7 @@ def _unsettled(old: dict[str, Any]) -> list[str]:
 
 def _local_file(path: str) -> dict[str, Any]:
     try:
-        status = os.stat(fs.local_path(path))
+        status = os.stat(local_path(path))
     except OSError as error:
         raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
     return {

@@ -1,6 +1,6 @@
 """Object stores (``s3://``, ``gs://``, ``az://``, ``abfs[s]://``, ``hf://``) for the Polars
 and DuckDB engines: listing by :mod:`pipeline.io.fs`'s rules, the identity of an object, and
-the few writes publishing needs (:func:`pipeline.io.write.publish`).
+the few writes publishing needs (:mod:`pipeline.io.publish_objects`).
 
 Listing and writing go through ``pyarrow.fs`` (pyarrow is a dependency already); the data
 files are read by Polars (``object_store``). Both take credentials and endpoints from where
@@ -26,12 +26,12 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NoReturn
 from urllib.parse import urlparse
 
-from pipeline.errors import InvalidInput, UsageError, first_line
+from pipeline.errors import InvalidInput, OutputError, UsageError, first_line
+from pipeline.io.fs import LOCAL, FileSystem, Kind
+from pipeline.io.location import Location
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
-
-    from pipeline.io.fs import Kind
 
 _SECRET_VARIABLES = (
     "AWS_ACCESS_KEY_ID",
@@ -162,6 +162,11 @@ class ObjectStore:
             infos = self.filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
         return [self.url(info.path) for info in infos if matcher.fullmatch(info.path[len(base) :].strip("/"))]
 
+    def missing(self, path: str) -> str:
+        if self.kind(self.prefix) == "missing":
+            return f"no such bucket {self.bucket!r} (check the URL, and AWS_ENDPOINT_URL)"
+        return "no such object or prefix (check the key)"
+
     def identity(self, path: str) -> dict[str, Any]:
         """``{"path", "size", "etag", "version_id"}`` of one object (a HEAD request)."""
         with self.reaching(path):
@@ -178,7 +183,7 @@ class ObjectStore:
             "version_id": metadata.get("versionid") or metadata.get("x-amz-version-id"),
         }
 
-    # --- writes (publishing: pipeline.io.write) ---------------------------------------------
+    # --- writes (publishing: pipeline.io.publish_objects) ---------------------------------------------
 
     def read_bytes(self, path: str) -> bytes | None:
         """An object's bytes, or None when there is none."""
@@ -239,8 +244,6 @@ def _refuse(url: str, error: BaseException, *, writing: bool) -> NoReturn:
         why = "the object store refused the request"
     message = f"{url}: {why}: {text}"
     if writing:
-        from pipeline.io.write import OutputError
-
         raise OutputError(f"cannot write {message}; choose another --out") from None
     raise InvalidInput(message) from None
 
@@ -248,6 +251,11 @@ def _refuse(url: str, error: BaseException, *, writing: bool) -> NoReturn:
 def _text(value: object) -> str:
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
     return text.strip('"')
+
+
+def filesystem_for(path: str | Location) -> FileSystem:
+    """The file system listing ``path``: the local one, or the object store its URL names."""
+    return object_store(str(path)) if Location.of(path).is_object_store else LOCAL
 
 
 def object_store(url: str) -> ObjectStore:

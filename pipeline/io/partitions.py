@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 from pipeline.errors import InvalidInput, PartitionNotFound, UsageError
 from pipeline.io.fs import LOCAL, FileSystem, check_layout, is_partition_folder
+from pipeline.spec import MEASURE_NAMES
 
 # --missing-qrels-partition: what a run partition whose folder is missing from judgments
 # partitioned like the run is scored against
@@ -39,12 +40,16 @@ class Partition:
         return "/".join(f"{key}={value}" for key, value in self.values)
 
 
-def _reserved_names() -> frozenset[str]:
-    """Canonical input columns and the outputs' columns: a partition key of one of these names
-    would be added over (or beside) the column of that name."""
-    from pipeline.aggregate import RESERVED_COLUMNS
-
-    return RESERVED_COLUMNS | {"query_id", "doc_id", "score", "relevance"}
+# The columns of the outputs (per-query and summary tables, a grouped summary's ``overall``
+# marker): the same names pipeline.aggregate.RESERVED_COLUMNS refuses as group columns (a test
+# keeps the two equal; io stands below aggregate, so it cannot import them from there).
+OUTPUT_COLUMNS = frozenset(
+    {"query_id", "k", "queries", *MEASURE_NAMES, "ndcg_min", "ndcg_max", "ties_straddle_k", "tie_sensitive_queries"}
+    | {"overall"}
+)
+# Canonical input columns and the outputs' columns: a partition key of one of these names would
+# be added over (or beside) the column of that name.
+RESERVED_NAMES = OUTPUT_COLUMNS | {"query_id", "doc_id", "score", "relevance"}
 
 
 def check_partition_keys(files: list[str], columns: list[str], root: str = "") -> None:
@@ -57,7 +62,7 @@ def check_partition_keys(files: list[str], columns: list[str], root: str = "") -
     (``/data/k=5/run.parquet`` names a file, not a partition) and are not read as partitions.
     Every engine's reader and the job's partition listing call this, so all engines refuse the
     same layouts."""
-    reserved = _reserved_names()
+    reserved = RESERVED_NAMES
     seen: set[str] = set()
     prefix = str(root).rstrip("/") + "/" if root else ""
     for path in files:

@@ -17,8 +17,11 @@ from typing import Literal
 import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
-from pipeline.io import fs
+from pipeline.io import delta
 from pipeline.io.fs import data_files
+from pipeline.io.location import Location
+from pipeline.io.objects import filesystem_for, scrub
+from pipeline.io.objects import storage_options as store_options
 from pipeline.io.partitions import check_partition_keys, is_partition_folder
 
 Format = Literal["parquet", "trec", "csv", "tsv", "delta"]
@@ -83,6 +86,11 @@ class Source:
             raise UsageError(f"{path}: a version is read from Delta tables only, and this is {chosen}")
         return cls(path=path, format=chosen, columns=columns or Columns(), version=version)  # type: ignore[arg-type]
 
+    @property
+    def location(self) -> Location:
+        """Where the input is: local, an object store or Hadoop's, and whether a Delta table."""
+        return Location.of(self.path, delta_table=self.format == "delta")
+
     def files(self) -> list[str]:
         """The data files this source names (see :mod:`pipeline.io.fs` for which files are
         data); an error naming the path when there are none.
@@ -90,16 +98,26 @@ class Source:
         A path that exists is taken literally, even when its name holds glob characters
         (``[``, ``*``, ``?``); only a path that does not exist is read as a pattern."""
         if self.format == "delta":
-            from pipeline.io.delta import data_files as table_files
-
-            return table_files(self)
-        return data_files(self.path, self.format, fs.filesystem_for(self.path))
+            return delta.data_files(self)
+        return data_files(self.path, self.format, filesystem_for(self.location))
 
     def is_pattern(self) -> bool:
         """True when the path is a glob pattern rather than an existing file or directory."""
-        if fs.is_object_store(self.path):
-            return glob.has_magic(self.path) and fs.filesystem_for(self.path).kind(self.path) == "missing"
+        if self.location.is_object_store:
+            return glob.has_magic(self.path) and filesystem_for(self.location).kind(self.path) == "missing"
         return not Path(self.path).exists() and glob.has_magic(self.path)
+
+
+def table_source(path: str, version: str | int | None, flag: str, columns: Columns | None = None) -> Source | None:
+    """The Delta table at ``path`` as a :class:`Source` at one resolved version (the current
+    one, or ``version``), or None when ``path`` is not a Delta table (``version`` given for it
+    is then a usage error)."""
+    if not delta.is_table(path):
+        if version is not None:
+            raise UsageError(f"{flag}: {path} is not a Delta table (no {delta.DELTA_LOG}/ folder in it)")
+        return None
+    resolved = delta.resolve_version(path, None if version is None else delta.parse_version(version, flag))
+    return Source(path=path, format="delta", columns=columns or Columns(), version=resolved)
 
 
 def detect_format(path: str) -> str:
@@ -107,12 +125,10 @@ def detect_format(path: str) -> str:
     globs of them; CSV for ``.csv``; TSV for ``.tsv``; TREC text for anything else. An
     object-store URL without one of these extensions is a Parquet dataset (a prefix), as on
     Spark."""
-    from pipeline.io.delta import is_table
-
     suffix = Path(path.rstrip("/*")).suffix.lower()
-    if suffix not in (".csv", ".tsv", ".txt") and is_table(path):
+    if suffix not in (".csv", ".tsv", ".txt") and delta.is_table(path):
         return "delta"
-    if fs.is_object_store(path):
+    if Location.of(path).is_object_store:
         return {".csv": "csv", ".tsv": "tsv", ".txt": "trec"}.get(suffix, "parquet")
     if suffix in (".parquet", ".pq") or Path(path).is_dir() or path.endswith((".parquet", ".pq")):
         return "parquet"
@@ -166,9 +182,7 @@ def _scan_table(source: Source) -> pl.LazyFrame:
     (never the directory: Polars' own listing rules would differ from the other engines'); a
     Delta table through its log, at the source's version."""
     if source.format == "delta":
-        from pipeline.io.delta import scan
-
-        return scan(source)
+        return delta.scan(source)
     files = source.files()
     separator = "\t" if source.format == "tsv" else ","
     remote = storage_options(source.path)
@@ -195,7 +209,7 @@ def dataset_root(source: Source) -> str:
     """The folder a source's files are read below: the directory itself (or, for one partition
     of a hive layout such as ``runs/dt=1``, the layout's root, since the job adds its keys to the
     outputs), the fixed part of a glob, or a single file's own folder (below which nothing lies)."""
-    if fs.is_object_store(source.path):
+    if source.location.is_object_store:
         return _url_root(source)
     path = Path(source.path)
     if path.is_dir():
@@ -213,7 +227,7 @@ def dataset_root(source: Source) -> str:
 
 
 def _refuse_remote_text(source: Source) -> None:
-    if source.format not in ("parquet", "delta") and not fs.is_local(source.path):
+    if source.format not in ("parquet", "delta") and not source.location.is_local:
         raise UsageError(
             f"{source.path}: {source.format} text is read from local files only; on an object store, "
             "inputs are Parquet (files, prefixes, globs, hive-partitioned prefixes) or Delta tables"
@@ -223,7 +237,7 @@ def _refuse_remote_text(source: Source) -> None:
 def _url_root(source: Source) -> str:
     """:func:`dataset_root` of an object-store URL, as text (``Path`` would fold ``s3://``)."""
     url = source.path.rstrip("/")
-    filesystem = fs.filesystem_for(url)
+    filesystem = filesystem_for(source.location)
     if source.is_pattern():
         fixed = []
         for part in url.split("/"):
@@ -240,11 +254,7 @@ def _url_root(source: Source) -> str:
 
 def storage_options(path: str) -> dict[str, str] | None:
     """Polars' ``storage_options`` for an input (None for local files)."""
-    if not fs.is_object_store(path):
-        return None
-    from pipeline.io.objects import storage_options as options
-
-    return options(path)
+    return store_options(path) if Location.of(path).is_object_store else None
 
 
 def check_parquet_schemas(files: list[str]) -> None:
@@ -513,6 +523,4 @@ def _check_trec_shape(path: str, *, qrels: bool) -> None:
 
 
 def _first_line(error: BaseException) -> str:
-    from pipeline.io.objects import scrub
-
     return scrub(str(error).strip().splitlines()[0]) if str(error).strip() else type(error).__name__
