@@ -42,7 +42,9 @@ def k_text(k: object) -> str:
 def cell(column: str, value: object) -> Markup:
     """A table cell whose text is rounded for people and whose ``data-value`` keeps every digit,
     so that tests (and curious readers) can compare it with the Parquet outputs."""
-    markup = '<td data-column="{{ column }}"{% if data is not none %} data-value="{{ data }}"{% endif %}>{{ shown }}</td>'
+    markup = (
+        '<td data-column="{{ column }}"{% if data is not none %} data-value="{{ data }}"{% endif %}>{{ shown }}</td>'
+    )
     if value is None:
         return fragment(markup, column=column, data=None, shown="-")
     if isinstance(value, float):
