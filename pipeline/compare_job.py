@@ -126,6 +126,7 @@ def compare_job(
     partition_by: tuple[str, ...] = ()
     if systems.runs:
         tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure)
+        tables = {name: evaluated_rows(table) for name, table in tables.items()}
     else:
         tables, conventions, partition_by = _read_outputs(systems, filters)
     if gate is not None and gate.partitions and not partition_by:
@@ -177,6 +178,13 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
         {"comparison": compared.result.comparison, "deltas": compared.result.deltas},
         manifest={**manifest, "options": compared.options.describe()},
     )
+
+
+def evaluated_rows(table: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the queries an evaluation evaluated: a query whose NDCG is null
+    (``--empty-ideal skip``) is left out of every mean of ``ndcg evaluate``, so out of the
+    comparison too (a query that system lacks, counted and listed as such)."""
+    return table.filter(pl.col(PRIMARY_MEASURE).is_not_null())
 
 
 def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
