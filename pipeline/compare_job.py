@@ -31,15 +31,7 @@ from pipeline.compare import (
 )
 from pipeline.errors import UsageError
 from pipeline.gate import Gate, GateResult, check_gate
-from pipeline.groups import (
-    RESERVED_COLUMNS,
-    attach_groups,
-    check_group_names,
-    parse_group_by,
-    query_groups,
-    scan_group_source,
-    shared_query_groups,
-)
+from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
 from pipeline.spec import CONVENTION, MEASURE, PRIMARY_MEASURE, Evaluation, SpecError, parse_cutoffs
 
@@ -268,9 +260,9 @@ def _evaluate_runs(
     from pipeline.compare_partitions import check_filters, evaluate_partitioned_runs, run_partitions
 
     if len(systems.runs) >= 2 and any(run_partitions(run) for run in systems.runs):
-        job = run_job_of(systems, k, all_queries, measure, group_by)
+        job = run_job_of(systems, k, all_queries, measure)
         names = system_names(systems.names, systems.runs)
-        tables, keys, _ = evaluate_partitioned_runs(names, systems.runs, job, filters)
+        tables, keys, _ = evaluate_partitioned_runs(names, systems.runs, job, filters, group_by)
         return tables, dict.fromkeys(names, job.evaluation.describe()), keys
     check_filters(filters)
     return (*evaluate_runs(systems, k, group_by, all_queries, measure), ())
@@ -293,8 +285,9 @@ def run_evaluation(systems: Systems, k: str | None, all_queries: bool, measure: 
     return evaluation
 
 
-def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str, group_by: tuple[str, ...] = ()) -> Job:
-    """The evaluation job every run is scored by (its ``run`` set per system); nothing is written."""
+def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str) -> Job:
+    """The evaluation job every run is scored by (its ``run`` set per system); nothing is
+    written. The groups are attached after, over every run (see :func:`evaluate_runs`)."""
     from pipeline.job import Job
 
     return Job(
@@ -302,7 +295,6 @@ def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str,
         qrels=systems.qrels,
         evaluation=run_evaluation(systems, k, all_queries, measure),
         engine=systems.engine,
-        group_by=group_by,
         query_attributes=systems.query_attributes,
         evaluate_options=dict(systems.input_options),
     )
@@ -329,7 +321,8 @@ def evaluate_runs(
 ) -> tuple[dict, dict]:
     """Each run scored alike by the evaluation job (with ``measure`` among its measures), its
     warnings logged as ``ndcg evaluate`` logs them; with ``group_by``, each query's groups
-    attached by :func:`attach_groups_of_runs`."""
+    attached by :func:`pipeline.groups.attach_shared_groups` (from ``--query-attributes``, or
+    else from every run, so that paired queries are in the same group)."""
     from pipeline.job import run_job
 
     if len(systems.runs) < 2:
@@ -343,32 +336,13 @@ def evaluate_runs(
             for warning in unit.result.warnings:
                 log.warning("%s: %s", name, warning)
         tables[name] = pl.concat([unit.per_query for unit in units], how="diagonal_relaxed")
-    if group_by:
-        tables = attach_groups_of_runs(tables, systems, group_by)
+    if group_by:  # the rule of `ndcg evaluate --group-by`, over every run
+        tables, warnings = attach_shared_groups(
+            tables, systems.runs, group_by, query_attributes=systems.query_attributes
+        )
+        for name, warning in warnings:
+            log.warning("%s: %s", name, warning)
     return tables, dict.fromkeys(names, job.evaluation.describe())
-
-
-def attach_groups_of_runs(
-    tables: Mapping[str, pl.DataFrame], systems: Systems, group_by: tuple[str, ...]
-) -> dict[str, pl.DataFrame]:
-    """Each system's per-query table with its queries' groups, by the rule of ``ndcg evaluate
-    --group-by`` (:mod:`pipeline.groups`): read from ``--query-attributes``, or else from every
-    run (a query's group is the same in each run that has it, so that paired queries are in the
-    same group); a query without one (zero-filled by ``--all-queries``) joins the null group,
-    with a warning."""
-    check_group_names(group_by, RESERVED_COLUMNS)
-    if systems.query_attributes:
-        source, rows = scan_group_source(systems.runs[0], query_attributes=systems.query_attributes)
-        groups = query_groups(rows, source, group_by)
-    else:
-        sources = dict(scan_group_source(run) for run in systems.runs)
-        groups, source = shared_query_groups(sources, group_by), f"any run ({', '.join(systems.runs)})"
-    labelled = {}
-    for name, table in tables.items():
-        labelled[name], unlabelled = attach_groups(table, groups, source, group_by)
-        if unlabelled is not None:
-            log.warning("%s: %s", name, unlabelled)
-    return labelled
 
 
 def compare_cutoffs(text: str | None) -> tuple[int | None, ...] | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from pipeline.errors import InvalidInput, NothingToEvaluate, PartitionNotFound
+from pipeline.groups import RESERVED_COLUMNS, attach_shared_groups, check_group_names
 from pipeline.io.outputs import PER_QUERY, output_partitions, read_conventions, read_per_query, with_partition_columns
 from pipeline.io.partitions import Partition, hive_partitions, select_partitions
 
@@ -122,11 +123,13 @@ def evaluate_partitioned_runs(
     runs: Sequence[str],
     job: Job,
     filters: Mapping[str, set[str]],
+    group_by: tuple[str, ...] = (),
 ) -> tuple[dict[str, pl.DataFrame], tuple[str, ...], list[str]]:
     """Each run evaluated by ``job`` (its ``run`` replaced), over the partitions every run has:
     the job evaluates each partition as ``ndcg evaluate`` does (with its own judgments when they
-    are partitioned like the run; with ``group_by``, each query's groups from its partition of
-    the run), and its per-query tables come with their partition columns."""
+    are partitioned like the run), and its per-query tables come with their partition columns.
+    With ``group_by``, each partition's queries get their groups from that partition of every
+    run (or from the job's query attributes): :func:`pipeline.groups.attach_shared_groups`."""
     from pipeline.job import run_job
 
     found = {name: run_partitions(run) for name, run in zip(names, runs, strict=True)}
@@ -138,18 +141,29 @@ def evaluate_partitioned_runs(
         )
     common, notes = paired_partitions(found, filters, "runs")
     _warn_unpaired(notes, common)
+    if group_by:
+        check_group_names(group_by, RESERVED_COLUMNS | {key for key, _ in common[0].values})
     # the paired partitions as filters of the job: each key's values (a combination of values
-    # no run pairs is evaluated by none, or left out below)
+    # no run pairs is left out below)
     chosen = {key: {value for p in common for k, value in p.values if k == key} for key, _ in common[0].values}
-    tables = {}
+    evaluated: dict[Partition, dict[str, pl.DataFrame]] = {partition: {} for partition in common}
     for name, run in zip(names, runs, strict=True):
-        units = run_job(replace(job, run=run, partition_filters=chosen, out=None))
-        for unit in units:
-            for warning in unit.result.warnings:
-                log.warning("%s, partition %s: %s", name, unit.partition, warning)
-        tables[name] = _stack([unit.per_query for unit in units if unit.partition in common], name)
+        for unit in run_job(replace(job, run=run, partition_filters=chosen, out=None)):
+            if unit.partition in evaluated:
+                for warning in unit.result.warnings:
+                    log.warning("%s, partition %s: %s", name, unit.partition, warning)
+                evaluated[unit.partition][name] = unit.per_query
+    if group_by:
+        for partition, tables in evaluated.items():
+            folders = [str(partition.path(run)) for run in runs]
+            evaluated[partition], warnings = attach_shared_groups(
+                tables, folders, group_by, query_attributes=job.query_attributes
+            )
+            for name, warning in warnings:
+                log.warning("%s, partition %s: %s", name, partition, warning)
+    stacked = {name: _stack([evaluated[partition][name] for partition in common], name) for name in names}
     keys = tuple(key for key, _ in common[0].values)
-    return tables, keys, notes
+    return stacked, keys, notes
 
 
 def check_filters(filters: Mapping[str, set[str]]) -> None:

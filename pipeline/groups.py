@@ -161,6 +161,33 @@ def attach_groups(
     return labelled, warning
 
 
+def attach_shared_groups(
+    tables: Mapping[str, pl.DataFrame],
+    runs: Sequence[str],
+    group_by: Sequence[str],
+    *,
+    query_attributes: str | None = None,
+) -> tuple[dict[str, pl.DataFrame], list[tuple[str, ValidationWarning]]]:
+    """The per-query tables of systems compared together (``{system: table}``, scored from
+    ``runs``), each with its queries' groups, and the warnings of :func:`attach_groups` by
+    system. The groups are read from ``query_attributes``, or else from every run
+    (:func:`shared_query_groups`), so that a query has one group in every table and paired
+    queries are in the same group, even one only some runs hold (zero-filled in the others)."""
+    check_group_names(tuple(group_by))
+    if query_attributes:
+        source, rows = scan_group_source(runs[0], query_attributes=query_attributes)
+        groups = query_groups(rows, source, group_by)
+    else:
+        sources = dict(scan_group_source(run) for run in runs)
+        groups, source = shared_query_groups(sources, group_by), f"any run ({', '.join(runs)})"
+    labelled, warnings = {}, []
+    for name, table in tables.items():
+        labelled[name], unlabelled = attach_groups(table, groups, source, group_by)
+        if unlabelled is not None:
+            warnings.append((name, unlabelled))
+    return labelled, warnings
+
+
 def overall_rows(table: pl.DataFrame, group_columns: Sequence[str]) -> pl.DataFrame:
     """The rows over all queries of a grouped summary or comparison: those its ``overall``
     column marks (a null group value is a group, not the overall row); outputs written before

@@ -192,7 +192,7 @@ def test_compare_runs_with_a_profile_gives_the_means_of_evaluate(outputs: dict[s
 def test_compare_runs_takes_the_measure_flags_of_evaluate(
     outputs: dict[str, Path], flags: tuple[str, ...], measure: str, k: int, engine: str
 ) -> None:
-    common = (*flags, "--k", "10", "--engine", engine)
+    common = (*flags, "--engine", engine)  # the default cutoffs (and P@5's)
     expected = evaluated(*common)
     payload, _ = compared(outputs["run_b"], *common, "--measure", measure)
     assert payload["conventions"]["a"] == expected["conventions"]
