@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.errors import UsageError
+from pipeline.groups import OVERALL, RESERVED_COLUMNS, check_group_names
 from pipeline.spec import MEASURE_NAMES, PRIMARY_MEASURE
 
 MEASURES = MEASURE_NAMES
@@ -21,26 +21,8 @@ TIE_BOUNDS = ("ndcg_min", "ndcg_max")
 # An order of ties changes a query's score when its bounds differ by more than this. Bounds
 # of ties among equal gains sum the same values in the same order, so they are equal exactly.
 TIE_SENSITIVITY = 1e-12
-# Marks the rows over all queries of a grouped summary (and of a grouped comparison).
-OVERALL = "overall"
-# Columns of the per-query and summary tables (and the overall marker): a group column may not
-# take one of these names, or it would overwrite or be mistaken for them.
-RESERVED_COLUMNS = frozenset(
-    {"query_id", "k", "queries", *MEASURES, *TIE_BOUNDS, "ties_straddle_k", "tie_sensitive_queries", OVERALL}
-)
 
-
-def check_group_names(group_by: tuple[str, ...] | list[str], reserved: frozenset[str] = RESERVED_COLUMNS) -> None:
-    """Group columns must be distinct and must not be named like a column of the outputs."""
-    clashes = [g for g in group_by if g in reserved]
-    if clashes:
-        raise UsageError(
-            f"cannot group by {', '.join(map(repr, clashes))}: the outputs have a column of that name "
-            f"(reserved: {', '.join(sorted(reserved))}); rename the column first"
-        )
-    repeated = sorted({g for g in group_by if list(group_by).count(g) > 1})
-    if repeated:
-        raise UsageError(f"group columns repeat {', '.join(map(repr, repeated))}")
+__all__ = ["MEASURES", "OVERALL", "RESERVED_COLUMNS", "TIE_BOUNDS", "TIE_SENSITIVITY", "check_group_names", "summarize"]
 
 
 def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] = ()) -> pl.LazyFrame:

@@ -257,8 +257,18 @@ def _validate(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from pipeline.compare import comparison_json, comparison_table
     from pipeline.compare_job import Systems, compare_job
+    from pipeline.errors import UsageError
     from pipeline.io.format import json_text
 
+    conventions = {name: getattr(args, name) for name in COMPARE_CONVENTIONS}
+    if not args.run:
+        given = [f"--{name.replace('_', '-')}" for name, value in conventions.items() if value is not None]
+        given += ["--profile"] if args.profile is not None else []
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} score runs here (--run); evaluation outputs were scored with the "
+                "conventions of their manifest.json"
+            )
     systems = Systems(
         baseline=args.baseline,
         candidates=args.candidate,
@@ -266,7 +276,13 @@ def _compare(args: argparse.Namespace) -> int:
         qrels=args.qrels,
         names=args.names,
         engine=args.engine,
-        evaluation_options={name: getattr(args, name) for name in COMPARE_CONVENTIONS},
+        evaluation_options=conventions,
+        profile=args.profile,
+        query_attributes=args.query_attributes,
+        input_options={
+            "allow_fractional_labels": args.allow_fractional_labels,
+            "warn_results_over": args.warn_results_over or None,
+        },
     )
     compared = compare_job(
         systems,

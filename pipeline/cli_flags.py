@@ -26,9 +26,10 @@ EXIT_CODES = """exit codes:
      by more than the margin and significantly so (the failing cutoff and group are printed)
 """
 
-# The conventions that `ndcg compare --run` scores runs with (besides --all-queries, which
-# compare reads as its own option).
-COMPARE_CONVENTIONS = ("gain", "discount", "log_base", "max_results")
+# The conventions that `ndcg compare --run` takes as `ndcg evaluate` does: all but --k and
+# --all-queries, which compare reads as its own options (the cutoffs compared, the queries one
+# system lacks scored 0) and passes on to the evaluation of the runs.
+COMPARE_CONVENTIONS = tuple(c.name for c in CONVENTIONS if c.name not in ("k", "all_queries"))
 
 
 def package_version() -> str:
@@ -113,14 +114,17 @@ def subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentPa
     raise KeyError(name)
 
 
-def add_measure_flags(group: argparse._ArgumentGroup, names: Sequence[str] | None = None) -> None:
+def add_measure_flags(
+    group: argparse._ArgumentGroup, names: Sequence[str] | None = None, *, profile: bool | None = None
+) -> None:
     """A flag per convention of the registry (``names``: only those), with ``--profile`` after
-    ``--k``. Their defaults are None (``--k``'s its text): an option left out keeps the
-    profile's choice, or the registry's default."""
+    ``--k``'s place (``profile``: default with every convention). Their defaults are None
+    (``--k``'s its text): an option left out keeps the profile's choice, or the registry's default."""
+    with_profile = names is None if profile is None else profile
     for convention in CONVENTIONS:
         if names is None or convention.name in names:
             _add_convention(group, convention)
-        if names is None and convention.name == "k":
+        if with_profile and convention.name == "k":
             group.add_argument(
                 "--profile",
                 metavar="NAME",
@@ -272,6 +276,11 @@ def _add_input_arguments(command: argparse.ArgumentParser) -> None:
     inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")
     inputs.add_argument("--label-col", default="relevance", help="label column (default: relevance)")
 
+    add_validation_flags(command)
+
+
+def add_validation_flags(command: argparse.ArgumentParser) -> None:
+    """The input checks of ``evaluate`` (and of ``compare --run``)."""
     checks = command.add_argument_group("validation")
     checks.add_argument(
         "--allow-fractional-labels",
@@ -380,9 +389,19 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "partition (repeatable, as evaluate's --partition); default: every partition all systems have",
     )
 
-    measure = compare.add_argument_group("measure (with --run)")
-    add_measure_flags(measure, COMPARE_CONVENTIONS)
+    systems.add_argument(
+        "--query-attributes",
+        help="with --run and --group-by: Parquet/CSV table of per-query attributes joined on the query id "
+        "(default: the groups of the runs)",
+    )
+
+    measure = compare.add_argument_group(
+        "measure (with --run: as `ndcg evaluate`)",
+        "options left out take the --profile's choice, or trec_eval's without a profile",
+    )
+    add_measure_flags(measure, COMPARE_CONVENTIONS, profile=True)
     measure.add_argument("--engine", default="polars", choices=tuple(ENGINES), help="default: polars")
+    add_validation_flags(compare)
 
     tests = compare.add_argument_group("comparison")
     tests.add_argument(
@@ -399,7 +418,8 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
     tests.add_argument(
         "--all-queries",
         action="store_true",
-        help="a query one system lacks scores 0 for it (default: compare only common queries)",
+        help="a query one system lacks scores 0 for it (default: compare only common queries); with --run, "
+        "also evaluate's --all-queries",
     )
     tests.add_argument(
         "--permutations", type=_resample_count, default=10_000, help="randomization test draws (at most 1,000,000)"

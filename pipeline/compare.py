@@ -27,6 +27,9 @@ Random draws come from ``numpy.random.default_rng(seed)``, started afresh for ea
 a row's numbers depend only on its own data and the seed, not on which other pairs, cutoffs
 or groups were compared alongside it.
 
+The tests themselves (over arrays of deltas) are :mod:`pipeline.stats`'; here the tables are
+checked, paired and cut into the segments they are run on.
+
 With more than two systems every pair is compared, baseline first in the order given. The
 p-values of one family (one cutoff and one group: all pairs) are adjusted for multiple
 comparisons by Holm's step-down method (default) or Bonferroni's, named in ``correction``.
@@ -58,23 +61,25 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from pipeline.aggregate import OVERALL, check_group_names
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
+from pipeline.groups import OVERALL, check_group_names
+from pipeline.io.outputs import check_types
 from pipeline.spec import PRIMARY_MEASURE, Evaluation
-from pipeline.validate import is_id_type
+from pipeline.stats import (
+    CORRECTIONS,
+    TIE_TOLERANCE,
+    adjust_p_values,
+    bootstrap_interval,
+    paired_t_test,
+    sign_flip_p_value,
+)
 
-TIE_TOLERANCE = 1e-12
-CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni")
 KEY = ("query_id", "k")
 SCORE = PRIMARY_MEASURE
-# Resampling works on (draws x queries) blocks of at most this many cells, so memory stays
-# bounded however many queries or resamples are asked for.
-_BLOCK_CELLS = 2_000_000
 # At most this many sign flips or bootstrap resamples: p-values and interval ends then resolve
 # to 1e-6, beyond any decision's need, and a row still takes seconds, not days.
 MAX_RESAMPLES = 1_000_000
@@ -185,29 +190,6 @@ def _example_row(table: pl.DataFrame, problem: str, key: Sequence[str]) -> dict[
     return bad.row(0, named=True)
 
 
-def check_types(table: pl.DataFrame, where: str) -> pl.DataFrame:
-    """Keys and scores of the types a comparison can pair and average: query ids text or
-    integers, k an integer (null for the whole ranking), ndcg a number (as float64). Anything
-    else is an error naming ``where`` and the column, never a failed cast further on."""
-    expected = {"query_id": "text or integers", "k": "integers (null for the whole ranking)", SCORE: "numbers"}
-    accepted = {
-        "query_id": is_id_type,
-        "k": lambda dtype: dtype.is_integer() or dtype == pl.Null,
-        SCORE: lambda dtype: dtype.is_numeric(),
-    }
-    for column, accepts in accepted.items():
-        if column in table.columns and not accepts(table.schema[column]):
-            example = table.get_column(column).drop_nulls().head(1).to_list()
-            shown = f", e.g. {example[0]!r}" if example else ""
-            raise InvalidInput(
-                f"{where}: column {column!r} holds {table.schema[column]}{shown}; expected {expected[column]}"
-            )
-    casts = [pl.col(SCORE).cast(pl.Float64)] if SCORE in table.columns else []
-    if "k" in table.columns:
-        casts.append(pl.col("k").cast(pl.Int64))
-    return table.with_columns(casts)
-
-
 def select_cutoffs(tables: Mapping[str, pl.DataFrame], cutoffs: tuple[int | None, ...] | None) -> list[int | None]:
     """The cutoffs to compare: those asked for (each must be in every table), or every
     cutoff all tables share."""
@@ -284,143 +266,6 @@ def _align_types(left: pl.DataFrame, right: pl.DataFrame, on: Sequence[str]) -> 
         return left, right
     as_text = [pl.col(c).cast(pl.String) for c in casts]
     return left.with_columns(as_text), right.with_columns(as_text)
-
-
-# --- statistics ----------------------------------------------------------------------------
-
-
-def student_t_two_sided(t: float, df: float) -> float:
-    """P(|T| >= |t|) for Student's t with ``df`` degrees of freedom.
-
-    Uses the identity ``P(|T| >= |t|) = I_x(df/2, 1/2)`` with ``x = df / (df + t^2)``, where
-    ``I`` is the regularized incomplete beta function (Abramowitz & Stegun 26.7.1 with 26.5.2),
-    evaluated by its continued fraction; tested against ``scipy.stats.t`` to 1e-10 relative.
-
-    >>> round(student_t_two_sided(2.0, 10), 6)  # scipy.stats.t.sf(2, 10) * 2
-    0.073388
-    """
-    if math.isinf(t):
-        return 0.0
-    # 1 - x is computed as t^2 / (df + t^2), not by subtraction, to keep its digits for small t.
-    return regularized_incomplete_beta(df / 2.0, 0.5, df / (df + t * t), complement=t * t / (df + t * t))
-
-
-def regularized_incomplete_beta(a: float, b: float, x: float, *, complement: float | None = None) -> float:
-    """``I_x(a, b)`` by the continued fraction of Numerical Recipes (2007) §6.4, evaluated
-    with the modified Lentz method; the symmetry ``I_x(a, b) = 1 - I_{1-x}(b, a)`` keeps the
-    fraction in the region where it converges fast. ``complement`` is ``1 - x`` when the
-    caller knows it more precisely than the subtraction would give it."""
-    y = 1.0 - x if complement is None else complement
-    if x <= 0.0:
-        return 0.0
-    if y <= 0.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_fraction(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_fraction(b, a, y) / b
-
-
-def _beta_fraction(a: float, b: float, x: float) -> float:
-    tiny, epsilon = 1e-300, 1e-16
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    fraction = d
-    for m in range(1, 10_000):
-        for numerator in (
-            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
-        ):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            fraction *= d * c
-        if abs(d * c - 1.0) < epsilon:
-            return fraction
-    raise ArithmeticError(f"incomplete beta did not converge for a={a}, b={b}, x={x}")
-
-
-def paired_t_test(deltas: np.ndarray) -> tuple[float | None, float | None]:
-    """``(t, two-sided p)``; both None when undefined (fewer than 2 queries, or every
-    delta equal within ``TIE_TOLERANCE`` so that the standard deviation is 0)."""
-    n = deltas.size
-    if n < 2:
-        return None, None
-    if float(np.ptp(deltas)) <= TIE_TOLERANCE:  # every delta the same: no spread to test against
-        return None, None
-    sd = float(np.std(deltas, ddof=1))
-    t = float(np.mean(deltas)) / (sd / math.sqrt(n))
-    return t, student_t_two_sided(t, n - 1)
-
-
-def sign_flip_p_value(deltas: np.ndarray, permutations: int, seed: int) -> float | None:
-    """Two-sided p-value of the paired randomization test on the mean of ``deltas``.
-
-    Exact (every one of the ``2**n`` sign vectors) when ``2**n <= permutations``, otherwise
-    ``permutations`` random sign vectors and ``(hits + 1) / (permutations + 1)``.
-    """
-    n = deltas.size
-    if n == 0:
-        return None
-    observed = abs(float(deltas.sum()))
-    # Sums of the same numbers in another order differ by rounding; a flipped sum that
-    # equals the observed one up to that rounding counts as a hit (scipy does the same).
-    threshold = observed - 1e-12 * max(float(np.abs(deltas).sum()), 1.0)
-    exact = n < 63 and 2**n <= permutations
-    draws = 2**n if exact else permutations
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // n)
-    hits = 0
-    for start in range(0, draws, block):
-        size = min(block, draws - start)
-        if exact:
-            codes = np.arange(start, start + size, dtype=np.int64)[:, None]
-            signs = 1 - 2 * ((codes >> np.arange(n, dtype=np.int64)) & 1)
-        else:
-            signs = 1 - 2 * rng.integers(0, 2, size=(size, n), dtype=np.int8)
-        hits += int(np.count_nonzero(np.abs(signs @ deltas) >= threshold))
-    return hits / draws if exact else (hits + 1) / (permutations + 1)
-
-
-def bootstrap_interval(
-    deltas: np.ndarray, samples: int, seed: int, confidence: float = 0.95
-) -> tuple[float | None, float | None]:
-    """Percentile bootstrap interval of the mean of ``deltas``: resample the queries with
-    replacement ``samples`` times and take the ``(1 - confidence) / 2`` and
-    ``(1 + confidence) / 2`` quantiles (linear interpolation) of the resampled means."""
-    n = deltas.size
-    if n == 0:
-        return None, None
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // n)
-    means = np.empty(samples)
-    for start in range(0, samples, block):
-        size = min(block, samples - start)
-        means[start : start + size] = deltas[rng.integers(0, n, size=(size, n))].mean(axis=1)
-    low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(low), float(high)
-
-
-def adjust_p_values(p_values: Sequence[float | None], method: str) -> list[float | None]:
-    """Family-wise adjusted p-values; nulls stay null and do not count as tests.
-
-    Bonferroni: ``min(1, m p)``. Holm: sort ascending, ``min(1, max_{j<=i} (m - j + 1) p_(j))``.
-    """
-    if method not in CORRECTIONS:
-        raise UsageError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
-    present = [(i, p) for i, p in enumerate(p_values) if p is not None]
-    m = len(present)
-    adjusted: list[float | None] = [None] * len(p_values)
-    if method == "bonferroni":
-        for i, p in present:
-            adjusted[i] = min(1.0, m * p)
-        return adjusted
-    running = 0.0
-    for rank, (i, p) in enumerate(sorted(present, key=lambda item: item[1])):
-        running = max(running, min(1.0, (m - rank) * p))
-        adjusted[i] = running
-    return adjusted
 
 
 # --- the comparison ------------------------------------------------------------------------
@@ -645,92 +490,7 @@ def unpaired_queries(deltas: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-# --- inputs --------------------------------------------------------------------------------
-
-
-def query_groups(sources: Mapping[str, pl.LazyFrame], group_by: Sequence[str]) -> pl.DataFrame:
-    """``query_id, *group_by``, one row per query, gathered from every source that has the
-    group columns (runs, qrels). A query with two different group values is an error."""
-    found = []
-    for name, frame in sources.items():
-        columns = frame.collect_schema().names()
-        if all(g in columns for g in group_by):
-            found.append(frame.select(pl.col("query_id").cast(pl.String), *group_by).unique())
-        elif any(g in columns for g in group_by):
-            absent = [g for g in group_by if g not in columns]
-            raise InvalidInput(f"{name}: has some group columns but not {', '.join(map(repr, absent))}")
-    if not found:
-        listed = ", ".join(map(repr, group_by))
-        raise InvalidInput(f"no input has the group column(s) {listed}: {', '.join(sources)}")
-    groups = pl.concat(pl.collect_all(found), how="vertical_relaxed").unique()
-    clashes = groups.filter(pl.col("query_id").is_duplicated()).sort("query_id")
-    if clashes.height:
-        example = clashes.filter(pl.col("query_id") == clashes["query_id"][0]).to_dicts()
-        raise InvalidInput(f"query {clashes['query_id'][0]!r} is in more than one group: {example}")
-    return groups
-
-
-def attach_groups(per_query: pl.DataFrame, groups: pl.DataFrame, name: str) -> pl.DataFrame:
-    """The per-query table with the group columns of each query; every query needs a row in
-    ``groups`` (a null value there is a group of its own)."""
-    key = per_query.get_column("query_id").cast(pl.String).alias("_query_text")
-    labelled = per_query.with_columns(key).join(
-        groups.rename({"query_id": "_query_text"}).with_columns(pl.lit(True).alias("_grouped")),
-        on="_query_text",
-        how="left",
-    )
-    group_by = [c for c in groups.columns if c != "query_id"]
-    unlabelled = labelled.filter(pl.col("_grouped").is_null())
-    labelled = labelled.drop("_grouped")
-    if unlabelled.height:
-        queries = unlabelled.get_column("_query_text").unique().sort()
-        raise InvalidInput(
-            f"{name}: {queries.len()} quer{'y has' if queries.len() == 1 else 'ies have'} no "
-            f"{', '.join(group_by)} value in the inputs, e.g. {queries[0]!r}"
-        )
-    return labelled.drop("_query_text")
-
-
-def read_per_query(path: str) -> pl.DataFrame:
-    """A per-query table from an ``ndcg evaluate --out`` directory or a Parquet file."""
-    target = Path(path)
-    if target.is_dir():
-        target = target / "per_query.parquet"
-    if not target.exists():
-        raise InvalidInput(f"{path}: no per_query.parquet here (write one with: ndcg evaluate ... --out {path})")
-    try:
-        table = pl.read_parquet(target)
-    except (pl.exceptions.PolarsError, OSError) as error:
-        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise InvalidInput(f"{target}: cannot read as parquet: {first_line}") from None
-    return check_types(table, str(target))
-
-
-def read_conventions(path: str) -> dict[str, object] | None:
-    """The conventions recorded beside an output: ``manifest.json`` holding either a
-    ``conventions`` (or ``evaluation``) object or the ``Evaluation.describe()`` dict itself.
-    None when nothing is recorded."""
-    directory = Path(path) if Path(path).is_dir() else Path(path).parent
-    manifest = directory / "manifest.json"
-    if not manifest.is_file():
-        return None
-    try:
-        data = json.loads(manifest.read_text())
-    except (OSError, ValueError) as error:
-        raise InvalidInput(f"{manifest}: not readable JSON: {error}") from None
-    return conventions_of(data)
-
-
-def conventions_of(data: object) -> dict[str, object] | None:
-    """The conventions in a manifest, wherever the writer put them."""
-    if not isinstance(data, dict):
-        return None
-    for key in ("conventions", "evaluation", "options"):  # options: the evaluation job's manifest
-        if isinstance(data.get(key), dict):
-            return dict(data[key])
-    if "gain" in data and "discount" in data:
-        return dict(data)
-    return None
+# --- conventions ---------------------------------------------------------------------------
 
 
 # Recorded options that change no query's NDCG@k: the cutoffs (pairing is by k, and a k one
@@ -765,22 +525,7 @@ def describe_differences(differences: Mapping[str, Mapping[str, object]]) -> str
     )
 
 
-# --- outputs -------------------------------------------------------------------------------
-
-
-def write_manifest(out_dir: str | Path, manifest: Mapping[str, object]) -> Path:
-    """Replace the ``manifest.json`` of an output written by this tool (``write_tables``), keeping
-    the list of outputs it records, so that they stay known as ours; staged and renamed into place
-    whole. To write tables and manifest together, pass ``manifest=`` to ``write_tables``."""
-    from pipeline.io.write import GENERATOR, MANIFEST, OUTPUT_DIGESTS, file_digest, owned_names, write_file
-
-    target = Path(out_dir) / MANIFEST
-    outputs = sorted(owned_names(Path(out_dir)) - {MANIFEST, "_SUCCESS"})
-    digests = {name: file_digest(Path(out_dir) / name) for name in outputs if (Path(out_dir) / name).is_file()}
-    written = {**manifest, "outputs": outputs, OUTPUT_DIGESTS: digests, "generator": GENERATOR}
-    text = json.dumps(written, indent=2, default=str) + "\n"
-    ours = lambda path: MANIFEST in owned_names(path.parent)  # noqa: E731
-    return write_file(target, text.encode("utf-8"), is_ours=ours, flag="--out")
+# --- rendering -------------------------------------------------------------------------------
 
 
 def _group_cell(row: Mapping[str, object], column: str) -> str:

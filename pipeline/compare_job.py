@@ -1,8 +1,12 @@
 """``ndcg compare`` as a library call: systems (evaluation outputs, or runs scored here) ->
 checked conventions -> :func:`pipeline.compare.compare_systems` -> outputs.
 
+Runs are scored by the evaluation job (:func:`pipeline.job.run_job`, one :class:`~pipeline.job.Job`
+per system, nothing written), so ``compare --run`` takes the conventions, ``--profile``,
+``--measures`` and the input checks of ``ndcg evaluate`` and gives its numbers; their groups
+follow the rule of :mod:`pipeline.groups`. Evaluation outputs are read by :mod:`pipeline.io.outputs`.
 Everything here takes plain values (paths, names, numbers), so the command line only reads
-flags and prints; the statistics themselves live in :mod:`pipeline.compare`.
+flags and prints; the statistics themselves live in :mod:`pipeline.stats`.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -20,18 +24,19 @@ from pipeline.compare import (
     SCORE,
     Comparison,
     Options,
-    attach_groups,
     compare_systems,
     convention_differences,
     describe_differences,
-    query_groups,
-    read_conventions,
-    read_per_query,
     unpaired_queries,
 )
 from pipeline.errors import UsageError
 from pipeline.gate import Gate, GateResult, check_gate
-from pipeline.spec import CONVENTION, MEASURE, PRIMARY_MEASURE, SpecError, parse_cutoffs
+from pipeline.groups import attach_shared_groups, parse_group_by
+from pipeline.io.outputs import read_conventions, read_per_query
+from pipeline.spec import CONVENTION, MEASURE, PRIMARY_MEASURE, Evaluation, SpecError, parse_cutoffs
+
+if TYPE_CHECKING:
+    from pipeline.job import Job
 
 log = logging.getLogger("ndcg")
 
@@ -39,8 +44,11 @@ log = logging.getLogger("ndcg")
 @dataclass(frozen=True)
 class Systems:
     """What to compare: evaluation outputs (``baseline`` and ``candidates``), or ``runs`` to
-    score against ``qrels`` with ``evaluation_options`` (options of
-    :func:`pipeline.api.make_evaluation`) on ``engine``. ``names`` are comma-separated."""
+    score against ``qrels`` as ``ndcg evaluate`` does: with ``profile`` and the conventions of
+    ``evaluation_options`` (the options of :func:`pipeline.api.make_evaluation`, by name), the
+    input checks of ``input_options`` (``allow_fractional_labels``, ``warn_results_over``), on
+    ``engine``; the queries' groups from ``query_attributes`` when given, else from the runs.
+    ``names`` are comma-separated."""
 
     baseline: str | None = None
     candidates: Sequence[str] = ()
@@ -49,6 +57,9 @@ class Systems:
     names: str | None = None
     engine: str = "polars"
     evaluation_options: Mapping[str, Any] = field(default_factory=dict)
+    profile: str | None = None
+    query_attributes: str | None = None
+    input_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -95,15 +106,19 @@ def compare_job(
 
     if systems.runs and (systems.baseline or systems.candidates):
         raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
+    if systems.query_attributes and not systems.runs:
+        raise UsageError("--query-attributes gives the groups of runs scored here (--run); outputs carry theirs")
     inputs = [("baseline", systems.baseline), *(("candidate", c) for c in systems.candidates)]
-    check_out_folder(out, [*inputs, ("qrels", systems.qrels), *(("run", r) for r in systems.runs)])
-    groups = tuple(g.strip() for g in group_by.split(",") if g.strip()) if group_by else ()
+    attributes = [("query attributes", systems.query_attributes)]
+    check_out_folder(out, [*inputs, ("qrels", systems.qrels), *(("run", r) for r in systems.runs), *attributes])
+    groups = parse_group_by(group_by)
     if measure not in MEASURE:
         raise UsageError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURE)}")
     filters = parse_partition_filters(list(partition))
     partition_by: tuple[str, ...] = ()
     if systems.runs:
         tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure)
+        tables = {name: evaluated_rows(table) for name, table in tables.items()}
     else:
         tables, conventions, partition_by = _read_outputs(systems, filters)
     if gate is not None and gate.partitions and not partition_by:
@@ -155,6 +170,13 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
         {"comparison": compared.result.comparison, "deltas": compared.result.deltas},
         manifest={**manifest, "options": compared.options.describe()},
     )
+
+
+def evaluated_rows(table: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the queries an evaluation evaluated: a query whose NDCG is null
+    (``--empty-ideal skip``) is left out of every mean of ``ndcg evaluate``, so out of the
+    comparison too (a query that system lacks, counted and listed as such)."""
+    return table.filter(pl.col(PRIMARY_MEASURE).is_not_null())
 
 
 def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
@@ -213,7 +235,8 @@ def system_names(names: str | None, paths: Sequence[str]) -> list[str]:
 
 def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict, dict, tuple[str, ...]]:
     """Partitioned outputs partition by partition, else :func:`read_outputs`."""
-    from pipeline.compare_partitions import check_filters, output_partitions, read_partitioned_outputs
+    from pipeline.compare_partitions import check_filters, read_partitioned_outputs
+    from pipeline.io.outputs import output_partitions
 
     if systems.baseline and systems.candidates:
         paths = [systems.baseline, *systems.candidates]
@@ -234,21 +257,47 @@ def _evaluate_runs(
     measure: str = PRIMARY_MEASURE,
 ) -> tuple[dict, dict, tuple[str, ...]]:
     """Partitioned runs evaluated partition by partition, else :func:`evaluate_runs`."""
-    from pipeline.api import make_evaluation
     from pipeline.compare_partitions import check_filters, evaluate_partitioned_runs, run_partitions
 
     if len(systems.runs) >= 2 and any(run_partitions(run) for run in systems.runs):
-        selected = [MEASURE[measure].selected_by]
-        evaluation = make_evaluation(
-            k=_run_cutoffs(k), all_queries=all_queries, measures=selected, **systems.evaluation_options
-        )
+        job = run_job_of(systems, k, all_queries, measure)
         names = system_names(systems.names, systems.runs)
-        tables, keys, _ = evaluate_partitioned_runs(
-            names, systems.runs, systems.qrels, evaluation, systems.engine, group_by, filters
-        )
-        return tables, dict.fromkeys(names, evaluation.describe()), keys
+        tables, keys, _ = evaluate_partitioned_runs(names, systems.runs, job, filters, group_by)
+        return tables, dict.fromkeys(names, job.evaluation.describe()), keys
     check_filters(filters)
     return (*evaluate_runs(systems, k, group_by, all_queries, measure), ())
+
+
+def run_evaluation(systems: Systems, k: str | None, all_queries: bool, measure: str = PRIMARY_MEASURE) -> Evaluation:
+    """The conventions every run is scored with, as ``ndcg evaluate`` resolves its flags (the
+    profile's choices, then the options given), with ``measure`` among the measures computed.
+    ``all_queries`` (compare's own flag) zero-fills as evaluate's does; without it the
+    profile's choice stands."""
+    from pipeline.api import make_evaluation
+
+    options = {**systems.evaluation_options, **({"all_queries": True} if all_queries else {})}
+    cutoffs = _run_cutoffs(k)
+    evaluation = make_evaluation(k=cutoffs, profile=systems.profile, **options)
+    if measure not in evaluation.columns:
+        given = options.get("measures") or evaluation.measures
+        measures = [*given, MEASURE[measure].selected_by]
+        evaluation = make_evaluation(k=cutoffs, profile=systems.profile, **{**options, "measures": measures})
+    return evaluation
+
+
+def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str) -> Job:
+    """The evaluation job every run is scored by (its ``run`` set per system); nothing is
+    written. The groups are attached after, over every run (see :func:`evaluate_runs`)."""
+    from pipeline.job import Job
+
+    return Job(
+        run="",
+        qrels=systems.qrels,
+        evaluation=run_evaluation(systems, k, all_queries, measure),
+        engine=systems.engine,
+        query_attributes=systems.query_attributes,
+        evaluate_options=dict(systems.input_options),
+    )
 
 
 def _run_cutoffs(k: str | None) -> list[int]:
@@ -270,29 +319,30 @@ def read_outputs(systems: Systems) -> tuple[dict, dict]:
 def evaluate_runs(
     systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool, measure: str = PRIMARY_MEASURE
 ) -> tuple[dict, dict]:
-    """Each run scored here, alike (with ``measure`` among its measures); with ``group_by``,
-    each query's groups from the inputs."""
-    from pipeline.api import evaluate, make_evaluation
-    from pipeline.io.read import Source, scan_qrels, scan_run
+    """Each run scored alike by the evaluation job (with ``measure`` among its measures), its
+    warnings logged as ``ndcg evaluate`` logs them; with ``group_by``, each query's groups
+    attached by :func:`pipeline.groups.attach_shared_groups` (from ``--query-attributes``, or
+    else from every run, so that paired queries are in the same group)."""
+    from pipeline.job import run_job
 
     if len(systems.runs) < 2:
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
-    selected = [MEASURE[measure].selected_by]
-    evaluation = make_evaluation(
-        k=_run_cutoffs(k), all_queries=all_queries, measures=selected, **systems.evaluation_options
-    )
+    job = run_job_of(systems, k, all_queries, measure)
     names = system_names(systems.names, systems.runs)
-    tables = {
-        name: evaluate(path, systems.qrels, evaluation=evaluation, engine=systems.engine).per_query  # type: ignore[arg-type]
-        for name, path in zip(names, systems.runs, strict=True)
-    }
-    if group_by:
-        sources = {path: scan_run(Source.of(path)) for path in systems.runs}
-        if systems.qrels:
-            sources[systems.qrels] = scan_qrels(Source.of(systems.qrels))
-        groups = query_groups(sources, group_by)
-        tables = {name: attach_groups(table, groups, name) for name, table in tables.items()}
-    return tables, dict.fromkeys(names, evaluation.describe())
+    tables = {}
+    for name, path in zip(names, systems.runs, strict=True):
+        units = run_job(dataclasses.replace(job, run=path))
+        for unit in units:
+            for warning in unit.result.warnings:
+                log.warning("%s: %s", name, warning)
+        tables[name] = pl.concat([unit.per_query for unit in units], how="diagonal_relaxed")
+    if group_by:  # the rule of `ndcg evaluate --group-by`, over every run
+        tables, warnings = attach_shared_groups(
+            tables, systems.runs, group_by, query_attributes=systems.query_attributes
+        )
+        for name, warning in warnings:
+            log.warning("%s: %s", name, warning)
+    return tables, dict.fromkeys(names, job.evaluation.describe())
 
 
 def compare_cutoffs(text: str | None) -> tuple[int | None, ...] | None:

@@ -13,26 +13,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from pipeline.compare import read_conventions, read_per_query
 from pipeline.errors import InvalidInput, NothingToEvaluate, PartitionNotFound
+from pipeline.groups import RESERVED_COLUMNS, attach_shared_groups, check_group_names
+from pipeline.io.outputs import PER_QUERY, output_partitions, read_conventions, read_per_query, with_partition_columns
 from pipeline.io.partitions import Partition, hive_partitions, select_partitions
 
+if TYPE_CHECKING:
+    from pipeline.job import Job
+
 log = logging.getLogger("ndcg")
-PER_QUERY = "per_query.parquet"
-
-
-def output_partitions(path: str) -> list[Partition]:
-    """The partitions of an evaluation output: its ``key=value`` folders, when it has no
-    ``per_query.parquet`` of its own (empty for an unpartitioned output or a file)."""
-    target = Path(path)
-    if not target.is_dir() or (target / PER_QUERY).exists():
-        return []
-    return hive_partitions(str(target))
 
 
 def run_partitions(path: str) -> list[Partition]:
@@ -76,23 +71,6 @@ def _warn_unpaired(notes: list[str], common: list[Partition]) -> None:
 def _listed(partitions: Sequence[Partition], most: int = 5) -> str:
     shown = ", ".join(str(p) for p in partitions[:most])
     return shown + (f", ... ({len(partitions)} in all)" if len(partitions) > most else "")
-
-
-def with_partition_columns(table: pl.DataFrame, partition: Partition, where: str) -> pl.DataFrame:
-    """The per-query table of one partition with its partition columns first (as text, as the
-    job writes them): added when absent; when present they must hold the folder's value."""
-    columns = []
-    for key, value in partition.as_dict().items():
-        if key in table.columns:
-            found = table.get_column(key).cast(pl.String).unique().to_list()
-            if found != [value] and table.height:
-                raise InvalidInput(
-                    f"{where}: column {key!r} holds {', '.join(map(repr, found[:3]))} in the folder {partition}; "
-                    "a partition's table must hold its folder's value"
-                )
-        columns.append(pl.lit(value, dtype=pl.String).alias(key))
-    keys = list(partition.as_dict())
-    return table.select(*columns, pl.exclude(keys))
 
 
 def read_partitioned_outputs(
@@ -143,16 +121,16 @@ def _stack(tables: list[pl.DataFrame], name: str) -> pl.DataFrame:
 def evaluate_partitioned_runs(
     names: Sequence[str],
     runs: Sequence[str],
-    qrels: str | None,
-    evaluation: Any,
-    engine: str,
-    group_by: tuple[str, ...],
+    job: Job,
     filters: Mapping[str, set[str]],
+    group_by: tuple[str, ...] = (),
 ) -> tuple[dict[str, pl.DataFrame], tuple[str, ...], list[str]]:
-    """Each run evaluated partition by partition, as ``ndcg evaluate`` does (each partition
-    with its own judgments when they are partitioned like the run), over the partitions every
-    run has; with ``group_by``, each query's groups from its partition of the run."""
-    from pipeline.job import Job, run_job
+    """Each run evaluated by ``job`` (its ``run`` replaced), over the partitions every run has:
+    the job evaluates each partition as ``ndcg evaluate`` does (with its own judgments when they
+    are partitioned like the run), and its per-query tables come with their partition columns.
+    With ``group_by``, each partition's queries get their groups from that partition of every
+    run (or from the job's query attributes): :func:`pipeline.groups.attach_shared_groups`."""
+    from pipeline.job import run_job
 
     found = {name: run_partitions(run) for name, run in zip(names, runs, strict=True)}
     flat = [name for name, parts in found.items() if not parts]
@@ -163,22 +141,29 @@ def evaluate_partitioned_runs(
         )
     common, notes = paired_partitions(found, filters, "runs")
     _warn_unpaired(notes, common)
-    tables = {}
+    if group_by:
+        check_group_names(group_by, RESERVED_COLUMNS | {key for key, _ in common[0].values})
+    # the paired partitions as filters of the job: each key's values (a combination of values
+    # no run pairs is left out below)
+    chosen = {key: {value for p in common for k, value in p.values if k == key} for key, _ in common[0].values}
+    evaluated: dict[Partition, dict[str, pl.DataFrame]] = {partition: {} for partition in common}
     for name, run in zip(names, runs, strict=True):
-        parts: list[pl.DataFrame] = []
-        for partition in common:
-            job = Job(
-                run=run,
-                qrels=qrels,
-                evaluation=evaluation,
-                engine=engine,
-                partition_filters={key: {value} for key, value in partition.values},
-                group_by=group_by,
+        for unit in run_job(replace(job, run=run, partition_filters=chosen, out=None)):
+            if unit.partition in evaluated:
+                for warning in unit.result.warnings:
+                    log.warning("%s, partition %s: %s", name, unit.partition, warning)
+                evaluated[unit.partition][name] = unit.per_query
+    if group_by:
+        for partition, tables in evaluated.items():
+            folders = [str(partition.path(run)) for run in runs]
+            evaluated[partition], warnings = attach_shared_groups(
+                tables, folders, group_by, query_attributes=job.query_attributes
             )
-            parts.extend(unit.per_query for unit in run_job(job))
-        tables[name] = _stack(parts, name)
+            for name, warning in warnings:
+                log.warning("%s, partition %s: %s", name, partition, warning)
+    stacked = {name: _stack([evaluated[partition][name] for partition in common], name) for name in names}
     keys = tuple(key for key, _ in common[0].values)
-    return tables, keys, notes
+    return stacked, keys, notes
 
 
 def check_filters(filters: Mapping[str, set[str]]) -> None:

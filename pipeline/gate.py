@@ -29,8 +29,8 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.aggregate import OVERALL
 from pipeline.errors import UsageError
+from pipeline.groups import OVERALL
 
 # the p-value the gate reads (before its own adjustment over the checked rows)
 P_VALUE = "p_value_permutation"
@@ -164,7 +164,8 @@ def check_gate(
 ) -> GateResult:
     """The gate over a comparison table (:func:`pipeline.compare.compare_systems`'s) of
     ``measure`` (named in the failures)."""
-    from pipeline.compare import adjust_p_values, cutoff_label
+    from pipeline.compare import cutoff_label
+    from pipeline.stats import adjust_p_values
 
     if comparison.height == 0:
         return GateResult(gate)

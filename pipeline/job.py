@@ -25,9 +25,10 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.aggregate import RESERVED_COLUMNS, check_group_names, summarize
+from pipeline.aggregate import summarize
 from pipeline.engines import Engine, Execution, engine_named
 from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError, first_line
+from pipeline.groups import RESERVED_COLUMNS, attach_groups, check_group_names, query_groups, scan_group_source
 from pipeline.inputs import Inputs
 from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
@@ -44,10 +45,8 @@ from pipeline.io.write import (
     publish,
 )
 from pipeline.io.write import Unit as OutputUnit
-from pipeline.rules import ValidationWarning
 from pipeline.spec import Evaluation
 from pipeline.units import Result, evaluate_inputs
-from pipeline.validate import is_id_type
 
 SUCCESS = "_SUCCESS"
 MANIFEST = "manifest.json"
@@ -237,8 +236,10 @@ def _evaluate_unit(
     per_query, summary = result.per_query, result.summary
     if job.group_by:
         check_group_names(job.group_by, RESERVED_COLUMNS | set(partition.as_dict() if partition else ()))
-        source = job.query_attributes or _name(run_path)
-        per_query, unlabelled = _attach_groups(per_query, _query_groups(job, run_path), source, job.group_by)
+        source, rows = scan_group_source(
+            run_path, query_attributes=job.query_attributes, run_format=job.run_format, columns=job.columns
+        )
+        per_query, unlabelled = attach_groups(per_query, query_groups(rows, source, job.group_by), source, job.group_by)
         if unlabelled is not None:
             result = replace(result, warnings=(*result.warnings, unlabelled))
         summary = summarize(per_query.lazy(), group_by=job.group_by).collect()
@@ -249,85 +250,6 @@ def _evaluate_unit(
         summary = summary.select(*keys, pl.all())
     manifest = _manifest(job, partition, run_path, qrels_path, result, per_query, started, key)
     return Unit(partition=partition, result=result, per_query=per_query, summary=summary, manifest=manifest)
-
-
-def _name(value: str | Source) -> str:
-    return value.path if isinstance(value, Source) else value
-
-
-def _query_groups(job: Job, run_path: str | Source) -> pl.DataFrame:
-    """``query_id`` and its group columns, from the run or from ``--query-attributes``; a
-    query may belong to one group per column only."""
-    source_path = job.query_attributes or _name(run_path)
-    columns = job.columns
-    if isinstance(run_path, Source) and not job.query_attributes:
-        source = run_path
-    else:
-        source = Source.of(source_path, job.run_format if not job.query_attributes else None, columns)
-    frame = scan_run(source) if not job.query_attributes else _scan_attributes(source)
-    found = frame.collect_schema().names()
-    missing = [c for c in job.group_by if c not in found]
-    if missing:
-        raise InvalidInput(
-            f"{source_path}: no group column(s) {', '.join(map(repr, missing))}; columns found: {', '.join(found)}"
-        )
-    pairs = frame.select(QUERY, *job.group_by).unique().collect()
-    conflicts = pairs.filter(pl.len().over(QUERY) > 1).sort(QUERY, *job.group_by)
-    if conflicts.height:
-        query = conflicts[QUERY][0]
-        values = conflicts.filter(pl.col(QUERY) == query).drop(QUERY).rows()
-        raise InvalidInput(
-            f"{source_path}: query {query!r} belongs to more than one group of {', '.join(job.group_by)}: "
-            f"{', '.join(map(str, values[:5]))}; a query's group must be fixed"
-        )
-    return pairs
-
-
-def _attach_groups(
-    per_query: pl.DataFrame, groups: pl.DataFrame, source: str, group_by: tuple[str, ...]
-) -> tuple[pl.DataFrame, ValidationWarning | None]:
-    """The per-query table with each query's group columns. Query ids of two types (integers
-    in one, text in the other) are joined as text, as evaluation pairs run and qrels. A query
-    without a row in ``source`` (zero-filled by all_queries, or absent from the attributes)
-    joins the null group, with a warning; when no query has one, the ids cannot be the same
-    ids and that is an error, not a table of null groups."""
-    ours, theirs = per_query.schema[QUERY], groups.schema[QUERY]
-    if not is_id_type(theirs):
-        raise InvalidInput(
-            f"{source}: query ids of type {theirs} cannot be joined to the evaluated query ids ({ours}); "
-            "expected text or integers"
-        )
-    as_text = ours != theirs or pl.Categorical in (ours, theirs)
-    key = (pl.col(QUERY).cast(pl.String) if as_text else pl.col(QUERY)).alias("_group_key")
-    labelled = per_query.with_columns(key).join(
-        groups.select(key, *group_by, pl.lit(True).alias("_grouped")), on="_group_key", how="left"
-    )
-    missing = labelled.filter(pl.col("_grouped").is_null()).get_column(QUERY).cast(pl.String).unique().sort()
-    labelled = labelled.drop("_group_key", "_grouped")
-    if missing.len() == 0:
-        return labelled, None
-    examples = tuple(missing.head(5).to_list())
-    if missing.len() == per_query.get_column(QUERY).n_unique():
-        found = groups.get_column(QUERY).head(3).to_list()
-        raise InvalidInput(
-            f"{source}: none of the {missing.len()} evaluated queries has a row here, so no query would get "
-            f"a {', '.join(group_by)} value: evaluated query ids ({ours}) e.g. {', '.join(map(repr, examples[:3]))}; "
-            f"query ids here ({theirs}) e.g. {', '.join(map(repr, found))}"
-        )
-    warning = ValidationWarning(
-        "queries_without_group",
-        f"evaluated queries without a row in {source}, summarised in the group whose {', '.join(group_by)} is null",
-        missing.len(),
-        examples,
-    )
-    return labelled, warning
-
-
-def _scan_attributes(source: Source) -> pl.LazyFrame:
-    # the run's reader: its CSV and Parquet checks apply to the attributes too
-    from pipeline.io.read import scan_attributes
-
-    return scan_attributes(source)
 
 
 def _manifest(

@@ -10,18 +10,9 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from pipeline.compare import (
-    Options,
-    adjust_p_values,
-    bootstrap_interval,
-    compare_systems,
-    pair,
-    paired_t_test,
-    sign_flip_p_value,
-    student_t_two_sided,
-    unpaired_queries,
-)
+from pipeline.compare import Options, compare_systems, pair, unpaired_queries
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.stats import adjust_p_values, bootstrap_interval, paired_t_test, sign_flip_p_value, student_t_two_sided
 
 FAST = {"permutations": 2000, "bootstrap_samples": 2000}
 

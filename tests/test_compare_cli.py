@@ -10,6 +10,7 @@ import pytest
 
 from pipeline import evaluate
 from pipeline.compare import Options, compare_systems
+from pipeline.spec import PROFILES
 from tests.conftest import ROOT, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
@@ -148,3 +149,87 @@ def test_queries_on_one_side_are_reported(outputs: dict[str, Path], tmp_path: Pa
     assert scored.returncode == 0, scored.stderr
     assert "1 query only in model_a (model_a vs fewer), scored 0 for the other side: q007" in scored.stdout
     assert " 40 " in scored.stdout  # q007 counted, with 0 for the candidate
+
+
+# --- compare --run scores runs as `ndcg evaluate` does --------------------------------------
+
+
+def evaluated(*flags: object) -> dict[str, object]:
+    """``ndcg evaluate --json`` of the sample run: its conventions and summary rows."""
+    result = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--json", *flags)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def compared(run_b: Path, *flags: object) -> tuple[dict[str, object], str]:
+    """``ndcg compare --run --json`` of the sample run (baseline) and ``run_b``, and its stderr."""
+    result = run_cli("compare", "--run", RUN, "--run", run_b, "--qrels", QRELS, "--names", "a,b", "--json",
+                     *FAST, *flags)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_compare_runs_with_a_profile_gives_the_means_of_evaluate(outputs: dict[str, Path], profile: str) -> None:
+    flags = ("--profile", profile, "--k", "10")
+    expected = evaluated(*flags)
+    payload, _ = compared(outputs["run_b"], *flags)
+    # the baseline was scored with the very conventions evaluate resolved for the profile
+    assert payload["conventions"]["a"] == expected["conventions"]
+    row = next(r for r in expected["summary"] if r["k"] == 10)
+    [comparison] = payload["comparison"]
+    assert comparison["queries"] == row["queries"]
+    assert comparison["mean_baseline"] == pytest.approx(row["ndcg"], abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("flags", "measure", "k", "engine"),
+    [
+        (("--measures", "P@5", "--ties", "average", "--gain", "exponential"), "P", 5, "duckdb"),
+        (("--empty-ideal", "skip", "--discount", "jk", "--log-base", "3", "--max-results", "8"), "ndcg", 10, "polars"),
+    ],
+)
+def test_compare_runs_takes_the_measure_flags_of_evaluate(
+    outputs: dict[str, Path], flags: tuple[str, ...], measure: str, k: int, engine: str
+) -> None:
+    common = (*flags, "--engine", engine)  # the default cutoffs (and P@5's)
+    expected = evaluated(*common)
+    payload, _ = compared(outputs["run_b"], *common, "--measure", measure)
+    assert payload["conventions"]["a"] == expected["conventions"]
+    row = next(r for r in expected["summary"] if r["k"] == k)
+    [comparison] = [r for r in payload["comparison"] if r["k"] == k]
+    # --empty-ideal skip leaves the queries without a relevant document out of both means
+    assert comparison["queries"] == row["queries"]
+    assert comparison["mean_baseline"] == pytest.approx(row[measure], abs=1e-9)
+
+
+@pytest.mark.parametrize("source", ["run", "attributes"])
+def test_compare_runs_groups_as_evaluate_does(outputs: dict[str, Path], tmp_path: Path, source: str) -> None:
+    """--group-by locale --all-queries: the queries only the judgments have (q041-q043) have no
+    locale in the run; evaluate and compare both warn and keep them as the null group. From
+    --query-attributes without q001-q005, those join the null group too."""
+    flags: tuple[object, ...] = ("--group-by", "locale", "--all-queries", "--k", "10")
+    if source == "attributes":
+        attributes = tmp_path / "attributes.parquet"
+        locales = pl.read_parquet(RUN).select("query_id", "locale").unique()
+        locales.filter(~pl.col("query_id").is_in(["q001", "q002", "q003", "q004", "q005"])).write_parquet(attributes)
+        flags = (*flags, "--query-attributes", attributes)
+    result = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--json", *flags)
+    assert result.returncode == 0, result.stderr
+    assert "summarised in the group whose locale is null" in result.stderr
+    expected = {(row["locale"], row["overall"]): row for row in json.loads(result.stdout)["summary"] if row["k"] == 10}
+    payload, stderr = compared(outputs["run_b"], *flags)
+    assert "summarised in the group whose locale is null" in stderr
+    rows = {(row["locale"], row["overall"]): row for row in payload["comparison"]}
+    assert set(rows) == set(expected)
+    assert rows[None, False]["queries"] == (3 if source == "run" else 8)
+    for key, row in rows.items():
+        assert row["queries"] == expected[key]["queries"], key
+        assert row["mean_baseline"] == pytest.approx(expected[key]["ndcg"], abs=1e-9), key
+
+
+def test_measure_flags_are_refused_for_outputs(outputs: dict[str, Path]) -> None:
+    result = run_cli("compare", "--baseline", outputs["model_a"], "--candidate", outputs["model_b"],
+                     "--profile", "sklearn", "--gain", "exponential")  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "--gain, --profile score runs here (--run)" in result.stderr

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline import Evaluation, evaluate
-from pipeline.compare import Options, compare_systems, write_manifest
+from pipeline.compare import Options, compare_systems
 from pipeline.io.write import write_tables
 from pipeline.report.build import SECTIONS
 from tests.conftest import ROOT, run_cli
@@ -44,8 +44,11 @@ def make_outputs(root: Path) -> dict[str, Path]:
     (root / "model_a" / "manifest.json").write_text(json.dumps({"conventions": evaluation.describe()}))
     options = Options(group_by=("locale",), permutations=500, bootstrap_samples=500)
     comparison = compare_systems(tables, options)
-    write_tables(root / "cmp", {"comparison": comparison.comparison, "deltas": comparison.deltas})
-    write_manifest(root / "cmp", {"systems": list(tables), "options": options.describe()})
+    write_tables(
+        root / "cmp",
+        {"comparison": comparison.comparison, "deltas": comparison.deltas},
+        manifest={"systems": list(tables), "options": options.describe()},
+    )
     paths["cmp"] = root / "cmp"
     return paths
 

@@ -3,37 +3,29 @@ else: no NDCG is recomputed, only shown (and, for the plots, averaged per group)
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
 
-from pipeline.aggregate import OVERALL
-from pipeline.compare import conventions_of, read_conventions
 from pipeline.errors import InvalidInput, UsageError
-from pipeline.io.partitions import Partition, hive_partitions
+from pipeline.groups import OVERALL, group_rows, overall_rows
+from pipeline.io.outputs import (
+    COMPARISON,
+    DELTAS,
+    PER_QUERY,
+    SUMMARY,
+    conventions_of,
+    evaluated_partitions,
+    read_conventions,
+    read_manifest,
+    read_table,
+)
 from pipeline.spec import MEASURE, MEASURE_NAMES, PRIMARY_MEASURE
 
 # Columns of the per-query table that are measures or keys; any other non-float column is
 # a group column (such as locale) carried along by the job that wrote the table.
 KNOWN_COLUMNS = frozenset({"query_id", "k", *MEASURE_NAMES, "ndcg_min", "ndcg_max"})
-
-
-def overall_rows(table: pl.DataFrame, group_columns: list[str]) -> pl.DataFrame:
-    """The rows over all queries of a grouped summary or comparison: those its ``overall``
-    column marks (a null group value is a group, not the overall row); outputs written before
-    that column existed marked them by null group columns."""
-    if OVERALL in table.columns:
-        return table.filter(pl.col(OVERALL))
-    return table.filter(pl.all_horizontal([pl.col(g).is_null() for g in group_columns] or [pl.lit(True)]))
-
-
-def group_rows(table: pl.DataFrame, group_columns: list[str]) -> pl.DataFrame:
-    """The rows of one group each (the complement of :func:`overall_rows`)."""
-    if OVERALL in table.columns:
-        return table.filter(~pl.col(OVERALL))
-    return table.filter(pl.all_horizontal([pl.col(g).is_not_null() for g in group_columns] or [pl.lit(False)]))
 
 
 @dataclass(frozen=True)
@@ -158,7 +150,7 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
     ``names`` name the evaluation outputs, in order (default: their folder names, made unique)."""
     systems: list[System] = []
     comparisons: list[ComparisonOutput] = []
-    evaluations = [raw for raw in paths if not (Path(raw) / "comparison.parquet").exists()]
+    evaluations = [raw for raw in paths if not (Path(raw) / COMPARISON).exists()]
     if names is not None and len(names) != len(evaluations):
         raise UsageError(
             f"--names names the {len(evaluations)} evaluation output(s) in order, got {len(names)} name(s)"
@@ -168,22 +160,22 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
         path = Path(raw)
         if not path.is_dir():
             raise InvalidInput(f"{raw}: not a directory (give the --out directory of ndcg evaluate or ndcg compare)")
-        if (path / "comparison.parquet").exists():
-            manifest = _manifest(path)
-            comparison, deltas = _pooled(_read(path / "comparison.parquet"), _read(path / "deltas.parquet"), manifest)
+        if (path / COMPARISON).exists():
+            manifest = read_manifest(path)
+            comparison, deltas = _pooled(read_table(path / COMPARISON), read_table(path / DELTAS), manifest)
             comparisons.append(ComparisonOutput(path=path, comparison=comparison, deltas=deltas, manifest=manifest))
-        elif (path / "per_query.parquet").exists():
+        elif (path / PER_QUERY).exists():
             systems.append(
                 System(
                     name=given.get(raw) or _unique_name(path, [s.name for s in systems]),
                     path=path,
-                    per_query=_read(path / "per_query.parquet"),
-                    summary=_overall_summary(_read(path / "summary.parquet")),
+                    per_query=read_table(path / PER_QUERY),
+                    summary=_overall_summary(read_table(path / SUMMARY)),
                     conventions=read_conventions(str(path)),
-                    group_summary=_group_summary(_read(path / "summary.parquet")),
+                    group_summary=_group_summary(read_table(path / SUMMARY)),
                 )
             )
-        elif path.is_dir() and (partitions := _partitions(path)):
+        elif path.is_dir() and (partitions := evaluated_partitions(path)):
             family = given.get(raw) or _unique_name(path, [s.family or s.name for s in systems])
             for partition in partitions:
                 folder = partition.path(path)
@@ -191,10 +183,10 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                     System(
                         name=f"{family}/{partition}",
                         path=folder,
-                        per_query=_read(folder / "per_query.parquet"),
-                        summary=_overall_summary(_read(folder / "summary.parquet")),
+                        per_query=read_table(folder / PER_QUERY),
+                        summary=_overall_summary(read_table(folder / SUMMARY)),
                         conventions=read_conventions(str(folder)),
-                        group_summary=_group_summary(_read(folder / "summary.parquet")),
+                        group_summary=_group_summary(read_table(folder / SUMMARY)),
                         partition=partition.as_dict(),
                         family=family,
                     )
@@ -226,16 +218,6 @@ def _pooled(
     return pooled, deltas.with_columns(named).drop(keys)
 
 
-def _read(path: Path) -> pl.DataFrame:
-    if not path.exists():
-        raise InvalidInput(f"{path}: missing (the output directory is incomplete)")
-    try:
-        return pl.read_parquet(path)
-    except (pl.exceptions.PolarsError, OSError) as error:
-        first_line = (str(error).strip().splitlines() or [type(error).__name__])[0]
-        raise InvalidInput(f"{path}: cannot read as parquet: {first_line}") from None
-
-
 def _overall_summary(summary: pl.DataFrame) -> pl.DataFrame:
     """A grouped summary's overall rows (the report's summary is over all queries; groups are
     drawn from the per-query tables), without the marker."""
@@ -245,22 +227,6 @@ def _overall_summary(summary: pl.DataFrame) -> pl.DataFrame:
 def _group_summary(summary: pl.DataFrame) -> pl.DataFrame | None:
     """A grouped summary's rows of one group each (None for an ungrouped summary)."""
     return summary.filter(~pl.col(OVERALL)).drop(OVERALL) if OVERALL in summary.columns else None
-
-
-def _manifest(path: Path) -> dict[str, object]:
-    manifest = path / "manifest.json"
-    if not manifest.is_file():
-        return {}
-    try:
-        data = json.loads(manifest.read_text())
-    except (OSError, ValueError) as error:
-        raise InvalidInput(f"{manifest}: not readable JSON: {error}") from None
-    return data if isinstance(data, dict) else {}
-
-
-def _partitions(path: Path) -> list[Partition]:
-    """The partition folders of an evaluation output that hold a per-query table."""
-    return [p for p in hive_partitions(str(path)) if (p.path(path) / "per_query.parquet").exists()]
 
 
 def _unique_name(path: Path, taken: list[str]) -> str:
