@@ -21,19 +21,16 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
-from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
-from pipeline.io.read import QUERY, Columns, Source, scan_attributes, scan_run
+from pipeline.io.partitions import OUTPUT_COLUMNS
+from pipeline.io.read import QUERY, Columns, Source, is_id_type, scan_attributes, scan_run
 from pipeline.rules import ValidationWarning
-from pipeline.spec import MEASURE_NAMES
-from pipeline.validate import is_id_type
 
 # Marks the rows over all queries of a grouped summary (and of a grouped comparison).
 OVERALL = "overall"
 # Columns of the per-query and summary tables (and the overall marker): a group column may not
-# take one of these names, or it would overwrite or be mistaken for them.
-RESERVED_COLUMNS = frozenset(
-    {QUERY, "k", "queries", *MEASURE_NAMES, *TIE_BOUNDS_PER_QUERY, *TIE_BOUNDS_SUMMARY, OVERALL}
-)
+# take one of these names, or it would overwrite or be mistaken for them. Defined with the
+# partition keys' rule (io stands below this module), which refuses the same names.
+RESERVED_COLUMNS = OUTPUT_COLUMNS
 
 
 def parse_group_by(text: str | None) -> tuple[str, ...]:

@@ -37,7 +37,18 @@ from pipeline.errors import InvalidInput
 from pipeline.expressions import RANK_COLUMN
 from pipeline.expressions import gain as gain_of
 from pipeline.io.fs import data_files
-from pipeline.io.read import COLLECT_ENGINE, DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, Columns, non_utf8_line
+from pipeline.io.read import (
+    COLLECT_ENGINE,
+    DOC,
+    LABEL,
+    LINE,
+    PROVENANCE,
+    QUERY,
+    SCORE,
+    Columns,
+    is_id_type,
+    non_utf8_line,
+)
 from pipeline.rules import (
     DEFAULT_WARN_RESULTS_OVER,
     ID_TYPES,
@@ -394,12 +405,6 @@ def _negative_labels(qrels: pl.LazyFrame) -> pl.LazyFrame:
 def _drop_provenance(frame: pl.LazyFrame) -> pl.LazyFrame:
     names = frame.collect_schema().names()
     return frame.drop([c for c in PROVENANCE if c in names])
-
-
-def is_id_type(dtype: pl.DataType) -> bool:
-    """Whether validation accepts ``dtype`` for an id column: text (String, Categorical) or an
-    integer of any width, signed or not."""
-    return dtype == pl.String or dtype == pl.Categorical or dtype.is_integer()
 
 
 def id_casts(run_schema: pl.Schema, qrels_schema: pl.Schema) -> dict[str, pl.DataType]:

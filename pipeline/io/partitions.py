@@ -41,8 +41,8 @@ class Partition:
 
 
 # The columns of the outputs (per-query and summary tables, a grouped summary's ``overall``
-# marker): the same names pipeline.aggregate.RESERVED_COLUMNS refuses as group columns (a test
-# keeps the two equal; io stands below aggregate, so it cannot import them from there).
+# marker): a partition key may not take one of these names, nor a group column
+# (pipeline.groups.RESERVED_COLUMNS is this set).
 OUTPUT_COLUMNS = frozenset(
     {"query_id", "k", "queries", *MEASURE_NAMES, "ndcg_min", "ndcg_max", "ties_straddle_k", "tie_sensitive_queries"}
     | {"overall"}

@@ -524,3 +524,9 @@ def _check_trec_shape(path: str, *, qrels: bool) -> None:
 
 def _first_line(error: BaseException) -> str:
     return scrub(str(error).strip().splitlines()[0]) if str(error).strip() else type(error).__name__
+
+
+def is_id_type(dtype: pl.DataType) -> bool:
+    """Whether validation accepts ``dtype`` for an id column: text (String, Categorical) or an
+    integer of any width, signed or not."""
+    return dtype == pl.String or dtype == pl.Categorical or dtype.is_integer()
