@@ -18,9 +18,9 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation
+from pipeline.inputs import InputChecks
 from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
-from pipeline.inputs import InputChecks
 from pipeline.job import Job
 from pipeline.reuse import recompute_reason, reuse_key, source_digest
 from tests.conftest import ROOT, S3Bucket
