@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import is_dataclass, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,21 +19,23 @@ import polars as pl
 
 from pipeline.engines import ENGINES, Engine, Execution, engine_named
 from pipeline.errors import UsageError
-from pipeline.inputs import Inputs, as_polars, frame_input, load
+from pipeline.inputs import InputChecks, Inputs, as_polars, frame_input, load
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source, table_source
 from pipeline.spec import (
     CONVENTION,
     CONVENTIONS,
+    OPTION,
     Convention,
     Evaluation,
     Profile,
     SpecError,
+    options_for,
     parse_cutoffs,
     profile_named,
 )
-from pipeline.units import Result, evaluate_inputs
-from pipeline.validate import DEFAULT_WARN_RESULTS_OVER, ValidationWarning
+from pipeline.units import Result, evaluate_inputs, option_values
+from pipeline.validate import ValidationWarning
 
 __all__ = ["Result", "check", "evaluate", "make_evaluation", "per_query"]
 
@@ -104,15 +106,49 @@ def _cutoffs(k: object) -> tuple[int, ...]:
     raise SpecError(f"k must be an integer, a list of integers or a text such as '5,10', got {k!r}")
 
 
-def _options(function: str, options: dict[str, object]) -> Evaluation:
-    """The evaluation of a front function's keyword options, refusing an option by its name."""
-    unknown = sorted(set(options) - set(_EVALUATION_OPTIONS))
+@dataclass(frozen=True)
+class _Given:
+    """A front function's keywords: the conventions (:func:`make_evaluation`'s) and the input,
+    validation and execution options of :data:`pipeline.spec.OPTIONS` it takes, typed."""
+
+    conventions: dict[str, object]
+    columns: Columns = field(default_factory=Columns)
+    run_format: str | None = None
+    qrels_format: str | None = None
+    run_version: Version = None
+    qrels_version: Version = None
+    checks: InputChecks = field(default_factory=InputChecks)
+    execution: Execution = field(default_factory=Execution)
+
+    def evaluation(self, given: Evaluation | None, function: str) -> Evaluation:
+        if given is None:
+            return make_evaluation(**self.conventions)  # type: ignore[arg-type]
+        if self.conventions:
+            named = ", ".join(map(repr, self.conventions))
+            raise UsageError(
+                f"{function}() got evaluation=Evaluation(...) and the option(s) {named}; give the conventions one way"
+            )
+        return given
+
+
+def _given(function: str, options: dict[str, object], columns: Columns | None) -> _Given:
+    """The keywords of ``function``, each refused by its name unless it is a convention or one
+    of the options :data:`pipeline.spec.OPTIONS` gives that function."""
+    taken = {option.name for option in options_for(function=function)}
+    unknown = sorted(set(options) - set(_EVALUATION_OPTIONS) - taken)
     if unknown:
         raise UsageError(
             f"{function}() got unknown option(s) {', '.join(map(repr, unknown))}; "
-            f"options are {', '.join(_EVALUATION_OPTIONS)} (or evaluation=Evaluation(...))"
+            f"options are {', '.join((*_EVALUATION_OPTIONS, *sorted(taken)))} (or evaluation=Evaluation(...))"
         )
-    return make_evaluation(**options)  # type: ignore[arg-type]
+    fields = option_values({name: value for name, value in options.items() if name in taken})
+    if columns is not None:
+        if "columns" in fields:
+            given = [name for name in options if OPTION.get(name) and OPTION[name].holder == "columns"]
+            raise UsageError(f"{function}() got columns= and {', '.join(given)}; name the columns one way")
+        fields["columns"] = columns
+    conventions = {name: value for name, value in options.items() if name not in taken}
+    return _Given(conventions, **fields)
 
 
 def per_query(
@@ -122,12 +158,6 @@ def per_query(
     evaluation: Evaluation | None = None,
     engine: EngineName = "polars",
     columns: Columns | None = None,
-    run_format: str | None = None,
-    qrels_format: str | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
-    run_version: Version = None,
-    qrels_version: Version = None,
     **options: object,
 ) -> pl.LazyFrame:
     """The per-query table ``query_id, k, cg, dcg, idcg, ndcg`` as a LazyFrame.
@@ -135,39 +165,34 @@ def per_query(
     ``run`` and ``qrels`` are paths (Parquet file, directory or glob; TREC; CSV; a Delta
     table's folder, read at its current version or ``run_version``/``qrels_version``: a number
     or an ISO time; local, or ``s3://``, ``gs://``, ``az://`` URLs) or Polars frames with the
-    canonical columns. Without ``qrels`` the run's label column is used as
-    inline labels. ``options`` are those of :func:`make_evaluation` (``k``, ``gain``, ...).
-    Inputs are validated before anything is computed (see :func:`check`); warnings are
-    dropped here, :func:`evaluate` returns them.
+    canonical columns. Without ``qrels`` the run's label column is used as inline labels.
+    ``options`` are those of :func:`make_evaluation` (``k``, ``gain``, ...) and the input and
+    validation options of the command line (:data:`pipeline.spec.OPTIONS`: ``run_format``,
+    ``query_col``, ..., ``allow_fractional_labels``, ``warn_results_over``; ``columns`` names
+    all four columns at once). Inputs are validated before anything is computed (see
+    :func:`check`); warnings are dropped here, :func:`evaluate` returns them.
     """
-    evaluation = evaluation or _options("per_query", options)
+    given = _given("per_query", options, columns)
     chosen = engine_named(engine)
-    checks = (allow_fractional_labels, warn_results_over)
-    run, qrels = _tables(run, qrels, run_version, qrels_version, columns)
-    inputs = _inputs(chosen, run, qrels, columns, run_format, qrels_format, *checks)
-    execution = Execution()
-    return chosen.per_query_plan(chosen.load(inputs, evaluation, execution), evaluation, execution)
+    evaluation = given.evaluation(evaluation, "per_query")
+    inputs = _inputs(chosen, run, qrels, given)
+    return chosen.per_query_plan(chosen.load(inputs, evaluation, given.execution), evaluation, given.execution)
 
 
 def check(
-    run: Input,
-    qrels: Input | None = None,
-    *,
-    columns: Columns | None = None,
-    run_format: str | None = None,
-    qrels_format: str | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
-    run_version: Version = None,
-    qrels_version: Version = None,
+    run: Input, qrels: Input | None = None, *, columns: Columns | None = None, **options: object
 ) -> tuple[ValidationWarning, ...]:
     """Run only the checks: raise :class:`~pipeline.errors.InvalidInput` on the first error,
     return the warnings (queries only on one side, no relevant document, negative labels,
-    queries with more than ``warn_results_over`` results)."""
-    checks = (allow_fractional_labels, warn_results_over)
-    run, qrels = _tables(run, qrels, run_version, qrels_version, columns)
-    inputs = _inputs(ENGINES["polars"], run, qrels, columns, run_format, qrels_format, *checks)
-    return load(inputs, Evaluation()).warnings
+    queries with more than ``warn_results_over`` results). ``options`` are the input and
+    validation options of :func:`per_query`."""
+    given = _given("check", options, columns)
+    if given.conventions:
+        raise UsageError(
+            f"check() got unknown option(s) {', '.join(map(repr, given.conventions))}; check() takes the input "
+            f"and validation options only: {', '.join(option.name for option in options_for(function='check'))}"
+        )
+    return load(_inputs(ENGINES["polars"], run, qrels, given), Evaluation()).warnings
 
 
 def evaluate(
@@ -177,63 +202,48 @@ def evaluate(
     evaluation: Evaluation | None = None,
     engine: EngineName = "polars",
     columns: Columns | None = None,
-    run_format: str | None = None,
-    qrels_format: str | None = None,
-    threads: int | None = None,
-    memory_limit: str | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
-    run_version: Version = None,
-    qrels_version: Version = None,
     **options: object,
 ) -> Result:
     """Per-query table and summary, computed once by the chosen engine, with the warnings of
-    validation.
+    validation. ``options`` are those of :func:`per_query` and the execution options.
 
     ``threads`` is DuckDB's. ``memory_limit`` (e.g. ``"4GB"``) bounds both engines: when the
     run has more rows than fit (about :data:`pipeline.units.BYTES_PER_RUN_ROW` bytes each), its
     queries are split by a hash of their id into buckets that are validated and evaluated one
     after the other, each within the limit (DuckDB also gets it as its ``memory_limit``). The
     buckets are written once, in a temporary folder of ``TMPDIR``, about the inputs' size. The
-    per-query rows, summary and warnings are the same as in one pass.
+    per-query rows, summary and warnings are the same as in one pass. ``spark_master`` is the
+    Spark engine's master URL.
     """
+    given = _given("evaluate", options, columns)
     chosen = engine_named(engine)
-    evaluation = evaluation or _options("evaluate", options)
-    checks = (allow_fractional_labels, warn_results_over)
-    run, qrels = _tables(run, qrels, run_version, qrels_version, columns)
-    inputs = _inputs(chosen, run, qrels, columns, run_format, qrels_format, *checks)
-    return evaluate_inputs(inputs, evaluation, chosen, Execution(threads=threads, memory_limit=memory_limit))
+    evaluation = given.evaluation(evaluation, "evaluate")
+    return evaluate_inputs(_inputs(chosen, run, qrels, given), evaluation, chosen, given.execution)
 
 
-def _tables(
-    run: Input, qrels: Input | None, run_version: Version, qrels_version: Version, columns: Columns | None
-) -> tuple[Input, Input | None]:
+def _tables(run: Input, qrels: Input | None, given: _Given) -> tuple[Input, Input | None]:
     """Paths of Delta tables given with a version as sources at that version (resolved once);
     a version for anything but a Delta table's path is a usage error."""
     tables = []
-    for value, version, name in ((run, run_version, "run_version"), (qrels, qrels_version, "qrels_version")):
+    for value, version, name in (
+        (run, given.run_version, "run_version"),
+        (qrels, given.qrels_version, "qrels_version"),
+    ):
         if version is None:
             tables.append(value)
         elif not isinstance(value, (str, Path)):
             raise UsageError(f"{name}: a version is read from a Delta table given by its path")
         else:
-            tables.append(table_source(str(value), version, name, columns) or value)
+            tables.append(table_source(str(value), version, name, given.columns) or value)
     return tables[0], tables[1]
 
 
-def _inputs(
-    engine: Engine,
-    run: Input,
-    qrels: Input | None,
-    columns: Columns | None,
-    run_format: str | None,
-    qrels_format: str | None,
-    allow_fractional_labels: bool,
-    warn_results_over: int | None,
-) -> Inputs:
-    """The front's arguments as :class:`~pipeline.inputs.Inputs`: frames of every kind as Polars
-    frames with the canonical column names; for an engine that reads frames itself (Spark), its
-    own frames as given and the others as Polars frames it renames as it renames its own."""
+def _inputs(engine: Engine, run: Input, qrels: Input | None, given: _Given) -> Inputs:
+    """The front's arguments as :class:`~pipeline.inputs.Inputs`: Delta tables at their
+    versions; frames of every kind as Polars frames with the canonical column names; for an
+    engine that reads frames itself (Spark), its own frames as given and the others as Polars
+    frames it renames as it renames its own."""
+    columns = given.columns
 
     def as_input(value: Any, role: str) -> Any:
         if not engine.native_frames:
@@ -241,6 +251,6 @@ def _inputs(
         is_path = value is None or isinstance(value, (str, Path, Source))
         return value if is_path or hadoop.is_frame(value) else as_polars(value, role)
 
+    run, qrels = _tables(run, qrels, given)
     run, qrels = as_input(run, "run"), as_input(qrels, "qrels")
-    checks = (allow_fractional_labels, warn_results_over)
-    return Inputs(run, qrels, columns or Columns(), run_format, qrels_format, *checks)
+    return Inputs(run, qrels, columns, given.run_format, given.qrels_format, given.checks)

@@ -13,18 +13,17 @@ import json
 import logging
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pipeline.cli_flags import (
     COMPARE_CONVENTIONS,
     EXIT_CODES,
     build_parser,
-    max_threads,
     package_version,
     parse_args,
     subparser,
 )
-from pipeline.spec import CONVENTIONS
+from pipeline.spec import CONVENTIONS, max_threads, options_for
 
 if TYPE_CHECKING:
     from pipeline.gate import Gate
@@ -40,17 +39,10 @@ def _profiles(args: argparse.Namespace) -> int:
     return 0
 
 
-def _input_options(args: argparse.Namespace) -> dict[str, object]:
-    """The input and validation flags as keywords of the library's functions."""
-    from pipeline.io.read import Columns
-
-    return {
-        "columns": Columns(query=args.query_col, doc=args.doc_col, score=args.score_col, label=args.label_col),
-        "run_format": args.run_format,
-        "qrels_format": args.qrels_format,
-        "allow_fractional_labels": args.allow_fractional_labels,
-        "warn_results_over": args.warn_results_over or None,
-    }
+def _options(args: argparse.Namespace, command: str) -> dict[str, Any]:
+    """The flags (or config keys) of :data:`pipeline.spec.OPTIONS` that ``command`` takes, by name:
+    the library's keywords."""
+    return {option.name: getattr(args, option.name) for option in options_for(command=command)}
 
 
 def _log_warnings(warnings: Sequence[object]) -> None:
@@ -79,6 +71,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
+    from pipeline.units import option_values
 
     if args.print_config:
         sys.stdout.write(json.dumps(_resolved_config(args), indent=2) + "\n")
@@ -86,29 +79,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     if not args.run:
         raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
     check_out_folder(args.out, [("run", args.run), ("qrels", args.qrels), ("query attributes", args.query_attributes)])
-    inputs = _input_options(args)
     evaluation = _evaluation_from(args)
     job = Job(
         run=args.run,
         qrels=args.qrels,
         evaluation=evaluation,
         engine=args.engine,
-        columns=inputs.pop("columns"),  # type: ignore[arg-type]
-        run_format=inputs.pop("run_format"),  # type: ignore[arg-type]
-        qrels_format=inputs.pop("qrels_format"),  # type: ignore[arg-type]
         out=args.out,
         out_format=args.out_format,
         partition_filters=parse_partition_filters(args.partition or []),
-        missing_qrels_partition=args.missing_qrels_partition,
-        run_version=args.run_version,
-        qrels_version=args.qrels_version,
         group_by=tuple(c.strip() for c in args.group_by.split(",") if c.strip()) if args.group_by else (),
         query_attributes=args.query_attributes,
-        threads=args.threads,
-        memory_limit=args.memory_limit,
-        spark_master=args.spark_master,
-        evaluate_options=inputs,
-        skip_unchanged=args.skip_unchanged,
+        **option_values(_options(args, "evaluate")),
     )
     output_format = "json" if args.json else args.output_format
     decisions: list[dict[str, object]] = []
@@ -243,7 +225,7 @@ def _validate(args: argparse.Namespace) -> int:
     error: InvalidInput | None = None
     warnings: tuple = ()
     try:
-        warnings = check(args.run, args.qrels, **_input_options(args))  # type: ignore[arg-type]
+        warnings = check(args.run, args.qrels, **_options(args, "validate"))
     except InvalidInput as invalid:
         error = invalid
     sys.stdout.write(validation_report(args.run, args.qrels, error, warnings, as_json=args.json))
@@ -279,10 +261,7 @@ def _compare(args: argparse.Namespace) -> int:
         evaluation_options=conventions,
         profile=args.profile,
         query_attributes=args.query_attributes,
-        input_options={
-            "allow_fractional_labels": args.allow_fractional_labels,
-            "warn_results_over": args.warn_results_over or None,
-        },
+        input_options=_options(args, "compare"),
     )
     compared = compare_job(
         systems,

@@ -1,6 +1,7 @@
-"""The flags of ``ndcg``: one argparse parser, its measure flags generated from the registry
-(:data:`pipeline.spec.CONVENTIONS`), so the flags, the config keys (:mod:`pipeline.config`
-reads them off the parser) and the API's options never disagree.
+"""The flags of ``ndcg``: one argparse parser, its measure flags and its input, validation,
+execution and job flags generated from the registry (:data:`pipeline.spec.CONVENTIONS`,
+:data:`pipeline.spec.OPTIONS`), so the flags, the config keys (:mod:`pipeline.config` reads them
+off the parser) and the API's options never disagree.
 
 Only light modules are imported here: ``--help`` stays fast.
 """
@@ -13,7 +14,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipeline.engines import ENGINES
-from pipeline.spec import CONVENTIONS, MEASURE_NAMES, PRIMARY_MEASURE, Convention, SpecError
+from pipeline.spec import (
+    CONVENTIONS,
+    MEASURE_NAMES,
+    PRIMARY_MEASURE,
+    Convention,
+    Option,
+    SpecError,
+    options_for,
+)
 
 EXIT_CODES = """exit codes:
   0  done
@@ -79,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_input_arguments(validate)
+    _add_input_arguments(validate, "validate")
     validate.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
     _add_compare(commands)
@@ -166,7 +175,7 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _add_input_arguments(evaluate)
+    _add_input_arguments(evaluate, "evaluate")
 
     measure = evaluate.add_argument_group(
         "measure", "options left out take the --profile's choice, or trec_eval's without a profile"
@@ -182,32 +191,12 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="evaluate only this hive partition (repeatable; other partitions are not read; all engines)",
     )
-    job.add_argument(
-        "--missing-qrels-partition",
-        default="error",
-        choices=("error", "whole"),
-        help="a run partition whose folder is missing from judgments partitioned like the run: error "
-        "(default, exit 3) or score it against all the judgments (whole)",
-    )
-    job.add_argument(
-        "--run-version",
-        metavar="N|TIME",
-        help="a Delta table's version to read as the run: a number, or an ISO time such as 2026-11-21T00:00:00Z "
-        "(the last version committed by then); default: its current version",
-    )
-    job.add_argument("--qrels-version", metavar="N|TIME", help="the same for a Delta table of judgments")
+    add_option_flags(job, "batch job", "evaluate")
     job.add_argument(
         "--group-by",
         help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
     job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
-    job.add_argument(
-        "--skip-unchanged",
-        action="store_true",
-        help="leave a partition's outputs in --out (local) alone when its manifest.json records the same inputs "
-        "(files: size, modification and change times; objects: size, ETag, version id; Delta: version), "
-        "options and version; recompute the others",
-    )
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
 
@@ -215,18 +204,7 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
 def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
     run = evaluate.add_argument_group("execution")
     run.add_argument("--engine", default="polars", choices=tuple(ENGINES), help="default: polars")
-    run.add_argument(
-        "--threads", type=_thread_count, help="worker threads (DuckDB engine), at most 4 x the machine's CPUs"
-    )
-    run.add_argument(
-        "--memory-limit",
-        help="memory limit, e.g. 4GB: a larger run is split into buckets of queries that fit (written to TMPDIR "
-        "first) and evaluated one bucket at a time (both engines); also DuckDB's memory_limit",
-    )
-    run.add_argument(
-        "--spark-master",
-        help="Spark master URL (spark engine); default: the session of spark-submit, else local[*]",
-    )
+    add_option_flags(run, "execution", "evaluate")
 
     output = evaluate.add_argument_group("output")
     output.add_argument(
@@ -260,7 +238,7 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
     add_measure_flags(sql.add_argument_group("measure"))  # the very flags of `evaluate`
 
 
-def _add_input_arguments(command: argparse.ArgumentParser) -> None:
+def _add_input_arguments(command: argparse.ArgumentParser, name: str) -> None:
     inputs = command.add_argument_group("inputs")
     inputs.add_argument(
         "--run",
@@ -268,32 +246,28 @@ def _add_input_arguments(command: argparse.ArgumentParser) -> None:
         "a Delta table's folder; TREC run; CSV",
     )
     inputs.add_argument("--qrels", help="judgments; omit to use the run's own label column (inline labels)")
-    formats = ("parquet", "trec", "csv", "tsv", "delta")
-    inputs.add_argument("--run-format", choices=formats, help="default: from the extension (a Delta table: its log)")
-    inputs.add_argument("--qrels-format", choices=formats, help="default: from the extension (a Delta table: its log)")
-    inputs.add_argument("--query-col", default="query_id", help="query id column (default: query_id)")
-    inputs.add_argument("--doc-col", default="doc_id", help="document id column (default: doc_id)")
-    inputs.add_argument("--score-col", default="score", help="score column of the run (default: score)")
-    inputs.add_argument("--label-col", default="relevance", help="label column (default: relevance)")
-
-    add_validation_flags(command)
+    add_option_flags(inputs, "inputs", name)
+    add_option_flags(command.add_argument_group("validation"), "validation", name)
 
 
-def add_validation_flags(command: argparse.ArgumentParser) -> None:
-    """The input checks of ``evaluate`` (and of ``compare --run``)."""
-    checks = command.add_argument_group("validation")
-    checks.add_argument(
-        "--allow-fractional-labels",
-        action="store_true",
-        help="accept labels such as 0.5 (default: labels must be integers, a fractional label is an error)",
-    )
-    checks.add_argument(
-        "--warn-results-over",
-        type=_non_negative_int,
-        default=1000,
-        metavar="N",
-        help="warn about queries with more than N results in the run (default 1000; 0 turns the warning off)",
-    )
+def add_option_flags(group: argparse._ArgumentGroup, group_name: str, command: str) -> None:
+    """A flag per option of the registry's group ``group_name`` that ``command`` takes."""
+    for option in options_for(command=command):
+        if option.group == group_name:
+            _add_option(group, option)
+
+
+def _add_option(group: argparse._ArgumentGroup, option: Option) -> None:
+    settings: dict[str, Any] = {"help": option.help, "default": option.default}
+    if option.switch:
+        settings["action"] = "store_true"
+    elif option.parse is not None:
+        settings["type"] = _flag_type(option.parse)
+    if option.choices:
+        settings["choices"] = option.choices
+    if option.metavar:
+        settings["metavar"] = option.metavar
+    group.add_argument(option.flag, **settings)
 
 
 def _digits(text: str) -> int:
@@ -303,33 +277,10 @@ def _digits(text: str) -> int:
     return int(text)
 
 
-def _non_negative_int(text: str) -> int:
-    if not text.strip().isdigit():
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
-    return int(text)
-
-
 def _positive_int(text: str) -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return int(text)
-
-
-def max_threads() -> int:
-    """More worker threads than 4 per CPU only adds switching, and a number far beyond it makes
-    DuckDB try to start them all (a hang, or a failed allocation): the bound of --threads."""
-    import os
-
-    return 4 * (os.cpu_count() or 1)
-
-
-def _thread_count(text: str) -> int:
-    count = _positive_int(text)
-    if count > max_threads():
-        raise argparse.ArgumentTypeError(
-            f"at most {max_threads()} threads (4 x the {max_threads() // 4} CPUs of this machine), got {text}"
-        )
-    return count
 
 
 def _resample_count(text: str) -> int:
@@ -401,7 +352,7 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
     )
     add_measure_flags(measure, COMPARE_CONVENTIONS, profile=True)
     measure.add_argument("--engine", default="polars", choices=tuple(ENGINES), help="default: polars")
-    add_validation_flags(compare)
+    add_option_flags(compare.add_argument_group("validation"), "validation", "compare")
 
     tests = compare.add_argument_group("comparison")
     tests.add_argument(

@@ -289,6 +289,7 @@ def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str)
     """The evaluation job every run is scored by (its ``run`` set per system); nothing is
     written. The groups are attached after, over every run (see :func:`evaluate_runs`)."""
     from pipeline.job import Job
+    from pipeline.units import option_values
 
     return Job(
         run="",
@@ -296,7 +297,7 @@ def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str)
         evaluation=run_evaluation(systems, k, all_queries, measure),
         engine=systems.engine,
         query_attributes=systems.query_attributes,
-        evaluate_options=dict(systems.input_options),
+        **option_values(dict(systems.input_options)),
     )
 
 

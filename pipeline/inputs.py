@@ -9,7 +9,7 @@ measures with Spark and decides with the same rules (:mod:`pipeline.rules`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +30,18 @@ from pipeline.io.read import (
     scan_qrels,
     scan_run,
 )
-from pipeline.spec import Evaluation
-from pipeline.validate import DEFAULT_WARN_RESULTS_OVER, Checked, check_inputs
+from pipeline.spec import OPTION, Evaluation
+from pipeline.validate import Checked, check_inputs
+
+
+@dataclass(frozen=True)
+class InputChecks:
+    """How strictly the inputs are checked: the ``validation`` options of
+    :data:`pipeline.spec.OPTIONS`, by their names, as :func:`pipeline.validate.check_inputs`
+    takes them."""
+
+    allow_fractional_labels: bool = OPTION["allow_fractional_labels"].default
+    warn_results_over: int | None = OPTION["warn_results_over"].default
 
 
 @dataclass(frozen=True)
@@ -43,8 +53,7 @@ class Inputs:
     columns: Columns = field(default_factory=Columns)
     run_format: str | None = None
     qrels_format: str | None = None
-    allow_fractional_labels: bool = False
-    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER
+    checks: InputChecks = field(default_factory=InputChecks)
 
 
 @dataclass(frozen=True)
@@ -125,8 +134,7 @@ def check(prepared: Prepared, inputs: Inputs, evaluation: Evaluation, *, require
         run_name=prepared.run_name,
         qrels_name=prepared.qrels_name,
         columns=inputs.columns,
-        allow_fractional_labels=inputs.allow_fractional_labels,
-        warn_results_over=inputs.warn_results_over,
+        **asdict(inputs.checks),
         run_duplicates=evaluation.duplicates,
         require_rows=require_rows,
         evaluation=evaluation,

@@ -18,9 +18,11 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation
+from pipeline.inputs import InputChecks
 from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
-from pipeline.job import Job, recompute_reason, reuse_key, source_digest
+from pipeline.job import Job
+from pipeline.reuse import recompute_reason, reuse_key, source_digest
 from tests.conftest import ROOT, S3Bucket
 from tests.conftest import run_cli as run_in_subprocess
 
@@ -302,10 +304,8 @@ def test_unpartitioned_output_and_the_library(tmp_path: Path) -> None:
     result = run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, *flags)
     assert result.returncode == 0 and "skipped the output: unchanged" in result.stderr
     # the pieces: the key of a unit, and why it would be recomputed
-    checks = {"allow_fractional_labels": False, "warn_results_over": 1000}  # the CLI's defaults
-    job = Job(
-        run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), evaluate_options=checks
-    )
+    checks = InputChecks(allow_fractional_labels=False, warn_results_over=1000)  # the CLI's defaults
+    job = Job(run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), checks=checks)
     key = reuse_key(job, str(run), str(QRELS))
     assert recompute_reason(out, None, key) is None
     assert recompute_reason(out, None, {**key, "version": "9.9.9"}) == (
@@ -323,13 +323,13 @@ def test_unpartitioned_output_and_the_library(tmp_path: Path) -> None:
 def test_a_change_of_the_code_under_the_same_version_recomputes(tmp_path: Path) -> None:
     """The digest covers every Python file of the package and every SQL step: one byte of either
     is another digest (computed on a copy of the package, so the real one is untouched)."""
-    from pipeline import job as job_module
+    from pipeline import reuse
 
     copy = tmp_path / "pkg"
-    shutil.copytree(Path(job_module.__file__).parent, copy / "pipeline")
+    shutil.copytree(Path(reuse.__file__).parent, copy / "pipeline")
     shutil.copytree(ROOT / "sql", copy / "sql")
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import pipeline.job as j; "
+        "import sys; sys.path.insert(0, sys.argv[1]); import pipeline.reuse as j; "
         "assert j.__file__.startswith(sys.argv[1]), j.__file__; print(j.source_digest())"
     )
 
@@ -414,10 +414,8 @@ def evaluated_once(tmp_path: Path) -> tuple[Path, Path, Job]:
     run.write_bytes((ROOT / "data/run.parquet").read_bytes())
     out = tmp_path / "out"
     assert run_cli("evaluate", "--run", run, "--qrels", QRELS, "--out", out, "--k", "10").returncode == 0
-    checks = {"allow_fractional_labels": False, "warn_results_over": 1000}  # the CLI's defaults
-    job = Job(
-        run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), evaluate_options=checks
-    )
+    checks = InputChecks(allow_fractional_labels=False, warn_results_over=1000)  # the CLI's defaults
+    job = Job(run=str(run), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(10,)), out=str(out), checks=checks)
     return run, out, job
 
 
@@ -427,7 +425,7 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
     """An output replaced by a link (even to the same bytes), one that cannot be read, or a manifest
     naming files outside its folder: the unit is recomputed, with a reason, never an internal error,
     and nothing outside the folder is read."""
-    from pipeline import job as job_module
+    from pipeline import reuse
 
     run, out, job = evaluated_once(tmp_path)
     key = reuse_key(job, str(run), str(QRELS))
@@ -439,10 +437,10 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
     manifest = json.loads(manifest_text)
     foreign = [str(Path("..") / "outside.txt"), str(outside)]  # the parent folder, and an absolute path
     manifest["outputs"] += foreign
-    manifest["output_digests"].update({name: job_module.file_digest(outside) for name in foreign})
+    manifest["output_digests"].update({name: reuse.file_digest(outside) for name in foreign})
     (out / "manifest.json").write_text(json.dumps(manifest))
     read: list[Path] = []
-    monkeypatch.setattr(job_module, "file_digest", lambda path: read.append(path) or "sha256:x")
+    monkeypatch.setattr(reuse, "file_digest", lambda path: read.append(path) or "sha256:x")
     assert recompute_reason(out, None, key) == f"manifest.json lists output(s) outside {out}: {', '.join(foreign)}"
     assert read == []
     monkeypatch.undo()
@@ -464,7 +462,7 @@ def test_outputs_that_cannot_vouch_for_themselves_are_recomputed(
     def unreadable(path: Path) -> str:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(job_module, "file_digest", unreadable)
+    monkeypatch.setattr(reuse, "file_digest", unreadable)
     assert recompute_reason(out, None, key) == (
         "output(s) changed since written: per_query.parquet (Permission denied), summary.parquet (Permission denied)"
     )

@@ -205,7 +205,7 @@ def by_spark(spark: SparkSession, case: Case, run: Path, qrels: Path | None) -> 
     """Spark's reading and validation (the engine's ``load``), without planning the evaluation:
     analysing the composed SQL costs seconds per case and judges no input."""
     from pipeline.engines import spark as spark_engine
-    from pipeline.inputs import Inputs
+    from pipeline.inputs import InputChecks, Inputs
 
     inputs = Inputs(
         str(run),
@@ -213,8 +213,7 @@ def by_spark(spark: SparkSession, case: Case, run: Path, qrels: Path | None) -> 
         case.columns or Columns(),
         None,
         None,
-        case.allow_fractional_labels,
-        case.warn_results_over,
+        InputChecks(case.allow_fractional_labels, case.warn_results_over),
     )
     evaluation = api.make_evaluation(k=[3], **case.options)
     return outcome(lambda: spark_engine.load(inputs, evaluation, spark=spark).warnings)

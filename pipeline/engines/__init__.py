@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Execution:
     """How an engine runs, not what it computes: DuckDB's threads, the memory limit of the
-    Polars and DuckDB engines (out of core beyond it), the Spark master."""
+    Polars and DuckDB engines (out of core beyond it), the Spark master. The ``execution``
+    options of :data:`pipeline.spec.OPTIONS`, by their names."""
 
     threads: int | None = None
     memory_limit: str | None = None
@@ -248,7 +249,7 @@ class SparkEngine:
         return hadoop.HadoopFileSystem(spark_engine.session(execution.spark_master))
 
     def check_job(self, job: Any) -> None:
-        if job.threads or job.memory_limit:
+        if job.execution.threads or job.execution.memory_limit:
             raise UsageError("--threads and --memory-limit are for the duckdb engine; size Spark with spark-submit")
         unsupported = [
             flag

@@ -200,10 +200,10 @@ def evaluate(
     Spark DataFrames; ``qrels=None`` reads inline labels from the run. Validation is the other
     engines' (:func:`pipeline.engines.spark_inputs.check_inputs`); its warnings are in the
     result. The tables stay in Spark, lazy."""
-    from pipeline.inputs import Inputs
+    from pipeline.inputs import InputChecks, Inputs
 
-    checks = (allow_fractional_labels, warn_results_over)
-    inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, *checks)
+    checks = InputChecks(allow_fractional_labels, warn_results_over)
+    inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, checks)
     checked = load(inputs, evaluation, spark=spark)
     table = per_query(checked.run, checked.qrels, evaluation)
     return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation, warnings=checked.warnings)
@@ -224,7 +224,7 @@ def load(
     run_value, qrels_value = (_as_spark(spark, value) for value in given)
     run = SparkInput.read(spark, run_value, inputs.run_format, "run")
     qrels = None if qrels_value is None else SparkInput.read(spark, qrels_value, inputs.qrels_format, "qrels")
-    checks = (inputs.allow_fractional_labels, inputs.warn_results_over)
+    checks = (inputs.checks.allow_fractional_labels, inputs.checks.warn_results_over)
     return validated(run, qrels, evaluation, inputs.columns, *checks)
 
 

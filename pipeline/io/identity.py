@@ -46,7 +46,7 @@ without either (a store that gives neither) is never the same as a later one. A 
 identified by its id and the version read: a commit makes a new version, and a table deleted
 and written again at the same path (at version 0 again) has a new id.
 
-The job identifies its inputs *before* reading them (:func:`pipeline.job.reuse_key`): a file
+The job identifies its inputs *before* reading them (:func:`pipeline.reuse.reuse_key`): a file
 replaced in between is recorded with its old identity, so the next run sees it changed and
 recomputes, never the other way round.
 """
