@@ -90,10 +90,14 @@ def write_companions(run: pl.DataFrame, qrels: pl.DataFrame) -> None:
     run.join(qrels, on=["query_id", "doc_id"], how="left").with_columns(pl.col("relevance").fill_null(0)).sort(
         "query_id", "doc_id"
     ).write_parquet(HERE / "labelled.parquet")
-    # Query attributes for --group-by: one row per query of the qrels, a topic each.
+    # Query attributes for --group-by: one row per judged query, its locale (empty for the
+    # queries the run never answered) and a topic.
     queries = sorted(set(qrels["query_id"]))
     topics = [rng.choice(["shopping", "help", "news"]) for _ in queries]
-    pl.DataFrame({"query_id": queries, "topic": topics}).write_csv(HERE / "queries.csv")
+    locales = dict(run.select("query_id", "locale").unique().iter_rows())
+    pl.DataFrame({"query_id": queries, "locale": [locales.get(q) for q in queries], "topic": topics}).write_csv(
+        HERE / "queries.csv"
+    )
 
 
 if __name__ == "__main__":

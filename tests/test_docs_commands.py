@@ -7,7 +7,7 @@ The rule, also in docs/development.md:
   test case, named ``file:line``. A line ending in ``\\`` goes on in the next one.
 - It runs as a user runs it from the repository root after ``make dev`` with ``.venv/bin`` on the
   PATH: through bash, in a temporary copy of the files the commands read (``data/``, ``sql/``,
-  ``eval.toml``, ``Makefile``, ``docs/conventions/``), so outputs never land in the checkout.
+  ``eval.toml``, ``Makefile``, ``pyproject.toml``, ``docs/conventions/``), so outputs never land in the checkout.
 - It must exit 0, or the code its own comment names: ``# exit 6``.
 - A command reading what an earlier command of the same page wrote (a path given there to
   ``--out``, ``--html`` or ``--png``) gets those earlier commands replayed first, in page order.
@@ -34,7 +34,7 @@ import pytest
 from tests.conftest import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-COPIED = ["data", "sql", "eval.toml", "Makefile", "docs/conventions"]
+COPIED = ["data", "sql", "eval.toml", "Makefile", "pyproject.toml", "docs/conventions"]
 COMMANDS = ("ndcg ", "python -m pipeline ", "duckdb ", "make eval")
 REMOTE = re.compile(r"\b(s3a?|gs|az|abfss?|hdfs|hf|spark)://")
 PLACEHOLDER = re.compile(r"<[^<>\s]+>")
@@ -131,7 +131,8 @@ def shell_line(command: Command) -> str:
     if not command.text.startswith("make "):
         return command.text
     venv = Path(sys.prefix)
-    return f"{command.text} VENV={venv} -o {venv}/.installed -o {venv}/.installed-dev"
+    line = command.text.split(" #", 1)[0]
+    return f"{line} VENV={venv} -o {venv}/.installed -o {venv}/.installed-dev"
 
 
 def run(command: Command, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -142,9 +143,7 @@ def run(command: Command, cwd: Path) -> subprocess.CompletedProcess[str]:
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     script = f"set -euo pipefail\n{command.text}\n" if command.whole_script else shell_line(command)
-    return subprocess.run(
-        ["bash", "-c", script], cwd=cwd, env=environment, capture_output=True, text=True, timeout=600
-    )
+    return subprocess.run(["bash", "-c", script], cwd=cwd, env=environment, capture_output=True, text=True, timeout=600)
 
 
 def case(command: Command) -> object:
