@@ -266,7 +266,7 @@ def is_relevant(label: float, relevance_threshold: float | None = None) -> bool:
 # Every convention and every measure is defined once, here. The command-line flags and config
 # keys (pipeline/cli.py), the API's options (pipeline/api.py::make_evaluation), the SQL
 # variables (pipeline/sql_files.py) and their Spark types and refusals (engines/spark.py),
-# Evaluation.describe(), `ndcg profiles` and the README's tables are generated from it.
+# Evaluation.describe(), `ndcg profiles` and docs/reference.md's tables are generated from it.
 
 
 @dataclass(frozen=True)
@@ -839,7 +839,7 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
 
 
 def conventions_table() -> str:
-    """The flags of the conventions and the measures, as the Markdown tables of the README
+    """The flags of the conventions and the measures, as the Markdown tables of docs/reference.md
     (between its ``registry`` markers; ``python -m pipeline.spec`` prints them)."""
 
     def cell(text: str) -> str:
@@ -1095,7 +1095,7 @@ def _short(value: float) -> str:
 
 
 def write_conventions_table(path: str) -> None:
-    """Replace the lines between the ``registry`` markers of ``path`` (the README) with
+    """Replace the lines between the ``registry`` markers of ``path`` (docs/reference.md) with
     :func:`conventions_table`, so a new convention or measure never leaves the docs stale."""
     with open(path, encoding="utf-8") as file:
         text = file.read()
@@ -1305,10 +1305,10 @@ def option_fields(given: dict[str, Any], holders: dict[str, Callable[..., Any]])
     return {**fields, **{holder: holders[holder](**values) for holder, values in parts.items()}}
 
 
-if __name__ == "__main__":  # python -m pipeline.spec [--write README.md]
+if __name__ == "__main__":  # python -m pipeline.spec [--write docs/reference.md]
     import sys
 
     if sys.argv[1:2] == ["--write"]:
-        write_conventions_table(sys.argv[2] if len(sys.argv) > 2 else "README.md")
+        write_conventions_table(sys.argv[2] if len(sys.argv) > 2 else "docs/reference.md")
     else:
         print(conventions_table(), end="")

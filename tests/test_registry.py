@@ -1,5 +1,5 @@
 """The registry of pipeline/spec.py is the one list of conventions and measures: every flag,
-config key, API option, SQL variable, Spark refusal and README row is generated from it, and
+config key, API option, SQL variable, Spark refusal and docs/reference.md row is generated from it, and
 each choice means the same through every front."""
 
 from __future__ import annotations
@@ -129,11 +129,12 @@ def test_defaults_are_the_registry_s() -> None:
             assert convention.default in convention.values
 
 
-def test_the_readme_shows_the_registry() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_reference_shows_the_registry() -> None:
+    text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- registry: begin[^\n]*-->\n(.*?)<!-- registry: end -->", text, re.S)
-    assert block, "README.md lost its registry markers"
-    assert block.group(1) == conventions_table(), "README.md is stale: run `python -m pipeline.spec --write README.md`"
+    assert block, "docs/reference.md lost its registry markers"
+    stale = "docs/reference.md is stale: run `python -m pipeline.spec --write docs/reference.md`"
+    assert block.group(1) == conventions_table(), stale
     for convention in CONVENTIONS:  # every convention and choice is there (the generator's own check)
         row = next(line for line in block.group(1).splitlines() if line.startswith(f"| `{convention.flag}"))
         assert all(choice in row for choice in convention.values)
