@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import difflib
 import glob
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -48,6 +49,14 @@ _TREC_RUN = r"^\s*(\S+)\s+\S+\s+(\S+)\s+\S+\s+(\S+)"  # qid Q0 docno rank score 
 # as qrels with the rank taken for the label
 _TREC_QRELS = r"^\s*(\S+)\s+\S+\s+(\S+)\s+(\S+)\s*$"
 _BOM = "\ufeff"
+# Comment lines, skipped as trec_eval 10.0 skips them (its get_trec_results.c and get_qrels.c):
+# in a run, a line whose first character after leading blanks (C's isspace, ASCII only) is ``#``;
+# in qrels, only a ``#`` in the first column (a qrels line that begins with blanks and then ``#``
+# is data to trec_eval, as here). trec_eval skips one comment line at a time
+# before parsing a qrels line, so it reads the second of two consecutive ones as data (or fails
+# on it as malformed); here every comment line is skipped.
+_TREC_RUN_COMMENT = r"^[ \t\n\v\f\r]*#"
+_TREC_QRELS_COMMENT = r"^#"
 
 
 @dataclass(frozen=True)
@@ -472,7 +481,8 @@ def _scan_trec(
     source: Source, pattern: str, names: tuple[str, str, str], casts: dict[str, type[pl.DataType]]
 ) -> pl.LazyFrame:
     """Whitespace-separated lines to columns. A line that does not parse yields nulls, which
-    validation reports with the file, line number and text kept in ``_file``/``_line*``."""
+    validation reports with the file, line number and text kept in ``_file``/``_line*``.
+    Blank lines and trec_eval's comment lines are skipped (line numbers still count them)."""
     _refuse_remote_text(source)
     files = source.files()
     check_partition_keys(files, [], dataset_root(source))
@@ -488,8 +498,10 @@ def _scan_trec(
         schema={LINE: pl.String},
         include_file_paths=FILE,
     ).with_columns(pl.int_range(1, pl.len() + 1).over(FILE).alias(LINE_NUMBER))
-    fields = pl.col(LINE).str.strip_prefix(_BOM).str.extract_groups(pattern)
-    return lines.filter(pl.col(LINE).str.strip_chars().fill_null("") != "").select(
+    text = pl.col(LINE).str.strip_prefix(_BOM)
+    fields = text.str.extract_groups(pattern)
+    comment = text.str.contains(_TREC_QRELS_COMMENT if LABEL in names else _TREC_RUN_COMMENT).fill_null(False)
+    return lines.filter((pl.col(LINE).str.strip_chars().fill_null("") != "") & ~comment).select(
         *[
             fields.struct.field(str(i + 1)).cast(casts.get(name, pl.String), strict=False).alias(name)
             for i, name in enumerate(names)
@@ -506,7 +518,10 @@ def _check_trec_shape(path: str, *, qrels: bool) -> None:
     a qrels line 4 (``qid iter docno rel``). Later lines are checked by validation."""
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as handle:
-            number, line = next(((n, text) for n, text in enumerate(handle, 1) if text.strip()), (0, ""))
+            comment = re.compile(_TREC_QRELS_COMMENT if qrels else _TREC_RUN_COMMENT)
+            number, line = next(
+                ((n, text) for n, text in enumerate(handle, 1) if text.strip() and not comment.match(text)), (0, "")
+            )
     except OSError as error:
         raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
     fields = len(line.split())
