@@ -536,11 +536,19 @@ def _naming_hint(missing: dict[str, str], found: list[str]) -> str:
     """The flags and the library's ``columns=`` that name the columns, filled in when every
     missing column has a likely match among the found ones."""
     guesses = _guess_columns(missing, found)
+    defaults = [canonical for canonical, name in guesses.items() if name == canonical]
+    if defaults:
+        flags = "/".join(COLUMN_FLAGS[c] for c in defaults)
+        names = ", ".join(map(repr, defaults))
+        return (
+            f"; {flags} name the columns of the run and of the qrels alike, and this file has the default "
+            f"name(s) {names}: give both files the same column names"
+        )
     if found and len(guesses) == len(missing):
         flags = " ".join(f"{COLUMN_FLAGS[c]} {shlex.quote(name)}" for c, name in guesses.items())
         fields = ", ".join(f"{_API_FIELDS[c]}={name!r}" for c, name in guesses.items())
         taken = ", ".join(f"{name!r} as {c}" for c, name in guesses.items())
-        return f"; to read {taken}: {flags} (API: columns=Columns({fields}))"
+        return f"; to read {taken}: {flags} (API: columns=Columns({fields}); for the run and the qrels alike)"
     flags = "/".join(COLUMN_FLAGS[c] for c in missing)
     fields = ", ".join(f"{_API_FIELDS[c]}=..." for c in missing)
     return f"; name the columns with {flags} (API: columns=Columns({fields}))"
