@@ -144,7 +144,8 @@ def test_trec_text_read_as_parquet_says_so(tmp_path: Path, engine: str) -> None:
     for args in (("--run", run), ("--run", CONFORMANCE / "results.test", "--run-format", "parquet")):
         stderr = refused("evaluate", *args, "--qrels", CONFORMANCE / "qrels.test", "--engine", engine)
         assert (
-            "not a Parquet file (Parquet files begin with PAR1); its first line '301\\tQ0\\tFR940202-2-00150" in stderr
+            "cannot read as parquet: not a Parquet file (Parquet files begin with PAR1); "
+            "its first line '301\\tQ0\\tFR940202-2-00150" in stderr
         )
         assert "looks like a TREC run (qid Q0 docno rank score tag): pass --run-format trec" in stderr
         assert "PAR1 or PARE" not in stderr

@@ -317,10 +317,10 @@ def _not_parquet(path: str) -> str | None:
     elif "," in first:
         looks = "comma-separated text: pass --run-format/--qrels-format csv"
     else:
-        looks = "text: pass --run-format/--qrels-format trec, csv or tsv"
+        return f"{path}: cannot read as parquet: not a Parquet file (they begin with PAR1) but text: {first[:120]!r}"
     return (
-        f"{path}: not a Parquet file (Parquet files begin with PAR1); its first line {first[:120]!r} looks like "
-        f"{looks} (on the polars or duckdb engine; spark reads Parquet and Delta only)"
+        f"{path}: cannot read as parquet: not a Parquet file (Parquet files begin with PAR1); its first line "
+        f"{first[:120]!r} looks like {looks} (on the polars or duckdb engine; spark reads Parquet and Delta only)"
     )
 
 
