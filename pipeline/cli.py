@@ -67,7 +67,7 @@ def _sql(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
-    from pipeline.io.format import json_text, summary_table, trec_lines
+    from pipeline.io.format import json_text, summary_table, text_line, trec_lines
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
@@ -97,7 +97,7 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     def decided(partition: object, skipped: bool, reason: str) -> None:
         where = f"partition {partition}" if partition else "the output"
-        print(f"ndcg: {'skipped' if skipped else 'recomputing'} {where}: {reason}", file=sys.stderr)
+        print(text_line(f"ndcg: {'skipped' if skipped else 'recomputing'} {where}: {reason}"), file=sys.stderr)
         decisions.append({"partition": str(partition) if partition else None, "skipped": skipped, "reason": reason})
 
     units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format), on_decision=decided)
@@ -105,11 +105,13 @@ def _evaluate(args: argparse.Namespace) -> int:
     if output_format == "table":
         for decision in skipped:
             label = f"partition {decision['partition']}" if decision["partition"] else "the output"
-            sys.stdout.write(f"# {label}: skipped, unchanged (--skip-unchanged; its outputs are kept)\n")
+            sys.stdout.write(
+                text_line(f"# {label}: skipped, unchanged (--skip-unchanged; its outputs are kept)") + "\n"
+            )
     for unit in units:
         _log_warnings(unit.result.warnings)
     for unit in units:
-        label = f"# partition {unit.partition}\n" if unit.partition and output_format != "json" else ""
+        label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
             sys.stdout.write(
                 label + trec_lines(unit.result.per_query, per_query_lines=args.per_query, digits=args.digits)
@@ -183,7 +185,10 @@ def _configure_logging(level: str, format: str) -> None:
 
 class _TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return f"ndcg: {record.levelname.lower()}: {record.getMessage()}"
+        from pipeline.io.format import text_line
+
+        # a message naming an id or a path stays one line (a line break in it would forge others)
+        return text_line(f"ndcg: {record.levelname.lower()}: {record.getMessage()}")
 
 
 class _JsonFormatter(logging.Formatter):
@@ -387,8 +392,10 @@ def _report(args: argparse.Namespace) -> int:
         names=[n.strip() for n in args.names.split(",")] if args.names else None,
         measure=args.measure,
     )
+    from pipeline.io.format import text_line
+
     for path in written:
-        print(f"wrote {path}")
+        print(text_line(f"wrote {path}"))
     return 0
 
 
@@ -406,15 +413,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parse_args(parser, argv)
     from pipeline.errors import NdcgError
+    from pipeline.io.format import text_line
 
+    stdout = sys.stdout
+    sys.stdout = _GuardedStdout(stdout)
     try:
         if getattr(args, "config", None):
             args = _apply_config(parser, args, argv)
         _configure_logging(getattr(args, "log_level", "warning"), getattr(args, "log_format", "text"))
-        return int(_HANDLERS[args.command](args))
+        code = int(_HANDLERS[args.command](args))
+        sys.stdout.flush()  # a full device shows only when the buffer is written
+        return code
     except NdcgError as error:
         logging.getLogger("ndcg").debug("failed", exc_info=True)
-        print(f"ndcg: error: {error}", file=sys.stderr)
+        print(text_line(f"ndcg: error: {error}"), file=sys.stderr)
         return error.exit_code
     except MemoryError:
         print("ndcg: error: out of memory; try --memory-limit or fewer --threads", file=sys.stderr)
@@ -425,10 +437,62 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # a bug of ours, not a user mistake: say so, keep the details for a report
         logging.getLogger("ndcg").debug("internal error", exc_info=True)
         print(
-            f"ndcg: internal error: {type(error).__name__}: {error} (rerun with --log-level debug for the traceback)",
+            text_line(f"ndcg: internal error: {type(error).__name__}: {error}")
+            + " (rerun with --log-level debug for the traceback)",
             file=sys.stderr,
         )
         return 1
+    finally:
+        sys.stdout = stdout
+
+
+class _GuardedStdout:
+    """stdout for the length of a command: a failure to write to it (a full device, a closed
+    pipe, a character its encoding lacks) is an OutputError naming stdout and the fix, not an
+    internal error. After one, what is still buffered is dropped, so that Python's own flush at
+    exit does not fail again with a traceback."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))  # type: ignore[attr-defined]
+        except (OSError, UnicodeEncodeError) as error:
+            raise self._failed(error) from None
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()  # type: ignore[attr-defined]
+        except OSError as error:
+            raise self._failed(error) from None
+
+    def _failed(self, error: BaseException) -> Exception:
+        from pipeline.errors import stdout_failure
+
+        failure = stdout_failure(error, getattr(self._stream, "encoding", None))
+        if isinstance(error, OSError):
+            _drop_buffered_output(self._stream)
+        return failure
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _drop_buffered_output(stream: object) -> None:
+    """Point stdout's descriptor at /dev/null: the bytes left in its buffer go nowhere instead
+    of failing again when Python flushes at exit."""
+    import os
+
+    try:
+        fileno = stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fileno)
+    finally:
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -67,6 +67,7 @@ import polars as pl
 
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.groups import OVERALL, check_group_names
+from pipeline.io.format import text_value
 from pipeline.io.outputs import check_types
 from pipeline.spec import PRIMARY_MEASURE, Evaluation
 from pipeline.stats import (
@@ -541,7 +542,7 @@ def partition_cell(row: Mapping[str, object], partition_by: Sequence[str]) -> st
     partition (partition values are folder names, never null)."""
     if all(row[c] is None for c in partition_by):
         return "pooled"
-    return "/".join(f"{c}={row[c]}" for c in partition_by)
+    return "/".join(f"{c}={text_value(row[c])}" for c in partition_by)
 
 
 def _number(value: float | None, digits: int) -> str:
@@ -580,8 +581,8 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
         adjusted = f"{_p_value(row['p_adjusted_t'])} / {_p_value(row['p_adjusted_permutation'])}"
         body.append(
             [
-                row["baseline"],
-                row["candidate"],
+                text_value(row["baseline"]),
+                text_value(row["candidate"]),
                 *([partition_cell(row, partition_by)] if partition_by else []),
                 *[_group_cell(row, g) for g in group_by],
                 cutoff_label(row["k"]),
@@ -608,11 +609,11 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
     ]
     for row in unpaired.iter_rows(named=True):
         queries = row["queries"]
-        shown = ", ".join(queries[:5]) + (", ..." if len(queries) > 5 else "")
+        shown = ", ".join(map(text_value, queries[:5])) + (", ..." if len(queries) > 5 else "")
         handling = "scored 0 for the other side" if result.options.all_queries else "left out (see --all-queries)"
         notes.append(
-            f"# {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} only in {row[row['side']]} "
-            f"({row['baseline']} vs {row['candidate']}), {handling}: {shown}"
+            f"# {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} only in {text_value(row[row['side']])} "
+            f"({text_value(row['baseline'])} vs {text_value(row['candidate'])}), {handling}: {shown}"
         )
     return "\n".join([*notes, *lines]) + "\n"
 

@@ -1,6 +1,8 @@
 """Errors a user can cause, each with the exit code the CLI returns for it.
 
-Exit codes: 0 done; 1 internal error or out of memory; 2 usage error (bad flags or config); 3 invalid input
+Exit codes: 0 done; 1 internal error or out of memory; 2 usage error (bad flags or config) or an output
+that cannot be written (a file where asked, or stdout: a full device, a closed pipe, an encoding that
+lacks a character of the output); 3 invalid input
 data (unreadable, malformed or inconsistent files); 4 a requested partition does not exist;
 5 nothing to evaluate (no query in both run and qrels); 6 the regression gate of ``ndcg compare
 --fail-if-worse`` failed (the candidate is significantly worse than the baseline by more than the margin).
@@ -30,6 +32,28 @@ class UsageError(NdcgError):
 class OutputError(UsageError):
     """An output cannot be written where asked (a file in the way that is not ours, a folder
     given as a file, a read-only or full disk). Exit 2: the user chooses another place."""
+
+
+def stdout_failure(error: BaseException, encoding: str | None) -> OutputError:
+    """Writing to stdout failed: what happened and what to do, as an :class:`OutputError`
+    (exit 2). The outputs of ``--out`` are written before stdout is, so they are complete."""
+    if isinstance(error, UnicodeEncodeError):
+        character = error.object[error.start : error.start + 1]
+        return OutputError(
+            f"cannot print to stdout: its encoding ({encoding or error.encoding}) has no character "
+            f"{character!r} (U+{ord(character):04X}) of the output; set PYTHONIOENCODING=utf-8 (or a UTF-8 locale "
+            "such as LANG=C.UTF-8), print JSON (--json or --output-format json: ASCII with escapes), or write "
+            "the results with --out"
+        )
+    if isinstance(error, BrokenPipeError):
+        return OutputError(
+            "cannot write to stdout: the reader closed the pipe before the output was read in full; read all of "
+            "it, or write the results with --out"
+        )
+    reason = error.strerror if isinstance(error, OSError) and error.strerror else first_line(error)
+    return OutputError(
+        f"cannot write to stdout: {reason}; redirect it to a file on a disk with room, or write the results with --out"
+    )
 
 
 class InvalidInput(NdcgError):

@@ -31,6 +31,7 @@ import polars as pl
 
 from pipeline.errors import UsageError
 from pipeline.groups import OVERALL
+from pipeline.io.format import text_line, text_value
 
 # the p-value the gate reads (before its own adjustment over the checked rows)
 P_VALUE = "p_value_permutation"
@@ -141,9 +142,10 @@ def describe_failure(row: dict[str, Any]) -> str:
     if row.get("group"):
         where.append(f"group {row['group']}")
     if row.get("partition"):
-        where.append(f"partition {row['partition']}")
+        where.append(f"partition {text_line(row['partition'])}")
     return (
-        f"{row['candidate']} vs {row['baseline']} at {', '.join(where)}: {measure}mean {row['mean_baseline']:.4f} -> "
+        f"{text_value(row['candidate'])} vs {text_value(row['baseline'])} at {', '.join(where)}: "
+        f"{measure}mean {row['mean_baseline']:.4f} -> "
         f"{row['mean_candidate']:.4f} ({row['mean_difference']:+.4f}, {_relative(row['relative_change'])}), "
         f"a drop beyond {row['allowed_drop']:.4f}, p = {row['p_gate']:.4g} < {row['alpha']}"
     )

@@ -197,7 +197,7 @@ def _frame(value: Any, source: Source | None, *, role: str, with_labels: bool) -
     found = frame.collect_schema().names()
     missing = {c: c for c in wanted if c not in found}
     if missing:
-        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
+        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found, role=role)}")
     return frame
 
 
@@ -220,7 +220,7 @@ def frame_input(value: Any, role: str, columns: Columns | None) -> Any:
     required = [QUERY, DOC, SCORE if role == "run" else LABEL]
     missing = {canonical: wanted[canonical] for canonical in required if wanted[canonical] not in found}
     if missing:
-        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found)}")
+        raise InvalidInput(f"{role} frame: {missing_columns_message(missing, found, role=role)}")
     renames = {given: canonical for canonical, given in wanted.items() if given in found and given != canonical}
     if not renames:
         return frame

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol
 
 from pipeline.errors import InvalidInput
+from pipeline.io.format import text_value
 from pipeline.io.read import COLUMN_FLAGS, DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
 from pipeline.spec import CONVENTION, MAX_GAIN, Evaluation, Gain
 
@@ -67,7 +68,7 @@ class ValidationWarning:
         return {**asdict(self), "examples": list(self.examples)}
 
     def __str__(self) -> str:
-        shown = ", ".join(self.examples)
+        shown = ", ".join(map(text_value, self.examples))
         more = ", ..." if self.count > len(self.examples) else ""
         return f"{self.message}: {self.count} ({shown}{more})" if shown else f"{self.message}: {self.count}"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import logging
 import math
+import os
 import re
 import shutil
 import tempfile
@@ -144,8 +145,11 @@ def split_into_buckets(prepared: Prepared, buckets: int, folder: Path) -> list[P
         try:
             frame.sink_parquet(split, mkdir=True)
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-            if _no_space_left(error):
-                raise _no_space_error(folder, error) from None
+            # a full disk does not always say so: the Parquet writer's footer failing on it reads
+            # "Invalid thrift: transport error", which would blame the input
+            needed = space_needed(prepared)
+            if _no_space_left(error) or _short_of_space(folder, needed):
+                raise _no_space_error(folder, error, needed) from None
             raise InvalidInput(f"{name}: cannot read: {first_line(error)}") from None
         written = {entry.name for entry in (folder / role).iterdir()}
         if not written or not written <= {f"bucket={bucket}" for bucket in range(buckets)}:
@@ -168,12 +172,15 @@ def split_into_buckets(prepared: Prepared, buckets: int, folder: Path) -> list[P
     return parts
 
 
+_SCRATCH_PREFIX = "ndcg-buckets-"
+
+
 @contextmanager
 def _scratch_folder() -> Iterator[str]:
     """A folder of TMPDIR for the buckets, removed with everything in it when the evaluation
     ends, failed or not (a disk that filled up mid-split included)."""
     try:
-        folder = tempfile.mkdtemp(prefix="ndcg-buckets-")
+        folder = tempfile.mkdtemp(prefix=_SCRATCH_PREFIX)
     except OSError as error:
         if _no_space_left(error):
             raise _no_space_error(Path(tempfile.gettempdir()), error) from None
@@ -200,17 +207,58 @@ def _remove_until_gone(folder: Path, *, settle: float = 0.2, attempts: int = 15)
                 return
 
 
+def space_needed(prepared: Prepared) -> int | None:
+    """Bytes the buckets may take: the inputs' size on disk (the buckets hold the same rows as
+    Parquet; text inputs shrink), or None when an input is not local files (a frame, an object
+    store) and its size is not known without reading it."""
+    total = 0
+    for source, role in ((prepared.run_source, "run"), (prepared.qrels_source, "qrels")):
+        if source is None and role == "qrels" and prepared.inline:
+            source = prepared.run_source  # the run's labels are written as the qrels' buckets
+        if source is None or not source.location.is_local or source.format == "delta":
+            return None
+        try:
+            total += sum(os.path.getsize(file) for file in source.files())
+        except (OSError, InvalidInput):
+            return None
+    return total
+
+
+def _short_of_space(folder: Path, needed: int | None) -> bool:
+    """Whether the disk of ``folder`` has less room left than the buckets need."""
+    if needed is None:
+        return False
+    try:
+        return shutil.disk_usage(folder).free < needed
+    except OSError:
+        return False
+
+
 def _no_space_left(error: BaseException) -> bool:
     return (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "no space left" in str(error).lower()
 
 
-def _no_space_error(folder: Path, error: BaseException) -> UsageError:
-    """A full disk is the machine's setting, not our bug: exit 2, naming where and what to do."""
+def _no_space_error(folder: Path, error: BaseException, needed: int | None = None) -> UsageError:
+    """A full disk is the machine's setting, not our bug: exit 2, naming where, how much room
+    the buckets need and what to do."""
+    tmpdir = folder.parent if folder.name.startswith(_SCRATCH_PREFIX) else folder
+    try:
+        # the partial bucket files are removed on the way out: their room counts as free
+        partial = sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) if folder != tmpdir else 0
+        free = f"{_megabytes(shutil.disk_usage(tmpdir).free + partial)} free"
+    except OSError:
+        free = "too little room"
+    need = f"up to about {_megabytes(needed)} (the inputs' size)" if needed is not None else "about the inputs' size"
     return UsageError(
-        f"no space left in TMPDIR ({folder}) to split the inputs into buckets for --memory-limit "
-        f"({first_line(error)}); the partial bucket files were removed. Point TMPDIR at a disk with "
-        "about the inputs' size free"
+        f"no space left in TMPDIR ({tmpdir}, {free} with the partial buckets removed) to split the inputs into "
+        f"buckets of queries for --memory-limit; the buckets need {need} ({first_line(error)}). Point TMPDIR "
+        "at a folder with that much room (TMPDIR=/path/with/room ndcg ...), or raise --memory-limit so that "
+        "fewer buckets, or none, are written"
     )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:.1f} MB"
 
 
 def merge_warnings(parts: list[tuple[ValidationWarning, ...]]) -> tuple[ValidationWarning, ...]:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.io import hadoop
-from pipeline.io.read import Columns
+from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns, missing_columns_message
 from pipeline.spec import Evaluation
 
 if TYPE_CHECKING:
@@ -53,6 +53,9 @@ def validated(
 ) -> SparkChecked:
     """The inputs under their canonical names (as the other engines read them), validated."""
     inline = qrels is None
+    if inline:  # the run's four columns named in one message, as the other engines read them
+        wanted = {QUERY: columns.query, DOC: columns.doc, SCORE: columns.score, LABEL: columns.label}
+        _require_columns(run.frame, wanted, run.name, "run (inline labels)")
     qrels = qrels or SparkInput(frame=run.frame, name=f"{run.name} (inline labels)")
     # as the other engines read them: inline labels are the run's three columns, and the run
     # keeps its other columns but the label
@@ -60,12 +63,14 @@ def validated(
         run.frame,
         {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"},
         run.name,
+        role="run",
         drop=(columns.label,) if inline else (),
     )
     qrels_frame = _canonical(
         qrels.frame,
         {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"},
         qrels.name,
+        role="qrels",
         others=not inline,
     )
     return check_inputs(
@@ -80,8 +85,16 @@ def validated(
     )
 
 
+def _require_columns(frame: DataFrame, wanted: dict[str, str], name: str, role: str) -> None:
+    """The other engines' message (pipeline.io.read) for columns that are not there."""
+    found = frame.columns
+    missing = {canonical: given for canonical, given in wanted.items() if given not in found}
+    if missing:
+        raise InvalidInput(f"{name}: {missing_columns_message(missing, found, role=role)}")
+
+
 def _canonical(
-    frame: DataFrame, wanted: dict[str, str], name: str, *, others: bool = True, drop: Sequence[str] = ()
+    frame: DataFrame, wanted: dict[str, str], name: str, *, role: str, others: bool = True, drop: Sequence[str] = ()
 ) -> DataFrame:
     """The ``wanted`` columns under their canonical names, first, then (``others``) the user's
     other columns but ``drop``, as pipeline/io/read.py reads them for the other engines (they
@@ -89,11 +102,8 @@ def _canonical(
     given would shadow the renamed one, and is left out."""
     from pyspark.sql import functions
 
+    _require_columns(frame, {canonical: given for given, canonical in wanted.items()}, name, role)
     found = frame.columns
-    missing = [column for column in wanted if column not in found]
-    if missing:
-        listed, present = ", ".join(map(repr, missing)), ", ".join(map(repr, found))
-        raise InvalidInput(f"{name}: missing column(s) {listed}; columns found: {present}")
     kept = [c for c in found if c not in wanted and c not in wanted.values() and c not in drop] if others else []
 
     def column(name: str) -> Any:

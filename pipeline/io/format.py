@@ -1,10 +1,12 @@
-"""Text renderings of results for stdout: a readable table and trec_eval's format."""
+"""Text renderings of results for stdout: a readable table and trec_eval's format; and the two
+functions every text output prints data through (:func:`text_value` for a value in a cell or a
+line, :func:`text_line` for a message holding data), so that a line break or a control character
+in an id, a group value or a folder name never forges a line."""
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -90,20 +92,36 @@ def _trec_line(measure: str, query: str, value: float, digits: int) -> str:
     return f"{measure:<22}\t{query}\t{value:.{digits}f}"
 
 
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+def text_value(value: object) -> str:
+    """A value that came from data (an id, a group value, a partition folder's name, a system's
+    name) as every text output prints it: as it is when it is printable on one line and does not
+    begin with a quote, else quoted with its escapes (Python's ``repr``: ``'a\\nb'``), so that no
+    value breaks a line, forges a row, a ``# gate ...: passed`` line or a verdict, or passes for
+    a quoted one. Printable means Python's ``str.isprintable``: line breaks (``\\n``, ``\\r``,
+    U+2028/2029, NEL), tabs, control and format characters (bidi overrides) are not."""
+    text = str(value)
+    if text.isprintable() and text[:1] not in ("'", '"'):
+        return text
+    return repr(text)
+
+
+def text_line(text: str) -> str:
+    """One line of free text that holds data (a message naming a path or an id, a log line, a
+    verdict) kept on one line: each character that is not printable replaced by its escape
+    (``\\n``, ``\\x1b``, ``\\u2028``), the rest as it is."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
 def group_cell(value: object, *, overall: bool, overall_marker: str) -> str:
     """A group value as a table cell: ``overall_marker`` on the overall rows (their group values
-    are null), ``(null)`` for the null group; a value that would pass for one of these, break the
-    line (a control character) or begin with a quote is shown quoted (``repr``), so no value
-    forges a marker or a row."""
+    are null), ``(null)`` for the null group; a value that would pass for one of these is quoted,
+    and any other as :func:`text_value` prints it, so no value forges a marker or a row."""
     if value is None:
         return overall_marker if overall else "(null)"
     text = str(value)
-    if text in (overall_marker, "(null)") or _UNPRINTABLE.search(text) or text[:1] in ("'", '"'):
-        return repr(text)
-    return text
+    return repr(text) if text in (overall_marker, "(null)") else text_value(text)
 
 
 def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digits: int = 4) -> str:
@@ -168,4 +186,4 @@ def validation_report(
     lines = [f"run:   {run}", f"qrels: {qrels or '(inline labels of the run)'}"]
     lines.append("invalid: " + str(error) if error else "valid")
     lines += [f"warning: {warning}" for warning in warnings]
-    return "\n".join(lines) + "\n"
+    return "\n".join(map(text_line, lines)) + "\n"

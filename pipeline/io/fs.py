@@ -16,7 +16,8 @@ systems it lists (an object store's, Hadoop's) are handed to it, never imported.
 - **Data files** of a directory are every other file under it; for Parquet they must be
   named ``*.parquet`` or ``*.pq`` (anything else is an error naming it, not skipped: a
   stray file is more often a mistake than decoration).
-- **Errors** name the path: a dangling symbolic link, a FIFO, socket or device, a folder
+- **Errors** name the path: a dangling symbolic link, a symbolic link to the folder holding it
+  or to a folder above (a loop, named with its target), a FIFO, socket or device, a folder
   holding ``key=value`` partition folders *and* data files or other folders beside them (a
   half-migrated layout, whose loose files one engine would read and another would not), a
   directory without data files.
@@ -168,7 +169,10 @@ def _refuse_inside_table(files: list[str], filesystem: FileSystem) -> None:
 
 def check_layout(folder: str, entries: list[tuple[str, Kind]]) -> None:
     """Refuse a folder holding ``key=value`` partition folders and anything else visible
-    beside them: the loose files are neither in a partition nor outside the dataset."""
+    beside them: the loose files are neither in a partition nor outside the dataset. A local
+    folder's symbolic link to itself or a folder above is named first, as the loop it is."""
+    if is_local(folder):
+        _refuse_link_loops(folder, entries)
     partitions = [name for name, kind in entries if kind == "dir" and is_partition_folder(name)]
     others = [name for name, _ in entries if not is_hidden(name) and name not in partitions]
     if partitions and others:
@@ -184,10 +188,10 @@ def _walk(folder: str, format: str, filesystem: FileSystem, seen: frozenset[str]
     entries = filesystem.entries(folder)
     if (DELTA_LOG, "dir") in entries:
         refuse_files_of_table(folder, folder)
-    check_layout(folder, entries)
     real = os.path.realpath(folder) if filesystem is LOCAL else folder
     if real in seen:
         raise InvalidInput(f"{folder}: a symbolic link loop (this folder is inside itself)")
+    check_layout(folder, entries)
     for name, kind in entries:
         if is_hidden(name):
             continue
@@ -203,6 +207,24 @@ def _walk(folder: str, format: str, filesystem: FileSystem, seen: frozenset[str]
             yield path
         else:
             _refuse_kind(path, kind, filesystem)
+
+
+def _refuse_link_loops(folder: str, entries: list[tuple[str, Kind]]) -> None:
+    """A visible symbolic link of ``folder`` to the folder itself or a folder above it
+    (``loop -> .``, ``dt=1/dt=2 -> ..``) makes the dataset contain itself: named, with its target."""
+    here = os.path.realpath(local_path(folder))
+    for name, kind in entries:
+        path = os.path.join(local_path(folder), name)
+        if kind != "dir" or is_hidden(name) or not os.path.islink(path):
+            continue
+        target = os.path.realpath(path)
+        if here == target or here.startswith(target.rstrip(os.sep) + os.sep):
+            where = "this folder itself" if target == here else f"{target}, a folder above it"
+            raise InvalidInput(
+                f"{_join(folder, name)}: a symbolic link loop: it points to {os.readlink(path)!r}, which is {where}, "
+                "so the dataset would contain itself; remove the link or point it outside the dataset (or give it "
+                "a name starting with _ or ., which is skipped as hidden)"
+            )
 
 
 def refuse_files_of_table(path: str, table: str, flag_hint: str = "--run/--qrels") -> NoReturn:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import difflib
 import glob
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -19,7 +21,7 @@ import polars as pl
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io import delta
 from pipeline.io.fs import data_files
-from pipeline.io.location import Location
+from pipeline.io.location import Location, local_path
 from pipeline.io.objects import filesystem_for, scrub
 from pipeline.io.objects import storage_options as store_options
 from pipeline.io.partitions import check_partition_keys, is_partition_folder
@@ -48,6 +50,14 @@ _TREC_RUN = r"^\s*(\S+)\s+\S+\s+(\S+)\s+\S+\s+(\S+)"  # qid Q0 docno rank score 
 # as qrels with the rank taken for the label
 _TREC_QRELS = r"^\s*(\S+)\s+\S+\s+(\S+)\s+(\S+)\s*$"
 _BOM = "\ufeff"
+# Comment lines, skipped as trec_eval 10.0 skips them (its get_trec_results.c and get_qrels.c):
+# in a run, a line whose first character after leading blanks (C's isspace, ASCII only) is ``#``;
+# in qrels, only a ``#`` in the first column (a qrels line that begins with blanks and then ``#``
+# is data to trec_eval, as here). trec_eval skips one comment line at a time
+# before parsing a qrels line, so it reads the second of two consecutive ones as data (or fails
+# on it as malformed); here every comment line is skipped.
+_TREC_RUN_COMMENT = r"^[ \t\n\v\f\r]*#"
+_TREC_QRELS_COMMENT = r"^#"
 
 
 @dataclass(frozen=True)
@@ -148,7 +158,7 @@ def scan_run(source: Source, *, with_labels: bool = False) -> pl.LazyFrame:
     wanted = {QUERY: source.columns.query, DOC: source.columns.doc, SCORE: source.columns.score}
     if with_labels:
         wanted[LABEL] = source.columns.label
-    return _rename(source, _scan_table(source), wanted)
+    return _rename(source, _scan_table(source), wanted, role="run (inline labels)" if with_labels else "run")
 
 
 def scan_qrels(source: Source) -> pl.LazyFrame:
@@ -158,7 +168,7 @@ def scan_qrels(source: Source) -> pl.LazyFrame:
         # (or accepted with --allow-fractional-labels) rather than failing to parse.
         return _scan_trec(source, _TREC_QRELS, (QUERY, DOC, LABEL), {LABEL: pl.Float64})
     wanted = {QUERY: source.columns.query, DOC: source.columns.doc, LABEL: source.columns.label}
-    return _rename(source, _scan_table(source), wanted)
+    return _rename(source, _scan_table(source), wanted, role="qrels")
 
 
 def scan_attributes(source: Source) -> pl.LazyFrame:
@@ -268,7 +278,7 @@ def check_parquet_schemas(files: list[str]) -> None:
             scan = pl.scan_parquet(path, glob=False, hive_partitioning=False, storage_options=storage_options(path))
             schema = dict(scan.collect_schema())
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-            raise InvalidInput(f"{path}: cannot read as parquet: {_first_line(error)}") from None
+            raise InvalidInput(_not_parquet(path) or f"{path}: cannot read as parquet: {_first_line(error)}") from None
         untyped = [name for name, dtype in schema.items() if dtype == pl.Null]
         if untyped and scan.select(pl.len()).collect().item() == 0:
             raise InvalidInput(
@@ -279,6 +289,39 @@ def check_parquet_schemas(files: list[str]) -> None:
             first = (path, schema)
             continue
         _compare_schemas(first, (path, schema))
+
+
+def _not_parquet(path: str) -> str | None:
+    """A local file read as Parquet that is text (every Parquet file begins with ``PAR1``):
+    its first line and the format it looks like, or None when it is not that."""
+    if not Location.of(path).is_local:
+        return None
+    try:
+        with open(local_path(path), "rb") as handle:
+            start = handle.read(4096)
+    except OSError:
+        return None
+    if start.startswith(b"PAR1"):
+        return None
+    try:
+        first = next((line for line in start.decode("utf-8-sig").splitlines() if line.strip()), "")
+    except UnicodeDecodeError:
+        return None  # binary and not Parquet: the reader's own words
+    fields = len(first.split())
+    if fields >= 5:
+        looks = "a TREC run (qid Q0 docno rank score tag): pass --run-format trec"
+    elif fields == 4:
+        looks = "TREC qrels (qid iter docno rel): pass --qrels-format trec"
+    elif "\t" in first:
+        looks = "tab-separated text: pass --run-format/--qrels-format tsv"
+    elif "," in first:
+        looks = "comma-separated text: pass --run-format/--qrels-format csv"
+    else:
+        return f"{path}: cannot read as parquet: not a Parquet file (they begin with PAR1) but text: {first[:120]!r}"
+    return (
+        f"{path}: cannot read as parquet: not a Parquet file (Parquet files begin with PAR1); its first line "
+        f"{first[:120]!r} looks like {looks} (on the polars or duckdb engine; spark reads Parquet and Delta only)"
+    )
 
 
 def _compare_schemas(first: tuple[str, dict[str, pl.DataType]], other: tuple[str, dict[str, pl.DataType]]) -> None:
@@ -294,11 +337,12 @@ def _compare_schemas(first: tuple[str, dict[str, pl.DataType]], other: tuple[str
         raise InvalidInput(f"{path}: no column {missing[0]!r}, which {first_path} has{rule}")
 
 
-def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str]) -> pl.LazyFrame:
+def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str], *, role: str) -> pl.LazyFrame:
     found = frame.collect_schema().names()
     missing = {canonical: given for canonical, given in wanted.items() if given not in found}
     if missing:
-        raise InvalidInput(f"{source.path}: {missing_columns_message(missing, found)}")
+        header = source.format in ("csv", "tsv")
+        raise InvalidInput(f"{source.path}: {missing_columns_message(missing, found, role=role, text_header=header)}")
     taken = set(wanted.values())
     clashes = [c for c in wanted if c in found and c not in taken]
     # A user column that happens to carry a canonical name would shadow the renamed one.
@@ -436,19 +480,116 @@ def has_glob_characters(path: str) -> bool:
     return glob.has_magic(path)
 
 
-def missing_columns_message(missing: dict[str, str], found: list[str]) -> str:
-    """``missing column 'score' ...; columns found: ...`` with a close match and its flag.
+def missing_columns_message(
+    missing: dict[str, str], found: list[str], *, role: str | None = None, text_header: bool = False
+) -> str:
+    """``missing column(s) 'score' ...; columns found: ...`` and how to fix it, for the command
+    line and the library alike: the flags that name the columns (and the library's
+    ``columns=``) with the likely mapping when the found names suggest one, a header row that
+    looks like data (``text_header``: a CSV or TSV file), a run given as qrels or qrels as a
+    run (``role``: ``run``, ``run (inline labels)`` or ``qrels``).
 
     ``missing`` maps canonical names to the names that were looked for."""
     parts = []
-    for canonical, given in missing.items():
+    for given in missing.values():
         close = difflib.get_close_matches(given, found, n=1, cutoff=0.6) or [
             f for f in found if f.casefold() == given.casefold()
         ]
-        hint = f" (did you mean {close[0]!r}? use {COLUMN_FLAGS[canonical]} {close[0]!r})" if close else ""
-        parts.append(f"{given!r}{hint}")
+        parts.append(f"{given!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     listed = ", ".join(repr(f) for f in found) or "none"
-    return f"missing column(s) {'; '.join(parts)}; columns found: {listed}{_separator_hint(found)}"
+    message = f"missing column(s) {'; '.join(parts)}; columns found: {listed}"
+    return message + (
+        _separator_hint(found)
+        or _headerless_hint(found, text_header)
+        or _swapped_hint(missing, found, role)
+        or _naming_hint(missing, found)
+    )
+
+
+# Names other tools give the canonical columns (trec_eval's qid/docno/sim, ir_datasets',
+# pyterrier's, spreadsheets'), to suggest the mapping when a file uses them.
+_COLUMN_ALIASES = {
+    QUERY: ("qid", "query", "queryid", "query_id", "topic", "topic_id", "topicid", "q_id"),
+    DOC: ("docno", "docid", "doc_id", "doc", "document", "document_id", "pid", "passage_id", "did"),
+    SCORE: ("sim", "similarity", "score", "scores", "rank_score", "retrieval_score"),
+    LABEL: ("rel", "relevance", "label", "labels", "judgment", "judgement", "grade", "qrel", "rating", "gain"),
+}
+_API_FIELDS = {QUERY: "query", DOC: "doc", SCORE: "score", LABEL: "label"}
+
+
+def _guess_columns(missing: dict[str, str], found: list[str]) -> dict[str, str]:
+    """The found column each missing canonical one most likely is: the same name in another
+    case, a name other tools use for it, or a close spelling; each found column used once."""
+    guesses: dict[str, str] = {}
+    for canonical, given in missing.items():
+        free = [name for name in found if name not in guesses.values() and name not in missing.values()]
+        folded = {name.casefold(): name for name in free}
+        candidates = [given.casefold(), *_COLUMN_ALIASES[canonical]]
+        match = next((folded[name] for name in candidates if name in folded), None)
+        close = difflib.get_close_matches(given, free, n=1, cutoff=0.6)
+        if match or close:
+            guesses[canonical] = match or close[0]
+    return guesses
+
+
+def _naming_hint(missing: dict[str, str], found: list[str]) -> str:
+    """The flags and the library's ``columns=`` that name the columns, filled in when every
+    missing column has a likely match among the found ones."""
+    guesses = _guess_columns(missing, found)
+    defaults = [canonical for canonical, name in guesses.items() if name == canonical]
+    if defaults:
+        flags = "/".join(COLUMN_FLAGS[c] for c in defaults)
+        names = ", ".join(map(repr, defaults))
+        return (
+            f"; {flags} name the columns of the run and of the qrels alike, and this file has the default "
+            f"name(s) {names}: give both files the same column names"
+        )
+    if found and len(guesses) == len(missing):
+        flags = " ".join(f"{COLUMN_FLAGS[c]} {shlex.quote(name)}" for c, name in guesses.items())
+        fields = ", ".join(f"{_API_FIELDS[c]}={name!r}" for c, name in guesses.items())
+        taken = ", ".join(f"{name!r} as {c}" for c, name in guesses.items())
+        return f"; to read {taken}: {flags} (API: columns=Columns({fields}); for the run and the qrels alike)"
+    flags = "/".join(COLUMN_FLAGS[c] for c in missing)
+    fields = ", ".join(f"{_API_FIELDS[c]}=..." for c in missing)
+    return f"; name the columns with {flags} (API: columns=Columns({fields}))"
+
+
+def _headerless_hint(found: list[str], text_header: bool) -> str:
+    """A CSV or TSV file whose first line is data: a name that is a number (a score or a label)
+    is not a header a writer would choose."""
+    if not text_header or not any(_is_number(name) for name in found):
+        return ""
+    return (
+        "; the first line looks like a row of data, not a header: no header row? CSV and TSV input needs one "
+        "naming the columns (such as query_id,doc_id,score for a run, query_id,doc_id,relevance for qrels); "
+        "add it"
+    )
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _swapped_hint(missing: dict[str, str], found: list[str], role: str | None) -> str:
+    """A run given as qrels, or qrels as a run: the file has the other input's value column
+    (by its canonical name or a common one) and not its own."""
+    folded = {name.casefold() for name in found}
+    has_score = any(name in folded for name in _COLUMN_ALIASES[SCORE])
+    has_label = any(name in folded for name in _COLUMN_ALIASES[LABEL])
+    if role == "run" and SCORE in missing and has_label and not has_score:
+        return "; this looks like qrels (a label column, no score): pass it as --qrels, and the run as --run"
+    if role == "qrels" and LABEL in missing and has_score and not has_label:
+        return "; this looks like a run (a score column, no label): pass it as --run, and the judgments as --qrels"
+    if role == "run (inline labels)" and list(missing) == [LABEL] and not has_label:
+        return (
+            "; without --qrels the labels are read from the run itself: give the judgments with --qrels "
+            "(API: qrels=...), or name the run's label column with --label-col (API: columns=Columns(label=...))"
+        )
+    return ""
 
 
 def _separator_hint(found: list[str]) -> str:
@@ -472,7 +613,8 @@ def _scan_trec(
     source: Source, pattern: str, names: tuple[str, str, str], casts: dict[str, type[pl.DataType]]
 ) -> pl.LazyFrame:
     """Whitespace-separated lines to columns. A line that does not parse yields nulls, which
-    validation reports with the file, line number and text kept in ``_file``/``_line*``."""
+    validation reports with the file, line number and text kept in ``_file``/``_line*``.
+    Blank lines and trec_eval's comment lines are skipped (line numbers still count them)."""
     _refuse_remote_text(source)
     files = source.files()
     check_partition_keys(files, [], dataset_root(source))
@@ -488,8 +630,10 @@ def _scan_trec(
         schema={LINE: pl.String},
         include_file_paths=FILE,
     ).with_columns(pl.int_range(1, pl.len() + 1).over(FILE).alias(LINE_NUMBER))
-    fields = pl.col(LINE).str.strip_prefix(_BOM).str.extract_groups(pattern)
-    return lines.filter(pl.col(LINE).str.strip_chars().fill_null("") != "").select(
+    text = pl.col(LINE).str.strip_prefix(_BOM)
+    fields = text.str.extract_groups(pattern)
+    comment = text.str.contains(_TREC_QRELS_COMMENT if LABEL in names else _TREC_RUN_COMMENT).fill_null(False)
+    return lines.filter((pl.col(LINE).str.strip_chars().fill_null("") != "") & ~comment).select(
         *[
             fields.struct.field(str(i + 1)).cast(casts.get(name, pl.String), strict=False).alias(name)
             for i, name in enumerate(names)
@@ -506,7 +650,10 @@ def _check_trec_shape(path: str, *, qrels: bool) -> None:
     a qrels line 4 (``qid iter docno rel``). Later lines are checked by validation."""
     try:
         with open(path, encoding="utf-8-sig", errors="replace") as handle:
-            number, line = next(((n, text) for n, text in enumerate(handle, 1) if text.strip()), (0, ""))
+            comment = re.compile(_TREC_QRELS_COMMENT if qrels else _TREC_RUN_COMMENT)
+            number, line = next(
+                ((n, text) for n, text in enumerate(handle, 1) if text.strip() and not comment.match(text)), (0, "")
+            )
     except OSError as error:
         raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
     fields = len(line.split())

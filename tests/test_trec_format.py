@@ -1,0 +1,78 @@
+"""Reading TREC text as trec_eval 10.0 reads it: its comment lines.
+
+trec_eval's rule, from its source (usnistgov/trec_eval, get_trec_results.c and get_qrels.c): a
+run line whose first character after leading blanks is ``#`` is a comment; a qrels line is a
+comment only when ``#`` is its first character. Its quicktest scores ``qrels.test.with-comments``
+(copied into tests/data/trec_eval/ with its provenance) exactly as ``qrels.test``. TREC text is
+read by Polars for the Polars and DuckDB engines; Spark refuses TREC by design.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CONFORMANCE, run_cli
+from tests.test_conformance import ALL_TREC_CUTOFFS, assert_conformant, expected_lines
+
+pytestmark = pytest.mark.local_engines("TREC text files (Spark reads Parquet only)")
+
+
+def trec_values(*args: object) -> dict[tuple[str, str], float]:
+    done = run_cli("evaluate", "--output-format", "trec", "--per-query", "--k", ALL_TREC_CUTOFFS, *args)
+    assert done.returncode == 0, done.stderr
+    found = {}
+    for line in done.stdout.splitlines():
+        measure, query, value = (part.strip() for part in line.split("\t"))
+        found[(measure, query)] = float(value)
+    return found
+
+
+def test_trec_eval_qrels_with_comments_score_as_without(engine: str) -> None:
+    """trec_eval's quicktest pair: the commented qrels give trec_eval's expected values of
+    qrels.test (its expected.aq), line for line what qrels.test gives."""
+    run = CONFORMANCE / "results.test"
+    commented = trec_values("--run", run, "--qrels", CONFORMANCE / "qrels.test.with-comments", "--engine", engine)
+    assert_conformant(commented, expected_lines("expected.aq"))
+    plain = trec_values("--run", run, "--qrels", CONFORMANCE / "qrels.test", "--engine", engine)
+    assert commented == plain
+
+
+def test_run_comment_lines_are_skipped_after_blanks_too(tmp_path: Path, engine: str) -> None:
+    """A run's comment may follow blanks (trec_eval skips isspace() before looking for ``#``);
+    a ``#`` inside a field is data (trec_eval's own test runs have such doc ids)."""
+    lines = (CONFORMANCE / "results.test").read_text().splitlines(keepends=True)
+    commented = tmp_path / "results.commented"
+    commented.write_text(
+        "# a run header, as some toolkits write\n"
+        + "".join(lines[:10])
+        + "   \t# an indented comment, with six fields too: a b c d e\n"
+        + "#\n"
+        + "".join(lines[10:])
+    )
+    qrels = CONFORMANCE / "qrels.test"
+    expected = trec_values("--run", CONFORMANCE / "results.test", "--qrels", qrels, "--engine", engine)
+    assert trec_values("--run", commented, "--qrels", qrels, "--engine", engine) == expected
+    assert_conformant(expected, expected_lines("expected.aq"))
+
+
+def test_qrels_hash_after_blanks_is_data_as_in_trec_eval(tmp_path: Path, engine: str) -> None:
+    """In qrels only the first column starts a comment: `` # a comment`` is a line of data to
+    trec_eval (malformed: 3 fields), so refused here, naming the line whose number counts the
+    comment line above it."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("# judged by hand\n301 0 d1 1\n  # a comment\n")
+    run = tmp_path / "run.txt"
+    run.write_text("301 Q0 d1 1 2.0 tag\n")
+    done = run_cli("evaluate", "--run", run, "--qrels", qrels, "--engine", engine)
+    assert done.returncode == 3, done.stderr
+    assert f"{qrels}:3: cannot read line '  # a comment'" in done.stderr, done.stderr
+
+
+def test_shape_check_reads_past_comments(tmp_path: Path, engine: str) -> None:
+    """Run and qrels swapped are still named from the first line that is not a comment."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("# run file below\n301 Q0 d1 1 2.0 tag\n")
+    done = run_cli("evaluate", "--run", CONFORMANCE / "results.test", "--qrels", qrels, "--engine", engine)
+    assert done.returncode == 3 and f"{qrels}:2: 6 fields where qrels lines have 4" in done.stderr, done.stderr
