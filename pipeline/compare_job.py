@@ -114,17 +114,18 @@ def compare_job(
     groups = parse_group_by(group_by)
     if measure not in MEASURE:
         raise UsageError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURE)}")
+    check_measure_cutoffs(measure, compare_cutoffs(k), gate)
     filters = parse_partition_filters(list(partition))
     partition_by: tuple[str, ...] = ()
     if systems.runs:
         tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure)
-        tables = {name: evaluated_rows(table) for name, table in tables.items()}
     else:
         tables, conventions, partition_by = _read_outputs(systems, filters)
     if gate is not None and gate.partitions and not partition_by:
         raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
-    tables = {name: measure_as_score(table, measure, name) for name, table in tables.items()}
+    tables = {name: measure_as_score(evaluated_rows(table), measure, name) for name, table in tables.items()}
     differences = check_conventions(conventions, allow_different_conventions)
+    tables = defined_rows(tables, conventions, measure)
     options = Options(
         cutoffs=compare_cutoffs(k),
         group_by=groups,
@@ -135,7 +136,7 @@ def compare_job(
         correction=correction,
         partition_by=partition_by,
     )
-    result = compare_systems(tables, options)
+    result = compare_systems(tables, options, measure=measure)
     verdict = (
         check_gate(
             result.comparison,
@@ -151,10 +152,28 @@ def compare_job(
     if measure != SCORE:  # the deltas name the measure compared
         sides = {f"{SCORE}_baseline": f"{measure}_baseline", f"{SCORE}_candidate": f"{measure}_candidate"}
         result = dataclasses.replace(result, deltas=result.deltas.rename(sides))
-    compared = Compared(result, unpaired_queries(result.deltas), conventions, differences, options, verdict)
+    unpaired = unpaired_queries(result.deltas)
+    warn_different_query_sets(unpaired, all_queries)
+    compared = Compared(result, unpaired, conventions, differences, options, verdict)
     if out:
         _write_comparison(out, compared, measure, list(tables))
     return compared
+
+
+def warn_different_query_sets(unpaired: pl.DataFrame, all_queries: bool) -> None:
+    """Two systems evaluated on different query sets (other judgments, a lost query, another
+    day's logs) are compared on the queries both have, or with ``all_queries`` with the missing
+    side scored 0: said on stderr for each such pair, with the count and a few ids per side."""
+    handling = "the side without one scores 0 (--all-queries)" if all_queries else "compared on the queries both have"
+    for (baseline, candidate), sides in unpaired.group_by("baseline", "candidate", maintain_order=True):
+        parts = []
+        for row in sides.iter_rows(named=True):
+            ids = row["queries"]
+            shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+            parts.append(f"{len(ids)} only in {row[row['side']]} ({shown})")
+        log.warning(
+            "%s and %s were evaluated on different query sets: %s; %s", baseline, candidate, "; ".join(parts), handling
+        )
 
 
 def _write_comparison(out: str, compared: Compared, measure: str, systems: list[str]) -> None:
@@ -175,8 +194,54 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
 def evaluated_rows(table: pl.DataFrame) -> pl.DataFrame:
     """The rows of the queries an evaluation evaluated: a query whose NDCG is null
     (``--empty-ideal skip``) is left out of every mean of ``ndcg evaluate``, so out of the
-    comparison too (a query that system lacks, counted and listed as such)."""
+    comparison too (a query that system lacks, counted and listed as such). The same for the
+    outputs ``evaluate --out`` wrote and for runs scored here."""
+    if PRIMARY_MEASURE not in table.columns:
+        return table
     return table.filter(pl.col(PRIMARY_MEASURE).is_not_null())
+
+
+def defined_rows(tables: dict[str, pl.DataFrame], conventions: Mapping[str, Any], measure: str) -> dict:
+    """Without the NaN scores of systems evaluated with ``--empty-ideal nan`` (as their manifest
+    records it): such a query has no relevant document to rank, and its NaN makes every mean of
+    ``ndcg evaluate`` over it NaN, so no difference and no test would have a value. It is left
+    out, as ``--empty-ideal skip`` leaves it out, said in a warning. A NaN anywhere else is
+    refused (:func:`pipeline.compare.check_per_query`): it is no convention's."""
+    kept = {}
+    for name, table in tables.items():
+        recorded = [c for key, c in conventions.items() if key == name or str(key).startswith(f"{name}/")]
+        undefined = pl.col(SCORE).is_nan().fill_null(False)
+        if not any(isinstance(c, Mapping) and c.get("empty_ideal") == "nan" for c in recorded):
+            kept[name] = table
+            continue
+        ids = table.filter(undefined).get_column("query_id").cast(pl.String).unique().sort().to_list()
+        if ids:
+            shown = ", ".join(ids[:5]) + (f", ... ({len(ids)} in all)" if len(ids) > 5 else "")
+            log.warning(
+                "%s: %d quer%s score NaN by %s (evaluated with --empty-ideal nan: no relevant document to rank), "
+                "which makes its means NaN; compared without them, as --empty-ideal skip leaves them out: %s",
+                name,
+                len(ids),
+                "y" if len(ids) == 1 else "ies",
+                measure,
+                shown,
+            )
+        kept[name] = table.filter(~undefined)
+    return kept
+
+
+def check_measure_cutoffs(measure: str, cutoffs: tuple[int | None, ...] | None, gate: Gate | None) -> None:
+    """A measure without a value over the whole ranking (P) cannot be compared or gated at
+    ``k=all``: said as such, rather than as a table without rows there."""
+    if MEASURE[measure].whole:
+        return
+    asked = [("--k", cutoffs), ("--gate-k", gate.cutoffs if gate is not None else None)]
+    for flag, given in asked:
+        if given is not None and None in given:
+            raise UsageError(
+                f"{measure} has no value over the whole ranking (k=all), by its definition: choose a cutoff "
+                f"({flag} 10, for instance)"
+            )
 
 
 def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
