@@ -33,6 +33,7 @@ from pipeline.errors import UsageError
 from pipeline.gate import Gate, GateResult, check_gate
 from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
+from pipeline.judgments import check_judgments, describe_judgment_differences
 from pipeline.spec import CONVENTION, MEASURE, PRIMARY_MEASURE, Evaluation, SpecError, parse_cutoffs
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class Compared:
     differences: dict[str, Any]
     options: Options
     gate: GateResult | None = None  # with ``gate=``: the regression gate's verdict
+    # the judgments the systems were scored against: ``shared`` (runs scored here against one
+    # --qrels) and ``differences`` (outputs scored against different ones, allowed by the caller)
+    judgments: dict[str, Any] = field(default_factory=dict)
 
 
 def compare_job(
@@ -86,6 +90,7 @@ def compare_job(
     seed: int = 0,
     correction: str = "holm",
     allow_different_conventions: bool = False,
+    allow_different_judgments: bool = False,
     out: str | None = None,
     gate: Gate | None = None,
     partition: Sequence[str] = (),
@@ -119,8 +124,11 @@ def compare_job(
     partition_by: tuple[str, ...] = ()
     if systems.runs:
         tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure)
+        # every run is scored against the one --qrels: the same judgments, recorded
+        judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
     else:
-        tables, conventions, partition_by = _read_outputs(systems, filters)
+        tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
+        judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
     if gate is not None and gate.partitions and not partition_by:
         raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
     tables = {name: measure_as_score(evaluated_rows(table), measure, name) for name, table in tables.items()}
@@ -154,7 +162,7 @@ def compare_job(
         result = dataclasses.replace(result, deltas=result.deltas.rename(sides))
     unpaired = unpaired_queries(result.deltas)
     warn_different_query_sets(unpaired, all_queries)
-    compared = Compared(result, unpaired, conventions, differences, options, verdict)
+    compared = Compared(result, unpaired, conventions, differences, options, verdict, judgments)
     if out:
         _write_comparison(out, compared, measure, list(tables))
     return compared
@@ -182,6 +190,7 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
 
     manifest = {"command": "compare", "measure": measure, "systems": systems, "conventions": compared.conventions}
     manifest["convention_differences"] = compared.differences
+    manifest["judgments"] = compared.judgments
     if compared.gate is not None:
         manifest["gate"] = compared.gate.describe()
     write_tables(
@@ -259,6 +268,47 @@ def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFra
     return table.drop(SCORE, strict=False).rename({measure: SCORE})
 
 
+def check_output_judgments(units: Mapping[str | None, Mapping[str, Any]], allowed: bool) -> list[dict[str, Any]]:
+    """Outputs scored against different judgments are not comparable: a re-judging would read as
+    a regression or a win. Refused (exit 2) naming both judgment sources, unless allowed, then
+    warned and returned (for the manifest and the report); what cannot be told is warned about
+    (see :mod:`pipeline.judgments`)."""
+    found = check_judgments(units)
+    if found.different and not allowed:
+        raise UsageError(
+            "the systems were scored against different judgments, so their difference would mix the systems "
+            f"with the judging: {describe_judgment_differences(found.different)}; evaluate them against the same "
+            "judgments, or pass --allow-different-judgments"
+        )
+    if found.different:
+        log.warning(
+            "comparing systems scored against different judgments: %s", describe_judgment_differences(found.different)
+        )
+    if found.unknown:
+        log.warning(
+            "cannot tell whether the systems were scored against the same judgments: %s",
+            describe_judgment_differences(found.unknown),
+        )
+    return found.different
+
+
+def shared_judgments(qrels: str | None) -> dict[str, Any] | None:
+    """What identifies the one ``--qrels`` runs are scored against here, as an evaluation's
+    manifest records its judgments (None for judgments inline in the runs)."""
+    from pipeline.errors import NdcgError
+    from pipeline.io.identity import UNKNOWN, identify
+    from pipeline.job import judgments_digest
+
+    if qrels is None:
+        return None
+    try:
+        identity = identify(qrels)
+    except (NdcgError, OSError):  # the job said what is wrong with it when it read it
+        identity = dict(UNKNOWN)
+    digest = judgments_digest(identity)
+    return {"path": qrels, "identity": identity, **({"sha256": digest} if digest else {})}
+
+
 def check_conventions(conventions: dict, allowed: bool) -> dict:
     """Outputs evaluated with different conventions are not comparable: refused (exit 2) unless
     allowed, then warned; a system with no conventions recorded cannot be checked: warned."""
@@ -298,19 +348,23 @@ def system_names(names: str | None, paths: Sequence[str]) -> list[str]:
     return found
 
 
-def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict, dict, tuple[str, ...]]:
-    """Partitioned outputs partition by partition, else :func:`read_outputs`."""
+def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict, dict, tuple[str, ...], dict]:
+    """Partitioned outputs partition by partition, else :func:`read_outputs`; with the judgments
+    each was scored against (``{partition or None: {system: record}}``)."""
     from pipeline.compare_partitions import check_filters, read_partitioned_outputs
-    from pipeline.io.outputs import output_partitions
+    from pipeline.io.outputs import output_partitions, recorded_judgments
 
     if systems.baseline and systems.candidates:
         paths = [systems.baseline, *systems.candidates]
         if any(output_partitions(path) for path in paths):
             names = system_names(systems.names, paths)
-            tables, conventions, keys, _ = read_partitioned_outputs(names, paths, filters)
-            return tables, conventions, keys
+            tables, conventions, keys, _, judgments = read_partitioned_outputs(names, paths, filters)
+            return tables, conventions, keys, judgments
     check_filters(filters)
-    return (*read_outputs(systems), ())
+    tables, conventions = read_outputs(systems)
+    paths = [str(systems.baseline), *systems.candidates]
+    judgments = {None: {name: recorded_judgments(path) for name, path in zip(tables, paths, strict=True)}}
+    return tables, conventions, (), judgments
 
 
 def _evaluate_runs(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import platform
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -272,7 +273,7 @@ def _manifest(
     return {
         "inputs": {
             "run": _describe_input(job, run_path, "run", identities["run"]),
-            "qrels": _describe_input(job, qrels_path, "qrels", identities["qrels"]) if qrels_path else None,
+            "qrels": _judgments_record(job, qrels_path, identities["qrels"]) if qrels_path else None,
             "query_attributes": _describe_attributes(job.query_attributes, identities["query_attributes"]),
         },
         "settings": key["settings"],
@@ -453,6 +454,36 @@ def _describe_input(job: Job, given: str | Source, role: str, identity: dict[str
     frame = scan_run(source) if role == "run" else scan_qrels(source)
     rows = int(frame.select(pl.len()).collect().item())
     return {"path": path, "format": source.format, "rows": rows, "identity": identity}
+
+
+def _judgments_record(job: Job, given: str | Source, identity: dict[str, Any] | None) -> dict[str, Any]:
+    """The judgments as :func:`_describe_input` describes them, with a digest of their content
+    when they are local files: ``ndcg compare`` tells outputs scored against the same judgments
+    from outputs scored against others by it, wherever the file was copied to. (An object's
+    ETag and a Delta table's id and version, in the identity, serve it there.)"""
+    record = _describe_input(job, given, "qrels", identity)
+    digest = judgments_digest(identity)
+    return {**record, "sha256": digest} if digest else record
+
+
+def judgments_digest(identity: dict[str, Any] | None) -> str | None:
+    """``sha256:<hex>`` of the local files an identity names: of the file's bytes for one file
+    (what ``sha256sum`` prints), else of the lines ``<file digest> <name>`` of each file in
+    order of name (its path below the files' common folder). None for other identities, or a
+    file gone since it was identified."""
+    if not isinstance(identity, dict) or identity.get("kind") != "files" or not identity.get("files"):
+        return None
+    paths = [_local(str(record.get("path"))) for record in identity["files"] if isinstance(record, dict)]
+    try:
+        digests = [file_digest(Path(path)) for path in paths]
+    except OSError:
+        return None
+    if len(paths) == 1:
+        return digests[0]
+    root = os.path.commonpath([os.path.dirname(path) for path in paths])
+    named = sorted((os.path.relpath(path, root), digest) for path, digest in zip(paths, digests, strict=True))
+    lines = "".join(f"{digest.removeprefix('sha256:')} {name}\n" for name, digest in named)
+    return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()
 
 
 def _describe_attributes(path: str | None, identity: dict[str, Any] | None) -> dict[str, Any] | None:
