@@ -20,6 +20,7 @@ from pipeline.io.outputs import (
     read_conventions,
     read_manifest,
     read_table,
+    recorded_judgments,
 )
 from pipeline.spec import MEASURE, MEASURE_NAMES, PRIMARY_MEASURE
 
@@ -43,6 +44,8 @@ class System:
     family: str | None = None
     # the summary's rows of each group (with ``--group-by``; empty otherwise), beside the overall ones
     group_summary: pl.DataFrame | None = None
+    # the judgments it was scored against, as its manifest.json records them (None: not recorded)
+    judgments: dict[str, object] | None = None
 
     @property
     def group_columns(self) -> list[str]:
@@ -173,6 +176,7 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                     summary=_overall_summary(read_table(path / SUMMARY)),
                     conventions=read_conventions(str(path)),
                     group_summary=_group_summary(read_table(path / SUMMARY)),
+                    judgments=recorded_judgments(str(path)),
                 )
             )
         elif path.is_dir() and (partitions := evaluated_partitions(path)):
@@ -189,6 +193,7 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                         group_summary=_group_summary(read_table(folder / SUMMARY)),
                         partition=partition.as_dict(),
                         family=family,
+                        judgments=recorded_judgments(str(folder)),
                     )
                 )
         else:
