@@ -178,6 +178,7 @@ class GateResult:
             "passed": not self.failed,
             "checked": len(self.checks),
             "families": [family.describe() for family in self.families],
+            "checks": self.checks,
             "failures": self.failures,
             "cannot_fail": [row for row in self.checks if not row["can_fail"]],
         }
