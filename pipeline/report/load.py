@@ -172,7 +172,7 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                 System(
                     name=given.get(raw) or _unique_name(path, [s.name for s in systems]),
                     path=path,
-                    per_query=read_table(path / PER_QUERY),
+                    per_query=_evaluated(read_table(path / PER_QUERY)),
                     summary=_overall_summary(read_table(path / SUMMARY)),
                     conventions=read_conventions(str(path)),
                     group_summary=_group_summary(read_table(path / SUMMARY)),
@@ -187,7 +187,7 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                     System(
                         name=f"{family}/{partition}",
                         path=folder,
-                        per_query=read_table(folder / PER_QUERY),
+                        per_query=_evaluated(read_table(folder / PER_QUERY)),
                         summary=_overall_summary(read_table(folder / SUMMARY)),
                         conventions=read_conventions(str(folder)),
                         group_summary=_group_summary(read_table(folder / SUMMARY)),
@@ -221,6 +221,15 @@ def _pooled(
     prefix = [pl.lit(f"{k}=") + pl.col(k).cast(pl.String) for k in keys]
     named = pl.concat_str([*prefix, pl.col("query_id").cast(pl.String)], separator="/").alias("query_id")
     return pooled, deltas.with_columns(named).drop(keys)
+
+
+def _evaluated(per_query: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the queries the evaluation evaluated: a query whose NDCG is null
+    (``--empty-ideal skip``) is left out of every mean of ``ndcg evaluate``, so of every figure
+    and table here too (as ``ndcg compare`` leaves it out)."""
+    if PRIMARY_MEASURE not in per_query.columns:
+        return per_query
+    return per_query.filter(pl.col(PRIMARY_MEASURE).is_not_null())
 
 
 def _overall_summary(summary: pl.DataFrame) -> pl.DataFrame:
