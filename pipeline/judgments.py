@@ -139,7 +139,8 @@ class JudgmentCheck:
 def check_judgments(units: Mapping[str | None, Mapping[str, Mapping[str, Any] | None]]) -> JudgmentCheck:
     """Each unit (a partition, or None for an unpartitioned output) maps the systems (first the
     baseline) to their recorded judgments; every other system is compared with the baseline."""
-    different, unknown = [], []
+    different: list[dict[str, Any]] = []
+    unknown: list[dict[str, Any]] = []
     for partition, records in units.items():
         names = list(records)
         for other in names[1:]:
