@@ -7,6 +7,13 @@ per system, nothing written), so ``compare --run`` takes the conventions, ``--pr
 follow the rule of :mod:`pipeline.groups`. Evaluation outputs are read by :mod:`pipeline.io.outputs`.
 Everything here takes plain values (paths, names, numbers), so the command line only reads
 flags and prints; the statistics themselves live in :mod:`pipeline.stats`.
+
+What makes two outputs comparable is checked here, before any number: the conventions they were
+evaluated with (refused when they differ, unless allowed), the judgments they were scored against
+(:mod:`pipeline.judgments`: refused when they differ, unless allowed; warned when it cannot be
+told) and their query sets (warned when they differ). The queries an evaluation left out of its
+means are left out here too: a null NDCG (``--empty-ideal skip``), and a NaN of an output
+evaluated with ``--empty-ideal nan`` (with a warning).
 """
 
 from __future__ import annotations
