@@ -278,6 +278,7 @@ def _compare(args: argparse.Namespace) -> int:
         seed=args.seed,
         correction=args.correction,
         allow_different_conventions=args.allow_different_conventions,
+        allow_different_judgments=args.allow_different_judgments,
         out=args.out,
         gate=_gate_from(args),
         partition=args.partition or [],
@@ -286,6 +287,7 @@ def _compare(args: argparse.Namespace) -> int:
     verdict = compared.gate
     if args.json:
         payload = comparison_json(compared.result, compared.unpaired, compared.conventions)
+        payload["judgments"] = compared.judgments
         if verdict is not None:
             payload["gate"] = verdict.describe()
         sys.stdout.write(json_text(payload) + "\n")

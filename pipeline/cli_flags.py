@@ -385,6 +385,12 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="compare outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
     )
+    tests.add_argument(
+        "--allow-different-judgments",
+        action="store_true",
+        help="compare outputs scored against different judgments (another qrels file or Delta version, a day "
+        "judged again; as their manifest.json records them); refused without it",
+    )
 
     _add_gate_flags(compare)
 
@@ -399,8 +405,11 @@ def _add_gate_flags(compare: argparse.ArgumentParser) -> None:
         "regression gate (exit 6 when the candidate got worse)",
         "fail when, at a gated cutoff, the candidate's mean is below the baseline's (the first system's)\n"
         "by more than MARGIN and the drop is significant at --alpha (randomization test, p-values\n"
-        "adjusted by --correction over every gated row); the failing cutoff, group and partition are\n"
-        "printed and recorded in manifest.json",
+        "adjusted by --correction within each family of gated rows: the overall rows, --gate-groups'\n"
+        "rows, --gate-partitions' rows, each a family of its own held to --alpha, so a flag that gates\n"
+        "more rows never lets a failure of the others pass); the failing cutoff, group, partition and\n"
+        "family are printed and recorded in manifest.json. A gate that no data could fail (too few\n"
+        "paired queries or --permutations to reach --alpha) is refused (exit 2)",
     )
     gate.add_argument(
         "--fail-if-worse",

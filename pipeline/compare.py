@@ -155,9 +155,15 @@ class Comparison:
 
 
 def check_per_query(
-    table: pl.DataFrame, name: str, group_by: Sequence[str] = (), partition_by: Sequence[str] = ()
+    table: pl.DataFrame,
+    name: str,
+    group_by: Sequence[str] = (),
+    partition_by: Sequence[str] = (),
+    measure: str = SCORE,
 ) -> pl.DataFrame:
-    """The columns a comparison needs, with clear errors for what would give wrong numbers."""
+    """The columns a comparison needs, with clear errors for what would give wrong numbers: a
+    null, NaN or infinite score (no mean or test is defined over one; ``measure`` names the
+    column it came from), a null query id, a duplicate key."""
     wanted = [*partition_by, *KEY, SCORE, *group_by]
     key = [*partition_by, *KEY]
     missing = [column for column in wanted if column not in table.columns]
@@ -171,21 +177,27 @@ def check_per_query(
     problems = table.select(
         pl.col(SCORE).is_null().sum().alias("null_score"),
         pl.col(SCORE).is_nan().sum().alias("nan_score"),
+        pl.col(SCORE).is_infinite().sum().alias("infinite_score"),
         pl.col("query_id").is_null().sum().alias("null_query"),
         (pl.len() - pl.struct(*key).n_unique()).alias("duplicates"),
     ).row(0, named=True)
     for column, count in problems.items():
         if count:
             example = _example_row(table, column, key)
-            raise InvalidInput(f"{name}: {count} row(s) with {column.replace('_', ' ')}, e.g. {example}")
+            what = column.replace("_", " ") + (f" ({measure!r} column)" if column.endswith("score") else "")
+            raise InvalidInput(f"{name}: {count} row(s) with {what}, e.g. {example}")
     return table
 
 
 def _example_row(table: pl.DataFrame, problem: str, key: Sequence[str]) -> dict[str, object]:
     if problem == "duplicates":
         bad = table.filter(pl.struct(*key).is_duplicated())
-    elif problem in ("null_score", "nan_score"):
-        bad = table.filter(pl.col(SCORE).is_null() | pl.col(SCORE).is_nan())
+    elif problem == "null_score":
+        bad = table.filter(pl.col(SCORE).is_null())
+    elif problem == "nan_score":
+        bad = table.filter(pl.col(SCORE).is_nan())
+    elif problem == "infinite_score":
+        bad = table.filter(pl.col(SCORE).is_infinite())
     else:
         bad = table.filter(pl.col("query_id").is_null())
     return bad.row(0, named=True)
@@ -379,10 +391,13 @@ COMPARISON_COLUMNS = (
 )
 
 
-def compare_systems(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: Options = Options()) -> Comparison:
+def compare_systems(
+    tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: Options = Options(), *, measure: str = SCORE
+) -> Comparison:
     """Every pair of systems (baseline first, in the order given), at each cutoff and group.
 
-    ``tables`` maps a system's name to its per-query table. Returns the comparison table
+    ``tables`` maps a system's name to its per-query table (``measure``, named in errors, in the
+    ``ndcg`` column). Returns the comparison table
     (columns ``baseline, candidate, *group_by, k, ...``, see :data:`COMPARISON_COLUMNS`) and
     the per-query deltas.
     """
@@ -390,7 +405,11 @@ def compare_systems(tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: 
         raise UsageError(f"comparing needs at least two systems, got {len(tables)}")
     checked = {
         name: check_per_query(
-            table.collect() if isinstance(table, pl.LazyFrame) else table, name, options.group_by, options.partition_by
+            table.collect() if isinstance(table, pl.LazyFrame) else table,
+            name,
+            options.group_by,
+            options.partition_by,
+            measure,
         )
         for name, table in tables.items()
     }

@@ -7,6 +7,13 @@ per system, nothing written), so ``compare --run`` takes the conventions, ``--pr
 follow the rule of :mod:`pipeline.groups`. Evaluation outputs are read by :mod:`pipeline.io.outputs`.
 Everything here takes plain values (paths, names, numbers), so the command line only reads
 flags and prints; the statistics themselves live in :mod:`pipeline.stats`.
+
+What makes two outputs comparable is checked here, before any number: the conventions they were
+evaluated with (refused when they differ, unless allowed), the judgments they were scored against
+(:mod:`pipeline.judgments`: refused when they differ, unless allowed; warned when it cannot be
+told) and their query sets (warned when they differ). The queries an evaluation left out of its
+means are left out here too: a null NDCG (``--empty-ideal skip``), and a NaN of an output
+evaluated with ``--empty-ideal nan`` (with a warning).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from pipeline.errors import UsageError
 from pipeline.gate import Gate, GateResult, check_gate
 from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
+from pipeline.judgments import check_judgments, describe_judgment_differences
 from pipeline.spec import CONVENTION, MEASURE, PRIMARY_MEASURE, Evaluation, SpecError, parse_cutoffs
 
 if TYPE_CHECKING:
@@ -73,6 +81,9 @@ class Compared:
     differences: dict[str, Any]
     options: Options
     gate: GateResult | None = None  # with ``gate=``: the regression gate's verdict
+    # the judgments the systems were scored against: ``shared`` (runs scored here against one
+    # --qrels) and ``differences`` (outputs scored against different ones, allowed by the caller)
+    judgments: dict[str, Any] = field(default_factory=dict)
 
 
 def compare_job(
@@ -86,6 +97,7 @@ def compare_job(
     seed: int = 0,
     correction: str = "holm",
     allow_different_conventions: bool = False,
+    allow_different_judgments: bool = False,
     out: str | None = None,
     gate: Gate | None = None,
     partition: Sequence[str] = (),
@@ -114,17 +126,21 @@ def compare_job(
     groups = parse_group_by(group_by)
     if measure not in MEASURE:
         raise UsageError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURE)}")
+    check_measure_cutoffs(measure, compare_cutoffs(k), gate)
     filters = parse_partition_filters(list(partition))
     partition_by: tuple[str, ...] = ()
     if systems.runs:
         tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure)
-        tables = {name: evaluated_rows(table) for name, table in tables.items()}
+        # every run is scored against the one --qrels: the same judgments, recorded
+        judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
     else:
-        tables, conventions, partition_by = _read_outputs(systems, filters)
+        tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
+        judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
     if gate is not None and gate.partitions and not partition_by:
         raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
-    tables = {name: measure_as_score(table, measure, name) for name, table in tables.items()}
+    tables = {name: measure_as_score(evaluated_rows(table), measure, name) for name, table in tables.items()}
     differences = check_conventions(conventions, allow_different_conventions)
+    tables = defined_rows(tables, conventions, measure)
     options = Options(
         cutoffs=compare_cutoffs(k),
         group_by=groups,
@@ -135,7 +151,7 @@ def compare_job(
         correction=correction,
         partition_by=partition_by,
     )
-    result = compare_systems(tables, options)
+    result = compare_systems(tables, options, measure=measure)
     verdict = (
         check_gate(
             result.comparison,
@@ -151,10 +167,28 @@ def compare_job(
     if measure != SCORE:  # the deltas name the measure compared
         sides = {f"{SCORE}_baseline": f"{measure}_baseline", f"{SCORE}_candidate": f"{measure}_candidate"}
         result = dataclasses.replace(result, deltas=result.deltas.rename(sides))
-    compared = Compared(result, unpaired_queries(result.deltas), conventions, differences, options, verdict)
+    unpaired = unpaired_queries(result.deltas)
+    warn_different_query_sets(unpaired, all_queries)
+    compared = Compared(result, unpaired, conventions, differences, options, verdict, judgments)
     if out:
         _write_comparison(out, compared, measure, list(tables))
     return compared
+
+
+def warn_different_query_sets(unpaired: pl.DataFrame, all_queries: bool) -> None:
+    """Two systems evaluated on different query sets (other judgments, a lost query, another
+    day's logs) are compared on the queries both have, or with ``all_queries`` with the missing
+    side scored 0: said on stderr for each such pair, with the count and a few ids per side."""
+    handling = "the side without one scores 0 (--all-queries)" if all_queries else "compared on the queries both have"
+    for (baseline, candidate), sides in unpaired.group_by("baseline", "candidate", maintain_order=True):
+        parts = []
+        for row in sides.iter_rows(named=True):
+            ids = row["queries"]
+            shown = ", ".join(ids[:3]) + (", ..." if len(ids) > 3 else "")
+            parts.append(f"{len(ids)} only in {row[row['side']]} ({shown})")
+        log.warning(
+            "%s and %s were evaluated on different query sets: %s; %s", baseline, candidate, "; ".join(parts), handling
+        )
 
 
 def _write_comparison(out: str, compared: Compared, measure: str, systems: list[str]) -> None:
@@ -163,6 +197,7 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
 
     manifest = {"command": "compare", "measure": measure, "systems": systems, "conventions": compared.conventions}
     manifest["convention_differences"] = compared.differences
+    manifest["judgments"] = compared.judgments
     if compared.gate is not None:
         manifest["gate"] = compared.gate.describe()
     write_tables(
@@ -175,8 +210,54 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
 def evaluated_rows(table: pl.DataFrame) -> pl.DataFrame:
     """The rows of the queries an evaluation evaluated: a query whose NDCG is null
     (``--empty-ideal skip``) is left out of every mean of ``ndcg evaluate``, so out of the
-    comparison too (a query that system lacks, counted and listed as such)."""
+    comparison too (a query that system lacks, counted and listed as such). The same for the
+    outputs ``evaluate --out`` wrote and for runs scored here."""
+    if PRIMARY_MEASURE not in table.columns:
+        return table
     return table.filter(pl.col(PRIMARY_MEASURE).is_not_null())
+
+
+def defined_rows(tables: dict[str, pl.DataFrame], conventions: Mapping[str, Any], measure: str) -> dict:
+    """Without the NaN scores of systems evaluated with ``--empty-ideal nan`` (as their manifest
+    records it): such a query has no relevant document to rank, and its NaN makes every mean of
+    ``ndcg evaluate`` over it NaN, so no difference and no test would have a value. It is left
+    out, as ``--empty-ideal skip`` leaves it out, said in a warning. A NaN anywhere else is
+    refused (:func:`pipeline.compare.check_per_query`): it is no convention's."""
+    kept = {}
+    for name, table in tables.items():
+        recorded = [c for key, c in conventions.items() if key == name or str(key).startswith(f"{name}/")]
+        undefined = pl.col(SCORE).is_nan().fill_null(False)
+        if not any(isinstance(c, Mapping) and c.get("empty_ideal") == "nan" for c in recorded):
+            kept[name] = table
+            continue
+        ids = table.filter(undefined).get_column("query_id").cast(pl.String).unique().sort().to_list()
+        if ids:
+            shown = ", ".join(ids[:5]) + (f", ... ({len(ids)} in all)" if len(ids) > 5 else "")
+            log.warning(
+                "%s: %d quer%s score NaN by %s (evaluated with --empty-ideal nan: no relevant document to rank), "
+                "which makes its means NaN; compared without them, as --empty-ideal skip leaves them out: %s",
+                name,
+                len(ids),
+                "y" if len(ids) == 1 else "ies",
+                measure,
+                shown,
+            )
+        kept[name] = table.filter(~undefined)
+    return kept
+
+
+def check_measure_cutoffs(measure: str, cutoffs: tuple[int | None, ...] | None, gate: Gate | None) -> None:
+    """A measure without a value over the whole ranking (P) cannot be compared or gated at
+    ``k=all``: said as such, rather than as a table without rows there."""
+    if MEASURE[measure].whole:
+        return
+    asked = [("--k", cutoffs), ("--gate-k", gate.cutoffs if gate is not None else None)]
+    for flag, given in asked:
+        if given is not None and None in given:
+            raise UsageError(
+                f"{measure} has no value over the whole ranking (k=all), by its definition: choose a cutoff "
+                f"({flag} 10, for instance)"
+            )
 
 
 def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
@@ -192,6 +273,46 @@ def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFra
     if not MEASURE[measure].whole:
         table = table.filter(pl.col("k").is_not_null())
     return table.drop(SCORE, strict=False).rename({measure: SCORE})
+
+
+def check_output_judgments(units: Mapping[str | None, Mapping[str, Any]], allowed: bool) -> list[dict[str, Any]]:
+    """Outputs scored against different judgments are not comparable: a re-judging would read as
+    a regression or a win. Refused (exit 2) naming both judgment sources, unless allowed, then
+    warned and returned (for the manifest and the report); what cannot be told is warned about
+    (see :mod:`pipeline.judgments`)."""
+    found = check_judgments(units)
+    if found.different and not allowed:
+        raise UsageError(
+            "the systems were scored against different judgments, so their difference would mix the systems "
+            f"with the judging: {describe_judgment_differences(found.different)}; evaluate them against the same "
+            "judgments, or pass --allow-different-judgments"
+        )
+    if found.different:
+        log.warning(
+            "comparing systems scored against different judgments: %s", describe_judgment_differences(found.different)
+        )
+    if found.unknown:
+        log.warning(
+            "cannot tell whether the systems were scored against the same judgments: %s",
+            describe_judgment_differences(found.unknown),
+        )
+    return found.different
+
+
+def shared_judgments(qrels: str | None) -> dict[str, Any] | None:
+    """What identifies the one ``--qrels`` runs are scored against here, as an evaluation's
+    manifest records its judgments (None for judgments inline in the runs)."""
+    from pipeline.errors import NdcgError
+    from pipeline.io.identity import UNKNOWN, identify, judgments_digest
+
+    if qrels is None:
+        return None
+    try:
+        identity = identify(qrels)
+    except (NdcgError, OSError):  # the job said what is wrong with it when it read it
+        identity = dict(UNKNOWN)
+    digest = judgments_digest(identity)
+    return {"path": qrels, "identity": identity, **({"sha256": digest} if digest else {})}
 
 
 def check_conventions(conventions: dict, allowed: bool) -> dict:
@@ -233,19 +354,23 @@ def system_names(names: str | None, paths: Sequence[str]) -> list[str]:
     return found
 
 
-def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict, dict, tuple[str, ...]]:
-    """Partitioned outputs partition by partition, else :func:`read_outputs`."""
+def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict, dict, tuple[str, ...], dict]:
+    """Partitioned outputs partition by partition, else :func:`read_outputs`; with the judgments
+    each was scored against (``{partition or None: {system: record}}``)."""
     from pipeline.compare_partitions import check_filters, read_partitioned_outputs
-    from pipeline.io.outputs import output_partitions
+    from pipeline.io.outputs import output_partitions, recorded_judgments
 
     if systems.baseline and systems.candidates:
         paths = [systems.baseline, *systems.candidates]
         if any(output_partitions(path) for path in paths):
             names = system_names(systems.names, paths)
-            tables, conventions, keys, _ = read_partitioned_outputs(names, paths, filters)
-            return tables, conventions, keys
+            tables, conventions, keys, _, judgments = read_partitioned_outputs(names, paths, filters)
+            return tables, conventions, keys, judgments
     check_filters(filters)
-    return (*read_outputs(systems), ())
+    tables, conventions = read_outputs(systems)
+    paths = [str(systems.baseline), *systems.candidates]
+    judgments = {None: {name: recorded_judgments(path) for name, path in zip(tables, paths, strict=True)}}
+    return tables, conventions, (), judgments
 
 
 def _evaluate_runs(

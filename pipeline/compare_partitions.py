@@ -21,7 +21,14 @@ import polars as pl
 
 from pipeline.errors import InvalidInput, NothingToEvaluate, PartitionNotFound
 from pipeline.groups import RESERVED_COLUMNS, attach_shared_groups, check_group_names
-from pipeline.io.outputs import PER_QUERY, output_partitions, read_conventions, read_per_query, with_partition_columns
+from pipeline.io.outputs import (
+    PER_QUERY,
+    output_partitions,
+    read_conventions,
+    read_per_query,
+    recorded_judgments,
+    with_partition_columns,
+)
 from pipeline.io.partitions import Partition, hive_partitions, select_partitions
 
 if TYPE_CHECKING:
@@ -75,9 +82,11 @@ def _listed(partitions: Sequence[Partition], most: int = 5) -> str:
 
 def read_partitioned_outputs(
     names: Sequence[str], paths: Sequence[str], filters: Mapping[str, set[str]]
-) -> tuple[dict[str, pl.DataFrame], dict[str, Any], tuple[str, ...], list[str]]:
+) -> tuple[dict[str, pl.DataFrame], dict[str, Any], tuple[str, ...], list[str], dict[str | None, dict[str, Any]]]:
     """Per-query tables (stacked over the paired partitions), the conventions of each
-    ``system/partition``, the partition keys, and the notes on unpaired partitions."""
+    ``system/partition``, the partition keys, the notes on unpaired partitions, and the
+    judgments each system's partition was scored against (``{partition: {system: record}}``,
+    :func:`pipeline.io.outputs.recorded_judgments`)."""
     found = {name: output_partitions(path) for name, path in zip(names, paths, strict=True)}
     flat = [name for name, parts in found.items() if not parts]
     if flat:
@@ -92,6 +101,7 @@ def read_partitioned_outputs(
     common, notes = paired_partitions(found, filters, "outputs")
     read: dict[tuple[str, Partition], pl.DataFrame] = {}
     recorded: dict[tuple[str, Partition], Any] = {}
+    judged: dict[tuple[str, Partition], Any] = {}
     for name, path in zip(names, paths, strict=True):
         for partition in common:
             folder = str(partition.path(path))
@@ -102,13 +112,17 @@ def read_partitioned_outputs(
                 continue
             read[name, partition] = with_partition_columns(table, partition, f"{folder}/{PER_QUERY}")
             recorded[name, partition] = read_conventions(folder)
+            judged[name, partition] = recorded_judgments(folder)
     if len(read) < len(names) * len(common):  # an empty partition leaves the pairing
         common, notes = paired_partitions(found, filters, "outputs")
     _warn_unpaired(notes, common)
     tables = {name: [read[name, partition] for partition in common] for name in names}
     conventions = {f"{name}/{partition}": recorded[name, partition] for name in names for partition in common}
     keys = tuple(key for key, _ in common[0].values)
-    return {name: _stack(parts, name) for name, parts in tables.items()}, conventions, keys, notes
+    judgments: dict[str | None, dict[str, Any]] = {
+        str(partition): {name: judged[name, partition] for name in names} for partition in common
+    }
+    return {name: _stack(parts, name) for name, parts in tables.items()}, conventions, keys, notes, judgments
 
 
 def _stack(tables: list[pl.DataFrame], name: str) -> pl.DataFrame:

@@ -6,18 +6,31 @@ A row of the comparison (one pair, cutoff, group, partition) *fails* when both h
   margin (``0.01``), ``> margin * |mean_baseline|`` for a relative one (``2%``): strictly
   more, so a drop of exactly the margin passes;
 - the drop is significant: the paired randomization test's two-sided p-value, adjusted by the
-  comparison's correction (Holm or Bonferroni) over *every row the gate checks* (all gated
-  pairs, cutoffs, groups and partitions: one family, so checking more rows does not make a
-  false alarm likelier), is below ``alpha``.
+  comparison's correction (Holm or Bonferroni) within the row's *family*, is below ``alpha``.
 
 Which rows are checked: pairs whose baseline is the first system (the production model; pairs
-of two candidates are no regression), at the gated cutoffs (default: every compared one), the
-rows over all queries (``overall``; with ``groups`` each group's rows too) of the pooled
-partitions (with ``partitions`` each partition's rows too, and over one paired partition only
-its rows, which are the pooled rows). A row without a p-value (no
-paired query) cannot fail. The randomization test is distribution-free and exact on few
-queries; with ``n`` queries its p-value is at least ``2 / 2**n``, so fewer than 6 paired
-queries can never be significant at 0.05.
+of two candidates are no regression), at the gated cutoffs (default: every compared one), in
+these families, each adjusted on its own and held to ``alpha`` on its own:
+
+- ``overall``: the rows over all queries, pooled over the paired partitions (always);
+- ``groups``: each group's pooled rows (``--gate-groups``);
+- ``partitions``: each partition's rows over its queries (``--gate-partitions``);
+- ``partition groups``: each group within each partition (both flags).
+
+Within a family the adjustment covers all its pairs and cutoffs, so checking more cutoffs or
+candidates does not make a false alarm likelier. Across families it does not: a flag that gates
+more rows adds a family and leaves the others exactly as they were, so adding one can add
+failures but never take one away (one family for everything let three groups dilute the overall
+row's significance, and a stricter command pass a drop the plain one failed). The price is a
+false-alarm rate of up to ``alpha`` per family gated. Over one paired partition its rows are the
+pooled rows: gated once, in the pooled families (named as the partition with ``--gate-partitions``).
+
+A gate that cannot fail is refused (exit 2): with ``n`` paired queries the randomization test's
+p-value is at least ``2 / 2**n`` (exact enumeration) or ``1 / (permutations + 1)`` (random
+draws), and when even the smallest reachable p-value of a family times its number of tested
+checks is not below ``alpha``, no data could fail it, and "passed" would say nothing. Single
+checks that cannot fail in a family that can (a group of four queries: p >= 0.125) are listed
+with the verdict. A row without a p-value (no paired query) is a check that cannot fail.
 """
 
 from __future__ import annotations
@@ -104,13 +117,57 @@ class Gate:
 
 
 @dataclass(frozen=True)
+class Family:
+    """One family of the gate's checks: their p-values are adjusted together (``correction``
+    over ``checks``) and each adjusted p-value is held to ``alpha``. ``smallest_p`` is the
+    smallest p-value any of its checks can reach (:func:`pipeline.stats.smallest_sign_flip_p`)."""
+
+    name: str
+    checks: int
+    tested: int  # the checks with a p-value (a check without paired queries has none)
+    correction: str
+    alpha: float
+    smallest_p: float | None
+    failed: int = 0
+
+    @property
+    def can_fail(self) -> bool:
+        """Whether some data could fail it: the first step of Holm (and Bonferroni's only one)
+        holds the smallest p-value to ``alpha / tested``."""
+        return self.smallest_p is not None and self.tested * self.smallest_p < self.alpha
+
+    def text(self) -> str:
+        """``overall (1 check, Holm, alpha 0.05)``."""
+        return f"{self.name} ({_checks(self.checks)}, {self.correction.title()}, alpha {self.alpha:g})"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "rows": FAMILY_ROWS[self.name],
+            "checks": self.checks,
+            "tested": self.tested,
+            "correction": self.correction,
+            "alpha": self.alpha,
+            "smallest_p": self.smallest_p,
+            "failed": self.failed,
+            "passed": self.failed == 0,
+        }
+
+
+def _checks(count: int) -> str:
+    return f"{count} check{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
 class GateResult:
     """The gate's verdict: every checked row (``checks``) and the failing ones (``failures``),
-    each a dict naming the pair, cutoff, group and partition with its numbers."""
+    each a dict naming the pair, cutoff, group, partition and family with its numbers, and the
+    families they were held in."""
 
     gate: Gate
     checks: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
+    families: list[Family] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -121,38 +178,76 @@ class GateResult:
             **self.gate.describe(),
             "passed": not self.failed,
             "checked": len(self.checks),
+            "families": [family.describe() for family in self.families],
+            "checks": self.checks,
             "failures": self.failures,
+            "cannot_fail": [row for row in self.checks if not row["can_fail"]],
         }
 
     def lines(self) -> list[str]:
-        """What stdout says: one line per failure, or that it passed."""
+        """What stdout says: the verdict, each family's, one line per failure, and the checks
+        that no data could fail."""
+        count = len(self.families)
         head = (
-            f"# gate (--fail-if-worse {self.gate.margin}, alpha {self.gate.alpha}, {len(self.checks)} check(s), "
-            f"randomization p-values adjusted together)"
+            f"# gate (--fail-if-worse {self.gate.margin}, alpha {self.gate.alpha}, {len(self.checks)} check(s) in "
+            f"{count} famil{'y' if count == 1 else 'ies'}, randomization p-values adjusted within each family)"
         )
-        if not self.failed:
-            return [f"{head}: passed"]
-        return [f"{head}: FAILED"] + [f"# gate FAILED: {describe_failure(row)}" for row in self.failures]
+        lines = [f"{head}: {'FAILED' if self.failed else 'passed'}"]
+        for family in self.families:
+            verdict = f"FAILED ({family.failed} failure(s))" if family.failed else "passed"
+            lines.append(f"# gate family {family.text()}: {FAMILY_ROWS[family.name]}: {verdict}")
+        lines += [f"# gate FAILED: {describe_failure(row)}" for row in self.failures]
+        idle = [row for row in self.checks if not row["can_fail"]]
+        if idle:
+            shown = "; ".join(_idle_text(row) for row in idle[:5]) + (
+                f"; ... ({len(idle)} in all)" if len(idle) > 5 else ""
+            )
+            lines.append(
+                f"# gate: {_checks(len(idle))} cannot fail whatever the data (too few paired queries or "
+                f"permutations to reach alpha): {shown}"
+            )
+        return lines
+
+
+def _idle_text(row: dict[str, Any]) -> str:
+    smallest = row["smallest_p"]
+    reach = "no paired query" if smallest is None else f"p >= {smallest:.4g}"
+    return f"{_where(row)} ({row['queries']} paired queries, {reach}; family {row['family']})"
+
+
+def _where(row: dict[str, Any]) -> str:
+    where = [f"k={row['k_label']}"]
+    if row.get("group"):
+        where.append(f"group {text_line(str(row['group']))}")
+    if row.get("partition"):
+        where.append(f"partition {text_line(row['partition'])}")
+    return f"{text_value(row['candidate'])} vs {text_value(row['baseline'])} at {', '.join(where)}"
 
 
 def describe_failure(row: dict[str, Any]) -> str:
-    where = [f"k={row['k_label']}"]
     # NDCG unless said: another measure is named, so its means are not read as NDCG's
     measure = "" if row.get("measure", "ndcg") == "ndcg" else f"{row['measure']} "
-    if row.get("group"):
-        where.append(f"group {row['group']}")
-    if row.get("partition"):
-        where.append(f"partition {text_line(row['partition'])}")
     return (
-        f"{text_value(row['candidate'])} vs {text_value(row['baseline'])} at {', '.join(where)}: "
-        f"{measure}mean {row['mean_baseline']:.4f} -> "
+        f"{_where(row)}: {measure}mean {row['mean_baseline']:.4f} -> "
         f"{row['mean_candidate']:.4f} ({row['mean_difference']:+.4f}, {_relative(row['relative_change'])}), "
-        f"a drop beyond {row['allowed_drop']:.4f}, p = {row['p_gate']:.4g} < {row['alpha']}"
+        f"a drop beyond {row['allowed_drop']:.4f}, p = {row['p_gate']:.4g} < {row['alpha']} "
+        f"(family {row['family']}: {_checks(row['family_checks'])}, {str(row['correction']).title()})"
     )
 
 
 def _relative(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
+
+
+# The families, in the order they are checked, and the rows each holds. Each gated dimension is a
+# family of its own, held to alpha on its own: a flag that gates more rows adds a family and leaves
+# the others as they were, so it can add failures, never take one away.
+FAMILY_ROWS = {
+    "overall": "the rows over all queries (pooled over the paired partitions)",
+    "groups": "each group's rows (--gate-groups)",
+    "partitions": "each partition's rows over its queries (--gate-partitions)",
+    "partition groups": "each group's rows within each partition (--gate-groups --gate-partitions)",
+}
 
 
 def check_gate(
@@ -165,9 +260,10 @@ def check_gate(
     measure: str = "ndcg",
 ) -> GateResult:
     """The gate over a comparison table (:func:`pipeline.compare.compare_systems`'s) of
-    ``measure`` (named in the failures)."""
+    ``measure`` (named in the failures): each family of checks adjusted on its own. A family
+    that no data could fail (too few paired queries or permutations for its p-values to reach
+    alpha) is refused: a gate that cannot fail would say "passed" on any drop."""
     from pipeline.compare import cutoff_label
-    from pipeline.stats import adjust_p_values
 
     if comparison.height == 0:
         return GateResult(gate)
@@ -183,33 +279,116 @@ def check_gate(
             )
         wanted = [k for k in gate.cutoffs if k is not None]
         rows = rows.filter(pl.col("k").is_in(wanted) | (pl.col("k").is_null() if None in gate.cutoffs else False))
-    if group_by and not gate.groups:
-        rows = rows.filter(pl.col(OVERALL))
-    pooled = pl.all_horizontal(pl.col(c).is_null() for c in partition_by) if partition_by else None
-    if pooled is not None and not gate.partitions:
-        rows = rows.filter(pooled)
-    elif pooled is not None and rows.filter(~pooled).select(partition_by).n_unique() == 1:
-        # one paired partition: its rows are the pooled rows, and gated twice they would double
-        # the family (a drop the pooled rows alone fail would pass); gated once, as the partition
-        rows = rows.filter(~pooled)
-    checks = rows.to_dicts()
-    adjusted = adjust_p_values([row[P_VALUE] for row in checks], correction)
-    failures = []
-    for row, p in zip(checks, adjusted, strict=True):
-        row["p_gate"] = p
-        row["k_label"] = cutoff_label(row["k"])
-        row["alpha"] = gate.alpha
-        row["measure"] = measure
-        row["group"] = _group_text(row, group_by)
-        row["partition"] = _partition_text(row, partition_by)
+    pooled = pl.all_horizontal(pl.col(c).is_null() for c in partition_by) if partition_by else pl.lit(True)
+    overall = pl.col(OVERALL) if group_by else pl.lit(True)
+    partitions = rows.filter(~pooled).select(partition_by).unique().to_dicts() if partition_by else []
+    # over one paired partition the pooled rows are that partition's rows: gated once, in the
+    # families of the pooled rows, and named as the partition with --gate-partitions
+    only_partition = partitions[0] if len(partitions) == 1 and gate.partitions else None
+    selections = [("overall", pooled & overall)]
+    if gate.groups and group_by:
+        selections.append(("groups", pooled & ~overall))
+    if gate.partitions and len(partitions) > 1:
+        selections.append(("partitions", ~pooled & overall))
+        if gate.groups and group_by:
+            selections.append(("partition groups", ~pooled & ~overall))
+    families, checks, failures = [], [], []
+    for name, selection in selections:
+        family_rows = [{**row, **(only_partition or {})} for row in rows.filter(selection).to_dicts()]
+        family, checked = _check_family(name, family_rows, gate, correction, measure, group_by, partition_by)
+        families.append(family)
+        checks += checked
+        failures += [row for row in checked if row["failed"]]
+    idle = [family for family in families if not family.can_fail]
+    if idle:
+        raise UsageError(_cannot_fail(idle[0], [row for row in checks if row["family"] == idle[0].name]))
+    keep = lambda row: _failure(row, group_by, partition_by)  # noqa: E731
+    return GateResult(gate, [keep(row) for row in checks], [keep(row) for row in failures], families)
+
+
+def _check_family(
+    name: str,
+    rows: list[dict[str, Any]],
+    gate: Gate,
+    correction: str,
+    measure: str,
+    group_by: Sequence[str],
+    partition_by: Sequence[str],
+) -> tuple[Family, list[dict[str, Any]]]:
+    """The rows of one family, adjusted together and each held to alpha."""
+    from pipeline.compare import cutoff_label
+    from pipeline.stats import adjust_p_values, smallest_sign_flip_p
+
+    adjusted = adjust_p_values([row[P_VALUE] for row in rows], correction)
+    smallest_of_all: list[float] = []
+    for row, p in zip(rows, adjusted, strict=True):
+        smallest = smallest_sign_flip_p(int(row.get("queries") or 0), int(row["permutations"]))
+        if row[P_VALUE] is not None and smallest is not None:
+            smallest_of_all.append(smallest)
+        row.update(
+            p_gate=p,
+            k_label=cutoff_label(row["k"]),
+            alpha=gate.alpha,
+            measure=measure,
+            group=_group_text(row, group_by),
+            partition=_partition_text(row, partition_by),
+            family=name,
+            family_checks=len(rows),
+            correction=correction,
+            smallest_p=smallest,
+            # whatever the others do, a check's adjusted p-value is at least its own p-value
+            can_fail=smallest is not None and row[P_VALUE] is not None and smallest < gate.alpha,
+            failed=False,
+        )
         mean_baseline, difference = row["mean_baseline"], row["mean_difference"]
         if mean_baseline is None or difference is None or p is None:
             row["allowed_drop"] = None
             continue
         row["allowed_drop"] = gate.margin.allowed_drop(mean_baseline)
-        if -difference > row["allowed_drop"] and p < gate.alpha:
-            failures.append(_failure(row, group_by, partition_by))
-    return GateResult(gate, [_failure(row, group_by, partition_by) for row in checks], failures)
+        row["failed"] = -difference > row["allowed_drop"] and p < gate.alpha
+    tested = sum(row[P_VALUE] is not None for row in rows)
+    family = Family(
+        name,
+        checks=len(rows),
+        tested=tested,
+        correction=correction,
+        alpha=gate.alpha,
+        smallest_p=min(smallest_of_all) if smallest_of_all else None,
+        failed=sum(row["failed"] for row in rows),
+    )
+    return family, rows
+
+
+def _cannot_fail(family: Family, rows: list[dict[str, Any]]) -> str:
+    """Why a family can never fail, and what would let it."""
+    from pipeline.stats import smallest_sign_flip_p
+
+    if family.smallest_p is None:
+        return (
+            f"the gate cannot fail: family {family.text()} has no check with a paired query, so no p-value; "
+            "compare systems that share queries in the rows gated"
+        )
+    best = min((row for row in rows if row["smallest_p"] is not None), key=lambda row: row["smallest_p"])
+    permutations = int(best["permutations"])
+    threshold = family.alpha / family.tested
+    changes = []
+    needed_permutations = permutations
+    while family.tested / (needed_permutations + 1) >= family.alpha:
+        needed_permutations = max(needed_permutations + 1, math.floor(family.tested / family.alpha))
+    if needed_permutations > permutations:
+        changes.append(f"--permutations {needed_permutations} or more")
+    needed_queries = next(n for n in range(1, 64) if (smallest_sign_flip_p(n, needed_permutations) or 1.0) < threshold)
+    if int(best["queries"]) < needed_queries:
+        changes.append(f"at least {needed_queries} paired queries in a check")
+    changes += ["fewer checks in the family (--gate-k, fewer candidates, or without the flag that adds it)"]
+    changes += [f"a larger --alpha than {family.alpha:g}"]
+    return (
+        f"the gate cannot fail: family {family.text()}: the smallest p-value its checks can reach is "
+        f"{family.smallest_p:.4g} ({best['queries']} paired queries at best, {permutations} permutations: "
+        f"{_where(best)}), and {family.correction.title()} over {_checks(family.tested)} needs one below "
+        f"{family.alpha:g}/{family.tested} = {threshold:.4g}: it would pass whatever the drop. It needs "
+        f"{' or '.join(changes)}"
+    )
 
 
 def _group_text(row: dict[str, Any], group_by: Sequence[str]) -> str | None:
@@ -245,5 +424,10 @@ def _failure(row: dict[str, Any], group_by: Sequence[str], partition_by: Sequenc
         P_VALUE,
         "p_gate",
         "alpha",
+        "family",
+        "family_checks",
+        "correction",
+        "smallest_p",
+        "can_fail",
     ]
     return {key: row.get(key) for key in keep}

@@ -27,7 +27,7 @@ import polars as pl
 from pipeline.errors import NdcgError, UsageError, first_line
 from pipeline.inputs import InputChecks
 from pipeline.io import fs
-from pipeline.io.identity import UNKNOWN, differences, identified, identify, same, unsettled_paths
+from pipeline.io.identity import UNKNOWN, differences, identified, identify, judgments_digest, same, unsettled_paths
 from pipeline.io.partitions import Partition
 from pipeline.io.read import Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import MANIFEST, OUTPUT_DIGESTS, SUCCESS, OutputError, file_digest, plain_name
@@ -145,9 +145,18 @@ def recorded_inputs(
     identities = key["inputs"]
     return {
         "run": _describe_input(job, run_path, "run", identities["run"]),
-        "qrels": _describe_input(job, qrels_path, "qrels", identities["qrels"]) if qrels_path else None,
+        "qrels": _judgments_record(job, qrels_path, identities["qrels"]) if qrels_path else None,
         "query_attributes": _describe_attributes(job.query_attributes, identities["query_attributes"]),
     }
+
+
+def _judgments_record(job: Recipe, given: str | Source, identity: dict[str, Any] | None) -> dict[str, Any]:
+    """The judgments as :func:`_describe_input` describes them, with a digest of their content
+    when they are local files (:func:`pipeline.io.identity.judgments_digest`), by which
+    ``ndcg compare`` tells outputs scored against the same judgments."""
+    record = _describe_input(job, given, "qrels", identity)
+    digest = judgments_digest(identity)
+    return {**record, "sha256": digest} if digest else record
 
 
 def _plain_json(value: object) -> object:

@@ -5,7 +5,9 @@
 - :func:`sign_flip_p_value`: the paired randomization test (random sign flips, or every sign
   vector when there are few enough: then exact);
 - :func:`bootstrap_interval`: a percentile bootstrap interval of the mean difference;
-- :func:`adjust_p_values`: Holm's or Bonferroni's adjustment over a family of p-values.
+- :func:`adjust_p_values`: Holm's or Bonferroni's adjustment over a family of p-values;
+- :func:`smallest_sign_flip_p`: the smallest p-value the randomization test can give, whatever
+  the deltas (a gate whose threshold lies below it cannot fail).
 
 Random draws come from ``numpy.random.default_rng(seed)`` started afresh in each call, so a
 result depends only on its own deltas and the seed. Resampling works on bounded blocks of
@@ -121,6 +123,25 @@ def sign_flip_p_value(deltas: np.ndarray, permutations: int, seed: int) -> float
             signs = 1 - 2 * rng.integers(0, 2, size=(size, n), dtype=np.int8)
         hits += int(np.count_nonzero(np.abs(signs @ deltas) >= threshold))
     return hits / draws if exact else (hits + 1) / (permutations + 1)
+
+
+def smallest_sign_flip_p(queries: int, permutations: int) -> float | None:
+    """The smallest p-value :func:`sign_flip_p_value` can return over ``queries`` deltas with
+    ``permutations`` draws, whatever the deltas (None without a delta).
+
+    Exact enumeration counts the observed sign vector and its negation, both as far from 0 as
+    the observed sum: at least ``2 / 2**n``, reached when every delta has one sign. Random draws
+    give ``(hits + 1) / (permutations + 1)``: at least ``1 / (permutations + 1)``, reached when
+    no draw is as extreme as the observed sum.
+
+    >>> smallest_sign_flip_p(5, 10_000)  # 2/32: five queries can never be significant at 0.05
+    0.0625
+    """
+    if queries <= 0:
+        return None
+    if queries < 63 and 2**queries <= permutations:
+        return 2 / 2**queries
+    return 1 / (permutations + 1)
 
 
 def bootstrap_interval(

@@ -130,8 +130,9 @@ def test_an_empty_partition_is_left_out_with_a_warning(tmp_path: Path) -> None:
 def test_gate_on_the_pooled_row_and_per_partition(tmp_path: Path) -> None:
     # day 20: 10 queries 0.8 -> 0.6 (-0.2 each, p = 2/1024); day 21: 10 queries 0.4 -> 0.6 (+0.2).
     # Pooled: 20 units, mean difference 0: the default gate (pooled rows only) passes. With
-    # --gate-partitions three rows are checked (pooled, day 20, day 21): Holm gives day 20
-    # 3 * 2/1024 = 0.0059 < 0.05 -> exit 6 naming the partition.
+    # --gate-partitions three rows are checked: the pooled row (family overall) and day 20 and day 21
+    # (family partitions, of two): Holm gives day 20 2 * 2/1024 = 0.0039 < 0.05 -> exit 6 naming
+    # the partition.
     a = partitioned(tmp_path / "a", {"2026-11-20": [0.8] * 10, "2026-11-21": [0.4] * 10})
     b = partitioned(tmp_path / "b", {"2026-11-20": [0.6] * 10, "2026-11-21": [0.6] * 10})
     pooled = run_cli("compare", "--baseline", a, "--candidate", b, "--fail-if-worse", "0.01")
@@ -143,7 +144,8 @@ def test_gate_on_the_pooled_row_and_per_partition(tmp_path: Path) -> None:
     assert each.returncode == 6, each.stderr
     assert "gate FAILED: b vs a at k=10, partition dt=2026-11-20" in each.stdout
     [failure] = json.loads((out / "manifest.json").read_text())["gate"]["failures"]
-    assert failure["dt"] == "2026-11-20" and failure["p_gate"] == pytest.approx(3 * 2 / 1024)
+    assert failure["dt"] == "2026-11-20" and failure["p_gate"] == pytest.approx(2 * 2 / 1024)
+    assert failure["family"] == "partitions" and failure["family_checks"] == 2
     # --gate-partitions over unpartitioned systems is a mistake
     flat = tmp_path / "flat"
     flat.mkdir()

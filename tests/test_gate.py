@@ -122,8 +122,9 @@ def test_relative_margin(tmp_path: Path, margin: str, code: int) -> None:
 
 def test_per_group_failure_only_with_gate_groups(tmp_path: Path) -> None:
     # de: 10 queries 0.8 -> 0.6 (-0.2 each); fr: 10 queries 0.4 -> 0.6 (+0.2 each). Overall the mean
-    # difference is 0: the overall rows pass. Group de: p = 2/1024; three rows gated (overall, de,
-    # fr) so Holm gives 3 * 2/1024 = 0.0059 < 0.05: fails with --gate-groups.
+    # difference is 0: the overall rows pass. Group de: p = 2/1024; the groups are a family of two
+    # rows (de, fr; the overall row is a family of its own), so Holm gives 2 * 2/1024 = 0.0039 <
+    # 0.05: fails with --gate-groups.
     base = [(f"d{i}", 10, 0.8, "de") for i in range(10)] + [(f"f{i}", 10, 0.4, "fr") for i in range(10)]
     cand = [(f"d{i}", 10, 0.6, "de") for i in range(10)] + [(f"f{i}", 10, 0.6, "fr") for i in range(10)]
     a, b = output(tmp_path / "prod", base, group=True), output(tmp_path / "cand", cand, group=True)
@@ -138,7 +139,12 @@ def test_per_group_failure_only_with_gate_groups(tmp_path: Path) -> None:
     assert gate["checked"] == 3 and gate["groups"] is True
     [failure] = gate["failures"]
     assert failure["locale"] == "de" and failure["overall"] is False
-    assert failure["p_gate"] == pytest.approx(3 * 2 / 1024)
+    assert failure["p_gate"] == pytest.approx(2 * 2 / 1024)
+    assert failure["family"] == "groups" and failure["family_checks"] == 2
+    assert [(f["name"], f["checks"], f["alpha"], f["passed"]) for f in gate["families"]] == [
+        ("overall", 1, 0.05, True),
+        ("groups", 2, 0.05, False),
+    ]
 
 
 def test_gate_k_restricts_the_cutoffs(tmp_path: Path) -> None:

@@ -345,7 +345,11 @@ def test_integer_and_text_query_ids_pair(data: dict[str, Path], tmp_path: Path, 
     numbers = evaluate_out(tmp_path / "numbers", data["run_int"], data["qrels_int"], "--engine", engine)
     texts = evaluate_out(tmp_path / "texts", data["run_text"], data["qrels_text"], "--engine", engine)
     assert pl.read_parquet(numbers / "per_query.parquet")["query_id"].dtype == pl.Int64
-    result = run_cli("compare", "--baseline", numbers, "--candidate", texts, "--k", "10", "--json", *FAST)
+    # two judgments files (integer ids, text ids): other judgments to compare, allowed here
+    result = run_cli(
+        "compare", "--baseline", numbers, "--candidate", texts, "--k", "10", "--json", "--allow-different-judgments",
+        *FAST,
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     row = json.loads(result.stdout)["comparison"][0]
     # the same rankings under other ids: every query pairs, and ties with itself
@@ -356,7 +360,8 @@ def test_ids_that_cannot_pair_are_refused(data: dict[str, Path], tmp_path: Path)
     numbers = evaluate_out(tmp_path / "numbers", data["run_int"], data["qrels_int"])
     out = user_out(tmp_path)
     before = snapshot(out, numbers, data["linear"])
-    result = run_cli("compare", "--baseline", data["linear"], "--candidate", numbers, "--out", out, *FAST)
+    flags = ("--allow-different-judgments", *FAST)  # judged in another file, under integer ids
+    result = run_cli("compare", "--baseline", data["linear"], "--candidate", numbers, "--out", out, *flags)
     assert_refused(result, 5, "share no query", "String ids, e.g. 'q001'", "Int64 ids")
     assert snapshot(out, numbers, data["linear"]) == before
 

@@ -53,13 +53,16 @@ recomputes, never the other way round.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+from pathlib import Path
 from typing import Any
 
 from pipeline.errors import InvalidInput
 from pipeline.io.delta import table_id, table_version
 from pipeline.io.location import local_path
+from pipeline.io.manifest import file_digest
 from pipeline.io.objects import object_store
 from pipeline.io.read import Source
 
@@ -205,3 +208,25 @@ def _settled(ctime_ns: int, mtime_ns: int, now_ns: int) -> bool:
     whole_seconds = ctime_ns % 1_000_000_000 == 0 and mtime_ns % 1_000_000_000 == 0
     settling = SETTLING_WHOLE_SECONDS_NS if whole_seconds else SETTLING_NS
     return max(ctime_ns, mtime_ns) <= now_ns - settling
+
+
+def judgments_digest(identity: dict[str, Any] | None) -> str | None:
+    """``sha256:<hex>`` of the local files an identity names: of the file's bytes for one file
+    (what ``sha256sum`` prints), else of the lines ``<file digest> <name>`` of each file in
+    order of name (its path below the files' common folder). None for other identities, or a
+    file gone since it was identified. ``ndcg compare`` tells outputs scored against the same
+    judgments by it, wherever the file was copied to (an object's ETag and a Delta table's id
+    and version, in the identity, serve it there)."""
+    if not isinstance(identity, dict) or identity.get("kind") != "files" or not identity.get("files"):
+        return None
+    paths = [local_path(str(record.get("path"))) for record in identity["files"] if isinstance(record, dict)]
+    try:
+        digests = [file_digest(Path(path)) for path in paths]
+    except OSError:
+        return None
+    if len(paths) == 1:
+        return digests[0]
+    root = os.path.commonpath([os.path.dirname(path) for path in paths])
+    named = sorted((os.path.relpath(path, root), digest) for path, digest in zip(paths, digests, strict=True))
+    lines = "".join(f"{digest.removeprefix('sha256:')} {name}\n" for name, digest in named)
+    return "sha256:" + hashlib.sha256(lines.encode()).hexdigest()

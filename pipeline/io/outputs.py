@@ -5,7 +5,7 @@ An evaluation output is a folder holding ``per_query.parquet``, ``summary.parque
 holds ``comparison.parquet``, ``deltas.parquet`` and ``manifest.json``. ``ndcg compare``
 (over evaluation outputs) and ``ndcg report`` read them through here: the tables, with clear
 errors for a missing or unreadable file, and what the manifests record (the conventions each
-system was evaluated with).
+system was evaluated with, the judgments it was scored against).
 """
 
 from __future__ import annotations
@@ -95,6 +95,16 @@ def read_conventions(path: str) -> dict[str, object] | None:
     dict itself. None when nothing is recorded."""
     folder = Path(path) if Path(path).is_dir() else Path(path).parent
     return conventions_of(read_manifest(folder)) if (folder / MANIFEST).is_file() else None
+
+
+def recorded_judgments(path: str) -> dict[str, object] | None:
+    """The judgments recorded beside an evaluation output (a folder, or a file in it): the
+    ``inputs.qrels`` record of its ``manifest.json`` (path, format, rows, identity, and a
+    ``sha256`` of the content for local files). None when nothing is recorded."""
+    folder = Path(path) if Path(path).is_dir() else Path(path).parent
+    inputs = read_manifest(folder).get("inputs")
+    record = inputs.get("qrels") if isinstance(inputs, dict) else None
+    return dict(record) if isinstance(record, dict) else None
 
 
 def conventions_of(data: object) -> dict[str, object] | None:

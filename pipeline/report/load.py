@@ -20,6 +20,7 @@ from pipeline.io.outputs import (
     read_conventions,
     read_manifest,
     read_table,
+    recorded_judgments,
 )
 from pipeline.spec import MEASURE, MEASURE_NAMES, PRIMARY_MEASURE
 
@@ -43,6 +44,8 @@ class System:
     family: str | None = None
     # the summary's rows of each group (with ``--group-by``; empty otherwise), beside the overall ones
     group_summary: pl.DataFrame | None = None
+    # the judgments it was scored against, as its manifest.json records them (None: not recorded)
+    judgments: dict[str, object] | None = None
 
     @property
     def group_columns(self) -> list[str]:
@@ -169,10 +172,11 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                 System(
                     name=given.get(raw) or _unique_name(path, [s.name for s in systems]),
                     path=path,
-                    per_query=read_table(path / PER_QUERY),
+                    per_query=_evaluated(read_table(path / PER_QUERY)),
                     summary=_overall_summary(read_table(path / SUMMARY)),
                     conventions=read_conventions(str(path)),
                     group_summary=_group_summary(read_table(path / SUMMARY)),
+                    judgments=recorded_judgments(str(path)),
                 )
             )
         elif path.is_dir() and (partitions := evaluated_partitions(path)):
@@ -183,12 +187,13 @@ def load(paths: list[str], names: list[str] | None = None) -> ReportInputs:
                     System(
                         name=f"{family}/{partition}",
                         path=folder,
-                        per_query=read_table(folder / PER_QUERY),
+                        per_query=_evaluated(read_table(folder / PER_QUERY)),
                         summary=_overall_summary(read_table(folder / SUMMARY)),
                         conventions=read_conventions(str(folder)),
                         group_summary=_group_summary(read_table(folder / SUMMARY)),
                         partition=partition.as_dict(),
                         family=family,
+                        judgments=recorded_judgments(str(folder)),
                     )
                 )
         else:
@@ -216,6 +221,15 @@ def _pooled(
     prefix = [pl.lit(f"{k}=") + pl.col(k).cast(pl.String) for k in keys]
     named = pl.concat_str([*prefix, pl.col("query_id").cast(pl.String)], separator="/").alias("query_id")
     return pooled, deltas.with_columns(named).drop(keys)
+
+
+def _evaluated(per_query: pl.DataFrame) -> pl.DataFrame:
+    """The rows of the queries the evaluation evaluated: a query whose NDCG is null
+    (``--empty-ideal skip``) is left out of every mean of ``ndcg evaluate``, so of every figure
+    and table here too (as ``ndcg compare`` leaves it out)."""
+    if PRIMARY_MEASURE not in per_query.columns:
+        return per_query
+    return per_query.filter(pl.col(PRIMARY_MEASURE).is_not_null())
 
 
 def _overall_summary(summary: pl.DataFrame) -> pl.DataFrame:

@@ -7,9 +7,10 @@ import polars as pl
 from markupsafe import Markup
 
 from pipeline.compare import cutoff_label
+from pipeline.judgments import check_judgments, judgment_source
 from pipeline.report import figures
 from pipeline.report.html import Figure, at_cutoff, cell, fragment
-from pipeline.report.load import ReportInputs
+from pipeline.report.load import ReportInputs, System
 
 
 def _partition_x(values: list[str]) -> tuple[list[object], bool]:
@@ -72,6 +73,10 @@ def trend_section(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Fig
     for points in lines.values():
         points.sort(key=lambda point: point[0])  # type: ignore[arg-type,return-value]
     marks, notes = _gate_marks(inputs, k, key, x_of)
+    rejudged, judgment_notes = _judgment_changes(partitioned, texts)
+    notes = Markup(notes + judgment_notes)
+    for row in rows:
+        row["judgments"] = rejudged.get(str(row["partition"]), "")
     figure = Figure(
         "trend",
         f"Mean {inputs.measure}@{label} by {key} per system and group"
@@ -82,8 +87,9 @@ def trend_section(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Fig
         "<p>Mean {{ measure }}@{{ label }} of each partition of each output, from its <code>per_query.parquet</code>"
         "{% if dated %}; partition values are dates, drawn on a time axis{% endif %}.</p>{{ notes }}"
         '<table id="trend-table"><thead><tr><th>system</th><th>group</th><th>{{ key }}</th><th>queries</th>'
-        "<th>mean {{ measure }}@{{ label }}</th></tr></thead><tbody>{% for r in rows %}<tr><td>{{ r.system }}</td>"
-        "<td>{{ r.group }}</td><td>{{ r.partition }}</td>{{ r.queries }}{{ r.ndcg }}</tr>{% endfor %}</tbody></table>",
+        "<th>mean {{ measure }}@{{ label }}</th><th>judgments</th></tr></thead><tbody>{% for r in rows %}<tr>"
+        "<td>{{ r.system }}</td><td>{{ r.group }}</td><td>{{ r.partition }}</td>{{ r.queries }}{{ r.ndcg }}"
+        "<td>{{ r.judgments }}</td></tr>{% endfor %}</tbody></table>",
         label=label,
         measure=inputs.measure,
         dated=dated,
@@ -92,6 +98,32 @@ def trend_section(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Fig
         rows=[{**r, "queries": cell("queries", r["queries"]), "ndcg": cell("ndcg", r["ndcg"])} for r in rows],
     )
     return table, [figure]
+
+
+def _judgment_changes(systems: list[System], texts: list[str]) -> tuple[dict[str, str], Markup]:
+    """The partitions whose outputs were scored against different judgments (another qrels file
+    or Delta version, a day judged again: :mod:`pipeline.judgments`), as their manifests record
+    them: their lines do not compare there. Each such partition is marked in the trend table,
+    and named, with the judgments of each output, in a warning above it."""
+    by_partition: dict[str, dict[str, dict[str, object] | None]] = {}
+    for system, text in zip(systems, texts, strict=True):
+        by_partition.setdefault(text, {})[system.family or system.name] = system.judgments
+    found = check_judgments({text: records for text, records in by_partition.items() if len(records) > 1})
+    changed = {str(entry["partition"]) for entry in found.different}
+    if not changed:
+        return {}, Markup("")
+    rows = [
+        {"partition": text, "sources": "; ".join(f"{name}: {judgment_source(r)}" for name, r in records.items())}
+        for text, records in by_partition.items()
+        if text in changed
+    ]
+    marked = dict.fromkeys(changed, "changed")
+    return marked, fragment(
+        '<p class="warning">Judgments differ between the outputs at these partitions (marked "changed" in the '
+        "table): a difference there is partly the judging's, not only the systems'.</p>"
+        '<ul id="judgment-changes">{% for r in rows %}<li>{{ r.partition }}: {{ r.sources }}</li>{% endfor %}</ul>',
+        rows=rows,
+    )
 
 
 def _partition_text(partition: dict[str, str], key: str) -> str:
