@@ -249,6 +249,8 @@ class SparkEngine:
         return hadoop.HadoopFileSystem(spark_engine.session(execution.spark_master))
 
     def check_job(self, job: Any) -> None:
+        """Everything the Spark engine refuses by design is refused here, before its session
+        starts: a refused job costs no JVM."""
         if job.execution.threads or job.execution.memory_limit:
             raise UsageError("--threads and --memory-limit are for the duckdb engine; size Spark with spark-submit")
         unsupported = [
@@ -275,6 +277,9 @@ class SparkEngine:
             )
         if job.out and not fs.is_local(job.out) and job.out_format != "parquet":
             raise UsageError(f"the spark engine writes Parquet only, not --out-format {job.out_format}")
+        from pipeline.engines import spark as spark_engine  # pyspark is not imported by it, nor Java started
+
+        spark_engine.refuse_before_session(job.run, job.qrels, job.run_format, job.qrels_format, job.evaluation)
 
     def writes(self, out: str) -> bool:
         return fs.is_local(out)  # a cluster's file system is written by Spark (write_remote)
