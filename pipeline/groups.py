@@ -21,12 +21,16 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.io.format import OVERALL_LABEL, WHOLE_RANKING
 from pipeline.io.partitions import OUTPUT_COLUMNS
 from pipeline.io.read import QUERY, Columns, Source, is_id_type, scan_attributes, scan_run
 from pipeline.rules import ValidationWarning
 
 # Marks the rows over all queries of a grouped summary (and of a grouped comparison).
 OVERALL = "overall"
+# How every table labels those rows in its group columns, and the whole-ranking cutoff in its k
+# column: one word each, never the same (defined with the renderers, pipeline/io/format.py)
+__all__ = ["OVERALL", "OVERALL_LABEL", "RESERVED_COLUMNS", "WHOLE_RANKING"]
 # Columns of the per-query and summary tables (and the overall marker): a group column may not
 # take one of these names, or it would overwrite or be mistaken for them. Defined with the
 # partition keys' rule (io stands below this module), which refuses the same names.
