@@ -63,13 +63,14 @@ def scan_group_source(
     columns: Columns | None = None,
 ) -> tuple[str, pl.LazyFrame]:
     """Where the queries' groups are read, and its rows: ``query_attributes`` when given (read
-    by the run's reader, so its CSV and Parquet checks apply), else the run itself."""
+    by the run's reader, so its CSV and Parquet checks apply; its query column is named by
+    ``--query-col``, the name shared by the inputs), else the run itself (under the run's names)."""
     columns = columns or Columns()
     if query_attributes:
-        return query_attributes, scan_attributes(Source.of(query_attributes, None, columns))
+        return query_attributes, scan_attributes(Source.of(query_attributes, None, Columns(query=columns.query)))
     if isinstance(run, Source):
         return run.path, scan_run(run)
-    return run, scan_run(Source.of(run, run_format, columns))
+    return run, scan_run(Source.of(run, run_format, columns.of("run")))
 
 
 def query_groups(frame: pl.LazyFrame, source: str, group_by: Sequence[str]) -> pl.DataFrame:

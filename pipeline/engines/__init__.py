@@ -174,16 +174,22 @@ class DuckDBEngine(_PolarsRead):
             parquet = native_parquet(validated, evaluation)
             if parquet is not None:
                 run_source, qrels_source = parquet
-                names = validated.columns
+                # each input's own names (sql/inputs.sql's per-input variables); inline labels
+                # are read from the run under the run's names
+                in_run = validated.columns.of("run")
+                in_qrels = in_run if qrels_source is None else validated.columns.of("qrels")
                 duckdb_engine.read_parquet_inputs(
                     connection,
                     run_source.files(),
                     qrels_source.files() if qrels_source else None,
                     {
-                        "query_col": names.query,
-                        "doc_col": names.doc,
-                        "score_col": names.score,
-                        "label_col": names.label,
+                        "run_query_col": in_run.query,
+                        "run_doc_col": in_run.doc,
+                        "score_col": in_run.score,
+                        "label_col": in_run.label,  # the label of inline labels
+                        "qrels_query_col": in_qrels.query,
+                        "qrels_doc_col": in_qrels.doc,
+                        "qrels_label_col": in_qrels.label,
                     },
                 )
             else:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import difflib
 import glob
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
@@ -36,8 +36,20 @@ QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 # the user's POLARS_ENGINE_AFFINITY.
 COLLECT_ENGINE: Literal["streaming"] = "streaming"
 
-# The flag that renames each canonical column, for hints in error messages.
+# The flag that renames each canonical column in both inputs, for hints in error messages.
 COLUMN_FLAGS = {QUERY: "--query-col", DOC: "--doc-col", SCORE: "--score-col", LABEL: "--label-col"}
+
+
+def column_flags(role: str | None = None) -> dict[str, str]:
+    """The flag that names each canonical column in the ``run`` alone or in the ``qrels`` alone
+    (None: in both inputs), for messages about one input's columns: ``--run-query-col``,
+    ``--qrels-label-col``; the score is the run's only (``--score-col``), and the label of inline
+    labels the run's (``--label-col``)."""
+    if role is None:
+        return dict(COLUMN_FLAGS)
+    own = {QUERY: f"--{role}-query-col", DOC: f"--{role}-doc-col"}
+    return {**COLUMN_FLAGS, **own, **({LABEL: "--qrels-label-col"} if role == "qrels" else {})}
+
 
 # Text formats are whitespace separated; where each row came from is kept so that errors can
 # point at the line. Validation drops these columns.
@@ -52,12 +64,64 @@ _BOM = "\ufeff"
 
 @dataclass(frozen=True)
 class Columns:
-    """The user's names for the canonical columns."""
+    """The user's names for the canonical columns. ``query``, ``doc`` and ``label`` name them in
+    both inputs (``score`` is the run's); ``run_query``, ``run_doc``, ``qrels_query``,
+    ``qrels_doc`` and ``qrels_label`` name them in one input only, over the shared name (None:
+    the shared name), so that a run with ``qid, docno, sim`` is read beside judgments with the
+    canonical names. :meth:`of` gives one input's names."""
 
     query: str = QUERY
     doc: str = DOC
     score: str = SCORE
     label: str = LABEL
+    run_query: str | None = None
+    run_doc: str | None = None
+    qrels_query: str | None = None
+    qrels_doc: str | None = None
+    qrels_label: str | None = None
+
+    def of(self, role: str) -> Columns:
+        """The names in the ``run`` or in the ``qrels``: the input's own where given, else the
+        shared ones (no per-input names left in the result)."""
+        if role == "run":
+            return Columns(self.run_query or self.query, self.run_doc or self.doc, self.score, self.label)
+        if role != "qrels":
+            raise ValueError(f"role must be 'run' or 'qrels', got {role!r}")
+        return Columns(
+            self.qrels_query or self.query, self.qrels_doc or self.doc, self.score, self.qrels_label or self.label
+        )
+
+    def with_inline_labels(self) -> Columns:
+        """The names when the run carries its own labels (no qrels): one input, so the run's
+        names are the names. A name given for the qrels alone is refused: there are no qrels."""
+        given = [
+            column_flags("qrels")[canonical]
+            for canonical, value in ((QUERY, self.qrels_query), (DOC, self.qrels_doc), (LABEL, self.qrels_label))
+            if value is not None
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} name(s) a column of the judgments, and none are given (the run's inline "
+                "labels are read): give --qrels, or name the run's columns with --query-col, --doc-col and "
+                "--label-col (or --run-query-col, --run-doc-col)"
+            )
+        return self.of("run")
+
+    def flag(self, canonical: str, role: str | None) -> str:
+        """The flag that gave ``canonical``'s name in ``role``'s input: its own (``--run-query-col``)
+        when given, else the flag of both inputs (``--query-col``)."""
+        own = {
+            ("run", QUERY): self.run_query,
+            ("run", DOC): self.run_doc,
+            ("qrels", QUERY): self.qrels_query,
+            ("qrels", DOC): self.qrels_doc,
+            ("qrels", LABEL): self.qrels_label,
+        }.get((role or "", canonical))
+        return column_flags(role)[canonical] if own is not None else COLUMN_FLAGS[canonical]
+
+
+# the fields of Columns that name a column in one input only
+PER_INPUT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Columns) if f.name.startswith(("run_", "qrels_")))
 
 
 @dataclass(frozen=True)
@@ -148,7 +212,7 @@ def scan_run(source: Source, *, with_labels: bool = False) -> pl.LazyFrame:
     wanted = {QUERY: source.columns.query, DOC: source.columns.doc, SCORE: source.columns.score}
     if with_labels:
         wanted[LABEL] = source.columns.label
-    return _rename(source, _scan_table(source), wanted)
+    return _rename(source, _scan_table(source), wanted, "run")
 
 
 def scan_qrels(source: Source) -> pl.LazyFrame:
@@ -158,7 +222,7 @@ def scan_qrels(source: Source) -> pl.LazyFrame:
         # (or accepted with --allow-fractional-labels) rather than failing to parse.
         return _scan_trec(source, _TREC_QRELS, (QUERY, DOC, LABEL), {LABEL: pl.Float64})
     wanted = {QUERY: source.columns.query, DOC: source.columns.doc, LABEL: source.columns.label}
-    return _rename(source, _scan_table(source), wanted)
+    return _rename(source, _scan_table(source), wanted, "qrels")
 
 
 def scan_attributes(source: Source) -> pl.LazyFrame:
@@ -294,11 +358,11 @@ def _compare_schemas(first: tuple[str, dict[str, pl.DataType]], other: tuple[str
         raise InvalidInput(f"{path}: no column {missing[0]!r}, which {first_path} has{rule}")
 
 
-def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str]) -> pl.LazyFrame:
+def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str], role: str) -> pl.LazyFrame:
     found = frame.collect_schema().names()
     missing = {canonical: given for canonical, given in wanted.items() if given not in found}
     if missing:
-        raise InvalidInput(f"{source.path}: {missing_columns_message(missing, found)}")
+        raise InvalidInput(f"{source.path}: {missing_columns_message(missing, found, role)}")
     taken = set(wanted.values())
     clashes = [c for c in wanted if c in found and c not in taken]
     # A user column that happens to carry a canonical name would shadow the renamed one.
@@ -436,16 +500,17 @@ def has_glob_characters(path: str) -> bool:
     return glob.has_magic(path)
 
 
-def missing_columns_message(missing: dict[str, str], found: list[str]) -> str:
+def missing_columns_message(missing: dict[str, str], found: list[str], role: str | None = None) -> str:
     """``missing column 'score' ...; columns found: ...`` with a close match and its flag.
 
-    ``missing`` maps canonical names to the names that were looked for."""
+    ``missing`` maps canonical names to the names that were looked for; ``role`` (``run``,
+    ``qrels``) makes the flags those of that input alone (:func:`column_flags`)."""
     parts = []
     for canonical, given in missing.items():
         close = difflib.get_close_matches(given, found, n=1, cutoff=0.6) or [
             f for f in found if f.casefold() == given.casefold()
         ]
-        hint = f" (did you mean {close[0]!r}? use {COLUMN_FLAGS[canonical]} {close[0]!r})" if close else ""
+        hint = f" (did you mean {close[0]!r}? use {column_flags(role)[canonical]} {close[0]!r})" if close else ""
         parts.append(f"{given!r}{hint}")
     listed = ", ".join(repr(f) for f in found) or "none"
     return f"missing column(s) {'; '.join(parts)}; columns found: {listed}{_separator_hint(found)}"
