@@ -169,7 +169,11 @@ def per_query(
     ``options`` are those of :func:`make_evaluation` (``k``, ``gain``, ...) and the input and
     validation options of the command line (:data:`pipeline.spec.OPTIONS`: ``run_format``,
     ``query_col``, ..., ``allow_fractional_labels``, ``warn_results_over``; ``columns`` names
-    all four columns at once). Inputs are validated before anything is computed (see
+    all the columns at once, a :class:`~pipeline.io.read.Columns`). ``query_col``, ``doc_col``
+    and ``label_col`` name a column in both inputs; ``run_query_col``, ``run_doc_col``,
+    ``qrels_query_col``, ``qrels_doc_col`` and ``qrels_label_col`` (``Columns(run_query=...)``)
+    in one input only, e.g. a run with ``qid, docno, sim`` beside canonical judgments:
+    ``run_query_col="qid", run_doc_col="docno", score_col="sim"``. Inputs are validated before anything is computed (see
     :func:`check`); warnings are dropped here, :func:`evaluate` returns them.
     """
     given = _given("per_query", options, columns)
@@ -234,7 +238,8 @@ def _tables(run: Input, qrels: Input | None, given: _Given) -> tuple[Input, Inpu
         elif not isinstance(value, (str, Path)):
             raise UsageError(f"{name}: a version is read from a Delta table given by its path")
         else:
-            tables.append(table_source(str(value), version, name, given.columns) or value)
+            role = "run" if name == "run_version" else "qrels"
+            tables.append(table_source(str(value), version, name, given.columns.of(role)) or value)
     return tables[0], tables[1]
 
 

@@ -45,9 +45,12 @@ def _options(args: argparse.Namespace, command: str) -> dict[str, Any]:
     return {option.name: getattr(args, option.name) for option in options_for(command=command)}
 
 
-def _log_warnings(warnings: Sequence[object]) -> None:
+def _log_warnings(warnings: Sequence[object], partition: object = None) -> None:
+    """Each warning on stderr; a partition's prefixed with it (``dt=2026-11-21: ...``), so that
+    the warnings of a multi-partition job say which partition they belong to."""
+    where = f"{partition}: " if partition else ""
     for warning in warnings:
-        logging.getLogger("ndcg").warning("%s", warning)
+        logging.getLogger("ndcg").warning("%s%s", where, warning)
 
 
 def _evaluation_from(args: argparse.Namespace) -> Evaluation:
@@ -67,14 +70,14 @@ def _sql(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
-    from pipeline.io.format import json_text, summary_table, text_line, trec_lines
+    from pipeline.io.format import conventions_header, json_text, summary_table, text_line, trec_lines
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
     from pipeline.units import option_values
 
     if args.print_config:
-        sys.stdout.write(json.dumps(_resolved_config(args), indent=2) + "\n")
+        sys.stdout.write(json.dumps(_resolved_config(args, _evaluation_from(args)), indent=2) + "\n")
         return 0
     if not args.run:
         raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
@@ -108,8 +111,15 @@ def _evaluate(args: argparse.Namespace) -> int:
             sys.stdout.write(
                 text_line(f"# {label}: skipped, unchanged (--skip-unchanged; its outputs are kept)") + "\n"
             )
+        if units:
+            sys.stdout.write(conventions_header(evaluation, args.profile, verbose=args.verbose) + "\n")
     for unit in units:
-        _log_warnings(unit.result.warnings)
+        _log_warnings(unit.result.warnings, unit.partition)
+    if output_format == "trec" and job.group_by and units:
+        logging.getLogger("ndcg").warning(
+            "--output-format trec prints the lines over all queries only (trec_eval's format has no groups); "
+            "each group's means are in --output-format table or json, and in --out's summary"
+        )
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -117,7 +127,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                 label + trec_lines(unit.result.per_query, per_query_lines=args.per_query, digits=args.digits)
             )
         elif output_format == "table":
-            sys.stdout.write(label + summary_table(unit.summary, evaluation.describe(), digits=args.digits))
+            sys.stdout.write(label + summary_table(unit.summary, digits=args.digits))
     if output_format == "json":
         payload = {
             "conventions": evaluation.describe(),
@@ -169,9 +179,18 @@ def _progress(job: object) -> Callable[[object], None]:
     return report
 
 
-def _resolved_config(args: argparse.Namespace) -> dict[str, object]:
+def _resolved_config(args: argparse.Namespace, evaluation: Evaluation) -> dict[str, object]:
+    """The flags and config keys as the job will take them: each convention left out holds the
+    value it resolves to (the profile's choice, else the registry's default), not null."""
+    from pipeline.io.format import convention_settings
+
     hidden = {"handler", "command", "print_config", "config"}
-    return {key: value for key, value in sorted(vars(args).items()) if key not in hidden}
+    given = {key: value for key, value in vars(args).items() if key not in hidden}
+    resolved = convention_settings(evaluation)
+    for name, value in resolved.items():
+        if given.get(name) is None:
+            given[name] = value
+    return dict(sorted(given.items()))
 
 
 def _configure_logging(level: str, format: str) -> None:

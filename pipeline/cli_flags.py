@@ -221,6 +221,12 @@ def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object (= --output-format json)"
     )
+    output.add_argument(
+        "--verbose",
+        action="store_true",
+        help="above the table, every convention in full (as --json and manifest.json record them), not only "
+        "what differs from the profile or trec_eval's defaults",
+    )
 
 
 def _add_sql(commands: argparse._SubParsersAction) -> None:

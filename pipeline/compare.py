@@ -66,7 +66,7 @@ import numpy as np
 import polars as pl
 
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
-from pipeline.groups import OVERALL, check_group_names
+from pipeline.groups import OVERALL, OVERALL_LABEL, WHOLE_RANKING, check_group_names
 from pipeline.io.format import text_value
 from pipeline.io.outputs import check_types
 from pipeline.spec import PRIMARY_MEASURE, Evaluation
@@ -233,8 +233,8 @@ def _cutoff_order(k: int | None) -> float:
 
 
 def cutoff_label(k: int | None) -> str:
-    """``all`` for the whole ranking, else the cutoff."""
-    return "all" if k is None else str(k)
+    """``all`` (:data:`WHOLE_RANKING`) for the whole ranking, else the cutoff."""
+    return WHOLE_RANKING if k is None else str(k)
 
 
 def pair(
@@ -549,11 +549,11 @@ def describe_differences(differences: Mapping[str, Mapping[str, object]]) -> str
 
 
 def _group_cell(row: Mapping[str, object], column: str) -> str:
-    """``all`` on the overall rows, ``(null)`` for the group whose value is null (a value that
+    """``overall`` on the overall rows, ``(null)`` for the group whose value is null (a value that
     looks like either, or holds a control character, quoted)."""
     from pipeline.io.format import group_cell
 
-    return group_cell(row[column], overall=bool(row.get(OVERALL)), overall_marker="all")
+    return group_cell(row[column], overall=bool(row.get(OVERALL)), overall_marker=OVERALL_LABEL)
 
 
 def partition_cell(row: Mapping[str, object], partition_by: Sequence[str]) -> str:

@@ -449,12 +449,18 @@ def evaluate_runs(
     warnings logged as ``ndcg evaluate`` logs them; with ``group_by``, each query's groups
     attached by :func:`pipeline.groups.attach_shared_groups` (from ``--query-attributes``, or
     else from every run, so that paired queries are in the same group)."""
+    from pipeline.engines import engine_named
     from pipeline.job import run_job
 
     if len(systems.runs) < 2:
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
     job = run_job_of(systems, k, all_queries, measure)
     names = system_names(systems.names, systems.runs)
+    # every run is refused before any is scored: an engine's refusal (Spark's of a TREC file) then
+    # comes before its session starts, not after the first run has started it
+    engine = engine_named(job.engine)
+    for path in systems.runs:
+        engine.check_job(dataclasses.replace(job, run=path))
     tables = {}
     for name, path in zip(names, systems.runs, strict=True):
         units = run_job(dataclasses.replace(job, run=path))

@@ -21,12 +21,16 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
+from pipeline.io.format import OVERALL_LABEL, WHOLE_RANKING
 from pipeline.io.partitions import OUTPUT_COLUMNS
 from pipeline.io.read import QUERY, Columns, Source, is_id_type, scan_attributes, scan_run
 from pipeline.rules import ValidationWarning
 
 # Marks the rows over all queries of a grouped summary (and of a grouped comparison).
 OVERALL = "overall"
+# How every table labels those rows in its group columns, and the whole-ranking cutoff in its k
+# column: one word each, never the same (defined with the renderers, pipeline/io/format.py)
+__all__ = ["OVERALL", "OVERALL_LABEL", "RESERVED_COLUMNS", "WHOLE_RANKING"]
 # Columns of the per-query and summary tables (and the overall marker): a group column may not
 # take one of these names, or it would overwrite or be mistaken for them. Defined with the
 # partition keys' rule (io stands below this module), which refuses the same names.
@@ -59,13 +63,14 @@ def scan_group_source(
     columns: Columns | None = None,
 ) -> tuple[str, pl.LazyFrame]:
     """Where the queries' groups are read, and its rows: ``query_attributes`` when given (read
-    by the run's reader, so its CSV and Parquet checks apply), else the run itself."""
+    by the run's reader, so its CSV and Parquet checks apply; its query column is named by
+    ``--query-col``, the name shared by the inputs), else the run itself (under the run's names)."""
     columns = columns or Columns()
     if query_attributes:
-        return query_attributes, scan_attributes(Source.of(query_attributes, None, columns))
+        return query_attributes, scan_attributes(Source.of(query_attributes, None, Columns(query=columns.query)))
     if isinstance(run, Source):
         return run.path, scan_run(run)
-    return run, scan_run(Source.of(run, run_format, columns))
+    return run, scan_run(Source.of(run, run_format, columns.of("run")))
 
 
 def query_groups(frame: pl.LazyFrame, source: str, group_by: Sequence[str]) -> pl.DataFrame:

@@ -46,7 +46,8 @@ class InputChecks:
 
 @dataclass(frozen=True)
 class Inputs:
-    """The run and the judgments of one evaluation, and how to read and check them."""
+    """The run and the judgments of one evaluation, and how to read and check them. Without
+    judgments the run's names are the only names (:meth:`Columns.with_inline_labels`)."""
 
     run: Any
     qrels: Any | None = None
@@ -54,6 +55,10 @@ class Inputs:
     run_format: str | None = None
     qrels_format: str | None = None
     checks: InputChecks = field(default_factory=InputChecks)
+
+    def __post_init__(self) -> None:
+        if self.qrels is None:
+            object.__setattr__(self, "columns", self.columns.with_inline_labels())
 
 
 @dataclass(frozen=True)
@@ -98,8 +103,8 @@ def prepare(
 ) -> Prepared:
     """The run gets its ``arrival`` column here, as it is read, so that both engines see the
     same input order (DuckDB keeps no row order of its own)."""
-    run_source = _source(run, run_format, columns)
-    qrels_source = _source(qrels, qrels_format, columns) if qrels is not None else None
+    run_source = _source(run, run_format, columns.of("run"))
+    qrels_source = _source(qrels, qrels_format, columns.of("qrels")) if qrels is not None else None
     inline = qrels is None
 
     run_frame = _frame(run, run_source, role="run", with_labels=inline)
@@ -212,7 +217,7 @@ def frame_input(value: Any, role: str, columns: Columns | None) -> Any:
     if value is None or isinstance(value, (str, Path, Source)):
         return value
     frame = as_polars(value, role)
-    names = columns or Columns()
+    names = (columns or Columns()).of(role)
     wanted = {QUERY: names.query, DOC: names.doc, SCORE: names.score, LABEL: names.label}
     if role == "qrels":
         del wanted[SCORE]

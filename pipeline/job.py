@@ -163,12 +163,12 @@ def _delta_tables(job: Job) -> tuple[Source | None, Source | None]:
     """The run and the judgments as Delta tables at one version each, resolved once for the whole
     job (None for an input that is not a Delta table: see :mod:`pipeline.io.delta`)."""
     run = (
-        table_source(job.run, job.run_version, "--run-version", job.columns)
+        table_source(job.run, job.run_version, "--run-version", job.columns.of("run"))
         if job.run_format in (None, "delta")
         else None
     )
     qrels = (
-        table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns)
+        table_source(job.qrels, job.qrels_version, "--qrels-version", job.columns.of("qrels"))
         if job.qrels and job.qrels_format in (None, "delta")
         else None
     )

@@ -105,13 +105,13 @@ def reuse_key(job: Recipe, run_path: str | Source, qrels_path: str | Source | No
     engine and its execution options (threads, memory limit, Spark master) change no number (the
     engines agree to 1e-9, tested) and are not part of it."""
 
-    def identity(given: str | Source | None, format: str | None) -> dict[str, Any] | None:
+    def identity(given: str | Source | None, format: str | None, role: str = "run") -> dict[str, Any] | None:
         if given is None:
             return None
         if isinstance(given, Source):  # a Delta table (or a partition of it): its version
             source = given
         elif fs.is_local(given) or fs.is_object_store(given):
-            source = Source.of(given, format, job.columns)
+            source = Source.of(given, format, job.columns.of(role))
         else:  # read by Spark through Hadoop (s3a://, hdfs://): not identified, always recomputed
             return dict(UNKNOWN)
         try:
@@ -122,7 +122,7 @@ def reuse_key(job: Recipe, run_path: str | Source, qrels_path: str | Source | No
     return {
         "inputs": {
             "run": identity(run_path, job.run_format),
-            "qrels": identity(qrels_path, job.qrels_format),
+            "qrels": identity(qrels_path, job.qrels_format, "qrels"),
             "query_attributes": identity(job.query_attributes, None),
         },
         "options": options(job),
@@ -274,7 +274,7 @@ def _describe_input(job: Recipe, given: str | Source, role: str, identity: dict[
     if not (fs.is_local(path) or fs.is_object_store(path)):  # read by Spark through Hadoop: no footer read here
         format = job.run_format if role == "run" else job.qrels_format
         return {"path": path, "format": format, "rows": None, "identity": identity}
-    source = Source.of(path, job.run_format if role == "run" else job.qrels_format, job.columns)
+    source = Source.of(path, job.run_format if role == "run" else job.qrels_format, job.columns.of(role))
     frame = scan_run(source) if role == "run" else scan_qrels(source)
     rows = int(frame.select(pl.len()).collect().item())
     return {"path": path, "format": source.format, "rows": rows, "identity": identity}

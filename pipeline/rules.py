@@ -22,7 +22,7 @@ from typing import Literal, Protocol
 
 from pipeline.errors import InvalidInput
 from pipeline.io.format import text_value
-from pipeline.io.read import COLUMN_FLAGS, DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
+from pipeline.io.read import DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
 from pipeline.spec import CONVENTION, MAX_GAIN, Evaluation, Gain
 
 ID_TYPES = "string or integer"
@@ -167,19 +167,20 @@ class Tally:
 # --- errors ---------------------------------------------------------------------------------
 
 
-def display_names(columns: Columns) -> dict[str, str]:
-    """How messages name each canonical column: the user's name, and the flag that renamed it
-    when they differ."""
-    given = {QUERY: columns.query, DOC: columns.doc, SCORE: columns.score, LABEL: columns.label}
+def display_names(columns: Columns, role: str | None = None) -> dict[str, str]:
+    """How messages name each canonical column of ``role``'s input (None: names shared by both):
+    the user's name, and the flag that renamed it when they differ."""
+    names = columns.of(role) if role else columns
+    given = {QUERY: names.query, DOC: names.doc, SCORE: names.score, LABEL: names.label}
     return {
-        canonical: repr(name) if name == canonical else f"{name!r} ({COLUMN_FLAGS[canonical]})"
+        canonical: repr(name) if name == canonical else f"{name!r} ({columns.flag(canonical, role)})"
         for canonical, name in given.items()
     }
 
 
 def check_types(measured: Measured, policy: Policy) -> None:
     """Ids must be strings or integers; scores and labels numbers (text is shown by value)."""
-    names = display_names(policy.columns)
+    names = display_names(policy.columns, measured.role)
     for column in (QUERY, DOC):
         found = measured.types[column]
         if found.kind not in ("string", "categorical", "integer"):
@@ -198,7 +199,7 @@ def check_types(measured: Measured, policy: Policy) -> None:
         else:
             problem = (
                 f"holds text such as {row[column]!r} (type {found.shown}); expected numbers; "
-                f"first at {describe_row(row, policy.columns)}"
+                f"first at {describe_row(row, policy.columns.of(measured.role))}"
             )
     raise InvalidInput(f"{measured.name}: column {names[column]} {problem}")
 
@@ -229,9 +230,9 @@ def gain_bound(gain: Gain) -> GainBound:
 
 def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_stats: InputStats, policy: Policy) -> None:
     """Raise :class:`InvalidInput` for the first rule the statistics break."""
-    names = display_names(policy.columns)
     for measured, stats in ((run, run_stats), (qrels, qrels_stats)):
         name, value_column = measured.name, measured.value_column
+        names, columns = display_names(policy.columns, measured.role), policy.columns.of(measured.role)
         if policy.require_rows and stats.rows == 0:
             raise InvalidInput(f"{name}: no rows to evaluate (the input is empty)")
         if stats.unparsed:
@@ -240,25 +241,26 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
             if stats.nulls[column]:
                 raise InvalidInput(
                     f"{name}: column {names[column]} has {stats.nulls[column]} null value(s); "
-                    f"first at {_example(measured, Condition('null', column), policy.columns)}"
+                    f"first at {_example(measured, Condition('null', column), columns)}"
                 )
         if stats.null_ranks:
             # sorting a missing rank last would invent a position the input never gave
             raise InvalidInput(
                 f"{name}: column 'rank' has {stats.null_ranks} null value(s), which input-order ties cannot place; "
-                f"first at {_example(measured, Condition('null', 'rank'), policy.columns)}"
+                f"first at {_example(measured, Condition('null', 'rank'), columns)}"
             )
         if stats.not_finite:
             row = _first(measured, Condition("not_finite", value_column))
             raise InvalidInput(
                 f"{name}: column {names[value_column]} has {stats.not_finite} NaN or infinite value(s), "
-                f"such as {row[value_column]}; first at {describe_row(row, policy.columns)}"
+                f"such as {row[value_column]}; first at {describe_row(row, columns)}"
             )
+    names, columns = display_names(policy.columns, "qrels"), policy.columns.of("qrels")
     if qrels_stats.fractional:
         row = _first(qrels, Condition("fractional", LABEL))
         raise InvalidInput(
             f"{qrels.name}: column {names[LABEL]} has {qrels_stats.fractional} label(s) with a fractional "
-            f"part, such as {row[LABEL]}; first at {describe_row(row, policy.columns)}. "
+            f"part, such as {row[LABEL]}; first at {describe_row(row, columns)}. "
             "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
         )
     if qrels_stats.over_gain:
@@ -267,7 +269,7 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
         raise InvalidInput(
             f"{qrels.name}: column {names[LABEL]} has {qrels_stats.over_gain} label(s) whose gain under --gain {gain} "
             f"({gain.formula()}) exceeds the largest gain {MAX_GAIN:g}, such as {row[LABEL]}; first at "
-            f"{describe_row(row, policy.columns)}. Sums of such gains overflow a double (an infinite IDCG, "
+            f"{describe_row(row, columns)}. Sums of such gains overflow a double (an infinite IDCG, "
             f"a NaN NDCG); labels up to {gain.largest_label:g} are accepted under this gain: map larger levels "
             "to smaller gains (e.g. --gain 1024=1e6) or use --gain linear"
         )

@@ -1199,6 +1199,11 @@ thread_count.__name__ = results_limit.__name__ = "int"  # argparse names a Value
 INPUT_FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv", "delta")
 _FORMAT_HELP = "default: from the extension (a Delta table: its log)"
 
+
+def _one_input(column: str, role: str, shared_flag: str) -> str:
+    return f"{column} column of the {role} only, over {shared_flag} (which names it in both inputs)"
+
+
 OPTIONS: tuple[Option, ...] = (
     Option("run_format", "inputs", "run_format", _FORMAT_HELP, choices=INPUT_FORMATS),
     Option("qrels_format", "inputs", "qrels_format", _FORMAT_HELP, choices=INPUT_FORMATS),
@@ -1206,6 +1211,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("doc_col", "inputs", "columns.doc", "document id column (default: doc_id)", "doc_id"),
     Option("score_col", "inputs", "columns.score", "score column of the run (default: score)", "score"),
     Option("label_col", "inputs", "columns.label", "label column (default: relevance)", "relevance"),
+    # the same names in one input only, over the flags above (which name them in both)
+    Option("run_query_col", "inputs", "columns.run_query", _one_input("query id", "run", "--query-col")),
+    Option("run_doc_col", "inputs", "columns.run_doc", _one_input("document id", "run", "--doc-col")),
+    Option("qrels_query_col", "inputs", "columns.qrels_query", _one_input("query id", "judgments", "--query-col")),
+    Option("qrels_doc_col", "inputs", "columns.qrels_doc", _one_input("document id", "judgments", "--doc-col")),
+    Option("qrels_label_col", "inputs", "columns.qrels_label", _one_input("label", "judgments", "--label-col")),
     Option(
         "run_version",
         "inputs",

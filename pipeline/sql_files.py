@@ -25,6 +25,11 @@ VARIABLES = (
     "doc_col",
     "score_col",
     "label_col",
+    "run_query_col",
+    "run_doc_col",
+    "qrels_query_col",
+    "qrels_doc_col",
+    "qrels_label_col",
     *(variable.name for variable in SQL_VARIABLES),
     "out_path",
 )

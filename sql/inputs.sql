@@ -10,6 +10,9 @@
 --   qrels_path  Parquet path, glob or list; unset = inline labels: the run's label column
 --   query_col, doc_col, score_col, label_col   column names (default query_id, doc_id,
 --               score, relevance); the same names are used in both files
+--   run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col
+--               a name in one file only, over the shared one (inline labels: the run's
+--               names are read, the qrels_ ones unused)
 --
 -- Run from the repository root in the duckdb CLI:
 --   SET VARIABLE run_path = 'data/run.parquet';
@@ -23,17 +26,46 @@
 
 create or replace temp view run as
 select
-    columns(lambda c: c = coalesce(getvariable('query_col'), 'query_id')) as query_id,
-    columns(lambda c: c = coalesce(getvariable('doc_col'), 'doc_id')) as doc_id,
+    columns(
+        lambda c: c = coalesce(getvariable('run_query_col'), getvariable('query_col'), 'query_id')
+    ) as query_id,
+    columns(
+        lambda c: c = coalesce(getvariable('run_doc_col'), getvariable('doc_col'), 'doc_id')
+    ) as doc_id,
     columns(lambda c: c = coalesce(getvariable('score_col'), 'score')) as score,
     -- only the order matters: file first, then row (2^32 rows per file is beyond any input)
     cast(file_index as bigint) * 4294967296 + file_row_number as arrival,
     cast(null as double) as input_rank
 from read_parquet(getvariable('run_path'), hive_partitioning = false);
 
+-- with inline labels (no qrels_path) the qrels are the run file, under the run's names
 create or replace temp view qrels as
 select
-    columns(lambda c: c = coalesce(getvariable('query_col'), 'query_id')) as query_id,
-    columns(lambda c: c = coalesce(getvariable('doc_col'), 'doc_id')) as doc_id,
-    columns(lambda c: c = coalesce(getvariable('label_col'), 'relevance')) as relevance
+    columns(
+        lambda c: c = coalesce(
+            case
+                when getvariable('qrels_path') is null then getvariable('run_query_col')
+                else getvariable('qrels_query_col')
+            end,
+            getvariable('query_col'),
+            'query_id'
+        )
+    ) as query_id,
+    columns(
+        lambda c: c = coalesce(
+            case
+                when getvariable('qrels_path') is null then getvariable('run_doc_col')
+                else getvariable('qrels_doc_col')
+            end,
+            getvariable('doc_col'),
+            'doc_id'
+        )
+    ) as doc_id,
+    columns(
+        lambda c: c = coalesce(
+            case when getvariable('qrels_path') is not null then getvariable('qrels_label_col') end,
+            getvariable('label_col'),
+            'relevance'
+        )
+    ) as relevance
 from read_parquet(coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false);

@@ -516,14 +516,15 @@ def test_group_values_cannot_forge_markers_or_lines_in_stdout_tables(tmp_path: P
     queries = ["q1", "q2", "q3", "q4"]
     pl.DataFrame({"query_id": queries, "doc_id": ["a"] * 4, "score": [1.0] * 4}).write_parquet(run)
     pl.DataFrame({"query_id": queries, "doc_id": ["a"] * 4, "relevance": [1] * 4}).write_parquet(qrels)
-    pl.DataFrame({"query_id": queries, "g": ["x\nq9  forged", "*", "(null)", "all"]}).write_parquet(attributes)
+    pl.DataFrame({"query_id": queries, "g": ["x\nq9  forged", "overall", "(null)", "all"]}).write_parquet(attributes)
     flags = ["--query-attributes", attributes, "--group-by", "g"]
     result = run_cli("evaluate", "--run", run, "--qrels", qrels, *flags, "--k", 1)
     assert result.returncode == 0, result.stderr
     cells = [line.split()[0] for line in result.stdout.splitlines()[2:]]
     assert "'x\\nq9  forged'" in result.stdout and "q9" not in cells
-    assert {"'*'", "'(null)'", "all", "*"} <= set(cells), cells
-    assert cells.count("*") == cells.count("'*'") == cells.count("all")  # one overall row per cutoff
+    assert {"'overall'", "'(null)'", "all", "overall"} <= set(cells), cells
+    # one overall row per cutoff; "all" (the whole-ranking cutoff's word) is a plain group value here
+    assert cells.count("overall") == cells.count("'overall'") == cells.count("all")
     for name in ("A", "B"):
         out = tmp_path / name
         assert run_cli("evaluate", "--run", run, "--qrels", qrels, *flags, "--k", 1, "--out", out).returncode == 0
@@ -534,7 +535,7 @@ def test_group_values_cannot_forge_markers_or_lines_in_stdout_tables(tmp_path: P
     rows = compared.stdout.splitlines()[2:]
     assert all(row.split()[:2] == ["A", "B"] for row in rows), compared.stdout
     groups = [row.split()[2] for row in rows]
-    assert groups.count("all") == groups.count("'all'") == groups.count("'(null)'") == groups.count("*") == 1, groups
+    assert groups.count("overall") == groups.count("'overall'") == groups.count("'(null)'") == groups.count("all") == 1
 
 
 def test_report_refuses_a_cutoff_an_output_lacks(tiny: tuple[Path, Path], tmp_path: Path) -> None:

@@ -38,8 +38,9 @@ def written(frame: pl.DataFrame, path: Path) -> Path:
 
 RENAMED_MESSAGE = (
     "missing column(s) 'query_id'; 'doc_id'; 'score'; columns found: 'qid', 'docno', 'sim'; "
-    "to read 'qid' as query_id, 'docno' as doc_id, 'sim' as score: --query-col qid --doc-col docno --score-col sim "
-    "(API: columns=Columns(query='qid', doc='docno', score='sim'); for the run and the qrels alike)"
+    "to read 'qid' as query_id, 'docno' as doc_id, 'sim' as score: --run-query-col qid --run-doc-col docno "
+    "--score-col sim (API: columns=Columns(run_query='qid', run_doc='docno', score='sim')); "
+    "--query-col/--doc-col name the column in the run and the qrels alike"
 )
 
 
@@ -57,18 +58,22 @@ def test_renamed_columns_name_the_flags_and_the_mapping(tmp_path: Path, engine: 
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_flags_that_fit_one_input_only_say_they_name_both(tmp_path: Path, engine: str) -> None:
-    """The column flags name the columns of run and qrels alike: qrels keeping the default
-    names after --query-col qid are told so, not told to rename query_id to itself."""
+def test_flags_that_fit_one_input_only_point_to_the_other_inputs_own_flags(tmp_path: Path, engine: str) -> None:
+    """The shared column flags name the columns of run and qrels alike: qrels keeping the default
+    names after --query-col qid are told the qrels' own flags, and following them scores the run."""
     run = written(RUN.rename(TREC_NAMES), tmp_path / "run_renamed.parquet")
     qrels = written(QRELS, tmp_path / "qrels.parquet")
-    stderr = refused("evaluate", "--run", run, "--qrels", qrels, "--engine", engine,
-                     "--query-col", "qid", "--doc-col", "docno", "--score-col", "sim")  # fmt: skip
+    flags = ("--query-col", "qid", "--doc-col", "docno", "--score-col", "sim")
+    stderr = refused("evaluate", "--run", run, "--qrels", qrels, "--engine", engine, *flags)
     assert (
         f"{qrels}: missing column(s) 'qid'; 'docno'; columns found: 'query_id', 'doc_id', 'relevance'; "
-        "--query-col/--doc-col name the columns of the run and of the qrels alike, and this file has the default "
-        "name(s) 'query_id', 'doc_id': give both files the same column names"
+        "to read 'query_id' as query_id, 'doc_id' as doc_id: --qrels-query-col query_id --qrels-doc-col doc_id "
+        "(API: columns=Columns(qrels_query='query_id', qrels_doc='doc_id')); "
+        "--query-col/--doc-col name the column in the run and the qrels alike"
     ) in stderr
+    own = ("--qrels-query-col", "query_id", "--qrels-doc-col", "doc_id")
+    followed = run_cli("evaluate", "--run", run, "--qrels", qrels, "--engine", engine, *flags, *own, "--k", "1")
+    assert followed.returncode == 0, followed.stderr
 
 
 def test_the_library_gives_the_same_message(tmp_path: Path) -> None:

@@ -28,6 +28,11 @@ SAMPLES: dict[str, list[tuple[str, Any]]] = {
     "doc_col": [("docno", "docno")],
     "score_col": [("sim", "sim")],
     "label_col": [("rel", "rel")],
+    "run_query_col": [("qid", "qid")],
+    "run_doc_col": [("docno", "docno")],
+    "qrels_query_col": [("topic", "topic")],
+    "qrels_doc_col": [("docid", "docid")],
+    "qrels_label_col": [("judgment", "judgment")],
     "run_version": [("3", "3"), ("2026-11-21T00:00:00Z", "2026-11-21T00:00:00Z")],
     "qrels_version": [("0", "0")],
     "warn_results_over": [("20", 20), ("0", None)],  # 0 turns the warning off

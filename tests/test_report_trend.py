@@ -43,7 +43,7 @@ def trend_rows(page: str) -> list[tuple[str, str, str, float]]:
 
 
 def test_trend_by_day_per_system_and_group(tmp_path: Path) -> None:
-    # model_a: day 20 all 0.5, day 21 all 0.7; model_b: day 20 all 0.6, day 21 de 0.2 / fr 0.8
+    # model_a: day 20 overall 0.5, day 21 overall 0.7; model_b: day 20 overall 0.6, day 21 de 0.2 / fr 0.8
     a = partitioned(tmp_path / "model_a", {"2026-11-20": [0.5] * 4, "2026-11-21": [0.7] * 4})
     b = partitioned(tmp_path / "model_b", {"2026-11-20": [0.6] * 4, "2026-11-21": [0.2, 0.8, 0.2, 0.8]})
     html, png = tmp_path / "r.html", tmp_path / "figs"
@@ -54,8 +54,8 @@ def test_trend_by_day_per_system_and_group(tmp_path: Path) -> None:
     assert "model_a/dt=2026-11-20" in page and "model_b/dt=2026-11-21" in page
     assert (png / "trend.png").exists() and 'id="figure-trend"' in page
     rows = trend_rows(page)
-    assert ("model_a", "all", "2026-11-21", 0.7) in rows
-    assert ("model_b", "all", "2026-11-21", 0.5) in rows
+    assert ("model_a", "overall", "2026-11-21", 0.7) in rows
+    assert ("model_b", "overall", "2026-11-21", 0.5) in rows
     assert ("model_b", "locale=de", "2026-11-21", 0.2) in rows and (
         "model_b",
         "locale=fr",
@@ -85,7 +85,7 @@ def test_gate_failures_are_marked(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     page = html.read_text()
     failures = page.split('id="gate-failures"', 1)[1].split("</ul>", 1)[0]
-    assert "cand vs prod at k=10, group all, partition dt=2026-11-21" in failures
+    assert "cand vs prod at k=10, group overall, partition dt=2026-11-21" in failures
     assert "red crosses: regression gate failed" in page
 
 
@@ -118,7 +118,7 @@ def test_group_rows_in_the_summary_table(tmp_path: Path) -> None:
     groups = re.findall(
         r'<td>grouped</td><td>([^<]*)</td><td>10</td>.*?data-column="ndcg" data-value="([^"]+)"', summary
     )
-    assert [(g, round(float(v), 9)) for g, v in groups] == [("all", 0.5), ("de", 0.2), ("fr", 0.8)]
+    assert [(g, round(float(v), 9)) for g, v in groups] == [("overall", 0.5), ("de", 0.2), ("fr", 0.8)]
 
 
 def test_group_columns_in_the_differences_table(tmp_path: Path) -> None:

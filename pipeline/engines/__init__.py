@@ -174,16 +174,22 @@ class DuckDBEngine(_PolarsRead):
             parquet = native_parquet(validated, evaluation)
             if parquet is not None:
                 run_source, qrels_source = parquet
-                names = validated.columns
+                # each input's own names (sql/inputs.sql's per-input variables); inline labels
+                # are read from the run under the run's names
+                in_run = validated.columns.of("run")
+                in_qrels = in_run if qrels_source is None else validated.columns.of("qrels")
                 duckdb_engine.read_parquet_inputs(
                     connection,
                     run_source.files(),
                     qrels_source.files() if qrels_source else None,
                     {
-                        "query_col": names.query,
-                        "doc_col": names.doc,
-                        "score_col": names.score,
-                        "label_col": names.label,
+                        "run_query_col": in_run.query,
+                        "run_doc_col": in_run.doc,
+                        "score_col": in_run.score,
+                        "label_col": in_run.label,  # the label of inline labels
+                        "qrels_query_col": in_qrels.query,
+                        "qrels_doc_col": in_qrels.doc,
+                        "qrels_label_col": in_qrels.label,
                     },
                 )
             else:
@@ -249,6 +255,8 @@ class SparkEngine:
         return hadoop.HadoopFileSystem(spark_engine.session(execution.spark_master))
 
     def check_job(self, job: Any) -> None:
+        """Everything the Spark engine refuses by design is refused here, before its session
+        starts: a refused job costs no JVM."""
         if job.execution.threads or job.execution.memory_limit:
             raise UsageError("--threads and --memory-limit are for the duckdb engine; size Spark with spark-submit")
         unsupported = [
@@ -275,6 +283,9 @@ class SparkEngine:
             )
         if job.out and not fs.is_local(job.out) and job.out_format != "parquet":
             raise UsageError(f"the spark engine writes Parquet only, not --out-format {job.out_format}")
+        from pipeline.engines import spark as spark_engine  # pyspark is not imported by it, nor Java started
+
+        spark_engine.refuse_before_session(job.run, job.qrels, job.run_format, job.qrels_format, job.evaluation)
 
     def writes(self, out: str) -> bool:
         return fs.is_local(out)  # a cluster's file system is written by Spark (write_remote)

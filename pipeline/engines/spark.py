@@ -215,10 +215,7 @@ def load(
     """Read (Parquet paths or Spark DataFrames) and validate as the other engines do: the
     Spark engine's :meth:`pipeline.engines.Engine.load`."""
 
-    for value in (inputs.run, inputs.qrels):
-        if isinstance(value, Source):
-            raise UsageError("the spark engine reads Parquet paths or frames, not other formats' sources")
-    check_supported(evaluation_variables(evaluation))
+    refuse_before_session(inputs.run, inputs.qrels, inputs.run_format, inputs.qrels_format, evaluation)
     given = (inputs.run, inputs.qrels)
     spark = spark or next((v.sparkSession for v in given if hadoop.is_frame(v)), None) or session(master)  # type: ignore[union-attr]
     run_value, qrels_value = (_as_spark(spark, value) for value in given)
@@ -226,6 +223,37 @@ def load(
     qrels = None if qrels_value is None else SparkInput.read(spark, qrels_value, inputs.qrels_format, "qrels")
     checks = (inputs.checks.allow_fractional_labels, inputs.checks.warn_results_over)
     return validated(run, qrels, evaluation, inputs.columns, *checks)
+
+
+def refuse_before_session(
+    run: Any, qrels: Any, run_format: str | None, qrels_format: str | None, evaluation: Evaluation
+) -> None:
+    """What the Spark engine refuses by design, decided from the names and the options alone,
+    before pyspark is imported and its JVM started (20-60 s): inputs of other formats (by
+    ``--run-format``/``--qrels-format`` or the extension), the conventions it cannot compute
+    with the same meaning (:func:`pipeline.spec.spark_refusals`), and a local path that does not
+    exist (the message of every engine)."""
+    for value in (run, qrels):
+        if isinstance(value, Source):
+            raise UsageError("the spark engine reads Parquet paths or frames, not other formats' sources")
+    check_supported(evaluation_variables(evaluation))
+    for value, format in ((run, run_format), (qrels, qrels_format)):
+        if value is None or not isinstance(value, (str, os.PathLike, list, tuple)):
+            continue  # frames: Spark's own, or converted to Spark's through Arrow
+        for path in hadoop.check_parquet_only(os.fspath(value) if isinstance(value, os.PathLike) else value, format):
+            _refuse_missing_local(path)
+
+
+def _refuse_missing_local(path: str) -> None:
+    """A local path that names nothing is refused as the other engines refuse it (exit 3)."""
+    from glob import has_magic
+
+    from pipeline.io import fs
+    from pipeline.io.location import Location
+
+    location = Location.of(path)
+    if location.is_local and not has_magic(path) and not Path(location.local_path).exists():
+        fs.data_files(location.local_path, "parquet")
 
 
 def _as_spark(spark: SparkSession, value: Any) -> Any:

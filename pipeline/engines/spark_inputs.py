@@ -57,18 +57,21 @@ def validated(
         wanted = {QUERY: columns.query, DOC: columns.doc, SCORE: columns.score, LABEL: columns.label}
         _require_columns(run.frame, wanted, run.name, "run (inline labels)")
     qrels = qrels or SparkInput(frame=run.frame, name=f"{run.name} (inline labels)")
+    # each input's own names (inline labels: the run's, which are then the only names)
+    columns = columns.with_inline_labels() if inline else columns
+    in_run, in_qrels = columns.of("run"), columns.of("qrels")
     # as the other engines read them: inline labels are the run's three columns, and the run
     # keeps its other columns but the label
     run_frame = _canonical(
         run.frame,
-        {columns.query: "query_id", columns.doc: "doc_id", columns.score: "score"},
+        {in_run.query: "query_id", in_run.doc: "doc_id", in_run.score: "score"},
         run.name,
         role="run",
-        drop=(columns.label,) if inline else (),
+        drop=(in_run.label,) if inline else (),
     )
     qrels_frame = _canonical(
         qrels.frame,
-        {columns.query: "query_id", columns.doc: "doc_id", columns.label: "relevance"},
+        {in_qrels.query: "query_id", in_qrels.doc: "doc_id", in_qrels.label: "relevance"},
         qrels.name,
         role="qrels",
         others=not inline,

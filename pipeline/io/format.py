@@ -12,7 +12,13 @@ from collections.abc import Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput
-from pipeline.spec import MEASURE_NAMES, MEASURES
+from pipeline.spec import CONVENTIONS, MEASURE_NAMES, MEASURES, Evaluation, profile_named
+
+# The one word for the rows over all queries of a grouped table, in every table of every command
+# (evaluate's summary, compare's table, the report): the name of the grouped summary's column that
+# marks them. The whole-ranking cutoff is WHOLE_RANKING, a word of its own.
+OVERALL_LABEL = "overall"
+WHOLE_RANKING = "all"
 
 # The measures trec_eval also computes, printed under its names by the trec format.
 TREC_MEASURES = tuple(m for m in MEASURES if m.trec_eval or m.trec_eval_cut)
@@ -114,7 +120,7 @@ def text_line(text: str) -> str:
     return "".join(char if char.isprintable() else repr(char)[1:-1] for char in text)
 
 
-def group_cell(value: object, *, overall: bool, overall_marker: str) -> str:
+def group_cell(value: object, *, overall: bool, overall_marker: str = OVERALL_LABEL) -> str:
     """A group value as a table cell: ``overall_marker`` on the overall rows (their group values
     are null), ``(null)`` for the null group; a value that would pass for one of these is quoted,
     and any other as :func:`text_value` prints it, so no value forges a marker or a row."""
@@ -124,19 +130,19 @@ def group_cell(value: object, *, overall: bool, overall_marker: str) -> str:
     return repr(text) if text in (overall_marker, "(null)") else text_value(text)
 
 
-def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digits: int = 4) -> str:
-    """A fixed-width table of the summary, preceded by the conventions that produced it.
-    Partition and group columns (those before ``k``) lead each row; ``*`` marks the overall
-    rows of a grouped summary (its ``overall`` column), ``(null)`` the group of queries whose
-    group value is null, ``all`` the whole-ranking cutoff; a group value that looks like a marker
-    or holds a control character is quoted (:func:`group_cell`)."""
+def summary_table(summary: pl.DataFrame, title: str = "", *, digits: int = 4) -> str:
+    """A fixed-width table of the summary under ``title`` (e.g. :func:`conventions_header`).
+    Partition and group columns (those before ``k``) lead each row; :data:`OVERALL_LABEL` marks
+    the overall rows of a grouped summary (its ``overall`` column), ``(null)`` the group of
+    queries whose group value is null, :data:`WHOLE_RANKING` the whole-ranking cutoff; a group
+    value that looks like a marker or holds a control character is quoted (:func:`group_cell`)."""
     keys = [c for c in summary.columns[: summary.columns.index("k")] if c != "overall"]
     means = [m for m in (*MEASURE_NAMES, "ndcg_min", "ndcg_max") if m in summary.columns]
     counts = [c for c in ("tie_sensitive_queries",) if c in summary.columns]
     header = [*keys, "k", "queries", *means, *counts]
     body = [
-        [group_cell(row[key], overall=bool(row.get("overall")), overall_marker="*") for key in keys]
-        + ["all" if row["k"] is None else str(row["k"]), str(row["queries"])]
+        [group_cell(row[key], overall=bool(row.get("overall"))) for key in keys]
+        + [WHOLE_RANKING if row["k"] is None else str(row["k"]), str(row["queries"])]
         # a mean is null when every query was skipped (empty_ideal="skip")
         + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in means]
         + ["-" if row[c] is None else str(row[c]) for c in counts]
@@ -150,8 +156,46 @@ def summary_table(summary: pl.DataFrame, conventions: dict[str, object], *, digi
         )
         for line in [header, *body]
     ]
-    described = ", ".join(f"{key}={value}" for key, value in conventions.items() if key != "cutoffs")
-    return "\n".join([f"# {described}", *table]) + "\n"
+    return "\n".join([*title.splitlines(), *table]) + "\n"
+
+
+def convention_settings(evaluation: Evaluation) -> dict[str, object]:
+    """Each convention of ``evaluation`` as its flag and config key give it, by name:
+    ``{"k": "5,10", "gain": "exponential", "discount": "log2", "all_queries": False, ...}``."""
+    settings: dict[str, object] = {}
+    for convention in CONVENTIONS:
+        attribute, _, part = convention.field.partition(".")
+        value = getattr(evaluation, attribute)
+        value = getattr(value, part) if part else value
+        if isinstance(value, tuple):
+            value = ",".join(map(str, value))
+        elif not isinstance(value, (str, int, float, bool)) and value is not None:
+            value = str(value)  # a gain: its name, or its map as --gain writes it
+        settings[convention.name] = value
+    return settings
+
+
+def conventions_header(evaluation: Evaluation, profile: str | None = None, *, verbose: bool = False) -> str:
+    """The line above a summary table: the profile (or trec_eval's defaults) and only the
+    conventions that differ from it, e.g. ``# conventions: trec_eval defaults except
+    gain=exponential, k=5,10``; ``verbose`` adds every convention in full, a line each (as
+    ``--json`` and the manifest record them)."""
+    base = profile_named(profile).evaluation() if profile else Evaluation()
+    ours, theirs = convention_settings(evaluation), convention_settings(base)
+    differing = [f"{name}={_setting_text(value)}" for name, value in ours.items() if value != theirs[name]]
+    named = f"profile {profile}" if profile else "trec_eval defaults"
+    line = f"# conventions: {named}" + (f" except {', '.join(differing)}" if differing else "")
+    if not verbose:
+        return line
+    return "\n".join([line, *(f"#   {key}: {_setting_text(value)}" for key, value in evaluation.describe().items())])
+
+
+def _setting_text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return "none" if value is None else str(value)
 
 
 def json_text(value: object) -> str:

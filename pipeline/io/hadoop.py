@@ -49,14 +49,12 @@ def spark_format(path: str, format: str | None) -> str:
     return detect_format(path)
 
 
-def read_parquet(
-    spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, name: str
-) -> DataFrame:
-    """Spark reads the files of :func:`data_files`, never a folder: the other engines' rules
-    decide which files are data (Spark's own listing would, e.g., read a folder's stray
-    files), and the files of one dataset are checked to have the same columns."""
+def check_parquet_only(value: str | Sequence[str] | DataFrame, format: str | None) -> list[str]:
+    """The paths of ``value`` (none for a DataFrame), each refused unless Spark reads it as
+    Parquet (:func:`spark_format`: ``format``, or the name). Decided from the names alone, so
+    that the Spark engine refuses a TREC or CSV input before its session starts."""
     if is_frame(value):
-        return value  # type: ignore[return-value]
+        return []
     paths = [value] if isinstance(value, str) else [str(path) for path in value]  # type: ignore[union-attr]
     for path in paths:
         chosen = spark_format(path, format)
@@ -65,6 +63,18 @@ def read_parquet(
                 f"{path}: the spark engine reads Parquet only (files, directories, globs, hive datasets), "
                 f"not {chosen}; convert it to Parquet or use --engine polars or duckdb"
             )
+    return paths
+
+
+def read_parquet(
+    spark: SparkSession, value: str | Sequence[str] | DataFrame, format: str | None, name: str
+) -> DataFrame:
+    """Spark reads the files of :func:`data_files`, never a folder: the other engines' rules
+    decide which files are data (Spark's own listing would, e.g., read a folder's stray
+    files), and the files of one dataset are checked to have the same columns."""
+    if is_frame(value):
+        return value  # type: ignore[return-value]
+    paths = check_parquet_only(value, format)
     files = [file for path in paths for file in data_files(spark, path)]
     if all(is_local(file) for file in files):
         check_parquet_schemas([local_path(file) for file in files])

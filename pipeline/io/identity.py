@@ -154,12 +154,60 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
     for path, record in after.items():
         if path in before and before[path] != record:
             fields = [
-                f"{name} {before[path].get(name)} -> {record.get(name)}"
+                _stamp_change(name, before[path].get(name), record.get(name))
                 for name in sorted({*record, *before[path]})
                 if before[path].get(name) != record.get(name)
             ]
             changes.append(f"changed {path} ({', '.join(fields)})")
     return changes or ["changed"]
+
+
+# How people read the stamps of a file record: times as dates, sizes as sizes, the rest by name.
+_STAMP_NAMES = {
+    "mtime_ns": "modified",
+    "ctime_ns": "status changed",
+    "settled": "settled",
+}
+
+
+def _stamp_change(name: str, old: object, new: object) -> str:
+    """``modified 2026-11-21 10:00:00Z -> 2026-11-26 15:32:11Z``, ``size 1,200 bytes -> 14,313
+    bytes (14.3 kB)``: one stamp's change in words and dates (UTC), never raw nanoseconds; two
+    times shown only as precisely as it takes to tell them apart."""
+    if name.endswith("_ns") and isinstance(old, int) and isinstance(new, int):
+        shown = _times(old, new)
+    elif name == "size" and isinstance(old, int) and isinstance(new, int):
+        shown = (_size(old), _size(new))
+    else:
+        shown = (_word(old), _word(new))
+    return f"{_STAMP_NAMES.get(name, name)} {shown[0]} -> {shown[1]}"
+
+
+def _word(value: object) -> str:
+    return "yes" if value is True else "no" if value is False else "none" if value is None else str(value)
+
+
+def _times(old_ns: int, new_ns: int) -> tuple[str, str]:
+    from datetime import UTC, datetime
+
+    def text(ns: int, digits: int) -> str:
+        seconds, fraction = divmod(ns, 1_000_000_000)
+        stamp = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M:%S")
+        return f"{stamp}{'.' + f'{fraction:09d}'[:digits] if digits else ''}Z"
+
+    for digits in (0, 3, 6, 9):
+        if text(old_ns, digits) != text(new_ns, digits):
+            break
+    return text(old_ns, digits), text(new_ns, digits)
+
+
+def _size(count: int) -> str:
+    if count < 10_000:
+        return f"{count:,} byte{'' if count == 1 else 's'}"
+    for unit, scale in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
+        if count >= scale:
+            return f"{count:,} bytes ({count / scale:.1f} {unit})"
+    return f"{count:,} bytes"
 
 
 def unsettled_paths(identity: object) -> list[str]:

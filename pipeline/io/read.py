@@ -12,7 +12,7 @@ import difflib
 import glob
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
 
@@ -38,8 +38,20 @@ QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 # the user's POLARS_ENGINE_AFFINITY.
 COLLECT_ENGINE: Literal["streaming"] = "streaming"
 
-# The flag that renames each canonical column, for hints in error messages.
+# The flag that renames each canonical column in both inputs, for hints in error messages.
 COLUMN_FLAGS = {QUERY: "--query-col", DOC: "--doc-col", SCORE: "--score-col", LABEL: "--label-col"}
+
+
+def column_flags(role: str | None = None) -> dict[str, str]:
+    """The flag that names each canonical column in the ``run`` alone or in the ``qrels`` alone
+    (None: in both inputs), for messages about one input's columns: ``--run-query-col``,
+    ``--qrels-label-col``; the score is the run's only (``--score-col``), and the label of inline
+    labels the run's (``--label-col``)."""
+    if role is None:
+        return dict(COLUMN_FLAGS)
+    own = {QUERY: f"--{role}-query-col", DOC: f"--{role}-doc-col"}
+    return {**COLUMN_FLAGS, **own, **({LABEL: "--qrels-label-col"} if role == "qrels" else {})}
+
 
 # Text formats are whitespace separated; where each row came from is kept so that errors can
 # point at the line. Validation drops these columns.
@@ -62,12 +74,64 @@ _TREC_QRELS_COMMENT = r"^#"
 
 @dataclass(frozen=True)
 class Columns:
-    """The user's names for the canonical columns."""
+    """The user's names for the canonical columns. ``query``, ``doc`` and ``label`` name them in
+    both inputs (``score`` is the run's); ``run_query``, ``run_doc``, ``qrels_query``,
+    ``qrels_doc`` and ``qrels_label`` name them in one input only, over the shared name (None:
+    the shared name), so that a run with ``qid, docno, sim`` is read beside judgments with the
+    canonical names. :meth:`of` gives one input's names."""
 
     query: str = QUERY
     doc: str = DOC
     score: str = SCORE
     label: str = LABEL
+    run_query: str | None = None
+    run_doc: str | None = None
+    qrels_query: str | None = None
+    qrels_doc: str | None = None
+    qrels_label: str | None = None
+
+    def of(self, role: str) -> Columns:
+        """The names in the ``run`` or in the ``qrels``: the input's own where given, else the
+        shared ones (no per-input names left in the result)."""
+        if role == "run":
+            return Columns(self.run_query or self.query, self.run_doc or self.doc, self.score, self.label)
+        if role != "qrels":
+            raise ValueError(f"role must be 'run' or 'qrels', got {role!r}")
+        return Columns(
+            self.qrels_query or self.query, self.qrels_doc or self.doc, self.score, self.qrels_label or self.label
+        )
+
+    def with_inline_labels(self) -> Columns:
+        """The names when the run carries its own labels (no qrels): one input, so the run's
+        names are the names. A name given for the qrels alone is refused: there are no qrels."""
+        given = [
+            column_flags("qrels")[canonical]
+            for canonical, value in ((QUERY, self.qrels_query), (DOC, self.qrels_doc), (LABEL, self.qrels_label))
+            if value is not None
+        ]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} name(s) a column of the judgments, and none are given (the run's inline "
+                "labels are read): give --qrels, or name the run's columns with --query-col, --doc-col and "
+                "--label-col (or --run-query-col, --run-doc-col)"
+            )
+        return self.of("run")
+
+    def flag(self, canonical: str, role: str | None) -> str:
+        """The flag that gave ``canonical``'s name in ``role``'s input: its own (``--run-query-col``)
+        when given, else the flag of both inputs (``--query-col``)."""
+        own = {
+            ("run", QUERY): self.run_query,
+            ("run", DOC): self.run_doc,
+            ("qrels", QUERY): self.qrels_query,
+            ("qrels", DOC): self.qrels_doc,
+            ("qrels", LABEL): self.qrels_label,
+        }.get((role or "", canonical))
+        return column_flags(role)[canonical] if own is not None else COLUMN_FLAGS[canonical]
+
+
+# the fields of Columns that name a column in one input only
+PER_INPUT_COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Columns) if f.name.startswith(("run_", "qrels_")))
 
 
 @dataclass(frozen=True)
@@ -489,7 +553,8 @@ def missing_columns_message(
     looks like data (``text_header``: a CSV or TSV file), a run given as qrels or qrels as a
     run (``role``: ``run``, ``run (inline labels)`` or ``qrels``).
 
-    ``missing`` maps canonical names to the names that were looked for."""
+    ``missing`` maps canonical names to the names that were looked for; ``role`` (``run``,
+    ``qrels``) makes the flags those of that input alone (:func:`column_flags`)."""
     parts = []
     for given in missing.values():
         close = difflib.get_close_matches(given, found, n=1, cutoff=0.6) or [
@@ -502,7 +567,7 @@ def missing_columns_message(
         _separator_hint(found)
         or _headerless_hint(found, text_header)
         or _swapped_hint(missing, found, role)
-        or _naming_hint(missing, found)
+        or _naming_hint(missing, found, role)
     )
 
 
@@ -514,7 +579,6 @@ _COLUMN_ALIASES = {
     SCORE: ("sim", "similarity", "score", "scores", "rank_score", "retrieval_score"),
     LABEL: ("rel", "relevance", "label", "labels", "judgment", "judgement", "grade", "qrel", "rating", "gain"),
 }
-_API_FIELDS = {QUERY: "query", DOC: "doc", SCORE: "score", LABEL: "label"}
 
 
 def _guess_columns(missing: dict[str, str], found: list[str]) -> dict[str, str]:
@@ -532,26 +596,27 @@ def _guess_columns(missing: dict[str, str], found: list[str]) -> dict[str, str]:
     return guesses
 
 
-def _naming_hint(missing: dict[str, str], found: list[str]) -> str:
-    """The flags and the library's ``columns=`` that name the columns, filled in when every
-    missing column has a likely match among the found ones."""
+def _naming_hint(missing: dict[str, str], found: list[str], role: str | None) -> str:
+    """The flags and the library's ``columns=`` that name the columns of this input (``role``:
+    its own flags, ``--run-query-col``; without a role the flags of both inputs), filled in
+    when every missing column has a likely match among the found ones."""
+    side = None if role is None else "qrels" if role == "qrels" else "run"
+    flags_of = column_flags(side)
+    api_of = {c: flag.removeprefix("--").removesuffix("-col").replace("-", "_") for c, flag in flags_of.items()}
+    shared = [COLUMN_FLAGS[c] for c in missing if c != SCORE]
+    # with qrels beside the run, a flag of both inputs is the other way to name the column
+    alike = ""
+    if side and shared and "inline" not in str(role):
+        alike = f"; {'/'.join(shared)} name{'s' if len(shared) == 1 else ''} the column in the run and the qrels alike"
     guesses = _guess_columns(missing, found)
-    defaults = [canonical for canonical, name in guesses.items() if name == canonical]
-    if defaults:
-        flags = "/".join(COLUMN_FLAGS[c] for c in defaults)
-        names = ", ".join(map(repr, defaults))
-        return (
-            f"; {flags} name the columns of the run and of the qrels alike, and this file has the default "
-            f"name(s) {names}: give both files the same column names"
-        )
     if found and len(guesses) == len(missing):
-        flags = " ".join(f"{COLUMN_FLAGS[c]} {shlex.quote(name)}" for c, name in guesses.items())
-        fields = ", ".join(f"{_API_FIELDS[c]}={name!r}" for c, name in guesses.items())
+        flags = " ".join(f"{flags_of[c]} {shlex.quote(name)}" for c, name in guesses.items())
+        fields = ", ".join(f"{api_of[c]}={name!r}" for c, name in guesses.items())
         taken = ", ".join(f"{name!r} as {c}" for c, name in guesses.items())
-        return f"; to read {taken}: {flags} (API: columns=Columns({fields}); for the run and the qrels alike)"
-    flags = "/".join(COLUMN_FLAGS[c] for c in missing)
-    fields = ", ".join(f"{_API_FIELDS[c]}=..." for c in missing)
-    return f"; name the columns with {flags} (API: columns=Columns({fields}))"
+        return f"; to read {taken}: {flags} (API: columns=Columns({fields})){alike}"
+    flags = "/".join(flags_of[c] for c in missing)
+    fields = ", ".join(f"{api_of[c]}=..." for c in missing)
+    return f"; name the columns with {flags} (API: columns=Columns({fields})){alike}"
 
 
 def _headerless_hint(found: list[str], text_header: bool) -> str:

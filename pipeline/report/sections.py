@@ -10,6 +10,7 @@ from markupsafe import Markup
 
 from pipeline import compare
 from pipeline.compare import cutoff_label, pair
+from pipeline.groups import OVERALL_LABEL
 from pipeline.report import figures
 from pipeline.report.html import Figure, at_cutoff, cell, fragment, k_text
 from pipeline.report.load import ComparisonOutput, ReportInputs, System
@@ -58,7 +59,7 @@ def _system_scores(inputs: ReportInputs, k: int | None) -> dict[str, pl.Series]:
 def _evaluations_summary(inputs: ReportInputs) -> Markup:
     # the measures some output has (the companion measures only when evaluated)
     shown = [c for c in SUMMARY_COLUMNS if c == "queries" or any(c in s.summary.columns for s in inputs.systems)]
-    # the group columns of any grouped summary: "all" on the overall rows, "(null)" for the null group
+    # the group columns of any grouped summary: "overall" on the overall rows, "(null)" for the null group
     groups = list(
         dict.fromkeys(
             g for s in inputs.systems if s.group_summary is not None for g in s.group_columns if g in s.group_summary
@@ -151,10 +152,10 @@ def _paired_by(comparison: ComparisonOutput) -> str:
 
 
 def _summary_group_cell(row: dict[str, object], group: str, overall: bool) -> str:
-    """``all`` on the overall rows, ``(null)`` for the null group, ``-`` where a system has no
+    """``overall`` on the overall rows, ``(null)`` for the null group, ``-`` where a system has no
     such group column."""
     if overall:
-        return "all"
+        return OVERALL_LABEL
     if group not in row:
         return "-"
     return "(null)" if row[group] is None else str(row[group])
@@ -163,8 +164,8 @@ def _summary_group_cell(row: dict[str, object], group: str, overall: bool) -> st
 def _comparison_cell(column: str, value: object, groups: list[str], overall: bool = True) -> Markup:
     if column in ("baseline", "candidate", "correction"):
         return fragment("<td>{{ v }}</td>", v=value)
-    if column in groups:  # "all" on the overall rows; a null group value is a group of its own
-        return fragment("<td>{{ v }}</td>", v=("all" if overall else "(null)") if value is None else value)
+    if column in groups:  # "overall" on the overall rows; a null group value is a group of its own
+        return fragment("<td>{{ v }}</td>", v=(OVERALL_LABEL if overall else "(null)") if value is None else value)
     if column == "k":
         return fragment('<td data-column="k">{{ v }}</td>', v=k_text(value))
     return cell(column, value)

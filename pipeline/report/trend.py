@@ -7,6 +7,7 @@ import polars as pl
 from markupsafe import Markup
 
 from pipeline.compare import cutoff_label
+from pipeline.groups import OVERALL_LABEL
 from pipeline.judgments import check_judgments, judgment_source
 from pipeline.report import figures
 from pipeline.report.html import Figure, at_cutoff, cell, fragment
@@ -50,7 +51,7 @@ def trend_section(inputs: ReportInputs, k: int | None) -> tuple[Markup, list[Fig
             continue
         mean = at_k["ndcg"].mean()
         lines.setdefault(family, []).append((x_of[text], float(mean)))  # type: ignore[arg-type]
-        rows.append({"system": family, "group": "all", "partition": text, "queries": at_k.height, "ndcg": mean})
+        rows.append({"system": family, "group": OVERALL_LABEL, "partition": text, "queries": at_k.height, "ndcg": mean})
         groups = system.group_columns
         if groups:
             means = (
@@ -153,7 +154,7 @@ def _gate_marks(
                 {
                     "pair": f"{failure.get('candidate')} vs {failure.get('baseline')}",
                     "k": failure.get("k_label"),
-                    "group": failure.get("group") or "all",
+                    "group": failure.get("group") or OVERALL_LABEL,
                     "partition": where or "pooled",
                 }
             )
