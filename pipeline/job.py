@@ -31,7 +31,7 @@ from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageErr
 from pipeline.inputs import Inputs
 from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
-from pipeline.io.identity import UNKNOWN, differences, identified, identify, same, unsettled_paths
+from pipeline.io.identity import UNKNOWN, differences, identified, identify, refuse_changed, same, unsettled_paths
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run, table_source
 from pipeline.io.write import (
@@ -156,6 +156,12 @@ def run_job(
         if unit.per_query.height == 0:
             where = f" in partition {unit.partition}" if unit.partition else ""
             raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
+    # identified again after the last read (the engine's, the manifests' row counts, the groups):
+    # an input that changed while the job read it is refused before anything is written
+    for partition, qrels, key in zip(selected, qrels_paths, keys, strict=True):
+        run_path = _run_path(job, partition, run_table)
+        names = {"run": _name(run_path), "qrels": qrels and _name(qrels), "query_attributes": job.query_attributes}
+        refuse_changed(key["inputs"], reuse_key(job, run_path, qrels)["inputs"], names)
     if before_write:
         before_write(units)
     if job.out and engine.writes(job.out):
