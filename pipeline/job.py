@@ -32,7 +32,13 @@ from pipeline.inputs import Inputs
 from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
 from pipeline.io.identity import UNKNOWN, differences, identified, identify, refuse_changed, same, unsettled_paths
-from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
+from pipeline.io.partitions import (
+    Partition,
+    hive_partitions,
+    judgments_partition,
+    partition_values,
+    select_partitions,
+)
 from pipeline.io.read import QUERY, Columns, Source, scan_qrels, scan_run, table_source
 from pipeline.io.write import (
     FORMATS,
@@ -116,7 +122,9 @@ def run_job(
     execution = Execution(threads=job.threads, memory_limit=job.memory_limit, spark_master=job.spark_master)
     run_table, qrels_table = _delta_tables(job)
     available = (
-        delta.partitions(run_table) if run_table else hive_partitions(job.run, engine.filesystem(job.run, execution))
+        delta.partitions(run_table)
+        if run_table
+        else hive_partitions(job.run, engine.filesystem(job.run, execution), only=job.partition_filters)
     )
     partitions = (
         select_partitions(job.run, job.partition_filters, available) if available or job.partition_filters else []
@@ -127,7 +135,7 @@ def run_job(
         (
             delta.partitions(qrels_table)
             if qrels_table
-            else hive_partitions(job.qrels, engine.filesystem(job.qrels, execution))
+            else hive_partitions(job.qrels, engine.filesystem(job.qrels, execution), only=partition_values(partitions))
         )
         if partitions and job.qrels
         else []
