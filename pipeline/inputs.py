@@ -9,15 +9,18 @@ measures with Spark and decides with the same rules (:mod:`pipeline.rules`).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from pipeline.errors import InvalidInput, UsageError, first_line
+from pipeline.errors import InvalidInput, NdcgError, UsageError, first_line
 from pipeline.expressions import ARRIVAL, RANK_COLUMN, first_copy
 from pipeline.io import fs
+from pipeline.io.identity import UNKNOWN, identify, refuse_changed
 from pipeline.io.read import (
     DOC,
     LABEL,
@@ -144,6 +147,44 @@ def check(prepared: Prepared, inputs: Inputs, evaluation: Evaluation, *, require
         require_rows=require_rows,
         evaluation=evaluation,
     )
+
+
+@contextmanager
+def unchanged_while_read(inputs: Inputs) -> Iterator[None]:
+    """Refuse (:class:`~pipeline.io.identity.ChangedWhileRead`, exit 3) when an input given by
+    path changed between the start of the block and its end: the engines read an input by its
+    name, more than once (validation, then the engine's pass; DuckDB and Spark open the files
+    themselves), so a file replaced in between would be validated in one version and scored in
+    the other (see :mod:`pipeline.io.identity`). A reader's failure is reported as the change
+    when there was one (Polars reading a replaced file with the former file's footer fails with
+    "Invalid thrift")."""
+    before = input_identities(inputs)
+    names = {"run": _input_name(inputs.run), "qrels": _input_name(inputs.qrels)}
+    try:
+        yield
+    except Exception:
+        refuse_changed(before, input_identities(inputs), names)
+        raise
+    refuse_changed(before, input_identities(inputs), names)
+
+
+def _input_name(value: Any) -> str | None:
+    return value.path if isinstance(value, Source) else str(value) if isinstance(value, (str, Path)) else None
+
+
+def input_identities(inputs: Inputs) -> dict[str, dict[str, Any]]:
+    """The identity of the run and of the judgments (:func:`pipeline.io.identity.identify`);
+    ``{"kind": "unknown"}`` for a frame, or for an input the reader will refuse in its own words."""
+
+    def identity(value: Any, format: str | None) -> dict[str, Any]:
+        if not isinstance(value, (str, Path, Source)):
+            return dict(UNKNOWN)
+        try:
+            return identify(value if isinstance(value, Source) else Source.of(value, format, inputs.columns))
+        except (NdcgError, OSError):
+            return dict(UNKNOWN)
+
+    return {"run": identity(inputs.run, inputs.run_format), "qrels": identity(inputs.qrels, inputs.qrels_format)}
 
 
 def native_parquet(validated: Validated, evaluation: Evaluation) -> tuple[Source, Source | None] | None:

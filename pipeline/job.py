@@ -29,7 +29,8 @@ from pipeline.groups import RESERVED_COLUMNS, attach_groups, check_group_names, 
 from pipeline.inputs import InputChecks, Inputs
 from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
-from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
+from pipeline.io.identity import refuse_changed
+from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, partition_values, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, table_source
 from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
@@ -118,6 +119,15 @@ def run_job(
         if unit.per_query.height == 0:
             where = f" in partition {unit.partition}" if unit.partition else ""
             raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
+    # identified again after the last read (the engine's, the manifests' row counts, the groups):
+    # an input that changed while the job read it is refused before anything is written
+    for unit in planned:
+        names = {
+            "run": _path_of(unit.run),
+            "qrels": unit.qrels and _path_of(unit.qrels),
+            "query_attributes": job.query_attributes,
+        }
+        refuse_changed(unit.key["inputs"], reuse.reuse_key(job, unit.run, unit.qrels)["inputs"], names)
     if before_write:
         before_write(units)
     if job.out and engine.writes(job.out):
@@ -136,7 +146,7 @@ def _plan(job: Job, engine: Engine) -> list[_Planned]:
     available = (
         delta.partitions(run_table)
         if run_table
-        else hive_partitions(job.run, engine.filesystem(job.run, job.execution))
+        else hive_partitions(job.run, engine.filesystem(job.run, job.execution), only=job.partition_filters)
     )
     partitions = (
         select_partitions(job.run, job.partition_filters, available) if available or job.partition_filters else []
@@ -146,7 +156,9 @@ def _plan(job: Job, engine: Engine) -> list[_Planned]:
         (
             delta.partitions(qrels_table)
             if qrels_table
-            else hive_partitions(job.qrels, engine.filesystem(job.qrels, job.execution))
+            else hive_partitions(
+                job.qrels, engine.filesystem(job.qrels, job.execution), only=partition_values(partitions)
+            )
         )
         if partitions and job.qrels
         else []
@@ -157,6 +169,10 @@ def _plan(job: Job, engine: Engine) -> list[_Planned]:
         qrels = _qrels_path(job, partition, qrels_partitions, qrels_table)
         planned.append(_Planned(partition, run, qrels, reuse.reuse_key(job, run, qrels)))
     return planned
+
+
+def _path_of(given: str | Source) -> str:
+    return given.path if isinstance(given, Source) else given
 
 
 def _delta_tables(job: Job) -> tuple[Source | None, Source | None]:

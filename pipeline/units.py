@@ -27,7 +27,7 @@ import polars as pl
 
 from pipeline.engines import Engine, Execution
 from pipeline.errors import InvalidInput, UsageError, first_line
-from pipeline.inputs import InputChecks, Inputs, Prepared, Validated, prepare
+from pipeline.inputs import InputChecks, Inputs, Prepared, Validated, prepare, unchanged_while_read
 from pipeline.inputs import check as check_prepared
 from pipeline.io.read import Columns, Source
 from pipeline.spec import Evaluation, option_fields
@@ -59,7 +59,13 @@ class Result:
 
 def evaluate_inputs(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution: Execution) -> Result:
     """Validate and evaluate one unit's inputs on ``engine``: in one pass, or in buckets when
-    ``execution.memory_limit`` is too small for the run (engines that evaluate out of core)."""
+    ``execution.memory_limit`` is too small for the run (engines that evaluate out of core).
+    An input that changes while it is read is refused (:func:`pipeline.inputs.unchanged_while_read`)."""
+    with unchanged_while_read(inputs):
+        return _evaluate(inputs, evaluation, engine, execution)
+
+
+def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution: Execution) -> Result:
     limit = execution.memory_limit
     if engine.out_of_core and limit is not None:
         if not _MEMORY_LIMIT.match(limit):

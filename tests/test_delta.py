@@ -114,6 +114,26 @@ def test_version_errors(table: Path, qrels: Path) -> None:
     assert garbage.returncode == 2 and "expected a version number" in garbage.stderr
 
 
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("version", [10**12, 2**70])
+def test_a_huge_version_is_refused_at_once_naming_the_latest(table: Path, qrels: Path, version: int) -> None:
+    """deltalake walks every version number up to the one asked for (a Unix time typed as a
+    version ran for hours) and fails beyond 64 bits ("int too big to convert"): the latest
+    version is read first and a later one refused, on the command line and in the library, by
+    the flag or by a source made at that version."""
+    started = time.monotonic()
+    result = run_cli("evaluate", "--run", table, "--qrels", qrels, "--run-version", str(version))
+    assert result.returncode == 3, result.stderr
+    assert f"has no version {version}; its latest is 1" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+    with pytest.raises(InvalidInput, match=f"has no version {version}; its latest is 1"):
+        pipeline.evaluate(table, qrels, run_version=version)
+    with pytest.raises(InvalidInput, match=f"has no version {version}; its latest is 1"):
+        pipeline.evaluate(Source.of(table, version=version), qrels)
+    # a subprocess and two evaluations; walking the versions took 0.2 s per million
+    assert time.monotonic() - started < 30
+
+
 def test_a_time_before_the_first_commit_is_an_error_not_version_0(table: Path, qrels: Path) -> None:
     """deltalake loads version 0 for a time before the table existed: the table had no rows
     then, so scoring version 0's is refused (exit 3), saying when version 0 was committed."""

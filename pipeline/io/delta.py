@@ -15,7 +15,6 @@ The ``deltalake`` package is an optional extra (``pip install -e '.[delta]'``).
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
@@ -170,10 +169,10 @@ def scan(source: Table) -> pl.LazyFrame:
     dropped), lazily."""
     import polars as pl
 
-    _require()
-    options = _storage_options(source.path)
+    # the table opened here (its version checked against the latest first) is the one Polars reads
+    table = _open(source.path, source.version)
     try:
-        frame = pl.scan_delta(source.path, version=source.version, storage_options=options)
+        frame = pl.scan_delta(table)
         names = frame.collect_schema().names()
     except Exception as error:
         raise InvalidInput(f"{source.path}: cannot read the Delta table: {_message(error)}") from None
@@ -221,23 +220,34 @@ def table_id(source: Table) -> str | None:
 
 
 def _open(path: str, version: int | None) -> Any:
+    """The table at ``version`` (None: the current one). The current version is read first and
+    a later one refused, naming the latest: deltalake walks every version number up to the one
+    asked for, so a Unix time typed as a version took hours, and one beyond 64 bits failed with
+    "int too big to convert"."""
+    table = _load(path)
+    if version is None:
+        return table
+    latest = int(table.version())
+    if version > latest:
+        raise InvalidInput(f"{path}: the Delta table has no version {version}; its latest is {latest}")
+    if version != latest:
+        try:
+            table.load_as_version(version)
+        except Exception as error:
+            raise InvalidInput(
+                f"{path}: cannot read version {version} of the Delta table (its latest is {latest}): {_message(error)}"
+            ) from None
+    return table
+
+
+def _load(path: str) -> Any:
     _require()
     from deltalake import DeltaTable
 
     try:
-        return DeltaTable(path, version=version, storage_options=_storage_options(path))
+        return DeltaTable(path, storage_options=_storage_options(path))
     except Exception as error:
-        text = _message(error)
-        if version is not None and re.search(r"version|not found|invalid", text, re.IGNORECASE):
-            try:
-                latest = DeltaTable(path, storage_options=_storage_options(path)).version()
-            except Exception:
-                latest = None
-            if latest is not None and version > latest:
-                raise InvalidInput(
-                    f"{path}: the Delta table has no version {version}; its latest is {latest}"
-                ) from None
-        raise InvalidInput(f"{path}: cannot read the Delta table: {text}") from None
+        raise InvalidInput(f"{path}: cannot read the Delta table: {_message(error)}") from None
 
 
 def _storage_options(path: str) -> dict[str, str] | None:

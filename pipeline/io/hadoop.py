@@ -82,13 +82,43 @@ def read_parquet(
     from pyspark.errors import AnalysisException
 
     try:
-        return spark.read.parquet(*files)
+        return _literal_reader(spark).parquet(*map(literal_path, files))
     except AnalysisException as error:
         message = str(error).splitlines()[0]
         raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
     except Py4JJavaError as error:  # a file Spark cannot read at all, e.g. a corrupt footer
         message = str(error.java_exception.getMessage()).splitlines()[0]
         raise InvalidInput(f"{name}: cannot read as Parquet: {message}") from None
+
+
+# Hadoop's glob characters (``GlobPattern``; what Spark's ``isGlobPath`` looks for)
+_GLOB_CHARACTERS = frozenset("\\{}[]*?")
+
+
+def literal_path(path: str) -> str:
+    """``path`` as Spark reads it literally: Spark expands every path it is handed as a Hadoop
+    glob, so ``run[1].parquet`` read ``run1.parquet`` and a partition ``dt=[1]`` read
+    ``dt=1``; each glob character is escaped with a backslash, which Hadoop's globs read as
+    the character itself.
+
+    >>> literal_path("/data/dt=[1]/run{a,b}*.parquet")
+    '/data/dt=\\\\[1\\\\]/run\\\\{a,b\\\\}\\\\*.parquet'
+    """
+    return "".join(f"\\{character}" if character in _GLOB_CHARACTERS else character for character in path)
+
+
+def _literal_reader(spark: SparkSession) -> Any:
+    """Spark's Parquet reader over local files without Hadoop's checksum layer (options of a
+    read reach its Hadoop configuration only, not the session's): the checksum file system
+    makes a ``.name.crc`` path beside each file it opens, which Hadoop cannot parse for a name
+    holding ``:`` ("Relative path in absolute URI"), so such files were read by the other
+    engines and refused by Spark. Checksum files are Hadoop's own (never written by the other
+    engines' writers); the data files' own Parquet checks still apply."""
+    return (
+        spark.read.option("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+        # a file system made for this configuration, not the session's cached one
+        .option("fs.file.impl.disable.cache", "true")
+    )
 
 
 def data_files(spark: SparkSession, path: str) -> list[str]:

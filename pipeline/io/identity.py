@@ -49,6 +49,16 @@ and written again at the same path (at version 0 again) has a new id.
 The job identifies its inputs *before* reading them (:func:`pipeline.reuse.reuse_key`): a file
 replaced in between is recorded with its old identity, so the next run sees it changed and
 recomputes, never the other way round.
+
+The same identities guard one run against an input that changes *while* it is read
+(:func:`changed_while_read`, :func:`refuse_changed`): the engines read an input by its name,
+several times (validation, then the engine's own pass, then the row counts and groups of the
+manifest; DuckDB and Spark open the files themselves), so a file replaced between two reads
+would be validated in one version and scored in the other. Each input is identified before its
+first read and again after its last, and a difference is refused (exit 3, naming the file),
+before anything is written. An input that cannot be identified (a frame, a Hadoop URL read by
+Spark, an object without ETag or version id) is not checked. Identities are compared without
+``settled``, which only says how old the file was when identified.
 """
 
 from __future__ import annotations
@@ -141,6 +151,11 @@ def differences(old: object, new: dict[str, Any]) -> list[str]:
         return [f"cannot be identified ({new.get('kind', 'unknown')})"]
     if old.get("kind") != new.get("kind"):
         return [f"was {old.get('kind')}, now {new.get('kind')}"]
+    return _changes(old, new)
+
+
+def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two identities of one kind, for people."""
     if new["kind"] == "delta":
         if old.get("table") != new.get("table"):
             return [f"table {old.get('table')} -> {new.get('table')}"]
@@ -208,6 +223,63 @@ def _size(count: int) -> str:
         if count >= scale:
             return f"{count:,} bytes ({count / scale:.1f} {unit})"
     return f"{count:,} bytes"
+
+
+def changed_while_read(before: object, after: object) -> list[str]:
+    """What changed in an input between its identity taken before its first read and after its
+    last (``changed x (size 10 -> 12)``, ``added y``, ``table t version 3 -> 4``, ``can no
+    longer be read``); empty when nothing did, or when ``before`` identifies nothing to compare
+    (a frame, a Hadoop URL: ``{"kind": "unknown"}``)."""
+    if not isinstance(before, dict) or before.get("kind") not in ("files", "objects", "delta"):
+        return []
+    read_before, read_after = _as_read(before), _as_read(after)
+    if read_before == read_after:
+        return []
+    if not isinstance(read_after, dict) or read_after.get("kind") != before.get("kind"):
+        return ["can no longer be read"]
+    return _changes(read_before, read_after)
+
+
+class ChangedWhileRead(InvalidInput):
+    """An input changed between its first read and its last: its numbers could mix versions."""
+
+
+def refuse_changed(before: dict[str, Any], after: dict[str, Any], names: dict[str, Any] | None = None) -> None:
+    """Raise :class:`ChangedWhileRead` (exit 3) naming each input of ``before`` (a role -> identity
+    map, as :func:`pipeline.reuse.reuse_key` records them) whose identity in ``after`` differs, by
+    its name in ``names`` (role -> path as given), else by what the identity says."""
+    problems = []
+    for role, identity in before.items():
+        changes = changed_while_read(identity, after.get(role))
+        if changes:
+            shown = "; ".join(changes[:3]) + (f"; ... ({len(changes)} in all)" if len(changes) > 3 else "")
+            problems.append(f"{(names or {}).get(role) or _name(identity, role)} ({shown})")
+    if problems:
+        raise ChangedWhileRead(
+            f"{'; '.join(problems)}: changed while it was read (its numbers could mix two versions); "
+            "nothing was written; run again"
+        )
+
+
+def _as_read(identity: Any) -> Any:
+    """An identity without what does not tell a change of the data (a file's ``settled``)."""
+    if not isinstance(identity, dict) or not isinstance(identity.get("files"), list):
+        return identity
+    files = [
+        {name: value for name, value in record.items() if name != "settled"} if isinstance(record, dict) else record
+        for record in identity["files"]
+    ]
+    return {**identity, "files": files}
+
+
+def _name(identity: dict[str, Any], role: str) -> str:
+    """The input an identity names: its table, its one file, or the role and its files' count."""
+    if identity.get("kind") == "delta":
+        return f"the Delta table {identity.get('table')}"
+    files = identity.get("files") or []
+    if len(files) == 1 and isinstance(files[0], dict):
+        return str(files[0].get("path"))
+    return f"the {role} ({len(files)} files)"
 
 
 def unsettled_paths(identity: object) -> list[str]:

@@ -24,7 +24,17 @@ of a comparison). :func:`publish` replaces units whole:
 - **Leftovers of a killed writer are repaired** by the next writer, under the lock (so they
   cannot belong to a live one): a staging folder still being built (it holds ``.ndcg-building``)
   is removed; an old unit swapped out but not yet cleaned has its files of ours removed, its
-  hard-linked twins dropped, and anything else moved back into the unit folder.
+  hard-linked twins dropped, and anything else moved back into the unit folder. A folder is
+  taken for a leftover of ours only when its name has the staging pattern *and* it holds the
+  building marker or a manifest of ours (or nothing at all): a user's folder of that name is
+  never touched. The clean-up removes the manifest last, so a kill during it leaves a folder
+  that is still recognisably ours, which the next writer finishes. Every writer looks at the
+  leftovers of its units' names, and at every leftover inside ``--out`` (those of partitions it
+  does not write this time included).
+- **A folder that cannot be renamed** (``--out`` is a mount point: the swap fails with ``EBUSY``
+  or ``EXDEV``) is replaced file by file, each file renamed into place inside it (built in a
+  staging folder inside it), ``_SUCCESS`` removed first and written last, with a warning; the
+  staging folder is removed on every path.
 
 Under an object-store prefix, :func:`publish` hands the units to
 :func:`pipeline.io.publish_objects.publish_objects` (no rename there: ``_SUCCESS`` says when a
@@ -51,6 +61,8 @@ from pipeline.io.output_errors import STAGING, OutputError, guarded, output_erro
 from pipeline.io.publish_objects import publish_objects
 
 _IN_PLACE_STAGING = ".ndcg-staging-"
+# a folder that cannot be renamed (a mount point) or renamed across file systems
+_NOT_RENAMABLE = (errno.EBUSY, errno.EXDEV)
 log = logging.getLogger("ndcg")
 
 
@@ -75,8 +87,7 @@ def publish(
     created = _make_folder(root, flag)
     try:
         with guarded(flag, root), FolderLock(root) as lock:
-            for unit in placed:
-                _recover(unit.target)
+            _recover_all(root, [unit.target for unit in placed])
             lock.follow()
             for unit in placed:
                 _check_unit(unit, root, flag)
@@ -147,6 +158,14 @@ def _publish_unit(unit: Unit, lock: FolderLock, flag: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     existing = target.is_dir()
     owned = owned_names(target) if existing else set()
+    if existing and os.path.ismount(target):
+        log.warning(
+            "%s is a mount point, which cannot be swapped for a new folder: its outputs are replaced "
+            "one by one (not atomic as a whole)",
+            target,
+        )
+        _replace_in_place(unit, target, owned, None, flag)
+        return
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{target.name}-", dir=target.parent))
     except OSError as error:
@@ -173,8 +192,21 @@ def _publish_unit(unit: Unit, lock: FolderLock, flag: str) -> None:
         fsync_folder(staging)
         if target == lock.root:
             lock.adopt(staging)  # the folder that becomes the root keeps the lock held
+        try:
+            _swap(staging, target)
+        except OSError as error:
+            if not existing or error.errno not in _NOT_RENAMABLE:
+                raise
+            # a mount point not seen as one (a bind mount of the same file system)
+            log.warning(
+                "%s cannot be swapped for a new folder (%s): its outputs are replaced one by one "
+                "(not atomic as a whole)",
+                target,
+                error.strerror,
+            )
+            _replace_in_place(unit, target, owned, staging, flag)
+            return
         swapped = True
-        _swap(staging, target)
         fsync_folder(target.parent)
         if existing:
             retire(staging, target)
@@ -235,10 +267,19 @@ def _swap(staging: Path, target: Path) -> None:
     if not target.exists():
         os.rename(staging, target)
     elif not exchange_folders(staging, target):
-        # Two renames: between them the target is missing; the next writer puts it back (see _recover).
+        # Two renames: between them the target is missing; the next writer puts it back (see
+        # _recover). A rename refused (a mount point) leaves everything where it was.
         retired = Path(tempfile.mkdtemp(prefix=f".staging-{target.name}-", dir=target.parent))
-        os.rename(target, retired)
-        os.rename(staging, target)
+        try:
+            os.rename(target, retired)
+        except OSError:
+            retired.rmdir()
+            raise
+        try:
+            os.rename(staging, target)
+        except OSError:
+            os.rename(retired, target)
+            raise
         os.rename(retired, staging)
 
 
@@ -299,16 +340,31 @@ def _move(source: Path, target: Path) -> None:
 # --- leftovers of a killed writer ----------------------------------------------------------
 
 
+def _recover_all(root: Path, targets: list[Path]) -> None:
+    """Called under the lock on ``root``: the leftovers of each target's name beside it, and every
+    leftover of ours inside ``root`` (a unit below it is only ever written under this lock), so that
+    a partition not written this time is repaired too."""
+    names = {target for target in targets}
+    for folder in sorted({target.parent for target in targets}):
+        if (folder == root or root in folder.parents) and folder.is_dir():
+            names |= {folder / match["name"] for p in folder.iterdir() if (match := STAGING.fullmatch(p.name))}
+    for target in sorted(names):
+        _recover(target)
+
+
 def _recover(target: Path) -> None:
-    """Called under the lock: every staging folder of ``target`` was left by a writer that died."""
+    """Called under the lock: every staging folder of ours of ``target`` was left by a writer that died."""
     parent = target.parent
     if not parent.is_dir():
         return
     leftovers = sorted(
         p
         for p in parent.iterdir()
-        if (match := STAGING.fullmatch(p.name)) and match["name"] == target.name and p.is_dir() and not p.is_symlink()
+        if (match := STAGING.fullmatch(p.name)) and match["name"] == target.name and _ours(p)
     )
+    for empty in [p for p in leftovers if not any(p.iterdir())]:
+        empty.rmdir()  # made by a writer killed before it put anything in it
+        leftovers.remove(empty)
     complete = [p for p in leftovers if not (p / BUILDING).exists()]
     if complete and target.is_dir() and not target.is_symlink() and not any(target.iterdir()):
         target.rmdir()  # an empty folder where the unit was: made while it sat between two renames
@@ -329,6 +385,16 @@ def _recover(target: Path) -> None:
                 shutil.rmtree(inner, ignore_errors=True)
 
 
+def _ours(folder: Path) -> bool:
+    """Whether a folder named like a staging folder is one of ours: a real folder holding the
+    building marker, a manifest of ours, or nothing."""
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    if (folder / BUILDING).exists() or our_manifest(folder / MANIFEST) is not None:
+        return True
+    return not any(folder.iterdir())
+
+
 def _mtime(path: Path) -> float:
     try:
         return path.stat().st_mtime
@@ -341,7 +407,8 @@ def retire(old: Path, new: Path) -> None:
     removed, entries hard-linked into ``new`` lose their second name, anything else (made after
     the links were) is moved into ``new``. A folder that cannot be emptied is left, with a warning."""
     owned = owned_names(old)
-    for entry in list(old.iterdir()):
+    # the manifest last: it is what tells a later writer that a folder left by a kill is ours
+    for entry in sorted(old.iterdir(), key=lambda entry: entry.name == MANIFEST):
         _retire_entry(entry, new / entry.name, entry.name in owned)
     try:
         old.rmdir()
