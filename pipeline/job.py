@@ -121,13 +121,13 @@ def run_job(
             raise NothingToEvaluate(f"no query is in both {job.run} and {job.qrels or 'its inline labels'}{where}")
     # identified again after the last read (the engine's, the manifests' row counts, the groups):
     # an input that changed while the job read it is refused before anything is written
-    for unit in planned:
+    for plan in planned:
         names = {
-            "run": _path_of(unit.run),
-            "qrels": unit.qrels and _path_of(unit.qrels),
+            "run": _path_of(plan.run),
+            "qrels": plan.qrels and _path_of(plan.qrels),
             "query_attributes": job.query_attributes,
         }
-        refuse_changed(unit.key["inputs"], reuse.reuse_key(job, unit.run, unit.qrels)["inputs"], names)
+        refuse_changed(plan.key["inputs"], reuse.reuse_key(job, plan.run, plan.qrels)["inputs"], names)
     if before_write:
         before_write(units)
     if job.out and engine.writes(job.out):
