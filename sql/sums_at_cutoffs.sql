@@ -1,17 +1,19 @@
--- sums_at_cutoffs.sql: CG and DCG of every ranking of a query, at every cutoff.
+-- sums_at_cutoffs.sql: CG, DCG and the rank counters of every ranking of a query, at every cutoff.
 --
--- Step 9 of the per-query table.
+-- Step 8 of the per-query table.
 -- Reads: views rankings (sql/rankings.sql) and cutoffs (sql/cutoffs.sql).
 --
 -- Variables:
 --   SET VARIABLE discount = 'log2';          -- 1/log2(rank+1); or 'jk': 1/max(1, log_b(rank))
 --   SET VARIABLE log_base = 2;               -- b of the 'jk' discount
+--   SET VARIABLE signals = ['relevant'];     -- the signals counted; unset: every signal
 --
--- Creates: view sums_at_cutoffs (ranking, query_id, k, cg, dcg, found, precision_sum,
--- first_rank): ranking is 'retrieved', 'worst', 'best' or 'ideal'. A query, ranking and
--- cutoff without a row sums to 0: nothing at or above k earns. For the companion measures
--- (sql/companions.sql): found, the relevant ranks at or above k; precision_sum, the sum of
--- found_i / i over them; first_rank, the first relevant rank.
+-- Creates: view sums_at_cutoffs (ranking, query_id, k, cg, dcg, then <signal>_<accumulation>
+-- for each signal and rank accumulation of pipeline/spec.py, relevant_found ...
+-- nonrelevant_precision_sum): ranking is 'retrieved', 'worst', 'best' or 'ideal'. A query,
+-- ranking and cutoff without a row sums to 0: nothing at or above k earns or is counted. Of
+-- a signal: found, the ranks at or above k where it holds; first_rank, the first of them;
+-- precision_sum, the sum of found_i / i over them. A signal not in `signals` is null.
 
 create or replace temp view sums_at_cutoffs as
 with
@@ -28,53 +30,60 @@ discounted as (
 ),
 
 -- Running sums in rank order: the same bits on every run, which a parallel sum() in
--- arbitrary row order does not give. next_rank says up to which cutoff each sum holds; found
--- counts the relevant ranks so far, first_rank is the first of them.
+-- arbitrary row order does not give. next_rank says up to which cutoff each sum holds. The
+-- counters of a signal not counted are a constant null, which the optimizer drops.
 cumulative as (
     select
-        discounted.ranking,
-        discounted.query_id,
-        discounted.rank,
-        lead(discounted.rank) over in_rank_order as next_rank,
-        sum(discounted.credited_gain) over running as cg,
-        sum(discounted.discounted_gain) over running as dcg,
-        sum(case when discounted.relevant then 1 else 0 end) over running as found,
-        min(case when discounted.relevant then discounted.rank end) over running as first_rank,
-        discounted.relevant
-    from discounted
+        d.ranking,
+        d.query_id,
+        d.rank,
+        d.relevant,
+        d.judged,
+        d.nonrelevant,
+        lead(d.rank) over in_rank_order as next_rank,
+        sum(d.credited_gain) over running as cg,
+        sum(d.discounted_gain) over running as dcg,
+        case when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
+                then sum(cast(d.relevant as int)) over running end as relevant_found,
+        case when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
+                then min(case when d.relevant then d.rank end) over running end as relevant_first_rank,
+        case when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
+                then sum(cast(d.judged as int)) over running end as judged_found,
+        case when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
+                then min(case when d.judged then d.rank end) over running end as judged_first_rank,
+        case when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
+                then sum(cast(d.nonrelevant as int)) over running end as nonrelevant_found,
+        case when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
+                then min(case when d.nonrelevant then d.rank end) over running end as nonrelevant_first_rank
+    from discounted as d
     window
-        in_rank_order as (partition by discounted.ranking, discounted.query_id order by discounted.rank),
-        running as (
-            partition by discounted.ranking, discounted.query_id
-            order by discounted.rank
-            rows between unbounded preceding and current row
-        )
+        in_rank_order as (partition by d.ranking, d.query_id order by d.rank),
+        running as (partition by d.ranking, d.query_id order by d.rank rows unbounded preceding)
 ),
 
--- the precision at each relevant rank (found / rank), summed in rank order (AP's numerator):
--- a second window over the first, one chain, so Spark plans cumulative once
+-- found / rank at each rank where a signal holds, summed in rank order (AP's numerator for
+-- relevant): a second window over the first, one chain, so Spark plans it once
 counted as (
     select
-        cumulative.*,
-        sum(case when cumulative.relevant then cumulative.found / cumulative.rank else 0.0 end) over (
-            partition by cumulative.ranking, cumulative.query_id
-            order by cumulative.rank
-            rows between unbounded preceding and current row
-        ) as precision_sum
-    from cumulative
+        c.*,
+        case when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
+                then sum(if(c.relevant, c.relevant_found / c.rank, 0.0)) over running end as relevant_precision_sum,
+        case when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
+                then sum(if(c.judged, c.judged_found / c.rank, 0.0)) over running end as judged_precision_sum,
+        case when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
+                then sum(if(c.nonrelevant, c.nonrelevant_found / c.rank, 0.0)) over running end
+            as nonrelevant_precision_sum
+    from cumulative as c
+    window running as (partition by c.ranking, c.query_id order by c.rank rows unbounded preceding)
 ),
 
--- the sums at cutoff k are those of the last earning (or relevant) rank at or above k
+-- the sums at cutoff k are those of the last kept rank at or above k
 final as (
     select
         counted.ranking,
         counted.query_id,
         cutoffs.k,
-        counted.cg,
-        counted.dcg,
-        counted.found,
-        counted.precision_sum,
-        counted.first_rank
+        counted.* exclude (ranking, query_id, rank, next_rank, relevant, judged, nonrelevant)  -- noqa: RF02
     from counted
     cross join cutoffs
     where
