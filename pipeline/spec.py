@@ -750,6 +750,9 @@ class Measure:
             raise SpecError(f"measure {self.name!r} reads unknown counters {unknown}; COUNTERS has {list(COUNTER)}")
         if self.aggregate not in AGGREGATES:
             raise SpecError(f"measure {self.name!r}: unknown aggregate {self.aggregate!r}")
+        if self.aggregate == "geometric_mean" and not self.whole:
+            # its summary would take the null of the whole ranking for the floor, 1e-5
+            raise SpecError(f"measure {self.name!r}: a geometric mean needs a value at every cutoff (whole=True)")
 
     @property
     def selected_by(self) -> str:

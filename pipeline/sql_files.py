@@ -63,8 +63,9 @@ PER_QUERY_STEPS = (
     "ranked.sql",
     "retrieved.sql",
     "rankings.sql",
+    "running_sums.sql",
     "sums_at_cutoffs.sql",
-    "query_totals.sql",
+    "evaluated_queries.sql",
     "measures.sql",
     "per_query.sql",
 )

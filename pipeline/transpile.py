@@ -264,7 +264,8 @@ def expanded_stars(tree: exp.Expr, known: Mapping[str, Sequence[str]] | None = N
                 items.append(item)
                 continue
             columns = found[0]
-            if len(found) > 1 or isinstance(item, exp.Alias):
+            # the same columns(...) twice (a value and its test) stand for the same column
+            if any(other != columns for other in found[1:]) or isinstance(item, exp.Alias):
                 raise UsageError(f"cannot spell out {item.sql('duckdb')}: one unnamed columns(...) per item")
             for table, name in _star_columns(columns.this, scope, known):
                 column = exp.column(name, table=table)
@@ -272,7 +273,8 @@ def expanded_stars(tree: exp.Expr, known: Mapping[str, Sequence[str]] | None = N
                     items.append(column)
                     continue
                 copy = item.copy()
-                next(copy.find_all(exp.Columns)).replace(column)
+                for each in list(copy.find_all(exp.Columns)):
+                    each.replace(column.copy())
                 items.append(exp.alias_(copy, name))
         query.set("expressions", items)
     return tree

@@ -2,10 +2,10 @@
 --
 -- The last step of the per-query table. The steps before it, in order, each a view read by
 -- the next: cutoffs, judgments, deduplicated, tie_orders, ranked, retrieved, rankings,
--- sums_at_cutoffs, query_totals, measures (sql/<step>.sql; pipeline/sql_files.py lists them,
--- sql/ndcg.sql reads them all). The Polars engine (pipeline/engines/polars.py) has the same
--- steps, named as these views. Reads: views run and qrels, e.g. from sql/inputs.sql, through
--- those steps; views measures and retrieved here.
+-- running_sums, sums_at_cutoffs, evaluated_queries, measures (sql/<step>.sql; listed in
+-- pipeline/sql_files.py, read by sql/ndcg.sql). The Polars engine (pipeline/engines/polars.py)
+-- has the same steps, named as these views. Reads: views run and qrels, e.g. from
+-- sql/inputs.sql, through those steps; views measures and retrieved here.
 --
 -- Conventions (defaults are trec_eval's; the definitions are in pipeline/spec.py):
 --   1. results ordered by score desc; ties by doc_id desc in string order ('docid-desc'),

@@ -33,6 +33,8 @@ kept as (
 -- Running sums in query order, read off at the last query: the same bits on every run, which
 -- a parallel sum() in arbitrary row order does not give. Every measure (and the tie bounds)
 -- keeps its name; the geometric means sum logarithms.
+-- (sqlfluff reads the lambdas' parameter c as a column: RF02 and RF03 are off for them)
+-- noqa: disable=RF02,RF03
 cumulative as (
     select
         kept.k,
@@ -44,6 +46,7 @@ cumulative as (
                 and not list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
             )
         ) over running,
+        -- no value is null here: a geometric mean is of a measure defined at every cutoff (spec.Measure)
         sum(
             ln(greatest(columns(
                 lambda c: c = 'geometric_mean_anchor'
@@ -60,12 +63,33 @@ cumulative as (
     window running as (partition by kept.k order by kept.query_id rows unbounded preceding)
 ),
 
+-- each measure combined: a mean, a sum, or exp of the mean of the logarithms
 totals as (
-    select cumulative.*
+    select
+        cumulative.k,
+        cumulative.queries,
+        columns(
+            lambda c: not list_contains(
+                ['k', 'position', 'queries', 'tie_sensitive_queries', 'sum_anchor', 'geometric_mean_anchor'],
+                c
+            )
+            and not list_contains(coalesce(getvariable('sum_measures'), []), c)
+            and not list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
+        ) / cumulative.queries,
+        columns(
+            lambda c: c = 'sum_anchor'
+            or list_contains(coalesce(getvariable('sum_measures'), []), c)
+        ),
+        exp(columns(
+            lambda c: c = 'geometric_mean_anchor'
+            or list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
+        ) / cumulative.queries),
+        cast(cumulative.tie_sensitive_queries as bigint) as tie_sensitive_queries
     from cumulative
     where cumulative.position = cumulative.queries
 ),
 
+-- noqa: enable=RF02,RF03
 cutoffs as (
     select distinct per_query.k from per_query
 ),
@@ -74,23 +98,10 @@ final as (
     select
         cutoffs.k,
         coalesce(totals.queries, 0) as queries,
-        columns(
-            lambda c: not list_contains(
-                ['k', 'position', 'queries', 'tie_sensitive_queries', 'sum_anchor', 'geometric_mean_anchor'], c
-            )
-            and not list_contains(coalesce(getvariable('sum_measures'), []), c)
-            and not list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
-        ) / totals.queries,
-        columns(lambda c: c = 'sum_anchor' or list_contains(coalesce(getvariable('sum_measures'), []), c)),
-        exp(columns(
-            lambda c: c = 'geometric_mean_anchor'
-            or list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
-        ) / totals.queries),
-        cast(totals.tie_sensitive_queries as bigint) as tie_sensitive_queries
+        totals.* exclude (k, queries, sum_anchor, geometric_mean_anchor)  -- noqa: RF02
     from cutoffs
     left join totals on totals.k is not distinct from cutoffs.k
 )
 
-select final.* exclude (sum_anchor, geometric_mean_anchor)  -- noqa: RF02
-from final
-order by final.k nulls first;
+select * from final
+order by k nulls first;

@@ -1,97 +1,32 @@
 -- sums_at_cutoffs.sql: CG, DCG and the rank counters of every ranking of a query, at every cutoff.
 --
--- Step 8 of the per-query table.
--- Reads: views rankings (sql/rankings.sql) and cutoffs (sql/cutoffs.sql).
+-- Step 9 of the per-query table.
+-- Reads: views running_sums (sql/running_sums.sql) and cutoffs (sql/cutoffs.sql).
 --
--- Variables:
---   SET VARIABLE discount = 'log2';          -- 1/log2(rank+1); or 'jk': 1/max(1, log_b(rank))
---   SET VARIABLE log_base = 2;               -- b of the 'jk' discount
---   SET VARIABLE signals = ['relevant'];     -- the signals counted; unset: every signal
+-- Variables: none.
 --
--- Creates: view sums_at_cutoffs (ranking, query_id, k, cg, dcg, then <signal>_<accumulation>
--- for each signal and rank accumulation of pipeline/spec.py, relevant_found ...
--- nonrelevant_precision_sum): ranking is 'retrieved', 'worst', 'best' or 'ideal'. A query,
--- ranking and cutoff without a row sums to 0: nothing at or above k earns or is counted. Of
--- a signal: found, the ranks at or above k where it holds; first_rank, the first of them;
--- precision_sum, the sum of found_i / i over them. A signal not in `signals` is null.
+-- Creates: view sums_at_cutoffs (ranking, query_id, k, then the sums and counters of
+-- running_sums): ranking is 'retrieved', 'worst', 'best' or 'ideal'. A query, ranking and
+-- cutoff without a row sums to 0: nothing at or above k earns or is counted.
 
 create or replace temp view sums_at_cutoffs as
 with
 
-discounted as (
-    select
-        rankings.*,
-        rankings.credited_gain * case
-            when coalesce(getvariable('discount'), 'log2') = 'jk'
-                then 1.0 / greatest(1.0, ln(rankings.rank) / ln(coalesce(getvariable('log_base'), 2.0)))
-            else 1.0 / (ln(rankings.rank + 1.0) / ln(2.0))
-        end as discounted_gain
-    from rankings
-),
-
--- Running sums in rank order: the same bits on every run, which a parallel sum() in
--- arbitrary row order does not give. next_rank says up to which cutoff each sum holds. The
--- counters of a signal not counted are a constant null, which the optimizer drops.
-cumulative as (
-    select
-        d.ranking,
-        d.query_id,
-        d.rank,
-        d.relevant,
-        d.judged,
-        d.nonrelevant,
-        lead(d.rank) over in_rank_order as next_rank,
-        sum(d.credited_gain) over running as cg,
-        sum(d.discounted_gain) over running as dcg,
-        case when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
-                then sum(cast(d.relevant as int)) over running end as relevant_found,
-        case when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
-                then min(case when d.relevant then d.rank end) over running end as relevant_first_rank,
-        case when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
-                then sum(cast(d.judged as int)) over running end as judged_found,
-        case when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
-                then min(case when d.judged then d.rank end) over running end as judged_first_rank,
-        case when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
-                then sum(cast(d.nonrelevant as int)) over running end as nonrelevant_found,
-        case when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
-                then min(case when d.nonrelevant then d.rank end) over running end as nonrelevant_first_rank
-    from discounted as d
-    window
-        in_rank_order as (partition by d.ranking, d.query_id order by d.rank),
-        running as (partition by d.ranking, d.query_id order by d.rank rows unbounded preceding)
-),
-
--- found / rank at each rank where a signal holds, summed in rank order (AP's numerator for
--- relevant): a second window over the first, one chain, so Spark plans it once
-counted as (
-    select
-        c.*,
-        case when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
-                then sum(if(c.relevant, c.relevant_found / c.rank, 0.0)) over running end as relevant_precision_sum,
-        case when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
-                then sum(if(c.judged, c.judged_found / c.rank, 0.0)) over running end as judged_precision_sum,
-        case when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
-                then sum(if(c.nonrelevant, c.nonrelevant_found / c.rank, 0.0)) over running end
-            as nonrelevant_precision_sum
-    from cumulative as c
-    window running as (partition by c.ranking, c.query_id order by c.rank rows unbounded preceding)
-),
-
 -- the sums at cutoff k are those of the last kept rank at or above k
 final as (
     select
-        counted.ranking,
-        counted.query_id,
+        running_sums.ranking,
+        running_sums.query_id,
         cutoffs.k,
-        counted.* exclude (ranking, query_id, rank, next_rank, relevant, judged, nonrelevant)  -- noqa: RF02
-    from counted
+        running_sums.* exclude (ranking, query_id, rank, next_rank)  -- noqa: RF02
+    from running_sums
     cross join cutoffs
     where
-        (cutoffs.k is null and counted.next_rank is null)
+        (cutoffs.k is null and running_sums.next_rank is null)
         or (
             cutoffs.k is not null
-            and counted.rank <= cutoffs.k
-            and (counted.next_rank is null or counted.next_rank > cutoffs.k)
+            and running_sums.rank <= cutoffs.k
+            and (running_sums.next_rank is null or running_sums.next_rank > cutoffs.k)
         )
 )
 

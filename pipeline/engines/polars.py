@@ -63,21 +63,21 @@ def per_query(
     deduplicated = _deduplicated(with_input_order(run), evaluation)
     retrieved = _orderings(deduplicated, judgments, evaluation)
     evaluated_queries = _evaluated_queries(
-        deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(), judged, evaluation
+        deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(), judged, judgments, evaluation
     )
     rankings = _rankings(retrieved, judgments, evaluation)
-    ideal_at_cutoffs = _sums_at_cutoffs(rankings.pop("ideal"), evaluation).select(QUERY, "k", idcg="dcg")
-    # the counters count the signals of the ranking itself, in the same pass over its rows as
-    # its sums (no second sort, no second read of the ranking)
-    query_totals = _query_totals(judgments, evaluation)
+    ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(rankings.pop("ideal"), evaluation), evaluation)
+    ideal_at_cutoffs = ideal_at_cutoffs.select(QUERY, "k", idcg="dcg")
+    # the counters count the signals of the ranking by score, in the same pass over its rows
+    # as its sums (no second sort, no second read of the ranking)
     measures = {
         ordering: _measures(
             evaluated_queries,
             _cutoffs(evaluation),
-            _sums_at_cutoffs(ranking, evaluation, counted=ordering == "retrieved"),
+            _sums_at_cutoffs(_running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation),
             ideal_at_cutoffs,
-            query_totals if ordering == "retrieved" else None,
             evaluation,
+            companions=ordering == "retrieved",
         )
         for ordering, ranking in rankings.items()
     }
@@ -259,17 +259,25 @@ def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluat
     return ideal.select(QUERY, "rank", pl.col("gain").alias("credited_gain"))
 
 
-def _evaluated_queries(run_queries: pl.LazyFrame, judged_queries: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """The judged queries the run has, or with ``all_queries`` every judged query."""
-    if evaluation.all_queries:
-        return judged_queries
-    return run_queries.join(judged_queries, on=QUERY, how="semi")
+def _evaluated_queries(
+    run_queries: pl.LazyFrame, judged_queries: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
+) -> pl.LazyFrame:
+    """``query_id``: the judged queries the run has, or with ``all_queries`` every judged
+    query; then the per-query counters the asked measures read (``<signal>_in_qrels``: how
+    many of the query's judged documents a signal holds for; ``relevant_in_qrels`` is R, the
+    denominator of recall and AP)."""
+    evaluated = judged_queries if evaluation.all_queries else run_queries.join(judged_queries, on=QUERY, how="semi")
+    totals = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation == "in_qrels"]
+    if not totals:
+        return evaluated
+    counted = judgments.group_by(QUERY).agg(pl.col(c.signal).sum().cast(pl.Int64).alias(c.name) for c in totals)
+    return evaluated.join(counted, on=QUERY, how="left")
 
 
-def _sums_at_cutoffs(ranking: pl.LazyFrame, evaluation: Evaluation, *, counted: bool = False) -> pl.LazyFrame:
-    """Long ``query_id, k, cg, dcg``: running sums in rank order, the same bits on every run
-    (a parallel sum in arbitrary row order does not give that), and at each cutoff the sums of
-    the last kept rank at or above it (``next_rank`` says up to which cutoff a sum holds).
+def _running_sums(ranking: pl.LazyFrame, evaluation: Evaluation, *, counted: bool = False) -> pl.LazyFrame:
+    """``query_id, rank, next_rank, cg, dcg``: running sums in rank order, the same bits on
+    every run (a parallel sum in arbitrary row order does not give that); ``next_rank`` says
+    up to which cutoff a sum holds.
 
     With ``counted``, also the rank counters the asked measures read (spec.COUNTERS, each
     named ``<signal>_<accumulation>``), built from the registry: per signal, ``found`` (the
@@ -282,7 +290,7 @@ def _sums_at_cutoffs(ranking: pl.LazyFrame, evaluation: Evaluation, *, counted: 
     wanted = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation != "in_qrels"]
     wanted = wanted if counted else []
     signals = list(dict.fromkeys(counter.signal for counter in wanted))
-    found = {signal: in_rank_order(pl.col(signal).cast(pl.Int64).cum_sum()).alias(f"{signal}_found") for signal in signals}
+    found = {s: in_rank_order(pl.col(s).cast(pl.Int64).cum_sum()).alias(f"{s}_found") for s in signals}
     discounted = pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount)
     cumulative = ranking.select(
         QUERY,
@@ -303,26 +311,23 @@ def _sums_at_cutoffs(ranking: pl.LazyFrame, evaluation: Evaluation, *, counted: 
         # first_rank: a rank where the signal holds is at or above this one once one is found
         return pl.when(found_so_far > 0).then(pl.col("rank").filter(holds).min().over(QUERY))
 
-    cumulative = cumulative.with_columns(accumulated(c.signal, c.accumulation).alias(c.name) for c in wanted)
-    last_rank = pl.col("next_rank").is_null()
-    return pl.concat(
-        [
-            cumulative.filter(
-                last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
-            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), "cg", "dcg", *(c.name for c in wanted))
-            for k in [None, *evaluation.cutoffs]
-        ]
+    return cumulative.with_columns(accumulated(c.signal, c.accumulation).alias(c.name) for c in wanted).select(
+        QUERY, "rank", "next_rank", "cg", "dcg", *(c.name for c in wanted)
     )
 
 
-def _query_totals(judgments: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
-    """``query_id, <signal>_in_qrels``: the per-query counters the asked measures read (how
-    many of the query's judged documents a signal holds for: ``relevant_in_qrels`` is R, the
-    denominator of recall and AP), or None when none is asked for."""
-    totals = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation == "in_qrels"]
-    if not totals:
-        return None
-    return judgments.group_by(QUERY).agg(pl.col(c.signal).sum().cast(pl.Int64).alias(c.name) for c in totals)
+def _sums_at_cutoffs(running_sums: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """Long ``query_id, k``, then the sums and counters of :func:`_running_sums`: at each
+    cutoff, those of the last kept rank at or above it."""
+    last_rank = pl.col("next_rank").is_null()
+    return pl.concat(
+        [
+            running_sums.filter(
+                last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
+            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), pl.exclude(QUERY, "rank", "next_rank"))
+            for k in [None, *evaluation.cutoffs]
+        ]
+    )
 
 
 def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
@@ -339,20 +344,20 @@ def _measures(
     cutoffs: pl.LazyFrame,
     sums_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
-    query_totals: pl.LazyFrame | None,
     evaluation: Evaluation,
+    *,
+    companions: bool,
 ) -> pl.LazyFrame:
-    """``query_id, k``, then every measure asked for (the registry's order) of every evaluated
+    """``query_id, k``, then the measures asked for (the registry's order; with
+    ``companions`` false, the ranking of a tie bound, the NDCG family only) of every evaluated
     query and cutoff, one formula each: NDCG's from the sums, the others from the counters
-    (null where no rank at or above k was kept: none found) and, with ``query_totals`` (the
-    ranking by score), the per-query counters. The only Polars step that names a measure."""
+    (the rank counters null where none was kept at or above k). The only Polars step that
+    names a measure."""
     counted = (
         evaluated_queries.join(cutoffs, how="cross")
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
-    if query_totals is not None:
-        counted = counted.join(query_totals, on=QUERY, how="left")
     dcg, idcg, k = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0), pl.col("k")
     found = pl.col("relevant_found").fill_null(0)
     relevant_in_qrels = pl.when(pl.col("relevant_in_qrels") > 0)
@@ -369,8 +374,7 @@ def _measures(
         "recip_rank": pl.when(found > 0).then(1.0 / pl.col("relevant_first_rank")).otherwise(0.0),
         "success": (found > 0).cast(pl.Float64),
     }
-    # the companions only of the ranking by score (the tie bounds' orderings give NDCG alone)
-    asked = evaluation.columns if query_totals is not None else measure_columns((PRIMARY_MEASURE,))
+    asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
     return counted.select(QUERY, "k", *(formulas[name].alias(name) for name in asked))
 
 
