@@ -15,12 +15,15 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.errors import UsageError
-from pipeline.spec import MEASURE_NAMES, MEASURES as MEASURE_SPECS, MIN_GEOMETRIC_MEAN, PRIMARY_MEASURE
+from pipeline.spec import MEASURE, MEASURE_NAMES, MIN_GEOMETRIC_MEAN, PRIMARY_MEASURE
 
 MEASURES = MEASURE_NAMES
 TIE_BOUNDS = ("ndcg_min", "ndcg_max")
 # How the summary combines each column: the registry's Measure.aggregate; the tie bounds are means.
-AGGREGATE_OF: dict[str, str] = {**{m.name: m.aggregate for m in MEASURE_SPECS}, **dict.fromkeys(TIE_BOUNDS, "mean")}
+AGGREGATE_OF: dict[str, str] = {
+    **{name: m.aggregate for name, m in MEASURE.items()},
+    **dict.fromkeys(TIE_BOUNDS, "mean"),
+}
 # An order of ties changes a query's score when its bounds differ by more than this. Bounds
 # of ties among equal gains sum the same values in the same order, so they are equal exactly.
 TIE_SENSITIVITY = 1e-12

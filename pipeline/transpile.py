@@ -347,7 +347,9 @@ def _lambda_holds(condition: exp.Lambda, name: str) -> bool:
             return value(node.this) or value(node.expression)
         if isinstance(node, (exp.EQ, exp.NEQ)):
             return (value(node.this) == value(node.expression)) == isinstance(node, exp.EQ)
-        raise UsageError(f"cannot spell out columns({condition.sql('duckdb')}): {node.sql('duckdb')} is not a text test")
+        raise UsageError(
+            f"cannot spell out columns({condition.sql('duckdb')}): {node.sql('duckdb')} is not a text test"
+        )
 
     return bool(value(condition.this))
 

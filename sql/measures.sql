@@ -85,11 +85,11 @@ final as (
         end as map,
         case
             when list_contains(getvariable('measures'), 'recip_rank')
-                then if(c.relevant_found > 0, 1.0 / c.relevant_first_rank, 0.0)
+                then coalesce(1.0 / c.relevant_first_rank, 0.0)
         end as recip_rank,
         case
             when list_contains(getvariable('measures'), 'success')
-                then if(c.relevant_found > 0, 1.0, 0.0)
+                then cast(coalesce(c.relevant_found > 0, false) as double)
         end as success
     from counted as c
 )

@@ -3,8 +3,8 @@
 --
 -- Input: table or view per_query with the columns of sql/per_query.sql.
 -- Variables (the registry's Measure.aggregate, pipeline/spec.py; the engines bind them):
---   SET VARIABLE sum_measures = [];              -- measures summed over the queries
---   SET VARIABLE geometric_mean_measures = [];   -- exp(mean(ln(max(value, 1e-5)))): trec_eval's gm_map
+--   SET VARIABLE sum_measures = []::varchar[];           -- measures summed over the queries
+--   SET VARIABLE geometric_mean_measures = []::varchar[];   -- exp(mean(ln(max(value, 1e-5)))): trec_eval's gm_map
 --
 -- Creates: view summary (k, queries, then every measure, grouped as means, sums and
 -- geometric means, then tie_sensitive_queries): queries is how many were combined; k is
@@ -43,14 +43,14 @@ cumulative as (
         sum(
             columns(
                 lambda c: not list_contains(['query_id', 'k', 'ties_straddle_k', 'geometric_mean_anchor'], c)
-                and not list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
+                and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
             )
         ) over running,
         -- no value is null here: a geometric mean is of a measure defined at every cutoff (spec.Measure)
         sum(
             ln(greatest(columns(
                 lambda c: c = 'geometric_mean_anchor'
-                or list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
+                or list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
             ), 1e-5))
         ) over running,
         sum(
@@ -73,16 +73,16 @@ totals as (
                 ['k', 'position', 'queries', 'tie_sensitive_queries', 'sum_anchor', 'geometric_mean_anchor'],
                 c
             )
-            and not list_contains(coalesce(getvariable('sum_measures'), []), c)
-            and not list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
+            and not list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
+            and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
         ) / cumulative.queries,
         columns(
             lambda c: c = 'sum_anchor'
-            or list_contains(coalesce(getvariable('sum_measures'), []), c)
+            or list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
         ),
         exp(columns(
             lambda c: c = 'geometric_mean_anchor'
-            or list_contains(coalesce(getvariable('geometric_mean_measures'), []), c)
+            or list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
         ) / cumulative.queries),
         cast(cumulative.tie_sensitive_queries as bigint) as tie_sensitive_queries
     from cumulative

@@ -25,7 +25,6 @@ from pipeline.sql_files import (
     summary_columns,
 )
 
-
 # The variables holding lists of text (measures, signals, the summary's aggregates).
 TEXT_LISTS = frozenset(name for name, spark_type in VARIABLE_TYPES.items() if spark_type == "ARRAY<STRING>")
 

@@ -63,7 +63,10 @@ def per_query(
     deduplicated = _deduplicated(with_input_order(run), evaluation)
     retrieved = _orderings(deduplicated, judgments, evaluation)
     evaluated_queries = _evaluated_queries(
-        deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(), judged, judgments, evaluation
+        deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(),
+        judged,
+        judgments,
+        evaluation,
     )
     rankings = _rankings(retrieved, judgments, evaluation)
     ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(rankings.pop("ideal"), evaluation), evaluation)
@@ -110,7 +113,9 @@ def _tie_orders(deduplicated: pl.LazyFrame, judgments: pl.LazyFrame, evaluation:
     """The worst and the best order of tied results (ties by gain ascending, descending), as
     evaluated rankings: the bounds break ties by gain, so gains are joined before ranking."""
     gained = _gained(deduplicated, judgments)
-    return {ordering: _retrieved(_ranked(gained, evaluation, ordering), evaluation, ordering) for ordering in TIE_ORDERS}
+    return {
+        ordering: _retrieved(_ranked(gained, evaluation, ordering), evaluation, ordering) for ordering in TIE_ORDERS
+    }
 
 
 # Grouping and joining by a u64 measured 1 s faster than by the text ids at 10M rows
@@ -368,10 +373,11 @@ def _measures(
         "ndcg": pl.when(idcg > 0).then(dcg / idcg).otherwise(_empty_ideal_score(evaluation)),
         "P": found / k,  # null for the whole ranking (k null)
         "recall": relevant_in_qrels.then(found / pl.col("relevant_in_qrels")).otherwise(0.0),
-        "map": relevant_in_qrels.then(pl.col("relevant_precision_sum").fill_null(0.0) / pl.col("relevant_in_qrels"))
-        .otherwise(0.0),
-        # a relevant rank at or above k means the first one is
-        "recip_rank": pl.when(found > 0).then(1.0 / pl.col("relevant_first_rank")).otherwise(0.0),
+        "map": relevant_in_qrels.then(
+            pl.col("relevant_precision_sum").fill_null(0.0) / pl.col("relevant_in_qrels")
+        ).otherwise(0.0),
+        # the first relevant rank is null where none is at or above k
+        "recip_rank": (1.0 / pl.col("relevant_first_rank")).fill_null(0.0),
         "success": (found > 0).cast(pl.Float64),
     }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
