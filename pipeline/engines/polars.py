@@ -1,8 +1,11 @@
 """The Polars engine: run + qrels LazyFrames to the per-query LazyFrame, in one lazy plan.
 
-Each step mirrors a CTE of ``sql/per_query.sql`` and carries its name, so the two engines can
-be read side by side. Where the SQL switches on a variable inside a CTE, this engine picks the
-expression in Python; both compute the same thing.
+Each step mirrors a step of ``sql/`` (:data:`pipeline.sql_files.PER_QUERY_STEPS`) and carries
+its name (``_judgments`` for ``sql/judgments.sql``), so the two engines can be read side by
+side. Where the SQL switches on a variable, this engine picks the expression in Python; both
+compute the same thing. The counters the measures read (``spec.COUNTERS``) are built from the
+registry here (:func:`_running_sums`, :func:`_evaluated_queries`); :func:`_measures` holds the
+one formula of each measure.
 """
 
 from __future__ import annotations
