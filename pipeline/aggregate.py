@@ -1,4 +1,5 @@
-"""Per-query table to summary: the mean of each measure per cutoff (``sql/summary.sql``).
+"""Per-query table to summary: each measure combined per cutoff as its ``Measure.aggregate``
+says, a mean unless the registry says otherwise (``sql/summary.sql``).
 
 A query whose ndcg is null (``empty_ideal="skip"``) is left out of every mean and of the
 ``queries`` count; a NaN ndcg (``empty_ideal="nan"``) is kept and makes the ndcg mean NaN.
@@ -14,10 +15,15 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.groups import OVERALL, RESERVED_COLUMNS, check_group_names
-from pipeline.spec import MEASURE_NAMES, PRIMARY_MEASURE
+from pipeline.spec import MEASURE, MEASURE_NAMES, MIN_GEOMETRIC_MEAN, PRIMARY_MEASURE
 
 MEASURES = MEASURE_NAMES
 TIE_BOUNDS = ("ndcg_min", "ndcg_max")
+# How the summary combines each column: the registry's Measure.aggregate; the tie bounds are means.
+AGGREGATE_OF: dict[str, str] = {
+    **{name: m.aggregate for name, m in MEASURE.items()},
+    **dict.fromkeys(TIE_BOUNDS, "mean"),
+}
 # An order of ties changes a query's score when its bounds differ by more than this. Bounds
 # of ties among equal gains sum the same values in the same order, so they are equal exactly.
 TIE_SENSITIVITY = 1e-12
@@ -25,28 +31,35 @@ TIE_SENSITIVITY = 1e-12
 __all__ = ["MEASURES", "OVERALL", "RESERVED_COLUMNS", "TIE_BOUNDS", "TIE_SENSITIVITY", "check_group_names", "summarize"]
 
 
+def _combined(column: str, aggregate: str, counted: pl.Expr) -> pl.Expr:
+    """One measure over the counted queries: a running sum in query order (a plain sum() or
+    mean() would let the optimizer drop the sort), so that reruns give the same bits; divided
+    by the count for a mean; of ln(max(value, 1e-5)), divided, then exp, for a geometric mean
+    (trec_eval's gm_map: MIN_GEO_MEAN)."""
+    value = pl.col(column).filter(counted)
+    if aggregate == "geometric_mean":
+        # a null value stays null (max_horizontal alone would take the floor for it)
+        value = pl.when(value.is_not_null()).then(pl.max_horizontal(value, pl.lit(MIN_GEOMETRIC_MEAN)).log())
+    total = value.sort_by(pl.col("query_id").filter(counted)).cum_sum().last()
+    if aggregate == "sum":
+        return total
+    return (total / counted.sum()).exp() if aggregate == "geometric_mean" else total / counted.sum()
+
+
 def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] = ()) -> pl.LazyFrame:
-    """``[group columns], k, queries, cg, dcg, idcg, ndcg``: means over the queries evaluated
-    at each cutoff; with ``group_by``, one row per group and cutoff (``overall`` false; queries
+    """``[group columns], k, queries, cg, dcg, idcg, ndcg``: each measure over the queries
+    evaluated at each cutoff, as its ``Measure.aggregate`` says (a mean unless the registry
+    says otherwise: :data:`AGGREGATE_OF`); with ``group_by``, one row per group and cutoff (``overall`` false; queries
     with a null group value are a group), then the overall rows (``overall`` true, group
     columns null). With tie bounds in ``per_query``, also the means ``ndcg_min``,
     ``ndcg_max`` and ``tie_sensitive_queries``, how many queries an order of ties could score
     differently."""
-    # every measure is a mean over the evaluated queries (spec.Measure.aggregate): those whose
-    # primary measure is not null
+    # every measure is combined over the evaluated queries (spec.Measure.aggregate): those
+    # whose primary measure is not null
     counted = pl.col(PRIMARY_MEASURE).is_not_null()
     columns = per_query.collect_schema().names()
-    measures = [m for m in (*MEASURES, *TIE_BOUNDS) if m in columns]
-    # Means as running sums in query order (a plain mean() would let the optimizer drop the
-    # sort), so that reruns give the same bits.
-    in_query_order = pl.col("query_id").filter(counted)
-    means = [
-        counted.sum().cast(pl.Int64).alias("queries"),
-        *[
-            (pl.col(m).filter(counted).sort_by(in_query_order).cum_sum().last() / counted.sum()).alias(m)
-            for m in measures
-        ],
-    ]
+    means = [counted.sum().cast(pl.Int64).alias("queries")]
+    means += [_combined(m, AGGREGATE_OF[m], counted).alias(m) for m in columns if m in AGGREGATE_OF]
     if "ndcg_min" in columns:
         # queries that an order of their ties could score differently (see sql/summary.sql)
         sensitive = (pl.col("ndcg_max") - pl.col("ndcg_min")) > TIE_SENSITIVITY

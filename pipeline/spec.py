@@ -607,7 +607,11 @@ CONVENTIONS: tuple[Convention, ...] = (
         parse=_measures,
         from_text=_measures,
         metavar="LIST",
-        variables=(Variable("measures", "ARRAY<STRING>", lambda evaluation: list(evaluation.measures)),),
+        variables=(
+            Variable("measures", "ARRAY<STRING>", lambda evaluation: list(evaluation.measures)),
+            # the per-rank signals the measures' counters read (the registry's COUNTERS)
+            Variable("signals", "ARRAY<STRING>", lambda evaluation: list(evaluation.signals)),
+        ),
         described_as="measures",
         show=list,
     ),
@@ -638,18 +642,93 @@ def spark_refusals() -> dict[str, dict[str, str]]:
 _DEFAULTS: dict[str, Any] = {convention.name: convention.default for convention in CONVENTIONS}
 
 
+# --- measures and their counters ---------------------------------------------------------------
+# A measure is a formula over counters (how many relevant results are at or above k, how many
+# documents the query has judged relevant, ...), and NDCG's sums. A counter counts one per-rank
+# signal in one way (an accumulation); the engines compute only the counters of the measures
+# asked for, generically from this registry: the signals ride along in the ranking, and every
+# accumulation of an asked signal is one running aggregate (sql/counters.sql, `_counters`).
+# The measures step (sql/measures.sql, `_measures`) then turns counters into measures, one
+# formula each; the steps after it (per_query, the summary) never name a measure.
+
+Accumulation = Literal["found", "precision_sum", "first_rank", "in_qrels"]
+Aggregate = Literal["mean", "sum", "geometric_mean"]
+AGGREGATES: tuple[str, ...] = ("mean", "sum", "geometric_mean")
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A per-rank input the counters read: whether it holds for the document at a rank (from
+    its judgment: false for a document the qrels do not judge)."""
+
+    name: str
+    holds: str
+
+
+SIGNALS: tuple[Signal, ...] = (
+    Signal("relevant", "a judged label (>= 0) at or above relevance_threshold (> 0 when unset)"),
+    Signal("judged", "a label >= 0 (a negative label counts as unjudged)"),
+    Signal("nonrelevant", "a judged label (>= 0) that is not relevant"),
+)
+SIGNAL_NAMES: tuple[str, ...] = tuple(signal.name for signal in SIGNALS)
+
+# How a counter accumulates its signal: each is computed for every signal asked for, in one
+# running aggregate over the ranks where it holds, read off at each cutoff (k null: the whole
+# ranking); in_qrels is per query, from the judgments, the same at every cutoff.
+ACCUMULATIONS: dict[str, str] = {
+    "found": "ranks at or above k where the signal holds",
+    "precision_sum": "sum over those ranks i of (found at i) / i",
+    "first_rank": "the first rank where the signal holds (null when none is at or above k)",
+    "in_qrels": "documents of the query's judgments where the signal holds (at every k)",
+}
+
+
+@dataclass(frozen=True)
+class Counter:
+    """One per-query, per-cutoff count: ``accumulation`` of the per-rank ``signal``. Its name
+    is ``<signal>_<accumulation>`` (``relevant_found``): the column of Polars' counters, and
+    in SQL the column ``<accumulation>`` of the counters row joined as ``<signal>``
+    (``relevant.found``)."""
+
+    signal: str
+    accumulation: Accumulation
+    counts: str
+
+    def __post_init__(self) -> None:
+        if self.signal not in SIGNAL_NAMES:
+            raise SpecError(f"counter {self.name!r}: unknown signal {self.signal!r}")
+        if self.accumulation not in ACCUMULATIONS:
+            raise SpecError(f"counter {self.name!r}: unknown accumulation {self.accumulation!r}")
+
+    @property
+    def name(self) -> str:
+        return f"{self.signal}_{self.accumulation}"
+
+
+COUNTERS: tuple[Counter, ...] = (
+    Counter("relevant", "found", "relevant results at or above k"),
+    Counter("relevant", "precision_sum", "the precision at each relevant rank i <= k, summed (AP's numerator)"),
+    Counter("relevant", "first_rank", "the first relevant rank, if at or above k"),
+    Counter("relevant", "in_qrels", "documents judged relevant for the query (R)"),
+)
+COUNTER: dict[str, Counter] = {counter.name: counter for counter in COUNTERS}
+
+
 @dataclass(frozen=True)
 class Measure:
-    """One per-query measure: a column of the per-query table, averaged into the summary.
+    """One per-query measure: a column of the per-query table, combined into the summary.
 
     ``trec_eval`` names the measure over the whole ranking and ``trec_eval_cut`` at cutoff
     ``{k}`` (None: trec_eval has no such measure, so trec lines leave it out); ``ir_measures``
-    likewise in ir_measures' syntax. ``aggregate`` is how the summary combines the per-query
-    values: ``mean`` over the evaluated queries (those whose :data:`PRIMARY_MEASURE` is not
-    null), in query order. ``family`` is the measure ``--measures`` selects it with (empty:
-    itself); ``whole`` says whether it is defined over the whole ranking (the row with k
-    null; where it is not, that row holds null); ``ignores`` names the conventions that do
-    not change it.
+    likewise in ir_measures' syntax. ``counters`` are the :data:`COUNTERS` its formula reads
+    (the NDCG family reads NDCG's own sums instead). ``aggregate`` is how the summary combines
+    the per-query values over the evaluated queries (those whose :data:`PRIMARY_MEASURE` is
+    not null), in query order: ``mean``, ``sum`` (trec_eval's ``num_rel_ret``), or
+    ``geometric_mean`` (trec_eval's ``gm_map``: exp of the mean of ln(max(x, 1e-5)),
+    :data:`MIN_GEOMETRIC_MEAN`). ``family`` is the measure ``--measures`` selects it with
+    (empty: itself); ``whole`` says whether it is defined over the whole ranking (the row
+    with k null; where it is not, that row holds null); ``ignores`` names the conventions
+    that do not change it.
     """
 
     name: str
@@ -659,10 +738,21 @@ class Measure:
     trec_eval_cut: str | None = None
     ir_measures: str | None = None
     ir_measures_cut: str | None = None
-    aggregate: Literal["mean"] = "mean"
+    counters: tuple[str, ...] = ()
+    aggregate: Aggregate = "mean"
     family: str = ""
     whole: bool = True
     ignores: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = [name for name in self.counters if name not in COUNTER]
+        if unknown:
+            raise SpecError(f"measure {self.name!r} reads unknown counters {unknown}; COUNTERS has {list(COUNTER)}")
+        if self.aggregate not in AGGREGATES:
+            raise SpecError(f"measure {self.name!r}: unknown aggregate {self.aggregate!r}")
+        if self.aggregate == "geometric_mean" and not self.whole:
+            # its summary would take the null of the whole ranking for the floor, 1e-5
+            raise SpecError(f"measure {self.name!r}: a geometric mean needs a value at every cutoff (whole=True)")
 
     @property
     def selected_by(self) -> str:
@@ -678,6 +768,10 @@ class Measure:
         template = self.trec_eval if k is None else self.trec_eval_cut
         return None if template is None else template.format(k=k)
 
+
+# trec_eval's floor under a value before its logarithm (MIN_GEO_MEAN in trec_eval.h): a query
+# scoring 0 pulls a geometric mean down without zeroing it.
+MIN_GEOMETRIC_MEAN = 1e-5
 
 # What the companion measures (P, recall, map, recip_rank, success) do not read: they see only
 # which ranks hold a relevant document (label >= relevance_threshold, or > 0) and how many
@@ -708,6 +802,7 @@ MEASURES: tuple[Measure, ...] = (
         "relevant in the top k / k (k even when fewer were retrieved); null for the whole ranking",
         trec_eval_cut="P_{k}",
         ir_measures_cut="P@{k}",
+        counters=("relevant_found",),
         whole=False,
         ignores=_RELEVANCE_ONLY,
     ),
@@ -717,6 +812,7 @@ MEASURES: tuple[Measure, ...] = (
         "relevant in the top k / relevant judged (0 when none is); the whole ranking: every relevant retrieved",
         trec_eval_cut="recall_{k}",
         ir_measures_cut="R@{k}",
+        counters=("relevant_found", "relevant_in_qrels"),
         ignores=_RELEVANCE_ONLY,
     ),
     Measure(
@@ -727,6 +823,7 @@ MEASURES: tuple[Measure, ...] = (
         trec_eval_cut="map_cut_{k}",
         ir_measures="AP",
         ir_measures_cut="AP@{k}",
+        counters=("relevant_precision_sum", "relevant_in_qrels"),
         ignores=_RELEVANCE_ONLY,
     ),
     Measure(
@@ -736,6 +833,7 @@ MEASURES: tuple[Measure, ...] = (
         trec_eval="recip_rank",
         ir_measures="RR",
         ir_measures_cut="RR@{k}",
+        counters=("relevant_first_rank",),
         ignores=_RELEVANCE_ONLY,
     ),
     Measure(
@@ -744,6 +842,7 @@ MEASURES: tuple[Measure, ...] = (
         "1 if a relevant result is in the top k, else 0",
         trec_eval_cut="success_{k}",
         ir_measures_cut="Success@{k}",
+        counters=("relevant_found",),
         ignores=_RELEVANCE_ONLY,
     ),
 )
@@ -757,6 +856,41 @@ PRIMARY_MEASURE = "ndcg"
 # the companions, only when asked for.
 MEASURE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(m.selected_by for m in MEASURES))
 COMPANION_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.selected_by != PRIMARY_MEASURE)
+
+
+def counters_of(measures: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The counters the measures named read, in the registry's order.
+
+    >>> counters_of(("ndcg", "recall"))
+    ('relevant_found', 'relevant_in_qrels')
+    """
+    read = {name for measure in measures for name in MEASURE[measure].counters}
+    return tuple(counter.name for counter in COUNTERS if counter.name in read)
+
+
+def signals_of(counters: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """The per-rank signals those counters read, in the registry's order (what rides along in
+    the ranking: none when only NDCG is asked for)."""
+    read = {COUNTER[name].signal for name in counters}
+    return tuple(name for name in SIGNAL_NAMES if name in read)
+
+
+# The variables of sql/summary.sql: which measures it sums and which it combines by geometric
+# mean (every other one is a mean). They follow the registry, never an evaluation, so every
+# summary (the duckdb CLI's too, unset: all means) combines a measure the same way.
+SUMMARY_VARIABLE_TYPES: dict[str, str] = {"sum_measures": "ARRAY<STRING>", "geometric_mean_measures": "ARRAY<STRING>"}
+
+
+def summary_variables(measures: tuple[Measure, ...] = MEASURES) -> dict[str, list[str]]:
+    """The variables of ``sql/summary.sql`` for ``measures`` (the registry's by default).
+
+    >>> summary_variables()
+    {'sum_measures': [], 'geometric_mean_measures': []}
+    """
+    return {
+        "sum_measures": [m.name for m in measures if m.aggregate == "sum"],
+        "geometric_mean_measures": [m.name for m in measures if m.aggregate == "geometric_mean"],
+    }
 
 
 def measure_columns(families: tuple[str, ...]) -> tuple[str, ...]:
@@ -860,7 +994,11 @@ def conventions_table() -> str:
             ", ".join(f"`{name}`" for name in (whole, cut) if name) or "-"
             for whole, cut in ((m.trec_eval, m.trec_eval_cut), (m.ir_measures, m.ir_measures_cut))
         ]
-        summary = "mean over the evaluated queries" if m.aggregate == "mean" else m.aggregate
+        summary = {
+            "mean": "mean over the evaluated queries",
+            "sum": "sum over the evaluated queries",
+            "geometric_mean": "geometric mean over the evaluated queries (of max(value, 1e-5))",
+        }[m.aggregate]
         rows.append(f"| `{m.name}` ({m.title}) | {cell(m.formula)} | {names[0]} | {names[1]} | {summary} |")
     ignoring: dict[str, list[str]] = {}
     for m in MEASURES:
@@ -939,6 +1077,16 @@ class Evaluation:
     def companions(self) -> tuple[str, ...]:
         """The companion measures asked for (P, recall, map, recip_rank, success)."""
         return tuple(name for name in self.columns if name in COMPANION_MEASURES)
+
+    @property
+    def counters(self) -> tuple[str, ...]:
+        """The counters (:data:`COUNTERS`) the measures asked for read: none for NDCG alone."""
+        return counters_of(self.columns)
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The per-rank signals those counters read, which ride along in the ranking."""
+        return signals_of(self.counters)
 
     @property
     def ideal_depends_on_kept_ties(self) -> bool:

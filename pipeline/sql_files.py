@@ -14,10 +14,10 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from pipeline.spec import SQL_VARIABLES, Evaluation
+from pipeline.spec import SQL_VARIABLES, SUMMARY_VARIABLE_TYPES, Evaluation
 
 # The public variables of the files in sql/, as documented in their headers: the inputs' and
-# outputs', and those an evaluation binds (the registry's, pipeline/spec.py).
+# outputs', those an evaluation binds and those of the summary (the registry's, pipeline/spec.py).
 VARIABLES = (
     "run_path",
     "qrels_path",
@@ -31,8 +31,15 @@ VARIABLES = (
     "qrels_doc_col",
     "qrels_label_col",
     *(variable.name for variable in SQL_VARIABLES),
+    *SUMMARY_VARIABLE_TYPES,
     "out_path",
 )
+# The Spark type of each variable the engines bind (the registry's): the type of its literal,
+# and of the NULL of an unset one.
+VARIABLE_TYPES: dict[str, str] = {
+    **{variable.name: variable.spark_type for variable in SQL_VARIABLES},
+    **SUMMARY_VARIABLE_TYPES,
+}
 
 
 class MissingSqlFile(RuntimeError):
@@ -61,9 +68,10 @@ PER_QUERY_STEPS = (
     "ranked.sql",
     "retrieved.sql",
     "rankings.sql",
-    "companions.sql",
+    "running_sums.sql",
     "sums_at_cutoffs.sql",
-    "scored.sql",
+    "evaluated_queries.sql",
+    "measures.sql",
     "per_query.sql",
 )
 
@@ -96,3 +104,14 @@ def per_query_steps() -> Iterator[tuple[str, str]]:
 def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
     """The spec as the variables that ``sql/per_query.sql`` reads."""
     return {variable.name: variable.value(evaluation) for variable in SQL_VARIABLES}
+
+
+def summary_columns(per_query_columns: list[str] | tuple[str, ...]) -> list[str]:
+    """The columns of ``sql/summary.sql``'s view for a per-query table with ``per_query_columns``,
+    in that table's order (the view gives the measures grouped by their aggregate).
+
+    >>> summary_columns(["query_id", "k", "cg", "ndcg", "ndcg_min", "ndcg_max", "ties_straddle_k"])
+    ['k', 'queries', 'cg', 'ndcg', 'ndcg_min', 'ndcg_max', 'tie_sensitive_queries']
+    """
+    measures = [c for c in per_query_columns if c not in ("query_id", "k", "ties_straddle_k")]
+    return ["k", "queries", *measures, "tie_sensitive_queries"]

@@ -35,17 +35,21 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.optimizer.simplify import simplify
 
 from pipeline.errors import UsageError
-from pipeline.spec import SQL_VARIABLES, Evaluation, spark_refusals
-from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables, per_query_steps, sql_file
+from pipeline.spec import Evaluation, spark_refusals
+from pipeline.sql_files import (
+    PER_QUERY_STEPS,
+    VARIABLE_TYPES,
+    VARIABLES,
+    evaluation_variables,
+    per_query_steps,
+    sql_file,
+)
 
 # The files of sql/ that are plain queries over views, and so portable to Spark.
 # (inputs.sql uses DuckDB's read_parquet and COLUMNS(lambda ...); ndcg.sql and export.sql are
 # CLI scripts: on Spark, Spark's own readers and writers take their place.)
 PORTABLE_FILES = ("per_query.sql", "summary.sql")
 
-# The Spark type of each variable (the registry's), used for its literal and for the NULL of an
-# unset variable. A variable missing here takes its type from its value.
-VARIABLE_TYPES: dict[str, str] = {variable.name: variable.spark_type for variable in SQL_VARIABLES}
 
 # Options whose meaning Spark cannot honour: variable -> value -> why (the registry's, in
 # pipeline/spec.py). Rejected, never ignored. Row arrival order is not defined on Spark (files
@@ -260,11 +264,17 @@ def expanded_stars(tree: exp.Expr, known: Mapping[str, Sequence[str]] | None = N
                 items.append(item)
                 continue
             columns = found[0]
-            if len(found) > 1 or isinstance(item, exp.Alias):
+            # the same columns(...) twice (a value and its test) stand for the same column
+            if any(other != columns for other in found[1:]) or isinstance(item, exp.Alias):
                 raise UsageError(f"cannot spell out {item.sql('duckdb')}: one unnamed columns(...) per item")
             for table, name in _star_columns(columns.this, scope, known):
+                column = exp.column(name, table=table)
+                if item is columns:  # a bare columns(...): each column as it is
+                    items.append(column)
+                    continue
                 copy = item.copy()
-                next(copy.find_all(exp.Columns)).replace(exp.column(name, table=table))
+                for each in list(copy.find_all(exp.Columns)):
+                    each.replace(column.copy())
                 items.append(exp.alias_(copy, name))
         query.set("expressions", items)
     return tree
@@ -289,7 +299,13 @@ def _spelled_out_star(item: exp.Expr) -> bool:
 
 def _star_columns(star: exp.Expr, scope: Scope, known: Mapping[str, Sequence[str]]) -> list[tuple[str, str]]:
     """(table, column) of every column a star selects in ``scope``, in order, less its
-    ``exclude`` list."""
+    ``exclude`` list; or of a ``columns(lambda c: ...)``, those its condition holds for."""
+    if isinstance(star, exp.Lambda):
+        query = scope.expression
+        from_ = [query.args["from_"].this] if query.args.get("from_") else []
+        sources = [source.alias_or_name for source in [*from_, *(join.this for join in query.args.get("joins") or [])]]
+        candidates = [(table, name) for table in sources for name in _source_columns(scope, table, known)]
+        return [(table, name) for table, name in candidates if _lambda_holds(star, name)]
     bare = star.this if isinstance(star, exp.Column) else star
     excluded = {column.name for column in bare.args.get("except_") or []}
     if isinstance(star, exp.Column) and star.table:
@@ -299,6 +315,43 @@ def _star_columns(star: exp.Expr, scope: Scope, known: Mapping[str, Sequence[str
         from_ = [query.args["from_"].this] if query.args.get("from_") else []
         tables = [source.alias_or_name for source in [*from_, *(join.this for join in query.args.get("joins") or [])]]
     return [(table, name) for table in tables for name in _source_columns(scope, table, known) if name not in excluded]
+
+
+def _lambda_holds(condition: exp.Lambda, name: str) -> bool:
+    """Whether ``lambda c: <condition>`` holds for the column ``name``, once the variables are
+    bound: the condition may only compare ``c`` with texts and lists of them (``c = 'x'``,
+    ``list_contains([...], c)``, ``coalesce``, ``and``, ``or``, ``not``)."""
+    (parameter,) = condition.expressions
+
+    def value(node: exp.Expr) -> Any:
+        if isinstance(node, (exp.Paren, exp.Cast)):
+            return value(node.this)
+        if isinstance(node, (exp.Identifier, exp.Column)) and node.name == parameter.name:
+            return name
+        if isinstance(node, exp.Literal) and node.is_string:
+            return node.this
+        if isinstance(node, exp.Null):
+            return None
+        if isinstance(node, exp.Array):
+            return [value(item) for item in node.expressions]
+        if isinstance(node, exp.Coalesce):
+            return next((v for v in map(value, [node.this, *node.expressions]) if v is not None), None)
+        if isinstance(node, exp.ArrayContains):
+            items = value(node.this)
+            return None if items is None else value(node.expression) in items
+        if isinstance(node, exp.Not):
+            return not value(node.this)
+        if isinstance(node, exp.And):
+            return value(node.this) and value(node.expression)
+        if isinstance(node, exp.Or):
+            return value(node.this) or value(node.expression)
+        if isinstance(node, (exp.EQ, exp.NEQ)):
+            return (value(node.this) == value(node.expression)) == isinstance(node, exp.EQ)
+        raise UsageError(
+            f"cannot spell out columns({condition.sql('duckdb')}): {node.sql('duckdb')} is not a text test"
+        )
+
+    return bool(value(condition.this))
 
 
 def _source_columns(scope: Scope, name: str, known: Mapping[str, Sequence[str]]) -> list[str]:

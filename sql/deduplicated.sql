@@ -16,7 +16,7 @@ create or replace temp view deduplicated as
 with
 
 -- every row of the run: each step is per query, so the queries without judgments are left
--- out of the evaluated queries (sql/scored.sql) rather than filtered out here (a join per row)
+-- out of the evaluated queries (sql/evaluated_queries.sql) rather than filtered out here (a join per row)
 run_rows as (
     select
         run.query_id,

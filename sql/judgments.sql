@@ -1,4 +1,4 @@
--- judgments.sql: the gain of every judged document, and whether it counts as judged.
+-- judgments.sql: the gain of every judged document, and the per-rank signals it carries.
 --
 -- Step 2 of the per-query table (conventions 2 and 6 of sql/per_query.sql).
 -- Reads: view qrels (query_id, doc_id, relevance), e.g. from sql/inputs.sql.
@@ -7,12 +7,15 @@
 --   SET VARIABLE gain = 'linear';            -- or 'exponential' (2^label - 1) or 'binary' (1 if relevant)
 --   SET VARIABLE gain_map = MAP {1: 3, 2: 9, 4: 4.5};   -- level -> gain; unmapped levels use `gain`
 --   SET VARIABLE relevance_threshold = 1;    -- unset: label > 0 is relevant ('binary' gain)
---   SET VARIABLE measures = ['ndcg', 'P'];   -- relevant is computed only with a companion measure
+--   SET VARIABLE signals = ['relevant'];     -- what the asked counters read; unset: every signal
 --
--- Creates: view judgments (query_id, doc_id, gain double, judged boolean, relevant boolean).
--- A negative or null label gains 0 and, negative, counts as unjudged; relevant (what the
--- companion measures count) is a judged label at or above relevance_threshold, and false
--- for every row when no companion measure is asked for.
+-- Creates: view judgments (query_id, doc_id, gain double, judged, relevant, nonrelevant,
+-- counted boolean). A negative or null label gains 0 and, negative, counts as unjudged. The
+-- signals (pipeline/spec.py's SIGNALS, read by sql/counters.sql): relevant, a judged label at
+-- or above relevance_threshold; judged, a label >= 0; nonrelevant, judged and not relevant.
+-- counted: a signal of `signals` holds, so the ranks of the document are kept for the
+-- counters. The engines bind `signals` (empty for NDCG alone: counted is then a constant
+-- false, and the later steps' "or counted" folds away).
 
 create or replace temp view judgments as
 with
@@ -25,7 +28,7 @@ gain_map as (
     from (select unnest(map_entries(getvariable('gain_map'))) as entry) as entries
 ),
 
-final as (
+labelled as (
     select
         qrels.query_id,
         qrels.doc_id,
@@ -44,12 +47,8 @@ final as (
         end as gain,
         -- a negative label counts as unjudged (trec_eval -J drops it too)
         coalesce(qrels.relevance >= 0, false) as judged,
-        -- read only by the companion measures: constant false unless one is asked for (measures
-        -- holds a family besides NDCG, which may be named or not), so the later steps' "or
-        -- relevant" folds away
         coalesce(
-            array_length(list_distinct(list_concat(getvariable('measures'), ['ndcg']))) > 1
-            and qrels.relevance >= 0
+            qrels.relevance >= 0
             and (
                 (getvariable('relevance_threshold') is null and qrels.relevance > 0)
                 or qrels.relevance >= getvariable('relevance_threshold')
@@ -58,6 +57,23 @@ final as (
         ) as relevant
     from qrels
     left join gain_map on cast(qrels.relevance as double) = gain_map.level
+),
+
+final as (
+    select
+        labelled.*,
+        labelled.judged and not labelled.relevant as nonrelevant,
+        coalesce(
+            (list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant') and labelled.relevant)
+            or (list_contains(coalesce(getvariable('signals'), ['judged']), 'judged') and labelled.judged)
+            or (
+                list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
+                and labelled.judged
+                and not labelled.relevant
+            ),
+            false
+        ) as counted
+    from labelled
 )
 
 select * from final;

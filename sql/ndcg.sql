@@ -22,9 +22,10 @@
 .read sql/ranked.sql
 .read sql/retrieved.sql
 .read sql/rankings.sql
-.read sql/companions.sql
+.read sql/running_sums.sql
 .read sql/sums_at_cutoffs.sql
-.read sql/scored.sql
+.read sql/evaluated_queries.sql
+.read sql/measures.sql
 .read sql/per_query.sql
 .read sql/summary.sql
 

@@ -2,16 +2,16 @@
 --
 -- The last step of the per-query table. The steps before it, in order, each a view read by
 -- the next: cutoffs, judgments, deduplicated, tie_orders, ranked, retrieved, rankings,
--- companions, sums_at_cutoffs, scored (sql/<step>.sql; sql/ndcg.sql reads them all). The
--- Polars engine (pipeline/engines/polars.py) has the same steps, named as these views.
--- Reads: views run and qrels, e.g. from sql/inputs.sql, through those steps; views scored
--- and retrieved here.
+-- running_sums, sums_at_cutoffs, evaluated_queries, measures (sql/<step>.sql; listed in
+-- pipeline/sql_files.py, read by sql/ndcg.sql). The Polars engine (pipeline/engines/polars.py)
+-- has the same steps, named as these views. Reads: views run and qrels, e.g. from
+-- sql/inputs.sql, through those steps; views measures and retrieved here.
 --
 -- Conventions (defaults are trec_eval's; the definitions are in pipeline/spec.py):
 --   1. results ordered by score desc; ties by doc_id desc in string order ('docid-desc'),
 --      by input_rank then arrival ('input-order'), or sharing their mean gain ('average')
 --   2. negative labels count as unjudged; unjudged documents gain 0; relevant means
---      label >= relevance_threshold (label > 0 when unset): the 'binary' gain, the companions
+--      label >= relevance_threshold (label > 0 when unset): the 'binary' gain, the counters
 --   3. the ideal ranking is the positive gains of every judged document ('judged'), of the
 --      ranked documents ('retrieved'), or of every judged document cut at the number of
 --      results ('judged-cut-at-hits'), cut at k
@@ -29,8 +29,8 @@
 --
 -- Creates: table per_query (query_id, k, cg, dcg, idcg, ndcg, P, recall, map, recip_rank,
 -- success, ndcg_min, ndcg_max, ties_straddle_k); k is null for the whole ranking; the
--- companions (P ... success, sql/companions.sql) are null unless the variable measures names
--- them (sql/scored.sql). A table, not a view: computed once, with the variables set when this file runs.
+-- measures besides NDCG are null unless the variable measures names them (sql/measures.sql).
+-- A table, not a view: computed once, with the variables set when this file runs.
 -- ndcg_min and ndcg_max are the NDCG of the worst and best order of tied results (ties by
 -- gain ascending, descending); ties_straddle_k: whether ranks k and k + 1 are tied. All three
 -- are null unless tie_bounds is true (refused by pipeline/spec.py where not exact).
@@ -40,7 +40,7 @@ with
 
 -- read three times below (each ordering): one CTE, computed once
 scores as (
-    select * from scored
+    select * from measures
 ),
 
 as_ranked as (
@@ -69,7 +69,7 @@ straddles as (
 
 final as (
     select
-        -- query_id, k and every measure (sql/scored.sql): a new measure is not listed again here
+        -- query_id, k and every measure (sql/measures.sql): a new measure is not listed again here
         scores.* exclude (ordering),  -- noqa: RF02
         worst.ndcg as ndcg_min,
         best.ndcg as ndcg_max,

@@ -10,7 +10,8 @@
 --   SET VARIABLE ideal = 'judged';           -- 'judged-cut-at-hits': every rank is kept, to count
 --   SET VARIABLE tie_bounds = true;          -- every rank is kept, and tie_orders added
 --
--- Creates: view ranked (ordering, query_id, score, input_rank, gain, judged, relevant, position):
+-- Creates: view ranked (ordering, query_id, score, input_rank, gain, judged, relevant,
+-- nonrelevant, counted, position), the signals of sql/judgments.sql:
 -- ordering 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by
 -- input_rank then arrival ('input-order'); 'worst' and 'best' come from tie_orders.
 
@@ -59,6 +60,8 @@ final as (
         coalesce(judgments.gain, 0.0) as gain,
         coalesce(judgments.judged, false) as judged,
         coalesce(judgments.relevant, false) as relevant,
+        coalesce(judgments.nonrelevant, false) as nonrelevant,
+        coalesce(judgments.counted, false) as counted,
         ranked_by_score.position
     from ranked_by_score
     left join judgments
@@ -67,10 +70,10 @@ final as (
     -- unjudged, no tie groups' mean gain, no count of the results, no tie bounds), only the
     -- ranks that earn are kept: the variables fold to constants, and the filter makes this an
     -- inner join with the judgments that gain something (a tenth of the rows at 10M), or
-    -- that are relevant (sql/companions.sql counts them; by default a relevant label gains)
+    -- that a counter counts (sql/sums_at_cutoffs.sql; by default a relevant label gains)
     where
         judgments.gain <> 0
-        or judgments.relevant
+        or judgments.counted
         or coalesce(getvariable('unjudged'), 'zero') = 'drop'
         or getvariable('ties') = 'average'
         or getvariable('ideal') = 'judged-cut-at-hits'

@@ -6,12 +6,13 @@
 -- Variables:
 --   SET VARIABLE ideal = 'judged';           -- or 'retrieved' or 'judged-cut-at-hits'
 --
--- Creates: view rankings (ranking, query_id, rank, credited_gain, relevant): ranking is an ordering
--- of retrieved ('retrieved', 'worst', 'best') or 'ideal'. The ideal ranking is the positive
--- gains of every judged document ('judged'), of the ranked documents ('retrieved'), or of
--- every judged document cut at the number of results ('judged-cut-at-hits'), in descending
--- order. A rank that earns 0 is left out: it adds exactly 0 to every sum; unless it is a
--- relevant rank of the ranking by score, which the companion measures count.
+-- Creates: view rankings (ranking, query_id, rank, credited_gain, judged, relevant,
+-- nonrelevant): ranking is an ordering of retrieved ('retrieved', 'worst', 'best') or
+-- 'ideal'. The ideal ranking is the positive gains of every judged document ('judged'), of
+-- the ranked documents ('retrieved'), or of every judged document cut at the number of
+-- results ('judged-cut-at-hits'), in descending order. A rank that earns 0 is left out: it
+-- adds exactly 0 to every sum; unless it is a counted rank of the ranking by score (the
+-- counters of sql/sums_at_cutoffs.sql count its signals, false in every other ranking).
 
 create or replace temp view rankings as
 with
@@ -62,11 +63,25 @@ ideal as (
 ),
 
 final as (
-    select ranks.ordering as ranking, ranks.query_id, ranks.rank, ranks.credited_gain, ranks.relevant
+    select
+        ranks.ordering as ranking,
+        ranks.query_id,
+        ranks.rank,
+        ranks.credited_gain,
+        ranks.judged and ranks.ordering = 'retrieved' as judged,
+        ranks.relevant and ranks.ordering = 'retrieved' as relevant,
+        ranks.nonrelevant and ranks.ordering = 'retrieved' as nonrelevant
     from ranks
-    where ranks.credited_gain <> 0 or (ranks.relevant and ranks.ordering = 'retrieved')
+    where ranks.credited_gain <> 0 or (ranks.counted and ranks.ordering = 'retrieved')
     union all
-    select 'ideal' as ranking, ideal.query_id, ideal.rank, ideal.credited_gain, false as relevant
+    select
+        'ideal' as ranking,
+        ideal.query_id,
+        ideal.rank,
+        ideal.credited_gain,
+        false as judged,
+        false as relevant,
+        false as nonrelevant
     from ideal
 )
 

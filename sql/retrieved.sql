@@ -9,7 +9,7 @@
 --   SET VARIABLE ties = 'docid-desc';        -- 'average': tied results share their mean gain
 --
 -- Creates: view retrieved (ordering, query_id, score, input_rank, rank, gain, credited_gain,
--- relevant):
+-- and the signals judged, relevant, nonrelevant, counted of sql/judgments.sql):
 -- rank is the position, renumbered when unjudged results were dropped; credited_gain is
 -- what the rank earns.
 
@@ -49,7 +49,10 @@ final as (
                 )
             else kept.gain
         end as credited_gain,
-        kept.relevant
+        kept.judged,
+        kept.relevant,
+        kept.nonrelevant,
+        kept.counted
     from kept
 )
 

@@ -1,36 +1,58 @@
--- summary.sql: the mean of each measure over the evaluated queries, per cutoff.
+-- summary.sql: each measure combined over the evaluated queries (a mean unless the registry
+-- says otherwise), per cutoff.
 --
 -- Input: table or view per_query with the columns of sql/per_query.sql.
--- Variables: none.
+-- Variables (the registry's Measure.aggregate, pipeline/spec.py; the engines bind them):
+--   SET VARIABLE sum_measures = []::varchar[];           -- measures summed over the queries
+--   SET VARIABLE geometric_mean_measures = []::varchar[];   -- exp(mean(ln(max(value, 1e-5)))): trec_eval's gm_map
 --
--- Creates: view summary (k, queries, cg, dcg, idcg, ndcg, P, recall, map, recip_rank,
--- success, ndcg_min, ndcg_max, tie_sensitive_queries): queries is how many were averaged; k
--- is null for the whole ranking; a measure null in every row of per_query is null. A query
--- with a null ndcg (empty_ideal = 'skip') is left out of every mean and of the count (the
--- companion measures' too); a NaN ndcg (empty_ideal = 'nan') is kept and makes the ndcg
--- mean NaN. With tie bounds (tie_bounds true in per_query.sql): the means of ndcg_min and
--- ndcg_max, and tie_sensitive_queries, how many of the averaged queries an order of their ties could
+-- Creates: view summary (k, queries, then every measure, grouped as means, sums and
+-- geometric means, then tie_sensitive_queries): queries is how many were combined; k is
+-- null for the whole ranking; a measure null in every row of per_query is null. A query with
+-- a null ndcg (empty_ideal = 'skip') is left out of every measure and of the count (the
+-- companion measures' too); a NaN ndcg (empty_ideal = 'nan') is kept and makes the ndcg mean
+-- NaN. With tie bounds (tie_bounds true in per_query.sql): the means of ndcg_min and
+-- ndcg_max, and tie_sensitive_queries, how many of the queries an order of their ties could
 -- score differently (ndcg_max - ndcg_min > 1e-12); all three are null without tie bounds.
 
 create or replace temp view summary as
 with
 
 -- a query whose ndcg is null (empty_ideal 'skip') is left out of every mean and of the count
+-- DuckDB refuses a columns(...) that selects no column: each aggregate's set holds a null
+-- column of its own (an anchor), dropped at the end
 kept as (
-    select per_query.*
+    select
+        per_query.*,
+        cast(null as double) as sum_anchor,
+        cast(null as double) as geometric_mean_anchor
     from per_query
     where per_query.ndcg is not null
 ),
 
--- Running sums in query order, read off at the last query: means with the same bits on
--- every run, which a parallel avg() in arbitrary row order does not give.
+-- Running sums in query order, read off at the last query: the same bits on every run, which
+-- a parallel sum() in arbitrary row order does not give. Every measure (and the tie bounds)
+-- keeps its name; the geometric means sum logarithms.
+-- (sqlfluff reads the lambdas' parameter c as a column: RF02 and RF03 are off for them)
+-- noqa: disable=RF02,RF03
 cumulative as (
     select
         kept.k,
         row_number() over running as position,
         count(*) over (partition by kept.k) as queries,
-        -- every measure (and the tie bounds), each named as its column
-        sum(columns(kept.* exclude (query_id, k, ties_straddle_k))) over running,  -- noqa: RF03
+        sum(
+            columns(
+                lambda c: not list_contains(['query_id', 'k', 'ties_straddle_k', 'geometric_mean_anchor'], c)
+                and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
+            )
+        ) over running,
+        -- no value is null here: a geometric mean is of a measure defined at every cutoff (spec.Measure)
+        sum(
+            ln(greatest(columns(
+                lambda c: c = 'geometric_mean_anchor'
+                or list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
+            ), 1e-5))
+        ) over running,
         sum(
             case
                 when kept.ndcg_max - kept.ndcg_min > 1e-12 then cast(1 as bigint)
@@ -38,19 +60,36 @@ cumulative as (
             end
         ) over running as tie_sensitive_queries
     from kept
-    window running as (
-        partition by kept.k
-        order by kept.query_id
-        rows between unbounded preceding and current row
-    )
+    window running as (partition by kept.k order by kept.query_id rows unbounded preceding)
 ),
 
+-- each measure combined: a mean, a sum, or exp of the mean of the logarithms
 totals as (
-    select cumulative.*
+    select
+        cumulative.k,
+        cumulative.queries,
+        columns(
+            lambda c: not list_contains(
+                ['k', 'position', 'queries', 'tie_sensitive_queries', 'sum_anchor', 'geometric_mean_anchor'],
+                c
+            )
+            and not list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
+            and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
+        ) / cumulative.queries,
+        columns(
+            lambda c: c = 'sum_anchor'
+            or list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
+        ),
+        exp(columns(
+            lambda c: c = 'geometric_mean_anchor'
+            or list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
+        ) / cumulative.queries),
+        cast(cumulative.tie_sensitive_queries as bigint) as tie_sensitive_queries
     from cumulative
     where cumulative.position = cumulative.queries
 ),
 
+-- noqa: enable=RF02,RF03
 cutoffs as (
     select distinct per_query.k from per_query
 ),
@@ -59,8 +98,7 @@ final as (
     select
         cutoffs.k,
         coalesce(totals.queries, 0) as queries,
-        columns(totals.* exclude (k, position, queries, tie_sensitive_queries)) / totals.queries,  -- noqa: RF02
-        cast(totals.tie_sensitive_queries as bigint) as tie_sensitive_queries
+        totals.* exclude (k, queries, sum_anchor, geometric_mean_anchor)  -- noqa: RF02
     from cutoffs
     left join totals on totals.k is not distinct from cutoffs.k
 )

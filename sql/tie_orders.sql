@@ -8,7 +8,7 @@
 --   SET VARIABLE ties = 'docid-desc';        -- 'input-order' keeps the input rank first
 --
 -- Creates: view tie_orders (ordering 'worst' or 'best', query_id, score, input_rank, gain,
--- judged, position): 'worst' and 'best' break the same ties as the ranking by gain,
+-- judged, relevant, nonrelevant, counted, position): 'worst' and 'best' break the same ties as the ranking by gain,
 -- ascending and descending, the lowest and highest NDCG any order of the ties can give.
 -- They need the gains before ranking; the whole view is pruned when tie_bounds is off.
 
@@ -20,7 +20,9 @@ gained as (
         deduplicated.*,
         coalesce(judgments.gain, 0.0) as gain,
         coalesce(judgments.judged, false) as judged,
-        coalesce(judgments.relevant, false) as relevant
+        coalesce(judgments.relevant, false) as relevant,
+        coalesce(judgments.nonrelevant, false) as nonrelevant,
+        coalesce(judgments.counted, false) as counted
     from deduplicated
     left join judgments
         on deduplicated.query_id = judgments.query_id and deduplicated.doc_id = judgments.doc_id
@@ -36,6 +38,8 @@ worst as (
         gained.gain,
         gained.judged,
         gained.relevant,
+        gained.nonrelevant,
+        gained.counted,
         row_number() over (
             partition by gained.query_id
             order by
@@ -56,6 +60,8 @@ best as (
         gained.gain,
         gained.judged,
         gained.relevant,
+        gained.nonrelevant,
+        gained.counted,
         row_number() over (
             partition by gained.query_id
             order by

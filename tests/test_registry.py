@@ -14,21 +14,25 @@ import pytest
 from pipeline import cli, transpile
 from pipeline.api import _EVALUATION_OPTIONS, make_evaluation
 from pipeline.cli_flags import build_parser, parse_args
+from pipeline.engines import polars as polars_engine
 from pipeline.engines.polars import PER_QUERY_COLUMNS
 from pipeline.errors import UsageError
 from pipeline.spec import (
     CONVENTIONS,
+    COUNTERS,
     MEASURE_NAMES,
     MEASURES,
     PROFILES,
+    SIGNAL_NAMES,
     SQL_VARIABLES,
+    SUMMARY_VARIABLE_TYPES,
     Convention,
     Evaluation,
     conventions_table,
     profiles_table,
 )
-from pipeline.sql_files import VARIABLES, evaluation_variables
-from tests.conftest import ROOT
+from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables
+from tests.conftest import ROOT, frames
 
 # A value of each convention that has no choices, as a flag's text and as the API's value.
 SAMPLES: dict[str, tuple[str, Any]] = {
@@ -153,7 +157,10 @@ def test_sql_variables_spark_types_and_refusals_are_the_registry_s() -> None:
     names = [variable.name for variable in SQL_VARIABLES]
     assert set(names) <= set(VARIABLES)
     assert set(evaluation_variables(Evaluation())) == set(names)
-    assert {variable.name: variable.spark_type for variable in SQL_VARIABLES} == transpile.VARIABLE_TYPES
+    assert {
+        **{variable.name: variable.spark_type for variable in SQL_VARIABLES},
+        **SUMMARY_VARIABLE_TYPES,
+    } == transpile.VARIABLE_TYPES
     read = set()
     for path in (ROOT / "sql").glob("*.sql"):
         read |= set(re.findall(r"getvariable\('([a-z_]+)'\)", path.read_text()))
@@ -183,13 +190,55 @@ def test_measure_columns_are_the_registry_s() -> None:
 
 
 def test_a_new_measure_is_named_in_its_own_sql_step_only() -> None:
-    """A measure is listed once in SQL, where it is computed (sql/scored.sql); the per-query
-    table and the summary take every measure through a star, so they never name one but ndcg
-    (the primary measure, which decides who is averaged)."""
-    for file_name in ("per_query.sql", "summary.sql"):
+    """A measure is listed once in SQL, where it is computed (sql/measures.sql); the steps after
+    it (the per-query table) and the summary take every measure through a star, so they never
+    name one but ndcg (the primary measure, which decides who is averaged)."""
+    after = PER_QUERY_STEPS[PER_QUERY_STEPS.index("measures.sql") + 1 :]
+    assert after == ("per_query.sql",)
+    for file_name in (*after, "summary.sql"):
         code = "\n".join(line.split("--")[0] for line in (ROOT / "sql" / file_name).read_text().splitlines())
         named = {name for name in MEASURE_NAMES if re.search(rf'\b"?{name}"?\b', code)}
         assert named <= {"ndcg"}, f"sql/{file_name} lists {named}"
+
+
+def test_every_step_has_its_polars_twin_of_the_same_name() -> None:
+    """Each SQL step is a function ``_<step>`` of the Polars engine (the last, per_query, its
+    public ``per_query``), so the two engines read side by side."""
+    for file_name in PER_QUERY_STEPS[:-1]:
+        assert callable(getattr(polars_engine, "_" + file_name.removesuffix(".sql"), None)), file_name
+    assert PER_QUERY_STEPS[-1] == "per_query.sql" and callable(polars_engine.per_query)
+
+
+def test_every_counter_the_registry_can_name_is_computed_by_the_sql() -> None:
+    """The SQL computes each accumulation of each signal (sql/running_sums.sql for the rank
+    counters, sql/evaluated_queries.sql for the per-query ones), so a measure reading a new
+    counter of the registry touches no counter step; and the registry's counters are those."""
+    connection = duckdb.connect()
+    connection.execute(
+        "create view run as select 'q' as query_id, 'd' as doc_id, 1.0 as score, 0 as arrival, null as input_rank"
+    )
+    connection.execute("create view qrels as select 'q' as query_id, 'd' as doc_id, 1 as relevance")
+    connection.execute("SET VARIABLE ks = [1]")
+    for file_name in PER_QUERY_STEPS[:-1]:
+        connection.execute((ROOT / "sql" / file_name).read_text())
+    rank_counters = set(connection.table("running_sums").columns) - {"ranking", "query_id", "rank", "next_rank"}
+    query_counters = set(connection.table("evaluated_queries").columns) - {"query_id"}
+    accumulations = {"found", "precision_sum", "first_rank"}
+    assert rank_counters == {"cg", "dcg"} | {f"{s}_{a}" for s in SIGNAL_NAMES for a in accumulations}
+    assert query_counters == {f"{s}_in_qrels" for s in SIGNAL_NAMES}
+    assert {counter.name for counter in COUNTERS} <= rank_counters | query_counters
+    for measure in MEASURES:
+        assert set(measure.counters) <= {counter.name for counter in COUNTERS}
+
+
+@pytest.mark.parametrize("family", [m.selected_by for m in MEASURES if m.selected_by != "ndcg"])
+def test_each_measure_reads_only_the_counters_it_names(family: str) -> None:
+    """The Polars engine computes only the counters the asked measures name (spec.Measure.counters),
+    so a formula reading another one fails here, asked for alone."""
+
+    run, qrels = frames([("q", "a", 2.0), ("q", "b", 1.0)], [("q", "b", 1), ("q", "c", 0)])
+    table = polars_engine.per_query(run, qrels, Evaluation(cutoffs=(1,), measures=(family,))).collect()
+    assert family in table.columns
 
 
 def test_profiles_and_describe_come_from_the_registry() -> None:

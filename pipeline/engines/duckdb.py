@@ -15,8 +15,18 @@ import duckdb
 import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
-from pipeline.spec import COMPANION_MEASURES, Evaluation
-from pipeline.sql_files import VARIABLES, evaluation_variables, per_query_steps, sql_file
+from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
+from pipeline.sql_files import (
+    VARIABLE_TYPES,
+    VARIABLES,
+    evaluation_variables,
+    per_query_steps,
+    sql_file,
+    summary_columns,
+)
+
+# The variables holding lists of text (measures, signals, the summary's aggregates).
+TEXT_LISTS = frozenset(name for name, spark_type in VARIABLE_TYPES.items() if spark_type == "ARRAY<STRING>")
 
 
 def connect(*, threads: int | None = None, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
@@ -35,6 +45,9 @@ def set_variables(connection: duckdb.DuckDBPyConnection, variables: dict[str, An
             raise ValueError(f"unknown SQL variable {name!r}")
         if name == "gain_map" and value is not None:
             connection.execute(f"SET VARIABLE {name} = map($1::double[], $2::double[])", list(value))
+        elif name in TEXT_LISTS and value is not None:
+            # typed, so that an empty list compares with text ([] alone binds as INTEGER[])
+            connection.execute(f"SET VARIABLE {name} = $1::varchar[]", [value])
         elif value is None:
             connection.execute(f"RESET VARIABLE {name}")
         else:
@@ -134,8 +147,10 @@ def summarize(per_query_table: pl.DataFrame, connection: duckdb.DuckDBPyConnecti
     connection = connect() if connection is None else connection
     try:
         connection.register("per_query", complete)
+        set_variables(connection, summary_variables())
         connection.execute(sql_file("summary.sql"))
-        summary = _from_arrow_stream(connection.sql("from summary"))
+        # summary.sql gives the measures grouped by aggregate: back in the per-query table's order
+        summary = _from_arrow_stream(connection.sql("from summary")).select(summary_columns(complete.columns))
     finally:
         if own:
             connection.close()

@@ -1,8 +1,11 @@
 """The Polars engine: run + qrels LazyFrames to the per-query LazyFrame, in one lazy plan.
 
-Each step mirrors a CTE of ``sql/per_query.sql`` and carries its name, so the two engines can
-be read side by side. Where the SQL switches on a variable inside a CTE, this engine picks the
-expression in Python; both compute the same thing.
+Each step mirrors a step of ``sql/`` (:data:`pipeline.sql_files.PER_QUERY_STEPS`) and carries
+its name (``_judgments`` for ``sql/judgments.sql``), so the two engines can be read side by
+side. Where the SQL switches on a variable, this engine picks the expression in Python; both
+compute the same thing. The counters the measures read (``spec.COUNTERS``) are built from the
+registry here (:func:`_running_sums`, :func:`_evaluated_queries`); :func:`_measures` holds the
+one formula of each measure.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pipeline.expressions import (
     relevant,
     with_input_order,
 )
-from pipeline.spec import MEASURE_NAMES, Evaluation
+from pipeline.spec import COUNTER, MEASURE_NAMES, PRIMARY_MEASURE, SIGNAL_NAMES, Evaluation, measure_columns
 
 QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 PER_QUERY_COLUMNS = (QUERY, "k", *MEASURE_NAMES)
@@ -47,6 +50,9 @@ def per_query(
     the qrels when the caller has them (validation counts them anyway), save passes over the
     inputs; with both, text ids are replaced by their hashes while the plan runs when no two
     of them hash alike (see :func:`_hashed_query_ids`).
+
+    The steps are those of ``sql/`` (:data:`pipeline.sql_files.PER_QUERY_STEPS`), each a
+    function named ``_<step>``; this function is the last, ``per_query``.
     """
     hashed_ids = _hashed_query_ids(run_queries, judged_queries)
     if hashed_ids is not None:
@@ -54,41 +60,34 @@ def per_query(
         run_queries = hashed_ids.filter(pl.col("in_run")).select(pl.col(HASHED).alias(QUERY))
         judged_queries = hashed_ids.filter(pl.col("judged")).select(pl.col(HASHED).alias(QUERY))
     judgments = _judgments(qrels, evaluation)
-    # only a plan asked for companion measures reads which documents are relevant
-    companions = bool(evaluation.companions)
-    if not companions:
-        judgments = judgments.drop("relevant")
     judged = judgments.select(QUERY).unique() if judged_queries is None else judged_queries.lazy()
     # Every step is per query, so the run's queries without judgments are not filtered out of
     # the run here (a join over every row) but left out of the evaluated queries below.
     deduplicated = _deduplicated(with_input_order(run), evaluation)
-    retrieved = _orderings(deduplicated, judgments, evaluation, keep_relevant=companions)
+    retrieved = _orderings(deduplicated, judgments, evaluation)
     evaluated_queries = _evaluated_queries(
-        deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(), judged, evaluation
+        deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(),
+        judged,
+        judgments,
+        evaluation,
     )
-    ideal_at_cutoffs = _sums_at_cutoffs(
-        _discounted(_ideal(judgments, retrieved["retrieved"], evaluation), evaluation), evaluation, cg=None, dcg="idcg"
-    )
-    # the companion measures count the relevant ranks of the ranking itself, in the same pass
-    # over its rows as its sums (no second sort, no second read of the ranking)
-    relevance = {ordering: companions and ordering == "retrieved" for ordering in retrieved}
-    scored = {
-        ordering: _scored(
+    rankings = _rankings(retrieved, judgments, evaluation)
+    ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(rankings.pop("ideal"), evaluation), evaluation)
+    ideal_at_cutoffs = ideal_at_cutoffs.select(QUERY, "k", idcg="dcg")
+    # the counters count the signals of the ranking by score, in the same pass over its rows
+    # as its sums (no second sort, no second read of the ranking)
+    measures = {
+        ordering: _measures(
             evaluated_queries,
-            _sums_at_cutoffs(
-                _discounted(ranking, evaluation, relevance[ordering]),
-                evaluation,
-                cg="cg",
-                dcg="dcg",
-                relevance=relevance[ordering],
-            ),
+            _cutoffs(evaluation),
+            _sums_at_cutoffs(_running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation),
             ideal_at_cutoffs,
             evaluation,
-            _companions(judgments) if relevance[ordering] else None,
+            companions=ordering == "retrieved",
         )
-        for ordering, ranking in retrieved.items()
+        for ordering, ranking in rankings.items()
     }
-    final = _final(scored, retrieved["retrieved"], evaluation)
+    final = _final(measures, retrieved["retrieved"], evaluation)
     if hashed_ids is not None:
         final = (
             final.rename({QUERY: HASHED})
@@ -98,26 +97,28 @@ def per_query(
     return final.sort([QUERY, "k"], nulls_last=False)
 
 
-def _orderings(
-    deduplicated: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation, *, keep_relevant: bool
-) -> dict[str, pl.LazyFrame]:
+def _orderings(deduplicated: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> dict[str, pl.LazyFrame]:
     """The retrieved ranking (and with tie bounds the worst and best orders of its ties) with
-    the gains, cut at max_results: ``{ordering: ranking}``."""
+    the gains and signals, cut at max_results: ``{ordering: ranking}``."""
     if evaluation.tie_bounds:
-        # the bounds break ties by gain, so gains are joined before ranking
-        gained = _gained(deduplicated, judgments)
+        ranked = _ranked(_gained(deduplicated, judgments), evaluation, "retrieved")
         return {
-            ordering: _retrieved(_ranked(gained, evaluation, ordering), evaluation, ordering) for ordering in ORDERINGS
+            "retrieved": _retrieved(ranked, evaluation, "retrieved"),
+            **_tie_orders(deduplicated, judgments, evaluation),
         }
     # ranked first and cut at max_results: the join with the judgments then carries fewer
     # columns and rows (measured 10% faster at 10M rows)
-    ranked = _gained(
-        _ranked(deduplicated, evaluation, "retrieved"),
-        judgments,
-        _only_earning_ranks_read(evaluation),
-        keep_relevant=keep_relevant,
-    )
+    ranked = _gained(_ranked(deduplicated, evaluation, "retrieved"), judgments, _only_earning_ranks_read(evaluation))
     return {"retrieved": _retrieved(ranked, evaluation, "retrieved")}
+
+
+def _tie_orders(deduplicated: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation) -> dict[str, pl.LazyFrame]:
+    """The worst and the best order of tied results (ties by gain ascending, descending), as
+    evaluated rankings: the bounds break ties by gain, so gains are joined before ranking."""
+    gained = _gained(deduplicated, judgments)
+    return {
+        ordering: _retrieved(_ranked(gained, evaluation, ordering), evaluation, ordering) for ordering in TIE_ORDERS
+    }
 
 
 # Grouping and joining by a u64 measured 1 s faster than by the text ids at 10M rows
@@ -147,17 +148,33 @@ def _hashed_query_ids(run_queries: pl.DataFrame | None, judged_queries: pl.DataF
 # The ranking under the ties convention, then (with tie bounds) the same ties broken by gain
 # ascending and descending: the lowest and highest NDCG an order of the ties can give.
 ORDERINGS = ("retrieved", "worst", "best")
+TIE_ORDERS = ("worst", "best")
+# What the signals of the counters (spec.SIGNALS) hold for, from a judged label.
+SIGNAL_COLUMNS = ("judged", *(name for name in SIGNAL_NAMES if name != "judged"))
+
+
+def _cutoffs(evaluation: Evaluation) -> pl.LazyFrame:
+    """``k``: the cutoffs, and the whole ranking (k null)."""
+    return pl.LazyFrame({"k": [None, *evaluation.cutoffs]}, schema={"k": pl.Int64})
 
 
 def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, doc_id, gain, judged``, then the signals the asked counters read and
+    ``counted`` (one of them holds, so the document's ranks are kept for the counters)."""
+    label = pl.col(LABEL)
+    # a negative label counts as unjudged (trec_eval -J drops it too)
+    judged = label >= 0
+    is_relevant = judged & relevant(label, evaluation.relevance_threshold)
+    signals = {"judged": judged, "relevant": is_relevant, "nonrelevant": judged & ~is_relevant}
+    asked = [signals[name].alias(name) for name in evaluation.signals if name != "judged"]
+    counted = pl.any_horizontal(*(signals[name] for name in evaluation.signals)) if evaluation.signals else False
     return qrels.select(
         QUERY,
         DOC,
-        gain(pl.col(LABEL), evaluation.gain, evaluation.relevance_threshold).alias("gain"),
-        # a negative label counts as unjudged (trec_eval -J drops it too)
-        (pl.col(LABEL) >= 0).alias("judged"),
-        # what the companion measures count: a judged label at or above the threshold
-        ((pl.col(LABEL) >= 0) & relevant(pl.col(LABEL), evaluation.relevance_threshold)).alias("relevant"),
+        gain(label, evaluation.gain, evaluation.relevance_threshold).alias("gain"),
+        judged.alias("judged"),
+        *asked,
+        pl.lit(counted).alias("counted") if isinstance(counted, bool) else counted.alias("counted"),
     )
 
 
@@ -167,42 +184,39 @@ def _deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFram
     return run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
 
 
-def _gained(
-    run_rows: pl.LazyFrame, judgments: pl.LazyFrame, only_earning: bool = False, *, keep_relevant: bool = False
-) -> pl.LazyFrame:
-    """The run with each document's ``gain``, ``judged`` (and ``relevant`` when the judgments
-    have it), or with ``only_earning`` only the rows whose gain is not 0 or, with
-    ``keep_relevant``, that are relevant (an inner join with those judgments: at 10M rows it
-    carries a tenth of the rows on)."""
+def _gained(run_rows: pl.LazyFrame, judgments: pl.LazyFrame, only_earning: bool = False) -> pl.LazyFrame:
+    """The run with each document's ``gain`` and signals, or with ``only_earning`` only the
+    rows whose gain is not 0 or that are counted (an inner join with those judgments: at 10M
+    rows it carries a tenth of the rows on)."""
     if only_earning:
-        earning = pl.col("gain") != 0
-        if keep_relevant:
-            earning = earning | pl.col("relevant")
-        return run_rows.join(judgments.filter(earning), on=[QUERY, DOC], how="inner")
-    filled = [pl.col(c).fill_null(False) for c in ("judged", "relevant") if c in judgments.collect_schema().names()]
-    return run_rows.join(judgments, on=[QUERY, DOC], how="left").with_columns(pl.col("gain").fill_null(0.0), *filled)
+        return run_rows.join(judgments.filter((pl.col("gain") != 0) | pl.col("counted")), on=[QUERY, DOC], how="inner")
+    flags = [c for c in judgments.collect_schema().names() if c in (*SIGNAL_COLUMNS, "counted")]
+    return run_rows.join(judgments, on=[QUERY, DOC], how="left").with_columns(
+        pl.col("gain").fill_null(0.0), *(pl.col(c).fill_null(False) for c in flags)
+    )
 
 
 def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
-    """Whether nothing after the join reads a rank that earns nothing: no renumbering without
-    the unjudged, no tie groups' mean gain, no count of the retrieved results, no tie bounds.
-    Ranks are given before the join, so dropping the other rows changes no rank."""
+    """Whether nothing after the join reads a rank that earns nothing and is not counted: no
+    renumbering without the unjudged, no tie groups' mean gain, no count of the retrieved
+    results, no tie bounds. Ranks are given before the join, so dropping the other rows
+    changes no rank."""
     return (
         evaluation.unjudged != "drop"
-        and evaluation.ties != "average"
         and evaluation.ideal != "judged-cut-at-hits"
+        and evaluation.ties != "average"
         and not evaluation.tie_bounds
     )
 
 
 def _ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
-    """``query_id, doc_id, score, input_rank, position`` (and ``gain, judged`` when ``frame``
-    has them): the ordering, cut at ``max_results``."""
+    """``query_id, doc_id, score, input_rank, position`` (and the gain and signals when
+    ``frame`` has them): the ordering, cut at ``max_results``."""
     if ordering == "retrieved":
         position = rank_by_score(ties=evaluation.ties)
     else:
         position = rank_ties_by_gain(ties=evaluation.ties, best_first=ordering == "best")
-    gains = [c for c in ("gain", "judged", "relevant") if c in frame.collect_schema().names()]
+    gains = [c for c in ("gain", *SIGNAL_COLUMNS, "counted") if c in frame.collect_schema().names()]
     ranked = frame.select(QUERY, DOC, SCORE, INPUT_RANK, *gains, position.alias("position"))
     if evaluation.max_results is not None:
         ranked = ranked.filter(pl.col("position") <= evaluation.max_results)
@@ -210,10 +224,10 @@ def _ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.La
 
 
 def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
-    """``query_id, score, input_rank, rank, gain, credited_gain`` (and ``relevant`` when
-    ``ranked`` has it): the evaluated ranking. ``credited_gain`` is what the rank earns: the
-    document's gain, or its tie group's mean gain under ``average`` (the tie bounds' orderings
-    are orders of the ties: their own gains)."""
+    """``query_id, score, input_rank, rank, gain, credited_gain``, then the signals and
+    ``counted``: the evaluated ranking. ``credited_gain`` is what the rank earns: the
+    document's gain, or its tie group's mean gain under ``average`` (the tie bounds'
+    orderings are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
         ranked = ranked.filter(pl.col("judged"))
         rank = pl.col("position").rank("ordinal").over(QUERY).cast(pl.Int64)
@@ -221,10 +235,26 @@ def _retrieved(ranked: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
         rank = pl.col("position")
     averaged = evaluation.ties == "average" and ordering == "retrieved"
     credited = pl.col("gain").mean().over(QUERY, SCORE) if averaged else pl.col("gain")
-    relevance = [c for c in ("relevant",) if c in ranked.collect_schema().names()]
-    return ranked.select(
-        QUERY, SCORE, INPUT_RANK, rank.alias("rank"), "gain", credited.alias("credited_gain"), *relevance
-    )
+    flags = [c for c in (*SIGNAL_COLUMNS, "counted") if c in ranked.collect_schema().names()]
+    return ranked.select(QUERY, SCORE, INPUT_RANK, rank.alias("rank"), "gain", credited.alias("credited_gain"), *flags)
+
+
+def _rankings(
+    retrieved: dict[str, pl.LazyFrame], judgments: pl.LazyFrame, evaluation: Evaluation
+) -> dict[str, pl.LazyFrame]:
+    """``{ranking: query_id, rank, credited_gain[, signals]}``: the ranks that earn something
+    of each ordering and of the ideal (``"ideal"``). A rank that earns 0 adds exactly 0 to
+    every sum, and most ranks of a real run are unjudged; the counted ranks of the ranking
+    by score are kept too, with the signals the counters read."""
+    rankings = {}
+    for ordering, ranking in retrieved.items():
+        kept = pl.col("credited_gain") != 0
+        signals = [name for name in evaluation.signals] if ordering == "retrieved" else []
+        if signals:
+            kept = kept | pl.col("counted")
+        rankings[ordering] = ranking.filter(kept).select(QUERY, "rank", "credited_gain", *signals)
+    rankings["ideal"] = _ideal(judgments, retrieved["retrieved"], evaluation)
+    return rankings
 
 
 def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -237,66 +267,73 @@ def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluat
     return ideal.select(QUERY, "rank", pl.col("gain").alias("credited_gain"))
 
 
-def _discounted(ranking: pl.LazyFrame, evaluation: Evaluation, relevance: bool = False) -> pl.LazyFrame:
-    """Only the ranks that earn something: a rank with credited gain 0 adds exactly 0 to every
-    sum, and most ranks of a real run are unjudged. With ``relevance``, the relevant ranks too
-    (and the column ``relevant``), which the companion measures count."""
-    kept = pl.col("credited_gain") != 0
-    return ranking.filter(kept | pl.col("relevant") if relevance else kept).select(
-        QUERY,
-        "rank",
-        "credited_gain",
-        *(["relevant"] if relevance else []),
-        discounted_gain=pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount),
-    )
-
-
-def _evaluated_queries(run_queries: pl.LazyFrame, judged_queries: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """The judged queries the run has, or with ``all_queries`` every judged query."""
-    if evaluation.all_queries:
-        return judged_queries
-    return run_queries.join(judged_queries, on=QUERY, how="semi")
-
-
-def _sums_at_cutoffs(
-    ranked: pl.LazyFrame, evaluation: Evaluation, *, cg: str | None, dcg: str, relevance: bool = False
+def _evaluated_queries(
+    run_queries: pl.LazyFrame, judged_queries: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
 ) -> pl.LazyFrame:
-    """Long ``query_id, k, [cg], dcg``: running sums in rank order, the same bits on every run
-    (a parallel sum in arbitrary row order does not give that), and at each cutoff the sums of
-    the last earning rank at or above it (``next_rank`` says up to which cutoff a sum holds).
+    """``query_id``: the judged queries the run has, or with ``all_queries`` every judged
+    query; then the per-query counters the asked measures read (``<signal>_in_qrels``: how
+    many of the query's judged documents a signal holds for; ``relevant_in_qrels`` is R, the
+    denominator of recall and AP)."""
+    evaluated = judged_queries if evaluation.all_queries else run_queries.join(judged_queries, on=QUERY, how="semi")
+    totals = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation == "in_qrels"]
+    if not totals:
+        return evaluated
+    counted = judgments.group_by(QUERY).agg(pl.col(c.signal).sum().cast(pl.Int64).alias(c.name) for c in totals)
+    return evaluated.join(counted, on=QUERY, how="left")
 
-    With ``relevance`` (the companion measures), also ``found`` (relevant ranks so far),
-    ``precision_sum`` (the sum of found / rank over them: AP's numerator) and ``first_rank``
-    (the query's first relevant rank)."""
+
+def _running_sums(ranking: pl.LazyFrame, evaluation: Evaluation, *, counted: bool = False) -> pl.LazyFrame:
+    """``query_id, rank, next_rank, cg, dcg`` (and the signals counted): running sums in rank
+    order, the same bits on every run (a parallel sum in arbitrary row order does not give
+    that); ``next_rank`` says up to which cutoff a sum holds.
+
+    With ``counted``, also the rank counters the asked measures read (spec.COUNTERS, each
+    named ``<signal>_<accumulation>``), built from the registry: per signal, ``found`` (the
+    ranks so far where it holds), ``precision_sum`` (found / rank summed over them) and
+    ``first_rank`` (the first of them, null until one is found)."""
 
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
-    sums = [(column, name) for column, name in (("credited_gain", cg), ("discounted_gain", dcg)) if name is not None]
-    found: list[pl.Expr] = []
-    if relevance:
-        found = [in_rank_order(pl.col("relevant").cast(pl.Int64).cum_sum()).alias("found"), pl.col("relevant")]
-    cumulative = ranked.select(
+    wanted = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation != "in_qrels"]
+    wanted = wanted if counted else []
+    signals = list(dict.fromkeys(counter.signal for counter in wanted))
+    found = {s: in_rank_order(pl.col(s).cast(pl.Int64).cum_sum()).alias(f"{s}_found") for s in signals}
+    discounted = pl.col("credited_gain") * discount(pl.col("rank"), evaluation.discount)
+    cumulative = ranking.select(
         QUERY,
         "rank",
+        *signals,
         in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
-        *[in_rank_order(pl.col(column).cum_sum()).alias(name) for column, name in sums],
-        *found,
+        in_rank_order(pl.col("credited_gain").cum_sum()).alias("cg"),
+        in_rank_order(discounted.cum_sum()).alias("dcg"),
+        *found.values(),
     )
-    counts: list[str] = []
-    if relevance:
-        precision = pl.when(pl.col("relevant")).then(pl.col("found") / pl.col("rank")).otherwise(0.0)
-        cumulative = cumulative.with_columns(
-            in_rank_order(precision.cum_sum()).alias("precision_sum"),
-            pl.col("rank").filter(pl.col("relevant")).min().over(QUERY).alias("first_rank"),
-        )
-        counts = ["found", "precision_sum", "first_rank"]
+
+    def accumulated(signal: str, accumulation: str) -> pl.Expr:
+        holds, found_so_far = pl.col(signal), pl.col(f"{signal}_found")
+        if accumulation == "found":
+            return found_so_far
+        if accumulation == "precision_sum":
+            return in_rank_order(pl.when(holds).then(found_so_far / pl.col("rank")).otherwise(0.0).cum_sum())
+        # first_rank: a rank where the signal holds is at or above this one once one is found
+        return pl.when(found_so_far > 0).then(pl.col("rank").filter(holds).min().over(QUERY))
+
+    # no select after: a projection here split the plan that the cutoffs of _sums_at_cutoffs
+    # share (Polars then ran the ranking once per cutoff, 4x slower at 1M rows)
+    return cumulative.with_columns(accumulated(c.signal, c.accumulation).alias(c.name) for c in wanted)
+
+
+def _sums_at_cutoffs(running_sums: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """Long ``query_id, k``, then the sums and counters of :func:`_running_sums` (not its
+    signals): at each cutoff, those of the last kept rank at or above it."""
     last_rank = pl.col("next_rank").is_null()
+    sums = [c for c in running_sums.collect_schema().names() if c not in (QUERY, "rank", "next_rank", *SIGNAL_NAMES)]
     return pl.concat(
         [
-            cumulative.filter(
+            running_sums.filter(
                 last_rank if k is None else (pl.col("rank") <= k) & (last_rank | (pl.col("next_rank") > k))
-            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), *[name for _, name in sums], *counts)
+            ).select(QUERY, pl.lit(k, dtype=pl.Int64).alias("k"), *sums)
             for k in [None, *evaluation.cutoffs]
         ]
     )
@@ -311,60 +348,44 @@ def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
     }[evaluation.empty_ideal]
 
 
-def _scored(
+def _measures(
     evaluated_queries: pl.LazyFrame,
-    retrieved_at_cutoffs: pl.LazyFrame,
+    cutoffs: pl.LazyFrame,
+    sums_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
     evaluation: Evaluation,
-    relevant_judged: pl.LazyFrame | None = None,
+    *,
+    companions: bool,
 ) -> pl.LazyFrame:
-    """``query_id, k, cg, dcg, idcg, ndcg`` of every evaluated query and cutoff, and with
-    ``relevant_judged`` (:func:`_companions`) the companion measures asked for."""
-    cutoffs = pl.LazyFrame({"k": [None, *evaluation.cutoffs]}, schema={"k": pl.Int64})
-    scored = evaluated_queries.join(cutoffs, how="cross").join(
-        retrieved_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True
+    """``query_id, k``, then the measures asked for (the registry's order; with
+    ``companions`` false, the ranking of a tie bound, the NDCG family only) of every evaluated
+    query and cutoff, one formula each: NDCG's from the sums, the others from the counters
+    (the rank counters null where none was kept at or above k). The only Polars step that
+    names a measure."""
+    counted = (
+        evaluated_queries.join(cutoffs, how="cross")
+        .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
+        .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
-    if relevant_judged is not None:
-        scored = scored.join(relevant_judged, on=QUERY, how="left")
-    return (
-        scored.join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
-        .select(
-            QUERY,
-            "k",
-            pl.col("cg").fill_null(0.0),
-            pl.col("dcg").fill_null(0.0),
-            pl.col("idcg").fill_null(0.0),
-            *(_companion_measures(evaluation) if relevant_judged is not None else []),
-        )
-        .with_columns(
-            ndcg=pl.when(pl.col("idcg") > 0)
-            .then(pl.col("dcg") / pl.col("idcg"))
-            .otherwise(_empty_ideal_score(evaluation)),
-        )
-        .select(QUERY, "k", "cg", "dcg", "idcg", "ndcg", *(() if relevant_judged is None else evaluation.companions))
-    )
-
-
-def _companions(judgments: pl.LazyFrame) -> pl.LazyFrame:
-    """``query_id, relevant_judged``: how many documents of each judged query are relevant, the
-    denominator of recall and AP (``sql/companions.sql``)."""
-    return judgments.group_by(QUERY).agg(pl.col("relevant").sum().cast(pl.Int64).alias("relevant_judged"))
-
-
-def _companion_measures(evaluation: Evaluation) -> list[pl.Expr]:
-    """The companion measures asked for, from the counts of :func:`_sums_at_cutoffs` at each
-    cutoff (null where no relevant rank is at or above it: none found) and ``relevant_judged``."""
-    found, judged, k = pl.col("found").fill_null(0), pl.col("relevant_judged"), pl.col("k")
-    of_judged = pl.when(judged > 0)
-    measures = {
+    dcg, idcg, k = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0), pl.col("k")
+    found = pl.col("relevant_found").fill_null(0)
+    relevant_in_qrels = pl.when(pl.col("relevant_in_qrels") > 0)
+    formulas = {
+        "cg": pl.col("cg").fill_null(0.0),
+        "dcg": dcg,
+        "idcg": idcg,
+        "ndcg": pl.when(idcg > 0).then(dcg / idcg).otherwise(_empty_ideal_score(evaluation)),
         "P": found / k,  # null for the whole ranking (k null)
-        "recall": of_judged.then(found / judged).otherwise(0.0),
-        "map": of_judged.then(pl.col("precision_sum").fill_null(0.0) / judged).otherwise(0.0),
-        # a relevant rank at or above k means the first one is
-        "recip_rank": pl.when(found > 0).then(1.0 / pl.col("first_rank")).otherwise(0.0),
+        "recall": relevant_in_qrels.then(found / pl.col("relevant_in_qrels")).otherwise(0.0),
+        "map": relevant_in_qrels.then(
+            pl.col("relevant_precision_sum").fill_null(0.0) / pl.col("relevant_in_qrels")
+        ).otherwise(0.0),
+        # the first relevant rank is null where none is at or above k
+        "recip_rank": (1.0 / pl.col("relevant_first_rank")).fill_null(0.0),
         "success": (found > 0).cast(pl.Float64),
     }
-    return [measures[name].alias(name) for name in evaluation.companions]
+    asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
+    return counted.select(QUERY, "k", *(formulas[name].alias(name) for name in asked))
 
 
 def _straddles(as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -381,12 +402,12 @@ def _straddles(as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     ).filter(pl.col("k").is_in(evaluation.cutoffs))
 
 
-def _final(scored: dict[str, pl.LazyFrame], as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    final = scored["retrieved"]
+def _final(measures: dict[str, pl.LazyFrame], as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    final = measures["retrieved"]
     if evaluation.tie_bounds:
         for ordering, column in (("worst", "ndcg_min"), ("best", "ndcg_max")):
             final = final.join(
-                scored[ordering].select(QUERY, "k", pl.col("ndcg").alias(column)),
+                measures[ordering].select(QUERY, "k", pl.col("ndcg").alias(column)),
                 on=[QUERY, "k"],
                 how="left",
                 nulls_equal=True,

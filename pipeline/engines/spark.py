@@ -30,8 +30,8 @@ from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
-from pipeline.spec import COMPANION_MEASURES, Evaluation
-from pipeline.sql_files import evaluation_variables
+from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
+from pipeline.sql_files import evaluation_variables, summary_columns
 from pipeline.transpile import check_supported, transpile
 
 # pyspark warns on every Arrow hand-over that pandas 3 is newer than it tests with; our
@@ -167,7 +167,9 @@ def summarize(per_query_table: DataFrame) -> DataFrame:
     types = {"ndcg_min": "double", "ndcg_max": "double", "ties_straddle_k": "boolean"}
     complete = per_query_table.withColumns({column: functions.lit(None).cast(types[column]) for column in missing})
     with _private_views({"per_query": complete}) as tables:
-        summary = _run_query(per_query_table.sparkSession, "summary.sql", {}, tables)
+        summary = _run_query(per_query_table.sparkSession, "summary.sql", summary_variables(), tables)
+    # summary.sql gives the measures grouped by aggregate: back in the per-query table's order
+    summary = summary.select(*summary_columns(complete.columns))
     return summary.drop(*TIE_BOUNDS_SUMMARY) if missing else summary
 
 
