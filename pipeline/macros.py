@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+
 import sqlglot
 from sqlglot import exp
 
@@ -166,16 +167,16 @@ def _refusals(macro: str) -> list[exp.Select]:
             else ""
         )
         refusals.append(
-            _refusal(macro, condition, f"{name} must be one of {', '.join(allowed)}{extra}; got ", _shown(name), arrival)
+            _refusal(
+                macro, condition, f"{name} must be one of {', '.join(allowed)}{extra}; got ", _shown(name), arrival
+            )
         )
     unknown = exp.Anonymous(
         this="list_filter",
         expressions=[
             _parameter("measures"),
             exp.Lambda(
-                this=exp.not_(
-                    exp.Anonymous(this="list_contains", expressions=[_text_list(FAMILIES), exp.column("m")])
-                ),
+                this=exp.not_(exp.Anonymous(this="list_contains", expressions=[_text_list(FAMILIES), exp.column("m")])),
                 expressions=[exp.to_identifier("m")],
             ),
         ],
@@ -266,9 +267,7 @@ def _wanted(summary: bool) -> exp.Expr:
         )
     bounds = ["ndcg_min", "ndcg_max", "tie_sensitive_queries" if summary else "ties_straddle_k"]
     parts.append(
-        exp.Coalesce(
-            this=exp.If(this=_parameter("tie_bounds"), true=_text_list(bounds)), expressions=[_text_list([])]
-        )
+        exp.Coalesce(this=exp.If(this=_parameter("tie_bounds"), true=_text_list(bounds)), expressions=[_text_list([])])
     )
     return exp.Anonymous(this="flatten", expressions=[exp.Array(expressions=parts)])
 
@@ -362,4 +361,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
-
