@@ -218,6 +218,7 @@ def _refusals(macro: str) -> list[exp.Select]:
     duplicate = sqlglot.parse_one(
         "select run.query_id, run.doc_id from run group by run.query_id, run.doc_id having count(*) > 1 limit 1",
         read="duckdb",
+        into=exp.Select,
     ).subquery("duplicate")
     refusals.append(
         exp.select(
