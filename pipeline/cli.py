@@ -64,6 +64,12 @@ def _evaluation_from(args: argparse.Namespace) -> Evaluation:
 def _sql(args: argparse.Namespace) -> int:
     from pipeline.transpile import sql_text
 
+    if args.macros:
+        from pipeline.macros import macros_sql
+
+        sys.stdout.write(macros_sql())
+        return 0
+
     sys.stdout.write(sql_text(_evaluation_from(args), dialect=args.dialect))
     return 0
 

@@ -241,6 +241,12 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sql.add_argument("--dialect", default="spark", choices=("spark", "duckdb"), help="default: spark")
+    sql.add_argument(
+        "--macros",
+        action="store_true",
+        help="print instead the DuckDB table macros ndcg_per_query(run, qrels, ...) and ndcg_summary(run, qrels, "
+        "...), every convention a named parameter (the file sql/macros.sql; .read it into duckdb)",
+    )
     add_measure_flags(sql.add_argument_group("measure"))  # the very flags of `evaluate`
 
 

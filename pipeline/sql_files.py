@@ -33,6 +33,9 @@ VARIABLES = (
     *(variable.name for variable in SQL_VARIABLES),
     *SUMMARY_VARIABLE_TYPES,
     "out_path",
+    # the table macros' run and qrels arguments (sql/macro_inputs.sql, pipeline/macros.py)
+    "run",
+    "qrels",
 )
 # The Spark type of each variable the engines bind (the registry's): the type of its literal,
 # and of the NULL of an unset one.
