@@ -25,9 +25,9 @@ pytestmark = pytest.mark.spark
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def spark(local_spark: pyspark_sql.SparkSession) -> pyspark_sql.SparkSession:
-    """One small local session for the whole module (see tests/conftest.py)."""
+    """The process's shared local session (see tests/helpers/spark.py)."""
     return local_spark
 
 
