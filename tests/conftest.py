@@ -91,12 +91,20 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+SPARK_FIXTURES = frozenset({"local_spark", "spark_cli"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Spark's cases of the `engine` fixture leave the tests marked `local_engines`."""
+    """Spark's cases of the `engine` fixture leave the tests marked `local_engines`; every test
+    that asks for the shared SparkSession is marked `spark`, so that `-m "not spark"` (make
+    test-fast) leaves out every test that starts a JVM, marked by hand or not."""
     kept, deselected = [], []
     for item in items:
         params = getattr(item, "callspec", None)
         on_spark = params is not None and params.params.get("engine") == "spark"
+        if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
         (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
