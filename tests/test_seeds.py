@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from pipeline import Discount, Evaluation, Gain, per_query
-from tests.helpers.batch import Case, per_query_by_case
+from tests.helpers.batch import Case, per_query_by_case, through_api
 
 
 def ranking(labels: list[float], k: int | None, **spec: object) -> Case:
@@ -220,4 +220,4 @@ SCORED_ON_SPARK = [
 @cache
 def scored_on_spark() -> dict[str, pl.DataFrame]:
     cases = {str(i): ranking(list(labels), k, **dict(spec)) for i, (labels, k, spec) in enumerate(SCORED_ON_SPARK)}
-    return per_query_by_case(cases, "spark", allow_fractional_labels=True)
+    return per_query_by_case(cases, through_api("spark", allow_fractional_labels=True))

@@ -56,9 +56,15 @@ def edge_case(name: str) -> Case:
 
 
 @cache
-def edge_cases_on_spark() -> dict[str, pl.DataFrame]:
-    """Every edge case, scored in one Spark job per convention (tests/helpers/batch.py)."""
-    return per_query_by_case({name: edge_case(name) for name in CASES}, "spark")
+def edge_cases_on_spark(spark: pyspark_sql.SparkSession) -> dict[str, pl.DataFrame]:
+    """Every edge case, scored by the engine in one Spark job per convention (see
+    tests/helpers/batch.py); again if the shared session was replaced."""
+
+    def score(run: pl.LazyFrame, qrels: pl.LazyFrame | None, evaluation: Evaluation) -> pl.DataFrame:
+        assert qrels is not None
+        return to_polars(spark_engine.per_query(to_spark(spark, run), to_spark(spark, qrels), evaluation))
+
+    return per_query_by_case({name: edge_case(name) for name in CASES}, score)
 
 
 @pytest.mark.timeout(600)  # the first case scores them all
@@ -66,7 +72,7 @@ def edge_cases_on_spark() -> dict[str, pl.DataFrame]:
 def test_edge_case_matrix(spark: pyspark_sql.SparkSession, case: str) -> None:
     alone = edge_case(case)
     expected = as_table(compute("polars", alone.run, alone.qrels, alone.evaluation))
-    assert_tables_close(as_table(edge_cases_on_spark()[case]), expected)
+    assert_tables_close(as_table(edge_cases_on_spark(spark)[case]), expected)
 
 
 def large_random_case(seed: int, queries: int) -> tuple[list[tuple], list[tuple], Evaluation]:

@@ -17,7 +17,7 @@ alone).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import polars as pl
@@ -37,12 +37,25 @@ class Case:
     evaluation: Evaluation
 
 
-def per_query_by_case(cases: Mapping[str, Case], engine: str = "spark", **options: object) -> dict[str, pl.DataFrame]:
-    """Each case's per-query table (``query_id, k, ...``), as ``per_query`` gives it for that
-    case alone, from one evaluation per group of cases that share their conventions and the
-    schema of their inputs. ``options`` go to ``per_query`` (``allow_fractional_labels``, ...).
+Score = Callable[[pl.LazyFrame, "pl.LazyFrame | None", Evaluation], pl.DataFrame]
 
-    Cases whose query ids are not text cannot be prefixed; each is evaluated on its own."""
+
+def through_api(engine: str, **options: object) -> Score:
+    """Scoring through the library's front (reading, validation, the engine); ``options`` go to
+    ``per_query`` (``allow_fractional_labels``, ...)."""
+
+    def score(run: pl.LazyFrame, qrels: pl.LazyFrame | None, evaluation: Evaluation) -> pl.DataFrame:
+        return per_query(run, qrels, evaluation=evaluation, engine=engine, **options).collect()  # type: ignore[arg-type]
+
+    return score
+
+
+def per_query_by_case(cases: Mapping[str, Case], score: Score) -> dict[str, pl.DataFrame]:
+    """Each case's per-query table (``query_id, k, ...``), as ``score`` gives it for that case
+    alone, from one ``score`` call per group of cases that share their conventions and the
+    schemas of their inputs.
+
+    Cases whose query ids are not text cannot be prefixed; each is scored on its own."""
     for name in cases:
         if SEPARATOR in name:
             raise ValueError(f"a batched case's name cannot hold {SEPARATOR!r}: {name!r}")
@@ -53,7 +66,7 @@ def per_query_by_case(cases: Mapping[str, Case], engine: str = "spark", **option
     for names in groups.values():
         if len(names) == 1:
             case = cases[names[0]]
-            tables[names[0]] = _per_query(case.run, case.qrels, case.evaluation, engine, options)
+            tables[names[0]] = score(case.run, case.qrels, case.evaluation)
             continue
         cutoffs = tuple(sorted({k for name in names for k in cases[name].evaluation.cutoffs}))
         evaluation = dataclasses.replace(cases[names[0]].evaluation, cutoffs=cutoffs)
@@ -61,7 +74,7 @@ def per_query_by_case(cases: Mapping[str, Case], engine: str = "spark", **option
         # the schemas are part of the group's key: either every case has judgments, or none has
         judged = [_prefixed(name, qrels) for name in names if (qrels := cases[name].qrels) is not None]
         qrels = pl.concat(judged) if judged else None
-        together = _per_query(run, qrels, evaluation, engine, options)
+        together = score(run, qrels, evaluation)
         for name in names:
             prefix = f"{name}{SEPARATOR}"
             own_cutoffs = cases[name].evaluation.cutoffs
@@ -81,9 +94,3 @@ def _group_key(name: str, case: Case) -> tuple:
 
 def _prefixed(name: str, frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.with_columns((pl.lit(f"{name}{SEPARATOR}") + pl.col("query_id")).alias("query_id"))
-
-
-def _per_query(
-    run: pl.LazyFrame, qrels: pl.LazyFrame | None, evaluation: Evaluation, engine: str, options: dict
-) -> pl.DataFrame:
-    return per_query(run, qrels, evaluation=evaluation, engine=engine, **options).collect()  # type: ignore[arg-type]
