@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from pipeline import Discount, Evaluation, Gain, per_query
-from tests.helpers.batch import Case, per_query_by_case, through_api
+from tests.helpers.batch import Batch, Case, through_api
 
 
 def ranking(labels: list[float], k: int | None, **spec: object) -> Case:
@@ -42,9 +42,6 @@ def ranked(labels: list[float], k: int | None, engine: str, **spec: object) -> d
     table = per_query(case.run, case.qrels, evaluation=case.evaluation, engine=engine, allow_fractional_labels=True)
     return measures_at(table.collect(), k)
 
-
-# on Spark the first test scores every ranking of the module (see the end of the module)
-pytestmark = pytest.mark.timeout(600)
 
 JK2 = {"discount": Discount("jk", log_base=2.0)}
 EXP = {"gain": Gain("exponential")}
@@ -187,9 +184,9 @@ def test_seed_004_movies(engine: str, k: int, dcg: float, idcg: float) -> None:
     assert got["ndcg"] == pytest.approx({5: 0.9724, 3: 0.9050}[k], abs=1e-4)
 
 
-# Every ranking the tests above score. Spark scores them all the first time a test asks for
-# one, in one job per convention (tests/helpers/batch.py): a Spark job of a few rows costs its
-# round trips, not its rows.
+# Every ranking the tests above score. On Spark, the rankings that share a convention are
+# scored in one job, when a test first asks for one of them (tests/helpers/batch.py): a Spark
+# job of a few rows costs its round trips, not its rows.
 def ranking_key(labels: list[float], k: int | None, spec: dict) -> tuple:
     return (tuple(labels), k, tuple(sorted(spec.items())))
 
@@ -218,6 +215,6 @@ SCORED_ON_SPARK = [
 
 
 @cache
-def scored_on_spark() -> dict[str, pl.DataFrame]:
+def scored_on_spark() -> Batch:
     cases = {str(i): ranking(list(labels), k, **dict(spec)) for i, (labels, k, spec) in enumerate(SCORED_ON_SPARK)}
-    return per_query_by_case(cases, through_api("spark", allow_fractional_labels=True))
+    return Batch(cases, through_api("spark", allow_fractional_labels=True))

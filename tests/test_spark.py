@@ -20,7 +20,7 @@ from pipeline.cli import main
 from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
 from tests.conftest import ROOT, as_table, assert_tables_close, compute, frames, run_cli
-from tests.helpers.batch import Case, per_query_by_case
+from tests.helpers.batch import Batch, Case
 from tests.test_engines_agree import CASES
 
 pytestmark = pytest.mark.spark
@@ -56,7 +56,7 @@ def edge_case(name: str) -> Case:
 
 
 @cache
-def edge_cases_on_spark(spark: pyspark_sql.SparkSession) -> dict[str, pl.DataFrame]:
+def edge_cases_on_spark(spark: pyspark_sql.SparkSession) -> Batch:
     """Every edge case, scored by the engine in one Spark job per convention (see
     tests/helpers/batch.py); again if the shared session was replaced."""
 
@@ -64,10 +64,9 @@ def edge_cases_on_spark(spark: pyspark_sql.SparkSession) -> dict[str, pl.DataFra
         assert qrels is not None
         return to_polars(spark_engine.per_query(to_spark(spark, run), to_spark(spark, qrels), evaluation))
 
-    return per_query_by_case({name: edge_case(name) for name in CASES}, score)
+    return Batch({name: edge_case(name) for name in CASES}, score)
 
 
-@pytest.mark.timeout(600)  # the first case scores them all
 @pytest.mark.parametrize("case", list(CASES))
 def test_edge_case_matrix(spark: pyspark_sql.SparkSession, case: str) -> None:
     alone = edge_case(case)

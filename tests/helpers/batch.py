@@ -50,38 +50,51 @@ def through_api(engine: str, **options: object) -> Score:
     return score
 
 
-def per_query_by_case(cases: Mapping[str, Case], score: Score) -> dict[str, pl.DataFrame]:
+class Batch:
     """Each case's per-query table (``query_id, k, ...``), as ``score`` gives it for that case
     alone, from one ``score`` call per group of cases that share their conventions and the
-    schemas of their inputs.
+    schemas of their inputs. A group is scored when one of its cases is first asked for, so a
+    test pays for its own group at most (and a timeout stays as long as a test's).
 
     Cases whose query ids are not text cannot be prefixed; each is scored on its own."""
-    for name in cases:
-        if SEPARATOR in name:
-            raise ValueError(f"a batched case's name cannot hold {SEPARATOR!r}: {name!r}")
-    groups: dict[tuple, list[str]] = {}
-    for name, case in cases.items():
-        groups.setdefault(_group_key(name, case), []).append(name)
-    tables: dict[str, pl.DataFrame] = {}
-    for names in groups.values():
+
+    def __init__(self, cases: Mapping[str, Case], score: Score) -> None:
+        for name in cases:
+            if SEPARATOR in name:
+                raise ValueError(f"a batched case's name cannot hold {SEPARATOR!r}: {name!r}")
+        self._cases = dict(cases)
+        self._score = score
+        self._group_of: dict[str, list[str]] = {}
+        groups: dict[tuple, list[str]] = {}
+        for name, case in cases.items():
+            self._group_of[name] = groups.setdefault(_group_key(name, case), [])
+            self._group_of[name].append(name)
+        self._tables: dict[str, pl.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name not in self._tables:
+            self._tables.update(self._scored(self._group_of[name]))
+        return self._tables[name]
+
+    def _scored(self, names: list[str]) -> dict[str, pl.DataFrame]:
+        cases = self._cases
         if len(names) == 1:
             case = cases[names[0]]
-            tables[names[0]] = score(case.run, case.qrels, case.evaluation)
-            continue
+            return {names[0]: self._score(case.run, case.qrels, case.evaluation)}
         cutoffs = tuple(sorted({k for name in names for k in cases[name].evaluation.cutoffs}))
         evaluation = dataclasses.replace(cases[names[0]].evaluation, cutoffs=cutoffs)
         run = pl.concat([_prefixed(name, cases[name].run) for name in names])
         # the schemas are part of the group's key: either every case has judgments, or none has
         judged = [_prefixed(name, qrels) for name in names if (qrels := cases[name].qrels) is not None]
-        qrels = pl.concat(judged) if judged else None
-        together = score(run, qrels, evaluation)
+        together = self._score(run, pl.concat(judged) if judged else None, evaluation)
+        tables = {}
         for name in names:
             prefix = f"{name}{SEPARATOR}"
             own_cutoffs = cases[name].evaluation.cutoffs
             tables[name] = together.filter(
                 pl.col("query_id").str.starts_with(prefix), pl.col("k").is_null() | pl.col("k").is_in(own_cutoffs)
             ).with_columns(pl.col("query_id").str.strip_prefix(prefix))
-    return tables
+        return tables
 
 
 def _group_key(name: str, case: Case) -> tuple:
