@@ -77,10 +77,10 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 test: dev browser $(VENV)/.installed-peers ## install what the tests need (peer tools, a browser) and run the whole suite
 	$(BIN)/python -m pytest -q -n $(WORKERS)
 
-# The inner loop: no JVM, no browser, none of the tests marked slow (pyproject's markers say
-# which); the peer tools are installed as for make test. CI and make test run everything.
-FAST ?= not spark and not slow and not browser
-test-fast: dev $(VENV)/.installed-peers ## the suite without Spark, the browser and the slow tests (about a minute)
+# The inner loop: no JVM, no subprocess, no browser, none of the tests marked slow (pyproject's
+# markers say which); the peer tools are installed as for make test. CI and make test run everything.
+FAST ?= not spark and not subprocess and not slow and not browser
+test-fast: dev $(VENV)/.installed-peers ## the suite without Spark, subprocesses, the browser and the slow tests
 	$(BIN)/python -m pytest -q -n $(WORKERS) -m "$(FAST)"
 
 $(VENV)/.installed-bench: $(VENV)/.installed

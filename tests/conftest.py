@@ -94,17 +94,53 @@ def engine(request: pytest.FixtureRequest) -> str:
 SPARK_FIXTURES = frozenset({"local_spark", "spark_cli"})
 
 
+def starts_processes(function: object, namespace: dict, seen: set[int] | None = None) -> bool:
+    """Whether ``function``, or a function of its module it calls (however deep), runs
+    :func:`run_cli` or uses the subprocess module: read from the code, not by running it."""
+    code = getattr(function, "__code__", None)
+    seen = set() if seen is None else seen
+    if code is None or id(code) in seen:
+        return False
+    seen.add(id(code))
+    codes = [code]
+    while codes:  # the function's own code and the lambdas, comprehensions and nested functions in it
+        current = codes.pop()
+        codes += [const for const in current.co_consts if hasattr(const, "co_names")]
+        for name in current.co_names:
+            value = namespace.get(name)
+            if value is run_cli or value is subprocess:
+                return True
+            if getattr(value, "__module__", None) == namespace.get("__name__") and starts_processes(
+                value, namespace, seen
+            ):
+                return True
+    return False
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Spark's cases of the `engine` fixture leave the tests marked `local_engines`; every test
-    that asks for the shared SparkSession is marked `spark`, so that `-m "not spark"` (make
-    test-fast) leaves out every test that starts a JVM, marked by hand or not."""
+    """Spark's cases of the `engine` fixture leave the tests marked `local_engines`. Marked by
+    rule, for `make test-fast`: `spark`, every test that asks for the shared SparkSession;
+    `subprocess`, every test whose code, or its module's fixtures and helpers, start processes
+    (the command line in a subprocess costs a second or more of imports each time)."""
     kept, deselected = [], []
     for item in items:
         params = getattr(item, "callspec", None)
         on_spark = params is not None and params.params.get("engine") == "spark"
-        if SPARK_FIXTURES & set(getattr(item, "fixturenames", ())) and item.get_closest_marker("spark") is None:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if SPARK_FIXTURES & fixtures and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
+        if isinstance(item, pytest.Function) and item.get_closest_marker("subprocess") is None:
+            namespace = vars(item.module)
+            definitions = item._fixtureinfo.name2fixturedefs
+            own = [
+                d.func
+                for name in fixtures
+                for d in definitions.get(name, ())
+                if d.func.__module__ == namespace["__name__"]
+            ]
+            if any(starts_processes(function, namespace) for function in (item.function, *own)):
+                item.add_marker(pytest.mark.subprocess)
         (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)

@@ -217,6 +217,7 @@ ID_TYPES = {
 }
 
 
+@pytest.mark.slow  # a Hypothesis search over id types and bucket counts
 @SETTINGS
 @given(
     run_type=st.sampled_from(sorted(ID_TYPES)),
