@@ -19,7 +19,7 @@ LAYOUT ?=
 TOOLS ?=
 NDCG ?=
 
-.PHONY: help install dev eval eval-partition eval-sql test browser lint bench clean
+.PHONY: help install dev eval eval-partition eval-sql test test-fast browser lint bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -76,6 +76,12 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 
 test: dev browser $(VENV)/.installed-peers ## install what the tests need (peer tools, a browser) and run the whole suite
 	$(BIN)/python -m pytest -q -n $(WORKERS)
+
+# The inner loop: no JVM, no subprocess, no browser, none of the tests marked slow (pyproject's
+# markers say which); the peer tools are installed as for make test. CI and make test run everything.
+FAST ?= not spark and not subprocess and not slow and not browser
+test-fast: dev $(VENV)/.installed-peers ## the suite without Spark, subprocesses, the browser and the slow tests
+	$(BIN)/python -m pytest -q -n $(WORKERS) -m "$(FAST)"
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[bench]'

@@ -2,9 +2,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 import pytest
@@ -13,8 +11,32 @@ from pipeline import Evaluation, per_query
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+# The shared SparkSession and S3 server live in tests/helpers (so that the inner pytest sessions
+# of tests/test_harness.py use the same code); importing their fixtures and hook here is what
+# makes pytest use them.
+from tests.helpers.s3 import S3Bucket, s3_bucket, s3_server, s3_server_process
+from tests.helpers.spark import local_spark, pytest_runtest_makereport, shared_spark, spark_cli
+
+__all__ = [
+    "ALL_ENGINES",
+    "CONFORMANCE",
+    "ENGINES",
+    "ROOT",
+    "TOLERANCE",
+    "S3Bucket",
+    "as_table",
+    "assert_tables_close",
+    "compute",
+    "frames",
+    "local_spark",
+    "pytest_runtest_makereport",
+    "run_cli",
+    "s3_bucket",
+    "s3_server",
+    "s3_server_process",
+    "shared_spark",
+    "spark_cli",
+]
 
 ROOT = Path(__file__).resolve().parent.parent
 # trec_eval's own test data, copied into the repository with its provenance and licence
@@ -69,176 +91,57 @@ def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+SPARK_FIXTURES = frozenset({"local_spark", "spark_cli"})
+
+
+def starts_processes(function: object, namespace: dict, seen: set[int] | None = None) -> bool:
+    """Whether ``function``, or a function of its module it calls (however deep), runs
+    :func:`run_cli` or uses the subprocess module: read from the code, not by running it."""
+    code = getattr(function, "__code__", None)
+    seen = set() if seen is None else seen
+    if code is None or id(code) in seen:
+        return False
+    seen.add(id(code))
+    codes = [code]
+    while codes:  # the function's own code and the lambdas, comprehensions and nested functions in it
+        current = codes.pop()
+        codes += [const for const in current.co_consts if hasattr(const, "co_names")]
+        for name in current.co_names:
+            value = namespace.get(name)
+            if value is run_cli or value is subprocess:
+                return True
+            if getattr(value, "__module__", None) == namespace.get("__name__") and starts_processes(
+                value, namespace, seen
+            ):
+                return True
+    return False
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Spark's cases of the `engine` fixture leave the tests marked `local_engines`."""
+    """Spark's cases of the `engine` fixture leave the tests marked `local_engines`. Marked by
+    rule, for `make test-fast`: `spark`, every test that asks for the shared SparkSession;
+    `subprocess`, every test whose code, or its module's fixtures and helpers, start processes
+    (the command line in a subprocess costs a second or more of imports each time)."""
     kept, deselected = [], []
     for item in items:
         params = getattr(item, "callspec", None)
         on_spark = params is not None and params.params.get("engine") == "spark"
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if SPARK_FIXTURES & fixtures and item.get_closest_marker("spark") is None:
+            item.add_marker(pytest.mark.spark)
+        if isinstance(item, pytest.Function) and item.get_closest_marker("subprocess") is None:
+            namespace = vars(item.module)
+            definitions = item._fixtureinfo.name2fixturedefs
+            own = [
+                d.func
+                for name in fixtures
+                for d in definitions.get(name, ())
+                if d.func.__module__ == namespace["__name__"]
+            ]
+            if any(starts_processes(function, namespace) for function in (item.function, *own)):
+                item.add_marker(pytest.mark.subprocess)
         (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
-
-
-@pytest.fixture(scope="session")
-def local_spark() -> Iterator[SparkSession]:
-    """One small local SparkSession for the whole test session (1 core, no UI), stopped at its
-    end: starting the JVM costs seconds, so every module that needs Spark shares it."""
-    from pyspark.sql import SparkSession
-
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("ndcg-peer-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "1")
-        .config("spark.default.parallelism", "1")
-        # Planning, not data, is what a test's tiny inputs cost: adaptive re-planning at every
-        # stage and compiling whole-stage Java code took 15% of the Spark tests' time (200 s
-        # against 171 s for tests/test_measures.py and tests/test_seeds.py). Neither changes a
-        # result; the engine's own session keeps both on, and the tests that start it (the CLI
-        # in a subprocess, --spark-master, the standalone cluster) run it as users do.
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.sql.codegen.wholeStage", "false")
-        .getOrCreate()
-    )
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
-
-
-@pytest.fixture
-def spark_cli(
-    local_spark: SparkSession, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """The command line run in this process on the session's Spark, with its exit code and
-    output as :func:`run_cli` gives them: a subprocess would start a JVM of its own (20-60 s)."""
-    from pipeline.cli import main
-
-    def run(*args: object) -> subprocess.CompletedProcess[str]:
-        argv = [str(arg) for arg in args]
-        code = main(argv)
-        captured = capsys.readouterr()
-        return subprocess.CompletedProcess(argv, code, captured.out, captured.err)
-
-    return run
-
-
-class S3Bucket:
-    """A bucket of the tests' S3 server, with the environment set to reach it (credentials and
-    endpoint through AWS_* variables, as a user sets them; no flags)."""
-
-    def __init__(self, client: object, name: str) -> None:
-        self.client = client
-        self.name = name
-
-    def url(self, key: str = "") -> str:
-        return f"s3://{self.name}/{key}" if key else f"s3://{self.name}"
-
-    def put(self, key: str, source: Path | bytes) -> None:
-        body = source if isinstance(source, bytes) else Path(source).read_bytes()
-        self.client.put_object(Bucket=self.name, Key=key, Body=body)  # type: ignore[attr-defined]
-
-    def put_tree(self, prefix: str, folder: Path) -> None:
-        for path in sorted(folder.rglob("*")):
-            if path.is_file():
-                self.put(f"{prefix.rstrip('/')}/{path.relative_to(folder).as_posix()}", path)
-
-    def keys(self, prefix: str = "") -> list[str]:
-        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.name, Prefix=prefix)  # type: ignore[attr-defined]
-        # without the empty folder markers (``prefix/``) pyarrow leaves, as S3 consoles and Hadoop do
-        return sorted(
-            item["Key"] for page in pages for item in page.get("Contents", []) if not item["Key"].endswith("/")
-        )
-
-    def get(self, key: str) -> bytes:
-        return self.client.get_object(Bucket=self.name, Key=key)["Body"].read()  # type: ignore[attr-defined]
-
-
-@pytest.fixture(scope="session")
-def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """A real S3-compatible HTTP server on 127.0.0.1 (moto's server, a dev dependency), started once
-    per test session, with authentication on: an IAM user and its access key are made in the first
-    requests (INITIAL_NO_AUTH_ACTION_COUNT), and every later request must be signed with that key,
-    so wrong credentials are refused as on a real store. Skipped, with why, when it cannot start."""
-    import json
-    import os
-    import socket
-    import time
-
-    try:
-        import boto3
-        import moto.server  # noqa: F401
-    except ImportError as error:
-        pytest.skip(f"the tests' S3 server needs moto[server] and boto3 (make dev installs them): {error}")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    endpoint = f"http://127.0.0.1:{port}"
-    log = tmp_path_factory.mktemp("s3-server") / "server.log"
-    environment = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}
-    with open(log, "wb") as output:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            env=environment,
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.skip(f"the tests' S3 server did not start: {log.read_text(errors='replace')[-500:]}")
-                time.sleep(0.1)
-        anonymous = {"endpoint_url": endpoint, "region_name": "us-east-1"}
-        iam = boto3.client("iam", aws_access_key_id="setup", aws_secret_access_key="setup", **anonymous)
-        iam.create_user(UserName="ndcg")
-        allow_all = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
-        iam.put_user_policy(UserName="ndcg", PolicyName="all", PolicyDocument=json.dumps(allow_all))
-        key = iam.create_access_key(UserName="ndcg")["AccessKey"]
-        yield {
-            "AWS_ENDPOINT_URL": endpoint,
-            "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
-            "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
-            "AWS_REGION": "us-east-1",
-        }
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-
-
-@pytest.fixture
-def s3_bucket(s3_server: dict[str, str], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> S3Bucket:
-    """A new, empty bucket of the S3 server, the environment (inherited by the CLI's subprocesses)
-    set to reach it, and the user's own AWS configuration files out of the way."""
-    import re
-    import uuid
-
-    import boto3
-
-    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_ALLOW_HTTP"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/ndcg-tests-aws-config")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/ndcg-tests-aws-credentials")
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    for name, value in s3_server.items():
-        monkeypatch.setenv(name, value)
-    client = boto3.client(
-        "s3",
-        endpoint_url=s3_server["AWS_ENDPOINT_URL"],
-        region_name="us-east-1",
-        aws_access_key_id=s3_server["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=s3_server["AWS_SECRET_ACCESS_KEY"],
-    )
-    stem = re.sub(r"[^a-z0-9-]", "-", request.node.name.lower())[:40].strip("-")
-    name = f"{stem}-{uuid.uuid4().hex[:8]}"
-    client.create_bucket(Bucket=name)
-    return S3Bucket(client, name)

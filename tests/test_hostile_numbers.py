@@ -217,6 +217,7 @@ ID_TYPES = {
 }
 
 
+@pytest.mark.slow  # a Hypothesis search over id types and bucket counts
 @SETTINGS
 @given(
     run_type=st.sampled_from(sorted(ID_TYPES)),
@@ -582,11 +583,17 @@ def test_spark_refuses_alike(
 
 
 @pytest.mark.spark
-def test_spark_no_relevant_warning_follows_the_gain(tmp_path: Path, spark_cli: Callable) -> None:
+def test_spark_no_relevant_warning_follows_the_gain(tmp_path: Path, local_spark: object) -> None:
+    """Spark's reading and validation (the engine's ``load``), where the warning is decided;
+    that the command line prints Spark's warnings is tests/test_validation_engines.py's
+    test_cli_spark_prints_warnings_and_honours_the_limit."""
+    from pipeline.api import make_evaluation
+    from pipeline.engines import spark as spark_engine
+    from pipeline.inputs import Inputs
+
     run, qrels = labelled_inputs(tmp_path, pa.array([0, 0], pa.int64()))
-    common = ("evaluate", "--run", run, "--qrels", qrels, "--engine", "spark", "--k", "1")
-    default = spark_cli(*common, "--out", tmp_path / "default")
-    assert default.returncode == 0 and "without any relevant document" in default.stderr, default.stderr
-    mapped = spark_cli(*common, "--out", tmp_path / "mapped", "--gain", "0=1")
-    assert mapped.returncode == 0, mapped.stderr
-    assert "without any relevant document" not in mapped.stderr
+    inputs = Inputs(str(run), str(qrels))
+    default = spark_engine.load(inputs, make_evaluation(k=[1]), spark=local_spark).warnings  # type: ignore[arg-type]
+    assert any("without any relevant document" in str(warning) for warning in default), default
+    mapped = spark_engine.load(inputs, make_evaluation(k=[1], gain="0=1"), spark=local_spark).warnings  # type: ignore[arg-type]
+    assert not any("without any relevant document" in str(warning) for warning in mapped), mapped

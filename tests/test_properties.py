@@ -86,6 +86,7 @@ def test_engines_agree_with_each_other_and_the_reference_within_bounds(case: tup
     assert_bounded(table)
 
 
+@pytest.mark.slow  # 25 examples on both engines: make test runs it, make test-fast does not
 @PROPERTY_SETTINGS
 @given(runs_and_qrels(), st.randoms(use_true_random=False))
 def test_shuffling_input_rows_changes_nothing(case: tuple[list, list], rng: random.Random) -> None:
@@ -121,6 +122,7 @@ def ranked_run(queries: list[tuple[str, list[int]]], *, ideal: bool) -> tuple[li
     return run, qrels
 
 
+@pytest.mark.slow  # 25 examples on both engines: make test runs it, make test-fast does not
 @PROPERTY_SETTINGS
 @given(judged_queries(distinct=False))
 def test_an_ideal_run_scores_one(queries: list[tuple[str, list[int]]]) -> None:
@@ -134,6 +136,7 @@ def test_an_ideal_run_scores_one(queries: list[tuple[str, list[int]]]) -> None:
             assert ndcg == 0.0  # convention 4: no relevant document, IDCG 0, NDCG 0
 
 
+@pytest.mark.slow  # 25 examples on both engines: make test runs it, make test-fast does not
 @PROPERTY_SETTINGS
 @given(judged_queries(distinct=True))
 def test_the_reversed_ideal_run_scores_the_minimum_over_all_orderings(queries: list[tuple[str, list[int]]]) -> None:

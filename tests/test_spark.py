@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+from functools import cache
 from pathlib import Path
 
 import polars as pl
@@ -19,15 +20,16 @@ from pipeline.cli import main
 from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
 from tests.conftest import ROOT, as_table, assert_tables_close, compute, frames, run_cli
+from tests.helpers.batch import Batch, Case
 from tests.test_engines_agree import CASES
 
 pytestmark = pytest.mark.spark
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def spark(local_spark: pyspark_sql.SparkSession) -> pyspark_sql.SparkSession:
-    """One small local session for the whole module (see tests/conftest.py)."""
+    """The process's shared local session (see tests/helpers/spark.py)."""
     return local_spark
 
 
@@ -48,12 +50,28 @@ def by_spark(spark: pyspark_sql.SparkSession, run: pl.LazyFrame, qrels: pl.LazyF
 # --- parity with the Polars engine -------------------------------------------------------------
 
 
+def edge_case(name: str) -> Case:
+    run_rows, qrels_rows, options, id_type = CASES[name]
+    return Case(*frames(run_rows, qrels_rows, id_type), Evaluation(**options))
+
+
+@cache
+def edge_cases_on_spark(spark: pyspark_sql.SparkSession) -> Batch:
+    """Every edge case, scored by the engine in one Spark job per convention (see
+    tests/helpers/batch.py); again if the shared session was replaced."""
+
+    def score(run: pl.LazyFrame, qrels: pl.LazyFrame | None, evaluation: Evaluation) -> pl.DataFrame:
+        assert qrels is not None
+        return to_polars(spark_engine.per_query(to_spark(spark, run), to_spark(spark, qrels), evaluation))
+
+    return Batch({name: edge_case(name) for name in CASES}, score)
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_edge_case_matrix(spark: pyspark_sql.SparkSession, case: str) -> None:
-    run_rows, qrels_rows, options, id_type = CASES[case]
-    evaluation = Evaluation(**options)
-    run, qrels = frames(run_rows, qrels_rows, id_type)
-    assert_tables_close(by_spark(spark, run, qrels, evaluation), as_table(compute("polars", run, qrels, evaluation)))
+    alone = edge_case(case)
+    expected = as_table(compute("polars", alone.run, alone.qrels, alone.evaluation))
+    assert_tables_close(as_table(edge_cases_on_spark(spark)[case]), expected)
 
 
 def large_random_case(seed: int, queries: int) -> tuple[list[tuple], list[tuple], Evaluation]:

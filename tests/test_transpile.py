@@ -21,7 +21,7 @@ from tests.conftest import as_table, assert_tables_close, compute
 from tests.test_spark import QRELS, RUN, to_polars, to_spark
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def spark(local_spark: pyspark_sql.SparkSession) -> pyspark_sql.SparkSession:
     return local_spark
 

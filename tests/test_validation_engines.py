@@ -297,8 +297,9 @@ def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
     return from_stderr(code, capsys.readouterr().err)
 
 
+# a refusal and a flag: every case's outcome on Spark is test_spark_agrees_with_polars's, in process
 @pytest.mark.spark
-@pytest.mark.parametrize("name", ["infinite score", "fractional label", "fractional label allowed"])
+@pytest.mark.parametrize("name", ["fractional label", "fractional label allowed"])
 def test_cli_spark_errors_and_flags_as_polars(
     local_spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
 ) -> None:

@@ -1,0 +1,109 @@
+"""Many small cases scored in few engine runs, for the Spark tests.
+
+A Spark evaluation of a handful of rows costs its round trips (Arrow transfer, the validation
+jobs, planning the SQL, the job), not its data: seconds on a loaded machine, the same for one
+case as for fifty. So the cases of a parity or edge-case check go into one input: each case's
+query ids are prefixed with ``case/``, the cases that share their conventions are evaluated
+together, with the union of their cutoffs, and the result is split back into one table per case
+with the case's own query ids and cutoffs. Every comparison stays per case, and a failing one
+names its case.
+
+That is exact because every number of a per-query row depends only on that query's rows and on
+its own cutoff: another query, or another cutoff asked for beside it, changes nothing (which the
+comparisons themselves check, since the expected tables come from an evaluation of each case
+alone).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import polars as pl
+
+from pipeline import Evaluation, per_query
+
+SEPARATOR = "/"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One evaluation to score: a run, its judgments (None: the run's inline labels) and the
+    Evaluation."""
+
+    run: pl.LazyFrame
+    qrels: pl.LazyFrame | None
+    evaluation: Evaluation
+
+
+Score = Callable[[pl.LazyFrame, "pl.LazyFrame | None", Evaluation], pl.DataFrame]
+
+
+def through_api(engine: str, **options: object) -> Score:
+    """Scoring through the library's front (reading, validation, the engine); ``options`` go to
+    ``per_query`` (``allow_fractional_labels``, ...)."""
+
+    def score(run: pl.LazyFrame, qrels: pl.LazyFrame | None, evaluation: Evaluation) -> pl.DataFrame:
+        return per_query(run, qrels, evaluation=evaluation, engine=engine, **options).collect()  # type: ignore[arg-type]
+
+    return score
+
+
+class Batch:
+    """Each case's per-query table (``query_id, k, ...``), as ``score`` gives it for that case
+    alone, from one ``score`` call per group of cases that share their conventions and the
+    schemas of their inputs. A group is scored when one of its cases is first asked for, so a
+    test pays for its own group at most (and a timeout stays as long as a test's).
+
+    Cases whose query ids are not text cannot be prefixed; each is scored on its own."""
+
+    def __init__(self, cases: Mapping[str, Case], score: Score) -> None:
+        for name in cases:
+            if SEPARATOR in name:
+                raise ValueError(f"a batched case's name cannot hold {SEPARATOR!r}: {name!r}")
+        self._cases = dict(cases)
+        self._score = score
+        self._group_of: dict[str, list[str]] = {}
+        groups: dict[tuple, list[str]] = {}
+        for name, case in cases.items():
+            self._group_of[name] = groups.setdefault(_group_key(name, case), [])
+            self._group_of[name].append(name)
+        self._tables: dict[str, pl.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pl.DataFrame:
+        if name not in self._tables:
+            self._tables.update(self._scored(self._group_of[name]))
+        return self._tables[name]
+
+    def _scored(self, names: list[str]) -> dict[str, pl.DataFrame]:
+        cases = self._cases
+        if len(names) == 1:
+            case = cases[names[0]]
+            return {names[0]: self._score(case.run, case.qrels, case.evaluation)}
+        cutoffs = tuple(sorted({k for name in names for k in cases[name].evaluation.cutoffs}))
+        evaluation = dataclasses.replace(cases[names[0]].evaluation, cutoffs=cutoffs)
+        run = pl.concat([_prefixed(name, cases[name].run) for name in names])
+        # the schemas are part of the group's key: either every case has judgments, or none has
+        judged = [_prefixed(name, qrels) for name in names if (qrels := cases[name].qrels) is not None]
+        together = self._score(run, pl.concat(judged) if judged else None, evaluation)
+        tables = {}
+        for name in names:
+            prefix = f"{name}{SEPARATOR}"
+            own_cutoffs = cases[name].evaluation.cutoffs
+            tables[name] = together.filter(
+                pl.col("query_id").str.starts_with(prefix), pl.col("k").is_null() | pl.col("k").is_in(own_cutoffs)
+            ).with_columns(pl.col("query_id").str.strip_prefix(prefix))
+        return tables
+
+
+def _group_key(name: str, case: Case) -> tuple:
+    schemas = [dict(frame.collect_schema()) for frame in (case.run, case.qrels) if frame is not None]
+    if any(schema.get("query_id") != pl.String for schema in schemas):
+        return ("alone", name)
+    conventions = dataclasses.replace(case.evaluation, cutoffs=(1,))
+    return (conventions, *(tuple(schema.items()) for schema in schemas))
+
+
+def _prefixed(name: str, frame: pl.LazyFrame) -> pl.LazyFrame:
+    return frame.with_columns((pl.lit(f"{name}{SEPARATOR}") + pl.col("query_id")).alias("query_id"))
