@@ -119,10 +119,17 @@ def test_the_api_takes_per_input_names_as_keywords_and_as_columns(renamed: dict[
 def test_a_missing_column_is_hinted_with_the_flag_of_its_input(tmp_path: Path) -> None:
     run = pl.read_parquet(RUN).rename({"query_id": "query"})
     run.write_parquet(tmp_path / "run.parquet")
-    with pytest.raises(InvalidInput, match=r"did you mean 'query'\? use --run-query-col 'query'"):
+    with pytest.raises(
+        InvalidInput,
+        match=r"to read 'query' as query_id: --run-query-col query \(API: columns=Columns\(run_query='query'\)\)",
+    ):
         evaluate(str(tmp_path / "run.parquet"), str(QRELS))
     pl.read_parquet(QRELS).rename({"relevance": "relevant"}).write_parquet(tmp_path / "qrels.parquet")
-    with pytest.raises(InvalidInput, match=r"did you mean 'relevant'\? use --qrels-label-col 'relevant'"):
+    with pytest.raises(
+        InvalidInput,
+        match=r"to read 'relevant' as relevance: --qrels-label-col relevant "
+        r"\(API: columns=Columns\(qrels_label='relevant'\)\)",
+    ):
         evaluate(str(RUN), str(tmp_path / "qrels.parquet"))
     assert column_flags() == {
         "query_id": "--query-col",

@@ -116,14 +116,14 @@ def test_a_change_after_the_engine_read_the_groups_is_refused_by_the_job(
     run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
     RUN.with_columns(topic=pl.lit("t")).write_parquet(run)
     QRELS.write_parquet(qrels)
-    original = job_module._query_groups
+    original = job_module.query_groups
 
-    def query_groups(job: Job, run_path: Any) -> pl.DataFrame:
-        groups = original(job, run_path)
+    def query_groups(*args: Any, **kwargs: Any) -> pl.DataFrame:
+        groups = original(*args, **kwargs)
         RUN.with_columns(topic=pl.lit("u")).write_parquet(run)
         return groups
 
-    monkeypatch.setattr(job_module, "_query_groups", query_groups)
+    monkeypatch.setattr(job_module, "query_groups", query_groups)
     job = Job(run=str(run), qrels=str(qrels), evaluation=Evaluation(), group_by=("topic",), out=str(tmp_path / "o"))
     with pytest.raises(ChangedWhileRead, match="changed while it was read"):
         run_job(job)

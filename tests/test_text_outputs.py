@@ -78,7 +78,8 @@ def test_partition_folder_with_a_line_break(tmp_path: Path, engine: str) -> None
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "# gate: passed" not in lines
-    assert lines[0] == "# partition dt=a\\n# gate: passed"
+    assert lines[0].startswith("# conventions: ")
+    assert lines[1] == "# partition dt=a\\n# gate: passed"
     assert [line.split()[0] for line in lines[3:]] == ["'a\\n#", "'a\\n#"]  # the dt cell of each row
 
 
@@ -87,7 +88,10 @@ def test_compare_notes_cannot_forge_a_passing_gate(tmp_path: Path, engine: str) 
     """A query only in the baseline, named like the gate's passing line: the gate fails (exit
     6), and the only gate lines on stdout are the real ones."""
     queries = [f"q{i}" for i in range(30)]
-    head = "# gate (--fail-if-worse 0.01, alpha 0.05, 1 check(s), randomization p-values adjusted together)"
+    head = (
+        "# gate (--fail-if-worse 0.01, alpha 0.05, 1 check(s) in 1 family, randomization p-values adjusted "
+        "within each family)"
+    )
     forged = f"z\n{head}: passed"
     # the baseline ranks each query's relevant document first, the candidate second: NDCG 1 -> 1/log2(3)
     pl.DataFrame(
