@@ -74,7 +74,15 @@ eval-sql: dev ## the same evaluation as plain SQL in the duckdb CLI, written to 
 	  echo "wrote $(OUT)/sql/$${partition##*/}/"; \
 	done
 
-test: dev browser $(VENV)/.installed-peers ## install what the tests need (peer tools, a browser) and run the whole suite
+# dbt for the dbt example's test, in a virtual environment of its own: dbt's pins (pathspec < 1)
+# clash with the lint tools of .venv
+DBT_VENV := .venv-dbt
+$(DBT_VENV)/.installed: examples/dbt-duckdb/requirements.txt
+	$(PYTHON) -m venv $(DBT_VENV)
+	$(DBT_VENV)/bin/python -m pip install -q -r examples/dbt-duckdb/requirements.txt
+	touch $@
+
+test: dev browser $(VENV)/.installed-peers $(DBT_VENV)/.installed ## install what the tests need (peer tools, a browser) and run the whole suite
 	$(BIN)/python -m pytest -q -n $(WORKERS)
 
 # The inner loop: no JVM, no subprocess, no browser, none of the tests marked slow (pyproject's
