@@ -76,3 +76,29 @@ def test_shape_check_reads_past_comments(tmp_path: Path, engine: str) -> None:
     qrels.write_text("# run file below\n301 Q0 d1 1 2.0 tag\n")
     done = run_cli("evaluate", "--run", CONFORMANCE / "results.test", "--qrels", qrels, "--engine", engine)
     assert done.returncode == 3 and f"{qrels}:2: 6 fields where qrels lines have 4" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_trec_lines_of_skipped_queries_follow_the_summary(tmp_path: Path, engine: str) -> None:
+    """--empty-ideal skip leaves the queries without a relevant document out of every mean: the
+    trec ``all`` lines are the summary's (P_5 too, which is defined for such a query), and those
+    queries have no per-query lines. Expected: the means over the per-query file's queries whose
+    ndcg is not null, computed here."""
+    import polars as pl
+
+    out = tmp_path / "out"
+    common = ["--run", "data/run.parquet", "--qrels", "data/qrels.parquet", "--measures", "ndcg,P"]
+    common += ["--empty-ideal", "skip", "--k", "5", "--engine", engine]
+    written = run_cli("evaluate", *common, "--out", out)
+    assert written.returncode == 0, written.stderr
+    per_query = pl.read_parquet(out / "per_query.parquet").filter(pl.col("k") == 5)
+    skipped = set(per_query.filter(pl.col("ndcg").is_null())["query_id"])
+    assert skipped, "the sample has queries without a relevant document"
+    kept = per_query.filter(pl.col("ndcg").is_not_null())
+    done = run_cli("evaluate", *common, "--output-format", "trec", "--per-query")
+    assert done.returncode == 0, done.stderr
+    lines = [line.split("\t") for line in done.stdout.splitlines()]
+    values = {(name.strip(), query): float(value) for name, query, value in lines}
+    assert values[("P_5", "all")] == pytest.approx(round(kept["P"].mean(), 4), abs=1e-12)
+    assert values[("ndcg_cut_5", "all")] == pytest.approx(round(kept["ndcg"].mean(), 4), abs=1e-12)
+    assert not {query for _, query in values} & skipped

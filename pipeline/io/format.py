@@ -67,17 +67,29 @@ def _trec_cells(frame: pl.DataFrame) -> list[tuple[str, str, float]]:
     return cells
 
 
-def trec_lines(per_query: pl.DataFrame, *, per_query_lines: bool, digits: int = 4) -> str:
+def trec_lines(
+    per_query: pl.DataFrame, *, per_query_lines: bool, summary: pl.DataFrame | None = None, digits: int = 4
+) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
-    ``per_query_lines``), then the means over all evaluated queries as query ``all``."""
+    ``per_query_lines``), then the summary's lines as query ``all``. ``summary`` is the
+    evaluation's own (its queries and each measure's aggregate, as the table prints them; of a
+    grouped summary its overall rows); without it, the means of ``per_query`` over the queries
+    whose ndcg is not null. The queries the summary leaves out (a null ndcg: ``empty_ideal``
+    skip) have no lines, and neither has a null value (P over the whole ranking)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
+    # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
+    # of every mean, so of the per-query lines too
+    counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        lines += [_trec_line(*cell, digits) for cell in _trec_cells(rows)]
-    names = [m.name for m in TREC_MEASURES if m.name in rows.columns]
-    means = rows.group_by("k").agg(pl.col(names).mean()).sort("k", nulls_last=False)
-    lines += [_trec_line(*cell, digits) for cell in _trec_cells(means)]
+        lines += [_trec_line(*cell, digits) for cell in _trec_cells(counted) if cell[2] is not None]
+    if summary is None:
+        names = [m.name for m in TREC_MEASURES if m.name in rows.columns]
+        summary = counted.group_by("k").agg(pl.col(names).mean()).sort("k", nulls_last=False)
+    elif "overall" in summary.columns:
+        summary = summary.filter(pl.col("overall"))
+    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary) if cell[2] is not None]
     return "\n".join(lines) + "\n"
 
 
