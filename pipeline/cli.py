@@ -76,7 +76,14 @@ def _sql(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
-    from pipeline.io.format import conventions_header, json_text, summary_table, text_line, trec_lines
+    from pipeline.io.format import (
+        conventions_header,
+        json_text,
+        spelling_note,
+        summary_table,
+        text_line,
+        trec_lines,
+    )
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
@@ -119,6 +126,13 @@ def _evaluate(args: argparse.Namespace) -> int:
             )
         if units:
             sys.stdout.write(conventions_header(evaluation, args.profile, verbose=args.verbose) + "\n")
+    note = spelling_note(args.measures, evaluation, args.profile)
+    if note and units:
+        # with the table, under its conventions line; with trec or JSON, where a person reads them
+        if output_format == "table":
+            sys.stdout.write(note + "\n")
+        else:
+            logging.getLogger("ndcg").warning(note.removeprefix("# "))
     for unit in units:
         _log_warnings(unit.result.warnings, unit.partition)
     if output_format == "trec" and job.group_by and units:

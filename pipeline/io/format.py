@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -200,6 +201,44 @@ def conventions_header(evaluation: Evaluation, profile: str | None = None, *, ve
     if not verbose:
         return line
     return "\n".join([line, *(f"#   {key}: {_setting_text(value)}" for key, value in evaluation.describe().items())])
+
+
+# ir_measures' spellings of our measures (nDCG@10, P@5, R@100, AP, RR, ...) that are not also
+# ours or trec_eval's: a name in a tool's spelling suggests that tool's conventions.
+_IR_MEASURES_SPELLINGS = [
+    re.compile(re.escape(template).replace(re.escape("{k}"), r"\d+"))
+    for m in MEASURES
+    for template in (m.ir_measures, m.ir_measures_cut)
+    if template and template not in {m.name, m.trec_eval, m.trec_eval_cut, m.family}
+]
+IR_MEASURES_PROFILE = "ir_measures"
+
+
+def spelling_note(given: Sequence[str] | None, evaluation: Evaluation, profile: str | None) -> str | None:
+    """A line for where the numbers are read when ``--measures`` names measures in ir_measures'
+    spelling (``nDCG@10``) and no profile was chosen, and the conventions differ from
+    ir_measures': the names, the conventions that differ and the flag that gives ir_measures'
+    numbers. We keep one meaning per convention (a spelling does not switch conventions: a list
+    may mix spellings, and a convention set by a name would change under the user's feet), and
+    say so where the number is read. None when nothing differs or a profile was chosen."""
+    if not given or profile is not None:
+        return None
+    foreign = [name for name in given if any(p.fullmatch(name.strip()) for p in _IR_MEASURES_SPELLINGS)]
+    if not foreign:
+        return None
+    base = profile_named(IR_MEASURES_PROFILE).evaluation(cutoffs=evaluation.cutoffs, measures=evaluation.measures)
+    ours, theirs = convention_settings(evaluation), convention_settings(base)
+    differing = [
+        f"{name}={_setting_text(value)} (ir_measures: {_setting_text(theirs[name])})"
+        for name, value in ours.items()
+        if name not in ("k", "measures") and value != theirs[name]
+    ]
+    if not differing:
+        return None
+    return (
+        f"# {', '.join(foreign)}: ir_measures' spelling, scored with these conventions, not ir_measures': "
+        f"{', '.join(differing)}; --profile ir_measures gives ir_measures' numbers"
+    )
 
 
 def _setting_text(value: object) -> str:
