@@ -33,6 +33,7 @@ from pipeline.report.sections import (
     recorded_conventions,
     summary_section,
     ties_section,
+    verdict_section,
 )
 from pipeline.report.trend import trend_section
 from pipeline.spec import PRIMARY_MEASURE
@@ -89,7 +90,7 @@ def build_report(
         "conventions": (conventions_section(inputs), []),
         "ties": (ties_section(inputs), []),
     }
-    page = _page(title, inputs, k, sections, why)
+    page = _page(title, inputs, k, sections, why, verdict_section(inputs, k))
     pngs = {}
     if png_dir is not None:
         directory = Path(png_dir)
@@ -180,8 +181,9 @@ th { background: #f3f3f3; } td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
 .not-recorded, .warning { color: #b2182b; } .wide { overflow-x: auto; } nav a { margin-right: 0.8rem; }
 figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
-</style></head><body><h1>{{ title }}</h1><p id="default-cutoff">Cutoff k = <strong>{{ k }}</strong> in every
-plot and per-k table unless stated: {{ why }}.</p><p>Inputs:</p><ul>
+</style></head><body><h1>{{ title }}</h1>{{ verdict }}
+<p id="default-cutoff">Cutoff k = <strong>{{ k }}</strong> in every plot and per-k table unless stated:
+{{ why }}.</p><p>Inputs:</p><ul>
 {%- for s in systems %}<li>{{ s.name }}: <code>{{ s.path }}</code></li>{% endfor -%}
 {%- for c in comparisons %}<li>comparison: <code>{{ c.path }}</code></li>{% endfor -%}
 </ul><nav>{% for slug, name in sections %}<a href="#{{ slug }}">{{ name }}</a>{% endfor %}</nav>
@@ -193,7 +195,12 @@ plot and per-k table unless stated: {{ why }}.</p><p>Inputs:</p><ul>
 
 
 def _page(
-    title: str, inputs: ReportInputs, k: int | None, sections: dict[str, tuple[Markup, list[Figure]]], why: str = ""
+    title: str,
+    inputs: ReportInputs,
+    k: int | None,
+    sections: dict[str, tuple[Markup, list[Figure]]],
+    why: str = "",
+    verdict: Markup | None = None,
 ) -> str:
     sections_named = [(slug, name.format(measure=inputs.measure)) for slug, name in SECTIONS]
     body = [
@@ -210,6 +217,7 @@ def _page(
     ]
     return template(PAGE).render(
         generator=GENERATOR,
+        verdict=verdict or "",
         title=title,
         k=cutoff_label(k),
         why=why,

@@ -75,7 +75,8 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame], measure: str = "NDCG") ->
     axes.set_ylabel(f"mean {measure}@k")
     axes.set_ylim(0, 1)
     axes.grid(alpha=0.3)
-    axes.legend(loc="lower right")
+    # below the plot: inside it, the legend covered the lines' ends (each line is named there too)
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=min(len(curves), 4), fontsize=8)
     axes.set_title(f"{measure}@k by k")
     _name_line_ends(figure, axes, ends)
     return _png(figure)
@@ -182,14 +183,16 @@ def group_bars(table: pl.DataFrame, group: str, value: str, series: str, title: 
                 [(hi if hi is not None else t) - t for t, hi in zip(tops, highs, strict=True)],
             ]
         axes.bar(positions, tops, width=width, label=str(name), yerr=errors, capsize=3)
-        for position, top, group_name in zip(positions, tops, groups, strict=True):  # series and group on each bar
+        for position, top in zip(positions, tops, strict=True):  # each bar names its series, not by colour alone
             axes.annotate(
-                f"{name}\n{group_name}",
-                (position, 0),  # at the bar's foot, on the other side of zero: clear of the whiskers
+                str(name),
+                (position, 0),  # from the bar's foot along the bar, clear of the whiskers at its end
                 textcoords="offset points",
-                xytext=(0, -14 if top >= 0 else 3),
+                xytext=(-8, 4 if top >= 0 else -4),  # beside the whisker, which stands at the centre
                 ha="center",
-                fontsize=5,
+                va="bottom" if top >= 0 else "top",
+                rotation=90,
+                fontsize=8,
             )
     axes.set_xticks(range(len(groups)), [str(g) for g in groups])
     axes.axhline(0, color="black", linewidth=0.8)

@@ -11,6 +11,7 @@ from markupsafe import Markup
 from pipeline import compare
 from pipeline.compare import cutoff_label, pair
 from pipeline.groups import OVERALL_LABEL
+from pipeline.io.format import text_value
 from pipeline.report import figures
 from pipeline.report.html import Figure, at_cutoff, cell, fragment, k_text
 from pipeline.report.load import ComparisonOutput, ReportInputs, System
@@ -124,7 +125,7 @@ def summary_section(inputs: ReportInputs) -> Markup:
         parts.append(
             fragment(
                 "<h3>Comparison ({{ path }})</h3><p>Paired by {{ paired_by }}; difference = candidate − baseline; "
-                "rows with group <em>all</em> hold every query. p-values are two-sided; adjusted p-values use the "
+                "rows with group <em>overall</em> hold every query. p-values are two-sided; adjusted p-values use the "
                 "correction named in each row, over the pairs of one cutoff and group.</p><h4>Means and counts</h4>"
                 "{{ means }}"
                 "<h4>Tests</h4>{{ tests }}{{ unpaired }}",
@@ -486,4 +487,62 @@ def ties_section(inputs: ReportInputs) -> Markup:
         "{% for c in r.cells %}{{ c }}{% endfor %}</tr>{% endfor %}</tbody></table>",
         header=("system", "k", "queries", "queries whose NDCG depends on tie order", "min", "reported", "max"),
         rows=rows,
+    )
+
+
+# --- the verdict: the page's first lines -----------------------------------------------------
+
+# the level a comparison's p-value is read at when no gate recorded one
+DEFAULT_ALPHA = 0.05
+
+
+def verdict_section(inputs: ReportInputs, k: int | None) -> Markup:
+    """One sentence per pair of each comparison, over all queries at cutoff ``k``: the candidate's
+    difference with its interval and adjusted p-value, and whether it is significant at the
+    gate's alpha (0.05 without a gate), then the gate's own verdict when one was recorded, e.g.
+    ``b vs a: NDCG@10 +0.0180 (0.3531 against 0.3351, +5.4%), 95% interval [-0.0190, +0.0550],
+    p = 0.33 (Holm): not significant at alpha 0.05``."""
+    sentences = []
+    for comparison in inputs.comparisons:
+        gate = comparison.manifest.get("gate")
+        gate = gate if isinstance(gate, dict) else {}
+        recorded = gate.get("alpha")
+        alpha = float(recorded) if isinstance(recorded, int | float) else DEFAULT_ALPHA
+        for row in comparison.overall().filter(at_cutoff(k)).iter_rows(named=True):
+            sentences.append(_verdict(row, inputs.measure, k, alpha))
+        if gate:
+            passed = gate.get("passed")
+            sentences.append(
+                f"Regression gate (--fail-if-worse {gate.get('margin')}, alpha {alpha}): "
+                + ("passed" if passed else "FAILED" if passed is False else "not recorded")
+            )
+    if not sentences:
+        return Markup("")
+    return fragment(
+        '<div id="verdict"><p><strong>Verdict</strong></p><ul>{% for s in sentences %}<li>{{ s }}</li>'
+        "{% endfor %}</ul></div>",
+        sentences=sentences,
+    )
+
+
+def _verdict(row: dict[str, object], measure: str, k: int | None, alpha: float) -> str:
+    name = f"{measure}@{k_text(k)}"
+    difference, p = row.get("mean_difference"), row.get("p_adjusted_permutation")
+    if not isinstance(difference, float) or not isinstance(p, float):
+        return f"{text_value(row['candidate'])} vs {text_value(row['baseline'])}: {name}: no paired query to compare"
+    confidence = row.get("confidence") if isinstance(row.get("confidence"), float) else 0.95
+    relative = row.get("relative_change")
+    low, high = row.get("ci_low"), row.get("ci_high")
+    interval = (
+        f", {confidence:.0%} interval [{low:+.4f}, {high:+.4f}]"
+        if isinstance(low, float) and isinstance(high, float)
+        else ""
+    )
+    significant = "significant" if p < alpha else "not significant"
+    return (
+        f"{text_value(row['candidate'])} vs {text_value(row['baseline'])}: {name} {difference:+.4f} "
+        f"({row['mean_candidate']:.4f} against {row['mean_baseline']:.4f}"
+        + (f", {relative:+.1%})" if isinstance(relative, float) else ")")
+        + f"{interval}, p = {p:.2g} ({str(row.get('correction') or 'unadjusted').title()}): "
+        f"{significant} at alpha {alpha:g}"
     )
