@@ -124,7 +124,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
             sys.stdout.write(
-                label + trec_lines(unit.result.per_query, per_query_lines=args.per_query, digits=args.digits)
+                label
+                + trec_lines(
+                    unit.result.per_query,
+                    per_query_lines=args.per_query,
+                    digits=args.digits,
+                    trec_cutoffs_only="all_trec" in evaluation.measures,
+                )
             )
         elif output_format == "table":
             sys.stdout.write(label + summary_table(unit.summary, digits=args.digits))

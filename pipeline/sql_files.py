@@ -71,6 +71,8 @@ PER_QUERY_STEPS = (
     "running_sums.sql",
     "sums_at_cutoffs.sql",
     "evaluated_queries.sql",
+    "counted.sql",
+    "measures_trec.sql",
     "measures.sql",
     "per_query.sql",
 )

@@ -225,7 +225,8 @@ def test_every_counter_the_registry_can_name_is_computed_by_the_sql() -> None:
     query_counters = set(connection.table("evaluated_queries").columns) - {"query_id"}
     accumulations = {"found", "precision_sum", "first_rank"}
     assert rank_counters == {"cg", "dcg"} | {f"{s}_{a}" for s in SIGNAL_NAMES for a in accumulations}
-    assert query_counters == {f"{s}_in_qrels" for s in SIGNAL_NAMES}
+    # and the one count of the ranking itself (spec.RETRIEVED: trec_eval's num_ret)
+    assert query_counters == {f"{s}_in_qrels" for s in SIGNAL_NAMES} | {"retrieved_in_ranking"}
     assert {counter.name for counter in COUNTERS} <= rank_counters | query_counters
     for measure in MEASURES:
         assert set(measure.counters) <= {counter.name for counter in COUNTERS}
