@@ -719,6 +719,7 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("relevant", "in_qrels", "documents judged relevant for the query (R)"),
     Counter("judged", "found", "judged results (label >= 0) at or above k"),
     Counter("nonrelevant", "found", "judged nonrelevant results at or above k"),
+    Counter("nonrelevant", "in_qrels", "documents judged nonrelevant for the query (N, bpref's)"),
     Counter(RETRIEVED, "in_ranking", "results retrieved for the query (n; min(k, n) at or above k)"),
 )
 COUNTER: dict[str, Counter] = {counter.name: counter for counter in COUNTERS}
@@ -1021,6 +1022,83 @@ MEASURES: tuple[Measure, ...] = (
         ignores=_RELEVANCE_ONLY,
     ),
 )
+# trec_eval's measures of where the relevant results sit (sql/relevance_curve.sql,
+# sql/measures_curve.sql): of the whole ranking only; R relevant and N judged nonrelevant
+# documents, n retrieved. A rank cutoff from a fraction x of R is floor(x * R + 0.9), as
+# trec_eval's m_Rprec_mult.c computes it; a count of relevant from a recall level r is
+# round(r * R), halves away from 0, as trec_eval 10.0's m_iprec_at_recall.c (lround; 9.0 and
+# before added 0.9 and truncated).
+_CURVE = ("relevant_found", "nonrelevant_found", "relevant_in_qrels", "nonrelevant_in_qrels", "retrieved_in_ranking")
+RPREC_MULTIPLES = tuple(f"{i * 0.2:.2f}" for i in range(1, 11))
+RECALL_LEVELS = tuple(f"{i * 0.1:.2f}" for i in range(11))
+MEASURES += (
+    Measure(
+        "rprec",
+        "R-precision",
+        "relevant in the top R / R (0 when R is 0): precision at rank R",
+        trec_eval="Rprec",
+        ir_measures="Rprec",
+        counters=_CURVE,
+        family="Rprec",
+        ignores=_RELEVANCE_ONLY,
+    ),
+    *(
+        Measure(
+            f"rprec_mult_{x.replace('.', '_')}",
+            f"precision at {x} R",
+            f"relevant in the top c / c, c = floor({x} * R + 0.9) (0 when c is 0)",
+            trec_eval=f"Rprec_mult_{x}",
+            counters=_CURVE,
+            family="Rprec_mult",
+            ignores=_RELEVANCE_ONLY,
+        )
+        for x in RPREC_MULTIPLES
+    ),
+    *(
+        Measure(
+            f"iprec_at_recall_{r.replace('.', '_')}",
+            f"interpolated precision at recall {r}",
+            f"the highest precision at a rank where relevant found >= round({r} * R), or after it (the "
+            "last retrieved rank's included); 0 when no rank reaches it",
+            trec_eval=f"iprec_at_recall_{r}",
+            ir_measures=f"IPrec@{float(r):g}",
+            counters=_CURVE,
+            family="iprec_at_recall",
+            ignores=_RELEVANCE_ONLY,
+        )
+        for r in RECALL_LEVELS
+    ),
+    Measure(
+        "iprec_11pt_avg",
+        "11-point interpolated precision",
+        "the mean of iprec_at_recall at the 11 recall levels 0.0, 0.1, ..., 1.0",
+        trec_eval="11pt_avg",
+        counters=_CURVE,
+        family="iprec_at_recall",
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "bpref",
+        "bpref",
+        "the sum over the relevant results of 1 - min(judged nonrelevant above it, R) / min(N, R) (1 with "
+        "none above), / R (0 when R is 0); unjudged results are passed over",
+        trec_eval="bpref",
+        ir_measures="Bpref",
+        counters=_CURVE,
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "gm_bpref",
+        "GM-bpref",
+        "bpref, combined by geometric mean: exp(mean(ln(max(bpref, 1e-5))))",
+        trec_eval="gm_bpref",
+        counters=_CURVE,
+        family="bpref",
+        aggregate="geometric_mean",
+        ignores=_RELEVANCE_ONLY,
+        trec_per_query=False,
+    ),
+)
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}
 MEASURE_NAMES: tuple[str, ...] = tuple(MEASURE)
 # The measure that decides which queries are evaluated (a null one is left out of every mean)
@@ -1088,7 +1166,8 @@ def measure_columns(families: tuple[str, ...]) -> tuple[str, ...]:
 def _measure_patterns() -> list[tuple[re.Pattern[str], str]]:
     """Every spelling of a measure: its own name, trec_eval's names (``map``, ``map_cut_10``,
     ``map_cut``) and ir_measures' (``AP``, ``AP@10``, ``R``), a cutoff as a group."""
-    spellings: dict[str, str] = {m.name: m.selected_by for m in MEASURES}
+    spellings: dict[str, str] = {m.selected_by: m.selected_by for m in MEASURES}
+    spellings.update({m.name: m.selected_by for m in MEASURES})
     cut: dict[str, str] = {}
     for m in MEASURES:
         for whole, template in ((m.trec_eval, m.trec_eval_cut), (m.ir_measures, m.ir_measures_cut)):

@@ -1,13 +1,15 @@
 -- counted.sql: every evaluated query at each ordering and cutoff, with the counters its
 -- measures read.
 --
--- Step 11 of the per-query table. Reads: views evaluated_queries, cutoffs and sums_at_cutoffs.
+-- Step 12 of the per-query table. Reads: views evaluated_queries, relevance_curve, cutoffs and
+-- sums_at_cutoffs.
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
 -- Creates: view counted (ordering, query_id, k, then the sums and rank counters of
--- sums_at_cutoffs, idcg, and the per-query counters of evaluated_queries): ordering is
+-- sums_at_cutoffs, idcg, and the per-query counters of evaluated_queries and relevance_curve
+-- (null where it has no row)): ordering is
 -- 'retrieved' (with tie_bounds also 'worst', 'best'); a sum or rank counter is null where
 -- nothing at or above k earns or is counted; idcg is the ideal ranking's dcg.
 
@@ -36,8 +38,10 @@ final as (
         cutoffs.k,
         ranked.* exclude (ranking, query_id, k),  -- noqa: RF02
         ideal.dcg as idcg,
-        evaluated_queries.* exclude (query_id)  -- noqa: RF02
+        evaluated_queries.* exclude (query_id),  -- noqa: RF02
+        relevance_curve.* exclude (query_id)  -- noqa: RF02
     from evaluated_queries
+    left join relevance_curve on evaluated_queries.query_id = relevance_curve.query_id
     cross join cutoffs
     cross join orderings
     left join sums as ranked

@@ -1,14 +1,15 @@
 -- measures.sql: every measure of every evaluated query, ordering and cutoff, one formula each.
 --
--- Step 13 of the per-query table (convention 4 of sql/per_query.sql), with
--- sql/measures_trec.sql the only ones naming a measure. Reads: view measures_trec.
+-- Step 15 of the per-query table (convention 4 of sql/per_query.sql), with
+-- sql/measures_trec.sql and sql/measures_curve.sql the only ones naming a measure. Reads: view
+-- measures_curve.
 --
 -- Variables:
 --   SET VARIABLE empty_ideal = 'zero';       -- IDCG 0 scores 0; or 'one', 'nan', 'skip' (null)
 --   SET VARIABLE measures = ['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'];
 --
 -- Creates: view measures (ordering, query_id, k, cg, dcg, idcg, ndcg, P, recall, map,
--- recip_rank, success, then the measures of sql/measures_trec.sql) of each evaluated query,
+-- recip_rank, success, then those of sql/measures_trec.sql and sql/measures_curve.sql) of each evaluated query,
 -- cutoff and ordering (those of sql/counted.sql): NDCG from the sums of the ranking and the
 -- ideal, the others (pipeline/spec.py's formulas) from the counters <signal>_<accumulation>
 -- (null where none was kept at or above k); null unless `measures` names them.
@@ -66,8 +67,14 @@ final as (
         c."set_F",
         c.utility,
         c.unj,
-        c.judged
-    from measures_trec as c
+        c.judged,
+        c.rprec, c.rprec_mult_0_20, c.rprec_mult_0_40, c.rprec_mult_0_60, c.rprec_mult_0_80, c.rprec_mult_1_00,
+        c.rprec_mult_1_20, c.rprec_mult_1_40, c.rprec_mult_1_60, c.rprec_mult_1_80, c.rprec_mult_2_00,
+        c.iprec_at_recall_0_00, c.iprec_at_recall_0_10, c.iprec_at_recall_0_20, c.iprec_at_recall_0_30,
+        c.iprec_at_recall_0_40, c.iprec_at_recall_0_50, c.iprec_at_recall_0_60, c.iprec_at_recall_0_70,
+        c.iprec_at_recall_0_80, c.iprec_at_recall_0_90, c.iprec_at_recall_1_00, c.iprec_11pt_avg,
+        c.bpref, c.gm_bpref
+    from measures_curve as c
 )
 
 select * from final;

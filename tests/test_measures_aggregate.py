@@ -59,7 +59,7 @@ def test_the_registry_s_measures_are_means() -> None:
     # trec_eval's counts are sums and its gm_map a geometric mean; every other measure a mean
     assert summary_variables() == {
         "sum_measures": ["num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"],
-        "geometric_mean_measures": ["gm_map"],
+        "geometric_mean_measures": ["gm_map", "gm_bpref"],
     }
     assert summary_variables((*TEST_MEASURES,)) == {"sum_measures": ["found"], "geometric_mean_measures": ["spread"]}
 

@@ -25,9 +25,12 @@ from pipeline.expressions import (
 )
 from pipeline.spec import (
     COUNTER,
+    MEASURE,
     MEASURE_NAMES,
     PRIMARY_MEASURE,
+    RECALL_LEVELS,
     RETRIEVED,
+    RPREC_MULTIPLES,
     SIGNAL_NAMES,
     Evaluation,
     measure_columns,
@@ -83,16 +86,24 @@ def per_query(
     rankings = _rankings(retrieved, judgments, evaluation)
     ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(rankings.pop("ideal"), evaluation), evaluation)
     ideal_at_cutoffs = ideal_at_cutoffs.select(QUERY, "k", idcg="dcg")
+    relevance_curve = _relevance_curve(rankings["retrieved"], evaluated_queries, evaluation)
     # the counters count the signals of the ranking by score, in the same pass over its rows
     # as its sums (no second sort, no second read of the ranking)
     measures = {
         ordering: _measures(
-            _measures_trec(
-                _counted(
-                    evaluated_queries,
-                    _cutoffs(evaluation),
-                    _sums_at_cutoffs(_running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation),
-                    ideal_at_cutoffs,
+            _measures_curve(
+                _measures_trec(
+                    _counted(
+                        evaluated_queries,
+                        relevance_curve,
+                        _cutoffs(evaluation),
+                        _sums_at_cutoffs(
+                            _running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation
+                        ),
+                        ideal_at_cutoffs,
+                    ),
+                    evaluation,
+                    companions=ordering == "retrieved",
                 ),
                 evaluation,
                 companions=ordering == "retrieved",
@@ -377,14 +388,63 @@ def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
     }[evaluation.empty_ideal]
 
 
+# The families of trec_eval's measures of where the relevant results sit (spec: _CURVE)
+CURVE_FAMILIES = ("Rprec", "Rprec_mult", "iprec_at_recall", "bpref")
+
+
+def _relevance_curve(
+    retrieved_ranking: pl.LazyFrame, evaluated_queries: pl.LazyFrame, evaluation: Evaluation
+) -> pl.LazyFrame | None:
+    """``query_id, bpref_sum, relevant_in_top_r, relevant_in_top_<x>, iprec_max_<r>`` of each
+    evaluated query with a relevant result (sql/relevance_curve.sql), or None when no family
+    of the curve is asked for."""
+    if not set(CURVE_FAMILIES) & set(evaluation.measures):
+        return None
+    r = pl.col("relevant_in_qrels").cast(pl.Float64)
+    relevant = (
+        retrieved_ranking.select(
+            QUERY,
+            "rank",
+            "relevant",
+            pl.col("relevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("found"),
+            pl.col("nonrelevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("nonrelevant_above"),
+        )
+        .filter(pl.col("relevant"))
+        .join(evaluated_queries.select(QUERY, "relevant_in_qrels", "nonrelevant_in_qrels"), on=QUERY, how="inner")
+    )
+    above = pl.col("nonrelevant_above")
+    preferences = pl.min_horizontal("nonrelevant_in_qrels", "relevant_in_qrels")
+    preference = pl.when(above > 0).then(1.0 - pl.min_horizontal(above, r) / preferences).otherwise(1.0)
+
+    def cut(fraction: str) -> pl.Expr:
+        return (float(fraction) * r + 0.9).floor()
+
+    return relevant.group_by(QUERY).agg(
+        preference.sum().alias("bpref_sum"),
+        (pl.col("rank") <= r).sum().alias("relevant_in_top_r"),
+        *((pl.col("rank") <= cut(x)).sum().alias(f"relevant_in_top_{x.replace('.', '_')}") for x in RPREC_MULTIPLES),
+        *(
+            (pl.col("found") / pl.col("rank"))
+            .filter(pl.col("found") >= (float(x) * r).round(0, mode="half_away_from_zero"))
+            .max()
+            .alias(f"iprec_max_{x.replace('.', '_')}")
+            for x in RECALL_LEVELS
+        ),
+    )
+
+
 def _counted(
     evaluated_queries: pl.LazyFrame,
+    relevance_curve: pl.LazyFrame | None,
     cutoffs: pl.LazyFrame,
     sums_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
-    was kept at or above k), its ``idcg`` and its per-query counters."""
+    was kept at or above k), its ``idcg`` and its per-query counters (those of
+    :func:`_relevance_curve` too, when asked)."""
+    if relevance_curve is not None:
+        evaluated_queries = evaluated_queries.join(relevance_curve, on=QUERY, how="left")
     return (
         evaluated_queries.join(cutoffs, how="cross")
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
@@ -425,6 +485,41 @@ def _measures_trec(counted: pl.LazyFrame, evaluation: Evaluation, *, companions:
     }
     asked = [name for name in evaluation.columns if name in formulas] if companions else []
     return counted.with_columns(formulas[name].alias(name) for name in asked)
+
+
+def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``measures_trec``, then trec_eval's R-precision, interpolated precision and bpref that
+    are asked for (with ``companions`` false, none), of the whole ranking only (null at a
+    cutoff), from the sums of :func:`_relevance_curve`."""
+    asked = [name for name in evaluation.columns if MEASURE[name].selected_by in CURVE_FAMILIES] if companions else []
+    if not asked:
+        return measures_trec
+    r = pl.col("relevant_in_qrels").cast(pl.Float64)
+    last_precision = pl.col("relevant_found").fill_null(0) / pl.col("retrieved_in_ranking")
+    last_precision = pl.when(pl.col("retrieved_in_ranking") > 0).then(last_precision).otherwise(0.0)
+
+    def ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        return pl.when(denominator > 0).then(numerator.fill_null(0) / denominator).otherwise(0.0)
+
+    def interpolated(level: str) -> pl.Expr:
+        best = pl.col(f"iprec_max_{level.replace('.', '_')}")
+        return pl.when(best.is_null()).then(0.0).otherwise(pl.max_horizontal(best, last_precision))
+
+    formulas = {
+        "rprec": ratio(pl.col("relevant_in_top_r"), r),
+        **{
+            f"rprec_mult_{x.replace('.', '_')}": ratio(
+                pl.col(f"relevant_in_top_{x.replace('.', '_')}"), (float(x) * r + 0.9).floor()
+            )
+            for x in RPREC_MULTIPLES
+        },
+        **{f"iprec_at_recall_{level.replace('.', '_')}": interpolated(level) for level in RECALL_LEVELS},
+        "iprec_11pt_avg": pl.sum_horizontal(interpolated(level) for level in RECALL_LEVELS) / 11.0,
+        "bpref": ratio(pl.col("bpref_sum"), r),
+        "gm_bpref": ratio(pl.col("bpref_sum"), r),
+    }
+    whole = pl.col("k").is_null()
+    return measures_trec.with_columns(pl.when(whole).then(formulas[name]).alias(name) for name in asked)
 
 
 def _measures(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
