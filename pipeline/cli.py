@@ -146,7 +146,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             sys.stdout.write(
                 label
                 + trec_lines(
-                    unit.result.per_query, per_query_lines=args.per_query, summary=unit.summary, digits=args.digits
+                    unit.result.per_query,
+                    per_query_lines=args.per_query,
+                    summary=unit.summary,
+                    digits=args.digits,
+                    trec_cutoffs_only="all_trec" in evaluation.measures,
                 )
             )
         elif output_format == "table":

@@ -31,7 +31,16 @@ import sys
 import sqlglot
 from sqlglot import exp
 
-from pipeline.spec import CONVENTIONS, MEASURES, SIGNAL_NAMES, Evaluation, measure_columns, summary_variables
+from pipeline.spec import (
+    CONVENTIONS,
+    MEASURES,
+    RETRIEVED,
+    SIGNAL_NAMES,
+    Evaluation,
+    measure_columns,
+    signals_of,
+    summary_variables,
+)
 from pipeline.sql_files import sql_file
 from pipeline.transpile import _parse, _strip_comments, composed_per_query, literal
 
@@ -70,8 +79,8 @@ def _text_list(values: list[str] | tuple[str, ...]) -> exp.Expr:
 def _signals_of_measures() -> exp.Expr:
     """``measures`` -> the signals their counters read, in the registry's order, as SQL."""
     readers = {
-        signal: [m.selected_by for m in MEASURES for counter in m.counters if counter.startswith(f"{signal}_")]
-        for signal in SIGNAL_NAMES
+        signal: list(dict.fromkeys(m.selected_by for m in MEASURES if signal in signals_of(m.counters)))
+        for signal in (*SIGNAL_NAMES, RETRIEVED)
     }
     # list_filter(signals, s -> list_has_any(measures, <families reading s>)), one case per signal
     items = [

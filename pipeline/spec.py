@@ -651,7 +651,7 @@ _DEFAULTS: dict[str, Any] = {convention.name: convention.default for convention 
 # The measures step (sql/measures.sql, `_measures`) then turns counters into measures, one
 # formula each; the steps after it (per_query, the summary) never name a measure.
 
-Accumulation = Literal["found", "precision_sum", "first_rank", "in_qrels"]
+Accumulation = Literal["found", "precision_sum", "first_rank", "in_qrels", "in_ranking"]
 Aggregate = Literal["mean", "sum", "geometric_mean"]
 AGGREGATES: tuple[str, ...] = ("mean", "sum", "geometric_mean")
 
@@ -680,7 +680,12 @@ ACCUMULATIONS: dict[str, str] = {
     "precision_sum": "sum over those ranks i of (found at i) / i",
     "first_rank": "the first rank where the signal holds (null when none is at or above k)",
     "in_qrels": "documents of the query's judgments where the signal holds (at every k)",
+    "in_ranking": "documents of the query's ranking by score (after max_results and unjudged drop)",
 }
+# The one count of the ranking itself, not of a signal of the judgments: how many documents
+# were retrieved (trec_eval's num_ret). Asking for it keeps every rank of the ranking by score
+# (an unjudged rank is retrieved too), so only the measures that read it pay for it.
+RETRIEVED = "retrieved"
 
 
 @dataclass(frozen=True)
@@ -695,7 +700,9 @@ class Counter:
     counts: str
 
     def __post_init__(self) -> None:
-        if self.signal not in SIGNAL_NAMES:
+        if (self.signal == RETRIEVED) != (self.accumulation == "in_ranking"):
+            raise SpecError(f"counter {self.name!r}: in_ranking is the count of the ranking ({RETRIEVED!r}) alone")
+        if self.signal not in (*SIGNAL_NAMES, RETRIEVED):
             raise SpecError(f"counter {self.name!r}: unknown signal {self.signal!r}")
         if self.accumulation not in ACCUMULATIONS:
             raise SpecError(f"counter {self.name!r}: unknown accumulation {self.accumulation!r}")
@@ -710,6 +717,10 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("relevant", "precision_sum", "the precision at each relevant rank i <= k, summed (AP's numerator)"),
     Counter("relevant", "first_rank", "the first relevant rank, if at or above k"),
     Counter("relevant", "in_qrels", "documents judged relevant for the query (R)"),
+    Counter("judged", "found", "judged results (label >= 0) at or above k"),
+    Counter("nonrelevant", "found", "judged nonrelevant results at or above k"),
+    Counter("nonrelevant", "in_qrels", "documents judged nonrelevant for the query (N, bpref's)"),
+    Counter(RETRIEVED, "in_ranking", "results retrieved for the query (n; min(k, n) at or above k)"),
 )
 COUNTER: dict[str, Counter] = {counter.name: counter for counter in COUNTERS}
 
@@ -728,7 +739,10 @@ class Measure:
     :data:`MIN_GEOMETRIC_MEAN`). ``family`` is the measure ``--measures`` selects it with
     (empty: itself); ``whole`` says whether it is defined over the whole ranking (the row
     with k null; where it is not, that row holds null); ``ignores`` names the conventions
-    that do not change it.
+    that do not change it. ``trec_cutoffs`` are trec_eval's default cutoffs of the family (the
+    ones ``--measures all_trec`` prints); ``trec_per_query`` says whether trec_eval prints a
+    line per query (not for ``num_q`` and the geometric means); ``whole_number`` that it
+    prints the value as a whole number (the counts ``num_*``).
     """
 
     name: str
@@ -743,6 +757,9 @@ class Measure:
     family: str = ""
     whole: bool = True
     ignores: str = ""
+    trec_cutoffs: tuple[int, ...] = ()
+    trec_per_query: bool = True
+    whole_number: bool = False
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.counters if name not in COUNTER]
@@ -783,6 +800,10 @@ _RELEVANCE_ONLY = (
     "the ties docid-desc and input-order"
 )
 
+# trec_eval's default cutoffs of P, recall, map_cut, ndcg_cut and relative_P (m_P.c and others)
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_SET = "of the whole ranking (trec_eval's set_*; at cutoff k, of the top k)"
+
 MEASURES: tuple[Measure, ...] = (
     Measure("cg", "CG@k", "sum_{i<=k} g(i)", family="ndcg"),
     Measure("dcg", "DCG@k", "sum_{i<=k} g(i) * d(i)", family="ndcg"),
@@ -795,6 +816,7 @@ MEASURES: tuple[Measure, ...] = (
         trec_eval_cut="ndcg_cut_{k}",
         ir_measures="nDCG",
         ir_measures_cut="nDCG@{k}",
+        trec_cutoffs=TREC_CUTOFFS,
     ),
     Measure(
         "P",
@@ -805,6 +827,7 @@ MEASURES: tuple[Measure, ...] = (
         counters=("relevant_found",),
         whole=False,
         ignores=_RELEVANCE_ONLY,
+        trec_cutoffs=TREC_CUTOFFS,
     ),
     Measure(
         "recall",
@@ -814,6 +837,7 @@ MEASURES: tuple[Measure, ...] = (
         ir_measures_cut="R@{k}",
         counters=("relevant_found", "relevant_in_qrels"),
         ignores=_RELEVANCE_ONLY,
+        trec_cutoffs=TREC_CUTOFFS,
     ),
     Measure(
         "map",
@@ -825,6 +849,7 @@ MEASURES: tuple[Measure, ...] = (
         ir_measures_cut="AP@{k}",
         counters=("relevant_precision_sum", "relevant_in_qrels"),
         ignores=_RELEVANCE_ONLY,
+        trec_cutoffs=TREC_CUTOFFS,
     ),
     Measure(
         "recip_rank",
@@ -844,6 +869,234 @@ MEASURES: tuple[Measure, ...] = (
         ir_measures_cut="Success@{k}",
         counters=("relevant_found",),
         ignores=_RELEVANCE_ONLY,
+        trec_cutoffs=(1, 5, 10),
+    ),
+    # trec_eval's counts and the measures of the retrieved set (m_num_*.c, m_set_*.c), its
+    # relative precision, utility and unjudged fraction, and ir_measures' Judged@k
+    Measure(
+        "num_q",
+        "queries",
+        "1 for each evaluated query, summed: how many were evaluated",
+        trec_eval="num_q",
+        ir_measures="NumQ",
+        aggregate="sum",
+        ignores=_RELEVANCE_ONLY,
+        trec_per_query=False,
+        whole_number=True,
+    ),
+    Measure(
+        "num_ret",
+        "retrieved",
+        "results retrieved (after max_results and unjudged drop; at cutoff k, min(k, retrieved)), summed",
+        trec_eval="num_ret",
+        ir_measures="NumRet",
+        counters=("retrieved_in_ranking",),
+        aggregate="sum",
+        ignores=_RELEVANCE_ONLY,
+        whole_number=True,
+    ),
+    Measure(
+        "num_rel",
+        "relevant judged",
+        "documents judged relevant for the query (R), summed",
+        trec_eval="num_rel",
+        ir_measures="NumRel",
+        counters=("relevant_in_qrels",),
+        aggregate="sum",
+        ignores=_RELEVANCE_ONLY,
+        whole_number=True,
+    ),
+    Measure(
+        "num_rel_ret",
+        "relevant retrieved",
+        "relevant results (at cutoff k, in the top k), summed",
+        trec_eval="num_rel_ret",
+        ir_measures="NumRelRet",
+        counters=("relevant_found",),
+        aggregate="sum",
+        ignores=_RELEVANCE_ONLY,
+        whole_number=True,
+    ),
+    Measure(
+        "num_nonrel_judged_ret",
+        "nonrelevant judged retrieved",
+        "judged nonrelevant results (at cutoff k, in the top k), summed",
+        trec_eval="num_nonrel_judged_ret",
+        counters=("nonrelevant_found",),
+        aggregate="sum",
+        ignores=_RELEVANCE_ONLY,
+        whole_number=True,
+    ),
+    Measure(
+        "gm_map",
+        "GM-AP@k",
+        "AP@k, combined by geometric mean: exp(mean(ln(max(AP, 1e-5))))",
+        trec_eval="gm_map",
+        counters=("relevant_precision_sum", "relevant_in_qrels"),
+        aggregate="geometric_mean",
+        ignores=_RELEVANCE_ONLY,
+        trec_per_query=False,
+    ),
+    Measure(
+        "relative_P",
+        "relative P@k",
+        "relevant in the top k / min(k, relevant judged) (0 when none is); null for the whole ranking",
+        trec_eval_cut="relative_P_{k}",
+        counters=("relevant_found", "relevant_in_qrels"),
+        whole=False,
+        ignores=_RELEVANCE_ONLY,
+        trec_cutoffs=TREC_CUTOFFS,
+    ),
+    Measure(
+        "set_P",
+        "set precision",
+        f"relevant retrieved / retrieved (0 when none is), {_SET}",
+        trec_eval="set_P",
+        ir_measures="SetP",
+        counters=("relevant_found", "retrieved_in_ranking"),
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "set_relative_P",
+        "set relative precision",
+        f"relevant retrieved / min(retrieved, relevant judged) (0 when either is 0), {_SET}",
+        trec_eval="set_relative_P",
+        counters=("relevant_found", "relevant_in_qrels", "retrieved_in_ranking"),
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "set_recall",
+        "set recall",
+        f"relevant retrieved / relevant judged (0 when none is), {_SET}",
+        trec_eval="set_recall",
+        ir_measures="SetR",
+        counters=("relevant_found", "relevant_in_qrels"),
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "set_map",
+        "set AP",
+        f"set_P * set_recall: relevant retrieved^2 / (retrieved * relevant judged), {_SET}",
+        trec_eval="set_map",
+        counters=("relevant_found", "relevant_in_qrels", "retrieved_in_ranking"),
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "set_F",
+        "set F1",
+        f"2 * set_P * set_recall / (set_P + set_recall) = 2 * relevant retrieved / (retrieved + relevant "
+        f"judged) (beta 1; 0 when no relevant is retrieved), {_SET}",
+        trec_eval="set_F",
+        ir_measures="SetF",
+        counters=("relevant_found", "relevant_in_qrels", "retrieved_in_ranking"),
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "utility",
+        "utility",
+        "relevant retrieved - nonrelevant retrieved (trec_eval's default coefficients 1, -1, 0, 0; an "
+        f"unjudged result counts as nonrelevant), {_SET}",
+        trec_eval="utility",
+        counters=("relevant_found", "retrieved_in_ranking"),
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "unj",
+        "unjudged@k",
+        "results in the top k not judged (absent from the qrels or labelled below 0) / k: the ranks "
+        "past the retrieved count as judged (trec_eval's unj); null for the whole ranking",
+        trec_eval_cut="unj_{k}",
+        counters=("judged_found", "retrieved_in_ranking"),
+        whole=False,
+        ignores=_RELEVANCE_ONLY,
+        trec_cutoffs=(5, 10, 20),
+    ),
+    Measure(
+        "judged",
+        "Judged@k",
+        "judged results (label >= 0) in the top k / k: the ranks past the retrieved count as unjudged "
+        "(ir_measures' Judged@k; 1 - unj@k when k results were retrieved); null for the whole ranking",
+        ir_measures_cut="Judged@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_RELEVANCE_ONLY,
+    ),
+)
+# trec_eval's measures of where the relevant results sit (sql/relevance_curve.sql,
+# sql/measures_curve.sql): of the whole ranking only; R relevant and N judged nonrelevant
+# documents, n retrieved. A rank cutoff from a fraction x of R is floor(x * R + 0.9), as
+# trec_eval's m_Rprec_mult.c computes it; a count of relevant from a recall level r is
+# round(r * R), halves away from 0, as trec_eval 10.0's m_iprec_at_recall.c (lround; 9.0 and
+# before added 0.9 and truncated).
+_CURVE = ("relevant_found", "nonrelevant_found", "relevant_in_qrels", "nonrelevant_in_qrels", "retrieved_in_ranking")
+RPREC_MULTIPLES = tuple(f"{i * 0.2:.2f}" for i in range(1, 11))
+RECALL_LEVELS = tuple(f"{i * 0.1:.2f}" for i in range(11))
+MEASURES += (
+    Measure(
+        "rprec",
+        "R-precision",
+        "relevant in the top R / R (0 when R is 0): precision at rank R",
+        trec_eval="Rprec",
+        ir_measures="Rprec",
+        counters=_CURVE,
+        family="Rprec",
+        ignores=_RELEVANCE_ONLY,
+    ),
+    *(
+        Measure(
+            f"rprec_mult_{x.replace('.', '_')}",
+            f"precision at {x} R",
+            f"relevant in the top c / c, c = floor({x} * R + 0.9) (0 when c is 0)",
+            trec_eval=f"Rprec_mult_{x}",
+            counters=_CURVE,
+            family="Rprec_mult",
+            ignores=_RELEVANCE_ONLY,
+        )
+        for x in RPREC_MULTIPLES
+    ),
+    *(
+        Measure(
+            f"iprec_at_recall_{r.replace('.', '_')}",
+            f"interpolated precision at recall {r}",
+            f"the highest precision at a rank where relevant found >= round({r} * R), or after it (the "
+            "last retrieved rank's included); 0 when no rank reaches it",
+            trec_eval=f"iprec_at_recall_{r}",
+            ir_measures=f"IPrec@{float(r):g}",
+            counters=_CURVE,
+            family="iprec_at_recall",
+            ignores=_RELEVANCE_ONLY,
+        )
+        for r in RECALL_LEVELS
+    ),
+    Measure(
+        "iprec_11pt_avg",
+        "11-point interpolated precision",
+        "the mean of iprec_at_recall at the 11 recall levels 0.0, 0.1, ..., 1.0",
+        trec_eval="11pt_avg",
+        counters=_CURVE,
+        family="iprec_at_recall",
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "bpref",
+        "bpref",
+        "the sum over the relevant results of 1 - min(judged nonrelevant above it, R) / min(N, R) (1 with "
+        "none above), / R (0 when R is 0); unjudged results are passed over",
+        trec_eval="bpref",
+        ir_measures="Bpref",
+        counters=_CURVE,
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "gm_bpref",
+        "GM-bpref",
+        "bpref, combined by geometric mean: exp(mean(ln(max(bpref, 1e-5))))",
+        trec_eval="gm_bpref",
+        counters=_CURVE,
+        family="bpref",
+        aggregate="geometric_mean",
+        ignores=_RELEVANCE_ONLY,
+        trec_per_query=False,
     ),
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}
@@ -858,6 +1111,13 @@ MEASURE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(m.selected_by for m in M
 COMPANION_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.selected_by != PRIMARY_MEASURE)
 
 
+# The named sets --measures takes: all_trec, every family trec_eval's -m all_trec prints (of
+# those the registry has), at trec_eval's default cutoffs of each.
+MEASURE_SETS: dict[str, str] = {
+    "all_trec": "every measure trec_eval's -m all_trec prints that the registry has, at trec_eval's cutoffs",
+}
+
+
 def counters_of(measures: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """The counters the measures named read, in the registry's order.
 
@@ -870,9 +1130,10 @@ def counters_of(measures: tuple[str, ...] | list[str]) -> tuple[str, ...]:
 
 def signals_of(counters: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     """The per-rank signals those counters read, in the registry's order (what rides along in
-    the ranking: none when only NDCG is asked for)."""
+    the ranking: none when only NDCG is asked for), then :data:`RETRIEVED` when the count of
+    the ranking is read (every rank of the ranking by score is then kept)."""
     read = {COUNTER[name].signal for name in counters}
-    return tuple(name for name in SIGNAL_NAMES if name in read)
+    return tuple(name for name in (*SIGNAL_NAMES, RETRIEVED) if name in read)
 
 
 # The variables of sql/summary.sql: which measures it sums and which it combines by geometric
@@ -905,7 +1166,8 @@ def measure_columns(families: tuple[str, ...]) -> tuple[str, ...]:
 def _measure_patterns() -> list[tuple[re.Pattern[str], str]]:
     """Every spelling of a measure: its own name, trec_eval's names (``map``, ``map_cut_10``,
     ``map_cut``) and ir_measures' (``AP``, ``AP@10``, ``R``), a cutoff as a group."""
-    spellings: dict[str, str] = {m.name: m.selected_by for m in MEASURES}
+    spellings: dict[str, str] = {m.selected_by: m.selected_by for m in MEASURES}
+    spellings.update({m.name: m.selected_by for m in MEASURES})
     cut: dict[str, str] = {}
     for m in MEASURES:
         for whole, template in ((m.trec_eval, m.trec_eval_cut), (m.ir_measures, m.ir_measures_cut)):
@@ -953,7 +1215,8 @@ def parse_measures(text: str) -> tuple[str, ...]:
     """
     names = tuple(part.strip() for part in text.split(","))
     for name in names:
-        measure_named(name)
+        if name not in MEASURE_SETS:
+            measure_named(name)
     return names
 
 
@@ -966,10 +1229,19 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
     """
     if isinstance(given, str) or not isinstance(given, (tuple, list)) or not given:
         raise SpecError(f"measures must be a non-empty list of measure names, got {given!r}")
-    named = [measure_named(text) for text in given]
+    sets = tuple(name for name in MEASURE_SETS if name in given)
+    named = [measure_named(text) for text in given if text not in MEASURE_SETS]
+    named += [
+        (m.selected_by, k)
+        for name in sets
+        for m in MEASURES
+        if m.trec_eval or m.trec_eval_cut
+        for k in (None, *m.trec_cutoffs)
+    ]
     families = {PRIMARY_MEASURE, *(family for family, _ in named)}
     cutoffs = sorted({k for _, k in named if k is not None})
-    return tuple(f for f in MEASURE_FAMILIES if f in families), tuple(cutoffs)
+    # a set's name stays among the measures: trec lines then print each family at its own cutoffs
+    return (*(f for f in MEASURE_FAMILIES if f in families), *sets), tuple(cutoffs)
 
 
 def conventions_table() -> str:

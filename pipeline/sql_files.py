@@ -74,6 +74,10 @@ PER_QUERY_STEPS = (
     "running_sums.sql",
     "sums_at_cutoffs.sql",
     "evaluated_queries.sql",
+    "relevance_curve.sql",
+    "counted.sql",
+    "measures_trec.sql",
+    "measures_curve.sql",
     "measures.sql",
     "per_query.sql",
 )

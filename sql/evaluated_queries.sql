@@ -1,17 +1,18 @@
 -- evaluated_queries.sql: the queries evaluated, with the per-query counters of each.
 --
 -- Step 10 of the per-query table (convention 5 of sql/per_query.sql).
--- Reads: views judgments (sql/judgments.sql) and run (sql/inputs.sql).
+-- Reads: views judgments (sql/judgments.sql), run (sql/inputs.sql) and retrieved.
 --
 -- Variables:
 --   SET VARIABLE all_queries = false;        -- true: qrels queries missing from the run score 0
 --   SET VARIABLE signals = ['relevant'];     -- the signals counted; unset: every signal
 --
 -- Creates: view evaluated_queries (query_id, relevant_in_qrels, judged_in_qrels,
--- nonrelevant_in_qrels): the judged queries the run has, or with all_queries every judged
--- query, and the per-query counters (accumulation in_qrels of pipeline/spec.py, the same at
--- every cutoff): how many of the query's judged documents each signal holds for (R, the
--- relevant ones, is the denominator of recall and AP). A signal not in `signals` is null.
+-- nonrelevant_in_qrels, retrieved_in_ranking): the judged queries the run has, or with
+-- all_queries every judged query, and the per-query counters (the same at every cutoff): how
+-- many of the query's judged documents each signal holds for (R, the relevant ones, is the
+-- denominator of recall and AP), and with 'retrieved' in `signals` how many documents its
+-- ranking by score holds (sql/ranked.sql then keeps every one). Not in `signals`: null.
 
 create or replace temp view evaluated_queries as
 with
@@ -35,9 +36,24 @@ judged_queries as (
     group by judgments.query_id
 ),
 
+retrieved_counts as (
+    select retrieved.query_id, count(*) as retrieved_in_ranking
+    from retrieved
+    where
+        retrieved.ordering = 'retrieved'
+        and list_contains(coalesce(getvariable('signals'), ['retrieved']), 'retrieved')
+    group by retrieved.query_id
+),
+
 final as (
-    select judged_queries.*
+    select
+        judged_queries.*,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['retrieved']), 'retrieved')
+                then coalesce(retrieved_counts.retrieved_in_ranking, 0)
+        end as retrieved_in_ranking
     from judged_queries
+    left join retrieved_counts on judged_queries.query_id = retrieved_counts.query_id
     where
         coalesce(getvariable('all_queries'), false)
         or judged_queries.query_id in (select distinct run.query_id from run)

@@ -74,9 +74,38 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
         measures,
-        LAMBDA m : NOT LIST_CONTAINS(['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'], m)
+        LAMBDA m : NOT LIST_CONTAINS(
+          [
+            'ndcg',
+            'P',
+            'recall',
+            'map',
+            'recip_rank',
+            'success',
+            'num_q',
+            'num_ret',
+            'num_rel',
+            'num_rel_ret',
+            'num_nonrel_judged_ret',
+            'gm_map',
+            'relative_P',
+            'set_P',
+            'set_relative_P',
+            'set_recall',
+            'set_map',
+            'set_F',
+            'utility',
+            'unj',
+            'judged',
+            'Rprec',
+            'Rprec_mult',
+            'iprec_at_recall',
+            'bpref'
+          ],
+          m
+        )
       ) AS TEXT)
     ) AS refused
   WHERE
@@ -84,7 +113,36 @@ WITH run AS (
     OR LENGTH(
       LIST_FILTER(
         measures,
-        LAMBDA m : NOT LIST_CONTAINS(['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'], m)
+        LAMBDA m : NOT LIST_CONTAINS(
+          [
+            'ndcg',
+            'P',
+            'recall',
+            'map',
+            'recip_rank',
+            'success',
+            'num_q',
+            'num_ret',
+            'num_rel',
+            'num_rel_ret',
+            'num_nonrel_judged_ret',
+            'gm_map',
+            'relative_P',
+            'set_P',
+            'set_relative_P',
+            'set_recall',
+            'set_map',
+            'set_F',
+            'utility',
+            'unj',
+            'judged',
+            'Rprec',
+            'Rprec_mult',
+            'iprec_at_recall',
+            'bpref'
+          ],
+          m
+        )
       )
     ) > 0
   UNION ALL
@@ -137,6 +195,100 @@ SELECT
           ),
           COALESCE(
             CASE WHEN LIST_CONTAINS(measures, 'success') THEN ['success'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'num_q') THEN ['num_q'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'num_ret') THEN ['num_ret'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'num_rel') THEN ['num_rel'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'num_rel_ret') THEN ['num_rel_ret'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'num_nonrel_judged_ret')
+              THEN ['num_nonrel_judged_ret']
+            END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'gm_map') THEN ['gm_map'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'relative_P') THEN ['relative_P'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'set_P') THEN ['set_P'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'set_relative_P') THEN ['set_relative_P'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'set_recall') THEN ['set_recall'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'set_map') THEN ['set_map'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'set_F') THEN ['set_F'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'utility') THEN ['utility'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'unj') THEN ['unj'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'judged') THEN ['judged'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'Rprec') THEN ['rprec'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'Rprec_mult')
+              THEN [
+                'rprec_mult_0_20',
+                'rprec_mult_0_40',
+                'rprec_mult_0_60',
+                'rprec_mult_0_80',
+                'rprec_mult_1_00',
+                'rprec_mult_1_20',
+                'rprec_mult_1_40',
+                'rprec_mult_1_60',
+                'rprec_mult_1_80',
+                'rprec_mult_2_00'
+              ]
+            END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'iprec_at_recall')
+              THEN [
+                'iprec_at_recall_0_00',
+                'iprec_at_recall_0_10',
+                'iprec_at_recall_0_20',
+                'iprec_at_recall_0_30',
+                'iprec_at_recall_0_40',
+                'iprec_at_recall_0_50',
+                'iprec_at_recall_0_60',
+                'iprec_at_recall_0_70',
+                'iprec_at_recall_0_80',
+                'iprec_at_recall_0_90',
+                'iprec_at_recall_1_00',
+                'iprec_11pt_avg'
+              ]
+            END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
           COALESCE(
@@ -234,17 +386,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -262,17 +465,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -290,17 +544,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -467,6 +772,82 @@ FROM (
       WHERE
         judgments.gain <> 0
         OR judgments.counted
+        OR ARRAY_CONTAINS(
+          COALESCE(
+            FLATTEN(
+              [
+                COALESCE(
+                  CASE
+                    WHEN LIST_HAS_ANY(
+                      measures,
+                      [
+                        'P',
+                        'recall',
+                        'map',
+                        'recip_rank',
+                        'success',
+                        'num_rel',
+                        'num_rel_ret',
+                        'gm_map',
+                        'relative_P',
+                        'set_P',
+                        'set_relative_P',
+                        'set_recall',
+                        'set_map',
+                        'set_F',
+                        'utility',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref'
+                      ]
+                    )
+                    THEN ['relevant']
+                  END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE
+                    WHEN LIST_HAS_ANY(
+                      measures,
+                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                    )
+                    THEN ['nonrelevant']
+                  END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE
+                    WHEN LIST_HAS_ANY(
+                      measures,
+                      [
+                        'num_ret',
+                        'set_P',
+                        'set_relative_P',
+                        'set_map',
+                        'set_F',
+                        'utility',
+                        'unj',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref'
+                      ]
+                    )
+                    THEN ['retrieved']
+                  END,
+                  CAST([] AS TEXT[])
+                )
+              ]
+            ),
+            ['retrieved']
+          ),
+          'retrieved'
+        )
         OR COALESCE(unjudged, 'zero') = 'drop'
         OR ties = 'average'
         OR ideal = 'judged-cut-at-hits'
@@ -626,17 +1007,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -654,17 +1086,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -682,17 +1165,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -710,17 +1244,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -738,17 +1323,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -766,17 +1402,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -803,17 +1490,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -831,17 +1569,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -859,17 +1648,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -927,17 +1767,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -955,17 +1846,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -983,17 +1925,68 @@ FROM (
                 [
                   COALESCE(
                     CASE
-                      WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
                       THEN ['relevant']
                     END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
                     CAST([] AS TEXT[])
                   )
                 ]
@@ -1007,10 +2000,176 @@ FROM (
       FROM judgments
       GROUP BY
         judgments.query_id
+    ), evaluated_queries__retrieved_counts AS (
+      SELECT
+        retrieved.query_id,
+        COUNT(*) AS retrieved_in_ranking
+      FROM retrieved
+      WHERE
+        retrieved.ordering = 'retrieved'
+        AND ARRAY_CONTAINS(
+          COALESCE(
+            FLATTEN(
+              [
+                COALESCE(
+                  CASE
+                    WHEN LIST_HAS_ANY(
+                      measures,
+                      [
+                        'P',
+                        'recall',
+                        'map',
+                        'recip_rank',
+                        'success',
+                        'num_rel',
+                        'num_rel_ret',
+                        'gm_map',
+                        'relative_P',
+                        'set_P',
+                        'set_relative_P',
+                        'set_recall',
+                        'set_map',
+                        'set_F',
+                        'utility',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref'
+                      ]
+                    )
+                    THEN ['relevant']
+                  END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE
+                    WHEN LIST_HAS_ANY(
+                      measures,
+                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                    )
+                    THEN ['nonrelevant']
+                  END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE
+                    WHEN LIST_HAS_ANY(
+                      measures,
+                      [
+                        'num_ret',
+                        'set_P',
+                        'set_relative_P',
+                        'set_map',
+                        'set_F',
+                        'utility',
+                        'unj',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref'
+                      ]
+                    )
+                    THEN ['retrieved']
+                  END,
+                  CAST([] AS TEXT[])
+                )
+              ]
+            ),
+            ['retrieved']
+          ),
+          'retrieved'
+        )
+      GROUP BY
+        retrieved.query_id
     ), evaluated_queries__final AS (
       SELECT
-        judged_queries.*
+        judged_queries.*,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['retrieved']
+            ),
+            'retrieved'
+          )
+          THEN COALESCE(retrieved_counts.retrieved_in_ranking, 0)
+        END AS retrieved_in_ranking
       FROM evaluated_queries__judged_queries AS judged_queries
+      LEFT JOIN evaluated_queries__retrieved_counts AS retrieved_counts
+        ON judged_queries.query_id = retrieved_counts.query_id
       WHERE
         COALESCE(all_queries, FALSE)
         OR judged_queries.query_id IN (
@@ -1022,12 +2181,83 @@ FROM (
     SELECT
       *
     FROM evaluated_queries__final AS final
-  ), measures AS (
-    WITH measures__sums AS (
+  ), relevance_curve AS (
+    WITH relevance_curve__relevant_ranks AS (
+      SELECT
+        rankings.query_id,
+        rankings.rank,
+        rankings.relevant,
+        SUM(CAST(rankings.relevant AS INT)) OVER running AS found,
+        SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above
+      FROM rankings
+      WHERE
+        rankings.ranking = 'retrieved'
+        AND (
+          ARRAY_CONTAINS(measures, 'Rprec')
+          OR ARRAY_CONTAINS(measures, 'Rprec_mult')
+          OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
+          OR ARRAY_CONTAINS(measures, 'bpref')
+        )
+      WINDOW running AS (
+        PARTITION BY rankings.query_id
+        ORDER BY rankings.rank
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    ), relevance_curve__relevant AS (
+      SELECT
+        relevant_ranks.*,
+        CAST(evaluated_queries.relevant_in_qrels AS DOUBLE) AS r,
+        LEAST(evaluated_queries.nonrelevant_in_qrels, evaluated_queries.relevant_in_qrels) AS preferences
+      FROM relevance_curve__relevant_ranks AS relevant_ranks
+      INNER JOIN evaluated_queries
+        ON relevant_ranks.query_id = evaluated_queries.query_id
+      WHERE
+        relevant_ranks.relevant
+    ), relevance_curve__final AS (
+      SELECT
+        v.query_id,
+        SUM(
+          CASE
+            WHEN v.nonrelevant_above > 0
+            THEN 1.0 - LEAST(v.nonrelevant_above, v.r) / v.preferences
+            ELSE 1.0
+          END
+        ) AS bpref_sum,
+        COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
+        COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
+        COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
+        COUNT(CASE WHEN v.rank <= FLOOR(0.60e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_60,
+        COUNT(CASE WHEN v.rank <= FLOOR(0.80e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_80,
+        COUNT(CASE WHEN v.rank <= FLOOR(1.00e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_00,
+        COUNT(CASE WHEN v.rank <= FLOOR(1.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_20,
+        COUNT(CASE WHEN v.rank <= FLOOR(1.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_40,
+        COUNT(CASE WHEN v.rank <= FLOOR(1.60e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_60,
+        COUNT(CASE WHEN v.rank <= FLOOR(1.80e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_80,
+        COUNT(CASE WHEN v.rank <= FLOOR(2.00e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_2_00,
+        MAX(CASE WHEN v.found >= ROUND(0.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_00,
+        MAX(CASE WHEN v.found >= ROUND(0.10e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_10,
+        MAX(CASE WHEN v.found >= ROUND(0.20e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_20,
+        MAX(CASE WHEN v.found >= ROUND(0.30e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_30,
+        MAX(CASE WHEN v.found >= ROUND(0.40e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_40,
+        MAX(CASE WHEN v.found >= ROUND(0.50e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_50,
+        MAX(CASE WHEN v.found >= ROUND(0.60e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_60,
+        MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
+        MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
+        MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
+        MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00
+      FROM relevance_curve__relevant AS v
+      GROUP BY
+        v.query_id
+    )
+    SELECT
+      *
+    FROM relevance_curve__final AS final
+  ), counted AS (
+    WITH counted__sums AS (
       SELECT
         *
       FROM sums_at_cutoffs
-    ), measures__orderings AS (
+    ), counted__orderings AS (
       SELECT
         'retrieved' AS ordering
       UNION ALL
@@ -1040,7 +2270,7 @@ FROM (
         'best' AS ordering
       WHERE
         COALESCE(tie_bounds, FALSE)
-    ), measures__counted AS (
+    ), counted__final AS (
       SELECT
         orderings.ordering,
         evaluated_queries.query_id,
@@ -1049,19 +2279,243 @@ FROM (
         EXCLUDE (ranking, query_id, k),
         ideal.dcg AS idcg,
         evaluated_queries.*
+        EXCLUDE (query_id),
+        relevance_curve.*
         EXCLUDE (query_id)
       FROM evaluated_queries
+      LEFT JOIN relevance_curve
+        ON evaluated_queries.query_id = relevance_curve.query_id
       CROSS JOIN cutoffs
-      CROSS JOIN measures__orderings AS orderings
-      LEFT JOIN measures__sums AS ranked
+      CROSS JOIN counted__orderings AS orderings
+      LEFT JOIN counted__sums AS ranked
         ON orderings.ordering = ranked.ranking
         AND evaluated_queries.query_id = ranked.query_id
         AND cutoffs.k IS NOT DISTINCT FROM ranked.k
-      LEFT JOIN measures__sums AS ideal
+      LEFT JOIN counted__sums AS ideal
         ON ideal.ranking = 'ideal'
         AND evaluated_queries.query_id = ideal.query_id
         AND cutoffs.k IS NOT DISTINCT FROM ideal.k
-    ), measures__final AS (
+    )
+    SELECT
+      *
+    FROM counted__final AS final
+  ), measures_trec AS (
+    WITH measures_trec__counts AS (
+      SELECT
+        counted.*,
+        COALESCE(counted.relevant_found, 0) AS rel_ret,
+        COALESCE(counted.relevant_in_qrels, 0) AS rel,
+        LEAST(
+          COALESCE(counted.k, counted.retrieved_in_ranking),
+          COALESCE(counted.retrieved_in_ranking, 0)
+        ) AS ret
+      FROM counted
+    ), measures_trec__final AS (
+      SELECT
+        c.*
+        EXCLUDE (rel_ret, rel, ret),
+        CASE WHEN ARRAY_CONTAINS(measures, 'num_q') THEN 1.0 END AS num_q,
+        CASE WHEN ARRAY_CONTAINS(measures, 'num_ret') THEN CAST(c.ret AS DOUBLE) END AS num_ret,
+        CASE WHEN ARRAY_CONTAINS(measures, 'num_rel') THEN CAST(c.rel AS DOUBLE) END AS num_rel,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'num_rel_ret')
+          THEN CAST(c.rel_ret AS DOUBLE)
+        END AS num_rel_ret,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'num_nonrel_judged_ret')
+          THEN CAST(COALESCE(c.nonrelevant_found, 0) AS DOUBLE)
+        END AS num_nonrel_judged_ret,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'gm_map')
+          THEN COALESCE(c.relevant_precision_sum / NULLIF(c.rel, 0), 0.0)
+        END AS gm_map,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'relative_P') AND NOT c.k IS NULL
+          THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.k, c.rel), 0), 0.0)
+        END AS "relative_P",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'set_P')
+          THEN COALESCE(c.rel_ret / NULLIF(c.ret, 0), 0.0)
+        END AS "set_P",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'set_relative_P')
+          THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.ret, c.rel), 0), 0.0)
+        END AS "set_relative_P",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'set_recall')
+          THEN COALESCE(c.rel_ret / NULLIF(c.rel, 0), 0.0)
+        END AS set_recall,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'set_map')
+          THEN COALESCE(c.rel_ret * c.rel_ret / NULLIF(c.ret * c.rel, 0), 0.0)
+        END AS set_map,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'set_F')
+          THEN COALESCE(2.0 * c.rel_ret / NULLIF(c.ret + c.rel, 0), 0.0)
+        END AS "set_F",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'utility')
+          THEN CAST(2 * c.rel_ret - c.ret AS DOUBLE)
+        END AS utility,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'unj')
+          THEN (
+            c.ret - COALESCE(c.judged_found, 0)
+          ) / c.k
+        END AS unj,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'judged')
+          THEN COALESCE(c.judged_found, 0) / c.k
+        END AS judged
+      FROM measures_trec__counts AS c
+    )
+    SELECT
+      *
+    FROM measures_trec__final AS final
+  ), measures_curve AS (
+    WITH measures_curve__whole AS (
+      SELECT
+        measures_trec.*,
+        CAST(measures_trec.relevant_in_qrels AS DOUBLE) AS r,
+        COALESCE(measures_trec.relevant_found / NULLIF(measures_trec.retrieved_in_ranking, 0), 0.0) AS last_precision,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+      FROM measures_trec
+    ), measures_curve__interpolated AS (
+      SELECT
+        whole.*,
+        CASE
+          WHEN whole.iprec_max_0_00 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_00, whole.last_precision)
+        END AS iprec_0_00,
+        CASE
+          WHEN whole.iprec_max_0_10 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_10, whole.last_precision)
+        END AS iprec_0_10,
+        CASE
+          WHEN whole.iprec_max_0_20 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_20, whole.last_precision)
+        END AS iprec_0_20,
+        CASE
+          WHEN whole.iprec_max_0_30 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_30, whole.last_precision)
+        END AS iprec_0_30,
+        CASE
+          WHEN whole.iprec_max_0_40 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_40, whole.last_precision)
+        END AS iprec_0_40,
+        CASE
+          WHEN whole.iprec_max_0_50 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_50, whole.last_precision)
+        END AS iprec_0_50,
+        CASE
+          WHEN whole.iprec_max_0_60 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_60, whole.last_precision)
+        END AS iprec_0_60,
+        CASE
+          WHEN whole.iprec_max_0_70 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_70, whole.last_precision)
+        END AS iprec_0_70,
+        CASE
+          WHEN whole.iprec_max_0_80 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_80, whole.last_precision)
+        END AS iprec_0_80,
+        CASE
+          WHEN whole.iprec_max_0_90 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_0_90, whole.last_precision)
+        END AS iprec_0_90,
+        CASE
+          WHEN whole.iprec_max_1_00 IS NULL
+          THEN 0.0
+          ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
+        END AS iprec_1_00
+      FROM measures_curve__whole AS whole
+    ), measures_curve__final AS (
+      SELECT
+        w.*
+        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+        CASE
+          WHEN w.rprec_asked
+          THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
+        END AS rprec,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_0_20 / NULLIF(FLOOR(0.20e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_0_20,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_0_40 / NULLIF(FLOOR(0.40e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_0_40,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_0_60 / NULLIF(FLOOR(0.60e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_0_60,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_0_80 / NULLIF(FLOOR(0.80e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_0_80,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_1_00 / NULLIF(FLOOR(1.00e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_1_00,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_1_20 / NULLIF(FLOOR(1.20e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_1_20,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_1_40 / NULLIF(FLOOR(1.40e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_1_40,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_1_60 / NULLIF(FLOOR(1.60e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_1_60,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_1_80 / NULLIF(FLOOR(1.80e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_1_80,
+        CASE
+          WHEN w.mult_asked
+          THEN COALESCE(w.relevant_in_top_2_00 / NULLIF(FLOOR(2.00e0 * w.r + 0.9), 0), 0.0)
+        END AS rprec_mult_2_00,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_00 END AS iprec_at_recall_0_00,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_10 END AS iprec_at_recall_0_10,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_20 END AS iprec_at_recall_0_20,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_30 END AS iprec_at_recall_0_30,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_40 END AS iprec_at_recall_0_40,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_50 END AS iprec_at_recall_0_50,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_60 END AS iprec_at_recall_0_60,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_70 END AS iprec_at_recall_0_70,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_80 END AS iprec_at_recall_0_80,
+        CASE WHEN w.iprec_asked THEN w.iprec_0_90 END AS iprec_at_recall_0_90,
+        CASE WHEN w.iprec_asked THEN w.iprec_1_00 END AS iprec_at_recall_1_00,
+        CASE
+          WHEN w.iprec_asked
+          THEN (
+            w.iprec_0_00 + w.iprec_0_10 + w.iprec_0_20 + w.iprec_0_30 + w.iprec_0_40 + w.iprec_0_50 + w.iprec_0_60 + w.iprec_0_70 + w.iprec_0_80 + w.iprec_0_90 + w.iprec_1_00
+          ) / 11.0
+        END AS iprec_11pt_avg,
+        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
+        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
+      FROM measures_curve__interpolated AS w
+    )
+    SELECT
+      *
+    FROM measures_curve__final AS final
+  ), measures AS (
+    WITH measures__final AS (
       SELECT
         c.ordering,
         c.query_id,
@@ -1099,8 +2553,48 @@ FROM (
         CASE
           WHEN ARRAY_CONTAINS(measures, 'success')
           THEN CAST(COALESCE(c.relevant_found > 0, FALSE) AS DOUBLE)
-        END AS success
-      FROM measures__counted AS c
+        END AS success,
+        c.num_q,
+        c.num_ret,
+        c.num_rel,
+        c.num_rel_ret,
+        c.num_nonrel_judged_ret,
+        c.gm_map,
+        c."relative_P",
+        c."set_P",
+        c."set_relative_P",
+        c.set_recall,
+        c.set_map,
+        c."set_F",
+        c.utility,
+        c.unj,
+        c.judged,
+        c.rprec,
+        c.rprec_mult_0_20,
+        c.rprec_mult_0_40,
+        c.rprec_mult_0_60,
+        c.rprec_mult_0_80,
+        c.rprec_mult_1_00,
+        c.rprec_mult_1_20,
+        c.rprec_mult_1_40,
+        c.rprec_mult_1_60,
+        c.rprec_mult_1_80,
+        c.rprec_mult_2_00,
+        c.iprec_at_recall_0_00,
+        c.iprec_at_recall_0_10,
+        c.iprec_at_recall_0_20,
+        c.iprec_at_recall_0_30,
+        c.iprec_at_recall_0_40,
+        c.iprec_at_recall_0_50,
+        c.iprec_at_recall_0_60,
+        c.iprec_at_recall_0_70,
+        c.iprec_at_recall_0_80,
+        c.iprec_at_recall_0_90,
+        c.iprec_at_recall_1_00,
+        c.iprec_11pt_avg,
+        c.bpref,
+        c.gm_bpref
+      FROM measures_curve AS c
     )
     SELECT
       *
@@ -1240,9 +2734,38 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
         measures,
-        LAMBDA m : NOT LIST_CONTAINS(['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'], m)
+        LAMBDA m : NOT LIST_CONTAINS(
+          [
+            'ndcg',
+            'P',
+            'recall',
+            'map',
+            'recip_rank',
+            'success',
+            'num_q',
+            'num_ret',
+            'num_rel',
+            'num_rel_ret',
+            'num_nonrel_judged_ret',
+            'gm_map',
+            'relative_P',
+            'set_P',
+            'set_relative_P',
+            'set_recall',
+            'set_map',
+            'set_F',
+            'utility',
+            'unj',
+            'judged',
+            'Rprec',
+            'Rprec_mult',
+            'iprec_at_recall',
+            'bpref'
+          ],
+          m
+        )
       ) AS TEXT)
     ) AS refused
   WHERE
@@ -1250,7 +2773,36 @@ WITH run AS (
     OR LENGTH(
       LIST_FILTER(
         measures,
-        LAMBDA m : NOT LIST_CONTAINS(['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'], m)
+        LAMBDA m : NOT LIST_CONTAINS(
+          [
+            'ndcg',
+            'P',
+            'recall',
+            'map',
+            'recip_rank',
+            'success',
+            'num_q',
+            'num_ret',
+            'num_rel',
+            'num_rel_ret',
+            'num_nonrel_judged_ret',
+            'gm_map',
+            'relative_P',
+            'set_P',
+            'set_relative_P',
+            'set_recall',
+            'set_map',
+            'set_F',
+            'utility',
+            'unj',
+            'judged',
+            'Rprec',
+            'Rprec_mult',
+            'iprec_at_recall',
+            'bpref'
+          ],
+          m
+        )
       )
     ) > 0
   UNION ALL
@@ -1303,6 +2855,100 @@ SELECT
           ),
           COALESCE(
             CASE WHEN LIST_CONTAINS(measures, 'success') THEN ['success'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'num_q') THEN ['num_q'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'num_ret') THEN ['num_ret'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'num_rel') THEN ['num_rel'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'num_rel_ret') THEN ['num_rel_ret'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'num_nonrel_judged_ret')
+              THEN ['num_nonrel_judged_ret']
+            END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'gm_map') THEN ['gm_map'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'relative_P') THEN ['relative_P'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'set_P') THEN ['set_P'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'set_relative_P') THEN ['set_relative_P'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'set_recall') THEN ['set_recall'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'set_map') THEN ['set_map'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'set_F') THEN ['set_F'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'utility') THEN ['utility'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'unj') THEN ['unj'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'judged') THEN ['judged'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'Rprec') THEN ['rprec'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'Rprec_mult')
+              THEN [
+                'rprec_mult_0_20',
+                'rprec_mult_0_40',
+                'rprec_mult_0_60',
+                'rprec_mult_0_80',
+                'rprec_mult_1_00',
+                'rprec_mult_1_20',
+                'rprec_mult_1_40',
+                'rprec_mult_1_60',
+                'rprec_mult_1_80',
+                'rprec_mult_2_00'
+              ]
+            END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'iprec_at_recall')
+              THEN [
+                'iprec_at_recall_0_00',
+                'iprec_at_recall_0_10',
+                'iprec_at_recall_0_20',
+                'iprec_at_recall_0_30',
+                'iprec_at_recall_0_40',
+                'iprec_at_recall_0_50',
+                'iprec_at_recall_0_60',
+                'iprec_at_recall_0_70',
+                'iprec_at_recall_0_80',
+                'iprec_at_recall_0_90',
+                'iprec_at_recall_1_00',
+                'iprec_11pt_avg'
+              ]
+            END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
           COALESCE(
@@ -1401,17 +3047,68 @@ FROM (
                     [
                       COALESCE(
                         CASE
-                          WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            [
+                              'P',
+                              'recall',
+                              'map',
+                              'recip_rank',
+                              'success',
+                              'num_rel',
+                              'num_rel_ret',
+                              'gm_map',
+                              'relative_P',
+                              'set_P',
+                              'set_relative_P',
+                              'set_recall',
+                              'set_map',
+                              'set_F',
+                              'utility',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref'
+                            ]
+                          )
                           THEN ['relevant']
                         END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                        CASE
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          )
+                          THEN ['nonrelevant']
+                        END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            [
+                              'num_ret',
+                              'set_P',
+                              'set_relative_P',
+                              'set_map',
+                              'set_F',
+                              'utility',
+                              'unj',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref'
+                            ]
+                          )
+                          THEN ['retrieved']
+                        END,
                         CAST([] AS TEXT[])
                       )
                     ]
@@ -1429,17 +3126,68 @@ FROM (
                     [
                       COALESCE(
                         CASE
-                          WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            [
+                              'P',
+                              'recall',
+                              'map',
+                              'recip_rank',
+                              'success',
+                              'num_rel',
+                              'num_rel_ret',
+                              'gm_map',
+                              'relative_P',
+                              'set_P',
+                              'set_relative_P',
+                              'set_recall',
+                              'set_map',
+                              'set_F',
+                              'utility',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref'
+                            ]
+                          )
                           THEN ['relevant']
                         END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                        CASE
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          )
+                          THEN ['nonrelevant']
+                        END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            [
+                              'num_ret',
+                              'set_P',
+                              'set_relative_P',
+                              'set_map',
+                              'set_F',
+                              'utility',
+                              'unj',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref'
+                            ]
+                          )
+                          THEN ['retrieved']
+                        END,
                         CAST([] AS TEXT[])
                       )
                     ]
@@ -1457,17 +3205,68 @@ FROM (
                     [
                       COALESCE(
                         CASE
-                          WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            [
+                              'P',
+                              'recall',
+                              'map',
+                              'recip_rank',
+                              'success',
+                              'num_rel',
+                              'num_rel_ret',
+                              'gm_map',
+                              'relative_P',
+                              'set_P',
+                              'set_relative_P',
+                              'set_recall',
+                              'set_map',
+                              'set_F',
+                              'utility',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref'
+                            ]
+                          )
                           THEN ['relevant']
                         END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                        CASE
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          )
+                          THEN ['nonrelevant']
+                        END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE
+                          WHEN LIST_HAS_ANY(
+                            measures,
+                            [
+                              'num_ret',
+                              'set_P',
+                              'set_relative_P',
+                              'set_map',
+                              'set_F',
+                              'utility',
+                              'unj',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref'
+                            ]
+                          )
+                          THEN ['retrieved']
+                        END,
                         CAST([] AS TEXT[])
                       )
                     ]
@@ -1634,6 +3433,82 @@ FROM (
         WHERE
           judgments.gain <> 0
           OR judgments.counted
+          OR ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['retrieved']
+            ),
+            'retrieved'
+          )
           OR COALESCE(unjudged, 'zero') = 'drop'
           OR ties = 'average'
           OR ideal = 'judged-cut-at-hits'
@@ -1793,17 +3668,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -1821,17 +3747,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -1849,17 +3826,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -1877,17 +3905,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -1905,17 +3984,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -1933,17 +4063,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -1970,17 +4151,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -1998,17 +4230,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -2026,17 +4309,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -2094,17 +4428,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -2122,17 +4507,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -2150,17 +4586,68 @@ FROM (
                   [
                     COALESCE(
                       CASE
-                        WHEN LIST_HAS_ANY(measures, ['P', 'recall', 'recall', 'map', 'map', 'recip_rank', 'success'])
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
                         THEN ['relevant']
                       END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, CAST([] AS TEXT[])) THEN ['nonrelevant'] END,
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
                       CAST([] AS TEXT[])
                     )
                   ]
@@ -2174,10 +4661,176 @@ FROM (
         FROM judgments
         GROUP BY
           judgments.query_id
+      ), evaluated_queries__retrieved_counts AS (
+        SELECT
+          retrieved.query_id,
+          COUNT(*) AS retrieved_in_ranking
+        FROM retrieved
+        WHERE
+          retrieved.ordering = 'retrieved'
+          AND ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['retrieved']
+            ),
+            'retrieved'
+          )
+        GROUP BY
+          retrieved.query_id
       ), evaluated_queries__final AS (
         SELECT
-          judged_queries.*
+          judged_queries.*,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['retrieved']
+              ),
+              'retrieved'
+            )
+            THEN COALESCE(retrieved_counts.retrieved_in_ranking, 0)
+          END AS retrieved_in_ranking
         FROM evaluated_queries__judged_queries AS judged_queries
+        LEFT JOIN evaluated_queries__retrieved_counts AS retrieved_counts
+          ON judged_queries.query_id = retrieved_counts.query_id
         WHERE
           COALESCE(all_queries, FALSE)
           OR judged_queries.query_id IN (
@@ -2189,12 +4842,83 @@ FROM (
       SELECT
         *
       FROM evaluated_queries__final AS final
-    ), measures AS (
-      WITH measures__sums AS (
+    ), relevance_curve AS (
+      WITH relevance_curve__relevant_ranks AS (
+        SELECT
+          rankings.query_id,
+          rankings.rank,
+          rankings.relevant,
+          SUM(CAST(rankings.relevant AS INT)) OVER running AS found,
+          SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above
+        FROM rankings
+        WHERE
+          rankings.ranking = 'retrieved'
+          AND (
+            ARRAY_CONTAINS(measures, 'Rprec')
+            OR ARRAY_CONTAINS(measures, 'Rprec_mult')
+            OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
+            OR ARRAY_CONTAINS(measures, 'bpref')
+          )
+        WINDOW running AS (
+          PARTITION BY rankings.query_id
+          ORDER BY rankings.rank
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        )
+      ), relevance_curve__relevant AS (
+        SELECT
+          relevant_ranks.*,
+          CAST(evaluated_queries.relevant_in_qrels AS DOUBLE) AS r,
+          LEAST(evaluated_queries.nonrelevant_in_qrels, evaluated_queries.relevant_in_qrels) AS preferences
+        FROM relevance_curve__relevant_ranks AS relevant_ranks
+        INNER JOIN evaluated_queries
+          ON relevant_ranks.query_id = evaluated_queries.query_id
+        WHERE
+          relevant_ranks.relevant
+      ), relevance_curve__final AS (
+        SELECT
+          v.query_id,
+          SUM(
+            CASE
+              WHEN v.nonrelevant_above > 0
+              THEN 1.0 - LEAST(v.nonrelevant_above, v.r) / v.preferences
+              ELSE 1.0
+            END
+          ) AS bpref_sum,
+          COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
+          COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
+          COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
+          COUNT(CASE WHEN v.rank <= FLOOR(0.60e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_60,
+          COUNT(CASE WHEN v.rank <= FLOOR(0.80e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_80,
+          COUNT(CASE WHEN v.rank <= FLOOR(1.00e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_00,
+          COUNT(CASE WHEN v.rank <= FLOOR(1.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_20,
+          COUNT(CASE WHEN v.rank <= FLOOR(1.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_40,
+          COUNT(CASE WHEN v.rank <= FLOOR(1.60e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_60,
+          COUNT(CASE WHEN v.rank <= FLOOR(1.80e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_80,
+          COUNT(CASE WHEN v.rank <= FLOOR(2.00e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_2_00,
+          MAX(CASE WHEN v.found >= ROUND(0.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_00,
+          MAX(CASE WHEN v.found >= ROUND(0.10e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_10,
+          MAX(CASE WHEN v.found >= ROUND(0.20e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_20,
+          MAX(CASE WHEN v.found >= ROUND(0.30e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_30,
+          MAX(CASE WHEN v.found >= ROUND(0.40e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_40,
+          MAX(CASE WHEN v.found >= ROUND(0.50e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_50,
+          MAX(CASE WHEN v.found >= ROUND(0.60e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_60,
+          MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
+          MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
+          MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
+          MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00
+        FROM relevance_curve__relevant AS v
+        GROUP BY
+          v.query_id
+      )
+      SELECT
+        *
+      FROM relevance_curve__final AS final
+    ), counted AS (
+      WITH counted__sums AS (
         SELECT
           *
         FROM sums_at_cutoffs
-      ), measures__orderings AS (
+      ), counted__orderings AS (
         SELECT
           'retrieved' AS ordering
         UNION ALL
@@ -2207,7 +4931,7 @@ FROM (
           'best' AS ordering
         WHERE
           COALESCE(tie_bounds, FALSE)
-      ), measures__counted AS (
+      ), counted__final AS (
         SELECT
           orderings.ordering,
           evaluated_queries.query_id,
@@ -2216,19 +4940,243 @@ FROM (
           EXCLUDE (ranking, query_id, k),
           ideal.dcg AS idcg,
           evaluated_queries.*
+          EXCLUDE (query_id),
+          relevance_curve.*
           EXCLUDE (query_id)
         FROM evaluated_queries
+        LEFT JOIN relevance_curve
+          ON evaluated_queries.query_id = relevance_curve.query_id
         CROSS JOIN cutoffs
-        CROSS JOIN measures__orderings AS orderings
-        LEFT JOIN measures__sums AS ranked
+        CROSS JOIN counted__orderings AS orderings
+        LEFT JOIN counted__sums AS ranked
           ON orderings.ordering = ranked.ranking
           AND evaluated_queries.query_id = ranked.query_id
           AND cutoffs.k IS NOT DISTINCT FROM ranked.k
-        LEFT JOIN measures__sums AS ideal
+        LEFT JOIN counted__sums AS ideal
           ON ideal.ranking = 'ideal'
           AND evaluated_queries.query_id = ideal.query_id
           AND cutoffs.k IS NOT DISTINCT FROM ideal.k
-      ), measures__final AS (
+      )
+      SELECT
+        *
+      FROM counted__final AS final
+    ), measures_trec AS (
+      WITH measures_trec__counts AS (
+        SELECT
+          counted.*,
+          COALESCE(counted.relevant_found, 0) AS rel_ret,
+          COALESCE(counted.relevant_in_qrels, 0) AS rel,
+          LEAST(
+            COALESCE(counted.k, counted.retrieved_in_ranking),
+            COALESCE(counted.retrieved_in_ranking, 0)
+          ) AS ret
+        FROM counted
+      ), measures_trec__final AS (
+        SELECT
+          c.*
+          EXCLUDE (rel_ret, rel, ret),
+          CASE WHEN ARRAY_CONTAINS(measures, 'num_q') THEN 1.0 END AS num_q,
+          CASE WHEN ARRAY_CONTAINS(measures, 'num_ret') THEN CAST(c.ret AS DOUBLE) END AS num_ret,
+          CASE WHEN ARRAY_CONTAINS(measures, 'num_rel') THEN CAST(c.rel AS DOUBLE) END AS num_rel,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'num_rel_ret')
+            THEN CAST(c.rel_ret AS DOUBLE)
+          END AS num_rel_ret,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'num_nonrel_judged_ret')
+            THEN CAST(COALESCE(c.nonrelevant_found, 0) AS DOUBLE)
+          END AS num_nonrel_judged_ret,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'gm_map')
+            THEN COALESCE(c.relevant_precision_sum / NULLIF(c.rel, 0), 0.0)
+          END AS gm_map,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'relative_P') AND NOT c.k IS NULL
+            THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.k, c.rel), 0), 0.0)
+          END AS "relative_P",
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'set_P')
+            THEN COALESCE(c.rel_ret / NULLIF(c.ret, 0), 0.0)
+          END AS "set_P",
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'set_relative_P')
+            THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.ret, c.rel), 0), 0.0)
+          END AS "set_relative_P",
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'set_recall')
+            THEN COALESCE(c.rel_ret / NULLIF(c.rel, 0), 0.0)
+          END AS set_recall,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'set_map')
+            THEN COALESCE(c.rel_ret * c.rel_ret / NULLIF(c.ret * c.rel, 0), 0.0)
+          END AS set_map,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'set_F')
+            THEN COALESCE(2.0 * c.rel_ret / NULLIF(c.ret + c.rel, 0), 0.0)
+          END AS "set_F",
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'utility')
+            THEN CAST(2 * c.rel_ret - c.ret AS DOUBLE)
+          END AS utility,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'unj')
+            THEN (
+              c.ret - COALESCE(c.judged_found, 0)
+            ) / c.k
+          END AS unj,
+          CASE
+            WHEN ARRAY_CONTAINS(measures, 'judged')
+            THEN COALESCE(c.judged_found, 0) / c.k
+          END AS judged
+        FROM measures_trec__counts AS c
+      )
+      SELECT
+        *
+      FROM measures_trec__final AS final
+    ), measures_curve AS (
+      WITH measures_curve__whole AS (
+        SELECT
+          measures_trec.*,
+          CAST(measures_trec.relevant_in_qrels AS DOUBLE) AS r,
+          COALESCE(measures_trec.relevant_found / NULLIF(measures_trec.retrieved_in_ranking, 0), 0.0) AS last_precision,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+        FROM measures_trec
+      ), measures_curve__interpolated AS (
+        SELECT
+          whole.*,
+          CASE
+            WHEN whole.iprec_max_0_00 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_00, whole.last_precision)
+          END AS iprec_0_00,
+          CASE
+            WHEN whole.iprec_max_0_10 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_10, whole.last_precision)
+          END AS iprec_0_10,
+          CASE
+            WHEN whole.iprec_max_0_20 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_20, whole.last_precision)
+          END AS iprec_0_20,
+          CASE
+            WHEN whole.iprec_max_0_30 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_30, whole.last_precision)
+          END AS iprec_0_30,
+          CASE
+            WHEN whole.iprec_max_0_40 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_40, whole.last_precision)
+          END AS iprec_0_40,
+          CASE
+            WHEN whole.iprec_max_0_50 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_50, whole.last_precision)
+          END AS iprec_0_50,
+          CASE
+            WHEN whole.iprec_max_0_60 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_60, whole.last_precision)
+          END AS iprec_0_60,
+          CASE
+            WHEN whole.iprec_max_0_70 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_70, whole.last_precision)
+          END AS iprec_0_70,
+          CASE
+            WHEN whole.iprec_max_0_80 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_80, whole.last_precision)
+          END AS iprec_0_80,
+          CASE
+            WHEN whole.iprec_max_0_90 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_0_90, whole.last_precision)
+          END AS iprec_0_90,
+          CASE
+            WHEN whole.iprec_max_1_00 IS NULL
+            THEN 0.0
+            ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
+          END AS iprec_1_00
+        FROM measures_curve__whole AS whole
+      ), measures_curve__final AS (
+        SELECT
+          w.*
+          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+          CASE
+            WHEN w.rprec_asked
+            THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
+          END AS rprec,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_0_20 / NULLIF(FLOOR(0.20e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_0_20,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_0_40 / NULLIF(FLOOR(0.40e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_0_40,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_0_60 / NULLIF(FLOOR(0.60e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_0_60,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_0_80 / NULLIF(FLOOR(0.80e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_0_80,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_1_00 / NULLIF(FLOOR(1.00e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_1_00,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_1_20 / NULLIF(FLOOR(1.20e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_1_20,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_1_40 / NULLIF(FLOOR(1.40e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_1_40,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_1_60 / NULLIF(FLOOR(1.60e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_1_60,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_1_80 / NULLIF(FLOOR(1.80e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_1_80,
+          CASE
+            WHEN w.mult_asked
+            THEN COALESCE(w.relevant_in_top_2_00 / NULLIF(FLOOR(2.00e0 * w.r + 0.9), 0), 0.0)
+          END AS rprec_mult_2_00,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_00 END AS iprec_at_recall_0_00,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_10 END AS iprec_at_recall_0_10,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_20 END AS iprec_at_recall_0_20,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_30 END AS iprec_at_recall_0_30,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_40 END AS iprec_at_recall_0_40,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_50 END AS iprec_at_recall_0_50,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_60 END AS iprec_at_recall_0_60,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_70 END AS iprec_at_recall_0_70,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_80 END AS iprec_at_recall_0_80,
+          CASE WHEN w.iprec_asked THEN w.iprec_0_90 END AS iprec_at_recall_0_90,
+          CASE WHEN w.iprec_asked THEN w.iprec_1_00 END AS iprec_at_recall_1_00,
+          CASE
+            WHEN w.iprec_asked
+            THEN (
+              w.iprec_0_00 + w.iprec_0_10 + w.iprec_0_20 + w.iprec_0_30 + w.iprec_0_40 + w.iprec_0_50 + w.iprec_0_60 + w.iprec_0_70 + w.iprec_0_80 + w.iprec_0_90 + w.iprec_1_00
+            ) / 11.0
+          END AS iprec_11pt_avg,
+          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
+          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
+        FROM measures_curve__interpolated AS w
+      )
+      SELECT
+        *
+      FROM measures_curve__final AS final
+    ), measures AS (
+      WITH measures__final AS (
         SELECT
           c.ordering,
           c.query_id,
@@ -2266,8 +5214,48 @@ FROM (
           CASE
             WHEN ARRAY_CONTAINS(measures, 'success')
             THEN CAST(COALESCE(c.relevant_found > 0, FALSE) AS DOUBLE)
-          END AS success
-        FROM measures__counted AS c
+          END AS success,
+          c.num_q,
+          c.num_ret,
+          c.num_rel,
+          c.num_rel_ret,
+          c.num_nonrel_judged_ret,
+          c.gm_map,
+          c."relative_P",
+          c."set_P",
+          c."set_relative_P",
+          c.set_recall,
+          c.set_map,
+          c."set_F",
+          c.utility,
+          c.unj,
+          c.judged,
+          c.rprec,
+          c.rprec_mult_0_20,
+          c.rprec_mult_0_40,
+          c.rprec_mult_0_60,
+          c.rprec_mult_0_80,
+          c.rprec_mult_1_00,
+          c.rprec_mult_1_20,
+          c.rprec_mult_1_40,
+          c.rprec_mult_1_60,
+          c.rprec_mult_1_80,
+          c.rprec_mult_2_00,
+          c.iprec_at_recall_0_00,
+          c.iprec_at_recall_0_10,
+          c.iprec_at_recall_0_20,
+          c.iprec_at_recall_0_30,
+          c.iprec_at_recall_0_40,
+          c.iprec_at_recall_0_50,
+          c.iprec_at_recall_0_60,
+          c.iprec_at_recall_0_70,
+          c.iprec_at_recall_0_80,
+          c.iprec_at_recall_0_90,
+          c.iprec_at_recall_1_00,
+          c.iprec_11pt_avg,
+          c.bpref,
+          c.gm_bpref
+        FROM measures_curve AS c
       )
       SELECT
         *
@@ -2344,7 +5332,7 @@ FROM (
       SUM(
         COLUMNS(
           LAMBDA c : NOT ARRAY_CONTAINS(['query_id', 'k', 'ties_straddle_k', 'geometric_mean_anchor'], c)
-          AND NOT ARRAY_CONTAINS(COALESCE(CAST([] AS TEXT[]), CAST([] AS TEXT[])), c)
+          AND NOT ARRAY_CONTAINS(COALESCE(['gm_map', 'gm_bpref'], CAST([] AS TEXT[])), c)
         )
       ) OVER running,
       SUM(
@@ -2352,7 +5340,7 @@ FROM (
           GREATEST(
             COLUMNS(
               LAMBDA c : c = 'geometric_mean_anchor'
-              OR ARRAY_CONTAINS(COALESCE(CAST([] AS TEXT[]), CAST([] AS TEXT[])), c)
+              OR ARRAY_CONTAINS(COALESCE(['gm_map', 'gm_bpref'], CAST([] AS TEXT[])), c)
             ),
             1e-5
           )
@@ -2388,17 +5376,29 @@ FROM (
           ],
           c
         )
-        AND NOT ARRAY_CONTAINS(COALESCE(CAST([] AS TEXT[]), CAST([] AS TEXT[])), c)
-        AND NOT ARRAY_CONTAINS(COALESCE(CAST([] AS TEXT[]), CAST([] AS TEXT[])), c)
+        AND NOT ARRAY_CONTAINS(
+          COALESCE(
+            ['num_q', 'num_ret', 'num_rel', 'num_rel_ret', 'num_nonrel_judged_ret'],
+            CAST([] AS TEXT[])
+          ),
+          c
+        )
+        AND NOT ARRAY_CONTAINS(COALESCE(['gm_map', 'gm_bpref'], CAST([] AS TEXT[])), c)
       ) / cumulative.queries,
       COLUMNS(
         LAMBDA c : c = 'sum_anchor'
-        OR ARRAY_CONTAINS(COALESCE(CAST([] AS TEXT[]), CAST([] AS TEXT[])), c)
+        OR ARRAY_CONTAINS(
+          COALESCE(
+            ['num_q', 'num_ret', 'num_rel', 'num_rel_ret', 'num_nonrel_judged_ret'],
+            CAST([] AS TEXT[])
+          ),
+          c
+        )
       ),
       EXP(
         COLUMNS(
           LAMBDA c : c = 'geometric_mean_anchor'
-          OR ARRAY_CONTAINS(COALESCE(CAST([] AS TEXT[]), CAST([] AS TEXT[])), c)
+          OR ARRAY_CONTAINS(COALESCE(['gm_map', 'gm_bpref'], CAST([] AS TEXT[])), c)
         ) / cumulative.queries
       ),
       CAST(cumulative.tie_sensitive_queries AS BIGINT) AS tie_sensitive_queries

@@ -1,59 +1,21 @@
 -- measures.sql: every measure of every evaluated query, ordering and cutoff, one formula each.
 --
--- Step 11 of the per-query table (convention 4 of sql/per_query.sql), the only one naming a
--- measure. Reads: views evaluated_queries, cutoffs and sums_at_cutoffs.
+-- Step 15 of the per-query table (convention 4 of sql/per_query.sql), with
+-- sql/measures_trec.sql and sql/measures_curve.sql the only ones naming a measure. Reads: view
+-- measures_curve.
 --
 -- Variables:
 --   SET VARIABLE empty_ideal = 'zero';       -- IDCG 0 scores 0; or 'one', 'nan', 'skip' (null)
---   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --   SET VARIABLE measures = ['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'];
 --
 -- Creates: view measures (ordering, query_id, k, cg, dcg, idcg, ndcg, P, recall, map,
--- recip_rank, success) of each evaluated query, cutoff and ordering ('retrieved'; with
--- tie_bounds 'worst', 'best'): NDCG from the sums of the ranking and the ideal, the others
--- (pipeline/spec.py's formulas) from the counters <signal>_<accumulation> of sums_at_cutoffs
--- (null where none was kept at or above k) and evaluated_queries; null unless `measures` names them.
+-- recip_rank, success, then those of sql/measures_trec.sql and sql/measures_curve.sql) of each evaluated query,
+-- cutoff and ordering (those of sql/counted.sql): NDCG from the sums of the ranking and the
+-- ideal, the others (pipeline/spec.py's formulas) from the counters <signal>_<accumulation>
+-- (null where none was kept at or above k); null unless `measures` names them.
 
 create or replace temp view measures as
 with
-
--- read twice below (the run's sums and the ideal's): one CTE, computed once
-sums as (
-    select * from sums_at_cutoffs
-),
-
-orderings as (
-    select 'retrieved' as ordering
-    union all
-    select 'worst' as ordering
-    where coalesce(getvariable('tie_bounds'), false)
-    union all
-    select 'best' as ordering
-    where coalesce(getvariable('tie_bounds'), false)
-),
-
--- an evaluated query with its per-query counters, at each ordering and cutoff with its sums
--- and rank counters (null where nothing at or above k earns or is counted) and its idcg
-counted as (
-    select
-        orderings.ordering,
-        evaluated_queries.query_id,
-        cutoffs.k,
-        ranked.* exclude (ranking, query_id, k),  -- noqa: RF02
-        ideal.dcg as idcg,
-        evaluated_queries.* exclude (query_id)  -- noqa: RF02
-    from evaluated_queries
-    cross join cutoffs
-    cross join orderings
-    left join sums as ranked
-        on orderings.ordering = ranked.ranking
-        and evaluated_queries.query_id = ranked.query_id
-        and cutoffs.k is not distinct from ranked.k
-    left join sums as ideal
-        on ideal.ranking = 'ideal'
-        and evaluated_queries.query_id = ideal.query_id
-        and cutoffs.k is not distinct from ideal.k
-),
 
 final as (
     select
@@ -90,8 +52,29 @@ final as (
         case
             when list_contains(getvariable('measures'), 'success')
                 then cast(coalesce(c.relevant_found > 0, false) as double)
-        end as success
-    from counted as c
+        end as success,
+        c.num_q,
+        c.num_ret,
+        c.num_rel,
+        c.num_rel_ret,
+        c.num_nonrel_judged_ret,
+        c.gm_map,
+        c."relative_P",
+        c."set_P",
+        c."set_relative_P",
+        c.set_recall,
+        c.set_map,
+        c."set_F",
+        c.utility,
+        c.unj,
+        c.judged,
+        c.rprec, c.rprec_mult_0_20, c.rprec_mult_0_40, c.rprec_mult_0_60, c.rprec_mult_0_80, c.rprec_mult_1_00,
+        c.rprec_mult_1_20, c.rprec_mult_1_40, c.rprec_mult_1_60, c.rprec_mult_1_80, c.rprec_mult_2_00,
+        c.iprec_at_recall_0_00, c.iprec_at_recall_0_10, c.iprec_at_recall_0_20, c.iprec_at_recall_0_30,
+        c.iprec_at_recall_0_40, c.iprec_at_recall_0_50, c.iprec_at_recall_0_60, c.iprec_at_recall_0_70,
+        c.iprec_at_recall_0_80, c.iprec_at_recall_0_90, c.iprec_at_recall_1_00, c.iprec_11pt_avg,
+        c.bpref, c.gm_bpref
+    from measures_curve as c
 )
 
 select * from final;

@@ -25,6 +25,10 @@
 .read sql/running_sums.sql
 .read sql/sums_at_cutoffs.sql
 .read sql/evaluated_queries.sql
+.read sql/relevance_curve.sql
+.read sql/counted.sql
+.read sql/measures_trec.sql
+.read sql/measures_curve.sql
 .read sql/measures.sql
 .read sql/per_query.sql
 .read sql/summary.sql

@@ -9,6 +9,7 @@
 --   SET VARIABLE unjudged = 'zero';          -- 'drop': every rank is kept, to renumber
 --   SET VARIABLE ideal = 'judged';           -- 'judged-cut-at-hits': every rank is kept, to count
 --   SET VARIABLE tie_bounds = true;          -- every rank is kept, and tie_orders added
+--   SET VARIABLE signals = ['retrieved'];    -- with 'retrieved' (num_ret), every rank is kept
 --
 -- Creates: view ranked (ordering, query_id, score, input_rank, gain, judged, relevant,
 -- nonrelevant, counted, position), the signals of sql/judgments.sql:
@@ -74,6 +75,7 @@ final as (
     where
         judgments.gain <> 0
         or judgments.counted
+        or list_contains(coalesce(getvariable('signals'), ['retrieved']), 'retrieved')
         or coalesce(getvariable('unjudged'), 'zero') = 'drop'
         or getvariable('ties') = 'average'
         or getvariable('ideal') = 'judged-cut-at-hits'

@@ -56,7 +56,11 @@ def check(summary: pl.DataFrame) -> None:
 
 
 def test_the_registry_s_measures_are_means() -> None:
-    assert summary_variables() == {"sum_measures": [], "geometric_mean_measures": []}
+    # trec_eval's counts are sums and its gm_map a geometric mean; every other measure a mean
+    assert summary_variables() == {
+        "sum_measures": ["num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"],
+        "geometric_mean_measures": ["gm_map", "gm_bpref"],
+    }
     assert summary_variables((*TEST_MEASURES,)) == {"sum_measures": ["found"], "geometric_mean_measures": ["spread"]}
 
 

@@ -4,8 +4,8 @@ Each step mirrors a step of ``sql/`` (:data:`pipeline.sql_files.PER_QUERY_STEPS`
 its name (``_judgments`` for ``sql/judgments.sql``), so the two engines can be read side by
 side. Where the SQL switches on a variable, this engine picks the expression in Python; both
 compute the same thing. The counters the measures read (``spec.COUNTERS``) are built from the
-registry here (:func:`_running_sums`, :func:`_evaluated_queries`); :func:`_measures` holds the
-one formula of each measure.
+registry here (:func:`_running_sums`, :func:`_evaluated_queries`); :func:`_measures` and
+:func:`_measures_trec` hold the one formula of each measure.
 """
 
 from __future__ import annotations
@@ -23,7 +23,18 @@ from pipeline.expressions import (
     relevant,
     with_input_order,
 )
-from pipeline.spec import COUNTER, MEASURE_NAMES, PRIMARY_MEASURE, SIGNAL_NAMES, Evaluation, measure_columns
+from pipeline.spec import (
+    COUNTER,
+    MEASURE,
+    MEASURE_NAMES,
+    PRIMARY_MEASURE,
+    RECALL_LEVELS,
+    RETRIEVED,
+    RPREC_MULTIPLES,
+    SIGNAL_NAMES,
+    Evaluation,
+    measure_columns,
+)
 
 QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 PER_QUERY_COLUMNS = (QUERY, "k", *MEASURE_NAMES)
@@ -69,19 +80,34 @@ def per_query(
         deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(),
         judged,
         judgments,
+        retrieved["retrieved"],
         evaluation,
     )
     rankings = _rankings(retrieved, judgments, evaluation)
     ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(rankings.pop("ideal"), evaluation), evaluation)
     ideal_at_cutoffs = ideal_at_cutoffs.select(QUERY, "k", idcg="dcg")
+    relevance_curve = _relevance_curve(rankings["retrieved"], evaluated_queries, evaluation)
     # the counters count the signals of the ranking by score, in the same pass over its rows
     # as its sums (no second sort, no second read of the ranking)
     measures = {
         ordering: _measures(
-            evaluated_queries,
-            _cutoffs(evaluation),
-            _sums_at_cutoffs(_running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation),
-            ideal_at_cutoffs,
+            _measures_curve(
+                _measures_trec(
+                    _counted(
+                        evaluated_queries,
+                        relevance_curve,
+                        _cutoffs(evaluation),
+                        _sums_at_cutoffs(
+                            _running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation
+                        ),
+                        ideal_at_cutoffs,
+                    ),
+                    evaluation,
+                    companions=ordering == "retrieved",
+                ),
+                evaluation,
+                companions=ordering == "retrieved",
+            ),
             evaluation,
             companions=ordering == "retrieved",
         )
@@ -166,8 +192,9 @@ def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     judged = label >= 0
     is_relevant = judged & relevant(label, evaluation.relevance_threshold)
     signals = {"judged": judged, "relevant": is_relevant, "nonrelevant": judged & ~is_relevant}
-    asked = [signals[name].alias(name) for name in evaluation.signals if name != "judged"]
-    counted = pl.any_horizontal(*(signals[name] for name in evaluation.signals)) if evaluation.signals else False
+    ranked_signals = [name for name in evaluation.signals if name in SIGNAL_NAMES]
+    asked = [signals[name].alias(name) for name in ranked_signals if name != "judged"]
+    counted = pl.any_horizontal(*(signals[name] for name in ranked_signals)) if ranked_signals else False
     return qrels.select(
         QUERY,
         DOC,
@@ -206,6 +233,7 @@ def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
         and evaluation.ideal != "judged-cut-at-hits"
         and evaluation.ties != "average"
         and not evaluation.tie_bounds
+        and RETRIEVED not in evaluation.signals  # num_ret counts every retrieved rank
     )
 
 
@@ -249,7 +277,7 @@ def _rankings(
     rankings = {}
     for ordering, ranking in retrieved.items():
         kept = pl.col("credited_gain") != 0
-        signals = [name for name in evaluation.signals] if ordering == "retrieved" else []
+        signals = [name for name in evaluation.signals if name in SIGNAL_NAMES] if ordering == "retrieved" else []
         if signals:
             kept = kept | pl.col("counted")
         rankings[ordering] = ranking.filter(kept).select(QUERY, "rank", "credited_gain", *signals)
@@ -268,18 +296,28 @@ def _ideal(judgments: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluat
 
 
 def _evaluated_queries(
-    run_queries: pl.LazyFrame, judged_queries: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
+    run_queries: pl.LazyFrame,
+    judged_queries: pl.LazyFrame,
+    judgments: pl.LazyFrame,
+    retrieved: pl.LazyFrame,
+    evaluation: Evaluation,
 ) -> pl.LazyFrame:
     """``query_id``: the judged queries the run has, or with ``all_queries`` every judged
     query; then the per-query counters the asked measures read (``<signal>_in_qrels``: how
     many of the query's judged documents a signal holds for; ``relevant_in_qrels`` is R, the
-    denominator of recall and AP)."""
+    denominator of recall and AP; ``retrieved_in_ranking``: how many documents ``retrieved``,
+    the ranking by score, holds, every rank of it kept when this is asked)."""
     evaluated = judged_queries if evaluation.all_queries else run_queries.join(judged_queries, on=QUERY, how="semi")
     totals = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation == "in_qrels"]
-    if not totals:
-        return evaluated
-    counted = judgments.group_by(QUERY).agg(pl.col(c.signal).sum().cast(pl.Int64).alias(c.name) for c in totals)
-    return evaluated.join(counted, on=QUERY, how="left")
+    if totals:
+        counted = judgments.group_by(QUERY).agg(pl.col(c.signal).sum().cast(pl.Int64).alias(c.name) for c in totals)
+        evaluated = evaluated.join(counted, on=QUERY, how="left")
+    if RETRIEVED in evaluation.signals:
+        ranks = retrieved.group_by(QUERY).agg(pl.len().cast(pl.Int64).alias("retrieved_in_ranking"))
+        evaluated = evaluated.join(ranks, on=QUERY, how="left").with_columns(
+            pl.col("retrieved_in_ranking").fill_null(0)
+        )
+    return evaluated
 
 
 def _running_sums(ranking: pl.LazyFrame, evaluation: Evaluation, *, counted: bool = False) -> pl.LazyFrame:
@@ -295,7 +333,9 @@ def _running_sums(ranking: pl.LazyFrame, evaluation: Evaluation, *, counted: boo
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
-    wanted = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation != "in_qrels"]
+    wanted = [
+        COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation not in ("in_qrels", "in_ranking")
+    ]
     wanted = wanted if counted else []
     signals = list(dict.fromkeys(counter.signal for counter in wanted))
     found = {s: in_rank_order(pl.col(s).cast(pl.Int64).cum_sum()).alias(f"{s}_found") for s in signals}
@@ -348,25 +388,146 @@ def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
     }[evaluation.empty_ideal]
 
 
-def _measures(
+# The families of trec_eval's measures of where the relevant results sit (spec: _CURVE)
+CURVE_FAMILIES = ("Rprec", "Rprec_mult", "iprec_at_recall", "bpref")
+
+
+def _relevance_curve(
+    retrieved_ranking: pl.LazyFrame, evaluated_queries: pl.LazyFrame, evaluation: Evaluation
+) -> pl.LazyFrame | None:
+    """``query_id, bpref_sum, relevant_in_top_r, relevant_in_top_<x>, iprec_max_<r>`` of each
+    evaluated query with a relevant result (sql/relevance_curve.sql), or None when no family
+    of the curve is asked for."""
+    if not set(CURVE_FAMILIES) & set(evaluation.measures):
+        return None
+    r = pl.col("relevant_in_qrels").cast(pl.Float64)
+    relevant = (
+        retrieved_ranking.select(
+            QUERY,
+            "rank",
+            "relevant",
+            pl.col("relevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("found"),
+            pl.col("nonrelevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("nonrelevant_above"),
+        )
+        .filter(pl.col("relevant"))
+        .join(evaluated_queries.select(QUERY, "relevant_in_qrels", "nonrelevant_in_qrels"), on=QUERY, how="inner")
+    )
+    above = pl.col("nonrelevant_above")
+    preferences = pl.min_horizontal("nonrelevant_in_qrels", "relevant_in_qrels")
+    preference = pl.when(above > 0).then(1.0 - pl.min_horizontal(above, r) / preferences).otherwise(1.0)
+
+    def cut(fraction: str) -> pl.Expr:
+        return (float(fraction) * r + 0.9).floor()
+
+    return relevant.group_by(QUERY).agg(
+        preference.sum().alias("bpref_sum"),
+        (pl.col("rank") <= r).sum().alias("relevant_in_top_r"),
+        *((pl.col("rank") <= cut(x)).sum().alias(f"relevant_in_top_{x.replace('.', '_')}") for x in RPREC_MULTIPLES),
+        *(
+            (pl.col("found") / pl.col("rank"))
+            .filter(pl.col("found") >= (float(x) * r).round(0, mode="half_away_from_zero"))
+            .max()
+            .alias(f"iprec_max_{x.replace('.', '_')}")
+            for x in RECALL_LEVELS
+        ),
+    )
+
+
+def _counted(
     evaluated_queries: pl.LazyFrame,
+    relevance_curve: pl.LazyFrame | None,
     cutoffs: pl.LazyFrame,
     sums_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
-    evaluation: Evaluation,
-    *,
-    companions: bool,
 ) -> pl.LazyFrame:
-    """``query_id, k``, then the measures asked for (the registry's order; with
-    ``companions`` false, the ranking of a tie bound, the NDCG family only) of every evaluated
-    query and cutoff, one formula each: NDCG's from the sums, the others from the counters
-    (the rank counters null where none was kept at or above k). The only Polars step that
-    names a measure."""
-    counted = (
+    """Every evaluated query at each cutoff, with its sums and rank counters (null where none
+    was kept at or above k), its ``idcg`` and its per-query counters (those of
+    :func:`_relevance_curve` too, when asked)."""
+    if relevance_curve is not None:
+        evaluated_queries = evaluated_queries.join(relevance_curve, on=QUERY, how="left")
+    return (
         evaluated_queries.join(cutoffs, how="cross")
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
+
+
+def _measures_trec(counted: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``counted``, then trec_eval's counts and measures of the retrieved set that are asked
+    for (with ``companions`` false, none), one formula each; a set measure at cutoff k is of
+    the top k (min(k, n) of the n retrieved)."""
+    k = pl.col("k")
+    rel_ret = pl.col("relevant_found").fill_null(0)
+    rel = pl.col("relevant_in_qrels").fill_null(0)
+    n = pl.col("retrieved_in_ranking").fill_null(0)
+    ret = pl.when(k.is_null()).then(n).otherwise(pl.min_horizontal(k, n))
+
+    def ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        return pl.when(denominator > 0).then(numerator / denominator).otherwise(0.0)
+
+    formulas = {
+        "num_q": pl.lit(1.0),
+        "num_ret": ret.cast(pl.Float64),
+        "num_rel": rel.cast(pl.Float64),
+        "num_rel_ret": rel_ret.cast(pl.Float64),
+        "num_nonrel_judged_ret": pl.col("nonrelevant_found").fill_null(0).cast(pl.Float64),
+        "gm_map": ratio(pl.col("relevant_precision_sum").fill_null(0.0), rel),
+        # null for the whole ranking (k null)
+        "relative_P": pl.when(k.is_not_null()).then(ratio(rel_ret, pl.min_horizontal(k, rel))),
+        "set_P": ratio(rel_ret, ret),
+        "set_relative_P": ratio(rel_ret, pl.min_horizontal(ret, rel)),
+        "set_recall": ratio(rel_ret, rel),
+        "set_map": ratio(rel_ret * rel_ret, ret * rel),
+        "set_F": ratio(2.0 * rel_ret, ret + rel),
+        "utility": (2 * rel_ret - ret).cast(pl.Float64),
+        "unj": (ret - pl.col("judged_found").fill_null(0)) / k,
+        "judged": pl.col("judged_found").fill_null(0) / k,
+    }
+    asked = [name for name in evaluation.columns if name in formulas] if companions else []
+    return counted.with_columns(formulas[name].alias(name) for name in asked)
+
+
+def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``measures_trec``, then trec_eval's R-precision, interpolated precision and bpref that
+    are asked for (with ``companions`` false, none), of the whole ranking only (null at a
+    cutoff), from the sums of :func:`_relevance_curve`."""
+    asked = [name for name in evaluation.columns if MEASURE[name].selected_by in CURVE_FAMILIES] if companions else []
+    if not asked:
+        return measures_trec
+    r = pl.col("relevant_in_qrels").cast(pl.Float64)
+    last_precision = pl.col("relevant_found").fill_null(0) / pl.col("retrieved_in_ranking")
+    last_precision = pl.when(pl.col("retrieved_in_ranking") > 0).then(last_precision).otherwise(0.0)
+
+    def ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
+        return pl.when(denominator > 0).then(numerator.fill_null(0) / denominator).otherwise(0.0)
+
+    def interpolated(level: str) -> pl.Expr:
+        best = pl.col(f"iprec_max_{level.replace('.', '_')}")
+        return pl.when(best.is_null()).then(0.0).otherwise(pl.max_horizontal(best, last_precision))
+
+    formulas = {
+        "rprec": ratio(pl.col("relevant_in_top_r"), r),
+        **{
+            f"rprec_mult_{x.replace('.', '_')}": ratio(
+                pl.col(f"relevant_in_top_{x.replace('.', '_')}"), (float(x) * r + 0.9).floor()
+            )
+            for x in RPREC_MULTIPLES
+        },
+        **{f"iprec_at_recall_{level.replace('.', '_')}": interpolated(level) for level in RECALL_LEVELS},
+        "iprec_11pt_avg": pl.sum_horizontal(interpolated(level) for level in RECALL_LEVELS) / 11.0,
+        "bpref": ratio(pl.col("bpref_sum"), r),
+        "gm_bpref": ratio(pl.col("bpref_sum"), r),
+    }
+    whole = pl.col("k").is_null()
+    return measures_trec.with_columns(pl.when(whole).then(formulas[name]).alias(name) for name in asked)
+
+
+def _measures(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``query_id, k``, then the measures asked for (the registry's order; with
+    ``companions`` false, the ranking of a tie bound, the NDCG family only) of every evaluated
+    query and cutoff, one formula each: NDCG's from the sums, the others from the counters
+    (the rank counters null where none was kept at or above k), trec_eval's from
+    :func:`_measures_trec`. With it, the only Polars steps that name a measure."""
     dcg, idcg, k = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0), pl.col("k")
     found = pl.col("relevant_found").fill_null(0)
     relevant_in_qrels = pl.when(pl.col("relevant_in_qrels") > 0)
@@ -385,7 +546,9 @@ def _measures(
         "success": (found > 0).cast(pl.Float64),
     }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
-    return counted.select(QUERY, "k", *(formulas[name].alias(name) for name in asked))
+    return measures_trec.select(
+        QUERY, "k", *(formulas[name].alias(name) if name in formulas else pl.col(name) for name in asked)
+    )
 
 
 def _straddles(as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput
-from pipeline.spec import CONVENTIONS, MEASURE_NAMES, MEASURES, Evaluation, profile_named
+from pipeline.spec import CONVENTIONS, MEASURE_NAMES, MEASURES, MIN_GEOMETRIC_MEAN, Evaluation, Measure, profile_named
 
 # The one word for the rows over all queries of a grouped table, in every table of every command
 # (evaluate's summary, compare's table, the report): the name of the grouped summary's column that
@@ -52,31 +52,51 @@ def check_trec_ids(per_query: pl.DataFrame) -> None:
         )
 
 
-def _trec_cells(frame: pl.DataFrame) -> list[tuple[str, str, float]]:
-    """``(trec_eval name, query, value)`` of each measure trec_eval knows, row by row; the
-    query is ``all`` in a table of means (no ``query_id`` column)."""
-    measures = [m for m in TREC_MEASURES if m.name in frame.columns]
-    queries = (
-        frame["query_id"].cast(pl.String) if "query_id" in frame.columns else pl.repeat("all", frame.height, eager=True)
-    )
+def _trec_cells(frame: pl.DataFrame, trec_cutoffs_only: bool = False) -> list[tuple[str, str, float, bool]]:
+    """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
+    row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
+    the measures trec_eval prints per query. ``trec_cutoffs_only``: each measure at trec_eval's
+    own cutoffs of it only (``--measures all_trec``)."""
+    per_query = "query_id" in frame.columns
+    measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
+    queries = frame["query_id"].cast(pl.String) if per_query else pl.repeat("all", frame.height, eager=True)
     cells = []
     for query, row in zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True):
         for measure in measures:
+            if trec_cutoffs_only and row["k"] is not None and row["k"] not in measure.trec_cutoffs:
+                continue
             name = measure.trec_name(row["k"])
             if name is not None:
-                cells.append((name, query, row[measure.name]))
+                cells.append((name, query, row[measure.name], measure.whole_number))
     return cells
 
 
+def _combined(measure: Measure) -> pl.Expr:
+    """A measure's per-query values combined as the summary combines them (its aggregate)."""
+    column = pl.col(measure.name)
+    if measure.aggregate == "sum":
+        return column.sum()
+    if measure.aggregate == "geometric_mean":
+        return column.clip(lower_bound=MIN_GEOMETRIC_MEAN).log().mean().exp()
+    return column.mean()
+
+
 def trec_lines(
-    per_query: pl.DataFrame, *, per_query_lines: bool, summary: pl.DataFrame | None = None, digits: int = 4
+    per_query: pl.DataFrame,
+    *,
+    per_query_lines: bool,
+    summary: pl.DataFrame | None = None,
+    digits: int = 4,
+    trec_cutoffs_only: bool = False,
 ) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
     ``per_query_lines``), then the summary's lines as query ``all``. ``summary`` is the
     evaluation's own (its queries and each measure's aggregate, as the table prints them; of a
-    grouped summary its overall rows); without it, the means of ``per_query`` over the queries
-    whose ndcg is not null. The queries the summary leaves out (a null ndcg: ``empty_ideal``
-    skip) have no lines, and neither has a null value (P over the whole ranking)."""
+    grouped summary its overall rows); without it, each measure of ``per_query`` combined as its
+    aggregate says (a mean; a sum for ``num_*``, a geometric mean for ``gm_map``) over the
+    queries whose ndcg is not null. The queries the summary leaves out (a null ndcg:
+    ``empty_ideal`` skip) have no lines, and neither has a null value (P over the whole ranking).
+    ``trec_cutoffs_only``: each measure at trec_eval's cutoffs of it only (``all_trec``)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
@@ -84,13 +104,13 @@ def trec_lines(
     counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        lines += [_trec_line(*cell, digits) for cell in _trec_cells(counted) if cell[2] is not None]
+        lines += [_trec_line(*cell, digits) for cell in _trec_cells(counted, trec_cutoffs_only) if cell[2] is not None]
     if summary is None:
-        names = [m.name for m in TREC_MEASURES if m.name in rows.columns]
-        summary = counted.group_by("k").agg(pl.col(names).mean()).sort("k", nulls_last=False)
+        measures = [m for m in TREC_MEASURES if m.name in rows.columns]
+        summary = counted.group_by("k").agg(_combined(m) for m in measures).sort("k", nulls_last=False)
     elif "overall" in summary.columns:
         summary = summary.filter(pl.col("overall"))
-    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary) if cell[2] is not None]
+    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary, trec_cutoffs_only) if cell[2] is not None]
     return "\n".join(lines) + "\n"
 
 
@@ -107,8 +127,10 @@ def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _trec_line(measure: str, query: str, value: float, digits: int) -> str:
-    return f"{measure:<22}\t{query}\t{value:.{digits}f}"
+def _trec_line(measure: str, query: str, value: float, whole_number: bool, digits: int) -> str:
+    # trec_eval prints its counts as whole numbers (%ld), every other value with 4 decimals
+    shown = f"{value:.0f}" if whole_number and value is not None else f"{value:.{digits}f}"
+    return f"{measure:<22}\t{query}\t{shown}"
 
 
 def text_value(value: object) -> str:

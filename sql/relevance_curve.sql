@@ -1,0 +1,96 @@
+-- relevance_curve.sql: per query, where its relevant results sit: trec_eval's R-precision
+-- cutoffs, interpolated precision at recall levels and bpref's preferences.
+--
+-- Step 11 of the per-query table. Reads: views rankings and evaluated_queries.
+--
+-- Variables:
+--   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref'];
+--
+-- Creates: view relevance_curve (query_id, bpref_sum, relevant_in_top_r, relevant_in_top_<x>,
+-- iprec_max_<r>), one row per evaluated query with a relevant result, when `measures` names a
+-- family above (else no row). Of the query's R relevant and N judged nonrelevant documents:
+-- bpref_sum, over the relevant results, 1 - min(judged nonrelevant above it, R) / min(N, R)
+-- (1 with none above); relevant_in_top_<x>: relevant in the top floor(x * R + 0.9) (r: R);
+-- iprec_max_<r>: the highest found / rank over the relevant ranks with found >= round(r * R),
+-- halves away from 0 (trec_eval 10.0's m_Rprec_mult.c, m_iprec_at_recall.c' lround, m_bpref.c).
+
+create or replace temp view relevance_curve as
+with
+
+relevant_ranks as (
+    select
+        rankings.query_id,
+        rankings.rank,
+        rankings.relevant,
+        sum(cast(rankings.relevant as int)) over running as found,
+        sum(cast(rankings.nonrelevant as int)) over running as nonrelevant_above
+    from rankings
+    where
+        rankings.ranking = 'retrieved'
+        and (
+            list_contains(getvariable('measures'), 'Rprec')
+            or list_contains(getvariable('measures'), 'Rprec_mult')
+            or list_contains(getvariable('measures'), 'iprec_at_recall')
+            or list_contains(getvariable('measures'), 'bpref')
+        )
+    window running as (partition by rankings.query_id order by rankings.rank rows unbounded preceding)
+),
+
+relevant as (
+    select
+        relevant_ranks.*,
+        cast(evaluated_queries.relevant_in_qrels as double) as r,
+        least(evaluated_queries.nonrelevant_in_qrels, evaluated_queries.relevant_in_qrels) as preferences
+    from relevant_ranks
+    inner join evaluated_queries on relevant_ranks.query_id = evaluated_queries.query_id
+    where relevant_ranks.relevant
+),
+
+final as (
+    select
+        v.query_id,
+        sum(
+            case
+                when v.nonrelevant_above > 0
+                    then 1.0 - least(v.nonrelevant_above, v.r) / v.preferences
+                else 1.0
+            end
+        ) as bpref_sum,
+        count(case when v.rank <= v.r then 1 end) as relevant_in_top_r,
+        count(case when v.rank <= floor(0.20e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_20,
+        count(case when v.rank <= floor(0.40e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_40,
+        count(case when v.rank <= floor(0.60e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_60,
+        count(case when v.rank <= floor(0.80e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_80,
+        count(case when v.rank <= floor(1.00e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_00,
+        count(case when v.rank <= floor(1.20e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_20,
+        count(case when v.rank <= floor(1.40e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_40,
+        count(case when v.rank <= floor(1.60e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_60,
+        count(case when v.rank <= floor(1.80e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_80,
+        count(case when v.rank <= floor(2.00e0 * v.r + 0.9) then 1 end) as relevant_in_top_2_00,
+        max(case when v.found >= round(0.00e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_00,
+        max(case when v.found >= round(0.10e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_10,
+        max(case when v.found >= round(0.20e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_20,
+        max(case when v.found >= round(0.30e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_30,
+        max(case when v.found >= round(0.40e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_40,
+        max(case when v.found >= round(0.50e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_50,
+        max(case when v.found >= round(0.60e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_60,
+        max(case when v.found >= round(0.70e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_70,
+        max(case when v.found >= round(0.80e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_80,
+        max(case when v.found >= round(0.90e0 * v.r) then v.found / v.rank end)
+            as iprec_max_0_90,
+        max(case when v.found >= round(1.00e0 * v.r) then v.found / v.rank end)
+            as iprec_max_1_00
+    from relevant as v
+    group by v.query_id
+)
+
+select * from final;

@@ -1,0 +1,126 @@
+"""``--measures all_trec`` against trec_eval 10.0's own test outputs (tests/data/trec_eval/full/):
+every line of ``out.test.aq``, ``.aqc`` (``-c``), ``.aqcM`` (``-c -M100``) and ``.aql`` (``-l2``)
+of the families the registry has is printed, per query and ``all``, with trec_eval's name,
+padding and number format and its value within 1e-4 (trec_eval prints 4 decimals), through the
+command line on Polars and DuckDB, and on Spark for one file. The families the registry does
+not have yet are listed by name (:data:`NOT_YET`), so a line printed that trec_eval does not
+print, or one left out of a family we have, fails here.
+
+Also the two conventions of judgment coverage on a small input, written out by hand:
+trec_eval's ``unj@k`` (ranks past the retrieved count as judged) and ir_measures' ``Judged@k``
+(they count as unjudged)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline.cli import main
+from pipeline.spec import Evaluation
+from tests.conftest import CONFORMANCE, compute, frames
+
+local_engines = pytest.mark.local_engines("trec_eval's TREC files through the command line")
+
+# name: (trec_eval's output, run, qrels, our flags for trec_eval's)
+FILES = {
+    "aq": ("out.test.aq", "results.test", "qrels.test", ()),
+    "aqc": ("out.test.aqc", "results.trunc", "qrels.test", ("--all-queries",)),
+    "aqcM": ("out.test.aqcM", "results.trunc", "qrels.test", ("--all-queries", "--max-results", "100")),
+    "aql": ("out.test.aql", "results.test", "qrels.rel_level", ("--relevance-threshold", "2")),
+}
+# trec_eval's families of all_trec the registry does not have (runid and relstring are not
+# measures: the run's name and a string of labels)
+NOT_YET = re.compile(r"^(runid|relstring(_\d+)?|infAP|G|binG|Rndcg|ndcg_rel|rbp|rbp_resid)$")
+ROUNDING = 1e-4 + 1e-12
+# what the families the registry has print, of the 387 lines of each file
+MATCHED_LINES = 355
+
+
+def trec_lines_of(text: str) -> dict[tuple[str, str], str]:
+    """``{(measure, query): line}`` of trec_eval's format (comment lines aside)."""
+    return {tuple(line.split()[:2]): line for line in text.splitlines() if line.strip() and not line.startswith("#")}  # type: ignore[misc]
+
+
+def assert_prints_trec_eval_lines(ours: dict[tuple[str, str], str], theirs: dict[tuple[str, str], str]) -> int:
+    """Every line of ``theirs`` of a family we have is in ``ours`` with the same name field
+    (padding included) and a value within rounding, and we print no other line: the count of
+    lines matched."""
+    expected = {key: line for key, line in theirs.items() if not NOT_YET.match(key[0])}
+    assert sorted(set(ours) - set(expected)) == [], "lines trec_eval does not print"
+    assert sorted(set(expected) - set(ours)) == [], "lines trec_eval prints that we do not"
+    for key, line in expected.items():
+        name, _, value = line.split("\t")
+        our_name, _, our_value = ours[key].split("\t")
+        assert our_name == name, key
+        # a count is a whole number in both (trec_eval's %ld), every other value 4 decimals
+        assert ("." in our_value) == ("." in value), (key, ours[key], line)
+        assert abs(float(our_value) - float(value)) <= ROUNDING, (key, ours[key], line)
+    return len(expected)
+
+
+@pytest.mark.parametrize("name", list(FILES))
+@local_engines
+def test_all_trec_prints_trec_eval_s_lines(capsys: pytest.CaptureFixture[str], engine: str, name: str) -> None:
+    output, run, qrels, flags = FILES[name]
+    argv = ["evaluate", "--output-format", "trec", "--per-query", "--engine", engine, "--measures", "all_trec"]
+    assert main([*argv, "--run", str(CONFORMANCE / run), "--qrels", str(CONFORMANCE / qrels), *flags]) == 0
+    theirs = trec_lines_of((CONFORMANCE / "full" / output).read_text())
+    assert len(theirs) == 387
+    assert assert_prints_trec_eval_lines(trec_lines_of(capsys.readouterr().out), theirs) == MATCHED_LINES
+
+
+def _trec_frame(path: Path, names: tuple[str, str, str], columns: tuple[int, int, int]) -> pl.DataFrame:
+    rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
+    return pl.DataFrame(
+        {name: [row[column] for row in rows] for name, column in zip(names, columns, strict=True)}
+    ).with_columns(pl.col(names[2]).cast(pl.Float64))
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(600)
+def test_all_trec_prints_trec_eval_s_lines_on_spark(local_spark: object) -> None:
+    from pipeline.engines import spark as spark_engine
+    from pipeline.io.format import trec_lines
+
+    output, run, qrels, _ = FILES["aqcM"]
+    evaluation = Evaluation(measures=("all_trec",), all_queries=True, max_results=100)
+    run_frame = _trec_frame(CONFORMANCE / run, ("query_id", "doc_id", "score"), (0, 2, 4))
+    qrels_frame = _trec_frame(CONFORMANCE / qrels, ("query_id", "doc_id", "relevance"), (0, 2, 3))
+    spark = local_spark
+    table = spark_engine.per_query(
+        spark.createDataFrame(run_frame.to_arrow()),  # type: ignore[attr-defined]
+        spark.createDataFrame(qrels_frame.to_arrow()),  # type: ignore[attr-defined]
+        evaluation,
+    )
+    per_query = pl.from_arrow(table.toArrow())
+    assert isinstance(per_query, pl.DataFrame)
+    ours = trec_lines_of(trec_lines(per_query, per_query_lines=True, trec_cutoffs_only=True))
+    theirs = trec_lines_of((CONFORMANCE / "full" / output).read_text())
+    assert assert_prints_trec_eval_lines(ours, theirs) == MATCHED_LINES
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_unjudged_and_judged_at_k_written_out(engine: str) -> None:
+    # three results: a relevant, an unjudged, a judged nonrelevant (label 0); one relevant
+    # document not retrieved; a negative label counts as unjudged
+    run, qrels = frames(
+        [("q", "a", 3.0), ("q", "b", 2.0), ("q", "c", 1.0)],
+        [("q", "a", 1), ("q", "c", 0), ("q", "d", 1), ("q", "b", -1)],
+    )
+    measures = ("unj", "judged", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "set_F", "utility")
+    table = compute(engine, run, qrels, Evaluation(cutoffs=(2, 5), measures=measures))
+    rows = {row["k"]: row for row in table.iter_rows(named=True)}
+    # top 2: a judged, b unjudged; top 5: 3 retrieved, 2 judged; trec_eval's unj counts the
+    # 2 ranks past the retrieved as judged (1 / 5), ir_measures' Judged@5 as unjudged (2 / 5)
+    assert rows[2]["unj"] == pytest.approx(1 / 2) and rows[2]["judged"] == pytest.approx(1 / 2)
+    assert rows[5]["unj"] == pytest.approx(1 / 5) and rows[5]["judged"] == pytest.approx(2 / 5)
+    assert rows[None]["unj"] is None and rows[None]["judged"] is None
+    whole = rows[None]
+    assert (whole["num_ret"], whole["num_rel"], whole["num_rel_ret"], whole["num_nonrel_judged_ret"]) == (3, 2, 1, 1)
+    # F1 of the retrieved set: 2 * 1 / (3 + 2); utility: 1 relevant - 2 others retrieved
+    assert whole["set_F"] == pytest.approx(2 / 5) and whole["utility"] == -1
+    # at k = 2 the set is the top 2: 1 relevant of 2 retrieved, 2 relevant judged
+    assert rows[2]["num_ret"] == 2 and rows[2]["set_F"] == pytest.approx(2 * 1 / (2 + 2))
