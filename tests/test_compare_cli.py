@@ -11,18 +11,10 @@ import pytest
 from pipeline import evaluate
 from pipeline.compare import Options, compare_systems
 from pipeline.spec import PROFILES
-from tests.conftest import ROOT, run_cli
+from tests.helpers import run_cli
+from tests.helpers.outputs import QRELS, RUN, perturbed_run
 
-RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 FAST = ("--permutations", "500", "--bootstrap", "500")
-
-
-def perturbed_run(path: Path) -> Path:
-    """The sample run with scores shifted by a deterministic function of the document id."""
-    pl.read_parquet(RUN).with_columns(
-        pl.col("score") + pl.col("doc_id").str.slice(-3).cast(pl.Int64) % 7 * 0.8
-    ).write_parquet(path)
-    return path
 
 
 @pytest.fixture(scope="module")

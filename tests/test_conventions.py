@@ -1,7 +1,7 @@
 """Each convention option by hand, on both engines: expected values are visible arithmetic.
 
 The conventions are defined in pipeline/spec.py's docstring; the engines' agreement with each
-other and with tests/reference.py across all options is in tests/test_engines_agree.py.
+other and with tests/helpers/reference.py across all options is in tests/test_engines_agree.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from pipeline import InvalidInput, UsageError, evaluate, make_evaluation, per_query
 from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess; input-order ties and groups")
 

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 

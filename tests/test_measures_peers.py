@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline import per_query
-from tests.test_peers import CUTOFFS, as_dicts, assert_same, frames, random_data
+from tests.helpers.peers import CUTOFFS, as_dicts, assert_same, frames, random_data
 
 pytestmark = pytest.mark.local_engines("many seeds against the peers (Spark equals Polars: test_measures.py)")
 
