@@ -51,7 +51,7 @@ def test_input_order_ties_follow_arrival(engine: str) -> None:
 
 def test_input_order_reads_a_rank_column(engine: str) -> None:
     # the rank column orders the results, whatever the scores (a null rank is refused: see
-    # tests/test_hostile_inputs.py)
+    # tests/test_reading.py)
     run = pl.LazyFrame(
         {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [9.0, 1.0, 5.0, 7.0], "rank": [2, 1, 4, 3]}
     )
