@@ -2,86 +2,26 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
-import polars as pl
 import pytest
-
-from pipeline import Evaluation, per_query
-from pipeline.engines import duckdb as duckdb_engine
-from pipeline.engines import polars as polars_engine
 
 # The shared SparkSession and S3 server live in tests/helpers (so that the inner pytest sessions
 # of tests/test_harness.py use the same code); importing their fixtures and hook here is what
-# makes pytest use them.
-from tests.helpers.s3 import S3Bucket, s3_bucket, s3_server, s3_server_process
+# makes pytest use them. The helpers the tests call are in tests/helpers too: conftest.py holds
+# only fixtures and hooks.
+from tests.helpers import ENGINES, run_cli
+from tests.helpers.s3 import s3_bucket, s3_server, s3_server_process
 from tests.helpers.spark import local_spark, pytest_runtest_makereport, shared_spark, spark_cli
 
 __all__ = [
-    "ALL_ENGINES",
-    "CONFORMANCE",
-    "ENGINES",
-    "ROOT",
-    "TOLERANCE",
-    "S3Bucket",
-    "as_table",
-    "assert_tables_close",
-    "compute",
-    "frames",
     "local_spark",
     "pytest_runtest_makereport",
-    "run_cli",
     "s3_bucket",
     "s3_server",
     "s3_server_process",
     "shared_spark",
     "spark_cli",
 ]
-
-ROOT = Path(__file__).resolve().parent.parent
-# trec_eval's own test data, copied into the repository with its provenance and licence
-CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"
-# The engines on one machine. The `engine` fixture adds Spark (marked `spark`) except where a
-# test or module is marked `local_engines("why")`: the command line in a subprocess (a JVM per
-# run), or inputs and options Spark refuses by design (TREC and CSV files, input order, groups).
-ENGINES = ("polars", "duckdb")
-ALL_ENGINES = (*ENGINES, "spark")
-TOLERANCE = 1e-9
-
-
-def frames(
-    run_rows: list[tuple], qrels_rows: list[tuple], id_type: type = pl.String
-) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    run = pl.LazyFrame(run_rows, schema={"query_id": id_type, "doc_id": id_type, "score": pl.Float64}, orient="row")
-    qrels = pl.LazyFrame(
-        qrels_rows, schema={"query_id": id_type, "doc_id": id_type, "relevance": pl.Float64}, orient="row"
-    )
-    return run, qrels
-
-
-def compute(engine: str, run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:
-    if engine == "spark":  # through the API, which hands Polars frames to Spark through Arrow
-        return per_query(run, qrels, evaluation=evaluation, engine="spark").collect()
-    module = polars_engine if engine == "polars" else duckdb_engine
-    return module.per_query(run, qrels, evaluation).collect()
-
-
-def as_table(per_query: pl.DataFrame) -> dict[tuple, tuple[float, float, float, float]]:
-    return {(r["query_id"], r["k"]): (r["cg"], r["dcg"], r["idcg"], r["ndcg"]) for r in per_query.iter_rows(named=True)}
-
-
-def assert_tables_close(actual: dict, expected: dict, tolerance: float = TOLERANCE) -> None:
-    assert set(actual) == set(expected), f"rows differ: {set(actual) ^ set(expected)}"
-    for key, values in expected.items():
-        for name, got, want in zip(("cg", "dcg", "idcg", "ndcg"), actual[key], values, strict=True):
-            assert got == pytest.approx(want, abs=tolerance), f"{name} of {key}: {got} != {want}"
-
-
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """The real command line in a subprocess, as a user or a scheduler runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
-    )
 
 
 @pytest.fixture(params=[*ENGINES, pytest.param("spark", marks=pytest.mark.spark)])
@@ -110,9 +50,11 @@ def starts_processes(function: object, namespace: dict, seen: set[int] | None = 
             value = namespace.get(name)
             if value is run_cli or value is subprocess:
                 return True
-            if getattr(value, "__module__", None) == namespace.get("__name__") and starts_processes(
-                value, namespace, seen
-            ):
+            module = getattr(value, "__module__", None) or ""
+            # the test module's own functions, and the shared helpers it calls
+            if module == namespace.get("__name__") and starts_processes(value, namespace, seen):
+                return True
+            if module.startswith("tests.helpers") and starts_processes(value, vars(sys.modules[module]), seen):
                 return True
     return False
 

@@ -193,3 +193,34 @@ def test_reserved_names_cover_every_output_column() -> None:
 
     outputs = {"query_id", "k", "queries", OVERALL, "ndcg_min", "ndcg_max", "ties_straddle_k", "tie_sensitive_queries"}
     assert outputs | set(MEASURE_NAMES) <= RESERVED_COLUMNS
+
+
+def _test_imports_outside_helpers(path: Path) -> list[str]:
+    """The imports of ours in a test or helpers file that reach neither ``pipeline`` nor
+    ``tests.helpers``: another test module, conftest.py, or a relative import of either."""
+    module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    wrong = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        targets = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        if isinstance(node, ast.ImportFrom) and node.level:
+            anchor = module.split(".")[: -node.level]
+            targets = [".".join([*anchor, *([node.module] if node.module else [])])]
+            if not node.module:  # ``from . import x``: each name is a module of the anchor
+                targets = [f"{targets[0]}.{alias.name}" for alias in node.names]
+        for target in targets:
+            ours = target == "tests" or target.startswith("tests.") or target.startswith("conftest")
+            if ours and target != "tests.helpers" and not target.startswith("tests.helpers."):
+                wrong.append(f"{path.relative_to(ROOT).as_posix()}:{node.lineno} imports {target}")
+    return wrong
+
+
+def test_tests_import_only_the_product_the_helpers_and_libraries() -> None:
+    """A test module imports pipeline, tests.helpers and third-party libraries, never another test
+    module or conftest.py (which holds only fixtures and hooks): what tests share lives in
+    tests/helpers, by subject, so a test file can be moved or deleted alone."""
+    files = sorted((ROOT / "tests").glob("test_*.py")) + sorted((ROOT / "tests" / "helpers").glob("*.py"))
+    assert len(files) > 50
+    wrong = [line for path in files for line in _test_imports_outside_helpers(path)]
+    assert not wrong, "imports between test modules (move what they share to tests/helpers):\n" + "\n".join(wrong)

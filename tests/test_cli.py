@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation, per_query
-from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
+from tests.helpers import ROOT, as_table, assert_tables_close, run_cli
 
 pytestmark = pytest.mark.local_engines(
     "the command line in a subprocess (Spark's own: tests/test_spark.py, in-process)"

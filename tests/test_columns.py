@@ -21,8 +21,7 @@ from pipeline import evaluate, per_query
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.read import Columns, column_flags
-
-from .conftest import ROOT, as_table, assert_tables_close, run_cli
+from tests.helpers import ROOT, as_table, assert_tables_close, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 RUN_NAMES = {"query_id": "qid", "doc_id": "docno", "score": "sim"}

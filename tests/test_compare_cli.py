@@ -1,4 +1,5 @@
-"""`ndcg compare` as users run it: from evaluation outputs, and from runs evaluated in one go."""
+"""`ndcg compare` as users run it: from evaluation outputs, and from runs evaluated in one go;
+and `ndcg compare|report --measure`, any measure of the per-query tables."""
 
 from __future__ import annotations
 
@@ -9,20 +10,13 @@ import polars as pl
 import pytest
 
 from pipeline import evaluate
+from pipeline.cli import main
 from pipeline.compare import Options, compare_systems
 from pipeline.spec import PROFILES
-from tests.conftest import ROOT, run_cli
+from tests.helpers import run_cli
+from tests.helpers.outputs import QRELS, RUN, perturbed_run
 
-RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 FAST = ("--permutations", "500", "--bootstrap", "500")
-
-
-def perturbed_run(path: Path) -> Path:
-    """The sample run with scores shifted by a deterministic function of the document id."""
-    pl.read_parquet(RUN).with_columns(
-        pl.col("score") + pl.col("doc_id").str.slice(-3).cast(pl.Int64) % 7 * 0.8
-    ).write_parquet(path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -233,3 +227,93 @@ def test_measure_flags_are_refused_for_outputs(outputs: dict[str, Path]) -> None
                      "--profile", "sklearn", "--gain", "exponential")  # fmt: skip
     assert result.returncode == 2, result.stderr
     assert "--gain, --profile score runs here (--run)" in result.stderr
+
+
+# ``ndcg compare --measure`` and ``ndcg report --measure``: any measure of the per-query
+# tables, not only NDCG; the means compared are the evaluation's own.
+
+
+@pytest.fixture(scope="module")
+def measure_outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two evaluation outputs with the companion measures: the sample run and its reverse."""
+    folder = tmp_path_factory.mktemp("measures-compare")
+    reversed_run = folder / "reversed.parquet"
+    pl.read_parquet(RUN).with_columns(-pl.col("score")).write_parquet(reversed_run)
+    outs = folder / "a", folder / "b"
+    for run, out in zip((RUN, reversed_run), outs, strict=True):
+        argv = ["evaluate", "--run", str(run), "--qrels", str(QRELS), "--k", "1,10"]
+        assert main([*argv, "--measures", "ndcg,P,recip_rank", "--out", str(out), "--json"]) == 0
+    return outs
+
+
+def test_compare_by_reciprocal_rank(measure_outputs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = measure_outputs
+    capsys.readouterr()
+    argv = ["compare", "--baseline", str(a), "--candidate", str(b), "--measure", "recip_rank", "--json"]
+    assert main([*argv, "--permutations", "100", "--bootstrap", "100"]) == 0
+    compared = json.loads(capsys.readouterr().out)
+    rows = {row["k"]: row for row in compared["comparison"]}
+    for out, side in ((a, "baseline"), (b, "candidate")):
+        summary = {row["k"]: row for row in pl.read_parquet(out / "summary.parquet").iter_rows(named=True)}
+        for k in (1, 10, None):
+            assert rows[k][f"mean_{side}"] == pytest.approx(summary[k]["recip_rank"], abs=1e-12)
+    assert rows[10]["mean_baseline"] != pytest.approx(rows[10]["mean_candidate"])
+
+
+def test_compare_by_precision_leaves_out_the_whole_ranking(
+    measure_outputs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = measure_outputs
+    out = tmp_path / "compared"
+    argv = ["compare", "--baseline", str(a), "--candidate", str(b), "--measure", "P", "--out", str(out)]
+    assert main([*argv, "--permutations", "100", "--bootstrap", "100"]) == 0
+    comparison = pl.read_parquet(out / "comparison.parquet")
+    assert sorted(comparison["k"].to_list()) == [1, 10]  # P is undefined over the whole ranking
+    assert {"P_baseline", "P_candidate"} <= set(pl.read_parquet(out / "deltas.parquet").columns)
+    assert json.loads((out / "manifest.json").read_text())["measure"] == "P"
+
+
+def test_compare_refuses_a_measure_the_outputs_lack(
+    measure_outputs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = measure_outputs
+    capsys.readouterr()
+    assert main(["compare", "--baseline", str(a), "--candidate", str(b), "--measure", "map"]) == 2
+    assert "no 'map' column" in capsys.readouterr().err
+
+
+def test_compare_runs_scores_them_with_the_measure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    reversed_run = tmp_path / "reversed.parquet"
+    pl.read_parquet(RUN).with_columns(-pl.col("score")).write_parquet(reversed_run)
+    argv = ["compare", "--run", str(RUN), "--run", str(reversed_run), "--qrels", str(QRELS), "--k", "5"]
+    assert main([*argv, "--measure", "success", "--json", "--permutations", "100", "--bootstrap", "100"]) == 0
+    rows = json.loads(capsys.readouterr().out)["comparison"]
+    assert [row["k"] for row in rows] == [5]
+    assert 0 <= rows[0]["mean_baseline"] <= 1
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_report_shows_a_measure(
+    measure_outputs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = measure_outputs
+    html = tmp_path / "report.html"
+    assert main(["report", str(a), str(b), "--measure", "recip_rank", "--html", str(html)]) == 0
+    page = html.read_text()
+    assert "recip_rank report" in page
+    capsys.readouterr()
+    assert main(["report", str(a), "--measure", "map", "--html", str(tmp_path / "other.html")]) == 2
+    assert "no 'map' column" in capsys.readouterr().err
+
+
+def test_report_names_the_measure_everywhere(measure_outputs: tuple[Path, Path], tmp_path: Path) -> None:
+    """A report of reciprocal rank says RR in its sections, figure captions and tables, never
+    NDCG (which it does not show)."""
+    a, b = measure_outputs
+    html = tmp_path / "rr.html"
+    assert main(["report", str(a), str(b), "--measure", "recip_rank", "--k", "10", "--html", str(html)]) == 0
+    page = html.read_text()
+    for label in ("RR@k by k", "Distribution of per-query RR", "Per-query RR@10", "Mean RR@k per cutoff"):
+        assert label in page, label
+    assert "NDCG@" not in page and "per-query NDCG" not in page

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import S3Bucket, run_cli
+from tests.helpers import S3Bucket, run_cli
 
 FAST = ("--permutations", "200", "--bootstrap", "200", "--k", "10")
 QUERIES = [f"q{i}" for i in range(8)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 FAST = ("--permutations", "500", "--bootstrap", "500")
 RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"

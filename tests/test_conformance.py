@@ -7,23 +7,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import CONFORMANCE
+from tests.helpers import CONFORMANCE
+from tests.helpers.trec import ALL_TREC_CUTOFFS, assert_conformant, expected_lines
 
 pytestmark = pytest.mark.local_engines("trec_eval's TREC files (Spark reads Parquet only)")
-
-ALL_TREC_CUTOFFS = "5,10,15,20,30,100,200,500,1000"
-
-
-def expected_lines(name: str, *, rename: dict[str, str] | None = None) -> dict[tuple[str, str], float]:
-    """``ndcg`` and ``ndcg_cut_*`` lines of an expected file, keyed by (measure, query)."""
-    rename = rename or {}
-    found = {}
-    for line in (CONFORMANCE / name).read_text().splitlines():
-        measure, query, value = (part.strip() for part in line.split("\t"))
-        measure = rename.get(measure, measure)
-        if measure == "ndcg" or measure.startswith("ndcg_cut_"):
-            found[(measure, query)] = float(value)
-    return found
 
 
 def trec_output(capsys: pytest.CaptureFixture[str], *args: str) -> dict[tuple[str, str], float]:
@@ -33,14 +20,6 @@ def trec_output(capsys: pytest.CaptureFixture[str], *args: str) -> dict[tuple[st
         measure, query, value = (part.strip() for part in line.split("\t"))
         found[(measure, query)] = float(value)
     return found
-
-
-def assert_conformant(actual: dict, expected: dict) -> None:
-    assert expected, "no expected lines were read"
-    missing = set(expected) - set(actual)
-    assert not missing, f"lines trec_eval prints that we do not: {sorted(missing)}"
-    wrong = {key: (actual[key], value) for key, value in expected.items() if abs(actual[key] - value) > 1e-4 + 1e-12}
-    assert not wrong, f"(ours, trec_eval's): {wrong}"
 
 
 def args(run: str, qrels: str, *extra: str) -> list[str]:

@@ -1,7 +1,7 @@
 """Each convention option by hand, on both engines: expected values are visible arithmetic.
 
 The conventions are defined in pipeline/spec.py's docstring; the engines' agreement with each
-other and with tests/reference.py across all options is in tests/test_engines_agree.py.
+other and with tests/helpers/reference.py across all options is in tests/test_engines_agree.py.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from pipeline import InvalidInput, UsageError, evaluate, make_evaluation, per_query
 from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess; input-order ties and groups")
 
@@ -51,7 +51,7 @@ def test_input_order_ties_follow_arrival(engine: str) -> None:
 
 def test_input_order_reads_a_rank_column(engine: str) -> None:
     # the rank column orders the results, whatever the scores (a null rank is refused: see
-    # tests/test_hostile_inputs.py)
+    # tests/test_reading.py)
     run = pl.LazyFrame(
         {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "d"], "score": [9.0, 1.0, 5.0, 7.0], "rank": [2, 1, 4, 3]}
     )

@@ -17,8 +17,8 @@ import polars as pl
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import ENGINES, ROOT
-from tests.test_peers import lightgbm_ndcg, spark_mllib_mean, spark_ndcg_per_query, xgboost_ndcg
+from tests.helpers import ENGINES, ROOT
+from tests.helpers.peers import lightgbm_ndcg, spark_mllib_mean, spark_ndcg_per_query, xgboost_ndcg
 
 DOC = ROOT / "docs" / "conventions.md"
 RUN, QRELS = ROOT / "docs" / "conventions" / "run.csv", ROOT / "docs" / "conventions" / "qrels.csv"

@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 # Files a user's clone runs: they must not reach outside the repository (a clone has
 # nothing beside it).
 SELF_CONTAINED = [
-    *sorted((ROOT / "tests").glob("*.py")),
+    *sorted((ROOT / "tests").rglob("*.py")),  # with tests/helpers
     *sorted((ROOT / "bench").rglob("*.py")),
     ROOT / "Makefile",
     ROOT / ".ci" / "run",

@@ -13,8 +13,7 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from tests import reference
-from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
+from tests.helpers import ROOT, as_table, assert_tables_close, reference, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 SEED = 20261121

@@ -10,8 +10,7 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation, Gain, per_query
-from tests import reference
-from tests.conftest import CONFORMANCE, as_table, assert_tables_close, run_cli
+from tests.helpers import CONFORMANCE, as_table, assert_tables_close, reference, run_cli
 
 # Gain maps follow trec_eval: mapped levels get the map, unmapped keep their value, negative
 #    labels gain 0 whatever the map says, the ideal ranking uses only positive gains.

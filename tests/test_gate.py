@@ -13,7 +13,7 @@ import pytest
 from pipeline.compare_job import Systems, compare_job
 from pipeline.errors import UsageError
 from pipeline.gate import Gate, Margin
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 GATE_FAILED = 6
 

@@ -17,7 +17,7 @@ import pytest
 from pipeline.compare import Options, compare_systems
 from pipeline.errors import UsageError
 from pipeline.gate import Gate, Margin, check_gate
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 GATE_FAILED = 6
 

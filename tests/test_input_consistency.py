@@ -24,7 +24,7 @@ from pipeline.cli import main
 from pipeline.engines import DuckDBEngine, PolarsEngine
 from pipeline.io.identity import ChangedWhileRead, changed_while_read, identify, refuse_changed
 from pipeline.job import Job, run_job
-from tests.conftest import S3Bucket
+from tests.helpers import S3Bucket
 
 QRELS = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
 # validated: a ranked first, the one relevant document, so NDCG 1 at every cutoff

@@ -14,7 +14,7 @@ import pytest
 from pipeline.io.identity import identify, same
 from pipeline.job import Job, run_job
 from pipeline.spec import Evaluation
-from tests.conftest import ROOT, S3Bucket, run_cli
+from tests.helpers import ROOT, S3Bucket, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 

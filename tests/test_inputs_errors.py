@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import CONFORMANCE, ENGINES, ROOT, run_cli
+from tests.helpers import CONFORMANCE, ENGINES, ROOT, run_cli
 
 QRELS = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
 RUN = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})

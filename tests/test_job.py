@@ -18,7 +18,7 @@ import pytest
 from pipeline import Evaluation, per_query
 from pipeline.io.identity import identify
 from pipeline.job import Job, run_job
-from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
+from tests.helpers import ROOT, as_table, assert_tables_close, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark's jobs: tests/test_spark.py)")
 

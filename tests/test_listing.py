@@ -22,7 +22,7 @@ from pipeline.io.fs import Kind
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.job import Job, run_job
 from pipeline.spec import Evaluation
-from tests.conftest import S3Bucket
+from tests.helpers import S3Bucket
 
 
 class CountingFileSystem:

@@ -3,7 +3,7 @@ arithmetic written out, Polars and DuckDB SQL against each other (1e-9) and agai
 independent pure-Python reference on seeded random data under random conventions, the
 default plan's outputs unchanged, the summary, and ``--measures`` through the CLI, the
 config file and the API. trec_eval's own outputs: tests/test_measures_conformance.py; the
-peers: tests/test_measures_peers.py."""
+peers: tests/test_peers.py."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from pipeline.io.format import trec_lines
 from pipeline.spec import COMPANION_MEASURES, SpecError, measure_named, resolve_measures
 from pipeline.sql_files import evaluation_variables
 from pipeline.transpile import UNSUPPORTED
-from tests.conftest import TOLERANCE, compute, frames
-from tests.reference import _keep_one_per_doc
-from tests.test_engines_agree import random_case, run_frame
+from tests.helpers import TOLERANCE, compute, frames
+from tests.helpers.cases import random_case, run_frame
+from tests.helpers.reference import _keep_one_per_doc
 
 ALL = ("ndcg", "P", "recall", "map", "recip_rank", "success")
 

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli import main
-from tests.conftest import CONFORMANCE
+from tests.helpers import CONFORMANCE
 
 # Spark's run of the same lines reads the TREC files converted to Parquet (its own test below)
 local_engines = pytest.mark.local_engines("trec_eval's TREC files through the command line")

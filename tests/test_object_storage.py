@@ -21,7 +21,7 @@ from pipeline.io import objects
 from pipeline.io.write import OutputError
 from pipeline.job import Job, run_job
 from pipeline.spec import Evaluation
-from tests.conftest import ROOT, S3Bucket, run_cli
+from tests.helpers import ROOT, S3Bucket, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 DAYS = ("2026-11-19", "2026-11-20", "2026-11-21")

@@ -18,7 +18,7 @@ from pipeline.inputs import prepare
 from pipeline.io.read import Columns
 from pipeline.units import BYTES_PER_RUN_ROW, merge_warnings
 from pipeline.validate import ValidationWarning
-from tests.conftest import ROOT, TOLERANCE, as_table, assert_tables_close, run_cli
+from tests.helpers import ROOT, TOLERANCE, as_table, assert_tables_close, run_cli
 
 pytestmark = pytest.mark.local_engines("--memory-limit buckets (Spark sizes itself with its own configuration)")
 

@@ -15,8 +15,7 @@ import polars as pl
 import pytest
 
 from pipeline.io.identity import differences
-
-from .conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line's text, the same on every engine")
 

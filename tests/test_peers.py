@@ -5,54 +5,26 @@ without relevant documents and cutoffs beyond the list. The tools are test-only 
 
 from __future__ import annotations
 
-import random
 from collections import defaultdict
 
 import numpy as np
-import polars as pl
 import pytest
 
 from pipeline import per_query
+from tests.helpers.peers import (
+    CUTOFFS,
+    PEER_TOLERANCE,
+    as_dicts,
+    assert_same,
+    frames,
+    lightgbm_ndcg,
+    random_data,
+    spark_mllib_mean,
+    spark_ndcg_per_query,
+    xgboost_ndcg,
+)
 
 pytestmark = pytest.mark.local_engines("the peers' profiles break ties by input order (refused on Spark)")
-
-CUTOFFS = (1, 3, 10, 50)  # 50 is beyond every list
-PEER_TOLERANCE = 1e-9
-
-
-def random_data(
-    seed: int, *, labels: tuple[int, ...] = (-1, 0, 0, 1, 2, 3), distinct_scores: bool = False, min_docs: int = 1
-) -> tuple[list[tuple], list[tuple]]:
-    """Run rows (query, doc, score) in arrival order and qrels rows (query, doc, label)."""
-    rng = random.Random(seed)
-    run_rows, qrels_rows = [], []
-    for q in range(12):
-        docs = [f"d{d}" for d in range(rng.randint(max(2, min_docs), 25))]
-        retrieved = rng.sample(docs, rng.randint(min_docs, len(docs)))
-        scores = rng.sample(range(1000), len(retrieved)) if distinct_scores else None
-        for i, doc in enumerate(retrieved):
-            score = float(scores[i]) / 10 if scores else float(rng.randint(0, 4))  # few values: many ties
-            run_rows.append((f"q{q}", doc, score))
-        no_relevant = rng.random() < 0.15
-        judged = [doc for doc in docs if rng.random() < 0.6]  # the rest are unjudged
-        for doc in judged:
-            label = rng.choice([lab for lab in labels if lab <= 0] if no_relevant else labels)
-            qrels_rows.append((f"q{q}", doc, label))
-        if judged and all(label < 0 for query, _, label in qrels_rows if query == f"q{q}"):
-            # pytrec_eval-terrier 0.5.11 hangs on its next call after a query judged only
-            # negative; our engines' handling of that case is in test_engines_agree.py
-            qrels_rows.append((f"q{q}", docs[0] + "-judged", 0))
-    for q in range(12, 14):  # queries judged but never retrieved
-        qrels_rows.append((f"q{q}", "d0", 1))
-    return run_rows, qrels_rows
-
-
-def frames(run_rows: list[tuple], qrels_rows: list[tuple]) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    run = pl.LazyFrame(run_rows, schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}, orient="row")
-    qrels = pl.LazyFrame(
-        qrels_rows, schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Int64}, orient="row"
-    )
-    return run, qrels
 
 
 def ours(run_rows: list[tuple], qrels_rows: list[tuple], engine: str, **options: object) -> dict:
@@ -60,22 +32,6 @@ def ours(run_rows: list[tuple], qrels_rows: list[tuple], engine: str, **options:
     run, qrels = frames(run_rows, qrels_rows)
     table = per_query(run, qrels, engine=engine, k=CUTOFFS, **options).collect()  # type: ignore[arg-type]
     return {(row["query_id"], row["k"]): row["ndcg"] for row in table.iter_rows(named=True)}
-
-
-def as_dicts(run_rows: list[tuple], qrels_rows: list[tuple]) -> tuple[dict, dict]:
-    run: dict = defaultdict(dict)
-    for query, doc, score in run_rows:
-        run[query][doc] = score
-    qrels: dict = defaultdict(dict)
-    for query, doc, label in qrels_rows:
-        qrels[query][doc] = label
-    return dict(run), dict(qrels)
-
-
-def assert_same(actual: dict, expected: dict, tolerance: float = PEER_TOLERANCE) -> None:
-    assert set(actual) == set(expected), f"rows differ: {sorted(set(actual) ^ set(expected), key=str)}"
-    for key, value in expected.items():
-        assert actual[key] == pytest.approx(value, abs=tolerance), f"{key}: ours {actual[key]}, peer {value}"
 
 
 # trec_eval through pytrec_eval
@@ -178,37 +134,6 @@ def test_sklearn_profile_matches_ndcg_score_ignoring_ties(engine: str, seed: int
 # LightGBM
 
 
-def lightgbm_ndcg(labels: list[int], scores: list[float], groups: list[int], cutoffs: tuple[int, ...]) -> list[float]:
-    """LightGBM's own ndcg@k of fixed scores, in arrival order: a zero-gradient objective keeps
-    every tree at 0, so the validation set's predictions are its init_score."""
-    import lightgbm
-
-    train = lightgbm.Dataset(
-        np.array([[0.0], [1.0]]), np.array([0.0, 1.0]), group=[2], params={"min_data_in_bin": 1, "verbosity": -1}
-    )
-    valid = lightgbm.Dataset(
-        np.zeros((len(labels), 1)), np.array(labels, dtype=float), group=groups, init_score=scores, reference=train
-    )
-    recorded: dict = {}
-    params = {
-        "metric": "ndcg",
-        "eval_at": list(cutoffs),
-        "objective": lambda predictions, _: (np.zeros_like(predictions), np.ones_like(predictions)),
-        "min_data_in_leaf": 1,
-        "verbosity": -1,
-        "num_threads": 1,
-    }
-    lightgbm.train(
-        params,
-        train,
-        num_boost_round=1,
-        valid_sets=[valid],
-        valid_names=["valid"],
-        callbacks=[lightgbm.record_evaluation(recorded)],
-    )
-    return [recorded["valid"][f"ndcg@{k}"][0] for k in cutoffs]
-
-
 @pytest.mark.parametrize("seed", range(2))
 def test_lightgbm_profile_matches_lightgbm(engine: str, seed: int) -> None:
     # LightGBM needs labels in 0..30; only retrieved rows exist for it (unjudged: label 0)
@@ -235,21 +160,6 @@ def test_lightgbm_profile_matches_lightgbm(engine: str, seed: int) -> None:
 
 
 # XGBoost
-
-
-def xgboost_ndcg(labels: list[int], scores: list[float], groups: list[int], metrics: tuple[str, ...]) -> list[float]:
-    """XGBoost's own evaluation of fixed scores, in arrival order: with zero boosting rounds the
-    predictions are the base_margin, so eval prints the metric of the scores themselves."""
-    import xgboost
-
-    data = xgboost.DMatrix(np.zeros((len(labels), 1)), label=np.array(labels, dtype=float), base_margin=scores)
-    data.set_group(groups)
-    booster = xgboost.train(
-        {"objective": "rank:ndcg", "eval_metric": list(metrics), "nthread": 1}, data, num_boost_round=0
-    )
-    printed = booster.eval(data, name="data")  # "[0]\tdata-ndcg@3:0.90494950584609712\t..."
-    values = dict(field.removeprefix("data-").split(":") for field in printed.split("\t")[1:])
-    return [float(values[metric]) for metric in metrics]
 
 
 def well_apart_in_float32(scores: list[float]) -> bool:
@@ -302,47 +212,6 @@ def spark_rankings(run_rows: list[tuple], qrels_rows: list[tuple]) -> dict[str, 
     return rankings
 
 
-def spark_ndcg_per_query(spark: object, rankings: dict, cutoffs: tuple[int, ...]) -> dict:
-    """{(query, k): ndcgAt(k)} from pyspark.ml's RankingEvaluator (the DataFrame front of
-    mllib's RankingMetrics), one query at a time; doc ids become doubles, as it requires."""
-    from pyspark.ml.evaluation import RankingEvaluator
-    from pyspark.sql import types as spark_types
-
-    numbers: dict[str, float] = {}
-    for predicted, relevant in rankings.values():
-        for doc in (*predicted, *relevant):
-            numbers.setdefault(doc, float(len(numbers)))
-    schema = spark_types.StructType(
-        [
-            spark_types.StructField("query_id", spark_types.StringType()),
-            spark_types.StructField("prediction", spark_types.ArrayType(spark_types.DoubleType())),
-            spark_types.StructField("label", spark_types.ArrayType(spark_types.DoubleType())),
-        ]
-    )
-    rows = [
-        (query, [numbers[d] for d in predicted], [numbers[d] for d in relevant])
-        for query, (predicted, relevant) in rankings.items()
-    ]
-    frame = spark.createDataFrame(rows, schema).cache()  # type: ignore[attr-defined]
-    table = {}
-    for query in rankings:
-        one_query = frame.where(frame.query_id == query)
-        for k in cutoffs:
-            evaluator = RankingEvaluator(metricName="ndcgAtK", k=k, predictionCol="prediction", labelCol="label")
-            table[(query, k)] = evaluator.evaluate(one_query)
-    frame.unpersist()
-    return table
-
-
-def spark_mllib_mean(spark: object, rankings: dict, k: int) -> float:
-    """pyspark.mllib RankingMetrics(rdd).ndcgAt(k) over every query: Spark's own mean. Its
-    schema is inferred from the first row, so a query with relevant documents goes first."""
-    from pyspark.mllib.evaluation import RankingMetrics
-
-    rows = sorted(rankings.values(), key=lambda ranking: not ranking[1])
-    return float(RankingMetrics(spark.sparkContext.parallelize(rows)).ndcgAt(k))  # type: ignore[attr-defined]
-
-
 SPARK_PER_QUERY_CUTOFFS = (3, 50)  # one Spark job per query and cutoff: a cutoff inside the lists and one beyond
 
 
@@ -359,3 +228,124 @@ def test_spark_mllib_profile_matches_ranking_metrics(local_spark: object) -> Non
         for k in CUTOFFS:
             ours_mean = sum(table[(query, k)] for query in rankings) / len(rankings)
             assert ours_mean == pytest.approx(spark_means[k], abs=PEER_TOLERANCE), k
+
+
+# The companion measures against the peers themselves, on the seeded random data of
+# tests/test_peers.py (ties, graded and negative labels, unjudged and unretrieved documents,
+# queries without relevant documents, cutoffs beyond the list): pytrec_eval (trec_eval's code)
+# under the trec_eval profile, with -c, -J and -l, and ir_measures under its profile.
+
+
+# trec_eval's measure (pytrec_eval's name) -> our column, and whether it has cutoffs
+TREC_MEASURES = {"P": ("P", True), "recall": ("recall", True), "map_cut": ("map", True), "success": ("success", True)}
+TREC_WHOLE = {"map": "map", "recip_rank": "recip_rank"}
+MEASURES = "P,recall,map,recip_rank,success"
+
+
+def ours_companions(run_rows: list[tuple], qrels_rows: list[tuple], engine: str, **options: object) -> dict:
+    """{(measure, query_id, k): value} of the companion measures from the library."""
+    run, qrels = frames(run_rows, qrels_rows)
+    table = per_query(run, qrels, engine=engine, k=CUTOFFS, measures=MEASURES, **options).collect()  # type: ignore[arg-type]
+    values = {}
+    for row in table.iter_rows(named=True):
+        for name in ("P", "recall", "map", "recip_rank", "success"):
+            if row[name] is not None:
+                values[(name, row["query_id"], row["k"])] = row[name]
+    return values
+
+
+def pytrec_eval_companions(run: dict, qrels: dict, **flags: object) -> dict:
+    """{(our measure, query_id, k): value}: every measure trec_eval has at each cutoff, and map and
+    recip_rank over the whole ranking."""
+    import pytrec_eval
+
+    cutoffs = ",".join(map(str, CUTOFFS))
+    measures = {*(f"{name}.{cutoffs}" for name in TREC_MEASURES), *TREC_WHOLE}
+    evaluated = pytrec_eval.RelevanceEvaluator(qrels, measures, **flags).evaluate(run)
+    table = {}
+    for query, values in evaluated.items():
+        for name, (column, _) in TREC_MEASURES.items():
+            for k in CUTOFFS:
+                table[(column, query, k)] = values[f"{name}_{k}"]
+        for name, column in TREC_WHOLE.items():
+            table[(column, query, None)] = values[name]
+    return table
+
+
+def comparable(actual: dict, expected: dict) -> dict:
+    """Our values at the rows the peer computes (we also give recall and success over the whole
+    ranking and recip_rank at cutoffs, which trec_eval does not)."""
+    return {key: value for key, value in actual.items() if key in expected}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_companion_measures_trec_eval_profile_match_pytrec_eval(engine: str, seed: int) -> None:
+    run_rows, qrels_rows = random_data(seed)
+    run, qrels = as_dicts(run_rows, qrels_rows)
+    expected = pytrec_eval_companions(run, qrels)
+    actual = ours_companions(run_rows, qrels_rows, engine, profile="trec_eval")
+    assert {query for _, query, _ in expected} == {query for _, query, _ in actual}
+    assert_same(comparable(actual, expected), expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_companion_measures_all_queries_match_pytrec_eval_with_empty_runs(engine: str, seed: int) -> None:
+    run_rows, qrels_rows = random_data(seed)
+    run, qrels = as_dicts(run_rows, qrels_rows)
+    expected = pytrec_eval_companions({**{query: {} for query in qrels}, **run}, qrels)
+    actual = ours_companions(run_rows, qrels_rows, engine, profile="trec_eval", all_queries=True)
+    assert_same(comparable(actual, expected), expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_companion_measures_unjudged_drop_match_judged_docs_only(engine: str, seed: int) -> None:
+    run_rows, qrels_rows = random_data(seed)
+    run, qrels = as_dicts(run_rows, qrels_rows)
+    expected = pytrec_eval_companions(run, qrels, judged_docs_only_flag=True)
+    actual = ours_companions(run_rows, qrels_rows, engine, profile="trec_eval", unjudged="drop")
+    assert_same(comparable(actual, expected), expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_relevance_threshold_matches_relevance_level(engine: str, seed: int) -> None:
+    run_rows, qrels_rows = random_data(seed)
+    run, qrels = as_dicts(run_rows, qrels_rows)
+    expected = pytrec_eval_companions(run, qrels, relevance_level=2)
+    actual = ours_companions(run_rows, qrels_rows, engine, profile="trec_eval", relevance_threshold=2)
+    assert_same(comparable(actual, expected), expected)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_companion_measures_ir_measures_profile_match_ir_measures(engine: str, seed: int) -> None:
+    import ir_measures
+    from ir_measures import AP, RR, P, R, Success
+
+    run_rows, qrels_rows = random_data(seed)
+    run, qrels = as_dicts(run_rows, qrels_rows)
+    names = {"P": "P", "R": "recall", "AP": "map", "RR": "recip_rank", "Success": "success"}
+    measures = [AP, RR, *(m @ k for m in (P, R, AP, Success) for k in CUTOFFS)]
+    expected = {
+        (names[result.measure.NAME], result.query_id, result.measure.params.get("cutoff")): result.value
+        for result in ir_measures.iter_calc(measures, qrels, run)
+    }
+    assert any(query not in run for _, query, _ in expected)  # its zero-filled missing queries are in
+    actual = ours_companions(run_rows, qrels_rows, engine, profile="ir_measures")
+    assert {query for _, query, _ in expected} == {query for _, query, _ in actual}
+    assert_same(comparable(actual, expected), expected)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_reciprocal_rank_at_k_matches_ir_measures_without_ties(engine: str, seed: int) -> None:
+    # ir_measures computes RR@k with another provider than pytrec_eval's (trec_eval has no
+    # recip_rank at a cutoff), which breaks tied scores in another order: untied scores only
+    import ir_measures
+    from ir_measures import RR
+
+    run_rows, qrels_rows = random_data(seed, distinct_scores=True)
+    run, qrels = as_dicts(run_rows, qrels_rows)
+    expected = {
+        ("recip_rank", result.query_id, result.measure.params.get("cutoff")): result.value
+        for result in ir_measures.iter_calc([RR @ k for k in CUTOFFS], qrels, run)
+    }
+    actual = ours_companions(run_rows, qrels_rows, engine, profile="ir_measures")
+    assert_same(comparable(actual, expected), expected)

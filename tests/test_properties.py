@@ -15,8 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline import Evaluation, per_query
-from tests import reference
-from tests.conftest import TOLERANCE, as_table, assert_tables_close
+from tests.helpers import TOLERANCE, as_table, assert_tables_close, reference
 
 ENGINES = ("polars", "duckdb")
 CUTOFFS = (1, 3, 10)

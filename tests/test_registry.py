@@ -32,7 +32,7 @@ from pipeline.spec import (
     profiles_table,
 )
 from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables
-from tests.conftest import ROOT, frames
+from tests.helpers import ROOT, frames
 
 # A value of each convention that has no choices, as a flag's text and as the API's value.
 SAMPLES: dict[str, tuple[str, Any]] = {

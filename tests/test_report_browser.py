@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.report.build import SECTIONS
-from tests.test_report import Page, check_numbers, make_outputs
+from tests.helpers.outputs import Page, check_numbers, make_outputs
 
 BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = pytest.mark.skipif(

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 pytest.importorskip("matplotlib")
 pytest.importorskip("jinja2")

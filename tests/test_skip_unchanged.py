@@ -23,8 +23,8 @@ from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
 from pipeline.job import Job
 from pipeline.reuse import recompute_reason, reuse_key, source_digest
-from tests.conftest import ROOT, S3Bucket
-from tests.conftest import run_cli as run_in_subprocess
+from tests.helpers import ROOT, S3Bucket
+from tests.helpers import run_cli as run_in_subprocess
 
 RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"
 DAYS = ("2026-11-20", "2026-11-21")

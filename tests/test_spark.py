@@ -2,7 +2,7 @@
 edge-case matrix and on seeded random data, in one local SparkSession for the whole module.
 
 Expected values come from the Polars engine, which tests/test_engines_agree.py holds to the
-independent reference in tests/reference.py."""
+independent reference in tests/helpers/reference.py."""
 
 from __future__ import annotations
 
@@ -19,28 +19,18 @@ from pipeline import Discount, Evaluation, Gain
 from pipeline.cli import main
 from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
-from tests.conftest import ROOT, as_table, assert_tables_close, compute, frames, run_cli
+from tests.helpers import as_table, assert_tables_close, compute, frames, run_cli
 from tests.helpers.batch import Batch, Case
-from tests.test_engines_agree import CASES
+from tests.helpers.cases import CASES
+from tests.helpers.frames import QRELS, RUN, to_polars, to_spark
 
 pytestmark = pytest.mark.spark
-RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
 
 @pytest.fixture
 def spark(local_spark: pyspark_sql.SparkSession) -> pyspark_sql.SparkSession:
     """The process's shared local session (see tests/helpers/spark.py)."""
     return local_spark
-
-
-def to_spark(spark: pyspark_sql.SparkSession, frame: pl.LazyFrame) -> pyspark_sql.DataFrame:
-    return spark.createDataFrame(frame.collect().to_arrow())
-
-
-def to_polars(frame: pyspark_sql.DataFrame) -> pl.DataFrame:
-    table = pl.from_arrow(frame.toArrow())
-    assert isinstance(table, pl.DataFrame)
-    return table
 
 
 def by_spark(spark: pyspark_sql.SparkSession, run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> dict:

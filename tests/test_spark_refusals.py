@@ -17,8 +17,7 @@ import polars as pl
 import pytest
 
 from pipeline.spec import CONVENTIONS, spark_refusals
-
-from .conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 RUN = ROOT / "data" / "run.parquet"
 QRELS = ROOT / "data" / "qrels.parquet"

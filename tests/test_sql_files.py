@@ -18,7 +18,7 @@ import pytest
 
 from pipeline import Evaluation, Gain, per_query
 from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES
-from tests.conftest import ROOT, as_table, assert_tables_close
+from tests.helpers import ROOT, as_table, assert_tables_close
 
 SQL = ROOT / "sql"
 READ_VARIABLE = re.compile(r"getvariable\('(\w+)'\)")

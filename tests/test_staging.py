@@ -23,7 +23,7 @@ import pipeline.io.publish as publish
 from pipeline.api import make_evaluation
 from pipeline.io.manifest import MANIFEST, SUCCESS
 from pipeline.job import Job, run_job
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 

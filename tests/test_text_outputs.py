@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 from pipeline.io.format import text_line, text_value
-from tests.conftest import CONFORMANCE, ENGINES, ROOT, run_cli
+from tests.helpers import CONFORMANCE, ENGINES, ROOT, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess")
 

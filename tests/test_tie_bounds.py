@@ -1,7 +1,7 @@
 """Tie bounds (``--tie-bounds``): the lowest and highest NDCG@k over every order of tied
 results, whether ties straddle each cutoff, and how many queries ties can change.
 
-Expectations come from hand arithmetic and from tests/reference.py's brute force, which
+Expectations come from hand arithmetic and from tests/helpers/reference.py's brute force, which
 scores every permutation of every tie group; both engines must agree with it within 1e-9.
 """
 
@@ -20,9 +20,8 @@ from pipeline import Evaluation, Gain
 from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.spec import COMPANION_MEASURES, SpecError
-from tests import reference
-from tests.conftest import TOLERANCE, compute, run_cli
-from tests.test_engines_agree import (
+from tests.helpers import TOLERANCE, compute, reference, run_cli
+from tests.helpers.cases import (
     CASES,
     OPTION_CASES,
     OPTION_VALUES,

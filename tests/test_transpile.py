@@ -17,8 +17,8 @@ from pipeline.errors import UsageError
 from pipeline.spec import CONVENTIONS
 from pipeline.spec import Evaluation as _Evaluation
 from pipeline.sql_files import evaluation_variables
-from tests.conftest import as_table, assert_tables_close, compute
-from tests.test_spark import QRELS, RUN, to_polars, to_spark
+from tests.helpers import as_table, assert_tables_close, compute
+from tests.helpers.frames import QRELS, RUN, to_polars, to_spark
 
 
 @pytest.fixture

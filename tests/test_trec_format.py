@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CONFORMANCE, run_cli
-from tests.test_conformance import ALL_TREC_CUTOFFS, assert_conformant, expected_lines
+from tests.helpers import CONFORMANCE, run_cli
+from tests.helpers.trec import ALL_TREC_CUTOFFS, assert_conformant, expected_lines
 
 pytestmark = pytest.mark.local_engines("TREC text files (Spark reads Parquet only)")
 

@@ -11,8 +11,7 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation, InvalidInput, check, evaluate, per_query
-from tests import reference
-from tests.conftest import CONFORMANCE, ROOT, as_table, assert_tables_close, run_cli
+from tests.helpers import CONFORMANCE, ROOT, as_table, assert_tables_close, reference, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark: tests/test_validation_engines.py)")
 

@@ -10,8 +10,7 @@ import polars as pl
 import pytest
 
 from pipeline import evaluate
-from tests import reference
-from tests.conftest import ROOT, as_table, assert_tables_close, run_cli
+from tests.helpers import ROOT, as_table, assert_tables_close, reference, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess, with CSV files and --threads")
 

@@ -24,7 +24,7 @@ from pipeline import api
 from pipeline.cli import main
 from pipeline.errors import NdcgError
 from pipeline.io.read import Columns
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -32,7 +32,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 # A generous limit per test when pytest-timeout is there: the first test pays for the build.
 _LIMIT = [pytest.mark.timeout(600)] if importlib.util.find_spec("pytest_timeout") else []

@@ -1,4 +1,78 @@
-"""What test modules share beyond conftest.py's constants: the shared SparkSession and the S3
-server (each rebuilt after a failure, so a failure stays in the test where it happened), and the
-batching of many small cases into one Spark job. Test modules import from here, never from
-each other."""
+"""What test modules share: the paths, engines and tolerance of the suite, the small frames and
+tables most tests build, and the command line in a subprocess. The modules here hold the rest by
+subject (the edge-case matrix, the peers, the outputs, trec_eval's files, the SparkSession, the
+S3 server, the batching of Spark cases). Test modules import from here, never from each other
+or from conftest.py, which keeps only fixtures and hooks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from pipeline import Evaluation, per_query
+from pipeline.engines import duckdb as duckdb_engine
+from pipeline.engines import polars as polars_engine
+from tests.helpers.s3 import S3Bucket
+
+__all__ = [
+    "ALL_ENGINES",
+    "CONFORMANCE",
+    "ENGINES",
+    "ROOT",
+    "TOLERANCE",
+    "S3Bucket",
+    "as_table",
+    "assert_tables_close",
+    "compute",
+    "frames",
+    "run_cli",
+]
+
+ROOT = Path(__file__).resolve().parents[2]  # tests/helpers/__init__.py -> the repository
+# trec_eval's own test data, copied into the repository with its provenance and licence
+CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"
+# The engines on one machine. The `engine` fixture adds Spark (marked `spark`) except where a
+# test or module is marked `local_engines("why")`: the command line in a subprocess (a JVM per
+# run), or inputs and options Spark refuses by design (TREC and CSV files, input order, groups).
+ENGINES = ("polars", "duckdb")
+ALL_ENGINES = (*ENGINES, "spark")
+TOLERANCE = 1e-9
+
+
+def frames(
+    run_rows: list[tuple], qrels_rows: list[tuple], id_type: type = pl.String
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    run = pl.LazyFrame(run_rows, schema={"query_id": id_type, "doc_id": id_type, "score": pl.Float64}, orient="row")
+    qrels = pl.LazyFrame(
+        qrels_rows, schema={"query_id": id_type, "doc_id": id_type, "relevance": pl.Float64}, orient="row"
+    )
+    return run, qrels
+
+
+def compute(engine: str, run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:
+    if engine == "spark":  # through the API, which hands Polars frames to Spark through Arrow
+        return per_query(run, qrels, evaluation=evaluation, engine="spark").collect()
+    module = polars_engine if engine == "polars" else duckdb_engine
+    return module.per_query(run, qrels, evaluation).collect()
+
+
+def as_table(per_query: pl.DataFrame) -> dict[tuple, tuple[float, float, float, float]]:
+    return {(r["query_id"], r["k"]): (r["cg"], r["dcg"], r["idcg"], r["ndcg"]) for r in per_query.iter_rows(named=True)}
+
+
+def assert_tables_close(actual: dict, expected: dict, tolerance: float = TOLERANCE) -> None:
+    assert set(actual) == set(expected), f"rows differ: {set(actual) ^ set(expected)}"
+    for key, values in expected.items():
+        for name, got, want in zip(("cg", "dcg", "idcg", "ndcg"), actual[key], values, strict=True):
+            assert got == pytest.approx(want, abs=tolerance), f"{name} of {key}: {got} != {want}"
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The real command line in a subprocess, as a user or a scheduler runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )

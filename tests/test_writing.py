@@ -20,7 +20,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark's outputs: tests/test_spark.py)")
 

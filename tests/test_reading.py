@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import CONFORMANCE, ROOT, run_cli
+from tests.helpers import CONFORMANCE, ROOT, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess; CSV and TREC files")
 

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from pipeline import evaluate
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess, with groups (refused on Spark)")
 

@@ -31,7 +31,7 @@ from pipeline.inputs import prepare
 from pipeline.io.read import Columns
 from pipeline.spec import MAX_GAIN, Gain
 from pipeline.units import BYTES_PER_RUN_ROW
-from tests.conftest import ROOT, TOLERANCE, run_cli
+from tests.helpers import ROOT, TOLERANCE, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark: tests/test_validation_engines.py)")
 
