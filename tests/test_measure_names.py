@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 SAMPLE = ("--run", "data/run.parquet", "--qrels", "data/qrels.parquet")
 NOTE = (

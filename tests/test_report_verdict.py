@@ -9,7 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from tests.conftest import run_cli
+from tests.helpers import run_cli
 
 
 def test_the_verdict_opens_the_page(tmp_path: Path) -> None:

@@ -22,8 +22,8 @@ from pipeline.macros import parameters as macro_parameters
 from pipeline.spec import MEASURES, SQL_VARIABLES, Evaluation
 from pipeline.sql_files import sql_file
 from pipeline.transpile import literal
-from tests.conftest import frames
-from tests.test_engines_agree import CASES, OPTION_CASES, OPTION_VALUES
+from tests.helpers import frames
+from tests.helpers.cases import CASES, OPTION_CASES, OPTION_VALUES
 
 REPO = Path(__file__).resolve().parent.parent
 TREC_EVAL = REPO / "tests" / "data" / "trec_eval"

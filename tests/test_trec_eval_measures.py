@@ -20,7 +20,7 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.spec import Evaluation
-from tests.conftest import CONFORMANCE, compute, frames
+from tests.helpers import CONFORMANCE, compute, frames
 
 local_engines = pytest.mark.local_engines("trec_eval's TREC files through the command line")
 
