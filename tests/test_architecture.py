@@ -224,3 +224,21 @@ def test_tests_import_only_the_product_the_helpers_and_libraries() -> None:
     assert len(files) > 50
     wrong = [line for path in files for line in _test_imports_outside_helpers(path)]
     assert not wrong, "imports between test modules (move what they share to tests/helpers):\n" + "\n".join(wrong)
+
+
+def test_no_helpers_module_shadows_a_helper_of_the_same_name() -> None:
+    """``tests.helpers.frames`` the module would replace ``tests.helpers.frames`` the function
+    for every test that imports the name after some test imported the module (order-dependent:
+    470 tests failed in a full run, none alone)."""
+    folder = ROOT / "tests" / "helpers"
+    modules = {path.stem for path in folder.glob("*.py") if path.stem != "__init__"}
+    defined = set()
+    for node in ast.parse((folder / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.ImportFrom):
+            defined.update(alias.asname or alias.name for alias in node.names)
+    assert not modules & defined, f"tests/helpers modules named like helpers of tests.helpers: {modules & defined}"

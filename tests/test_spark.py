@@ -22,7 +22,7 @@ from pipeline.errors import UsageError
 from tests.helpers import as_table, assert_tables_close, compute, frames, run_cli
 from tests.helpers.batch import Batch, Case
 from tests.helpers.cases import CASES
-from tests.helpers.frames import QRELS, RUN, to_polars, to_spark
+from tests.helpers.spark_frames import QRELS, RUN, to_polars, to_spark
 
 pytestmark = pytest.mark.spark
 

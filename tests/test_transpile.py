@@ -18,7 +18,7 @@ from pipeline.spec import CONVENTIONS
 from pipeline.spec import Evaluation as _Evaluation
 from pipeline.sql_files import evaluation_variables
 from tests.helpers import as_table, assert_tables_close, compute
-from tests.helpers.frames import QRELS, RUN, to_polars, to_spark
+from tests.helpers.spark_frames import QRELS, RUN, to_polars, to_spark
 
 
 @pytest.fixture
