@@ -345,11 +345,10 @@ def _compare(args: argparse.Namespace) -> int:
         _warn_ungated_queries(compared.unpaired)
     if verdict is not None and verdict.failed:
         from pipeline.errors import RegressionGateFailed
-        from pipeline.gate import describe_failure
 
-        failures = verdict.failures
+        failures = verdict.failure_texts()
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
-        raise RegressionGateFailed(f"regression gate failed: {describe_failure(failures[0])}{more}")
+        raise RegressionGateFailed(f"regression gate failed: {failures[0]}{more}")
     return 0
 
 
@@ -375,13 +374,13 @@ def _warn_ungated_queries(unpaired: object) -> None:
 
 
 def _gate_from(args: argparse.Namespace) -> Gate | None:
-    """``--fail-if-worse`` and its companions as a Gate (None without the flag, where giving a
-    companion alone is a mistake said as such)."""
+    """``--fail-if-worse`` and ``--min-judged`` and their companions as a Gate (None without
+    either, where giving a companion alone is a mistake said as such)."""
     from pipeline.compare_job import compare_cutoffs
     from pipeline.errors import UsageError
     from pipeline.gate import Gate
 
-    if args.fail_if_worse is None:
+    if args.fail_if_worse is None and args.min_judged is None:
         given = [
             flag
             for flag, value in (
@@ -394,8 +393,10 @@ def _gate_from(args: argparse.Namespace) -> Gate | None:
         ]
         if given:
             verb = "apply" if len(given) > 1 else "applies"
-            raise UsageError(f"{', '.join(given)} only {verb} with --fail-if-worse MARGIN")
+            raise UsageError(f"{', '.join(given)} only {verb} with --fail-if-worse MARGIN or --min-judged F")
         return None
+    if args.fail_if_worse is None and args.alpha is not None:
+        raise UsageError("--alpha only applies with --fail-if-worse MARGIN (the floor of --min-judged is no test)")
     if args.gate_groups and not args.group_by:
         raise UsageError("--gate-groups needs --group-by (the groups to gate)")
     if args.gate_k is not None and not args.gate_k.strip():
@@ -406,6 +407,7 @@ def _gate_from(args: argparse.Namespace) -> Gate | None:
         cutoffs=compare_cutoffs(args.gate_k),
         groups=args.gate_groups,
         partitions=args.gate_partitions,
+        min_judged=args.min_judged,
     )
 
 

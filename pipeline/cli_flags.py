@@ -32,7 +32,8 @@ EXIT_CODES = """exit codes:
   4  a requested partition does not exist
   5  nothing to evaluate: no query is in both the run and the qrels
   6  regression gate failed (compare --fail-if-worse): the candidate is worse than the baseline
-     by more than the margin and significantly so (the failing cutoff and group are printed)
+     by more than the margin and significantly so, or (compare --min-judged) the candidate's
+     Judged@k is below the floor (the failing cutoff and group are printed)
 """
 
 # The conventions that `ndcg compare --run` takes as `ndcg evaluate` does: all but --k and
@@ -314,6 +315,16 @@ def _margin(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(error).removeprefix("--fail-if-worse: ")) from None
 
 
+def _min_judged(text: str) -> float:
+    from pipeline.errors import UsageError
+    from pipeline.gate import parse_min_judged
+
+    try:
+        return parse_min_judged(text)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--min-judged: ")) from None
+
+
 def _alpha(text: str) -> float:
     try:
         value = float(text)
@@ -414,20 +425,29 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
 
 def _add_gate_flags(compare: argparse.ArgumentParser) -> None:
     gate = compare.add_argument_group(
-        "regression gate (exit 6 when the candidate got worse)",
+        "regression gate (exit 6 when the candidate got worse, or rests on too few judgments)",
         "fail when, at a gated cutoff, the candidate's mean is below the baseline's (the first system's)\n"
         "by more than MARGIN and the drop is significant at --alpha (randomization test, p-values\n"
         "adjusted by --correction within each family of gated rows: the overall rows, --gate-groups'\n"
         "rows, --gate-partitions' rows, each a family of its own held to --alpha, so a flag that gates\n"
         "more rows never lets a failure of the others pass); the failing cutoff, group, partition and\n"
         "family are printed and recorded in manifest.json. A gate that no data could fail (too few\n"
-        "paired queries or --permutations to reach --alpha) is refused (exit 2)",
+        "paired queries or --permutations to reach --alpha) is refused (exit 2). --min-judged F fails\n"
+        "too (alone or beside --fail-if-worse) when the candidate's Judged@k in a gated row is below F",
     )
     gate.add_argument(
         "--fail-if-worse",
         metavar="MARGIN",
         type=_margin,
         help="the drop allowed: absolute NDCG (0.01) or relative to the baseline's mean (2%%); exit 6 beyond it",
+    )
+    gate.add_argument(
+        "--min-judged",
+        metavar="F",
+        type=_min_judged,
+        help="the least judgment coverage allowed: the candidate's mean Judged@k (judged results in the top k / "
+        "k) in each gated row, 0 to 1 (0.9) or a percentage (90%%); exit 6 below it. Outputs must hold Judged@k "
+        "(evaluate --measures judged); runs scored here (--run) compute it",
     )
     gate.add_argument("--alpha", type=_alpha, help="significance level of the gate, between 0 and 1 (default 0.05)")
     gate.add_argument("--gate-k", help="cutoffs the gate checks, e.g. 10 or 5,all (default: every compared cutoff)")

@@ -36,6 +36,7 @@ from pipeline.compare import (
     describe_differences,
     unpaired_queries,
 )
+from pipeline.coverage import JUDGED, candidate_judged
 from pipeline.errors import UsageError
 from pipeline.gate import Gate, GateResult, check_gate
 from pipeline.groups import attach_shared_groups, parse_group_by
@@ -129,8 +130,10 @@ def compare_job(
     check_measure_cutoffs(measure, compare_cutoffs(k), gate)
     filters = parse_partition_filters(list(partition))
     partition_by: tuple[str, ...] = ()
+    # runs scored here compute what the gate reads: Judged@k for a coverage floor
+    also = (JUDGED,) if gate is not None and gate.min_judged is not None else ()
     if systems.runs:
-        tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure)
+        tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure, also)
         # every run is scored against the one --qrels: the same judgments, recorded
         judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
     else:
@@ -160,6 +163,7 @@ def compare_job(
             partition_by=partition_by,
             correction=correction,
             measure=measure,
+            coverage=_gate_coverage(tables, result.comparison, gate, options, measure),
         )
         if gate is not None
         else None
@@ -173,6 +177,27 @@ def compare_job(
     if out:
         _write_comparison(out, compared, measure, list(tables))
     return compared
+
+
+def _gate_coverage(
+    tables: Mapping[str, pl.DataFrame], comparison: pl.DataFrame, gate: Gate, options: Options, measure: str
+) -> pl.DataFrame | None:
+    """The candidates' Judged@k at the gated cutoffs, for a coverage floor (None without one);
+    the whole ranking has none (the gate says so when it is all that is gated)."""
+    if gate.min_judged is None:
+        return None
+    compared = {k for k in comparison.get_column("k").to_list() if k is not None}
+    cutoffs = sorted(compared if gate.cutoffs is None else compared & set(gate.cutoffs))
+    if not cutoffs:
+        return None
+    return candidate_judged(
+        tables,
+        cutoffs,
+        column=SCORE if measure == JUDGED else JUDGED,
+        group_by=options.group_by,
+        partition_by=options.partition_by,
+        all_queries=options.all_queries,
+    )
 
 
 def warn_different_query_sets(unpaired: pl.DataFrame, all_queries: bool) -> None:
@@ -380,37 +405,42 @@ def _evaluate_runs(
     all_queries: bool,
     filters: dict[str, set[str]],
     measure: str = PRIMARY_MEASURE,
+    also: Sequence[str] = (),
 ) -> tuple[dict, dict, tuple[str, ...]]:
-    """Partitioned runs evaluated partition by partition, else :func:`evaluate_runs`."""
+    """Partitioned runs evaluated partition by partition, else :func:`evaluate_runs` (with the
+    measures ``also`` computed beside ``measure``)."""
     from pipeline.compare_partitions import check_filters, evaluate_partitioned_runs, run_partitions
 
     if len(systems.runs) >= 2 and any(run_partitions(run) for run in systems.runs):
-        job = run_job_of(systems, k, all_queries, measure)
+        job = run_job_of(systems, k, all_queries, measure, also)
         names = system_names(systems.names, systems.runs)
         tables, keys, _ = evaluate_partitioned_runs(names, systems.runs, job, filters, group_by)
         return tables, dict.fromkeys(names, job.evaluation.describe()), keys
     check_filters(filters)
-    return (*evaluate_runs(systems, k, group_by, all_queries, measure), ())
+    return (*evaluate_runs(systems, k, group_by, all_queries, measure, also), ())
 
 
-def run_evaluation(systems: Systems, k: str | None, all_queries: bool, measure: str = PRIMARY_MEASURE) -> Evaluation:
+def run_evaluation(
+    systems: Systems, k: str | None, all_queries: bool, measure: str = PRIMARY_MEASURE, also: Sequence[str] = ()
+) -> Evaluation:
     """The conventions every run is scored with, as ``ndcg evaluate`` resolves its flags (the
-    profile's choices, then the options given), with ``measure`` among the measures computed.
-    ``all_queries`` (compare's own flag) zero-fills as evaluate's does; without it the
-    profile's choice stands."""
+    profile's choices, then the options given), with ``measure`` (and the measures ``also``)
+    among the measures computed. ``all_queries`` (compare's own flag) zero-fills as evaluate's
+    does; without it the profile's choice stands."""
     from pipeline.api import make_evaluation
 
     options = {**systems.evaluation_options, **({"all_queries": True} if all_queries else {})}
     cutoffs = _run_cutoffs(k)
     evaluation = make_evaluation(k=cutoffs, profile=systems.profile, **options)
-    if measure not in evaluation.columns:
+    lacking = [name for name in (measure, *also) if name not in evaluation.columns]
+    if lacking:
         given = options.get("measures") or evaluation.measures
-        measures = [*given, MEASURE[measure].selected_by]
+        measures = [*given, *(MEASURE[name].selected_by for name in lacking)]
         evaluation = make_evaluation(k=cutoffs, profile=systems.profile, **{**options, "measures": measures})
     return evaluation
 
 
-def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str) -> Job:
+def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str, also: Sequence[str] = ()) -> Job:
     """The evaluation job every run is scored by (its ``run`` set per system); nothing is
     written. The groups are attached after, over every run (see :func:`evaluate_runs`)."""
     from pipeline.job import Job
@@ -419,7 +449,7 @@ def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str)
     return Job(
         run="",
         qrels=systems.qrels,
-        evaluation=run_evaluation(systems, k, all_queries, measure),
+        evaluation=run_evaluation(systems, k, all_queries, measure, also),
         engine=systems.engine,
         query_attributes=systems.query_attributes,
         **option_values(dict(systems.input_options)),
@@ -443,7 +473,12 @@ def read_outputs(systems: Systems) -> tuple[dict, dict]:
 
 
 def evaluate_runs(
-    systems: Systems, k: str | None, group_by: tuple[str, ...], all_queries: bool, measure: str = PRIMARY_MEASURE
+    systems: Systems,
+    k: str | None,
+    group_by: tuple[str, ...],
+    all_queries: bool,
+    measure: str = PRIMARY_MEASURE,
+    also: Sequence[str] = (),
 ) -> tuple[dict, dict]:
     """Each run scored alike by the evaluation job (with ``measure`` among its measures), its
     warnings logged as ``ndcg evaluate`` logs them; with ``group_by``, each query's groups
@@ -454,7 +489,7 @@ def evaluate_runs(
 
     if len(systems.runs) < 2:
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
-    job = run_job_of(systems, k, all_queries, measure)
+    job = run_job_of(systems, k, all_queries, measure, also)
     names = system_names(systems.names, systems.runs)
     # every run is refused before any is scored: an engine's refusal (Spark's of a TREC file) then
     # comes before its session starts, not after the first run has started it

@@ -31,6 +31,14 @@ draws), and when even the smallest reachable p-value of a family times its numbe
 checks is not below ``alpha``, no data could fail it, and "passed" would say nothing. Single
 checks that cannot fail in a family that can (a group of four queries: p >= 0.125) are listed
 with the verdict. A row without a p-value (no paired query) is a check that cannot fail.
+
+The judgment coverage floor (``--min-judged F``, alone or beside ``--fail-if-worse``) fails a
+row whose candidate's mean Judged@k (:mod:`pipeline.coverage`: over the queries the row averages
+for the candidate) is below ``F``: the candidate's score rests on too few judged results to be
+read, better or worse. It checks the same rows as the margin (the gated cutoffs, with
+``--gate-groups`` and ``--gate-partitions`` each group's and partition's), at cutoffs only
+(Judged@k has no value over the whole ranking). A floor is no test, so nothing is adjusted, and
+its failures are added to the margin's: the floor can fail a gate, never pass one.
 """
 
 from __future__ import annotations
@@ -42,12 +50,16 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.coverage import JUDGED
 from pipeline.errors import UsageError
 from pipeline.groups import OVERALL
 from pipeline.io.format import text_line, text_value
 
 # the p-value the gate reads (before its own adjustment over the checked rows)
 P_VALUE = "p_value_permutation"
+# A mean of fractions that should equal the floor may land a rounding below it: a shortfall
+# within this much is no shortfall.
+FLOOR_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -88,32 +100,67 @@ class Margin:
         return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
 
 
+def parse_min_judged(text: str) -> float:
+    """``--min-judged``' text: a fraction from 0 to 1 (``0.9``), or a percentage (``90%``)."""
+    given = text.strip()
+    percent = given.endswith("%")
+    number = given[:-1].strip() if percent else given
+    hint = "expected the least Judged@k the candidate may have, from 0 to 1 (0.9) or as a percentage (90%)"
+    try:
+        if "_" in number:  # float() reads 0_9 as 9: a typo, not a floor
+            raise ValueError(number)
+        value = float(number) + 0.0
+    except ValueError:
+        raise UsageError(f"--min-judged: cannot read {text!r}: {hint}") from None
+    value = value / 100 if percent else value
+    if not 0 <= value <= 1:  # NaN fails too
+        raise UsageError(f"--min-judged: {text!r} is not a fraction of judged results: {hint}")
+    return value
+
+
 @dataclass(frozen=True)
 class Gate:
-    """What the gate checks: the margin, the significance level ``alpha``, the cutoffs (None:
-    every compared cutoff), and whether each group's and each partition's rows are gated too."""
+    """What the gate checks: the margin (None: no regression check), the significance level
+    ``alpha``, the judgment coverage floor ``min_judged`` (None: none), the cutoffs (None: every
+    compared cutoff), and whether each group's and each partition's rows are gated too."""
 
-    margin: Margin
+    margin: Margin | None
     alpha: float = 0.05
     cutoffs: tuple[int | None, ...] | None = None
     groups: bool = False
     partitions: bool = False
+    min_judged: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, int | float) or not 0 < self.alpha < 1:
             raise UsageError(f"--alpha must be a number between 0 and 1 (exclusive), got {self.alpha!r}")
+        if self.margin is None and self.min_judged is None:
+            raise UsageError("a gate needs a margin (--fail-if-worse) or a judgment coverage floor (--min-judged)")
+        if self.min_judged is not None and (
+            isinstance(self.min_judged, bool)
+            or not isinstance(self.min_judged, int | float)
+            or not 0 <= self.min_judged <= 1
+        ):
+            raise UsageError(f"--min-judged must be a fraction from 0 to 1, got {self.min_judged!r}")
 
     def describe(self) -> dict[str, Any]:
+        margin = self.margin
         return {
-            "margin": str(self.margin),
-            "margin_value": self.margin.value,
-            "relative": self.margin.relative,
+            "margin": None if margin is None else str(margin),
+            "margin_value": None if margin is None else margin.value,
+            "relative": None if margin is None else margin.relative,
             "alpha": self.alpha,
             "cutoffs": None if self.cutoffs is None else list(self.cutoffs),
             "groups": self.groups,
             "partitions": self.partitions,
             "test": P_VALUE,
+            "min_judged": self.min_judged,
         }
+
+    def flags(self) -> str:
+        """``--fail-if-worse 0.01, alpha 0.05, --min-judged 0.9``: what this gate holds the rows to."""
+        parts = [] if self.margin is None else [f"--fail-if-worse {self.margin}", f"alpha {self.alpha}"]
+        return ", ".join(parts + ([] if self.min_judged is None else [f"--min-judged {self.min_judged:g}"]))
 
 
 @dataclass(frozen=True)
@@ -162,18 +209,37 @@ def _checks(count: int) -> str:
 class GateResult:
     """The gate's verdict: every checked row (``checks``) and the failing ones (``failures``),
     each a dict naming the pair, cutoff, group, partition and family with its numbers, and the
-    families they were held in."""
+    families they were held in; with a judgment coverage floor, its checks and failures
+    (``coverage_checks``, ``coverage_failures``: the candidate's Judged@k of each gated row)."""
 
     gate: Gate
     checks: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
     families: list[Family] = field(default_factory=list)
+    coverage_checks: list[dict[str, Any]] = field(default_factory=list)
+    coverage_failures: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
-        return bool(self.failures)
+        return bool(self.failures or self.coverage_failures)
+
+    def failure_texts(self) -> list[str]:
+        """One line per failure: the margin's, then the coverage floor's."""
+        return [describe_failure(row) for row in self.failures] + [
+            describe_coverage_failure(row) for row in self.coverage_failures
+        ]
 
     def describe(self) -> dict[str, Any]:
+        coverage = None
+        if self.gate.min_judged is not None:
+            coverage = {
+                "measure": JUDGED,
+                "min_judged": self.gate.min_judged,
+                "checked": len(self.coverage_checks),
+                "passed": not self.coverage_failures,
+                "checks": self.coverage_checks,
+                "failures": self.coverage_failures,
+            }
         return {
             **self.gate.describe(),
             "passed": not self.failed,
@@ -182,21 +248,28 @@ class GateResult:
             "checks": self.checks,
             "failures": self.failures,
             "cannot_fail": [row for row in self.checks if not row["can_fail"]],
+            "coverage": coverage,
         }
 
     def lines(self) -> list[str]:
-        """What stdout says: the verdict, each family's, one line per failure, and the checks
-        that no data could fail."""
+        """What stdout says: the verdict, each family's, the coverage floor's, one line per
+        failure, and the checks that no data could fail."""
         count = len(self.families)
-        head = (
-            f"# gate (--fail-if-worse {self.gate.margin}, alpha {self.gate.alpha}, {len(self.checks)} check(s) in "
-            f"{count} famil{'y' if count == 1 else 'ies'}, randomization p-values adjusted within each family)"
-        )
-        lines = [f"{head}: {'FAILED' if self.failed else 'passed'}"]
+        parts = []
+        if self.gate.margin is not None:
+            parts.append(
+                f"--fail-if-worse {self.gate.margin}, alpha {self.gate.alpha}, {len(self.checks)} check(s) in "
+                f"{count} famil{'y' if count == 1 else 'ies'}, randomization p-values adjusted within each family"
+            )
+        if self.gate.min_judged is not None:
+            parts.append(f"--min-judged {self.gate.min_judged:g}, {_checks(len(self.coverage_checks))} of Judged@k")
+        lines = [f"# gate ({'; '.join(parts)}): {'FAILED' if self.failed else 'passed'}"]
         for family in self.families:
             verdict = f"FAILED ({family.failed} failure(s))" if family.failed else "passed"
             lines.append(f"# gate family {family.text()}: {FAMILY_ROWS[family.name]}: {verdict}")
-        lines += [f"# gate FAILED: {describe_failure(row)}" for row in self.failures]
+        if self.gate.min_judged is not None:
+            lines.append(self._coverage_line())
+        lines += [f"# gate FAILED: {text}" for text in self.failure_texts()]
         idle = [row for row in self.checks if not row["can_fail"]]
         if idle:
             shown = "; ".join(_idle_text(row) for row in idle[:5]) + (
@@ -207,6 +280,20 @@ class GateResult:
                 f"permutations to reach alpha): {shown}"
             )
         return lines
+
+    def _coverage_line(self) -> str:
+        cutoffs = sorted({row["k"] for row in self.coverage_checks})
+        failed = len(self.coverage_failures)
+        verdict = f"FAILED ({failed} failure(s))" if failed else "passed"
+        lowest = min(
+            (row for row in self.coverage_checks if row[JUDGED] is not None), key=lambda row: row[JUDGED], default=None
+        )
+        seen = "" if lowest is None else f", lowest {lowest[JUDGED]:.4f} ({_where(lowest)})"
+        return (
+            f"# gate judgment coverage (--min-judged {self.gate.min_judged:g}): the candidate's mean Judged@k over "
+            f"its compared queries at k={', '.join(map(str, cutoffs)) or '-'} ({_checks(len(self.coverage_checks))}"
+            f"{seen}): {verdict}"
+        )
 
 
 def _idle_text(row: dict[str, Any]) -> str:
@@ -235,6 +322,13 @@ def describe_failure(row: dict[str, Any]) -> str:
     )
 
 
+def describe_coverage_failure(row: dict[str, Any]) -> str:
+    return (
+        f"{_where(row)}: Judged@{row['k_label']} {row[JUDGED]:.4f} is below the floor of --min-judged "
+        f"{row['min_judged']:g} (the candidate's mean over {row['judged_queries']} queries; family {row['family']})"
+    )
+
+
 def _relative(value: float | None) -> str:
     return "-" if value is None else f"{value:+.1%}"
 
@@ -258,11 +352,14 @@ def check_gate(
     partition_by: Sequence[str] = (),
     correction: str = "holm",
     measure: str = "ndcg",
+    coverage: pl.DataFrame | None = None,
 ) -> GateResult:
     """The gate over a comparison table (:func:`pipeline.compare.compare_systems`'s) of
     ``measure`` (named in the failures): each family of checks adjusted on its own. A family
     that no data could fail (too few paired queries or permutations for its p-values to reach
-    alpha) is refused: a gate that cannot fail would say "passed" on any drop."""
+    alpha) is refused: a gate that cannot fail would say "passed" on any drop. With a coverage
+    floor, ``coverage`` holds the candidates' Judged@k of the rows
+    (:func:`pipeline.coverage.candidate_judged`)."""
     from pipeline.compare import cutoff_label
 
     if comparison.height == 0:
@@ -293,7 +390,7 @@ def check_gate(
         if gate.groups and group_by:
             selections.append(("partition groups", ~pooled & ~overall))
     families, checks, failures = [], [], []
-    for name, selection in selections:
+    for name, selection in selections if gate.margin is not None else []:
         family_rows = [{**row, **(only_partition or {})} for row in rows.filter(selection).to_dicts()]
         family, checked = _check_family(name, family_rows, gate, correction, measure, group_by, partition_by)
         families.append(family)
@@ -303,7 +400,56 @@ def check_gate(
     if idle:
         raise UsageError(_cannot_fail(idle[0], [row for row in checks if row["family"] == idle[0].name]))
     keep = lambda row: _failure(row, group_by, partition_by)  # noqa: E731
-    return GateResult(gate, [keep(row) for row in checks], [keep(row) for row in failures], families)
+    covered: list[dict[str, Any]] = []
+    if gate.min_judged is not None:
+        keys = [*partition_by, *group_by, *([OVERALL] if group_by else []), "k"]
+        at_cutoffs = rows.filter(pl.col("k").is_not_null())
+        if at_cutoffs.height == 0:
+            raise UsageError(
+                "--min-judged reads the candidate's Judged@k, which has no value over the whole ranking (k would be "
+                "the ranking's length): gate a cutoff (--gate-k 10, or compare one with --k)"
+            )
+        if coverage is None or coverage.height == 0:
+            raise UsageError("--min-judged needs the candidates' Judged@k (pipeline.coverage.candidate_judged)")
+        joined = at_cutoffs.join(
+            coverage, on=["baseline", "candidate", *keys], how="left", nulls_equal=True, suffix="_coverage"
+        )
+        for name, selection in selections:
+            for row in joined.filter(selection).to_dicts():
+                covered.append(_coverage_check({**row, **(only_partition or {})}, name, gate, group_by, partition_by))
+    return GateResult(
+        gate,
+        [keep(row) for row in checks],
+        [keep(row) for row in failures],
+        families,
+        covered,
+        [row for row in covered if row["failed"]],
+    )
+
+
+def _coverage_check(
+    row: dict[str, Any], family: str, gate: Gate, group_by: Sequence[str], partition_by: Sequence[str]
+) -> dict[str, Any]:
+    """One row's coverage check: failed when the candidate's Judged@k is below the floor (a row
+    without a compared query has no Judged@k, and nothing to fail)."""
+    from pipeline.compare import cutoff_label
+
+    judged, floor = row.get(JUDGED), gate.min_judged
+    failed = judged is not None and floor is not None and judged < floor - FLOOR_TOLERANCE
+    return {
+        "baseline": row["baseline"],
+        "candidate": row["candidate"],
+        **{column: row.get(column) for column in [*partition_by, *group_by, *([OVERALL] if group_by else [])]},
+        "k": row["k"],
+        "k_label": cutoff_label(row["k"]),
+        "group": _group_text(row, group_by),
+        "partition": _partition_text(row, partition_by),
+        "judged_queries": row.get("judged_queries") or 0,
+        JUDGED: judged,
+        "min_judged": floor,
+        "family": family,
+        "failed": failed,
+    }
 
 
 def _check_family(
@@ -341,7 +487,7 @@ def _check_family(
             failed=False,
         )
         mean_baseline, difference = row["mean_baseline"], row["mean_difference"]
-        if mean_baseline is None or difference is None or p is None:
+        if gate.margin is None or mean_baseline is None or difference is None or p is None:
             row["allowed_drop"] = None
             continue
         row["allowed_drop"] = gate.margin.allowed_drop(mean_baseline)
