@@ -22,6 +22,7 @@ from pipeline.errors import InvalidInput
 from pipeline.io.outputs import COMPARISON, DELTAS, MANIFEST, PER_QUERY, SUMMARY
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
 from pipeline.report import figures
+from pipeline.report.coverage import coverage_section
 from pipeline.report.html import Figure, template
 from pipeline.report.load import ReportInputs, load, measure_inputs
 from pipeline.report.sections import (
@@ -46,7 +47,7 @@ SECTIONS = (
     ("differences", "Per-query differences"),
     ("groups", "Per group"),
     ("conventions", "Conventions"),
-    ("ties", "Tie diagnostics"),
+    ("ties", "How much of the score is unknown: tie bounds and judgment coverage"),
 )
 
 
@@ -88,7 +89,7 @@ def build_report(
         "differences": differences_section(inputs, k),
         "groups": groups_section(inputs, k),
         "conventions": (conventions_section(inputs), []),
-        "ties": (ties_section(inputs), []),
+        "ties": (Markup("<h3>Tie bounds</h3>") + ties_section(inputs) + coverage_section(inputs, k), []),
     }
     page = _page(title, inputs, k, sections, why, verdict_section(inputs, k))
     pngs = {}

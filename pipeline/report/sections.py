@@ -512,8 +512,11 @@ def verdict_section(inputs: ReportInputs, k: int | None) -> Markup:
             sentences.append(_verdict(row, inputs.measure, k, alpha))
         if gate:
             passed = gate.get("passed")
+            held = [f"--fail-if-worse {gate.get('margin')}, alpha {alpha}"] if gate.get("margin") is not None else []
+            if gate.get("min_judged") is not None:
+                held.append(f"--min-judged {gate.get('min_judged')}: the candidate's Judged@k")
             sentences.append(
-                f"Regression gate (--fail-if-worse {gate.get('margin')}, alpha {alpha}): "
+                f"Regression gate ({'; '.join(held)}): "
                 + ("passed" if passed else "FAILED" if passed is False else "not recorded")
             )
     if not sentences:

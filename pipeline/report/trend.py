@@ -146,7 +146,9 @@ def _gate_marks(
             continue
         options = comparison.manifest.get("options")
         keys = options.get("partition_by") if isinstance(options, dict) else None
-        for failure in gate.get("failures") or []:
+        coverage = gate.get("coverage")
+        below_floor = (coverage.get("failures") or []) if isinstance(coverage, dict) else []
+        for failure in [*(gate.get("failures") or []), *below_floor]:
             if not isinstance(failure, dict):
                 continue
             where = failure.get("partition")
@@ -156,9 +158,11 @@ def _gate_marks(
                     "k": failure.get("k_label"),
                     "group": failure.get("group") or OVERALL_LABEL,
                     "partition": where or "pooled",
+                    "why": f": Judged@k below --min-judged {failure['min_judged']}" if "min_judged" in failure else "",
                 }
             )
-            if not where or not isinstance(keys, list) or failure.get("k") != k:
+            # a coverage failure has no mean of the measure to mark on the trend: listed only
+            if "min_judged" in failure or not where or not isinstance(keys, list) or failure.get("k") != k:
                 continue
             text = "/".join(str(where).split("/")) if key == "partition" else str(failure.get(keys[0]))
             if text in x_of and isinstance(failure.get("mean_candidate"), int | float):
@@ -168,6 +172,6 @@ def _gate_marks(
     return marks, fragment(
         '<p class="warning">Regression gate failures recorded by the comparisons:</p><ul id="gate-failures">'
         "{% for f in failures %}<li>{{ f.pair }} at k={{ f.k }}, group {{ f.group }}, partition {{ f.partition }}"
-        "</li>{% endfor %}</ul>",
+        "{{ f.why }}</li>{% endfor %}</ul>",
         failures=failures,
     )
