@@ -235,9 +235,8 @@ def test_a_partition_without_judged_is_named(tmp_path: Path) -> None:
         output(b / f"dt={day}", [(f"q{i}", 10, 0.5, 1.0) for i in range(10)], judged=has_judged)
     result = compare(a, b, "--min-judged", "0.9")
     assert result.returncode == 2, result.stderr
-    assert "system 'cand' has no 'judged' (Judged@k) values in its per-query table at k=10, partition dt=2026-11-21" in (
-        result.stderr
-    )
+    expected = "system 'cand' has no 'judged' (Judged@k) values in its per-query table at k=10, partition dt=2026-11-21"
+    assert expected in result.stderr
 
 
 def test_partitions_are_floored_with_gate_partitions(tmp_path: Path) -> None:
