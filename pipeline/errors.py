@@ -5,7 +5,8 @@ that cannot be written (a file where asked, or stdout: a full device, a closed p
 lacks a character of the output); 3 invalid input
 data (unreadable, malformed or inconsistent files); 4 a requested partition does not exist;
 5 nothing to evaluate (no query in both run and qrels); 6 the regression gate of ``ndcg compare
---fail-if-worse`` failed (the candidate is significantly worse than the baseline by more than the margin).
+--fail-if-worse`` failed (the candidate is significantly worse than the baseline by more than the margin),
+or its judgment coverage floor ``--min-judged`` did (the candidate's Judged@k is below it).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class NothingToEvaluate(NdcgError):
 
 class RegressionGateFailed(NdcgError):
     """``ndcg compare --fail-if-worse``: the candidate is worse than the baseline by more than the
-    margin, significantly. Raised after the comparison is printed and written."""
+    margin, significantly; or ``--min-judged``: its Judged@k is below the floor. Raised after the
+    comparison is printed and written."""
 
     exit_code = 6
 
