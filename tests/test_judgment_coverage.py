@@ -356,3 +356,17 @@ def test_report_of_a_gated_comparison_shows_its_coverage(tmp_path: Path) -> None
     assert compare(a, b, "--out", plain).returncode == 0
     assert run_cli("report", plain, "--html", tmp_path / "plain.html").returncode == 0
     assert "Judgment coverage not recorded for prod, cand" in (tmp_path / "plain.html").read_text()
+
+
+def test_report_names_an_output_without_judged_at_the_pages_cutoff(tmp_path: Path) -> None:
+    # a evaluated at k=5 only, b at k=10: the page's cutoff is 10 (10 preferred among equals)
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out, k in ((a, "5"), (b, "10")):
+        result = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--k", k, "--measures", "judged", "--out", out)
+        assert result.returncode == 0, result.stderr
+    html = tmp_path / "report.html"
+    assert run_cli("report", a, b, "--html", html).returncode == 0
+    text = html.read_text()
+    assert "No Judged@k at k = 10 for a (evaluated at other cutoffs)" in text
+    rows = [row for row in Page(text).tables["coverage-table"] if row and row[0]["column"] == ""][1:]
+    assert [(row[0]["text"], row[1]["text"]) for row in rows] == [("b", "10")]

@@ -31,7 +31,10 @@ def coverage_section(inputs: ReportInputs, k: int | None) -> Markup:
     with_judged = [s for s in inputs.systems if column in s.per_query.columns]
     lacking = [s.name for s in inputs.systems if column not in s.per_query.columns]
     groups = list(dict.fromkeys(g for s in with_judged for g in s.group_columns))
-    rows = [row for system in with_judged for row in _system_rows(system, column, k, groups)]
+    found = {system.name: _system_rows(system, column, k, groups) for system in with_judged}
+    rows = [row for system_rows in found.values() for row in system_rows]
+    # an output evaluated at other cutoffs than the page's has the column, but no value here
+    elsewhere = [name for name, system_rows in found.items() if not system_rows]
     parts = [
         fragment(
             "<h3>Judgment coverage</h3><p>Judged@k: the share of a system's top k results that were judged "
@@ -54,6 +57,14 @@ def coverage_section(inputs: ReportInputs, k: int | None) -> Markup:
                 groups=groups,
                 header=_HEADER,
                 rows=rows,
+            )
+        )
+    if elsewhere:
+        parts.append(
+            fragment(
+                '<p class="not-recorded">No Judged@k at k = {{ k }} for {{ names }} (evaluated at other cutoffs).</p>',
+                k=k_text(k),
+                names=", ".join(elsewhere),
             )
         )
     if lacking:
