@@ -468,7 +468,7 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
         description=(
             "Write one HTML file (no network needed to open it) from outputs of `ndcg evaluate --out` and "
             "`ndcg compare --out`: summary, NDCG@k by k, per-query distributions, per-query differences, "
-            "per-group bars, conventions and tie diagnostics. Needs the report extra (from a checkout: "
+            "per-group bars, conventions, tie bounds and judgment coverage. Needs the report extra (from a checkout: "
             "pip install -e '.[report]')."
         ),
         epilog=EXIT_CODES,

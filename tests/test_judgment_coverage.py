@@ -7,16 +7,20 @@ ranking by score descending, ties by doc_id descending; judged = a label of 0 or
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
+from pipeline.compare import Options, compare_systems
 from pipeline.compare_job import Systems, compare_job
+from pipeline.coverage import candidate_judged
 from pipeline.errors import UsageError
-from pipeline.gate import Gate, Margin, parse_min_judged
+from pipeline.gate import Gate, Margin, check_gate, parse_min_judged
 from tests.helpers import ROOT, run_cli
 from tests.helpers.outputs import Page
 
@@ -303,6 +307,60 @@ def test_python_api(tmp_path: Path) -> None:
         Gate(None)
     with pytest.raises(UsageError, match="fraction from 0 to 1"):
         Gate(None, min_judged=2.0)
+
+
+def _where(row: dict) -> tuple:
+    return (row["candidate"], row["k"], row["group"], row["partition"], row["family"])
+
+
+def test_the_floor_only_adds_failures_on_random_systems() -> None:
+    """Random systems (two candidates, two days, three locales, two cutoffs): with --min-judged added,
+    the margin's failures are exactly those without it; a flag that gates more rows keeps every
+    coverage failure of the gate without it; and each coverage check is the candidate's mean
+    Judged@k over its rows, as numpy computes it from the table."""
+    generator = np.random.default_rng(11)
+    options = Options(group_by=("locale",), partition_by=("dt",), permutations=2000, bootstrap_samples=10)
+    flags = [(groups, partitions) for groups in (False, True) for partitions in (False, True)]
+    keys = [(day, f"q{i}", k) for day in ("2026-11-20", "2026-11-21") for i in range(36) for k in (5, 10)]
+    columns = {"dt": [d for d, _, _ in keys], "query_id": [q for _, q, _ in keys], "k": [k for _, _, k in keys],
+               "locale": [("de", "fr", "ja")[int(q[1:]) % 3] for _, q, _ in keys]}  # fmt: skip
+    seen = 0
+    for _ in range(6):
+        base = generator.uniform(0.2, 0.9, len(keys))
+        tables = {"prod": pl.DataFrame(columns | {"ndcg": base, "judged": np.ones(len(keys))})}
+        for name in ("c1", "c2"):
+            shift = generator.uniform(-0.15, 0.05) + generator.normal(0, 0.1, len(keys))
+            judged = generator.integers(0, 11, len(keys)) / 10  # Judged@10-like fractions
+            tables[name] = pl.DataFrame(columns | {"ndcg": np.clip(base + shift, 0, 1), "judged": judged})
+        comparison = compare_systems(tables, options).comparison
+        coverage = candidate_judged(tables, [5, 10], group_by=("locale",), partition_by=("dt",))
+        floor = float(generator.choice([0.45, 0.5, 0.55]))
+        results = {}
+        for groups, partitions in flags:
+            plain = Gate(Margin(0.01), groups=groups, partitions=partitions)
+            floored = Gate(Margin(0.01), groups=groups, partitions=partitions, min_judged=floor)
+            run = {"by": ("locale",), "partition_by": ("dt",)}
+            without = check_gate(comparison, plain, group_by=run["by"], partition_by=run["partition_by"])
+            verdict = check_gate(comparison, floored, group_by=run["by"], partition_by=run["partition_by"],
+                                 coverage=coverage)  # fmt: skip
+            assert verdict.failures == without.failures
+            assert verdict.failed >= without.failed
+            results[groups, partitions] = {_where(row) for row in verdict.coverage_failures}
+            for check in verdict.coverage_checks:
+                rows = tables[check["candidate"]].filter(pl.col("k") == check["k"])
+                if check["dt"] is not None:
+                    rows = rows.filter(pl.col("dt") == check["dt"])
+                if not check["overall"]:
+                    rows = rows.filter(pl.col("locale") == check["locale"])
+                values = rows.get_column("judged").to_numpy()
+                assert check["judged_queries"] == len(values)
+                assert check["judged"] == pytest.approx(float(np.mean(values)), abs=1e-12)
+                assert check["failed"] == (float(np.mean(values)) < floor - 1e-12)
+        for fewer, more in itertools.permutations(flags, 2):
+            if fewer[0] <= more[0] and fewer[1] <= more[1]:
+                assert results[fewer] <= results[more], (fewer, more)
+        seen += len(results[True, True])
+    assert seen > 0  # some coverage checks do fail: the property is not vacuous
 
 
 # --- the report: coverage beside the tie bounds --------------------------------------------

@@ -1,7 +1,8 @@
 """The report's sections over evaluation and comparison outputs (all but the trend, see
 :mod:`pipeline.report.trend`): the summary tables, the measure by cutoff, the per-query
-distributions and differences, the groups, the conventions and the tie diagnostics. Each returns
-its HTML fragment and its figures; nothing is recomputed but means of the per-query tables."""
+distributions and differences, the groups, the conventions and the tie bounds (the judgment
+coverage beside them is :mod:`pipeline.report.coverage`'s). Each returns its HTML fragment and
+its figures; nothing is recomputed but means of the per-query tables."""
 
 from __future__ import annotations
 
