@@ -157,11 +157,6 @@ class Gate:
             "min_judged": self.min_judged,
         }
 
-    def flags(self) -> str:
-        """``--fail-if-worse 0.01, alpha 0.05, --min-judged 0.9``: what this gate holds the rows to."""
-        parts = [] if self.margin is None else [f"--fail-if-worse {self.margin}", f"alpha {self.alpha}"]
-        return ", ".join(parts + ([] if self.min_judged is None else [f"--min-judged {self.min_judged:g}"]))
-
 
 @dataclass(frozen=True)
 class Family:
