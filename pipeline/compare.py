@@ -8,8 +8,9 @@ per-query differences ``delta = candidate - baseline`` are summarised:
 - ``mean_baseline``, ``mean_candidate``, ``mean_difference`` (the mean of ``delta``, which
   equals the difference of the means over the paired queries), ``relative_change``
   (``mean_difference / mean_baseline``; null when the baseline mean is 0);
-- ``wins`` / ``ties`` / ``losses``: queries where the candidate is higher / within
-  ``TIE_TOLERANCE`` / lower;
+- ``wins`` / ``ties`` / ``losses``: queries where the candidate is better / within
+  ``TIE_TOLERANCE`` / worse: higher / lower, or lower / higher for a measure whose better is
+  lower (``unj``, the unjudged fraction; :attr:`pipeline.spec.Measure.better`);
 - a paired t-test: ``t = mean(delta) / (sd(delta) / sqrt(n))`` with ``n - 1`` degrees of
   freedom (sd with ``n - 1``), two-sided ``p_value_t``; null when ``n < 2`` or sd is 0
   (the statistic is undefined there, and a made-up number would be silently wrong); sd
@@ -69,7 +70,7 @@ from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.groups import OVERALL, OVERALL_LABEL, WHOLE_RANKING, check_group_names
 from pipeline.io.format import text_value
 from pipeline.io.outputs import check_types
-from pipeline.spec import PRIMARY_MEASURE, Evaluation
+from pipeline.spec import MEASURE, PRIMARY_MEASURE, Evaluation
 from pipeline.stats import (
     CORRECTIONS,
     TIE_TOLERANCE,
@@ -434,6 +435,8 @@ def compare_systems(
         compared = compare_pair(paired, group_by=options.group_by, options=options, partition_by=options.partition_by)
         comparisons.append(compared.select(*names, pl.all()))
     comparison = _with_corrections(pl.concat(comparisons, how="vertical_relaxed"), options)
+    if measure in MEASURE and MEASURE[measure].better == "lower":
+        comparison = comparison.rename({"wins": "losses", "losses": "wins"})
     group_columns = [*options.partition_by, *options.group_by, *([OVERALL] if options.group_by else [])]
     # the pooled rows first, then each partition's; within them overall rows first, then the groups
     # (the null group first), each by cutoff

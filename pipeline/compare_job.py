@@ -38,7 +38,7 @@ from pipeline.compare import (
 )
 from pipeline.coverage import JUDGED, candidate_judged
 from pipeline.errors import UsageError
-from pipeline.gate import Gate, GateResult, check_gate
+from pipeline.gate import Gate, GateResult, check_gate, check_gated_measure
 from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
 from pipeline.judgments import check_judgments, describe_judgment_differences
@@ -128,6 +128,8 @@ def compare_job(
     if measure not in MEASURE:
         raise UsageError(f"unknown measure {measure!r}; expected one of {', '.join(MEASURE)}")
     check_measure_cutoffs(measure, compare_cutoffs(k), gate)
+    if gate is not None and gate.margin is not None:
+        check_gated_measure(measure)
     filters = parse_partition_filters(list(partition))
     partition_by: tuple[str, ...] = ()
     # runs scored here compute what the gate reads: Judged@k for a coverage floor

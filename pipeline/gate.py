@@ -4,7 +4,9 @@ A row of the comparison (one pair, cutoff, group, partition) *fails* when both h
 
 - the drop exceeds the margin: ``mean_baseline - mean_candidate > margin`` for an absolute
   margin (``0.01``), ``> margin * |mean_baseline|`` for a relative one (``2%``): strictly
-  more, so a drop of exactly the margin passes;
+  more, so a drop of exactly the margin passes (for a measure whose better is lower, the
+  unjudged fraction ``unj``, the rise; a measure with no direction, a count such as
+  ``num_ret``, is refused: see :func:`check_gated_measure`);
 - the drop is significant: the paired randomization test's two-sided p-value, adjusted by the
   comparison's correction (Holm or Bonferroni) within the row's *family*, is below ``alpha``.
 
@@ -54,6 +56,7 @@ from pipeline.coverage import JUDGED
 from pipeline.errors import UsageError
 from pipeline.groups import OVERALL
 from pipeline.io.format import text_line, text_value
+from pipeline.spec import MEASURE, MEASURES
 
 # the p-value the gate reads (before its own adjustment over the checked rows)
 P_VALUE = "p_value_permutation"
@@ -312,7 +315,8 @@ def describe_failure(row: dict[str, Any]) -> str:
     return (
         f"{_where(row)}: {measure}mean {row['mean_baseline']:.4f} -> "
         f"{row['mean_candidate']:.4f} ({row['mean_difference']:+.4f}, {_relative(row['relative_change'])}), "
-        f"a drop beyond {row['allowed_drop']:.4f}, p = {row['p_gate']:.4g} < {row['alpha']} "
+        f"{_worse(row.get('measure', 'ndcg'))} beyond {row['allowed_drop']:.4f}, "
+        f"p = {row['p_gate']:.4g} < {row['alpha']} "
         f"(family {row['family']}: {_checks(row['family_checks'])}, {str(row['correction']).title()})"
     )
 
@@ -322,6 +326,22 @@ def describe_coverage_failure(row: dict[str, Any]) -> str:
         f"{_where(row)}: Judged@{row['k_label']} {row[JUDGED]:.4f} is below the floor of --min-judged "
         f"{row['min_judged']:g} (the candidate's mean over {row['judged_queries']} queries; family {row['family']})"
     )
+
+
+def _worse(measure: str) -> str:
+    return "a rise (lower is better)" if MEASURE[measure].better == "lower" else "a drop"
+
+
+def check_gated_measure(measure: str) -> None:
+    """A gate reads a measure's direction: one with none (a count, a property of the
+    judgments) is refused rather than gated as if higher were better."""
+    if MEASURE[measure].better is None:
+        gated = ", ".join(m.name for m in MEASURES if m.better is not None and m.selected_by == "ndcg")
+        raise UsageError(
+            f"--fail-if-worse cannot gate {measure}: {MEASURE[measure].title} is neither better higher nor "
+            f"lower (a count, or a property of the judgments); gate a measure of quality ({gated}, P, map, ...) "
+            "and compare this one without the gate"
+        )
 
 
 def _relative(value: float | None) -> str:
@@ -486,7 +506,9 @@ def _check_family(
             row["allowed_drop"] = None
             continue
         row["allowed_drop"] = gate.margin.allowed_drop(mean_baseline)
-        row["failed"] = -difference > row["allowed_drop"] and p < gate.alpha
+        # worse is lower for most measures, higher for one whose better is lower (unj)
+        worse_by = difference if MEASURE[measure].better == "lower" else -difference
+        row["failed"] = worse_by > row["allowed_drop"] and p < gate.alpha
     tested = sum(row[P_VALUE] is not None for row in rows)
     family = Family(
         name,

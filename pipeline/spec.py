@@ -654,6 +654,9 @@ _DEFAULTS: dict[str, Any] = {convention.name: convention.default for convention 
 Accumulation = Literal["found", "precision_sum", "first_rank", "in_qrels", "in_ranking"]
 Aggregate = Literal["mean", "sum", "geometric_mean"]
 AGGREGATES: tuple[str, ...] = ("mean", "sum", "geometric_mean")
+# Which way a measure moves when the system gets better (the gate's "worse"); None: neither
+Better = Literal["higher", "lower"] | None
+BETTER: tuple[str | None, ...] = ("higher", "lower", None)
 
 
 @dataclass(frozen=True)
@@ -742,7 +745,10 @@ class Measure:
     that do not change it. ``trec_cutoffs`` are trec_eval's default cutoffs of the family (the
     ones ``--measures all_trec`` prints); ``trec_per_query`` says whether trec_eval prints a
     line per query (not for ``num_q`` and the geometric means); ``whole_number`` that it
-    prints the value as a whole number (the counts ``num_*``).
+    prints the value as a whole number (the counts ``num_*``). ``better`` is the direction
+    of a better system, which the regression gate reads: ``higher``, ``lower`` (the unjudged
+    fraction), or None for a count or a property of the judgments (``num_ret``, ``idcg``),
+    which no gate can read as better or worse.
     """
 
     name: str
@@ -760,6 +766,7 @@ class Measure:
     trec_cutoffs: tuple[int, ...] = ()
     trec_per_query: bool = True
     whole_number: bool = False
+    better: Better = "higher"
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.counters if name not in COUNTER]
@@ -767,6 +774,8 @@ class Measure:
             raise SpecError(f"measure {self.name!r} reads unknown counters {unknown}; COUNTERS has {list(COUNTER)}")
         if self.aggregate not in AGGREGATES:
             raise SpecError(f"measure {self.name!r}: unknown aggregate {self.aggregate!r}")
+        if self.better not in BETTER:
+            raise SpecError(f"measure {self.name!r}: better is one of {BETTER}, got {self.better!r}")
         if self.aggregate == "geometric_mean" and not self.whole:
             # its summary would take the null of the whole ranking for the floor, 1e-5
             raise SpecError(f"measure {self.name!r}: a geometric mean needs a value at every cutoff (whole=True)")
@@ -807,7 +816,7 @@ _SET = "of the whole ranking (trec_eval's set_*; at cutoff k, of the top k)"
 MEASURES: tuple[Measure, ...] = (
     Measure("cg", "CG@k", "sum_{i<=k} g(i)", family="ndcg"),
     Measure("dcg", "DCG@k", "sum_{i<=k} g(i) * d(i)", family="ndcg"),
-    Measure("idcg", "IDCG@k", "DCG@k of the ideal ranking", family="ndcg"),
+    Measure("idcg", "IDCG@k", "DCG@k of the ideal ranking", family="ndcg", better=None),
     Measure(
         "ndcg",
         "NDCG@k",
@@ -883,6 +892,7 @@ MEASURES: tuple[Measure, ...] = (
         ignores=_RELEVANCE_ONLY,
         trec_per_query=False,
         whole_number=True,
+        better=None,
     ),
     Measure(
         "num_ret",
@@ -894,6 +904,7 @@ MEASURES: tuple[Measure, ...] = (
         aggregate="sum",
         ignores=_RELEVANCE_ONLY,
         whole_number=True,
+        better=None,
     ),
     Measure(
         "num_rel",
@@ -905,6 +916,7 @@ MEASURES: tuple[Measure, ...] = (
         aggregate="sum",
         ignores=_RELEVANCE_ONLY,
         whole_number=True,
+        better=None,
     ),
     Measure(
         "num_rel_ret",
@@ -926,6 +938,7 @@ MEASURES: tuple[Measure, ...] = (
         aggregate="sum",
         ignores=_RELEVANCE_ONLY,
         whole_number=True,
+        better=None,
     ),
     Measure(
         "gm_map",
@@ -1010,6 +1023,7 @@ MEASURES: tuple[Measure, ...] = (
         whole=False,
         ignores=_RELEVANCE_ONLY,
         trec_cutoffs=(5, 10, 20),
+        better="lower",
     ),
     Measure(
         "judged",

@@ -276,3 +276,42 @@ def test_a_failure_of_another_measure_names_it(tmp_path: Path) -> None:
     assert "gate FAILED: bad vs good at k=10: recip_rank mean 1.0000 -> 0.5000 (-0.5000, -50.0%)" in result.stdout
     [failure] = json.loads((out / "manifest.json").read_text())["gate"]["failures"]
     assert failure["measure"] == "recip_rank" and failure["p_value_permutation"] == pytest.approx(2 / 2**8)
+
+
+def measure_outputs(tmp_path: Path, measure: str, base: list[float], cand: list[float]) -> tuple[Path, Path]:
+    """Two outputs whose per-query tables hold ``measure`` at k=10 beside a constant ndcg."""
+    folders = []
+    for name, values in (("prod", base), ("cand", cand)):
+        folder = tmp_path / name
+        folder.mkdir(parents=True)
+        rows = {"query_id": [f"q{i}" for i in range(len(values))], "k": [10] * len(values)}
+        pl.DataFrame({**rows, "ndcg": [0.5] * len(values), measure: values}).write_parquet(folder / "per_query.parquet")
+        folders.append(folder)
+    return folders[0], folders[1]
+
+
+def test_a_measure_whose_better_is_lower_fails_on_a_rise(tmp_path: Path) -> None:
+    """unj (the unjudged fraction of the top k) is better lower: 10 queries 0.2 -> 0.6 is a rise of
+    0.4 > 0.01 with p = 2/1024 (every delta +0.4: only the all-plus and all-minus sign vectors reach
+    |sum| = 4), so the gate fails, and the candidate loses every query; the same numbers the other
+    way round (0.6 -> 0.2) are an improvement that passes."""
+    a, b = measure_outputs(tmp_path / "rise", "unj", [0.2] * 10, [0.6] * 10)
+    result = compare(a, b, "--measure", "unj", "--fail-if-worse", "0.01")
+    assert result.returncode == GATE_FAILED, result.stderr
+    assert "gate FAILED: cand vs prod at k=10: unj mean 0.2000 -> 0.6000 (+0.4000, +200.0%), a rise" in result.stdout
+    assert " 0/0/10 " in result.stdout  # wins/ties/losses: the candidate is worse on every query
+    a, b = measure_outputs(tmp_path / "fall", "unj", [0.6] * 10, [0.2] * 10)
+    result = compare(a, b, "--measure", "unj", "--fail-if-worse", "0.01")
+    assert result.returncode == 0, result.stderr
+    assert " 10/0/0 " in result.stdout and "# gate (--fail-if-worse 0.01" in result.stdout
+
+
+@pytest.mark.parametrize("measure", ["num_ret", "idcg"])
+def test_a_measure_without_a_direction_cannot_be_gated(tmp_path: Path, measure: str) -> None:
+    """A count (num_ret) or a property of the judgments (idcg) is neither better higher nor lower:
+    gating it as if higher were better would fail a run that merely returns fewer results."""
+    a, b = measure_outputs(tmp_path, measure, [20.0] * 10, [10.0] * 10)
+    result = compare(a, b, "--measure", measure, "--fail-if-worse", "0.01")
+    assert result.returncode == 2, result.stderr
+    assert f"--fail-if-worse cannot gate {measure}: " in result.stderr and "Traceback" not in result.stderr
+    assert compare(a, b, "--measure", measure).returncode == 0  # compared without the gate
