@@ -563,3 +563,42 @@ def test_compare_refuses_outputs_that_differ_in_a_peer_convention(convention: tu
     older = {key: described for key, described in ours.items() if key != name}
     assert convention_differences({"a": ours, "b": older}) == ({}, [])
     assert name in convention_differences({"a": theirs, "b": older})[0]
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(900)
+def test_spark_agrees_on_the_edge_case_matrix_under_the_peer_conventions(local_spark: object) -> None:
+    # every case of tests/helpers/cases.py in one input (its queries renamed by case), so
+    # Spark plans the transpiled SQL once; with all_queries, queries only in the run and only
+    # in the qrels are both evaluated
+    from pipeline.engines import spark as spark_engine
+
+    run_rows, qrels_rows = [], []
+    for number, (case_run, case_qrels, _, _) in enumerate({**CASES, **OPTION_CASES}.values()):
+        run_rows += [(f"{number}:{row[0]}", str(row[1]), float(row[2])) for row in case_run]
+        qrels_rows += [(f"{number}:{row[0]}", str(row[1]), float(row[2])) for row in case_qrels]
+    run = pl.LazyFrame(run_rows, schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}, orient="row")
+    qrels = pl.LazyFrame(
+        qrels_rows, schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Float64}, orient="row"
+    )
+    spark = local_spark
+    evaluation = Evaluation(
+        cutoffs=(1, 2, 3, 5, 10),
+        measures=("ndcg", "P", "recall", "map", "gm_map", "recip_rank", "success", "num_ret", "num_rel"),
+        duplicates="max-score",
+        all_queries=True,
+        ap_denominator="min-k-relevant",
+        precision_denominator="min-k-retrieved",
+        queries_without_judgments="evaluate",
+    )
+    by_polars = compute("polars", run, qrels, evaluation)
+    table = spark_engine.per_query(
+        spark.createDataFrame(run.collect().to_arrow()),  # type: ignore[attr-defined]
+        spark.createDataFrame(qrels.collect().to_arrow()),  # type: ignore[attr-defined]
+        evaluation,
+    )
+    by_spark = pl.from_arrow(table.toArrow())
+    assert isinstance(by_spark, pl.DataFrame)
+    assert_frame_equal(by_spark.sort("query_id", "k"), by_polars, rel_tol=0, abs_tol=TOLERANCE)
+    assert by_polars.filter(pl.col("num_rel") == 0)["query_id"].n_unique() >= 2  # queries without judgments
+    assert by_polars.filter(pl.col("num_ret") == 0)["query_id"].n_unique() >= 2  # queries without results
