@@ -849,6 +849,9 @@ class Measure:
         unknown += [name for _, _, counters in self.counters_under for name in counters if name not in COUNTER]
         if unknown:
             raise SpecError(f"measure {self.name!r} reads unknown counters {unknown}; COUNTERS has {list(COUNTER)}")
+        for convention, value, _ in self.counters_under:
+            if convention not in CONVENTION or value not in CONVENTION[convention].values:
+                raise SpecError(f"measure {self.name!r}: counters_under names no choice {convention}={value!r}")
         if self.aggregate not in AGGREGATES:
             raise SpecError(f"measure {self.name!r}: unknown aggregate {self.aggregate!r}")
         if self.aggregate == "geometric_mean" and not self.whole:
