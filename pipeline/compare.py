@@ -70,7 +70,7 @@ from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.groups import OVERALL, OVERALL_LABEL, WHOLE_RANKING, check_group_names
 from pipeline.io.format import text_value
 from pipeline.io.outputs import check_types
-from pipeline.spec import MEASURE, PRIMARY_MEASURE, Evaluation
+from pipeline.spec import CONVENTIONS, MEASURE, PRIMARY_MEASURE, Evaluation
 from pipeline.stats import (
     CORRECTIONS,
     TIE_TOLERANCE,
@@ -528,13 +528,18 @@ def convention_differences(
     """What differs between the systems' recorded conventions, and which systems have none
     recorded. The first is ``{convention: {system: value}}`` over the conventions that decide
     NDCG@k (those :meth:`Evaluation.describe` names, less ``_COMPARABLE_ANYWAY``); a
-    convention one manifest lacks counts as ``"not recorded"``."""
+    convention one manifest lacks counts as ``"not recorded"``, or as its default when the
+    output predates it (``Convention.absent_means_default``)."""
     recorded = {name: values for name, values in conventions.items() if values is not None}
     unknown = [name for name, values in conventions.items() if values is None]
-    deciding = [key for key in Evaluation().describe() if key not in _COMPARABLE_ANYWAY]
+    defaults = Evaluation().describe()
+    deciding = [key for key in defaults if key not in _COMPARABLE_ANYWAY]
+    absent = {
+        c.described_as: defaults[c.described_as] for c in CONVENTIONS if c.absent_means_default and c.described_as
+    }
     differences: dict[str, dict[str, object]] = {}
     for key in deciding:
-        values = {name: values.get(key, "not recorded") for name, values in recorded.items()}
+        values = {name: values.get(key, absent.get(key, "not recorded")) for name, values in recorded.items()}
         if len({json.dumps(v, sort_keys=True, default=str) for v in values.values()}) > 1:
             differences[key] = values
     return differences, unknown

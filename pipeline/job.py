@@ -268,7 +268,8 @@ def _manifest(job: Job, planned: _Planned, result: Result, per_query: pl.DataFra
         "options": reuse.options(job),
         "queries": {
             "evaluated": evaluated,
-            "only_in_run_not_evaluated": only_in_run,
+            # evaluated (with every document unjudged) under queries_without_judgments evaluate
+            "only_in_run_not_evaluated": only_in_run if job.evaluation.queries_without_judgments == "skip" else 0,
             "only_in_qrels": only_in_qrels,
             "zero_filled": only_in_qrels if job.evaluation.all_queries else 0,
             "skipped": 0 if job.evaluation.all_queries else only_in_qrels,

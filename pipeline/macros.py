@@ -77,19 +77,28 @@ def _text_list(values: list[str] | tuple[str, ...]) -> exp.Expr:
 
 
 def _signals_of_measures() -> exp.Expr:
-    """``measures`` -> the signals their counters read, in the registry's order, as SQL."""
+    """``measures`` (and the conventions that add counters to a measure: the registry's
+    ``counters_under``) -> the signals their counters read, in the registry's order, as SQL."""
     readers = {
         signal: list(dict.fromkeys(m.selected_by for m in MEASURES if signal in signals_of(m.counters)))
         for signal in (*SIGNAL_NAMES, RETRIEVED)
     }
-    # list_filter(signals, s -> list_has_any(measures, <families reading s>)), one case per signal
-    items = [
-        exp.If(
-            this=exp.Anonymous(this="list_has_any", expressions=[exp.column("measures"), _text_list(families)]),
-            true=_text_list([signal]),
-        )
-        for signal, families in readers.items()
-    ]
+    # list_has_any(measures, <families reading s>), or a family that reads s under a
+    # convention's value asked with that value; one case per signal
+    items = []
+    for signal, families in readers.items():
+        reads: exp.Expr = exp.Anonymous(this="list_has_any", expressions=[exp.column("measures"), _text_list(families)])
+        for m in MEASURES:
+            for convention, value, counters in m.counters_under:
+                if signal in signals_of(counters):
+                    asked = exp.Anonymous(
+                        this="list_contains", expressions=[exp.column("measures"), exp.Literal.string(m.selected_by)]
+                    )
+                    reads = exp.or_(
+                        reads,
+                        exp.and_(asked, exp.EQ(this=exp.column(convention), expression=exp.Literal.string(value))),
+                    )
+        items.append(exp.If(this=reads, true=_text_list([signal])))
     return exp.Anonymous(
         this="flatten",
         expressions=[exp.Array(expressions=[exp.Coalesce(this=item, expressions=[_text_list([])]) for item in items])],

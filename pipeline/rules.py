@@ -337,7 +337,12 @@ def warnings(
     (its gain map, kind and relevance threshold)."""
     evaluation = policy.evaluation
     messages = {
-        "queries_only_in_run": f"queries only in the run {run_name}, not evaluated",
+        "queries_only_in_run": (
+            f"queries only in the run {run_name}, not evaluated"
+            if evaluation.queries_without_judgments == "skip"
+            else f"queries only in the run {run_name}, evaluated with every document unjudged "
+            f"(--queries-without-judgments evaluate); their IDCG is 0, so they {_empty_ideal_effect(evaluation)}"
+        ),
         "queries_only_in_qrels": f"queries only in the qrels {qrels_name}, skipped (or scored 0 with --all-queries)",
         "queries_without_relevant": (
             f"queries without any relevant document (no judged document gains more than 0 under gain "

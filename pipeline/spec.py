@@ -11,9 +11,11 @@ Besides them, the companion measures of trec_eval (``measures``; :data:`MEASURES
 relevant results (a judged label >= ``relevance_threshold``, or > 0) and ``R``, the relevant
 documents judged for the query::
 
-    P@k       = relevant in the top k / k          (none over the whole ranking)
+    P@k       = relevant in the top k / k          (none over the whole ranking; or / min(k, n),
+                                                    n retrieved, under precision_denominator)
     recall@k  = relevant in the top k / R          (0 when R is 0)
-    AP@k      = sum over relevant ranks i <= k of (relevant in the top i / i), / R   (0 when R is 0)
+    AP@k      = sum over relevant ranks i <= k of (relevant in the top i / i), / R   (0 when R is 0;
+                or / min(k, R) under ap_denominator)
     RR@k      = 1 / the first relevant rank if it is <= k, else 0
     success@k = 1 if a relevant result is in the top k, else 0
 
@@ -79,10 +81,16 @@ Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval'
    XGBoost's ``ndcg@k``) scores 1; ``nan`` scores NaN, which then propagates into the
    mean; ``skip`` gives NDCG null and leaves the query out of the summary (its ``queries``
    count drops and its cg, dcg and idcg are not averaged either).
-5. Queries in the run but not in the qrels are not evaluated. Queries in the qrels but not
-   in the run are skipped, or score 0 when ``all_queries`` is set (trec_eval ``-c``,
-   ir_measures). ``max_results=N`` keeps the N best-ranked results of each query after
-   ordering (trec_eval ``-M``).
+5. Queries in the run but not in the qrels (no judgment row at all), ``queries_without_judgments``:
+   ``skip`` (default; trec_eval) leaves them out; ``evaluate`` (Elasticsearch's ``rank_eval``,
+   which averages over every request it is given) evaluates them as queries whose every
+   document is unjudged: R = 0, so every measure scores as it does for a query with no
+   relevant document (0 for NDCG under ``empty_ideal`` zero, P, recall, AP, RR and success;
+   NDCG as ``empty_ideal`` says otherwise, so ``skip`` leaves them out again). Queries in the
+   qrels but not in the run are skipped, or score 0 when ``all_queries`` is set (trec_eval
+   ``-c``, ir_measures): the two add queries from opposite sides, and with both every query
+   of either input is evaluated. ``max_results=N`` keeps the N best-ranked results of each
+   query after ordering (trec_eval ``-M``).
 6. Unjudged documents, ``unjudged``: ``zero`` (default) keeps them in the ranking with gain
    0; ``drop`` removes them (documents absent from the qrels, and those with a negative
    label, which count as unjudged) from the ranking after ordering and ``max_results``,
@@ -91,6 +99,16 @@ Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval'
    ``error`` (default), or only its ``first`` row (the first to arrive) or its
    ``max-score`` row (the highest score; the first to arrive among equal scores) is kept
    before ordering. A duplicate in the qrels is always an error.
+
+8. Denominators of the companion measures. ``ap_denominator``: AP@k divides by ``relevant``
+   (default; trec_eval, ir_measures: R, so a query with more relevant documents than k can
+   never reach 1) or by ``min-k-relevant`` (Spark MLlib's ``meanAveragePrecisionAt``,
+   RecBole's ``MAP@k``: min(k, R), so it can); the whole ranking (k null) divides by R under
+   both. It applies wherever AP is computed (``map`` and ``gm_map``). ``precision_denominator``:
+   P@k divides by ``k`` (default; trec_eval, Spark, RecBole: the ranks past the retrieved
+   count as misses) or by ``min-k-retrieved`` (TF-Ranking's ``PrecisionMetric``,
+   Elasticsearch's ``precision``: min(k, n) of the n retrieved, 0 when none is retrieved).
+   Both are 0 when their denominator is 0.
 
 Tie bounds, ``tie_bounds`` (a diagnostic; it changes no score): ``ndcg_min`` and ``ndcg_max``
 are NDCG@k with each group of tied results (equal scores; equal rank and score under
@@ -124,6 +142,9 @@ Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
 Unjudged = Literal["zero", "drop"]
 Duplicates = Literal["error", "first", "max-score"]
+QueriesWithoutJudgments = Literal["skip", "evaluate"]
+ApDenominator = Literal["relevant", "min-k-relevant"]
+PrecisionDenominator = Literal["k", "min-k-retrieved"]
 
 # The largest gain, in magnitude, a label may earn (see the module docstring): sums of up to
 # 1.7e8 such gains stay finite in a double (1.8e308).
@@ -306,7 +327,9 @@ class Convention:
     that value (and the API's text) into the field's (a gain map); ``switch`` makes it a
     yes/no flag. ``described_as`` is its key in
     :meth:`Evaluation.describe` (None: shown inside another one's), with ``show`` turning
-    the field's value into what is written there.
+    the field's value into what is written there. ``absent_means_default``: outputs written
+    before the convention existed do not record it, and were evaluated by its default (the
+    only behaviour there was), which ``compare`` then reads for them.
     """
 
     name: str
@@ -326,6 +349,7 @@ class Convention:
     show: Callable[[Any], object] | None = None
     notes: tuple[tuple[str, str], ...] = ()
     in_profiles: bool = False
+    absent_means_default: bool = False
 
     @property
     def attribute(self) -> str:
@@ -550,6 +574,42 @@ CONVENTIONS: tuple[Convention, ...] = (
         show=_relevant,
     ),
     Convention(
+        "ap_denominator",
+        "ap_denominator",
+        "what AP@k (map, gm_map) divides by",
+        default="relevant",
+        choices=(
+            Choice("relevant", "R, the relevant documents judged (trec_eval, ir_measures)", "relevant judged (R)"),
+            Choice(
+                "min-k-relevant",
+                "min(k, R): a query with more relevant documents than k can still score 1 (Spark MLlib, RecBole)",
+                "min(k, relevant judged)",
+            ),
+        ),
+        variables=(_variable("ap_denominator", "STRING"),),
+        described_as="ap_denominator",
+        in_profiles=True,
+        absent_means_default=True,
+    ),
+    Convention(
+        "precision_denominator",
+        "precision_denominator",
+        "what P@k divides by",
+        default="k",
+        choices=(
+            Choice("k", "k, even when fewer were retrieved (trec_eval, Spark MLlib, RecBole)", "k"),
+            Choice(
+                "min-k-retrieved",
+                "min(k, retrieved): a short list is not charged for the ranks it lacks (TF-Ranking, Elasticsearch)",
+                "min(k, retrieved)",
+            ),
+        ),
+        variables=(_variable("precision_denominator", "STRING"),),
+        described_as="precision_denominator",
+        in_profiles=True,
+        absent_means_default=True,
+    ),
+    Convention(
         "all_queries",
         "all_queries",
         "qrels queries missing from the run score 0 (trec_eval -c)",
@@ -558,6 +618,26 @@ CONVENTIONS: tuple[Convention, ...] = (
         variables=(_variable("all_queries", "BOOLEAN"),),
         described_as="all_queries",
         in_profiles=True,
+    ),
+    Convention(
+        "queries_without_judgments",
+        "queries_without_judgments",
+        "run queries with no row in the qrels",
+        default="skip",
+        choices=(
+            Choice("skip", "not evaluated (trec_eval)", "not evaluated", effect="are not evaluated"),
+            Choice(
+                "evaluate",
+                "evaluated with every document unjudged: 0 for P, recall, map, recip_rank and success, NDCG as "
+                "--empty-ideal says (Elasticsearch rank_eval)",
+                "evaluated with every document unjudged",
+                effect="are evaluated with every document unjudged (--queries-without-judgments evaluate)",
+            ),
+        ),
+        variables=(_variable("queries_without_judgments", "STRING"),),
+        described_as="queries_without_judgments",
+        in_profiles=True,
+        absent_means_default=True,
     ),
     Convention(
         "max_results",
@@ -745,10 +825,12 @@ class Measure:
     that do not change it. ``trec_cutoffs`` are trec_eval's default cutoffs of the family (the
     ones ``--measures all_trec`` prints); ``trec_per_query`` says whether trec_eval prints a
     line per query (not for ``num_q`` and the geometric means); ``whole_number`` that it
-    prints the value as a whole number (the counts ``num_*``). ``better`` is the direction
-    of a better system, which the regression gate reads: ``higher``, ``lower`` (the unjudged
-    fraction), or None for a count or a property of the judgments (``num_ret``, ``idcg``),
-    which no gate can read as better or worse.
+    prints the value as a whole number (the counts ``num_*``). ``counters_under`` are
+    ``(convention, value, counters)``: the counters it reads besides when that convention has
+    that value (P@k reads the retrieved count under ``precision_denominator`` min-k-retrieved).
+    ``better`` is the direction of a better system, which the regression gate reads:
+    ``higher``, ``lower`` (the unjudged fraction), or None for a count or a property of the
+    judgments (``num_ret``, ``idcg``), which no gate can read as better or worse.
     """
 
     name: str
@@ -766,12 +848,17 @@ class Measure:
     trec_cutoffs: tuple[int, ...] = ()
     trec_per_query: bool = True
     whole_number: bool = False
+    counters_under: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     better: Better = "higher"
 
     def __post_init__(self) -> None:
         unknown = [name for name in self.counters if name not in COUNTER]
+        unknown += [name for _, _, counters in self.counters_under for name in counters if name not in COUNTER]
         if unknown:
             raise SpecError(f"measure {self.name!r} reads unknown counters {unknown}; COUNTERS has {list(COUNTER)}")
+        for convention, value, _ in self.counters_under:
+            if convention not in CONVENTION or value not in CONVENTION[convention].values:
+                raise SpecError(f"measure {self.name!r}: counters_under names no choice {convention}={value!r}")
         if self.aggregate not in AGGREGATES:
             raise SpecError(f"measure {self.name!r}: unknown aggregate {self.aggregate!r}")
         if self.better not in BETTER:
@@ -805,8 +892,9 @@ MIN_GEOMETRIC_MEAN = 1e-5
 _RELEVANCE_ONLY = (
     "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
     "tie_bounds; under ties average, tied results are ranked by doc_id desc (the order that average "
-    "averages over). They follow relevance_threshold, all_queries, max_results, unjudged, duplicates and "
-    "the ties docid-desc and input-order"
+    "averages over). They follow relevance_threshold, all_queries, queries_without_judgments, max_results, "
+    "unjudged, duplicates and the ties docid-desc and input-order (and P its precision_denominator, map and "
+    "gm_map their ap_denominator)"
 )
 
 # trec_eval's default cutoffs of P, recall, map_cut, ndcg_cut and relative_P (m_P.c and others)
@@ -830,10 +918,12 @@ MEASURES: tuple[Measure, ...] = (
     Measure(
         "P",
         "P@k",
-        "relevant in the top k / k (k even when fewer were retrieved); null for the whole ranking",
+        "relevant in the top k / k (k even when fewer were retrieved; min(k, retrieved) under "
+        "precision_denominator min-k-retrieved, 0 when none is); null for the whole ranking",
         trec_eval_cut="P_{k}",
         ir_measures_cut="P@{k}",
         counters=("relevant_found",),
+        counters_under=(("precision_denominator", "min-k-retrieved", ("retrieved_in_ranking",)),),
         whole=False,
         ignores=_RELEVANCE_ONLY,
         trec_cutoffs=TREC_CUTOFFS,
@@ -851,7 +941,8 @@ MEASURES: tuple[Measure, ...] = (
     Measure(
         "map",
         "AP@k",
-        "sum of the precision at each relevant rank i <= k / relevant judged (0 when none is)",
+        "sum of the precision at each relevant rank i <= k / relevant judged (min(k, relevant judged) under "
+        "ap_denominator min-k-relevant; 0 when none is)",
         trec_eval="map",
         trec_eval_cut="map_cut_{k}",
         ir_measures="AP",
@@ -943,7 +1034,7 @@ MEASURES: tuple[Measure, ...] = (
     Measure(
         "gm_map",
         "GM-AP@k",
-        "AP@k, combined by geometric mean: exp(mean(ln(max(AP, 1e-5))))",
+        "AP@k (its denominator as ap_denominator says), combined by geometric mean: exp(mean(ln(max(AP, 1e-5))))",
         trec_eval="gm_map",
         counters=("relevant_precision_sum", "relevant_in_qrels"),
         aggregate="geometric_mean",
@@ -1132,13 +1223,24 @@ MEASURE_SETS: dict[str, str] = {
 }
 
 
-def counters_of(measures: tuple[str, ...] | list[str]) -> tuple[str, ...]:
-    """The counters the measures named read, in the registry's order.
+def counters_of(measures: tuple[str, ...] | list[str], evaluation: Evaluation | None = None) -> tuple[str, ...]:
+    """The counters the measures named read, in the registry's order: with ``evaluation``,
+    those its conventions add too (:attr:`Measure.counters_under`).
 
     >>> counters_of(("ndcg", "recall"))
     ('relevant_found', 'relevant_in_qrels')
+    >>> counters_of(("P",), Evaluation(precision_denominator="min-k-retrieved"))
+    ('relevant_found', 'retrieved_in_ranking')
     """
     read = {name for measure in measures for name in MEASURE[measure].counters}
+    if evaluation is not None:
+        read |= {
+            name
+            for measure in measures
+            for convention, value, counters in MEASURE[measure].counters_under
+            if getattr(evaluation, convention) == value
+            for name in counters
+        }
     return tuple(counter.name for counter in COUNTERS if counter.name in read)
 
 
@@ -1315,6 +1417,9 @@ class Evaluation:
     duplicates: Duplicates = _DEFAULTS["duplicates"]
     relevance_threshold: float | None = _DEFAULTS["relevance_threshold"]
     tie_bounds: bool = _DEFAULTS["tie_bounds"]
+    queries_without_judgments: QueriesWithoutJudgments = _DEFAULTS["queries_without_judgments"]
+    ap_denominator: ApDenominator = _DEFAULTS["ap_denominator"]
+    precision_denominator: PrecisionDenominator = _DEFAULTS["precision_denominator"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:
@@ -1366,8 +1471,9 @@ class Evaluation:
 
     @property
     def counters(self) -> tuple[str, ...]:
-        """The counters (:data:`COUNTERS`) the measures asked for read: none for NDCG alone."""
-        return counters_of(self.columns)
+        """The counters (:data:`COUNTERS`) the measures asked for read under these conventions:
+        none for NDCG alone."""
+        return counters_of(self.columns, self)
 
     @property
     def signals(self) -> tuple[str, ...]:
@@ -1460,18 +1566,31 @@ PROFILES: dict[str, Profile] = {
         ),
         _profile(
             "spark_mllib",
-            "Spark MLlib RankingMetrics.ndcgAt(k) with ground-truth sets (binary relevance)",
+            "Spark MLlib RankingMetrics ndcgAt(k), precisionAt(k), recallAt(k), meanAveragePrecisionAt(k) "
+            "with ground-truth sets (binary relevance)",
             "Spark counts a document predicted twice twice; it takes the prediction list as ordered",
             gain=Gain("binary"),
             ties="input-order",
+            ap_denominator="min-k-relevant",
+        ),
+        _profile(
+            "recbole",
+            "RecBole NDCG@k, Precision@k, Recall@k, MAP@k, MRR@k, Hit@k (binary relevance)",
+            "RecBole ranks by torch.topk, whose order among tied scores is unspecified; input order stands in for it",
+            gain=Gain("binary"),
+            ties="input-order",
+            ap_denominator="min-k-relevant",
         ),
         _profile(
             "elasticsearch",
-            "Elasticsearch rank_eval dcg with normalize: true",
+            "Elasticsearch rank_eval dcg with normalize: true, precision (ignore_unlabeled: false), "
+            "mean_reciprocal_rank; every rated request is averaged, one without ratings too",
             "Elasticsearch breaks score ties by shard and Lucene doc id; input order stands in for that",
             gain=Gain("exponential"),
             ties="input-order",
             ideal="judged-cut-at-hits",
+            precision_denominator="min-k-retrieved",
+            queries_without_judgments="evaluate",
         ),
     )
 }

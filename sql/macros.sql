@@ -5,7 +5,7 @@
 -- run and qrels: a table or view name, or a Parquet path, glob or list. docs/sql.md lists the parameters.
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), all_queries := FALSE, max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
 WITH run AS (
   SELECT
     run_rows.query_id,
@@ -64,6 +64,30 @@ WITH run AS (
     ) AS refused
   WHERE
     unjudged IS NULL OR NOT LIST_CONTAINS(['zero', 'drop'], unjudged)
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_per_query: ' || 'ap_denominator must be one of relevant, min-k-relevant; got ' || COALESCE('''' || CAST(ap_denominator AS TEXT) || '''', 'null') || ''
+    ) AS refused
+  WHERE
+    ap_denominator IS NULL
+    OR NOT LIST_CONTAINS(['relevant', 'min-k-relevant'], ap_denominator)
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_per_query: ' || 'precision_denominator must be one of k, min-k-retrieved; got ' || COALESCE('''' || CAST(precision_denominator AS TEXT) || '''', 'null') || ''
+    ) AS refused
+  WHERE
+    precision_denominator IS NULL
+    OR NOT LIST_CONTAINS(['k', 'min-k-retrieved'], precision_denominator)
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_per_query: ' || 'queries_without_judgments must be one of skip, evaluate; got ' || COALESCE('''' || CAST(queries_without_judgments AS TEXT) || '''', 'null') || ''
+    ) AS refused
+  WHERE
+    queries_without_judgments IS NULL
+    OR NOT LIST_CONTAINS(['skip', 'evaluate'], queries_without_judgments)
   UNION ALL
   SELECT
     ERROR(
@@ -446,6 +470,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -525,6 +552,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -603,6 +633,9 @@ FROM (
                             'iprec_at_recall',
                             'bpref'
                           ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                         )
                         THEN ['retrieved']
                       END,
@@ -838,6 +871,9 @@ FROM (
                         'bpref'
                       ]
                     )
+                    OR (
+                      LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                    )
                     THEN ['retrieved']
                   END,
                   CAST([] AS TEXT[])
@@ -1067,6 +1103,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -1145,6 +1184,9 @@ FROM (
                           'iprec_at_recall',
                           'bpref'
                         ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                       )
                       THEN ['retrieved']
                     END,
@@ -1225,6 +1267,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -1303,6 +1348,9 @@ FROM (
                           'iprec_at_recall',
                           'bpref'
                         ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                       )
                       THEN ['retrieved']
                     END,
@@ -1383,6 +1431,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -1461,6 +1512,9 @@ FROM (
                           'iprec_at_recall',
                           'bpref'
                         ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                       )
                       THEN ['retrieved']
                     END,
@@ -1550,6 +1604,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -1629,6 +1686,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -1707,6 +1767,9 @@ FROM (
                           'iprec_at_recall',
                           'bpref'
                         ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                       )
                       THEN ['retrieved']
                     END,
@@ -1827,6 +1890,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -1905,6 +1971,9 @@ FROM (
                           'iprec_at_recall',
                           'bpref'
                         ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                       )
                       THEN ['retrieved']
                     END,
@@ -1985,6 +2054,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -2000,6 +2072,285 @@ FROM (
       FROM judgments
       GROUP BY
         judgments.query_id
+    ), evaluated_queries__unjudged_queries AS (
+      SELECT
+        run_queries.query_id,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['relevant']
+            ),
+            'relevant'
+          )
+          THEN CAST(0 AS BIGINT)
+        END AS relevant_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['judged']
+            ),
+            'judged'
+          )
+          THEN CAST(0 AS BIGINT)
+        END AS judged_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['nonrelevant']
+            ),
+            'nonrelevant'
+          )
+          THEN CAST(0 AS BIGINT)
+        END AS nonrelevant_in_qrels
+      FROM (
+        SELECT DISTINCT
+          run.query_id
+        FROM run
+      ) AS run_queries
+      LEFT JOIN evaluated_queries__judged_queries AS judged_queries
+        ON run_queries.query_id = judged_queries.query_id
+      WHERE
+        queries_without_judgments = 'evaluate' AND judged_queries.query_id IS NULL
+    ), evaluated_queries__evaluable_queries AS (
+      SELECT
+        judged.query_id,
+        judged.relevant_in_qrels,
+        judged.judged_in_qrels,
+        judged.nonrelevant_in_qrels
+      FROM evaluated_queries__judged_queries AS judged
+      WHERE
+        COALESCE(all_queries, FALSE)
+        OR judged.query_id IN (
+          SELECT DISTINCT
+            run.query_id
+          FROM run
+        )
+      UNION ALL
+      SELECT
+        unjudged.query_id,
+        unjudged.relevant_in_qrels,
+        unjudged.judged_in_qrels,
+        unjudged.nonrelevant_in_qrels
+      FROM evaluated_queries__unjudged_queries AS unjudged
     ), evaluated_queries__retrieved_counts AS (
       SELECT
         retrieved.query_id,
@@ -2073,6 +2424,9 @@ FROM (
                         'bpref'
                       ]
                     )
+                    OR (
+                      LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                    )
                     THEN ['retrieved']
                   END,
                   CAST([] AS TEXT[])
@@ -2087,7 +2441,7 @@ FROM (
         retrieved.query_id
     ), evaluated_queries__final AS (
       SELECT
-        judged_queries.*,
+        evaluable_queries.*,
         CASE
           WHEN ARRAY_CONTAINS(
             COALESCE(
@@ -2155,6 +2509,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -2167,16 +2524,9 @@ FROM (
           )
           THEN COALESCE(retrieved_counts.retrieved_in_ranking, 0)
         END AS retrieved_in_ranking
-      FROM evaluated_queries__judged_queries AS judged_queries
+      FROM evaluated_queries__evaluable_queries AS evaluable_queries
       LEFT JOIN evaluated_queries__retrieved_counts AS retrieved_counts
-        ON judged_queries.query_id = retrieved_counts.query_id
-      WHERE
-        COALESCE(all_queries, FALSE)
-        OR judged_queries.query_id IN (
-          SELECT DISTINCT
-            run.query_id
-          FROM run
-        )
+        ON evaluable_queries.query_id = retrieved_counts.query_id
     )
     SELECT
       *
@@ -2308,7 +2658,12 @@ FROM (
         LEAST(
           COALESCE(counted.k, counted.retrieved_in_ranking),
           COALESCE(counted.retrieved_in_ranking, 0)
-        ) AS ret
+        ) AS ret,
+        CASE
+          WHEN ap_denominator = 'min-k-relevant' AND NOT counted.k IS NULL
+          THEN LEAST(counted.k, COALESCE(counted.relevant_in_qrels, 0))
+          ELSE COALESCE(counted.relevant_in_qrels, 0)
+        END AS ap_divisor
       FROM counted
     ), measures_trec__final AS (
       SELECT
@@ -2327,7 +2682,7 @@ FROM (
         END AS num_nonrel_judged_ret,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'gm_map')
-          THEN COALESCE(c.relevant_precision_sum / NULLIF(c.rel, 0), 0.0)
+          THEN COALESCE(c.relevant_precision_sum / NULLIF(c.ap_divisor, 0), 0.0)
         END AS gm_map,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'relative_P') AND NOT c.k IS NULL
@@ -2535,8 +2890,10 @@ FROM (
           ELSE 0.0
         END AS ndcg,
         CASE
-          WHEN ARRAY_CONTAINS(measures, 'P')
+          WHEN ARRAY_CONTAINS(measures, 'P') AND COALESCE(precision_denominator, 'k') = 'k'
           THEN COALESCE(c.relevant_found, 0) / c.k
+          WHEN ARRAY_CONTAINS(measures, 'P') AND NOT c.k IS NULL
+          THEN COALESCE(c.relevant_found / NULLIF(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)), 0), 0.0)
         END AS "P",
         CASE
           WHEN ARRAY_CONTAINS(measures, 'recall')
@@ -2544,7 +2901,7 @@ FROM (
         END AS recall,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'map')
-          THEN COALESCE(c.relevant_precision_sum / NULLIF(c.relevant_in_qrels, 0), 0.0)
+          THEN COALESCE(c.relevant_precision_sum / NULLIF(c.ap_divisor, 0), 0.0)
         END AS "map",
         CASE
           WHEN ARRAY_CONTAINS(measures, 'recip_rank')
@@ -2665,7 +3022,7 @@ WHERE
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), all_queries := FALSE, max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
 WITH run AS (
   SELECT
     run_rows.query_id,
@@ -2724,6 +3081,30 @@ WITH run AS (
     ) AS refused
   WHERE
     unjudged IS NULL OR NOT LIST_CONTAINS(['zero', 'drop'], unjudged)
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_summary: ' || 'ap_denominator must be one of relevant, min-k-relevant; got ' || COALESCE('''' || CAST(ap_denominator AS TEXT) || '''', 'null') || ''
+    ) AS refused
+  WHERE
+    ap_denominator IS NULL
+    OR NOT LIST_CONTAINS(['relevant', 'min-k-relevant'], ap_denominator)
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_summary: ' || 'precision_denominator must be one of k, min-k-retrieved; got ' || COALESCE('''' || CAST(precision_denominator AS TEXT) || '''', 'null') || ''
+    ) AS refused
+  WHERE
+    precision_denominator IS NULL
+    OR NOT LIST_CONTAINS(['k', 'min-k-retrieved'], precision_denominator)
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_summary: ' || 'queries_without_judgments must be one of skip, evaluate; got ' || COALESCE('''' || CAST(queries_without_judgments AS TEXT) || '''', 'null') || ''
+    ) AS refused
+  WHERE
+    queries_without_judgments IS NULL
+    OR NOT LIST_CONTAINS(['skip', 'evaluate'], queries_without_judgments)
   UNION ALL
   SELECT
     ERROR(
@@ -3107,6 +3488,9 @@ FROM (
                               'bpref'
                             ]
                           )
+                          OR (
+                            LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                          )
                           THEN ['retrieved']
                         END,
                         CAST([] AS TEXT[])
@@ -3186,6 +3570,9 @@ FROM (
                               'bpref'
                             ]
                           )
+                          OR (
+                            LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                          )
                           THEN ['retrieved']
                         END,
                         CAST([] AS TEXT[])
@@ -3264,6 +3651,9 @@ FROM (
                               'iprec_at_recall',
                               'bpref'
                             ]
+                          )
+                          OR (
+                            LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                           )
                           THEN ['retrieved']
                         END,
@@ -3499,6 +3889,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -3728,6 +4121,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -3806,6 +4202,9 @@ FROM (
                             'iprec_at_recall',
                             'bpref'
                           ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                         )
                         THEN ['retrieved']
                       END,
@@ -3886,6 +4285,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -3964,6 +4366,9 @@ FROM (
                             'iprec_at_recall',
                             'bpref'
                           ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                         )
                         THEN ['retrieved']
                       END,
@@ -4044,6 +4449,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -4122,6 +4530,9 @@ FROM (
                             'iprec_at_recall',
                             'bpref'
                           ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                         )
                         THEN ['retrieved']
                       END,
@@ -4211,6 +4622,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -4290,6 +4704,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -4368,6 +4785,9 @@ FROM (
                             'iprec_at_recall',
                             'bpref'
                           ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                         )
                         THEN ['retrieved']
                       END,
@@ -4488,6 +4908,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -4566,6 +4989,9 @@ FROM (
                             'iprec_at_recall',
                             'bpref'
                           ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
                         )
                         THEN ['retrieved']
                       END,
@@ -4646,6 +5072,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -4661,6 +5090,285 @@ FROM (
         FROM judgments
         GROUP BY
           judgments.query_id
+      ), evaluated_queries__unjudged_queries AS (
+        SELECT
+          run_queries.query_id,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['relevant']
+              ),
+              'relevant'
+            )
+            THEN CAST(0 AS BIGINT)
+          END AS relevant_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['judged']
+              ),
+              'judged'
+            )
+            THEN CAST(0 AS BIGINT)
+          END AS judged_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['nonrelevant']
+              ),
+              'nonrelevant'
+            )
+            THEN CAST(0 AS BIGINT)
+          END AS nonrelevant_in_qrels
+        FROM (
+          SELECT DISTINCT
+            run.query_id
+          FROM run
+        ) AS run_queries
+        LEFT JOIN evaluated_queries__judged_queries AS judged_queries
+          ON run_queries.query_id = judged_queries.query_id
+        WHERE
+          queries_without_judgments = 'evaluate' AND judged_queries.query_id IS NULL
+      ), evaluated_queries__evaluable_queries AS (
+        SELECT
+          judged.query_id,
+          judged.relevant_in_qrels,
+          judged.judged_in_qrels,
+          judged.nonrelevant_in_qrels
+        FROM evaluated_queries__judged_queries AS judged
+        WHERE
+          COALESCE(all_queries, FALSE)
+          OR judged.query_id IN (
+            SELECT DISTINCT
+              run.query_id
+            FROM run
+          )
+        UNION ALL
+        SELECT
+          unjudged.query_id,
+          unjudged.relevant_in_qrels,
+          unjudged.judged_in_qrels,
+          unjudged.nonrelevant_in_qrels
+        FROM evaluated_queries__unjudged_queries AS unjudged
       ), evaluated_queries__retrieved_counts AS (
         SELECT
           retrieved.query_id,
@@ -4734,6 +5442,9 @@ FROM (
                           'bpref'
                         ]
                       )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
                       THEN ['retrieved']
                     END,
                     CAST([] AS TEXT[])
@@ -4748,7 +5459,7 @@ FROM (
           retrieved.query_id
       ), evaluated_queries__final AS (
         SELECT
-          judged_queries.*,
+          evaluable_queries.*,
           CASE
             WHEN ARRAY_CONTAINS(
               COALESCE(
@@ -4816,6 +5527,9 @@ FROM (
                             'bpref'
                           ]
                         )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
                         THEN ['retrieved']
                       END,
                       CAST([] AS TEXT[])
@@ -4828,16 +5542,9 @@ FROM (
             )
             THEN COALESCE(retrieved_counts.retrieved_in_ranking, 0)
           END AS retrieved_in_ranking
-        FROM evaluated_queries__judged_queries AS judged_queries
+        FROM evaluated_queries__evaluable_queries AS evaluable_queries
         LEFT JOIN evaluated_queries__retrieved_counts AS retrieved_counts
-          ON judged_queries.query_id = retrieved_counts.query_id
-        WHERE
-          COALESCE(all_queries, FALSE)
-          OR judged_queries.query_id IN (
-            SELECT DISTINCT
-              run.query_id
-            FROM run
-          )
+          ON evaluable_queries.query_id = retrieved_counts.query_id
       )
       SELECT
         *
@@ -4969,7 +5676,12 @@ FROM (
           LEAST(
             COALESCE(counted.k, counted.retrieved_in_ranking),
             COALESCE(counted.retrieved_in_ranking, 0)
-          ) AS ret
+          ) AS ret,
+          CASE
+            WHEN ap_denominator = 'min-k-relevant' AND NOT counted.k IS NULL
+            THEN LEAST(counted.k, COALESCE(counted.relevant_in_qrels, 0))
+            ELSE COALESCE(counted.relevant_in_qrels, 0)
+          END AS ap_divisor
         FROM counted
       ), measures_trec__final AS (
         SELECT
@@ -4988,7 +5700,7 @@ FROM (
           END AS num_nonrel_judged_ret,
           CASE
             WHEN ARRAY_CONTAINS(measures, 'gm_map')
-            THEN COALESCE(c.relevant_precision_sum / NULLIF(c.rel, 0), 0.0)
+            THEN COALESCE(c.relevant_precision_sum / NULLIF(c.ap_divisor, 0), 0.0)
           END AS gm_map,
           CASE
             WHEN ARRAY_CONTAINS(measures, 'relative_P') AND NOT c.k IS NULL
@@ -5196,8 +5908,10 @@ FROM (
             ELSE 0.0
           END AS ndcg,
           CASE
-            WHEN ARRAY_CONTAINS(measures, 'P')
+            WHEN ARRAY_CONTAINS(measures, 'P') AND COALESCE(precision_denominator, 'k') = 'k'
             THEN COALESCE(c.relevant_found, 0) / c.k
+            WHEN ARRAY_CONTAINS(measures, 'P') AND NOT c.k IS NULL
+            THEN COALESCE(c.relevant_found / NULLIF(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)), 0), 0.0)
           END AS "P",
           CASE
             WHEN ARRAY_CONTAINS(measures, 'recall')
@@ -5205,7 +5919,7 @@ FROM (
           END AS recall,
           CASE
             WHEN ARRAY_CONTAINS(measures, 'map')
-            THEN COALESCE(c.relevant_precision_sum / NULLIF(c.relevant_in_qrels, 0), 0.0)
+            THEN COALESCE(c.relevant_precision_sum / NULLIF(c.ap_divisor, 0), 0.0)
           END AS "map",
           CASE
             WHEN ARRAY_CONTAINS(measures, 'recip_rank')

@@ -6,13 +6,15 @@
 --
 -- Variables:
 --   SET VARIABLE empty_ideal = 'zero';       -- IDCG 0 scores 0; or 'one', 'nan', 'skip' (null)
+--   SET VARIABLE precision_denominator = 'k';  -- P@k / k; or 'min-k-retrieved': / min(k, retrieved)
 --   SET VARIABLE measures = ['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'];
 --
 -- Creates: view measures (ordering, query_id, k, cg, dcg, idcg, ndcg, P, recall, map,
 -- recip_rank, success, then those of sql/measures_trec.sql and sql/measures_curve.sql) of each evaluated query,
 -- cutoff and ordering (those of sql/counted.sql): NDCG from the sums of the ranking and the
 -- ideal, the others (pipeline/spec.py's formulas) from the counters <signal>_<accumulation>
--- (null where none was kept at or above k); null unless `measures` names them.
+-- (null where none was kept at or above k); null unless `measures` names them. AP divides by
+-- ap_divisor (sql/measures_trec.sql: R, or min(k, R) under ap_denominator).
 
 create or replace temp view measures as
 with
@@ -34,8 +36,13 @@ final as (
         end as ndcg,
         -- each only when asked for (sql/per_query.sql reads them of 'retrieved' only)
         case
-            when list_contains(getvariable('measures'), 'P')
+            when
+                list_contains(getvariable('measures'), 'P')
+                and coalesce(getvariable('precision_denominator'), 'k') = 'k'
                 then coalesce(c.relevant_found, 0) / c.k
+            -- null over the whole ranking (k null), which least() would skip
+            when list_contains(getvariable('measures'), 'P') and c.k is not null
+                then coalesce(c.relevant_found / nullif(least(c.k, coalesce(c.retrieved_in_ranking, 0)), 0), 0.0)
         end as "P",
         case
             when list_contains(getvariable('measures'), 'recall')
@@ -43,7 +50,7 @@ final as (
         end as recall,
         case
             when list_contains(getvariable('measures'), 'map')
-                then coalesce(c.relevant_precision_sum / nullif(c.relevant_in_qrels, 0), 0.0)
+                then coalesce(c.relevant_precision_sum / nullif(c.ap_divisor, 0), 0.0)
         end as map,
         case
             when list_contains(getvariable('measures'), 'recip_rank')

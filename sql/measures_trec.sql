@@ -4,13 +4,14 @@
 --
 -- Variables:
 --   SET VARIABLE measures = ['num_ret', 'set_P'];   -- the families asked for
+--   SET VARIABLE ap_denominator = 'relevant';       -- AP@k / R; or 'min-k-relevant': / min(k, R)
 --
 -- Creates: view measures_trec (the columns of counted, then num_q, num_ret, num_rel,
 -- num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall,
 -- set_map, set_F, utility, unj, judged), pipeline/spec.py's formulas, from the counters
 -- <signal>_<accumulation> (retrieved_in_ranking: n, the results retrieved; min(k, n) of
 -- them at cutoff k); each null unless `measures` names it. A set measure at cutoff k is of
--- the top k.
+-- the top k. Also ap_divisor, what AP@k divides by (read by sql/measures.sql too).
 
 create or replace temp view measures_trec as
 with
@@ -21,7 +22,13 @@ counts as (
         counted.*,
         coalesce(counted.relevant_found, 0) as rel_ret,
         coalesce(counted.relevant_in_qrels, 0) as rel,
-        least(coalesce(counted.k, counted.retrieved_in_ranking), coalesce(counted.retrieved_in_ranking, 0)) as ret
+        least(coalesce(counted.k, counted.retrieved_in_ranking), coalesce(counted.retrieved_in_ranking, 0)) as ret,
+        -- R, or min(k, R) (R over the whole ranking, k null)
+        case
+            when getvariable('ap_denominator') = 'min-k-relevant' and counted.k is not null
+                then least(counted.k, coalesce(counted.relevant_in_qrels, 0))
+            else coalesce(counted.relevant_in_qrels, 0)
+        end as ap_divisor
     from counted
 ),
 
@@ -39,7 +46,7 @@ final as (
         end as num_nonrel_judged_ret,
         case
             when list_contains(getvariable('measures'), 'gm_map')
-                then coalesce(c.relevant_precision_sum / nullif(c.rel, 0), 0.0)
+                then coalesce(c.relevant_precision_sum / nullif(c.ap_divisor, 0), 0.0)
         end as gm_map,
         case
             -- null over the whole ranking (k null), which least() would skip

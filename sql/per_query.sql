@@ -16,8 +16,11 @@
 --      ranked documents ('retrieved'), or of every judged document cut at the number of
 --      results ('judged-cut-at-hits'), cut at k
 --   4. a query whose IDCG is 0 scores 0 ('zero'), 1 ('one'), NaN ('nan') or null ('skip')
---   5. queries only in the run are not evaluated; queries only in the qrels are skipped, or
+--   5. queries only in the run are not evaluated, or evaluated with every document unjudged
+--      when queries_without_judgments is 'evaluate'; queries only in the qrels are skipped, or
 --      score 0 when all_queries is true (trec_eval -c); max_results keeps the best N (-M)
+--   8. P@k divides by k, or min(k, retrieved) ('min-k-retrieved', precision_denominator); AP@k
+--      by R, or min(k, R) ('min-k-relevant', ap_denominator)
 --   6. unjudged = 'drop' removes unjudged documents (absent from the qrels or labelled below 0)
 --      after max_results (trec_eval -J)
 --   7. duplicates in the run: refused before this runs ('error', pipeline/validate.py), or

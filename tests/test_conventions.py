@@ -13,10 +13,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from pipeline import InvalidInput, UsageError, evaluate, make_evaluation, per_query
+from pipeline.compare import convention_differences
+from pipeline.compare_job import check_conventions
 from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
-from tests.helpers import run_cli
+from tests.helpers import TOLERANCE, compute, run_cli
+from tests.helpers.cases import CASES, OPTION_CASES, run_frame
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess; input-order ties and groups")
 
@@ -349,3 +353,252 @@ def test_max_results_keeps_best_ranked(tmp_path: Path, engine: str) -> None:
     # kept: best (1), good (1); ideal over all three judged: 1, 1, 1
     assert lines[("ndcg_cut_2", "q")] == pytest.approx(1.0, abs=1e-4)
     assert lines[("ndcg", "q")] == pytest.approx((1 + 1 / log2(3)) / (1 + 1 / log2(3) + 1 / log2(4)), abs=1e-4)
+
+
+# the peers' denominators and their queries without judgments (ap_denominator,
+# precision_denominator, queries_without_judgments): arithmetic written out, defaults unchanged
+
+# q: a, b, c, d ranked in that order; a and c relevant, e and f relevant but never retrieved
+# (R = 4); r judges its one document nonrelevant (R = 0)
+PEER_RUN = {"query_id": ["q"] * 4 + ["r"], "doc_id": ["a", "b", "c", "d", "x"], "score": [4.0, 3.0, 2.0, 1.0, 1.0]}
+PEER_QRELS = {
+    "query_id": ["q"] * 5 + ["r"],
+    "doc_id": ["a", "b", "c", "e", "f", "x"],
+    "relevance": [1, 0, 1, 1, 1, 0],
+}
+COMPANIONS = "P,recall,map,gm_map,recip_rank,success"
+
+
+@pytest.mark.parametrize("ap_denominator", ["relevant", "min-k-relevant"])
+def test_ap_denominator(engine: str, ap_denominator: str) -> None:
+    rows = ndcg_rows(
+        *frames(PEER_RUN, PEER_QRELS), engine, k=[2, 3, 10], measures=COMPANIONS, ap_denominator=ap_denominator
+    )
+    # precision at the relevant ranks: a at 1 (1/1), c at 3 (2/3)
+    precision_sums = {2: 1.0, 3: 1 + 2 / 3, 10: 1 + 2 / 3, None: 1 + 2 / 3}
+    by_r = {2: 4, 3: 4, 10: 4, None: 4}  # R, at every k
+    by_min_k_r = {2: 2, 3: 3, 10: 4, None: 4}  # min(k, R); the whole ranking R
+    divisors = by_r if ap_denominator == "relevant" else by_min_k_r
+    for k, precision_sum in precision_sums.items():
+        assert rows[("q", k)]["map"] == pytest.approx(precision_sum / divisors[k]), k
+        assert rows[("q", k)]["gm_map"] == pytest.approx(precision_sum / divisors[k]), k  # its per-query value
+        assert rows[("r", k)]["map"] == 0.0  # R = 0: min(k, 0) = 0, scored 0 under both
+        assert rows[("q", k)]["recall"] == pytest.approx({2: 1 / 4}.get(k, 2 / 4))  # not AP's: unchanged
+        assert rows[("q", k)]["P"] == (None if k is None else pytest.approx({2: 1 / 2, 3: 2 / 3, 10: 2 / 10}[k]))
+
+
+@pytest.mark.parametrize("precision_denominator", ["k", "min-k-retrieved"])
+def test_precision_denominator(engine: str, precision_denominator: str) -> None:
+    # m is judged but not retrieved (all_queries scores it): nothing retrieved, P 0 under both
+    qrels = {key: [*values, value] for (key, values), value in zip(PEER_QRELS.items(), ["m", "y", 1], strict=True)}
+    rows = ndcg_rows(
+        *frames(PEER_RUN, qrels),
+        engine,
+        k=[2, 10],
+        measures=COMPANIONS,
+        all_queries=True,
+        precision_denominator=precision_denominator,
+    )
+    # q retrieves 4 documents, 2 relevant (a at 1, c at 3)
+    if precision_denominator == "k":
+        assert rows[("q", 2)]["P"] == pytest.approx(1 / 2) and rows[("q", 10)]["P"] == pytest.approx(2 / 10)
+    else:
+        assert rows[("q", 2)]["P"] == pytest.approx(1 / min(2, 4))
+        assert rows[("q", 10)]["P"] == pytest.approx(2 / min(10, 4))
+    assert rows[("q", None)]["P"] is None  # P has no whole-ranking value under either
+    assert rows[("r", 10)]["P"] == 0.0 and rows[("m", 2)]["P"] == 0.0 and rows[("m", 10)]["P"] == 0.0
+    assert rows[("q", 10)]["map"] == pytest.approx((1 + 2 / 3) / 4)  # not P's: unchanged
+
+
+def test_queries_without_judgments_evaluate(engine: str) -> None:
+    # "orphan" is in the run only: skipped by default, evaluated with every document unjudged
+    run = {key: [*values, value] for (key, values), value in zip(PEER_RUN.items(), ["orphan", "z", 5.0], strict=True)}
+    skipped = evaluate(*frames(run, PEER_QRELS), engine=engine, k=[2], measures=COMPANIONS)
+    assert "orphan" not in skipped.per_query["query_id"].to_list()
+    assert [w.message for w in skipped.warnings if w.code == "queries_only_in_run"] == [
+        "queries only in the run run, not evaluated"
+    ]
+    evaluated = evaluate(
+        *frames(run, PEER_QRELS), engine=engine, k=[2], measures=COMPANIONS, queries_without_judgments="evaluate"
+    )
+    orphan = evaluated.per_query.filter(pl.col("query_id") == "orphan")
+    assert orphan["k"].to_list() == [None, 2]
+    for name in ("cg", "dcg", "idcg", "ndcg", "recall", "map", "gm_map", "recip_rank", "success"):
+        assert orphan[name].to_list() == [0.0, 0.0], name
+    assert orphan["P"].to_list() == [None, 0.0]
+    (warning,) = [w for w in evaluated.warnings if w.code == "queries_only_in_run"]
+    assert "evaluated with every document unjudged" in warning.message and "score 0" in warning.message
+    # the summary counts it: q's NDCG@2 is 1/(1 + 1/log2(3)) (a at 1, ideal 1, 1), r's 0, orphan's 0
+    at_2 = evaluated.summary.filter(pl.col("k") == 2).row(0, named=True)
+    assert at_2["queries"] == 3
+    assert at_2["ndcg"] == pytest.approx((1 / (1 + 1 / log2(3)) + 0 + 0) / 3)
+    assert at_2["P"] == pytest.approx((1 / 2 + 0 + 0) / 3)
+
+
+@pytest.mark.parametrize(
+    ("options", "expected_queries", "expected_orphan_ndcg"),
+    [
+        # empty_ideal decides the NDCG of every query whose IDCG is 0, one without judgments too
+        ({"empty_ideal": "one"}, {"q", "r", "orphan"}, 1.0),
+        ({"empty_ideal": "skip"}, {"q", "orphan"}, None),  # r and orphan: null, out of every mean
+        # all_queries adds the qrels' queries missing from the run: both sides, every query
+        ({"all_queries": True}, {"q", "r", "orphan", "m"}, 0.0),
+    ],
+)
+def test_queries_without_judgments_meet_the_other_conventions(
+    engine: str, options: dict, expected_queries: set, expected_orphan_ndcg: float | None
+) -> None:
+    run = {key: [*values, value] for (key, values), value in zip(PEER_RUN.items(), ["orphan", "z", 5.0], strict=True)}
+    qrels = {key: [*values, value] for (key, values), value in zip(PEER_QRELS.items(), ["m", "y", 1], strict=True)}
+    result = evaluate(
+        *frames(run, qrels), engine=engine, k=[2], measures="P", queries_without_judgments="evaluate", **options
+    )
+    assert set(result.per_query["query_id"]) == expected_queries | (
+        {"r"} if options.get("empty_ideal") == "skip" else set()
+    )
+    orphan = result.per_query.filter(pl.col("query_id") == "orphan", pl.col("k") == 2)
+    assert orphan["ndcg"][0] == expected_orphan_ndcg and orphan["P"][0] == 0.0
+    summary = result.summary.filter(pl.col("k") == 2).row(0, named=True)
+    assert summary["queries"] == len(expected_queries) - (1 if options.get("empty_ideal") == "skip" else 0)
+
+
+def test_the_peer_conventions_relate_to_the_defaults_on_the_edge_case_matrix() -> None:
+    # On every case of tests/helpers/cases.py, both engines: P under min-k-retrieved is P@k
+    # scaled by k / min(k, n), AP under min-k-relevant is AP scaled by R / min(k, R) (the
+    # definitions), and queries_without_judgments adds rows, never changes one.
+    measures = "P,map,gm_map,num_ret,num_rel,recall"
+    peers = {"ap_denominator": "min-k-relevant", "precision_denominator": "min-k-retrieved"}
+    for case, (run_rows, qrels_rows, options, id_type) in {**CASES, **OPTION_CASES}.items():
+        if len({(row[0], row[1]) for row in run_rows}) < len(run_rows) and "duplicates" not in options:
+            options = {**options, "duplicates": "max-score"}
+        run = run_frame(run_rows, id_type)
+        qrels = pl.LazyFrame(
+            qrels_rows, schema={"query_id": id_type, "doc_id": id_type, "relevance": pl.Float64}, orient="row"
+        )
+        tables = {}
+        for name, extra in (
+            ("default", {}),
+            ("peers", peers),
+            ("evaluate", {**peers, "queries_without_judgments": "evaluate"}),
+        ):
+            evaluation = Evaluation(measures=tuple(measures.split(",")), **options, **extra)  # type: ignore[arg-type]
+            by_polars = compute("polars", run, qrels, evaluation)
+            by_sql = compute("duckdb", run, qrels, evaluation)
+            assert_frame_equal(by_sql, by_polars, rel_tol=0, abs_tol=TOLERANCE)
+            tables[name] = {(row["query_id"], row["k"]): row for row in by_polars.iter_rows(named=True)}
+        default, peer, evaluated = tables["default"], tables["peers"], tables["evaluate"]
+        assert set(default) == set(peer) and set(default) <= set(evaluated), case
+        for key, row in default.items():
+            k, n, relevant = key[1], row["num_ret"], row["num_rel"]
+            if k is not None and n:
+                assert peer[key]["P"] == pytest.approx(row["P"] * k / min(k, n)), (case, key)
+            elif k is not None:
+                assert peer[key]["P"] == 0.0, (case, key)
+            if relevant:
+                divisor = relevant if k is None else min(k, relevant)
+                for name in ("map", "gm_map"):
+                    assert peer[key][name] == pytest.approx(row[name] * relevant / divisor), (case, key, name)
+            for name in ("ndcg", "P", "map", "gm_map", "recall", "num_ret"):
+                assert evaluated[key][name] == (
+                    None if peer[key][name] is None else pytest.approx(peer[key][name], nan_ok=True)
+                ), (case, key, name)
+        for key in set(evaluated) - set(default):
+            assert all(evaluated[key][name] == 0.0 for name in ("map", "recall", "num_rel")), (case, key)
+
+
+def test_the_peer_conventions_as_flags_and_in_the_conventions_header(tmp_path: Path) -> None:
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.DataFrame(PEER_RUN).write_parquet(run)
+    pl.DataFrame(PEER_QRELS).write_parquet(qrels)
+    common = ("evaluate", "--run", run, "--qrels", qrels, "--k", "10", "--measures", "P,map")
+    result = run_cli(
+        *common,
+        "--ap-denominator",
+        "min-k-relevant",
+        "--precision-denominator",
+        "min-k-retrieved",
+        "--queries-without-judgments",
+        "evaluate",
+        "--output-format",
+        "json",
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert {key: payload["conventions"][key] for key in ("ap_denominator", "precision_denominator")} == {
+        "ap_denominator": "min(k, relevant judged)",
+        "precision_denominator": "min(k, retrieved)",
+    }
+    assert payload["conventions"]["queries_without_judgments"] == "evaluated with every document unjudged"
+    at_10 = next(row for row in payload["summary"] if row["k"] == 10)
+    assert at_10["P"] == pytest.approx((2 / 4 + 0 / 1) / 2) and at_10["map"] == pytest.approx(((1 + 2 / 3) / 4 + 0) / 2)
+    # the header names what differs from the profile (here: nothing of these) or from trec_eval's
+    text = run_cli(*common, "--profile", "elasticsearch")
+    assert text.returncode == 0, text.stderr
+    assert "denominator" not in text.stdout.splitlines()[0] and "profile elasticsearch" in text.stdout
+    assert make_evaluation(profile="elasticsearch").precision_denominator == "min-k-retrieved"
+    assert make_evaluation(profile="elasticsearch").queries_without_judgments == "evaluate"
+    assert make_evaluation(profile="spark_mllib").ap_denominator == "min-k-relevant"
+    assert make_evaluation(profile="recbole").ap_denominator == "min-k-relevant"
+    header = run_cli(*common, "--ap-denominator", "min-k-relevant")
+    assert "ap_denominator=min-k-relevant" in header.stdout.splitlines()[0]
+    assert make_evaluation() == Evaluation(
+        ap_denominator="relevant", precision_denominator="k", queries_without_judgments="skip"
+    )
+
+
+@pytest.mark.parametrize(
+    "convention",
+    [
+        ("ap_denominator", "min-k-relevant"),
+        ("precision_denominator", "min-k-retrieved"),
+        ("queries_without_judgments", "evaluate"),
+    ],
+)
+def test_compare_refuses_outputs_that_differ_in_a_peer_convention(convention: tuple[str, str]) -> None:
+    name, value = convention
+    ours, theirs = Evaluation().describe(), Evaluation(**{name: value}).describe()  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match=f"different conventions.*{name}: a="):
+        check_conventions({"a": ours, "b": theirs}, allowed=False)
+    # an output written before the convention existed was evaluated by its default
+    older = {key: described for key, described in ours.items() if key != name}
+    assert convention_differences({"a": ours, "b": older}) == ({}, [])
+    assert name in convention_differences({"a": theirs, "b": older})[0]
+
+
+@pytest.mark.spark
+@pytest.mark.timeout(900)
+def test_spark_agrees_on_the_edge_case_matrix_under_the_peer_conventions(local_spark: object) -> None:
+    # every case of tests/helpers/cases.py in one input (its queries renamed by case), so
+    # Spark plans the transpiled SQL once; with all_queries, queries only in the run and only
+    # in the qrels are both evaluated
+    from pipeline.engines import spark as spark_engine
+
+    run_rows, qrels_rows = [], []
+    for number, (case_run, case_qrels, _, _) in enumerate({**CASES, **OPTION_CASES}.values()):
+        run_rows += [(f"{number}:{row[0]}", str(row[1]), float(row[2])) for row in case_run]
+        qrels_rows += [(f"{number}:{row[0]}", str(row[1]), float(row[2])) for row in case_qrels]
+    run = pl.LazyFrame(run_rows, schema={"query_id": pl.String, "doc_id": pl.String, "score": pl.Float64}, orient="row")
+    qrels = pl.LazyFrame(
+        qrels_rows, schema={"query_id": pl.String, "doc_id": pl.String, "relevance": pl.Float64}, orient="row"
+    )
+    spark = local_spark
+    evaluation = Evaluation(
+        cutoffs=(1, 2, 3, 5, 10),
+        measures=("ndcg", "P", "recall", "map", "gm_map", "recip_rank", "success", "num_ret", "num_rel"),
+        duplicates="max-score",
+        all_queries=True,
+        ap_denominator="min-k-relevant",
+        precision_denominator="min-k-retrieved",
+        queries_without_judgments="evaluate",
+    )
+    by_polars = compute("polars", run, qrels, evaluation)
+    table = spark_engine.per_query(
+        spark.createDataFrame(run.collect().to_arrow()),  # type: ignore[attr-defined]
+        spark.createDataFrame(qrels.collect().to_arrow()),  # type: ignore[attr-defined]
+        evaluation,
+    )
+    by_spark = pl.from_arrow(table.toArrow())
+    assert isinstance(by_spark, pl.DataFrame)
+    assert_frame_equal(by_spark.sort("query_id", "k"), by_polars, rel_tol=0, abs_tol=TOLERANCE)
+    assert by_polars.filter(pl.col("num_rel") == 0)["query_id"].n_unique() >= 2  # queries without judgments
+    assert by_polars.filter(pl.col("num_ret") == 0)["query_id"].n_unique() >= 2  # queries without results

@@ -303,15 +303,24 @@ def _evaluated_queries(
     evaluation: Evaluation,
 ) -> pl.LazyFrame:
     """``query_id``: the judged queries the run has, or with ``all_queries`` every judged
-    query; then the per-query counters the asked measures read (``<signal>_in_qrels``: how
-    many of the query's judged documents a signal holds for; ``relevant_in_qrels`` is R, the
-    denominator of recall and AP; ``retrieved_in_ranking``: how many documents ``retrieved``,
-    the ranking by score, holds, every rank of it kept when this is asked)."""
-    evaluated = judged_queries if evaluation.all_queries else run_queries.join(judged_queries, on=QUERY, how="semi")
+    query, and with ``queries_without_judgments`` evaluate every query of the run too; then
+    the per-query counters the asked measures read (``<signal>_in_qrels``: how many of the
+    query's judged documents a signal holds for, 0 for a query without judgments;
+    ``relevant_in_qrels`` is R, the denominator of recall and AP; ``retrieved_in_ranking``:
+    how many documents ``retrieved``, the ranking by score, holds, every rank of it kept when
+    this is asked)."""
+    if evaluation.queries_without_judgments == "evaluate":
+        evaluated = pl.concat([run_queries, judged_queries]).unique() if evaluation.all_queries else run_queries
+    elif evaluation.all_queries:
+        evaluated = judged_queries
+    else:
+        evaluated = run_queries.join(judged_queries, on=QUERY, how="semi")
     totals = [COUNTER[name] for name in evaluation.counters if COUNTER[name].accumulation == "in_qrels"]
     if totals:
         counted = judgments.group_by(QUERY).agg(pl.col(c.signal).sum().cast(pl.Int64).alias(c.name) for c in totals)
-        evaluated = evaluated.join(counted, on=QUERY, how="left")
+        evaluated = evaluated.join(counted, on=QUERY, how="left").with_columns(
+            pl.col(c.name).fill_null(0) for c in totals
+        )
     if RETRIEVED in evaluation.signals:
         ranks = retrieved.group_by(QUERY).agg(pl.len().cast(pl.Int64).alias("retrieved_in_ranking"))
         evaluated = evaluated.join(ranks, on=QUERY, how="left").with_columns(
@@ -471,7 +480,7 @@ def _measures_trec(counted: pl.LazyFrame, evaluation: Evaluation, *, companions:
         "num_rel": rel.cast(pl.Float64),
         "num_rel_ret": rel_ret.cast(pl.Float64),
         "num_nonrel_judged_ret": pl.col("nonrelevant_found").fill_null(0).cast(pl.Float64),
-        "gm_map": ratio(pl.col("relevant_precision_sum").fill_null(0.0), rel),
+        "gm_map": ratio(pl.col("relevant_precision_sum").fill_null(0.0), ap_denominator(evaluation)),
         # null for the whole ranking (k null)
         "relative_P": pl.when(k.is_not_null()).then(ratio(rel_ret, pl.min_horizontal(k, rel))),
         "set_P": ratio(rel_ret, ret),
@@ -528,19 +537,20 @@ def _measures(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions
     query and cutoff, one formula each: NDCG's from the sums, the others from the counters
     (the rank counters null where none was kept at or above k), trec_eval's from
     :func:`_measures_trec`. With it, the only Polars steps that name a measure."""
-    dcg, idcg, k = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0), pl.col("k")
+    dcg, idcg = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0)
     found = pl.col("relevant_found").fill_null(0)
     relevant_in_qrels = pl.when(pl.col("relevant_in_qrels") > 0)
+    ap_divisor = ap_denominator(evaluation)
     formulas = {
         "cg": pl.col("cg").fill_null(0.0),
         "dcg": dcg,
         "idcg": idcg,
         "ndcg": pl.when(idcg > 0).then(dcg / idcg).otherwise(_empty_ideal_score(evaluation)),
-        "P": found / k,  # null for the whole ranking (k null)
+        "P": precision(found, evaluation),
         "recall": relevant_in_qrels.then(found / pl.col("relevant_in_qrels")).otherwise(0.0),
-        "map": relevant_in_qrels.then(
-            pl.col("relevant_precision_sum").fill_null(0.0) / pl.col("relevant_in_qrels")
-        ).otherwise(0.0),
+        "map": pl.when(ap_divisor > 0)
+        .then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor)
+        .otherwise(0.0),
         # the first relevant rank is null where none is at or above k
         "recip_rank": (1.0 / pl.col("relevant_first_rank")).fill_null(0.0),
         "success": (found > 0).cast(pl.Float64),
@@ -549,6 +559,25 @@ def _measures(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions
     return measures_trec.select(
         QUERY, "k", *(formulas[name].alias(name) if name in formulas else pl.col(name) for name in asked)
     )
+
+
+def ap_denominator(evaluation: Evaluation) -> pl.Expr:
+    """What AP@k divides by (``ap_denominator``): R, or min(k, R) (R for the whole ranking)."""
+    relevant_in_qrels = pl.col("relevant_in_qrels").fill_null(0)
+    if evaluation.ap_denominator == "relevant":
+        return relevant_in_qrels
+    k = pl.col("k")
+    return pl.when(k.is_null()).then(relevant_in_qrels).otherwise(pl.min_horizontal(k, relevant_in_qrels))
+
+
+def precision(found: pl.Expr, evaluation: Evaluation) -> pl.Expr:
+    """P@k: ``found`` / k, or / min(k, retrieved) under ``precision_denominator``
+    min-k-retrieved (0 when nothing was retrieved); null for the whole ranking (k null)."""
+    k = pl.col("k")
+    if evaluation.precision_denominator == "k":
+        return found / k
+    retrieved = pl.min_horizontal(k, pl.col("retrieved_in_ranking").fill_null(0))
+    return pl.when(k.is_null()).then(None).when(retrieved > 0).then(found / retrieved).otherwise(0.0)
 
 
 def _straddles(as_ranked: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:

@@ -115,6 +115,13 @@ OPTION_VALUES: dict[str, list[dict]] = {
     "unjudged": [{"unjudged": "drop"}],
     "duplicates": [{"duplicates": "first"}, {"duplicates": "max-score"}],
     "relevance": [{"gain": Gain("binary")}, {"gain": Gain("binary"), "relevance_threshold": 2}],
+    # change no NDCG: the matrices that ask for every measure family (the macros') read them
+    "denominators": [{"ap_denominator": "min-k-relevant", "precision_denominator": "min-k-retrieved"}],
+    "queries_without_judgments": [
+        {"queries_without_judgments": "evaluate"},
+        {"queries_without_judgments": "evaluate", "empty_ideal": "skip"},
+        {"queries_without_judgments": "evaluate", "all_queries": True},
+    ],
 }
 
 
@@ -167,6 +174,7 @@ def reference_options(evaluation: Evaluation) -> dict:
         "unjudged": evaluation.unjudged,
         "duplicates": evaluation.duplicates,
         "relevance_threshold": evaluation.relevance_threshold,
+        "queries_without_judgments": evaluation.queries_without_judgments,
     }
 
 

@@ -113,10 +113,9 @@ def xgboost_ndcg(labels: list[int], scores: list[float], groups: list[int], metr
     return [float(values[metric]) for metric in metrics]
 
 
-def spark_ndcg_per_query(spark: object, rankings: dict, cutoffs: tuple[int, ...]) -> dict:
-    """{(query, k): ndcgAt(k)} from pyspark.ml's RankingEvaluator (the DataFrame front of
-    mllib's RankingMetrics), one query at a time; doc ids become doubles, as it requires."""
-    from pyspark.ml.evaluation import RankingEvaluator
+def _spark_rankings_frame(spark: object, rankings: dict) -> object:
+    """The rankings as pyspark.ml's RankingEvaluator reads them (cached): one row per query,
+    doc ids become doubles, as it requires."""
     from pyspark.sql import types as spark_types
 
     numbers: dict[str, float] = {}
@@ -134,15 +133,28 @@ def spark_ndcg_per_query(spark: object, rankings: dict, cutoffs: tuple[int, ...]
         (query, [numbers[d] for d in predicted], [numbers[d] for d in relevant])
         for query, (predicted, relevant) in rankings.items()
     ]
-    frame = spark.createDataFrame(rows, schema).cache()  # type: ignore[attr-defined]
+    return spark.createDataFrame(rows, schema).cache()  # type: ignore[attr-defined]
+
+
+def spark_per_query(spark: object, rankings: dict, metric: str, cutoffs: tuple[int, ...]) -> dict:
+    """{(query, k): metric at k} (``ndcgAtK``, ``meanAveragePrecisionAtK``) from pyspark.ml's
+    RankingEvaluator (the DataFrame front of mllib's RankingMetrics), one query at a time."""
+    from pyspark.ml.evaluation import RankingEvaluator
+
+    frame = _spark_rankings_frame(spark, rankings)
     table = {}
     for query in rankings:
-        one_query = frame.where(frame.query_id == query)
+        one_query = frame.where(frame.query_id == query)  # type: ignore[attr-defined]
         for k in cutoffs:
-            evaluator = RankingEvaluator(metricName="ndcgAtK", k=k, predictionCol="prediction", labelCol="label")
+            evaluator = RankingEvaluator(metricName=metric, k=k, predictionCol="prediction", labelCol="label")
             table[(query, k)] = evaluator.evaluate(one_query)
-    frame.unpersist()
+    frame.unpersist()  # type: ignore[attr-defined]
     return table
+
+
+def spark_ndcg_per_query(spark: object, rankings: dict, cutoffs: tuple[int, ...]) -> dict:
+    """{(query, k): ndcgAt(k)} from pyspark.ml's RankingEvaluator, one query at a time."""
+    return spark_per_query(spark, rankings, "ndcgAtK", cutoffs)
 
 
 def spark_mllib_mean(spark: object, rankings: dict, k: int) -> float:
@@ -152,3 +164,18 @@ def spark_mllib_mean(spark: object, rankings: dict, k: int) -> float:
 
     rows = sorted(rankings.values(), key=lambda ranking: not ranking[1])
     return float(RankingMetrics(spark.sparkContext.parallelize(rows)).ndcgAt(k))  # type: ignore[attr-defined]
+
+
+def spark_mllib_means(spark: object, rankings: dict, cutoffs: tuple[int, ...]) -> dict[tuple[str, int], float]:
+    """{(metric, k): Spark's mean}: pyspark.mllib RankingMetrics' meanAveragePrecisionAt(k),
+    precisionAt(k) and recallAt(k) over every query, one RankingMetrics for all of them."""
+    from pyspark.mllib.evaluation import RankingMetrics
+
+    rows = sorted(rankings.values(), key=lambda ranking: not ranking[1])  # schema from a non-empty row
+    metrics = RankingMetrics(spark.sparkContext.parallelize(rows).cache())  # type: ignore[attr-defined]
+    means = {}
+    for k in cutoffs:
+        means[("map", k)] = float(metrics.meanAveragePrecisionAt(k))
+        means[("P", k)] = float(metrics.precisionAt(k))
+        means[("recall", k)] = float(metrics.recallAt(k))
+    return means

@@ -91,6 +91,7 @@ def ndcg_table(
     unjudged: str = "zero",
     duplicates: str = "error",
     relevance_threshold: float | None = None,
+    queries_without_judgments: str = "skip",
 ) -> dict[tuple, tuple[float, float, float, float | None]]:
     """{(query_id, k): (cg, dcg, idcg, ndcg)}; k None is the whole ranking."""
     labels: dict = defaultdict(dict)
@@ -101,7 +102,8 @@ def ndcg_table(
         query_id, doc_id, score = row[:3]
         rank = row[3] if len(row) > 3 else None
         results[query_id].append((arrival, doc_id, score, rank))
-    queries = [q for q in results if q in labels]
+    # a run query without judgments judges nothing: every document unjudged, no ideal
+    queries = [q for q in results if q in labels or queries_without_judgments == "evaluate"]
     if all_queries:
         queries += [q for q in labels if q not in results]
 
