@@ -669,6 +669,10 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("relevant", "a judged label (>= 0) at or above relevance_threshold (> 0 when unset)"),
     Signal("judged", "a label >= 0 (a negative label counts as unjudged)"),
     Signal("nonrelevant", "a judged label (>= 0) that is not relevant"),
+    # trec_eval's pool: a document of the qrels with a negative label was pooled but not judged
+    # (its RELVALUE_UNJUDGED), one absent from them was never pooled (RELVALUE_NONPOOL); infAP
+    # tells the two apart
+    Signal("pooled", "the document is in the query's judgments, whatever its label (a negative one too)"),
 )
 SIGNAL_NAMES: tuple[str, ...] = tuple(signal.name for signal in SIGNALS)
 
@@ -721,6 +725,7 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("nonrelevant", "found", "judged nonrelevant results at or above k"),
     Counter("nonrelevant", "in_qrels", "documents judged nonrelevant for the query (N, bpref's)"),
     Counter(RETRIEVED, "in_ranking", "results retrieved for the query (n; min(k, n) at or above k)"),
+    Counter("pooled", "found", "results in the judgments (any label, a negative one too) at or above k"),
 )
 COUNTER: dict[str, Counter] = {counter.name: counter for counter in COUNTERS}
 
@@ -1097,6 +1102,26 @@ MEASURES += (
         aggregate="geometric_mean",
         ignores=_RELEVANCE_ONLY,
         trec_per_query=False,
+    ),
+)
+# trec_eval's inferred AP (m_infap.c; Yilmaz and Aslam, CIKM 2006), from the same per-query
+# step as the curve (sql/relevance_curve.sql): a judgment pool of which only a sample was
+# judged. A retrieved document absent from the judgments was never pooled and counts as a
+# nonrelevant rank above; one in them with a negative label was pooled but not judged, and its
+# relevance is inferred from the judged ones above it (the relevant share of them, eps-smoothed).
+INFAP_EPSILON = 1e-5  # trec_eval.h's INFAP_EPSILON
+MEASURES += (
+    Measure(
+        "infap",
+        "inferred AP",
+        "the sum over the relevant results at rank k of 1 (k = 1), else 1/k + (p/k) * (r + eps) / (r + n + 2 "
+        "eps), with p pooled results above k (in the judgments, a negative label too), r relevant and n "
+        "judged nonrelevant above k, eps = 1e-5; / R (0 when R is 0); of the whole ranking only",
+        trec_eval="infAP",
+        ir_measures="infAP",
+        counters=("relevant_found", "nonrelevant_found", "pooled_found", "relevant_in_qrels"),
+        family="infAP",
+        ignores=_RELEVANCE_ONLY,
     ),
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}

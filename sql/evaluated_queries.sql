@@ -8,7 +8,7 @@
 --   SET VARIABLE signals = ['relevant'];     -- the signals counted; unset: every signal
 --
 -- Creates: view evaluated_queries (query_id, relevant_in_qrels, judged_in_qrels,
--- nonrelevant_in_qrels, retrieved_in_ranking): the judged queries the run has, or with
+-- nonrelevant_in_qrels, pooled_in_qrels, retrieved_in_ranking): the judged queries the run has, or with
 -- all_queries every judged query, and the per-query counters (the same at every cutoff): how
 -- many of the query's judged documents each signal holds for (R, the relevant ones, is the
 -- denominator of recall and AP), and with 'retrieved' in `signals` how many documents its
@@ -31,7 +31,11 @@ judged_queries as (
         case
             when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
                 then sum(cast(judgments.nonrelevant as bigint))
-        end as nonrelevant_in_qrels
+        end as nonrelevant_in_qrels,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled')
+                then sum(cast(judgments.pooled as bigint))
+        end as pooled_in_qrels
     from judgments
     group by judgments.query_id
 ),

@@ -74,7 +74,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -102,7 +102,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -139,7 +140,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -291,6 +293,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'infAP') THEN ['infap'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -378,6 +381,7 @@ FROM (
       SELECT
         labelled.*,
         labelled.judged AND NOT labelled.relevant AS nonrelevant,
+        TRUE AS pooled,
         COALESCE(
           (
             ARRAY_CONTAINS(
@@ -407,7 +411,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -422,10 +427,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -486,7 +502,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -501,10 +518,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -565,7 +593,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -580,10 +609,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -616,6 +656,94 @@ FROM (
             )
             AND labelled.judged
             AND NOT labelled.relevant
+          )
+          OR ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
           ),
           FALSE
         ) AS counted
@@ -675,6 +803,7 @@ FROM (
         COALESCE(judgments.judged, FALSE) AS judged,
         COALESCE(judgments.relevant, FALSE) AS relevant,
         COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+        COALESCE(judgments.pooled, FALSE) AS pooled,
         COALESCE(judgments.counted, FALSE) AS counted
       FROM deduplicated
       LEFT JOIN judgments
@@ -692,6 +821,7 @@ FROM (
         gained.judged,
         gained.relevant,
         gained.nonrelevant,
+        gained.pooled,
         gained.counted,
         ROW_NUMBER() OVER (
           PARTITION BY gained.query_id
@@ -708,6 +838,7 @@ FROM (
         gained.judged,
         gained.relevant,
         gained.nonrelevant,
+        gained.pooled,
         gained.counted,
         ROW_NUMBER() OVER (
           PARTITION BY gained.query_id
@@ -763,6 +894,7 @@ FROM (
         COALESCE(judgments.judged, FALSE) AS judged,
         COALESCE(judgments.relevant, FALSE) AS relevant,
         COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+        COALESCE(judgments.pooled, FALSE) AS pooled,
         COALESCE(judgments.counted, FALSE) AS counted,
         ranked_by_score.position
       FROM ranked__ranked_by_score AS ranked_by_score
@@ -799,7 +931,8 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'infAP'
                       ]
                     )
                     THEN ['relevant']
@@ -814,10 +947,21 @@ FROM (
                   CASE
                     WHEN LIST_HAS_ANY(
                       measures,
-                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      [
+                        'num_nonrel_judged_ret',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref',
+                        'infAP'
+                      ]
                     )
                     THEN ['nonrelevant']
                   END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
@@ -892,6 +1036,7 @@ FROM (
         kept.judged,
         kept.relevant,
         kept.nonrelevant,
+        kept.pooled,
         kept.counted
       FROM retrieved__kept AS kept
     )
@@ -957,7 +1102,8 @@ FROM (
         ranks.credited_gain,
         ranks.judged AND ranks.ordering = 'retrieved' AS judged,
         ranks.relevant AND ranks.ordering = 'retrieved' AS relevant,
-        ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant
+        ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant,
+        ranks.pooled AND ranks.ordering = 'retrieved' AS pooled
       FROM rankings__ranks AS ranks
       WHERE
         ranks.credited_gain <> 0 OR (
@@ -971,7 +1117,8 @@ FROM (
         ideal.credited_gain,
         FALSE AS judged,
         FALSE AS relevant,
-        FALSE AS nonrelevant
+        FALSE AS nonrelevant,
+        FALSE AS pooled
       FROM rankings__ideal AS ideal
     )
     SELECT
@@ -997,6 +1144,7 @@ FROM (
         d.relevant,
         d.judged,
         d.nonrelevant,
+        d.pooled,
         LEAD(d.rank) OVER in_rank_order AS next_rank,
         SUM(d.credited_gain) OVER running AS cg,
         SUM(d.discounted_gain) OVER running AS dcg,
@@ -1028,7 +1176,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1043,10 +1192,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1107,7 +1267,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1122,10 +1283,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1186,7 +1358,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1201,10 +1374,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1265,7 +1449,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1280,10 +1465,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1344,7 +1540,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1359,10 +1556,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1423,7 +1631,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1438,10 +1647,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1473,7 +1693,189 @@ FROM (
             'nonrelevant'
           )
           THEN MIN(CASE WHEN d.nonrelevant THEN d.rank END) OVER running
-        END AS nonrelevant_first_rank
+        END AS nonrelevant_first_rank,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN SUM(CAST(d.pooled AS INT)) OVER running
+        END AS pooled_found,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN MIN(CASE WHEN d.pooled THEN d.rank END) OVER running
+        END AS pooled_first_rank
       FROM running_sums__discounted AS d
       WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank), running AS (
         PARTITION BY d.ranking, d.query_id
@@ -1511,7 +1913,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1526,10 +1929,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1590,7 +2004,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1605,10 +2020,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1669,7 +2095,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1684,10 +2111,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1719,7 +2157,98 @@ FROM (
             'nonrelevant'
           )
           THEN SUM(CASE WHEN c.nonrelevant THEN c.nonrelevant_found / c.rank ELSE 0.0 END) OVER running
-        END AS nonrelevant_precision_sum
+        END AS nonrelevant_precision_sum,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN SUM(CASE WHEN c.pooled THEN c.pooled_found / c.rank ELSE 0.0 END) OVER running
+        END AS pooled_precision_sum
       FROM running_sums__cumulative AS c
       WINDOW running AS (
         PARTITION BY c.ranking, c.query_id
@@ -1729,7 +2258,7 @@ FROM (
     )
     SELECT
       counted.*
-      EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant)
+      EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant, counted.pooled)
     FROM running_sums__counted AS counted
   ), sums_at_cutoffs AS (
     WITH sums_at_cutoffs__final AS (
@@ -1788,7 +2317,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1803,10 +2333,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1867,7 +2408,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1882,10 +2424,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1946,7 +2499,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1961,10 +2515,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1996,7 +2561,98 @@ FROM (
             'nonrelevant'
           )
           THEN SUM(CAST(judgments.nonrelevant AS BIGINT))
-        END AS nonrelevant_in_qrels
+        END AS nonrelevant_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN SUM(CAST(judgments.pooled AS BIGINT))
+        END AS pooled_in_qrels
       FROM judgments
       GROUP BY
         judgments.query_id
@@ -2034,7 +2690,8 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'infAP'
                       ]
                     )
                     THEN ['relevant']
@@ -2049,10 +2706,21 @@ FROM (
                   CASE
                     WHEN LIST_HAS_ANY(
                       measures,
-                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      [
+                        'num_nonrel_judged_ret',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref',
+                        'infAP'
+                      ]
                     )
                     THEN ['nonrelevant']
                   END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
@@ -2116,7 +2784,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -2131,10 +2800,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2188,7 +2868,8 @@ FROM (
         rankings.rank,
         rankings.relevant,
         SUM(CAST(rankings.relevant AS INT)) OVER running AS found,
-        SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above
+        SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above,
+        SUM(CAST(rankings.pooled AS INT)) OVER running AS pooled_so_far
       FROM rankings
       WHERE
         rankings.ranking = 'retrieved'
@@ -2197,6 +2878,7 @@ FROM (
           OR ARRAY_CONTAINS(measures, 'Rprec_mult')
           OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
           OR ARRAY_CONTAINS(measures, 'bpref')
+          OR ARRAY_CONTAINS(measures, 'infAP')
         )
       WINDOW running AS (
         PARTITION BY rankings.query_id
@@ -2244,7 +2926,30 @@ FROM (
         MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
         MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
         MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
-        MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00
+        MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00,
+        SUM(
+          CASE
+            WHEN v.rank = 1
+            THEN 1.0
+            ELSE 1.0 / v.rank + (
+              (
+                v.rank - 1.0
+              ) / v.rank
+            ) * (
+              (
+                v.pooled_so_far - 1.0
+              ) / (
+                v.rank - 1.0
+              )
+            ) * (
+              (
+                v.found - 1.0 + 1e-5
+              ) / (
+                v.found - 1.0 + v.nonrelevant_above + 2.0 * 1e-5
+              )
+            )
+          END
+        ) AS infap_sum
       FROM relevance_curve__relevant AS v
       GROUP BY
         v.query_id
@@ -2381,7 +3086,8 @@ FROM (
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked
       FROM measures_trec
     ), measures_curve__interpolated AS (
       SELECT
@@ -2445,7 +3151,7 @@ FROM (
     ), measures_curve__final AS (
       SELECT
         w.*
-        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked),
         CASE
           WHEN w.rprec_asked
           THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -2508,7 +3214,8 @@ FROM (
           ) / 11.0
         END AS iprec_11pt_avg,
         CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
-        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
+        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
+        CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap
       FROM measures_curve__interpolated AS w
     )
     SELECT
@@ -2593,7 +3300,8 @@ FROM (
         c.iprec_at_recall_1_00,
         c.iprec_11pt_avg,
         c.bpref,
-        c.gm_bpref
+        c.gm_bpref,
+        c.infap
       FROM measures_curve AS c
     )
     SELECT
@@ -2734,7 +3442,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -2762,7 +3470,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -2799,7 +3508,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -2951,6 +3661,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'infAP') THEN ['infap'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])
@@ -3039,6 +3750,7 @@ FROM (
         SELECT
           labelled.*,
           labelled.judged AND NOT labelled.relevant AS nonrelevant,
+          TRUE AS pooled,
           COALESCE(
             (
               ARRAY_CONTAINS(
@@ -3068,7 +3780,8 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'infAP'
                             ]
                           )
                           THEN ['relevant']
@@ -3083,10 +3796,21 @@ FROM (
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'infAP'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -3147,7 +3871,8 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'infAP'
                             ]
                           )
                           THEN ['relevant']
@@ -3162,10 +3887,21 @@ FROM (
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'infAP'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -3226,7 +3962,8 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'infAP'
                             ]
                           )
                           THEN ['relevant']
@@ -3241,10 +3978,21 @@ FROM (
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'infAP'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -3277,6 +4025,94 @@ FROM (
               )
               AND labelled.judged
               AND NOT labelled.relevant
+            )
+            OR ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
             ),
             FALSE
           ) AS counted
@@ -3336,6 +4172,7 @@ FROM (
           COALESCE(judgments.judged, FALSE) AS judged,
           COALESCE(judgments.relevant, FALSE) AS relevant,
           COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+          COALESCE(judgments.pooled, FALSE) AS pooled,
           COALESCE(judgments.counted, FALSE) AS counted
         FROM deduplicated
         LEFT JOIN judgments
@@ -3353,6 +4190,7 @@ FROM (
           gained.judged,
           gained.relevant,
           gained.nonrelevant,
+          gained.pooled,
           gained.counted,
           ROW_NUMBER() OVER (
             PARTITION BY gained.query_id
@@ -3369,6 +4207,7 @@ FROM (
           gained.judged,
           gained.relevant,
           gained.nonrelevant,
+          gained.pooled,
           gained.counted,
           ROW_NUMBER() OVER (
             PARTITION BY gained.query_id
@@ -3424,6 +4263,7 @@ FROM (
           COALESCE(judgments.judged, FALSE) AS judged,
           COALESCE(judgments.relevant, FALSE) AS relevant,
           COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+          COALESCE(judgments.pooled, FALSE) AS pooled,
           COALESCE(judgments.counted, FALSE) AS counted,
           ranked_by_score.position
         FROM ranked__ranked_by_score AS ranked_by_score
@@ -3460,7 +4300,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -3475,10 +4316,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -3553,6 +4405,7 @@ FROM (
           kept.judged,
           kept.relevant,
           kept.nonrelevant,
+          kept.pooled,
           kept.counted
         FROM retrieved__kept AS kept
       )
@@ -3618,7 +4471,8 @@ FROM (
           ranks.credited_gain,
           ranks.judged AND ranks.ordering = 'retrieved' AS judged,
           ranks.relevant AND ranks.ordering = 'retrieved' AS relevant,
-          ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant
+          ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant,
+          ranks.pooled AND ranks.ordering = 'retrieved' AS pooled
         FROM rankings__ranks AS ranks
         WHERE
           ranks.credited_gain <> 0 OR (
@@ -3632,7 +4486,8 @@ FROM (
           ideal.credited_gain,
           FALSE AS judged,
           FALSE AS relevant,
-          FALSE AS nonrelevant
+          FALSE AS nonrelevant,
+          FALSE AS pooled
         FROM rankings__ideal AS ideal
       )
       SELECT
@@ -3658,6 +4513,7 @@ FROM (
           d.relevant,
           d.judged,
           d.nonrelevant,
+          d.pooled,
           LEAD(d.rank) OVER in_rank_order AS next_rank,
           SUM(d.credited_gain) OVER running AS cg,
           SUM(d.discounted_gain) OVER running AS dcg,
@@ -3689,7 +4545,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -3704,10 +4561,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -3768,7 +4636,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -3783,10 +4652,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -3847,7 +4727,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -3862,10 +4743,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -3926,7 +4818,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -3941,10 +4834,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4005,7 +4909,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4020,10 +4925,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4084,7 +5000,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4099,10 +5016,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4134,7 +5062,189 @@ FROM (
               'nonrelevant'
             )
             THEN MIN(CASE WHEN d.nonrelevant THEN d.rank END) OVER running
-          END AS nonrelevant_first_rank
+          END AS nonrelevant_first_rank,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN SUM(CAST(d.pooled AS INT)) OVER running
+          END AS pooled_found,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN MIN(CASE WHEN d.pooled THEN d.rank END) OVER running
+          END AS pooled_first_rank
         FROM running_sums__discounted AS d
         WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank), running AS (
           PARTITION BY d.ranking, d.query_id
@@ -4172,7 +5282,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4187,10 +5298,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4251,7 +5373,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4266,10 +5389,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4330,7 +5464,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4345,10 +5480,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4380,7 +5526,98 @@ FROM (
               'nonrelevant'
             )
             THEN SUM(CASE WHEN c.nonrelevant THEN c.nonrelevant_found / c.rank ELSE 0.0 END) OVER running
-          END AS nonrelevant_precision_sum
+          END AS nonrelevant_precision_sum,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN SUM(CASE WHEN c.pooled THEN c.pooled_found / c.rank ELSE 0.0 END) OVER running
+          END AS pooled_precision_sum
         FROM running_sums__cumulative AS c
         WINDOW running AS (
           PARTITION BY c.ranking, c.query_id
@@ -4390,7 +5627,7 @@ FROM (
       )
       SELECT
         counted.*
-        EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant)
+        EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant, counted.pooled)
       FROM running_sums__counted AS counted
     ), sums_at_cutoffs AS (
       WITH sums_at_cutoffs__final AS (
@@ -4449,7 +5686,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4464,10 +5702,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4528,7 +5777,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4543,10 +5793,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4607,7 +5868,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4622,10 +5884,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4657,7 +5930,98 @@ FROM (
               'nonrelevant'
             )
             THEN SUM(CAST(judgments.nonrelevant AS BIGINT))
-          END AS nonrelevant_in_qrels
+          END AS nonrelevant_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN SUM(CAST(judgments.pooled AS BIGINT))
+          END AS pooled_in_qrels
         FROM judgments
         GROUP BY
           judgments.query_id
@@ -4695,7 +6059,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -4710,10 +6075,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -4777,7 +6153,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4792,10 +6169,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4849,7 +6237,8 @@ FROM (
           rankings.rank,
           rankings.relevant,
           SUM(CAST(rankings.relevant AS INT)) OVER running AS found,
-          SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above
+          SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above,
+          SUM(CAST(rankings.pooled AS INT)) OVER running AS pooled_so_far
         FROM rankings
         WHERE
           rankings.ranking = 'retrieved'
@@ -4858,6 +6247,7 @@ FROM (
             OR ARRAY_CONTAINS(measures, 'Rprec_mult')
             OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
             OR ARRAY_CONTAINS(measures, 'bpref')
+            OR ARRAY_CONTAINS(measures, 'infAP')
           )
         WINDOW running AS (
           PARTITION BY rankings.query_id
@@ -4905,7 +6295,30 @@ FROM (
           MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
           MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
           MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
-          MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00
+          MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00,
+          SUM(
+            CASE
+              WHEN v.rank = 1
+              THEN 1.0
+              ELSE 1.0 / v.rank + (
+                (
+                  v.rank - 1.0
+                ) / v.rank
+              ) * (
+                (
+                  v.pooled_so_far - 1.0
+                ) / (
+                  v.rank - 1.0
+                )
+              ) * (
+                (
+                  v.found - 1.0 + 1e-5
+                ) / (
+                  v.found - 1.0 + v.nonrelevant_above + 2.0 * 1e-5
+                )
+              )
+            END
+          ) AS infap_sum
         FROM relevance_curve__relevant AS v
         GROUP BY
           v.query_id
@@ -5042,7 +6455,8 @@ FROM (
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked
         FROM measures_trec
       ), measures_curve__interpolated AS (
         SELECT
@@ -5106,7 +6520,7 @@ FROM (
       ), measures_curve__final AS (
         SELECT
           w.*
-          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked),
           CASE
             WHEN w.rprec_asked
             THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -5169,7 +6583,8 @@ FROM (
             ) / 11.0
           END AS iprec_11pt_avg,
           CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
-          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
+          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
+          CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap
         FROM measures_curve__interpolated AS w
       )
       SELECT
@@ -5254,7 +6669,8 @@ FROM (
           c.iprec_at_recall_1_00,
           c.iprec_11pt_avg,
           c.bpref,
-          c.gm_bpref
+          c.gm_bpref,
+          c.infap
         FROM measures_curve AS c
       )
       SELECT
