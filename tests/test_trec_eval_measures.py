@@ -124,3 +124,29 @@ def test_unjudged_and_judged_at_k_written_out(engine: str) -> None:
     assert whole["set_F"] == pytest.approx(2 / 5) and whole["utility"] == -1
     # at k = 2 the set is the top 2: 1 relevant of 2 retrieved, 2 relevant judged
     assert rows[2]["num_ret"] == 2 and rows[2]["set_F"] == pytest.approx(2 * 1 / (2 + 2))
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_infap_written_out(engine: str) -> None:
+    # ranks: 1 a relevant, 2 b absent from the qrels (never pooled), 3 c labelled -1 (pooled,
+    # not judged), 4 d judged nonrelevant, 5 e relevant, 6 g relevant; f relevant, not retrieved
+    run = [("q", doc, float(10 - rank)) for rank, doc in enumerate("abcdeg", start=1)]
+    judged = [("q", "a", 1), ("q", "d", 0), ("q", "e", 1), ("q", "g", 1), ("q", "f", 1)]
+    eps = 1e-5
+    # trec_eval's m_infap.c: rank 1 adds 1; a relevant rank k > 1 adds 1/k + ((k-1)/k) *
+    # (pooled above / (k-1)) * (relevant above + eps) / (relevant above + judged nonrelevant above + 2 eps)
+    rank_5 = 1 / 5 + (4 / 5) * (3 / 4) * ((1 + eps) / (1 + 1 + 2 * eps))  # a, c, d pooled above
+    rank_6 = 1 / 6 + (5 / 6) * (4 / 5) * ((2 + eps) / (2 + 1 + 2 * eps))  # a, c, d, e pooled above
+    table = compute(engine, *frames(run, [*judged, ("q", "c", -1)]), Evaluation(measures=("infAP", "map")))
+    whole = table.filter(pl.col("k").is_null()).row(0, named=True)
+    assert whole["infap"] == pytest.approx((1 + rank_5 + rank_6) / 4, abs=1e-12)
+    assert rank_5 == pytest.approx(0.5, abs=1e-12)
+    # AP counts c as nonrelevant: (1/1 + 2/5 + 3/6) / 4
+    assert whole["map"] == pytest.approx((1 + 2 / 5 + 3 / 6) / 4, abs=1e-12)
+    # c absent from the qrels instead: never pooled, so one pooled rank fewer above e and g
+    table = compute(engine, *frames(run, judged), Evaluation(measures=("infAP",)))
+    rank_5 = 1 / 5 + (4 / 5) * (2 / 4) * ((1 + eps) / (1 + 1 + 2 * eps))
+    rank_6 = 1 / 6 + (5 / 6) * (3 / 5) * ((2 + eps) / (2 + 1 + 2 * eps))
+    assert table.filter(pl.col("k").is_null())["infap"].item() == pytest.approx((1 + rank_5 + rank_6) / 4, abs=1e-12)
+    # at a cutoff infAP is not defined (trec_eval computes it over the whole ranking only)
+    assert table.filter(pl.col("k").is_not_null())["infap"].is_null().all()
