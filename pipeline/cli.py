@@ -23,7 +23,7 @@ from pipeline.cli_flags import (
     parse_args,
     subparser,
 )
-from pipeline.spec import CONVENTIONS, max_threads, options_for
+from pipeline.spec import CONVENTIONS, MEASURE_SETS, max_threads, options_for
 
 if TYPE_CHECKING:
     from pipeline.gate import Gate
@@ -85,6 +85,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         trec_lines,
     )
     from pipeline.io.partitions import parse_partition_filters
+    from pipeline.io.read import Source, trec_run_id
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
     from pipeline.units import option_values
@@ -140,6 +141,9 @@ def _evaluate(args: argparse.Namespace) -> int:
             "--output-format trec prints the lines over all queries only (trec_eval's format has no groups); "
             "each group's means are in --output-format table or json, and in --out's summary"
         )
+    # trec_eval's named sets print its lines as it does, the run's name (runid) among them
+    trec_sets = tuple(name for name in MEASURE_SETS if name in evaluation.measures)
+    run_id = trec_run_id(Source.of(job.run, job.run_format)) if output_format == "trec" and trec_sets else None
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -150,7 +154,8 @@ def _evaluate(args: argparse.Namespace) -> int:
                     per_query_lines=args.per_query,
                     summary=unit.summary,
                     digits=args.digits,
-                    trec_cutoffs_only="all_trec" in evaluation.measures,
+                    trec_sets=trec_sets,
+                    run_id=run_id,
                 )
             )
         elif output_format == "table":

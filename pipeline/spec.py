@@ -1136,11 +1136,71 @@ MEASURE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(m.selected_by for m in M
 COMPANION_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.selected_by != PRIMARY_MEASURE)
 
 
-# The named sets --measures takes: all_trec, every family trec_eval's -m all_trec prints (of
-# those the registry has), at trec_eval's default cutoffs of each.
+# trec_eval 10.0's measure table (measures.c's te_trec_measures, its prefs and avgjg measures
+# aside): the order it prints a query's lines in, and its summary's. A name is a measure of
+# trec_eval, whose lines are the name itself, ``<name>_<k>`` at a cutoff (P_5) or
+# ``<name>_<parameter>`` (iprec_at_recall_0.10); runid (the run's name) and relstring (the
+# labels of the top results) are lines of the trec output, not measures of the registry.
+TREC_EVAL_ORDER: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "yaap", "rbp",
+    "rbp_resid", "unj",
+)  # fmt: skip
+# The named sets --measures takes, trec_eval's nicknames (measures.c): the trec_eval measures
+# each prints, at trec_eval's default cutoffs and parameters of each. official is what
+# trec_eval prints when no -m is given.
+TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
+    "official": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+        "iprec_at_recall", "P",
+    ),
+    "all_trec": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+        "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility",
+        "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg",
+        "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+    ),
+}  # fmt: skip
 MEASURE_SETS: dict[str, str] = {
     "all_trec": "every measure trec_eval's -m all_trec prints that the registry has, at trec_eval's cutoffs",
+    "official": "trec_eval's default output (no -m): runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, "
+    "Rprec, bpref, recip_rank, iprec_at_recall, P at trec_eval's cutoffs",
 }
+
+
+def trec_eval_measure(measure: Measure, k: int | None) -> str | None:
+    """The trec_eval measure (a name of :data:`TREC_EVAL_ORDER`) whose line ``measure``
+    prints at cutoff ``k`` (None: the whole ranking), or None when trec_eval has none.
+
+    >>> trec_eval_measure(MEASURE["P"], 5), trec_eval_measure(MEASURE["map"], 10)
+    ('P', 'map_cut')
+    >>> trec_eval_measure(MEASURE["iprec_at_recall_0_10"], None), trec_eval_measure(MEASURE["gm_map"], None)
+    ('iprec_at_recall', 'gm_map')
+    """
+    line = measure.trec_name(k)
+    if line is None:
+        return None
+    template = measure.trec_eval if k is None else measure.trec_eval_cut
+    base = template.removesuffix("_{k}") if template else line
+    for name in (base, re.sub(r"_[0-9.]+$", "", base)):
+        if name in TREC_EVAL_ORDER:
+            return name
+    return None
+
+
+def in_trec_eval_sets(measure: Measure, k: int | None, sets: tuple[str, ...] | list[str]) -> bool:
+    """Whether one of the named ``sets`` prints ``measure``'s line at ``k``, at trec_eval's
+    default cutoffs of it.
+
+    >>> in_trec_eval_sets(MEASURE["P"], 5, ("official",)), in_trec_eval_sets(MEASURE["map"], 5, ("official",))
+    (True, False)
+    """
+    name = trec_eval_measure(measure, k)
+    if name is None or (k is not None and k not in measure.trec_cutoffs):
+        return False
+    return any(name in TREC_EVAL_SETS[s] for s in sets)
 
 
 def counters_of(measures: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -1257,11 +1317,7 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
     sets = tuple(name for name in MEASURE_SETS if name in given)
     named = [measure_named(text) for text in given if text not in MEASURE_SETS]
     named += [
-        (m.selected_by, k)
-        for name in sets
-        for m in MEASURES
-        if m.trec_eval or m.trec_eval_cut
-        for k in (None, *m.trec_cutoffs)
+        (m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets)
     ]
     families = {PRIMARY_MEASURE, *(family for family, _ in named)}
     cutoffs = sorted({k for _, k in named if k is not None})

@@ -31,12 +31,12 @@ FILES = {
     "aqcM": ("out.test.aqcM", "results.trunc", "qrels.test", ("--all-queries", "--max-results", "100")),
     "aql": ("out.test.aql", "results.test", "qrels.rel_level", ("--relevance-threshold", "2")),
 }
-# trec_eval's families of all_trec the registry does not have (runid and relstring are not
-# measures: the run's name and a string of labels)
-NOT_YET = re.compile(r"^(runid|relstring(_\d+)?|G|binG|Rndcg|ndcg_rel|rbp|rbp_resid)$")
+# trec_eval's families of all_trec the registry does not have (relstring is not a measure: a
+# string of labels)
+NOT_YET = re.compile(r"^(relstring(_\d+)?|G|binG|Rndcg|ndcg_rel|rbp|rbp_resid)$")
 ROUNDING = 1e-4 + 1e-12
 # what the families the registry has print, of the 387 lines of each file
-MATCHED_LINES = 359
+MATCHED_LINES = 360
 
 
 def trec_lines_of(text: str) -> dict[tuple[str, str], str]:
@@ -55,6 +55,9 @@ def assert_prints_trec_eval_lines(ours: dict[tuple[str, str], str], theirs: dict
         name, _, value = line.split("\t")
         our_name, _, our_value = ours[key].split("\t")
         assert our_name == name, key
+        if key[0] == "runid":  # the run's name: the tag of the run file's last line
+            assert our_value == value, (key, ours[key], line)
+            continue
         # a count is a whole number in both (trec_eval's %ld), every other value 4 decimals
         assert ("." in our_value) == ("." in value), (key, ours[key], line)
         assert abs(float(our_value) - float(value)) <= ROUNDING, (key, ours[key], line)
@@ -72,6 +75,28 @@ def test_all_trec_prints_trec_eval_s_lines(capsys: pytest.CaptureFixture[str], e
     assert assert_prints_trec_eval_lines(trec_lines_of(capsys.readouterr().out), theirs) == MATCHED_LINES
 
 
+# trec_eval's default output (no -m: its official set): name -> (its output, run, qrels, our
+# flags for trec_eval's)
+OFFICIAL = {
+    "test": ("out.test", "results.test", "qrels.test", ()),
+    "comment.test": ("out.comment.test", "results.comment.judged", "qrels.comment.test", ()),
+    "qc": ("out.official.qc", "results.trunc", "qrels.test", ("--per-query", "--all-queries")),
+}
+
+
+@pytest.mark.parametrize("name", list(OFFICIAL))
+@local_engines
+def test_official_diffs_clean_against_trec_eval_s_default_output(
+    capsys: pytest.CaptureFixture[str], engine: str, name: str
+) -> None:
+    """``--measures official --output-format trec`` prints trec_eval's default output byte for
+    byte: its lines, in its order, with its padding and its runid (the run file's tag)."""
+    output, run, qrels, flags = OFFICIAL[name]
+    argv = ["evaluate", "--output-format", "trec", "--engine", engine, "--measures", "official", *flags]
+    assert main([*argv, "--run", str(CONFORMANCE / run), "--qrels", str(CONFORMANCE / qrels)]) == 0
+    assert capsys.readouterr().out == (CONFORMANCE / "full" / output).read_text()
+
+
 def _trec_frame(path: Path, names: tuple[str, str, str], columns: tuple[int, int, int]) -> pl.DataFrame:
     rows = [line.split() for line in path.read_text().splitlines() if line.strip()]
     return pl.DataFrame(
@@ -84,6 +109,7 @@ def _trec_frame(path: Path, names: tuple[str, str, str], columns: tuple[int, int
 def test_all_trec_prints_trec_eval_s_lines_on_spark(local_spark: object) -> None:
     from pipeline.engines import spark as spark_engine
     from pipeline.io.format import trec_lines
+    from pipeline.io.read import Source, trec_run_id
 
     output, run, qrels, _ = FILES["aqcM"]
     evaluation = Evaluation(measures=("all_trec",), all_queries=True, max_results=100)
@@ -97,7 +123,8 @@ def test_all_trec_prints_trec_eval_s_lines_on_spark(local_spark: object) -> None
     )
     per_query = pl.from_arrow(table.toArrow())
     assert isinstance(per_query, pl.DataFrame)
-    ours = trec_lines_of(trec_lines(per_query, per_query_lines=True, trec_cutoffs_only=True))
+    run_id = trec_run_id(Source.of(str(CONFORMANCE / run)))
+    ours = trec_lines_of(trec_lines(per_query, per_query_lines=True, trec_sets=("all_trec",), run_id=run_id))
     theirs = trec_lines_of((CONFORMANCE / "full" / output).read_text())
     assert assert_prints_trec_eval_lines(ours, theirs) == MATCHED_LINES
 
