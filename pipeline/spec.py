@@ -1316,9 +1316,7 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
         raise SpecError(f"measures must be a non-empty list of measure names, got {given!r}")
     sets = tuple(name for name in MEASURE_SETS if name in given)
     named = [measure_named(text) for text in given if text not in MEASURE_SETS]
-    named += [
-        (m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets)
-    ]
+    named += [(m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets)]
     families = {PRIMARY_MEASURE, *(family for family, _ in named)}
     cutoffs = sorted({k for _, k in named if k is not None})
     # a set's name stays among the measures: trec lines then print each family at its own cutoffs

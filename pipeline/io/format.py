@@ -80,9 +80,7 @@ def _trec_cells(frame: pl.DataFrame, trec_sets: tuple[str, ...] = ()) -> list[tu
         zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True)
     ):
         for measure_index, measure in enumerate(measures):
-            if trec_sets and not (
-                in_trec_eval_sets(measure, row["k"], trec_sets) or measure.selected_by in beside
-            ):
+            if trec_sets and not (in_trec_eval_sets(measure, row["k"], trec_sets) or measure.selected_by in beside):
                 continue
             name = measure.trec_name(row["k"])
             if name is None:
