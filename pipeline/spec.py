@@ -1170,6 +1170,30 @@ MEASURE_SETS: dict[str, str] = {
 }
 
 
+# trec_eval's relstring (m_relstring.c) is not a measure but a line of the trec output per
+# query: the labels of the top results, a character each. ``relstring`` takes trec_eval's
+# default 10 results (and comes with all_trec), ``relstring_<n>`` the top n (its -mrelstring.n).
+RELSTRING = "relstring"
+RELSTRING_LENGTH = 10
+_RELSTRING_NAME = re.compile(r"relstring(?:_(\d+))?")
+
+
+def relstring_asked(measures: tuple[str, ...] | list[str]) -> tuple[str, int] | None:
+    """``(line name, length)`` of the relstring ``measures`` ask for (``relstring_20``: 20
+    results; ``relstring`` or a set that has it: 10), or None.
+
+    >>> relstring_asked(("ndcg", "relstring_20")), relstring_asked(("all_trec",)), relstring_asked(("P",))
+    (('relstring_20', 20), ('relstring', 10), None)
+    """
+    for name in measures:
+        match = _RELSTRING_NAME.fullmatch(name)
+        if match:
+            return name, int(match.group(1)) if match.group(1) else RELSTRING_LENGTH
+    if any(RELSTRING in TREC_EVAL_SETS[name] for name in measures if name in TREC_EVAL_SETS):
+        return RELSTRING, RELSTRING_LENGTH
+    return None
+
+
 def trec_eval_measure(measure: Measure, k: int | None) -> str | None:
     """The trec_eval measure (a name of :data:`TREC_EVAL_ORDER`) whose line ``measure``
     prints at cutoff ``k`` (None: the whole ranking), or None when trec_eval has none.
@@ -1300,7 +1324,7 @@ def parse_measures(text: str) -> tuple[str, ...]:
     """
     names = tuple(part.strip() for part in text.split(","))
     for name in names:
-        if name not in MEASURE_SETS:
+        if name not in MEASURE_SETS and not _RELSTRING_NAME.fullmatch(name):
             measure_named(name)
     return names
 
@@ -1315,12 +1339,20 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
     if isinstance(given, str) or not isinstance(given, (tuple, list)) or not given:
         raise SpecError(f"measures must be a non-empty list of measure names, got {given!r}")
     sets = tuple(name for name in MEASURE_SETS if name in given)
-    named = [measure_named(text) for text in given if text not in MEASURE_SETS]
+    strings = tuple(dict.fromkeys(text for text in given if isinstance(text, str) and _RELSTRING_NAME.fullmatch(text)))
+    if len(strings) > 1:
+        raise SpecError(f"one relstring at a time (trec_eval prints one), got {', '.join(strings)}")
+    for text in strings:
+        length = _RELSTRING_NAME.fullmatch(text).group(1)  # type: ignore[union-attr]
+        if length is not None and not 1 <= int(length) <= MAX_CUTOFF:
+            raise SpecError(f"measure {text!r}: its length must be a positive integer, at most 2**63 - 1")
+    named = [measure_named(text) for text in given if text not in MEASURE_SETS and text not in strings]
     named += [(m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets)]
     families = {PRIMARY_MEASURE, *(family for family, _ in named)}
     cutoffs = sorted({k for _, k in named if k is not None})
     # a set's name stays among the measures: trec lines then print each family at its own cutoffs
-    return (*(f for f in MEASURE_FAMILIES if f in families), *sets), tuple(cutoffs)
+    # relstring is a line of the trec output, not a column: kept by name, as the sets are
+    return (*(f for f in MEASURE_FAMILIES if f in families), *sets, *strings), tuple(cutoffs)
 
 
 def conventions_table() -> str:

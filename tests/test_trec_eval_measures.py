@@ -24,19 +24,29 @@ from tests.helpers import CONFORMANCE, compute, frames
 
 local_engines = pytest.mark.local_engines("trec_eval's TREC files through the command line")
 
-# name: (trec_eval's output, run, qrels, our flags for trec_eval's)
+# name: (trec_eval's output, run, qrels, our flags for trec_eval's); -mrelstring.20 is our
+# relstring_20 beside all_trec
 FILES = {
-    "aq": ("out.test.aq", "results.test", "qrels.test", ()),
-    "aqc": ("out.test.aqc", "results.trunc", "qrels.test", ("--all-queries",)),
-    "aqcM": ("out.test.aqcM", "results.trunc", "qrels.test", ("--all-queries", "--max-results", "100")),
-    "aql": ("out.test.aql", "results.test", "qrels.rel_level", ("--relevance-threshold", "2")),
+    "aq": ("out.test.aq", "results.test", "qrels.test", ("--measures", "all_trec")),
+    "aqc": ("out.test.aqc", "results.trunc", "qrels.test", ("--measures", "all_trec", "--all-queries")),
+    "aqcM": (
+        "out.test.aqcM",
+        "results.trunc",
+        "qrels.test",
+        ("--measures", "all_trec", "--all-queries", "--max-results", "100"),
+    ),
+    "aql": (
+        "out.test.aql",
+        "results.test",
+        "qrels.rel_level",
+        ("--measures", "all_trec,relstring_20", "--relevance-threshold", "2"),
+    ),
 }
-# trec_eval's families of all_trec the registry does not have (relstring is not a measure: a
-# string of labels)
-NOT_YET = re.compile(r"^(relstring(_\d+)?|G|binG|Rndcg|ndcg_rel|rbp|rbp_resid)$")
+# trec_eval's families of all_trec the registry does not have
+NOT_YET = re.compile(r"^(G|binG|Rndcg|ndcg_rel|rbp|rbp_resid)$")
 ROUNDING = 1e-4 + 1e-12
 # what the families the registry has print, of the 387 lines of each file
-MATCHED_LINES = 360
+MATCHED_LINES = 363
 
 
 def trec_lines_of(text: str) -> dict[tuple[str, str], str]:
@@ -55,7 +65,9 @@ def assert_prints_trec_eval_lines(ours: dict[tuple[str, str], str], theirs: dict
         name, _, value = line.split("\t")
         our_name, _, our_value = ours[key].split("\t")
         assert our_name == name, key
-        if key[0] == "runid":  # the run's name: the tag of the run file's last line
+        if key[0] == "runid" or key[0].startswith("relstring"):
+            # the run's name (the tag of the run file's last line) and the labels of the top
+            # results, strings both
             assert our_value == value, (key, ours[key], line)
             continue
         # a count is a whole number in both (trec_eval's %ld), every other value 4 decimals
@@ -68,7 +80,7 @@ def assert_prints_trec_eval_lines(ours: dict[tuple[str, str], str], theirs: dict
 @local_engines
 def test_all_trec_prints_trec_eval_s_lines(capsys: pytest.CaptureFixture[str], engine: str, name: str) -> None:
     output, run, qrels, flags = FILES[name]
-    argv = ["evaluate", "--output-format", "trec", "--per-query", "--engine", engine, "--measures", "all_trec"]
+    argv = ["evaluate", "--output-format", "trec", "--per-query", "--engine", engine]
     assert main([*argv, "--run", str(CONFORMANCE / run), "--qrels", str(CONFORMANCE / qrels), *flags]) == 0
     theirs = trec_lines_of((CONFORMANCE / "full" / output).read_text())
     assert len(theirs) == 387
@@ -107,6 +119,7 @@ def _trec_frame(path: Path, names: tuple[str, str, str], columns: tuple[int, int
 @pytest.mark.spark
 @pytest.mark.timeout(600)
 def test_all_trec_prints_trec_eval_s_lines_on_spark(local_spark: object) -> None:
+    from pipeline.engines import polars as polars_engine
     from pipeline.engines import spark as spark_engine
     from pipeline.io.format import trec_lines
     from pipeline.io.read import Source, trec_run_id
@@ -124,7 +137,16 @@ def test_all_trec_prints_trec_eval_s_lines_on_spark(local_spark: object) -> None
     per_query = pl.from_arrow(table.toArrow())
     assert isinstance(per_query, pl.DataFrame)
     run_id = trec_run_id(Source.of(str(CONFORMANCE / run)))
-    ours = trec_lines_of(trec_lines(per_query, per_query_lines=True, trec_sets=("all_trec",), run_id=run_id))
+    # relstring is read by Polars whatever the engine (a line of the output, not a measure)
+    strings = polars_engine.relstrings(run_frame.lazy(), qrels_frame.lazy(), evaluation, 10).collect()
+    lines = trec_lines(
+        per_query,
+        per_query_lines=True,
+        trec_sets=("all_trec",),
+        run_id=run_id,
+        relstrings=("relstring", dict(strings.iter_rows())),
+    )
+    ours = trec_lines_of(lines)
     theirs = trec_lines_of((CONFORMANCE / "full" / output).read_text())
     assert assert_prints_trec_eval_lines(ours, theirs) == MATCHED_LINES
 
@@ -177,3 +199,36 @@ def test_infap_written_out(engine: str) -> None:
     assert table.filter(pl.col("k").is_null())["infap"].item() == pytest.approx((1 + rank_5 + rank_6) / 4, abs=1e-12)
     # at a cutoff infAP is not defined (trec_eval computes it over the whole ranking only)
     assert table.filter(pl.col("k").is_not_null())["infap"].is_null().all()
+
+
+def test_relstring_written_out() -> None:
+    from pipeline.engines.polars import relstrings
+
+    # by score: a (label 2), b (absent: '-'), c (-1: pooled, not judged, '.'), d (12: '>'),
+    # e (1.5: '<'), f (0), g (1); h and i tie at the bottom, trec_eval's order docno descending
+    # (i, then h)
+    scores = {"a": 9.0, "b": 8.0, "c": 7.0, "d": 6.0, "e": 5.0, "f": 4.0, "g": 3.0, "h": 1.0, "i": 1.0}
+    run, qrels = frames(
+        [("q", doc, score) for doc, score in scores.items()],
+        [("q", "a", 2), ("q", "c", -1), ("q", "d", 12), ("q", "e", 1.5), ("q", "f", 0), ("q", "g", 1), ("q", "h", 3)],
+    )
+
+    def strings(evaluation: Evaluation, length: int = 10) -> dict[str, str]:
+        return dict(relstrings(run, qrels, evaluation, length).collect().iter_rows())
+
+    assert strings(Evaluation()) == {"q": "2-.><01-3"}
+    assert strings(Evaluation(), 3) == {"q": "2-."}
+    # trec_eval -M4: the top 4 only
+    assert strings(Evaluation(max_results=4)) == {"q": "2-.>"}
+    # trec_eval -J: the unjudged (absent or negative) are dropped, the rest ranked anew
+    assert strings(Evaluation(unjudged="drop")) == {"q": "2><013"}
+
+
+def test_relstring_lines_as_trec_eval_prints_them(capsys: pytest.CaptureFixture[str]) -> None:
+    # trec_eval -m relstring -q qrels.test results.test: one quoted line per query, no all line
+    run, qrels = str(CONFORMANCE / "results.test"), str(CONFORMANCE / "qrels.test")
+    argv = ["evaluate", "--output-format", "trec", "--per-query", "--measures", "relstring", "--run", run]
+    assert main([*argv, "--qrels", qrels]) == 0
+    ours = [line for line in capsys.readouterr().out.splitlines() if line.startswith("relstring")]
+    theirs = [line for line in (CONFORMANCE / "full" / "out.test.aq").read_text().splitlines() if "relstring" in line]
+    assert ours == theirs

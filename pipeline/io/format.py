@@ -19,6 +19,7 @@ from pipeline.spec import (
     MEASURES,
     MIN_GEOMETRIC_MEAN,
     PRIMARY_MEASURE,
+    RELSTRING,
     TREC_EVAL_ORDER,
     Evaluation,
     Measure,
@@ -64,18 +65,25 @@ def check_trec_ids(per_query: pl.DataFrame) -> None:
         )
 
 
-def _trec_cells(frame: pl.DataFrame, trec_sets: tuple[str, ...] = ()) -> list[tuple[str, str, float, bool]]:
+def _trec_cells(
+    frame: pl.DataFrame, trec_sets: tuple[str, ...] = (), relstrings: tuple[str, dict[str, str]] | None = None
+) -> list[tuple[str, str, float | str, bool]]:
     """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
     row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
     the measures trec_eval prints per query. ``trec_sets``, the named sets asked for
     (``all_trec``, ``official``): the lines of their measures at trec_eval's own cutoffs of
-    each, and those of the families asked beside them, in trec_eval's order (query by query,
-    then its measure table's order, a measure's cutoffs ascending)."""
+    each, and those of the families asked beside them. ``relstrings``, ``(line name, {query:
+    string})``: each query's relstring line (an empty string for a query not in it). With
+    either, the lines are in trec_eval's order: query by query, then its measure table's order,
+    a measure's cutoffs ascending."""
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
     queries = frame["query_id"].cast(pl.String) if per_query else pl.repeat("all", frame.height, eager=True)
     beside = _families_beside(trec_sets, frame.columns)
-    keyed = []
+    trec_order = bool(trec_sets or relstrings)
+    # rows come sorted by query, then k (the whole ranking first)
+    first_row = {query: index for index, query in reversed(list(enumerate(queries)))}
+    keyed: list[tuple[tuple[int, ...], tuple[str, str, float | str, bool]]] = []
     for row_index, (query, row) in enumerate(
         zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True)
     ):
@@ -85,14 +93,19 @@ def _trec_cells(frame: pl.DataFrame, trec_sets: tuple[str, ...] = ()) -> list[tu
             name = measure.trec_name(row["k"])
             if name is None:
                 continue
-            cell = (name, query, row[measure.name], measure.whole_number)
             trec_measure = trec_eval_measure(measure, row["k"])
             order = TREC_EVAL_ORDER.index(trec_measure) if trec_measure else len(TREC_EVAL_ORDER)
-            # rows come sorted by query, then k (the whole ranking first)
-            keyed.append(((query, order, measure_index, row_index) if trec_sets else (row_index, measure_index), cell))
-    if trec_sets:
-        first_row = {query: index for index, query in reversed(list(enumerate(queries)))}
-        keyed.sort(key=lambda item: (first_row[item[0][0]], *item[0][1:]))
+            key = (first_row[query], order, measure_index, row_index) if trec_order else (row_index, measure_index)
+            keyed.append((key, (name, query, row[measure.name], measure.whole_number)))
+    if relstrings is not None and per_query:
+        name, strings = relstrings
+        order = TREC_EVAL_ORDER.index(RELSTRING)
+        keyed += [
+            ((index, order, -1, index), (name, query, strings.get(query, ""), False))
+            for query, index in first_row.items()
+        ]
+    if trec_order:
+        keyed.sort(key=lambda item: item[0])
     return [cell for _, cell in keyed]
 
 
@@ -123,6 +136,7 @@ def trec_lines(
     digits: int = 4,
     trec_sets: tuple[str, ...] = (),
     run_id: str | None = None,
+    relstrings: tuple[str, dict[str, str]] | None = None,
 ) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
     ``per_query_lines``), then the summary's lines as query ``all``. ``summary`` is the
@@ -133,7 +147,9 @@ def trec_lines(
     ``empty_ideal`` skip) have no lines, and neither has a null value (P over the whole ranking).
     ``trec_sets``: the named sets asked for (``all_trec``, ``official``), whose lines are
     printed as trec_eval prints them (see :func:`_trec_cells`), the summary's led by trec_eval's
-    ``runid`` line when ``run_id``, the run's name, is known (:func:`pipeline.io.read.trec_run_id`)."""
+    ``runid`` line when ``run_id``, the run's name, is known (:func:`pipeline.io.read.trec_run_id`).
+    ``relstrings``, ``(line name, {query: string})``: trec_eval's relstring line of each query
+    (per query only, as trec_eval prints it; :func:`pipeline.engines.polars.relstrings`)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
@@ -141,7 +157,8 @@ def trec_lines(
     counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        lines += [_trec_line(*cell, digits) for cell in _trec_cells(counted, trec_sets) if cell[2] is not None]
+        cells = _trec_cells(counted, trec_sets, relstrings)
+        lines += [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
     if summary is None:
         measures = [m for m in TREC_MEASURES if m.name in rows.columns]
         summary = counted.group_by("k").agg(_combined(m) for m in measures).sort("k", nulls_last=False)
@@ -167,9 +184,13 @@ def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _trec_line(measure: str, query: str, value: float, whole_number: bool, digits: int) -> str:
-    # trec_eval prints its counts as whole numbers (%ld), every other value with 4 decimals
-    shown = f"{value:.0f}" if whole_number and value is not None else f"{value:.{digits}f}"
+def _trec_line(measure: str, query: str, value: float | str, whole_number: bool, digits: int) -> str:
+    # trec_eval prints its counts as whole numbers (%ld), a relstring quoted ('%s'), every
+    # other value with 4 decimals
+    if isinstance(value, str):
+        shown = f"'{value}'"
+    else:
+        shown = f"{value:.0f}" if whole_number and value is not None else f"{value:.{digits}f}"
     return f"{measure:<22}\t{query}\t{shown}"
 
 
