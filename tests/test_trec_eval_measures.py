@@ -1,14 +1,19 @@
 """``--measures all_trec`` against trec_eval 10.0's own test outputs (tests/data/trec_eval/full/):
-every line of ``out.test.aq``, ``.aqc`` (``-c``), ``.aqcM`` (``-c -M100``) and ``.aql`` (``-l2``)
-of the families the registry has is printed, per query and ``all``, with trec_eval's name,
-padding and number format and its value within 1e-4 (trec_eval prints 4 decimals), through the
-command line on Polars and DuckDB, and on Spark for one file. The families the registry does
-not have yet are listed by name (:data:`NOT_YET`), so a line printed that trec_eval does not
-print, or one left out of a family we have, fails here.
+every line of ``out.test.aq``, ``.aqc`` (``-c``), ``.aqcM`` (``-c -M100``) and ``.aql`` (``-l2``,
+``-mrelstring.20``) of the families the registry has is printed, per query and ``all``, with
+trec_eval's name, padding and number format, its value within 1e-4 (trec_eval prints 4
+decimals), and in its order, through the command line on Polars and DuckDB, and on Spark for one
+file; ``runid`` (the run's name) and ``relstring`` (the labels of the top results) as strings.
+The families the registry does not have yet are listed by name (:data:`NOT_YET`), so a line
+printed that trec_eval does not print, or one left out of a family we have, fails here.
 
-Also the two conventions of judgment coverage on a small input, written out by hand:
-trec_eval's ``unj@k`` (ranks past the retrieved count as judged) and ir_measures' ``Judged@k``
-(they count as unjudged)."""
+``--measures official`` (trec_eval's default output, no ``-m``) diffs clean, byte for byte,
+against trec_eval's ``out.test``, ``out.comment.test`` and a ``-q -c`` output.
+
+Also, on small inputs written out by hand: the two conventions of judgment coverage
+(trec_eval's ``unj@k``, ranks past the retrieved counting as judged, and ir_measures'
+``Judged@k``, counting as unjudged), infAP's terms (a pooled-but-unjudged rank against one absent
+from the judgments) and relstring's characters."""
 
 from __future__ import annotations
 
@@ -82,9 +87,13 @@ def test_all_trec_prints_trec_eval_s_lines(capsys: pytest.CaptureFixture[str], e
     output, run, qrels, flags = FILES[name]
     argv = ["evaluate", "--output-format", "trec", "--per-query", "--engine", engine]
     assert main([*argv, "--run", str(CONFORMANCE / run), "--qrels", str(CONFORMANCE / qrels), *flags]) == 0
-    theirs = trec_lines_of((CONFORMANCE / "full" / output).read_text())
+    text = (CONFORMANCE / "full" / output).read_text()
+    theirs = trec_lines_of(text)
     assert len(theirs) == 387
-    assert assert_prints_trec_eval_lines(trec_lines_of(capsys.readouterr().out), theirs) == MATCHED_LINES
+    out = capsys.readouterr().out
+    assert assert_prints_trec_eval_lines(trec_lines_of(out), theirs) == MATCHED_LINES
+    # in trec_eval's order: query by query (then all), each in its measure table's order
+    assert list(trec_lines_of(out)) == [key for key in theirs if not NOT_YET.match(key[0])]
 
 
 # trec_eval's default output (no -m: its official set): name -> (its output, run, qrels, our
