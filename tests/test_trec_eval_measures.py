@@ -184,7 +184,7 @@ def test_unjudged_and_judged_at_k_written_out(engine: str) -> None:
     assert rows[2]["num_ret"] == 2 and rows[2]["set_F"] == pytest.approx(2 * 1 / (2 + 2))
 
 
-@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.timeout(600)  # Spark's session starts within the test on its first use
 def test_infap_written_out(engine: str) -> None:
     # ranks: 1 a relevant, 2 b absent from the qrels (never pooled), 3 c labelled -1 (pooled,
     # not judged), 4 d judged nonrelevant, 5 e relevant, 6 g relevant; f relevant, not retrieved
@@ -241,3 +241,18 @@ def test_relstring_lines_as_trec_eval_prints_them(capsys: pytest.CaptureFixture[
     ours = [line for line in capsys.readouterr().out.splitlines() if line.startswith("relstring")]
     theirs = [line for line in (CONFORMANCE / "full" / "out.test.aq").read_text().splitlines() if "relstring" in line]
     assert ours == theirs
+
+
+def test_runid_is_the_tag_of_the_run_file_s_last_content_line(tmp_path: Path) -> None:
+    from pipeline.io.read import Source, trec_run_id
+
+    # trec_eval keeps the tag of the last line it parses (get_trec_results.c): blank lines and
+    # comment lines after it are passed over
+    # 200 KB: more than one block of the read from the end, so a line is cut by a block
+    lines = [f"q Q0 d{i} {i} {10_000 - i} {'first' if i < 5000 else 'last'}" for i in range(8000)]
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join([*lines, "", "# a comment", "   "]) + "\n")
+    assert trec_run_id(Source.of(str(run))) == "last"
+    run.write_text("q Q0 d 1 2.0\n")  # no tag: no runid line
+    assert trec_run_id(Source.of(str(run))) is None
+    assert trec_run_id(Source.of(str(CONFORMANCE / "results.trunc"))) == "STANDARD"

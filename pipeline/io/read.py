@@ -713,11 +713,11 @@ def _scan_trec(
 def trec_run_id(source: Source) -> str | None:
     """trec_eval's ``runid`` of a run: the tag (6th field) of the last content line of a local
     TREC text run, the one trec_eval keeps (get_trec_results.c), read from the file's end; None
-    for another format, a remote file, or a last line without a tag. Of several files, the last
+    for another format, a file that is not local, or a last line without a tag. Of several files, the last
     one's."""
-    if source.format != "trec" or source.location.is_object_store:
+    if source.format != "trec" or not source.location.is_local:
         return None
-    files = source.files()
+    files = [local_path(path) for path in source.files()]
     line = _last_content_line(files[-1]) if files else None
     fields = line.split() if line else []
     return fields[5] if len(fields) >= 6 else None
