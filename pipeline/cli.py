@@ -23,7 +23,7 @@ from pipeline.cli_flags import (
     parse_args,
     subparser,
 )
-from pipeline.spec import CONVENTIONS, max_threads, options_for
+from pipeline.spec import CONVENTIONS, MEASURE_SETS, max_threads, options_for
 
 if TYPE_CHECKING:
     from pipeline.gate import Gate
@@ -85,6 +85,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         trec_lines,
     )
     from pipeline.io.partitions import parse_partition_filters
+    from pipeline.io.read import Source, trec_run_id
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
     from pipeline.units import option_values
@@ -140,6 +141,10 @@ def _evaluate(args: argparse.Namespace) -> int:
             "--output-format trec prints the lines over all queries only (trec_eval's format has no groups); "
             "each group's means are in --output-format table or json, and in --out's summary"
         )
+    # trec_eval's named sets print its lines as it does, the run's name (runid) among them
+    trec_sets = tuple(name for name in MEASURE_SETS if name in evaluation.measures)
+    run_id = trec_run_id(Source.of(job.run, job.run_format)) if output_format == "trec" and trec_sets else None
+    relstrings = _relstrings(job, evaluation, units) if output_format == "trec" and args.per_query else None
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -150,7 +155,9 @@ def _evaluate(args: argparse.Namespace) -> int:
                     per_query_lines=args.per_query,
                     summary=unit.summary,
                     digits=args.digits,
-                    trec_cutoffs_only="all_trec" in evaluation.measures,
+                    trec_sets=trec_sets,
+                    run_id=run_id,
+                    relstrings=relstrings,
                 )
             )
         elif output_format == "table":
@@ -174,6 +181,30 @@ def _evaluate(args: argparse.Namespace) -> int:
             payload["skipped"] = skipped
         sys.stdout.write(json_text(payload) + "\n")
     return 0
+
+
+def _relstrings(job: Any, evaluation: Evaluation, units: list[Any]) -> tuple[str, dict[str, str]] | None:
+    """trec_eval's relstring lines when ``--measures`` asks for them: ``(line name, {query:
+    string})``, of the run as the evaluation ranks it (read again by Polars, whatever the
+    engine: only the top results of each query are kept)."""
+    import polars as pl
+
+    from pipeline.engines.polars import relstrings
+    from pipeline.errors import UsageError
+    from pipeline.inputs import Inputs, prepare
+    from pipeline.spec import relstring_asked
+
+    asked = relstring_asked(evaluation.measures)
+    if asked is None or not units:
+        return None
+    if any(unit.partition for unit in units):
+        # a query id may stand in several partitions (one per system): its string would be ambiguous
+        raise UsageError(f"{asked[0]} is printed for a run that is not partitioned; evaluate one partition's folder")
+    inputs = Inputs(job.run, job.qrels, job.columns, job.run_format, job.qrels_format)
+    prepared = prepare(inputs.run, inputs.qrels, inputs.columns, inputs.run_format, inputs.qrels_format, evaluation)
+    ids = pl.col("query_id", "doc_id").cast(pl.String)
+    table = relstrings(prepared.run.with_columns(ids), prepared.qrels.with_columns(ids), evaluation, asked[1])
+    return asked[0], dict(table.collect().iter_rows())
 
 
 def _stdout_check(output_format: str) -> Callable[[list], None]:

@@ -752,6 +752,10 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("relevant", "a judged label (>= 0) at or above relevance_threshold (> 0 when unset)"),
     Signal("judged", "a label >= 0 (a negative label counts as unjudged)"),
     Signal("nonrelevant", "a judged label (>= 0) that is not relevant"),
+    # trec_eval's pool: a document of the qrels with a negative label was pooled but not judged
+    # (its RELVALUE_UNJUDGED), one absent from them was never pooled (RELVALUE_NONPOOL); infAP
+    # tells the two apart
+    Signal("pooled", "the document is in the query's judgments, whatever its label (a negative one too)"),
 )
 SIGNAL_NAMES: tuple[str, ...] = tuple(signal.name for signal in SIGNALS)
 
@@ -804,6 +808,7 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("nonrelevant", "found", "judged nonrelevant results at or above k"),
     Counter("nonrelevant", "in_qrels", "documents judged nonrelevant for the query (N, bpref's)"),
     Counter(RETRIEVED, "in_ranking", "results retrieved for the query (n; min(k, n) at or above k)"),
+    Counter("pooled", "found", "results in the judgments (any label, a negative one too) at or above k"),
 )
 COUNTER: dict[str, Counter] = {counter.name: counter for counter in COUNTERS}
 
@@ -1204,6 +1209,26 @@ MEASURES += (
         trec_per_query=False,
     ),
 )
+# trec_eval's inferred AP (m_infap.c; Yilmaz and Aslam, CIKM 2006), from the same per-query
+# step as the curve (sql/relevance_curve.sql): a judgment pool of which only a sample was
+# judged. A retrieved document absent from the judgments was never pooled and counts as a
+# nonrelevant rank above; one in them with a negative label was pooled but not judged, and its
+# relevance is inferred from the judged ones above it (the relevant share of them, eps-smoothed).
+INFAP_EPSILON = 1e-5  # trec_eval.h's INFAP_EPSILON
+MEASURES += (
+    Measure(
+        "infap",
+        "inferred AP",
+        "the sum over the relevant results at rank k of 1 (k = 1), else 1/k + (p/k) * (r + eps) / (r + n + 2 "
+        "eps), with p pooled results above k (in the judgments, a negative label too), r relevant and n "
+        "judged nonrelevant above k, eps = 1e-5; / R (0 when R is 0); of the whole ranking only",
+        trec_eval="infAP",
+        ir_measures="infAP",
+        counters=("relevant_found", "nonrelevant_found", "pooled_found", "relevant_in_qrels"),
+        family="infAP",
+        ignores=_RELEVANCE_ONLY,
+    ),
+)
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}
 MEASURE_NAMES: tuple[str, ...] = tuple(MEASURE)
 # The measure that decides which queries are evaluated (a null one is left out of every mean)
@@ -1216,11 +1241,95 @@ MEASURE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(m.selected_by for m in M
 COMPANION_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.selected_by != PRIMARY_MEASURE)
 
 
-# The named sets --measures takes: all_trec, every family trec_eval's -m all_trec prints (of
-# those the registry has), at trec_eval's default cutoffs of each.
+# trec_eval 10.0's measure table (measures.c's te_trec_measures, its prefs and avgjg measures
+# aside): the order it prints a query's lines in, and its summary's. A name is a measure of
+# trec_eval, whose lines are the name itself, ``<name>_<k>`` at a cutoff (P_5) or
+# ``<name>_<parameter>`` (iprec_at_recall_0.10); runid (the run's name) and relstring (the
+# labels of the top results) are lines of the trec output, not measures of the registry.
+TREC_EVAL_ORDER: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "yaap", "rbp",
+    "rbp_resid", "unj",
+)  # fmt: skip
+# The named sets --measures takes, trec_eval's nicknames (measures.c): the trec_eval measures
+# each prints, at trec_eval's default cutoffs and parameters of each. official is what
+# trec_eval prints when no -m is given.
+TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
+    "official": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+        "iprec_at_recall", "P",
+    ),
+    "all_trec": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+        "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility",
+        "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg",
+        "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+    ),
+}  # fmt: skip
 MEASURE_SETS: dict[str, str] = {
     "all_trec": "every measure trec_eval's -m all_trec prints that the registry has, at trec_eval's cutoffs",
+    "official": "trec_eval's default output (no -m): runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, "
+    "Rprec, bpref, recip_rank, iprec_at_recall, P at trec_eval's cutoffs",
 }
+
+
+# trec_eval's relstring (m_relstring.c) is not a measure but a line of the trec output per
+# query: the labels of the top results, a character each. ``relstring`` takes trec_eval's
+# default 10 results (and comes with all_trec), ``relstring_<n>`` the top n (its -mrelstring.n).
+RELSTRING = "relstring"
+RELSTRING_LENGTH = 10
+_RELSTRING_NAME = re.compile(r"relstring(?:_(\d+))?")
+
+
+def relstring_asked(measures: tuple[str, ...] | list[str]) -> tuple[str, int] | None:
+    """``(line name, length)`` of the relstring ``measures`` ask for (``relstring_20``: 20
+    results; ``relstring`` or a set that has it: 10), or None.
+
+    >>> relstring_asked(("ndcg", "relstring_20")), relstring_asked(("all_trec",)), relstring_asked(("P",))
+    (('relstring_20', 20), ('relstring', 10), None)
+    """
+    for name in measures:
+        match = _RELSTRING_NAME.fullmatch(name)
+        if match:
+            return name, int(match.group(1)) if match.group(1) else RELSTRING_LENGTH
+    if any(RELSTRING in TREC_EVAL_SETS[name] for name in measures if name in TREC_EVAL_SETS):
+        return RELSTRING, RELSTRING_LENGTH
+    return None
+
+
+def trec_eval_measure(measure: Measure, k: int | None) -> str | None:
+    """The trec_eval measure (a name of :data:`TREC_EVAL_ORDER`) whose line ``measure``
+    prints at cutoff ``k`` (None: the whole ranking), or None when trec_eval has none.
+
+    >>> trec_eval_measure(MEASURE["P"], 5), trec_eval_measure(MEASURE["map"], 10)
+    ('P', 'map_cut')
+    >>> trec_eval_measure(MEASURE["iprec_at_recall_0_10"], None), trec_eval_measure(MEASURE["gm_map"], None)
+    ('iprec_at_recall', 'gm_map')
+    """
+    line = measure.trec_name(k)
+    if line is None:
+        return None
+    template = measure.trec_eval if k is None else measure.trec_eval_cut
+    base = template.removesuffix("_{k}") if template else line
+    for name in (base, re.sub(r"_[0-9.]+$", "", base)):
+        if name in TREC_EVAL_ORDER:
+            return name
+    return None
+
+
+def in_trec_eval_sets(measure: Measure, k: int | None, sets: tuple[str, ...] | list[str]) -> bool:
+    """Whether one of the named ``sets`` prints ``measure``'s line at ``k``, at trec_eval's
+    default cutoffs of it.
+
+    >>> in_trec_eval_sets(MEASURE["P"], 5, ("official",)), in_trec_eval_sets(MEASURE["map"], 5, ("official",))
+    (True, False)
+    """
+    name = trec_eval_measure(measure, k)
+    if name is None or (k is not None and k not in measure.trec_cutoffs):
+        return False
+    return any(name in TREC_EVAL_SETS[s] for s in sets)
 
 
 def counters_of(measures: tuple[str, ...] | list[str], evaluation: Evaluation | None = None) -> tuple[str, ...]:
@@ -1331,7 +1440,7 @@ def parse_measures(text: str) -> tuple[str, ...]:
     """
     names = tuple(part.strip() for part in text.split(","))
     for name in names:
-        if name not in MEASURE_SETS:
+        if name not in MEASURE_SETS and not _RELSTRING_NAME.fullmatch(name):
             measure_named(name)
     return names
 
@@ -1346,18 +1455,20 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
     if isinstance(given, str) or not isinstance(given, (tuple, list)) or not given:
         raise SpecError(f"measures must be a non-empty list of measure names, got {given!r}")
     sets = tuple(name for name in MEASURE_SETS if name in given)
-    named = [measure_named(text) for text in given if text not in MEASURE_SETS]
-    named += [
-        (m.selected_by, k)
-        for name in sets
-        for m in MEASURES
-        if m.trec_eval or m.trec_eval_cut
-        for k in (None, *m.trec_cutoffs)
-    ]
+    strings = tuple(dict.fromkeys(text for text in given if isinstance(text, str) and _RELSTRING_NAME.fullmatch(text)))
+    if len(strings) > 1:
+        raise SpecError(f"one relstring at a time (trec_eval prints one), got {', '.join(strings)}")
+    for text in strings:
+        length = _RELSTRING_NAME.fullmatch(text).group(1)  # type: ignore[union-attr]
+        if length is not None and not 1 <= int(length) <= MAX_CUTOFF:
+            raise SpecError(f"measure {text!r}: its length must be a positive integer, at most 2**63 - 1")
+    named = [measure_named(text) for text in given if text not in MEASURE_SETS and text not in strings]
+    named += [(m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets)]
     families = {PRIMARY_MEASURE, *(family for family, _ in named)}
     cutoffs = sorted({k for _, k in named if k is not None})
     # a set's name stays among the measures: trec lines then print each family at its own cutoffs
-    return (*(f for f in MEASURE_FAMILIES if f in families), *sets), tuple(cutoffs)
+    # relstring is a line of the trec output, not a column: kept by name, as the sets are
+    return (*(f for f in MEASURE_FAMILIES if f in families), *sets, *strings), tuple(cutoffs)
 
 
 def conventions_table() -> str:

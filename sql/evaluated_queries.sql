@@ -9,8 +9,8 @@
 --   SET VARIABLE signals = ['relevant'];     -- the signals counted; unset: every signal
 --
 -- Creates: view evaluated_queries (query_id, relevant_in_qrels, judged_in_qrels,
--- nonrelevant_in_qrels, retrieved_in_ranking): the judged queries the run has, or with
--- all_queries every judged query, and with queries_without_judgments 'evaluate' every query
+-- nonrelevant_in_qrels, pooled_in_qrels, retrieved_in_ranking): the judged queries the run has, or
+-- with all_queries every judged query, and with queries_without_judgments 'evaluate' every query
 -- of the run too (its judged counts 0), and the per-query counters (the same at every cutoff): how
 -- many of the query's judged documents each signal holds for (R, the relevant ones, is the
 -- denominator of recall and AP), and with 'retrieved' in `signals` how many documents its
@@ -33,7 +33,11 @@ judged_queries as (
         case
             when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
                 then sum(cast(judgments.nonrelevant as bigint))
-        end as nonrelevant_in_qrels
+        end as nonrelevant_in_qrels,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled')
+                then sum(cast(judgments.pooled as bigint))
+        end as pooled_in_qrels
     from judgments
     group by judgments.query_id
 ),
@@ -50,7 +54,10 @@ unjudged_queries as (
         end as judged_in_qrels,
         case
             when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant') then cast(0 as bigint)
-        end as nonrelevant_in_qrels
+        end as nonrelevant_in_qrels,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled') then cast(0 as bigint)
+        end as pooled_in_qrels
     from (select distinct run.query_id from run) as run_queries
     left join judged_queries on run_queries.query_id = judged_queries.query_id
     where
@@ -63,7 +70,8 @@ evaluable_queries as (
         judged.query_id,
         judged.relevant_in_qrels,
         judged.judged_in_qrels,
-        judged.nonrelevant_in_qrels
+        judged.nonrelevant_in_qrels,
+        judged.pooled_in_qrels
     from judged_queries as judged
     where
         coalesce(getvariable('all_queries'), false)
@@ -73,7 +81,8 @@ evaluable_queries as (
         unjudged.query_id,
         unjudged.relevant_in_qrels,
         unjudged.judged_in_qrels,
-        unjudged.nonrelevant_in_qrels
+        unjudged.nonrelevant_in_qrels,
+        unjudged.pooled_in_qrels
     from unjudged_queries as unjudged
 ),
 

@@ -10,9 +10,10 @@
 --   SET VARIABLE signals = ['relevant'];     -- what the asked counters read; unset: every signal
 --
 -- Creates: view judgments (query_id, doc_id, gain double, judged, relevant, nonrelevant,
--- counted boolean). A negative or null label gains 0 and, negative, counts as unjudged. The
--- signals (pipeline/spec.py's SIGNALS, read by sql/counters.sql): relevant, a judged label at
--- or above relevance_threshold; judged, a label >= 0; nonrelevant, judged and not relevant.
+-- pooled, counted boolean). A negative or null label gains 0 and, negative, counts as
+-- unjudged. The signals (pipeline/spec.py's SIGNALS, read by sql/counters.sql): relevant, a
+-- judged label at or above relevance_threshold; judged, a label >= 0; nonrelevant, judged and
+-- not relevant; pooled, every document of the judgments (trec_eval's pool, for infAP).
 -- counted: a signal of `signals` holds, so the ranks of the document are kept for the
 -- counters. The engines bind `signals` (empty for NDCG alone: counted is then a constant
 -- false, and the later steps' "or counted" folds away).
@@ -63,6 +64,7 @@ final as (
     select
         labelled.*,
         labelled.judged and not labelled.relevant as nonrelevant,
+        true as pooled,
         coalesce(
             (list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant') and labelled.relevant)
             or (list_contains(coalesce(getvariable('signals'), ['judged']), 'judged') and labelled.judged)
@@ -70,7 +72,8 @@ final as (
                 list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
                 and labelled.judged
                 and not labelled.relevant
-            ),
+            )
+            or list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled'),
             false
         ) as counted
     from labelled

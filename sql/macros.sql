@@ -98,7 +98,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -126,7 +126,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -163,7 +164,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -315,6 +317,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'infAP') THEN ['infap'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -402,6 +405,7 @@ FROM (
       SELECT
         labelled.*,
         labelled.judged AND NOT labelled.relevant AS nonrelevant,
+        TRUE AS pooled,
         COALESCE(
           (
             ARRAY_CONTAINS(
@@ -431,7 +435,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -446,10 +451,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -513,7 +529,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -528,10 +545,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -595,7 +623,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -610,10 +639,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -649,6 +689,97 @@ FROM (
             )
             AND labelled.judged
             AND NOT labelled.relevant
+          )
+          OR ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
           ),
           FALSE
         ) AS counted
@@ -708,6 +839,7 @@ FROM (
         COALESCE(judgments.judged, FALSE) AS judged,
         COALESCE(judgments.relevant, FALSE) AS relevant,
         COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+        COALESCE(judgments.pooled, FALSE) AS pooled,
         COALESCE(judgments.counted, FALSE) AS counted
       FROM deduplicated
       LEFT JOIN judgments
@@ -725,6 +857,7 @@ FROM (
         gained.judged,
         gained.relevant,
         gained.nonrelevant,
+        gained.pooled,
         gained.counted,
         ROW_NUMBER() OVER (
           PARTITION BY gained.query_id
@@ -741,6 +874,7 @@ FROM (
         gained.judged,
         gained.relevant,
         gained.nonrelevant,
+        gained.pooled,
         gained.counted,
         ROW_NUMBER() OVER (
           PARTITION BY gained.query_id
@@ -796,6 +930,7 @@ FROM (
         COALESCE(judgments.judged, FALSE) AS judged,
         COALESCE(judgments.relevant, FALSE) AS relevant,
         COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+        COALESCE(judgments.pooled, FALSE) AS pooled,
         COALESCE(judgments.counted, FALSE) AS counted,
         ranked_by_score.position
       FROM ranked__ranked_by_score AS ranked_by_score
@@ -832,7 +967,8 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'infAP'
                       ]
                     )
                     THEN ['relevant']
@@ -847,10 +983,21 @@ FROM (
                   CASE
                     WHEN LIST_HAS_ANY(
                       measures,
-                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      [
+                        'num_nonrel_judged_ret',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref',
+                        'infAP'
+                      ]
                     )
                     THEN ['nonrelevant']
                   END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
@@ -928,6 +1075,7 @@ FROM (
         kept.judged,
         kept.relevant,
         kept.nonrelevant,
+        kept.pooled,
         kept.counted
       FROM retrieved__kept AS kept
     )
@@ -993,7 +1141,8 @@ FROM (
         ranks.credited_gain,
         ranks.judged AND ranks.ordering = 'retrieved' AS judged,
         ranks.relevant AND ranks.ordering = 'retrieved' AS relevant,
-        ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant
+        ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant,
+        ranks.pooled AND ranks.ordering = 'retrieved' AS pooled
       FROM rankings__ranks AS ranks
       WHERE
         ranks.credited_gain <> 0 OR (
@@ -1007,7 +1156,8 @@ FROM (
         ideal.credited_gain,
         FALSE AS judged,
         FALSE AS relevant,
-        FALSE AS nonrelevant
+        FALSE AS nonrelevant,
+        FALSE AS pooled
       FROM rankings__ideal AS ideal
     )
     SELECT
@@ -1033,6 +1183,7 @@ FROM (
         d.relevant,
         d.judged,
         d.nonrelevant,
+        d.pooled,
         LEAD(d.rank) OVER in_rank_order AS next_rank,
         SUM(d.credited_gain) OVER running AS cg,
         SUM(d.discounted_gain) OVER running AS dcg,
@@ -1064,7 +1215,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1079,10 +1231,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1146,7 +1309,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1161,10 +1325,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1228,7 +1403,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1243,10 +1419,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1310,7 +1497,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1325,10 +1513,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1392,7 +1591,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1407,10 +1607,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1474,7 +1685,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1489,10 +1701,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1527,7 +1750,195 @@ FROM (
             'nonrelevant'
           )
           THEN MIN(CASE WHEN d.nonrelevant THEN d.rank END) OVER running
-        END AS nonrelevant_first_rank
+        END AS nonrelevant_first_rank,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN SUM(CAST(d.pooled AS INT)) OVER running
+        END AS pooled_found,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN MIN(CASE WHEN d.pooled THEN d.rank END) OVER running
+        END AS pooled_first_rank
       FROM running_sums__discounted AS d
       WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank), running AS (
         PARTITION BY d.ranking, d.query_id
@@ -1565,7 +1976,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1580,10 +1992,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1647,7 +2070,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1662,10 +2086,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1729,7 +2164,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1744,10 +2180,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1782,7 +2229,101 @@ FROM (
             'nonrelevant'
           )
           THEN SUM(CASE WHEN c.nonrelevant THEN c.nonrelevant_found / c.rank ELSE 0.0 END) OVER running
-        END AS nonrelevant_precision_sum
+        END AS nonrelevant_precision_sum,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN SUM(CASE WHEN c.pooled THEN c.pooled_found / c.rank ELSE 0.0 END) OVER running
+        END AS pooled_precision_sum
       FROM running_sums__cumulative AS c
       WINDOW running AS (
         PARTITION BY c.ranking, c.query_id
@@ -1792,7 +2333,7 @@ FROM (
     )
     SELECT
       counted.*
-      EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant)
+      EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant, counted.pooled)
     FROM running_sums__counted AS counted
   ), sums_at_cutoffs AS (
     WITH sums_at_cutoffs__final AS (
@@ -1851,7 +2392,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1866,10 +2408,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1933,7 +2486,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -1948,10 +2502,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2015,7 +2580,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -2030,10 +2596,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2068,7 +2645,101 @@ FROM (
             'nonrelevant'
           )
           THEN SUM(CAST(judgments.nonrelevant AS BIGINT))
-        END AS nonrelevant_in_qrels
+        END AS nonrelevant_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN SUM(CAST(judgments.pooled AS BIGINT))
+        END AS pooled_in_qrels
       FROM judgments
       GROUP BY
         judgments.query_id
@@ -2103,7 +2774,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -2118,10 +2790,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2185,7 +2868,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -2200,10 +2884,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2267,7 +2962,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -2282,10 +2978,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2320,7 +3027,101 @@ FROM (
             'nonrelevant'
           )
           THEN CAST(0 AS BIGINT)
-        END AS nonrelevant_in_qrels
+        END AS nonrelevant_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN CAST(0 AS BIGINT)
+        END AS pooled_in_qrels
       FROM (
         SELECT DISTINCT
           run.query_id
@@ -2335,7 +3136,8 @@ FROM (
         judged.query_id,
         judged.relevant_in_qrels,
         judged.judged_in_qrels,
-        judged.nonrelevant_in_qrels
+        judged.nonrelevant_in_qrels,
+        judged.pooled_in_qrels
       FROM evaluated_queries__judged_queries AS judged
       WHERE
         COALESCE(all_queries, FALSE)
@@ -2349,7 +3151,8 @@ FROM (
         unjudged.query_id,
         unjudged.relevant_in_qrels,
         unjudged.judged_in_qrels,
-        unjudged.nonrelevant_in_qrels
+        unjudged.nonrelevant_in_qrels,
+        unjudged.pooled_in_qrels
       FROM evaluated_queries__unjudged_queries AS unjudged
     ), evaluated_queries__retrieved_counts AS (
       SELECT
@@ -2385,7 +3188,8 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'infAP'
                       ]
                     )
                     THEN ['relevant']
@@ -2400,10 +3204,21 @@ FROM (
                   CASE
                     WHEN LIST_HAS_ANY(
                       measures,
-                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      [
+                        'num_nonrel_judged_ret',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref',
+                        'infAP'
+                      ]
                     )
                     THEN ['nonrelevant']
                   END,
+                  CAST([] AS TEXT[])
+                ),
+                COALESCE(
+                  CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
@@ -2470,7 +3285,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -2485,10 +3301,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2538,7 +3365,8 @@ FROM (
         rankings.rank,
         rankings.relevant,
         SUM(CAST(rankings.relevant AS INT)) OVER running AS found,
-        SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above
+        SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above,
+        SUM(CAST(rankings.pooled AS INT)) OVER running AS pooled_so_far
       FROM rankings
       WHERE
         rankings.ranking = 'retrieved'
@@ -2547,6 +3375,7 @@ FROM (
           OR ARRAY_CONTAINS(measures, 'Rprec_mult')
           OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
           OR ARRAY_CONTAINS(measures, 'bpref')
+          OR ARRAY_CONTAINS(measures, 'infAP')
         )
       WINDOW running AS (
         PARTITION BY rankings.query_id
@@ -2594,7 +3423,30 @@ FROM (
         MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
         MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
         MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
-        MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00
+        MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00,
+        SUM(
+          CASE
+            WHEN v.rank = 1
+            THEN 1.0
+            ELSE 1.0 / v.rank + (
+              (
+                v.rank - 1.0
+              ) / v.rank
+            ) * (
+              (
+                v.pooled_so_far - 1.0
+              ) / (
+                v.rank - 1.0
+              )
+            ) * (
+              (
+                v.found - 1.0 + 1e-5
+              ) / (
+                v.found - 1.0 + v.nonrelevant_above + 2.0 * 1e-5
+              )
+            )
+          END
+        ) AS infap_sum
       FROM relevance_curve__relevant AS v
       GROUP BY
         v.query_id
@@ -2736,7 +3588,8 @@ FROM (
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked
       FROM measures_trec
     ), measures_curve__interpolated AS (
       SELECT
@@ -2800,7 +3653,7 @@ FROM (
     ), measures_curve__final AS (
       SELECT
         w.*
-        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked),
         CASE
           WHEN w.rprec_asked
           THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -2863,7 +3716,8 @@ FROM (
           ) / 11.0
         END AS iprec_11pt_avg,
         CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
-        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
+        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
+        CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap
       FROM measures_curve__interpolated AS w
     )
     SELECT
@@ -2950,7 +3804,8 @@ FROM (
         c.iprec_at_recall_1_00,
         c.iprec_11pt_avg,
         c.bpref,
-        c.gm_bpref
+        c.gm_bpref,
+        c.infap
       FROM measures_curve AS c
     )
     SELECT
@@ -3115,7 +3970,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -3143,7 +3998,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -3180,7 +4036,8 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'infAP'
           ],
           m
         )
@@ -3332,6 +4189,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'infAP') THEN ['infap'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])
@@ -3420,6 +4278,7 @@ FROM (
         SELECT
           labelled.*,
           labelled.judged AND NOT labelled.relevant AS nonrelevant,
+          TRUE AS pooled,
           COALESCE(
             (
               ARRAY_CONTAINS(
@@ -3449,7 +4308,8 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'infAP'
                             ]
                           )
                           THEN ['relevant']
@@ -3464,10 +4324,21 @@ FROM (
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'infAP'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -3531,7 +4402,8 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'infAP'
                             ]
                           )
                           THEN ['relevant']
@@ -3546,10 +4418,21 @@ FROM (
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'infAP'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -3613,7 +4496,8 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'infAP'
                             ]
                           )
                           THEN ['relevant']
@@ -3628,10 +4512,21 @@ FROM (
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'infAP'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
+                        CAST([] AS TEXT[])
+                      ),
+                      COALESCE(
+                        CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -3667,6 +4562,97 @@ FROM (
               )
               AND labelled.judged
               AND NOT labelled.relevant
+            )
+            OR ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
             ),
             FALSE
           ) AS counted
@@ -3726,6 +4712,7 @@ FROM (
           COALESCE(judgments.judged, FALSE) AS judged,
           COALESCE(judgments.relevant, FALSE) AS relevant,
           COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+          COALESCE(judgments.pooled, FALSE) AS pooled,
           COALESCE(judgments.counted, FALSE) AS counted
         FROM deduplicated
         LEFT JOIN judgments
@@ -3743,6 +4730,7 @@ FROM (
           gained.judged,
           gained.relevant,
           gained.nonrelevant,
+          gained.pooled,
           gained.counted,
           ROW_NUMBER() OVER (
             PARTITION BY gained.query_id
@@ -3759,6 +4747,7 @@ FROM (
           gained.judged,
           gained.relevant,
           gained.nonrelevant,
+          gained.pooled,
           gained.counted,
           ROW_NUMBER() OVER (
             PARTITION BY gained.query_id
@@ -3814,6 +4803,7 @@ FROM (
           COALESCE(judgments.judged, FALSE) AS judged,
           COALESCE(judgments.relevant, FALSE) AS relevant,
           COALESCE(judgments.nonrelevant, FALSE) AS nonrelevant,
+          COALESCE(judgments.pooled, FALSE) AS pooled,
           COALESCE(judgments.counted, FALSE) AS counted,
           ranked_by_score.position
         FROM ranked__ranked_by_score AS ranked_by_score
@@ -3850,7 +4840,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -3865,10 +4856,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -3946,6 +4948,7 @@ FROM (
           kept.judged,
           kept.relevant,
           kept.nonrelevant,
+          kept.pooled,
           kept.counted
         FROM retrieved__kept AS kept
       )
@@ -4011,7 +5014,8 @@ FROM (
           ranks.credited_gain,
           ranks.judged AND ranks.ordering = 'retrieved' AS judged,
           ranks.relevant AND ranks.ordering = 'retrieved' AS relevant,
-          ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant
+          ranks.nonrelevant AND ranks.ordering = 'retrieved' AS nonrelevant,
+          ranks.pooled AND ranks.ordering = 'retrieved' AS pooled
         FROM rankings__ranks AS ranks
         WHERE
           ranks.credited_gain <> 0 OR (
@@ -4025,7 +5029,8 @@ FROM (
           ideal.credited_gain,
           FALSE AS judged,
           FALSE AS relevant,
-          FALSE AS nonrelevant
+          FALSE AS nonrelevant,
+          FALSE AS pooled
         FROM rankings__ideal AS ideal
       )
       SELECT
@@ -4051,6 +5056,7 @@ FROM (
           d.relevant,
           d.judged,
           d.nonrelevant,
+          d.pooled,
           LEAD(d.rank) OVER in_rank_order AS next_rank,
           SUM(d.credited_gain) OVER running AS cg,
           SUM(d.discounted_gain) OVER running AS dcg,
@@ -4082,7 +5088,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4097,10 +5104,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4164,7 +5182,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4179,10 +5198,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4246,7 +5276,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4261,10 +5292,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4328,7 +5370,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4343,10 +5386,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4410,7 +5464,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4425,10 +5480,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4492,7 +5558,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4507,10 +5574,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4545,7 +5623,195 @@ FROM (
               'nonrelevant'
             )
             THEN MIN(CASE WHEN d.nonrelevant THEN d.rank END) OVER running
-          END AS nonrelevant_first_rank
+          END AS nonrelevant_first_rank,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN SUM(CAST(d.pooled AS INT)) OVER running
+          END AS pooled_found,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN MIN(CASE WHEN d.pooled THEN d.rank END) OVER running
+          END AS pooled_first_rank
         FROM running_sums__discounted AS d
         WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank), running AS (
           PARTITION BY d.ranking, d.query_id
@@ -4583,7 +5849,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4598,10 +5865,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4665,7 +5943,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4680,10 +5959,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4747,7 +6037,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4762,10 +6053,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4800,7 +6102,101 @@ FROM (
               'nonrelevant'
             )
             THEN SUM(CASE WHEN c.nonrelevant THEN c.nonrelevant_found / c.rank ELSE 0.0 END) OVER running
-          END AS nonrelevant_precision_sum
+          END AS nonrelevant_precision_sum,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN SUM(CASE WHEN c.pooled THEN c.pooled_found / c.rank ELSE 0.0 END) OVER running
+          END AS pooled_precision_sum
         FROM running_sums__cumulative AS c
         WINDOW running AS (
           PARTITION BY c.ranking, c.query_id
@@ -4810,7 +6206,7 @@ FROM (
       )
       SELECT
         counted.*
-        EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant)
+        EXCLUDE (counted.relevant, counted.judged, counted.nonrelevant, counted.pooled)
       FROM running_sums__counted AS counted
     ), sums_at_cutoffs AS (
       WITH sums_at_cutoffs__final AS (
@@ -4869,7 +6265,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4884,10 +6281,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4951,7 +6359,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -4966,10 +6375,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5033,7 +6453,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -5048,10 +6469,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5086,7 +6518,101 @@ FROM (
               'nonrelevant'
             )
             THEN SUM(CAST(judgments.nonrelevant AS BIGINT))
-          END AS nonrelevant_in_qrels
+          END AS nonrelevant_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN SUM(CAST(judgments.pooled AS BIGINT))
+          END AS pooled_in_qrels
         FROM judgments
         GROUP BY
           judgments.query_id
@@ -5121,7 +6647,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -5136,10 +6663,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5203,7 +6741,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -5218,10 +6757,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5285,7 +6835,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -5300,10 +6851,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5338,7 +6900,101 @@ FROM (
               'nonrelevant'
             )
             THEN CAST(0 AS BIGINT)
-          END AS nonrelevant_in_qrels
+          END AS nonrelevant_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN CAST(0 AS BIGINT)
+          END AS pooled_in_qrels
         FROM (
           SELECT DISTINCT
             run.query_id
@@ -5353,7 +7009,8 @@ FROM (
           judged.query_id,
           judged.relevant_in_qrels,
           judged.judged_in_qrels,
-          judged.nonrelevant_in_qrels
+          judged.nonrelevant_in_qrels,
+          judged.pooled_in_qrels
         FROM evaluated_queries__judged_queries AS judged
         WHERE
           COALESCE(all_queries, FALSE)
@@ -5367,7 +7024,8 @@ FROM (
           unjudged.query_id,
           unjudged.relevant_in_qrels,
           unjudged.judged_in_qrels,
-          unjudged.nonrelevant_in_qrels
+          unjudged.nonrelevant_in_qrels,
+          unjudged.pooled_in_qrels
         FROM evaluated_queries__unjudged_queries AS unjudged
       ), evaluated_queries__retrieved_counts AS (
         SELECT
@@ -5403,7 +7061,8 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'infAP'
                         ]
                       )
                       THEN ['relevant']
@@ -5418,10 +7077,21 @@ FROM (
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -5488,7 +7158,8 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'infAP'
                           ]
                         )
                         THEN ['relevant']
@@ -5503,10 +7174,21 @@ FROM (
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5556,7 +7238,8 @@ FROM (
           rankings.rank,
           rankings.relevant,
           SUM(CAST(rankings.relevant AS INT)) OVER running AS found,
-          SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above
+          SUM(CAST(rankings.nonrelevant AS INT)) OVER running AS nonrelevant_above,
+          SUM(CAST(rankings.pooled AS INT)) OVER running AS pooled_so_far
         FROM rankings
         WHERE
           rankings.ranking = 'retrieved'
@@ -5565,6 +7248,7 @@ FROM (
             OR ARRAY_CONTAINS(measures, 'Rprec_mult')
             OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
             OR ARRAY_CONTAINS(measures, 'bpref')
+            OR ARRAY_CONTAINS(measures, 'infAP')
           )
         WINDOW running AS (
           PARTITION BY rankings.query_id
@@ -5612,7 +7296,30 @@ FROM (
           MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
           MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
           MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
-          MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00
+          MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00,
+          SUM(
+            CASE
+              WHEN v.rank = 1
+              THEN 1.0
+              ELSE 1.0 / v.rank + (
+                (
+                  v.rank - 1.0
+                ) / v.rank
+              ) * (
+                (
+                  v.pooled_so_far - 1.0
+                ) / (
+                  v.rank - 1.0
+                )
+              ) * (
+                (
+                  v.found - 1.0 + 1e-5
+                ) / (
+                  v.found - 1.0 + v.nonrelevant_above + 2.0 * 1e-5
+                )
+              )
+            END
+          ) AS infap_sum
         FROM relevance_curve__relevant AS v
         GROUP BY
           v.query_id
@@ -5754,7 +7461,8 @@ FROM (
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked
         FROM measures_trec
       ), measures_curve__interpolated AS (
         SELECT
@@ -5818,7 +7526,7 @@ FROM (
       ), measures_curve__final AS (
         SELECT
           w.*
-          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked),
           CASE
             WHEN w.rprec_asked
             THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -5881,7 +7589,8 @@ FROM (
             ) / 11.0
           END AS iprec_11pt_avg,
           CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
-          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
+          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
+          CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap
         FROM measures_curve__interpolated AS w
       )
       SELECT
@@ -5968,7 +7677,8 @@ FROM (
           c.iprec_at_recall_1_00,
           c.iprec_11pt_avg,
           c.bpref,
-          c.gm_bpref
+          c.gm_bpref,
+          c.infap
         FROM measures_curve AS c
       )
       SELECT

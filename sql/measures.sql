@@ -80,7 +80,8 @@ final as (
         c.iprec_at_recall_0_00, c.iprec_at_recall_0_10, c.iprec_at_recall_0_20, c.iprec_at_recall_0_30,
         c.iprec_at_recall_0_40, c.iprec_at_recall_0_50, c.iprec_at_recall_0_60, c.iprec_at_recall_0_70,
         c.iprec_at_recall_0_80, c.iprec_at_recall_0_90, c.iprec_at_recall_1_00, c.iprec_11pt_avg,
-        c.bpref, c.gm_bpref
+        c.bpref, c.gm_bpref,
+        c.infap
     from measures_curve as c
 )
 

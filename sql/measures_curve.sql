@@ -1,13 +1,14 @@
--- measures_curve.sql: trec_eval's R-precision, interpolated precision and bpref, one formula each.
+-- measures_curve.sql: trec_eval's R-precision, interpolated precision, bpref and infAP, one
+-- formula each.
 --
 -- Step 14 of the per-query table. Reads: view measures_trec (sql/measures_trec.sql), which
 -- carries the sums of sql/relevance_curve.sql.
 --
 -- Variables:
---   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref'];
+--   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP'];
 --
 -- Creates: view measures_curve (the columns of measures_trec, then rprec, rprec_mult_<x>,
--- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref), pipeline/spec.py's formulas, of the
+-- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, infap), pipeline/spec.py's formulas, of the
 -- whole ranking only (null at a cutoff), each null unless `measures` names its family. R is
 -- relevant_in_qrels, n retrieved_in_ranking; a query without a relevant result scores 0.
 
@@ -22,7 +23,8 @@ whole as (
         measures_trec.k is null and list_contains(getvariable('measures'), 'Rprec') as rprec_asked,
         measures_trec.k is null and list_contains(getvariable('measures'), 'Rprec_mult') as mult_asked,
         measures_trec.k is null and list_contains(getvariable('measures'), 'iprec_at_recall') as iprec_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'bpref') as bpref_asked
+        measures_trec.k is null and list_contains(getvariable('measures'), 'bpref') as bpref_asked,
+        measures_trec.k is null and list_contains(getvariable('measures'), 'infAP') as infap_asked
     from measures_trec
 ),
 
@@ -47,7 +49,9 @@ interpolated as (
 
 final as (
     select
-        w.* exclude (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),  -- noqa: RF02, RF03
+        w.* exclude (  -- noqa: RF02
+            r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked  -- noqa: RF03
+        ),
         case when w.rprec_asked then coalesce(w.relevant_in_top_r / nullif(w.r, 0), 0.0) end as rprec,
         case when w.mult_asked then coalesce(w.relevant_in_top_0_20 / nullif(floor(0.20e0 * w.r + 0.9), 0), 0.0) end
             as rprec_mult_0_20,
@@ -88,7 +92,8 @@ final as (
                 ) / 11.0
         end as iprec_11pt_avg,
         case when w.bpref_asked then coalesce(w.bpref_sum / nullif(w.r, 0), 0.0) end as bpref,
-        case when w.bpref_asked then coalesce(w.bpref_sum / nullif(w.r, 0), 0.0) end as gm_bpref
+        case when w.bpref_asked then coalesce(w.bpref_sum / nullif(w.r, 0), 0.0) end as gm_bpref,
+        case when w.infap_asked then coalesce(w.infap_sum / nullif(w.r, 0), 0.0) end as infap
     from interpolated as w
 )
 

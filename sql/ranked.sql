@@ -12,7 +12,7 @@
 --   SET VARIABLE signals = ['retrieved'];    -- with 'retrieved' (num_ret), every rank is kept
 --
 -- Creates: view ranked (ordering, query_id, score, input_rank, gain, judged, relevant,
--- nonrelevant, counted, position), the signals of sql/judgments.sql:
+-- nonrelevant, pooled, counted, position), the signals of sql/judgments.sql:
 -- ordering 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by
 -- input_rank then arrival ('input-order'); 'worst' and 'best' come from tie_orders.
 
@@ -62,6 +62,7 @@ final as (
         coalesce(judgments.judged, false) as judged,
         coalesce(judgments.relevant, false) as relevant,
         coalesce(judgments.nonrelevant, false) as nonrelevant,
+        coalesce(judgments.pooled, false) as pooled,
         coalesce(judgments.counted, false) as counted,
         ranked_by_score.position
     from ranked_by_score

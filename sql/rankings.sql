@@ -7,7 +7,7 @@
 --   SET VARIABLE ideal = 'judged';           -- or 'retrieved' or 'judged-cut-at-hits'
 --
 -- Creates: view rankings (ranking, query_id, rank, credited_gain, judged, relevant,
--- nonrelevant): ranking is an ordering of retrieved ('retrieved', 'worst', 'best') or
+-- nonrelevant, pooled): ranking is an ordering of retrieved ('retrieved', 'worst', 'best') or
 -- 'ideal'. The ideal ranking is the positive gains of every judged document ('judged'), of
 -- the ranked documents ('retrieved'), or of every judged document cut at the number of
 -- results ('judged-cut-at-hits'), in descending order. A rank that earns 0 is left out: it
@@ -70,7 +70,8 @@ final as (
         ranks.credited_gain,
         ranks.judged and ranks.ordering = 'retrieved' as judged,
         ranks.relevant and ranks.ordering = 'retrieved' as relevant,
-        ranks.nonrelevant and ranks.ordering = 'retrieved' as nonrelevant
+        ranks.nonrelevant and ranks.ordering = 'retrieved' as nonrelevant,
+        ranks.pooled and ranks.ordering = 'retrieved' as pooled
     from ranks
     where ranks.credited_gain <> 0 or (ranks.counted and ranks.ordering = 'retrieved')
     union all
@@ -81,7 +82,8 @@ final as (
         ideal.credited_gain,
         false as judged,
         false as relevant,
-        false as nonrelevant
+        false as nonrelevant,
+        false as pooled
     from ideal
 )
 

@@ -1,18 +1,22 @@
 -- relevance_curve.sql: per query, where its relevant results sit: trec_eval's R-precision
--- cutoffs, interpolated precision at recall levels and bpref's preferences.
+-- cutoffs, interpolated precision at recall levels, bpref's preferences and infAP's terms.
 --
 -- Step 11 of the per-query table. Reads: views rankings and evaluated_queries.
 --
 -- Variables:
---   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref'];
+--   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP'];
 --
 -- Creates: view relevance_curve (query_id, bpref_sum, relevant_in_top_r, relevant_in_top_<x>,
--- iprec_max_<r>), one row per evaluated query with a relevant result, when `measures` names a
--- family above (else no row). Of the query's R relevant and N judged nonrelevant documents:
+-- iprec_max_<r>, infap_sum), one row per evaluated query with a relevant result, when
+-- `measures` names a family above (else no row). Of the query's R relevant and N judged
+-- nonrelevant documents:
 -- bpref_sum, over the relevant results, 1 - min(judged nonrelevant above it, R) / min(N, R)
 -- (1 with none above); relevant_in_top_<x>: relevant in the top floor(x * R + 0.9) (r: R);
 -- iprec_max_<r>: the highest found / rank over the relevant ranks with found >= round(r * R),
--- halves away from 0 (trec_eval 10.0's m_Rprec_mult.c, m_iprec_at_recall.c' lround, m_bpref.c).
+-- halves away from 0 (trec_eval 10.0's m_Rprec_mult.c, m_iprec_at_recall.c' lround, m_bpref.c);
+-- infap_sum, over the relevant results at rank k, 1 at rank 1, else 1/k + ((k-1)/k) *
+-- (p/(k-1)) * (r + eps) / (r + n + 2 eps) with p pooled, r relevant and n judged nonrelevant
+-- results above k, eps = 1e-5, in trec_eval's order of operations (m_infap.c).
 
 create or replace temp view relevance_curve as
 with
@@ -23,7 +27,8 @@ relevant_ranks as (
         rankings.rank,
         rankings.relevant,
         sum(cast(rankings.relevant as int)) over running as found,
-        sum(cast(rankings.nonrelevant as int)) over running as nonrelevant_above
+        sum(cast(rankings.nonrelevant as int)) over running as nonrelevant_above,
+        sum(cast(rankings.pooled as int)) over running as pooled_so_far
     from rankings
     where
         rankings.ranking = 'retrieved'
@@ -32,6 +37,7 @@ relevant_ranks as (
             or list_contains(getvariable('measures'), 'Rprec_mult')
             or list_contains(getvariable('measures'), 'iprec_at_recall')
             or list_contains(getvariable('measures'), 'bpref')
+            or list_contains(getvariable('measures'), 'infAP')
         )
     window running as (partition by rankings.query_id order by rankings.rank rows unbounded preceding)
 ),
@@ -88,7 +94,17 @@ final as (
         max(case when v.found >= round(0.90e0 * v.r) then v.found / v.rank end)
             as iprec_max_0_90,
         max(case when v.found >= round(1.00e0 * v.r) then v.found / v.rank end)
-            as iprec_max_1_00
+            as iprec_max_1_00,
+        sum(
+            case
+                when v.rank = 1 then 1.0
+                else
+                    1.0 / v.rank
+                    + ((v.rank - 1.0) / v.rank)
+                    * ((v.pooled_so_far - 1.0) / (v.rank - 1.0))
+                    * ((v.found - 1.0 + 1e-5) / (v.found - 1.0 + v.nonrelevant_above + 2.0 * 1e-5))
+            end
+        ) as infap_sum
     from relevant as v
     group by v.query_id
 )

@@ -9,7 +9,7 @@
 --   SET VARIABLE ties = 'docid-desc';        -- 'average': tied results share their mean gain
 --
 -- Creates: view retrieved (ordering, query_id, score, input_rank, rank, gain, credited_gain,
--- and the signals judged, relevant, nonrelevant, counted of sql/judgments.sql):
+-- and the signals judged, relevant, nonrelevant, pooled, counted of sql/judgments.sql):
 -- rank is the position, renumbered when unjudged results were dropped; credited_gain is
 -- what the rank earns.
 
@@ -52,6 +52,7 @@ final as (
         kept.judged,
         kept.relevant,
         kept.nonrelevant,
+        kept.pooled,
         kept.counted
     from kept
 )

@@ -39,6 +39,7 @@ cumulative as (
         d.relevant,
         d.judged,
         d.nonrelevant,
+        d.pooled,
         lead(d.rank) over in_rank_order as next_rank,
         sum(d.credited_gain) over running as cg,
         sum(d.discounted_gain) over running as dcg,
@@ -65,7 +66,15 @@ cumulative as (
         case
             when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
                 then min(case when d.nonrelevant then d.rank end) over running
-        end as nonrelevant_first_rank
+        end as nonrelevant_first_rank,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled')
+                then sum(cast(d.pooled as int)) over running
+        end as pooled_found,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled')
+                then min(case when d.pooled then d.rank end) over running
+        end as pooled_first_rank
     from discounted as d
     window
         in_rank_order as (partition by d.ranking, d.query_id order by d.rank),
@@ -89,11 +98,15 @@ counted as (
             when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
                 then sum(if(c.nonrelevant, c.nonrelevant_found / c.rank, 0.0)) over running
         end
-            as nonrelevant_precision_sum
+            as nonrelevant_precision_sum,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled')
+                then sum(if(c.pooled, c.pooled_found / c.rank, 0.0)) over running
+        end as pooled_precision_sum
     from cumulative as c
     window running as (partition by c.ranking, c.query_id order by c.rank rows unbounded preceding)
 )
 
 select
-    counted.* exclude (counted.relevant, counted.judged, counted.nonrelevant)  -- noqa: RF02
+    counted.* exclude (counted.relevant, counted.judged, counted.nonrelevant, counted.pooled)  -- noqa: RF02
 from counted;

@@ -8,8 +8,9 @@
 --   SET VARIABLE ties = 'docid-desc';        -- 'input-order' keeps the input rank first
 --
 -- Creates: view tie_orders (ordering 'worst' or 'best', query_id, score, input_rank, gain,
--- judged, relevant, nonrelevant, counted, position): 'worst' and 'best' break the same ties as the ranking by gain,
--- ascending and descending, the lowest and highest NDCG any order of the ties can give.
+-- judged, relevant, nonrelevant, pooled, counted, position): 'worst' and 'best' break the
+-- same ties as the ranking by gain, ascending and descending, the lowest and highest NDCG
+-- any order of the ties can give.
 -- They need the gains before ranking; the whole view is pruned when tie_bounds is off.
 
 create or replace temp view tie_orders as
@@ -22,6 +23,7 @@ gained as (
         coalesce(judgments.judged, false) as judged,
         coalesce(judgments.relevant, false) as relevant,
         coalesce(judgments.nonrelevant, false) as nonrelevant,
+        coalesce(judgments.pooled, false) as pooled,
         coalesce(judgments.counted, false) as counted
     from deduplicated
     left join judgments
@@ -39,6 +41,7 @@ worst as (
         gained.judged,
         gained.relevant,
         gained.nonrelevant,
+        gained.pooled,
         gained.counted,
         row_number() over (
             partition by gained.query_id
@@ -61,6 +64,7 @@ best as (
         gained.judged,
         gained.relevant,
         gained.nonrelevant,
+        gained.pooled,
         gained.counted,
         row_number() over (
             partition by gained.query_id

@@ -25,6 +25,7 @@ from pipeline.expressions import (
 )
 from pipeline.spec import (
     COUNTER,
+    INFAP_EPSILON,
     MEASURE,
     MEASURE_NAMES,
     PRIMARY_MEASURE,
@@ -191,7 +192,8 @@ def _judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     # a negative label counts as unjudged (trec_eval -J drops it too)
     judged = label >= 0
     is_relevant = judged & relevant(label, evaluation.relevance_threshold)
-    signals = {"judged": judged, "relevant": is_relevant, "nonrelevant": judged & ~is_relevant}
+    # every document of the judgments is in trec_eval's pool, a negative label too (infAP)
+    signals = {"judged": judged, "relevant": is_relevant, "nonrelevant": judged & ~is_relevant, "pooled": pl.lit(True)}
     ranked_signals = [name for name in evaluation.signals if name in SIGNAL_NAMES]
     asked = [signals[name].alias(name) for name in ranked_signals if name != "judged"]
     counted = pl.any_horizontal(*(signals[name] for name in ranked_signals)) if ranked_signals else False
@@ -397,48 +399,74 @@ def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
     }[evaluation.empty_ideal]
 
 
-# The families of trec_eval's measures of where the relevant results sit (spec: _CURVE)
-CURVE_FAMILIES = ("Rprec", "Rprec_mult", "iprec_at_recall", "bpref")
+# The families of trec_eval's measures of where the relevant results sit (spec: _CURVE), and
+# infAP, from the same pass over the relevant ranks
+CURVE_FAMILIES = ("Rprec", "Rprec_mult", "iprec_at_recall", "bpref", "infAP")
 
 
 def _relevance_curve(
     retrieved_ranking: pl.LazyFrame, evaluated_queries: pl.LazyFrame, evaluation: Evaluation
 ) -> pl.LazyFrame | None:
-    """``query_id, bpref_sum, relevant_in_top_r, relevant_in_top_<x>, iprec_max_<r>`` of each
-    evaluated query with a relevant result (sql/relevance_curve.sql), or None when no family
-    of the curve is asked for."""
-    if not set(CURVE_FAMILIES) & set(evaluation.measures):
+    """``query_id``, then of the families asked for ``bpref_sum, relevant_in_top_r,
+    relevant_in_top_<x>, iprec_max_<r>, infap_sum``, of each evaluated query with a relevant
+    result (sql/relevance_curve.sql), or None when no family of the curve is asked for."""
+    asked = set(CURVE_FAMILIES) & set(evaluation.measures)
+    if not asked:
         return None
     r = pl.col("relevant_in_qrels").cast(pl.Float64)
+
+    def so_far(signal: str) -> pl.Expr:
+        return pl.col(signal).cast(pl.Int64).cum_sum().over(QUERY, order_by="rank")
+
+    per_query = [c for c in ("relevant_in_qrels", "nonrelevant_in_qrels") if c in evaluation.counters]
     relevant = (
         retrieved_ranking.select(
             QUERY,
             "rank",
             "relevant",
-            pl.col("relevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("found"),
-            pl.col("nonrelevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("nonrelevant_above"),
+            so_far("relevant").alias("found"),
+            so_far("nonrelevant").alias("nonrelevant_above"),
+            *([so_far("pooled").alias("pooled_so_far")] if "infAP" in asked else []),
         )
         .filter(pl.col("relevant"))
-        .join(evaluated_queries.select(QUERY, "relevant_in_qrels", "nonrelevant_in_qrels"), on=QUERY, how="inner")
+        .join(evaluated_queries.select(QUERY, *per_query), on=QUERY, how="inner")
     )
-    above = pl.col("nonrelevant_above")
-    preferences = pl.min_horizontal("nonrelevant_in_qrels", "relevant_in_qrels")
-    preference = pl.when(above > 0).then(1.0 - pl.min_horizontal(above, r) / preferences).otherwise(1.0)
+    above, found, rank = pl.col("nonrelevant_above"), pl.col("found"), pl.col("rank")
 
     def cut(fraction: str) -> pl.Expr:
         return (float(fraction) * r + 0.9).floor()
 
-    return relevant.group_by(QUERY).agg(
-        preference.sum().alias("bpref_sum"),
-        (pl.col("rank") <= r).sum().alias("relevant_in_top_r"),
-        *((pl.col("rank") <= cut(x)).sum().alias(f"relevant_in_top_{x.replace('.', '_')}") for x in RPREC_MULTIPLES),
-        *(
-            (pl.col("found") / pl.col("rank"))
-            .filter(pl.col("found") >= (float(x) * r).round(0, mode="half_away_from_zero"))
+    def bpref() -> list[pl.Expr]:
+        preferences = pl.min_horizontal("nonrelevant_in_qrels", "relevant_in_qrels")
+        preference = pl.when(above > 0).then(1.0 - pl.min_horizontal(above, r) / preferences).otherwise(1.0)
+        return [preference.sum().alias("bpref_sum")]
+
+    def infap() -> list[pl.Expr]:
+        # trec_eval's m_infap.c term by term, in its order of operations: j = rank - 1 ranks
+        # above, of them pooled_so_far - 1 pooled, found - 1 relevant, nonrelevant_above judged
+        # nonrelevant
+        j, pooled_above, relevant_above = rank - 1.0, pl.col("pooled_so_far") - 1.0, found - 1.0
+        inferred = (relevant_above + INFAP_EPSILON) / (relevant_above + above + 2 * INFAP_EPSILON)
+        term = 1.0 / rank + (j / rank) * (pooled_above / j) * inferred
+        return [pl.when(rank == 1).then(1.0).otherwise(term).sum().alias("infap_sum")]
+
+    aggregations = {
+        "bpref": bpref,
+        "Rprec": lambda: [(rank <= r).sum().alias("relevant_in_top_r")],
+        "Rprec_mult": lambda: [
+            (rank <= cut(x)).sum().alias(f"relevant_in_top_{x.replace('.', '_')}") for x in RPREC_MULTIPLES
+        ],
+        "iprec_at_recall": lambda: [
+            (found / rank)
+            .filter(found >= (float(x) * r).round(0, mode="half_away_from_zero"))
             .max()
             .alias(f"iprec_max_{x.replace('.', '_')}")
             for x in RECALL_LEVELS
-        ),
+        ],
+        "infAP": infap,
+    }
+    return relevant.group_by(QUERY).agg(
+        expression for family in CURVE_FAMILIES if family in asked for expression in aggregations[family]()
     )
 
 
@@ -497,8 +525,8 @@ def _measures_trec(counted: pl.LazyFrame, evaluation: Evaluation, *, companions:
 
 
 def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
-    """``measures_trec``, then trec_eval's R-precision, interpolated precision and bpref that
-    are asked for (with ``companions`` false, none), of the whole ranking only (null at a
+    """``measures_trec``, then trec_eval's R-precision, interpolated precision, bpref and infAP
+    that are asked for (with ``companions`` false, none), of the whole ranking only (null at a
     cutoff), from the sums of :func:`_relevance_curve`."""
     asked = [name for name in evaluation.columns if MEASURE[name].selected_by in CURVE_FAMILIES] if companions else []
     if not asked:
@@ -526,6 +554,7 @@ def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, comp
         "iprec_11pt_avg": pl.sum_horizontal(interpolated(level) for level in RECALL_LEVELS) / 11.0,
         "bpref": ratio(pl.col("bpref_sum"), r),
         "gm_bpref": ratio(pl.col("bpref_sum"), r),
+        "infap": ratio(pl.col("infap_sum"), r),
     }
     whole = pl.col("k").is_null()
     return measures_trec.with_columns(pl.when(whole).then(formulas[name]).alias(name) for name in asked)
@@ -608,3 +637,32 @@ def _final(measures: dict[str, pl.LazyFrame], as_ranked: pl.LazyFrame, evaluatio
             pl.when(pl.col("k").is_not_null()).then(pl.col("ties_straddle_k").fill_null(False))
         )
     return final
+
+
+def relstrings(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation, length: int) -> pl.LazyFrame:
+    """``query_id, relstring``: trec_eval's relstring (m_relstring.c) of each query of the run,
+    the labels of the top ``length`` results of its ranking by score as the evaluation ranks
+    them (duplicates, ties, max_results, unjudged), a character each: the label when it is a
+    whole number 0 to 9, ``>`` above 9, ``.`` below 0 (in the judgments, not judged: trec_eval's
+    pool), ``-`` absent from the judgments, ``<`` any other label (a fraction). Not a measure:
+    a line of the trec output, so one engine serves all (it reads only the top ``length``)."""
+    ranked = _ranked(_deduplicated(with_input_order(run), evaluation), evaluation, "retrieved")
+    labelled = ranked.join(qrels.select(QUERY, DOC, LABEL), on=[QUERY, DOC], how="left")
+    rank = pl.col("position")
+    if evaluation.unjudged == "drop":
+        labelled = labelled.filter(pl.col(LABEL) >= 0)
+        rank = rank.rank("ordinal").over(QUERY)
+    label = pl.col(LABEL)
+    character = (
+        pl.when(label.is_null())
+        .then(pl.lit("-"))
+        .when(label < 0)
+        .then(pl.lit("."))
+        .when(label > 9)
+        .then(pl.lit(">"))
+        .when(label == label.floor())
+        .then(label.cast(pl.Int64).cast(pl.String))
+        .otherwise(pl.lit("<"))
+    )
+    top = labelled.with_columns(rank.alias("rank")).filter(pl.col("rank") <= length)
+    return top.group_by(QUERY).agg(character.sort_by("rank").str.join("").alias("relstring"))

@@ -13,7 +13,20 @@ from collections.abc import Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput
-from pipeline.spec import CONVENTIONS, MEASURE_NAMES, MEASURES, MIN_GEOMETRIC_MEAN, Evaluation, Measure, profile_named
+from pipeline.spec import (
+    CONVENTIONS,
+    MEASURE_NAMES,
+    MEASURES,
+    MIN_GEOMETRIC_MEAN,
+    PRIMARY_MEASURE,
+    RELSTRING,
+    TREC_EVAL_ORDER,
+    Evaluation,
+    Measure,
+    in_trec_eval_sets,
+    profile_named,
+    trec_eval_measure,
+)
 
 # The one word for the rows over all queries of a grouped table, in every table of every command
 # (evaluate's summary, compare's table, the report): the name of the grouped summary's column that
@@ -52,23 +65,57 @@ def check_trec_ids(per_query: pl.DataFrame) -> None:
         )
 
 
-def _trec_cells(frame: pl.DataFrame, trec_cutoffs_only: bool = False) -> list[tuple[str, str, float, bool]]:
+def _trec_cells(
+    frame: pl.DataFrame, trec_sets: tuple[str, ...] = (), relstrings: tuple[str, dict[str, str]] | None = None
+) -> list[tuple[str, str, float | str, bool]]:
     """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
     row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
-    the measures trec_eval prints per query. ``trec_cutoffs_only``: each measure at trec_eval's
-    own cutoffs of it only (``--measures all_trec``)."""
+    the measures trec_eval prints per query. ``trec_sets``, the named sets asked for
+    (``all_trec``, ``official``): the lines of their measures at trec_eval's own cutoffs of
+    each, and those of the families asked beside them. ``relstrings``, ``(line name, {query:
+    string})``: each query's relstring line (an empty string for a query not in it). With
+    either, the lines are in trec_eval's order: query by query, then its measure table's order,
+    a measure's cutoffs ascending."""
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
     queries = frame["query_id"].cast(pl.String) if per_query else pl.repeat("all", frame.height, eager=True)
-    cells = []
-    for query, row in zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True):
-        for measure in measures:
-            if trec_cutoffs_only and row["k"] is not None and row["k"] not in measure.trec_cutoffs:
+    beside = _families_beside(trec_sets, frame.columns)
+    trec_order = bool(trec_sets or relstrings)
+    # rows come sorted by query, then k (the whole ranking first)
+    first_row = {query: index for index, query in reversed(list(enumerate(queries)))}
+    keyed: list[tuple[tuple[int, ...], tuple[str, str, float | str, bool]]] = []
+    for row_index, (query, row) in enumerate(
+        zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True)
+    ):
+        for measure_index, measure in enumerate(measures):
+            if trec_sets and not (in_trec_eval_sets(measure, row["k"], trec_sets) or measure.selected_by in beside):
                 continue
             name = measure.trec_name(row["k"])
-            if name is not None:
-                cells.append((name, query, row[measure.name], measure.whole_number))
-    return cells
+            if name is None:
+                continue
+            trec_measure = trec_eval_measure(measure, row["k"])
+            order = TREC_EVAL_ORDER.index(trec_measure) if trec_measure else len(TREC_EVAL_ORDER)
+            key = (first_row[query], order, measure_index, row_index) if trec_order else (row_index, measure_index)
+            keyed.append((key, (name, query, row[measure.name], measure.whole_number)))
+    if relstrings is not None and per_query:
+        name, strings = relstrings
+        order = TREC_EVAL_ORDER.index(RELSTRING)
+        keyed += [
+            ((index, order, -1, index), (name, query, strings.get(query, ""), False))
+            for query, index in first_row.items()
+        ]
+    if trec_order:
+        keyed.sort(key=lambda item: item[0])
+    return [cell for _, cell in keyed]
+
+
+def _families_beside(trec_sets: tuple[str, ...], columns: list[str]) -> set[str]:
+    """The families of ``columns`` asked for beside the named sets: those no set selects (NDCG,
+    always computed, only when a set has it)."""
+    if not trec_sets:
+        return set()
+    in_sets = {m.selected_by for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, trec_sets)}
+    return {m.selected_by for m in MEASURES if m.name in columns} - in_sets - {PRIMARY_MEASURE}
 
 
 def _combined(measure: Measure) -> pl.Expr:
@@ -87,7 +134,9 @@ def trec_lines(
     per_query_lines: bool,
     summary: pl.DataFrame | None = None,
     digits: int = 4,
-    trec_cutoffs_only: bool = False,
+    trec_sets: tuple[str, ...] = (),
+    run_id: str | None = None,
+    relstrings: tuple[str, dict[str, str]] | None = None,
 ) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
     ``per_query_lines``), then the summary's lines as query ``all``. ``summary`` is the
@@ -96,7 +145,11 @@ def trec_lines(
     aggregate says (a mean; a sum for ``num_*``, a geometric mean for ``gm_map``) over the
     queries whose ndcg is not null. The queries the summary leaves out (a null ndcg:
     ``empty_ideal`` skip) have no lines, and neither has a null value (P over the whole ranking).
-    ``trec_cutoffs_only``: each measure at trec_eval's cutoffs of it only (``all_trec``)."""
+    ``trec_sets``: the named sets asked for (``all_trec``, ``official``), whose lines are
+    printed as trec_eval prints them (see :func:`_trec_cells`), the summary's led by trec_eval's
+    ``runid`` line when ``run_id``, the run's name, is known (:func:`pipeline.io.read.trec_run_id`).
+    ``relstrings``, ``(line name, {query: string})``: trec_eval's relstring line of each query
+    (per query only, as trec_eval prints it; :func:`pipeline.engines.polars.relstrings`)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
@@ -104,13 +157,17 @@ def trec_lines(
     counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        lines += [_trec_line(*cell, digits) for cell in _trec_cells(counted, trec_cutoffs_only) if cell[2] is not None]
+        cells = _trec_cells(counted, trec_sets, relstrings)
+        lines += [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
     if summary is None:
         measures = [m for m in TREC_MEASURES if m.name in rows.columns]
         summary = counted.group_by("k").agg(_combined(m) for m in measures).sort("k", nulls_last=False)
     elif "overall" in summary.columns:
         summary = summary.filter(pl.col("overall"))
-    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary, trec_cutoffs_only) if cell[2] is not None]
+    if trec_sets and run_id is not None:
+        # trec_eval prints the run's name among the summary's lines only (m_runid.c), as it is
+        lines.append(f"{'runid':<22}\tall\t{text_value(run_id)}")
+    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary, trec_sets) if cell[2] is not None]
     return "\n".join(lines) + "\n"
 
 
@@ -127,9 +184,13 @@ def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _trec_line(measure: str, query: str, value: float, whole_number: bool, digits: int) -> str:
-    # trec_eval prints its counts as whole numbers (%ld), every other value with 4 decimals
-    shown = f"{value:.0f}" if whole_number and value is not None else f"{value:.{digits}f}"
+def _trec_line(measure: str, query: str, value: float | str, whole_number: bool, digits: int) -> str:
+    # trec_eval prints its counts as whole numbers (%ld), a relstring quoted ('%s'), every
+    # other value with 4 decimals
+    if isinstance(value, str):
+        shown = f"'{value}'"
+    else:
+        shown = f"{value:.0f}" if whole_number and value is not None else f"{value:.{digits}f}"
     return f"{measure:<22}\t{query}\t{shown}"
 
 

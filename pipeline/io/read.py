@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import difflib
 import glob
+import os
 import re
 import shlex
 from dataclasses import dataclass, fields
@@ -707,6 +708,40 @@ def _scan_trec(
         LINE_NUMBER,
         LINE,
     )
+
+
+def trec_run_id(source: Source) -> str | None:
+    """trec_eval's ``runid`` of a run: the tag (6th field) of the last content line of a local
+    TREC text run, the one trec_eval keeps (get_trec_results.c), read from the file's end; None
+    for another format, a file that is not local, or a last line without a tag. Of several files, the last
+    one's."""
+    if source.format != "trec" or not source.location.is_local:
+        return None
+    files = [local_path(path) for path in source.files()]
+    line = _last_content_line(files[-1]) if files else None
+    fields = line.split() if line else []
+    return fields[5] if len(fields) >= 6 else None
+
+
+def _last_content_line(path: str, block: int = 1 << 16) -> str | None:
+    """The last line of ``path`` that is neither blank nor a comment, read backwards a block
+    at a time (a run file can be gigabytes; its tag is at its end)."""
+    comment = re.compile(_TREC_RUN_COMMENT)
+    with open(path, "rb") as handle:
+        end = handle.seek(0, os.SEEK_END)
+        tail = b""
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            tail = handle.read(end - start) + tail
+            end = start
+            lines = tail.split(b"\n")
+            # the first piece may be the end of a line cut by the block, unless at the start
+            for raw in reversed(lines if start == 0 else lines[1:]):
+                text = raw.decode("utf-8", errors="replace").removeprefix(_BOM)
+                if text.strip() and not comment.match(text):
+                    return text
+    return None
 
 
 def _check_trec_shape(path: str, *, qrels: bool) -> None:
