@@ -5,7 +5,7 @@
 -- run and qrels: a table or view name, or a Parquet path, glob or list. docs/sql.md lists the parameters.
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), all_queries := FALSE, max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), all_queries := FALSE, max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
 WITH run AS (
   SELECT
     run_rows.query_id,
@@ -74,7 +74,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, G, binG, Rndcg, ndcg_rel, rbp; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -102,7 +102,12 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -139,7 +144,12 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -291,6 +301,17 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'G') THEN ['G'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'binG') THEN ['binG'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'Rndcg') THEN ['Rndcg'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'ndcg_rel') THEN ['ndcg_rel'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -407,7 +428,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -415,14 +438,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -443,7 +473,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -486,7 +518,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -494,14 +528,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -522,7 +563,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -565,7 +608,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -573,14 +618,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -601,7 +653,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -799,7 +853,9 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     THEN ['relevant']
@@ -807,14 +863,21 @@ FROM (
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
-                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
                   CASE
                     WHEN LIST_HAS_ANY(
                       measures,
-                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      [
+                        'num_nonrel_judged_ret',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref',
+                        'binG'
+                      ]
                     )
                     THEN ['nonrelevant']
                   END,
@@ -835,7 +898,9 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     THEN ['retrieved']
@@ -1028,7 +1093,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1036,14 +1103,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1064,7 +1138,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1107,7 +1183,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1115,14 +1193,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1143,7 +1228,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1186,7 +1273,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1194,14 +1283,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1222,7 +1318,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1265,7 +1363,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1273,14 +1373,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1301,7 +1408,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1344,7 +1453,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1352,14 +1463,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1380,7 +1498,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1423,7 +1543,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1431,14 +1553,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1459,7 +1588,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1511,7 +1642,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1519,14 +1652,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1547,7 +1687,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1590,7 +1732,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1598,14 +1742,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1626,7 +1777,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1669,7 +1822,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1677,14 +1832,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1705,7 +1867,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1788,7 +1952,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1796,14 +1962,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1824,7 +1997,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1867,7 +2042,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1875,14 +2052,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1903,7 +2087,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -1946,7 +2132,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1954,14 +2142,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -1982,7 +2177,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -2034,7 +2231,9 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     THEN ['relevant']
@@ -2042,14 +2241,21 @@ FROM (
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
-                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
                   CASE
                     WHEN LIST_HAS_ANY(
                       measures,
-                      ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                      [
+                        'num_nonrel_judged_ret',
+                        'Rprec',
+                        'Rprec_mult',
+                        'iprec_at_recall',
+                        'bpref',
+                        'binG'
+                      ]
                     )
                     THEN ['nonrelevant']
                   END,
@@ -2070,7 +2276,9 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     THEN ['retrieved']
@@ -2116,7 +2324,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2124,14 +2334,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -2152,7 +2369,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -2197,6 +2416,7 @@ FROM (
           OR ARRAY_CONTAINS(measures, 'Rprec_mult')
           OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
           OR ARRAY_CONTAINS(measures, 'bpref')
+          OR ARRAY_CONTAINS(measures, 'binG')
         )
       WINDOW running AS (
         PARTITION BY rankings.query_id
@@ -2223,6 +2443,7 @@ FROM (
             ELSE 1.0
           END
         ) AS bpref_sum,
+        SUM(1.0 / LOG(2, 2.0 + v.rank - v.found)) AS bing_sum,
         COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
         COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
         COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
@@ -2252,6 +2473,142 @@ FROM (
     SELECT
       *
     FROM relevance_curve__final AS final
+  ), gain_curve AS (
+    WITH gain_curve__ranks AS (
+      SELECT
+        rankings.ranking,
+        rankings.query_id,
+        rankings.rank,
+        rankings.credited_gain,
+        rankings.judged,
+        running_sums.next_rank,
+        running_sums.cg,
+        running_sums.dcg
+      FROM rankings
+      INNER JOIN running_sums
+        ON rankings.ranking = running_sums.ranking
+        AND rankings.query_id = running_sums.query_id
+        AND rankings.rank = running_sums.rank
+      WHERE
+        rankings.ranking IN ('retrieved', 'ideal')
+        AND (
+          ARRAY_CONTAINS(measures, 'G')
+          OR ARRAY_CONTAINS(measures, 'Rndcg')
+          OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+          OR ARRAY_CONTAINS(measures, 'rbp')
+        )
+    ), gain_curve__ideal AS (
+      SELECT
+        ranks.query_id,
+        ranks.rank,
+        ranks.credited_gain AS gain,
+        ranks.dcg AS idcg,
+        SUM(GREATEST(ranks.credited_gain, 1.0)) OVER running AS ideal_cost,
+        LEAD(ranks.credited_gain) OVER in_rank_order AS next_gain
+      FROM gain_curve__ranks AS ranks
+      WHERE
+        ranks.ranking = 'ideal'
+      WINDOW in_rank_order AS (PARTITION BY ranks.query_id ORDER BY ranks.rank), running AS (
+        PARTITION BY ranks.query_id
+        ORDER BY ranks.rank
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    ), gain_curve__totals AS (
+      SELECT
+        ideal.query_id,
+        COUNT(*) AS ideal_length,
+        SUM(ideal.gain) AS ideal_gain
+      FROM gain_curve__ideal AS ideal
+      GROUP BY
+        ideal.query_id
+    ), gain_curve__beside_ideal AS (
+      SELECT
+        ranks.query_id,
+        ranks.rank,
+        ranks.credited_gain AS gain,
+        ranks.judged,
+        ranks.cg,
+        ranks.dcg,
+        ideal.idcg,
+        COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+      FROM gain_curve__ranks AS ranks
+      LEFT JOIN gain_curve__totals AS totals
+        ON ranks.query_id = totals.query_id
+      LEFT JOIN gain_curve__ideal AS ideal
+        ON ranks.query_id = ideal.query_id
+        AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
+      WHERE
+        ranks.ranking = 'retrieved'
+    ), gain_curve__per_rank AS (
+      SELECT
+        b.query_id,
+        SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
+        SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
+        COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
+        SUM(GREATEST(b.gain, 0.0) * POWER(rbp_persistence, b.rank - 1)) AS rbp_sum,
+        SUM(CASE WHEN b.judged THEN POWER(rbp_persistence, b.rank - 1) END) AS judged_weight
+      FROM gain_curve__beside_ideal AS b
+      GROUP BY
+        b.query_id
+    ), gain_curve__boundaries AS (
+      SELECT
+        ideal.query_id,
+        ideal.rank AS boundary,
+        ideal.idcg
+      FROM gain_curve__ideal AS ideal
+      WHERE
+        ideal.next_gain IS NULL OR ideal.next_gain <> ideal.gain
+    ), gain_curve__points AS (
+      SELECT
+        boundaries.query_id,
+        SUM(COALESCE(ranks.dcg, 0.0) / boundaries.idcg) AS rndcg_sum,
+        COUNT(*) AS rndcg_points
+      FROM gain_curve__boundaries AS boundaries
+      LEFT JOIN gain_curve__ranks AS ranks
+        ON boundaries.query_id = ranks.query_id
+        AND ranks.ranking = 'retrieved'
+        AND boundaries.boundary >= ranks.rank
+        AND (
+          ranks.next_rank IS NULL OR boundaries.boundary < ranks.next_rank
+        )
+      GROUP BY
+        boundaries.query_id
+    ), gain_curve__largest AS (
+      SELECT
+        judgments.query_id,
+        MAX(CASE WHEN judgments.judged THEN judgments.gain END) AS largest_gain
+      FROM judgments
+      WHERE
+        ARRAY_CONTAINS(measures, 'G')
+        OR ARRAY_CONTAINS(measures, 'Rndcg')
+        OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+        OR ARRAY_CONTAINS(measures, 'rbp')
+      GROUP BY
+        judgments.query_id
+    ), gain_curve__final AS (
+      SELECT
+        largest.query_id,
+        largest.largest_gain,
+        totals.ideal_length,
+        totals.ideal_gain,
+        per_rank.g_sum,
+        per_rank.ndcg_rel_sum,
+        per_rank.positive_ranks,
+        per_rank.rbp_sum,
+        per_rank.judged_weight,
+        points.rndcg_sum,
+        points.rndcg_points
+      FROM gain_curve__largest AS largest
+      LEFT JOIN gain_curve__totals AS totals
+        ON largest.query_id = totals.query_id
+      LEFT JOIN gain_curve__per_rank AS per_rank
+        ON largest.query_id = per_rank.query_id
+      LEFT JOIN gain_curve__points AS points
+        ON largest.query_id = points.query_id
+    )
+    SELECT
+      *
+    FROM gain_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -2281,10 +2638,14 @@ FROM (
         evaluated_queries.*
         EXCLUDE (query_id),
         relevance_curve.*
+        EXCLUDE (query_id),
+        gain_curve.*
         EXCLUDE (query_id)
       FROM evaluated_queries
       LEFT JOIN relevance_curve
         ON evaluated_queries.query_id = relevance_curve.query_id
+      LEFT JOIN gain_curve
+        ON evaluated_queries.query_id = gain_curve.query_id
       CROSS JOIN cutoffs
       CROSS JOIN counted__orderings AS orderings
       LEFT JOIN counted__sums AS ranked
@@ -2381,7 +2742,24 @@ FROM (
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
+        COALESCE(measures_trec.idcg, 0.0) > 0 AS ideal_gains,
+        COALESCE(measures_trec.dcg, 0.0) / NULLIF(measures_trec.idcg, 0) AS whole_ndcg,
+        COALESCE(measures_trec.ideal_length, 0) AS m,
+        CASE
+          WHEN empty_ideal = 'one'
+          THEN 1.0
+          WHEN empty_ideal = 'nan'
+          THEN CAST('NaN' AS DOUBLE)
+          WHEN empty_ideal = 'skip'
+          THEN CAST(NULL AS DOUBLE)
+          ELSE 0.0
+        END AS empty_ideal_score
       FROM measures_trec
     ), measures_curve__interpolated AS (
       SELECT
@@ -2442,10 +2820,18 @@ FROM (
           ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
         END AS iprec_1_00
       FROM measures_curve__whole AS whole
+    ), measures_curve__gains AS (
+      SELECT
+        interpolated.*,
+        CAST(COALESCE(interpolated.retrieved_in_ranking, 0) >= interpolated.m + 2 AS DOUBLE) AS past_ideal,
+        COALESCE(interpolated.ndcg_rel_sum, 0.0) + (
+          interpolated.m - COALESCE(interpolated.positive_ranks, 0)
+        ) * interpolated.whole_ndcg AS rel_sum
+      FROM measures_curve__interpolated AS interpolated
     ), measures_curve__final AS (
       SELECT
         w.*
-        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, bing_asked, g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
         CASE
           WHEN w.rprec_asked
           THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -2508,8 +2894,50 @@ FROM (
           ) / 11.0
         END AS iprec_11pt_avg,
         CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
-        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
-      FROM measures_curve__interpolated AS w
+        CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
+        CASE
+          WHEN NOT w.g_asked
+          THEN CAST(NULL AS DOUBLE)
+          WHEN NOT w.ideal_gains
+          THEN w.empty_ideal_score
+          ELSE COALESCE(w.g_sum, 0.0) / w.ideal_gain
+        END AS "G",
+        CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG",
+        CASE
+          WHEN NOT w.rndcg_asked
+          THEN CAST(NULL AS DOUBLE)
+          WHEN COALESCE(w.relevant_in_qrels, 0) = 0
+          THEN 0.0
+          WHEN NOT w.ideal_gains
+          THEN w.empty_ideal_score
+          ELSE (
+            COALESCE(w.rndcg_sum, 0.0) + w.past_ideal * w.whole_ndcg
+          ) / (
+            COALESCE(w.rndcg_points, 0) + w.past_ideal
+          )
+        END AS "Rndcg",
+        CASE
+          WHEN NOT w.ndcg_rel_asked
+          THEN CAST(NULL AS DOUBLE)
+          WHEN NOT w.ideal_gains
+          THEN w.empty_ideal_score
+          WHEN w.rel_sum > 0
+          THEN w.rel_sum / w.m
+          ELSE 0.0
+        END AS ndcg_rel,
+        CASE
+          WHEN w.rbp_asked
+          THEN (
+            1.0 - rbp_persistence
+          ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+        END AS rbp,
+        CASE
+          WHEN w.rbp_asked
+          THEN GREATEST(1.0 - (
+            1.0 - rbp_persistence
+          ) * COALESCE(w.judged_weight, 0.0), 0.0)
+        END AS rbp_resid
+      FROM measures_curve__gains AS w
     )
     SELECT
       *
@@ -2593,7 +3021,13 @@ FROM (
         c.iprec_at_recall_1_00,
         c.iprec_11pt_avg,
         c.bpref,
-        c.gm_bpref
+        c.gm_bpref,
+        c."G",
+        c."binG",
+        c."Rndcg",
+        c.ndcg_rel,
+        c.rbp,
+        c.rbp_resid
       FROM measures_curve AS c
     )
     SELECT
@@ -2665,7 +3099,7 @@ WHERE
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), all_queries := FALSE, max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), all_queries := FALSE, max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
 WITH run AS (
   SELECT
     run_rows.query_id,
@@ -2734,7 +3168,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, G, binG, Rndcg, ndcg_rel, rbp; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -2762,7 +3196,12 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -2799,7 +3238,12 @@ WITH run AS (
             'Rprec',
             'Rprec_mult',
             'iprec_at_recall',
-            'bpref'
+            'bpref',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -2951,6 +3395,17 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'bpref') THEN ['bpref', 'gm_bpref'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'G') THEN ['G'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'binG') THEN ['binG'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'Rndcg') THEN ['Rndcg'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'ndcg_rel') THEN ['ndcg_rel'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])
@@ -3068,7 +3523,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['relevant']
@@ -3076,14 +3533,21 @@ FROM (
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'binG'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
@@ -3104,7 +3568,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['retrieved']
@@ -3147,7 +3613,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['relevant']
@@ -3155,14 +3623,21 @@ FROM (
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'binG'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
@@ -3183,7 +3658,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['retrieved']
@@ -3226,7 +3703,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['relevant']
@@ -3234,14 +3713,21 @@ FROM (
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
                         CASE
                           WHEN LIST_HAS_ANY(
                             measures,
-                            ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                            [
+                              'num_nonrel_judged_ret',
+                              'Rprec',
+                              'Rprec_mult',
+                              'iprec_at_recall',
+                              'bpref',
+                              'binG'
+                            ]
                           )
                           THEN ['nonrelevant']
                         END,
@@ -3262,7 +3748,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['retrieved']
@@ -3460,7 +3948,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -3468,14 +3958,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -3496,7 +3993,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -3689,7 +4188,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -3697,14 +4198,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -3725,7 +4233,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -3768,7 +4278,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -3776,14 +4288,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -3804,7 +4323,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -3847,7 +4368,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -3855,14 +4378,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -3883,7 +4413,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -3926,7 +4458,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -3934,14 +4468,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -3962,7 +4503,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4005,7 +4548,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4013,14 +4558,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4041,7 +4593,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4084,7 +4638,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4092,14 +4648,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4120,7 +4683,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4172,7 +4737,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4180,14 +4747,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4208,7 +4782,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4251,7 +4827,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4259,14 +4837,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4287,7 +4872,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4330,7 +4917,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4338,14 +4927,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4366,7 +4962,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4449,7 +5047,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4457,14 +5057,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4485,7 +5092,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4528,7 +5137,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4536,14 +5147,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4564,7 +5182,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4607,7 +5227,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4615,14 +5237,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4643,7 +5272,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4695,7 +5326,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -4703,14 +5336,21 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
                     CASE
                       WHEN LIST_HAS_ANY(
                         measures,
-                        ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG'
+                        ]
                       )
                       THEN ['nonrelevant']
                     END,
@@ -4731,7 +5371,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['retrieved']
@@ -4777,7 +5419,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4785,14 +5429,21 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
                       CASE
                         WHEN LIST_HAS_ANY(
                           measures,
-                          ['num_nonrel_judged_ret', 'Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref']
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG'
+                          ]
                         )
                         THEN ['nonrelevant']
                       END,
@@ -4813,7 +5464,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['retrieved']
@@ -4858,6 +5511,7 @@ FROM (
             OR ARRAY_CONTAINS(measures, 'Rprec_mult')
             OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
             OR ARRAY_CONTAINS(measures, 'bpref')
+            OR ARRAY_CONTAINS(measures, 'binG')
           )
         WINDOW running AS (
           PARTITION BY rankings.query_id
@@ -4884,6 +5538,7 @@ FROM (
               ELSE 1.0
             END
           ) AS bpref_sum,
+          SUM(1.0 / LOG(2, 2.0 + v.rank - v.found)) AS bing_sum,
           COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
           COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
           COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
@@ -4913,6 +5568,142 @@ FROM (
       SELECT
         *
       FROM relevance_curve__final AS final
+    ), gain_curve AS (
+      WITH gain_curve__ranks AS (
+        SELECT
+          rankings.ranking,
+          rankings.query_id,
+          rankings.rank,
+          rankings.credited_gain,
+          rankings.judged,
+          running_sums.next_rank,
+          running_sums.cg,
+          running_sums.dcg
+        FROM rankings
+        INNER JOIN running_sums
+          ON rankings.ranking = running_sums.ranking
+          AND rankings.query_id = running_sums.query_id
+          AND rankings.rank = running_sums.rank
+        WHERE
+          rankings.ranking IN ('retrieved', 'ideal')
+          AND (
+            ARRAY_CONTAINS(measures, 'G')
+            OR ARRAY_CONTAINS(measures, 'Rndcg')
+            OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+            OR ARRAY_CONTAINS(measures, 'rbp')
+          )
+      ), gain_curve__ideal AS (
+        SELECT
+          ranks.query_id,
+          ranks.rank,
+          ranks.credited_gain AS gain,
+          ranks.dcg AS idcg,
+          SUM(GREATEST(ranks.credited_gain, 1.0)) OVER running AS ideal_cost,
+          LEAD(ranks.credited_gain) OVER in_rank_order AS next_gain
+        FROM gain_curve__ranks AS ranks
+        WHERE
+          ranks.ranking = 'ideal'
+        WINDOW in_rank_order AS (PARTITION BY ranks.query_id ORDER BY ranks.rank), running AS (
+          PARTITION BY ranks.query_id
+          ORDER BY ranks.rank
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        )
+      ), gain_curve__totals AS (
+        SELECT
+          ideal.query_id,
+          COUNT(*) AS ideal_length,
+          SUM(ideal.gain) AS ideal_gain
+        FROM gain_curve__ideal AS ideal
+        GROUP BY
+          ideal.query_id
+      ), gain_curve__beside_ideal AS (
+        SELECT
+          ranks.query_id,
+          ranks.rank,
+          ranks.credited_gain AS gain,
+          ranks.judged,
+          ranks.cg,
+          ranks.dcg,
+          ideal.idcg,
+          COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+        FROM gain_curve__ranks AS ranks
+        LEFT JOIN gain_curve__totals AS totals
+          ON ranks.query_id = totals.query_id
+        LEFT JOIN gain_curve__ideal AS ideal
+          ON ranks.query_id = ideal.query_id
+          AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
+        WHERE
+          ranks.ranking = 'retrieved'
+      ), gain_curve__per_rank AS (
+        SELECT
+          b.query_id,
+          SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
+          SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
+          COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
+          SUM(GREATEST(b.gain, 0.0) * POWER(rbp_persistence, b.rank - 1)) AS rbp_sum,
+          SUM(CASE WHEN b.judged THEN POWER(rbp_persistence, b.rank - 1) END) AS judged_weight
+        FROM gain_curve__beside_ideal AS b
+        GROUP BY
+          b.query_id
+      ), gain_curve__boundaries AS (
+        SELECT
+          ideal.query_id,
+          ideal.rank AS boundary,
+          ideal.idcg
+        FROM gain_curve__ideal AS ideal
+        WHERE
+          ideal.next_gain IS NULL OR ideal.next_gain <> ideal.gain
+      ), gain_curve__points AS (
+        SELECT
+          boundaries.query_id,
+          SUM(COALESCE(ranks.dcg, 0.0) / boundaries.idcg) AS rndcg_sum,
+          COUNT(*) AS rndcg_points
+        FROM gain_curve__boundaries AS boundaries
+        LEFT JOIN gain_curve__ranks AS ranks
+          ON boundaries.query_id = ranks.query_id
+          AND ranks.ranking = 'retrieved'
+          AND boundaries.boundary >= ranks.rank
+          AND (
+            ranks.next_rank IS NULL OR boundaries.boundary < ranks.next_rank
+          )
+        GROUP BY
+          boundaries.query_id
+      ), gain_curve__largest AS (
+        SELECT
+          judgments.query_id,
+          MAX(CASE WHEN judgments.judged THEN judgments.gain END) AS largest_gain
+        FROM judgments
+        WHERE
+          ARRAY_CONTAINS(measures, 'G')
+          OR ARRAY_CONTAINS(measures, 'Rndcg')
+          OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+          OR ARRAY_CONTAINS(measures, 'rbp')
+        GROUP BY
+          judgments.query_id
+      ), gain_curve__final AS (
+        SELECT
+          largest.query_id,
+          largest.largest_gain,
+          totals.ideal_length,
+          totals.ideal_gain,
+          per_rank.g_sum,
+          per_rank.ndcg_rel_sum,
+          per_rank.positive_ranks,
+          per_rank.rbp_sum,
+          per_rank.judged_weight,
+          points.rndcg_sum,
+          points.rndcg_points
+        FROM gain_curve__largest AS largest
+        LEFT JOIN gain_curve__totals AS totals
+          ON largest.query_id = totals.query_id
+        LEFT JOIN gain_curve__per_rank AS per_rank
+          ON largest.query_id = per_rank.query_id
+        LEFT JOIN gain_curve__points AS points
+          ON largest.query_id = points.query_id
+      )
+      SELECT
+        *
+      FROM gain_curve__final AS final
     ), counted AS (
       WITH counted__sums AS (
         SELECT
@@ -4942,10 +5733,14 @@ FROM (
           evaluated_queries.*
           EXCLUDE (query_id),
           relevance_curve.*
+          EXCLUDE (query_id),
+          gain_curve.*
           EXCLUDE (query_id)
         FROM evaluated_queries
         LEFT JOIN relevance_curve
           ON evaluated_queries.query_id = relevance_curve.query_id
+        LEFT JOIN gain_curve
+          ON evaluated_queries.query_id = gain_curve.query_id
         CROSS JOIN cutoffs
         CROSS JOIN counted__orderings AS orderings
         LEFT JOIN counted__sums AS ranked
@@ -5042,7 +5837,24 @@ FROM (
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
+          COALESCE(measures_trec.idcg, 0.0) > 0 AS ideal_gains,
+          COALESCE(measures_trec.dcg, 0.0) / NULLIF(measures_trec.idcg, 0) AS whole_ndcg,
+          COALESCE(measures_trec.ideal_length, 0) AS m,
+          CASE
+            WHEN empty_ideal = 'one'
+            THEN 1.0
+            WHEN empty_ideal = 'nan'
+            THEN CAST('NaN' AS DOUBLE)
+            WHEN empty_ideal = 'skip'
+            THEN CAST(NULL AS DOUBLE)
+            ELSE 0.0
+          END AS empty_ideal_score
         FROM measures_trec
       ), measures_curve__interpolated AS (
         SELECT
@@ -5103,10 +5915,18 @@ FROM (
             ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
           END AS iprec_1_00
         FROM measures_curve__whole AS whole
+      ), measures_curve__gains AS (
+        SELECT
+          interpolated.*,
+          CAST(COALESCE(interpolated.retrieved_in_ranking, 0) >= interpolated.m + 2 AS DOUBLE) AS past_ideal,
+          COALESCE(interpolated.ndcg_rel_sum, 0.0) + (
+            interpolated.m - COALESCE(interpolated.positive_ranks, 0)
+          ) * interpolated.whole_ndcg AS rel_sum
+        FROM measures_curve__interpolated AS interpolated
       ), measures_curve__final AS (
         SELECT
           w.*
-          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked),
+          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, bing_asked, g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
           CASE
             WHEN w.rprec_asked
             THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -5169,8 +5989,50 @@ FROM (
             ) / 11.0
           END AS iprec_11pt_avg,
           CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
-          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref
-        FROM measures_curve__interpolated AS w
+          CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
+          CASE
+            WHEN NOT w.g_asked
+            THEN CAST(NULL AS DOUBLE)
+            WHEN NOT w.ideal_gains
+            THEN w.empty_ideal_score
+            ELSE COALESCE(w.g_sum, 0.0) / w.ideal_gain
+          END AS "G",
+          CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG",
+          CASE
+            WHEN NOT w.rndcg_asked
+            THEN CAST(NULL AS DOUBLE)
+            WHEN COALESCE(w.relevant_in_qrels, 0) = 0
+            THEN 0.0
+            WHEN NOT w.ideal_gains
+            THEN w.empty_ideal_score
+            ELSE (
+              COALESCE(w.rndcg_sum, 0.0) + w.past_ideal * w.whole_ndcg
+            ) / (
+              COALESCE(w.rndcg_points, 0) + w.past_ideal
+            )
+          END AS "Rndcg",
+          CASE
+            WHEN NOT w.ndcg_rel_asked
+            THEN CAST(NULL AS DOUBLE)
+            WHEN NOT w.ideal_gains
+            THEN w.empty_ideal_score
+            WHEN w.rel_sum > 0
+            THEN w.rel_sum / w.m
+            ELSE 0.0
+          END AS ndcg_rel,
+          CASE
+            WHEN w.rbp_asked
+            THEN (
+              1.0 - rbp_persistence
+            ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+          END AS rbp,
+          CASE
+            WHEN w.rbp_asked
+            THEN GREATEST(1.0 - (
+              1.0 - rbp_persistence
+            ) * COALESCE(w.judged_weight, 0.0), 0.0)
+          END AS rbp_resid
+        FROM measures_curve__gains AS w
       )
       SELECT
         *
@@ -5254,7 +6116,13 @@ FROM (
           c.iprec_at_recall_1_00,
           c.iprec_11pt_avg,
           c.bpref,
-          c.gm_bpref
+          c.gm_bpref,
+          c."G",
+          c."binG",
+          c."Rndcg",
+          c.ndcg_rel,
+          c.rbp,
+          c.rbp_resid
         FROM measures_curve AS c
       )
       SELECT

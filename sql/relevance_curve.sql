@@ -1,16 +1,17 @@
 -- relevance_curve.sql: per query, where its relevant results sit: trec_eval's R-precision
--- cutoffs, interpolated precision at recall levels and bpref's preferences.
+-- cutoffs, interpolated precision at recall levels, bpref's preferences and binG's sum.
 --
 -- Step 11 of the per-query table. Reads: views rankings and evaluated_queries.
 --
 -- Variables:
---   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref'];
+--   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'binG'];
 --
--- Creates: view relevance_curve (query_id, bpref_sum, relevant_in_top_r, relevant_in_top_<x>,
+-- Creates: view relevance_curve (query_id, bpref_sum, bing_sum, relevant_in_top_r, relevant_in_top_<x>,
 -- iprec_max_<r>), one row per evaluated query with a relevant result, when `measures` names a
 -- family above (else no row). Of the query's R relevant and N judged nonrelevant documents:
 -- bpref_sum, over the relevant results, 1 - min(judged nonrelevant above it, R) / min(N, R)
--- (1 with none above); relevant_in_top_<x>: relevant in the top floor(x * R + 0.9) (r: R);
+-- (1 with none above); bing_sum, over them, 1 / log2(2 + the results not relevant above it)
+-- (trec_eval's m_binG.c); relevant_in_top_<x>: relevant in the top floor(x * R + 0.9) (r: R);
 -- iprec_max_<r>: the highest found / rank over the relevant ranks with found >= round(r * R),
 -- halves away from 0 (trec_eval 10.0's m_Rprec_mult.c, m_iprec_at_recall.c' lround, m_bpref.c).
 
@@ -32,6 +33,7 @@ relevant_ranks as (
             or list_contains(getvariable('measures'), 'Rprec_mult')
             or list_contains(getvariable('measures'), 'iprec_at_recall')
             or list_contains(getvariable('measures'), 'bpref')
+            or list_contains(getvariable('measures'), 'binG')
         )
     window running as (partition by rankings.query_id order by rankings.rank rows unbounded preceding)
 ),
@@ -56,6 +58,7 @@ final as (
                 else 1.0
             end
         ) as bpref_sum,
+        sum(1.0 / log2(2.0 + v.rank - v.found)) as bing_sum,
         count(case when v.rank <= v.r then 1 end) as relevant_in_top_r,
         count(case when v.rank <= floor(0.20e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_20,
         count(case when v.rank <= floor(0.40e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_40,
