@@ -170,6 +170,15 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
+      'ndcg_per_query: ' || 'rbp_persistence must be strictly between 0 and 1; got ' || COALESCE('''' || CAST(rbp_persistence AS TEXT) || '''', 'null')
+    ) AS refused
+  WHERE
+    rbp_persistence IS NULL OR (
+      rbp_persistence <= 0 OR rbp_persistence >= 1
+    )
+  UNION ALL
+  SELECT
+    ERROR(
       'ndcg_per_query: the run has document ' || CAST(duplicate.doc_id AS TEXT) || ' more than once in query ' || CAST(duplicate.query_id AS TEXT) || ' (duplicates := ''max-score'' keeps its best-scored row)'
     ) AS refused
   FROM (
@@ -3261,6 +3270,15 @@ WITH run AS (
     ) AS refused
   WHERE
     max_results < 1
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_summary: ' || 'rbp_persistence must be strictly between 0 and 1; got ' || COALESCE('''' || CAST(rbp_persistence AS TEXT) || '''', 'null')
+    ) AS refused
+  WHERE
+    rbp_persistence IS NULL OR (
+      rbp_persistence <= 0 OR rbp_persistence >= 1
+    )
   UNION ALL
   SELECT
     ERROR(
