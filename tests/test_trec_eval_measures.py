@@ -199,7 +199,7 @@ def test_gain_measures_written_out(engine: str) -> None:
     assert r["rbp_resid"] == pytest.approx(0.1 * (1 + 0.9**3) + 0.9**4)
 
 
-@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+@pytest.mark.timeout(600)
 def test_rbp_persistence_and_the_gain_measures_conventions(engine: str) -> None:
     run, qrels = frames(GRADED_RUN, GRADED_QRELS)
     rows = _whole(compute(engine, run, qrels, Evaluation(measures=("RBP",), rbp_persistence=0.5)))
