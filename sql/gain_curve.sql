@@ -5,7 +5,7 @@
 --
 -- Variables:
 --   SET VARIABLE measures = ['G', 'Rndcg', 'ndcg_rel', 'rbp'];
---   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision
+--   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
 --
 -- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum,
 -- ndcg_rel_sum, positive_ranks, rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per
@@ -98,8 +98,9 @@ per_rank as (
         sum(case when b.gain <> 0 then b.gain / log2(2.0 + b.rank_cost - b.cg) end) as g_sum,
         sum(case when b.gain > 0 then b.dcg / b.idcg end) as ndcg_rel_sum,
         count(case when b.gain > 0 then 1 end) as positive_ranks,
-        sum(greatest(b.gain, 0.0) * power(getvariable('rbp_persistence'), b.rank - 1)) as rbp_sum,
-        sum(case when b.judged then power(getvariable('rbp_persistence'), b.rank - 1) end) as judged_weight
+        sum(greatest(b.gain, 0.0) * power(coalesce(getvariable('rbp_persistence'), 0.9), b.rank - 1)) as rbp_sum,
+        sum(case when b.judged then power(coalesce(getvariable('rbp_persistence'), 0.9), b.rank - 1) end)
+            as judged_weight
     from beside_ideal as b
     group by b.query_id
 ),

@@ -2554,8 +2554,8 @@ FROM (
         SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
         SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
         COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
-        SUM(GREATEST(b.gain, 0.0) * POWER(rbp_persistence, b.rank - 1)) AS rbp_sum,
-        SUM(CASE WHEN b.judged THEN POWER(rbp_persistence, b.rank - 1) END) AS judged_weight
+        SUM(GREATEST(b.gain, 0.0) * POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1)) AS rbp_sum,
+        SUM(CASE WHEN b.judged THEN POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1) END) AS judged_weight
       FROM gain_curve__beside_ideal AS b
       GROUP BY
         b.query_id
@@ -2937,14 +2937,17 @@ FROM (
         CASE
           WHEN w.rbp_asked
           THEN (
-            1.0 - rbp_persistence
+            1.0 - COALESCE(rbp_persistence, 0.9)
           ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
         END AS rbp,
         CASE
           WHEN w.rbp_asked
-          THEN GREATEST(1.0 - (
-            1.0 - rbp_persistence
-          ) * COALESCE(w.judged_weight, 0.0), 0.0)
+          THEN GREATEST(
+            1.0 - (
+              1.0 - COALESCE(rbp_persistence, 0.9)
+            ) * COALESCE(w.judged_weight, 0.0),
+            0.0
+          )
         END AS rbp_resid
       FROM measures_curve__gains AS w
     )
@@ -5658,8 +5661,8 @@ FROM (
           SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
           SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
           COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
-          SUM(GREATEST(b.gain, 0.0) * POWER(rbp_persistence, b.rank - 1)) AS rbp_sum,
-          SUM(CASE WHEN b.judged THEN POWER(rbp_persistence, b.rank - 1) END) AS judged_weight
+          SUM(GREATEST(b.gain, 0.0) * POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1)) AS rbp_sum,
+          SUM(CASE WHEN b.judged THEN POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1) END) AS judged_weight
         FROM gain_curve__beside_ideal AS b
         GROUP BY
           b.query_id
@@ -6041,14 +6044,17 @@ FROM (
           CASE
             WHEN w.rbp_asked
             THEN (
-              1.0 - rbp_persistence
+              1.0 - COALESCE(rbp_persistence, 0.9)
             ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
           END AS rbp,
           CASE
             WHEN w.rbp_asked
-            THEN GREATEST(1.0 - (
-              1.0 - rbp_persistence
-            ) * COALESCE(w.judged_weight, 0.0), 0.0)
+            THEN GREATEST(
+              1.0 - (
+                1.0 - COALESCE(rbp_persistence, 0.9)
+              ) * COALESCE(w.judged_weight, 0.0),
+              0.0
+            )
           END AS rbp_resid
         FROM measures_curve__gains AS w
       )

@@ -7,7 +7,7 @@
 -- Variables:
 --   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'binG', 'G', 'rbp'];
 --   SET VARIABLE empty_ideal = 'zero';       -- G, Rndcg, ndcg_rel of an empty ideal, as ndcg's
---   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision
+--   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
 --
 -- Creates: view measures_curve (the columns of measures_trec, then rprec, rprec_mult_<x>,
 -- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, G, binG, Rndcg, ndcg_rel, rbp,
@@ -145,14 +145,16 @@ final as (
         case
             when w.rbp_asked
                 then
-                    (1.0 - getvariable('rbp_persistence')) * coalesce(w.rbp_sum, 0.0)
+                    (1.0 - coalesce(getvariable('rbp_persistence'), 0.9)) * coalesce(w.rbp_sum, 0.0)
                     / greatest(coalesce(w.largest_gain, 0.0), 1.0)
         end as rbp,
         -- 1 - (the weight of the judged ranks): the unjudged ranks' and the tail's, p^n; never
         -- below 0 by a rounding of 1 - (1 - p^n)
         case
             when w.rbp_asked
-                then greatest(1.0 - (1.0 - getvariable('rbp_persistence')) * coalesce(w.judged_weight, 0.0), 0.0)
+                then greatest(
+                    1.0 - (1.0 - coalesce(getvariable('rbp_persistence'), 0.9)) * coalesce(w.judged_weight, 0.0), 0.0
+                )
         end as rbp_resid
     from gains as w
 )

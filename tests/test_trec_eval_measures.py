@@ -163,10 +163,8 @@ def _whole(table: pl.DataFrame) -> dict[str, dict[str, float]]:
     return {row["query_id"]: row for row in table.filter(pl.col("k").is_null()).iter_rows(named=True)}
 
 
-@pytest.mark.parametrize("engine", ["polars", "duckdb"])
-def test_gain_measures_written_out(engine: str) -> None:
-    run, qrels = frames(GRADED_RUN, GRADED_QRELS)
-    rows = _whole(compute(engine, run, qrels, Evaluation(measures=GAIN_MEASURES, all_queries=True)))
+def assert_gain_measures_written_out(rows: dict[str, dict[str, float]]) -> None:
+    """G, binG, Rndcg and ndcg_rel of the graded input (any p of RBP)."""
     log2 = math.log2
     q, r, s = rows["q"], rows["r"], rows["s"]
     # binG: a relevant result at rank i with f relevant at or above it adds 1 / log2(2 + i - f), / R
@@ -191,6 +189,14 @@ def test_gain_measures_written_out(engine: str) -> None:
     assert r["ndcg_rel"] == pytest.approx((1 / log2(3)) / 1)
     # nothing retrieved: 0, and the whole of RBP unknown (p^0 = 1; trec_eval prints 0)
     assert (s["G"], s["binG"], s["Rndcg"], s["ndcg_rel"], s["rbp"], s["rbp_resid"]) == (0, 0, 0, 0, 0, 1)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_gain_measures_written_out(engine: str) -> None:
+    run, qrels = frames(GRADED_RUN, GRADED_QRELS)
+    rows = _whole(compute(engine, run, qrels, Evaluation(measures=GAIN_MEASURES, all_queries=True)))
+    assert_gain_measures_written_out(rows)
+    q, r = rows["q"], rows["r"]
     # RBP, p = 0.9: the gains over the query's largest (2 for q, 1 for r), weighted p^(i-1)
     assert q["rbp"] == pytest.approx(0.1 * (2 / 2 * 1 + 1 / 2 * 0.9**3))  # 0.13645
     assert r["rbp"] == pytest.approx(0.1 * 0.9)
@@ -199,7 +205,18 @@ def test_gain_measures_written_out(engine: str) -> None:
     assert r["rbp_resid"] == pytest.approx(0.1 * (1 + 0.9**3) + 0.9**4)
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.spark
+@pytest.mark.timeout(900)
+def test_gain_measures_and_rbp_persistence_written_out_on_spark(local_spark: object) -> None:
+    run, qrels = frames(GRADED_RUN, GRADED_QRELS)
+    evaluation = Evaluation(measures=GAIN_MEASURES, all_queries=True, rbp_persistence=0.5)
+    rows = _whole(compute("spark", run, qrels, evaluation))
+    assert_gain_measures_written_out(rows)
+    assert rows["q"]["rbp"] == pytest.approx(0.5 * (1 * 1 + 0.5 * 0.5**3))
+    assert rows["q"]["rbp_resid"] == pytest.approx(0.5 * 0.5**2 + 0.5**4)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
 def test_rbp_persistence_and_the_gain_measures_conventions(engine: str) -> None:
     run, qrels = frames(GRADED_RUN, GRADED_QRELS)
     rows = _whole(compute(engine, run, qrels, Evaluation(measures=("RBP",), rbp_persistence=0.5)))
