@@ -9,8 +9,9 @@ print, or one left out of a family we have, fails here.
 Also the two conventions of judgment coverage on a small input, written out by hand:
 trec_eval's ``unj@k`` (ranks past the retrieved count as judged) and ir_measures' ``Judged@k``
 (they count as unjudged); and trec_eval's G, binG, Rndcg and ndcg_rel and rank-biased precision
-with its residual on a small graded input, written out by hand, and the first four against
-pytrec_eval on random data."""
+with its residual on a small graded input, written out by hand, the first four against
+pytrec_eval on random data, and Polars and DuckDB on random data under the conventions the
+engines' edge-case matrix does not vary."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ import polars as pl
 import pytest
 
 from pipeline.cli import main
-from pipeline.spec import Evaluation, Gain, SpecError
-from tests.helpers import CONFORMANCE, compute, frames
+from pipeline.spec import Discount, Evaluation, Gain, SpecError
+from tests.helpers import CONFORMANCE, ENGINES, compute, frames
 from tests.helpers.peers import as_dicts, assert_same, random_data
 from tests.helpers.peers import frames as peer_frames
 
@@ -253,3 +254,30 @@ def test_gain_measures_match_pytrec_eval(engine: str, seed: int) -> None:
     rows = _whole(compute(engine, run, qrels, Evaluation(measures=names)))
     assert_same({(name, query): rows[query][name] for name, query in expected}, expected)
     assert set(rows) == set(evaluated)
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"tie_bounds": True},
+        {"discount": Discount("jk", 3.0)},
+        {"gain": Gain("exponential")},
+        {"gain": Gain.parse("0=-1,1=0.5,3=7")},
+        {"ties": "average", "gain": Gain.parse("2=-2")},
+        {"rbp_persistence": 0.3, "empty_ideal": "nan"},
+        {"ideal": "judged-cut-at-hits", "unjudged": "drop", "max_results": 4},
+    ],
+    ids=str,
+)
+def test_gain_measures_engines_agree_under_the_conventions(options: dict) -> None:
+    """The conventions the edge-case matrix does not vary (discounts, gains and maps with
+    negative values, persistence), on random graded data with ties: Polars and DuckDB at 1e-9."""
+    run_rows, qrels_rows = random_data(7)
+    run, qrels = peer_frames(run_rows, qrels_rows)
+    evaluation = Evaluation(measures=GAIN_MEASURES, cutoffs=(3,), **options)
+    by_polars, by_duckdb = (compute(engine, run, qrels, evaluation).sort("query_id", "k") for engine in ENGINES)
+    for column in ("G", "binG", "Rndcg", "ndcg_rel", "rbp", "rbp_resid"):
+        for ours, theirs in zip(by_polars[column], by_duckdb[column], strict=True):
+            assert (ours is None) == (theirs is None), column
+            if ours is not None and not (math.isnan(ours) and math.isnan(theirs)):
+                assert ours == pytest.approx(theirs, abs=1e-9), column
