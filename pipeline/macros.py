@@ -233,6 +233,18 @@ def _refusals(macro: str) -> list[exp.Select]:
             _shown("max_results"),
         )
     )
+    persistence = _parameter("rbp_persistence")
+    refusals.append(
+        _refusal(
+            macro,
+            exp.or_(
+                persistence.is_(exp.null()),
+                exp.or_(persistence <= exp.Literal.number(0), persistence >= exp.Literal.number(1)),
+            ),
+            "rbp_persistence must be strictly between 0 and 1; got ",
+            _shown("rbp_persistence"),
+        )
+    )
     duplicate = sqlglot.parse_one(
         "select run.query_id, run.doc_id from run group by run.query_id, run.doc_id having count(*) > 1 limit 1",
         read="duckdb",

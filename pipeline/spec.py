@@ -695,6 +695,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         described_as="measures",
         show=list,
     ),
+    Convention(
+        "rbp_persistence",
+        "rbp_persistence",
+        "p of rank-biased precision (rbp, rbp_resid): the chance that a reader goes on from a rank to the next, "
+        "strictly between 0 and 1 (default 0.9, trec_eval's; ir_measures' RBP defaults to 0.8)",
+        default=0.9,
+        parse=decimal,
+        metavar="P",
+        variables=(_variable("rbp_persistence", "DOUBLE"),),
+        described_as="rbp_persistence",
+    ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 
@@ -1229,6 +1240,89 @@ MEASURES += (
         ignores=_RELEVANCE_ONLY,
     ),
 )
+# trec_eval's experimental gain measures and rank-biased precision (sql/relevance_curve.sql,
+# sql/gain_curve.sql, sql/measures_curve.sql), of the whole ranking only. n results retrieved;
+# g(i) the gain rank i earns (the gain convention's, a tie group's mean under ties average, as
+# NDCG's); the ideal ranking (the ideal convention's) holds M positive gains g*(1) >= ... >=
+# g*(M); NDCG@b is the ndcg of cutoff b (dcg of the ranks <= b over idcg of the ideal's top b).
+# trec_eval's gains are its ndcg's (linear, or a level map such as G.1=3,2=9), so these follow
+# the gain convention as ndcg does; Rndcg and ndcg_rel are NDCG at particular cutoffs, so they
+# follow the discount too (trec_eval: log2), while G's discount and binG's are their own.
+_GAIN_CURVE = ("relevant_in_qrels", "retrieved_in_ranking")
+
+
+def _normalized_by_the_ideal(ignored: str) -> str:
+    """What G, Rndcg and ndcg_rel ignore (``ignored``) and follow."""
+    return (
+        f"{ignored}; under ties average a rank earns its tie group's mean gain, as in NDCG. They follow gain, "
+        "ideal, empty_ideal (a query whose ideal holds no positive gain scores as its ndcg does), all_queries, "
+        "max_results, unjudged, duplicates"
+    )
+
+
+MEASURES += (
+    Measure(
+        "G",
+        "G (normalized gain)",
+        "sum over the ranks i with g(i) != 0 of g(i) / log2(2 + c(i) - (g(1) + ... + g(i))), c(i) = max(g*(1), 1) "
+        "+ ... + max(g*(i), 1) (g* = 0 past M), over g*(1) + ... + g*(M) (trec_eval's m_G.c)",
+        trec_eval="G",
+        ignores=_normalized_by_the_ideal("discount, log_base, relevance_threshold, tie_bounds"),
+    ),
+    Measure(
+        "binG",
+        "binary G",
+        "the sum over the relevant results of 1 / log2(2 + results not relevant above it), / R (0 when none "
+        "is retrieved): G with gain 1 for a relevant result (trec_eval's m_binG.c)",
+        trec_eval="binG",
+        counters=_CURVE,
+        ignores=_RELEVANCE_ONLY,
+    ),
+    Measure(
+        "Rndcg",
+        "NDCG at the R levels",
+        "the mean of NDCG@b over the ranks b where the ideal's gain changes (the last of each gain level, M "
+        "included), and of the whole ranking's NDCG when n >= M + 2 (trec_eval's m_Rndcg.c counts it from "
+        "n = M + 2, not M + 1); 0 when R is 0",
+        trec_eval="Rndcg",
+        counters=_GAIN_CURVE,
+        ignores=_normalized_by_the_ideal("tie_bounds (relevance_threshold only through R)") + ", discount, log_base",
+    ),
+    Measure(
+        "ndcg_rel",
+        "NDCG averaged over the relevant documents",
+        "(the sum of NDCG@i over the ranks i with g(i) > 0, plus the whole ranking's NDCG once for each of "
+        "the M positive gains of the ideal not retrieved) / M; 0 when that sum is not positive "
+        "(trec_eval's m_ndcg_rel.c)",
+        trec_eval="ndcg_rel",
+        ignores=_normalized_by_the_ideal("relevance_threshold, tie_bounds") + ", discount, log_base",
+    ),
+    Measure(
+        "rbp",
+        "RBP (rank-biased precision)",
+        "(1 - p) * sum over the ranks i of r(i) * p^(i-1), r(i) = max(g(i), 0) / max(1, the query's largest "
+        "judged gain) in [0, 1], p = rbp_persistence (Moffat and Zobel 2008; trec_eval's m_rbp.c meant "
+        "this scaling, but reads uninitialised bounds: docs/conventions.md)",
+        trec_eval="rbp",
+        ir_measures="RBP",
+        ignores="discount, log_base, ideal, empty_ideal (but a query it skips is left out), relevance_threshold "
+        "(unless the gain is binary), tie_bounds; under ties average a rank earns its tie group's mean gain",
+    ),
+    Measure(
+        "rbp_resid",
+        "RBP residual",
+        "the weight RBP gives to what is not judged: (1 - p) * sum of p^(i-1) over the unjudged ranks i <= n "
+        "(absent from the qrels, or labelled below 0), plus p^n for the ranks past the ranking "
+        "(Moffat and Zobel 2008): 1 - (1 - p) * the sum over the judged ranks; RBP + residual bounds RBP "
+        "from above. trec_eval prints 0 when no unjudged result is retrieved (the tail p^n left out)",
+        trec_eval="rbp_resid",
+        counters=("judged_found",),
+        family="rbp",
+        ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out), "
+        "relevance_threshold, tie_bounds",
+        better=None,
+    ),
+)
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}
 MEASURE_NAMES: tuple[str, ...] = tuple(MEASURE)
 # The measure that decides which queries are evaluated (a null one is left out of every mean)
@@ -1531,6 +1625,7 @@ class Evaluation:
     queries_without_judgments: QueriesWithoutJudgments = _DEFAULTS["queries_without_judgments"]
     ap_denominator: ApDenominator = _DEFAULTS["ap_denominator"]
     precision_denominator: PrecisionDenominator = _DEFAULTS["precision_denominator"]
+    rbp_persistence: float = _DEFAULTS["rbp_persistence"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:
@@ -1566,6 +1661,11 @@ class Evaluation:
                 f"(ideal {self.ideal!r}{', unjudged drop' if self.unjudged == 'drop' else ''}): which tied "
                 "results max_results keeps changes the ideal too, so the bounds would not be exact"
             )
+        persistence = self.rbp_persistence
+        if isinstance(persistence, bool) or not isinstance(persistence, (int, float)) or not 0 < persistence < 1:
+            # p = 1 weighs every rank alike and scales RBP by 1 - p = 0; outside [0, 1] it is no chance
+            raise SpecError(f"rbp_persistence must be a number strictly between 0 and 1, got {persistence!r}")
+        object.__setattr__(self, "rbp_persistence", float(persistence))
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
         if threshold is not None:
             object.__setattr__(self, "relevance_threshold", float(threshold))

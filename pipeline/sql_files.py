@@ -75,6 +75,7 @@ PER_QUERY_STEPS = (
     "sums_at_cutoffs.sql",
     "evaluated_queries.sql",
     "relevance_curve.sql",
+    "gain_curve.sql",
     "counted.sql",
     "measures_trec.sql",
     "measures_curve.sql",

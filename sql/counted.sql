@@ -1,15 +1,15 @@
 -- counted.sql: every evaluated query at each ordering and cutoff, with the counters its
 -- measures read.
 --
--- Step 12 of the per-query table. Reads: views evaluated_queries, relevance_curve, cutoffs and
--- sums_at_cutoffs.
+-- Step 13 of the per-query table. Reads: views evaluated_queries, relevance_curve, gain_curve,
+-- cutoffs and sums_at_cutoffs.
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
 -- Creates: view counted (ordering, query_id, k, then the sums and rank counters of
--- sums_at_cutoffs, idcg, and the per-query counters of evaluated_queries and relevance_curve
--- (null where it has no row)): ordering is
+-- sums_at_cutoffs, idcg, and the per-query counters of evaluated_queries, relevance_curve and
+-- gain_curve (null where they have no row)): ordering is
 -- 'retrieved' (with tie_bounds also 'worst', 'best'); a sum or rank counter is null where
 -- nothing at or above k earns or is counted; idcg is the ideal ranking's dcg.
 
@@ -39,9 +39,11 @@ final as (
         ranked.* exclude (ranking, query_id, k),  -- noqa: RF02
         ideal.dcg as idcg,
         evaluated_queries.* exclude (query_id),  -- noqa: RF02
-        relevance_curve.* exclude (query_id)  -- noqa: RF02
+        relevance_curve.* exclude (query_id),  -- noqa: RF02
+        gain_curve.* exclude (query_id)  -- noqa: RF02
     from evaluated_queries
     left join relevance_curve on evaluated_queries.query_id = relevance_curve.query_id
+    left join gain_curve on evaluated_queries.query_id = gain_curve.query_id
     cross join cutoffs
     cross join orderings
     left join sums as ranked

@@ -5,7 +5,7 @@
 -- run and qrels: a table or view name, or a Parquet path, glob or list. docs/sql.md lists the parameters.
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
 WITH run AS (
   SELECT
     run_rows.query_id,
@@ -98,7 +98,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_per_query: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -127,7 +127,12 @@ WITH run AS (
             'Rprec_mult',
             'iprec_at_recall',
             'bpref',
-            'infAP'
+            'infAP',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -165,7 +170,12 @@ WITH run AS (
             'Rprec_mult',
             'iprec_at_recall',
             'bpref',
-            'infAP'
+            'infAP',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -183,6 +193,15 @@ WITH run AS (
     ) AS refused
   WHERE
     max_results < 1
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_per_query: ' || 'rbp_persistence must be strictly between 0 and 1; got ' || COALESCE('''' || CAST(rbp_persistence AS TEXT) || '''', 'null')
+    ) AS refused
+  WHERE
+    rbp_persistence IS NULL OR (
+      rbp_persistence <= 0 OR rbp_persistence >= 1
+    )
   UNION ALL
   SELECT
     ERROR(
@@ -318,6 +337,17 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'infAP') THEN ['infap'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'G') THEN ['G'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'binG') THEN ['binG'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'Rndcg') THEN ['Rndcg'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'ndcg_rel') THEN ['ndcg_rel'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -436,7 +466,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -444,7 +476,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -457,7 +489,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -483,7 +516,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -530,7 +565,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -538,7 +575,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -551,7 +588,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -577,7 +615,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -624,7 +664,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -632,7 +674,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -645,7 +687,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -671,7 +714,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -718,7 +763,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -726,7 +773,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -739,7 +786,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -765,7 +813,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -968,7 +1018,9 @@ FROM (
                         'Rprec_mult',
                         'iprec_at_recall',
                         'bpref',
-                        'infAP'
+                        'infAP',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     THEN ['relevant']
@@ -976,7 +1028,7 @@ FROM (
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
-                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
@@ -989,7 +1041,8 @@ FROM (
                         'Rprec_mult',
                         'iprec_at_recall',
                         'bpref',
-                        'infAP'
+                        'infAP',
+                        'binG'
                       ]
                     )
                     THEN ['nonrelevant']
@@ -1015,7 +1068,9 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     OR (
@@ -1216,7 +1271,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1224,7 +1281,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1237,7 +1294,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1263,7 +1321,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1310,7 +1370,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1318,7 +1380,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1331,7 +1393,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1357,7 +1420,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1404,7 +1469,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1412,7 +1479,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1425,7 +1492,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1451,7 +1519,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1498,7 +1568,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1506,7 +1578,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1519,7 +1591,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1545,7 +1618,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1592,7 +1667,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1600,7 +1677,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1613,7 +1690,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1639,7 +1717,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1686,7 +1766,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1694,7 +1776,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1707,7 +1789,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1733,7 +1816,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1780,7 +1865,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1788,7 +1875,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1801,7 +1888,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1827,7 +1915,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1874,7 +1964,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1882,7 +1974,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1895,7 +1987,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -1921,7 +2014,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -1977,7 +2072,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -1985,7 +2082,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -1998,7 +2095,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2024,7 +2122,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2071,7 +2171,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2079,7 +2181,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2092,7 +2194,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2118,7 +2221,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2165,7 +2270,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2173,7 +2280,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2186,7 +2293,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2212,7 +2320,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2259,7 +2369,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2267,7 +2379,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2280,7 +2392,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2306,7 +2419,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2393,7 +2508,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2401,7 +2518,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2414,7 +2531,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2440,7 +2558,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2487,7 +2607,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2495,7 +2617,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2508,7 +2630,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2534,7 +2657,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2581,7 +2706,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2589,7 +2716,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2602,7 +2729,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2628,7 +2756,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2675,7 +2805,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2683,7 +2815,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2696,7 +2828,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2722,7 +2855,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2775,7 +2910,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2783,7 +2920,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2796,7 +2933,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2822,7 +2960,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2869,7 +3009,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2877,7 +3019,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2890,7 +3032,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -2916,7 +3059,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -2963,7 +3108,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -2971,7 +3118,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -2984,7 +3131,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -3010,7 +3158,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -3057,7 +3207,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -3065,7 +3217,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -3078,7 +3230,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -3104,7 +3257,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -3189,7 +3344,9 @@ FROM (
                         'Rprec_mult',
                         'iprec_at_recall',
                         'bpref',
-                        'infAP'
+                        'infAP',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     THEN ['relevant']
@@ -3197,7 +3354,7 @@ FROM (
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
-                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                  CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                   CAST([] AS TEXT[])
                 ),
                 COALESCE(
@@ -3210,7 +3367,8 @@ FROM (
                         'Rprec_mult',
                         'iprec_at_recall',
                         'bpref',
-                        'infAP'
+                        'infAP',
+                        'binG'
                       ]
                     )
                     THEN ['nonrelevant']
@@ -3236,7 +3394,9 @@ FROM (
                         'Rprec',
                         'Rprec_mult',
                         'iprec_at_recall',
-                        'bpref'
+                        'bpref',
+                        'binG',
+                        'Rndcg'
                       ]
                     )
                     OR (
@@ -3286,7 +3446,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -3294,7 +3456,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -3307,7 +3469,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -3333,7 +3496,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -3376,6 +3541,7 @@ FROM (
           OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
           OR ARRAY_CONTAINS(measures, 'bpref')
           OR ARRAY_CONTAINS(measures, 'infAP')
+          OR ARRAY_CONTAINS(measures, 'binG')
         )
       WINDOW running AS (
         PARTITION BY rankings.query_id
@@ -3402,6 +3568,7 @@ FROM (
             ELSE 1.0
           END
         ) AS bpref_sum,
+        SUM(1.0 / LOG(2, 2.0 + v.rank - v.found)) AS bing_sum,
         COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
         COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
         COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
@@ -3454,6 +3621,142 @@ FROM (
     SELECT
       *
     FROM relevance_curve__final AS final
+  ), gain_curve AS (
+    WITH gain_curve__ranks AS (
+      SELECT
+        rankings.ranking,
+        rankings.query_id,
+        rankings.rank,
+        rankings.credited_gain,
+        rankings.judged,
+        running_sums.next_rank,
+        running_sums.cg,
+        running_sums.dcg
+      FROM rankings
+      INNER JOIN running_sums
+        ON rankings.ranking = running_sums.ranking
+        AND rankings.query_id = running_sums.query_id
+        AND rankings.rank = running_sums.rank
+      WHERE
+        rankings.ranking IN ('retrieved', 'ideal')
+        AND (
+          ARRAY_CONTAINS(measures, 'G')
+          OR ARRAY_CONTAINS(measures, 'Rndcg')
+          OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+          OR ARRAY_CONTAINS(measures, 'rbp')
+        )
+    ), gain_curve__ideal AS (
+      SELECT
+        ranks.query_id,
+        ranks.rank,
+        ranks.credited_gain AS gain,
+        ranks.dcg AS idcg,
+        SUM(GREATEST(ranks.credited_gain, 1.0)) OVER running AS ideal_cost,
+        LEAD(ranks.credited_gain) OVER in_rank_order AS next_gain
+      FROM gain_curve__ranks AS ranks
+      WHERE
+        ranks.ranking = 'ideal'
+      WINDOW in_rank_order AS (PARTITION BY ranks.query_id ORDER BY ranks.rank), running AS (
+        PARTITION BY ranks.query_id
+        ORDER BY ranks.rank
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    ), gain_curve__totals AS (
+      SELECT
+        ideal.query_id,
+        COUNT(*) AS ideal_length,
+        SUM(ideal.gain) AS ideal_gain
+      FROM gain_curve__ideal AS ideal
+      GROUP BY
+        ideal.query_id
+    ), gain_curve__beside_ideal AS (
+      SELECT
+        ranks.query_id,
+        ranks.rank,
+        ranks.credited_gain AS gain,
+        ranks.judged,
+        ranks.cg,
+        ranks.dcg,
+        ideal.idcg,
+        COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+      FROM gain_curve__ranks AS ranks
+      LEFT JOIN gain_curve__totals AS totals
+        ON ranks.query_id = totals.query_id
+      LEFT JOIN gain_curve__ideal AS ideal
+        ON ranks.query_id = ideal.query_id
+        AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
+      WHERE
+        ranks.ranking = 'retrieved'
+    ), gain_curve__per_rank AS (
+      SELECT
+        b.query_id,
+        SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
+        SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
+        COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
+        SUM(GREATEST(b.gain, 0.0) * POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1)) AS rbp_sum,
+        SUM(CASE WHEN b.judged THEN POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1) END) AS judged_weight
+      FROM gain_curve__beside_ideal AS b
+      GROUP BY
+        b.query_id
+    ), gain_curve__boundaries AS (
+      SELECT
+        ideal.query_id,
+        ideal.rank AS boundary,
+        ideal.idcg
+      FROM gain_curve__ideal AS ideal
+      WHERE
+        ideal.next_gain IS NULL OR ideal.next_gain <> ideal.gain
+    ), gain_curve__points AS (
+      SELECT
+        boundaries.query_id,
+        SUM(COALESCE(ranks.dcg, 0.0) / boundaries.idcg) AS rndcg_sum,
+        COUNT(*) AS rndcg_points
+      FROM gain_curve__boundaries AS boundaries
+      LEFT JOIN gain_curve__ranks AS ranks
+        ON boundaries.query_id = ranks.query_id
+        AND ranks.ranking = 'retrieved'
+        AND boundaries.boundary >= ranks.rank
+        AND (
+          ranks.next_rank IS NULL OR boundaries.boundary < ranks.next_rank
+        )
+      GROUP BY
+        boundaries.query_id
+    ), gain_curve__largest AS (
+      SELECT
+        judgments.query_id,
+        MAX(CASE WHEN judgments.judged THEN judgments.gain END) AS largest_gain
+      FROM judgments
+      WHERE
+        ARRAY_CONTAINS(measures, 'G')
+        OR ARRAY_CONTAINS(measures, 'Rndcg')
+        OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+        OR ARRAY_CONTAINS(measures, 'rbp')
+      GROUP BY
+        judgments.query_id
+    ), gain_curve__final AS (
+      SELECT
+        largest.query_id,
+        largest.largest_gain,
+        totals.ideal_length,
+        totals.ideal_gain,
+        per_rank.g_sum,
+        per_rank.ndcg_rel_sum,
+        per_rank.positive_ranks,
+        per_rank.rbp_sum,
+        per_rank.judged_weight,
+        points.rndcg_sum,
+        points.rndcg_points
+      FROM gain_curve__largest AS largest
+      LEFT JOIN gain_curve__totals AS totals
+        ON largest.query_id = totals.query_id
+      LEFT JOIN gain_curve__per_rank AS per_rank
+        ON largest.query_id = per_rank.query_id
+      LEFT JOIN gain_curve__points AS points
+        ON largest.query_id = points.query_id
+    )
+    SELECT
+      *
+    FROM gain_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -3483,10 +3786,14 @@ FROM (
         evaluated_queries.*
         EXCLUDE (query_id),
         relevance_curve.*
+        EXCLUDE (query_id),
+        gain_curve.*
         EXCLUDE (query_id)
       FROM evaluated_queries
       LEFT JOIN relevance_curve
         ON evaluated_queries.query_id = relevance_curve.query_id
+      LEFT JOIN gain_curve
+        ON evaluated_queries.query_id = gain_curve.query_id
       CROSS JOIN cutoffs
       CROSS JOIN counted__orderings AS orderings
       LEFT JOIN counted__sums AS ranked
@@ -3589,7 +3896,24 @@ FROM (
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
+        COALESCE(measures_trec.idcg, 0.0) > 0 AS ideal_gains,
+        COALESCE(measures_trec.dcg, 0.0) / NULLIF(measures_trec.idcg, 0) AS whole_ndcg,
+        COALESCE(measures_trec.ideal_length, 0) AS m,
+        CASE
+          WHEN empty_ideal = 'one'
+          THEN 1.0
+          WHEN empty_ideal = 'nan'
+          THEN CAST('NaN' AS DOUBLE)
+          WHEN empty_ideal = 'skip'
+          THEN CAST(NULL AS DOUBLE)
+          ELSE 0.0
+        END AS empty_ideal_score
       FROM measures_trec
     ), measures_curve__interpolated AS (
       SELECT
@@ -3650,10 +3974,18 @@ FROM (
           ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
         END AS iprec_1_00
       FROM measures_curve__whole AS whole
+    ), measures_curve__gains AS (
+      SELECT
+        interpolated.*,
+        CAST(COALESCE(interpolated.retrieved_in_ranking, 0) >= interpolated.m + 2 AS DOUBLE) AS past_ideal,
+        COALESCE(interpolated.ndcg_rel_sum, 0.0) + (
+          interpolated.m - COALESCE(interpolated.positive_ranks, 0)
+        ) * interpolated.whole_ndcg AS rel_sum
+      FROM measures_curve__interpolated AS interpolated
     ), measures_curve__final AS (
       SELECT
         w.*
-        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked),
+        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked, bing_asked, g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
         CASE
           WHEN w.rprec_asked
           THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -3717,8 +4049,53 @@ FROM (
         END AS iprec_11pt_avg,
         CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
         CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
-        CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap
-      FROM measures_curve__interpolated AS w
+        CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap,
+        CASE
+          WHEN NOT w.g_asked
+          THEN CAST(NULL AS DOUBLE)
+          WHEN NOT w.ideal_gains
+          THEN w.empty_ideal_score
+          ELSE COALESCE(w.g_sum, 0.0) / w.ideal_gain
+        END AS "G",
+        CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG",
+        CASE
+          WHEN NOT w.rndcg_asked
+          THEN CAST(NULL AS DOUBLE)
+          WHEN COALESCE(w.relevant_in_qrels, 0) = 0
+          THEN 0.0
+          WHEN NOT w.ideal_gains
+          THEN w.empty_ideal_score
+          ELSE (
+            COALESCE(w.rndcg_sum, 0.0) + w.past_ideal * w.whole_ndcg
+          ) / (
+            COALESCE(w.rndcg_points, 0) + w.past_ideal
+          )
+        END AS "Rndcg",
+        CASE
+          WHEN NOT w.ndcg_rel_asked
+          THEN CAST(NULL AS DOUBLE)
+          WHEN NOT w.ideal_gains
+          THEN w.empty_ideal_score
+          WHEN w.rel_sum > 0
+          THEN w.rel_sum / w.m
+          ELSE 0.0
+        END AS ndcg_rel,
+        CASE
+          WHEN w.rbp_asked
+          THEN (
+            1.0 - COALESCE(rbp_persistence, 0.9)
+          ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+        END AS rbp,
+        CASE
+          WHEN w.rbp_asked
+          THEN GREATEST(
+            1.0 - (
+              1.0 - COALESCE(rbp_persistence, 0.9)
+            ) * COALESCE(w.judged_weight, 0.0),
+            0.0
+          )
+        END AS rbp_resid
+      FROM measures_curve__gains AS w
     )
     SELECT
       *
@@ -3805,7 +4182,13 @@ FROM (
         c.iprec_11pt_avg,
         c.bpref,
         c.gm_bpref,
-        c.infap
+        c.infap,
+        c."G",
+        c."binG",
+        c."Rndcg",
+        c.ndcg_rel,
+        c.rbp,
+        c.rbp_resid
       FROM measures_curve AS c
     )
     SELECT
@@ -3877,7 +4260,7 @@ WHERE
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg']) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
 WITH run AS (
   SELECT
     run_rows.query_id,
@@ -3970,7 +4353,7 @@ WITH run AS (
   UNION ALL
   SELECT
     ERROR(
-      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP; got unknown ' || CAST(LIST_FILTER(
+      'ndcg_summary: ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp; got unknown ' || CAST(LIST_FILTER(
         measures,
         LAMBDA m : NOT LIST_CONTAINS(
           [
@@ -3999,7 +4382,12 @@ WITH run AS (
             'Rprec_mult',
             'iprec_at_recall',
             'bpref',
-            'infAP'
+            'infAP',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -4037,7 +4425,12 @@ WITH run AS (
             'Rprec_mult',
             'iprec_at_recall',
             'bpref',
-            'infAP'
+            'infAP',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
           ],
           m
         )
@@ -4055,6 +4448,15 @@ WITH run AS (
     ) AS refused
   WHERE
     max_results < 1
+  UNION ALL
+  SELECT
+    ERROR(
+      'ndcg_summary: ' || 'rbp_persistence must be strictly between 0 and 1; got ' || COALESCE('''' || CAST(rbp_persistence AS TEXT) || '''', 'null')
+    ) AS refused
+  WHERE
+    rbp_persistence IS NULL OR (
+      rbp_persistence <= 0 OR rbp_persistence >= 1
+    )
   UNION ALL
   SELECT
     ERROR(
@@ -4190,6 +4592,17 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'infAP') THEN ['infap'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'G') THEN ['G'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'binG') THEN ['binG'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'Rndcg') THEN ['Rndcg'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'ndcg_rel') THEN ['ndcg_rel'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])
@@ -4309,7 +4722,9 @@ FROM (
                               'Rprec_mult',
                               'iprec_at_recall',
                               'bpref',
-                              'infAP'
+                              'infAP',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['relevant']
@@ -4317,7 +4732,7 @@ FROM (
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -4330,7 +4745,8 @@ FROM (
                               'Rprec_mult',
                               'iprec_at_recall',
                               'bpref',
-                              'infAP'
+                              'infAP',
+                              'binG'
                             ]
                           )
                           THEN ['nonrelevant']
@@ -4356,7 +4772,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           OR (
@@ -4403,7 +4821,9 @@ FROM (
                               'Rprec_mult',
                               'iprec_at_recall',
                               'bpref',
-                              'infAP'
+                              'infAP',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['relevant']
@@ -4411,7 +4831,7 @@ FROM (
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -4424,7 +4844,8 @@ FROM (
                               'Rprec_mult',
                               'iprec_at_recall',
                               'bpref',
-                              'infAP'
+                              'infAP',
+                              'binG'
                             ]
                           )
                           THEN ['nonrelevant']
@@ -4450,7 +4871,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           OR (
@@ -4497,7 +4920,9 @@ FROM (
                               'Rprec_mult',
                               'iprec_at_recall',
                               'bpref',
-                              'infAP'
+                              'infAP',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           THEN ['relevant']
@@ -4505,7 +4930,7 @@ FROM (
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
-                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                        CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                         CAST([] AS TEXT[])
                       ),
                       COALESCE(
@@ -4518,7 +4943,8 @@ FROM (
                               'Rprec_mult',
                               'iprec_at_recall',
                               'bpref',
-                              'infAP'
+                              'infAP',
+                              'binG'
                             ]
                           )
                           THEN ['nonrelevant']
@@ -4544,7 +4970,9 @@ FROM (
                               'Rprec',
                               'Rprec_mult',
                               'iprec_at_recall',
-                              'bpref'
+                              'bpref',
+                              'binG',
+                              'Rndcg'
                             ]
                           )
                           OR (
@@ -4591,7 +5019,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -4599,7 +5029,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -4612,7 +5042,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -4638,7 +5069,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -4841,7 +5274,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -4849,7 +5284,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -4862,7 +5297,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -4888,7 +5324,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -5089,7 +5527,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5097,7 +5537,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5110,7 +5550,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5136,7 +5577,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5183,7 +5626,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5191,7 +5636,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5204,7 +5649,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5230,7 +5676,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5277,7 +5725,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5285,7 +5735,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5298,7 +5748,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5324,7 +5775,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5371,7 +5824,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5379,7 +5834,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5392,7 +5847,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5418,7 +5874,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5465,7 +5923,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5473,7 +5933,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5486,7 +5946,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5512,7 +5973,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5559,7 +6022,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5567,7 +6032,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5580,7 +6045,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5606,7 +6072,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5653,7 +6121,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5661,7 +6131,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5674,7 +6144,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5700,7 +6171,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5747,7 +6220,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5755,7 +6230,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5768,7 +6243,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5794,7 +6270,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5850,7 +6328,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5858,7 +6338,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5871,7 +6351,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5897,7 +6378,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -5944,7 +6427,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -5952,7 +6437,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -5965,7 +6450,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -5991,7 +6477,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6038,7 +6526,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6046,7 +6536,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6059,7 +6549,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6085,7 +6576,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6132,7 +6625,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6140,7 +6635,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6153,7 +6648,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6179,7 +6675,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6266,7 +6764,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6274,7 +6774,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6287,7 +6787,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6313,7 +6814,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6360,7 +6863,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6368,7 +6873,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6381,7 +6886,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6407,7 +6913,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6454,7 +6962,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6462,7 +6972,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6475,7 +6985,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6501,7 +7012,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6548,7 +7061,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6556,7 +7071,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6569,7 +7084,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6595,7 +7111,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6648,7 +7166,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6656,7 +7176,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6669,7 +7189,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6695,7 +7216,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6742,7 +7265,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6750,7 +7275,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6763,7 +7288,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6789,7 +7315,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6836,7 +7364,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6844,7 +7374,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6857,7 +7387,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6883,7 +7414,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -6930,7 +7463,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -6938,7 +7473,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -6951,7 +7486,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -6977,7 +7513,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -7062,7 +7600,9 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       THEN ['relevant']
@@ -7070,7 +7610,7 @@ FROM (
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                     CAST([] AS TEXT[])
                   ),
                   COALESCE(
@@ -7083,7 +7623,8 @@ FROM (
                           'Rprec_mult',
                           'iprec_at_recall',
                           'bpref',
-                          'infAP'
+                          'infAP',
+                          'binG'
                         ]
                       )
                       THEN ['nonrelevant']
@@ -7109,7 +7650,9 @@ FROM (
                           'Rprec',
                           'Rprec_mult',
                           'iprec_at_recall',
-                          'bpref'
+                          'bpref',
+                          'binG',
+                          'Rndcg'
                         ]
                       )
                       OR (
@@ -7159,7 +7702,9 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         THEN ['relevant']
@@ -7167,7 +7712,7 @@ FROM (
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged']) THEN ['judged'] END,
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
                       CAST([] AS TEXT[])
                     ),
                     COALESCE(
@@ -7180,7 +7725,8 @@ FROM (
                             'Rprec_mult',
                             'iprec_at_recall',
                             'bpref',
-                            'infAP'
+                            'infAP',
+                            'binG'
                           ]
                         )
                         THEN ['nonrelevant']
@@ -7206,7 +7752,9 @@ FROM (
                             'Rprec',
                             'Rprec_mult',
                             'iprec_at_recall',
-                            'bpref'
+                            'bpref',
+                            'binG',
+                            'Rndcg'
                           ]
                         )
                         OR (
@@ -7249,6 +7797,7 @@ FROM (
             OR ARRAY_CONTAINS(measures, 'iprec_at_recall')
             OR ARRAY_CONTAINS(measures, 'bpref')
             OR ARRAY_CONTAINS(measures, 'infAP')
+            OR ARRAY_CONTAINS(measures, 'binG')
           )
         WINDOW running AS (
           PARTITION BY rankings.query_id
@@ -7275,6 +7824,7 @@ FROM (
               ELSE 1.0
             END
           ) AS bpref_sum,
+          SUM(1.0 / LOG(2, 2.0 + v.rank - v.found)) AS bing_sum,
           COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
           COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
           COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
@@ -7327,6 +7877,142 @@ FROM (
       SELECT
         *
       FROM relevance_curve__final AS final
+    ), gain_curve AS (
+      WITH gain_curve__ranks AS (
+        SELECT
+          rankings.ranking,
+          rankings.query_id,
+          rankings.rank,
+          rankings.credited_gain,
+          rankings.judged,
+          running_sums.next_rank,
+          running_sums.cg,
+          running_sums.dcg
+        FROM rankings
+        INNER JOIN running_sums
+          ON rankings.ranking = running_sums.ranking
+          AND rankings.query_id = running_sums.query_id
+          AND rankings.rank = running_sums.rank
+        WHERE
+          rankings.ranking IN ('retrieved', 'ideal')
+          AND (
+            ARRAY_CONTAINS(measures, 'G')
+            OR ARRAY_CONTAINS(measures, 'Rndcg')
+            OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+            OR ARRAY_CONTAINS(measures, 'rbp')
+          )
+      ), gain_curve__ideal AS (
+        SELECT
+          ranks.query_id,
+          ranks.rank,
+          ranks.credited_gain AS gain,
+          ranks.dcg AS idcg,
+          SUM(GREATEST(ranks.credited_gain, 1.0)) OVER running AS ideal_cost,
+          LEAD(ranks.credited_gain) OVER in_rank_order AS next_gain
+        FROM gain_curve__ranks AS ranks
+        WHERE
+          ranks.ranking = 'ideal'
+        WINDOW in_rank_order AS (PARTITION BY ranks.query_id ORDER BY ranks.rank), running AS (
+          PARTITION BY ranks.query_id
+          ORDER BY ranks.rank
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        )
+      ), gain_curve__totals AS (
+        SELECT
+          ideal.query_id,
+          COUNT(*) AS ideal_length,
+          SUM(ideal.gain) AS ideal_gain
+        FROM gain_curve__ideal AS ideal
+        GROUP BY
+          ideal.query_id
+      ), gain_curve__beside_ideal AS (
+        SELECT
+          ranks.query_id,
+          ranks.rank,
+          ranks.credited_gain AS gain,
+          ranks.judged,
+          ranks.cg,
+          ranks.dcg,
+          ideal.idcg,
+          COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+        FROM gain_curve__ranks AS ranks
+        LEFT JOIN gain_curve__totals AS totals
+          ON ranks.query_id = totals.query_id
+        LEFT JOIN gain_curve__ideal AS ideal
+          ON ranks.query_id = ideal.query_id
+          AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
+        WHERE
+          ranks.ranking = 'retrieved'
+      ), gain_curve__per_rank AS (
+        SELECT
+          b.query_id,
+          SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
+          SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
+          COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
+          SUM(GREATEST(b.gain, 0.0) * POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1)) AS rbp_sum,
+          SUM(CASE WHEN b.judged THEN POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1) END) AS judged_weight
+        FROM gain_curve__beside_ideal AS b
+        GROUP BY
+          b.query_id
+      ), gain_curve__boundaries AS (
+        SELECT
+          ideal.query_id,
+          ideal.rank AS boundary,
+          ideal.idcg
+        FROM gain_curve__ideal AS ideal
+        WHERE
+          ideal.next_gain IS NULL OR ideal.next_gain <> ideal.gain
+      ), gain_curve__points AS (
+        SELECT
+          boundaries.query_id,
+          SUM(COALESCE(ranks.dcg, 0.0) / boundaries.idcg) AS rndcg_sum,
+          COUNT(*) AS rndcg_points
+        FROM gain_curve__boundaries AS boundaries
+        LEFT JOIN gain_curve__ranks AS ranks
+          ON boundaries.query_id = ranks.query_id
+          AND ranks.ranking = 'retrieved'
+          AND boundaries.boundary >= ranks.rank
+          AND (
+            ranks.next_rank IS NULL OR boundaries.boundary < ranks.next_rank
+          )
+        GROUP BY
+          boundaries.query_id
+      ), gain_curve__largest AS (
+        SELECT
+          judgments.query_id,
+          MAX(CASE WHEN judgments.judged THEN judgments.gain END) AS largest_gain
+        FROM judgments
+        WHERE
+          ARRAY_CONTAINS(measures, 'G')
+          OR ARRAY_CONTAINS(measures, 'Rndcg')
+          OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+          OR ARRAY_CONTAINS(measures, 'rbp')
+        GROUP BY
+          judgments.query_id
+      ), gain_curve__final AS (
+        SELECT
+          largest.query_id,
+          largest.largest_gain,
+          totals.ideal_length,
+          totals.ideal_gain,
+          per_rank.g_sum,
+          per_rank.ndcg_rel_sum,
+          per_rank.positive_ranks,
+          per_rank.rbp_sum,
+          per_rank.judged_weight,
+          points.rndcg_sum,
+          points.rndcg_points
+        FROM gain_curve__largest AS largest
+        LEFT JOIN gain_curve__totals AS totals
+          ON largest.query_id = totals.query_id
+        LEFT JOIN gain_curve__per_rank AS per_rank
+          ON largest.query_id = per_rank.query_id
+        LEFT JOIN gain_curve__points AS points
+          ON largest.query_id = points.query_id
+      )
+      SELECT
+        *
+      FROM gain_curve__final AS final
     ), counted AS (
       WITH counted__sums AS (
         SELECT
@@ -7356,10 +8042,14 @@ FROM (
           evaluated_queries.*
           EXCLUDE (query_id),
           relevance_curve.*
+          EXCLUDE (query_id),
+          gain_curve.*
           EXCLUDE (query_id)
         FROM evaluated_queries
         LEFT JOIN relevance_curve
           ON evaluated_queries.query_id = relevance_curve.query_id
+        LEFT JOIN gain_curve
+          ON evaluated_queries.query_id = gain_curve.query_id
         CROSS JOIN cutoffs
         CROSS JOIN counted__orderings AS orderings
         LEFT JOIN counted__sums AS ranked
@@ -7462,7 +8152,24 @@ FROM (
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
+          COALESCE(measures_trec.idcg, 0.0) > 0 AS ideal_gains,
+          COALESCE(measures_trec.dcg, 0.0) / NULLIF(measures_trec.idcg, 0) AS whole_ndcg,
+          COALESCE(measures_trec.ideal_length, 0) AS m,
+          CASE
+            WHEN empty_ideal = 'one'
+            THEN 1.0
+            WHEN empty_ideal = 'nan'
+            THEN CAST('NaN' AS DOUBLE)
+            WHEN empty_ideal = 'skip'
+            THEN CAST(NULL AS DOUBLE)
+            ELSE 0.0
+          END AS empty_ideal_score
         FROM measures_trec
       ), measures_curve__interpolated AS (
         SELECT
@@ -7523,10 +8230,18 @@ FROM (
             ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
           END AS iprec_1_00
         FROM measures_curve__whole AS whole
+      ), measures_curve__gains AS (
+        SELECT
+          interpolated.*,
+          CAST(COALESCE(interpolated.retrieved_in_ranking, 0) >= interpolated.m + 2 AS DOUBLE) AS past_ideal,
+          COALESCE(interpolated.ndcg_rel_sum, 0.0) + (
+            interpolated.m - COALESCE(interpolated.positive_ranks, 0)
+          ) * interpolated.whole_ndcg AS rel_sum
+        FROM measures_curve__interpolated AS interpolated
       ), measures_curve__final AS (
         SELECT
           w.*
-          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked),
+          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked, bing_asked, g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
           CASE
             WHEN w.rprec_asked
             THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -7590,8 +8305,53 @@ FROM (
           END AS iprec_11pt_avg,
           CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
           CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
-          CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap
-        FROM measures_curve__interpolated AS w
+          CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap,
+          CASE
+            WHEN NOT w.g_asked
+            THEN CAST(NULL AS DOUBLE)
+            WHEN NOT w.ideal_gains
+            THEN w.empty_ideal_score
+            ELSE COALESCE(w.g_sum, 0.0) / w.ideal_gain
+          END AS "G",
+          CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG",
+          CASE
+            WHEN NOT w.rndcg_asked
+            THEN CAST(NULL AS DOUBLE)
+            WHEN COALESCE(w.relevant_in_qrels, 0) = 0
+            THEN 0.0
+            WHEN NOT w.ideal_gains
+            THEN w.empty_ideal_score
+            ELSE (
+              COALESCE(w.rndcg_sum, 0.0) + w.past_ideal * w.whole_ndcg
+            ) / (
+              COALESCE(w.rndcg_points, 0) + w.past_ideal
+            )
+          END AS "Rndcg",
+          CASE
+            WHEN NOT w.ndcg_rel_asked
+            THEN CAST(NULL AS DOUBLE)
+            WHEN NOT w.ideal_gains
+            THEN w.empty_ideal_score
+            WHEN w.rel_sum > 0
+            THEN w.rel_sum / w.m
+            ELSE 0.0
+          END AS ndcg_rel,
+          CASE
+            WHEN w.rbp_asked
+            THEN (
+              1.0 - COALESCE(rbp_persistence, 0.9)
+            ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+          END AS rbp,
+          CASE
+            WHEN w.rbp_asked
+            THEN GREATEST(
+              1.0 - (
+                1.0 - COALESCE(rbp_persistence, 0.9)
+              ) * COALESCE(w.judged_weight, 0.0),
+              0.0
+            )
+          END AS rbp_resid
+        FROM measures_curve__gains AS w
       )
       SELECT
         *
@@ -7678,7 +8438,13 @@ FROM (
           c.iprec_11pt_avg,
           c.bpref,
           c.gm_bpref,
-          c.infap
+          c.infap,
+          c."G",
+          c."binG",
+          c."Rndcg",
+          c.ndcg_rel,
+          c.rbp,
+          c.rbp_resid
         FROM measures_curve AS c
       )
       SELECT

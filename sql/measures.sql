@@ -1,6 +1,6 @@
 -- measures.sql: every measure of every evaluated query, ordering and cutoff, one formula each.
 --
--- Step 15 of the per-query table (convention 4 of sql/per_query.sql), with
+-- Step 16 of the per-query table (convention 4 of sql/per_query.sql), with
 -- sql/measures_trec.sql and sql/measures_curve.sql the only ones naming a measure. Reads: view
 -- measures_curve.
 --
@@ -81,7 +81,7 @@ final as (
         c.iprec_at_recall_0_40, c.iprec_at_recall_0_50, c.iprec_at_recall_0_60, c.iprec_at_recall_0_70,
         c.iprec_at_recall_0_80, c.iprec_at_recall_0_90, c.iprec_at_recall_1_00, c.iprec_11pt_avg,
         c.bpref, c.gm_bpref,
-        c.infap
+        c.infap, c."G", c."binG", c."Rndcg", c.ndcg_rel, c.rbp, c.rbp_resid
     from measures_curve as c
 )
 

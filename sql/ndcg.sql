@@ -26,6 +26,7 @@
 .read sql/sums_at_cutoffs.sql
 .read sql/evaluated_queries.sql
 .read sql/relevance_curve.sql
+.read sql/gain_curve.sql
 .read sql/counted.sql
 .read sql/measures_trec.sql
 .read sql/measures_curve.sql

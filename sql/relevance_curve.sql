@@ -1,17 +1,17 @@
 -- relevance_curve.sql: per query, where its relevant results sit: trec_eval's R-precision
--- cutoffs, interpolated precision at recall levels, bpref's preferences and infAP's terms.
+-- cutoffs, interpolated precision at recall levels, bpref's preferences, infAP's terms, binG's sum.
 --
 -- Step 11 of the per-query table. Reads: views rankings and evaluated_queries.
 --
 -- Variables:
---   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP'];
+--   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'];
 --
--- Creates: view relevance_curve (query_id, bpref_sum, relevant_in_top_r, relevant_in_top_<x>,
--- iprec_max_<r>, infap_sum), one row per evaluated query with a relevant result, when
--- `measures` names a family above (else no row). Of the query's R relevant and N judged
--- nonrelevant documents:
+-- Creates: view relevance_curve (query_id, bpref_sum, bing_sum, relevant_in_top_r, relevant_in_top_<x>,
+-- iprec_max_<r>, infap_sum), one row per evaluated query with a relevant result, when `measures`
+-- names a family above (else no row). Of the query's R relevant and N judged nonrelevant documents:
 -- bpref_sum, over the relevant results, 1 - min(judged nonrelevant above it, R) / min(N, R)
--- (1 with none above); relevant_in_top_<x>: relevant in the top floor(x * R + 0.9) (r: R);
+-- (1 with none above); bing_sum, over them, 1 / log2(2 + the results not relevant above it)
+-- (trec_eval's m_binG.c); relevant_in_top_<x>: relevant in the top floor(x * R + 0.9) (r: R);
 -- iprec_max_<r>: the highest found / rank over the relevant ranks with found >= round(r * R),
 -- halves away from 0 (trec_eval 10.0's m_Rprec_mult.c, m_iprec_at_recall.c' lround, m_bpref.c);
 -- infap_sum, over the relevant results at rank k, 1 at rank 1, else 1/k + ((k-1)/k) *
@@ -38,6 +38,7 @@ relevant_ranks as (
             or list_contains(getvariable('measures'), 'iprec_at_recall')
             or list_contains(getvariable('measures'), 'bpref')
             or list_contains(getvariable('measures'), 'infAP')
+            or list_contains(getvariable('measures'), 'binG')
         )
     window running as (partition by rankings.query_id order by rankings.rank rows unbounded preceding)
 ),
@@ -62,6 +63,7 @@ final as (
                 else 1.0
             end
         ) as bpref_sum,
+        sum(1.0 / log2(2.0 + v.rank - v.found)) as bing_sum,
         count(case when v.rank <= v.r then 1 end) as relevant_in_top_r,
         count(case when v.rank <= floor(0.20e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_20,
         count(case when v.rank <= floor(0.40e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_40,
@@ -73,28 +75,17 @@ final as (
         count(case when v.rank <= floor(1.60e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_60,
         count(case when v.rank <= floor(1.80e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_80,
         count(case when v.rank <= floor(2.00e0 * v.r + 0.9) then 1 end) as relevant_in_top_2_00,
-        max(case when v.found >= round(0.00e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_00,
-        max(case when v.found >= round(0.10e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_10,
-        max(case when v.found >= round(0.20e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_20,
-        max(case when v.found >= round(0.30e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_30,
-        max(case when v.found >= round(0.40e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_40,
-        max(case when v.found >= round(0.50e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_50,
-        max(case when v.found >= round(0.60e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_60,
-        max(case when v.found >= round(0.70e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_70,
-        max(case when v.found >= round(0.80e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_80,
-        max(case when v.found >= round(0.90e0 * v.r) then v.found / v.rank end)
-            as iprec_max_0_90,
-        max(case when v.found >= round(1.00e0 * v.r) then v.found / v.rank end)
-            as iprec_max_1_00,
+        max(case when v.found >= round(0.00e0 * v.r) then v.found / v.rank end) as iprec_max_0_00,
+        max(case when v.found >= round(0.10e0 * v.r) then v.found / v.rank end) as iprec_max_0_10,
+        max(case when v.found >= round(0.20e0 * v.r) then v.found / v.rank end) as iprec_max_0_20,
+        max(case when v.found >= round(0.30e0 * v.r) then v.found / v.rank end) as iprec_max_0_30,
+        max(case when v.found >= round(0.40e0 * v.r) then v.found / v.rank end) as iprec_max_0_40,
+        max(case when v.found >= round(0.50e0 * v.r) then v.found / v.rank end) as iprec_max_0_50,
+        max(case when v.found >= round(0.60e0 * v.r) then v.found / v.rank end) as iprec_max_0_60,
+        max(case when v.found >= round(0.70e0 * v.r) then v.found / v.rank end) as iprec_max_0_70,
+        max(case when v.found >= round(0.80e0 * v.r) then v.found / v.rank end) as iprec_max_0_80,
+        max(case when v.found >= round(0.90e0 * v.r) then v.found / v.rank end) as iprec_max_0_90,
+        max(case when v.found >= round(1.00e0 * v.r) then v.found / v.rank end) as iprec_max_1_00,
         sum(
             case
                 when v.rank = 1 then 1.0

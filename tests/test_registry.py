@@ -40,6 +40,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "log_base": ("3", 3.0),
     "relevance_threshold": ("2", 2.0),
     "max_results": ("7", 7),
+    "rbp_persistence": ("0.8", 0.8),
 }
 
 

@@ -85,9 +85,11 @@ def per_query(
         evaluation,
     )
     rankings = _rankings(retrieved, judgments, evaluation)
-    ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(rankings.pop("ideal"), evaluation), evaluation)
+    ideal_ranking = rankings.pop("ideal")
+    ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(ideal_ranking, evaluation), evaluation)
     ideal_at_cutoffs = ideal_at_cutoffs.select(QUERY, "k", idcg="dcg")
     relevance_curve = _relevance_curve(rankings["retrieved"], evaluated_queries, evaluation)
+    gain_curve = _gain_curve(rankings["retrieved"], ideal_ranking, judgments, evaluation)
     # the counters count the signals of the ranking by score, in the same pass over its rows
     # as its sums (no second sort, no second read of the ranking)
     measures = {
@@ -97,6 +99,7 @@ def per_query(
                     _counted(
                         evaluated_queries,
                         relevance_curve,
+                        gain_curve,
                         _cutoffs(evaluation),
                         _sums_at_cutoffs(
                             _running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation
@@ -400,15 +403,17 @@ def _empty_ideal_score(evaluation: Evaluation) -> pl.Expr:
 
 
 # The families of trec_eval's measures of where the relevant results sit (spec: _CURVE), and
-# infAP, from the same pass over the relevant ranks
-CURVE_FAMILIES = ("Rprec", "Rprec_mult", "iprec_at_recall", "bpref", "infAP")
+# infAP and binG, from the same pass over the relevant ranks
+CURVE_FAMILIES = ("Rprec", "Rprec_mult", "iprec_at_recall", "bpref", "infAP", "binG")
+# The families read off the gains of the ranking and of the ideal (spec: G ... rbp_resid)
+GAIN_FAMILIES = ("G", "Rndcg", "ndcg_rel", "rbp")
 
 
 def _relevance_curve(
     retrieved_ranking: pl.LazyFrame, evaluated_queries: pl.LazyFrame, evaluation: Evaluation
 ) -> pl.LazyFrame | None:
     """``query_id``, then of the families asked for ``bpref_sum, relevant_in_top_r,
-    relevant_in_top_<x>, iprec_max_<r>, infap_sum``, of each evaluated query with a relevant
+    relevant_in_top_<x>, iprec_max_<r>, infap_sum, bing_sum``, of each evaluated query with a relevant
     result (sql/relevance_curve.sql), or None when no family of the curve is asked for."""
     asked = set(CURVE_FAMILIES) & set(evaluation.measures)
     if not asked:
@@ -464,24 +469,100 @@ def _relevance_curve(
             for x in RECALL_LEVELS
         ],
         "infAP": infap,
+        "binG": lambda: [(1.0 / (2 + rank - found).cast(pl.Float64).log(2)).sum().alias("bing_sum")],
     }
     return relevant.group_by(QUERY).agg(
         expression for family in CURVE_FAMILIES if family in asked for expression in aggregations[family]()
     )
 
 
+def _gain_curve(
+    retrieved_ranking: pl.LazyFrame, ideal_ranking: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
+) -> pl.LazyFrame | None:
+    """``query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum, positive_ranks,
+    rbp_sum, judged_weight, rndcg_sum, rndcg_points`` of each judged query (sql/gain_curve.sql),
+    or None when no family of it is asked for."""
+    if not set(GAIN_FAMILIES) & set(evaluation.measures):
+        return None
+    gain, rank = pl.col("credited_gain"), pl.col("rank")
+
+    def in_rank_order(expr: pl.Expr) -> pl.Expr:
+        return expr.over(QUERY, order_by="rank")
+
+    def with_sums(ranking: pl.LazyFrame) -> pl.LazyFrame:
+        # the running sums of _running_sums, the same expressions in the same order
+        return ranking.with_columns(
+            in_rank_order(gain.cum_sum()).alias("cg"),
+            in_rank_order((gain * discount(rank, evaluation.discount)).cum_sum()).alias("dcg"),
+        )
+
+    ideal = with_sums(ideal_ranking).with_columns(
+        in_rank_order(pl.max_horizontal(gain, pl.lit(1.0)).cum_sum()).alias("cost"),
+        in_rank_order(gain.shift(-1)).alias("next_gain"),
+    )
+    totals = ideal.group_by(QUERY).agg(pl.len().cast(pl.Int64).alias("ideal_length"), gain.sum().alias("ideal_gain"))
+    ranks = with_sums(retrieved_ranking).with_columns(in_rank_order(rank.shift(-1)).alias("next_rank"))
+    # each rank beside the ideal's sums at rank min(i, M): the ideal's length M
+    beside_ideal = (
+        ranks.join(totals, on=QUERY, how="left")
+        .with_columns(pl.min_horizontal(rank, pl.col("ideal_length").fill_null(0)).alias("ideal_rank"))
+        .join(
+            ideal.select(QUERY, pl.col("rank").alias("ideal_rank"), pl.col("dcg").alias("idcg"), "cost"),
+            on=[QUERY, "ideal_rank"],
+            how="left",
+        )
+    )
+    cost = pl.col("cost").fill_null(0.0) + (rank - pl.col("ideal_length").fill_null(0)).clip(lower_bound=0)
+    weight = pl.lit(evaluation.rbp_persistence).pow(rank - 1)
+    judged = pl.col("judged") if "judged" in retrieved_ranking.collect_schema().names() else pl.lit(False)
+    per_rank = beside_ideal.group_by(QUERY).agg(
+        pl.when(gain != 0).then(gain / (2.0 + cost - pl.col("cg")).log(2)).sum().alias("g_sum"),
+        pl.when(gain > 0).then(pl.col("dcg") / pl.col("idcg")).sum().alias("ndcg_rel_sum"),
+        (gain > 0).sum().cast(pl.Int64).alias("positive_ranks"),
+        (pl.max_horizontal(gain, pl.lit(0.0)) * weight).sum().alias("rbp_sum"),
+        pl.when(judged).then(weight).sum().alias("judged_weight"),
+    )
+    # NDCG@b at each rank b where the ideal's gain changes: the ranking's dcg at its last rank <= b
+    boundaries = ideal.filter(pl.col("next_gain").is_null() | (pl.col("next_gain") != gain)).select(
+        QUERY, pl.col("rank").alias("boundary"), pl.col("dcg").alias("idcg")
+    )
+    dcg_at = (
+        boundaries.join(ranks.select(QUERY, "rank", "next_rank", "dcg"), on=QUERY, how="inner")
+        .filter(
+            (rank <= pl.col("boundary")) & (pl.col("next_rank").is_null() | (pl.col("next_rank") > pl.col("boundary")))
+        )
+        .select(QUERY, "boundary", "dcg")
+    )
+    points = (
+        boundaries.join(dcg_at, on=[QUERY, "boundary"], how="left")
+        .group_by(QUERY)
+        .agg(
+            (pl.col("dcg").fill_null(0.0) / pl.col("idcg")).sum().alias("rndcg_sum"),
+            pl.len().cast(pl.Int64).alias("rndcg_points"),
+        )
+    )
+    largest = judgments.group_by(QUERY).agg(pl.col("gain").filter(pl.col("judged")).max().alias("largest_gain"))
+    return (
+        largest.join(totals, on=QUERY, how="left")
+        .join(per_rank, on=QUERY, how="left")
+        .join(points, on=QUERY, how="left")
+    )
+
+
 def _counted(
     evaluated_queries: pl.LazyFrame,
     relevance_curve: pl.LazyFrame | None,
+    gain_curve: pl.LazyFrame | None,
     cutoffs: pl.LazyFrame,
     sums_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of
-    :func:`_relevance_curve` too, when asked)."""
-    if relevance_curve is not None:
-        evaluated_queries = evaluated_queries.join(relevance_curve, on=QUERY, how="left")
+    :func:`_relevance_curve` and :func:`_gain_curve` too, when asked)."""
+    for curve in (relevance_curve, gain_curve):
+        if curve is not None:
+            evaluated_queries = evaluated_queries.join(curve, on=QUERY, how="left")
     return (
         evaluated_queries.join(cutoffs, how="cross")
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
@@ -525,10 +606,12 @@ def _measures_trec(counted: pl.LazyFrame, evaluation: Evaluation, *, companions:
 
 
 def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
-    """``measures_trec``, then trec_eval's R-precision, interpolated precision, bpref and infAP
-    that are asked for (with ``companions`` false, none), of the whole ranking only (null at a
-    cutoff), from the sums of :func:`_relevance_curve`."""
-    asked = [name for name in evaluation.columns if MEASURE[name].selected_by in CURVE_FAMILIES] if companions else []
+    """``measures_trec``, then trec_eval's R-precision, interpolated precision, bpref, infAP, G, binG,
+    Rndcg, ndcg_rel and RBP that are asked for (with ``companions`` false, none), of the whole
+    ranking only (null at a cutoff), from the sums of :func:`_relevance_curve` and
+    :func:`_gain_curve`."""
+    families = (*CURVE_FAMILIES, *GAIN_FAMILIES)
+    asked = [name for name in evaluation.columns if MEASURE[name].selected_by in families] if companions else []
     if not asked:
         return measures_trec
     r = pl.col("relevant_in_qrels").cast(pl.Float64)
@@ -555,9 +638,42 @@ def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, comp
         "bpref": ratio(pl.col("bpref_sum"), r),
         "gm_bpref": ratio(pl.col("bpref_sum"), r),
         "infap": ratio(pl.col("infap_sum"), r),
+        "binG": ratio(pl.col("bing_sum"), r),
+        **_gain_formulas(evaluation),
     }
     whole = pl.col("k").is_null()
     return measures_trec.with_columns(pl.when(whole).then(formulas[name]).alias(name) for name in asked)
+
+
+def _gain_formulas(evaluation: Evaluation) -> dict[str, pl.Expr]:
+    """G, Rndcg, ndcg_rel, rbp and rbp_resid of the whole ranking, from :func:`_gain_curve`'s
+    sums and the whole ranking's dcg and idcg (a query whose ideal is empty scores as its ndcg)."""
+    idcg = pl.col("idcg").fill_null(0.0)
+    ndcg = pl.col("dcg").fill_null(0.0) / idcg
+    ideal_length = pl.col("ideal_length").fill_null(0)
+    normalized = pl.when(idcg <= 0).then(_empty_ideal_score(evaluation))
+    # trec_eval's m_Rndcg.c adds the whole ranking's NDCG from n = M + 2 on (n = M + 1 leaves it out)
+    past_ideal = (pl.col("retrieved_in_ranking").fill_null(0) >= ideal_length + 2).cast(pl.Float64)
+    rndcg = (pl.col("rndcg_sum").fill_null(0.0) + past_ideal * ndcg) / (
+        pl.col("rndcg_points").fill_null(0) + past_ideal
+    )
+    rel_sum = pl.col("ndcg_rel_sum").fill_null(0.0) + (ideal_length - pl.col("positive_ranks").fill_null(0)) * ndcg
+    p = evaluation.rbp_persistence
+    return {
+        "G": normalized.otherwise(pl.col("g_sum").fill_null(0.0) / pl.col("ideal_gain")),
+        "Rndcg": pl.when(pl.col("relevant_in_qrels").fill_null(0) == 0)
+        .then(0.0)
+        .when(idcg <= 0)
+        .then(_empty_ideal_score(evaluation))
+        .otherwise(rndcg),
+        "ndcg_rel": normalized.when(rel_sum > 0).then(rel_sum / ideal_length).otherwise(0.0),
+        "rbp": (1.0 - p)
+        * pl.col("rbp_sum").fill_null(0.0)
+        / pl.max_horizontal(pl.col("largest_gain").fill_null(0.0), pl.lit(1.0)),
+        # 1 - (the weight of the judged ranks): the unjudged ranks' and the tail's, p^n; never
+        # below 0 by a rounding of 1 - (1 - p^n)
+        "rbp_resid": pl.max_horizontal(1.0 - (1.0 - p) * pl.col("judged_weight").fill_null(0.0), pl.lit(0.0)),
+    }
 
 
 def _measures(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
