@@ -3828,7 +3828,7 @@ FROM (
       SELECT
         c.*
         EXCLUDE (rel_ret, rel, ret),
-        CASE WHEN ARRAY_CONTAINS(measures, 'num_q') THEN 1.0 END AS num_q,
+        CASE WHEN ARRAY_CONTAINS(measures, 'num_q') THEN CAST(1 AS DOUBLE) END AS num_q,
         CASE WHEN ARRAY_CONTAINS(measures, 'num_ret') THEN CAST(c.ret AS DOUBLE) END AS num_ret,
         CASE WHEN ARRAY_CONTAINS(measures, 'num_rel') THEN CAST(c.rel AS DOUBLE) END AS num_rel,
         CASE
@@ -8084,7 +8084,7 @@ FROM (
         SELECT
           c.*
           EXCLUDE (rel_ret, rel, ret),
-          CASE WHEN ARRAY_CONTAINS(measures, 'num_q') THEN 1.0 END AS num_q,
+          CASE WHEN ARRAY_CONTAINS(measures, 'num_q') THEN CAST(1 AS DOUBLE) END AS num_q,
           CASE WHEN ARRAY_CONTAINS(measures, 'num_ret') THEN CAST(c.ret AS DOUBLE) END AS num_ret,
           CASE WHEN ARRAY_CONTAINS(measures, 'num_rel') THEN CAST(c.rel AS DOUBLE) END AS num_rel,
           CASE
@@ -8527,13 +8527,15 @@ FROM (
       ) OVER running,
       SUM(
         LN(
-          GREATEST(
-            COLUMNS(
-              LAMBDA c : c = 'geometric_mean_anchor'
-              OR ARRAY_CONTAINS(COALESCE(['gm_map', 'gm_bpref'], CAST([] AS TEXT[])), c)
-            ),
-            1e-5
-          )
+          LIST_TRANSFORM(
+            [
+              COLUMNS(
+                LAMBDA c : c = 'geometric_mean_anchor'
+                OR ARRAY_CONTAINS(COALESCE(['gm_map', 'gm_bpref'], CAST([] AS TEXT[])), c)
+              )
+            ],
+            LAMBDA v : GREATEST(v, 1e-5) + 0 * v
+          )[1]
         )
       ) OVER running,
       SUM(

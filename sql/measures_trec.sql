@@ -35,7 +35,7 @@ counts as (
 final as (
     select
         c.* exclude (rel_ret, rel, ret),  -- noqa: RF02, RF03
-        case when list_contains(getvariable('measures'), 'num_q') then 1.0 end as num_q,
+        case when list_contains(getvariable('measures'), 'num_q') then cast(1 as double) end as num_q,
         case when list_contains(getvariable('measures'), 'num_ret') then cast(c.ret as double) end as num_ret,
         case when list_contains(getvariable('measures'), 'num_rel') then cast(c.rel as double) end as num_rel,
         case when list_contains(getvariable('measures'), 'num_rel_ret') then cast(c.rel_ret as double) end

@@ -46,12 +46,16 @@ cumulative as (
                 and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
             )
         ) over running,
-        -- no value is null here: a geometric mean is of a measure defined at every cutoff (spec.Measure)
+        -- the floor is null where the value is (greatest skips a null): a measure null at a
+        -- cutoff (gm_bpref, of the whole ranking only) has no geometric mean there, as on Polars
         sum(
-            ln(greatest(columns(
-                lambda c: c = 'geometric_mean_anchor'
-                or list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
-            ), 1e-5))
+            ln(list_transform(
+                [columns(
+                    lambda c: c = 'geometric_mean_anchor'
+                    or list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
+                )],
+                lambda v: greatest(v, 1e-5) + 0 * v
+            )[1])
         ) over running,
         sum(
             case

@@ -27,12 +27,16 @@ PER_QUERY = pl.DataFrame(
         "ndcg": [0.5, 1.0, 1.0, 0.5, 0.5, 0.5],
         "found": [3.0, 0.0, 4.0, 2.0, 0.0, 1.0],
         "spread": [0.5, 0.0, 0.8, 0.25, 0.5, 1.0],
+        "curve": [0.5, 0.0, 0.8, None, None, None],
     },
     schema_overrides={"k": pl.Int64},
 )
 TEST_MEASURES = (
     Measure("found", "found", "relevant retrieved", aggregate="sum"),
     Measure("spread", "spread", "a score in [0, 1]", aggregate="geometric_mean"),
+    # of the whole ranking only, null at a cutoff (as gm_bpref): no geometric mean there, not the
+    # floor's 1e-5 (SQL's greatest() skips a null)
+    Measure("curve", "curve", "a score of the whole ranking", aggregate="geometric_mean"),
 )
 
 
@@ -41,18 +45,27 @@ def geometric_mean(values: list[float]) -> float:
 
 
 EXPECTED = {
-    None: {"queries": 3, "ndcg": (0.5 + 1.0 + 1.0) / 3, "found": 7.0, "spread": geometric_mean([0.5, 0.0, 0.8])},
-    5: {"queries": 3, "ndcg": 0.5, "found": 3.0, "spread": geometric_mean([0.25, 0.5, 1.0])},
+    None: {
+        "queries": 3,
+        "ndcg": (0.5 + 1.0 + 1.0) / 3,
+        "found": 7.0,
+        "spread": geometric_mean([0.5, 0.0, 0.8]),
+        "curve": geometric_mean([0.5, 0.0, 0.8]),
+    },
+    5: {"queries": 3, "ndcg": 0.5, "found": 3.0, "spread": geometric_mean([0.25, 0.5, 1.0]), "curve": None},
 }
 
 
 def check(summary: pl.DataFrame) -> None:
-    assert summary.columns == ["k", "queries", "cg", "dcg", "idcg", "ndcg", "found", "spread"]
+    assert summary.columns == ["k", "queries", "cg", "dcg", "idcg", "ndcg", "found", "spread", "curve"]
     for row in summary.iter_rows(named=True):
         expected = EXPECTED[row["k"]]
         assert row["queries"] == expected["queries"]
-        for name in ("ndcg", "found", "spread"):
-            assert row[name] == pytest.approx(expected[name], rel=1e-12), name
+        for name in ("ndcg", "found", "spread", "curve"):
+            if expected[name] is None:
+                assert row[name] is None, name
+            else:
+                assert row[name] == pytest.approx(expected[name], rel=1e-12), name
 
 
 def test_the_registry_s_measures_are_means() -> None:
@@ -61,12 +74,17 @@ def test_the_registry_s_measures_are_means() -> None:
         "sum_measures": ["num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"],
         "geometric_mean_measures": ["gm_map", "gm_bpref"],
     }
-    assert summary_variables((*TEST_MEASURES,)) == {"sum_measures": ["found"], "geometric_mean_measures": ["spread"]}
+    assert summary_variables((*TEST_MEASURES,)) == {
+        "sum_measures": ["found"],
+        "geometric_mean_measures": ["spread", "curve"],
+    }
 
 
 def test_polars_sums_and_takes_geometric_means(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        aggregate, "AGGREGATE_OF", {**aggregate.AGGREGATE_OF, "found": "sum", "spread": "geometric_mean"}
+        aggregate,
+        "AGGREGATE_OF",
+        {**aggregate.AGGREGATE_OF, "found": "sum", "spread": "geometric_mean", "curve": "geometric_mean"},
     )
     check(aggregate.summarize(PER_QUERY.lazy()).collect())
 
