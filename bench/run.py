@@ -303,6 +303,11 @@ def main() -> None:
         help="another ndcg CLI to time in the same rounds (repeatable), e.g. before=../old/.venv/bin/ndcg: "
         "its tools are ndcg-<engine>@NAME, for each of our engines chosen",
     )
+    parser.add_argument(
+        "--label",
+        help="results go to bench/results/<size>-<layout>-<label>.md and .json, beside the default tables "
+        "rather than over them (for a run of a few tools, such as all_trec's cost or a before/after)",
+    )
     args = parser.parse_args()
     rows = parse_size(args.size)
     others = parse_others(args.also_ndcg)
@@ -327,9 +332,10 @@ def main() -> None:
             ]
             command += ["--memory-limit", args.memory_limit] if args.memory_limit else []
             command += [f"--also-ndcg={pair}" for pair in args.also_ndcg]
+            command += ["--label", args.label] if args.label else []
             subprocess.run(command, check=True)
         return
-    bench(args.size, rows, layouts[0], tools, args.data, args.repeat, args.memory_limit, args.ndcg, others)
+    bench(args.size, rows, layouts[0], tools, args.data, args.repeat, args.memory_limit, args.ndcg, others, args.label)
 
 
 def bench(
@@ -342,6 +348,7 @@ def bench(
     memory_limit: str | None,
     ndcg: Path,
     others: dict[str, Path],
+    label: str | None,
 ) -> None:
     name = f"{size}-{layout}"
     tools = with_others(tools, others)
@@ -397,7 +404,8 @@ def bench(
     references = {tool: reference_values(tool, data, out_root) for tool in tools if tool in MATCHING_FLAGS}
     if "ndcg-polars" not in tools:
         references |= {tool: reference_values(tool, data, out_root) for tool in checked_under_defaults}
-    write(measured, name, layout, rows, out_root, runner_rss, references, ndcg, others)
+    stem = f"{name}-{label}" if label else name
+    write(measured, stem, size, layout, rows, out_root, runner_rss, references, ndcg, others)
 
 
 def all_trec_note(out: Path) -> str:
@@ -492,7 +500,8 @@ def ratio_lines(best: dict[str, float], others: dict[str, Path]) -> tuple[list[s
 
 def write(
     measured: list[Measured],
-    name: str,
+    stem: str,
+    size: str,
     layout: str,
     rows: int,
     out_root: Path,
@@ -507,7 +516,7 @@ def write(
     base_label = base_tool.split("-")[1] if base_tool else "-"
     version = ndcg_version(ndcg)
     lines = [
-        f"# NDCG benchmark, {name} ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
+        f"# NDCG benchmark, {stem} ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
         "",
         f"Layout `{layout}`: {LAYOUT_TEXT[layout]}.",
         "",
@@ -568,11 +577,11 @@ def write(
     ]
     results = HERE / "results"
     results.mkdir(exist_ok=True)
-    (results / f"{name}.md").write_text("\n".join(lines))
-    (results / f"{name}.json").write_text(
+    (results / f"{stem}.md").write_text("\n".join(lines))
+    (results / f"{stem}.json").write_text(
         json.dumps(
             {
-                "size": name.rsplit("-", 1)[0],
+                "size": size,
                 "layout": layout,
                 "rows": rows,
                 "machine": machine(),
