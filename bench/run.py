@@ -300,7 +300,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="NAME=PATH",
-        help="another ndcg CLI to time in the same rounds (repeatable), e.g. before=../old/.venv/bin/ndcg: "
+        help="another ndcg CLI to time in the same rounds (repeatable), e.g. before=/path/to/old/.venv/bin/ndcg: "
         "its tools are ndcg-<engine>@NAME, for each of our engines chosen",
     )
     parser.add_argument(
