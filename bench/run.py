@@ -593,7 +593,8 @@ def write(
     best_cpu = {m.tool: m.best_cpu for m in measured if m.best_cpu is not None}
     ratio_text, ratios = ratio_lines(best, best_cpu, others)
     lines += ["", *ratio_text]
-    engines_agree = all_trec_engines_agreement(out_root)
+    # only when both ran in this sitting: out/ keeps an earlier sitting's tables
+    engines_agree = all_trec_engines_agreement(out_root) if all(tool in best for tool in ALL_TREC) else {}
     if engines_agree:
         lines += [
             f"`--measures all_trec`, DuckDB against Polars, per query, every measure (1e-9): {engines_agree['text']}.",
