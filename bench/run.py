@@ -213,8 +213,13 @@ def all_trec_engines_agreement(out_root: Path) -> dict:
     joined = left.join(right, on=keys, how="full", nulls_equal=True, suffix="_duckdb", coalesce=True)
     differ: dict[str, int] = {}
     for column in measures:
-        ours, theirs = pl.col(column).cast(pl.Float64), pl.col(f"{column}_duckdb").cast(pl.Float64)
-        rows = joined.filter(((ours - theirs).abs() > TOLERANCE) | (ours.is_null() != theirs.is_null())).height
+        on_polars, on_duckdb = pl.col(column).cast(pl.Float64), pl.col(f"{column}_duckdb").cast(pl.Float64)
+        apart = (
+            ((on_polars - on_duckdb).abs() > TOLERANCE)
+            | (on_polars.is_null() != on_duckdb.is_null())
+            | (on_polars.is_nan() != on_duckdb.is_nan())
+        )
+        rows = joined.filter(apart).height
         if rows:
             differ[column] = rows
     types = sorted(column for column in measures if left.schema[column] != right.schema[column])
