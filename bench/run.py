@@ -1,13 +1,15 @@
 """``make bench``: every tool in its own process on the same generated data, side by side.
 
     python bench/run.py --size 1M [--repeat 3] [--layout shuffled] [--tools ndcg-polars,hand_polars]
-        [--ndcg PATH]
+        [--ndcg PATH] [--also-ndcg before=PATH]
 
 Reports best and median wall time of ``--repeat`` runs, peak RSS, the ratio to our Polars
 engine, whether each tool's per-query values match ours within 1e-9, and under the table
 the ratios the issue asks for (hand_polars / ours, pytrec_eval / ours, ours / floor_sort,
-duckdb / polars). By default both the shuffled and the clustered layout are measured, one
-after the other, each in its own runner process and table. Results go to
+duckdb / polars, and what ``--measures all_trec`` costs against NDCG alone). By default both
+the shuffled and the clustered layout are measured, one after the other, each in its own
+runner process and table. ``--also-ndcg NAME=PATH`` times another ``ndcg`` CLI (another
+checkout) in the same rounds, as ``ndcg-<engine>@NAME``. Results go to
 bench/results/<size>-<layout>.md and .json.
 """
 
@@ -32,13 +34,17 @@ from pathlib import Path
 # vfork and exec), so a runner that had generated 10M rows floored every figure at 955 MB.
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from tools import default_ndcg, ours_command, ours_values, parse_size  # noqa: E402
+from tools import CUTOFFS, default_ndcg, ours_command, ours_values, parse_size  # noqa: E402
 
 HAND = "hand_polars"  # the lean hand-written Polars script: the bar to beat (tools.py)
 PEERS = ("pytrec_eval", "ir_measures", "ranx", "sklearn")
 FLOORS = ("floor_scan", "floor_sort")
 OURS = ("ndcg-polars", "ndcg-duckdb")
-TOOLS = (*OURS, HAND, *PEERS, *FLOORS)
+# the same command as OURS with every measure trec_eval's -m all_trec prints (issue 34): its
+# cost against NDCG alone, each engine against itself, in the same rounds
+ALL_TREC_SUFFIX = "-all_trec"
+ALL_TREC = tuple(tool + ALL_TREC_SUFFIX for tool in OURS)
+TOOLS = (*OURS, *ALL_TREC, HAND, *PEERS, *FLOORS)
 LAYOUTS = ("shuffled", "clustered", "chunked")
 DEFAULT_LAYOUTS = ("shuffled", "clustered")
 LAYOUT_TEXT = {
@@ -62,10 +68,33 @@ TOLERANCE = 1e-9
 LARGE = 50_000_000
 
 
+@dataclass(frozen=True)
+class OurTool:
+    """One of our CLI's timed commands: an engine, the flags it adds, the ``ndcg`` it runs."""
+
+    engine: str
+    extra: tuple[str, ...]
+    ndcg: Path
+
+
+def our_tool(tool: str, ndcg: Path, others: dict[str, Path]) -> OurTool | None:
+    """``ndcg-polars``, ``ndcg-duckdb-all_trec``, ``ndcg-polars@before`` (``--also-ndcg``): what
+    the name runs; None for a peer or a floor."""
+    name, _, other = tool.partition("@")
+    base = name.removesuffix(ALL_TREC_SUFFIX)
+    if base not in OURS:
+        return None
+    extra = ("--measures", "all_trec") if name.endswith(ALL_TREC_SUFFIX) else ()
+    return OurTool(base.split("-")[1], extra, others[other] if other else ndcg)
+
+
 @dataclass
 class Measured:
     tool: str
     walls: list[float] = field(default_factory=list)
+    # user + system CPU seconds of the process and its threads: on a machine shared with other
+    # work, wall time also counts the waits for a core, CPU time (nearly) does not
+    cpus: list[float] = field(default_factory=list)
     peak_rss_mb: float = 0.0
     phases_per_run: list[dict] = field(default_factory=list)
     note: str = ""
@@ -83,13 +112,20 @@ class Measured:
     def median(self) -> float:
         return statistics.median(self.walls)
 
+    @property
+    def best_cpu(self) -> float | None:
+        return min(self.cpus) if self.cpus else None
 
-def run_once(tool: str, data: Path, out: Path, extra: list[str], ndcg: Path) -> tuple[float, float, dict]:
-    """One timed process: our ``ndcg`` CLI itself (``ndcg``), or a peer or floor through tools.py."""
+
+def run_once(
+    tool: str, data: Path, out: Path, extra: list[str], ours: OurTool | None
+) -> tuple[float, float, float, dict]:
+    """One timed process: our ``ndcg`` CLI itself, or a peer or floor through tools.py: its wall
+    time, CPU time (user + system), peak RSS and the phases it printed."""
     run, qrels = str(data / "run"), str(data / "qrels")
     out.mkdir(parents=True, exist_ok=True)
-    if tool in OURS:
-        command = ours_command(tool.split("-")[1], run, qrels, out, extra, ndcg)
+    if ours:
+        command = ours_command(ours.engine, run, qrels, out, [*ours.extra, *extra], ours.ndcg)
     else:
         command = [sys.executable, str(HERE / "tools.py"), tool, run, qrels, str(out)]
     started = time.perf_counter()
@@ -99,10 +135,11 @@ def run_once(tool: str, data: Path, out: Path, extra: list[str], ndcg: Path) -> 
     stdout, stderr = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{tool} failed:\n{stderr}")
-    if tool in OURS:
-        return wall, usage.ru_maxrss / 1024, {}
+    cpu = usage.ru_utime + usage.ru_stime
+    if ours:
+        return wall, cpu, usage.ru_maxrss / 1024, {}
     phases = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
-    return wall, usage.ru_maxrss / 1024, phases
+    return wall, cpu, usage.ru_maxrss / 1024, phases
 
 
 def runner_peak_rss_mb() -> float:
@@ -158,6 +195,45 @@ def agreement(tool: str, out_root: Path, reference: Path | None) -> dict:
     return {**counts, "text": text}
 
 
+def all_trec_engines_agreement(out_root: Path) -> dict:
+    """Whether the two engines' ``--measures all_trec`` per-query tables agree: every measure
+    column, every (query, k) row, within :data:`TOLERANCE` (a value on one side only counts as
+    a difference). Types are compared as numbers: an engine may write a count as a decimal."""
+    import polars as pl  # only after every timed process has run (see the top of this file)
+
+    polars_table, duckdb_table = (out_root / tool / "ndcg" / "per_query.parquet" for tool in ALL_TREC)
+    if not (polars_table.exists() and duckdb_table.exists()):
+        return {}
+    left, right = pl.read_parquet(polars_table), pl.read_parquet(duckdb_table)
+    keys = ["query_id", "k"]
+    if set(left.columns) != set(right.columns):
+        only = sorted(set(left.columns) ^ set(right.columns))
+        return {"text": f"no: the columns differ ({', '.join(only)})", "columns_differ": only}
+    measures = [column for column in left.columns if column not in keys]
+    joined = left.join(right, on=keys, how="full", nulls_equal=True, suffix="_duckdb", coalesce=True)
+    differ: dict[str, int] = {}
+    for column in measures:
+        on_polars, on_duckdb = pl.col(column).cast(pl.Float64), pl.col(f"{column}_duckdb").cast(pl.Float64)
+        apart = (
+            ((on_polars - on_duckdb).abs() > TOLERANCE)
+            | (on_polars.is_null() != on_duckdb.is_null())
+            | (on_polars.is_nan() != on_duckdb.is_nan())
+        )
+        rows = joined.filter(apart).height
+        if rows:
+            differ[column] = rows
+    types = sorted(column for column in measures if left.schema[column] != right.schema[column])
+    counts = {"rows": joined.height, "measures": len(measures), "columns_differ": differ, "types_differ": types}
+    text = (
+        f"yes ({len(measures)} measures x {joined.height} rows)"
+        if not differ
+        else "no: " + ", ".join(f"{column} in {rows} rows" for column, rows in differ.items())
+    )
+    if types:
+        text += f"; types differ in {', '.join(types)} (compared as numbers)"
+    return {**counts, "text": text}
+
+
 def machine() -> str:
     cpu = next(
         (
@@ -196,6 +272,26 @@ def parse_tools(text: str | None, rows: int) -> list[str]:
     return [tool for tool in TOOLS if tool in chosen]  # in the table's order
 
 
+def with_others(tools: list[str], others: dict[str, Path]) -> list[str]:
+    """Each ``--also-ndcg`` CLI runs each of our engines chosen (NDCG alone), right after it."""
+    return [
+        timed for tool in tools for timed in (tool, *([f"{tool}@{name}" for name in others] if tool in OURS else []))
+    ]
+
+
+def parse_others(pairs: list[str]) -> dict[str, Path]:
+    """``--also-ndcg NAME=PATH``: the other CLIs to time, by name."""
+    others: dict[str, Path] = {}
+    for pair in pairs:
+        name, separator, path = pair.partition("=")
+        if not separator or not name or "@" in name or name in others:
+            raise SystemExit(f"--also-ndcg {pair}: expected NAME=PATH, each NAME once")
+        if not Path(path).exists():
+            raise SystemExit(f"--also-ndcg {pair}: no such file")
+        others[name] = Path(path)
+    return others
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", default="1M")
@@ -215,8 +311,22 @@ def main() -> None:
         default=default_ndcg(),
         help="our CLI to time (default: the ndcg next to this Python), e.g. another checkout's .venv/bin/ndcg",
     )
+    parser.add_argument(
+        "--also-ndcg",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="another ndcg CLI to time in the same rounds (repeatable), e.g. before=/path/to/old/.venv/bin/ndcg: "
+        "its tools are ndcg-<engine>@NAME, for each of our engines chosen",
+    )
+    parser.add_argument(
+        "--label",
+        help="results go to bench/results/<size>-<layout>-<label>.md and .json, beside the default tables "
+        "rather than over them (for a run of a few tools, such as all_trec's cost or a before/after)",
+    )
     args = parser.parse_args()
     rows = parse_size(args.size)
+    others = parse_others(args.also_ndcg)
     tools = parse_tools(args.tools, rows)
     layouts = args.layout or list(DEFAULT_LAYOUTS)
     if not args.ndcg.exists():
@@ -237,9 +347,11 @@ def main() -> None:
                 str(args.ndcg),
             ]
             command += ["--memory-limit", args.memory_limit] if args.memory_limit else []
+            command += [f"--also-ndcg={pair}" for pair in args.also_ndcg]
+            command += ["--label", args.label] if args.label else []
             subprocess.run(command, check=True)
         return
-    bench(args.size, rows, layouts[0], tools, args.data, args.repeat, args.memory_limit, args.ndcg)
+    bench(args.size, rows, layouts[0], tools, args.data, args.repeat, args.memory_limit, args.ndcg, others, args.label)
 
 
 def bench(
@@ -251,8 +363,11 @@ def bench(
     repeat: int,
     memory_limit: str | None,
     ndcg: Path,
+    others: dict[str, Path],
+    label: str | None,
 ) -> None:
     name = f"{size}-{layout}"
+    tools = with_others(tools, others)
     data = data_root / name
     if not (data / "run").exists():
         print(f"generating {size} rows, layout {layout}, into {data} ...", flush=True)
@@ -263,16 +378,21 @@ def bench(
     extra = ["--memory-limit", memory_limit] if memory_limit else []
     results = {tool: Measured(tool) for tool in tools}
     print(f"{name}: {LAYOUT_TEXT[layout]}; ours: {shown(ndcg)}", flush=True)
+    for other, path in others.items():
+        print(f"@{other}: {shown(path)}", flush=True)
+    commands = {tool: our_tool(tool, ndcg, others) for tool in tools}
     # Round robin, every tool once per round: the machine's drift over the minutes a size
     # takes then falls on every tool alike, not on whichever ran during a slow spell.
     for attempt in range(repeat):
         for tool in tools:
             result = results[tool]
-            wall, rss, phases = run_once(tool, data, out_root / tool, extra if tool in OURS else [], ndcg)
+            ours = commands[tool]
+            wall, cpu, rss, phases = run_once(tool, data, out_root / tool, extra if ours else [], ours)
             result.walls.append(wall)
+            result.cpus.append(cpu)
             result.peak_rss_mb = max(result.peak_rss_mb, rss)
             result.phases_per_run.append(phases)
-            print(f"{tool:<12} run {attempt + 1}: {wall:8.2f} s  {rss:8.0f} MB", flush=True)
+            print(f"{tool:<20} run {attempt + 1}: {wall:8.2f} s  CPU {cpu:8.2f} s  {rss:8.0f} MB", flush=True)
     measured: list[Measured] = []
     for tool in tools:
         result = results[tool]
@@ -291,15 +411,34 @@ def bench(
         if tool == "sklearn":
             result.note = f"{result.phases['sampled_queries']} queries sampled; time extrapolated"
             result.walls = [phases["extrapolated_s"] for phases in result.phases_per_run]
+            result.cpus = []  # the sampled process's, not the extrapolated figure's
     runner_rss = runner_peak_rss_mb()
-    for tool in OURS:  # their last run's output, read only now (see the top of this file)
-        if tool in tools:
+    for tool in tools:  # their last run's output, read only now (see the top of this file)
+        if commands[tool]:
             ours_values(out_root / tool)
-    checked_under_defaults = [tool for tool in tools if tool in (HAND, "ndcg-duckdb")]
+            if tool.endswith(ALL_TREC_SUFFIX):
+                results[tool].note = all_trec_note(out_root / tool)
+    checked_under_defaults = [tool for tool in tools if tool == HAND or (commands[tool] and tool != "ndcg-polars")]
     references = {tool: reference_values(tool, data, out_root) for tool in tools if tool in MATCHING_FLAGS}
     if "ndcg-polars" not in tools:
         references |= {tool: reference_values(tool, data, out_root) for tool in checked_under_defaults}
-    write(measured, name, layout, rows, out_root, runner_rss, references, ndcg)
+    stem = f"{name}-{label}" if label else name
+    write(measured, stem, size, layout, rows, out_root, runner_rss, references, ndcg, others)
+
+
+def all_trec_note(out: Path) -> str:
+    """What the ``--measures all_trec`` run wrote, read from its table: the columns and cutoffs
+    that NDCG alone does not have."""
+    import polars as pl
+
+    table = pl.read_parquet(out / "ndcg" / "per_query.parquet")
+    measures = [column for column in table.columns if column not in ("query_id", "k")]
+    cutoffs = sorted(k for k in table["k"].unique().to_list() if k is not None)
+    added = [k for k in cutoffs if k not in CUTOFFS]
+    return (
+        f"`--measures all_trec`: {len(measures)} measure columns, k = {','.join(map(str, cutoffs))} and the whole "
+        f"ranking ({','.join(map(str, added)) or 'none'} added; NDCG checked at the bench's k)"
+    )
 
 
 def shown(path: Path) -> str:
@@ -315,7 +454,9 @@ def ndcg_version(ndcg: Path) -> str:
     return (done.stdout or done.stderr).strip() or "unknown version"
 
 
-def ratio_lines(best: dict[str, float]) -> tuple[list[str], dict[str, float]]:
+def ratio_lines(
+    best: dict[str, float], best_cpu: dict[str, float], others: dict[str, Path]
+) -> tuple[list[str], dict[str, float]]:
     """The lines under the table: each ratio of best wall times the issue asks for, when
     the tools it needs ran. "ours" is the better of our two engines."""
     engines = [tool for tool in OURS if tool in best]
@@ -348,20 +489,57 @@ def ratio_lines(best: dict[str, float]) -> tuple[list[str], dict[str, float]]:
     if len(engines) == 2:
         ratios["duckdb / polars"] = best["ndcg-duckdb"] / best["ndcg-polars"]
         lines.append(f"- duckdb / polars: **{ratios['duckdb / polars']:.2f}x**")
+    all_trec = [engine for engine in engines if engine + ALL_TREC_SUFFIX in best]
+    if all_trec:
+        parts = []
+        for engine in all_trec:
+            key = f"{engine}{ALL_TREC_SUFFIX} / {engine}"
+            ratios[key] = best[engine + ALL_TREC_SUFFIX] / best[engine]
+            ratios[f"{key} (CPU)"] = best_cpu[engine + ALL_TREC_SUFFIX] / best_cpu[engine]
+            parts.append(
+                f"{engine.split('-')[1]} **{ratios[key]:.2f}x** ({best[engine + ALL_TREC_SUFFIX]:.2f} s; "
+                f"CPU time {ratios[f'{key} (CPU)']:.2f}x)"
+            )
+        lines.append(f"- `--measures all_trec` / NDCG alone, each engine against itself: {'; '.join(parts)}")
+        if "floor_sort" in best:
+            parts = []
+            for engine in all_trec:
+                key = f"{engine}{ALL_TREC_SUFFIX} / floor_sort"
+                ratios[key] = best[engine + ALL_TREC_SUFFIX] / best["floor_sort"]
+                ratios[f"{key} (CPU)"] = best_cpu[engine + ALL_TREC_SUFFIX] / best_cpu["floor_sort"]
+                parts.append(f"{engine.split('-')[1]} {ratios[key]:.2f}x (CPU time {ratios[f'{key} (CPU)']:.2f}x)")
+            lines.append(f"- `--measures all_trec` / floor_sort: {'; '.join(parts)}")
+    for other in others:
+        parts = []
+        for engine in engines:
+            if f"{engine}@{other}" in best:
+                key = f"{engine}@{other} / {engine}"
+                ratios[key] = best[f"{engine}@{other}"] / best[engine]
+                ratios[f"{key} (CPU)"] = best_cpu[f"{engine}@{other}"] / best_cpu[engine]
+                parts.append(f"{engine.split('-')[1]} **{ratios[key]:.2f}x** (CPU time {ratios[f'{key} (CPU)']:.2f}x)")
+        if parts:
+            lines.append(f"- @{other} / ours, NDCG alone, each engine against itself: {'; '.join(parts)}")
     if lines:
-        lines = ["Ratios of best wall times (above 1: the first is slower):", "", *lines, ""]
+        lines = [
+            "Ratios of best wall times (above 1: the first is slower; CPU time: of the best CPU times):",
+            "",
+            *lines,
+            "",
+        ]
     return lines, ratios
 
 
 def write(
     measured: list[Measured],
-    name: str,
+    stem: str,
+    size: str,
     layout: str,
     rows: int,
     out_root: Path,
     runner_rss_mb: float,
     references: dict[str, Path],
     ndcg: Path,
+    others: dict[str, Path],
 ) -> None:
     best = {m.tool: m.best for m in measured}
     base_tool = next((tool for tool in OURS if tool in best), None)
@@ -369,7 +547,7 @@ def write(
     base_label = base_tool.split("-")[1] if base_tool else "-"
     version = ndcg_version(ndcg)
     lines = [
-        f"# NDCG benchmark, {name} ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
+        f"# NDCG benchmark, {stem} ({rows:,} run rows, k = 5,10,20,100 and the whole ranking)",
         "",
         f"Layout `{layout}`: {LAYOUT_TEXT[layout]}.",
         "",
@@ -377,9 +555,14 @@ def write(
         "",
         f"Ours: `{shown(ndcg)}` ({version}).",
         "",
-        f"| tool | best (s) | median (s) | peak RSS (MB) | time / ours ({base_label}) "
+        *[
+            line
+            for other, path in others.items()
+            for line in (f"@{other}: `{shown(path)}` ({ndcg_version(path)}).", "")
+        ],
+        f"| tool | best (s) | median (s) | best CPU (s) | peak RSS (MB) | time / ours ({base_label}) "
         "| per-query values match ours (1e-9) | ours under | note |",
-        "|---|---:|---:|---:|---:|---|---|---|",
+        "|---|---:|---:|---:|---:|---:|---|---|---|",
     ]
     records = []
     for m in measured:
@@ -391,7 +574,9 @@ def write(
             flags = MATCHING_FLAGS.get(tool)
             under = f"`{' '.join(flags)}`" if flags else "the defaults"
         ratio = m.best / baseline if baseline else None
-        cells = [m.tool, f"{m.best:.2f}", f"{m.median:.2f}", f"{m.peak_rss_mb:.0f}", f"{ratio:.2f}x" if ratio else "-"]
+        cpu = f"{m.best_cpu:.2f}" if m.best_cpu is not None else "-"
+        cells = [m.tool, f"{m.best:.2f}", f"{m.median:.2f}", cpu, f"{m.peak_rss_mb:.0f}"]
+        cells.append(f"{ratio:.2f}x" if ratio else "-")
         lines.append("| " + " | ".join([*cells, match["text"], under, m.note]) + " |")
         records.append(
             {
@@ -399,6 +584,8 @@ def write(
                 "best_s": m.best,
                 "median_s": m.median,
                 "walls_s": m.walls,
+                "best_cpu_s": m.best_cpu,
+                "cpus_s": m.cpus,
                 "peak_rss_mb": m.peak_rss_mb,
                 "ratio_to_ours": ratio,
                 "match": match["text"],
@@ -408,8 +595,16 @@ def write(
                 "note": m.note,
             }
         )
-    ratio_text, ratios = ratio_lines(best)
+    best_cpu = {m.tool: m.best_cpu for m in measured if m.best_cpu is not None}
+    ratio_text, ratios = ratio_lines(best, best_cpu, others)
     lines += ["", *ratio_text]
+    # only when both ran in this sitting: out/ keeps an earlier sitting's tables
+    engines_agree = all_trec_engines_agreement(out_root) if all(tool in best for tool in ALL_TREC) else {}
+    if engines_agree:
+        lines += [
+            f"`--measures all_trec`, DuckDB against Polars, per query, every measure (1e-9): {engines_agree['text']}.",
+            "",
+        ]
     if baseline:
         lines += [f"Time per million rows (ours, {base_label}): {baseline / (rows / 1e6):.3f} s.", ""]
     lines += [
@@ -419,18 +614,22 @@ def write(
     ]
     results = HERE / "results"
     results.mkdir(exist_ok=True)
-    (results / f"{name}.md").write_text("\n".join(lines))
-    (results / f"{name}.json").write_text(
+    (results / f"{stem}.md").write_text("\n".join(lines))
+    (results / f"{stem}.json").write_text(
         json.dumps(
             {
-                "size": name.rsplit("-", 1)[0],
+                "size": size,
                 "layout": layout,
                 "rows": rows,
                 "machine": machine(),
                 "ndcg": shown(ndcg),
                 "ndcg_version": version,
                 "runner_peak_rss_mb": runner_rss_mb,
+                "others": {
+                    other: {"ndcg": shown(path), "version": ndcg_version(path)} for other, path in others.items()
+                },
                 "ratios": ratios,
+                "all_trec_engines_agree": engines_agree,
                 "tools": records,
             },
             indent=2,

@@ -55,12 +55,13 @@ def ours_command(engine: str, run: str, qrels: str, out: Path, extra: list[str],
 
 
 def ours_values(out: Path) -> None:
-    """``values.parquet`` from our output, after the timed run."""
+    """``values.parquet`` from our output, after the timed run: NDCG at the benchmark's cutoffs
+    and the whole ranking (``--measures all_trec`` adds trec_eval's cutoffs)."""
     import polars as pl
 
-    pl.read_parquet(out / "ndcg" / "per_query.parquet").select("query_id", "k", "ndcg").write_parquet(
-        out / "values.parquet"
-    )
+    table = pl.read_parquet(out / "ndcg" / "per_query.parquet")
+    at_cutoffs = table.filter(pl.col("k").is_null() | pl.col("k").is_in(CUTOFFS))
+    at_cutoffs.select("query_id", "k", "ndcg").write_parquet(out / "values.parquet")
 
 
 def load_pandas(run: str, qrels: str) -> tuple[pd.DataFrame, pd.DataFrame]:
