@@ -18,6 +18,9 @@ REPEAT ?= 3
 LAYOUT ?=
 TOOLS ?=
 NDCG ?=
+# a before/after: ALSO_NDCG=before=path/to/other/ndcg times that CLI too; LABEL names the result files
+ALSO_NDCG ?=
+LABEL ?=
 
 .PHONY: help install dev eval eval-partition eval-sql test test-fast browser lint bench clean
 
@@ -97,7 +100,8 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 
 bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M LAYOUT=shuffled TOOLS=a,b NDCG=path (results in bench/results/)
 	$(BIN)/python bench/run.py --size $(SIZE) --repeat $(REPEAT) $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT)) \
-	  $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(NDCG),--ndcg $(NDCG))
+	  $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(NDCG),--ndcg $(NDCG)) \
+	  $(if $(ALSO_NDCG),--also-ndcg $(ALSO_NDCG)) $(if $(LABEL),--label $(LABEL))
 
 # The report's browser test needs headless Chromium. Installed with apt-get when it is
 # missing and we can (root on Debian); elsewhere that one test skips and says why.
