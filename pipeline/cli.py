@@ -87,6 +87,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
+    from pipeline.spec import named_lines
     from pipeline.units import option_values
 
     if args.print_config:
@@ -151,6 +152,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                     summary=unit.summary,
                     digits=args.digits,
                     trec_cutoffs_only="all_trec" in evaluation.measures,
+                    named=named_lines(args.measures, k_given=args.k is not None),
                 )
             )
         elif output_format == "table":

@@ -13,7 +13,16 @@ from collections.abc import Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput
-from pipeline.spec import CONVENTIONS, MEASURE_NAMES, MEASURES, MIN_GEOMETRIC_MEAN, Evaluation, Measure, profile_named
+from pipeline.spec import (
+    CONVENTIONS,
+    MEASURE_NAMES,
+    MEASURES,
+    MIN_GEOMETRIC_MEAN,
+    Evaluation,
+    Measure,
+    NamedLines,
+    profile_named,
+)
 
 # The one word for the rows over all queries of a grouped table, in every table of every command
 # (evaluate's summary, compare's table, the report): the name of the grouped summary's column that
@@ -52,18 +61,23 @@ def check_trec_ids(per_query: pl.DataFrame) -> None:
         )
 
 
-def _trec_cells(frame: pl.DataFrame, trec_cutoffs_only: bool = False) -> list[tuple[str, str, float, bool]]:
+def _trec_cells(
+    frame: pl.DataFrame, trec_cutoffs_only: bool = False, named: NamedLines | None = None
+) -> list[tuple[str, str, float, bool]]:
     """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
     row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
     the measures trec_eval prints per query. ``trec_cutoffs_only``: each measure at trec_eval's
-    own cutoffs of it only (``--measures all_trec``)."""
+    own cutoffs of it only (``--measures all_trec``); ``named``: only the measures ``--measures``
+    names one by one (``nDCG@10,AP``: ``ndcg_cut_10`` and ``map``)."""
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
     queries = frame["query_id"].cast(pl.String) if per_query else pl.repeat("all", frame.height, eager=True)
     cells = []
     for query, row in zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True):
         for measure in measures:
-            if trec_cutoffs_only and row["k"] is not None and row["k"] not in measure.trec_cutoffs:
+            if named is not None and not named.shows(measure.name, row["k"]):
+                continue
+            if named is None and trec_cutoffs_only and row["k"] is not None and row["k"] not in measure.trec_cutoffs:
                 continue
             name = measure.trec_name(row["k"])
             if name is not None:
@@ -88,6 +102,7 @@ def trec_lines(
     summary: pl.DataFrame | None = None,
     digits: int = 4,
     trec_cutoffs_only: bool = False,
+    named: NamedLines | None = None,
 ) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
     ``per_query_lines``), then the summary's lines as query ``all``. ``summary`` is the
@@ -96,7 +111,8 @@ def trec_lines(
     aggregate says (a mean; a sum for ``num_*``, a geometric mean for ``gm_map``) over the
     queries whose ndcg is not null. The queries the summary leaves out (a null ndcg:
     ``empty_ideal`` skip) have no lines, and neither has a null value (P over the whole ranking).
-    ``trec_cutoffs_only``: each measure at trec_eval's cutoffs of it only (``all_trec``)."""
+    ``trec_cutoffs_only``: each measure at trec_eval's cutoffs of it only (``all_trec``);
+    ``named``: only the measures ``--measures`` names one by one (:func:`pipeline.spec.named_lines`)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
@@ -104,13 +120,15 @@ def trec_lines(
     counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        lines += [_trec_line(*cell, digits) for cell in _trec_cells(counted, trec_cutoffs_only) if cell[2] is not None]
+        cells = _trec_cells(counted, trec_cutoffs_only, named)
+        lines += [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
     if summary is None:
         measures = [m for m in TREC_MEASURES if m.name in rows.columns]
         summary = counted.group_by("k").agg(_combined(m) for m in measures).sort("k", nulls_last=False)
     elif "overall" in summary.columns:
         summary = summary.filter(pl.col("overall"))
-    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary, trec_cutoffs_only) if cell[2] is not None]
+    summary_cells = _trec_cells(summary, trec_cutoffs_only, named)
+    lines += [_trec_line(*cell, digits) for cell in summary_cells if cell[2] is not None]
     return "\n".join(lines) + "\n"
 
 
