@@ -283,4 +283,8 @@ def _to_polars(frame: DataFrame) -> pl.DataFrame:
 
     table = pl.from_arrow(frame.toArrow())
     assert isinstance(table, pl.DataFrame)
+    if "query_id" in table.columns and isinstance(table.schema["query_id"], pl.Decimal):
+        # a UINT64 id, which Spark holds as Decimal(20, 0) (a decimal id is refused): UInt64 in
+        # the outputs, as on the other engines
+        table = table.with_columns(pl.col("query_id").cast(pl.UInt64))
     return table
