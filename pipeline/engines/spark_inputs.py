@@ -118,8 +118,8 @@ def _parquet_unsigned(frame: DataFrame, ids: dict[str, str]) -> frozenset[str]:
     if not files:
         return frozenset()
     spark = frame.sparkSession
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    configuration = spark._jsc.hadoopConfiguration()  # type: ignore[attr-defined]
+    jvm: Any = spark._jvm
+    configuration = spark._jsc.hadoopConfiguration()
     unsigned = {name for name in ids if name in frame.columns}
     for file in files:
         # the URI Spark lists, not a path re-parsed from text: a name may hold ':' or '['
