@@ -5,7 +5,8 @@ an id, where the other engines read it; it now reads it as the integer it is, fr
 own types (a real DECIMAL(20, 0) id stays refused on every engine). The ids join as on the
 other engines: a UInt64 with a UInt64 or a narrower unsigned integer as a number, with a signed
 integer as text. Tied results are ordered by doc_id descending in string order, so the ids'
-text decides the ranking, and the expected numbers are written out below.
+text decides the ranking, and the expected numbers are written out below. The files' names
+hold a ':', which Spark reads too (tests/test_spark_paths.py), also where it reads their footers.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ def _write(path: Path, columns: dict[str, pa.Array]) -> Path:
 
 def _run(folder: Path) -> Path:
     return _write(
-        folder / "run.parquet",
+        folder / "run:uint64.parquet",  # a ':' too, which Hadoop's checksum layer once refused
         {
             "query_id": pa.array([MAX, MAX, MAX, 7, 7], pa.uint64()),
             "doc_id": pa.array([ABOVE, 3, MAX, 1, 2], pa.uint64()),
@@ -54,7 +55,7 @@ def _qrels(folder: Path, ids: pa.DataType) -> Path:
     docs = [ABOVE, 3, MAX, 1, 2] if wide else [1, 2]
     labels = [0, 1, 2, 1, 2] if wide else [1, 2]
     return _write(
-        folder / "qrels.parquet",
+        folder / "qrels:ids.parquet",
         {"query_id": pa.array(queries, ids), "doc_id": pa.array(docs, ids), "relevance": pa.array(labels, pa.int64())},
     )
 

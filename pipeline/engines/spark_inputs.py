@@ -119,7 +119,11 @@ def _parquet_unsigned(frame: DataFrame, ids: dict[str, str]) -> frozenset[str]:
         return frozenset()
     spark = frame.sparkSession
     jvm: Any = spark._jvm
-    configuration = spark._jsc.hadoopConfiguration()
+    configuration = jvm.org.apache.hadoop.conf.Configuration(spark._jsc.hadoopConfiguration())
+    # local files without Hadoop's checksum layer, as they are read (pipeline.io.hadoop's
+    # _literal_reader): its ".name.crc" path cannot be parsed for a name holding ':'
+    configuration.set("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+    configuration.set("fs.file.impl.disable.cache", "true")
     unsigned = {name for name in ids if name in frame.columns}
     for file in files:
         # the URI Spark lists, not a path re-parsed from text: a name may hold ':' or '['
