@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import pipeline
 from tests.helpers import TOLERANCE, run_cli
 
 MAX = 2**64 - 1  # the largest UInt64
@@ -113,3 +114,24 @@ def test_a_decimal_id_is_refused_on_every_engine_but_spark_tells_it_from_uint64(
     done = _evaluate(engine, request, "--run", run, "--qrels", _qrels(tmp_path, pa.uint64()), "--k", "3")
     assert done.returncode == 3
     assert "column 'query_id' has type Decimal(precision=20, scale=0); ids must be string or integer" in done.stderr
+
+
+def test_uint64_frames_score_alike_on_every_engine(engine: str) -> None:
+    """Polars frames through the API: Spark's conversion from Arrow refuses unsigned integers;
+    they are handed over as Decimal(20, 0) (UInt64) or Int64, marked unsigned."""
+    ids = {"query_id": pl.UInt64, "doc_id": pl.UInt64}
+    run = pl.DataFrame(
+        {"query_id": [MAX, MAX, MAX, 7, 7], "doc_id": [ABOVE, 3, MAX, 1, 2], "score": [1.0, 1.0, 1.0, 2.0, 1.0]},
+        schema_overrides=ids,
+    )
+    qrels = pl.DataFrame(
+        {"query_id": [MAX, MAX, MAX, 7, 7], "doc_id": [ABOVE, 3, MAX, 1, 2], "relevance": [0, 1, 2, 1, 2]},
+        schema_overrides={**ids, "relevance": pl.UInt8},
+    )
+    table = pipeline.evaluate(run, qrels, k=3, engine=engine).per_query  # type: ignore[arg-type]
+    assert table.schema["query_id"] == pl.UInt64
+    at_3 = {row["query_id"]: row for row in table.filter(pl.col("k") == 3).iter_rows(named=True)}
+    assert set(at_3) == {MAX, 7}
+    for query, dcg in ((MAX, TIED_DCG), (7, SEVEN_DCG)):
+        assert at_3[query]["dcg"] == pytest.approx(dcg, abs=TOLERANCE), query
+        assert at_3[query]["ndcg"] == pytest.approx(dcg / IDEAL, abs=TOLERANCE), query

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
+# The metadata key of a column that holds unsigned integers, which Spark has no type for (a
+# Polars frame's UInt64 column handed to Spark as Decimal(20, 0))
+UNSIGNED = "ndcg_unsigned_integer"
+
+
 @dataclass(frozen=True)
 class SparkInput:
     """A run or qrels as Spark read it, with the name its error messages use."""
@@ -113,10 +118,12 @@ def _parquet_unsigned(frame: DataFrame, ids: dict[str, str]) -> frozenset[str]:
     other engines read them as unsigned integers (Polars' UInt64, which joins a UInt64 of the
     other input as a number and a signed one as text); Spark reads a UINT64 as Decimal(20, 0)
     and the narrower ones as wider signed integers, so only the files' footers tell them apart
-    from a DECIMAL(20, 0) or a signed column. A frame not read from files has none."""
+    from a DECIMAL(20, 0) or a signed column. A frame not read from files has those its
+    metadata marks (a Polars frame's unsigned columns, see pipeline.engines.spark's _as_spark)."""
+    marked = frozenset(ids[name] for name in ids if name in frame.columns and frame.schema[name].metadata.get(UNSIGNED))
     files = frame.inputFiles()
     if not files:
-        return frozenset()
+        return marked
     spark = frame.sparkSession
     jvm: Any = spark._jvm
     configuration = jvm.org.apache.hadoop.conf.Configuration(spark._jsc.hadoopConfiguration())
@@ -137,7 +144,7 @@ def _parquet_unsigned(frame: DataFrame, ids: dict[str, str]) -> frozenset[str]:
         unsigned = {name for name in unsigned if _is_unsigned(schema, name)}
         if not unsigned:
             break
-    return frozenset(ids[name] for name in unsigned)
+    return marked | frozenset(ids[name] for name in unsigned)
 
 
 def _is_unsigned(schema: Any, name: str) -> bool:
