@@ -47,10 +47,11 @@ Version = int | str | None
 EngineName = Literal["polars", "duckdb", "spark"]
 
 
-def make_evaluation(
-    *, k: Iterable[int] | str = CONVENTION["k"].default, profile: str | None = None, **options: Any
-) -> Evaluation:
+def make_evaluation(*, k: Iterable[int] | str | None = None, profile: str | None = None, **options: Any) -> Evaluation:
     """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them.
+
+    ``k`` left out (None) evaluates the cutoffs the measures name (``measures="nDCG@10,P@5"``:
+    5 and 10), else the default ones; given, the cutoffs the measures name are added to it.
 
     ``options`` are the conventions of :data:`pipeline.spec.CONVENTIONS` by name (``gain``,
     ``discount``, ``log_base``, ``ties``, ``ideal``, ...); each means what its flag means.
@@ -74,7 +75,7 @@ def make_evaluation(
             value = options.get(convention.name)
             if value is not None:
                 _set(settings, convention, value)
-        return chosen.evaluation(cutoffs=_cutoffs(k), **settings)
+        return chosen.evaluation(cutoffs=() if k is None else _cutoffs(k), **settings)
     except SpecError as error:
         raise UsageError(str(error)) from None
 
@@ -102,7 +103,10 @@ def _cutoffs(k: object) -> tuple[int, ...]:
     if isinstance(k, int) and not isinstance(k, bool):
         return (k,)
     if isinstance(k, Iterable):
-        return tuple(k)  # each value is checked by Evaluation
+        given = tuple(k)  # each value is checked by Evaluation
+        if not given:  # an Evaluation reads no cutoffs as "none given"; an empty k is a mistake
+            raise SpecError("at least one cutoff k is needed")
+        return given
     raise SpecError(f"k must be an integer, a list of integers or a text such as '5,10', got {k!r}")
 
 

@@ -88,6 +88,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.io.read import Source, trec_run_id
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
+    from pipeline.spec import named_lines, relstring_asked
     from pipeline.units import option_values
 
     if args.print_config:
@@ -145,6 +146,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     trec_sets = tuple(name for name in MEASURE_SETS if name in evaluation.measures)
     run_id = trec_run_id(Source.of(job.run, job.run_format)) if output_format == "trec" and trec_sets else None
     relstrings = _relstrings(job, evaluation, units) if output_format == "trec" and args.per_query else None
+    # the measures named one by one beside the sets (nDCG@10,AP: only those lines)
+    one_by_one = [n for n in args.measures or () if n not in MEASURE_SETS and relstring_asked((n,)) is None]
+    named = named_lines(one_by_one, k_given=args.k is not None)
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -158,6 +162,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                     trec_sets=trec_sets,
                     run_id=run_id,
                     relstrings=relstrings,
+                    named=named,
                 )
             )
         elif output_format == "table":

@@ -128,8 +128,9 @@ def add_measure_flags(
     group: argparse._ArgumentGroup, names: Sequence[str] | None = None, *, profile: bool | None = None
 ) -> None:
     """A flag per convention of the registry (``names``: only those), with ``--profile`` after
-    ``--k``'s place (``profile``: default with every convention). Their defaults are None
-    (``--k``'s its text): an option left out keeps the profile's choice, or the registry's default."""
+    ``--k``'s place (``profile``: default with every convention). Their defaults are None: an
+    option left out keeps the profile's choice, or the registry's default (``--k`` left out:
+    the cutoffs ``--measures`` names, else the default ones)."""
     with_profile = names is None if profile is None else profile
     for convention in CONVENTIONS:
         if names is None or convention.name in names:
@@ -143,7 +144,7 @@ def add_measure_flags(
 
 
 def _add_convention(group: argparse._ArgumentGroup, convention: Convention) -> None:
-    options: dict[str, Any] = {"help": convention.flag_help, "default": convention.flag_default}
+    options: dict[str, Any] = {"help": convention.flag_help, "default": None}
     if convention.switch:
         options["action"] = argparse.BooleanOptionalAction
     elif convention.parse is not None:

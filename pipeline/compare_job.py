@@ -438,7 +438,10 @@ def run_evaluation(
     if lacking:
         given = options.get("measures") or evaluation.measures
         measures = [*given, *(MEASURE[name].selected_by for name in lacking)]
-        evaluation = make_evaluation(k=cutoffs, profile=systems.profile, **{**options, "measures": measures})
+        # the cutoffs already chosen: the families added for --measure name none of their own
+        evaluation = make_evaluation(
+            k=list(evaluation.cutoffs), profile=systems.profile, **{**options, "measures": measures}
+        )
     return evaluation
 
 
@@ -458,9 +461,12 @@ def run_job_of(systems: Systems, k: str | None, all_queries: bool, measure: str,
     )
 
 
-def _run_cutoffs(k: str | None) -> list[int]:
-    default = CONVENTION["k"].default
-    return [c for c in compare_cutoffs(k) or default if c is not None] or [10]
+def _run_cutoffs(k: str | None) -> list[int] | None:
+    """The cutoffs the runs are scored at: compare's ``--k`` (10 for ``all`` alone); left out
+    (None), those ``ndcg evaluate`` would score at (the cutoffs --measures names, else the default)."""
+    if k is None:
+        return None
+    return [c for c in compare_cutoffs(k) or CONVENTION["k"].default if c is not None] or [10]
 
 
 def read_outputs(systems: Systems) -> tuple[dict, dict]:

@@ -343,7 +343,7 @@ class Convention:
     switch: bool = False
     metavar: str | None = None
     syntax: str = ""
-    flag_default: Any = None
+    flag_default: Any = None  # shown in the reference's usage; the flag's own default is None
     variables: tuple[Variable, ...] = ()
     described_as: str | None = None
     show: Callable[[Any], object] | None = None
@@ -431,7 +431,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "k",
         "cutoffs",
-        "cutoffs, e.g. 5,10,20; the whole ranking is always added",
+        "cutoffs, e.g. 5,10,20; the whole ranking is always added. Left out: the cutoffs --measures names "
+        "(nDCG@10,P@5: 5 and 10), else 5,10,20; given, the cutoffs --measures names are added to it",
         default=(5, 10, 20),
         flag_default="5,10,20",
         syntax="comma-separated positive integers",
@@ -682,7 +683,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         "measures",
         "measures besides NDCG, each at every k (and the whole ranking where defined), e.g. "
         "ndcg,P,recall,map,recip_rank,success (trec_eval's families) or nDCG@10,P@5,R@100,AP,RR,Success@1 "
-        "(ir_measures'; a cutoff named is added to --k); ndcg (with cg, dcg, idcg) is always computed",
+        "(ir_measures'); a name with a cutoff (P@5, ndcg_cut_10) without --k evaluates only the cutoffs named and "
+        "trec lines print only the measures named; ndcg (with cg, dcg, idcg) is always computed",
         default=("ndcg",),
         parse=_measures,
         from_text=_measures,
@@ -1565,6 +1567,114 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
     return (*(f for f in MEASURE_FAMILIES if f in families), *sets, *strings), tuple(cutoffs)
 
 
+# trec_eval's and ir_measures' names of one measure over the whole ranking (map, AP, RR, ndcg,
+# IPrec@0.1), each to the measure's column; a name not among them (P, recall, ndcg_cut, map_cut,
+# success, Rprec_mult) names a family, as trec_eval's -m does.
+_WHOLE_RANKING_NAMES: dict[str, str] = {
+    name: m.name for m in MEASURES for name in (m.trec_eval, m.ir_measures) if name is not None
+}
+_CUT_TEMPLATES: dict[str, str] = {
+    template: m.name for m in MEASURES for template in (m.trec_eval_cut, m.ir_measures_cut) if template is not None
+}
+
+
+def _cut_family(family: str) -> bool:
+    """Whether a family has a measure at a cutoff (P, ndcg_cut), not only over the whole ranking."""
+    return any(m.trec_eval_cut or m.ir_measures_cut for m in MEASURES if m.selected_by == family)
+
+
+def names_a_cutoff(given: tuple[str, ...] | list[str]) -> bool:
+    """Whether a name of ``--measures`` (not a set's) carries its own cutoff (``P@5``, ``ndcg_cut_10``).
+
+    >>> names_a_cutoff(("nDCG@10", "AP")), names_a_cutoff(("P", "map", "all_trec"))
+    (True, False)
+    """
+    return any(measure_named(name)[1] is not None for name in given if name not in MEASURE_SETS)
+
+
+def measure_cutoffs(given: tuple[str, ...] | list[str]) -> tuple[int, ...]:
+    """The cutoffs evaluated when ``--k`` is not given: those the names carry (``P@5``: 5; a
+    set's: trec_eval's of each of its families), and the default cutoffs (``--k``'s) when no
+    name carries one or a name asks for a family at its cutoffs (``P``, ``ndcg_cut``), as
+    trec_eval's ``-m P`` does.
+
+    >>> measure_cutoffs(("nDCG@10", "P@5", "R@100", "AP", "RR")), measure_cutoffs(("P", "nDCG@10"))
+    ((5, 10, 100), (5, 10, 20))
+    >>> measure_cutoffs(("ndcg",))
+    (5, 10, 20)
+    """
+    _, named_cutoffs = resolve_measures(given)
+    families_at_cutoffs = [
+        name
+        for name in given
+        if name not in MEASURE_SETS
+        and name.strip() not in _WHOLE_RANKING_NAMES
+        and measure_named(name)[1] is None
+        and _cut_family(measure_named(name)[0])
+    ]
+    with_default = families_at_cutoffs or not names_a_cutoff(given)
+    return tuple(sorted({*named_cutoffs, *(_DEFAULTS["k"] if with_default else ())}))
+
+
+@dataclass(frozen=True)
+class NamedLines:
+    """The measures ``--measures`` names one by one, as trec lines print them when a name
+    carries a cutoff and ``--k`` is not given: ``nDCG@10,P@5,R@100,AP,RR`` prints
+    ``ndcg_cut_10``, ``P_5``, ``recall_100``, ``map`` and ``recip_rank``, nothing else.
+
+    ``cells`` are ``(measure column, cutoff)`` pairs (None: the whole ranking): a name with a
+    cutoff, a name of one measure over the whole ranking (``AP``, ``map``, ``RR``, ``ndcg``),
+    and a set's (``all_trec``: each of its measures at trec_eval's cutoffs of it).
+    ``every_cutoff`` are the columns of the families named without a cutoff (``P``,
+    ``recall``, ``map_cut``, ``Rprec_mult``): at every cutoff evaluated and over the whole
+    ranking, as trec_eval's ``-m P`` prints them.
+    """
+
+    cells: frozenset[tuple[str, int | None]]
+    every_cutoff: frozenset[str]
+
+    def shows(self, measure: str, k: int | None) -> bool:
+        """Whether the line of ``measure`` at cutoff ``k`` (None: the whole ranking) is asked for."""
+        return measure in self.every_cutoff or (measure, k) in self.cells
+
+
+def named_lines(given: tuple[str, ...] | list[str] | None, *, k_given: bool) -> NamedLines | None:
+    """The lines the names of ``--measures`` ask for (:class:`NamedLines`), or None when every
+    measure is printed at every cutoff evaluated: ``--k`` was given, or no name carries a cutoff.
+
+    >>> lines = named_lines(("nDCG@10", "AP"), k_given=False)
+    >>> lines.shows("ndcg", 10), lines.shows("ndcg", None), lines.shows("map", None), lines.shows("map", 10)
+    (True, False, True, False)
+    >>> named_lines(("nDCG@10", "AP"), k_given=True) is None
+    True
+    """
+    if not given or k_given or not names_a_cutoff(given):
+        return None
+    cells: set[tuple[str, int | None]] = set()
+    every_cutoff: set[str] = set()
+    for name in given:
+        if name in MEASURE_SETS:
+            cells.update(
+                (m.name, k) for m in MEASURES if m.trec_eval or m.trec_eval_cut for k in (None, *m.trec_cutoffs)
+            )
+            continue
+        family, cutoff = measure_named(name)
+        text = name.strip()
+        if cutoff is not None:
+            cut = next(column for template, column in _CUT_TEMPLATES.items() if _fills(template, text))
+            cells.add((cut, cutoff))
+        elif text in _WHOLE_RANKING_NAMES:
+            cells.add((_WHOLE_RANKING_NAMES[text], None))
+        else:
+            every_cutoff.update(m.name for m in MEASURES if m.selected_by == family)
+    return NamedLines(frozenset(cells), frozenset(every_cutoff))
+
+
+def _fills(template: str, name: str) -> bool:
+    """Whether ``name`` is ``template`` (``P@{k}``) with a number for ``{k}``."""
+    return re.fullmatch(re.escape(template).replace(re.escape("{k}"), r"\d+"), name) is not None
+
+
 def conventions_table() -> str:
     """The flags of the conventions and the measures, as the Markdown tables of docs/reference.md
     (between its ``registry`` markers; ``python -m pipeline.spec`` prints them)."""
@@ -1606,10 +1716,12 @@ class Evaluation:
     """Everything that decides the numbers: cutoffs, gain, discount and conventions.
 
     ``cutoffs`` are the k of NDCG@k; the whole ranking (cutoff ``None``) is always computed
-    as well. The conventions are described in this module's docstring.
+    as well. Left empty, they are those the measures name (``P@5``: 5), else the default
+    (:func:`measure_cutoffs`); given, the cutoffs the measures name are added to them. The
+    conventions are described in this module's docstring.
     """
 
-    cutoffs: tuple[int, ...] = _DEFAULTS["k"]
+    cutoffs: tuple[int, ...] = ()
     measures: tuple[str, ...] = _DEFAULTS["measures"]
     gain: Gain = Gain(_DEFAULTS["gain"])
     discount: Discount = Discount(_DEFAULTS["discount"], _DEFAULTS["log_base"])
@@ -1628,8 +1740,8 @@ class Evaluation:
     rbp_persistence: float = _DEFAULTS["rbp_persistence"]
 
     def __post_init__(self) -> None:
-        if not self.cutoffs:
-            raise SpecError("at least one cutoff k is needed")
+        if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
+            object.__setattr__(self, "cutoffs", measure_cutoffs(self.measures))
         for k in self.cutoffs:
             if isinstance(k, bool) or not isinstance(k, int) or k < 1:
                 raise SpecError(f"cutoff k must be a positive integer, got {k!r}")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 
 from pipeline import rules
-from pipeline.engines.spark_inputs import SparkChecked, SparkInput, validated
+from pipeline.engines.spark_inputs import UNSIGNED, SparkChecked, SparkInput, validated
 from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
@@ -260,12 +260,34 @@ def _refuse_missing_local(path: str) -> None:
 
 def _as_spark(spark: SparkSession, value: Any) -> Any:
     """A Polars frame (the API's frames of every kind arrive as Polars frames) as a Spark
-    DataFrame, through Arrow; a path as text; Spark DataFrames and lists of paths as they are."""
-    import polars as pl
+    DataFrame, through Arrow; a path as text; Spark DataFrames and lists of paths as they are.
 
-    if isinstance(value, (pl.LazyFrame, pl.DataFrame)):
-        return spark.createDataFrame(value.lazy().collect().to_arrow())
-    return os.fspath(value) if isinstance(value, os.PathLike) else value
+    Spark has no unsigned integers and its Arrow conversion refuses them: a UInt64 column
+    becomes Decimal(20, 0) (as Spark reads a Parquet UINT64) and a narrower one Int64, each
+    marked unsigned in its metadata, so that ids align as the other engines align them."""
+    import polars as pl
+    from pyspark.sql import functions
+
+    if not isinstance(value, (pl.LazyFrame, pl.DataFrame)):
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+    frame = value.lazy().collect()
+    unsigned = [name for name, dtype in frame.schema.items() if dtype.is_unsigned_integer()]
+    frame = frame.with_columns(
+        pl.col(name).cast(pl.Decimal(20, 0) if frame.schema[name] == pl.UInt64 else pl.Int64) for name in unsigned
+    )
+    converted = spark.createDataFrame(frame.to_arrow())
+    if not unsigned:
+        return converted
+
+    def column(name: str) -> Any:
+        return functions.col("`" + name.replace("`", "``") + "`")
+
+    return converted.select(
+        *(
+            column(name).alias(name, metadata={UNSIGNED: True}) if name in unsigned else column(name)
+            for name in converted.columns
+        )
+    )
 
 
 def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -283,4 +305,8 @@ def _to_polars(frame: DataFrame) -> pl.DataFrame:
 
     table = pl.from_arrow(frame.toArrow())
     assert isinstance(table, pl.DataFrame)
+    if "query_id" in table.columns and isinstance(table.schema["query_id"], pl.Decimal):
+        # a UINT64 id, which Spark holds as Decimal(20, 0) (a decimal id is refused): UInt64 in
+        # the outputs, as on the other engines
+        table = table.with_columns(pl.col("query_id").cast(pl.UInt64))
     return table

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
+# The metadata key of a column that holds unsigned integers, which Spark has no type for (a
+# Polars frame's UInt64 column handed to Spark as Decimal(20, 0))
+UNSIGNED = "ndcg_unsigned_integer"
+
+
 @dataclass(frozen=True)
 class SparkInput:
     """A run or qrels as Spark read it, with the name its error messages use."""
@@ -76,6 +81,12 @@ def validated(
         role="qrels",
         others=not inline,
     )
+    run_ids = {in_run.query: QUERY, in_run.doc: DOC}
+    qrels_ids = {in_qrels.query: QUERY, in_qrels.doc: DOC}
+    unsigned: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+    sides = ((run.frame, run_ids), (qrels.frame, qrels_ids))
+    if any(_read_from_uint64(frame, name) for frame, ids in sides for name in ids):
+        unsigned = (_parquet_unsigned(run.frame, run_ids), _parquet_unsigned(qrels.frame, qrels_ids))
     return check_inputs(
         run_frame,
         qrels_frame,
@@ -85,6 +96,69 @@ def validated(
         allow_fractional_labels=allow_fractional_labels,
         warn_results_over=warn_results_over,
         evaluation=evaluation,
+        unsigned_ids=unsigned,
+    )
+
+
+def _read_from_uint64(frame: DataFrame, name: str) -> bool:
+    """Whether Spark's type of the column ``name`` is the one it reads a Parquet UINT64 as,
+    Decimal(20, 0) (Spark has no unsigned integer; a decimal of that type is refused as an id
+    on every engine, so the files' own types are read only then)."""
+    from pyspark.sql import types
+
+    if name not in frame.columns:
+        return False
+    data_type = frame.schema[name].dataType
+    return isinstance(data_type, types.DecimalType) and (data_type.precision, data_type.scale) == (20, 0)
+
+
+def _parquet_unsigned(frame: DataFrame, ids: dict[str, str]) -> frozenset[str]:
+    """Of the id columns ``ids`` (a file's name -> the canonical one), those every Parquet file
+    of ``frame`` holds as unsigned integers (UINT8 to UINT64), under their canonical names. The
+    other engines read them as unsigned integers (Polars' UInt64, which joins a UInt64 of the
+    other input as a number and a signed one as text); Spark reads a UINT64 as Decimal(20, 0)
+    and the narrower ones as wider signed integers, so only the files' footers tell them apart
+    from a DECIMAL(20, 0) or a signed column. A frame not read from files has those its
+    metadata marks (a Polars frame's unsigned columns, see pipeline.engines.spark's _as_spark)."""
+    marked = frozenset(ids[name] for name in ids if name in frame.columns and frame.schema[name].metadata.get(UNSIGNED))
+    files = frame.inputFiles()
+    if not files:
+        return marked
+    spark = frame.sparkSession
+    jvm: Any = spark._jvm
+    configuration = jvm.org.apache.hadoop.conf.Configuration(spark._jsc.hadoopConfiguration())
+    # local files without Hadoop's checksum layer, as they are read (pipeline.io.hadoop's
+    # _literal_reader): its ".name.crc" path cannot be parsed for a name holding ':'
+    configuration.set("fs.file.impl", "org.apache.hadoop.fs.RawLocalFileSystem")
+    configuration.set("fs.file.impl.disable.cache", "true")
+    unsigned = {name for name in ids if name in frame.columns}
+    for file in files:
+        # the URI Spark lists, not a path re-parsed from text: a name may hold ':' or '['
+        location = jvm.org.apache.hadoop.fs.Path(jvm.java.net.URI(file))
+        source = jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromPath(location, configuration)
+        reader = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(source)
+        try:
+            schema = reader.getFooter().getFileMetaData().getSchema()
+        finally:
+            reader.close()
+        unsigned = {name for name in unsigned if _is_unsigned(schema, name)}
+        if not unsigned:
+            break
+    return marked | frozenset(ids[name] for name in unsigned)
+
+
+def _is_unsigned(schema: Any, name: str) -> bool:
+    """Whether the Parquet (parquet-mr) ``schema`` holds ``name`` as an unsigned integer."""
+    if not schema.containsField(name):
+        return False
+    field = schema.getType(name)
+    if not field.isPrimitive():
+        return False
+    annotation = field.getLogicalTypeAnnotation()
+    return (
+        annotation is not None
+        and annotation.getClass().getSimpleName() == "IntLogicalTypeAnnotation"
+        and not annotation.isSigned()
     )
 
 
@@ -136,14 +210,18 @@ def check_inputs(
     allow_fractional_labels: bool = False,
     warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
     evaluation: Evaluation | None = None,
+    unsigned_ids: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
 ) -> SparkChecked:
     """The other engines' checks, exit codes and messages: Spark measures each input
     (:mod:`pipeline.engines.spark_stats`: one job per input, one for the warnings) and
     :mod:`pipeline.rules` decides. ``run`` has ``query_id, doc_id, score`` and ``qrels``
     ``query_id, doc_id, relevance``, each maybe followed by other columns (shown in example
     rows); ``columns`` gives the user's names for messages. ``evaluation`` (default: the
-    defaults) gives the duplicate policy and the gain. Ids of different types on the two
-    sides are aligned: BIGINT when both are integers, else STRING."""
+    defaults) gives the duplicate policy and the gain. ``unsigned_ids`` are the run's and the
+    qrels' id columns their files hold as unsigned integers (a UINT64 is a Decimal(20, 0) here,
+    read as an integer id). Ids of different types on the two sides are aligned as the other
+    engines align them (:func:`pipeline.validate.id_casts`): BIGINT when both are integers,
+    DECIMAL(20, 0) when a UINT64 meets an unsigned integer, else STRING."""
     from pyspark.sql import functions
 
     from pipeline.engines import spark_stats as stats
@@ -159,15 +237,19 @@ def check_inputs(
     bound = rules.gain_bound(evaluation.gain)
     measured: dict[str, rules.Measured] = {}
     probes: dict[str, stats.SparkProbe] = {}
-    for frame, name, role, value_column in ((run, run_name, "run", "score"), (qrels, qrels_name, "qrels", "relevance")):
-        types = stats.column_types(frame, ("query_id", "doc_id", value_column))
+    sides = (
+        (run, run_name, "run", "score", unsigned_ids[0]),
+        (qrels, qrels_name, "qrels", "relevance", unsigned_ids[1]),
+    )
+    for frame, name, role, value_column, unsigned in sides:
+        types = stats.column_types(frame, ("query_id", "doc_id", value_column), unsigned_64=unsigned)
         probes[role] = stats.SparkProbe(frame, name, types, bound)
         measured[role] = rules.Measured(name, role, types, probes[role])  # type: ignore[arg-type]
         rules.check_types(measured[role], policy)
     label, label_type = functions.col("relevance"), measured["qrels"].types["relevance"]
     fractional = stats.fractional(label, label_type) if rules.counts_fractional(label_type, policy) else None
     # ids aligned from the schemas alone, so that the warnings' counts join in the same job
-    aligned = _aligned_ids(run, qrels)
+    aligned = _aligned_ids(run, qrels, unsigned_ids)
     (run_stats, probes["run"].duplicate), (qrels_stats, probes["qrels"].duplicate), counts = stats.measure(
         stats.Measure(run_name, run, "score"),
         stats.Measure(
@@ -186,15 +268,28 @@ def check_inputs(
     return SparkChecked(run, qrels, rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy))
 
 
-def _aligned_ids(run: DataFrame, qrels: DataFrame) -> tuple[DataFrame, DataFrame]:
+def _aligned_ids(
+    run: DataFrame, qrels: DataFrame, unsigned_ids: tuple[frozenset[str], frozenset[str]]
+) -> tuple[DataFrame, DataFrame]:
     from pyspark.sql import functions, types
 
     for column in ("query_id", "doc_id"):
         left, right = run.schema[column].dataType, qrels.schema[column].dataType
         if left == right:
             continue
-        integers = isinstance(left, types.IntegralType) and isinstance(right, types.IntegralType)
-        common = "bigint" if integers else "string"
+        unsigned = [column in unsigned_ids[0], column in unsigned_ids[1]]
+        # a UINT64 (Decimal(20, 0) here, only when its files say so) is an integer id
+        integers = all(
+            isinstance(side, types.IntegralType) or (isinstance(side, types.DecimalType) and is_unsigned)
+            for side, is_unsigned in zip((left, right), unsigned, strict=True)
+        )
+        uint64 = isinstance(left, types.DecimalType) or isinstance(right, types.DecimalType)
+        if integers and uint64:
+            # as Polars: a UINT64 beside an unsigned integer stays a number (DECIMAL(20, 0) holds
+            # every UINT64); beside a signed one, text, which alone holds both ranges exactly
+            common = "decimal(20,0)" if all(unsigned) else "string"
+        else:
+            common = "bigint" if integers else "string"
         run = run.withColumn(column, functions.col(column).cast(common))
         qrels = qrels.withColumn(column, functions.col(column).cast(common))
     return run, qrels

@@ -26,9 +26,19 @@ if TYPE_CHECKING:
 INFINITY = float("inf")
 
 
-def column_types(frame: DataFrame, columns: tuple[str, ...]) -> dict[str, rules.ColumnType]:
-    """The types of ``columns``, named as Polars names them so that messages read alike."""
-    return {column: _column_type(frame.schema[column].dataType) for column in columns}
+def column_types(
+    frame: DataFrame, columns: tuple[str, ...], *, unsigned_64: frozenset[str] = frozenset()
+) -> dict[str, rules.ColumnType]:
+    """The types of ``columns``, named as Polars names them so that messages read alike;
+    ``unsigned_64``: the columns whose files hold a UINT64, which Spark reads as Decimal(20, 0)
+    (an integer, as Polars reads it)."""
+    from pyspark.sql import types
+
+    found = {column: _column_type(frame.schema[column].dataType) for column in columns}
+    for column in unsigned_64 & set(columns):
+        if isinstance(frame.schema[column].dataType, types.DecimalType):
+            found[column] = rules.ColumnType("UInt64", "integer")
+    return found
 
 
 def _column_type(data_type: Any) -> rules.ColumnType:

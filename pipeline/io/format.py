@@ -23,6 +23,7 @@ from pipeline.spec import (
     TREC_EVAL_ORDER,
     Evaluation,
     Measure,
+    NamedLines,
     in_trec_eval_sets,
     profile_named,
     trec_eval_measure,
@@ -66,7 +67,10 @@ def check_trec_ids(per_query: pl.DataFrame) -> None:
 
 
 def _trec_cells(
-    frame: pl.DataFrame, trec_sets: tuple[str, ...] = (), relstrings: tuple[str, dict[str, str]] | None = None
+    frame: pl.DataFrame,
+    trec_sets: tuple[str, ...] = (),
+    relstrings: tuple[str, dict[str, str]] | None = None,
+    named: NamedLines | None = None,
 ) -> list[tuple[str, str, float | str, bool]]:
     """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
     row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
@@ -75,7 +79,8 @@ def _trec_cells(
     each, and those of the families asked beside them. ``relstrings``, ``(line name, {query:
     string})``: each query's relstring line (an empty string for a query not in it). With
     either, the lines are in trec_eval's order: query by query, then its measure table's order,
-    a measure's cutoffs ascending."""
+    a measure's cutoffs ascending. ``named``: beside the sets, only the measures ``--measures``
+    names one by one (``nDCG@10,AP``: ``ndcg_cut_10`` and ``map``)."""
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
     queries = frame["query_id"].cast(pl.String) if per_query else pl.repeat("all", frame.height, eager=True)
@@ -88,7 +93,12 @@ def _trec_cells(
         zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True)
     ):
         for measure_index, measure in enumerate(measures):
-            if trec_sets and not (in_trec_eval_sets(measure, row["k"], trec_sets) or measure.selected_by in beside):
+            if trec_sets and in_trec_eval_sets(measure, row["k"], trec_sets):
+                pass
+            elif named is not None:
+                if not named.shows(measure.name, row["k"]):
+                    continue
+            elif trec_sets and measure.selected_by not in beside:
                 continue
             name = measure.trec_name(row["k"])
             if name is None:
@@ -137,6 +147,7 @@ def trec_lines(
     trec_sets: tuple[str, ...] = (),
     run_id: str | None = None,
     relstrings: tuple[str, dict[str, str]] | None = None,
+    named: NamedLines | None = None,
 ) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
     ``per_query_lines``), then the summary's lines as query ``all``. ``summary`` is the
@@ -149,7 +160,9 @@ def trec_lines(
     printed as trec_eval prints them (see :func:`_trec_cells`), the summary's led by trec_eval's
     ``runid`` line when ``run_id``, the run's name, is known (:func:`pipeline.io.read.trec_run_id`).
     ``relstrings``, ``(line name, {query: string})``: trec_eval's relstring line of each query
-    (per query only, as trec_eval prints it; :func:`pipeline.engines.polars.relstrings`)."""
+    (per query only, as trec_eval prints it; :func:`pipeline.engines.polars.relstrings`).
+    ``named``: beside the sets, only the measures ``--measures`` names one by one
+    (:func:`pipeline.spec.named_lines`)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
@@ -157,7 +170,7 @@ def trec_lines(
     counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        cells = _trec_cells(counted, trec_sets, relstrings)
+        cells = _trec_cells(counted, trec_sets, relstrings, named)
         lines += [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
     if summary is None:
         measures = [m for m in TREC_MEASURES if m.name in rows.columns]
@@ -167,7 +180,7 @@ def trec_lines(
     if trec_sets and run_id is not None:
         # trec_eval prints the run's name among the summary's lines only (m_runid.c), as it is
         lines.append(f"{'runid':<22}\tall\t{text_value(run_id)}")
-    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary, trec_sets) if cell[2] is not None]
+    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary, trec_sets, named=named) if cell[2] is not None]
     return "\n".join(lines) + "\n"
 
 
