@@ -1589,7 +1589,12 @@ def names_a_cutoff(given: tuple[str, ...] | list[str]) -> bool:
     >>> names_a_cutoff(("nDCG@10", "AP")), names_a_cutoff(("P", "map", "all_trec"))
     (True, False)
     """
-    return any(measure_named(name)[1] is not None for name in given if name not in MEASURE_SETS)
+    return any(measure_named(name)[1] is not None for name in _one_by_one(given))
+
+
+def _one_by_one(given: tuple[str, ...] | list[str]) -> list[str]:
+    """The names of ``--measures`` that are measures: neither a set's nor relstring's (a line)."""
+    return [name for name in given if name not in MEASURE_SETS and not _RELSTRING_NAME.fullmatch(name.strip())]
 
 
 def measure_cutoffs(given: tuple[str, ...] | list[str]) -> tuple[int, ...]:
@@ -1606,9 +1611,8 @@ def measure_cutoffs(given: tuple[str, ...] | list[str]) -> tuple[int, ...]:
     _, named_cutoffs = resolve_measures(given)
     families_at_cutoffs = [
         name
-        for name in given
-        if name not in MEASURE_SETS
-        and name.strip() not in _WHOLE_RANKING_NAMES
+        for name in _one_by_one(given)
+        if name.strip() not in _WHOLE_RANKING_NAMES
         and measure_named(name)[1] is None
         and _cut_family(measure_named(name)[0])
     ]
@@ -1652,7 +1656,7 @@ def named_lines(given: tuple[str, ...] | list[str] | None, *, k_given: bool) -> 
         return None
     cells: set[tuple[str, int | None]] = set()
     every_cutoff: set[str] = set()
-    for name in given:
+    for name in (*_one_by_one(given), *(name for name in given if name in MEASURE_SETS)):
         if name in MEASURE_SETS:
             cells.update(
                 (m.name, k) for m in MEASURES if m.trec_eval or m.trec_eval_cut for k in (None, *m.trec_cutoffs)
