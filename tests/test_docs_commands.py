@@ -16,13 +16,19 @@ The rule, also in docs/development.md:
 - Not run: blocks whose fence ends in ``-norun`` (``console-norun``: a cluster, a placeholder,
   an install step), and lines naming a placeholder (``<...>``) or a remote URL (``s3://``,
   ``s3a://``, ``hdfs://``, ...), which need a store or a cluster this test does not have.
-- A line with ``--engine spark`` starts a JVM (30 s or more): marked ``spark`` and ``slow``.
+- A line with ``--engine spark`` is marked ``spark`` and runs in this process, on the test
+  session's shared SparkSession (``pipeline.cli.main`` with the line's words, in the temporary
+  copy): in a subprocess each such line started a JVM of its own (30 s to minutes). So such a
+  line must be one plain ``ndcg ...`` command (no pipes, redirections or ``&&``).
+  tests/test_spark.py runs the command line with ``--engine spark`` in a subprocess, as a user
+  or a scheduler does, once.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,6 +37,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.cli import main
 from tests.helpers import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -146,9 +153,33 @@ def run(command: Command, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", "-c", script], cwd=cwd, env=environment, capture_output=True, text=True, timeout=600)
 
 
+def on_spark(command: Command) -> bool:
+    return "--engine spark" in command.text
+
+
 def case(command: Command) -> object:
-    marks = [pytest.mark.spark, pytest.mark.slow] if "--engine spark" in command.text else []
-    return pytest.param(command, id=command.name, marks=[*marks, pytest.mark.timeout(900)])
+    return pytest.param(command, id=command.name, marks=[pytest.mark.timeout(900)])
+
+
+SHELL_SYNTAX = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "&"})
+
+
+def run_in_process(command: Command, cwd: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    """A plain ``ndcg ...`` line run by ``pipeline.cli.main`` in ``cwd``: its exit code and stderr."""
+    words = shlex.split(command.text, comments=True)
+    program = 1 if words[:1] == ["ndcg"] else 3 if words[:3] == ["python", "-m", "pipeline"] else 0
+    assert program and not SHELL_SYNTAX & set(words) and not command.whole_script, (
+        f"{command.name}: a line with --engine spark must be one plain `ndcg ...` command, "
+        f"which this test runs in process: {command.text}"
+    )
+    capsys.readouterr()
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:
+        code = main(words[program:])
+    finally:
+        os.chdir(previous)
+    return code, capsys.readouterr().err
 
 
 @pytest.fixture
@@ -169,15 +200,35 @@ def test_the_pages_show_commands() -> None:
     assert len(ALL) > len(readme)
 
 
-@pytest.mark.parametrize("command", [case(command) for command in ALL])
-def test_command_runs_as_printed(command: Command, checkout_copy: Path) -> None:
+def run_prerequisites(command: Command, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for earlier in prerequisites(command):
-        done = run(earlier, checkout_copy)
-        assert done.returncode == earlier.expected_exit, (
-            f"{earlier.name}, run before {command.name}, exited {done.returncode}:\n{done.stderr[-2000:]}"
+        if on_spark(earlier):
+            code, stderr = run_in_process(earlier, cwd, capsys)
+        else:
+            done = run(earlier, cwd)
+            code, stderr = done.returncode, done.stderr
+        assert code == earlier.expected_exit, (
+            f"{earlier.name}, run before {command.name}, exited {code}:\n{stderr[-2000:]}"
         )
+
+
+@pytest.mark.parametrize("command", [case(command) for command in ALL if not on_spark(command)])
+def test_command_runs_as_printed(command: Command, checkout_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_prerequisites(command, checkout_copy, capsys)
     done = run(command, checkout_copy)
     assert done.returncode == command.expected_exit, (
         f"{command.name} exited {done.returncode}, expected {command.expected_exit}\n"
         f"$ {command.text}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-3000:]}"
+    )
+
+
+@pytest.mark.parametrize("command", [case(command) for command in ALL if on_spark(command)])
+def test_spark_command_runs_as_printed(
+    command: Command, checkout_copy: Path, local_spark: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_prerequisites(command, checkout_copy, capsys)
+    code, stderr = run_in_process(command, checkout_copy, capsys)
+    assert code == command.expected_exit, (
+        f"{command.name} exited {code}, expected {command.expected_exit}\n"
+        f"$ {command.text}\n--- stderr\n{stderr[-3000:]}"
     )

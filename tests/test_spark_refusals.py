@@ -97,6 +97,10 @@ def test_options_spark_cannot_honour_are_refused_before_the_session(
 ) -> None:
     code, error = refused_quickly(monkeypatch, "--run", RUN, "--qrels", QRELS, *flags)
     assert code == 2 and flags[0] in error, error
+    why = (
+        "for the duckdb engine" if flags[0] in ("--memory-limit", "--threads") else "not supported by the spark engine"
+    )
+    assert why in error, error
 
 
 def test_a_missing_local_run_is_refused_before_the_session(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

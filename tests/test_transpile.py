@@ -5,11 +5,14 @@ registry)."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import duckdb
 import polars as pl
 import pyspark.sql as pyspark_sql
 import pytest
 import sqlglot
+from pyspark.sql.types import StructType
 
 from pipeline import Discount, Evaluation, Gain, transpile
 from pipeline.api import make_evaluation
@@ -99,33 +102,43 @@ def test_decimal_literals_divide_as_doubles_as_in_duckdb(spark: pyspark_sql.Spar
     assert abs(float(spark.sql("select 1.0 / 3 as third").collect()[0]["third"]) - 1 / 3) > 1e-9
 
 
+LITERALS = [
+    ("it's a \\ 'quote'", "STRING"),
+    ("文書-1", None),
+    (2.5, "DOUBLE"),
+    (0.1, None),
+    (3, "DOUBLE"),
+    (2**40, "BIGINT"),
+    (True, "BOOLEAN"),
+    ([5, 10], "ARRAY<BIGINT>"),
+    ([], "ARRAY<BIGINT>"),
+]
+
+
+@cache
+def literals_on_spark(spark: pyspark_sql.SparkSession) -> tuple[pyspark_sql.Row, StructType]:
+    """Every literal of LITERALS, column ``v<i>``, and a NULL of every variable's type, column
+    ``<name>``, in one select: one query, not one round trip a value."""
+    nodes = [transpile.literal(value, type_name).as_(f"v{i}") for i, (value, type_name) in enumerate(LITERALS)]
+    nodes += [transpile.literal(None, type_name).as_(name) for name, type_name in transpile.VARIABLE_TYPES.items()]
+    frame = spark.sql(sqlglot.exp.select(*nodes).sql("spark"))
+    return frame.collect()[0], frame.schema
+
+
 @pytest.mark.spark
-@pytest.mark.parametrize(
-    ("value", "type_name"),
-    [
-        ("it's a \\ 'quote'", "STRING"),
-        ("文書-1", None),
-        (2.5, "DOUBLE"),
-        (0.1, None),
-        (3, "DOUBLE"),
-        (2**40, "BIGINT"),
-        (True, "BOOLEAN"),
-        ([5, 10], "ARRAY<BIGINT>"),
-        ([], "ARRAY<BIGINT>"),
-    ],
-)
+@pytest.mark.parametrize(("value", "type_name"), LITERALS)
 def test_literals_keep_their_value_on_spark(spark: pyspark_sql.SparkSession, value: object, type_name: str) -> None:
-    node = transpile.literal(value, type_name)
-    got = spark.sql(sqlglot.exp.select(node.as_("value")).sql("spark")).collect()[0]["value"]
+    row, _ = literals_on_spark(spark)
+    got = row[f"v{LITERALS.index((value, type_name))}"]
     assert got == value and type(got) is (float if type_name == "DOUBLE" else type(value))
 
 
 @pytest.mark.spark
 def test_unset_variables_are_nulls_of_their_type(spark: pyspark_sql.SparkSession) -> None:
+    row, schema = literals_on_spark(spark)
     for name, type_name in transpile.VARIABLE_TYPES.items():
-        node = transpile.literal(None, type_name)
-        field = spark.sql(sqlglot.exp.select(node.as_(name)).sql("spark")).schema[name]
-        assert field.dataType.simpleString() == type_name.lower().replace(", ", ","), name
+        assert row[name] is None, name
+        assert schema[name].dataType.simpleString() == type_name.lower().replace(", ", ","), name
 
 
 @pytest.mark.spark
