@@ -11,21 +11,29 @@ The rule, also in docs/development.md:
 - It must exit 0, or the code its own comment names: ``# exit 6``.
 - A command reading what an earlier command of the same page wrote (a path given there to
   ``--out``, ``--html`` or ``--png``) gets those earlier commands replayed first, in page order.
+  Each pytest process replays a list of earlier commands once and copies the folder it left
+  for every command that reads it (a replay is seconds of imports; a copy of the sample is not).
 - A block whose fence says ``bash whole`` is one case: the whole block runs as one bash script
   (``set -euo pipefail``) and must exit 0; its lines are not cases of their own.
 - Not run: blocks whose fence ends in ``-norun`` (``console-norun``: a cluster, a placeholder,
   an install step), and lines naming a placeholder (``<...>``) or a remote URL (``s3://``,
   ``s3a://``, ``hdfs://``, ...), which need a store or a cluster this test does not have.
-- A line with ``--engine spark`` starts a JVM (30 s or more): marked ``spark`` and ``slow``.
+- A line with ``--engine spark`` is marked ``spark`` and ``slow`` and runs in this process, through
+  the command line's ``main`` on the tests' shared SparkSession (``spark_cli``): in a subprocess
+  it would start a JVM of its own (30 s or more, minutes on a busy machine), and what bash and the
+  ``ndcg`` script add is proved by every other line. Such a line must be a plain ``ndcg ...``
+  command (no shell syntax), which the test checks.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,21 +154,69 @@ def run(command: Command, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["bash", "-c", script], cwd=cwd, env=environment, capture_output=True, text=True, timeout=600)
 
 
+def on_spark(command: Command) -> bool:
+    return "--engine spark" in command.text
+
+
 def case(command: Command) -> object:
-    marks = [pytest.mark.spark, pytest.mark.slow] if "--engine spark" in command.text else []
+    marks = [pytest.mark.spark, pytest.mark.slow] if on_spark(command) else []
     return pytest.param(command, id=command.name, marks=[*marks, pytest.mark.timeout(900)])
 
 
-@pytest.fixture
-def checkout_copy(tmp_path: Path) -> Path:
+def copy_checkout(target: Path) -> Path:
     for name in COPIED:
-        source, target = ROOT / name, tmp_path / name
+        source, copied = ROOT / name, target / name
         if source.is_dir():
-            shutil.copytree(source, target)
+            shutil.copytree(source, copied)
         else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return tmp_path
+            copied.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copied)
+    return target
+
+
+class Replays:
+    """The folder each list of earlier commands leaves, made once per pytest process: a copy of
+    the checkout with the commands run in it in page order, each checked for its exit code. A
+    longer list starts from the folder of its first commands (README's report reads what its
+    compare read)."""
+
+    def __init__(self, base: Path) -> None:
+        self._base = base
+        self._made: dict[tuple[Command, ...], Path] = {}
+
+    def folder(self, commands: tuple[Command, ...]) -> Path:
+        if commands in self._made:
+            return self._made[commands]
+        first = self.folder(commands[:-1]) if commands[:-1] else None
+        target = self._base / f"replay-{len(self._made)}"
+        if first is None:
+            copy_checkout(target)
+        else:
+            shutil.copytree(first, target, symlinks=True)
+        earlier = commands[-1]
+        done = run(earlier, target)
+        assert done.returncode == earlier.expected_exit, (
+            f"{earlier.name}, run before the commands that read its output, exited {done.returncode}:\n"
+            f"{done.stderr[-2000:]}"
+        )
+        self._made[commands] = target
+        return target
+
+
+@pytest.fixture(scope="session")
+def replays(tmp_path_factory: pytest.TempPathFactory) -> Replays:
+    return Replays(tmp_path_factory.mktemp("docs-replays"))
+
+
+def checkout_copy(command: Command, replays: Replays, tmp_path: Path) -> Path:
+    """A copy of the files the commands read, with the earlier commands whose outputs
+    ``command`` reads already run in it."""
+    earlier = tuple(prerequisites(command))
+    target = tmp_path / "checkout"
+    if earlier:
+        shutil.copytree(replays.folder(earlier), target, symlinks=True)
+        return target
+    return copy_checkout(target)
 
 
 def test_the_pages_show_commands() -> None:
@@ -169,14 +225,35 @@ def test_the_pages_show_commands() -> None:
     assert len(ALL) > len(readme)
 
 
-@pytest.mark.parametrize("command", [case(command) for command in ALL])
-def test_command_runs_as_printed(command: Command, checkout_copy: Path) -> None:
-    for earlier in prerequisites(command):
-        done = run(earlier, checkout_copy)
-        assert done.returncode == earlier.expected_exit, (
-            f"{earlier.name}, run before {command.name}, exited {done.returncode}:\n{done.stderr[-2000:]}"
-        )
-    done = run(command, checkout_copy)
+@pytest.mark.parametrize("command", [case(command) for command in ALL if not on_spark(command)])
+def test_command_runs_as_printed(command: Command, replays: Replays, tmp_path: Path) -> None:
+    done = run(command, checkout_copy(command, replays, tmp_path))
+    assert done.returncode == command.expected_exit, (
+        f"{command.name} exited {done.returncode}, expected {command.expected_exit}\n"
+        f"$ {command.text}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-3000:]}"
+    )
+
+
+def spark_arguments(command: Command) -> list[str]:
+    """The arguments of a plain ``ndcg ...`` line, what bash would pass to the script."""
+    words = shlex.split(command.text.split(" #", 1)[0])
+    assert words[0] == "ndcg" and not set(words) & {"|", "&&", "||", ";", ">", "<", "&"}, (
+        f"{command.name}: a line with --engine spark runs in the tests' process, so it must be a plain "
+        f"`ndcg ...` command without shell syntax: {command.text}"
+    )
+    return words[1:]
+
+
+@pytest.mark.parametrize("command", [case(command) for command in ALL if on_spark(command)])
+def test_spark_command_runs_as_printed(
+    command: Command,
+    replays: Replays,
+    tmp_path: Path,
+    spark_cli: Callable[..., subprocess.CompletedProcess[str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(checkout_copy(command, replays, tmp_path))
+    done = spark_cli(*spark_arguments(command))
     assert done.returncode == command.expected_exit, (
         f"{command.name} exited {done.returncode}, expected {command.expected_exit}\n"
         f"$ {command.text}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-3000:]}"
