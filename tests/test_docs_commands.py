@@ -11,17 +11,18 @@ The rule, also in docs/development.md:
 - It must exit 0, or the code its own comment names: ``# exit 6``.
 - A command reading what an earlier command of the same page wrote (a path given there to
   ``--out``, ``--html`` or ``--png``) gets those earlier commands replayed first, in page order.
+  Each pytest process replays a list of earlier commands once and copies the folder it left
+  for every command that reads it (a replay is seconds of imports; a copy of the sample is not).
 - A block whose fence says ``bash whole`` is one case: the whole block runs as one bash script
   (``set -euo pipefail``) and must exit 0; its lines are not cases of their own.
 - Not run: blocks whose fence ends in ``-norun`` (``console-norun``: a cluster, a placeholder,
   an install step), and lines naming a placeholder (``<...>``) or a remote URL (``s3://``,
   ``s3a://``, ``hdfs://``, ...), which need a store or a cluster this test does not have.
-- A line with ``--engine spark`` is marked ``spark`` and runs in this process, on the test
-  session's shared SparkSession (``pipeline.cli.main`` with the line's words, in the temporary
-  copy): in a subprocess each such line started a JVM of its own (30 s to minutes). So such a
-  line must be one plain ``ndcg ...`` command (no pipes, redirections or ``&&``).
-  tests/test_spark.py runs the command line with ``--engine spark`` in a subprocess, as a user
-  or a scheduler does, once.
+- A line with ``--engine spark`` is marked ``spark`` and ``slow`` and runs in this process, through
+  the command line's ``main`` on the tests' shared SparkSession (``spark_cli``): in a subprocess
+  it would start a JVM of its own (30 s or more, minutes on a busy machine), and what bash and the
+  ``ndcg`` script add is proved by every other line. Such a line must be a plain ``ndcg ...``
+  command (no shell syntax), which the test checks.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from pipeline.cli import main
 from tests.helpers import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -158,40 +159,64 @@ def on_spark(command: Command) -> bool:
 
 
 def case(command: Command) -> object:
-    return pytest.param(command, id=command.name, marks=[pytest.mark.timeout(900)])
+    marks = [pytest.mark.spark, pytest.mark.slow] if on_spark(command) else []
+    return pytest.param(command, id=command.name, marks=[*marks, pytest.mark.timeout(900)])
 
 
-SHELL_SYNTAX = frozenset({"|", "||", "&&", ";", ">", ">>", "<", "&"})
-
-
-def run_in_process(command: Command, cwd: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """A plain ``ndcg ...`` line run by ``pipeline.cli.main`` in ``cwd``: its exit code and stderr."""
-    words = shlex.split(command.text, comments=True)
-    program = 1 if words[:1] == ["ndcg"] else 3 if words[:3] == ["python", "-m", "pipeline"] else 0
-    assert program and not SHELL_SYNTAX & set(words) and not command.whole_script, (
-        f"{command.name}: a line with --engine spark must be one plain `ndcg ...` command, "
-        f"which this test runs in process: {command.text}"
-    )
-    capsys.readouterr()
-    previous = Path.cwd()
-    os.chdir(cwd)
-    try:
-        code = main(words[program:])
-    finally:
-        os.chdir(previous)
-    return code, capsys.readouterr().err
-
-
-@pytest.fixture
-def checkout_copy(tmp_path: Path) -> Path:
+def copy_checkout(target: Path) -> Path:
     for name in COPIED:
-        source, target = ROOT / name, tmp_path / name
+        source, copied = ROOT / name, target / name
         if source.is_dir():
-            shutil.copytree(source, target)
+            shutil.copytree(source, copied)
         else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return tmp_path
+            copied.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copied)
+    return target
+
+
+class Replays:
+    """The folder each list of earlier commands leaves, made once per pytest process: a copy of
+    the checkout with the commands run in it in page order, each checked for its exit code. A
+    longer list starts from the folder of its first commands (README's report reads what its
+    compare read)."""
+
+    def __init__(self, base: Path) -> None:
+        self._base = base
+        self._made: dict[tuple[Command, ...], Path] = {}
+
+    def folder(self, commands: tuple[Command, ...]) -> Path:
+        if commands in self._made:
+            return self._made[commands]
+        first = self.folder(commands[:-1]) if commands[:-1] else None
+        target = self._base / f"replay-{len(self._made)}"
+        if first is None:
+            copy_checkout(target)
+        else:
+            shutil.copytree(first, target, symlinks=True)
+        earlier = commands[-1]
+        done = run(earlier, target)
+        assert done.returncode == earlier.expected_exit, (
+            f"{earlier.name}, run before the commands that read its output, exited {done.returncode}:\n"
+            f"{done.stderr[-2000:]}"
+        )
+        self._made[commands] = target
+        return target
+
+
+@pytest.fixture(scope="session")
+def replays(tmp_path_factory: pytest.TempPathFactory) -> Replays:
+    return Replays(tmp_path_factory.mktemp("docs-replays"))
+
+
+def checkout_copy(command: Command, replays: Replays, tmp_path: Path) -> Path:
+    """A copy of the files the commands read, with the earlier commands whose outputs
+    ``command`` reads already run in it."""
+    earlier = tuple(prerequisites(command))
+    target = tmp_path / "checkout"
+    if earlier:
+        shutil.copytree(replays.folder(earlier), target, symlinks=True)
+        return target
+    return copy_checkout(target)
 
 
 def test_the_pages_show_commands() -> None:
@@ -200,35 +225,36 @@ def test_the_pages_show_commands() -> None:
     assert len(ALL) > len(readme)
 
 
-def run_prerequisites(command: Command, cwd: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    for earlier in prerequisites(command):
-        if on_spark(earlier):
-            code, stderr = run_in_process(earlier, cwd, capsys)
-        else:
-            done = run(earlier, cwd)
-            code, stderr = done.returncode, done.stderr
-        assert code == earlier.expected_exit, (
-            f"{earlier.name}, run before {command.name}, exited {code}:\n{stderr[-2000:]}"
-        )
-
-
 @pytest.mark.parametrize("command", [case(command) for command in ALL if not on_spark(command)])
-def test_command_runs_as_printed(command: Command, checkout_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run_prerequisites(command, checkout_copy, capsys)
-    done = run(command, checkout_copy)
+def test_command_runs_as_printed(command: Command, replays: Replays, tmp_path: Path) -> None:
+    done = run(command, checkout_copy(command, replays, tmp_path))
     assert done.returncode == command.expected_exit, (
         f"{command.name} exited {done.returncode}, expected {command.expected_exit}\n"
         f"$ {command.text}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-3000:]}"
     )
 
 
+def spark_arguments(command: Command) -> list[str]:
+    """The arguments of a plain ``ndcg ...`` line, what bash would pass to the script."""
+    words = shlex.split(command.text.split(" #", 1)[0])
+    assert words[0] == "ndcg" and not set(words) & {"|", "&&", "||", ";", ">", "<", "&"}, (
+        f"{command.name}: a line with --engine spark runs in the tests' process, so it must be a plain "
+        f"`ndcg ...` command without shell syntax: {command.text}"
+    )
+    return words[1:]
+
+
 @pytest.mark.parametrize("command", [case(command) for command in ALL if on_spark(command)])
 def test_spark_command_runs_as_printed(
-    command: Command, checkout_copy: Path, local_spark: object, capsys: pytest.CaptureFixture[str]
+    command: Command,
+    replays: Replays,
+    tmp_path: Path,
+    spark_cli: Callable[..., subprocess.CompletedProcess[str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    run_prerequisites(command, checkout_copy, capsys)
-    code, stderr = run_in_process(command, checkout_copy, capsys)
-    assert code == command.expected_exit, (
-        f"{command.name} exited {code}, expected {command.expected_exit}\n"
-        f"$ {command.text}\n--- stderr\n{stderr[-3000:]}"
+    monkeypatch.chdir(checkout_copy(command, replays, tmp_path))
+    done = spark_cli(*spark_arguments(command))
+    assert done.returncode == command.expected_exit, (
+        f"{command.name} exited {done.returncode}, expected {command.expected_exit}\n"
+        f"$ {command.text}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-3000:]}"
     )

@@ -202,6 +202,7 @@ def test_out_keeps_the_users_objects_and_replaces_only_ours(logs: Path, s3_bucke
     assert inside.returncode == 2 and "inside it" in inside.stderr
 
 
+@pytest.mark.slow  # three jobs publishing to the store
 def test_a_failed_publish_leaves_no_success_marker(
     logs: Path, s3_bucket: S3Bucket, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,6 +326,7 @@ HOSTILE_KEYS = ("sp ace/run 1.parquet", "uni/ränk ü.parquet", "pct/run%201.par
                 "hash/run#1.parquet", "q/run?.parquet", "semi/run;drop.parquet")  # fmt: skip
 
 
+@pytest.mark.slow  # every hostile key, as an object and as a prefix, on both engines: 28 reads of the store
 def test_keys_with_spaces_unicode_and_url_characters_are_read_literally(logs: Path, s3_bucket: S3Bucket) -> None:
     expected = {engine: pipeline.evaluate(RUN, QRELS, k=[5], engine=engine).summary for engine in ("polars", "duckdb")}
     for key in HOSTILE_KEYS:

@@ -26,6 +26,9 @@ RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 RUN_ROWS = 710  # data/run.parquet
 SMALL_LIMIT = f"{RUN_ROWS * BYTES_PER_RUN_ROW // 7}B"  # about 7 buckets
 DUCKDB_LIMIT = "64MB"  # DuckDB enforces its limit, so its buckets come from a larger row size
+# DuckDB's buckets cost seconds each (a connection with its memory limit per bucket): make test
+# runs them, make test-fast keeps Polars' cases of the same tests
+ENGINES = pytest.mark.parametrize("engine", ["polars", pytest.param("duckdb", marks=pytest.mark.slow)])
 
 
 @pytest.fixture
@@ -41,6 +44,7 @@ def limit(engine: str, monkeypatch: pytest.MonkeyPatch) -> str:
     "options",
     [{}, {"all_queries": True, "tie_bounds": True}, {"empty_ideal": "skip"}, {"ties": "input-order"}],
 )
+@ENGINES
 def test_buckets_give_the_one_pass_result(engine: str, limit: str, options: dict) -> None:
     one_pass = evaluate(RUN, QRELS, k=[3, 10], engine=engine, **options)
     assert units.bucket_count(prepare(RUN, QRELS, Columns(), None, None, one_pass.evaluation), limit) >= 5
@@ -58,6 +62,7 @@ def test_buckets_give_the_one_pass_result(engine: str, limit: str, options: dict
 
 
 @pytest.mark.parametrize("options", [{}, {"tie_bounds": True}, {"empty_ideal": "nan"}])
+@ENGINES
 def test_buckets_give_identical_bits(engine: str, limit: str, options: dict) -> None:
     # the summary of the buckets is taken by the engine's own summary, as in one pass
     one_pass = evaluate(RUN, QRELS, k=[3, 10], engine=engine, **options)
@@ -66,6 +71,7 @@ def test_buckets_give_identical_bits(engine: str, limit: str, options: dict) -> 
     assert in_buckets.summary.equals(one_pass.summary)
 
 
+@ENGINES
 def test_more_buckets_than_queries(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # most buckets are empty; an empty bucket is not an empty input
     monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", 64_000_000 * 100 // RUN_ROWS)  # 100 buckets, 43 queries

@@ -76,6 +76,7 @@ def assert_bounded(table: dict) -> None:
         assert 0.0 <= ndcg <= 1.0, (key, ndcg)
 
 
+@pytest.mark.slow  # 25 examples on both engines: make test runs it, make test-fast does not
 @PROPERTY_SETTINGS
 @given(runs_and_qrels())
 def test_engines_agree_with_each_other_and_the_reference_within_bounds(case: tuple[list, list]) -> None:
