@@ -65,6 +65,19 @@ P_VALUE = "p_value_permutation"
 FLOOR_TOLERANCE = 1e-12
 
 
+def _number_or_percentage(text: str, flag: str, hint: str) -> tuple[float, bool]:
+    """``(number, whether it ended in %)`` of a flag's text, -0 read as 0."""
+    given = text.strip()
+    percent = given.endswith("%")
+    number = given[:-1].strip() if percent else given
+    try:
+        if "_" in number:  # float() reads 1_0 as 10: a typo, not a number given
+            raise ValueError(number)
+        return float(number) + 0.0, percent
+    except ValueError:
+        raise UsageError(f"{flag}: cannot read {text!r}: {hint}") from None
+
+
 @dataclass(frozen=True)
 class Margin:
     """How much worse the candidate may be: ``value`` in NDCG (absolute), or a fraction of the
@@ -82,16 +95,8 @@ class Margin:
     @classmethod
     def parse(cls, text: str) -> Margin:
         """``0.01`` (absolute) or ``2%`` (relative to the baseline's mean)."""
-        given = text.strip()
-        relative = given.endswith("%")
-        number = given[:-1].strip() if relative else given
         hint = "expected a number of 0 or more such as 0.01 (absolute) or a percentage such as 2%"
-        try:
-            if "_" in number:  # float() reads 1_0 as 10: a typo, not a margin
-                raise ValueError(number)
-            value = float(number) + 0.0  # -0 is 0
-        except ValueError:
-            raise UsageError(f"--fail-if-worse: cannot read {text!r}: {hint}") from None
+        value, relative = _number_or_percentage(text, "--fail-if-worse", hint)
         if not math.isfinite(value) or value < 0:
             raise UsageError(f"--fail-if-worse: {text!r} is not a margin: {hint}")
         return cls(value / 100 if relative else value, relative)
@@ -105,16 +110,8 @@ class Margin:
 
 def parse_min_judged(text: str) -> float:
     """``--min-judged``' text: a fraction from 0 to 1 (``0.9``), or a percentage (``90%``)."""
-    given = text.strip()
-    percent = given.endswith("%")
-    number = given[:-1].strip() if percent else given
     hint = "expected the least Judged@k the candidate may have, from 0 to 1 (0.9) or as a percentage (90%)"
-    try:
-        if "_" in number:  # float() reads 0_9 as 9: a typo, not a floor
-            raise ValueError(number)
-        value = float(number) + 0.0
-    except ValueError:
-        raise UsageError(f"--min-judged: cannot read {text!r}: {hint}") from None
+    value, percent = _number_or_percentage(text, "--min-judged", hint)
     value = value / 100 if percent else value
     if not 0 <= value <= 1:  # NaN fails too
         raise UsageError(f"--min-judged: {text!r} is not a fraction of judged results: {hint}")
