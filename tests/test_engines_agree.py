@@ -4,6 +4,7 @@ agree with the independent reference in tests/helpers/reference.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from math import log2
@@ -246,3 +247,22 @@ def test_duckdb_evaluate_twice_in_one_connection() -> None:
         connection.close()
     assert_frame_equal(second[0].drop("P"), first[0])
     assert second[1]["P"].to_list() == [None, pytest.approx(0.5)]  # the whole ranking has no P
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_every_trec_eval_measure_agrees_on_random_data(seed: int) -> None:
+    """``--measures all_trec`` (every family, infAP, G, Rndcg, RBP ... among them) under random
+    conventions: DuckDB's per-query table and summary equal Polars' to 1e-9, nulls in the same
+    places (a measure of the whole ranking only is null at every cutoff on both)."""
+    run_rows, qrels_rows, evaluation = random_case(2000 + seed, conventions=True)
+    evaluation = dataclasses.replace(evaluation, measures=("all_trec",))
+    run, (_, qrels) = run_frame(run_rows), frames([], qrels_rows)
+    by_polars = compute("polars", run, qrels, evaluation).sort("query_id", "k", nulls_last=False)
+    by_sql = compute("duckdb", run, qrels, evaluation).sort("query_id", "k", nulls_last=False)
+    assert by_sql.columns == by_polars.columns and "infap" in by_polars.columns and "rbp" in by_polars.columns
+    assert_frame_equal(by_sql, by_polars, check_dtypes=False, rel_tol=0, abs_tol=TOLERANCE)
+    summaries = []
+    for engine in ("polars", "duckdb"):
+        result = evaluate(run, qrels, evaluation=evaluation, engine=engine)
+        summaries.append(result.summary.sort("k", nulls_last=False))
+    assert_frame_equal(summaries[1], summaries[0], check_dtypes=False, rel_tol=0, abs_tol=TOLERANCE)
