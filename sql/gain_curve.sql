@@ -8,32 +8,19 @@
 --
 -- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum,
 -- positive_ranks, rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when
--- `measures` names a family above (else no row): sums over the kept ranks i of the ranking by score,
--- with the ideal's M, idcg and cost c (sql/ideal_curve.sql; c grows 1 a rank past M), as
--- pipeline/spec.py's G ... rbp_resid define them; largest_gain of a judged document (label >= 0).
+-- `measures` names a family above (else no row), as pipeline/spec.py's G ... rbp_resid define
+-- them, with the ideal's M, idcg and cost c of sql/ideal_curve.sql (c grows 1 a rank past M).
 
 create or replace temp view gain_curve as
 with
 
--- each kept rank of the ranking by score and its running sums, beside the ideal's at min(i, M)
-beside_ideal as (
-    select
-        rankings.*,
-        running_sums.next_rank,
-        running_sums.cg,
-        running_sums.dcg,
-        ideal.idcg,
-        power(coalesce(getvariable('rbp_persistence'), 0.9), rankings.rank - 1) as weight,
-        coalesce(ideal.ideal_cost, 0.0) + greatest(rankings.rank - coalesce(totals.ideal_length, 0), 0) as rank_cost
+ranks as (
+    select rankings.*, running_sums.next_rank, running_sums.cg, running_sums.dcg
     from rankings
     inner join running_sums
         on rankings.ranking = running_sums.ranking
         and rankings.query_id = running_sums.query_id
         and rankings.rank = running_sums.rank
-    left join ideal_curve as totals on rankings.query_id = totals.query_id and totals.rank = 1
-    left join ideal_curve as ideal
-        on rankings.query_id = ideal.query_id
-        and least(rankings.rank, coalesce(totals.ideal_length, 0)) = ideal.rank
     where
         rankings.ranking = 'retrieved'
         and (
@@ -42,6 +29,19 @@ beside_ideal as (
             or list_contains(getvariable('measures'), 'ndcg_rel')
             or list_contains(getvariable('measures'), 'rbp')
         )
+),
+
+-- each beside the ideal's sums at rank min(i, M), M read off the ideal's first rank
+beside_ideal as (
+    select
+        ranks.*,
+        ideal.idcg,
+        power(coalesce(getvariable('rbp_persistence'), 0.9), ranks.rank - 1) as weight,
+        coalesce(ideal.ideal_cost, 0.0) + greatest(ranks.rank - coalesce(totals.ideal_length, 0), 0) as rank_cost
+    from ranks
+    left join ideal_curve as totals on ranks.query_id = totals.query_id and totals.rank = 1
+    left join ideal_curve as ideal
+        on ranks.query_id = ideal.query_id and least(ranks.rank, coalesce(totals.ideal_length, 0)) = ideal.rank
 ),
 
 per_rank as (
@@ -63,7 +63,7 @@ points as (
         sum(coalesce(ranks.dcg, 0.0) / ideal.idcg) as rndcg_sum,
         count(*) as rndcg_points
     from ideal_curve as ideal
-    left join beside_ideal as ranks
+    left join ranks
         on ideal.query_id = ranks.query_id
         and ideal.rank >= ranks.rank
         and (ranks.next_rank is null or ideal.rank < ranks.next_rank)

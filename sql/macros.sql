@@ -3264,25 +3264,17 @@ FROM (
       *
     FROM ideal_curve__final AS final
   ), gain_curve AS (
-    WITH gain_curve__beside_ideal AS (
+    WITH gain_curve__ranks AS (
       SELECT
         rankings.*,
         running_sums.next_rank,
         running_sums.cg,
-        running_sums.dcg,
-        ideal.idcg,
-        POWER(COALESCE(rbp_persistence, 0.9), rankings.rank - 1) AS weight,
-        COALESCE(ideal.ideal_cost, 0.0) + GREATEST(rankings.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+        running_sums.dcg
       FROM rankings
       INNER JOIN running_sums
         ON rankings.ranking = running_sums.ranking
         AND rankings.query_id = running_sums.query_id
         AND rankings.rank = running_sums.rank
-      LEFT JOIN ideal_curve AS totals
-        ON rankings.query_id = totals.query_id AND totals.rank = 1
-      LEFT JOIN ideal_curve AS ideal
-        ON rankings.query_id = ideal.query_id
-        AND LEAST(rankings.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
       WHERE
         rankings.ranking = 'retrieved'
         AND (
@@ -3291,6 +3283,18 @@ FROM (
           OR ARRAY_CONTAINS(measures, 'ndcg_rel')
           OR ARRAY_CONTAINS(measures, 'rbp')
         )
+    ), gain_curve__beside_ideal AS (
+      SELECT
+        ranks.*,
+        ideal.idcg,
+        POWER(COALESCE(rbp_persistence, 0.9), ranks.rank - 1) AS weight,
+        COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+      FROM gain_curve__ranks AS ranks
+      LEFT JOIN ideal_curve AS totals
+        ON ranks.query_id = totals.query_id AND totals.rank = 1
+      LEFT JOIN ideal_curve AS ideal
+        ON ranks.query_id = ideal.query_id
+        AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
     ), gain_curve__per_rank AS (
       SELECT
         b.query_id,
@@ -3313,7 +3317,7 @@ FROM (
         SUM(COALESCE(ranks.dcg, 0.0) / ideal.idcg) AS rndcg_sum,
         COUNT(*) AS rndcg_points
       FROM ideal_curve AS ideal
-      LEFT JOIN gain_curve__beside_ideal AS ranks
+      LEFT JOIN gain_curve__ranks AS ranks
         ON ideal.query_id = ranks.query_id
         AND ideal.rank >= ranks.rank
         AND (
@@ -7132,25 +7136,17 @@ FROM (
         *
       FROM ideal_curve__final AS final
     ), gain_curve AS (
-      WITH gain_curve__beside_ideal AS (
+      WITH gain_curve__ranks AS (
         SELECT
           rankings.*,
           running_sums.next_rank,
           running_sums.cg,
-          running_sums.dcg,
-          ideal.idcg,
-          POWER(COALESCE(rbp_persistence, 0.9), rankings.rank - 1) AS weight,
-          COALESCE(ideal.ideal_cost, 0.0) + GREATEST(rankings.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+          running_sums.dcg
         FROM rankings
         INNER JOIN running_sums
           ON rankings.ranking = running_sums.ranking
           AND rankings.query_id = running_sums.query_id
           AND rankings.rank = running_sums.rank
-        LEFT JOIN ideal_curve AS totals
-          ON rankings.query_id = totals.query_id AND totals.rank = 1
-        LEFT JOIN ideal_curve AS ideal
-          ON rankings.query_id = ideal.query_id
-          AND LEAST(rankings.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
         WHERE
           rankings.ranking = 'retrieved'
           AND (
@@ -7159,6 +7155,18 @@ FROM (
             OR ARRAY_CONTAINS(measures, 'ndcg_rel')
             OR ARRAY_CONTAINS(measures, 'rbp')
           )
+      ), gain_curve__beside_ideal AS (
+        SELECT
+          ranks.*,
+          ideal.idcg,
+          POWER(COALESCE(rbp_persistence, 0.9), ranks.rank - 1) AS weight,
+          COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
+        FROM gain_curve__ranks AS ranks
+        LEFT JOIN ideal_curve AS totals
+          ON ranks.query_id = totals.query_id AND totals.rank = 1
+        LEFT JOIN ideal_curve AS ideal
+          ON ranks.query_id = ideal.query_id
+          AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
       ), gain_curve__per_rank AS (
         SELECT
           b.query_id,
@@ -7181,7 +7189,7 @@ FROM (
           SUM(COALESCE(ranks.dcg, 0.0) / ideal.idcg) AS rndcg_sum,
           COUNT(*) AS rndcg_points
         FROM ideal_curve AS ideal
-        LEFT JOIN gain_curve__beside_ideal AS ranks
+        LEFT JOIN gain_curve__ranks AS ranks
           ON ideal.query_id = ranks.query_id
           AND ideal.rank >= ranks.rank
           AND (
