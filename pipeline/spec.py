@@ -1242,8 +1242,9 @@ MEASURES += (
         ignores=_RELEVANCE_ONLY,
     ),
 )
-# trec_eval's experimental gain measures and rank-biased precision (sql/relevance_curve.sql,
-# sql/gain_curve.sql, sql/measures_curve.sql), of the whole ranking only. n results retrieved;
+# trec_eval's experimental gain measures and rank-biased precision (sql/relevance_curve.sql and
+# sql/measures_curve.sql for binG; sql/ideal_curve.sql, sql/gain_curve.sql and
+# sql/measures_gain.sql for the others), of the whole ranking only. n results retrieved;
 # g(i) the gain rank i earns (the gain convention's, a tie group's mean under ties average, as
 # NDCG's); the ideal ranking (the ideal convention's) holds M positive gains g*(1) >= ... >=
 # g*(M); NDCG@b is the ndcg of cutoff b (dcg of the ranks <= b over idcg of the ideal's top b).

@@ -75,10 +75,12 @@ PER_QUERY_STEPS = (
     "sums_at_cutoffs.sql",
     "evaluated_queries.sql",
     "relevance_curve.sql",
+    "ideal_curve.sql",
     "gain_curve.sql",
     "counted.sql",
     "measures_trec.sql",
     "measures_curve.sql",
+    "measures_gain.sql",
     "measures.sql",
     "per_query.sql",
 )

@@ -1,7 +1,7 @@
 -- counted.sql: every evaluated query at each ordering and cutoff, with the counters its
 -- measures read.
 --
--- Step 13 of the per-query table. Reads: views evaluated_queries, relevance_curve, gain_curve,
+-- Step 14 of the per-query table. Reads: views evaluated_queries, relevance_curve, gain_curve,
 -- cutoffs and sums_at_cutoffs.
 --
 -- Variables:

@@ -19,71 +19,46 @@
 create or replace temp view evaluated_queries as
 with
 
-judged_queries as (
-    select
-        judgments.query_id,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
-                then sum(cast(judgments.relevant as bigint))
-        end as relevant_in_qrels,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
-                then sum(cast(judgments.judged as bigint))
-        end as judged_in_qrels,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
-                then sum(cast(judgments.nonrelevant as bigint))
-        end as nonrelevant_in_qrels,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled')
-                then sum(cast(judgments.pooled as bigint))
-        end as pooled_in_qrels
+-- the judgments, and with queries_without_judgments 'evaluate' each of the run's queries
+-- without one as a row judging nothing: the sums below count 0 for it
+judgment_rows as (
+    select judgments.query_id, judgments.relevant, judgments.judged, judgments.nonrelevant, judgments.pooled
     from judgments
-    group by judgments.query_id
-),
-
--- the run's queries without a judgment row, evaluated as judging nothing when asked
-unjudged_queries as (
-    select
-        run_queries.query_id,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant') then cast(0 as bigint)
-        end as relevant_in_qrels,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged') then cast(0 as bigint)
-        end as judged_in_qrels,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant') then cast(0 as bigint)
-        end as nonrelevant_in_qrels,
-        case
-            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled') then cast(0 as bigint)
-        end as pooled_in_qrels
+    union all
+    select run_queries.query_id, false as relevant, false as judged, false as nonrelevant, false as pooled
     from (select distinct run.query_id from run) as run_queries
-    left join judged_queries on run_queries.query_id = judged_queries.query_id
     where
         getvariable('queries_without_judgments') = 'evaluate'
-        and judged_queries.query_id is null
+        and not exists (
+            select 1 from judgments
+            where judgments.query_id = run_queries.query_id
+        )
 ),
 
 evaluable_queries as (
     select
-        judged.query_id,
-        judged.relevant_in_qrels,
-        judged.judged_in_qrels,
-        judged.nonrelevant_in_qrels,
-        judged.pooled_in_qrels
-    from judged_queries as judged
+        j.query_id,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['relevant']), 'relevant')
+                then sum(cast(j.relevant as bigint))
+        end as relevant_in_qrels,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['judged']), 'judged')
+                then sum(cast(j.judged as bigint))
+        end as judged_in_qrels,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['nonrelevant']), 'nonrelevant')
+                then sum(cast(j.nonrelevant as bigint))
+        end as nonrelevant_in_qrels,
+        case
+            when list_contains(coalesce(getvariable('signals'), ['pooled']), 'pooled')
+                then sum(cast(j.pooled as bigint))
+        end as pooled_in_qrels
+    from judgment_rows as j
     where
         coalesce(getvariable('all_queries'), false)
-        or judged.query_id in (select distinct run.query_id from run)
-    union all
-    select
-        unjudged.query_id,
-        unjudged.relevant_in_qrels,
-        unjudged.judged_in_qrels,
-        unjudged.nonrelevant_in_qrels,
-        unjudged.pooled_in_qrels
-    from unjudged_queries as unjudged
+        or j.query_id in (select distinct run.query_id from run)
+    group by j.query_id
 ),
 
 retrieved_counts as (

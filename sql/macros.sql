@@ -1219,18 +1219,7 @@ FROM (
       *
     FROM rankings__final AS final
   ), running_sums AS (
-    WITH running_sums__discounted AS (
-      SELECT
-        rankings.*,
-        rankings.credited_gain * CASE
-          WHEN COALESCE(discount, 'log2') = 'jk'
-          THEN 1.0 / GREATEST(1.0, LN(rankings.rank) / LN(COALESCE(log_base, 2.0)))
-          ELSE 1.0 / (
-            LN(rankings.rank + 1.0) / LN(2.0)
-          )
-        END AS discounted_gain
-      FROM rankings
-    ), running_sums__cumulative AS (
+    WITH running_sums__cumulative AS (
       SELECT
         d.ranking,
         d.query_id,
@@ -1241,7 +1230,15 @@ FROM (
         d.pooled,
         LEAD(d.rank) OVER in_rank_order AS next_rank,
         SUM(d.credited_gain) OVER running AS cg,
-        SUM(d.discounted_gain) OVER running AS dcg,
+        SUM(
+          d.credited_gain * CASE
+            WHEN COALESCE(discount, 'log2') = 'jk'
+            THEN 1.0 / GREATEST(1.0, LN(d.rank) / LN(COALESCE(log_base, 2.0)))
+            ELSE 1.0 / (
+              LN(d.rank + 1.0) / LN(2.0)
+            )
+          END
+        ) OVER running AS dcg,
         CASE
           WHEN ARRAY_CONTAINS(
             COALESCE(
@@ -2034,7 +2031,7 @@ FROM (
           )
           THEN MIN(CASE WHEN d.pooled THEN d.rank END) OVER running
         END AS pooled_first_rank
-      FROM running_sums__discounted AS d
+      FROM rankings AS d
       WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank), running AS (
         PARTITION BY d.ranking, d.query_id
         ORDER BY d.rank
@@ -2476,839 +2473,444 @@ FROM (
       *
     FROM sums_at_cutoffs__final AS final
   ), evaluated_queries AS (
-    WITH evaluated_queries__judged_queries AS (
+    WITH evaluated_queries__judgment_rows AS (
       SELECT
         judgments.query_id,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['relevant']
-            ),
-            'relevant'
-          )
-          THEN SUM(CAST(judgments.relevant AS BIGINT))
-        END AS relevant_in_qrels,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['judged']
-            ),
-            'judged'
-          )
-          THEN SUM(CAST(judgments.judged AS BIGINT))
-        END AS judged_in_qrels,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['nonrelevant']
-            ),
-            'nonrelevant'
-          )
-          THEN SUM(CAST(judgments.nonrelevant AS BIGINT))
-        END AS nonrelevant_in_qrels,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['pooled']
-            ),
-            'pooled'
-          )
-          THEN SUM(CAST(judgments.pooled AS BIGINT))
-        END AS pooled_in_qrels
+        judgments.relevant,
+        judgments.judged,
+        judgments.nonrelevant,
+        judgments.pooled
       FROM judgments
-      GROUP BY
-        judgments.query_id
-    ), evaluated_queries__unjudged_queries AS (
+      UNION ALL
       SELECT
         run_queries.query_id,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['relevant']
-            ),
-            'relevant'
-          )
-          THEN CAST(0 AS BIGINT)
-        END AS relevant_in_qrels,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['judged']
-            ),
-            'judged'
-          )
-          THEN CAST(0 AS BIGINT)
-        END AS judged_in_qrels,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['nonrelevant']
-            ),
-            'nonrelevant'
-          )
-          THEN CAST(0 AS BIGINT)
-        END AS nonrelevant_in_qrels,
-        CASE
-          WHEN ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      THEN ['relevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ]
-                      )
-                      THEN ['nonrelevant']
-                    END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                    CAST([] AS TEXT[])
-                  ),
-                  COALESCE(
-                    CASE
-                      WHEN LIST_HAS_ANY(
-                        measures,
-                        [
-                          'num_ret',
-                          'set_P',
-                          'set_relative_P',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'unj',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'binG',
-                          'Rndcg'
-                        ]
-                      )
-                      OR (
-                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                      )
-                      THEN ['retrieved']
-                    END,
-                    CAST([] AS TEXT[])
-                  )
-                ]
-              ),
-              ['pooled']
-            ),
-            'pooled'
-          )
-          THEN CAST(0 AS BIGINT)
-        END AS pooled_in_qrels
+        FALSE AS relevant,
+        FALSE AS judged,
+        FALSE AS nonrelevant,
+        FALSE AS pooled
       FROM (
         SELECT DISTINCT
           run.query_id
         FROM run
       ) AS run_queries
-      LEFT JOIN evaluated_queries__judged_queries AS judged_queries
-        ON run_queries.query_id = judged_queries.query_id
       WHERE
-        queries_without_judgments = 'evaluate' AND judged_queries.query_id IS NULL
+        queries_without_judgments = 'evaluate'
+        AND NOT EXISTS(
+          SELECT
+            1
+          FROM judgments
+          WHERE
+            judgments.query_id = run_queries.query_id
+        )
     ), evaluated_queries__evaluable_queries AS (
       SELECT
-        judged.query_id,
-        judged.relevant_in_qrels,
-        judged.judged_in_qrels,
-        judged.nonrelevant_in_qrels,
-        judged.pooled_in_qrels
-      FROM evaluated_queries__judged_queries AS judged
+        j.query_id,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['relevant']
+            ),
+            'relevant'
+          )
+          THEN SUM(CAST(j.relevant AS BIGINT))
+        END AS relevant_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['judged']
+            ),
+            'judged'
+          )
+          THEN SUM(CAST(j.judged AS BIGINT))
+        END AS judged_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['nonrelevant']
+            ),
+            'nonrelevant'
+          )
+          THEN SUM(CAST(j.nonrelevant AS BIGINT))
+        END AS nonrelevant_in_qrels,
+        CASE
+          WHEN ARRAY_CONTAINS(
+            COALESCE(
+              FLATTEN(
+                [
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      THEN ['relevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ]
+                      )
+                      THEN ['nonrelevant']
+                    END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                    CAST([] AS TEXT[])
+                  ),
+                  COALESCE(
+                    CASE
+                      WHEN LIST_HAS_ANY(
+                        measures,
+                        [
+                          'num_ret',
+                          'set_P',
+                          'set_relative_P',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'unj',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'binG',
+                          'Rndcg'
+                        ]
+                      )
+                      OR (
+                        LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                      )
+                      THEN ['retrieved']
+                    END,
+                    CAST([] AS TEXT[])
+                  )
+                ]
+              ),
+              ['pooled']
+            ),
+            'pooled'
+          )
+          THEN SUM(CAST(j.pooled AS BIGINT))
+        END AS pooled_in_qrels
+      FROM evaluated_queries__judgment_rows AS j
       WHERE
         COALESCE(all_queries, FALSE)
-        OR judged.query_id IN (
+        OR j.query_id IN (
           SELECT DISTINCT
             run.query_id
           FROM run
         )
-      UNION ALL
-      SELECT
-        unjudged.query_id,
-        unjudged.relevant_in_qrels,
-        unjudged.judged_in_qrels,
-        unjudged.nonrelevant_in_qrels,
-        unjudged.pooled_in_qrels
-      FROM evaluated_queries__unjudged_queries AS unjudged
+      GROUP BY
+        j.query_id
     ), evaluated_queries__retrieved_counts AS (
       SELECT
         retrieved.query_id,
@@ -3621,14 +3223,50 @@ FROM (
     SELECT
       *
     FROM relevance_curve__final AS final
+  ), ideal_curve AS (
+    WITH ideal_curve__ideal AS (
+      SELECT
+        rankings.query_id,
+        rankings.rank,
+        rankings.credited_gain AS gain,
+        running_sums.dcg AS idcg
+      FROM rankings
+      INNER JOIN running_sums
+        ON rankings.ranking = running_sums.ranking
+        AND rankings.query_id = running_sums.query_id
+        AND rankings.rank = running_sums.rank
+      WHERE
+        rankings.ranking = 'ideal'
+        AND (
+          ARRAY_CONTAINS(measures, 'G')
+          OR ARRAY_CONTAINS(measures, 'Rndcg')
+          OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+          OR ARRAY_CONTAINS(measures, 'rbp')
+        )
+    ), ideal_curve__final AS (
+      SELECT
+        ideal.query_id,
+        ideal.rank,
+        ideal.gain,
+        ideal.idcg,
+        SUM(GREATEST(ideal.gain, 1.0)) OVER running AS ideal_cost,
+        COUNT(*) OVER whole_ideal AS ideal_length,
+        SUM(ideal.gain) OVER whole_ideal AS ideal_gain,
+        COALESCE(LEAD(ideal.gain) OVER in_rank_order <> ideal.gain, TRUE) AS boundary
+      FROM ideal_curve__ideal AS ideal
+      WINDOW whole_ideal AS (PARTITION BY ideal.query_id), in_rank_order AS (PARTITION BY ideal.query_id ORDER BY ideal.rank), running AS (
+        PARTITION BY ideal.query_id
+        ORDER BY ideal.rank
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    )
+    SELECT
+      *
+    FROM ideal_curve__final AS final
   ), gain_curve AS (
     WITH gain_curve__ranks AS (
       SELECT
-        rankings.ranking,
-        rankings.query_id,
-        rankings.rank,
-        rankings.credited_gain,
-        rankings.judged,
+        rankings.*,
         running_sums.next_rank,
         running_sums.cg,
         running_sums.dcg
@@ -3638,89 +3276,57 @@ FROM (
         AND rankings.query_id = running_sums.query_id
         AND rankings.rank = running_sums.rank
       WHERE
-        rankings.ranking IN ('retrieved', 'ideal')
+        rankings.ranking = 'retrieved'
         AND (
           ARRAY_CONTAINS(measures, 'G')
           OR ARRAY_CONTAINS(measures, 'Rndcg')
           OR ARRAY_CONTAINS(measures, 'ndcg_rel')
           OR ARRAY_CONTAINS(measures, 'rbp')
         )
-    ), gain_curve__ideal AS (
-      SELECT
-        ranks.query_id,
-        ranks.rank,
-        ranks.credited_gain AS gain,
-        ranks.dcg AS idcg,
-        SUM(GREATEST(ranks.credited_gain, 1.0)) OVER running AS ideal_cost,
-        LEAD(ranks.credited_gain) OVER in_rank_order AS next_gain
-      FROM gain_curve__ranks AS ranks
-      WHERE
-        ranks.ranking = 'ideal'
-      WINDOW in_rank_order AS (PARTITION BY ranks.query_id ORDER BY ranks.rank), running AS (
-        PARTITION BY ranks.query_id
-        ORDER BY ranks.rank
-        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-      )
-    ), gain_curve__totals AS (
-      SELECT
-        ideal.query_id,
-        COUNT(*) AS ideal_length,
-        SUM(ideal.gain) AS ideal_gain
-      FROM gain_curve__ideal AS ideal
-      GROUP BY
-        ideal.query_id
     ), gain_curve__beside_ideal AS (
       SELECT
-        ranks.query_id,
-        ranks.rank,
-        ranks.credited_gain AS gain,
-        ranks.judged,
-        ranks.cg,
-        ranks.dcg,
+        ranks.*,
         ideal.idcg,
+        POWER(COALESCE(rbp_persistence, 0.9), ranks.rank - 1) AS weight,
         COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
       FROM gain_curve__ranks AS ranks
-      LEFT JOIN gain_curve__totals AS totals
-        ON ranks.query_id = totals.query_id
-      LEFT JOIN gain_curve__ideal AS ideal
+      LEFT JOIN ideal_curve AS totals
+        ON ranks.query_id = totals.query_id AND totals.rank = 1
+      LEFT JOIN ideal_curve AS ideal
         ON ranks.query_id = ideal.query_id
         AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
-      WHERE
-        ranks.ranking = 'retrieved'
     ), gain_curve__per_rank AS (
       SELECT
         b.query_id,
-        SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
-        SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
-        COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
-        SUM(GREATEST(b.gain, 0.0) * POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1)) AS rbp_sum,
-        SUM(CASE WHEN b.judged THEN POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1) END) AS judged_weight
+        SUM(
+          CASE
+            WHEN b.credited_gain <> 0
+            THEN b.credited_gain / LOG(2, 2.0 + b.rank_cost - b.cg)
+          END
+        ) AS g_sum,
+        SUM(CASE WHEN b.credited_gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
+        COUNT(CASE WHEN b.credited_gain > 0 THEN 1 END) AS positive_ranks,
+        SUM(GREATEST(b.credited_gain, 0.0) * b.weight) AS rbp_sum,
+        SUM(CASE WHEN b.judged THEN b.weight END) AS judged_weight
       FROM gain_curve__beside_ideal AS b
       GROUP BY
         b.query_id
-    ), gain_curve__boundaries AS (
-      SELECT
-        ideal.query_id,
-        ideal.rank AS boundary,
-        ideal.idcg
-      FROM gain_curve__ideal AS ideal
-      WHERE
-        ideal.next_gain IS NULL OR ideal.next_gain <> ideal.gain
     ), gain_curve__points AS (
       SELECT
-        boundaries.query_id,
-        SUM(COALESCE(ranks.dcg, 0.0) / boundaries.idcg) AS rndcg_sum,
+        ideal.query_id,
+        SUM(COALESCE(ranks.dcg, 0.0) / ideal.idcg) AS rndcg_sum,
         COUNT(*) AS rndcg_points
-      FROM gain_curve__boundaries AS boundaries
+      FROM ideal_curve AS ideal
       LEFT JOIN gain_curve__ranks AS ranks
-        ON boundaries.query_id = ranks.query_id
-        AND ranks.ranking = 'retrieved'
-        AND boundaries.boundary >= ranks.rank
+        ON ideal.query_id = ranks.query_id
+        AND ideal.rank >= ranks.rank
         AND (
-          ranks.next_rank IS NULL OR boundaries.boundary < ranks.next_rank
+          ranks.next_rank IS NULL OR ideal.rank < ranks.next_rank
         )
+      WHERE
+        ideal.boundary
       GROUP BY
-        boundaries.query_id
+        ideal.query_id
     ), gain_curve__largest AS (
       SELECT
         judgments.query_id,
@@ -3735,20 +3341,16 @@ FROM (
         judgments.query_id
     ), gain_curve__final AS (
       SELECT
-        largest.query_id,
-        largest.largest_gain,
+        largest.*,
         totals.ideal_length,
         totals.ideal_gain,
-        per_rank.g_sum,
-        per_rank.ndcg_rel_sum,
-        per_rank.positive_ranks,
-        per_rank.rbp_sum,
-        per_rank.judged_weight,
-        points.rndcg_sum,
-        points.rndcg_points
+        per_rank.*
+        EXCLUDE (query_id),
+        points.*
+        EXCLUDE (query_id)
       FROM gain_curve__largest AS largest
-      LEFT JOIN gain_curve__totals AS totals
-        ON largest.query_id = totals.query_id
+      LEFT JOIN ideal_curve AS totals
+        ON largest.query_id = totals.query_id AND totals.rank = 1
       LEFT JOIN gain_curve__per_rank AS per_rank
         ON largest.query_id = per_rank.query_id
       LEFT JOIN gain_curve__points AS points
@@ -3897,23 +3499,7 @@ FROM (
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
         measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
-        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
-        COALESCE(measures_trec.idcg, 0.0) > 0 AS ideal_gains,
-        COALESCE(measures_trec.dcg, 0.0) / NULLIF(measures_trec.idcg, 0) AS whole_ndcg,
-        COALESCE(measures_trec.ideal_length, 0) AS m,
-        CASE
-          WHEN empty_ideal = 'one'
-          THEN 1.0
-          WHEN empty_ideal = 'nan'
-          THEN CAST('NaN' AS DOUBLE)
-          WHEN empty_ideal = 'skip'
-          THEN CAST(NULL AS DOUBLE)
-          ELSE 0.0
-        END AS empty_ideal_score
+        measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked
       FROM measures_trec
     ), measures_curve__interpolated AS (
       SELECT
@@ -3974,18 +3560,10 @@ FROM (
           ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
         END AS iprec_1_00
       FROM measures_curve__whole AS whole
-    ), measures_curve__gains AS (
-      SELECT
-        interpolated.*,
-        CAST(COALESCE(interpolated.retrieved_in_ranking, 0) >= interpolated.m + 2 AS DOUBLE) AS past_ideal,
-        COALESCE(interpolated.ndcg_rel_sum, 0.0) + (
-          interpolated.m - COALESCE(interpolated.positive_ranks, 0)
-        ) * interpolated.whole_ndcg AS rel_sum
-      FROM measures_curve__interpolated AS interpolated
     ), measures_curve__final AS (
       SELECT
         w.*
-        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked, bing_asked, g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
+        EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked, bing_asked),
         CASE
           WHEN w.rprec_asked
           THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -4050,6 +3628,45 @@ FROM (
         CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
         CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
         CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap,
+        CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG"
+      FROM measures_curve__interpolated AS w
+    )
+    SELECT
+      *
+    FROM measures_curve__final AS final
+  ), measures_gain AS (
+    WITH measures_gain__whole AS (
+      SELECT
+        measures_curve.*,
+        measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
+        measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
+        measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
+        measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
+        COALESCE(measures_curve.idcg, 0.0) > 0 AS ideal_gains,
+        COALESCE(measures_curve.dcg, 0.0) / NULLIF(measures_curve.idcg, 0) AS whole_ndcg,
+        COALESCE(measures_curve.ideal_length, 0) AS m,
+        CASE
+          WHEN empty_ideal = 'one'
+          THEN 1.0
+          WHEN empty_ideal = 'nan'
+          THEN CAST('NaN' AS DOUBLE)
+          WHEN empty_ideal = 'skip'
+          THEN CAST(NULL AS DOUBLE)
+          ELSE 0.0
+        END AS empty_ideal_score
+      FROM measures_curve
+    ), measures_gain__gains AS (
+      SELECT
+        whole.*,
+        CAST(COALESCE(whole.retrieved_in_ranking, 0) >= whole.m + 2 AS DOUBLE) AS past_ideal,
+        COALESCE(whole.ndcg_rel_sum, 0.0) + (
+          whole.m - COALESCE(whole.positive_ranks, 0)
+        ) * whole.whole_ndcg AS rel_sum
+      FROM measures_gain__whole AS whole
+    ), measures_gain__final AS (
+      SELECT
+        w.*
+        EXCLUDE (g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
         CASE
           WHEN NOT w.g_asked
           THEN CAST(NULL AS DOUBLE)
@@ -4057,7 +3674,6 @@ FROM (
           THEN w.empty_ideal_score
           ELSE COALESCE(w.g_sum, 0.0) / w.ideal_gain
         END AS "G",
-        CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG",
         CASE
           WHEN NOT w.rndcg_asked
           THEN CAST(NULL AS DOUBLE)
@@ -4095,11 +3711,11 @@ FROM (
             0.0
           )
         END AS rbp_resid
-      FROM measures_curve__gains AS w
+      FROM measures_gain__gains AS w
     )
     SELECT
       *
-    FROM measures_curve__final AS final
+    FROM measures_gain__final AS final
   ), measures AS (
     WITH measures__final AS (
       SELECT
@@ -4189,7 +3805,7 @@ FROM (
         c.ndcg_rel,
         c.rbp,
         c.rbp_resid
-      FROM measures_curve AS c
+      FROM measures_gain AS c
     )
     SELECT
       *
@@ -5475,18 +5091,7 @@ FROM (
         *
       FROM rankings__final AS final
     ), running_sums AS (
-      WITH running_sums__discounted AS (
-        SELECT
-          rankings.*,
-          rankings.credited_gain * CASE
-            WHEN COALESCE(discount, 'log2') = 'jk'
-            THEN 1.0 / GREATEST(1.0, LN(rankings.rank) / LN(COALESCE(log_base, 2.0)))
-            ELSE 1.0 / (
-              LN(rankings.rank + 1.0) / LN(2.0)
-            )
-          END AS discounted_gain
-        FROM rankings
-      ), running_sums__cumulative AS (
+      WITH running_sums__cumulative AS (
         SELECT
           d.ranking,
           d.query_id,
@@ -5497,7 +5102,15 @@ FROM (
           d.pooled,
           LEAD(d.rank) OVER in_rank_order AS next_rank,
           SUM(d.credited_gain) OVER running AS cg,
-          SUM(d.discounted_gain) OVER running AS dcg,
+          SUM(
+            d.credited_gain * CASE
+              WHEN COALESCE(discount, 'log2') = 'jk'
+              THEN 1.0 / GREATEST(1.0, LN(d.rank) / LN(COALESCE(log_base, 2.0)))
+              ELSE 1.0 / (
+                LN(d.rank + 1.0) / LN(2.0)
+              )
+            END
+          ) OVER running AS dcg,
           CASE
             WHEN ARRAY_CONTAINS(
               COALESCE(
@@ -6290,7 +5903,7 @@ FROM (
             )
             THEN MIN(CASE WHEN d.pooled THEN d.rank END) OVER running
           END AS pooled_first_rank
-        FROM running_sums__discounted AS d
+        FROM rankings AS d
         WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank), running AS (
           PARTITION BY d.ranking, d.query_id
           ORDER BY d.rank
@@ -6732,839 +6345,444 @@ FROM (
         *
       FROM sums_at_cutoffs__final AS final
     ), evaluated_queries AS (
-      WITH evaluated_queries__judged_queries AS (
+      WITH evaluated_queries__judgment_rows AS (
         SELECT
           judgments.query_id,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['relevant']
-              ),
-              'relevant'
-            )
-            THEN SUM(CAST(judgments.relevant AS BIGINT))
-          END AS relevant_in_qrels,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['judged']
-              ),
-              'judged'
-            )
-            THEN SUM(CAST(judgments.judged AS BIGINT))
-          END AS judged_in_qrels,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['nonrelevant']
-              ),
-              'nonrelevant'
-            )
-            THEN SUM(CAST(judgments.nonrelevant AS BIGINT))
-          END AS nonrelevant_in_qrels,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['pooled']
-              ),
-              'pooled'
-            )
-            THEN SUM(CAST(judgments.pooled AS BIGINT))
-          END AS pooled_in_qrels
+          judgments.relevant,
+          judgments.judged,
+          judgments.nonrelevant,
+          judgments.pooled
         FROM judgments
-        GROUP BY
-          judgments.query_id
-      ), evaluated_queries__unjudged_queries AS (
+        UNION ALL
         SELECT
           run_queries.query_id,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['relevant']
-              ),
-              'relevant'
-            )
-            THEN CAST(0 AS BIGINT)
-          END AS relevant_in_qrels,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['judged']
-              ),
-              'judged'
-            )
-            THEN CAST(0 AS BIGINT)
-          END AS judged_in_qrels,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['nonrelevant']
-              ),
-              'nonrelevant'
-            )
-            THEN CAST(0 AS BIGINT)
-          END AS nonrelevant_in_qrels,
-          CASE
-            WHEN ARRAY_CONTAINS(
-              COALESCE(
-                FLATTEN(
-                  [
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'P',
-                            'recall',
-                            'map',
-                            'recip_rank',
-                            'success',
-                            'num_rel',
-                            'num_rel_ret',
-                            'gm_map',
-                            'relative_P',
-                            'set_P',
-                            'set_relative_P',
-                            'set_recall',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        THEN ['relevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_nonrel_judged_ret',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'infAP',
-                            'binG'
-                          ]
-                        )
-                        THEN ['nonrelevant']
-                      END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
-                      CAST([] AS TEXT[])
-                    ),
-                    COALESCE(
-                      CASE
-                        WHEN LIST_HAS_ANY(
-                          measures,
-                          [
-                            'num_ret',
-                            'set_P',
-                            'set_relative_P',
-                            'set_map',
-                            'set_F',
-                            'utility',
-                            'unj',
-                            'Rprec',
-                            'Rprec_mult',
-                            'iprec_at_recall',
-                            'bpref',
-                            'binG',
-                            'Rndcg'
-                          ]
-                        )
-                        OR (
-                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
-                        )
-                        THEN ['retrieved']
-                      END,
-                      CAST([] AS TEXT[])
-                    )
-                  ]
-                ),
-                ['pooled']
-              ),
-              'pooled'
-            )
-            THEN CAST(0 AS BIGINT)
-          END AS pooled_in_qrels
+          FALSE AS relevant,
+          FALSE AS judged,
+          FALSE AS nonrelevant,
+          FALSE AS pooled
         FROM (
           SELECT DISTINCT
             run.query_id
           FROM run
         ) AS run_queries
-        LEFT JOIN evaluated_queries__judged_queries AS judged_queries
-          ON run_queries.query_id = judged_queries.query_id
         WHERE
-          queries_without_judgments = 'evaluate' AND judged_queries.query_id IS NULL
+          queries_without_judgments = 'evaluate'
+          AND NOT EXISTS(
+            SELECT
+              1
+            FROM judgments
+            WHERE
+              judgments.query_id = run_queries.query_id
+          )
       ), evaluated_queries__evaluable_queries AS (
         SELECT
-          judged.query_id,
-          judged.relevant_in_qrels,
-          judged.judged_in_qrels,
-          judged.nonrelevant_in_qrels,
-          judged.pooled_in_qrels
-        FROM evaluated_queries__judged_queries AS judged
+          j.query_id,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['relevant']
+              ),
+              'relevant'
+            )
+            THEN SUM(CAST(j.relevant AS BIGINT))
+          END AS relevant_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['judged']
+              ),
+              'judged'
+            )
+            THEN SUM(CAST(j.judged AS BIGINT))
+          END AS judged_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['nonrelevant']
+              ),
+              'nonrelevant'
+            )
+            THEN SUM(CAST(j.nonrelevant AS BIGINT))
+          END AS nonrelevant_in_qrels,
+          CASE
+            WHEN ARRAY_CONTAINS(
+              COALESCE(
+                FLATTEN(
+                  [
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'P',
+                            'recall',
+                            'map',
+                            'recip_rank',
+                            'success',
+                            'num_rel',
+                            'num_rel_ret',
+                            'gm_map',
+                            'relative_P',
+                            'set_P',
+                            'set_relative_P',
+                            'set_recall',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        THEN ['relevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['unj', 'judged', 'rbp']) THEN ['judged'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_nonrel_judged_ret',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'infAP',
+                            'binG'
+                          ]
+                        )
+                        THEN ['nonrelevant']
+                      END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE WHEN LIST_HAS_ANY(measures, ['infAP']) THEN ['pooled'] END,
+                      CAST([] AS TEXT[])
+                    ),
+                    COALESCE(
+                      CASE
+                        WHEN LIST_HAS_ANY(
+                          measures,
+                          [
+                            'num_ret',
+                            'set_P',
+                            'set_relative_P',
+                            'set_map',
+                            'set_F',
+                            'utility',
+                            'unj',
+                            'Rprec',
+                            'Rprec_mult',
+                            'iprec_at_recall',
+                            'bpref',
+                            'binG',
+                            'Rndcg'
+                          ]
+                        )
+                        OR (
+                          LIST_CONTAINS(measures, 'P') AND precision_denominator = 'min-k-retrieved'
+                        )
+                        THEN ['retrieved']
+                      END,
+                      CAST([] AS TEXT[])
+                    )
+                  ]
+                ),
+                ['pooled']
+              ),
+              'pooled'
+            )
+            THEN SUM(CAST(j.pooled AS BIGINT))
+          END AS pooled_in_qrels
+        FROM evaluated_queries__judgment_rows AS j
         WHERE
           COALESCE(all_queries, FALSE)
-          OR judged.query_id IN (
+          OR j.query_id IN (
             SELECT DISTINCT
               run.query_id
             FROM run
           )
-        UNION ALL
-        SELECT
-          unjudged.query_id,
-          unjudged.relevant_in_qrels,
-          unjudged.judged_in_qrels,
-          unjudged.nonrelevant_in_qrels,
-          unjudged.pooled_in_qrels
-        FROM evaluated_queries__unjudged_queries AS unjudged
+        GROUP BY
+          j.query_id
       ), evaluated_queries__retrieved_counts AS (
         SELECT
           retrieved.query_id,
@@ -7877,14 +7095,50 @@ FROM (
       SELECT
         *
       FROM relevance_curve__final AS final
+    ), ideal_curve AS (
+      WITH ideal_curve__ideal AS (
+        SELECT
+          rankings.query_id,
+          rankings.rank,
+          rankings.credited_gain AS gain,
+          running_sums.dcg AS idcg
+        FROM rankings
+        INNER JOIN running_sums
+          ON rankings.ranking = running_sums.ranking
+          AND rankings.query_id = running_sums.query_id
+          AND rankings.rank = running_sums.rank
+        WHERE
+          rankings.ranking = 'ideal'
+          AND (
+            ARRAY_CONTAINS(measures, 'G')
+            OR ARRAY_CONTAINS(measures, 'Rndcg')
+            OR ARRAY_CONTAINS(measures, 'ndcg_rel')
+            OR ARRAY_CONTAINS(measures, 'rbp')
+          )
+      ), ideal_curve__final AS (
+        SELECT
+          ideal.query_id,
+          ideal.rank,
+          ideal.gain,
+          ideal.idcg,
+          SUM(GREATEST(ideal.gain, 1.0)) OVER running AS ideal_cost,
+          COUNT(*) OVER whole_ideal AS ideal_length,
+          SUM(ideal.gain) OVER whole_ideal AS ideal_gain,
+          COALESCE(LEAD(ideal.gain) OVER in_rank_order <> ideal.gain, TRUE) AS boundary
+        FROM ideal_curve__ideal AS ideal
+        WINDOW whole_ideal AS (PARTITION BY ideal.query_id), in_rank_order AS (PARTITION BY ideal.query_id ORDER BY ideal.rank), running AS (
+          PARTITION BY ideal.query_id
+          ORDER BY ideal.rank
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        )
+      )
+      SELECT
+        *
+      FROM ideal_curve__final AS final
     ), gain_curve AS (
       WITH gain_curve__ranks AS (
         SELECT
-          rankings.ranking,
-          rankings.query_id,
-          rankings.rank,
-          rankings.credited_gain,
-          rankings.judged,
+          rankings.*,
           running_sums.next_rank,
           running_sums.cg,
           running_sums.dcg
@@ -7894,89 +7148,57 @@ FROM (
           AND rankings.query_id = running_sums.query_id
           AND rankings.rank = running_sums.rank
         WHERE
-          rankings.ranking IN ('retrieved', 'ideal')
+          rankings.ranking = 'retrieved'
           AND (
             ARRAY_CONTAINS(measures, 'G')
             OR ARRAY_CONTAINS(measures, 'Rndcg')
             OR ARRAY_CONTAINS(measures, 'ndcg_rel')
             OR ARRAY_CONTAINS(measures, 'rbp')
           )
-      ), gain_curve__ideal AS (
-        SELECT
-          ranks.query_id,
-          ranks.rank,
-          ranks.credited_gain AS gain,
-          ranks.dcg AS idcg,
-          SUM(GREATEST(ranks.credited_gain, 1.0)) OVER running AS ideal_cost,
-          LEAD(ranks.credited_gain) OVER in_rank_order AS next_gain
-        FROM gain_curve__ranks AS ranks
-        WHERE
-          ranks.ranking = 'ideal'
-        WINDOW in_rank_order AS (PARTITION BY ranks.query_id ORDER BY ranks.rank), running AS (
-          PARTITION BY ranks.query_id
-          ORDER BY ranks.rank
-          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-        )
-      ), gain_curve__totals AS (
-        SELECT
-          ideal.query_id,
-          COUNT(*) AS ideal_length,
-          SUM(ideal.gain) AS ideal_gain
-        FROM gain_curve__ideal AS ideal
-        GROUP BY
-          ideal.query_id
       ), gain_curve__beside_ideal AS (
         SELECT
-          ranks.query_id,
-          ranks.rank,
-          ranks.credited_gain AS gain,
-          ranks.judged,
-          ranks.cg,
-          ranks.dcg,
+          ranks.*,
           ideal.idcg,
+          POWER(COALESCE(rbp_persistence, 0.9), ranks.rank - 1) AS weight,
           COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
         FROM gain_curve__ranks AS ranks
-        LEFT JOIN gain_curve__totals AS totals
-          ON ranks.query_id = totals.query_id
-        LEFT JOIN gain_curve__ideal AS ideal
+        LEFT JOIN ideal_curve AS totals
+          ON ranks.query_id = totals.query_id AND totals.rank = 1
+        LEFT JOIN ideal_curve AS ideal
           ON ranks.query_id = ideal.query_id
           AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
-        WHERE
-          ranks.ranking = 'retrieved'
       ), gain_curve__per_rank AS (
         SELECT
           b.query_id,
-          SUM(CASE WHEN b.gain <> 0 THEN b.gain / LOG(2, 2.0 + b.rank_cost - b.cg) END) AS g_sum,
-          SUM(CASE WHEN b.gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
-          COUNT(CASE WHEN b.gain > 0 THEN 1 END) AS positive_ranks,
-          SUM(GREATEST(b.gain, 0.0) * POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1)) AS rbp_sum,
-          SUM(CASE WHEN b.judged THEN POWER(COALESCE(rbp_persistence, 0.9), b.rank - 1) END) AS judged_weight
+          SUM(
+            CASE
+              WHEN b.credited_gain <> 0
+              THEN b.credited_gain / LOG(2, 2.0 + b.rank_cost - b.cg)
+            END
+          ) AS g_sum,
+          SUM(CASE WHEN b.credited_gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
+          COUNT(CASE WHEN b.credited_gain > 0 THEN 1 END) AS positive_ranks,
+          SUM(GREATEST(b.credited_gain, 0.0) * b.weight) AS rbp_sum,
+          SUM(CASE WHEN b.judged THEN b.weight END) AS judged_weight
         FROM gain_curve__beside_ideal AS b
         GROUP BY
           b.query_id
-      ), gain_curve__boundaries AS (
-        SELECT
-          ideal.query_id,
-          ideal.rank AS boundary,
-          ideal.idcg
-        FROM gain_curve__ideal AS ideal
-        WHERE
-          ideal.next_gain IS NULL OR ideal.next_gain <> ideal.gain
       ), gain_curve__points AS (
         SELECT
-          boundaries.query_id,
-          SUM(COALESCE(ranks.dcg, 0.0) / boundaries.idcg) AS rndcg_sum,
+          ideal.query_id,
+          SUM(COALESCE(ranks.dcg, 0.0) / ideal.idcg) AS rndcg_sum,
           COUNT(*) AS rndcg_points
-        FROM gain_curve__boundaries AS boundaries
+        FROM ideal_curve AS ideal
         LEFT JOIN gain_curve__ranks AS ranks
-          ON boundaries.query_id = ranks.query_id
-          AND ranks.ranking = 'retrieved'
-          AND boundaries.boundary >= ranks.rank
+          ON ideal.query_id = ranks.query_id
+          AND ideal.rank >= ranks.rank
           AND (
-            ranks.next_rank IS NULL OR boundaries.boundary < ranks.next_rank
+            ranks.next_rank IS NULL OR ideal.rank < ranks.next_rank
           )
+        WHERE
+          ideal.boundary
         GROUP BY
-          boundaries.query_id
+          ideal.query_id
       ), gain_curve__largest AS (
         SELECT
           judgments.query_id,
@@ -7991,20 +7213,16 @@ FROM (
           judgments.query_id
       ), gain_curve__final AS (
         SELECT
-          largest.query_id,
-          largest.largest_gain,
+          largest.*,
           totals.ideal_length,
           totals.ideal_gain,
-          per_rank.g_sum,
-          per_rank.ndcg_rel_sum,
-          per_rank.positive_ranks,
-          per_rank.rbp_sum,
-          per_rank.judged_weight,
-          points.rndcg_sum,
-          points.rndcg_points
+          per_rank.*
+          EXCLUDE (query_id),
+          points.*
+          EXCLUDE (query_id)
         FROM gain_curve__largest AS largest
-        LEFT JOIN gain_curve__totals AS totals
-          ON largest.query_id = totals.query_id
+        LEFT JOIN ideal_curve AS totals
+          ON largest.query_id = totals.query_id AND totals.rank = 1
         LEFT JOIN gain_curve__per_rank AS per_rank
           ON largest.query_id = per_rank.query_id
         LEFT JOIN gain_curve__points AS points
@@ -8153,23 +7371,7 @@ FROM (
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
           measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
-          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
-          COALESCE(measures_trec.idcg, 0.0) > 0 AS ideal_gains,
-          COALESCE(measures_trec.dcg, 0.0) / NULLIF(measures_trec.idcg, 0) AS whole_ndcg,
-          COALESCE(measures_trec.ideal_length, 0) AS m,
-          CASE
-            WHEN empty_ideal = 'one'
-            THEN 1.0
-            WHEN empty_ideal = 'nan'
-            THEN CAST('NaN' AS DOUBLE)
-            WHEN empty_ideal = 'skip'
-            THEN CAST(NULL AS DOUBLE)
-            ELSE 0.0
-          END AS empty_ideal_score
+          measures_trec.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked
         FROM measures_trec
       ), measures_curve__interpolated AS (
         SELECT
@@ -8230,18 +7432,10 @@ FROM (
             ELSE GREATEST(whole.iprec_max_1_00, whole.last_precision)
           END AS iprec_1_00
         FROM measures_curve__whole AS whole
-      ), measures_curve__gains AS (
-        SELECT
-          interpolated.*,
-          CAST(COALESCE(interpolated.retrieved_in_ranking, 0) >= interpolated.m + 2 AS DOUBLE) AS past_ideal,
-          COALESCE(interpolated.ndcg_rel_sum, 0.0) + (
-            interpolated.m - COALESCE(interpolated.positive_ranks, 0)
-          ) * interpolated.whole_ndcg AS rel_sum
-        FROM measures_curve__interpolated AS interpolated
       ), measures_curve__final AS (
         SELECT
           w.*
-          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked, bing_asked, g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
+          EXCLUDE (r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked, bing_asked),
           CASE
             WHEN w.rprec_asked
             THEN COALESCE(w.relevant_in_top_r / NULLIF(w.r, 0), 0.0)
@@ -8306,6 +7500,45 @@ FROM (
           CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS bpref,
           CASE WHEN w.bpref_asked THEN COALESCE(w.bpref_sum / NULLIF(w.r, 0), 0.0) END AS gm_bpref,
           CASE WHEN w.infap_asked THEN COALESCE(w.infap_sum / NULLIF(w.r, 0), 0.0) END AS infap,
+          CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG"
+        FROM measures_curve__interpolated AS w
+      )
+      SELECT
+        *
+      FROM measures_curve__final AS final
+    ), measures_gain AS (
+      WITH measures_gain__whole AS (
+        SELECT
+          measures_curve.*,
+          measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'G') AS g_asked,
+          measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'Rndcg') AS rndcg_asked,
+          measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'ndcg_rel') AS ndcg_rel_asked,
+          measures_curve.k IS NULL AND ARRAY_CONTAINS(measures, 'rbp') AS rbp_asked,
+          COALESCE(measures_curve.idcg, 0.0) > 0 AS ideal_gains,
+          COALESCE(measures_curve.dcg, 0.0) / NULLIF(measures_curve.idcg, 0) AS whole_ndcg,
+          COALESCE(measures_curve.ideal_length, 0) AS m,
+          CASE
+            WHEN empty_ideal = 'one'
+            THEN 1.0
+            WHEN empty_ideal = 'nan'
+            THEN CAST('NaN' AS DOUBLE)
+            WHEN empty_ideal = 'skip'
+            THEN CAST(NULL AS DOUBLE)
+            ELSE 0.0
+          END AS empty_ideal_score
+        FROM measures_curve
+      ), measures_gain__gains AS (
+        SELECT
+          whole.*,
+          CAST(COALESCE(whole.retrieved_in_ranking, 0) >= whole.m + 2 AS DOUBLE) AS past_ideal,
+          COALESCE(whole.ndcg_rel_sum, 0.0) + (
+            whole.m - COALESCE(whole.positive_ranks, 0)
+          ) * whole.whole_ndcg AS rel_sum
+        FROM measures_gain__whole AS whole
+      ), measures_gain__final AS (
+        SELECT
+          w.*
+          EXCLUDE (g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score, past_ideal, rel_sum),
           CASE
             WHEN NOT w.g_asked
             THEN CAST(NULL AS DOUBLE)
@@ -8313,7 +7546,6 @@ FROM (
             THEN w.empty_ideal_score
             ELSE COALESCE(w.g_sum, 0.0) / w.ideal_gain
           END AS "G",
-          CASE WHEN w.bing_asked THEN COALESCE(w.bing_sum / NULLIF(w.r, 0), 0.0) END AS "binG",
           CASE
             WHEN NOT w.rndcg_asked
             THEN CAST(NULL AS DOUBLE)
@@ -8351,11 +7583,11 @@ FROM (
               0.0
             )
           END AS rbp_resid
-        FROM measures_curve__gains AS w
+        FROM measures_gain__gains AS w
       )
       SELECT
         *
-      FROM measures_curve__final AS final
+      FROM measures_gain__final AS final
     ), measures AS (
       WITH measures__final AS (
         SELECT
@@ -8445,7 +7677,7 @@ FROM (
           c.ndcg_rel,
           c.rbp,
           c.rbp_resid
-        FROM measures_curve AS c
+        FROM measures_gain AS c
       )
       SELECT
         *

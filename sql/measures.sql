@@ -1,8 +1,8 @@
 -- measures.sql: every measure of every evaluated query, ordering and cutoff, one formula each.
 --
--- Step 16 of the per-query table (convention 4 of sql/per_query.sql), with
--- sql/measures_trec.sql and sql/measures_curve.sql the only ones naming a measure. Reads: view
--- measures_curve.
+-- Step 18 of the per-query table (convention 4 of sql/per_query.sql), with
+-- sql/measures_trec.sql, sql/measures_curve.sql and sql/measures_gain.sql the only ones naming
+-- a measure. Reads: view measures_gain.
 --
 -- Variables:
 --   SET VARIABLE empty_ideal = 'zero';       -- IDCG 0 scores 0; or 'one', 'nan', 'skip' (null)
@@ -10,11 +10,12 @@
 --   SET VARIABLE measures = ['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success'];
 --
 -- Creates: view measures (ordering, query_id, k, cg, dcg, idcg, ndcg, P, recall, map,
--- recip_rank, success, then those of sql/measures_trec.sql and sql/measures_curve.sql) of each evaluated query,
--- cutoff and ordering (those of sql/counted.sql): NDCG from the sums of the ranking and the
--- ideal, the others (pipeline/spec.py's formulas) from the counters <signal>_<accumulation>
--- (null where none was kept at or above k); null unless `measures` names them. AP divides by
--- ap_divisor (sql/measures_trec.sql: R, or min(k, R) under ap_denominator).
+-- recip_rank, success, then those of sql/measures_trec.sql, sql/measures_curve.sql and
+-- sql/measures_gain.sql) of each evaluated query, cutoff and ordering (those of
+-- sql/counted.sql): NDCG from the sums of the ranking and the ideal, the others
+-- (pipeline/spec.py's formulas) from the counters <signal>_<accumulation> (null where none was
+-- kept at or above k); null unless `measures` names them. AP divides by ap_divisor
+-- (sql/measures_trec.sql: R, or min(k, R) under ap_denominator).
 
 create or replace temp view measures as
 with
@@ -82,7 +83,7 @@ final as (
         c.iprec_at_recall_0_80, c.iprec_at_recall_0_90, c.iprec_at_recall_1_00, c.iprec_11pt_avg,
         c.bpref, c.gm_bpref,
         c.infap, c."G", c."binG", c."Rndcg", c.ndcg_rel, c.rbp, c.rbp_resid
-    from measures_curve as c
+    from measures_gain as c
 )
 
 select * from final;

@@ -1,20 +1,14 @@
--- measures_curve.sql: trec_eval's R-precision, interpolated precision, bpref, infAP, G, binG,
--- Rndcg and ndcg_rel, and rank-biased precision, one formula each.
+-- measures_curve.sql: trec_eval's R-precision, interpolated precision, bpref, infAP, binG.
 --
--- Step 15 of the per-query table. Reads: view measures_trec (sql/measures_trec.sql), which
--- carries the sums of sql/relevance_curve.sql and sql/gain_curve.sql.
+-- Step 16 of the per-query table. Reads: view measures_trec (with sql/relevance_curve.sql's sums).
 --
 -- Variables:
---   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG', 'G', 'rbp'];
---   SET VARIABLE empty_ideal = 'zero';       -- G, Rndcg, ndcg_rel of an empty ideal, as ndcg's
---   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
+--   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'];
 --
 -- Creates: view measures_curve (the columns of measures_trec, then rprec, rprec_mult_<x>,
--- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, infap, G, binG, Rndcg, ndcg_rel, rbp,
--- rbp_resid), pipeline/spec.py's formulas, of the whole ranking only (null at a cutoff), each
--- null unless `measures` names its family. R is relevant_in_qrels, n retrieved_in_ranking, M
--- ideal_length; a query without a relevant result scores 0; a query whose ideal holds no
--- positive gain scores G, Rndcg (unless R is 0) and ndcg_rel as its ndcg (sql/measures.sql).
+-- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, infap, binG), pipeline/spec.py's
+-- formulas, of the whole ranking only (null at a cutoff), each null unless `measures` names
+-- its family. R is relevant_in_qrels; a query without a relevant result scores 0.
 
 create or replace temp view measures_curve as
 with
@@ -29,20 +23,7 @@ whole as (
         measures_trec.k is null and list_contains(getvariable('measures'), 'iprec_at_recall') as iprec_asked,
         measures_trec.k is null and list_contains(getvariable('measures'), 'bpref') as bpref_asked,
         measures_trec.k is null and list_contains(getvariable('measures'), 'infAP') as infap_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'binG') as bing_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'G') as g_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'Rndcg') as rndcg_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'ndcg_rel') as ndcg_rel_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'rbp') as rbp_asked,
-        coalesce(measures_trec.idcg, 0.0) > 0 as ideal_gains,
-        coalesce(measures_trec.dcg, 0.0) / nullif(measures_trec.idcg, 0) as whole_ndcg,
-        coalesce(measures_trec.ideal_length, 0) as m,
-        case
-            when getvariable('empty_ideal') = 'one' then 1.0
-            when getvariable('empty_ideal') = 'nan' then cast('NaN' as double)
-            when getvariable('empty_ideal') = 'skip' then cast(null as double)
-            else 0.0
-        end as empty_ideal_score
+        measures_trec.k is null and list_contains(getvariable('measures'), 'binG') as bing_asked
     from measures_trec
 ),
 
@@ -65,22 +46,10 @@ interpolated as (
     from whole
 ),
 
--- trec_eval's m_Rndcg.c adds the whole ranking's NDCG to its points from n = M + 2 on
-gains as (
-    select
-        interpolated.*,
-        cast(coalesce(interpolated.retrieved_in_ranking, 0) >= interpolated.m + 2 as double) as past_ideal,
-        coalesce(interpolated.ndcg_rel_sum, 0.0)
-        + (interpolated.m - coalesce(interpolated.positive_ranks, 0)) * interpolated.whole_ndcg as rel_sum
-    from interpolated
-),
-
 final as (
     select
         w.* exclude (  -- noqa: RF02
-            r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked,  -- noqa: RF03
-            bing_asked, g_asked, rndcg_asked, ndcg_rel_asked, rbp_asked, ideal_gains, whole_ndcg, m, empty_ideal_score,  -- noqa: RF03
-            past_ideal, rel_sum  -- noqa: RF03
+            r, last_precision, rprec_asked, mult_asked, iprec_asked, bpref_asked, infap_asked, bing_asked  -- noqa: RF03
         ),
         case when w.rprec_asked then coalesce(w.relevant_in_top_r / nullif(w.r, 0), 0.0) end as rprec,
         case when w.mult_asked then coalesce(w.relevant_in_top_0_20 / nullif(floor(0.20e0 * w.r + 0.9), 0), 0.0) end
@@ -124,41 +93,8 @@ final as (
         case when w.bpref_asked then coalesce(w.bpref_sum / nullif(w.r, 0), 0.0) end as bpref,
         case when w.bpref_asked then coalesce(w.bpref_sum / nullif(w.r, 0), 0.0) end as gm_bpref,
         case when w.infap_asked then coalesce(w.infap_sum / nullif(w.r, 0), 0.0) end as infap,
-        case
-            when not w.g_asked then cast(null as double)
-            when not w.ideal_gains then w.empty_ideal_score
-            else coalesce(w.g_sum, 0.0) / w.ideal_gain
-        end as "G",
-        case when w.bing_asked then coalesce(w.bing_sum / nullif(w.r, 0), 0.0) end as "binG",
-        case
-            when not w.rndcg_asked then cast(null as double)
-            when coalesce(w.relevant_in_qrels, 0) = 0 then 0.0
-            when not w.ideal_gains then w.empty_ideal_score
-            else
-                (coalesce(w.rndcg_sum, 0.0) + w.past_ideal * w.whole_ndcg)
-                / (coalesce(w.rndcg_points, 0) + w.past_ideal)
-        end as "Rndcg",
-        case
-            when not w.ndcg_rel_asked then cast(null as double)
-            when not w.ideal_gains then w.empty_ideal_score
-            when w.rel_sum > 0 then w.rel_sum / w.m
-            else 0.0
-        end as ndcg_rel,
-        case
-            when w.rbp_asked
-                then
-                    (1.0 - coalesce(getvariable('rbp_persistence'), 0.9)) * coalesce(w.rbp_sum, 0.0)
-                    / greatest(coalesce(w.largest_gain, 0.0), 1.0)
-        end as rbp,
-        -- 1 - (the weight of the judged ranks): the unjudged ranks' and the tail's, p^n; never
-        -- below 0 by a rounding of 1 - (1 - p^n)
-        case
-            when w.rbp_asked
-                then greatest(
-                    1.0 - (1.0 - coalesce(getvariable('rbp_persistence'), 0.9)) * coalesce(w.judged_weight, 0.0), 0.0
-                )
-        end as rbp_resid
-    from gains as w
+        case when w.bing_asked then coalesce(w.bing_sum / nullif(w.r, 0), 0.0) end as "binG"
+    from interpolated as w
 )
 
 select * from final;

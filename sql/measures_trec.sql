@@ -1,6 +1,6 @@
 -- measures_trec.sql: trec_eval's counts and measures of the retrieved set, one formula each.
 --
--- Step 14 of the per-query table. Reads: view counted (sql/counted.sql).
+-- Step 15 of the per-query table. Reads: view counted (sql/counted.sql).
 --
 -- Variables:
 --   SET VARIABLE measures = ['num_ret', 'set_P'];   -- the families asked for

@@ -26,10 +26,12 @@
 .read sql/sums_at_cutoffs.sql
 .read sql/evaluated_queries.sql
 .read sql/relevance_curve.sql
+.read sql/ideal_curve.sql
 .read sql/gain_curve.sql
 .read sql/counted.sql
 .read sql/measures_trec.sql
 .read sql/measures_curve.sql
+.read sql/measures_gain.sql
 .read sql/measures.sql
 .read sql/per_query.sql
 .read sql/summary.sql

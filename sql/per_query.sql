@@ -2,7 +2,8 @@
 --
 -- The last step of the per-query table. The steps before it, in order, each a view read by
 -- the next: cutoffs, judgments, deduplicated, tie_orders, ranked, retrieved, rankings,
--- running_sums, sums_at_cutoffs, evaluated_queries, measures (sql/<step>.sql; listed in
+-- running_sums, sums_at_cutoffs, evaluated_queries, relevance_curve, ideal_curve, gain_curve,
+-- counted, measures_trec, measures_curve, measures_gain, measures (sql/<step>.sql; listed in
 -- pipeline/sql_files.py, read by sql/ndcg.sql). The Polars engine (pipeline/engines/polars.py)
 -- has the same steps, named as these views. Reads: views run and qrels, e.g. from
 -- sql/inputs.sql, through those steps; views measures and retrieved here.

@@ -1,5 +1,4 @@
--- relevance_curve.sql: per query, where its relevant results sit: trec_eval's R-precision
--- cutoffs, interpolated precision at recall levels, bpref's preferences, infAP's terms, binG's sum.
+-- relevance_curve.sql: per query, where its relevant results sit, as Rprec, iprec, bpref, infAP, binG read it.
 --
 -- Step 11 of the per-query table. Reads: views rankings and evaluated_queries.
 --
@@ -8,15 +7,13 @@
 --
 -- Creates: view relevance_curve (query_id, bpref_sum, bing_sum, relevant_in_top_r, relevant_in_top_<x>,
 -- iprec_max_<r>, infap_sum), one row per evaluated query with a relevant result, when `measures`
--- names a family above (else no row). Of the query's R relevant and N judged nonrelevant documents:
--- bpref_sum, over the relevant results, 1 - min(judged nonrelevant above it, R) / min(N, R)
--- (1 with none above); bing_sum, over them, 1 / log2(2 + the results not relevant above it)
--- (trec_eval's m_binG.c); relevant_in_top_<x>: relevant in the top floor(x * R + 0.9) (r: R);
--- iprec_max_<r>: the highest found / rank over the relevant ranks with found >= round(r * R),
--- halves away from 0 (trec_eval 10.0's m_Rprec_mult.c, m_iprec_at_recall.c' lround, m_bpref.c);
--- infap_sum, over the relevant results at rank k, 1 at rank 1, else 1/k + ((k-1)/k) *
--- (p/(k-1)) * (r + eps) / (r + n + 2 eps) with p pooled, r relevant and n judged nonrelevant
--- results above k, eps = 1e-5, in trec_eval's order of operations (m_infap.c).
+-- names a family above (else no row). Over the relevant results, of R relevant and N judged
+-- nonrelevant documents: bpref_sum of 1 - min(judged nonrelevant above, R) / min(N, R) (1 with
+-- none above); bing_sum of 1 / log2(2 + the results not relevant above) (m_binG.c);
+-- relevant_in_top_<x>: in the top floor(x * R + 0.9) (r: R); iprec_max_<r>: the highest found /
+-- rank where found >= round(r * R), halves away from 0 (trec_eval 10.0's lround); infap_sum of
+-- 1 at rank 1, else 1/k + ((k-1)/k) * (p/(k-1)) * (r + eps) / (r + n + 2 eps), p pooled, r
+-- relevant, n judged nonrelevant above rank k, eps = 1e-5, in m_infap.c's order of operations.
 
 create or replace temp view relevance_curve as
 with

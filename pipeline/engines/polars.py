@@ -89,22 +89,26 @@ def per_query(
     ideal_at_cutoffs = _sums_at_cutoffs(_running_sums(ideal_ranking, evaluation), evaluation)
     ideal_at_cutoffs = ideal_at_cutoffs.select(QUERY, "k", idcg="dcg")
     relevance_curve = _relevance_curve(rankings["retrieved"], evaluated_queries, evaluation)
-    gain_curve = _gain_curve(rankings["retrieved"], ideal_ranking, judgments, evaluation)
+    gain_curve = _gain_curve(rankings["retrieved"], _ideal_curve(ideal_ranking, evaluation), judgments, evaluation)
     # the counters count the signals of the ranking by score, in the same pass over its rows
     # as its sums (no second sort, no second read of the ranking)
     measures = {
         ordering: _measures(
-            _measures_curve(
-                _measures_trec(
-                    _counted(
-                        evaluated_queries,
-                        relevance_curve,
-                        gain_curve,
-                        _cutoffs(evaluation),
-                        _sums_at_cutoffs(
-                            _running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation
+            _measures_gain(
+                _measures_curve(
+                    _measures_trec(
+                        _counted(
+                            evaluated_queries,
+                            relevance_curve,
+                            gain_curve,
+                            _cutoffs(evaluation),
+                            _sums_at_cutoffs(
+                                _running_sums(ranking, evaluation, counted=ordering == "retrieved"), evaluation
+                            ),
+                            ideal_at_cutoffs,
                         ),
-                        ideal_at_cutoffs,
+                        evaluation,
+                        companions=ordering == "retrieved",
                     ),
                     evaluation,
                     companions=ordering == "retrieved",
@@ -476,8 +480,20 @@ def _relevance_curve(
     )
 
 
+def _ideal_curve(ideal_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, rank, credited_gain, idcg, cost, next_gain`` of each rank j of the ideal
+    ranking (sql/ideal_curve.sql): its running dcg (:func:`_running_sums`' expression), the cost
+    max(g*(1), 1) + ... + max(g*(j), 1) and the gain of rank j + 1."""
+    gain = pl.col("credited_gain")
+    return ideal_ranking.with_columns(
+        (gain * discount(pl.col("rank"), evaluation.discount)).cum_sum().over(QUERY, order_by="rank").alias("idcg"),
+        pl.max_horizontal(gain, pl.lit(1.0)).cum_sum().over(QUERY, order_by="rank").alias("cost"),
+        gain.shift(-1).over(QUERY, order_by="rank").alias("next_gain"),
+    )
+
+
 def _gain_curve(
-    retrieved_ranking: pl.LazyFrame, ideal_ranking: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
+    retrieved_ranking: pl.LazyFrame, ideal: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
 ) -> pl.LazyFrame | None:
     """``query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum, positive_ranks,
     rbp_sum, judged_weight, rndcg_sum, rndcg_points`` of each judged query (sql/gain_curve.sql),
@@ -489,25 +505,19 @@ def _gain_curve(
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
-    def with_sums(ranking: pl.LazyFrame) -> pl.LazyFrame:
-        # the running sums of _running_sums, the same expressions in the same order
-        return ranking.with_columns(
-            in_rank_order(gain.cum_sum()).alias("cg"),
-            in_rank_order((gain * discount(rank, evaluation.discount)).cum_sum()).alias("dcg"),
-        )
-
-    ideal = with_sums(ideal_ranking).with_columns(
-        in_rank_order(pl.max_horizontal(gain, pl.lit(1.0)).cum_sum()).alias("cost"),
-        in_rank_order(gain.shift(-1)).alias("next_gain"),
-    )
     totals = ideal.group_by(QUERY).agg(pl.len().cast(pl.Int64).alias("ideal_length"), gain.sum().alias("ideal_gain"))
-    ranks = with_sums(retrieved_ranking).with_columns(in_rank_order(rank.shift(-1)).alias("next_rank"))
+    # the running sums of _running_sums, the same expressions in the same order
+    ranks = retrieved_ranking.with_columns(
+        in_rank_order(gain.cum_sum()).alias("cg"),
+        in_rank_order((gain * discount(rank, evaluation.discount)).cum_sum()).alias("dcg"),
+        in_rank_order(rank.shift(-1)).alias("next_rank"),
+    )
     # each rank beside the ideal's sums at rank min(i, M): the ideal's length M
     beside_ideal = (
         ranks.join(totals, on=QUERY, how="left")
         .with_columns(pl.min_horizontal(rank, pl.col("ideal_length").fill_null(0)).alias("ideal_rank"))
         .join(
-            ideal.select(QUERY, pl.col("rank").alias("ideal_rank"), pl.col("dcg").alias("idcg"), "cost"),
+            ideal.select(QUERY, pl.col("rank").alias("ideal_rank"), "idcg", "cost"),
             on=[QUERY, "ideal_rank"],
             how="left",
         )
@@ -524,7 +534,7 @@ def _gain_curve(
     )
     # NDCG@b at each rank b where the ideal's gain changes: the ranking's dcg at its last rank <= b
     boundaries = ideal.filter(pl.col("next_gain").is_null() | (pl.col("next_gain") != gain)).select(
-        QUERY, pl.col("rank").alias("boundary"), pl.col("dcg").alias("idcg")
+        QUERY, pl.col("rank").alias("boundary"), "idcg"
     )
     dcg_at = (
         boundaries.join(ranks.select(QUERY, "rank", "next_rank", "dcg"), on=QUERY, how="inner")
@@ -606,12 +616,10 @@ def _measures_trec(counted: pl.LazyFrame, evaluation: Evaluation, *, companions:
 
 
 def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
-    """``measures_trec``, then trec_eval's R-precision, interpolated precision, bpref, infAP, G, binG,
-    Rndcg, ndcg_rel and RBP that are asked for (with ``companions`` false, none), of the whole
-    ranking only (null at a cutoff), from the sums of :func:`_relevance_curve` and
-    :func:`_gain_curve`."""
-    families = (*CURVE_FAMILIES, *GAIN_FAMILIES)
-    asked = [name for name in evaluation.columns if MEASURE[name].selected_by in families] if companions else []
+    """``measures_trec``, then trec_eval's R-precision, interpolated precision, bpref, infAP and
+    binG that are asked for (with ``companions`` false, none), of the whole ranking only (null
+    at a cutoff), from the sums of :func:`_relevance_curve`."""
+    asked = [name for name in evaluation.columns if MEASURE[name].selected_by in CURVE_FAMILIES] if companions else []
     if not asked:
         return measures_trec
     r = pl.col("relevant_in_qrels").cast(pl.Float64)
@@ -639,15 +647,19 @@ def _measures_curve(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, comp
         "gm_bpref": ratio(pl.col("bpref_sum"), r),
         "infap": ratio(pl.col("infap_sum"), r),
         "binG": ratio(pl.col("bing_sum"), r),
-        **_gain_formulas(evaluation),
     }
     whole = pl.col("k").is_null()
     return measures_trec.with_columns(pl.when(whole).then(formulas[name]).alias(name) for name in asked)
 
 
-def _gain_formulas(evaluation: Evaluation) -> dict[str, pl.Expr]:
-    """G, Rndcg, ndcg_rel, rbp and rbp_resid of the whole ranking, from :func:`_gain_curve`'s
-    sums and the whole ranking's dcg and idcg (a query whose ideal is empty scores as its ndcg)."""
+def _measures_gain(measures_curve: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``measures_curve``, then G, Rndcg, ndcg_rel, rbp and rbp_resid that are asked for (with
+    ``companions`` false, none), of the whole ranking only (null at a cutoff), from
+    :func:`_gain_curve`'s sums and the whole ranking's dcg and idcg (a query whose ideal is
+    empty scores as its ndcg)."""
+    asked = [name for name in evaluation.columns if MEASURE[name].selected_by in GAIN_FAMILIES] if companions else []
+    if not asked:
+        return measures_curve
     idcg = pl.col("idcg").fill_null(0.0)
     ndcg = pl.col("dcg").fill_null(0.0) / idcg
     ideal_length = pl.col("ideal_length").fill_null(0)
@@ -659,7 +671,7 @@ def _gain_formulas(evaluation: Evaluation) -> dict[str, pl.Expr]:
     )
     rel_sum = pl.col("ndcg_rel_sum").fill_null(0.0) + (ideal_length - pl.col("positive_ranks").fill_null(0)) * ndcg
     p = evaluation.rbp_persistence
-    return {
+    formulas = {
         "G": normalized.otherwise(pl.col("g_sum").fill_null(0.0) / pl.col("ideal_gain")),
         "Rndcg": pl.when(pl.col("relevant_in_qrels").fill_null(0) == 0)
         .then(0.0)
@@ -674,6 +686,8 @@ def _gain_formulas(evaluation: Evaluation) -> dict[str, pl.Expr]:
         # below 0 by a rounding of 1 - (1 - p^n)
         "rbp_resid": pl.max_horizontal(1.0 - (1.0 - p) * pl.col("judged_weight").fill_null(0.0), pl.lit(0.0)),
     }
+    whole = pl.col("k").is_null()
+    return measures_curve.with_columns(pl.when(whole).then(formulas[name]).alias(name) for name in asked)
 
 
 def _measures(measures_trec: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
