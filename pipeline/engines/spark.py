@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 
     from pipeline.inputs import Inputs
 
+# the local session's heap (a JVM starts with 1 GB): room to plan the per-query statement
+SPARK_DRIVER_MEMORY = "3g"
+
 
 # --- session --------------------------------------------------------------------------------
 
@@ -90,6 +93,9 @@ def session(master: str | None = None) -> SparkSession:
         partitions = str(2 * (os.cpu_count() or 1))
         builder = builder.master("local[*]").config("spark.ui.enabled", "false")
         builder = builder.config("spark.sql.shuffle.partitions", partitions)
+        # planning the per-query statement (every measure's steps, inlined where read) needs more
+        # than the JVM's default heap of 1 GB: it ran out there while analysing the plan
+        builder = builder.config("spark.driver.memory", SPARK_DRIVER_MEMORY)
     spark = builder.getOrCreate()
     if not submitted:
         spark.sparkContext.setLogLevel("ERROR")

@@ -42,6 +42,8 @@ SESSION_CONFIG = {
     "spark.default.parallelism": "1",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.codegen.wholeStage": "false",
+    # as the engine's own local session: the per-query statement's plan outgrew the default 1 GB
+    "spark.driver.memory": "3g",
 }
 
 
