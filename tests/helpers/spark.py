@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pipeline.engines.spark import SPARK_DRIVER_MEMORY
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -43,7 +45,7 @@ SESSION_CONFIG = {
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.codegen.wholeStage": "false",
     # as the engine's own local session: the per-query statement's plan outgrew the default 1 GB
-    "spark.driver.memory": "3g",
+    "spark.driver.memory": SPARK_DRIVER_MEMORY,
 }
 
 
