@@ -25,6 +25,7 @@ RUN, QRELS = ROOT / "docs" / "conventions" / "run.csv", ROOT / "docs" / "convent
 K = 3
 QUERIES = ("q1", "q2", "q3", "q4")
 PRINTED = 0.5e-4 + 1e-12  # the document prints 4 decimals
+RBP_HEADING = "## Why does my RBP differ from trec_eval's?"
 PEER_TOLERANCE = 1e-9
 
 # Parsing the document
@@ -271,7 +272,31 @@ def test_every_value_quoted_on_the_page_is_one_the_cli_prints(
     for flags in [*(flags_of(row[0]) for row in PROFILE_ROWS), *PROSE_ONLY_FLAGS]:
         per_query, mean = cli_values(flags, "polars", tmp_path, capsys)
         printed += [*per_query.values(), mean]
-    quoted = re.findall(r"(?<![\d.])0\.\d{4}(?![\d.])", DOC.read_text(encoding="utf-8"))
+    ndcg_part = DOC.read_text(encoding="utf-8").split(RBP_HEADING)[0]
+    quoted = re.findall(r"(?<![\d.])0\.\d{4}(?![\d.])", ndcg_part)
     assert len(quoted) > 50
     for value in quoted:
         assert any(abs(float(value) - known) <= PRINTED for known in printed), value
+
+
+# The RBP section quotes trec_eval builds (which we do not run) and, in one parenthesis, what our
+# command prints; that parenthesis is checked here and its arithmetic in test_trec_eval_measures.
+
+
+def test_the_rbp_values_quoted_are_what_the_command_prints(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the command names the files from the repository's root
+    section = DOC.read_text(encoding="utf-8").split(RBP_HEADING)[1]
+    (command,) = re.findall(r"^ndcg (evaluate .*rbp\.run.*)$", section, flags=re.MULTILINE)
+    quoted = re.search(r"\(`rbp` q ([\d.]+), r ([\d.]+); `rbp_resid` q ([\d.]+), r ([\d.]+)\)", section)
+    assert quoted, "the parenthesis with our printed values moved"
+    assert main(shlex.split(command)) == 0
+    printed = {
+        (measure, query): float(value)
+        for measure, query, value in (line.split() for line in capsys.readouterr().out.splitlines())
+    }
+    keys = [("rbp", "q"), ("rbp", "r"), ("rbp_resid", "q"), ("rbp_resid", "r")]
+    expected = dict(zip(keys, quoted.groups(), strict=True))
+    for key, value in expected.items():
+        assert printed[key] == pytest.approx(float(value), abs=PRINTED), key
