@@ -165,11 +165,12 @@ class DuckDBEngine(_PolarsRead):
 
         threads, memory_limit = execution.threads, execution.memory_limit
         try:
-            connection = duckdb_engine.connect(threads=threads, memory_limit=memory_limit)
+            connection = duckdb_engine.take_connection(threads=threads, memory_limit=memory_limit)
         except duckdb.Error as error:
             given = {"--threads": threads, "--memory-limit": memory_limit}
             flags = " ".join(f"{flag} {value!r}" for flag, value in given.items() if value is not None)
             raise UsageError(f"DuckDB refused {flags}: {first_line(error)}") from None
+        failed = True
         try:
             parquet = native_parquet(validated, evaluation)
             if parquet is not None:
@@ -194,7 +195,9 @@ class DuckDBEngine(_PolarsRead):
                 )
             else:
                 duckdb_engine.register_inputs(connection, validated.checked.run, validated.checked.qrels)
-            return duckdb_engine.evaluate(connection, evaluation)
+            tables = duckdb_engine.evaluate(connection, evaluation)
+            failed = False
+            return tables
         except duckdb.OutOfMemoryException as error:
             limit = f" (memory limit {memory_limit})" if memory_limit else ""
             raise OutOfMemory(_OUT_OF_MEMORY.format(engine="DuckDB", detail=f"{limit}: {first_line(error)}")) from None
@@ -211,7 +214,7 @@ class DuckDBEngine(_PolarsRead):
             # input's fault (e.g. a file replaced or corrupted between the two reads).
             raise InvalidInput(f"DuckDB cannot read the inputs: {first_line(error)}") from None
         finally:
-            connection.close()
+            duckdb_engine.release_connection(connection, threads=threads, memory_limit=memory_limit, failed=failed)
 
     def summarize(self, per_query_table: pl.DataFrame) -> pl.DataFrame:
         """``sql/summary.sql``'s window sums (their bits differ from Polars' sums in the last place)."""

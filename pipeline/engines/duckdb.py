@@ -8,7 +8,10 @@ values reach it only through ``SET VARIABLE name = $1`` with the value bound as 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -17,6 +20,7 @@ import polars as pl
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
 from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
 from pipeline.sql_files import (
+    PER_QUERY_STEPS,
     VARIABLE_TYPES,
     VARIABLES,
     evaluation_variables,
@@ -36,6 +40,90 @@ def connect(*, threads: int | None = None, memory_limit: str | None = None) -> d
     if memory_limit is not None:
         config["memory_limit"] = memory_limit
     return duckdb.connect(config=config)
+
+
+class _Connections(threading.local):
+    """This thread's idle connections, by (process, threads, memory limit)."""
+
+    def __init__(self) -> None:
+        self.idle: dict[tuple[int, int | None, str | None], duckdb.DuckDBPyConnection] = {}
+
+
+_CONNECTIONS = _Connections()
+
+
+def take_connection(*, threads: int | None = None, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
+    """A connection of this thread, kept between evaluations with the per-query steps' views;
+    give it back with :func:`release_connection`.
+
+    Why: DuckDB binds a view's whole query when the view is created, and each step reads the
+    ones before it, so defining the eighteen step views binds the early steps again and again:
+    about a second on every evaluation, whatever its size (a 3-row input took 1-2 s, of which
+    running ``per_query.sql`` was 0.2-0.3 s). The views only name the steps; they bind their
+    inputs (``run``, ``qrels``) and read the variables when ``per_query.sql`` runs, so one
+    definition serves every evaluation of the connection, whatever the inputs' types.
+
+    In use, a connection is out of the cache, so a nested or concurrent use gets its own; each
+    thread and process (a fork copies the cache) has its own. Raises DuckDB's error when it
+    refuses ``threads`` or ``memory_limit``."""
+    connection = _CONNECTIONS.idle.pop((os.getpid(), threads, memory_limit), None)
+    return connection if connection is not None else connect(threads=threads, memory_limit=memory_limit)
+
+
+def release_connection(
+    connection: duckdb.DuckDBPyConnection,
+    *,
+    threads: int | None = None,
+    memory_limit: str | None = None,
+    failed: bool,
+) -> None:
+    """Back to the cache without what the evaluation left (the inputs' views and frames, the
+    tables of ``per_query.sql`` and ``summary.sql``; every variable is set again by the next),
+    or closed: after any error, and when the thread already holds an idle one like it."""
+    key = (os.getpid(), threads, memory_limit)
+    if failed or key in _CONNECTIONS.idle:
+        connection.close()
+        return
+    try:
+        for name in ("run", "qrels", "per_query"):
+            connection.unregister(name)  # a registered frame, with the reference to its data
+            connection.execute(f"drop view if exists {name}")  # or a view of sql/inputs.sql
+        connection.execute("drop table if exists per_query")
+        connection.execute("drop view if exists summary")
+    except BaseException:
+        connection.close()
+        raise
+    _CONNECTIONS.idle[key] = connection
+
+
+@contextlib.contextmanager
+def reused_connection(
+    *, threads: int | None = None, memory_limit: str | None = None
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """:func:`take_connection` and :func:`release_connection` around a block."""
+    connection = take_connection(threads=threads, memory_limit=memory_limit)
+    failed = True
+    try:
+        yield connection
+        failed = False
+    finally:
+        release_connection(connection, threads=threads, memory_limit=memory_limit, failed=failed)
+
+
+STEP_VIEWS = tuple(name.removesuffix(".sql") for name in PER_QUERY_STEPS[:-1])
+
+
+def define_steps(connection: duckdb.DuckDBPyConnection) -> None:
+    """The views of the per-query steps before ``per_query.sql``, unless the connection has them
+    (from an earlier evaluation: they read the variables and inputs when used, not when made)."""
+    defined = connection.execute(
+        "select count(*) from duckdb_views() where temporary and view_name = $1", [STEP_VIEWS[-1]]
+    ).fetchone()
+    if defined is not None and defined[0] == 1:
+        return
+    for name, text in per_query_steps():
+        if name != PER_QUERY_STEPS[-1]:
+            connection.execute(text)
 
 
 def set_variables(connection: duckdb.DuckDBPyConnection, variables: dict[str, Any]) -> None:
@@ -84,8 +172,8 @@ def read_parquet_inputs(
 def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-query table and summary over the views ``run`` and ``qrels`` of ``connection``."""
     set_variables(connection, evaluation_variables(evaluation))
-    for _, text in per_query_steps():  # views, and last the table per_query: one plan
-        connection.execute(text)
+    define_steps(connection)  # views, and then the table per_query: one plan
+    connection.execute(sql_file(PER_QUERY_STEPS[-1]))
     per_query_table = _from_arrow_stream(connection.sql("from per_query"))
     # the companion measures not asked for are null columns of the SQL's fixed shape, and so
     # are the tie bounds without tie_bounds: dropped before the summary, which averages every
@@ -120,12 +208,9 @@ def _from_arrow_stream(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
 
 def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     """Mirror of :func:`pipeline.engines.polars.per_query`, computed by ``sql/per_query.sql``."""
-    connection = connect()
-    try:
+    with reused_connection() as connection:
         register_inputs(connection, run, qrels)
         per_query_table, _ = evaluate(connection, evaluation)
-    finally:
-        connection.close()
     return per_query_table.lazy()
 
 

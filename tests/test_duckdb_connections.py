@@ -1,0 +1,101 @@
+"""The DuckDB engine keeps one connection per thread between evaluations, with the per-query
+steps' views defined once (pipeline/engines/duckdb.py, ``take_connection``): an evaluation on a
+reused connection gives the bits of one on a new connection, whatever ran before it, leaves
+nothing of its inputs behind, and a connection that saw an error is never used again."""
+
+from __future__ import annotations
+
+import threading
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from pipeline import Evaluation, Gain
+from pipeline.engines import duckdb as duckdb_engine
+
+TEXT_IDS = (
+    pl.LazyFrame({"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "d"], "score": [3.0, 2.0, 2.0, 1.0]}),
+    pl.LazyFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "c", "x"], "relevance": [2, 1, 1]}),
+)
+INTEGER_IDS = (
+    pl.LazyFrame({"query_id": [7, 7, 8], "doc_id": [1, 2, 3], "score": [0.5, 0.9, 0.1]}),
+    pl.LazyFrame({"query_id": [7, 8, 8], "doc_id": [1, 3, 4], "relevance": [1.0, 3.0, 2.0]}),
+)
+ALL_TREC = Evaluation(cutoffs=(1, 3), measures=("all_trec",), all_queries=True)
+GRADED = Evaluation(cutoffs=(2,), gain=Gain.parse("exponential"), ties="average", tie_bounds=True, empty_ideal="nan")
+
+
+def on_a_new_connection(inputs: tuple[pl.LazyFrame, pl.LazyFrame], evaluation: Evaluation) -> pl.DataFrame:
+    connection = duckdb_engine.connect()
+    try:
+        duckdb_engine.register_inputs(connection, *inputs)
+        return duckdb_engine.evaluate(connection, evaluation)[0]
+    finally:
+        connection.close()
+
+
+def idle_connection() -> object:
+    return duckdb_engine._CONNECTIONS.idle.get(next(iter(duckdb_engine._CONNECTIONS.idle), None))
+
+
+def test_an_evaluation_after_others_gives_the_bits_of_a_new_connection() -> None:
+    sequence = [(TEXT_IDS, ALL_TREC), (INTEGER_IDS, GRADED), (INTEGER_IDS, ALL_TREC), (TEXT_IDS, GRADED)]
+    expected = [on_a_new_connection(inputs, evaluation) for inputs, evaluation in sequence]
+    reused = []
+    for inputs, evaluation in sequence:
+        reused.append(duckdb_engine.per_query(*inputs, evaluation).collect())
+        assert idle_connection() is not None
+    for got, want in zip(reused, expected, strict=True):
+        assert_frame_equal(got, want)
+    assert reused[1]["query_id"].dtype == pl.Int64  # the views took the new inputs' types
+
+
+def test_the_connection_is_reused_and_keeps_nothing_of_the_inputs() -> None:
+    duckdb_engine.per_query(*TEXT_IDS, ALL_TREC).collect()
+    first = idle_connection()
+    duckdb_engine.per_query(*INTEGER_IDS, GRADED).collect()
+    connection = idle_connection()
+    assert connection is first
+    left = connection.sql(  # type: ignore[attr-defined]
+        "select view_name from duckdb_views() where view_name in ('run', 'qrels', 'per_query', 'summary') "
+        "union all select table_name from duckdb_tables()"
+    ).fetchall()
+    assert left == []
+    with pytest.raises(Exception, match="run"):
+        connection.sql("from run")  # type: ignore[attr-defined]
+
+
+def test_a_connection_that_saw_an_error_is_closed_not_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    duckdb_engine.per_query(*TEXT_IDS, ALL_TREC).collect()
+    before = idle_connection()
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("an error in the middle of an evaluation")
+
+    monkeypatch.setattr(duckdb_engine, "evaluate", broken)
+    with pytest.raises(RuntimeError, match="middle"):
+        duckdb_engine.per_query(*TEXT_IDS, ALL_TREC)
+    assert idle_connection() is None
+    with pytest.raises(Exception, match="closed"):
+        before.sql("select 1")  # type: ignore[attr-defined]
+    monkeypatch.undo()
+    assert_frame_equal(duckdb_engine.per_query(*TEXT_IDS, ALL_TREC).collect(), on_a_new_connection(TEXT_IDS, ALL_TREC))
+
+
+def test_each_thread_has_its_own_connection() -> None:
+    duckdb_engine.per_query(*TEXT_IDS, ALL_TREC).collect()
+    mine = idle_connection()
+    theirs: list[object] = []
+    results: list[pl.DataFrame] = []
+
+    def evaluate_in_a_thread() -> None:
+        results.append(duckdb_engine.per_query(*INTEGER_IDS, GRADED).collect())
+        theirs.append(idle_connection())
+
+    thread = threading.Thread(target=evaluate_in_a_thread)
+    thread.start()
+    thread.join(timeout=120)
+    assert theirs and theirs[0] is not None and theirs[0] is not mine
+    assert idle_connection() is mine
+    assert_frame_equal(results[0], on_a_new_connection(INTEGER_IDS, GRADED))
