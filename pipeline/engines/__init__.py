@@ -244,7 +244,9 @@ class SparkEngine:
         return spark_engine.compute(validated, evaluation)
 
     def per_query_plan(self, validated: Any, evaluation: Evaluation, execution: Execution) -> pl.LazyFrame:
-        return self.compute(validated, evaluation, execution)[0].lazy()
+        from pipeline.engines import spark as spark_engine
+
+        return spark_engine.per_query_table(validated, evaluation).lazy()
 
     def summarize(self, per_query_table: pl.DataFrame) -> pl.DataFrame:
         raise UsageError("the spark engine does not evaluate in buckets; size Spark with spark-submit")

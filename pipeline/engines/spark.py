@@ -207,13 +207,18 @@ def evaluate(
     """Validate and evaluate Parquet paths (files, directories, globs, hive datasets) or
     Spark DataFrames; ``qrels=None`` reads inline labels from the run. Validation is the other
     engines' (:func:`pipeline.engines.spark_inputs.check_inputs`); its warnings are in the
-    result. The tables stay in Spark, lazy."""
+    result. The tables stay in Spark, lazy; the per-query table is checkpointed
+    locally (planned now, computed once by the first action on either table, kept in the
+    executors' storage, so a lost executor fails the job rather than recomputing it)."""
     from pipeline.inputs import InputChecks, Inputs
 
     checks = InputChecks(allow_fractional_labels, warn_results_over)
     inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, checks)
     checked = load(inputs, evaluation, spark=spark)
-    table = per_query(checked.run, checked.qrels, evaluation)
+    # checkpointed lazily: planned here, computed by the first action on either table and kept
+    # for the second, and the summary is planned over the table's rows, not over
+    # sql/per_query.sql again (which took Spark 90 s to analyse and optimise on a 3-row input)
+    table = per_query(checked.run, checked.qrels, evaluation).localCheckpoint(eager=False)
     return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation, warnings=checked.warnings)
 
 
@@ -304,6 +309,11 @@ def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame
     on the sample; caching the table did not spare it)."""
     table = per_query(checked.run, checked.qrels, evaluation).localCheckpoint(eager=True)
     return _to_polars(table), _to_polars(summarize(table))
+
+
+def per_query_table(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFrame:
+    """The per-query table alone, as a Polars frame (the API's ``per_query``: no summary)."""
+    return _to_polars(per_query(checked.run, checked.qrels, evaluation))
 
 
 def _to_polars(frame: DataFrame) -> pl.DataFrame:
