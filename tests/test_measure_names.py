@@ -1,12 +1,16 @@
 """A measure named in a peer tool's spelling: ``--measures nDCG@10`` (ir_measures') is scored with
 the conventions given (trec_eval's by default, as every other name), and where the number is read
-it says which conventions differ from ir_measures' and which flag gives ir_measures' numbers."""
+it says which conventions differ from ir_measures' and which flag gives ir_measures' numbers, and
+ir_measures' names select the lines trec_eval prints for the same measures."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from tests.helpers import run_cli
+from pipeline.cli import main
+from tests.helpers import CONFORMANCE, run_cli
 
 SAMPLE = ("--run", "data/run.parquet", "--qrels", "data/qrels.parquet")
 NOTE = (
@@ -40,3 +44,31 @@ def test_trec_output_says_it_on_stderr() -> None:
     done = run_cli("evaluate", *SAMPLE, "--measures", "nDCG@10,P@5", "--output-format", "trec")
     assert done.returncode == 0, done.stderr
     assert NOTE.removeprefix("# ") in done.stderr and "spelling" not in done.stdout
+
+
+COMPANION_LINE = re.compile(r"^(P_\d+|recall_\d+|map|map_cut_\d+|recip_rank|success_\d+)$")
+
+
+def companion_lines(text: str) -> dict[tuple[str, str], float]:
+    """``{(measure, query): value}`` of the companion measures' lines of trec_eval's format."""
+    found = {}
+    for line in text.splitlines():
+        measure, query, value = line.split()
+        if COMPANION_LINE.match(measure):
+            found[(measure, query)] = float(value)
+    return found
+
+
+def test_ir_measures_names_select_trec_eval_s_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    # the companion measures named as ir_measures names them; their cutoffs are added to --k
+    argv = ["evaluate", "--output-format", "trec", "--per-query", "--k", "15,20,30,100,200,500,1000"]
+    argv += ["--run", str(CONFORMANCE / "results.test"), "--qrels", str(CONFORMANCE / "qrels.test")]
+    measures = "nDCG@5,P@5,P@10,R@5,R@10,AP,AP@5,AP@10,RR,Success@1,Success@5,Success@10"
+    assert main([*argv, "--measures", measures]) == 0
+    actual = companion_lines(capsys.readouterr().out)
+    expected = companion_lines((CONFORMANCE / "full" / "out.test.aq").read_text())
+    families = {re.sub(r"_\d+$", "", measure) for measure, _ in expected}
+    assert families == {"P", "recall", "map", "map_cut", "recip_rank", "success"}, families
+    assert not sorted(set(expected) - set(actual)), "lines trec_eval prints that we do not"
+    for key, value in expected.items():
+        assert abs(actual[key] - value) <= 5e-5 + 1e-12, (key, actual[key], value)  # 4 decimals printed

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # A small local session (1 core, no UI). Planning, not data, is what a test's tiny inputs
 # cost: adaptive re-planning at every stage and compiling whole-stage Java code took 15% of
-# the Spark tests' time (200 s against 171 s for tests/test_measures.py and tests/test_seeds.py).
+# the Spark tests' time (200 s against 171 s for tests/test_companion_measures.py and tests/test_seeds.py).
 # Neither changes a result; the engine's own session keeps both on, and the tests that start it
 # (the CLI in a subprocess, --spark-master, the standalone cluster) run it as users do.
 SESSION_CONFIG = {

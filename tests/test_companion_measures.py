@@ -2,7 +2,7 @@
 arithmetic written out, Polars and DuckDB SQL against each other (1e-9) and against an
 independent pure-Python reference on seeded random data under random conventions, the
 default plan's outputs unchanged, the summary, and ``--measures`` through the CLI, the
-config file and the API. trec_eval's own outputs: tests/test_measures_conformance.py; the
+config file and the API. trec_eval's own outputs: tests/test_trec_eval_measures.py; the
 peers: tests/test_peers.py."""
 
 from __future__ import annotations
