@@ -25,7 +25,7 @@ This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,11 +142,32 @@ def _folded(node: exp.Expr) -> exp.Expr:
         value = _constant(node.this)
         if value is not None:
             return exp.Boolean(this=isinstance(value, exp.Null))
+    if isinstance(node, exp.ArrayContains):
+        values, needle = _string_array(node.this), _constant(node.expression)
+        if values is not None and isinstance(needle, exp.Literal) and needle.is_string:
+            return exp.Boolean(this=needle.this in values)
     if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
         left, right = _constant(node.this), _constant(node.expression)
         if isinstance(left, exp.Literal) and isinstance(right, exp.Literal) and left.is_string and right.is_string:
             return exp.Boolean(this=(left.this == right.this) == isinstance(node, exp.NullSafeEQ))
     return node
+
+
+def _string_array(node: exp.Expr) -> list[str] | None:
+    """The texts of a bound list of text (through casts and ``coalesce``), or None where the
+    node is not one: the lists the SQL asks with ``list_contains`` (measures, signals)."""
+    while isinstance(node, exp.Cast):
+        node = node.this
+    if isinstance(node, exp.Coalesce):
+        for argument in (node.this, *node.expressions):
+            if not isinstance(_constant(argument), exp.Null):
+                return _string_array(argument)
+        return None
+    if isinstance(node, exp.Array) and all(
+        isinstance(item, exp.Literal) and item.is_string for item in node.expressions
+    ):
+        return [item.this for item in node.expressions]
+    return None
 
 
 def _always(condition: exp.Expr) -> bool | None:
@@ -200,6 +221,7 @@ def pruned(tree: exp.Expr) -> exp.Expr:
                 else:
                     union.replace(kept)
                 break
+    _without_left_joins_of_nothing(tree, empty)
     return _without_unread_ctes(tree)
 
 
@@ -220,6 +242,94 @@ def _selects_nothing(query: exp.Expr, empty: set[str]) -> bool:
     joins_keep_nothing = all(join.side not in ("RIGHT", "FULL") for join in query.args.get("joins") or [])
     aggregates = query.args.get("group") is None and any(select.find(exp.AggFunc) for select in query.selects)
     return joins_keep_nothing and not aggregates
+
+
+def _without_left_joins_of_nothing(tree: exp.Expr, empty: set[str]) -> None:
+    """``a left join e on ...``, where the CTE ``e`` selects no row, becomes ``a`` with every
+    column of ``e`` a null of its type: the same rows, values and types. Done only where every
+    column of the query names its table, no star reads ``e`` (otherwise which columns are
+    ``e``'s is not known here), and each column of ``e`` the query selects as it is has a type
+    sqlglot infers as a number or a truth value (a null alone has no type: Spark's void, which
+    Parquet refuses; an id's type is the input's). The measures the options leave out are
+    joined so, and without their CTEs Spark plans a fraction of the statement."""
+    types: dict[str, dict[str, exp.DataType]] | None = None
+    for select in list(tree.find_all(exp.Select)):
+        for join in list(select.args.get("joins") or []):
+            table = join.this
+            if not (
+                isinstance(table, exp.Table)
+                and not table.db
+                and table.name in empty
+                and join.side == "LEFT"
+                and not join.args.get("kind")
+            ):
+                continue
+            own = list(_own_nodes(select))
+            columns = [node for node in own if isinstance(node, exp.Column)]
+            if any(isinstance(node, exp.Star) for node in own) or any(
+                isinstance(column.this, exp.Star) or not column.table for column in columns
+            ):
+                continue
+            of_e = [column for column in columns if column.table == table.alias_or_name]
+            if types is None:
+                types = _cte_column_types(tree)
+            nulls = [_typed_null(types.get(table.name, {}).get(column.name)) for column in of_e]
+            if any(null is None and _selected_bare(column, select) for column, null in zip(of_e, nulls, strict=True)):
+                continue
+            for column, null in zip(of_e, nulls, strict=True):
+                named = column.parent is select  # selected under its own name, which it keeps
+                column.replace(exp.alias_(null, column.name) if named and null else null or exp.Null())
+            join.pop()
+
+
+# The types the portable SQL reads its inputs as (the columns of sql/per_query.sql's views), for
+# typing the nulls that stand for a pruned join's columns. Ids take the input's own type, so a
+# column typed as text here is never replaced (:data:`NULL_TYPES`).
+INPUT_TYPES: dict[str, object] = {
+    "run": {"query_id": "VARCHAR", "doc_id": "VARCHAR", "score": "DOUBLE", "arrival": "BIGINT", "input_rank": "DOUBLE"},
+    "qrels": {"query_id": "VARCHAR", "doc_id": "VARCHAR", "relevance": "DOUBLE"},
+}
+NULL_TYPES = frozenset(
+    {exp.DataType.Type.DOUBLE, exp.DataType.Type.BIGINT, exp.DataType.Type.INT, exp.DataType.Type.BOOLEAN}
+)
+
+
+def _cte_column_types(tree: exp.Expr) -> dict[str, dict[str, exp.DataType]]:
+    """``{cte: {column: type}}`` as sqlglot infers them over :data:`INPUT_TYPES`; empty where
+    the statement reads other tables or cannot be typed."""
+    from sqlglot.optimizer.annotate_types import annotate_types
+    from sqlglot.optimizer.qualify import qualify
+
+    query = tree.expression if isinstance(tree, exp.Create) else tree
+    try:
+        qualified = qualify(query.copy(), schema=INPUT_TYPES, dialect="duckdb", validate_qualify_columns=False)
+        annotated = annotate_types(qualified, schema=INPUT_TYPES, dialect="duckdb")
+    except sqlglot.errors.SqlglotError:
+        return {}
+    ctes = annotated.args["with_"].expressions if annotated.args.get("with_") else []
+    return {cte.alias_or_name: {item.alias_or_name: item.type for item in cte.this.selects} for cte in ctes}
+
+
+def _typed_null(data_type: exp.DataType | None) -> exp.Expr | None:
+    if data_type is None or data_type.this not in NULL_TYPES:
+        return None
+    return exp.cast(exp.Null(), data_type.copy())
+
+
+def _selected_bare(column: exp.Column, select: exp.Select) -> bool:
+    """Whether the query selects the column as it is (named, or under an alias of its own)."""
+    node: exp.Expr = column
+    if isinstance(node.parent, exp.Alias):
+        node = node.parent
+    return node.parent is select and node.arg_key == "expressions"
+
+
+def _own_nodes(select: exp.Select) -> Iterator[exp.Expr]:
+    """The nodes of a query, without those of the queries nested in it."""
+    nested = (exp.Select, exp.Subquery, exp.Union, exp.CTE)
+    for node in select.walk(prune=lambda node: node is not select and isinstance(node, nested)):
+        if node is select or not isinstance(node, nested):
+            yield node
 
 
 def _without_unread_ctes(tree: exp.Expr) -> exp.Expr:
@@ -487,11 +597,14 @@ def transpile(
     dialect: str = "spark",
     tables: Mapping[str, str] | None = None,
     columns: Mapping[str, Sequence[str]] | None = None,
+    spell_out_stars: bool | None = None,
 ) -> list[Statement]:
     """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``;
     ``per_query.sql`` is one statement with the steps before it (:func:`composed_per_query`).
     ``columns`` names the columns of the tables the file reads (``per_query`` for
-    ``summary.sql``), where a star over them is spelled out (:func:`expanded_stars`)."""
+    ``summary.sql``), where a star over them is spelled out (:func:`expanded_stars`): for every
+    dialect but DuckDB's, unless ``spell_out_stars`` says otherwise."""
+    spell_out_stars = dialect != "duckdb" if spell_out_stars is None else spell_out_stars
     if file_name not in PORTABLE_FILES:
         raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
     if dialect == "spark":
@@ -504,8 +617,9 @@ def transpile(
         if dialect == "spark":
             tree = _decimals_as_doubles(tree)
         tree = pruned(_bind_variables(tree, variables))
-        if dialect != "duckdb":
-            tree = expanded_stars(tree, columns)
+        if spell_out_stars:
+            # pruned again: with the stars spelled out, the joins of CTEs that select nothing go
+            tree = pruned(expanded_stars(tree, columns))
         tree = _rename_tables(tree, tables or {})
         if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
             if tree.kind == "TABLE" and dialect == "spark":

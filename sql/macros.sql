@@ -3814,6 +3814,18 @@ FROM (
     SELECT
       *
     FROM measures
+  ), worst AS (
+    SELECT
+      scores.*
+    FROM scores
+    WHERE
+      scores.ordering = 'worst' AND COALESCE(tie_bounds, FALSE)
+  ), best AS (
+    SELECT
+      scores.*
+    FROM scores
+    WHERE
+      scores.ordering = 'best' AND COALESCE(tie_bounds, FALSE)
   ), as_ranked AS (
     SELECT
       retrieved.*
@@ -3840,21 +3852,17 @@ FROM (
     SELECT
       scores.*
       EXCLUDE (ordering),
-      worst.ndcg AS ndcg_min,
-      best.ndcg AS ndcg_max,
+      CAST(worst.ndcg AS DOUBLE) AS ndcg_min,
+      CAST(best.ndcg AS DOUBLE) AS ndcg_max,
       CASE
         WHEN COALESCE(tie_bounds, FALSE) AND NOT scores.k IS NULL
         THEN COALESCE(straddles.tied_with_next, FALSE)
       END AS ties_straddle_k
     FROM scores
-    LEFT JOIN scores AS worst
-      ON worst.ordering = 'worst'
-      AND scores.query_id = worst.query_id
-      AND scores.k IS NOT DISTINCT FROM worst.k
-    LEFT JOIN scores AS best
-      ON best.ordering = 'best'
-      AND scores.query_id = best.query_id
-      AND scores.k IS NOT DISTINCT FROM best.k
+    LEFT JOIN worst
+      ON scores.query_id = worst.query_id AND scores.k IS NOT DISTINCT FROM worst.k
+    LEFT JOIN best
+      ON scores.query_id = best.query_id AND scores.k IS NOT DISTINCT FROM best.k
     LEFT JOIN straddles
       ON scores.query_id = straddles.query_id AND scores.k = straddles.rank
     WHERE
@@ -7686,6 +7694,18 @@ FROM (
       SELECT
         *
       FROM measures
+    ), worst AS (
+      SELECT
+        scores.*
+      FROM scores
+      WHERE
+        scores.ordering = 'worst' AND COALESCE(tie_bounds, FALSE)
+    ), best AS (
+      SELECT
+        scores.*
+      FROM scores
+      WHERE
+        scores.ordering = 'best' AND COALESCE(tie_bounds, FALSE)
     ), as_ranked AS (
       SELECT
         retrieved.*
@@ -7712,21 +7732,17 @@ FROM (
       SELECT
         scores.*
         EXCLUDE (ordering),
-        worst.ndcg AS ndcg_min,
-        best.ndcg AS ndcg_max,
+        CAST(worst.ndcg AS DOUBLE) AS ndcg_min,
+        CAST(best.ndcg AS DOUBLE) AS ndcg_max,
         CASE
           WHEN COALESCE(tie_bounds, FALSE) AND NOT scores.k IS NULL
           THEN COALESCE(straddles.tied_with_next, FALSE)
         END AS ties_straddle_k
       FROM scores
-      LEFT JOIN scores AS worst
-        ON worst.ordering = 'worst'
-        AND scores.query_id = worst.query_id
-        AND scores.k IS NOT DISTINCT FROM worst.k
-      LEFT JOIN scores AS best
-        ON best.ordering = 'best'
-        AND scores.query_id = best.query_id
-        AND scores.k IS NOT DISTINCT FROM best.k
+      LEFT JOIN worst
+        ON scores.query_id = worst.query_id AND scores.k IS NOT DISTINCT FROM worst.k
+      LEFT JOIN best
+        ON scores.query_id = best.query_id AND scores.k IS NOT DISTINCT FROM best.k
       LEFT JOIN straddles
         ON scores.query_id = straddles.query_id AND scores.k = straddles.rank
       WHERE

@@ -197,6 +197,61 @@ def test_pruning_changes_no_bit(option: str, value: object, monkeypatch: pytest.
     assert pruned.equals(whole)
 
 
+# the measures a join of an empty CTE leaves out, alone and together, and the options that
+# change which CTEs select nothing
+PRUNED_JOINS = [
+    *(("measures", m) for m in ("ndcg", "P,recall", "map,recip_rank,success", "Rprec,bpref,infAP", "iprec_at_recall")),
+    *(("measures", m) for m in ("G,Rndcg,ndcg_rel", "rbp,binG", "num_q,num_rel_ret,set_F,utility,gm_map", "all_trec")),
+    ("tie_bounds", True),
+    ("all_queries", True),
+    ("queries_without_judgments", "evaluate"),
+]
+
+
+def spark_shaped_per_query(evaluation: _Evaluation) -> pl.DataFrame:
+    """per_query.sql as the Spark engine gets it (stars spelled out, then pruned again, which
+    cuts the joins of CTEs that select nothing), run on DuckDB."""
+    connection = duckdb.connect()
+    run = pl.read_parquet(RUN).with_columns(
+        arrival=pl.int_range(pl.len(), dtype=pl.Int64), input_rank=pl.int_range(pl.len()).cast(pl.Float64)
+    )
+    connection.register("run", run)
+    connection.register("qrels", pl.read_parquet(QRELS))
+    columns = {"run": run.columns, "qrels": pl.read_parquet_schema(QRELS).names()}
+    variables = evaluation_variables(evaluation)
+    (statement,) = transpile.transpile(
+        "per_query.sql", variables, dialect="duckdb", columns=columns, spell_out_stars=True
+    )
+    connection.execute(statement.sql("duckdb"))
+    return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)
+
+
+@pytest.mark.parametrize(("option", "value"), PRUNED_JOINS, ids=str)
+def test_pruned_joins_change_no_value_and_no_type(option: str, value: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    evaluation = make_evaluation(k=[1, 5, 10], **{option: value})
+    cut = spark_shaped_per_query(evaluation)
+    whole = duckdb_per_query(evaluation, prune=False, monkeypatch=monkeypatch)
+    assert cut.height > 0
+    assert cut.schema == whole.schema
+    assert cut.equals(whole)
+
+
+def test_pruned_joins_leave_out_the_measures_not_asked_for() -> None:
+    columns = {
+        "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
+        "qrels": ["query_id", "doc_id", "relevance"],
+    }
+
+    def ctes(measures: str) -> set[str]:
+        variables = evaluation_variables(make_evaluation(k=[10], measures=measures))
+        (statement,) = transpile.transpile("per_query.sql", variables, columns=columns)
+        return {cte.alias_or_name for cte in statement.query.find_all(sqlglot.exp.CTE)}
+
+    assert not {"gain_curve", "relevance_curve", "ideal_curve", "worst", "best", "straddles"} & ctes("ndcg")
+    assert {"gain_curve", "ideal_curve"} <= ctes("ndcg,rbp")
+    assert "relevance_curve" in ctes("ndcg,bpref")
+
+
 def test_pruning_cuts_what_the_defaults_switch_off() -> None:
     (defaults,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation()))
     (bounds,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation(tie_bounds=True)))
