@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+from functools import cache
 from math import log2
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from pipeline.engines import polars as polars_engine
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY
 from pipeline.spec import COMPANION_MEASURES
 from tests.helpers import TOLERANCE, as_table, assert_tables_close, compute, frames, reference
+from tests.helpers.batch import Batch, Case, batch_name, batched_by_test_id
 from tests.helpers.cases import CASES, OPTION_CASES, OPTION_VALUES, random_case, reference_table, run_frame
 
 
@@ -39,11 +41,16 @@ def assert_tables_match(actual: dict, expected: dict, tolerance: float = TOLERAN
 
 
 def assert_engines_and_reference_agree(
-    run_rows: list[tuple], qrels_rows: list[tuple], evaluation: Evaluation, id_type: type = pl.String
+    run_rows: list[tuple],
+    qrels_rows: list[tuple],
+    evaluation: Evaluation,
+    id_type: type = pl.String,
+    by_sql: pl.DataFrame | None = None,
 ) -> None:
+    """``by_sql``: DuckDB's table for these inputs, where a batch computed it (else here)."""
     run, (_, qrels) = run_frame(run_rows, id_type), frames([], qrels_rows, id_type)
     by_polars = compute("polars", run, qrels, evaluation)
-    by_sql = compute("duckdb", run, qrels, evaluation)
+    by_sql = compute("duckdb", run, qrels, evaluation) if by_sql is None else by_sql
     assert_tables_match(as_table(by_sql), as_table(by_polars))
     # the plan `evaluate` runs: given the distinct query ids, text ids are hashed while it runs
     by_hashed_ids = polars_engine.per_query(run, qrels, evaluation, **distinct_query_ids(run, qrels)).collect()
@@ -120,10 +127,23 @@ def _option_matrix() -> list:
     return params
 
 
-@pytest.mark.parametrize(("case", "options"), _option_matrix())
-def test_edge_case_matrix_under_each_option(case: str, options: dict) -> None:
+def matrix_case(case: str, options: dict) -> Case:
     run_rows, qrels_rows, _, id_type = {**CASES, **OPTION_CASES}[case]
-    assert_engines_and_reference_agree(run_rows, qrels_rows, Evaluation(**options), id_type)
+    return Case(run_frame(run_rows, id_type), frames([], qrels_rows, id_type)[1], Evaluation(**options))
+
+
+@cache
+def option_matrix_on_duckdb() -> Batch:
+    """DuckDB's side of the matrix, the cases that share their conventions in one evaluation
+    (tests/helpers/batch.py): an evaluation of a few rows costs its planning, not its rows."""
+    return batched_by_test_id(_option_matrix(), matrix_case, lambda *case: compute("duckdb", *case))
+
+
+@pytest.mark.parametrize(("case", "options"), _option_matrix())
+def test_edge_case_matrix_under_each_option(case: str, options: dict, request: pytest.FixtureRequest) -> None:
+    run_rows, qrels_rows, _, id_type = {**CASES, **OPTION_CASES}[case]
+    by_sql = option_matrix_on_duckdb()[batch_name(request.node.callspec.id)]
+    assert_engines_and_reference_agree(run_rows, qrels_rows, Evaluation(**options), id_type, by_sql)
 
 
 def test_ties_are_broken_by_doc_id_descending() -> None:

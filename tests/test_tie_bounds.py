@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from functools import cache
 from math import log2
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.spec import COMPANION_MEASURES, SpecError
 from tests.helpers import TOLERANCE, compute, reference, run_cli
+from tests.helpers.batch import Batch, Case, batch_name, batched_by_test_id
 from tests.helpers.cases import (
     CASES,
     OPTION_CASES,
@@ -60,13 +62,21 @@ def assert_close(got: float | None, want: float | None, what: str) -> None:
         assert got == pytest.approx(want, abs=TOLERANCE), f"{what}: {got} != {want}"
 
 
-def assert_bounds_agree(run_rows: list[tuple], qrels_rows: list[tuple], evaluation: Evaluation, id_type: type) -> None:
+def assert_bounds_agree(
+    run_rows: list[tuple],
+    qrels_rows: list[tuple],
+    evaluation: Evaluation,
+    id_type: type,
+    by_sql: pl.DataFrame | None = None,
+) -> None:
+    """``by_sql``: DuckDB's table for these inputs, where a batch computed it (else here)."""
     run = run_frame(run_rows, id_type)
     qrels = qrels_frame(qrels_rows, id_type)
     expected = reference_bounds(run_rows, qrels_rows, evaluation)
     scores = reference_table(run_rows, qrels_rows, evaluation)
     for engine in ("polars", "duckdb"):
-        table = compute(engine, run, qrels, evaluation)
+        given = by_sql if engine == "duckdb" else None
+        table = compute(engine, run, qrels, evaluation) if given is None else given
         got = bounds_of(table)
         assert set(got) == set(expected), f"{engine}: rows differ"
         for key, (low, high, straddles) in expected.items():
@@ -96,10 +106,23 @@ def _matrix() -> list:
     return params
 
 
-@pytest.mark.parametrize(("case", "options"), _matrix())
-def test_edge_case_matrix_matches_brute_force(case: str, options: dict) -> None:
+def matrix_case(case: str, options: dict) -> Case:
     run_rows, qrels_rows, _, id_type = {**CASES, **OPTION_CASES}[case]
-    assert_bounds_agree(run_rows, qrels_rows, Evaluation(**options, tie_bounds=True), id_type)
+    return Case(run_frame(run_rows, id_type), qrels_frame(qrels_rows, id_type), Evaluation(**options, tie_bounds=True))
+
+
+@cache
+def matrix_on_duckdb() -> Batch:
+    """DuckDB's side of the matrix, the cases that share their conventions in one evaluation
+    (tests/helpers/batch.py): an evaluation of a few rows costs its planning, not its rows."""
+    return batched_by_test_id(_matrix(), matrix_case, lambda *case: compute("duckdb", *case))
+
+
+@pytest.mark.parametrize(("case", "options"), _matrix())
+def test_edge_case_matrix_matches_brute_force(case: str, options: dict, request: pytest.FixtureRequest) -> None:
+    run_rows, qrels_rows, _, id_type = {**CASES, **OPTION_CASES}[case]
+    by_sql = matrix_on_duckdb()[batch_name(request.node.callspec.id)]
+    assert_bounds_agree(run_rows, qrels_rows, Evaluation(**options, tie_bounds=True), id_type, by_sql)
 
 
 def small_random_case(seed: int) -> tuple[list[tuple], list[tuple], Evaluation]:

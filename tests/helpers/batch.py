@@ -107,3 +107,14 @@ def _group_key(name: str, case: Case) -> tuple:
 
 def _prefixed(name: str, frame: pl.LazyFrame) -> pl.LazyFrame:
     return frame.with_columns((pl.lit(f"{name}{SEPARATOR}") + pl.col("query_id")).alias("query_id"))
+
+
+def batched_by_test_id(params: list, case_of: Callable[..., Case], score: Score) -> Batch:
+    """A :class:`Batch` of a parametrized test's cases, named by the pytest ids of ``params``
+    (``case_of`` builds a case from a param's values); a test reads its table as
+    ``batch[batch_name(request.node.callspec.id)]``."""
+    return Batch({batch_name(param.id): case_of(*param.values) for param in params}, score)
+
+
+def batch_name(test_id: str) -> str:
+    return test_id.replace(SEPARATOR, "|")
