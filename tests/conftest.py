@@ -32,6 +32,9 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 
 SPARK_FIXTURES = frozenset({"local_spark", "spark_cli"})
+# `make test-fast` runs every test function, and of one parametrized over more than SAMPLED_OVER
+# cases (engines, options, matrices, seeds) every SAMPLE_EVERY-th: the rest is `exhaustive`
+SAMPLED_OVER, SAMPLE_EVERY = 4, 8
 
 
 def starts_processes(function: object, namespace: dict, seen: set[int] | None = None) -> bool:
@@ -64,8 +67,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Spark's cases of the `engine` fixture leave the tests marked `local_engines`. Marked by
     rule, for `make test-fast`: `spark`, every test that asks for the shared SparkSession;
     `subprocess`, every test whose code, or its module's fixtures and helpers, start processes
-    (the command line in a subprocess costs a second or more of imports each time)."""
+    (the command line in a subprocess costs a second or more of imports each time);
+    `exhaustive`, all but a sample of each test parametrized over many cases."""
     kept, deselected = [], []
+    cases: dict[tuple[str, str], list[pytest.Item]] = {}
+    for item in items:
+        if isinstance(item, pytest.Function) and getattr(item, "callspec", None) is not None:
+            cases.setdefault((item.module.__name__, item.originalname), []).append(item)
+    for same_function in cases.values():
+        if len(same_function) > SAMPLED_OVER:
+            for index, item in enumerate(same_function):
+                if index % SAMPLE_EVERY:
+                    item.add_marker(pytest.mark.exhaustive)
     for item in items:
         params = getattr(item, "callspec", None)
         on_spark = params is not None and params.params.get("engine") == "spark"

@@ -462,6 +462,7 @@ def test_queries_without_judgments_meet_the_other_conventions(
     assert summary["queries"] == len(expected_queries) - (1 if options.get("empty_ideal") == "skip" else 0)
 
 
+@pytest.mark.slow  # seconds: left out of make test-fast
 def test_the_peer_conventions_relate_to_the_defaults_on_the_edge_case_matrix() -> None:
     # On every case of tests/helpers/cases.py, both engines: P under min-k-retrieved is P@k
     # scaled by k / min(k, n), AP under min-k-relevant is AP scaled by R / min(k, R) (the

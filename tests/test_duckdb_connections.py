@@ -39,6 +39,7 @@ def idle_connection() -> object:
     return duckdb_engine._CONNECTIONS.idle.get(next(iter(duckdb_engine._CONNECTIONS.idle), None))
 
 
+@pytest.mark.slow  # seconds: left out of make test-fast
 def test_an_evaluation_after_others_gives_the_bits_of_a_new_connection() -> None:
     sequence = [(TEXT_IDS, ALL_TREC), (INTEGER_IDS, GRADED), (INTEGER_IDS, ALL_TREC), (TEXT_IDS, GRADED)]
     expected = [on_a_new_connection(inputs, evaluation) for inputs, evaluation in sequence]

@@ -236,6 +236,7 @@ def test_pruned_joins_change_no_value_and_no_type(option: str, value: object, mo
     assert cut.equals(whole)
 
 
+@pytest.mark.slow  # seconds: left out of make test-fast
 def test_pruned_joins_leave_out_the_measures_not_asked_for() -> None:
     columns = {
         "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
@@ -252,6 +253,7 @@ def test_pruned_joins_leave_out_the_measures_not_asked_for() -> None:
     assert "relevance_curve" in ctes("ndcg,bpref")
 
 
+@pytest.mark.slow  # seconds: left out of make test-fast
 def test_pruning_cuts_what_the_defaults_switch_off() -> None:
     (defaults,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation()))
     (bounds,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation(tie_bounds=True)))
@@ -263,6 +265,7 @@ def test_pruning_cuts_what_the_defaults_switch_off() -> None:
 # --- DuckDB's star forms, spelled out for Spark ---------------------------------------------------
 
 
+@pytest.mark.slow  # seconds: left out of make test-fast
 @pytest.mark.parametrize("tie_bounds", [False, True])
 def test_spelled_out_stars_give_duckdbs_own_tables(tie_bounds: bool) -> None:
     """`t.* exclude (...)` and `sum(columns(...))`, spelled out column by column, select what
