@@ -32,6 +32,7 @@ from tests.helpers import TOLERANCE, compute, frames
 from tests.helpers.batch import Batch, Case, through_api
 from tests.helpers.cases import random_case, run_frame
 from tests.helpers.reference import _keep_one_per_doc
+from tests.helpers.spark import per_query_on_spark
 
 ALL = ("ndcg", "P", "recall", "map", "recip_rank", "success")
 
@@ -449,13 +450,7 @@ def test_spark_agrees_with_polars_on_random_data(local_spark: object) -> None:
         )
         run, (_, qrels) = run_frame([row[:3] for row in run_rows]), frames([], qrels_rows)
         by_polars = compute("polars", run, qrels, evaluation)
-        table = spark_engine.per_query(
-            spark.createDataFrame(run.collect().to_arrow()),  # type: ignore[attr-defined]
-            spark.createDataFrame(qrels.collect().to_arrow()),  # type: ignore[attr-defined]
-            evaluation,
-        )
-        by_spark = pl.from_arrow(table.toArrow())
-        assert isinstance(by_spark, pl.DataFrame)
+        table, by_spark = per_query_on_spark(spark, run, qrels, evaluation)  # type: ignore[arg-type]
         assert_frame_equal(by_spark.sort("query_id", "k"), by_polars, rel_tol=0, abs_tol=TOLERANCE)
         summary = pl.from_arrow(spark_engine.summarize(table).toArrow())
         assert isinstance(summary, pl.DataFrame)

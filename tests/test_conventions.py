@@ -21,6 +21,7 @@ from pipeline.compare_job import check_conventions
 from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
 from tests.helpers import TOLERANCE, compute, run_cli
 from tests.helpers.cases import CASES, OPTION_CASES, run_frame
+from tests.helpers.spark import per_query_on_spark
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess; input-order ties and groups")
 
@@ -572,8 +573,6 @@ def test_spark_agrees_on_the_edge_case_matrix_under_the_peer_conventions(local_s
     # every case of tests/helpers/cases.py in one input (its queries renamed by case), so
     # Spark plans the transpiled SQL once; with all_queries, queries only in the run and only
     # in the qrels are both evaluated
-    from pipeline.engines import spark as spark_engine
-
     run_rows, qrels_rows = [], []
     for number, (case_run, case_qrels, _, _) in enumerate({**CASES, **OPTION_CASES}.values()):
         run_rows += [(f"{number}:{row[0]}", str(row[1]), float(row[2])) for row in case_run]
@@ -593,13 +592,7 @@ def test_spark_agrees_on_the_edge_case_matrix_under_the_peer_conventions(local_s
         queries_without_judgments="evaluate",
     )
     by_polars = compute("polars", run, qrels, evaluation)
-    table = spark_engine.per_query(
-        spark.createDataFrame(run.collect().to_arrow()),  # type: ignore[attr-defined]
-        spark.createDataFrame(qrels.collect().to_arrow()),  # type: ignore[attr-defined]
-        evaluation,
-    )
-    by_spark = pl.from_arrow(table.toArrow())
-    assert isinstance(by_spark, pl.DataFrame)
+    _, by_spark = per_query_on_spark(spark, run, qrels, evaluation)  # type: ignore[arg-type]
     assert_frame_equal(by_spark.sort("query_id", "k"), by_polars, rel_tol=0, abs_tol=TOLERANCE)
     assert by_polars.filter(pl.col("num_rel") == 0)["query_id"].n_unique() >= 2  # queries without judgments
     assert by_polars.filter(pl.col("num_ret") == 0)["query_id"].n_unique() >= 2  # queries without results

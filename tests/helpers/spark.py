@@ -25,12 +25,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
 import pytest
 
 from pipeline.engines.spark import SPARK_DRIVER_MEMORY
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from pipeline.spec import Evaluation
 
 # A small local session (1 core, no UI). Planning, not data, is what a test's tiny inputs
 # cost: adaptive re-planning at every stage and compiling whole-stage Java code took 15% of
@@ -207,3 +210,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.failed and _went_through_spark(item, call):
         SHARED_SPARK.poison()
     return report
+
+
+def per_query_on_spark(spark: SparkSession, run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> tuple:
+    """The Spark engine's per-query table of Polars inputs: the Spark DataFrame, checkpointed as
+    the engine's ``evaluate`` does (so that a summary is planned over its rows, not over the
+    per-query statement again), and the same table as a Polars frame."""
+    from pipeline.engines import spark as spark_engine
+
+    table = spark_engine.per_query(
+        spark.createDataFrame(run.collect().to_arrow()),
+        spark.createDataFrame(qrels.collect().to_arrow()),
+        evaluation,
+    ).localCheckpoint()
+    by_spark = pl.from_arrow(table.toArrow())
+    assert isinstance(by_spark, pl.DataFrame)
+    return table, by_spark
