@@ -100,7 +100,8 @@ def test_random_data(spark: pyspark_sql.SparkSession, seed: int) -> None:
 def test_summary_is_the_mean_of_the_per_query_rows(spark: pyspark_sql.SparkSession) -> None:
     run_rows, qrels_rows, evaluation = large_random_case(7, queries=40)
     run, qrels = frames(run_rows, qrels_rows)
-    table = spark_engine.per_query(to_spark(spark, run), to_spark(spark, qrels), evaluation)
+    # checkpointed as evaluate does: the summary is planned over the rows, not the statement again
+    table = spark_engine.per_query(to_spark(spark, run), to_spark(spark, qrels), evaluation).localCheckpoint()
     summary = to_polars(spark_engine.summarize(table)).sort("k", nulls_last=False)
     rows = to_polars(table)
     means = rows.group_by("k").agg(pl.len().alias("queries"), pl.col("ndcg").mean()).sort("k", nulls_last=False)
