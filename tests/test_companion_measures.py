@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections import defaultdict
 from functools import cache
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from pipeline.transpile import UNSUPPORTED
 from tests.helpers import TOLERANCE, compute, frames
 from tests.helpers.batch import Batch, Case, through_api
 from tests.helpers.cases import random_case, run_frame
-from tests.helpers.reference import _keep_one_per_doc
+from tests.helpers.reference import _keep_one_per_doc, by_query
 from tests.helpers.spark import per_query_on_spark
 
 ALL = ("ndcg", "P", "recall", "map", "recip_rank", "success")
@@ -225,12 +224,7 @@ def is_relevant_label(label: float | None, threshold: float | None) -> bool:
 
 def reference_companions(run_rows: list[tuple], qrels_rows: list[tuple], evaluation: Evaluation) -> dict:
     """``{(query_id, k): {measure: value}}`` by trec_eval's definitions, one query at a time."""
-    labels: dict = defaultdict(dict)
-    for query_id, doc_id, label in qrels_rows:
-        labels[query_id][doc_id] = label
-    results: dict = defaultdict(list)
-    for arrival, row in enumerate(run_rows):
-        results[row[0]].append((arrival, row[1], row[2], row[3] if len(row) > 3 else None))
+    labels, results = by_query(run_rows, qrels_rows)
     queries = [q for q in results if q in labels]
     if evaluation.all_queries:
         queries += [q for q in labels if q not in results]

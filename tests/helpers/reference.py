@@ -187,12 +187,7 @@ def tie_bounds_table(
     :func:`ndcg_table`; small inputs only (the orders multiply)."""
     table = ndcg_table(run, qrels, cutoffs, **options)  # type: ignore[arg-type]
     ties = options.get("ties", "docid-desc")
-    labels: dict = defaultdict(dict)
-    for query_id, doc_id, label in qrels:
-        labels[query_id][doc_id] = label
-    results: dict = defaultdict(list)
-    for arrival, row in enumerate(run):
-        results[row[0]].append((arrival, row[1], row[2], row[3] if len(row) > 3 else None))
+    labels, results = by_query(run, qrels)
     rules = {name: options.get(name, default) for name, default in RULE_DEFAULTS.items()}
     levels = options.get("levels")
     threshold = options.get("relevance_threshold")
@@ -263,3 +258,15 @@ def summary(table: dict[tuple, tuple[float, float, float, float | None]]) -> dic
         means = [sum(r[i] for r in rows) / len(rows) if rows else None for i in range(4)]
         out[k] = (len(rows), *means)
     return out
+
+
+def by_query(run: list[tuple], qrels: list[tuple]) -> tuple[dict, dict]:
+    """The judgments as ``{query: {doc: label}}`` and the results as ``{query: [(arrival, doc,
+    score, input rank or None)]}``, in arrival order."""
+    labels: dict = defaultdict(dict)
+    for query_id, doc_id, label in qrels:
+        labels[query_id][doc_id] = label
+    results: dict = defaultdict(list)
+    for arrival, row in enumerate(run):
+        results[row[0]].append((arrival, row[1], row[2], row[3] if len(row) > 3 else None))
+    return labels, results
