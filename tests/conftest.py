@@ -34,7 +34,7 @@ def engine(request: pytest.FixtureRequest) -> str:
 SPARK_FIXTURES = frozenset({"local_spark", "spark_cli"})
 # `make test-fast` runs every test function, and of one parametrized over more than SAMPLED_OVER
 # cases (engines, options, matrices, seeds) every SAMPLE_EVERY-th: the rest is `exhaustive`
-SAMPLED_OVER, SAMPLE_EVERY = 4, 8
+SAMPLED_OVER, SAMPLE_EVERY = 4, 12
 
 
 def starts_processes(function: object, namespace: dict, seen: set[int] | None = None) -> bool:
