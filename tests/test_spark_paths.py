@@ -34,6 +34,7 @@ def _ndcg_at_2(per_query: pl.DataFrame) -> float:
     return float(per_query.filter(pl.col("k") == 2)["ndcg"].item())
 
 
+@pytest.mark.timeout(900)  # five Spark evaluations: 43 s quiet, past 300 s beside 8 CPU-bound processes
 def test_names_with_glob_characters_and_colons_are_read_literally(
     tmp_path: Path, local_spark: object, spark_cli: Callable[..., CompletedProcess[str]]
 ) -> None:
