@@ -609,9 +609,48 @@ def transpile(
         raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
     if dialect == "spark":
         check_supported(variables)
-    composed = file_name == PER_QUERY_STEPS[-1]
-    parsed = [composed_per_query()] if composed else _parse(file_name, sql_file(file_name))
     statements = []
+    for bound in _bound_trees(file_name, variables, dialect, columns, spell_out_stars):
+        tree = _rename_tables(bound, tables or {})  # a copy: the cached tree stays as it is
+        if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
+            if tree.kind == "TABLE" and dialect == "spark":
+                # DuckDB materializes per_query once as a temp table; Spark has temp views only
+                tree.set("kind", "VIEW")
+            statements.append(Statement(view=tree.this.name, query=tree.expression, statement=tree))
+        else:
+            statements.append(Statement(view=None, query=tree, statement=tree))
+    return statements
+
+
+# Transpiled trees by everything they are made from, the SQL files' text included. Binding and
+# cutting the composed statement costs seconds of Python; a job evaluates its partitions, and a
+# session its calls, mostly with the same values.
+_BOUND_TREES: dict[tuple[str, ...], tuple[exp.Expr, ...]] = {}
+BOUND_TREES_KEPT = 32
+
+
+def _bound_trees(
+    file_name: str,
+    variables: Mapping[str, Any],
+    dialect: str,
+    columns: Mapping[str, Sequence[str]] | None,
+    spell_out_stars: bool,
+) -> tuple[exp.Expr, ...]:
+    composed = file_name == PER_QUERY_STEPS[-1]
+    texts = [text for _, text in per_query_steps()] if composed else [sql_file(file_name)]
+    key = (
+        file_name,
+        dialect,
+        repr(spell_out_stars),
+        repr(sorted(variables.items())),
+        repr(sorted((name, list(names)) for name, names in (columns or {}).items())),
+        *texts,
+    )
+    cached = _BOUND_TREES.get(key)
+    if cached is not None:
+        return cached
+    parsed = [composed_per_query()] if composed else _parse(file_name, texts[0])
+    trees = []
     for tree in parsed:
         tree = _strip_comments(tree)
         if dialect == "spark":
@@ -620,16 +659,11 @@ def transpile(
         if spell_out_stars:
             # pruned again: with the stars spelled out, the joins of CTEs that select nothing go
             tree = pruned(expanded_stars(tree, columns))
-        tree = _rename_tables(tree, tables or {})
-        if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
-            if tree.kind == "TABLE" and dialect == "spark":
-                # DuckDB materializes per_query once as a temp table; Spark has temp views only
-                tree = tree.copy()
-                tree.set("kind", "VIEW")
-            statements.append(Statement(view=tree.this.name, query=tree.expression, statement=tree))
-        else:
-            statements.append(Statement(view=None, query=tree, statement=tree))
-    return statements
+        trees.append(tree)
+    while len(_BOUND_TREES) >= BOUND_TREES_KEPT:
+        _BOUND_TREES.pop(next(iter(_BOUND_TREES)))
+    _BOUND_TREES[key] = result = tuple(trees)
+    return result
 
 
 def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> list[tuple[str, list[Statement]]]:

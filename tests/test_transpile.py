@@ -181,6 +181,7 @@ def duckdb_per_query(evaluation: _Evaluation, *, prune: bool, monkeypatch: pytes
     with monkeypatch.context() as patched:
         if not prune:
             patched.setattr(transpile, "pruned", lambda tree: tree)
+            patched.setattr(transpile, "_BOUND_TREES", {})  # not the pruned trees kept before
         connection.execute(transpile.sql_text(evaluation, dialect="duckdb"))
     return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)
 
@@ -260,6 +261,33 @@ def test_pruning_cuts_what_the_defaults_switch_off() -> None:
     # the tie bounds' orderings are read only with tie bounds
     assert "tie_orders__worst" not in defaults.sql() and "tie_orders__worst" in bounds.sql()
     assert len(defaults.sql()) < len(bounds.sql())
+
+
+def test_transpiled_trees_are_kept_by_everything_they_are_made_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound, cut trees are kept for the next evaluation with the same values, columns and
+    SQL files: never handed out to be changed, never kept across other values or files."""
+    monkeypatch.setattr(transpile, "_BOUND_TREES", {})
+    columns = {"per_query": ["query_id", "k", "ndcg"]}
+    variables = evaluation_variables(Evaluation())
+
+    def summary_sql(**changed: object) -> str:
+        (statement,) = transpile.transpile("summary.sql", {**variables, **changed}, columns=columns)
+        return statement.sql()
+
+    first = summary_sql()
+    (statement,) = transpile.transpile("summary.sql", variables, columns=columns, tables={"per_query": "mine"})
+    statement.query.set("where", sqlglot.exp.false())  # a caller changing what it was given
+    assert "mine" in statement.sql() and "mine" not in first
+    assert summary_sql() == first
+    assert len(transpile._BOUND_TREES) == 1
+    # the summary reads no variable: other values are another key, the same statement
+    assert summary_sql(ks=[3]) == first and len(transpile._BOUND_TREES) == 2
+    original = transpile.sql_file
+    monkeypatch.setattr(transpile, "sql_file", lambda name: original(name).replace("ndcg is not null", "ndcg is null"))
+    assert summary_sql() != first
+    monkeypatch.setattr(transpile, "BOUND_TREES_KEPT", 2)
+    summary_sql(ks=[4])
+    assert len(transpile._BOUND_TREES) == 2  # the oldest gone
 
 
 # --- DuckDB's star forms, spelled out for Spark ---------------------------------------------------
