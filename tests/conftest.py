@@ -9,7 +9,7 @@ import pytest
 # of tests/test_harness.py use the same code); importing their fixtures and hook here is what
 # makes pytest use them. The helpers the tests call are in tests/helpers too: conftest.py holds
 # only fixtures and hooks.
-from tests.helpers import ENGINES, run_cli
+from tests.helpers import ENGINES, run_cli_process
 from tests.helpers.s3 import s3_bucket, s3_server, s3_server_process
 from tests.helpers.spark import local_spark, pytest_runtest_makereport, shared_spark, spark_cli
 
@@ -39,7 +39,7 @@ SAMPLED_OVER, SAMPLE_EVERY = 4, 12
 
 def starts_processes(function: object, namespace: dict, seen: set[int] | None = None) -> bool:
     """Whether ``function``, or a function of its module it calls (however deep), runs
-    :func:`run_cli` or uses the subprocess module: read from the code, not by running it."""
+    :func:`run_cli_process` or uses the subprocess module: read from the code, not by running it."""
     code = getattr(function, "__code__", None)
     seen = set() if seen is None else seen
     if code is None or id(code) in seen:
@@ -51,7 +51,7 @@ def starts_processes(function: object, namespace: dict, seen: set[int] | None = 
         codes += [const for const in current.co_consts if hasattr(const, "co_names")]
         for name in current.co_names:
             value = namespace.get(name)
-            if value is run_cli or value is subprocess:
+            if value is run_cli_process or value is subprocess:
                 return True
             module = getattr(value, "__module__", None) or ""
             # the test module's own functions, and the shared helpers it calls

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.helpers import S3Bucket, run_cli
+from tests.helpers import S3Bucket, run_cli, settle
 
 FAST = ("--permutations", "200", "--bootstrap", "200", "--k", "10")
 QUERIES = [f"q{i}" for i in range(8)]
@@ -95,6 +95,7 @@ def test_a_manifest_without_a_digest_compares_by_identity_and_warns_when_it_cann
     qrels, copy = tmp_path / "qrels.parquet", tmp_path / "copy.parquet"
     JUDGED.write_parquet(qrels)
     shutil.copy(qrels, copy)
+    settle(qrels, copy)
     a, b = evaluate(run_a, qrels, tmp_path / "a"), evaluate(run_b, copy, tmp_path / "b")
     b_same = evaluate(run_b, qrels, tmp_path / "b_same")
     for output in (a, b, b_same):

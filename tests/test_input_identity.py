@@ -14,7 +14,7 @@ import pytest
 from pipeline.io.identity import identify, same
 from pipeline.job import Job, run_job
 from pipeline.spec import Evaluation
-from tests.helpers import ROOT, S3Bucket, run_cli
+from tests.helpers import ROOT, S3Bucket, run_cli, settle
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"
 
@@ -36,6 +36,7 @@ def test_manifest_records_each_input_file_with_size_mtime_and_ctime(tmp_path: Pa
     attributes = tmp_path / "attributes.csv"
     queries = pl.read_parquet(RUN)["query_id"].unique().sort()
     pl.DataFrame({"query_id": queries, "team": ["a"] * len(queries)}).write_csv(attributes)
+    settle(attributes)
     out = tmp_path / "out"
     result = run_cli(
         "evaluate", "--run", RUN, "--qrels", QRELS, "--group-by", "team", "--query-attributes", attributes,

@@ -18,7 +18,7 @@ import pytest
 from pipeline import Evaluation, per_query
 from pipeline.io.identity import identify
 from pipeline.job import Job, run_job
-from tests.helpers import ROOT, as_table, assert_tables_close, run_cli
+from tests.helpers import ROOT, as_table, assert_tables_close, run_cli, settle
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark's jobs: tests/test_spark.py)")
 
@@ -36,6 +36,7 @@ def logs(tmp_path: Path) -> Path:
         folder.mkdir(parents=True)
         shifted = run.with_columns(score=(pl.col("score") * (offset + 1)) % 7)
         shifted.write_parquet(folder / "part-0.parquet")
+    settle(tmp_path / "runs")
     return tmp_path
 
 

@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from pipeline.io.identity import differences
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, run_cli, settle
 
 pytestmark = pytest.mark.local_engines("the command line's text, the same on every engine")
 
@@ -121,12 +121,14 @@ def test_a_changed_file_is_described_in_dates_and_sizes() -> None:
 def test_skip_unchanged_says_why_in_words(tmp_path: Path) -> None:
     qrels = tmp_path / "qrels.parquet"
     shutil.copy(QRELS, qrels)
+    settle(qrels)
     out = tmp_path / "out"
     first = run_cli("evaluate", "--run", RUN, "--qrels", qrels, "--out", out, "--skip-unchanged")
     assert first.returncode == 0, first.stderr
     pl.read_parquet(qrels).head(100).write_parquet(qrels)
     past = time.time() - 3600  # settled: an hour old
     os.utime(qrels, (past, past))
+    settle(qrels)  # its status-change time is now
     second = run_cli("evaluate", "--run", RUN, "--qrels", qrels, "--out", out, "--skip-unchanged")
     assert second.returncode == 0, second.stderr
     (reason,) = [line for line in second.stderr.splitlines() if line.startswith("ndcg: recomputing")]

@@ -10,7 +10,6 @@ import json
 import math
 import os
 import shutil
-import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,8 +22,8 @@ from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
 from pipeline.job import Job
 from pipeline.reuse import recompute_reason, reuse_key, source_digest
-from tests.helpers import ROOT, S3Bucket
-from tests.helpers import run_cli as run_in_subprocess
+from tests.helpers import ROOT, S3Bucket, settle
+from tests.helpers import run_cli as run_in_this_process
 
 RUNS, QRELS = ROOT / "data/runs", ROOT / "data/qrels.parquet"
 DAYS = ("2026-11-20", "2026-11-21")
@@ -41,22 +40,11 @@ def logs(tmp_path: Path) -> Path:
     return root
 
 
-def settle(*paths: Path) -> None:
-    """Wait until every file under ``paths`` is settled (changed over 100 ms ago): a file changed
-    just before the CLI identifies it is recorded unsettled, and its unit recomputed on the next
-    run. The tests must not count on the CLI taking longer than that to start (about 0.2 s here)."""
-    from pipeline.io.identity import _settled
-
-    files = [file for path in paths for file in (path.rglob("*") if path.is_dir() else [path]) if file.is_file()]
-    while not all(_settled(s.st_ctime_ns, s.st_mtime_ns, time.time_ns()) for s in (f.stat() for f in files)):
-        time.sleep(0.01)
-
-
 def run_cli(*args: object, cwd: Path = ROOT) -> object:
     """The CLI, once the local inputs it is given are settled (the output folder is not an input)."""
     inputs = [cwd / str(arg) for flag, arg in zip(("", *args), args, strict=False) if flag != "--out"]
     settle(*(path for path in inputs if path != cwd and path.exists()))
-    return run_in_subprocess(*map(str, args), cwd=cwd)
+    return run_in_this_process(*map(str, args), cwd=cwd)
 
 
 def evaluate(logs: Path, out: Path, *flags: object, qrels: Path = QRELS) -> object:

@@ -19,7 +19,7 @@ from pipeline import Discount, Evaluation, Gain
 from pipeline.cli import main
 from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
-from tests.helpers import as_table, assert_tables_close, compute, frames, run_cli
+from tests.helpers import as_table, assert_tables_close, compute, frames, run_cli_process
 from tests.helpers.batch import Batch, Case
 from tests.helpers.cases import CASES
 from tests.helpers.spark_frames import QRELS, RUN, to_polars, to_spark
@@ -323,7 +323,7 @@ def test_library_evaluate_on_spark_returns_polars_frames(spark: pyspark_sql.Spar
 def test_cli_with_a_master_url_prints_no_progress_bars_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
     """A scheduler's log is not a terminal: Spark's console progress bars stay off there, with
     --spark-master too (a new JVM in a subprocess, as a scheduler starts it)."""
-    done = run_cli(
+    done = run_cli_process(
         "evaluate", "--engine", "spark", "--spark-master", "local[1]", "--run", RUN, "--qrels", QRELS, "--k", "5"
     )
     assert done.returncode == 0, done.stderr

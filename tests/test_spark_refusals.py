@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from pipeline.spec import CONVENTIONS, spark_refusals
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, run_cli_process
 
 RUN = ROOT / "data" / "run.parquet"
 QRELS = ROOT / "data" / "qrels.parquet"
@@ -32,7 +32,7 @@ def refused_quickly(monkeypatch: pytest.MonkeyPatch, *args: object) -> tuple[int
     return its exit code and its stderr without the import log."""
     monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
     started = time.monotonic()
-    done = run_cli("evaluate", "--engine", "spark", *args)
+    done = run_cli_process("evaluate", "--engine", "spark", *args)
     elapsed = time.monotonic() - started
     imported = set(_IMPORTED.findall(done.stderr))
     assert imported, "the import log is missing: the check below would prove nothing"

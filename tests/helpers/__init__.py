@@ -1,13 +1,17 @@
 """What test modules share: the paths, engines and tolerance of the suite, the small frames and
-tables most tests build, and the command line in a subprocess. The modules here hold the rest by
+tables most tests build, and the command line (in this process, or in a subprocess). The modules here hold the rest by
 subject (the edge-case matrix, the peers, the outputs, trec_eval's files, the SparkSession, the
 S3 server, the batching of Spark cases). Test modules import from here, never from each other
 or from conftest.py, which keeps only fixtures and hooks."""
 
 from __future__ import annotations
 
+import io
+import logging
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import polars as pl
@@ -30,6 +34,8 @@ __all__ = [
     "compute",
     "frames",
     "run_cli",
+    "run_cli_process",
+    "settle",
 ]
 
 ROOT = Path(__file__).resolve().parents[2]  # tests/helpers/__init__.py -> the repository
@@ -71,8 +77,61 @@ def assert_tables_close(actual: dict, expected: dict, tolerance: float = TOLERAN
             assert got == pytest.approx(want, abs=tolerance), f"{name} of {key}: {got} != {want}"
 
 
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """The real command line in a subprocess, as a user or a scheduler runs it."""
+def run_cli_process(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The real command line in a subprocess, as a user or a scheduler runs it: for what only a
+    process shows (its exit, its signals, its environment, what reaches its descriptors)."""
     return subprocess.run(
         [sys.executable, "-m", "pipeline", *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300
     )
+
+
+def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """The command line's ``main`` in this process, in ``cwd``, with its exit code and output as
+    :func:`run_cli_process` gives them: the same code from the parsing of the arguments to the
+    exit code, without a second of imports per call. What the command changes of the process
+    (the working directory, stdout and stderr, the root logger) is put back."""
+    from pipeline.cli import main
+
+    argv = [str(arg) for arg in args]
+    out, err = _captured_stream(), _captured_stream()
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    streams, directory = (sys.stdout, sys.stderr), os.getcwd()
+    try:
+        os.chdir(cwd)
+        sys.stdout, sys.stderr = out, err
+        try:
+            code = main(argv)
+        except SystemExit as exit:  # argparse's usage errors and --help, as the process would exit
+            code = exit.code if isinstance(exit.code, int) else int(exit.code is not None)
+            if isinstance(exit.code, str):
+                print(exit.code, file=sys.stderr)
+    finally:
+        sys.stdout, sys.stderr = streams
+        os.chdir(directory)
+        root.handlers[:] = handlers
+        root.setLevel(level)
+    return subprocess.CompletedProcess(argv, code, _text_of(out), _text_of(err))
+
+
+def _captured_stream() -> io.TextIOWrapper:
+    # UTF-8 and not a terminal, as a subprocess's pipe under the suite's environment
+    return io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline="", write_through=True)
+
+
+def _text_of(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    data = stream.buffer.getvalue()  # type: ignore[attr-defined]
+    # decoded as subprocess.run(text=True) decodes: universal newlines
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def settle(*paths: Path) -> None:
+    """Wait until every file under ``paths`` is settled (changed over 100 ms ago): a file changed
+    just before the CLI identifies it is recorded unsettled, and its unit recomputed on the next
+    run. The tests must not count on the CLI taking any time to start (in this process it takes none)."""
+    from pipeline.io.identity import _settled
+
+    files = [file for path in paths for file in (path.rglob("*") if path.is_dir() else [path]) if file.is_file()]
+    while not all(_settled(s.st_ctime_ns, s.st_mtime_ns, time.time_ns()) for s in (f.stat() for f in files)):
+        time.sleep(0.01)
