@@ -35,13 +35,24 @@ CONVERSIONS = {
 }
 
 
+def assert_expected(result: object) -> None:
+    summary, per_query_table = result.summary, result.per_query  # type: ignore[attr-defined]
+    means = dict(zip(summary["k"].to_list(), summary["ndcg"].to_list(), strict=True))
+    assert means == pytest.approx(EXPECTED, abs=1e-12)
+    assert per_query_table["query_id"].dtype == pl.String
+
+
+@pytest.mark.local_engines("the front makes every kind a Polars frame for every engine (as_polars): Spark's case below")
 @pytest.mark.parametrize("kind", list(CONVERSIONS))
 def test_frames_of_every_kind_with_their_own_column_names(kind: str, engine: str) -> None:
     convert = CONVERSIONS[kind]
-    result = evaluate(convert(RUN), convert(QRELS), k=1, columns=COLUMNS, engine=engine)  # type: ignore[arg-type]
-    means = dict(zip(result.summary["k"].to_list(), result.summary["ndcg"].to_list(), strict=True))
-    assert means == pytest.approx(EXPECTED, abs=1e-12)
-    assert result.per_query["query_id"].dtype == pl.String
+    assert_expected(evaluate(convert(RUN), convert(QRELS), k=1, columns=COLUMNS, engine=engine))  # type: ignore[arg-type]
+
+
+def test_spark_takes_the_polars_frame_every_kind_becomes(local_spark: object) -> None:
+    """On Spark, a frame of another kind is the Polars frame the front makes of it (the test
+    above), handed to Spark through Arrow and renamed there."""
+    assert_expected(evaluate(RUN.lazy(), QRELS, k=1, columns=COLUMNS, engine="spark"))
 
 
 def test_k_as_an_int_a_list_or_text_gives_the_same_table() -> None:

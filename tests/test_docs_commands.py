@@ -6,7 +6,7 @@ The rule, also in docs/development.md:
   ``python -m pipeline ``, ``duckdb `` or ``make eval`` (after an optional ``$ `` prompt) is one
   test case, named ``file:line``. A line ending in ``\\`` goes on in the next one.
 - It runs as a user runs it from the repository root after ``make dev`` with ``.venv/bin`` on the
-  PATH: through bash, in a temporary copy of the files the commands read (``data/``, ``sql/``,
+  PATH: through bash (plain ``ndcg`` lines: see below), in a temporary copy of the files the commands read (``data/``, ``sql/``,
   ``eval.toml``, ``Makefile``, ``pyproject.toml``, ``docs/conventions/``), so outputs never land in the checkout.
 - It must exit 0, or the code its own comment names: ``# exit 6``.
 - A command reading what an earlier command of the same page wrote (a path given there to
@@ -18,11 +18,15 @@ The rule, also in docs/development.md:
 - Not run: blocks whose fence ends in ``-norun`` (``console-norun``: a cluster, a placeholder,
   an install step), and lines naming a placeholder (``<...>``) or a remote URL (``s3://``,
   ``s3a://``, ``hdfs://``, ...), which need a store or a cluster this test does not have.
-- A line with ``--engine spark`` is marked ``spark`` and ``slow`` and runs in this process, through
-  the command line's ``main`` on the tests' shared SparkSession (``spark_cli``): in a subprocess
-  it would start a JVM of its own (30 s or more, minutes on a busy machine), and what bash and the
-  ``ndcg`` script add is proved by every other line. Such a line must be a plain ``ndcg ...``
-  command (no shell syntax), which the test checks.
+- A plain ``ndcg ...`` line (one line, no shell syntax: no glob, expansion, redirection, pipe or
+  escape, so bash would only split it into words) runs in this process, through the command
+  line's ``main`` (``run_cli``) with the words bash would pass: a second of imports saved per
+  line. What bash and the ``ndcg`` script add is proved by the other lines (``python -m pipeline``,
+  ``make``, pipes and redirections) and by the tests of the installed wheel.
+- A line with ``--engine spark`` is marked ``spark`` and ``slow`` and runs in this process on the
+  tests' shared SparkSession (``spark_cli``): in a subprocess it would start a JVM of its own
+  (30 s or more, minutes on a busy machine). Such a line must be a plain ``ndcg ...`` command,
+  which the test checks.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_cli
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 COPIED = ["data", "sql", "eval.toml", "Makefile", "pyproject.toml", "docs/conventions"]
@@ -143,7 +147,27 @@ def shell_line(command: Command) -> str:
     return f"{line} VENV={venv} -o {venv}/.installed -o {venv}/.installed-dev"
 
 
+# what makes bash do more than split a line into words: globs, expansions, redirections, pipes,
+# lists, escapes, line breaks
+SHELL_SYNTAX = re.compile(r"[*?\[\]$~{}|&;<>`\\\n]")
+
+
+def plain_ndcg_words(command: Command) -> list[str] | None:
+    """The arguments of a one-line ``ndcg ...`` command without shell syntax, as bash would pass
+    them to the script (None for any other line)."""
+    line = command.text.split(" #", 1)[0]
+    if command.whole_script or not line.startswith("ndcg ") or SHELL_SYNTAX.search(line):
+        return None
+    return shlex.split(line)[1:]
+
+
 def run(command: Command, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A plain ``ndcg ...`` line runs the command line's ``main`` in this process (the same
+    arguments, exit code and output, without a second of imports each); any other line runs
+    in bash."""
+    words = plain_ndcg_words(command)
+    if words is not None:
+        return run_cli(*words, cwd=cwd)
     environment = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -236,12 +260,12 @@ def test_command_runs_as_printed(command: Command, replays: Replays, tmp_path: P
 
 def spark_arguments(command: Command) -> list[str]:
     """The arguments of a plain ``ndcg ...`` line, what bash would pass to the script."""
-    words = shlex.split(command.text.split(" #", 1)[0])
-    assert words[0] == "ndcg" and not set(words) & {"|", "&&", "||", ";", ">", "<", "&"}, (
+    words = plain_ndcg_words(command)
+    assert words is not None, (
         f"{command.name}: a line with --engine spark runs in the tests' process, so it must be a plain "
         f"`ndcg ...` command without shell syntax: {command.text}"
     )
-    return words[1:]
+    return words
 
 
 @pytest.mark.parametrize("command", [case(command) for command in ALL if on_spark(command)])
