@@ -88,11 +88,11 @@ $(DBT_VENV)/.installed: examples/dbt-duckdb/requirements.txt
 test: dev browser $(VENV)/.installed-peers $(DBT_VENV)/.installed ## install what the tests need (peer tools, a browser) and run the whole suite
 	$(BIN)/python -m pytest -q -n $(WORKERS)
 
-# The inner loop: no JVM, no subprocess, no browser, none of the tests marked slow, and of the
+# The inner loop: no JVM, no subprocess, no command line, no browser, none of the tests marked slow, and of the
 # tests parametrized over more than 4 cases every 12th (pyproject's markers say which); the peer tools are
 # installed as for make test. CI and make test run everything.
-FAST ?= not spark and not subprocess and not slow and not browser and not exhaustive
-test-fast: dev $(VENV)/.installed-peers ## every test function without Spark, subprocesses, the browser, slow tests; a sample of each matrix
+FAST ?= not spark and not subprocess and not cli and not slow and not browser and not exhaustive
+test-fast: dev $(VENV)/.installed-peers ## every test function without Spark, subprocesses, the command line, the browser, slow tests; a sample of each matrix
 	$(BIN)/python -m pytest -q -n $(WORKERS) -m "$(FAST)"
 
 $(VENV)/.installed-bench: $(VENV)/.installed

@@ -9,7 +9,7 @@ import pytest
 # of tests/test_harness.py use the same code); importing their fixtures and hook here is what
 # makes pytest use them. The helpers the tests call are in tests/helpers too: conftest.py holds
 # only fixtures and hooks.
-from tests.helpers import ENGINES, run_cli_process
+from tests.helpers import ENGINES, run_cli, run_cli_process
 from tests.helpers.s3 import s3_bucket, s3_server, s3_server_process
 from tests.helpers.spark import local_spark, pytest_runtest_makereport, shared_spark, spark_cli
 
@@ -37,9 +37,9 @@ SPARK_FIXTURES = frozenset({"local_spark", "spark_cli"})
 SAMPLED_OVER, SAMPLE_EVERY = 4, 12
 
 
-def starts_processes(function: object, namespace: dict, seen: set[int] | None = None) -> bool:
-    """Whether ``function``, or a function of its module it calls (however deep), runs
-    :func:`run_cli_process` or uses the subprocess module: read from the code, not by running it."""
+def reaches(function: object, namespace: dict, targets: tuple[object, ...], seen: set[int] | None = None) -> bool:
+    """Whether ``function``, or a function of its module or of tests/helpers it calls (however
+    deep), names one of ``targets`` (a function, a module): read from the code, not by running it."""
     code = getattr(function, "__code__", None)
     seen = set() if seen is None else seen
     if code is None or id(code) in seen:
@@ -51,15 +51,20 @@ def starts_processes(function: object, namespace: dict, seen: set[int] | None = 
         codes += [const for const in current.co_consts if hasattr(const, "co_names")]
         for name in current.co_names:
             value = namespace.get(name)
-            if value is run_cli_process or value is subprocess:
+            if any(value is target for target in targets):
                 return True
             module = getattr(value, "__module__", None) or ""
             # the test module's own functions, and the shared helpers it calls
-            if module == namespace.get("__name__") and starts_processes(value, namespace, seen):
+            if module == namespace.get("__name__") and reaches(value, namespace, targets, seen):
                 return True
-            if module.startswith("tests.helpers") and starts_processes(value, vars(sys.modules[module]), seen):
+            if module.startswith("tests.helpers") and reaches(value, vars(sys.modules[module]), targets, seen):
                 return True
     return False
+
+
+# what marks a test `subprocess` (it starts processes) and `cli` (it runs the command line here)
+STARTS_PROCESSES = (run_cli_process, subprocess)
+RUNS_THE_CLI = (run_cli,)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m reads the marks
@@ -67,8 +72,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Spark's cases of the `engine` fixture leave the tests marked `local_engines`. Marked by
     rule, for `make test-fast`: `spark`, every test that asks for the shared SparkSession;
     `subprocess`, every test whose code, or its module's fixtures and helpers, start processes
-    (the command line in a subprocess costs a second or more of imports each time);
-    `exhaustive`, all but a sample of each test parametrized over many cases."""
+    (the command line in a subprocess costs a second or more of imports each time); `cli`, every
+    test that runs the command line in its own process (`run_cli`: a whole evaluation, output
+    files and all, per call); `exhaustive`, all but a sample of each test parametrized over many cases."""
     kept, deselected = [], []
     cases: dict[tuple[str, str], list[pytest.Item]] = {}
     for item in items:
@@ -85,7 +91,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         fixtures = set(getattr(item, "fixturenames", ()))
         if SPARK_FIXTURES & fixtures and item.get_closest_marker("spark") is None:
             item.add_marker(pytest.mark.spark)
-        if isinstance(item, pytest.Function) and item.get_closest_marker("subprocess") is None:
+        if isinstance(item, pytest.Function):
             namespace = vars(item.module)
             definitions = item._fixtureinfo.name2fixturedefs
             own = [
@@ -94,8 +100,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 for d in definitions.get(name, ())
                 if d.func.__module__ == namespace["__name__"]
             ]
-            if any(starts_processes(function, namespace) for function in (item.function, *own)):
+            functions = (item.function, *own)
+            if any(reaches(function, namespace, STARTS_PROCESSES) for function in functions):
                 item.add_marker(pytest.mark.subprocess)
+            if any(reaches(function, namespace, RUNS_THE_CLI) for function in functions):
+                item.add_marker(pytest.mark.cli)
         (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)

@@ -1,7 +1,7 @@
 """What test modules share: the paths, engines and tolerance of the suite, the small frames and
-tables most tests build, and the command line (in this process, or in a subprocess). The modules here hold the rest by
-subject (the edge-case matrix, the peers, the outputs, trec_eval's files, the SparkSession, the
-S3 server, the batching of Spark cases). Test modules import from here, never from each other
+tables most tests build, and the command line (in this process, or in a subprocess). The modules
+here hold the rest by subject (the edge-case matrix, the peers, the outputs, trec_eval's files,
+the SparkSession, the S3 server, the batching of Spark cases). Test modules import from here, never from each other
 or from conftest.py, which keeps only fixtures and hooks."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import polars as pl
 import pytest
@@ -85,7 +86,7 @@ def run_cli_process(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess
     )
 
 
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, cwd: Path = ROOT) -> CompletedProcess[str]:
     """The command line's ``main`` in this process, in ``cwd``, with its exit code and output as
     :func:`run_cli_process` gives them: the same code from the parsing of the arguments to the
     exit code, without a second of imports per call. What the command changes of the process
@@ -111,7 +112,8 @@ def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         os.chdir(directory)
         root.handlers[:] = handlers
         root.setLevel(level)
-    return subprocess.CompletedProcess(argv, code, _text_of(out), _text_of(err))
+    # CompletedProcess imported by name: tests/conftest.py marks `subprocess` on code that reads the module
+    return CompletedProcess(argv, code, _text_of(out), _text_of(err))
 
 
 def _captured_stream() -> io.TextIOWrapper:
