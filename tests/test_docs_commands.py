@@ -6,8 +6,9 @@ The rule, also in docs/development.md:
   ``python -m pipeline ``, ``duckdb `` or ``make eval`` (after an optional ``$ `` prompt) is one
   test case, named ``file:line``. A line ending in ``\\`` goes on in the next one.
 - It runs as a user runs it from the repository root after ``make dev`` with ``.venv/bin`` on the
-  PATH: through bash (plain ``ndcg`` lines: see below), in a temporary copy of the files the commands read (``data/``, ``sql/``,
-  ``eval.toml``, ``Makefile``, ``pyproject.toml``, ``docs/conventions/``), so outputs never land in the checkout.
+  PATH: through bash (plain ``ndcg`` lines: see below), in a temporary copy of the files the
+  commands read (``data/``, ``sql/``, ``eval.toml``, ``Makefile``, ``pyproject.toml``,
+  ``docs/conventions/``), so outputs never land in the checkout.
 - It must exit 0, or the code its own comment names: ``# exit 6``.
 - A command reading what an earlier command of the same page wrote (a path given there to
   ``--out``, ``--html`` or ``--png``) gets those earlier commands replayed first, in page order.
