@@ -19,12 +19,16 @@ Rewrites that keep DuckDB's meaning (each tested):
   The SQL switches conventions with such branches; Spark analyses every branch it is given, and
   the switched-off ones were most of the plan (the tie bounds' orderings, the other ideals).
 
+The bound, cut trees are kept (:func:`_bound_trees`) by everything they are made from, the SQL
+files' text included: the next evaluation with the same values starts from them.
+
 This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no engine.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -626,6 +630,7 @@ def transpile(
 # cutting the composed statement costs seconds of Python; a job evaluates its partitions, and a
 # session its calls, mostly with the same values.
 _BOUND_TREES: dict[tuple[str, ...], tuple[exp.Expr, ...]] = {}
+_BOUND_TREES_LOCK = threading.Lock()
 BOUND_TREES_KEPT = 32
 
 
@@ -646,7 +651,8 @@ def _bound_trees(
         repr(sorted((name, list(names)) for name, names in (columns or {}).items())),
         *texts,
     )
-    cached = _BOUND_TREES.get(key)
+    with _BOUND_TREES_LOCK:
+        cached = _BOUND_TREES.get(key)
     if cached is not None:
         return cached
     parsed = [composed_per_query()] if composed else _parse(file_name, texts[0])
@@ -660,9 +666,11 @@ def _bound_trees(
             # pruned again: with the stars spelled out, the joins of CTEs that select nothing go
             tree = pruned(expanded_stars(tree, columns))
         trees.append(tree)
-    while len(_BOUND_TREES) >= BOUND_TREES_KEPT:
-        _BOUND_TREES.pop(next(iter(_BOUND_TREES)))
-    _BOUND_TREES[key] = result = tuple(trees)
+    result = tuple(trees)
+    with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)
+        while len(_BOUND_TREES) >= BOUND_TREES_KEPT:
+            _BOUND_TREES.pop(next(iter(_BOUND_TREES)))
+        _BOUND_TREES[key] = result
     return result
 
 
