@@ -27,6 +27,7 @@ This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no 
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -188,14 +189,15 @@ def _always(condition: exp.Expr) -> bool | None:
     return result.this if isinstance(result, exp.Boolean) else None
 
 
-def pruned(tree: exp.Expr) -> exp.Expr:
+def pruned(tree: exp.Expr, *, cut_joins: bool = True) -> exp.Expr:
     """The tree without the ``union all`` branches that select no row whatever the data, and
     without the CTEs no one reads then.
 
     A branch selects no row when its ``where`` is false once the variables are bound, or when
     it only reads (from, or as the left side of a join) a CTE that selects none and does not
     aggregate it into one row. A left branch goes only where the right one names the same
-    columns, so the result's columns never change.
+    columns, so the result's columns never change. With ``cut_joins``, the left joins of such
+    CTEs go too (:func:`_without_left_joins_of_nothing`).
 
     >>> sql = "with a as (select 1 as x), b as (select 2 as x), c as (select x from a where 'zero' = 'drop') "
     >>> sql += "select x from c union all select x from b where coalesce(null, true)"
@@ -225,7 +227,8 @@ def pruned(tree: exp.Expr) -> exp.Expr:
                 else:
                     union.replace(kept)
                 break
-    _without_left_joins_of_nothing(tree, empty)
+    if cut_joins:
+        _without_left_joins_of_nothing(tree, empty)
     return _without_unread_ctes(tree)
 
 
@@ -276,7 +279,7 @@ def _without_left_joins_of_nothing(tree: exp.Expr, empty: set[str]) -> None:
                 continue
             of_e = [column for column in columns if column.table == table.alias_or_name]
             if types is None:
-                types = _cte_column_types(tree)
+                types = _cte_column_types(tree, empty)
             nulls = [_typed_null(types.get(table.name, {}).get(column.name)) for column in of_e]
             if any(null is None and _selected_bare(column, select) for column, null in zip(of_e, nulls, strict=True)):
                 continue
@@ -298,15 +301,31 @@ NULL_TYPES = frozenset(
 )
 
 
-def _cte_column_types(tree: exp.Expr) -> dict[str, dict[str, exp.DataType]]:
-    """``{cte: {column: type}}`` as sqlglot infers them over :data:`INPUT_TYPES`; empty where
-    the statement reads other tables or cannot be typed."""
+def _cte_column_types(tree: exp.Expr, names: set[str]) -> dict[str, dict[str, exp.DataType]]:
+    """``{cte: {column: type}}`` of the CTEs ``names`` and those they read, as sqlglot infers
+    them over :data:`INPUT_TYPES`; empty where the statement reads other tables or cannot be
+    typed. A CTE's types depend only on what it reads, so the rest of the statement is left
+    out: typing all of it took most of the time the cut costs."""
     from sqlglot.optimizer.annotate_types import annotate_types
     from sqlglot.optimizer.qualify import qualify
 
     query = tree.expression if isinstance(tree, exp.Create) else tree
+    ctes = query.args["with_"].expressions if query.args.get("with_") else []
+    by_name = {cte.alias_or_name: cte for cte in ctes}
+    needed, waiting = set(), [name for name in names if name in by_name]
+    while waiting:
+        name = waiting.pop()
+        if name not in needed:
+            needed.add(name)
+            waiting += [table.name for table in by_name[name].find_all(exp.Table) if table.name in by_name]
+    if not needed:
+        return {}
+    last = next(cte.alias_or_name for cte in reversed(ctes) if cte.alias_or_name in needed)
+    subset = exp.With(expressions=[cte.copy() for cte in ctes if cte.alias_or_name in needed])
+    query = exp.select("*").from_(last)
+    query.set("with_", subset)
     try:
-        qualified = qualify(query.copy(), schema=INPUT_TYPES, dialect="duckdb", validate_qualify_columns=False)
+        qualified = qualify(query, schema=INPUT_TYPES, dialect="duckdb", validate_qualify_columns=False)
         annotated = annotate_types(qualified, schema=INPUT_TYPES, dialect="duckdb")
     except Exception:  # any failure to type means no cut: slower to plan, never wrong
         return {}
@@ -655,15 +674,12 @@ def _bound_trees(
         cached = _BOUND_TREES.get(key)
     if cached is not None:
         return cached
-    parsed = [composed_per_query()] if composed else _parse(file_name, texts[0])
     trees = []
-    for tree in parsed:
-        tree = _strip_comments(tree)
-        if dialect == "spark":
-            tree = _decimals_as_doubles(tree)
-        tree = pruned(_bind_variables(tree, variables))
+    for tree in _parsed_trees(file_name, dialect, tuple(texts)):
+        # binding makes a copy; where the stars are spelled out, the joins of CTEs that select
+        # nothing are cut after that, all at once (typing the CTEs for the cut is its cost)
+        tree = pruned(_bind_variables(tree, variables), cut_joins=not spell_out_stars)
         if spell_out_stars:
-            # pruned again: with the stars spelled out, the joins of CTEs that select nothing go
             tree = pruned(expanded_stars(tree, columns))
         trees.append(tree)
     result = tuple(trees)
@@ -672,6 +688,19 @@ def _bound_trees(
             _BOUND_TREES.pop(next(iter(_BOUND_TREES)))
         _BOUND_TREES[key] = result
     return result
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed_trees(file_name: str, dialect: str, texts: tuple[str, ...]) -> tuple[exp.Expr, ...]:
+    """The file's trees before any value is bound (the texts are the key: they are what is
+    parsed), kept: parsing and composing the steps is a second of the first evaluation with any
+    new values. Never changed in place; :func:`_bound_trees` binds a copy."""
+    parsed = [composed_per_query()] if file_name == PER_QUERY_STEPS[-1] else _parse(file_name, texts[0])
+    trees = []
+    for tree in parsed:
+        tree = _strip_comments(tree)
+        trees.append(_decimals_as_doubles(tree) if dialect == "spark" else tree)
+    return tuple(trees)
 
 
 def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> list[tuple[str, list[Statement]]]:

@@ -180,7 +180,7 @@ def duckdb_per_query(evaluation: _Evaluation, *, prune: bool, monkeypatch: pytes
     connection.register("qrels", pl.read_parquet(QRELS))
     with monkeypatch.context() as patched:
         if not prune:
-            patched.setattr(transpile, "pruned", lambda tree: tree)
+            patched.setattr(transpile, "pruned", lambda tree, **_: tree)
             patched.setattr(transpile, "_BOUND_TREES", {})  # not the pruned trees kept before
         connection.execute(transpile.sql_text(evaluation, dialect="duckdb"))
     return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)

@@ -32,7 +32,7 @@ from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
 from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
 from pipeline.sql_files import evaluation_variables, summary_columns
-from pipeline.transpile import check_supported, transpile
+from pipeline.transpile import check_supported, output_columns, transpile
 
 # pyspark warns on every Arrow hand-over that pandas 3 is newer than it tests with; our
 # frames reach Spark through Arrow, not pandas, so the warning says nothing to the user.
@@ -121,15 +121,32 @@ def _private_views(frames: Mapping[str, DataFrame]) -> Iterator[dict[str, str]]:
 
 
 def _run_query(
-    spark: SparkSession, file_name: str, variables: Mapping[str, Any], tables: Mapping[str, str]
+    spark: SparkSession,
+    file_name: str,
+    variables: Mapping[str, Any],
+    tables: Mapping[str, str],
+    *,
+    without: Sequence[str] = (),
 ) -> DataFrame:
+    """The file's one statement as a DataFrame, less the columns ``without``.
+
+    The columns are left out in the SQL text, not by ``DataFrame.drop``: each DataFrame made
+    over a plan has Spark check the whole plan again, which for the per-query statement took
+    as long as a third of the evaluation."""
     columns = {name: spark.table(private).columns for name, private in tables.items()}
     (statement,) = transpile(file_name, variables, tables=tables, columns=columns)
     try:
         query = statement.query_sql()
     except sqlglot.errors.UnsupportedError as error:
         raise UsageError(f"sql/{file_name} does not transpile to Spark: {error}") from None
+    if without:
+        kept = [name for name in output_columns(statement.query, columns) if name not in without]
+        query = f"SELECT {', '.join(map(_quoted, kept))} FROM ({query}) AS {_quoted(file_name.removesuffix('.sql'))}"
     return spark.sql(query)
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
 
 
 # --- the engine -----------------------------------------------------------------------------
@@ -157,12 +174,13 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
         ),
         "qrels": qrels.select("query_id", "doc_id", "relevance"),
     }
-    with _private_views(inputs) as tables:
-        table = _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables)
     # the SQL's columns are fixed: the companion measures not asked for are null, and so are
     # the tie bounds without tie_bounds
-    table = table.drop(*(name for name in COMPANION_MEASURES if name not in evaluation.companions))
-    return table if evaluation.tie_bounds else table.drop(*TIE_BOUNDS_PER_QUERY)
+    without = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
+    if not evaluation.tie_bounds:
+        without += TIE_BOUNDS_PER_QUERY
+    with _private_views(inputs) as tables:
+        return _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables, without=without)
 
 
 def summarize(per_query_table: DataFrame) -> DataFrame:
