@@ -290,6 +290,27 @@ def test_transpiled_trees_are_kept_by_everything_they_are_made_from(monkeypatch:
     assert len(transpile._BOUND_TREES) == 2  # the oldest gone
 
 
+@pytest.mark.slow  # seconds: left out of make test-fast
+def test_the_parsed_steps_kept_for_new_values_are_never_changed_by_binding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The composed, parsed steps are kept across values; binding and cutting work on a copy,
+    so the statement for some values is the same before and after others were bound."""
+    monkeypatch.setattr(transpile, "_BOUND_TREES", {})
+    columns = {
+        "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
+        "qrels": ["query_id", "doc_id", "relevance"],
+    }
+
+    def per_query_sql(evaluation: _Evaluation) -> str:
+        (statement,) = transpile.transpile("per_query.sql", evaluation_variables(evaluation), columns=columns)
+        return statement.sql()
+
+    ndcg = make_evaluation(k=[5])
+    first = per_query_sql(ndcg)
+    other = per_query_sql(make_evaluation(k=[1, 3], measures="all_trec", tie_bounds=True))
+    transpile._BOUND_TREES.clear()  # bound again from the kept parse
+    assert per_query_sql(ndcg) == first != other
+
+
 # --- DuckDB's star forms, spelled out for Spark ---------------------------------------------------
 
 
