@@ -21,7 +21,6 @@ import polars as pl
 import pytest
 
 from pipeline import api
-from pipeline.cli import main
 from pipeline.errors import NdcgError
 from pipeline.io.read import Columns
 from tests.helpers import run_cli
@@ -292,34 +291,30 @@ def test_spark_refuses_first_duplicates_where_polars_keeps_them(local_spark: Spa
 # The CLI's spark path passes the validation flags and prints the warnings as the others do.
 
 
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
-    code = main(["evaluate", *args])
-    return from_stderr(code, capsys.readouterr().err)
+def cli(args: list[str]) -> Outcome:
+    done = run_cli("evaluate", *args)
+    return from_stderr(done.returncode, done.stderr)
 
 
 # a refusal and a flag: every case's outcome on Spark is test_spark_agrees_with_polars's, in process
 @pytest.mark.spark
 @pytest.mark.parametrize("name", ["fractional label", "fractional label allowed"])
-def test_cli_spark_errors_and_flags_as_polars(
-    local_spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
-) -> None:
+def test_cli_spark_errors_and_flags_as_polars(local_spark: SparkSession, tmp_path: Path, name: str) -> None:
     case = CASES[name]
     run, qrels = write_case(case, tmp_path)
     flags = cli_flags(case, run, qrels)
-    by_spark_cli, by_polars_cli = (cli(["--engine", engine, *flags], capsys) for engine in ("spark", "polars"))
+    by_spark_cli, by_polars_cli = (cli(["--engine", engine, *flags]) for engine in ("spark", "polars"))
     assert by_spark_cli == by_polars_cli
     assert_expected(case, by_spark_cli)
 
 
 @pytest.mark.spark
-def test_cli_spark_prints_warnings_and_honours_the_limit(
-    local_spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_cli_spark_prints_warnings_and_honours_the_limit(local_spark: SparkSession, tmp_path: Path) -> None:
     case = CASES["queries only on one side"]
     run, qrels = write_case(case, tmp_path)
     for limit in ("1", "0"):
         flags = [*cli_flags(case, run, qrels), "--warn-results-over", limit]
-        by_spark_cli, by_polars_cli = (cli(["--engine", engine, *flags], capsys) for engine in ("spark", "polars"))
+        by_spark_cli, by_polars_cli = (cli(["--engine", engine, *flags]) for engine in ("spark", "polars"))
         assert by_spark_cli == by_polars_cli and by_spark_cli.code == 0
         assert any("more than 1 results" in w for w in by_spark_cli.warnings) == (limit == "1")
         assert any("only in the qrels" in w for w in by_spark_cli.warnings)

@@ -178,18 +178,14 @@ def local_spark(shared_spark: SharedSpark, request: pytest.FixtureRequest) -> Sp
 
 
 @pytest.fixture
-def spark_cli(
-    local_spark: SparkSession, capsys: pytest.CaptureFixture[str]
-) -> Callable[..., subprocess.CompletedProcess[str]]:
-    """The command line run in this process on the shared Spark, with its exit code and
-    output as ``run_cli`` gives them: a subprocess would start a JVM of its own (20-60 s)."""
-    from pipeline.cli import main
+def spark_cli(local_spark: SparkSession) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """The command line run in this process on the shared Spark (``run_cli`` in the current
+    directory, the shared session the active one): a subprocess would start a JVM of its own
+    (20-60 s)."""
+    from tests.helpers import run_cli
 
     def run(*args: object) -> subprocess.CompletedProcess[str]:
-        argv = [str(arg) for arg in args]
-        code = main(argv)
-        captured = capsys.readouterr()
-        return subprocess.CompletedProcess(argv, code, captured.out, captured.err)
+        return run_cli(*map(str, args), cwd=Path.cwd())
 
     return run
 
