@@ -20,6 +20,7 @@ from pipeline.compare import convention_differences
 from pipeline.compare_job import check_conventions
 from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
 from tests.helpers import TOLERANCE, compute, run_cli
+from tests.helpers.batch import Batch, Case, batch_name
 from tests.helpers.cases import CASES, OPTION_CASES, run_frame
 from tests.helpers.spark import per_query_on_spark
 
@@ -470,6 +471,8 @@ def test_the_peer_conventions_relate_to_the_defaults_on_the_edge_case_matrix() -
     # definitions), and queries_without_judgments adds rows, never changes one.
     measures = "P,map,gm_map,num_ret,num_rel,recall"
     peers = {"ap_denominator": "min-k-relevant", "precision_denominator": "min-k-retrieved"}
+    variants = {"default": {}, "peers": peers, "evaluate": {**peers, "queries_without_judgments": "evaluate"}}
+    matrix = {}
     for case, (run_rows, qrels_rows, options, id_type) in {**CASES, **OPTION_CASES}.items():
         if len({(row[0], row[1]) for row in run_rows}) < len(run_rows) and "duplicates" not in options:
             options = {**options, "duplicates": "max-score"}
@@ -477,15 +480,17 @@ def test_the_peer_conventions_relate_to_the_defaults_on_the_edge_case_matrix() -
         qrels = pl.LazyFrame(
             qrels_rows, schema={"query_id": id_type, "doc_id": id_type, "relevance": pl.Float64}, orient="row"
         )
-        tables = {}
-        for name, extra in (
-            ("default", {}),
-            ("peers", peers),
-            ("evaluate", {**peers, "queries_without_judgments": "evaluate"}),
-        ):
+        for name, extra in variants.items():
             evaluation = Evaluation(measures=tuple(measures.split(",")), **options, **extra)  # type: ignore[arg-type]
-            by_polars = compute("polars", run, qrels, evaluation)
-            by_sql = compute("duckdb", run, qrels, evaluation)
+            matrix[batch_name(f"{case}:{name}")] = Case(run, qrels, evaluation)
+    # DuckDB's side in one evaluation per convention set (tests/helpers/batch.py)
+    by_duckdb = Batch(matrix, lambda run, qrels, evaluation: compute("duckdb", run, qrels, evaluation))  # type: ignore[arg-type]
+    for case in {**CASES, **OPTION_CASES}:
+        tables = {}
+        for name in variants:
+            alone = matrix[batch_name(f"{case}:{name}")]
+            by_polars = compute("polars", alone.run, alone.qrels, alone.evaluation)  # type: ignore[arg-type]
+            by_sql = by_duckdb[batch_name(f"{case}:{name}")]
             assert_frame_equal(by_sql, by_polars, rel_tol=0, abs_tol=TOLERANCE)
             tables[name] = {(row["query_id"], row["k"]): row for row in by_polars.iter_rows(named=True)}
         default, peer, evaluated = tables["default"], tables["peers"], tables["evaluate"]
