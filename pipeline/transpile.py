@@ -317,7 +317,8 @@ def _cte_column_types(tree: exp.Expr, names: set[str]) -> dict[str, dict[str, ex
         name = waiting.pop()
         if name not in needed:
             needed.add(name)
-            waiting += [table.name for table in by_name[name].find_all(exp.Table) if table.name in by_name]
+            read = (table for table in by_name[name].find_all(exp.Table) if not table.db)
+            waiting += [table.name for table in read if table.name in by_name]
     if not needed:
         return {}
     last = next(cte.alias_or_name for cte in reversed(ctes) if cte.alias_or_name in needed)

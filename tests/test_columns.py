@@ -10,6 +10,7 @@ no number."""
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -168,3 +169,13 @@ def test_spark_reads_each_input_under_its_own_names(
         *QRELS_FLAGS, "--json",
     )  # fmt: skip
     assert_summaries_close(summary_of(given), expected)
+
+
+def test_names_with_dots_spaces_and_backticks_are_read_as_one_column_on_every_engine(engine: str) -> None:
+    # Spark reads `a.b` as a field of a struct and a backtick ends a quoted name, unless quoted
+    run = pl.DataFrame({"query.id": ["q", "q"], "doc `id`": ["a", "b"], "my score": [2.0, 1.0]})
+    qrels = pl.DataFrame({"query.id": ["q"], "doc `id`": ["b"], "grade": [1]})
+    columns = Columns(query="query.id", doc="doc `id`", score="my score", label="grade")
+    result = evaluate(run, qrels, k=2, columns=columns, engine=engine)
+    # a (unjudged) at rank 1, b (label 1) at rank 2: DCG 1/log2(3), ideal 1
+    assert result.per_query.filter(pl.col("k") == 2)["ndcg"].item() == pytest.approx(1 / math.log2(3), abs=1e-12)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import sqlglot
 
 from pipeline import rules
-from pipeline.engines.spark_inputs import UNSIGNED, SparkChecked, SparkInput, validated
+from pipeline.engines.spark_inputs import UNSIGNED, SparkChecked, SparkInput, quoted, validated
 from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
@@ -141,12 +141,8 @@ def _run_query(
         raise UsageError(f"sql/{file_name} does not transpile to Spark: {error}") from None
     if without:
         kept = [name for name in output_columns(statement.query, columns) if name not in without]
-        query = f"SELECT {', '.join(map(_quoted, kept))} FROM ({query}) AS {_quoted(file_name.removesuffix('.sql'))}"
+        query = f"SELECT {', '.join(map(quoted, kept))} FROM ({query}) AS {quoted(file_name.removesuffix('.sql'))}"
     return spark.sql(query)
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 # --- the engine -----------------------------------------------------------------------------
@@ -309,7 +305,7 @@ def _as_spark(spark: SparkSession, value: Any) -> Any:
         return converted
 
     def column(name: str) -> Any:
-        return functions.col("`" + name.replace("`", "``") + "`")
+        return functions.col(quoted(name))
 
     return converted.select(
         *(

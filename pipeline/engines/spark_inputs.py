@@ -184,7 +184,7 @@ def _canonical(
     kept = [c for c in found if c not in wanted and c not in wanted.values() and c not in drop] if others else []
 
     def column(name: str) -> Any:
-        return functions.col("`" + name.replace("`", "``") + "`")
+        return functions.col(quoted(name))
 
     return frame.select(
         *(column(source).alias(target) for source, target in wanted.items()), *(column(c) for c in kept)
@@ -293,3 +293,9 @@ def _aligned_ids(
         run = run.withColumn(column, functions.col(column).cast(common))
         qrels = qrels.withColumn(column, functions.col(column).cast(common))
     return run, qrels
+
+
+def quoted(name: str) -> str:
+    """A column name as a Spark SQL identifier: in backticks, a backtick in it doubled (a name
+    with dots, spaces or backticks is read as one column, never a path into a struct)."""
+    return "`" + name.replace("`", "``") + "`"
