@@ -85,15 +85,20 @@ $(DBT_VENV)/.installed: examples/dbt-duckdb/requirements.txt
 	$(DBT_VENV)/bin/python -m pip install -q -r examples/dbt-duckdb/requirements.txt
 	touch $@
 
+# pytest keeps the test modules it rewrites (for its assertion messages) as .pyc in __pycache__
+# (git ignores it) unless PYTHONDONTWRITEBYTECODE is set, as it is on some machines and images:
+# then every worker rewrote every module again, 4 of the 9 s each took to start
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
+
 test: dev browser $(VENV)/.installed-peers $(DBT_VENV)/.installed ## install what the tests need (peer tools, a browser) and run the whole suite
-	$(BIN)/python -m pytest -q -n $(WORKERS)
+	$(PYTEST) -q -n $(WORKERS)
 
 # The inner loop: no JVM, no subprocess, no command line, no browser, none of the tests marked slow, and of the
 # tests parametrized over more than 4 cases every 12th (pyproject's markers say which); the peer tools are
 # installed as for make test. CI and make test run everything.
 FAST ?= not spark and not subprocess and not cli and not slow and not browser and not exhaustive
 test-fast: dev $(VENV)/.installed-peers ## every test function without Spark, subprocesses, the command line, the browser, slow tests; a sample of each matrix
-	$(BIN)/python -m pytest -q -n $(WORKERS) -m "$(FAST)"
+	$(PYTEST) -q -n $(WORKERS) -m "$(FAST)"
 
 $(VENV)/.installed-bench: $(VENV)/.installed
 	$(BIN)/python -m pip install -q -e '.[bench]'

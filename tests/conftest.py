@@ -76,6 +76,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     test that runs the command line in its own process (`run_cli`: a whole evaluation, output
     files and all, per call); `exhaustive`, all but a sample of each test parametrized over many cases."""
     kept, deselected = [], []
+    # each function read once, not once per case of its parametrization (a second of collection)
+    answers: dict[tuple[object, str, tuple[object, ...]], bool] = {}
+
+    def read(function: object, namespace: dict, targets: tuple[object, ...]) -> bool:
+        key = (getattr(function, "__code__", function), namespace["__name__"], targets)
+        if key not in answers:
+            answers[key] = reaches(function, namespace, targets)
+        return answers[key]
+
     cases: dict[tuple[str, str], list[pytest.Item]] = {}
     for item in items:
         if isinstance(item, pytest.Function) and getattr(item, "callspec", None) is not None:
@@ -101,9 +110,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 if d.func.__module__ == namespace["__name__"]
             ]
             functions = (item.function, *own)
-            if any(reaches(function, namespace, STARTS_PROCESSES) for function in functions):
+            if any(read(function, namespace, STARTS_PROCESSES) for function in functions):
                 item.add_marker(pytest.mark.subprocess)
-            if any(reaches(function, namespace, RUNS_THE_CLI) for function in functions):
+            if any(read(function, namespace, RUNS_THE_CLI) for function in functions):
                 item.add_marker(pytest.mark.cli)
         (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
     if deselected:

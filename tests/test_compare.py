@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from types import ModuleType
 
 import numpy as np
 import polars as pl
 import pytest
-from scipy import stats
 
 from pipeline.compare import Options, compare_systems, pair, unpaired_queries
 from pipeline.errors import InvalidInput, UsageError
@@ -23,17 +23,27 @@ def table(rows: list[tuple], **extra: list) -> pl.DataFrame:
     return frame.with_columns(**{name: pl.Series(values) for name, values in extra.items()})
 
 
+def scipy_stats() -> ModuleType:
+    """scipy.stats, imported by the tests that compare with it: its import is 2 s of every
+    pytest worker's collection otherwise."""
+    from scipy import stats
+
+    return stats
+
+
 # --- the distributions and tests, against scipy -------------------------------------------
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4.5, 9, 29, 120, 5000])
 @pytest.mark.parametrize("t", [0.0, 1e-6, 0.3, 1.0, 2.0, 2.7, 5.0, 12.0, -3.3])
 def test_student_t_matches_scipy(t: float, df: float) -> None:
+    stats = scipy_stats()
     expected = 2 * stats.t.sf(abs(t), df)
     assert student_t_two_sided(t, df) == pytest.approx(expected, rel=1e-10, abs=1e-15)
 
 
 def test_paired_t_test_matches_scipy() -> None:
+    stats = scipy_stats()
     rng = np.random.default_rng(7)
     for n in (2, 3, 10, 57):
         baseline, candidate = rng.uniform(size=n), rng.uniform(size=n)
@@ -58,6 +68,7 @@ def _enumerated_p_value(deltas: list[float]) -> float:
 
 
 def test_exact_sign_flip_matches_enumeration_and_scipy() -> None:
+    stats = scipy_stats()
     rng = np.random.default_rng(3)
     for n in (1, 4, 9):
         deltas = np.round(rng.normal(0.05, 0.2, size=n), 3)
@@ -80,6 +91,7 @@ def test_exact_sign_flip_with_tied_magnitudes() -> None:
 
 
 def test_random_sign_flip_is_close_to_scipy() -> None:
+    stats = scipy_stats()
     rng = np.random.default_rng(11)
     deltas = rng.normal(0.03, 0.15, size=40)
     ours = sign_flip_p_value(deltas, permutations=4000, seed=1)
@@ -95,6 +107,7 @@ def test_random_sign_flip_is_close_to_scipy() -> None:
 
 
 def test_bootstrap_interval_is_close_to_scipy_percentile() -> None:
+    stats = scipy_stats()
     rng = np.random.default_rng(5)
     deltas = rng.normal(0.02, 0.2, size=60)
     low, high = bootstrap_interval(deltas, samples=5000, seed=0)
@@ -130,6 +143,7 @@ CANDIDATE = table([("q1", 10, 0.7), ("q2", 10, 0.2), ("q4", 10, 0.4), ("q5", 10,
 
 
 def test_common_queries_only_by_default() -> None:
+    stats = scipy_stats()
     result = compare_systems({"base": BASELINE, "cand": CANDIDATE}, Options(**FAST))
     row = result.comparison.row(0, named=True)
     # common queries q1, q2, q5: deltas 0.7-0.5 = 0.2, 0.2-0.2 = 0, 0.1-0.3 = -0.2

@@ -8,16 +8,15 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display, no GUI toolkit: the same figures on a server and in CI
-
-import matplotlib.pyplot as plt
 import polars as pl
-from matplotlib.figure import Figure
 
 from pipeline.io.write import GENERATOR
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 WIDTH, HEIGHT, DPI = 7.5, 3.6, 110
 WIN, LOSS, TIE = "#1b7837", "#b2182b", "#999999"
@@ -26,11 +25,24 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "h", "*")
 LINE_STYLES = ("-", "--", "-.", ":")
 
 
+def _subplots(width: float = WIDTH, height: float = HEIGHT) -> tuple[Figure, Axes]:
+    """A new figure and its axes. matplotlib is imported here, when a figure is drawn: its
+    import is a second that an evaluation, and every test worker's collection, need not pay."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display, no GUI toolkit: the same figures on a server and in CI
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=(width, height))
+
+
 def _png(figure: Figure) -> bytes:
     buffer = io.BytesIO()
     figure.tight_layout()
     # the Software chunk marks the file as ours, so that a rerun may replace it (and nothing else)
     figure.savefig(buffer, format="png", dpi=DPI, metadata={"Software": GENERATOR})
+    import matplotlib.pyplot as plt  # imported by _subplots, which made the figure
+
     plt.close(figure)
     return buffer.getvalue()
 
@@ -57,7 +69,9 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame], measure: str = "NDCG") ->
     Systems are told apart by marker and line style as well as colour, and each line is named
     once, at its right end, the names spread apart so that close lines do not print over each
     other (naming every point did, for systems within a few hundredths)."""
-    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    from matplotlib.colors import to_hex
+
+    figure, axes = _subplots()
     ends: list[tuple[object, float, str, str]] = []  # where each line ends, its name and colour
     for index, (name, curve) in enumerate(curves.items()):
         labels, values = curve["label"].to_list(), curve["ndcg"].to_list()
@@ -70,7 +84,7 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame], measure: str = "NDCG") ->
         )
         last = max((x for x, y in enumerate(values) if _finite(y)), default=None)
         if last is not None:
-            ends.append((labels[last], float(values[last]), name, matplotlib.colors.to_hex(line.get_color())))
+            ends.append((labels[last], float(values[last]), name, to_hex(line.get_color())))
     axes.set_xlabel("cutoff k ('all' = whole ranking)")
     axes.set_ylabel(f"mean {measure}@k")
     axes.set_ylim(0, 1)
@@ -82,7 +96,7 @@ def ndcg_by_cutoff(curves: Mapping[str, pl.DataFrame], measure: str = "NDCG") ->
     return _png(figure)
 
 
-def _name_line_ends(figure: Figure, axes: plt.Axes, ends: list[tuple[object, float, str, str]]) -> None:
+def _name_line_ends(figure: Figure, axes: Axes, ends: list[tuple[object, float, str, str]]) -> None:
     """Name each line ending at ``(x, y)`` once, in a column right of the plot, the names spread
     at least a line of text apart (:func:`_spread`) and tied to their lines' last points by a
     thin line: every line named, not by its colour alone."""
@@ -135,7 +149,7 @@ def _spread(values: list[float], gap: float, top: float = 1.0) -> list[float]:
 
 def distribution(values: Mapping[str, pl.Series], cutoff: str, measure: str = "NDCG") -> bytes:
     """Histogram of per-query ``measure`` per system, in bins of 0.05 over [0, 1]."""
-    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    figure, axes = _subplots()
     bins = [i / 20 for i in range(21)]
     for name, series in values.items():
         axes.hist(series.to_list(), bins=bins, histtype="step", linewidth=1.8, label=f"{name} (n={series.len()})")
@@ -149,7 +163,7 @@ def distribution(values: Mapping[str, pl.Series], cutoff: str, measure: str = "N
 
 def differences(deltas: pl.DataFrame, baseline: str, candidate: str, cutoff: str, measure: str = "NDCG") -> bytes:
     """Per-query ``candidate - baseline``, sorted, one bar per query: where the change comes from."""
-    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    figure, axes = _subplots()
     values = deltas["delta"].to_list()
     colors = [WIN if v > 1e-12 else LOSS if v < -1e-12 else TIE for v in values]
     axes.bar(range(len(values)), values, color=colors, width=1.0)
@@ -165,7 +179,7 @@ def differences(deltas: pl.DataFrame, baseline: str, candidate: str, cutoff: str
 def group_bars(table: pl.DataFrame, group: str, value: str, series: str, title: str, ylabel: str) -> bytes:
     """Grouped bars: one group of bars per ``group`` value, one bar per ``series`` value; with
     ``ci_low``/``ci_high`` columns, error bars show the interval."""
-    figure, axes = plt.subplots(figsize=(WIDTH, HEIGHT))
+    figure, axes = _subplots()
     groups = table[group].unique(maintain_order=True).to_list()
     names = table[series].unique(maintain_order=True).to_list()
     width = 0.8 / max(len(names), 1)
@@ -217,8 +231,9 @@ def trend(
     import datetime
 
     import matplotlib.dates as mdates
+    from matplotlib.colors import to_hex
 
-    figure, axes = plt.subplots(figsize=(WIDTH + 3.0, HEIGHT + 0.8))
+    figure, axes = _subplots(WIDTH + 3.0, HEIGHT + 0.8)
     ends: list[tuple[object, float, str, str]] = []
     for index, (label, points) in enumerate(lines.items()):
         xs = [x for x, _ in points]
@@ -228,7 +243,7 @@ def trend(
         (line,) = axes.plot(xs, ys, marker=marker, linestyle=style, label=label)  # type: ignore[arg-type]
         named = [point for point in points if _finite(point[1])]  # a line ends at its last value
         if named:
-            ends.append((*named[-1], label, matplotlib.colors.to_hex(line.get_color())))
+            ends.append((*named[-1], label, to_hex(line.get_color())))
     for x, y, text in marks:
         axes.plot([x], [y], marker="X", markersize=11, color=LOSS, linestyle="none")  # type: ignore[arg-type]
         axes.annotate(text, (x, y), textcoords="offset points", xytext=(6, -12), fontsize=7, color=LOSS)
