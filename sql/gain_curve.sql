@@ -6,10 +6,10 @@
 --   SET VARIABLE measures = ['G', 'Rndcg', 'ndcg_rel', 'rbp'];
 --   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
 --
--- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum,
--- positive_ranks, rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when
--- `measures` names a family above (else no row), as pipeline/spec.py's G ... rbp_resid define
--- them, with the ideal's M, idcg and cost c of sql/ideal_curve.sql (c grows 1 a rank past M).
+-- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum, positive_ranks,
+-- rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when `measures` names a family above
+-- (else no row), as pipeline/spec.py's G ... rbp_resid define them, with the ideal's M, idcg and cost c of
+-- sql/ideal_curve.sql (c grows 1 a rank past M); log2 as ln(x) / ln(2), the Polars engine's bits (log2() differs).
 
 create or replace temp view gain_curve as
 with
@@ -47,7 +47,7 @@ beside_ideal as (
 per_rank as (
     select
         b.query_id,
-        sum(case when b.credited_gain <> 0 then b.credited_gain / log2(2.0 + b.rank_cost - b.cg) end) as g_sum,
+        sum(case when b.credited_gain <> 0 then b.credited_gain / (ln(2.0 + b.rank_cost - b.cg) / ln(2)) end) as g_sum,
         sum(case when b.credited_gain > 0 then b.dcg / b.idcg end) as ndcg_rel_sum,
         count(case when b.credited_gain > 0 then 1 end) as positive_ranks,
         sum(greatest(b.credited_gain, 0.0) * b.weight) as rbp_sum,

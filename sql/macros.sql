@@ -3170,7 +3170,9 @@ FROM (
             ELSE 1.0
           END
         ) AS bpref_sum,
-        SUM(1.0 / LOG(2, 2.0 + v.rank - v.found)) AS bing_sum,
+        SUM(1.0 / (
+          LN(2.0 + v.rank - v.found) / LN(2.0)
+        )) AS bing_sum,
         COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
         COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
         COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
@@ -3301,7 +3303,9 @@ FROM (
         SUM(
           CASE
             WHEN b.credited_gain <> 0
-            THEN b.credited_gain / LOG(2, 2.0 + b.rank_cost - b.cg)
+            THEN b.credited_gain / (
+              LN(2.0 + b.rank_cost - b.cg) / LN(2)
+            )
           END
         ) AS g_sum,
         SUM(CASE WHEN b.credited_gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
@@ -7050,7 +7054,9 @@ FROM (
               ELSE 1.0
             END
           ) AS bpref_sum,
-          SUM(1.0 / LOG(2, 2.0 + v.rank - v.found)) AS bing_sum,
+          SUM(1.0 / (
+            LN(2.0 + v.rank - v.found) / LN(2.0)
+          )) AS bing_sum,
           COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
           COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
           COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
@@ -7181,7 +7187,9 @@ FROM (
           SUM(
             CASE
               WHEN b.credited_gain <> 0
-              THEN b.credited_gain / LOG(2, 2.0 + b.rank_cost - b.cg)
+              THEN b.credited_gain / (
+                LN(2.0 + b.rank_cost - b.cg) / LN(2)
+              )
             END
           ) AS g_sum,
           SUM(CASE WHEN b.credited_gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,

@@ -9,7 +9,7 @@
 -- iprec_max_<r>, infap_sum), one row per evaluated query with a relevant result, when `measures`
 -- names a family above (else no row). Over the relevant results, of R relevant and N judged
 -- nonrelevant documents: bpref_sum of 1 - min(judged nonrelevant above, R) / min(N, R) (1 with
--- none above); bing_sum of 1 / log2(2 + the results not relevant above) (m_binG.c);
+-- none above); bing_sum of 1 / (ln(2 + the results not relevant above) / ln 2) (m_binG.c);
 -- relevant_in_top_<x>: in the top floor(x * R + 0.9) (r: R); iprec_max_<r>: the highest found /
 -- rank where found >= round(r * R), halves away from 0 (trec_eval 10.0's lround); infap_sum of
 -- 1 at rank 1, else 1/k + ((k-1)/k) * (p/(k-1)) * (r + eps) / (r + n + 2 eps), p pooled, r
@@ -60,7 +60,7 @@ final as (
                 else 1.0
             end
         ) as bpref_sum,
-        sum(1.0 / log2(2.0 + v.rank - v.found)) as bing_sum,
+        sum(1.0 / (ln(2.0 + v.rank - v.found) / ln(2.0))) as bing_sum,
         count(case when v.rank <= v.r then 1 end) as relevant_in_top_r,
         count(case when v.rank <= floor(0.20e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_20,
         count(case when v.rank <= floor(0.40e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_40,
