@@ -86,6 +86,11 @@ PER_QUERY_STEPS = (
 )
 
 
+# The steps above as one statement, each step a CTE: what the DuckDB engine runs. Generated from
+# them by pipeline/transpile.py (python -m pipeline.transpile --write sql/per_query_composed.sql).
+PER_QUERY_COMPOSED = "per_query_composed.sql"
+
+
 def sql_file(name: str) -> str:
     """The text of one file of ``sql/``, e.g. ``sql_file("per_query.sql")``.
 

@@ -6,19 +6,26 @@ interface (stable names, documented lines that run in the duckdb CLI, its number
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from pipeline import Evaluation, Gain, per_query
-from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES
-from tests.helpers import ROOT, as_table, assert_tables_close
+from pipeline.engines import duckdb as duckdb_engine
+from pipeline.sql_files import PER_QUERY_COMPOSED, PER_QUERY_STEPS, VARIABLES, per_query_steps
+from pipeline.transpile import composed_per_query_sql
+from tests.helpers import ROOT, TOLERANCE, as_table, assert_tables_close, compute, frames
+from tests.helpers.batch import Batch, Case
+from tests.helpers.cases import CASES, random_case, run_frame
 
 SQL = ROOT / "sql"
 READ_VARIABLE = re.compile(r"getvariable\('(\w+)'\)")
@@ -186,3 +193,57 @@ def test_duckdb_cli_companions_without_ndcg_in_measures(tmp_path: Path, measures
     assert by_cli[name].sum() > 0
     for got, want in zip(by_cli[name], by_polars[name], strict=True):
         assert got == pytest.approx(want, abs=1e-9) if want is not None else got is None
+
+
+def test_the_composed_statement_is_what_the_generator_prints() -> None:
+    """sql/per_query_composed.sql, which the DuckDB engine runs, is the steps as they are."""
+    assert (SQL / PER_QUERY_COMPOSED).read_text(encoding="utf-8") == composed_per_query_sql(), (
+        f"regenerate: python -m pipeline.transpile --write sql/{PER_QUERY_COMPOSED}"
+    )
+
+
+def the_step_views(connection: duckdb.DuckDBPyConnection) -> Callable[..., pl.DataFrame]:
+    """Scoring as sql/ndcg.sql does in the duckdb CLI: a view per step, then per_query.sql (the
+    engine runs the same steps as one statement). The views are made once, over the first
+    inputs: they read the inputs and the variables again when per_query.sql runs."""
+    made: list[bool] = []
+
+    def score(run: pl.LazyFrame, qrels: pl.LazyFrame | None, evaluation: Evaluation) -> pl.DataFrame:
+        assert qrels is not None
+        duckdb_engine.register_inputs(connection, run, qrels)
+        duckdb_engine.set_variables(connection, duckdb_engine.evaluation_variables(evaluation))
+        for name, text in per_query_steps():
+            if name == PER_QUERY_STEPS[-1] or not made:
+                connection.execute(text)
+        made.append(True)
+        return connection.sql("from per_query").pl()
+
+    return score
+
+
+def test_the_step_views_give_the_engines_numbers() -> None:
+    """What users run in the duckdb CLI (the step views) and what the engine runs (the steps as
+    one statement) agree on every column, the companions and every trec_eval measure among
+    them: on the edge-case matrix and on random data under random conventions."""
+    cases = {}
+    for name, (run_rows, qrels_rows, options, id_type) in CASES.items():
+        cases[name] = Case(run_frame(run_rows, id_type), frames([], qrels_rows, id_type)[1], Evaluation(**options))
+    for seed in range(6):
+        run_rows, qrels_rows, evaluation = random_case(3000 + seed, conventions=True)
+        cases[f"random {seed}"] = Case(
+            run_frame(run_rows), frames([], qrels_rows)[1], dataclasses.replace(evaluation, measures=("all_trec",))
+        )
+    connection = duckdb.connect()
+    try:
+        by_views = Batch(cases, the_step_views(connection))
+        by_engine = Batch(cases, lambda *case: compute("duckdb", *case))
+        for name in cases:
+            engine = by_engine[name].sort("query_id", "k", nulls_last=False)
+            # the engine leaves out the companions not asked for, and the tie bounds when off
+            views = by_views[name].select(engine.columns).sort("query_id", "k", nulls_last=False)
+            try:
+                assert_frame_equal(engine, views, rel_tol=0, abs_tol=TOLERANCE, check_dtypes=False)
+            except AssertionError as difference:
+                raise AssertionError(f"{name}: {difference}") from None
+    finally:
+        connection.close()

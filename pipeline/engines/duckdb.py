@@ -20,11 +20,10 @@ import polars as pl
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
 from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
 from pipeline.sql_files import (
-    PER_QUERY_STEPS,
+    PER_QUERY_COMPOSED,
     VARIABLE_TYPES,
     VARIABLES,
     evaluation_variables,
-    per_query_steps,
     sql_file,
     summary_columns,
 )
@@ -53,15 +52,9 @@ _CONNECTIONS = _Connections()
 
 
 def take_connection(*, threads: int | None = None, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
-    """A connection of this thread, kept between evaluations with the per-query steps' views;
-    give it back with :func:`release_connection`.
-
-    Why: DuckDB binds a view's whole query when the view is created, and each step reads the
-    ones before it, so defining the eighteen step views binds the early steps again and again:
-    about a second on every evaluation, whatever its size (a 3-row input took 1-2 s, of which
-    running ``per_query.sql`` was 0.2-0.3 s). The views only name the steps; they bind their
-    inputs (``run``, ``qrels``) and read the variables when ``per_query.sql`` runs, so one
-    definition serves every evaluation of the connection, whatever the inputs' types.
+    """A connection of this thread, kept between evaluations; give it back with
+    :func:`release_connection`. A new connection costs about 20 ms, a tenth of a small
+    evaluation, which the job's partitions and a session's calls would pay each time.
 
     In use, a connection is out of the cache, so a nested or concurrent use gets its own; each
     thread and process (a fork copies the cache) has its own. Raises DuckDB's error when it
@@ -110,22 +103,6 @@ def reused_connection(
         release_connection(connection, threads=threads, memory_limit=memory_limit, failed=failed)
 
 
-STEP_VIEWS = tuple(name.removesuffix(".sql") for name in PER_QUERY_STEPS[:-1])
-
-
-def define_steps(connection: duckdb.DuckDBPyConnection) -> None:
-    """The views of the per-query steps before ``per_query.sql``, unless the connection has them
-    (from an earlier evaluation: they read the variables and inputs when used, not when made)."""
-    defined = connection.execute(
-        "select count(*) from duckdb_views() where temporary and view_name = $1", [STEP_VIEWS[-1]]
-    ).fetchone()
-    if defined is not None and defined[0] == 1:
-        return
-    for name, text in per_query_steps():
-        if name != PER_QUERY_STEPS[-1]:
-            connection.execute(text)
-
-
 def set_variables(connection: duckdb.DuckDBPyConnection, variables: dict[str, Any]) -> None:
     """Bind each value through a parameter; names come only from :data:`VARIABLES`."""
     for name, value in variables.items():
@@ -172,8 +149,9 @@ def read_parquet_inputs(
 def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-query table and summary over the views ``run`` and ``qrels`` of ``connection``."""
     set_variables(connection, evaluation_variables(evaluation))
-    define_steps(connection)  # views, and then the table per_query: one plan
-    connection.execute(sql_file(PER_QUERY_STEPS[-1]))
+    # the steps as the CTEs of one statement, not as views: DuckDB binds a view again at each
+    # reference, and the steps read each other many times (0.18 s a small evaluation, 0.07 s)
+    connection.execute(sql_file(PER_QUERY_COMPOSED))
     per_query_table = _from_arrow_stream(connection.sql("from per_query"))
     # the companion measures not asked for are null columns of the SQL's fixed shape, and so
     # are the tie bounds without tie_bounds: dropped before the summary, which averages every
