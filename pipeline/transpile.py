@@ -22,7 +22,10 @@ Rewrites that keep DuckDB's meaning (each tested):
 The bound, cut trees are kept (:func:`_bound_trees`) by everything they are made from, the SQL
 files' text included: the next evaluation with the same values starts from them.
 
-This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no engine.
+This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no engine. It
+also writes ``sql/per_query_composed.sql`` (:func:`composed_per_query_sql`, ``python -m
+pipeline.transpile --write``), the composition in DuckDB's own dialect that the DuckDB engine
+runs, so that the engine itself needs no sqlglot.
 """
 
 from __future__ import annotations
