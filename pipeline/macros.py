@@ -25,9 +25,6 @@ Regenerate after a step changes: ``python -m pipeline.macros --write sql/macros.
 
 from __future__ import annotations
 
-import argparse
-import sys
-
 import sqlglot
 from sqlglot import exp
 
@@ -41,7 +38,7 @@ from pipeline.spec import (
     signals_of,
     summary_variables,
 )
-from pipeline.sql_files import sql_file
+from pipeline.sql_files import generator_main, sql_file
 from pipeline.transpile import _parse, _strip_comments, composed_per_query, literal
 
 PER_QUERY_MACRO = "ndcg_per_query"
@@ -378,16 +375,7 @@ def macros_sql() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.macros", description=__doc__.splitlines()[0])
-    parser.add_argument("--write", metavar="PATH", help="write the macros to PATH instead of printing them")
-    arguments = parser.parse_args(argv)
-    text = macros_sql()
-    if arguments.write:
-        with open(arguments.write, "w", encoding="utf-8") as out:
-            out.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    return generator_main("python -m pipeline.macros", __doc__.splitlines()[0], macros_sql, argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ folder itself. Engines read the SQL only here, so no engine imports another for 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -130,3 +130,20 @@ def summary_columns(per_query_columns: list[str] | tuple[str, ...]) -> list[str]
     """
     measures = [c for c in per_query_columns if c not in ("query_id", "k", "ties_straddle_k")]
     return ["k", "queries", *measures, "tie_sensitive_queries"]
+
+
+def generator_main(prog: str, description: str, text: Callable[[], str], argv: list[str] | None) -> int:
+    """The command line of a generated file of ``sql/`` (``python -m pipeline.macros``,
+    ``python -m pipeline.transpile``): prints the text, or writes it to ``--write PATH``."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--write", metavar="PATH", help="write it to PATH instead of printing it")
+    arguments = parser.parse_args(argv)
+    if arguments.write:
+        with open(arguments.write, "w", encoding="utf-8") as out:
+            out.write(text())
+    else:
+        sys.stdout.write(text())
+    return 0

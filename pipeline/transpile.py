@@ -30,10 +30,8 @@ runs, so that the engine itself needs no sqlglot.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import math
-import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +50,7 @@ from pipeline.sql_files import (
     VARIABLE_TYPES,
     VARIABLES,
     evaluation_variables,
+    generator_main,
     per_query_steps,
     sql_file,
 )
@@ -755,16 +754,8 @@ def composed_per_query_sql() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pipeline.transpile", description=f"print sql/{PER_QUERY_COMPOSED}")
-    parser.add_argument("--write", metavar="PATH", help="write it to PATH instead of printing it")
-    arguments = parser.parse_args(argv)
-    text = composed_per_query_sql()
-    if arguments.write:
-        with open(arguments.write, "w", encoding="utf-8") as out:
-            out.write(text)
-    else:
-        sys.stdout.write(text)
-    return 0
+    description = f"print sql/{PER_QUERY_COMPOSED}"
+    return generator_main("python -m pipeline.transpile", description, composed_per_query_sql, argv)
 
 
 if __name__ == "__main__":
