@@ -39,7 +39,7 @@ from pipeline.spec import (
     summary_variables,
 )
 from pipeline.sql_files import generator_main, sql_file
-from pipeline.transpile import _parse, _strip_comments, composed_per_query, literal
+from pipeline.transpile import _parse, _strip_comments, composed_per_query, literal, written_in
 
 PER_QUERY_MACRO = "ndcg_per_query"
 SUMMARY_MACRO = "ndcg_summary"
@@ -366,7 +366,7 @@ def macros_sql() -> str:
         missing = _error(
             exp.Literal.string(f"{macro}: qrels is missing: call {macro}(run, qrels, ks := [...], ...)")
         ).sql("duckdb")
-        body = macro_query(summary).sql("duckdb", pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE)
+        body = macro_query(summary).sql(written_in("duckdb"), pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE)
         parts.append(
             f"create or replace macro {macro}(run) as table (select {missing} as refused),\n"
             f"(run, qrels, {named}) as table (\n{body}\n);\n"

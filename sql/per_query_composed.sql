@@ -105,7 +105,7 @@ WITH cutoffs AS (
       run_rows.*,
       ROW_NUMBER() OVER (
         PARTITION BY run_rows.query_id, run_rows.doc_id
-        ORDER BY CASE WHEN GETVARIABLE('duplicates') = 'max-score' THEN run_rows.score END DESC, run_rows.arrival ASC
+        ORDER BY CASE WHEN GETVARIABLE('duplicates') = 'max-score' THEN run_rows.score END DESC NULLS LAST, run_rows.arrival ASC NULLS LAST
       ) AS copy_number
     FROM deduplicated__run_rows AS run_rows
     WHERE
@@ -164,7 +164,7 @@ WITH cutoffs AS (
       gained.counted,
       ROW_NUMBER() OVER (
         PARTITION BY gained.query_id
-        ORDER BY CASE WHEN GETVARIABLE('ties') = 'input-order' THEN gained.input_rank END ASC, gained.score DESC, gained.gain ASC, CAST(gained.doc_id AS TEXT) DESC
+        ORDER BY CASE WHEN GETVARIABLE('ties') = 'input-order' THEN gained.input_rank END ASC NULLS LAST, gained.score DESC NULLS LAST, gained.gain ASC NULLS LAST, CAST(gained.doc_id AS TEXT) DESC NULLS LAST
       ) AS position
     FROM tie_orders__gained AS gained
   ), tie_orders__best AS (
@@ -181,7 +181,7 @@ WITH cutoffs AS (
       gained.counted,
       ROW_NUMBER() OVER (
         PARTITION BY gained.query_id
-        ORDER BY CASE WHEN GETVARIABLE('ties') = 'input-order' THEN gained.input_rank END ASC, gained.score DESC, gained.gain DESC, CAST(gained.doc_id AS TEXT) DESC
+        ORDER BY CASE WHEN GETVARIABLE('ties') = 'input-order' THEN gained.input_rank END ASC NULLS LAST, gained.score DESC NULLS LAST, gained.gain DESC NULLS LAST, CAST(gained.doc_id AS TEXT) DESC NULLS LAST
       ) AS position
     FROM tie_orders__gained AS gained
   ), tie_orders__final AS (
@@ -205,7 +205,7 @@ WITH cutoffs AS (
       deduplicated.input_rank,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
-        ORDER BY deduplicated.score DESC, CAST(deduplicated.doc_id AS TEXT) DESC
+        ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
       ) AS position
     FROM deduplicated
     WHERE
@@ -218,7 +218,7 @@ WITH cutoffs AS (
       deduplicated.input_rank,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
-        ORDER BY deduplicated.input_rank ASC, deduplicated.score DESC, deduplicated.arrival ASC, CAST(deduplicated.doc_id AS TEXT) DESC
+        ORDER BY deduplicated.input_rank ASC NULLS LAST, deduplicated.score DESC NULLS LAST, deduplicated.arrival ASC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
       ) AS position
     FROM deduplicated
     WHERE
@@ -277,7 +277,7 @@ WITH cutoffs AS (
       kept.input_rank,
       CASE
         WHEN GETVARIABLE('unjudged') = 'drop'
-        THEN ROW_NUMBER() OVER (PARTITION BY kept.ordering, kept.query_id ORDER BY kept.position)
+        THEN ROW_NUMBER() OVER (PARTITION BY kept.ordering, kept.query_id ORDER BY kept.position NULLS LAST)
         ELSE kept.position
       END AS rank,
       kept.gain,
@@ -333,7 +333,7 @@ WITH cutoffs AS (
   ), rankings__ideal_ranked AS (
     SELECT
       ideal_gains.query_id,
-      ROW_NUMBER() OVER (PARTITION BY ideal_gains.query_id ORDER BY ideal_gains.gain DESC) AS rank,
+      ROW_NUMBER() OVER (PARTITION BY ideal_gains.query_id ORDER BY ideal_gains.gain DESC NULLS LAST) AS rank,
       ideal_gains.gain
     FROM rankings__ideal_gains AS ideal_gains
   ), rankings__ideal AS (
@@ -431,9 +431,9 @@ WITH cutoffs AS (
         THEN MIN(CASE WHEN d.pooled THEN d.rank END) OVER running
       END AS pooled_first_rank
     FROM rankings AS d
-    WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank), running AS (
+    WINDOW in_rank_order AS (PARTITION BY d.ranking, d.query_id ORDER BY d.rank NULLS LAST), running AS (
       PARTITION BY d.ranking, d.query_id
-      ORDER BY d.rank
+      ORDER BY d.rank NULLS LAST
       rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
     )
   ), running_sums__counted AS (
@@ -458,7 +458,7 @@ WITH cutoffs AS (
     FROM running_sums__cumulative AS c
     WINDOW running AS (
       PARTITION BY c.ranking, c.query_id
-      ORDER BY c.rank
+      ORDER BY c.rank NULLS LAST
       rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
     )
   )
@@ -596,7 +596,7 @@ WITH cutoffs AS (
       )
     WINDOW running AS (
       PARTITION BY rankings.query_id
-      ORDER BY rankings.rank
+      ORDER BY rankings.rank NULLS LAST
       rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
     )
   ), relevance_curve__relevant AS (
@@ -705,9 +705,9 @@ WITH cutoffs AS (
       SUM(ideal.gain) OVER whole_ideal AS ideal_gain,
       COALESCE(LEAD(ideal.gain) OVER in_rank_order <> ideal.gain, TRUE) AS boundary
     FROM ideal_curve__ideal AS ideal
-    WINDOW whole_ideal AS (PARTITION BY ideal.query_id), in_rank_order AS (PARTITION BY ideal.query_id ORDER BY ideal.rank), running AS (
+    WINDOW whole_ideal AS (PARTITION BY ideal.query_id), in_rank_order AS (PARTITION BY ideal.query_id ORDER BY ideal.rank NULLS LAST), running AS (
       PARTITION BY ideal.query_id
-      ORDER BY ideal.rank
+      ORDER BY ideal.rank NULLS LAST
       rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
     )
   )
@@ -1311,7 +1311,7 @@ WITH cutoffs AS (
   FROM as_ranked
   WHERE
     COALESCE(GETVARIABLE('tie_bounds'), FALSE)
-  WINDOW in_rank_order AS (PARTITION BY as_ranked.query_id ORDER BY as_ranked.rank)
+  WINDOW in_rank_order AS (PARTITION BY as_ranked.query_id ORDER BY as_ranked.rank NULLS LAST)
 ), final AS (
   SELECT
     scores.*
@@ -1336,5 +1336,5 @@ SELECT
   *
 FROM final
 ORDER BY
-  query_id,
+  query_id NULLS LAST,
   k NULLS FIRST;

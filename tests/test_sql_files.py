@@ -247,3 +247,31 @@ def test_the_step_views_give_the_engines_numbers() -> None:
                 raise AssertionError(f"{name}: {difference}") from None
     finally:
         connection.close()
+
+
+def test_the_composed_statement_means_the_same_under_another_null_order() -> None:
+    """The composed statement spells out every ordering's nulls (the steps write `nulls last`
+    where it matters, which sqlglot would leave out as DuckDB's default): in a session whose
+    default_null_order is nulls_first, where a user may run the file, it gives the engine's
+    numbers. Here input-order ties over a rank column with gaps, which sort last."""
+    run = pl.LazyFrame(
+        {
+            "query_id": ["q", "q", "q", "q", "r"],
+            "doc_id": ["a", "b", "c", "d", "x"],
+            "score": [1.0, 1.0, 5.0, 0.5, 1.0],
+            "rank": [3, 1, None, 2, None],
+        }
+    )
+    qrels = pl.LazyFrame({"query_id": ["q", "q", "q", "r"], "doc_id": ["a", "c", "d", "x"], "relevance": [2, 3, 1, 1]})
+    evaluation = Evaluation(cutoffs=(1, 2), ties="input-order", measures=("all_trec",))
+    by_engine = compute("duckdb", run, qrels, evaluation).sort("query_id", "k", nulls_last=False)
+    connection = duckdb.connect()
+    try:
+        connection.execute("SET default_null_order = 'nulls_first'")
+        duckdb_engine.register_inputs(connection, run, qrels)
+        duckdb_engine.set_variables(connection, duckdb_engine.evaluation_variables(evaluation))
+        connection.execute((SQL / PER_QUERY_COMPOSED).read_text(encoding="utf-8"))
+        other_order = connection.sql("from per_query").pl().select(by_engine.columns)
+    finally:
+        connection.close()
+    assert_frame_equal(other_order.sort("query_id", "k", nulls_last=False), by_engine, rel_tol=0, abs_tol=TOLERANCE)
