@@ -242,7 +242,7 @@ def test_the_step_views_give_the_engines_numbers() -> None:
             # the engine leaves out the companions not asked for, and the tie bounds when off
             views = by_views[name].select(engine.columns).sort("query_id", "k", nulls_last=False)
             try:
-                assert_frame_equal(engine, views, rel_tol=0, abs_tol=TOLERANCE, check_dtypes=False)
+                assert_frame_equal(engine, views, rel_tol=0, abs_tol=TOLERANCE)
             except AssertionError as difference:
                 raise AssertionError(f"{name}: {difference}") from None
     finally:
