@@ -4,6 +4,7 @@ import subprocess
 import sys
 
 import pytest
+from _pytest.nodeid import NodeId
 
 # The shared SparkSession and S3 server live in tests/helpers (so that the inner pytest sessions
 # of tests/test_harness.py use the same code); importing their fixtures and hook here is what
@@ -115,6 +116,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if any(read(function, namespace, RUNS_THE_CLI) for function in functions):
                 item.add_marker(pytest.mark.cli)
         (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
+        if getattr(config.option, "loadgroup", False) and (on_spark or SPARK_FIXTURES & fixtures):
+            # `make test` (--dist loadgroup): the tests that share the worker's SparkSession all go
+            # to one worker, so one JVM starts and warms up, not one per worker. pytest-xdist's
+            # own hook sets a field pytest 9 no longer reads; this sets the one it reads.
+            item._id = NodeId.parse(f"{item.nodeid}@shared-spark")
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
