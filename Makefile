@@ -11,7 +11,7 @@ K ?= 5,10,20
 OUT ?= out
 
 SIZE ?= 1M
-# pytest workers for make test (pytest-xdist); each starts its own SparkSession when it meets a Spark test
+# pytest workers for make test (pytest-xdist); the tests that share a SparkSession all run on one of them
 WORKERS ?= 2
 REPEAT ?= 3
 # make bench: empty = run.py's defaults (layouts shuffled then clustered, every tool, this checkout's ndcg)
@@ -91,7 +91,7 @@ $(DBT_VENV)/.installed: examples/dbt-duckdb/requirements.txt
 PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 test: dev browser $(VENV)/.installed-peers $(DBT_VENV)/.installed ## install what the tests need (peer tools, a browser) and run the whole suite
-	$(PYTEST) -q -n $(WORKERS)
+	$(PYTEST) -q -n $(WORKERS) --dist loadgroup
 
 # The inner loop: no JVM, no subprocess, no command line, no browser, none of the tests marked slow, and of the
 # tests parametrized over more than 4 cases every 12th (pyproject's markers say which); the peer tools are

@@ -1,10 +1,11 @@
-"""The DuckDB engine keeps one connection per thread between evaluations, with the per-query
-steps' views defined once (pipeline/engines/duckdb.py, ``take_connection``): an evaluation on a
-reused connection gives the bits of one on a new connection, whatever ran before it, leaves
-nothing of its inputs behind, and a connection that saw an error is never used again."""
+"""The DuckDB engine keeps one connection per thread between evaluations
+(pipeline/engines/duckdb.py, ``take_connection``): an evaluation on a reused connection gives
+the bits of one on a new connection, whatever ran before it, leaves nothing of its inputs
+behind, and a connection that saw an error is never used again."""
 
 from __future__ import annotations
 
+import os
 import threading
 
 import polars as pl
@@ -36,7 +37,9 @@ def on_a_new_connection(inputs: tuple[pl.LazyFrame, pl.LazyFrame], evaluation: E
 
 
 def idle_connection() -> object:
-    return duckdb_engine._CONNECTIONS.idle.get(next(iter(duckdb_engine._CONNECTIONS.idle), None))
+    """This thread's idle connection of the default settings, which these tests use: an earlier
+    test of the same worker may have left one of other settings (threads, a memory limit)."""
+    return duckdb_engine._CONNECTIONS.idle.get((os.getpid(), None, None))
 
 
 @pytest.mark.slow  # seconds: left out of make test-fast
@@ -49,7 +52,7 @@ def test_an_evaluation_after_others_gives_the_bits_of_a_new_connection() -> None
         assert idle_connection() is not None
     for got, want in zip(reused, expected, strict=True):
         assert_frame_equal(got, want)
-    assert reused[1]["query_id"].dtype == pl.Int64  # the views took the new inputs' types
+    assert reused[1]["query_id"].dtype == pl.Int64  # the statement read the new inputs' types
 
 
 def test_the_connection_is_reused_and_keeps_nothing_of_the_inputs() -> None:

@@ -114,3 +114,39 @@ def test_a_dead_s3_server_is_started_again(tmp_path: Path) -> None:
         assert [bucket["Name"] for bucket in client.list_buckets()["Buckets"]] == ["after-the-restart"]
     finally:
         server.stop()
+
+
+GROUPED_TESTS = """
+import pytest
+
+
+@pytest.fixture
+def local_spark():  # stands in for the shared SparkSession: no JVM here
+    return None
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_shares_the_session(local_spark, case):
+    pass
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_without_spark(case):
+    pass
+"""
+
+
+def test_make_test_runs_the_tests_that_share_the_spark_session_on_one_worker(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`make test` (-n 2 --dist loadgroup): the tests that share the SparkSession all run on one
+    worker, so one JVM starts, not one per worker; the other tests go to either."""
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session imports tests.conftest
+    pytester.makeconftest("from tests.conftest import pytest_collection_modifyitems  # noqa: F401\n")
+    pytester.makepyfile(test_grouped=GROUPED_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup", "-v")
+    result.assert_outcomes(passed=8)
+    workers = {line.split()[0] for line in result.outlines if "PASSED" in line and "test_shares_the_session" in line}
+    shared = [line for line in result.outlines if "PASSED" in line and "test_shares_the_session" in line]
+    assert len(shared) == 4 and all("@shared-spark" in line for line in shared), result.outlines
+    assert len(workers) == 1, shared
