@@ -141,9 +141,10 @@ def generator_main(prog: str, description: str, text: Callable[[], str], argv: l
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--write", metavar="PATH", help="write it to PATH instead of printing it")
     arguments = parser.parse_args(argv)
+    generated = text()  # before the file is opened: a failure leaves the old file as it was
     if arguments.write:
         with open(arguments.write, "w", encoding="utf-8") as out:
-            out.write(text())
+            out.write(generated)
     else:
-        sys.stdout.write(text())
+        sys.stdout.write(generated)
     return 0
