@@ -4,7 +4,11 @@ import subprocess
 import sys
 
 import pytest
-from _pytest.nodeid import NodeId
+
+try:  # pytest 9: the field a node id is read from (see the hook below)
+    from _pytest.nodeid import NodeId
+except ImportError:  # pytest 8: pytest-xdist's own grouping works there
+    NodeId = None  # type: ignore[assignment,misc]
 
 # The shared SparkSession and S3 server live in tests/helpers (so that the inner pytest sessions
 # of tests/test_harness.py use the same code); importing their fixtures and hook here is what
@@ -118,9 +122,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         (deselected if on_spark and item.get_closest_marker("local_engines") else kept).append(item)
         if getattr(config.option, "loadgroup", False) and (on_spark or SPARK_FIXTURES & fixtures):
             # `make test` (--dist loadgroup): the tests that share the worker's SparkSession all go
-            # to one worker, so one JVM starts and warms up, not one per worker. pytest-xdist's
-            # own hook sets a field pytest 9 no longer reads; this sets the one it reads.
-            item._id = NodeId.parse(f"{item.nodeid}@shared-spark")
+            # to one worker, so one JVM starts and warms up, not one per worker. pytest-xdist
+            # 3.8's own hook, which reads the mark, sets a field pytest 9 no longer reads; there
+            # the node id is set here as that hook means to
+            item.add_marker(pytest.mark.xdist_group("shared-spark"))
+            if NodeId is not None:
+                item._id = NodeId.parse(f"{item.nodeid}@shared-spark")
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
