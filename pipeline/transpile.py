@@ -40,7 +40,6 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
-from sqlglot.generators.duckdb import DuckDBGenerator
 from sqlglot.optimizer.scope import Scope, traverse_scope
 from sqlglot.optimizer.simplify import simplify
 
@@ -610,14 +609,21 @@ class DuckDBNullsSpelledOut(DuckDB):
     """DuckDB's dialect, every ordering's nulls written out. sqlglot leaves out what is DuckDB's
     default (``nulls last``), so the steps' explicit ``nulls last`` went missing and the SQL we
     write for DuckDB (the engine's statement, the macros, ``ndcg sql``) then read a session's
-    ``default_null_order``, which the steps do not."""
+    ``default_null_order``, which the steps do not.
 
-    class Generator(DuckDBGenerator):
-        def ordered_sql(self, expression: exp.Ordered) -> str:
-            text = super().ordered_sql(expression)
-            if text.endswith((" NULLS FIRST", " NULLS LAST")):
-                return text
-            return f"{text} NULLS {'FIRST' if expression.args.get('nulls_first') else 'LAST'}"
+    Each ordering is written here, as DuckDB's generator writes it plus the nulls it left out,
+    and put in the tree as that text: the generator cannot be subclassed where sqlglot's
+    compiled build (``sqlglot[c]``) is installed."""
+
+    def generate(self, expression: exp.Expr, copy: bool = True, **opts: Any) -> str:
+        tree = expression.copy() if copy else expression
+        # the deepest first: an ordering inside another's expression is text before the outer one is written
+        for ordered in sorted(tree.find_all(exp.Ordered), key=lambda node: node.depth, reverse=True):
+            text = super().generate(ordered, copy=False, **{**opts, "pretty": False})
+            if not text.endswith((" NULLS FIRST", " NULLS LAST")):
+                text += f" NULLS {'FIRST' if ordered.args.get('nulls_first') else 'LAST'}"
+            ordered.replace(exp.Var(this=text))
+        return super().generate(tree, copy=False, **opts)
 
 
 def written_in(dialect: str) -> str | type[DuckDB]:
