@@ -102,3 +102,17 @@ def test_a_canonical_column_does_not_shadow_the_renamed_one() -> None:
 def test_refusals_name_the_users_argument(call: object, message: str) -> None:
     with pytest.raises(UsageError, match=message):
         call()  # type: ignore[operator]
+
+
+def test_per_query_on_duckdb_runs_no_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``per_query`` asks for the table alone: no engine sums it (on DuckDB the summary of a
+    small evaluation cost as much again as the table)."""
+    from pipeline.engines import duckdb as duckdb_engine
+
+    def summary_asked_for(*args: object, **kwargs: object) -> None:
+        raise AssertionError("per_query summarised the table")
+
+    monkeypatch.setattr(duckdb_engine, "summarize", summary_asked_for)
+    table = per_query(RUN, QRELS, k=1, columns=COLUMNS, engine="duckdb").collect().sort("query_id", "k")
+    by_k = {k: table.filter(pl.col("k").eq_missing(k))["ndcg"].to_list() for k in EXPECTED}
+    assert {k: sum(values) / len(values) for k, values in by_k.items()} == pytest.approx(EXPECTED, abs=1e-12)

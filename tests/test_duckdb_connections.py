@@ -31,7 +31,7 @@ def on_a_new_connection(inputs: tuple[pl.LazyFrame, pl.LazyFrame], evaluation: E
     connection = duckdb_engine.connect()
     try:
         duckdb_engine.register_inputs(connection, *inputs)
-        return duckdb_engine.evaluate(connection, evaluation)[0]
+        return duckdb_engine.per_query_table(connection, evaluation)
     finally:
         connection.close()
 
@@ -77,7 +77,7 @@ def test_a_connection_that_saw_an_error_is_closed_not_reused(monkeypatch: pytest
     def broken(*args: object) -> None:
         raise RuntimeError("an error in the middle of an evaluation")
 
-    monkeypatch.setattr(duckdb_engine, "evaluate", broken)
+    monkeypatch.setattr(duckdb_engine, "per_query_table", broken)
     with pytest.raises(RuntimeError, match="middle"):
         duckdb_engine.per_query(*TEXT_IDS, ALL_TREC)
     assert idle_connection() is None

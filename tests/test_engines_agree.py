@@ -241,7 +241,7 @@ def test_input_order_over_files_and_streaming_batches(tmp_path: Path, options: d
             [str(tmp_path / "qrels.parquet")],
             {"query_col": "query_id", "doc_col": "doc_id", "score_col": "score", "label_col": "relevance"},
         )
-        by_sql, _ = duckdb_engine.evaluate(connection, evaluation)
+        by_sql = duckdb_engine.per_query_table(connection, evaluation)
     finally:
         connection.close()
     assert by_polars.per_query.height == 2_000 * 5

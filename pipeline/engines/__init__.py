@@ -12,8 +12,9 @@ is used, not before: DuckDB costs a Polars-only run a tenth of a second, pyspark
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pipeline.errors import InvalidInput, OutOfMemory, UsageError, first_line
 from pipeline.io import fs
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from pipeline.inputs import Inputs, Validated
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -151,12 +154,20 @@ class DuckDBEngine(_PolarsRead):
     name = "duckdb"
 
     def per_query_plan(self, validated: Validated, evaluation: Evaluation, execution: Execution) -> pl.LazyFrame:
-        return self.compute(validated, evaluation, execution)[0].lazy()
+        from pipeline.engines import duckdb as duckdb_engine
+
+        return self._run(validated, evaluation, execution, duckdb_engine.per_query_table).lazy()
 
     def compute(
         self, validated: Validated, evaluation: Evaluation, execution: Execution
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """DuckDB reads Parquet inputs itself where it may (:func:`pipeline.inputs.native_parquet`)."""
+        from pipeline.engines import duckdb as duckdb_engine
+
+        return self._run(validated, evaluation, execution, duckdb_engine.evaluate)
+
+    def _run(self, validated: Validated, evaluation: Evaluation, execution: Execution, tables: Callable[..., T]) -> T:
+        """``tables(connection, evaluation)`` over the validated inputs, in a kept connection;
+        DuckDB reads Parquet inputs itself where it may (:func:`pipeline.inputs.native_parquet`)."""
         import duckdb
         import polars as pl
 
@@ -195,9 +206,9 @@ class DuckDBEngine(_PolarsRead):
                 )
             else:
                 duckdb_engine.register_inputs(connection, validated.checked.run, validated.checked.qrels)
-            tables = duckdb_engine.evaluate(connection, evaluation)
+            result = tables(connection, evaluation)
             failed = False
-            return tables
+            return result
         except duckdb.OutOfMemoryException as error:
             limit = f" (memory limit {memory_limit})" if memory_limit else ""
             raise OutOfMemory(_OUT_OF_MEMORY.format(engine="DuckDB", detail=f"{limit}: {first_line(error)}")) from None

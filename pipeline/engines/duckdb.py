@@ -148,20 +148,27 @@ def read_parquet_inputs(
 
 def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Per-query table and summary over the views ``run`` and ``qrels`` of ``connection``."""
+    table = per_query_table(connection, evaluation)
+    return table, summarize(table, connection)
+
+
+def per_query_table(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> pl.DataFrame:
+    """The per-query table alone over the views ``run`` and ``qrels`` of ``connection``: the
+    API's ``per_query`` (the summary of a small evaluation costs as much again)."""
     set_variables(connection, evaluation_variables(evaluation))
     # the steps as the CTEs of one statement, not as views: DuckDB binds a view again at each
     # reference, and the steps read each other many times (0.18 s a small evaluation, 0.07 s)
     connection.execute(sql_file(PER_QUERY_COMPOSED))
-    per_query_table = _from_arrow_stream(connection.sql("from per_query"))
+    table = _from_arrow_stream(connection.sql("from per_query"))
     # the companion measures not asked for are null columns of the SQL's fixed shape, and so
     # are the tie bounds without tie_bounds: dropped before the summary, which averages every
     # column it is given (seven null running sums cost 0.13 s at 10M rows)
     unasked = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
-    per_query_table = per_query_table.drop(unasked)
+    table = table.drop(unasked)
     if not evaluation.tie_bounds:
-        per_query_table = per_query_table.drop(TIE_BOUNDS_PER_QUERY)
-    connection.execute("drop table per_query")  # its rows are in per_query_table now
-    return per_query_table, summarize(per_query_table, connection)
+        table = table.drop(TIE_BOUNDS_PER_QUERY)
+    connection.execute("drop table per_query")  # its rows are in the frame now
+    return table
 
 
 class _ArrowStream:
@@ -188,8 +195,7 @@ def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) ->
     """Mirror of :func:`pipeline.engines.polars.per_query`, computed by ``sql/per_query.sql``."""
     with reused_connection() as connection:
         register_inputs(connection, run, qrels)
-        per_query_table, _ = evaluate(connection, evaluation)
-    return per_query_table.lazy()
+        return per_query_table(connection, evaluation).lazy()
 
 
 def summarize(per_query_table: pl.DataFrame, connection: duckdb.DuckDBPyConnection | None = None) -> pl.DataFrame:
