@@ -350,3 +350,36 @@ def test_a_star_over_a_table_of_unknown_columns_is_refused() -> None:
     mixed = sqlglot.parse_one("select * exclude (b) from t join u on t.a = u.a", read="duckdb")
     expanded = transpile.expanded_stars(mixed, {"t": ["a", "b"], "u": ["a", "c"]})
     assert expanded.sql("spark") == "SELECT t.a, u.a, u.c FROM t JOIN u ON t.a = u.a"
+
+
+NULL_ORDERS_WRITTEN_OUT = {
+    "list": "select list(x order by x) as l from t",
+    "array_agg desc": "select array_agg(x order by x desc) as l from t",
+    "string_agg": "select string_agg(cast(x as varchar), ',' order by x) as s from t",
+    "first and last": "select first(x order by x) as f, last(x order by x desc) as g from t",
+    "window and qualify": (
+        "select x, row_number() over (order by x) as r from t"
+        " qualify row_number() over (order by x desc) <= 5 order by r"
+    ),
+    # an ordering inside another ordering's expression
+    "nested": (
+        "select x from t"
+        " order by (select count(*) from t as u where u.x < t.x), row_number() over (order by x nulls first)"
+    ),
+}
+
+
+@pytest.mark.parametrize("query", NULL_ORDERS_WRITTEN_OUT.values(), ids=NULL_ORDERS_WRITTEN_OUT.keys())
+def test_sql_written_for_duckdb_reads_no_default_null_order(query: str) -> None:
+    """SQL we write for DuckDB (transpile.written_in) spells out every ordering's nulls, in
+    windows, aggregates and nested orderings alike: it gives the rows the query gives in a
+    default session, in a session whose default_null_order is nulls_first."""
+    written = sqlglot.parse_one(query, read="duckdb").sql(transpile.written_in("duckdb"))
+    connection = duckdb.connect()
+    try:
+        connection.execute("create table t as select * from (values (1), (null), (3), (2), (null)) as v(x)")
+        expected = connection.execute(query).fetchall()
+        connection.execute("set default_null_order = 'nulls_first'")
+        assert connection.execute(written).fetchall() == expected, written
+    finally:
+        connection.close()
