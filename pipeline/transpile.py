@@ -14,10 +14,12 @@ Rewrites that keep DuckDB's meaning (each tested):
   scale (``1.0 / 3`` is 0.333333 there), DuckDB's ``/`` divides in double;
 - tables ``run``, ``qrels`` and ``per_query`` can be renamed to private views, aliased by their
   old names so qualified columns (``run.query_id``) still resolve;
-- once the values are bound, the branches the options switch off are cut (:func:`pruned`): a
-  ``union all`` branch whose ``where`` is false for every row, and the CTEs no one reads then.
-  The SQL switches conventions with such branches; Spark analyses every branch it is given, and
-  the switched-off ones were most of the plan (the tie bounds' orderings, the other ideals).
+- once the values are bound, the branches the options switch off are cut
+  (:func:`pipeline.pruning.pruned`): a ``union all`` branch whose ``where`` is false for every
+  row, and the CTEs no one reads then. The SQL switches conventions with such branches; Spark
+  analyses every branch it is given, and the switched-off ones were most of the plan (the tie
+  bounds' orderings, the other ideals). The columns a caller leaves out go too, with every
+  column only they read (``leave_out``, :func:`pipeline.pruning.without_columns`).
 
 The bound, cut trees are kept (:func:`_bound_trees`) by everything they are made from, the SQL
 files' text included: the next evaluation with the same values starts from them.
@@ -33,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,9 +43,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.optimizer.scope import Scope, traverse_scope
-from sqlglot.optimizer.simplify import simplify
 
 from pipeline.errors import UsageError
+from pipeline.pruning import pruned, without_columns
 from pipeline.spec import Evaluation, spark_refusals
 from pipeline.sql_files import (
     PER_QUERY_COMPOSED,
@@ -130,246 +132,6 @@ def _bind_variables(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
         return literal(variables.get(name), VARIABLE_TYPES.get(name))
 
     return tree.transform(bind)
-
-
-def _constant(node: exp.Expr) -> exp.Expr | None:
-    """The literal a node is (through casts), or None where it is not a constant."""
-    while isinstance(node, exp.Cast):
-        node = node.this
-    return node if isinstance(node, (exp.Literal, exp.Boolean, exp.Null)) else None
-
-
-def _folded(node: exp.Expr) -> exp.Expr:
-    """``coalesce``, ``is null`` and ``is distinct from`` over bound values, folded: the forms
-    the SQL switches with, which sqlglot's simplifier leaves alone."""
-    if isinstance(node, exp.Coalesce):
-        arguments = [node.this, *node.expressions]
-        while len(arguments) > 1 and isinstance(_constant(arguments[0]), exp.Null):
-            arguments.pop(0)
-        first = _constant(arguments[0])
-        if first is not None and not isinstance(first, exp.Null):
-            return arguments[0]
-    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-        value = _constant(node.this)
-        if value is not None:
-            return exp.Boolean(this=isinstance(value, exp.Null))
-    if isinstance(node, exp.ArrayContains):
-        values, needle = _string_array(node.this), _constant(node.expression)
-        if values is not None and isinstance(needle, exp.Literal) and needle.is_string:
-            return exp.Boolean(this=needle.this in values)
-    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
-        left, right = _constant(node.this), _constant(node.expression)
-        if isinstance(left, exp.Literal) and isinstance(right, exp.Literal) and left.is_string and right.is_string:
-            return exp.Boolean(this=(left.this == right.this) == isinstance(node, exp.NullSafeEQ))
-    return node
-
-
-def _string_array(node: exp.Expr) -> list[str] | None:
-    """The texts of a bound list of text (through casts and ``coalesce``), or None where the
-    node is not one: the lists the SQL asks with ``list_contains`` (measures, signals)."""
-    while isinstance(node, exp.Cast):
-        node = node.this
-    if isinstance(node, exp.Coalesce):
-        for argument in (node.this, *node.expressions):
-            if not isinstance(_constant(argument), exp.Null):
-                return _string_array(argument)
-        return None
-    if isinstance(node, exp.Array) and all(
-        isinstance(item, exp.Literal) and item.is_string for item in node.expressions
-    ):
-        return [item.this for item in node.expressions]
-    return None
-
-
-def _always(condition: exp.Expr) -> bool | None:
-    """True or False where a condition holds for every row or for none, else None."""
-    folded = condition.copy()
-    for node in reversed(list(folded.walk())):  # every node after its children
-        replacement = _folded(node)
-        if replacement is not node:
-            if node is folded:
-                folded = replacement
-            else:
-                node.replace(replacement)
-    result = simplify(folded)
-    return result.this if isinstance(result, exp.Boolean) else None
-
-
-def pruned(tree: exp.Expr, *, cut_joins: bool = True) -> exp.Expr:
-    """The tree without the ``union all`` branches that select no row whatever the data, and
-    without the CTEs no one reads then.
-
-    A branch selects no row when its ``where`` is false once the variables are bound, or when
-    it only reads (from, or as the left side of a join) a CTE that selects none and does not
-    aggregate it into one row. A left branch goes only where the right one names the same
-    columns, so the result's columns never change. With ``cut_joins``, the left joins of such
-    CTEs go too (:func:`_without_left_joins_of_nothing`).
-
-    >>> sql = "with a as (select 1 as x), b as (select 2 as x), c as (select x from a where 'zero' = 'drop') "
-    >>> sql += "select x from c union all select x from b where coalesce(null, true)"
-    >>> pruned(sqlglot.parse_one(sql)).sql()
-    'WITH b AS (SELECT 2 AS x) SELECT x FROM b WHERE COALESCE(NULL, TRUE)'
-    """
-    empty: set[str] = set()
-    ctes = list(tree.find_all(exp.CTE))
-    while True:  # a CTE is empty when what it reads is: until no more are found
-        found = {
-            cte.alias_or_name for cte in ctes if cte.alias_or_name not in empty and _selects_nothing(cte.this, empty)
-        }
-        if not found:
-            break
-        empty |= found
-    for union in reversed(list(tree.find_all(exp.Union))):
-        modifiers = {key for key, value in union.args.items() if value} - {"this", "expression", "distinct", "with_"}
-        if type(union) is not exp.Union or union.args.get("distinct") is not False or modifiers:
-            continue
-        left, right = union.this, union.expression
-        # a union's columns are named by its left side: the right one can go whatever it names
-        for dead, kept in ((right, left), (left, right)):
-            if _selects_nothing(dead, empty) and (dead is right or dead.named_selects == kept.named_selects):
-                kept.set("with_", union.args.get("with_") or kept.args.get("with_"))
-                if union is tree:
-                    tree = kept
-                else:
-                    union.replace(kept)
-                break
-    if cut_joins:
-        _without_left_joins_of_nothing(tree, empty)
-    return _without_unread_ctes(tree)
-
-
-def _selects_nothing(query: exp.Expr, empty: set[str]) -> bool:
-    if type(query) is exp.Union and query.args.get("distinct") is False:
-        return _selects_nothing(query.this, empty) and _selects_nothing(query.expression, empty)
-    if not isinstance(query, exp.Select):
-        return False
-    where = query.args.get("where")
-    if where is not None and _always(where.this) is False:
-        return True
-    source = query.args.get("from_")
-    table = source.this if source is not None else None
-    if not (isinstance(table, exp.Table) and not table.db and table.name in empty):
-        return False
-    # only right and full joins keep rows of what an empty left side joins; an aggregate
-    # without group by still gives one row
-    joins_keep_nothing = all(join.side not in ("RIGHT", "FULL") for join in query.args.get("joins") or [])
-    aggregates = query.args.get("group") is None and any(select.find(exp.AggFunc) for select in query.selects)
-    return joins_keep_nothing and not aggregates
-
-
-def _without_left_joins_of_nothing(tree: exp.Expr, empty: set[str]) -> None:
-    """``a left join e on ...``, where the CTE ``e`` selects no row, becomes ``a`` with every
-    column of ``e`` a null of its type: the same rows, values and types. Done only where every
-    column of the query names its table, no star reads ``e`` (otherwise which columns are
-    ``e``'s is not known here), and each column of ``e`` the query selects as it is has a type
-    sqlglot infers as a number or a truth value (a null alone has no type: Spark's void, which
-    Parquet refuses; an id's type is the input's). The measures the options leave out are
-    joined so, and without their CTEs Spark plans a fraction of the statement."""
-    types: dict[str, dict[str, exp.DataType]] | None = None
-    for select in list(tree.find_all(exp.Select)):
-        for join in list(select.args.get("joins") or []):
-            table = join.this
-            if not (
-                isinstance(table, exp.Table)
-                and not table.db
-                and table.name in empty
-                and join.side == "LEFT"
-                and not join.args.get("kind")
-            ):
-                continue
-            own = list(_own_nodes(select))
-            columns = [node for node in own if isinstance(node, exp.Column)]
-            if any(isinstance(node, exp.Star) for node in own) or any(
-                isinstance(column.this, exp.Star) or not column.table for column in columns
-            ):
-                continue
-            of_e = [column for column in columns if column.table == table.alias_or_name]
-            if types is None:
-                types = _cte_column_types(tree, empty)
-            nulls = [_typed_null(types.get(table.name, {}).get(column.name)) for column in of_e]
-            if any(null is None and _selected_bare(column, select) for column, null in zip(of_e, nulls, strict=True)):
-                continue
-            for column, null in zip(of_e, nulls, strict=True):
-                named = column.parent is select  # selected under its own name, which it keeps
-                column.replace(exp.alias_(null, column.name) if named and null else null or exp.Null())
-            join.pop()
-
-
-# The types the portable SQL reads its inputs as (the columns of sql/per_query.sql's views), for
-# typing the nulls that stand for a pruned join's columns. Ids take the input's own type, so a
-# column typed as text here is never replaced (:data:`NULL_TYPES`).
-INPUT_TYPES: dict[str, object] = {
-    "run": {"query_id": "VARCHAR", "doc_id": "VARCHAR", "score": "DOUBLE", "arrival": "BIGINT", "input_rank": "DOUBLE"},
-    "qrels": {"query_id": "VARCHAR", "doc_id": "VARCHAR", "relevance": "DOUBLE"},
-}
-NULL_TYPES = frozenset(
-    {exp.DataType.Type.DOUBLE, exp.DataType.Type.BIGINT, exp.DataType.Type.INT, exp.DataType.Type.BOOLEAN}
-)
-
-
-def _cte_column_types(tree: exp.Expr, names: set[str]) -> dict[str, dict[str, exp.DataType]]:
-    """``{cte: {column: type}}`` of the CTEs ``names`` and those they read, as sqlglot infers
-    them over :data:`INPUT_TYPES`; empty where the statement reads other tables or cannot be
-    typed. A CTE's types depend only on what it reads, so the rest of the statement is left
-    out: typing all of it took most of the time the cut costs."""
-    from sqlglot.optimizer.annotate_types import annotate_types
-    from sqlglot.optimizer.qualify import qualify
-
-    query = tree.expression if isinstance(tree, exp.Create) else tree
-    ctes = query.args["with_"].expressions if query.args.get("with_") else []
-    by_name = {cte.alias_or_name: cte for cte in ctes}
-    needed, waiting = set(), [name for name in names if name in by_name]
-    while waiting:
-        name = waiting.pop()
-        if name not in needed:
-            needed.add(name)
-            read = (table for table in by_name[name].find_all(exp.Table) if not table.db)
-            waiting += [table.name for table in read if table.name in by_name]
-    if not needed:
-        return {}
-    last = next(cte.alias_or_name for cte in reversed(ctes) if cte.alias_or_name in needed)
-    subset = exp.With(expressions=[cte.copy() for cte in ctes if cte.alias_or_name in needed])
-    query = exp.select("*").from_(last)
-    query.set("with_", subset)
-    try:
-        qualified = qualify(query, schema=INPUT_TYPES, dialect="duckdb", validate_qualify_columns=False)
-        annotated = annotate_types(qualified, schema=INPUT_TYPES, dialect="duckdb")
-    except Exception:  # any failure to type means no cut: slower to plan, never wrong
-        return {}
-    ctes = annotated.args["with_"].expressions if annotated.args.get("with_") else []
-    return {cte.alias_or_name: {item.alias_or_name: item.type for item in cte.this.selects} for cte in ctes}
-
-
-def _typed_null(data_type: exp.DataType | None) -> exp.Expr | None:
-    if data_type is None or data_type.this not in NULL_TYPES:
-        return None
-    return exp.cast(exp.Null(), data_type.copy())
-
-
-def _selected_bare(column: exp.Column, select: exp.Select) -> bool:
-    """Whether the query selects the column as it is (named, or under an alias of its own)."""
-    node: exp.Expr = column
-    if isinstance(node.parent, exp.Alias):
-        node = node.parent
-    return node.parent is select and node.arg_key == "expressions"
-
-
-def _own_nodes(select: exp.Select) -> Iterator[exp.Expr]:
-    """The nodes of a query, without those of the queries nested in it."""
-    nested = (exp.Select, exp.Subquery, exp.Union, exp.CTE)
-    for node in select.walk(prune=lambda node: node is not select and isinstance(node, nested)):
-        if node is select or not isinstance(node, nested):
-            yield node
-
-
-def _without_unread_ctes(tree: exp.Expr) -> exp.Expr:
-    while True:
-        read = {table.name for table in tree.find_all(exp.Table) if not table.db}
-        unread = [cte for cte in tree.find_all(exp.CTE) if cte.alias_or_name not in read]
-        if not unread:
-            return tree
-        for cte in unread:
-            cte.pop()
 
 
 # --- DuckDB's star forms, spelled out ---------------------------------------------------------
@@ -654,19 +416,24 @@ def transpile(
     tables: Mapping[str, str] | None = None,
     columns: Mapping[str, Sequence[str]] | None = None,
     spell_out_stars: bool | None = None,
+    leave_out: Sequence[str] = (),
 ) -> list[Statement]:
     """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``;
     ``per_query.sql`` is one statement with the steps before it (:func:`composed_per_query`).
     ``columns`` names the columns of the tables the file reads (``per_query`` for
     ``summary.sql``), where a star over them is spelled out (:func:`expanded_stars`): for every
-    dialect but DuckDB's, unless ``spell_out_stars`` says otherwise."""
+    dialect but DuckDB's, unless ``spell_out_stars`` says otherwise. Each statement's query
+    selects its columns but ``leave_out``, and computes nothing only they read
+    (:func:`without_columns`; the stars must be spelled out)."""
     spell_out_stars = dialect != "duckdb" if spell_out_stars is None else spell_out_stars
     if file_name not in PORTABLE_FILES:
         raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
+    if leave_out and not spell_out_stars:
+        raise ValueError("columns are left out of a statement whose stars are spelled out only")
     if dialect == "spark":
         check_supported(variables)
     statements = []
-    for bound in _bound_trees(file_name, variables, dialect, columns, spell_out_stars):
+    for bound in _bound_trees(file_name, variables, dialect, columns, spell_out_stars, tuple(leave_out)):
         tree = _rename_tables(bound, tables or {})  # a copy: the cached tree stays as it is
         if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
             if tree.kind == "TABLE" and dialect == "spark":
@@ -692,6 +459,7 @@ def _bound_trees(
     dialect: str,
     columns: Mapping[str, Sequence[str]] | None,
     spell_out_stars: bool,
+    leave_out: tuple[str, ...] = (),
 ) -> tuple[exp.Expr, ...]:
     composed = file_name == PER_QUERY_STEPS[-1]
     texts = [text for _, text in per_query_steps()] if composed else [sql_file(file_name)]
@@ -701,6 +469,7 @@ def _bound_trees(
         repr(spell_out_stars),
         repr(sorted(variables.items())),
         repr(sorted((name, list(names)) for name, names in (columns or {}).items())),
+        repr(sorted(leave_out)),
         *texts,
     )
     with _BOUND_TREES_LOCK:
@@ -714,6 +483,8 @@ def _bound_trees(
         tree = pruned(_bind_variables(tree, variables), cut_joins=not spell_out_stars)
         if spell_out_stars:
             tree = pruned(expanded_stars(tree, columns))
+        if leave_out:
+            tree = without_columns(tree, leave_out, columns or {})
         trees.append(tree)
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)

@@ -16,6 +16,7 @@ from pyspark.sql.types import StructType
 
 from pipeline import Discount, Evaluation, Gain, transpile
 from pipeline.api import make_evaluation
+from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
 from pipeline.spec import CONVENTIONS
 from pipeline.spec import Evaluation as _Evaluation
@@ -209,9 +210,10 @@ PRUNED_JOINS = [
 ]
 
 
-def spark_shaped_per_query(evaluation: _Evaluation) -> pl.DataFrame:
-    """per_query.sql as the Spark engine gets it (stars spelled out, then pruned again, which
-    cuts the joins of CTEs that select nothing), run on DuckDB."""
+def spark_shaped_per_query(evaluation: _Evaluation, leave_out: list[str] | None = None) -> pl.DataFrame:
+    """per_query.sql as ``ndcg sql`` prints it for Spark (stars spelled out, then pruned again,
+    which cuts the joins of CTEs that select nothing), or with ``leave_out`` as the Spark engine
+    gets it, run on DuckDB."""
     connection = duckdb.connect()
     run = pl.read_parquet(RUN).with_columns(
         arrival=pl.int_range(pl.len(), dtype=pl.Int64), input_rank=pl.int_range(pl.len()).cast(pl.Float64)
@@ -221,7 +223,7 @@ def spark_shaped_per_query(evaluation: _Evaluation) -> pl.DataFrame:
     columns = {"run": run.columns, "qrels": pl.read_parquet_schema(QRELS).names()}
     variables = evaluation_variables(evaluation)
     (statement,) = transpile.transpile(
-        "per_query.sql", variables, dialect="duckdb", columns=columns, spell_out_stars=True
+        "per_query.sql", variables, dialect="duckdb", columns=columns, spell_out_stars=True, leave_out=leave_out or ()
     )
     connection.execute(statement.sql("duckdb"))
     return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)
@@ -235,6 +237,40 @@ def test_pruned_joins_change_no_value_and_no_type(option: str, value: object, mo
     assert cut.height > 0
     assert cut.schema == whole.schema
     assert cut.equals(whole)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [*PRUNED_JOINS, ("ties", "average"), ("unjudged", "drop"), ("empty_ideal", "nan"), ("gain", "1=3,2=9")],
+    ids=str,
+)
+def test_columns_the_spark_engine_leaves_out_change_no_other_column(option: str, value: object) -> None:
+    evaluation = make_evaluation(k=[1, 5, 10], **{option: value})
+    unasked = spark_engine.unasked_columns(evaluation)
+    narrowed = spark_shaped_per_query(evaluation, leave_out=unasked)
+    whole = spark_shaped_per_query(evaluation).drop(unasked)
+    assert narrowed.height > 0
+    assert narrowed.schema == whole.schema
+    assert narrowed.equals(whole)
+
+
+@pytest.mark.slow  # seconds: left out of make test-fast
+def test_left_out_columns_are_not_computed() -> None:
+    """What Spark plans: the companion measures' columns, which a default evaluation leaves out,
+    are not in its statement at all (analysing them was most of a small evaluation's planning)."""
+    columns = {
+        "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
+        "qrels": ["query_id", "doc_id", "relevance"],
+    }
+    evaluation = make_evaluation(k=[10])
+    variables = evaluation_variables(evaluation)
+    (whole,) = transpile.transpile("per_query.sql", variables, columns=columns)
+    (narrowed,) = transpile.transpile(
+        "per_query.sql", variables, columns=columns, leave_out=spark_engine.unasked_columns(evaluation)
+    )
+    assert "iprec_0_10" in whole.query_sql() and "iprec_0_10" not in narrowed.query_sql()
+    assert len(narrowed.query_sql()) < len(whole.query_sql()) / 2
+    assert transpile.output_columns(narrowed.query) == ["query_id", "k", "cg", "dcg", "idcg", "ndcg"]
 
 
 @pytest.mark.slow  # seconds: left out of make test-fast

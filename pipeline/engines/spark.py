@@ -32,7 +32,7 @@ from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
 from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
 from pipeline.sql_files import evaluation_variables, summary_columns
-from pipeline.transpile import check_supported, output_columns, transpile
+from pipeline.transpile import check_supported, transpile
 
 # pyspark warns on every Arrow hand-over that pandas 3 is newer than it tests with; our
 # frames reach Spark through Arrow, not pandas, so the warning says nothing to the user.
@@ -130,18 +130,15 @@ def _run_query(
 ) -> DataFrame:
     """The file's one statement as a DataFrame, less the columns ``without``.
 
-    The columns are left out in the SQL text, not by ``DataFrame.drop``: each DataFrame made
-    over a plan has Spark check the whole plan again, which for the per-query statement took
-    about a tenth of an evaluation (two drops: 3.4 s of 30 s, profiled on a loaded machine)."""
+    The columns are left out of the SQL, with everything only they read (see
+    :func:`pipeline.transpile.without_columns`), not by ``DataFrame.drop``: each DataFrame made
+    over a plan has Spark check the whole plan again, and Spark plans every column it is given."""
     columns = {name: spark.table(private).columns for name, private in tables.items()}
-    (statement,) = transpile(file_name, variables, tables=tables, columns=columns)
+    (statement,) = transpile(file_name, variables, tables=tables, columns=columns, leave_out=without)
     try:
         query = statement.query_sql()
     except sqlglot.errors.UnsupportedError as error:
         raise UsageError(f"sql/{file_name} does not transpile to Spark: {error}") from None
-    if without:
-        kept = [name for name in output_columns(statement.query, columns) if name not in without]
-        query = f"SELECT {', '.join(map(quoted, kept))} FROM ({query}) AS {quoted(file_name.removesuffix('.sql'))}"
     return spark.sql(query)
 
 
@@ -170,13 +167,16 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
         ),
         "qrels": qrels.select("query_id", "doc_id", "relevance"),
     }
-    # the SQL's columns are fixed: the companion measures not asked for are null, and so are
-    # the tie bounds without tie_bounds
-    without = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
-    if not evaluation.tie_bounds:
-        without += TIE_BOUNDS_PER_QUERY
     with _private_views(inputs) as tables:
-        return _run_query(spark, "per_query.sql", evaluation_variables(evaluation), tables, without=without)
+        variables = evaluation_variables(evaluation)
+        return _run_query(spark, "per_query.sql", variables, tables, without=unasked_columns(evaluation))
+
+
+def unasked_columns(evaluation: Evaluation) -> list[str]:
+    """The columns of ``sql/per_query.sql``'s fixed shape that ``evaluation`` did not ask for:
+    the companion measures not asked for (null there), and the tie bounds without tie_bounds."""
+    unasked = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
+    return unasked if evaluation.tie_bounds else [*unasked, *TIE_BOUNDS_PER_QUERY]
 
 
 def summarize(per_query_table: DataFrame) -> DataFrame:
