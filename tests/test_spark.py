@@ -10,6 +10,7 @@ import json
 import random
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 
 import polars as pl
 import pyspark.sql as pyspark_sql
@@ -301,6 +302,24 @@ def test_without_java_the_error_says_java_is_required(tmp_path: Path, monkeypatc
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     with pytest.raises(UsageError, match=r"needs Java \(17 or newer\)"):
         spark_engine.session()
+
+
+def test_a_session_the_engine_starts_records_no_python_call_sites(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The options of the session ``ndcg`` starts, read off the builder (no JVM is started)."""
+    options: dict[str, str] = {}
+
+    def get_or_create(builder: pyspark_sql.SparkSession.Builder) -> object:
+        options.update(builder._options)
+        return SimpleNamespace(sparkContext=SimpleNamespace(setLogLevel=lambda level: None))
+
+    monkeypatch.setattr(pyspark_sql.SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(spark_engine, "java_available", lambda environ=None: True)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(pyspark_sql.SparkSession.Builder, "getOrCreate", get_or_create)
+    for master in (None, "local[1]"):
+        options.clear()
+        spark_engine.session(master)
+        assert options["spark.python.sql.dataFrameDebugging.enabled"] == "false"
 
 
 def test_ndcg_sql_prints_both_dialects(capsys: pytest.CaptureFixture[str]) -> None:

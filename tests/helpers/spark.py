@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 import pytest
 
-from pipeline.engines.spark import SPARK_DRIVER_MEMORY
+from pipeline.engines.spark import SPARK_DRIVER_MEMORY, WITHOUT_CALL_SITES
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -49,6 +49,8 @@ SESSION_CONFIG = {
     "spark.sql.codegen.wholeStage": "false",
     # as the engine's own local session: the per-query statement's plan outgrew the default 1 GB
     "spark.driver.memory": SPARK_DRIVER_MEMORY,
+    # and, as there, no Python call site recorded per DataFrame-API call
+    WITHOUT_CALL_SITES[0]: WITHOUT_CALL_SITES[1],
 }
 
 
