@@ -274,6 +274,13 @@ def without_columns(tree: exp.Expr, leave_out: Sequence[str], known: Mapping[str
     >>> sql = "with m as (select q, a, b, a + b as c from t) select m.q, m.a, m.c from m"
     >>> without_columns(sqlglot.parse_one(sql), ["c"], {"t": ["q", "a", "b"]}).sql()
     'WITH m AS (SELECT t.q AS q, t.a AS a FROM t) SELECT m.q AS q, m.a AS a FROM m'
+
+    A column that makes rows (``unnest``, ``explode``) stays, read or not: the rows it makes are
+    read.
+
+    >>> sql = "with m as (select q, unnest(l) as e, a from t) select m.q from m"
+    >>> without_columns(sqlglot.parse_one(sql, read="duckdb"), [], {"t": ["q", "l", "a"]}).sql("duckdb")
+    'WITH m AS (SELECT t.q AS q, UNNEST(t.l) AS e FROM t) SELECT m.q AS q FROM m'
     """
     query = tree.expression if isinstance(tree, exp.Create) else tree
     if not isinstance(query, exp.Select):

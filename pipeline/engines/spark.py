@@ -139,7 +139,7 @@ def _run_query(
     """The file's one statement as a DataFrame, less the columns ``without``.
 
     The columns are left out of the SQL, with everything only they read (see
-    :func:`pipeline.transpile.without_columns`), not by ``DataFrame.drop``: each DataFrame made
+    :func:`pipeline.pruning.without_columns`), not by ``DataFrame.drop``: each DataFrame made
     over a plan has Spark check the whole plan again, and Spark plans every column it is given."""
     columns = {name: spark.table(private).columns for name, private in tables.items()}
     (statement,) = transpile(file_name, variables, tables=tables, columns=columns, leave_out=without)
