@@ -250,7 +250,7 @@ def test_pruned_joins_and_left_out_columns_change_no_value_and_no_type(
 @pytest.mark.slow  # seconds: left out of make test-fast
 def test_left_out_columns_are_not_computed() -> None:
     """What Spark plans: the companion measures' columns, which a default evaluation leaves out,
-    are not in its statement at all (analysing them was most of a small evaluation's planning)."""
+    are not in its statement at all (planning them was about half of a small evaluation's)."""
     columns = {
         "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
         "qrels": ["query_id", "doc_id", "relevance"],
