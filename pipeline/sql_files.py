@@ -14,7 +14,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-from pipeline.spec import SQL_VARIABLES, SUMMARY_VARIABLE_TYPES, Evaluation
+from pipeline.expressions import TIE_BOUNDS_PER_QUERY
+from pipeline.spec import COMPANION_MEASURES, SQL_VARIABLES, SUMMARY_VARIABLE_TYPES, Evaluation
 
 # The public variables of the files in sql/, as documented in their headers: the inputs' and
 # outputs', those an evaluation binds and those of the summary (the registry's, pipeline/spec.py).
@@ -119,6 +120,19 @@ def per_query_steps() -> Iterator[tuple[str, str]]:
 def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
     """The spec as the variables that ``sql/per_query.sql`` reads."""
     return {variable.name: variable.value(evaluation) for variable in SQL_VARIABLES}
+
+
+def unasked_columns(evaluation: Evaluation) -> list[str]:
+    """The columns of ``sql/per_query.sql``'s fixed shape that ``evaluation`` did not ask for (null
+    there): the companion measures not asked for, and the tie bounds without tie_bounds. The
+    engines leave them out of the per-query table.
+
+    >>> unasked = unasked_columns(Evaluation(measures=("ndcg", "P"), tie_bounds=True))
+    >>> "P" in unasked, "recall" in unasked, "ndcg_min" in unasked
+    (False, True, False)
+    """
+    unasked = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
+    return unasked if evaluation.tie_bounds else [*unasked, *TIE_BOUNDS_PER_QUERY]
 
 
 def summary_columns(per_query_columns: list[str] | tuple[str, ...]) -> list[str]:

@@ -16,11 +16,10 @@ from pyspark.sql.types import StructType
 
 from pipeline import Discount, Evaluation, Gain, transpile
 from pipeline.api import make_evaluation
-from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
 from pipeline.spec import CONVENTIONS
 from pipeline.spec import Evaluation as _Evaluation
-from pipeline.sql_files import evaluation_variables
+from pipeline.sql_files import evaluation_variables, unasked_columns
 from tests.helpers import as_table, assert_tables_close, compute
 from tests.helpers.spark_frames import QRELS, RUN, to_polars, to_spark
 
@@ -241,7 +240,7 @@ def test_pruned_joins_and_left_out_columns_change_no_value_and_no_type(
     assert cut.height > 0
     assert cut.schema == whole.schema
     assert cut.equals(whole)
-    unasked = spark_engine.unasked_columns(evaluation)
+    unasked = unasked_columns(evaluation)
     narrowed = spark_shaped_per_query(evaluation, leave_out=unasked)
     assert narrowed.schema == whole.drop(unasked).schema
     assert narrowed.equals(whole.drop(unasked))
@@ -259,7 +258,7 @@ def test_left_out_columns_are_not_computed() -> None:
     variables = evaluation_variables(evaluation)
     (whole,) = transpile.transpile("per_query.sql", variables, columns=columns)
     (narrowed,) = transpile.transpile(
-        "per_query.sql", variables, columns=columns, leave_out=spark_engine.unasked_columns(evaluation)
+        "per_query.sql", variables, columns=columns, leave_out=unasked_columns(evaluation)
     )
     assert "iprec_0_10" in whole.query_sql() and "iprec_0_10" not in narrowed.query_sql()
     assert len(narrowed.query_sql()) < len(whole.query_sql()) / 2

@@ -18,7 +18,7 @@ import duckdb
 import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
-from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
+from pipeline.spec import Evaluation, summary_variables
 from pipeline.sql_files import (
     PER_QUERY_COMPOSED,
     VARIABLE_TYPES,
@@ -26,6 +26,7 @@ from pipeline.sql_files import (
     evaluation_variables,
     sql_file,
     summary_columns,
+    unasked_columns,
 )
 
 # The variables holding lists of text (measures, signals, the summary's aggregates).
@@ -163,10 +164,7 @@ def per_query_table(connection: duckdb.DuckDBPyConnection, evaluation: Evaluatio
     # the companion measures not asked for are null columns of the SQL's fixed shape, and so
     # are the tie bounds without tie_bounds: dropped before the summary, which averages every
     # column it is given (seven null running sums cost 0.13 s at 10M rows)
-    unasked = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
-    table = table.drop(unasked)
-    if not evaluation.tie_bounds:
-        table = table.drop(TIE_BOUNDS_PER_QUERY)
+    table = table.drop(unasked_columns(evaluation))
     connection.execute("drop table per_query")  # its rows are in the frame now
     return table
 

@@ -30,8 +30,8 @@ from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
-from pipeline.spec import COMPANION_MEASURES, Evaluation, summary_variables
-from pipeline.sql_files import evaluation_variables, summary_columns
+from pipeline.spec import Evaluation, summary_variables
+from pipeline.sql_files import evaluation_variables, summary_columns, unasked_columns
 from pipeline.transpile import check_supported, transpile
 
 # pyspark warns on every Arrow hand-over that pandas 3 is newer than it tests with; our
@@ -178,13 +178,6 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
     with _private_views(inputs) as tables:
         variables = evaluation_variables(evaluation)
         return _run_query(spark, "per_query.sql", variables, tables, without=unasked_columns(evaluation))
-
-
-def unasked_columns(evaluation: Evaluation) -> list[str]:
-    """The columns of ``sql/per_query.sql``'s fixed shape that ``evaluation`` did not ask for:
-    the companion measures not asked for (null there), and the tie bounds without tie_bounds."""
-    unasked = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
-    return unasked if evaluation.tie_bounds else [*unasked, *TIE_BOUNDS_PER_QUERY]
 
 
 def summarize(per_query_table: DataFrame) -> DataFrame:
