@@ -16,9 +16,10 @@ except ImportError:  # pytest 8: pytest-xdist's own grouping works there
 # only fixtures and hooks.
 from tests.helpers import ENGINES, run_cli, run_cli_process
 from tests.helpers.s3 import s3_bucket, s3_server, s3_server_process
-from tests.helpers.spark import local_spark, pytest_runtest_makereport, shared_spark, spark_cli
+from tests.helpers.spark import compiled_spark, local_spark, pytest_runtest_makereport, shared_spark, spark_cli
 
 __all__ = [
+    "compiled_spark",
     "local_spark",
     "pytest_runtest_makereport",
     "s3_bucket",

@@ -450,10 +450,10 @@ def test_config_key_and_json_output(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 @pytest.mark.spark
 @pytest.mark.timeout(600)
-def test_spark_agrees_with_polars_on_random_data(local_spark: object) -> None:
+def test_spark_agrees_with_polars_on_random_data(compiled_spark: object) -> None:
     from pipeline.engines import spark as spark_engine
 
-    spark = local_spark
+    spark = compiled_spark
     for seed in range(2):  # a few: each plans the composed SQL afresh (about a minute)
         run_rows, qrels_rows, evaluation = random_case(seed, conventions=True)
         # Spark refuses what depends on arrival order (and so does not read a rank column)

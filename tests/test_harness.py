@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.helpers.s3 import S3Server
+from tests.helpers.spark import CODEGEN_MODE, SHARED_SPARK, generated_code
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 pytest_plugins = ["pytester"]
 
@@ -151,3 +156,22 @@ def test_make_test_runs_the_tests_that_share_the_spark_session_on_one_worker(
     shared = [line for line in result.outlines if "PASSED" in line and "test_shares_the_session" in line]
     assert len(shared) == 4 and all("@shared-spark" in line for line in shared), result.outlines
     assert len({line.split()[0] for line in shared}) == 1, shared  # "[gw0] ...": one worker
+
+
+@pytest.mark.spark
+def test_the_parity_proofs_run_spark_s_generated_code_and_the_rest_interpreted(local_spark: SparkSession) -> None:
+    """The tests' session interprets Spark's expressions (tests/helpers/spark.py); the proofs
+    that Spark's numbers are Polars' ask for ``compiled_spark``, which runs generated code as the
+    engine's own session does, and gives the session back interpreted. The catalog listing is
+    the witness: Spark's interpreted evaluation cannot decode its rows."""
+    from pyspark.errors import PySparkException
+
+    local_spark.sql("create or replace temp view ndcg_harness_witness as select 1 as x")
+    try:
+        with generated_code(local_spark, SHARED_SPARK) as spark:
+            assert "ndcg_harness_witness" in [table.name for table in spark.catalog.listTables()]
+        assert local_spark.conf.get(CODEGEN_MODE) == "NO_CODEGEN"
+        with pytest.raises(PySparkException, match="EXPRESSION_DECODING_FAILED"):
+            local_spark.catalog.listTables()
+    finally:
+        local_spark.catalog.dropTempView("ndcg_harness_witness")

@@ -38,8 +38,14 @@ if TYPE_CHECKING:
 # A small local session (1 core, no UI). Planning, not data, is what a test's tiny inputs
 # cost: adaptive re-planning at every stage and compiling whole-stage Java code took 15% of
 # the Spark tests' time (200 s against 171 s for tests/test_companion_measures.py and tests/test_seeds.py).
-# Neither changes a result; the engine's own session keeps both on, and the tests that start it
-# (the CLI in a subprocess, --spark-master, the standalone cluster) run it as users do.
+# Nor is Java code generated per expression (Spark's interpreted evaluation, which its own
+# tests hold to the generated code's results): every new plan's code is compiled anew, and the
+# Spark tests took 361 s with it, 277 s without (`pytest -m spark`, one process). None of the
+# three changes a result; the engine's own session keeps all on, the proofs that Spark's
+# numbers are Polars' run with generated code as users do (:func:`compiled_spark`), and so do
+# the tests that start the engine's session (the CLI in a subprocess, --spark-master, the
+# standalone cluster).
+CODEGEN_MODE = "spark.sql.codegen.factoryMode"
 SESSION_CONFIG = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
@@ -47,6 +53,7 @@ SESSION_CONFIG = {
     "spark.default.parallelism": "1",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.codegen.wholeStage": "false",
+    CODEGEN_MODE: "NO_CODEGEN",
     # as the engine's own local session: the per-query statement's plan outgrew the default 1 GB
     "spark.driver.memory": SPARK_DRIVER_MEMORY,
     # and, as there, no Python call site recorded per DataFrame-API call
@@ -177,6 +184,28 @@ def local_spark(shared_spark: SharedSpark, request: pytest.FixtureRequest) -> Sp
     seconds, so every test that needs Spark shares it, until a test that used it fails."""
     request.node.stash[USED_SPARK] = True
     return shared_spark.get()
+
+
+@contextlib.contextmanager
+def generated_code(spark: SparkSession, shared: SharedSpark) -> Iterator[SparkSession]:
+    """The session generating Java code for expressions, as the engine's own session does
+    (Spark's default, with its interpreted evaluation as the fallback); put back to interpreted
+    afterwards, unless a test that used it failed (its session is thrown away then)."""
+    spark.conf.set(CODEGEN_MODE, "FALLBACK")
+    yield spark
+    if not shared.poisoned:
+        try:
+            spark.conf.set(CODEGEN_MODE, SESSION_CONFIG[CODEGEN_MODE])
+        except Exception:  # a session that cannot take the setting is not handed out again
+            shared.poison()
+
+
+@pytest.fixture
+def compiled_spark(shared_spark: SharedSpark, local_spark: SparkSession) -> Iterator[SparkSession]:
+    """The shared session under :func:`generated_code`: for the tests that prove Spark's
+    numbers equal the other engines'."""
+    with generated_code(local_spark, shared_spark) as spark:
+        yield spark
 
 
 @pytest.fixture
