@@ -41,10 +41,10 @@ if TYPE_CHECKING:
 # Nor is Java code generated per expression (Spark's interpreted evaluation, which its own
 # tests hold to the generated code's results): every new plan's code is compiled anew, and the
 # Spark tests took 361 s with it, 277 s without (`pytest -m spark`, one process). None of the
-# three changes a result; the engine's own session keeps all on, the proofs that Spark's
-# numbers are Polars' run with generated code as users do (:func:`compiled_spark`), and so do
-# the tests that start the engine's session (the CLI in a subprocess, --spark-master, the
-# standalone cluster).
+# three changes a result; the engine's own session keeps all on. The proofs that Spark's
+# numbers, and its verdicts on bad input, are Polars' run with generated code as users do
+# (:func:`compiled_spark`), and so do the tests that start the engine's session (the CLI in a
+# subprocess, --spark-master, the standalone cluster).
 CODEGEN_MODE = "spark.sql.codegen.factoryMode"
 SESSION_CONFIG = {
     "spark.ui.enabled": "false",
@@ -203,7 +203,7 @@ def generated_code(spark: SparkSession, shared: SharedSpark) -> Iterator[SparkSe
 @pytest.fixture
 def compiled_spark(shared_spark: SharedSpark, local_spark: SparkSession) -> Iterator[SparkSession]:
     """The shared session under :func:`generated_code`: for the tests that prove Spark's
-    numbers equal the other engines'."""
+    numbers, and its verdicts on bad input, equal the other engines'."""
     with generated_code(local_spark, shared_spark) as spark:
         yield spark
 
