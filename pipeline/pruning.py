@@ -17,8 +17,6 @@ from sqlglot.optimizer.pushdown_projections import pushdown_projections
 from sqlglot.optimizer.qualify_columns import qualify_columns
 from sqlglot.optimizer.simplify import simplify
 
-from pipeline.errors import UsageError
-
 
 def _constant(node: exp.Expr) -> exp.Expr | None:
     """The literal a node is (through casts), or None where it is not a constant."""
@@ -284,7 +282,8 @@ def without_columns(tree: exp.Expr, leave_out: Sequence[str], known: Mapping[str
     """
     query = tree.expression if isinstance(tree, exp.Create) else tree
     if not isinstance(query, exp.Select):
-        raise UsageError(f"cannot leave columns out of {query.sql('duckdb')[:80]}")
+        # the caller's mistake, not the user's: the statements columns are left out of are selects
+        raise ValueError(f"cannot leave columns out of {query.sql('duckdb')[:80]}")
     # qualified first (the final select's star spelled out): pushdown_projections finds what each
     # scope reads by its columns' tables. Not sqlglot's whole qualify, which also lower-cases
     # every unquoted name (the measures G, Rprec and set_F would be renamed).

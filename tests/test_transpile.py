@@ -14,7 +14,7 @@ import pytest
 import sqlglot
 from pyspark.sql.types import StructType
 
-from pipeline import Discount, Evaluation, Gain, transpile
+from pipeline import Discount, Evaluation, Gain, pruning, transpile
 from pipeline.api import make_evaluation
 from pipeline.errors import UsageError
 from pipeline.spec import CONVENTIONS
@@ -263,6 +263,16 @@ def test_left_out_columns_are_not_computed() -> None:
     assert "iprec_0_10" in whole.query_sql() and "iprec_0_10" not in narrowed.query_sql()
     assert len(narrowed.query_sql()) < len(whole.query_sql()) / 2
     assert transpile.output_columns(narrowed.query) == ["query_id", "k", "cg", "dcg", "idcg", "ndcg"]
+
+
+def test_columns_are_left_out_only_where_the_shape_is_known() -> None:
+    """Leaving columns out needs the stars spelled out and a select to cut: asked otherwise, the
+    caller (the engine, not the user) made a mistake."""
+    with pytest.raises(ValueError, match="stars are spelled out only"):
+        transpile.transpile("per_query.sql", {}, dialect="duckdb", leave_out=["P"])
+    union = sqlglot.parse_one("select 1 as a union all select 2 as a")
+    with pytest.raises(ValueError, match="cannot leave columns out"):
+        pruning.without_columns(union, ["a"], {})
 
 
 @pytest.mark.slow  # seconds: left out of make test-fast
