@@ -1,6 +1,6 @@
 """ndcg-pipeline: exact CG, DCG, IDCG and NDCG@k over Parquet, with Polars and DuckDB SQL.
 
-The public API; see the README for the conventions and ``pipeline.spec`` for the formulas.
+The public API; see the README for the conventions and ``pipeline.registry`` for the formulas.
 Names are imported on first use, so that ``ndcg --help`` does not pay for Polars and DuckDB.
 """
 
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from pipeline.api import Result, check, evaluate, make_evaluation, per_query
     from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError
     from pipeline.io.read import Columns, Source
-    from pipeline.spec import Discount, Evaluation, Gain
+    from pipeline.registry import Discount, Evaluation, Gain
     from pipeline.validate import ValidationWarning
 
 _EXPORTS = {
@@ -30,9 +30,9 @@ _EXPORTS = {
     "UsageError": "pipeline.errors",
     "Columns": "pipeline.io.read",
     "Source": "pipeline.io.read",
-    "Discount": "pipeline.spec",
-    "Evaluation": "pipeline.spec",
-    "Gain": "pipeline.spec",
+    "Discount": "pipeline.registry",
+    "Evaluation": "pipeline.registry",
+    "Gain": "pipeline.registry",
     "ValidationWarning": "pipeline.validate",
 }
 

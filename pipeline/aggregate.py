@@ -15,7 +15,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.groups import OVERALL, RESERVED_COLUMNS, check_group_names
-from pipeline.spec import MEASURE, MEASURE_NAMES, MIN_GEOMETRIC_MEAN, PRIMARY_MEASURE
+from pipeline.registry import MEASURE, MEASURE_NAMES, MIN_GEOMETRIC_MEAN, PRIMARY_MEASURE
 
 MEASURES = MEASURE_NAMES
 TIE_BOUNDS = ("ndcg_min", "ndcg_max")

@@ -22,7 +22,7 @@ from pipeline.errors import UsageError
 from pipeline.inputs import InputChecks, Inputs, as_polars, frame_input, load
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source, table_source
-from pipeline.spec import (
+from pipeline.registry import (
     CONVENTION,
     CONVENTIONS,
     OPTION,
@@ -53,9 +53,9 @@ def make_evaluation(*, k: Iterable[int] | str | None = None, profile: str | None
     ``k`` left out (None) evaluates the cutoffs the measures name (``measures="nDCG@10,P@5"``:
     5 and 10), else the default ones; given, the cutoffs the measures name are added to it.
 
-    ``options`` are the conventions of :data:`pipeline.spec.CONVENTIONS` by name (``gain``,
+    ``options`` are the conventions of :data:`pipeline.registry.CONVENTIONS` by name (``gain``,
     ``discount``, ``log_base``, ``ties``, ``ideal``, ...); each means what its flag means.
-    ``profile`` names a bundle of conventions (:data:`pipeline.spec.PROFILES`); every option
+    ``profile`` names a bundle of conventions (:data:`pipeline.registry.PROFILES`); every option
     left out or None keeps the profile's choice, or the default without a profile.
 
     >>> make_evaluation(k=[3], profile="lightgbm", empty_ideal="zero").describe()["empty_ideal"]
@@ -113,7 +113,7 @@ def _cutoffs(k: object) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class _Given:
     """A front function's keywords: the conventions (:func:`make_evaluation`'s) and the input,
-    validation and execution options of :data:`pipeline.spec.OPTIONS` it takes, typed."""
+    validation and execution options of :data:`pipeline.registry.OPTIONS` it takes, typed."""
 
     conventions: dict[str, object]
     columns: Columns = field(default_factory=Columns)
@@ -137,7 +137,7 @@ class _Given:
 
 def _given(function: str, options: dict[str, object], columns: Columns | None) -> _Given:
     """The keywords of ``function``, each refused by its name unless it is a convention or one
-    of the options :data:`pipeline.spec.OPTIONS` gives that function."""
+    of the options :data:`pipeline.registry.OPTIONS` gives that function."""
     taken = {option.name for option in options_for(function=function)}
     unknown = sorted(set(options) - set(_EVALUATION_OPTIONS) - taken)
     if unknown:
@@ -171,7 +171,7 @@ def per_query(
     or an ISO time; local, or ``s3://``, ``gs://``, ``az://`` URLs) or Polars frames with the
     canonical columns. Without ``qrels`` the run's label column is used as inline labels.
     ``options`` are those of :func:`make_evaluation` (``k``, ``gain``, ...) and the input and
-    validation options of the command line (:data:`pipeline.spec.OPTIONS`: ``run_format``,
+    validation options of the command line (:data:`pipeline.registry.OPTIONS`: ``run_format``,
     ``query_col``, ..., ``allow_fractional_labels``, ``warn_results_over``; ``columns`` names
     all the columns at once, a :class:`~pipeline.io.read.Columns`). ``query_col``, ``doc_col``
     and ``label_col`` name a column in both inputs; ``run_query_col``, ``run_doc_col``,

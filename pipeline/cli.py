@@ -1,7 +1,7 @@
 """``ndcg``: a thin command line over the library. Flags -> one Evaluation -> library -> writers.
 
 The flags are declared in :mod:`pipeline.cli_flags` (the measure flags generated from the
-registry of :mod:`pipeline.spec`); here each command's handler reads them, calls the library
+registry of :mod:`pipeline.registry`); here each command's handler reads them, calls the library
 and prints. Heavy modules (polars, duckdb) are imported only when a command runs, so
 ``--help`` is fast.
 """
@@ -23,24 +23,24 @@ from pipeline.cli_flags import (
     parse_args,
     subparser,
 )
-from pipeline.spec import CONVENTIONS, MEASURE_SETS, max_threads, options_for
+from pipeline.registry import CONVENTIONS, MEASURE_SETS, max_threads, options_for
 
 if TYPE_CHECKING:
     from pipeline.gate import Gate
-    from pipeline.spec import Evaluation
+    from pipeline.registry import Evaluation
 
 __all__ = ["EXIT_CODES", "build_parser", "main", "max_threads", "package_version"]
 
 
 def _profiles(args: argparse.Namespace) -> int:
-    from pipeline.spec import profiles_table
+    from pipeline.registry import profiles_table
 
     sys.stdout.write(profiles_table())
     return 0
 
 
 def _options(args: argparse.Namespace, command: str) -> dict[str, Any]:
-    """The flags (or config keys) of :data:`pipeline.spec.OPTIONS` that ``command`` takes, by name:
+    """The flags (or config keys) of :data:`pipeline.registry.OPTIONS` that ``command`` takes, by name:
     the library's keywords."""
     return {option.name: getattr(args, option.name) for option in options_for(command=command)}
 
@@ -88,7 +88,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.io.read import Source, trec_run_id
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
-    from pipeline.spec import named_lines, relstring_asked
+    from pipeline.registry import named_lines, relstring_asked
     from pipeline.units import option_values
 
     if args.print_config:
@@ -197,7 +197,7 @@ def _relstrings(job: Any, evaluation: Evaluation, units: list[Any]) -> tuple[str
     from pipeline.engines.polars import relstrings
     from pipeline.errors import UsageError
     from pipeline.inputs import Inputs, prepare
-    from pipeline.spec import relstring_asked
+    from pipeline.registry import relstring_asked
 
     asked = relstring_asked(evaluation.measures)
     if asked is None or not units:

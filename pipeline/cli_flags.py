@@ -1,6 +1,6 @@
 """The flags of ``ndcg``: one argparse parser, its measure flags and its input, validation,
-execution and job flags generated from the registry (:data:`pipeline.spec.CONVENTIONS`,
-:data:`pipeline.spec.OPTIONS`), so the flags, the config keys (:mod:`pipeline.config` reads them
+execution and job flags generated from the registry (:data:`pipeline.registry.CONVENTIONS`,
+:data:`pipeline.registry.OPTIONS`), so the flags, the config keys (:mod:`pipeline.config` reads them
 off the parser) and the API's options never disagree.
 
 Only light modules are imported here: ``--help`` stays fast.
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipeline.engines import ENGINES
-from pipeline.spec import (
+from pipeline.registry import (
     CONVENTIONS,
     MEASURE_NAMES,
     PRIMARY_MEASURE,

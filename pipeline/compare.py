@@ -10,7 +10,7 @@ per-query differences ``delta = candidate - baseline`` are summarised:
   (``mean_difference / mean_baseline``; null when the baseline mean is 0);
 - ``wins`` / ``ties`` / ``losses``: queries where the candidate is better / within
   ``TIE_TOLERANCE`` / worse: higher / lower, or lower / higher for a measure whose better is
-  lower (``unj``, the unjudged fraction; :attr:`pipeline.spec.Measure.better`);
+  lower (``unj``, the unjudged fraction; :attr:`pipeline.registry.Measure.better`);
 - a paired t-test: ``t = mean(delta) / (sd(delta) / sqrt(n))`` with ``n - 1`` degrees of
   freedom (sd with ``n - 1``), two-sided ``p_value_t``; null when ``n < 2`` or sd is 0
   (the statistic is undefined there, and a made-up number would be silently wrong); sd
@@ -70,7 +70,7 @@ from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.groups import OVERALL, OVERALL_LABEL, WHOLE_RANKING, check_group_names
 from pipeline.io.format import text_value
 from pipeline.io.outputs import check_types
-from pipeline.spec import CONVENTIONS, MEASURE, PRIMARY_MEASURE, Evaluation
+from pipeline.registry import CONVENTIONS, MEASURE, PRIMARY_MEASURE, Evaluation
 from pipeline.stats import (
     CORRECTIONS,
     TIE_TOLERANCE,

@@ -1,8 +1,8 @@
 """TOML configuration with the same keys as the command-line flags.
 
 The flags are the single source of truth, and they are generated from the registry for the
-conventions and the input, validation, execution and job options (:data:`pipeline.spec.CONVENTIONS`,
-:data:`pipeline.spec.OPTIONS`): a key is valid when a flag of the same name exists
+conventions and the input, validation, execution and job options (:data:`pipeline.registry.CONVENTIONS`,
+:data:`pipeline.registry.OPTIONS`): a key is valid when a flag of the same name exists
 (``all-queries`` or ``all_queries`` for ``--all-queries``), and its value is checked by that
 flag's own type and choices. Flags given on the command line override the file.
 """

@@ -3,7 +3,7 @@
 A score computed over documents nobody judged says less than its digits suggest: an unjudged
 result gains 0 (``unjudged zero``, trec_eval's convention), so a system that retrieves what the
 judges never saw reads as worse, and one judged on a fraction of its top k as known when it is
-not. The measure of it is ``judged`` (:data:`pipeline.spec.MEASURES`): ir_measures' Judged@k,
+not. The measure of it is ``judged`` (:data:`pipeline.registry.MEASURES`): ir_measures' Judged@k,
 the judged results (label >= 0) in the top k divided by k, the ranks past the retrieved counting
 as unjudged. trec_eval's ``unj`` counts the other way (unjudged / k, the ranks past the retrieved
 counting as judged), so ``judged = 1 - unj`` only where k results were retrieved; the gate and

@@ -2,7 +2,7 @@
 
 >>> import polars as pl
 >>> from pipeline.expressions import gain, discount, rank_by_score
->>> from pipeline.spec import Gain, Discount
+>>> from pipeline.registry import Gain, Discount
 >>> frame = pl.DataFrame({"query_id": [1, 1, 1], "doc_id": ["a", "b", "c"],
 ...                       "score": [0.2, 0.9, 0.2], "relevance": [3, 0, 2]})
 >>> (frame.with_columns(rank=rank_by_score())
@@ -17,7 +17,7 @@ import math
 
 import polars as pl
 
-from pipeline.spec import Discount, Gain, Ties
+from pipeline.registry import Discount, Gain, Ties
 
 QUERY, DOC, SCORE = "query_id", "doc_id", "score"
 # Where a row stands in its input (files in the order listed, then rows), and the input's own
@@ -29,7 +29,7 @@ TIE_BOUNDS_SUMMARY = ("ndcg_min", "ndcg_max", "tie_sensitive_queries")
 
 
 def gain(label: pl.Expr, spec: Gain, relevance_threshold: float | None = None) -> pl.Expr:
-    """The gain of each label as Float64 (see :class:`pipeline.spec.Gain`).
+    """The gain of each label as Float64 (see :class:`pipeline.registry.Gain`).
 
     A missing label (an unjudged document) gains 0, and so does a negative label.
     """
@@ -52,7 +52,7 @@ def relevant(label: pl.Expr, relevance_threshold: float | None = None) -> pl.Exp
 
 
 def discount(rank: pl.Expr, spec: Discount) -> pl.Expr:
-    """The discount factor of each 1-based rank (see :class:`pipeline.spec.Discount`)."""
+    """The discount factor of each 1-based rank (see :class:`pipeline.registry.Discount`)."""
     rank = rank.cast(pl.Float64)
     if spec.kind == "jk":
         return 1.0 / pl.max_horizontal(pl.lit(1.0), rank.log() / math.log(spec.log_base))

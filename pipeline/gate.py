@@ -56,7 +56,7 @@ from pipeline.coverage import JUDGED
 from pipeline.errors import UsageError
 from pipeline.groups import OVERALL
 from pipeline.io.format import text_line, text_value
-from pipeline.spec import MEASURE, MEASURES
+from pipeline.registry import MEASURE, MEASURES
 
 # the p-value the gate reads (before its own adjustment over the checked rows)
 P_VALUE = "p_value_permutation"

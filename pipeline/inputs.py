@@ -33,14 +33,14 @@ from pipeline.io.read import (
     scan_qrels,
     scan_run,
 )
-from pipeline.spec import OPTION, Evaluation
+from pipeline.registry import OPTION, Evaluation
 from pipeline.validate import Checked, check_inputs
 
 
 @dataclass(frozen=True)
 class InputChecks:
     """How strictly the inputs are checked: the ``validation`` options of
-    :data:`pipeline.spec.OPTIONS`, by their names, as :func:`pipeline.validate.check_inputs`
+    :data:`pipeline.registry.OPTIONS`, by their names, as :func:`pipeline.validate.check_inputs`
     takes them."""
 
     allow_fractional_labels: bool = OPTION["allow_fractional_labels"].default

@@ -34,14 +34,14 @@ from pipeline.io.partitions import Partition, hive_partitions, judgments_partiti
 from pipeline.io.read import QUERY, Columns, Source, table_source
 from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
-from pipeline.spec import OPTION, Evaluation
+from pipeline.registry import OPTION, Evaluation
 from pipeline.units import Result, evaluate_inputs
 
 
 @dataclass(frozen=True)
 class Job:
     """Everything one run of the job needs; built from flags or a TOML file by the CLI. The
-    fields named by :data:`pipeline.spec.OPTIONS` take those options (the options given by part,
+    fields named by :data:`pipeline.registry.OPTIONS` take those options (the options given by part,
     such as ``execution.threads``, in ``columns``, ``checks`` and ``execution``:
     :func:`pipeline.units.option_values` builds them)."""
 

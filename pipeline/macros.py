@@ -28,7 +28,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from pipeline.spec import (
+from pipeline.registry import (
     CONVENTIONS,
     MEASURES,
     RETRIEVED,

@@ -31,7 +31,7 @@ from pipeline.io.identity import UNKNOWN, differences, identified, identify, jud
 from pipeline.io.partitions import Partition
 from pipeline.io.read import Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import MANIFEST, OUTPUT_DIGESTS, SUCCESS, OutputError, file_digest, plain_name
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 
 # the manifest's versions key for :func:`source_digest`
 SOURCE = "ndcg-pipeline-source"

@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 from pipeline.errors import InvalidInput
 from pipeline.io.format import text_value
 from pipeline.io.read import DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
-from pipeline.spec import CONVENTION, MAX_GAIN, Evaluation, Gain
+from pipeline.registry import CONVENTION, MAX_GAIN, Evaluation, Gain
 
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
@@ -224,7 +224,7 @@ class GainBound:
 
 
 def gain_bound(gain: Gain) -> GainBound:
-    """The labels whose gain under ``gain`` stays within :data:`~pipeline.spec.MAX_GAIN`."""
+    """The labels whose gain under ``gain`` stays within :data:`~pipeline.registry.MAX_GAIN`."""
     return GainBound(largest_label=gain.largest_label, exempt=tuple(level for level, _ in gain.levels))
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY
-from pipeline.spec import COMPANION_MEASURES, SQL_VARIABLES, SUMMARY_VARIABLE_TYPES, Evaluation
+from pipeline.registry import COMPANION_MEASURES, SQL_VARIABLES, SUMMARY_VARIABLE_TYPES, Evaluation
 
 # The public variables of the files in sql/, as documented in their headers: the inputs' and
-# outputs', those an evaluation binds and those of the summary (the registry's, pipeline/spec.py).
+# outputs', those an evaluation binds and those of the summary (the registry's, pipeline/registry/).
 VARIABLES = (
     "run_path",
     "qrels_path",

@@ -46,7 +46,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from pipeline.errors import UsageError
 from pipeline.pruning import pruned, without_columns
-from pipeline.spec import Evaluation, spark_refusals
+from pipeline.registry import Evaluation, spark_refusals
 from pipeline.sql_files import (
     PER_QUERY_COMPOSED,
     PER_QUERY_STEPS,
@@ -65,7 +65,7 @@ PORTABLE_FILES = ("per_query.sql", "summary.sql")
 
 
 # Options whose meaning Spark cannot honour: variable -> value -> why (the registry's, in
-# pipeline/spec.py). Rejected, never ignored. Row arrival order is not defined on Spark (files
+# pipeline/registry/). Rejected, never ignored. Row arrival order is not defined on Spark (files
 # are read in parallel and shuffled), so nothing that depends on the order rows arrive can give
 # the same answer as on one machine.
 UNSUPPORTED: dict[str, dict[str, str]] = spark_refusals()

@@ -30,18 +30,18 @@ from pipeline.errors import InvalidInput, UsageError, first_line
 from pipeline.inputs import InputChecks, Inputs, Prepared, Validated, prepare, unchanged_while_read
 from pipeline.inputs import check as check_prepared
 from pipeline.io.read import Columns, Source
-from pipeline.spec import Evaluation, option_fields
+from pipeline.registry import Evaluation, option_fields
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
 
 log = logging.getLogger(__name__)
 
-# What holds the options of :data:`pipeline.spec.OPTIONS` given by part (``execution.threads``),
+# What holds the options of :data:`pipeline.registry.OPTIONS` given by part (``execution.threads``),
 # by the name of the field holding it (a field of :class:`pipeline.job.Job`)
 OPTION_HOLDERS: dict[str, Callable[..., Any]] = {"columns": Columns, "checks": InputChecks, "execution": Execution}
 
 
 def option_values(given: dict[str, Any]) -> dict[str, Any]:
-    """The options of :data:`pipeline.spec.OPTIONS` in ``given`` (by name) as the fields holding
+    """The options of :data:`pipeline.registry.OPTIONS` in ``given`` (by name) as the fields holding
     them: ``{"run_format": "csv", "execution": Execution(threads=2), ...}``."""
     return option_fields(given, OPTION_HOLDERS)
 

@@ -6,7 +6,7 @@ engine gives the same errors, exit codes and warnings.
 Errors (:class:`~pipeline.errors.InvalidInput`, exit 3): wrong column types (text scores,
 fractional labels of any non-integer type unless allowed: floats and decimals alike), nulls,
 NaN or infinite values, labels whose gain under the evaluation's gain exceeds
-:data:`~pipeline.spec.MAX_GAIN` (their sums would overflow a double), duplicate (query_id,
+:data:`~pipeline.registry.MAX_GAIN` (their sums would overflow a double), duplicate (query_id,
 doc_id) rows, empty inputs, lines that do not parse, unreadable files.
 
 Warnings (:class:`ValidationWarning`, returned, never logged here): queries only in the run,
@@ -49,6 +49,7 @@ from pipeline.io.read import (
     is_id_type,
     non_utf8_line,
 )
+from pipeline.registry import Evaluation, Gain
 from pipeline.rules import (
     DEFAULT_WARN_RESULTS_OVER,
     ID_TYPES,
@@ -56,7 +57,6 @@ from pipeline.rules import (
     WARNING_ORDER,
     ValidationWarning,
 )
-from pipeline.spec import Evaluation, Gain
 
 __all__ = [
     "DEFAULT_WARN_RESULTS_OVER",
@@ -289,8 +289,8 @@ def fractional_label(dtype: pl.DataType) -> pl.Expr | None:
 
 
 def gain_overflows(label: pl.Expr, gain: Gain) -> pl.Expr:
-    """True on a label whose gain exceeds :data:`~pipeline.spec.MAX_GAIN`: above the gain's
-    :attr:`~pipeline.spec.Gain.largest_label` and not a level the gain map names (a map's
+    """True on a label whose gain exceeds :data:`~pipeline.registry.MAX_GAIN`: above the gain's
+    :attr:`~pipeline.registry.Gain.largest_label` and not a level the gain map names (a map's
     values are bounded when it is parsed). Negative labels gain 0 and never overflow."""
     value = label.cast(pl.Float64)
     levels = [level for level, _ in gain.levels]

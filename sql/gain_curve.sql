@@ -8,7 +8,7 @@
 --
 -- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum, positive_ranks,
 -- rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when `measures` names a family above
--- (else no row), as pipeline/spec.py's G ... rbp_resid define them, with the ideal's M, idcg and cost c of
+-- (else no row), as pipeline/registry/'s G ... rbp_resid define them, with the ideal's M, idcg and cost c of
 -- sql/ideal_curve.sql (c grows 1 a rank past M); log2 as ln(x) / ln(2), the Polars engine's bits (log2() differs).
 
 create or replace temp view gain_curve as

@@ -9,7 +9,7 @@
 -- Creates: view ideal_curve (query_id, rank, gain, idcg, ideal_cost, ideal_length, ideal_gain,
 -- boundary), one row per rank j of the ideal ranking (its M positive gains g*(j)) when
 -- `measures` names a family of sql/gain_curve.sql (else no row): idcg, its running dcg;
--- ideal_cost, c(j) = max(g*(1), 1) + ... + max(g*(j), 1) (pipeline/spec.py's G);
+-- ideal_cost, c(j) = max(g*(1), 1) + ... + max(g*(j), 1) (pipeline/registry/'s G);
 -- ideal_length, M; ideal_gain, the sum of the M gains; boundary, whether the gain changes
 -- after rank j (Rndcg's points).
 

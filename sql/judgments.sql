@@ -11,7 +11,7 @@
 --
 -- Creates: view judgments (query_id, doc_id, gain double, judged, relevant, nonrelevant,
 -- pooled, counted boolean). A negative or null label gains 0 and, negative, counts as
--- unjudged. The signals (pipeline/spec.py's SIGNALS, read by sql/counters.sql): relevant, a
+-- unjudged. The signals (pipeline/registry/'s SIGNALS, read by sql/counters.sql): relevant, a
 -- judged label at or above relevance_threshold; judged, a label >= 0; nonrelevant, judged and
 -- not relevant; pooled, every document of the judgments (trec_eval's pool, for infAP).
 -- counted: a signal of `signals` holds, so the ranks of the document are kept for the

@@ -13,7 +13,7 @@
 -- recip_rank, success, then those of sql/measures_trec.sql, sql/measures_curve.sql and
 -- sql/measures_gain.sql) of each evaluated query, cutoff and ordering (those of
 -- sql/counted.sql): NDCG from the sums of the ranking and the ideal, the others
--- (pipeline/spec.py's formulas) from the counters <signal>_<accumulation> (null where none was
+-- (pipeline/registry/'s formulas) from the counters <signal>_<accumulation> (null where none was
 -- kept at or above k); null unless `measures` names them. AP divides by ap_divisor
 -- (sql/measures_trec.sql: R, or min(k, R) under ap_denominator).
 

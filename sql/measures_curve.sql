@@ -6,7 +6,7 @@
 --   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'];
 --
 -- Creates: view measures_curve (the columns of measures_trec, then rprec, rprec_mult_<x>,
--- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, infap, binG), pipeline/spec.py's
+-- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, infap, binG), pipeline/registry/'s
 -- formulas, of the whole ranking only (null at a cutoff), each null unless `measures` names
 -- its family. R is relevant_in_qrels; a query without a relevant result scores 0.
 

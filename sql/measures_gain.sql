@@ -8,7 +8,7 @@
 --   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
 --
 -- Creates: view measures_gain (the columns of measures_curve, then G, Rndcg, ndcg_rel, rbp,
--- rbp_resid), pipeline/spec.py's formulas, of the whole ranking only (null at a cutoff), each
+-- rbp_resid), pipeline/registry/'s formulas, of the whole ranking only (null at a cutoff), each
 -- null unless `measures` names its family. M is ideal_length; a query whose ideal holds no
 -- positive gain scores G, Rndcg (0 if it has no relevant document) and ndcg_rel as its ndcg
 -- (sql/measures.sql).

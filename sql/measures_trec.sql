@@ -8,7 +8,7 @@
 --
 -- Creates: view measures_trec (the columns of counted, then num_q, num_ret, num_rel,
 -- num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall,
--- set_map, set_F, utility, unj, judged), pipeline/spec.py's formulas, from the counters
+-- set_map, set_F, utility, unj, judged), pipeline/registry/'s formulas, from the counters
 -- <signal>_<accumulation> (retrieved_in_ranking: n, the results retrieved; min(k, n) of
 -- them at cutoff k); each null unless `measures` names it. A set measure at cutoff k is of
 -- the top k. Also ap_divisor, what AP@k divides by (read by sql/measures.sql too).

@@ -7,7 +7,7 @@
 -- sql/ndcg.sql; the Polars engine's twins have their names). Reads: views run and qrels (e.g.
 -- sql/inputs.sql) through those steps; views measures and retrieved here.
 --
--- Conventions (defaults are trec_eval's; the definitions are in pipeline/spec.py):
+-- Conventions (defaults are trec_eval's; the definitions are in pipeline/registry/):
 --   1. results ordered by score desc; ties by doc_id desc in string order ('docid-desc'),
 --      by input_rank then arrival ('input-order'), or sharing their mean gain ('average')
 --   2. negative labels count as unjudged; unjudged documents gain 0; relevant means
@@ -34,7 +34,7 @@
 -- A table, not a view: computed once, with the variables set when this file runs. ndcg_min,
 -- ndcg_max: the NDCG of the worst and best order of tied results (ties by gain ascending,
 -- descending); ties_straddle_k: whether ranks k and k + 1 are tied. All three null unless
--- tie_bounds is true (refused by pipeline/spec.py where not exact).
+-- tie_bounds is true (refused by pipeline/registry/ where not exact).
 
 create or replace temp table per_query as
 with

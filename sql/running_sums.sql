@@ -8,7 +8,7 @@
 --   SET VARIABLE signals = ['relevant'];     -- the signals counted; unset: every signal
 --
 -- Creates: view running_sums (ranking, query_id, rank, next_rank, cg, dcg, then
--- <signal>_<accumulation> for each signal and rank accumulation of pipeline/spec.py): the sums
+-- <signal>_<accumulation> for each signal and rank accumulation of pipeline/registry/): the sums
 -- and counts of the ranks up to this one; of a signal, found (the ranks where it holds),
 -- first_rank (the first of them), precision_sum (found_i / i summed over them), or null when
 -- `signals` leaves it out.

@@ -2,7 +2,7 @@
 -- says otherwise), per cutoff.
 --
 -- Input: table or view per_query with the columns of sql/per_query.sql.
--- Variables (the registry's Measure.aggregate, pipeline/spec.py; the engines bind them):
+-- Variables (the registry's Measure.aggregate, pipeline/registry/; the engines bind them):
 --   SET VARIABLE sum_measures = []::varchar[];           -- measures summed over the queries
 --   SET VARIABLE geometric_mean_measures = []::varchar[];   -- exp(mean(ln(max(value, 1e-5)))): trec_eval's gm_map
 --

@@ -24,7 +24,7 @@ from pipeline.cli import main
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.errors import UsageError
 from pipeline.io.format import trec_lines
-from pipeline.spec import COMPANION_MEASURES, SpecError, measure_named, resolve_measures
+from pipeline.registry import COMPANION_MEASURES, SpecError, measure_named, resolve_measures
 from pipeline.sql_files import evaluation_variables
 from pipeline.transpile import UNSUPPORTED
 from tests.helpers import TOLERANCE, compute, frames

@@ -279,7 +279,7 @@ def test_a_null_group_value_is_a_group_apart_from_the_overall_rows() -> None:
 
 def test_convention_differences_name_what_changes_ndcg() -> None:
     from pipeline.compare import convention_differences
-    from pipeline.spec import Evaluation, Gain
+    from pipeline.registry import Evaluation, Gain
 
     linear = Evaluation(cutoffs=(5, 10)).describe()
     other_cutoffs = Evaluation(cutoffs=(10, 20), tie_bounds=True, all_queries=True).describe()

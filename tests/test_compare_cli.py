@@ -12,7 +12,7 @@ import pytest
 from pipeline import evaluate
 from pipeline.cli import main
 from pipeline.compare import Options, compare_systems
-from pipeline.spec import PROFILES
+from pipeline.registry import PROFILES
 from tests.helpers import run_cli
 from tests.helpers.outputs import QRELS, RUN, perturbed_run
 

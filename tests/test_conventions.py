@@ -1,6 +1,6 @@
 """Each convention option by hand, on both engines: expected values are visible arithmetic.
 
-The conventions are defined in pipeline/spec.py's docstring; the engines' agreement with each
+The conventions are defined in pipeline/registry/'s docstring; the engines' agreement with each
 other and with tests/helpers/reference.py across all options is in tests/test_engines_agree.py.
 """
 
@@ -18,7 +18,7 @@ from polars.testing import assert_frame_equal
 from pipeline import InvalidInput, UsageError, evaluate, make_evaluation, per_query
 from pipeline.compare import convention_differences
 from pipeline.compare_job import check_conventions
-from pipeline.spec import CHOICES, PROFILES, Evaluation, Gain, SpecError
+from pipeline.registry import CHOICES, PROFILES, Evaluation, Gain, SpecError
 from tests.helpers import TOLERANCE, compute, run_cli
 from tests.helpers.batch import Batch, Case, batch_name
 from tests.helpers.cases import CASES, OPTION_CASES, run_frame

@@ -17,7 +17,7 @@ import pipeline
 from pipeline.errors import InvalidInput
 from pipeline.io.read import Source
 from pipeline.job import Job, run_job
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 from tests.helpers import S3Bucket, run_cli
 
 deltalake = pytest.importorskip("deltalake", reason="the Delta tests need the deltalake package (make dev installs it)")

@@ -65,7 +65,7 @@ TOOL_ROWS = table_rows("### What the tools themselves print")
 
 
 def test_the_document_shows_every_profile() -> None:
-    from pipeline.spec import PROFILES
+    from pipeline.registry import PROFILES
 
     shown = {flags_of(row[0])[1] for row in PROFILE_ROWS if flags_of(row[0])[:1] == ["--profile"]}
     assert shown == set(PROFILES)

@@ -21,7 +21,7 @@ from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY
-from pipeline.spec import COMPANION_MEASURES
+from pipeline.registry import COMPANION_MEASURES
 from tests.helpers import TOLERANCE, as_table, assert_tables_close, compute, frames, reference
 from tests.helpers.batch import Batch, Case, batch_name, batched_by_test_id
 from tests.helpers.cases import CASES, OPTION_CASES, OPTION_VALUES, random_case, reference_table, run_frame

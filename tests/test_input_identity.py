@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.io.identity import identify, same
 from pipeline.job import Job, run_job
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 from tests.helpers import ROOT, S3Bucket, run_cli, settle
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"

@@ -29,7 +29,7 @@ from pipeline.api import evaluate
 from pipeline.errors import InvalidInput
 from pipeline.inputs import prepare
 from pipeline.io.read import Columns
-from pipeline.spec import MAX_GAIN, Gain
+from pipeline.registry import MAX_GAIN, Gain
 from pipeline.units import BYTES_PER_RUN_ROW
 from tests.helpers import ROOT, TOLERANCE, run_cli
 

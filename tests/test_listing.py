@@ -21,7 +21,7 @@ from pipeline.io import objects
 from pipeline.io.fs import Kind
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, select_partitions
 from pipeline.job import Job, run_job
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 from tests.helpers import S3Bucket
 
 

@@ -20,7 +20,7 @@ from pipeline.errors import InvalidInput
 from pipeline.io import objects
 from pipeline.io.write import OutputError
 from pipeline.job import Job, run_job
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 from tests.helpers import ROOT, S3Bucket, run_cli
 
 RUN, QRELS = ROOT / "data/run.parquet", ROOT / "data/qrels.parquet"

@@ -1,4 +1,4 @@
-"""The input, validation, execution and job options of pipeline/spec.py (OPTIONS) are declared
+"""The input, validation, execution and job options of pipeline/registry/ (OPTIONS) are declared
 once: each is a flag of the commands of its group, a config key, a keyword of the API functions
 of its group and a field of the job, and a value means the same through every front."""
 
@@ -18,7 +18,7 @@ from pipeline.errors import UsageError
 from pipeline.inputs import InputChecks
 from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns
 from pipeline.job import Job
-from pipeline.spec import OPTION_GROUPS, OPTIONS, Evaluation, Option
+from pipeline.registry import OPTION_GROUPS, OPTIONS, Evaluation, Option
 from pipeline.units import option_values
 from pipeline.validate import DEFAULT_WARN_RESULTS_OVER
 

@@ -1,4 +1,4 @@
-"""The registry of pipeline/spec.py is the one list of conventions and measures: every flag,
+"""The registry of pipeline/registry/ is the one list of conventions and measures: every flag,
 config key, API option, SQL variable, Spark refusal and docs/reference.md row is generated from it, and
 each choice means the same through every front."""
 
@@ -17,7 +17,7 @@ from pipeline.cli_flags import build_parser, parse_args
 from pipeline.engines import polars as polars_engine
 from pipeline.engines.polars import PER_QUERY_COLUMNS
 from pipeline.errors import UsageError
-from pipeline.spec import (
+from pipeline.registry import (
     CONVENTIONS,
     COUNTERS,
     MEASURE_NAMES,
@@ -138,7 +138,7 @@ def test_the_reference_shows_the_registry() -> None:
     text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- registry: begin[^\n]*-->\n(.*?)<!-- registry: end -->", text, re.S)
     assert block, "docs/reference.md lost its registry markers"
-    stale = "docs/reference.md is stale: run `python -m pipeline.spec --write docs/reference.md`"
+    stale = "docs/reference.md is stale: run `python -m pipeline.registry --write docs/reference.md`"
     assert block.group(1) == conventions_table(), stale
     for convention in CONVENTIONS:  # every convention and choice is there (the generator's own check)
         row = next(line for line in block.group(1).splitlines() if line.startswith(f"| `{convention.flag}"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.spec import CONVENTIONS, spark_refusals
+from pipeline.registry import CONVENTIONS, spark_refusals
 from tests.helpers import ROOT, run_cli_process
 
 RUN = ROOT / "data" / "run.parquet"

@@ -20,7 +20,7 @@ import pytest
 from pipeline.engines import polars as polars_engine
 from pipeline.macros import macros_sql
 from pipeline.macros import parameters as macro_parameters
-from pipeline.spec import MEASURES, SQL_VARIABLES, Evaluation
+from pipeline.registry import MEASURES, SQL_VARIABLES, Evaluation
 from pipeline.sql_files import sql_file
 from pipeline.transpile import literal
 from tests.helpers import frames

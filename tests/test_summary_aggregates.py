@@ -13,7 +13,7 @@ import pytest
 
 from pipeline import aggregate
 from pipeline.engines import duckdb as duckdb_engine
-from pipeline.spec import Measure, SpecError, summary_variables
+from pipeline.registry import Measure, SpecError, summary_variables
 
 # three queries at one cutoff (and the whole ranking): a count summed, a score combined by
 # geometric mean (one query scores 0: the floor 1e-5 stands in for it), and a plain mean

@@ -20,7 +20,7 @@ import pytest
 from pipeline import Evaluation, Gain
 from pipeline.aggregate import summarize
 from pipeline.engines import duckdb as duckdb_engine
-from pipeline.spec import COMPANION_MEASURES, SpecError
+from pipeline.registry import COMPANION_MEASURES, SpecError
 from tests.helpers import TOLERANCE, compute, reference, run_cli
 from tests.helpers.batch import Batch, Case, batch_name, batched_by_test_id
 from tests.helpers.cases import (

@@ -17,8 +17,8 @@ from pyspark.sql.types import StructType
 from pipeline import Discount, Evaluation, Gain, pruning, transpile
 from pipeline.api import make_evaluation
 from pipeline.errors import UsageError
-from pipeline.spec import CONVENTIONS
-from pipeline.spec import Evaluation as _Evaluation
+from pipeline.registry import CONVENTIONS
+from pipeline.registry import Evaluation as _Evaluation
 from pipeline.sql_files import evaluation_variables, unasked_columns
 from tests.helpers import as_table, assert_tables_close, compute
 from tests.helpers.spark_frames import QRELS, RUN, to_polars, to_spark

@@ -28,7 +28,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli import main
-from pipeline.spec import Discount, Evaluation, Gain, SpecError
+from pipeline.registry import Discount, Evaluation, Gain, SpecError
 from tests.helpers import CONFORMANCE, ENGINES, compute, frames
 from tests.helpers.peers import as_dicts, assert_same, random_data
 from tests.helpers.peers import frames as peer_frames

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from pipeline.errors import InvalidInput, OutOfMemory, UsageError, first_line
 from pipeline.io import fs
 from pipeline.io.objects import filesystem_for
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 
 if TYPE_CHECKING:
     import polars as pl
@@ -33,7 +33,7 @@ T = TypeVar("T")
 class Execution:
     """How an engine runs, not what it computes: DuckDB's threads, the memory limit of the
     Polars and DuckDB engines (out of core beyond it), the Spark master. The ``execution``
-    options of :data:`pipeline.spec.OPTIONS`, by their names."""
+    options of :data:`pipeline.registry.OPTIONS`, by their names."""
 
     threads: int | None = None
     memory_limit: str | None = None

@@ -18,7 +18,7 @@ import duckdb
 import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
-from pipeline.spec import Evaluation, summary_variables
+from pipeline.registry import Evaluation, summary_variables
 from pipeline.sql_files import (
     PER_QUERY_COMPOSED,
     VARIABLE_TYPES,

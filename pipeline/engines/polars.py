@@ -3,7 +3,7 @@
 Each step mirrors a step of ``sql/`` (:data:`pipeline.sql_files.PER_QUERY_STEPS`) and carries
 its name (``_judgments`` for ``sql/judgments.sql``), so the two engines can be read side by
 side. Where the SQL switches on a variable, this engine picks the expression in Python; both
-compute the same thing. The counters the measures read (``spec.COUNTERS``) are built from the
+compute the same thing. The counters the measures read (the registry's ``COUNTERS``) are built from the
 registry here (:func:`_running_sums`, :func:`_evaluated_queries`); :func:`_measures` and
 :func:`_measures_trec` hold the one formula of each measure.
 """
@@ -23,7 +23,7 @@ from pipeline.expressions import (
     relevant,
     with_input_order,
 )
-from pipeline.spec import (
+from pipeline.registry import (
     COUNTER,
     INFAP_EPSILON,
     MEASURE,
@@ -183,7 +183,7 @@ def _hashed_query_ids(run_queries: pl.DataFrame | None, judged_queries: pl.DataF
 # ascending and descending: the lowest and highest NDCG an order of the ties can give.
 ORDERINGS = ("retrieved", "worst", "best")
 TIE_ORDERS = ("worst", "best")
-# What the signals of the counters (spec.SIGNALS) hold for, from a judged label.
+# What the signals of the counters (the registry's SIGNALS) hold for, from a judged label.
 SIGNAL_COLUMNS = ("judged", *(name for name in SIGNAL_NAMES if name != "judged"))
 
 

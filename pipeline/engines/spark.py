@@ -30,7 +30,7 @@ from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
-from pipeline.spec import Evaluation, summary_variables
+from pipeline.registry import Evaluation, summary_variables
 from pipeline.sql_files import evaluation_variables, summary_columns, unasked_columns
 from pipeline.transpile import check_supported, transpile
 
@@ -259,7 +259,7 @@ def refuse_before_session(
     """What the Spark engine refuses by design, decided from the names and the options alone,
     before pyspark is imported and its JVM started (20-60 s): inputs of other formats (by
     ``--run-format``/``--qrels-format`` or the extension), the conventions it cannot compute
-    with the same meaning (:func:`pipeline.spec.spark_refusals`), and a local path that does not
+    with the same meaning (:func:`pipeline.registry.spark_refusals`), and a local path that does not
     exist (the message of every engine)."""
     for value in (run, qrels):
         if isinstance(value, Source):

@@ -16,7 +16,7 @@ from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.io import hadoop
 from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns, missing_columns_message
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

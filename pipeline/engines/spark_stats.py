@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.io.read import DOC, LABEL, QUERY
-from pipeline.spec import Evaluation
+from pipeline.registry import Evaluation
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput
-from pipeline.spec import (
+from pipeline.registry import (
     CONVENTIONS,
     MEASURE_NAMES,
     MEASURES,
@@ -162,7 +162,7 @@ def trec_lines(
     ``relstrings``, ``(line name, {query: string})``: trec_eval's relstring line of each query
     (per query only, as trec_eval prints it; :func:`pipeline.engines.polars.relstrings`).
     ``named``: beside the sets, only the measures ``--measures`` names one by one
-    (:func:`pipeline.spec.named_lines`)."""
+    (:func:`pipeline.registry.named_lines`)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out

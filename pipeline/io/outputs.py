@@ -18,7 +18,7 @@ import polars as pl
 from pipeline.errors import InvalidInput
 from pipeline.io.partitions import Partition, hive_partitions
 from pipeline.io.read import is_id_type
-from pipeline.spec import PRIMARY_MEASURE
+from pipeline.registry import PRIMARY_MEASURE
 
 PER_QUERY = "per_query.parquet"
 SUMMARY = "summary.parquet"

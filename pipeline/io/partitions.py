@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 from pipeline.errors import InvalidInput, PartitionNotFound, UsageError
 from pipeline.io.fs import LOCAL, FileSystem, check_layout, is_partition_folder
-from pipeline.spec import MEASURE_NAMES
+from pipeline.registry import MEASURE_NAMES
 
 # --missing-qrels-partition: what a run partition whose folder is missing from judgments
 # partitioned like the run is scored against

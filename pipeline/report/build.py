@@ -21,6 +21,7 @@ from pipeline.compare_job import check_conventions
 from pipeline.errors import InvalidInput
 from pipeline.io.outputs import COMPARISON, DELTAS, MANIFEST, PER_QUERY, SUMMARY
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
+from pipeline.registry import PRIMARY_MEASURE
 from pipeline.report import figures
 from pipeline.report.coverage import coverage_section
 from pipeline.report.html import Figure, template
@@ -37,7 +38,6 @@ from pipeline.report.sections import (
     verdict_section,
 )
 from pipeline.report.trend import trend_section
-from pipeline.spec import PRIMARY_MEASURE
 
 SECTIONS = (
     ("summary", "Summary"),

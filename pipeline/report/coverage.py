@@ -15,9 +15,9 @@ from markupsafe import Markup
 
 from pipeline.coverage import JUDGED, JUDGED_FLAG
 from pipeline.groups import OVERALL_LABEL
+from pipeline.registry import MEASURE, PRIMARY_MEASURE
 from pipeline.report.html import at_cutoff, cell, fragment, k_text
 from pipeline.report.load import ComparisonOutput, ReportInputs, System
-from pipeline.spec import MEASURE, PRIMARY_MEASURE
 
 _COLUMNS = ("queries", "judged", "fully_judged", "lowest_judged")
 _HEADER = ("queries", "mean Judged@k", "queries with every top-k result judged", "lowest Judged@k")

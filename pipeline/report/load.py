@@ -22,7 +22,7 @@ from pipeline.io.outputs import (
     read_table,
     recorded_judgments,
 )
-from pipeline.spec import MEASURE, MEASURE_NAMES, PRIMARY_MEASURE
+from pipeline.registry import MEASURE, MEASURE_NAMES, PRIMARY_MEASURE
 
 # Columns of the per-query table that are measures or keys; any other non-float column is
 # a group column (such as locale) carried along by the job that wrote the table.

@@ -13,10 +13,10 @@ from pipeline import compare
 from pipeline.compare import cutoff_label, pair
 from pipeline.groups import OVERALL_LABEL
 from pipeline.io.format import text_value
+from pipeline.registry import MEASURE_NAMES
 from pipeline.report import figures
 from pipeline.report.html import Figure, at_cutoff, cell, fragment, k_text
 from pipeline.report.load import ComparisonOutput, ReportInputs, System
-from pipeline.spec import MEASURE_NAMES
 
 SUMMARY_COLUMNS = ("queries", *MEASURE_NAMES)
 # The comparison's own columns, less the pair's names (shown apart) and the test settings

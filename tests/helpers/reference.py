@@ -1,5 +1,5 @@
 """A short, independent pure-Python NDCG, written from the formulas and the conventions of
-pipeline/spec.py's docstring (trec_eval's by default).
+pipeline/registry/'s docstring (trec_eval's by default).
 
 It shares no code with the package, so agreement with it is evidence, not tautology. Run rows
 are ``(query, doc, score)`` or ``(query, doc, score, rank)``; a row's position in the list is

@@ -33,7 +33,7 @@ from pipeline.engines.spark import SPARK_DRIVER_MEMORY, WITHOUT_CALL_SITES
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from pipeline.spec import Evaluation
+    from pipeline.registry import Evaluation
 
 # A small local session (1 core, no UI). Planning, not data, is what a test's tiny inputs
 # cost: adaptive re-planning at every stage and compiling whole-stage Java code took 15% of

@@ -1,0 +1,171 @@
+"""The evaluation: one frozen value holding every convention, its cutoffs and the measures asked
+for, checked once; what each engine reads, and what an output records of how it was computed."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from pipeline.registry.base import MAX_CUTOFF, SpecError
+from pipeline.registry.conventions import CHOICES, CONVENTION, CONVENTIONS, DEFAULTS
+from pipeline.registry.counters import COUNTERS, signals_of
+from pipeline.registry.gain import Discount, Gain
+from pipeline.registry.measures import COMPANION_MEASURES, MEASURE, MEASURES, measure_columns
+from pipeline.registry.names import measure_cutoffs, resolve_measures
+
+Ties = Literal["docid-desc", "input-order", "average"]
+Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
+EmptyIdeal = Literal["zero", "one", "skip", "nan"]
+Unjudged = Literal["zero", "drop"]
+Duplicates = Literal["error", "first", "max-score"]
+QueriesWithoutJudgments = Literal["skip", "evaluate"]
+ApDenominator = Literal["relevant", "min-k-relevant"]
+PrecisionDenominator = Literal["k", "min-k-retrieved"]
+
+# The conventions a measure's counters_under names must be the registry's
+for _measure in MEASURES:
+    for _convention, _value, _ in _measure.counters_under:
+        if _convention not in CONVENTION or _value not in CONVENTION[_convention].values:
+            raise SpecError(f"measure {_measure.name!r}: counters_under names no choice {_convention}={_value!r}")
+
+
+def counters_of(measures: tuple[str, ...] | list[str], evaluation: Evaluation | None = None) -> tuple[str, ...]:
+    """The counters the measures named read, in the registry's order: with ``evaluation``,
+    those its conventions add too (:attr:`Measure.counters_under`).
+
+    >>> counters_of(("ndcg", "recall"))
+    ('relevant_found', 'relevant_in_qrels')
+    >>> from pipeline.registry import Evaluation
+    >>> counters_of(("P",), Evaluation(precision_denominator="min-k-retrieved"))
+    ('relevant_found', 'retrieved_in_ranking')
+    """
+    read = {name for measure in measures for name in MEASURE[measure].counters}
+    if evaluation is not None:
+        read |= {
+            name
+            for measure in measures
+            for convention, value, counters in MEASURE[measure].counters_under
+            if getattr(evaluation, convention) == value
+            for name in counters
+        }
+    return tuple(counter.name for counter in COUNTERS if counter.name in read)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Everything that decides the numbers: cutoffs, gain, discount and conventions.
+
+    ``cutoffs`` are the k of NDCG@k; the whole ranking (cutoff ``None``) is always computed
+    as well. Left empty, they are those the measures name (``P@5``: 5), else the default
+    (:func:`measure_cutoffs`); given, the cutoffs the measures name are added to them. The
+    conventions are described in this module's docstring.
+    """
+
+    cutoffs: tuple[int, ...] = ()
+    measures: tuple[str, ...] = DEFAULTS["measures"]
+    gain: Gain = Gain(DEFAULTS["gain"])
+    discount: Discount = Discount(DEFAULTS["discount"], DEFAULTS["log_base"])
+    all_queries: bool = DEFAULTS["all_queries"]
+    max_results: int | None = DEFAULTS["max_results"]
+    ties: Ties = DEFAULTS["ties"]
+    ideal: Ideal = DEFAULTS["ideal"]
+    empty_ideal: EmptyIdeal = DEFAULTS["empty_ideal"]
+    unjudged: Unjudged = DEFAULTS["unjudged"]
+    duplicates: Duplicates = DEFAULTS["duplicates"]
+    relevance_threshold: float | None = DEFAULTS["relevance_threshold"]
+    tie_bounds: bool = DEFAULTS["tie_bounds"]
+    queries_without_judgments: QueriesWithoutJudgments = DEFAULTS["queries_without_judgments"]
+    ap_denominator: ApDenominator = DEFAULTS["ap_denominator"]
+    precision_denominator: PrecisionDenominator = DEFAULTS["precision_denominator"]
+    rbp_persistence: float = DEFAULTS["rbp_persistence"]
+
+    def __post_init__(self) -> None:
+        if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
+            object.__setattr__(self, "cutoffs", measure_cutoffs(self.measures))
+        for k in self.cutoffs:
+            if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+                raise SpecError(f"cutoff k must be a positive integer, got {k!r}")
+            if k > MAX_CUTOFF:
+                raise SpecError(f"cutoff k must be at most {MAX_CUTOFF} (2**63 - 1), got {k}")
+        if len(set(self.cutoffs)) != len(self.cutoffs):
+            raise SpecError(f"cutoffs repeat a value: {list(self.cutoffs)}")
+        # the families asked for, and the cutoffs their names carry (P@5) among the cutoffs
+        measures, named_cutoffs = resolve_measures(self.measures)
+        object.__setattr__(self, "measures", measures)
+        object.__setattr__(self, "cutoffs", tuple(sorted({*self.cutoffs, *named_cutoffs})))
+        if self.max_results is not None and (
+            isinstance(self.max_results, bool) or not isinstance(self.max_results, int) or self.max_results < 1
+        ):
+            raise SpecError(f"max_results must be a positive integer, got {self.max_results!r}")
+        if self.max_results is not None and self.max_results > MAX_CUTOFF:
+            raise SpecError(f"max_results must be at most {MAX_CUTOFF} (2**63 - 1), got {self.max_results}")
+        for name, allowed in CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise SpecError(f"unknown {name} {getattr(self, name)!r}; expected one of {', '.join(allowed)}")
+        threshold = self.relevance_threshold
+        if threshold is not None and (
+            isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold)
+        ):
+            raise SpecError(f"relevance_threshold must be a finite number, got {threshold!r}")
+        if self.tie_bounds and self.max_results is not None and self.ideal_depends_on_kept_ties:
+            raise SpecError(
+                "tie_bounds cannot be combined with max_results when the ideal comes from the results "
+                f"(ideal {self.ideal!r}{', unjudged drop' if self.unjudged == 'drop' else ''}): which tied "
+                "results max_results keeps changes the ideal too, so the bounds would not be exact"
+            )
+        persistence = self.rbp_persistence
+        if isinstance(persistence, bool) or not isinstance(persistence, (int, float)) or not 0 < persistence < 1:
+            # p = 1 weighs every rank alike and scales RBP by 1 - p = 0; outside [0, 1] it is no chance
+            raise SpecError(f"rbp_persistence must be a number strictly between 0 and 1, got {persistence!r}")
+        object.__setattr__(self, "rbp_persistence", float(persistence))
+        object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
+        if threshold is not None:
+            object.__setattr__(self, "relevance_threshold", float(threshold))
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The measures' columns of the per-query table and the summary, in the registry's order."""
+        return measure_columns(self.measures)
+
+    @property
+    def companions(self) -> tuple[str, ...]:
+        """The companion measures asked for (P, recall, map, recip_rank, success)."""
+        return tuple(name for name in self.columns if name in COMPANION_MEASURES)
+
+    @property
+    def counters(self) -> tuple[str, ...]:
+        """The counters (:data:`COUNTERS`) the measures asked for read under these conventions:
+        none for NDCG alone."""
+        return counters_of(self.columns, self)
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The per-rank signals those counters read, which ride along in the ranking."""
+        return signals_of(self.counters)
+
+    @property
+    def ideal_depends_on_kept_ties(self) -> bool:
+        """Whether the ideal ranking depends on which results are kept, not only on the qrels."""
+        return self.ideal == "retrieved" or (self.ideal == "judged-cut-at-hits" and self.unjudged == "drop")
+
+    @property
+    def reads_input_rank(self) -> bool:
+        """Whether ties follow the run's own ``rank`` column, which must then be numeric and
+        never null."""
+        return self.ties == "input-order"
+
+    @property
+    def reads_input_order(self) -> bool:
+        """Whether the numbers depend on the order rows arrive (or on an input rank column)."""
+        return self.ties == "input-order" or self.duplicates != "error"
+
+    def describe(self) -> dict[str, object]:
+        """The resolved conventions, as written into outputs and printed for users (the keys
+        and texts of the registry, :data:`CONVENTIONS`)."""
+        described: dict[str, object] = {}
+        for convention in CONVENTIONS:
+            if convention.described_as is not None:
+                described[convention.described_as] = convention.describe(getattr(self, convention.attribute))
+            described.update(convention.notes)
+        return described

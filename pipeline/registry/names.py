@@ -1,0 +1,298 @@
+"""The names a measure goes by: trec_eval's (``P_5``, ``map_cut_10``, its ``-m`` sets
+``official`` and ``all_trec``, the order it prints lines in) and ir_measures' (``nDCG@10``,
+``AP``), and the parser of ``--measures`` that reads them into families and cutoffs."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from pipeline.registry.base import DEFAULT_CUTOFFS, MAX_CUTOFF, SpecError
+from pipeline.registry.measures import MEASURE_FAMILIES, MEASURES, PRIMARY_MEASURE, Measure
+
+# trec_eval 10.0's measure table (measures.c's te_trec_measures, its prefs and avgjg measures
+# aside): the order it prints a query's lines in, and its summary's. A name is a measure of
+# trec_eval, whose lines are the name itself, ``<name>_<k>`` at a cutoff (P_5) or
+# ``<name>_<parameter>`` (iprec_at_recall_0.10); runid (the run's name) and relstring (the
+# labels of the top results) are lines of the trec output, not measures of the registry.
+TREC_EVAL_ORDER: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
+    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "yaap", "rbp",
+    "rbp_resid", "unj",
+)  # fmt: skip
+# The named sets --measures takes, trec_eval's nicknames (measures.c): the trec_eval measures
+# each prints, at trec_eval's default cutoffs and parameters of each. official is what
+# trec_eval prints when no -m is given.
+TREC_EVAL_SETS: dict[str, tuple[str, ...]] = {
+    "official": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+        "iprec_at_recall", "P",
+    ),
+    "all_trec": (
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+        "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP", "gm_bpref", "utility",
+        "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg",
+        "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+    ),
+}  # fmt: skip
+MEASURE_SETS: dict[str, str] = {
+    "all_trec": "every measure trec_eval's -m all_trec prints that the registry has, at trec_eval's cutoffs",
+    "official": "trec_eval's default output (no -m): runid, num_q, num_ret, num_rel, num_rel_ret, map, gm_map, "
+    "Rprec, bpref, recip_rank, iprec_at_recall, P at trec_eval's cutoffs",
+}
+
+
+# trec_eval's relstring (m_relstring.c) is not a measure but a line of the trec output per
+# query: the labels of the top results, a character each. ``relstring`` takes trec_eval's
+# default 10 results (and comes with all_trec), ``relstring_<n>`` the top n (its -mrelstring.n).
+RELSTRING = "relstring"
+RELSTRING_LENGTH = 10
+_RELSTRING_NAME = re.compile(r"relstring(?:_(\d+))?")
+
+
+def relstring_asked(measures: tuple[str, ...] | list[str]) -> tuple[str, int] | None:
+    """``(line name, length)`` of the relstring ``measures`` ask for (``relstring_20``: 20
+    results; ``relstring`` or a set that has it: 10), or None.
+
+    >>> relstring_asked(("ndcg", "relstring_20")), relstring_asked(("all_trec",)), relstring_asked(("P",))
+    (('relstring_20', 20), ('relstring', 10), None)
+    """
+    for name in measures:
+        match = _RELSTRING_NAME.fullmatch(name)
+        if match:
+            return name, int(match.group(1)) if match.group(1) else RELSTRING_LENGTH
+    if any(RELSTRING in TREC_EVAL_SETS[name] for name in measures if name in TREC_EVAL_SETS):
+        return RELSTRING, RELSTRING_LENGTH
+    return None
+
+
+def trec_eval_measure(measure: Measure, k: int | None) -> str | None:
+    """The trec_eval measure (a name of :data:`TREC_EVAL_ORDER`) whose line ``measure``
+    prints at cutoff ``k`` (None: the whole ranking), or None when trec_eval has none.
+
+    >>> from pipeline.registry.measures import MEASURE
+    >>> trec_eval_measure(MEASURE["P"], 5), trec_eval_measure(MEASURE["map"], 10)
+    ('P', 'map_cut')
+    >>> trec_eval_measure(MEASURE["iprec_at_recall_0_10"], None), trec_eval_measure(MEASURE["gm_map"], None)
+    ('iprec_at_recall', 'gm_map')
+    """
+    line = measure.trec_name(k)
+    if line is None:
+        return None
+    template = measure.trec_eval if k is None else measure.trec_eval_cut
+    base = template.removesuffix("_{k}") if template else line
+    for name in (base, re.sub(r"_[0-9.]+$", "", base)):
+        if name in TREC_EVAL_ORDER:
+            return name
+    return None
+
+
+def in_trec_eval_sets(measure: Measure, k: int | None, sets: tuple[str, ...] | list[str]) -> bool:
+    """Whether one of the named ``sets`` prints ``measure``'s line at ``k``, at trec_eval's
+    default cutoffs of it.
+
+    >>> from pipeline.registry.measures import MEASURE
+    >>> in_trec_eval_sets(MEASURE["P"], 5, ("official",)), in_trec_eval_sets(MEASURE["map"], 5, ("official",))
+    (True, False)
+    """
+    name = trec_eval_measure(measure, k)
+    if name is None or (k is not None and k not in measure.trec_cutoffs):
+        return False
+    return any(name in TREC_EVAL_SETS[s] for s in sets)
+
+
+def _measure_patterns() -> list[tuple[re.Pattern[str], str]]:
+    """Every spelling of a measure: its own name, trec_eval's names (``map``, ``map_cut_10``,
+    ``map_cut``) and ir_measures' (``AP``, ``AP@10``, ``R``), a cutoff as a group."""
+    spellings: dict[str, str] = {m.selected_by: m.selected_by for m in MEASURES}
+    spellings.update({m.name: m.selected_by for m in MEASURES})
+    cut: dict[str, str] = {}
+    for m in MEASURES:
+        for whole, template in ((m.trec_eval, m.trec_eval_cut), (m.ir_measures, m.ir_measures_cut)):
+            if whole:
+                spellings[whole] = m.selected_by
+            if template:
+                cut[template] = m.selected_by
+                spellings[template.replace("{k}", "").rstrip("_@")] = m.selected_by
+    patterns = [(re.compile(re.escape(name)), family) for name, family in spellings.items()]
+    patterns += [(re.compile(re.escape(t).replace(re.escape("{k}"), r"(\d+)")), f) for t, f in cut.items()]
+    return patterns
+
+
+_MEASURE_PATTERNS = _measure_patterns()
+
+
+def measure_named(text: str) -> tuple[str, int | None]:
+    """``(family, cutoff or None)`` of one measure as ``--measures`` takes it: a family's name
+    (``ndcg``, ``P``, ``recall``, ``map``, ``recip_rank``, ``success``), trec_eval's name of
+    one (``P_5``, ``map_cut_10``) or ir_measures' (``nDCG@10``, ``R@100``, ``AP``, ``RR``).
+
+    >>> measure_named("AP@10"), measure_named("recip_rank"), measure_named("ndcg_cut_5")
+    (('map', 10), ('recip_rank', None), ('ndcg', 5))
+    """
+    name = text.strip() if isinstance(text, str) else text
+    for pattern, family in _MEASURE_PATTERNS:
+        match = pattern.fullmatch(name) if isinstance(name, str) else None
+        if match:
+            cutoff = int(match.group(1)) if match.groups() else None
+            if cutoff is not None and not 1 <= cutoff <= MAX_CUTOFF:
+                raise SpecError(f"measure {name!r}: its cutoff must be a positive integer, at most 2**63 - 1")
+            return family, cutoff
+    raise SpecError(
+        f"unknown measure {name!r}; expected {', '.join(MEASURE_FAMILIES)} (trec_eval's families), or a "
+        "name of trec_eval (P_5, map_cut_10, ndcg_cut_10, success_1) or ir_measures (nDCG@10, P@5, R@100, AP, "
+        "RR, Success@1)"
+    )
+
+
+def parse_measures(text: str) -> tuple[str, ...]:
+    """Read ``"ndcg,P,map"`` or ``"nDCG@10,P@5,RR"`` into the measures as given, each checked.
+
+    >>> parse_measures("nDCG@10, P@5,RR")
+    ('nDCG@10', 'P@5', 'RR')
+    """
+    names = tuple(part.strip() for part in text.split(","))
+    for name in names:
+        if name not in MEASURE_SETS and not _RELSTRING_NAME.fullmatch(name):
+            measure_named(name)
+    return names
+
+
+def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The families ``given`` selects (the NDCG family always; in the registry's order) and
+    the cutoffs their names carry (``P@5``: 5), which are evaluated as if given to ``k``.
+
+    >>> resolve_measures(("RR", "P@5", "ndcg_cut_10"))
+    (('ndcg', 'P', 'recip_rank'), (5, 10))
+    """
+    if isinstance(given, str) or not isinstance(given, (tuple, list)) or not given:
+        raise SpecError(f"measures must be a non-empty list of measure names, got {given!r}")
+    sets = tuple(name for name in MEASURE_SETS if name in given)
+    strings = tuple(dict.fromkeys(text for text in given if isinstance(text, str) and _RELSTRING_NAME.fullmatch(text)))
+    if len(strings) > 1:
+        raise SpecError(f"one relstring at a time (trec_eval prints one), got {', '.join(strings)}")
+    for text in strings:
+        length = _RELSTRING_NAME.fullmatch(text).group(1)  # type: ignore[union-attr]
+        if length is not None and not 1 <= int(length) <= MAX_CUTOFF:
+            raise SpecError(f"measure {text!r}: its length must be a positive integer, at most 2**63 - 1")
+    named = [measure_named(text) for text in given if text not in MEASURE_SETS and text not in strings]
+    named += [(m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets)]
+    families = {PRIMARY_MEASURE, *(family for family, _ in named)}
+    cutoffs = sorted({k for _, k in named if k is not None})
+    # a set's name stays among the measures: trec lines then print each family at its own cutoffs
+    # relstring is a line of the trec output, not a column: kept by name, as the sets are
+    return (*(f for f in MEASURE_FAMILIES if f in families), *sets, *strings), tuple(cutoffs)
+
+
+# trec_eval's and ir_measures' names of one measure over the whole ranking (map, AP, RR, ndcg,
+# IPrec@0.1), each to the measure's column; a name not among them (P, recall, ndcg_cut, map_cut,
+# success, Rprec_mult) names a family, as trec_eval's -m does.
+_WHOLE_RANKING_NAMES: dict[str, str] = {
+    name: m.name for m in MEASURES for name in (m.trec_eval, m.ir_measures) if name is not None
+}
+_CUT_TEMPLATES: dict[str, str] = {
+    template: m.name for m in MEASURES for template in (m.trec_eval_cut, m.ir_measures_cut) if template is not None
+}
+
+
+def _cut_family(family: str) -> bool:
+    """Whether a family has a measure at a cutoff (P, ndcg_cut), not only over the whole ranking."""
+    return any(m.trec_eval_cut or m.ir_measures_cut for m in MEASURES if m.selected_by == family)
+
+
+def names_a_cutoff(given: tuple[str, ...] | list[str]) -> bool:
+    """Whether a name of ``--measures`` (not a set's) carries its own cutoff (``P@5``, ``ndcg_cut_10``).
+
+    >>> names_a_cutoff(("nDCG@10", "AP")), names_a_cutoff(("P", "map", "all_trec"))
+    (True, False)
+    """
+    return any(measure_named(name)[1] is not None for name in _one_by_one(given))
+
+
+def _one_by_one(given: tuple[str, ...] | list[str]) -> list[str]:
+    """The names of ``--measures`` that are measures: neither a set's nor relstring's (a line)."""
+    return [name for name in given if name not in MEASURE_SETS and not _RELSTRING_NAME.fullmatch(name.strip())]
+
+
+def measure_cutoffs(given: tuple[str, ...] | list[str]) -> tuple[int, ...]:
+    """The cutoffs evaluated when ``--k`` is not given: those the names carry (``P@5``: 5; a
+    set's: trec_eval's of each of its families), and the default cutoffs (``--k``'s) when no
+    name carries one or a name asks for a family at its cutoffs (``P``, ``ndcg_cut``), as
+    trec_eval's ``-m P`` does.
+
+    >>> measure_cutoffs(("nDCG@10", "P@5", "R@100", "AP", "RR")), measure_cutoffs(("P", "nDCG@10"))
+    ((5, 10, 100), (5, 10, 20))
+    >>> measure_cutoffs(("ndcg",))
+    (5, 10, 20)
+    """
+    _, named_cutoffs = resolve_measures(given)
+    families_at_cutoffs = [
+        name
+        for name in _one_by_one(given)
+        if name.strip() not in _WHOLE_RANKING_NAMES
+        and measure_named(name)[1] is None
+        and _cut_family(measure_named(name)[0])
+    ]
+    with_default = families_at_cutoffs or not names_a_cutoff(given)
+    return tuple(sorted({*named_cutoffs, *(DEFAULT_CUTOFFS if with_default else ())}))
+
+
+@dataclass(frozen=True)
+class NamedLines:
+    """The measures ``--measures`` names one by one, as trec lines print them when a name
+    carries a cutoff and ``--k`` is not given: ``nDCG@10,P@5,R@100,AP,RR`` prints
+    ``ndcg_cut_10``, ``P_5``, ``recall_100``, ``map`` and ``recip_rank``, nothing else.
+
+    ``cells`` are ``(measure column, cutoff)`` pairs (None: the whole ranking): a name with a
+    cutoff, a name of one measure over the whole ranking (``AP``, ``map``, ``RR``, ``ndcg``),
+    and a set's (``all_trec``: each of its measures at trec_eval's cutoffs of it).
+    ``every_cutoff`` are the columns of the families named without a cutoff (``P``,
+    ``recall``, ``map_cut``, ``Rprec_mult``): at every cutoff evaluated and over the whole
+    ranking, as trec_eval's ``-m P`` prints them.
+    """
+
+    cells: frozenset[tuple[str, int | None]]
+    every_cutoff: frozenset[str]
+
+    def shows(self, measure: str, k: int | None) -> bool:
+        """Whether the line of ``measure`` at cutoff ``k`` (None: the whole ranking) is asked for."""
+        return measure in self.every_cutoff or (measure, k) in self.cells
+
+
+def named_lines(given: tuple[str, ...] | list[str] | None, *, k_given: bool) -> NamedLines | None:
+    """The lines the names of ``--measures`` ask for (:class:`NamedLines`), or None when every
+    measure is printed at every cutoff evaluated: ``--k`` was given, or no name carries a cutoff.
+
+    >>> lines = named_lines(("nDCG@10", "AP"), k_given=False)
+    >>> lines.shows("ndcg", 10), lines.shows("ndcg", None), lines.shows("map", None), lines.shows("map", 10)
+    (True, False, True, False)
+    >>> named_lines(("nDCG@10", "AP"), k_given=True) is None
+    True
+    """
+    if not given or k_given or not names_a_cutoff(given):
+        return None
+    cells: set[tuple[str, int | None]] = set()
+    every_cutoff: set[str] = set()
+    for name in (*_one_by_one(given), *(name for name in given if name in MEASURE_SETS)):
+        if name in MEASURE_SETS:
+            cells.update(
+                (m.name, k) for m in MEASURES if m.trec_eval or m.trec_eval_cut for k in (None, *m.trec_cutoffs)
+            )
+            continue
+        family, cutoff = measure_named(name)
+        text = name.strip()
+        if cutoff is not None:
+            cut = next(column for template, column in _CUT_TEMPLATES.items() if _fills(template, text))
+            cells.add((cut, cutoff))
+        elif text in _WHOLE_RANKING_NAMES:
+            cells.add((_WHOLE_RANKING_NAMES[text], None))
+        else:
+            every_cutoff.update(m.name for m in MEASURES if m.selected_by == family)
+    return NamedLines(frozenset(cells), frozenset(every_cutoff))
+
+
+def _fills(template: str, name: str) -> bool:
+    """Whether ``name`` is ``template`` (``P@{k}``) with a number for ``{k}``."""
+    return re.fullmatch(re.escape(template).replace(re.escape("{k}"), r"\d+"), name) is not None

@@ -1,0 +1,219 @@
+"""The input, validation, execution and job options: how an evaluation reads and checks its inputs
+and how it runs, declared once as the conventions are.
+
+The flags of ``ndcg evaluate`` and ``ndcg validate`` (pipeline/cli_flags.py), their config keys
+(pipeline/config.py reads them off the parser), the keywords of the API's functions
+(pipeline/api.py) and the fields of the job (pipeline/job.py) are generated from :data:`OPTIONS`.
+They decide what is read, what is refused or warned about and how the engines run; what a number
+is, is the conventions'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.registry.base import SpecError
+
+
+@dataclass(frozen=True)
+class OptionGroup:
+    """Options taken together: the title of their flags in ``--help``, the commands that take
+    them as flags (and config keys), the API functions that take them as keywords."""
+
+    name: str
+    commands: tuple[str, ...]
+    functions: tuple[str, ...]
+
+
+OPTION_GROUPS: dict[str, OptionGroup] = {
+    group.name: group
+    for group in (
+        OptionGroup("inputs", ("evaluate", "validate"), ("per_query", "check", "evaluate")),
+        OptionGroup("validation", ("evaluate", "validate", "compare"), ("per_query", "check", "evaluate")),
+        OptionGroup("execution", ("evaluate",), ("evaluate",)),
+        OptionGroup("batch job", ("evaluate",), ()),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option of how inputs are read and checked and how the job runs: its flag ``--name``
+    (dashes), config key (the same) and API keyword ``name`` (underscores), all meaning the same.
+
+    ``group`` names its :class:`OptionGroup`. ``field`` is where a job holds it: a field of
+    :class:`pipeline.job.Job`, or ``holder.part`` for a part of one (``execution.threads``,
+    ``checks.warn_results_over``, ``columns.query``). ``default`` is the value when it is not
+    given, by any front; ``parse`` reads a flag's or config key's text (None: the text itself),
+    ``choices`` are its only values, ``switch`` makes it a flag without a value.
+    """
+
+    name: str
+    group: str
+    field: str
+    help: str
+    default: Any = None
+    parse: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] = ()
+    switch: bool = False
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def holder(self) -> str:
+        """The job's field holding this option (``execution`` for ``execution.threads``)."""
+        return self.field.split(".")[0]
+
+
+def max_threads() -> int:
+    """More worker threads than 4 per CPU only adds switching, and a number far beyond it makes
+    DuckDB try to start them all (a hang, or a failed allocation): the bound of ``--threads``."""
+    import os
+
+    return 4 * (os.cpu_count() or 1)
+
+
+def thread_count(text: str) -> int:
+    """``--threads``' text: a positive integer, at most :func:`max_threads`."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise SpecError(f"expected a positive integer, got {text!r}")
+    if int(text) > max_threads():
+        raise SpecError(
+            f"at most {max_threads()} threads (4 x the {max_threads() // 4} CPUs of this machine), got {text}"
+        )
+    return int(text)
+
+
+def results_limit(text: str) -> int | None:
+    """``--warn-results-over``' text: a whole number >= 0, where 0 turns the warning off (None)."""
+    if not text.strip().isdigit():
+        raise SpecError(f"expected a whole number >= 0, got {text!r}")
+    return int(text) or None
+
+
+thread_count.__name__ = results_limit.__name__ = "int"  # argparse names a ValueError's type by it
+
+# the formats an input may be read as (pipeline/io/read.py reads them)
+INPUT_FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv", "delta")
+_FORMAT_HELP = "default: from the extension (a Delta table: its log)"
+
+
+def _one_input(column: str, role: str, shared_flag: str) -> str:
+    return f"{column} column of the {role} only, over {shared_flag} (which names it in both inputs)"
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("run_format", "inputs", "run_format", _FORMAT_HELP, choices=INPUT_FORMATS),
+    Option("qrels_format", "inputs", "qrels_format", _FORMAT_HELP, choices=INPUT_FORMATS),
+    Option("query_col", "inputs", "columns.query", "query id column (default: query_id)", "query_id"),
+    Option("doc_col", "inputs", "columns.doc", "document id column (default: doc_id)", "doc_id"),
+    Option("score_col", "inputs", "columns.score", "score column of the run (default: score)", "score"),
+    Option("label_col", "inputs", "columns.label", "label column (default: relevance)", "relevance"),
+    # the same names in one input only, over the flags above (which name them in both)
+    Option("run_query_col", "inputs", "columns.run_query", _one_input("query id", "run", "--query-col")),
+    Option("run_doc_col", "inputs", "columns.run_doc", _one_input("document id", "run", "--doc-col")),
+    Option("qrels_query_col", "inputs", "columns.qrels_query", _one_input("query id", "judgments", "--query-col")),
+    Option("qrels_doc_col", "inputs", "columns.qrels_doc", _one_input("document id", "judgments", "--doc-col")),
+    Option("qrels_label_col", "inputs", "columns.qrels_label", _one_input("label", "judgments", "--label-col")),
+    Option(
+        "run_version",
+        "inputs",
+        "run_version",
+        "a Delta table's version to read as the run: a number, or an ISO time such as 2026-11-21T00:00:00Z "
+        "(the last version committed by then); default: its current version",
+        metavar="N|TIME",
+    ),
+    Option("qrels_version", "inputs", "qrels_version", "the same for a Delta table of judgments", metavar="N|TIME"),
+    Option(
+        "allow_fractional_labels",
+        "validation",
+        "checks.allow_fractional_labels",
+        "accept labels such as 0.5 (default: labels must be integers, a fractional label is an error)",
+        False,
+        switch=True,
+    ),
+    Option(
+        "warn_results_over",
+        "validation",
+        "checks.warn_results_over",
+        "warn about queries with more than N results in the run (default 1000; 0 turns the warning off)",
+        1000,
+        parse=results_limit,
+        metavar="N",
+    ),
+    Option(
+        "threads",
+        "execution",
+        "execution.threads",
+        "worker threads (DuckDB engine), at most 4 x the machine's CPUs",
+        parse=thread_count,
+    ),
+    Option(
+        "memory_limit",
+        "execution",
+        "execution.memory_limit",
+        "memory limit, e.g. 4GB: a larger run is split into buckets of queries that fit (written to TMPDIR "
+        "first) and evaluated one bucket at a time (both engines); also DuckDB's memory_limit",
+    ),
+    Option(
+        "spark_master",
+        "execution",
+        "execution.spark_master",
+        "Spark master URL (spark engine); default: the session of spark-submit, else local[*]",
+    ),
+    Option(
+        "missing_qrels_partition",
+        "batch job",
+        "missing_qrels_partition",
+        "a run partition whose folder is missing from judgments partitioned like the run: error "
+        "(default, exit 3) or score it against all the judgments (whole)",
+        "error",
+        choices=("error", "whole"),
+    ),
+    Option(
+        "skip_unchanged",
+        "batch job",
+        "skip_unchanged",
+        "leave a partition's outputs in --out (local) alone when its manifest.json records the same inputs "
+        "(files: size, modification and change times; objects: size, ETag, version id; Delta: version), "
+        "options and version; recompute the others",
+        False,
+        switch=True,
+    ),
+)
+OPTION: dict[str, Option] = {option.name: option for option in OPTIONS}
+
+
+def options_for(*, command: str | None = None, function: str | None = None) -> tuple[Option, ...]:
+    """The options a command takes as flags, or an API function as keywords."""
+    return tuple(
+        option
+        for option in OPTIONS
+        if (command is None or command in OPTION_GROUPS[option.group].commands)
+        and (function is None or function in OPTION_GROUPS[option.group].functions)
+    )
+
+
+def option_fields(given: dict[str, Any], holders: dict[str, Callable[..., Any]]) -> dict[str, Any]:
+    """The options in ``given`` (by name) as the fields that hold them: ``{"run_format": ...,
+    "execution": holders["execution"](threads=..., ...)}``; a holder is built from the parts
+    given (the others keep its defaults), and only when one is.
+
+    >>> option_fields({"threads": 2, "run_format": "csv"}, {"execution": dict})
+    {'run_format': 'csv', 'execution': {'threads': 2}}
+    """
+    fields: dict[str, Any] = {}
+    parts: dict[str, dict[str, Any]] = {}
+    for option in OPTIONS:
+        if option.name in given:
+            holder, _, part = option.field.partition(".")
+            if part:
+                parts.setdefault(holder, {})[part] = given[option.name]
+            else:
+                fields[holder] = given[option.name]
+    return {**fields, **{holder: holders[holder](**values) for holder, values in parts.items()}}

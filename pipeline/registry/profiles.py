@@ -1,0 +1,127 @@
+"""Profiles: named bundles of conventions that reproduce a peer tool's numbers (``--profile``,
+``ndcg profiles``); explicit options override a profile's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.registry.base import SpecError
+from pipeline.registry.conventions import CONVENTIONS
+from pipeline.registry.evaluation import Evaluation
+from pipeline.registry.gain import Gain
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A named bundle of choices that reproduces one peer tool's NDCG.
+
+    ``settings`` are :class:`Evaluation` fields; anything not named keeps its default.
+    ``differences`` says what the profile still cannot mimic.
+    """
+
+    name: str
+    tool: str
+    settings: tuple[tuple[str, object], ...]
+    differences: str = ""
+
+    def evaluation(self, **overrides: object) -> Evaluation:
+        """The profile's :class:`Evaluation`, with explicit ``overrides`` winning."""
+        return Evaluation(**{**dict(self.settings), **overrides})  # type: ignore[arg-type]
+
+
+def _profile(name: str, tool: str, differences: str = "", **settings: object) -> Profile:
+    return Profile(name=name, tool=tool, settings=tuple(settings.items()), differences=differences)
+
+
+PROFILES: dict[str, Profile] = {
+    profile.name: profile
+    for profile in (
+        _profile("trec_eval", "trec_eval 10 / pytrec_eval: ndcg, ndcg_cut.k"),
+        _profile(
+            "ir_measures",
+            "ir_measures nDCG@k (pytrec_eval provider)",
+            all_queries=True,
+        ),
+        _profile(
+            "sklearn",
+            "scikit-learn ndcg_score(y_true, y_score, k), one query per row",
+            "ndcg_score refuses negative labels and lists of one document; ignore_ties=True "
+            "orders ties by an unstable sort",
+            ties="average",
+            ideal="retrieved",
+        ),
+        _profile(
+            "lightgbm",
+            "LightGBM metric ndcg@k (default label_gain 2^i - 1)",
+            "LightGBM counts duplicate rows twice and refuses negative or fractional labels",
+            gain=Gain("exponential"),
+            ties="input-order",
+            ideal="retrieved",
+            empty_ideal="one",
+        ),
+        _profile(
+            "xgboost",
+            "XGBoost eval_metric ndcg@k (ndcg@k- scores empty queries 0: add --empty-ideal zero)",
+            "XGBoost compares scores as float32 and counts duplicate rows twice",
+            gain=Gain("exponential"),
+            ties="input-order",
+            ideal="retrieved",
+            empty_ideal="one",
+        ),
+        _profile(
+            "spark_mllib",
+            "Spark MLlib RankingMetrics ndcgAt(k), precisionAt(k), recallAt(k), meanAveragePrecisionAt(k) "
+            "with ground-truth sets (binary relevance)",
+            "Spark counts a document predicted twice twice; it takes the prediction list as ordered",
+            gain=Gain("binary"),
+            ties="input-order",
+            ap_denominator="min-k-relevant",
+        ),
+        _profile(
+            "recbole",
+            "RecBole NDCG@k, Precision@k, Recall@k, MAP@k, MRR@k, Hit@k (binary relevance)",
+            "RecBole ranks by torch.topk, whose order among tied scores is unspecified; input order stands in for it",
+            gain=Gain("binary"),
+            ties="input-order",
+            ap_denominator="min-k-relevant",
+        ),
+        _profile(
+            "elasticsearch",
+            "Elasticsearch rank_eval dcg with normalize: true, precision (ignore_unlabeled: false), "
+            "mean_reciprocal_rank; every rated request is averaged, one without ratings too",
+            "Elasticsearch breaks score ties by shard and Lucene doc id; input order stands in for that",
+            gain=Gain("exponential"),
+            ties="input-order",
+            ideal="judged-cut-at-hits",
+            precision_denominator="min-k-retrieved",
+            queries_without_judgments="evaluate",
+        ),
+    )
+}
+
+
+def profile_named(name: str) -> Profile:
+    """The profile called ``name``, or an error listing the known ones."""
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise SpecError(f"unknown profile {name!r}; expected one of {', '.join(PROFILES)}") from None
+
+
+def profiles_table() -> str:
+    """The profiles and the choices each makes, as a Markdown table (``ndcg profiles``)."""
+    columns = [convention for convention in CONVENTIONS if convention.in_profiles]
+    header = ("profile", *(convention.name for convention in columns), "reproduces")
+    rows = []
+    for profile in PROFILES.values():
+        described = profile.evaluation(cutoffs=(1,))
+        values = [str(getattr(described, convention.attribute)) for convention in columns]
+        rows.append((profile.name, *values, profile.tool))
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        return "| " + " | ".join(cell.ljust(width) for cell, width in zip(cells, widths, strict=True)) + " |"
+
+    rule = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    notes = [f"- {p.name}: {p.differences}" for p in PROFILES.values() if p.differences]
+    return "\n".join([line(header), rule, *map(line, rows), "", "Not reproduced:", *notes]) + "\n"

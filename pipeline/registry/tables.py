@@ -1,0 +1,55 @@
+"""The tables of docs/reference.md that list the registry, generated from it so that a new
+convention, measure or option never leaves the docs stale (``python -m pipeline.registry
+--write docs/reference.md`` rewrites them; tests/test_registry.py keeps them current)."""
+
+from __future__ import annotations
+
+from pipeline.registry.conventions import CONVENTIONS
+from pipeline.registry.measures import MEASURES
+
+
+def conventions_table() -> str:
+    """The flags of the conventions and the measures, as the Markdown tables of docs/reference.md
+    (between its ``registry`` markers; ``python -m pipeline.registry`` prints them)."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    rows = ["| flag | meaning |", "|---|---|"]
+    for c in CONVENTIONS:
+        if c.switch:
+            usage = f"{c.flag}` / `--no-{c.flag[2:]}"
+        elif c.choices:
+            usage = f"{c.flag} {'|'.join(c.values)}" + ("|MAP" if c.open else "")
+        else:
+            usage = f"{c.flag} {c.flag_default or c.metavar or c.name.upper()}"
+        rows.append(f"| `{cell(usage)}` | {cell(c.flag_help)} |")
+    rows += ["", "| measure | per query | trec_eval | ir_measures | summary |", "|---|---|---|---|---|"]
+    for m in MEASURES:
+        names = [
+            ", ".join(f"`{name}`" for name in (whole, cut) if name) or "-"
+            for whole, cut in ((m.trec_eval, m.trec_eval_cut), (m.ir_measures, m.ir_measures_cut))
+        ]
+        summary = {
+            "mean": "mean over the evaluated queries",
+            "sum": "sum over the evaluated queries",
+            "geometric_mean": "geometric mean over the evaluated queries (of max(value, 1e-5))",
+        }[m.aggregate]
+        rows.append(f"| `{m.name}` ({m.title}) | {cell(m.formula)} | {names[0]} | {names[1]} | {summary} |")
+    ignoring: dict[str, list[str]] = {}
+    for m in MEASURES:
+        if m.ignores:
+            ignoring.setdefault(m.ignores, []).append(f"`{m.name}`")
+    rows += ["", *(f"{', '.join(names)} ignore these conventions: {text}." for text, names in ignoring.items())]
+    return "\n".join(rows) + "\n"
+
+
+def write_conventions_table(path: str) -> None:
+    """Replace the lines between the ``registry`` markers of ``path`` (docs/reference.md) with
+    :func:`conventions_table`, so a new convention or measure never leaves the docs stale."""
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    begin = text.index("\n", text.index("<!-- registry: begin")) + 1
+    end = text.index("<!-- registry: end -->")
+    with open(path, "w", encoding="utf-8") as file:
+        file.write(text[:begin] + conventions_table() + text[end:])
