@@ -22,7 +22,7 @@ NDCG ?=
 ALSO_NDCG ?=
 LABEL ?=
 
-.PHONY: help install dev eval eval-partition eval-sql test test-tools test-fast browser lint bench clean
+.PHONY: help install dev eval eval-partition eval-sql test test-tools test-fast browser lint generate bench clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "}; {printf "  make %-10s %s\n", $$1, $$2}'
@@ -128,6 +128,9 @@ browser: ## install headless Chromium for the report's browser test, where possi
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	    || echo "could not install chromium: the report's browser test will be skipped"; \
 	else echo "chromium not installed (needs root and apt-get): the report's browser test will be skipped"; fi
+
+generate: install ## remake every generated file (sql/generated/, docs/reference.md's tables) from its source
+	$(BIN)/python -m pipeline.generate
 
 lint: dev ## ruff, mypy and sqlfluff (sql/)
 	$(BIN)/ruff check pipeline tests data bench

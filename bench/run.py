@@ -195,13 +195,14 @@ def agreement(tool: str, out_root: Path, reference: Path | None) -> dict:
     return {**counts, "text": text}
 
 
-def all_trec_engines_agreement(out_root: Path) -> dict:
-    """Whether the two engines' ``--measures all_trec`` per-query tables agree: every measure
-    column, every (query, k) row, within :data:`TOLERANCE` (a value on one side only counts as
-    a difference). Types are compared as numbers: an engine may write a count as a decimal."""
+def all_trec_engines_agreement(out_root: Path, tools: tuple[str, str] = ALL_TREC) -> dict:
+    """Whether two ``--measures all_trec`` per-query tables agree (by default the two engines';
+    an ``--also-ndcg`` CLI's against ours): every measure column, every (query, k) row, within
+    :data:`TOLERANCE` (a value on one side only counts as a difference). Types are compared as
+    numbers: an engine may write a count as a decimal."""
     import polars as pl  # only after every timed process has run (see the top of this file)
 
-    polars_table, duckdb_table = (out_root / tool / "ndcg" / "per_query.parquet" for tool in ALL_TREC)
+    polars_table, duckdb_table = (out_root / tool / "ndcg" / "per_query.parquet" for tool in tools)
     if not (polars_table.exists() and duckdb_table.exists()):
         return {}
     left, right = pl.read_parquet(polars_table), pl.read_parquet(duckdb_table)
@@ -273,9 +274,12 @@ def parse_tools(text: str | None, rows: int) -> list[str]:
 
 
 def with_others(tools: list[str], others: dict[str, Path]) -> list[str]:
-    """Each ``--also-ndcg`` CLI runs each of our engines chosen (NDCG alone), right after it."""
+    """Each ``--also-ndcg`` CLI runs each of our tools chosen (each engine, NDCG alone and with
+    ``--measures all_trec``), right after ours."""
     return [
-        timed for tool in tools for timed in (tool, *([f"{tool}@{name}" for name in others] if tool in OURS else []))
+        timed
+        for tool in tools
+        for timed in (tool, *([f"{tool}@{name}" for name in others] if tool in (*OURS, *ALL_TREC) else []))
     ]
 
 
@@ -416,7 +420,7 @@ def bench(
     for tool in tools:  # their last run's output, read only now (see the top of this file)
         if commands[tool]:
             ours_values(out_root / tool)
-            if tool.endswith(ALL_TREC_SUFFIX):
+            if tool.partition("@")[0].endswith(ALL_TREC_SUFFIX):
                 results[tool].note = all_trec_note(out_root / tool)
     checked_under_defaults = [tool for tool in tools if tool == HAND or (commands[tool] and tool != "ndcg-polars")]
     references = {tool: reference_values(tool, data, out_root) for tool in tools if tool in MATCHING_FLAGS}
@@ -510,15 +514,19 @@ def ratio_lines(
                 parts.append(f"{engine.split('-')[1]} {ratios[key]:.2f}x (CPU time {ratios[f'{key} (CPU)']:.2f}x)")
             lines.append(f"- `--measures all_trec` / floor_sort: {'; '.join(parts)}")
     for other in others:
-        parts = []
-        for engine in engines:
-            if f"{engine}@{other}" in best:
-                key = f"{engine}@{other} / {engine}"
-                ratios[key] = best[f"{engine}@{other}"] / best[engine]
-                ratios[f"{key} (CPU)"] = best_cpu[f"{engine}@{other}"] / best_cpu[engine]
-                parts.append(f"{engine.split('-')[1]} **{ratios[key]:.2f}x** (CPU time {ratios[f'{key} (CPU)']:.2f}x)")
-        if parts:
-            lines.append(f"- @{other} / ours, NDCG alone, each engine against itself: {'; '.join(parts)}")
+        for suffix, asked in (("", "NDCG alone"), (ALL_TREC_SUFFIX, "`--measures all_trec`")):
+            parts = []
+            for engine in engines:
+                tool = engine + suffix
+                if f"{tool}@{other}" in best and tool in best:
+                    key = f"{tool}@{other} / {tool}"
+                    ratios[key] = best[f"{tool}@{other}"] / best[tool]
+                    ratios[f"{key} (CPU)"] = best_cpu[f"{tool}@{other}"] / best_cpu[tool]
+                    parts.append(
+                        f"{engine.split('-')[1]} **{ratios[key]:.2f}x** (CPU time {ratios[f'{key} (CPU)']:.2f}x)"
+                    )
+            if parts:
+                lines.append(f"- @{other} / ours, {asked}, each engine against itself: {'; '.join(parts)}")
     if lines:
         lines = [
             "Ratios of best wall times (above 1: the first is slower; CPU time: of the best CPU times):",
@@ -605,6 +613,17 @@ def write(
             f"`--measures all_trec`, DuckDB against Polars, per query, every measure (1e-9): {engines_agree['text']}.",
             "",
         ]
+    others_agree = {
+        f"{tool}@{other} / {tool}": all_trec_engines_agreement(out_root, (tool, f"{tool}@{other}"))
+        for other in others
+        for tool in ALL_TREC
+        if tool in best and f"{tool}@{other}" in best
+    }
+    lines += [
+        f"`--measures all_trec`, {key}, per query, every measure (1e-9): {v['text']}."
+        for key, v in others_agree.items()
+    ]
+    lines += [""] if others_agree else []
     if baseline:
         lines += [f"Time per million rows (ours, {base_label}): {baseline / (rows / 1e6):.3f} s.", ""]
     lines += [
@@ -630,6 +649,7 @@ def write(
                 },
                 "ratios": ratios,
                 "all_trec_engines_agree": engines_agree,
+                "all_trec_others_agree": others_agree,
                 "tools": records,
             },
             indent=2,

@@ -1,26 +1,28 @@
 """DuckDB table macros ``ndcg_per_query`` and ``ndcg_summary``, generated from the steps of ``sql/``.
 
-``ndcg sql --macros`` prints them and the package ships them as ``sql/macros.sql``; once read
-into DuckDB (``.read ndcg_macros.sql``, or executed from Python) they run from any folder::
+``ndcg sql --macros`` prints them and the package ships them as ``sql/generated/macros.sql``;
+once read into DuckDB (``.read ndcg_macros.sql``, or executed from Python) they run from any
+folder::
 
     select * from ndcg_per_query('run.parquet', 'qrels.parquet', ks := [5, 10], gain := 'exponential')
 
-There is no second copy of a formula here. The body of each macro is the transpiler's
-composition of the steps (:func:`pipeline.transpile.composed_per_query`, and ``summary.sql``
-over it), with, on the syntax tree:
+There is no second copy of a formula here, and the steps appear once: both macros read a third,
+``ndcg_per_query_table``, the transpiler's composition of the steps
+(:func:`pipeline.transpile.composed_per_query`) with, on the syntax tree:
 
 - ``sql/macro_inputs.sql``'s views ``run`` and ``qrels`` as its first CTEs (``query_table`` of
   the macro's arguments: a table or view name, or a Parquet path, glob or list);
 - each ``getvariable('x')`` of a convention replaced by the macro parameter ``x``, whose default
   is the registry's (``ks`` defaults to ``[10]``);
-- the values the engines derive from the spec computed in SQL from ``measures``: the signals
-  the measures' counters read, and the registry's sum and geometric-mean measures;
+- the values the engines derive from the registry computed in SQL from the parameters
+  (:mod:`pipeline.derived`): the signals the measures' counters read, the curves, the columns
+  asked, the registry's sum and geometric-mean measures;
 - a ``refusals`` CTE, read by the final select, that raises a message naming the argument for
   a value the registry does not accept, an unknown measure, a duplicate document under
-  ``duplicates := 'error'``, and the options a macro cannot honour;
-- the final select keeping only the columns asked for (no column NULL on every row).
+  ``duplicates := 'error'``, and the options a macro cannot honour.
 
-Regenerate after a step changes: ``python -m pipeline.macros --write sql/macros.sql``.
+``ndcg_per_query`` keeps the columns asked for (no column NULL on every row); ``ndcg_summary``
+is ``sql/summary.sql`` over the same table. Regenerate after a step changes: ``make generate``.
 """
 
 from __future__ import annotations
@@ -28,28 +30,20 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from pipeline.registry import (
-    CONVENTIONS,
-    MEASURES,
-    RETRIEVED,
-    SIGNAL_NAMES,
-    Evaluation,
-    measure_columns,
-    signals_of,
-    summary_variables,
-)
-from pipeline.sql_files import generator_main, sql_file
+from pipeline.derived import DERIVED, derived
+from pipeline.registry import CONVENTIONS, MEASURES, Evaluation, measure_columns
+from pipeline.sql_files import sql_file
 from pipeline.transpile import _parse, _strip_comments, composed_per_query, literal, written_in
 
 PER_QUERY_MACRO = "ndcg_per_query"
 SUMMARY_MACRO = "ndcg_summary"
+# what both read: the per-query table with every column of the steps' shape
+TABLE_MACRO = "ndcg_per_query_table"
 
 # The options whose meaning reads the order rows arrive in, which query_table does not expose.
 ARRIVAL_OPTIONS: dict[str, str] = {"duplicates": "first", "ties": "input-order"}
 # The macro's default cutoffs: one k, as the issue asks (`ndcg evaluate`'s are the registry's).
 DEFAULT_KS = [10]
-# Derived by the engines from the spec, so computed here in SQL (never a parameter).
-DERIVED = ("signals",)
 FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(measure.selected_by for measure in MEASURES))
 # Always computed whatever is asked (the registry's measures' note): the ndcg family.
 ALWAYS = "ndcg"
@@ -73,52 +67,24 @@ def _text_list(values: list[str] | tuple[str, ...]) -> exp.Expr:
     return literal(list(values), "ARRAY<STRING>")
 
 
-def _signals_of_measures() -> exp.Expr:
-    """``measures`` (and the conventions that add counters to a measure: the registry's
-    ``counters_under``) -> the signals their counters read, in the registry's order, as SQL."""
-    readers = {
-        signal: list(dict.fromkeys(m.selected_by for m in MEASURES if signal in signals_of(m.counters)))
-        for signal in (*SIGNAL_NAMES, RETRIEVED)
-    }
-    # list_has_any(measures, <families reading s>), or a family that reads s under a
-    # convention's value asked with that value; one case per signal
-    items = []
-    for signal, families in readers.items():
-        reads: exp.Expr = exp.Anonymous(this="list_has_any", expressions=[exp.column("measures"), _text_list(families)])
-        for m in MEASURES:
-            for convention, value, counters in m.counters_under:
-                if signal in signals_of(counters):
-                    asked = exp.Anonymous(
-                        this="list_contains", expressions=[exp.column("measures"), exp.Literal.string(m.selected_by)]
-                    )
-                    reads = exp.or_(
-                        reads,
-                        exp.and_(asked, exp.EQ(this=exp.column(convention), expression=exp.Literal.string(value))),
-                    )
-        items.append(exp.If(this=reads, true=_text_list([signal])))
-    return exp.Anonymous(
-        this="flatten",
-        expressions=[exp.Array(expressions=[exp.Coalesce(this=item, expressions=[_text_list([])]) for item in items])],
-    )
-
-
 def _bind(tree: exp.Expr, parameter_names: set[str], inserted: list[exp.Expr]) -> exp.Expr:
-    summary_values = summary_variables()
+
+    def parameter(name: str) -> exp.Expr:
+        column = exp.column(name)
+        inserted.append(column)
+        return column
 
     def bind(node: exp.Expr) -> exp.Expr:
         if not (isinstance(node, exp.Anonymous) and node.name.lower() == "getvariable"):
             return node
         name = node.expressions[0].name
         if name in parameter_names or name in ("run", "qrels"):
-            column = exp.column(name)
-            inserted.append(column)
-            return column
-        if name == "signals":
-            derived = _signals_of_measures()
-            inserted.extend(derived.find_all(exp.Column))
-            return derived
-        if name in summary_values:
-            return literal(summary_values[name], "ARRAY<STRING>")
+            return parameter(name)
+        if name in DERIVED:
+            # the parameters it reads, as they stand in it (sqlglot's builders copy nodes)
+            computed = derived(name, exp.column)
+            inserted.extend(computed.find_all(exp.Column))
+            return computed
         raise ValueError(f"the SQL reads variable {name!r}, which the macros have no parameter for")
 
     return tree.transform(bind)
@@ -157,11 +123,15 @@ def _shown(name: str) -> exp.Expr:
     )
 
 
-def _refusal(macro: str, condition: exp.Expr, *message: exp.Expr | str) -> exp.Select:
-    return exp.select(exp.alias_(_error(_concat(f"{macro}: ", *message)), "refused")).where(condition)
+# The macro a message names: the one the user called, which passes its name to the table macro
+CALLER = "caller"
 
 
-def _refusals(macro: str) -> list[exp.Select]:
+def _refusal(condition: exp.Expr, *message: exp.Expr | str) -> exp.Select:
+    return exp.select(exp.alias_(_error(_concat(_parameter(CALLER), ": ", *message)), "refused")).where(condition)
+
+
+def _refusals() -> list[exp.Select]:
     """One select per rule, each raising its message where its condition holds."""
     refusals = []
     for convention in CONVENTIONS:
@@ -182,9 +152,7 @@ def _refusals(macro: str) -> list[exp.Select]:
             else ""
         )
         refusals.append(
-            _refusal(
-                macro, condition, f"{name} must be one of {', '.join(allowed)}{extra}; got ", _shown(name), arrival
-            )
+            _refusal(condition, f"{name} must be one of {', '.join(allowed)}{extra}; got ", _shown(name), arrival)
         )
     unknown = exp.Anonymous(
         this="list_filter",
@@ -198,7 +166,6 @@ def _refusals(macro: str) -> list[exp.Select]:
     )
     refusals.append(
         _refusal(
-            macro,
             exp.or_(_parameter("measures").is_(exp.null()), exp.func("len", unknown.copy()) > exp.Literal.number(0)),
             f"measures must name measures among {', '.join(FAMILIES)}; got unknown ",
             exp.cast(unknown, "VARCHAR"),
@@ -216,7 +183,6 @@ def _refusals(macro: str) -> list[exp.Select]:
     )
     refusals.append(
         _refusal(
-            macro,
             exp.or_(_parameter("ks").is_(exp.null()), exp.func("len", bad_ks.copy()) > exp.Literal.number(0)),
             "ks must be positive integers; got ",
             exp.cast(_parameter("ks"), "VARCHAR"),
@@ -224,7 +190,6 @@ def _refusals(macro: str) -> list[exp.Select]:
     )
     refusals.append(
         _refusal(
-            macro,
             _parameter("max_results") < exp.Literal.number(1),
             "max_results must be a positive integer or null; got ",
             _shown("max_results"),
@@ -233,7 +198,6 @@ def _refusals(macro: str) -> list[exp.Select]:
     persistence = _parameter("rbp_persistence")
     refusals.append(
         _refusal(
-            macro,
             exp.or_(
                 persistence.is_(exp.null()),
                 exp.or_(persistence <= exp.Literal.number(0), persistence >= exp.Literal.number(1)),
@@ -252,7 +216,8 @@ def _refusals(macro: str) -> list[exp.Select]:
             exp.alias_(
                 _error(
                     _concat(
-                        f"{macro}: the run has document ",
+                        _parameter(CALLER),
+                        ": the run has document ",
                         exp.cast(exp.column("doc_id", "duplicate"), "VARCHAR"),
                         " more than once in query ",
                         exp.cast(exp.column("query_id", "duplicate"), "VARCHAR"),
@@ -300,35 +265,22 @@ def _wanted(summary: bool) -> exp.Expr:
     return exp.Anonymous(this="flatten", expressions=[exp.Array(expressions=parts)])
 
 
-def macro_query(summary: bool) -> exp.Expr:
-    """The body of ``ndcg_per_query`` (or, with ``summary``, of ``ndcg_summary``)."""
-    macro = SUMMARY_MACRO if summary else PER_QUERY_MACRO
+def _call(table: str, *arguments: exp.Expr) -> exp.Expr:
+    return exp.Anonymous(this=table, expressions=list(arguments))
+
+
+def table_query() -> exp.Expr:
+    """The body of ``ndcg_per_query_table``: the steps over the macro's inputs, refused (naming
+    the macro the user called) where an argument or the run is not what the registry accepts."""
     per_query = _strip_comments(composed_per_query()).expression
     steps = per_query.args["with_"].expressions
-    per_query.set("with_", exp.With(expressions=[*_input_ctes(), *steps]))
-    if summary:
-        (summary_tree,) = _parse("summary.sql", sql_file("summary.sql"))
-        result = _strip_comments(summary_tree).expression
-        own = result.args["with_"].expressions
-        per_query_cte = exp.CTE(this=per_query, alias=exp.TableAlias(this=exp.to_identifier("per_query")))
-        result.set("with_", exp.With(expressions=[per_query_cte, *own]))
-    else:
-        result = per_query
-    refusals = _refusals(macro)
+    refusals = _refusals()
     union: exp.Expr = refusals[0]
     for select in refusals[1:]:
         union = exp.union(union, select, distinct=False)
     checked = (
-        exp.select(
-            exp.Columns(
-                this=exp.Lambda(
-                    this=exp.Anonymous(this="list_contains", expressions=[_wanted(summary), exp.column("c")]),
-                    expressions=[exp.to_identifier("c")],
-                )
-            )
-        )
-        .from_(exp.Subquery(this=result, alias=exp.TableAlias(this=exp.to_identifier("result"))))
-        .with_("refusals", union)
+        exp.select(exp.Star())
+        .from_(exp.Subquery(this=per_query, alias=exp.TableAlias(this=exp.to_identifier("result"))))
         .where(
             exp.EQ(
                 this=exp.Subquery(this=exp.select(exp.func("count", exp.column("refused"))).from_("refusals")),
@@ -336,47 +288,87 @@ def macro_query(summary: bool) -> exp.Expr:
             )
         )
     )
-    # the inputs' CTEs are read by the refusals as well: lift the steps' chain to the top
-    inner_with = per_query.args["with_"]
-    inputs = inner_with.expressions[:2]
-    inner_with.set("expressions", inner_with.expressions[2:])
-    checked.set("with_", exp.With(expressions=[*inputs, *checked.args["with_"].expressions]))
-    if summary:
-        checked = checked.order_by(exp.Ordered(this=exp.column("k"), nulls_first=True))
-    names = {name for name, _ in parameters()} | {"run", "qrels"}
+    # the inputs' CTEs are read by the refusals as well: at the top, with the refusals
+    per_query.set("with_", exp.With(expressions=steps))
+    refused = exp.CTE(this=union, alias=exp.TableAlias(this=exp.to_identifier("refusals")))
+    checked.set("with_", exp.With(expressions=[*_input_ctes(), refused]))
+    return _bound(checked)
+
+
+def _table_call(caller: str) -> exp.Expr:
+    """``ndcg_per_query_table(run, qrels, caller := '<caller>', ks := ks, ...)``: every
+    parameter passed on."""
+    named = [exp.PropertyEQ(this=exp.to_identifier(CALLER), expression=exp.Literal.string(caller))]
+    named += [exp.PropertyEQ(this=exp.to_identifier(name), expression=_parameter(name)) for name, _ in parameters()]
+    return _call(TABLE_MACRO, _parameter("run"), _parameter("qrels"), *named)
+
+
+def _columns_of(wanted: exp.Expr) -> exp.Expr:
+    return exp.Columns(
+        this=exp.Lambda(
+            this=exp.Anonymous(this="list_contains", expressions=[wanted, exp.column("c")]),
+            expressions=[exp.to_identifier("c")],
+        )
+    )
+
+
+def macro_query(summary: bool) -> exp.Expr:
+    """The body of ``ndcg_per_query`` (or, with ``summary``, of ``ndcg_summary``): the columns
+    asked of ``ndcg_per_query_table`` (or of ``sql/summary.sql`` over it)."""
+    macro = SUMMARY_MACRO if summary else PER_QUERY_MACRO
+    table = exp.Table(this=_table_call(macro))
+    if not summary:
+        return _bound(exp.select(_columns_of(_wanted(summary))).from_(table))
+    (summary_tree,) = _parse("summary.sql", sql_file("summary.sql"))
+    result = _strip_comments(summary_tree).expression
+    own = result.args["with_"].expressions
+    per_query = exp.CTE(
+        this=exp.select(exp.Star()).from_(table), alias=exp.TableAlias(this=exp.to_identifier("per_query"))
+    )
+    result.set("with_", exp.With(expressions=[per_query, *own]))
+    checked = exp.select(_columns_of(_wanted(summary))).from_(
+        exp.Subquery(this=result, alias=exp.TableAlias(this=exp.to_identifier("result")))
+    )
+    return _bound(checked.order_by(exp.Ordered(this=exp.column("k"), nulls_first=True)))
+
+
+def _bound(query: exp.Expr) -> exp.Expr:
+    """``query`` with the variables the SQL reads as the macro's parameters."""
+    names = {name for name, _ in parameters()} | {"run", "qrels", CALLER}
     inserted: list[exp.Expr] = []
-    bound = _bind(checked, names, inserted)
+    bound = _bind(query, names, inserted)
     _check_no_column_named_as_a_parameter(bound, names, inserted)
     return bound
 
 
 def macros_sql() -> str:
-    """The text of ``sql/macros.sql``: both macros, each with a one-argument overload that says
-    ``qrels`` is missing (DuckDB's own message lists the candidates but names no argument)."""
+    """The text of ``sql/generated/macros.sql``: the table macro both others read, then both, each
+    with a one-argument overload that says ``qrels`` is missing (DuckDB's own message lists the
+    candidates but names no argument)."""
     named = ", ".join(f"{name} := {default.sql('duckdb')}" for name, default in parameters())
+
+    def text(query: exp.Expr) -> str:
+        return query.sql(written_in("duckdb"), pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE)
+
     parts = [
         "-- macros.sql: DuckDB table macros ndcg_per_query(run, qrels, ...) and ndcg_summary(run, qrels, ...).",
-        "-- Generated by pipeline/macros.py from the steps of sql/ (python -m pipeline.macros --write",
-        "-- sql/macros.sql); do not edit. Read it into DuckDB (.read macros.sql), then e.g.",
+        "-- Generated by pipeline/macros.py from the steps of sql/ (make generate); do not edit. Read it into",
+        "-- DuckDB (.read macros.sql), then e.g.",
         "--   select * from ndcg_per_query('run.parquet', 'qrels.parquet', ks := [5, 10], measures := ['ndcg', 'P']);",
         "-- run and qrels: a table or view name, or a Parquet path, glob or list. docs/sql.md lists the parameters.",
+        f"-- Both read {TABLE_MACRO}, the per-query table with every column; call them, not it.",
+        "",
+        f"create or replace macro {TABLE_MACRO}(run, qrels, {CALLER} := '{TABLE_MACRO}', {named}) as table (",
+        f"{text(table_query())}",
+        ");",
         "",
     ]
     for macro, summary in ((PER_QUERY_MACRO, False), (SUMMARY_MACRO, True)):
         missing = _error(
             exp.Literal.string(f"{macro}: qrels is missing: call {macro}(run, qrels, ks := [...], ...)")
         ).sql("duckdb")
-        body = macro_query(summary).sql(written_in("duckdb"), pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE)
         parts.append(
             f"create or replace macro {macro}(run) as table (select {missing} as refused),\n"
-            f"(run, qrels, {named}) as table (\n{body}\n);\n"
+            f"(run, qrels, {named}) as table (\n{text(macro_query(summary))}\n);\n"
         )
     return "\n".join(parts)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return generator_main("python -m pipeline.macros", __doc__.splitlines()[0], macros_sql, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,7 +1,7 @@
 """A bound statement cut to what it needs, on the syntax tree (:mod:`pipeline.transpile` binds
 the values, then cuts): the ``union all`` branches the options switch off, the CTEs no one
-reads then, the left joins of CTEs that select nothing, and the columns a caller leaves out with
-everything only they read. Spark analyses every branch, column and CTE reference it is given;
+reads then, the left joins of CTEs that select nothing, and the columns a caller does not keep,
+with everything only they read. Spark analyses every branch, column and CTE reference it is given;
 DuckDB plans them too, but runs the statement as written (``sql/per_query_composed.sql``).
 
 Each cut keeps the result's meaning: tests run the cut and the whole statement in DuckDB for
@@ -138,9 +138,13 @@ def _selects_nothing(query: exp.Expr, empty: set[str]) -> bool:
     if not (isinstance(table, exp.Table) and not table.db and table.name in empty):
         return False
     # only right and full joins keep rows of what an empty left side joins; an aggregate
-    # without group by still gives one row
+    # without group by still gives one row (a window's does not: it is one per row)
     joins_keep_nothing = all(join.side not in ("RIGHT", "FULL") for join in query.args.get("joins") or [])
-    aggregates = query.args.get("group") is None and any(select.find(exp.AggFunc) for select in query.selects)
+    aggregates = query.args.get("group") is None and any(
+        aggregate.find_ancestor(exp.Window) is None
+        for select in query.selects
+        for aggregate in select.find_all(exp.AggFunc)
+    )
     return joins_keep_nothing and not aggregates
 
 
@@ -259,9 +263,9 @@ def _without_unread_ctes(tree: exp.Expr) -> exp.Expr:
             cte.pop()
 
 
-def without_columns(tree: exp.Expr, leave_out: Sequence[str], known: Mapping[str, Sequence[str]]) -> exp.Expr:
-    """The statement's query selecting its columns but ``leave_out``, and every CTE and subquery
-    selecting only the columns read after it (sqlglot's ``pushdown_projections``, over the
+def narrowed(tree: exp.Expr, keep: Sequence[str], known: Mapping[str, Sequence[str]]) -> exp.Expr:
+    """The statement's query selecting the columns ``keep``, in that order, and every CTE and
+    subquery selecting only the columns read after it (sqlglot's ``pushdown_projections``, over the
     query with its columns qualified). Spark analyses and optimises every column it is given:
     the per-query statement of a default evaluation carries the companion measures' chain of
     columns, which the engine leaves out (planning a 3-row evaluation took Spark's rules 1.05 s
@@ -270,14 +274,14 @@ def without_columns(tree: exp.Expr, leave_out: Sequence[str], known: Mapping[str
 
     >>> import sqlglot
     >>> sql = "with m as (select q, a, b, a + b as c from t) select m.q, m.a, m.c from m"
-    >>> without_columns(sqlglot.parse_one(sql), ["c"], {"t": ["q", "a", "b"]}).sql()
-    'WITH m AS (SELECT t.q AS q, t.a AS a FROM t) SELECT m.q AS q, m.a AS a FROM m'
+    >>> narrowed(sqlglot.parse_one(sql), ["a", "q"], {"t": ["q", "a", "b"]}).sql()
+    'WITH m AS (SELECT t.q AS q, t.a AS a FROM t) SELECT m.a AS a, m.q AS q FROM m'
 
     A column that makes rows (``unnest``, ``explode``) stays, read or not: the rows it makes are
     read.
 
     >>> sql = "with m as (select q, unnest(l) as e, a from t) select m.q from m"
-    >>> without_columns(sqlglot.parse_one(sql, read="duckdb"), [], {"t": ["q", "l", "a"]}).sql("duckdb")
+    >>> narrowed(sqlglot.parse_one(sql, read="duckdb"), ["q"], {"t": ["q", "l", "a"]}).sql("duckdb")
     'WITH m AS (SELECT t.q AS q, UNNEST(t.l) AS e FROM t) SELECT m.q AS q FROM m'
     """
     query = tree.expression if isinstance(tree, exp.Create) else tree
@@ -289,8 +293,11 @@ def without_columns(tree: exp.Expr, leave_out: Sequence[str], known: Mapping[str
     # every unquoted name (the measures G, Rprec and set_F would be renamed).
     schema: dict[str, object] = {table: dict.fromkeys(names, "UNKNOWN") for table, names in known.items()}
     qualified = qualify_columns(query, schema, dialect="duckdb")
-    unwanted = set(leave_out)
-    qualified.set("expressions", [item for item in qualified.selects if item.alias_or_name not in unwanted])
+    by_name = {item.alias_or_name: item for item in qualified.selects}
+    missing = [name for name in keep if name not in by_name]
+    if missing:
+        raise ValueError(f"the statement has no column {', '.join(missing)}: it has {', '.join(by_name)}")
+    qualified.set("expressions", [by_name[name] for name in keep])
     narrowed = pushdown_projections(qualified)
     if isinstance(tree, exp.Create):
         tree.set("expression", narrowed)

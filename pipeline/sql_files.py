@@ -8,14 +8,14 @@ folder itself. Engines read the SQL only here, so no engine imports another for 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY
-from pipeline.registry import COMPANION_MEASURES, SQL_VARIABLES, SUMMARY_VARIABLE_TYPES, Evaluation
+from pipeline.registry import SQL_VARIABLES, SUMMARY_VARIABLE_TYPES, Evaluation
 
 # The public variables of the files in sql/, as documented in their headers: the inputs' and
 # outputs', those an evaluation binds and those of the summary (the registry's, pipeline/registry/).
@@ -61,39 +61,54 @@ def _sql_dir() -> Traversable:
 
 SQL_DIR = _sql_dir()
 
-# The steps of the per-query table, in the order they run: each file creates one view (the
-# last, per_query.sql, the table per_query) that the steps after it read by name. sql/ndcg.sql
-# `.read`s the same files in the same order.
+# The steps of the per-query table, in the order they run: the one list of them (sql/ndcg.sql
+# reads the same files in the same order, tests/test_sql_files.py checks). Each file creates one
+# view (the last, the table per_query) that the steps after it read by name, and sits in the
+# folder of its stage, as its Polars twin, the function of its name, sits in the module of its
+# stage (pipeline/engines/polars/<stage>.py).
 PER_QUERY_STEPS = (
-    "cutoffs.sql",
-    "judgments.sql",
-    "deduplicated.sql",
-    "tie_orders.sql",
-    "ranked.sql",
-    "retrieved.sql",
-    "rankings.sql",
-    "running_sums.sql",
-    "sums_at_cutoffs.sql",
-    "evaluated_queries.sql",
-    "relevance_curve.sql",
-    "ideal_curve.sql",
-    "gain_curve.sql",
-    "counted.sql",
-    "measures_trec.sql",
-    "measures_curve.sql",
-    "measures_gain.sql",
-    "measures.sql",
-    "per_query.sql",
+    "ranking/cutoffs.sql",
+    "ranking/judgments.sql",
+    "ranking/deduplicated.sql",
+    "ranking/tie_orders.sql",
+    "ranking/ranked.sql",
+    "ranking/retrieved.sql",
+    "ranking/rankings.sql",
+    "counters/signals.sql",
+    "counters/running_sums.sql",
+    "counters/sums_at_cutoffs.sql",
+    "counters/evaluated_queries.sql",
+    "counters/counters.sql",
+    "curves/relevance_curve.sql",
+    "curves/ideal_curve.sql",
+    "curves/gain_curve.sql",
+    "measures/counted.sql",
+    "measures/set_measures.sql",
+    "measures/curve_measures.sql",
+    "measures/gain_measures.sql",
+    "measures/measures.sql",
+    "measures/per_query.sql",
 )
+STAGES: tuple[str, ...] = tuple(dict.fromkeys(step.split("/")[0] for step in PER_QUERY_STEPS))
+
+# The generated files, each made by `make generate` (python -m pipeline.generate) from the steps
+# and the registry, never edited by hand: the steps above as one statement, each step a CTE (what
+# the DuckDB engine runs); the table macros; the variables derived from the registry that the
+# duckdb CLI's evaluation sets (sql/ndcg.sql reads it first).
+GENERATED = "generated"
+PER_QUERY_COMPOSED = f"{GENERATED}/per_query_composed.sql"
+MACROS = f"{GENERATED}/macros.sql"
+DERIVED_VARIABLES = f"{GENERATED}/derived_variables.sql"
 
 
-# The steps above as one statement, each step a CTE: what the DuckDB engine runs. Generated from
-# them by pipeline/transpile.py (python -m pipeline.transpile --write sql/per_query_composed.sql).
-PER_QUERY_COMPOSED = "per_query_composed.sql"
+def step_name(path: str) -> str:
+    """The view a step creates, its file's name: ``step_name("ranking/cutoffs.sql")`` is
+    ``"cutoffs"``."""
+    return path.rpartition("/")[2].removesuffix(".sql")
 
 
 def sql_file(name: str) -> str:
-    """The text of one file of ``sql/``, e.g. ``sql_file("per_query.sql")``.
+    """The text of one file of ``sql/``, e.g. ``sql_file("measures/per_query.sql")``.
 
     >>> sql_file("summary.sql").startswith("--")
     True
@@ -111,28 +126,26 @@ def per_query_steps() -> Iterator[tuple[str, str]]:
     """``(file name, text)`` of each step of the per-query table, in the order they run.
 
     >>> [name for name, _ in per_query_steps()][-1]
-    'per_query.sql'
+    'measures/per_query.sql'
     """
     for name in PER_QUERY_STEPS:
         yield name, sql_file(name)
 
 
 def evaluation_variables(evaluation: Evaluation) -> dict[str, Any]:
-    """The spec as the variables that ``sql/per_query.sql`` reads."""
+    """The evaluation as the variables the steps of ``sql/`` read."""
     return {variable.name: variable.value(evaluation) for variable in SQL_VARIABLES}
 
 
-def unasked_columns(evaluation: Evaluation) -> list[str]:
-    """The columns of ``sql/per_query.sql``'s fixed shape that ``evaluation`` did not ask for (null
-    there): the companion measures not asked for, and the tie bounds without tie_bounds. The
-    engines leave them out of the per-query table.
+def per_query_columns(evaluation: Evaluation) -> list[str]:
+    """The columns of the per-query table of ``evaluation``, in the registry's order (the SQL
+    gives the measures in the order its steps compute them, and the tie bounds always, null
+    without tie_bounds).
 
-    >>> unasked = unasked_columns(Evaluation(measures=("ndcg", "P"), tie_bounds=True))
-    >>> "P" in unasked, "recall" in unasked, "ndcg_min" in unasked
-    (False, True, False)
+    >>> per_query_columns(Evaluation(measures=("P",), tie_bounds=True))
+    ['query_id', 'k', 'cg', 'dcg', 'idcg', 'ndcg', 'P', 'ndcg_min', 'ndcg_max', 'ties_straddle_k']
     """
-    unasked = [name for name in COMPANION_MEASURES if name not in evaluation.companions]
-    return unasked if evaluation.tie_bounds else [*unasked, *TIE_BOUNDS_PER_QUERY]
+    return ["query_id", "k", *evaluation.columns, *(TIE_BOUNDS_PER_QUERY if evaluation.tie_bounds else ())]
 
 
 def summary_columns(per_query_columns: list[str] | tuple[str, ...]) -> list[str]:
@@ -144,21 +157,3 @@ def summary_columns(per_query_columns: list[str] | tuple[str, ...]) -> list[str]
     """
     measures = [c for c in per_query_columns if c not in ("query_id", "k", "ties_straddle_k")]
     return ["k", "queries", *measures, "tie_sensitive_queries"]
-
-
-def generator_main(prog: str, description: str, text: Callable[[], str], argv: list[str] | None) -> int:
-    """The command line of a generated file of ``sql/`` (``python -m pipeline.macros``,
-    ``python -m pipeline.transpile``): prints the text, or writes it to ``--write PATH``."""
-    import argparse
-    import sys
-
-    parser = argparse.ArgumentParser(prog=prog, description=description)
-    parser.add_argument("--write", metavar="PATH", help="write it to PATH instead of printing it")
-    arguments = parser.parse_args(argv)
-    generated = text()  # before the file is opened: a failure leaves the old file as it was
-    if arguments.write:
-        with open(arguments.write, "w", encoding="utf-8") as out:
-            out.write(generated)
-    else:
-        sys.stdout.write(generated)
-    return 0

@@ -1,8 +1,8 @@
 """The files of ``sql/`` as one statement in another dialect (Spark SQL, or DuckDB's for
 ``ndcg sql``), values bound, by sqlglot on the syntax tree.
 
-There is no second implementation here. ``sql/per_query.sql`` and ``sql/summary.sql`` are
-parsed in DuckDB's dialect (per_query.sql with the steps before it as the CTEs of its one
+There is no second implementation here. ``sql/measures/per_query.sql`` and ``sql/summary.sql``
+are parsed in DuckDB's dialect (per_query.sql with the steps before it as the CTEs of its one
 ``with`` chain, see :func:`composed_per_query`), every ``getvariable('name')`` node is replaced
 by a literal built as a syntax-tree node from the bound value (an unset variable becomes a NULL
 of the variable's type), and the tree is written out in the target dialect. No SQL text is ever
@@ -18,16 +18,16 @@ Rewrites that keep DuckDB's meaning (each tested):
   (:func:`pipeline.pruning.pruned`): a ``union all`` branch whose ``where`` is false for every
   row, and the CTEs no one reads then. The SQL switches conventions with such branches; Spark
   analyses every branch it is given, and the switched-off ones were most of the plan (the tie
-  bounds' orderings, the other ideals). The columns a caller leaves out go too, with every
-  column only they read (``leave_out``, :func:`pipeline.pruning.without_columns`).
+  bounds' orderings, the other ideals). The columns a caller does not keep go too, with every
+  column only they read (``keep``, :func:`pipeline.pruning.narrowed`).
 
 The bound, cut trees are kept (:func:`_bound_trees`) by everything they are made from, the SQL
 files' text included: the next evaluation with the same values starts from them.
 
 This module is neutral: the Spark engine and ``ndcg sql`` use it; it imports no engine. It
-also writes ``sql/per_query_composed.sql`` (:func:`composed_per_query_sql`, ``python -m
-pipeline.transpile --write``), the composition in DuckDB's own dialect that the DuckDB engine
-runs, so that the engine itself needs no sqlglot.
+also makes ``sql/generated/per_query_composed.sql`` (:func:`composed_per_query_sql`, written by
+``make generate``), the composition in DuckDB's own dialect that the DuckDB engine runs, so that
+the engine itself needs no sqlglot.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from sqlglot.dialects.duckdb import DuckDB
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from pipeline.errors import UsageError
-from pipeline.pruning import pruned, without_columns
+from pipeline.pruning import narrowed, pruned
 from pipeline.registry import Evaluation, spark_refusals
 from pipeline.sql_files import (
     PER_QUERY_COMPOSED,
@@ -53,7 +53,6 @@ from pipeline.sql_files import (
     VARIABLE_TYPES,
     VARIABLES,
     evaluation_variables,
-    generator_main,
     per_query_steps,
     sql_file,
 )
@@ -61,7 +60,7 @@ from pipeline.sql_files import (
 # The files of sql/ that are plain queries over views, and so portable to Spark.
 # (inputs.sql uses DuckDB's read_parquet and COLUMNS(lambda ...); ndcg.sql and export.sql are
 # CLI scripts: on Spark, Spark's own readers and writers take their place.)
-PORTABLE_FILES = ("per_query.sql", "summary.sql")
+PORTABLE_FILES = (PER_QUERY_STEPS[-1], "summary.sql")
 
 
 # Options whose meaning Spark cannot honour: variable -> value -> why (the registry's, in
@@ -80,6 +79,8 @@ def literal(value: Any, type_name: str | None = None) -> exp.Expr:
     'CAST(NULL AS DOUBLE)'
     >>> literal("it's").sql("spark")
     "'it\\\\'s'"
+    >>> literal({"name": "a", "low": 1}, "STRUCT<name: STRING, low: DOUBLE>").sql("spark")
+    "STRUCT('a' AS name, CAST(1.0 AS DOUBLE) AS low)"
     """
     data_type = exp.DataType.build(type_name, dialect="spark") if type_name else None
     if value is None:
@@ -88,6 +89,14 @@ def literal(value: Any, type_name: str | None = None) -> exp.Expr:
         element = data_type.expressions[0].sql("spark") if data_type.expressions else None
         items = exp.Array(expressions=[literal(item, element) for item in value])
         return items if value else exp.cast(items, data_type)
+    if data_type is not None and data_type.is_type(exp.DataType.Type.STRUCT):
+        fields = [(field.name, field.args["kind"].sql("spark")) for field in data_type.expressions]
+        return exp.Struct(
+            expressions=[
+                exp.PropertyEQ(this=exp.to_identifier(name), expression=literal(value[name], kind))
+                for name, kind in fields
+            ]
+        )
     if data_type is not None and data_type.is_type(exp.DataType.Type.MAP):
         key_type, value_type = (part.sql("spark") for part in data_type.expressions)
         keys, values = (list(value), list(value.values())) if isinstance(value, Mapping) else value
@@ -416,24 +425,25 @@ def transpile(
     tables: Mapping[str, str] | None = None,
     columns: Mapping[str, Sequence[str]] | None = None,
     spell_out_stars: bool | None = None,
-    leave_out: Sequence[str] = (),
+    keep: Sequence[str] | None = None,
 ) -> list[Statement]:
     """The statements of one file of ``sql/`` with ``variables`` bound, for ``dialect``;
     ``per_query.sql`` is one statement with the steps before it (:func:`composed_per_query`).
     ``columns`` names the columns of the tables the file reads (``per_query`` for
     ``summary.sql``), where a star over them is spelled out (:func:`expanded_stars`): for every
     dialect but DuckDB's, unless ``spell_out_stars`` says otherwise. Each statement's query
-    selects its columns but ``leave_out``, and computes nothing only they read
-    (:func:`without_columns`; the stars must be spelled out)."""
+    selects the columns ``keep``, in that order, and computes nothing only the others read
+    (:func:`~pipeline.pruning.narrowed`; the stars must be spelled out); None: all of them."""
     spell_out_stars = dialect != "duckdb" if spell_out_stars is None else spell_out_stars
     if file_name not in PORTABLE_FILES:
         raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
-    if leave_out and not spell_out_stars:
-        raise ValueError("columns are left out of a statement whose stars are spelled out only")
+    if keep is not None and not spell_out_stars:
+        raise ValueError("columns are kept of a statement whose stars are spelled out only")
     if dialect == "spark":
         check_supported(variables)
     statements = []
-    for bound in _bound_trees(file_name, variables, dialect, columns, spell_out_stars, tuple(leave_out)):
+    kept = None if keep is None else tuple(keep)
+    for bound in _bound_trees(file_name, variables, dialect, columns, spell_out_stars, kept):
         tree = _rename_tables(bound, tables or {})  # a copy: the cached tree stays as it is
         if isinstance(tree, exp.Create) and tree.kind in ("VIEW", "TABLE"):
             if tree.kind == "TABLE" and dialect == "spark":
@@ -459,7 +469,7 @@ def _bound_trees(
     dialect: str,
     columns: Mapping[str, Sequence[str]] | None,
     spell_out_stars: bool,
-    leave_out: tuple[str, ...] = (),
+    keep: tuple[str, ...] | None = None,
 ) -> tuple[exp.Expr, ...]:
     composed = file_name == PER_QUERY_STEPS[-1]
     texts = [text for _, text in per_query_steps()] if composed else [sql_file(file_name)]
@@ -469,7 +479,7 @@ def _bound_trees(
         repr(spell_out_stars),
         repr(sorted(variables.items())),
         repr(sorted((name, list(names)) for name, names in (columns or {}).items())),
-        repr(sorted(leave_out)),
+        repr(keep),
         *texts,
     )
     with _BOUND_TREES_LOCK:
@@ -483,8 +493,8 @@ def _bound_trees(
         tree = pruned(_bind_variables(tree, variables), cut_joins=not spell_out_stars)
         if spell_out_stars:
             tree = pruned(expanded_stars(tree, columns))
-        if leave_out:
-            tree = without_columns(tree, leave_out, columns or {})
+        if keep is not None:
+            tree = narrowed(tree, keep, columns or {})
         trees.append(tree)
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)
@@ -536,27 +546,18 @@ def sql_text(evaluation: Evaluation, *, dialect: str = "spark") -> str:
 
 
 def composed_per_query_sql() -> str:
-    """The text of ``sql/per_query_composed.sql``: :func:`composed_per_query` in DuckDB's own
-    dialect, its variables read as they are (``getvariable``), under a header that says why."""
+    """The text of ``sql/generated/per_query_composed.sql``: :func:`composed_per_query` in DuckDB's
+    own dialect, its variables read as they are (``getvariable``), under a header that says why."""
     body = _strip_comments(composed_per_query()).sql(
         written_in("duckdb"), pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE
     )
     header = [
-        f"-- {PER_QUERY_COMPOSED}: {PER_QUERY_STEPS[-1]} with the steps before it as the CTEs of one statement.",
-        "-- Generated by pipeline/transpile.py from the steps of sql/ (python -m pipeline.transpile --write",
-        f"-- sql/{PER_QUERY_COMPOSED}); do not edit. The same variables, views read (run, qrels) and table",
-        f"-- made (per_query) as {PER_QUERY_STEPS[-1]} after the step views. The library's DuckDB engine runs this:",
-        "-- DuckDB binds a view again at each reference, and the steps read each other many times over",
-        "-- (0.18 s of binding and optimising per evaluation through the views, 0.07 s as one statement).",
+        f"-- {PER_QUERY_COMPOSED.rpartition('/')[2]}: sql/{PER_QUERY_STEPS[-1]} with the steps before it as the CTEs",
+        "-- of one statement. Generated by pipeline/transpile.py from the steps of sql/ (make generate); do",
+        "-- not edit. The same variables, views read (run, qrels) and table made (per_query) as the step",
+        "-- views and per_query.sql. The library's DuckDB engine runs this: DuckDB binds a view again at",
+        "-- each reference, and the steps read each other many times over (0.18 s of binding and",
+        "-- optimising per evaluation through the views, 0.07 s as one statement).",
         "",
     ]
     return "\n".join(header) + body + ";\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    description = f"print sql/{PER_QUERY_COMPOSED}"
-    return generator_main("python -m pipeline.transpile", description, composed_per_query_sql, argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,39 +1,30 @@
--- summary.sql: each measure combined over the evaluated queries (a mean unless the registry
--- says otherwise), per cutoff.
+-- summary.sql: each measure combined over the evaluated queries, per cutoff, as its aggregate in the registry says.
 --
--- Input: table or view per_query with the columns of sql/per_query.sql.
--- Variables (the registry's Measure.aggregate, pipeline/registry/; the engines bind them):
+-- Input: table or view per_query with the columns of sql/measures/per_query.sql. Variables: the
+-- registry's Measure.aggregate (bound by the engines, set by sql/generated/derived_variables.sql):
 --   SET VARIABLE sum_measures = []::varchar[];           -- measures summed over the queries
 --   SET VARIABLE geometric_mean_measures = []::varchar[];   -- exp(mean(ln(max(value, 1e-5)))): trec_eval's gm_map
 --
--- Creates: view summary (k, queries, then every measure, grouped as means, sums and
--- geometric means, then tie_sensitive_queries): queries is how many were combined; k is
--- null for the whole ranking; a measure null in every row of per_query is null. A query with
--- a null ndcg (empty_ideal = 'skip') is left out of every measure and of the count (the
--- companion measures' too); a NaN ndcg (empty_ideal = 'nan') is kept and makes the ndcg mean
--- NaN. With tie bounds (tie_bounds true in per_query.sql): the means of ndcg_min and
--- ndcg_max, and tie_sensitive_queries, how many of the queries an order of their ties could
--- score differently (ndcg_max - ndcg_min > 1e-12); all three are null without tie bounds.
+-- Creates: view summary (k, queries, every measure grouped as means, sums and geometric means,
+-- tie_sensitive_queries): queries, how many were combined; k null, the whole ranking; a measure
+-- null in every row is null. A null ndcg (empty_ideal 'skip') leaves its query out of every
+-- measure and the count; a NaN one (empty_ideal 'nan') makes the ndcg mean NaN. With tie bounds:
+-- the means of ndcg_min, ndcg_max, and how many queries an order of their ties could score
+-- differently (ndcg_max - ndcg_min > 1e-12); all three null without.
 
 create or replace temp view summary as
 with
 
--- a query whose ndcg is null (empty_ideal 'skip') is left out of every mean and of the count
 -- DuckDB refuses a columns(...) that selects no column: each aggregate's set holds a null
 -- column of its own (an anchor), dropped at the end
 kept as (
-    select
-        per_query.*,
-        cast(null as double) as sum_anchor,
-        cast(null as double) as geometric_mean_anchor
+    select per_query.*, cast(null as double) as sum_anchor, cast(null as double) as geometric_mean_anchor
     from per_query
     where per_query.ndcg is not null
 ),
 
--- Running sums in query order, read off at the last query: the same bits on every run, which
--- a parallel sum() in arbitrary row order does not give. Every measure (and the tie bounds)
--- keeps its name; the geometric means sum logarithms.
--- (sqlfluff reads the lambdas' parameter c as a column: RF02 and RF03 are off for them)
+-- Running sums in query order, read off at the last query: the same bits on every run (a parallel
+-- sum() does not give them). Every measure keeps its name; the geometric means sum logarithms.
 -- noqa: disable=RF02,RF03
 cumulative as (
     select
@@ -64,7 +55,7 @@ cumulative as (
             end
         ) over running as tie_sensitive_queries
     from kept
-    window running as (partition by kept.k order by kept.query_id rows unbounded preceding)
+    window running as (partition by kept.k order by kept.query_id asc rows unbounded preceding)
 ),
 
 -- each measure combined: a mean, a sum, or exp of the mean of the logarithms
@@ -74,15 +65,13 @@ totals as (
         cumulative.queries,
         columns(
             lambda c: not list_contains(
-                ['k', 'position', 'queries', 'tie_sensitive_queries', 'sum_anchor', 'geometric_mean_anchor'],
-                c
+                ['k', 'position', 'queries', 'tie_sensitive_queries', 'sum_anchor', 'geometric_mean_anchor'], c
             )
             and not list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
             and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
         ) / cumulative.queries,
         columns(
-            lambda c: c = 'sum_anchor'
-            or list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
+            lambda c: c = 'sum_anchor' or list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
         ),
         exp(columns(
             lambda c: c = 'geometric_mean_anchor'
@@ -108,4 +97,4 @@ final as (
 )
 
 select * from final
-order by k nulls first;
+order by k asc nulls first;

@@ -4,6 +4,7 @@ each choice means the same through every front."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from pipeline.registry import (
     MEASURE_NAMES,
     MEASURES,
     PROFILES,
+    RETRIEVED,
     SIGNAL_NAMES,
+    SIGNALS_DUCKDB_TYPE,
     SQL_VARIABLES,
     SUMMARY_VARIABLE_TYPES,
     Convention,
@@ -163,7 +166,7 @@ def test_sql_variables_spark_types_and_refusals_are_the_registry_s() -> None:
         **SUMMARY_VARIABLE_TYPES,
     } == transpile.VARIABLE_TYPES
     read = set()
-    for path in (ROOT / "sql").glob("*.sql"):
+    for path in (ROOT / "sql").rglob("*.sql"):
         read |= set(re.findall(r"getvariable\('([a-z_]+)'\)", path.read_text()))
     assert set(names) <= read, f"variables no SQL file reads: {set(names) - read}"
     for convention in CONVENTIONS:
@@ -191,29 +194,48 @@ def test_measure_columns_are_the_registry_s() -> None:
 
 
 def test_a_new_measure_is_named_in_its_own_sql_step_only() -> None:
-    """A measure is listed once in SQL, where it is computed (sql/measures.sql); the steps after
-    it (the per-query table) and the summary take every measure through a star, so they never
+    """A measure is listed once in SQL, where it is computed (sql/measures/); the steps after it
+    (the per-query table) and the summary take every measure through a star, so they never
     name one but ndcg (the primary measure, which decides who is averaged)."""
-    after = PER_QUERY_STEPS[PER_QUERY_STEPS.index("measures.sql") + 1 :]
-    assert after == ("per_query.sql",)
+    after = PER_QUERY_STEPS[PER_QUERY_STEPS.index("measures/measures.sql") + 1 :]
+    assert after == ("measures/per_query.sql",)
     for file_name in (*after, "summary.sql"):
         code = "\n".join(line.split("--")[0] for line in (ROOT / "sql" / file_name).read_text().splitlines())
         named = {name for name in MEASURE_NAMES if re.search(rf'\b"?{name}"?\b', code)}
         assert named <= {"ndcg"}, f"sql/{file_name} lists {named}"
 
 
+def test_no_step_before_the_counters_names_a_signal() -> None:
+    """The ranking carries each rank's label once; a signal is the registry's data
+    (sql/counters/signals.sql reads its bounds), so no step of the ranking names one, and
+    the signals step names none either."""
+    for file_name in (*(s for s in PER_QUERY_STEPS if s.startswith("ranking/")), "counters/signals.sql"):
+        code = "\n".join(line.split("--")[0] for line in (ROOT / "sql" / file_name).read_text().splitlines())
+        # as a column (t.relevant, ... as relevant), or a signal compared with its name
+        named = {
+            name
+            for name in SIGNAL_NAMES
+            if re.search(rf"(\.|\bas\s+){name}\b|signal\s*(=|in\s*\([^)]*)\s*'{name}'", code)
+        }
+        assert not named, f"sql/{file_name} names the signals {named}"
+    assert SIGNALS_DUCKDB_TYPE in (ROOT / "sql" / "counters" / "signals.sql").read_text(), "the type of `signals`"
+
+
 def test_every_step_has_its_polars_twin_of_the_same_name() -> None:
-    """Each SQL step is a function ``_<step>`` of the Polars engine (the last, per_query, its
-    public ``per_query``), so the two engines read side by side."""
+    """Each SQL step sql/<stage>/<step>.sql is a function ``<step>`` of the Polars engine's
+    module of its stage (pipeline/engines/polars/<stage>.py; the last, per_query, the package's
+    ``per_query``), so the two engines read side by side."""
     for file_name in PER_QUERY_STEPS[:-1]:
-        assert callable(getattr(polars_engine, "_" + file_name.removesuffix(".sql"), None)), file_name
-    assert PER_QUERY_STEPS[-1] == "per_query.sql" and callable(polars_engine.per_query)
+        stage, _, step = file_name.removesuffix(".sql").partition("/")
+        module = importlib.import_module(f"pipeline.engines.polars.{stage}")
+        assert callable(getattr(module, step, None)), file_name
+    assert PER_QUERY_STEPS[-1] == "measures/per_query.sql" and callable(polars_engine.per_query)
 
 
-def test_every_counter_the_registry_can_name_is_computed_by_the_sql() -> None:
-    """The SQL computes each accumulation of each signal (sql/running_sums.sql for the rank
-    counters, sql/evaluated_queries.sql for the per-query ones), so a measure reading a new
-    counter of the registry touches no counter step; and the registry's counters are those."""
+def test_the_counters_are_the_registry_s() -> None:
+    """sql/counters/counters.sql turns the signals' rows into a column per counter: exactly the
+    registry's COUNTERS (a counter the registry adds and the SQL leaves out fails here), each
+    measure reads only counters of the registry, and the signals read are the registry's."""
     connection = duckdb.connect()
     connection.execute(
         "create view run as select 'q' as query_id, 'd' as doc_id, 1.0 as score, 0 as arrival, null as input_rank"
@@ -222,15 +244,11 @@ def test_every_counter_the_registry_can_name_is_computed_by_the_sql() -> None:
     connection.execute("SET VARIABLE ks = [1]")
     for file_name in PER_QUERY_STEPS[:-1]:
         connection.execute((ROOT / "sql" / file_name).read_text())
-    rank_counters = set(connection.table("running_sums").columns) - {"ranking", "query_id", "rank", "next_rank"}
-    query_counters = set(connection.table("evaluated_queries").columns) - {"query_id"}
-    accumulations = {"found", "precision_sum", "first_rank"}
-    assert rank_counters == {"cg", "dcg"} | {f"{s}_{a}" for s in SIGNAL_NAMES for a in accumulations}
-    # and the one count of the ranking itself (spec.RETRIEVED: trec_eval's num_ret)
-    assert query_counters == {f"{s}_in_qrels" for s in SIGNAL_NAMES} | {"retrieved_in_ranking"}
-    assert {counter.name for counter in COUNTERS} <= rank_counters | query_counters
+    columns = set(connection.table("counters").columns) - {"query_id", "k"}
+    assert columns == {counter.name for counter in COUNTERS}
     for measure in MEASURES:
         assert set(measure.counters) <= {counter.name for counter in COUNTERS}
+    assert {counter.signal for counter in COUNTERS} <= {*SIGNAL_NAMES, RETRIEVED}
 
 
 @pytest.mark.parametrize("family", list(dict.fromkeys(m.selected_by for m in MEASURES if m.selected_by != "ndcg")))

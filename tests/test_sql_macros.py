@@ -1,4 +1,4 @@
-"""The DuckDB table macros of `ndcg sql --macros` (sql/macros.sql) in the real duckdb CLI, from a
+"""The DuckDB table macros of `ndcg sql --macros` (sql/generated/macros.sql) in the real duckdb CLI, from a
 folder outside the repository: trec_eval's own numbers on its test data, options, views as the
 run, and errors that name the argument."""
 
@@ -21,7 +21,7 @@ from pipeline.engines import polars as polars_engine
 from pipeline.macros import macros_sql
 from pipeline.macros import parameters as macro_parameters
 from pipeline.registry import MEASURES, SQL_VARIABLES, Evaluation
-from pipeline.sql_files import sql_file
+from pipeline.sql_files import MACROS, sql_file
 from pipeline.transpile import literal
 from tests.helpers import frames
 from tests.helpers.batch import SEPARATOR
@@ -35,7 +35,7 @@ PRINTED = 5e-5
 
 
 def test_the_shipped_file_is_what_the_generator_prints() -> None:
-    assert sql_file("macros.sql") == macros_sql(), "regenerate: python -m pipeline.macros --write sql/macros.sql"
+    assert sql_file(MACROS) == macros_sql(), "run make generate"
 
 
 def trec_eval_expected(measure: str) -> dict[str, float]:

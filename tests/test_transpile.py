@@ -19,7 +19,7 @@ from pipeline.api import make_evaluation
 from pipeline.errors import UsageError
 from pipeline.registry import CONVENTIONS
 from pipeline.registry import Evaluation as _Evaluation
-from pipeline.sql_files import evaluation_variables, unasked_columns
+from pipeline.sql_files import PER_QUERY_STEPS, evaluation_variables, per_query_columns
 from tests.helpers import as_table, assert_tables_close, compute
 from tests.helpers.spark_frames import QRELS, RUN, to_polars, to_spark
 
@@ -138,7 +138,7 @@ def test_unset_variables_are_nulls_of_their_type(spark: pyspark_sql.SparkSession
     row, schema = literals_on_spark(spark)
     for name, type_name in transpile.VARIABLE_TYPES.items():
         assert row[name] is None, name
-        assert schema[name].dataType.simpleString() == type_name.lower().replace(", ", ","), name
+        assert schema[name].dataType.simpleString() == type_name.lower().replace(", ", ",").replace(": ", ":"), name
 
 
 @pytest.mark.spark
@@ -209,9 +209,9 @@ PRUNED_JOINS = [
 ]
 
 
-def spark_shaped_per_query(evaluation: _Evaluation, leave_out: list[str] | None = None) -> pl.DataFrame:
+def spark_shaped_per_query(evaluation: _Evaluation, keep: list[str] | None = None) -> pl.DataFrame:
     """per_query.sql as ``ndcg sql`` prints it for Spark (stars spelled out, then pruned again,
-    which cuts the joins of CTEs that select nothing), or with ``leave_out`` as the Spark engine
+    which cuts the joins of CTEs that select nothing), or with ``keep`` as the Spark engine
     gets it, run on DuckDB."""
     connection = duckdb.connect()
     run = pl.read_parquet(RUN).with_columns(
@@ -222,7 +222,7 @@ def spark_shaped_per_query(evaluation: _Evaluation, leave_out: list[str] | None 
     columns = {"run": run.columns, "qrels": pl.read_parquet_schema(QRELS).names()}
     variables = evaluation_variables(evaluation)
     (statement,) = transpile.transpile(
-        "per_query.sql", variables, dialect="duckdb", columns=columns, spell_out_stars=True, leave_out=leave_out or ()
+        PER_QUERY_STEPS[-1], variables, dialect="duckdb", columns=columns, spell_out_stars=True, keep=keep
     )
     connection.execute(statement.sql("duckdb"))
     return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)
@@ -240,10 +240,10 @@ def test_pruned_joins_and_left_out_columns_change_no_value_and_no_type(
     assert cut.height > 0
     assert cut.schema == whole.schema
     assert cut.equals(whole)
-    unasked = unasked_columns(evaluation)
-    narrowed = spark_shaped_per_query(evaluation, leave_out=unasked)
-    assert narrowed.schema == whole.drop(unasked).schema
-    assert narrowed.equals(whole.drop(unasked))
+    kept = per_query_columns(evaluation)
+    narrowed = spark_shaped_per_query(evaluation, keep=kept)
+    assert narrowed.schema == whole.select(kept).schema
+    assert narrowed.equals(whole.select(kept))
 
 
 @pytest.mark.slow  # seconds: left out of make test-fast
@@ -256,9 +256,9 @@ def test_left_out_columns_are_not_computed() -> None:
     }
     evaluation = make_evaluation(k=[10])
     variables = evaluation_variables(evaluation)
-    (whole,) = transpile.transpile("per_query.sql", variables, columns=columns)
+    (whole,) = transpile.transpile(PER_QUERY_STEPS[-1], variables, columns=columns)
     (narrowed,) = transpile.transpile(
-        "per_query.sql", variables, columns=columns, leave_out=unasked_columns(evaluation)
+        PER_QUERY_STEPS[-1], variables, columns=columns, keep=per_query_columns(evaluation)
     )
     assert "iprec_0_10" in whole.query_sql() and "iprec_0_10" not in narrowed.query_sql()
     assert len(narrowed.query_sql()) < len(whole.query_sql()) / 2
@@ -269,10 +269,10 @@ def test_columns_are_left_out_only_where_the_shape_is_known() -> None:
     """Leaving columns out needs the stars spelled out and a select to cut: asked otherwise, the
     caller (the engine, not the user) made a mistake."""
     with pytest.raises(ValueError, match="stars are spelled out only"):
-        transpile.transpile("per_query.sql", {}, dialect="duckdb", leave_out=["P"])
+        transpile.transpile(PER_QUERY_STEPS[-1], {}, dialect="duckdb", keep=["P"])
     union = sqlglot.parse_one("select 1 as a union all select 2 as a")
     with pytest.raises(ValueError, match="cannot leave columns out"):
-        pruning.without_columns(union, ["a"], {})
+        pruning.narrowed(union, ["a"], {})
 
 
 @pytest.mark.slow  # seconds: left out of make test-fast
@@ -284,7 +284,7 @@ def test_pruned_joins_leave_out_the_measures_not_asked_for() -> None:
 
     def ctes(measures: str) -> set[str]:
         variables = evaluation_variables(make_evaluation(k=[10], measures=measures))
-        (statement,) = transpile.transpile("per_query.sql", variables, columns=columns)
+        (statement,) = transpile.transpile(PER_QUERY_STEPS[-1], variables, columns=columns)
         return {cte.alias_or_name for cte in statement.query.find_all(sqlglot.exp.CTE)}
 
     assert not {"gain_curve", "relevance_curve", "ideal_curve", "worst", "best", "straddles"} & ctes("ndcg")
@@ -294,8 +294,8 @@ def test_pruned_joins_leave_out_the_measures_not_asked_for() -> None:
 
 @pytest.mark.slow  # seconds: left out of make test-fast
 def test_pruning_cuts_what_the_defaults_switch_off() -> None:
-    (defaults,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation()))
-    (bounds,) = transpile.transpile("per_query.sql", evaluation_variables(Evaluation(tie_bounds=True)))
+    (defaults,) = transpile.transpile(PER_QUERY_STEPS[-1], evaluation_variables(Evaluation()))
+    (bounds,) = transpile.transpile(PER_QUERY_STEPS[-1], evaluation_variables(Evaluation(tie_bounds=True)))
     # the tie bounds' orderings are read only with tie bounds
     assert "tie_orders__worst" not in defaults.sql() and "tie_orders__worst" in bounds.sql()
     assert len(defaults.sql()) < len(bounds.sql())
@@ -339,7 +339,7 @@ def test_the_parsed_steps_kept_for_new_values_are_never_changed_by_binding(monke
     }
 
     def per_query_sql(evaluation: _Evaluation) -> str:
-        (statement,) = transpile.transpile("per_query.sql", evaluation_variables(evaluation), columns=columns)
+        (statement,) = transpile.transpile(PER_QUERY_STEPS[-1], evaluation_variables(evaluation), columns=columns)
         return statement.sql()
 
     ndcg = make_evaluation(k=[5])
@@ -377,7 +377,8 @@ def test_spelled_out_stars_give_duckdbs_own_tables(tie_bounds: bool) -> None:
     for native, spelled in zip(tables[False], tables[True], strict=True):
         assert native.columns == spelled.columns
         assert native.equals(spelled)
-    assert "P" in tables[True][1].columns and "recall" in tables[True][1].columns  # null when not asked for
+    # a measure not asked for is no column (sql/measures/measures.sql selects those asked)
+    assert "P" in tables[True][1].columns and "recall" not in tables[True][1].columns
 
 
 def test_a_star_over_a_table_of_unknown_columns_is_refused() -> None:

@@ -40,7 +40,7 @@ pytestmark = [pytest.mark.slow, *_LIMIT]
 
 # What the build reads; a packaging change that needs another file fails here, loudly.
 BUILD_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "pipeline", "sql")
-SQL_NAMES = sorted(path.name for path in (ROOT / "sql").glob("*.sql"))
+SQL_NAMES = sorted(path.relative_to(ROOT / "sql").as_posix() for path in (ROOT / "sql").rglob("*.sql"))
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
@@ -173,7 +173,7 @@ def test_installed_engines_agree(installed: Installed) -> None:
 
 def test_installed_sql_prints_and_runs(installed: Installed) -> None:
     spark_sql = installed.run("sql", "--dialect", "spark").stdout
-    assert "-- from sql/per_query.sql" in spark_sql
+    assert "-- from sql/measures/per_query.sql" in spark_sql
     assert "-- from sql/summary.sql" in spark_sql
     assert "getvariable" not in spark_sql
     # the DuckDB text, pasted into DuckDB over the sample, gives the installed engine's summary

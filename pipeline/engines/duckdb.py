@@ -18,15 +18,15 @@ import duckdb
 import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
-from pipeline.registry import Evaluation, summary_variables
+from pipeline.registry import SIGNALS_DUCKDB_TYPE, Evaluation, summary_variables
 from pipeline.sql_files import (
     PER_QUERY_COMPOSED,
     VARIABLE_TYPES,
     VARIABLES,
     evaluation_variables,
+    per_query_columns,
     sql_file,
     summary_columns,
-    unasked_columns,
 )
 
 # The variables holding lists of text (measures, signals, the summary's aggregates).
@@ -111,6 +111,9 @@ def set_variables(connection: duckdb.DuckDBPyConnection, variables: dict[str, An
             raise ValueError(f"unknown SQL variable {name!r}")
         if name == "gain_map" and value is not None:
             connection.execute(f"SET VARIABLE {name} = map($1::double[], $2::double[])", list(value))
+        elif name == "signals" and value is not None:
+            # typed as sql/counters/signals.sql reads it (the registry's type)
+            connection.execute(f"SET VARIABLE {name} = $1::{SIGNALS_DUCKDB_TYPE}", [value])
         elif name in TEXT_LISTS and value is not None:
             # typed, so that an empty list compares with text ([] alone binds as INTEGER[])
             connection.execute(f"SET VARIABLE {name} = $1::varchar[]", [value])
@@ -161,10 +164,10 @@ def per_query_table(connection: duckdb.DuckDBPyConnection, evaluation: Evaluatio
     # reference, and the steps read each other many times (0.18 s a small evaluation, 0.07 s)
     connection.execute(sql_file(PER_QUERY_COMPOSED))
     table = _from_arrow_stream(connection.sql("from per_query"))
-    # the companion measures not asked for are null columns of the SQL's fixed shape, and so
-    # are the tie bounds without tie_bounds: dropped before the summary, which averages every
-    # column it is given (seven null running sums cost 0.13 s at 10M rows)
-    table = table.drop(unasked_columns(evaluation))
+    # the tie bounds without tie_bounds are null columns of the SQL's fixed shape: left out
+    # before the summary, which averages every column it is given; the measures in the
+    # registry's order (the SQL gives them in the order its steps compute them)
+    table = table.select(per_query_columns(evaluation))
     connection.execute("drop table per_query")  # its rows are in the frame now
     return table
 

@@ -31,7 +31,12 @@ from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
 from pipeline.registry import Evaluation, summary_variables
-from pipeline.sql_files import evaluation_variables, summary_columns, unasked_columns
+from pipeline.sql_files import (
+    PER_QUERY_STEPS,
+    evaluation_variables,
+    per_query_columns,
+    summary_columns,
+)
 from pipeline.transpile import check_supported, transpile
 
 # pyspark warns on every Arrow hand-over that pandas 3 is newer than it tests with; our
@@ -134,15 +139,16 @@ def _run_query(
     variables: Mapping[str, Any],
     tables: Mapping[str, str],
     *,
-    without: Sequence[str] = (),
+    keep: Sequence[str] | None = None,
 ) -> DataFrame:
-    """The file's one statement as a DataFrame, less the columns ``without``.
+    """The file's one statement as a DataFrame, of the columns ``keep`` (in that order; None: all).
 
-    The columns are left out of the SQL, with everything only they read (see
-    :func:`pipeline.pruning.without_columns`), not by ``DataFrame.drop``: each DataFrame made
-    over a plan has Spark check the whole plan again, and Spark plans every column it is given."""
+    The other columns are left out of the SQL, with everything only they read (see
+    :func:`pipeline.pruning.narrowed`), not by ``DataFrame.drop`` or ``select``: each DataFrame
+    made over a plan has Spark check the whole plan again, and Spark plans every column it is
+    given."""
     columns = {name: spark.table(private).columns for name, private in tables.items()}
-    (statement,) = transpile(file_name, variables, tables=tables, columns=columns, leave_out=without)
+    (statement,) = transpile(file_name, variables, tables=tables, columns=columns, keep=keep)
     try:
         query = statement.query_sql()
     except sqlglot.errors.UnsupportedError as error:
@@ -157,7 +163,7 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
     """The per-query table ``query_id, k, cg, dcg, idcg, ndcg`` as a Spark DataFrame.
 
     ``run`` has ``query_id, doc_id, score``; ``qrels`` has ``query_id, doc_id, relevance``
-    (validated already: see :func:`check_inputs`). Computed by ``sql/per_query.sql``; the
+    (validated already: see :func:`check_inputs`). Computed by ``sql/measures/per_query.sql``; the
     user's own temp views are never touched.
     """
     from pyspark.sql import functions
@@ -165,7 +171,7 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
     spark = run.sparkSession
     inputs = {
         # Spark rows have no arrival order: the input-order options are refused (UNSUPPORTED),
-        # so these columns only complete the shape sql/per_query.sql reads.
+        # so these columns only complete the shape sql/measures/per_query.sql reads.
         "run": run.select(
             "query_id",
             "doc_id",
@@ -177,7 +183,8 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
     }
     with _private_views(inputs) as tables:
         variables = evaluation_variables(evaluation)
-        return _run_query(spark, "per_query.sql", variables, tables, without=unasked_columns(evaluation))
+        # the measures asked, in the registry's order (the SQL gives them in its steps' order)
+        return _run_query(spark, PER_QUERY_STEPS[-1], variables, tables, keep=per_query_columns(evaluation))
 
 
 def summarize(per_query_table: DataFrame) -> DataFrame:

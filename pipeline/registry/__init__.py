@@ -46,9 +46,14 @@ from pipeline.registry.counters import (
     ACCUMULATIONS,
     COUNTER,
     COUNTERS,
+    RELEVANCE_LEVEL,
     RETRIEVED,
+    SIGNAL,
+    SIGNAL_FIELDS,
     SIGNAL_NAMES,
     SIGNALS,
+    SIGNALS_DUCKDB_TYPE,
+    SIGNALS_TYPE,
     Accumulation,
     Counter,
     Signal,
@@ -79,6 +84,7 @@ from pipeline.registry.measures import (
     AGGREGATES,
     BETTER,
     COMPANION_MEASURES,
+    CURVES,
     INFAP_EPSILON,
     MEASURE,
     MEASURE_FAMILIES,
@@ -134,7 +140,7 @@ from pipeline.registry.profiles import (
 )
 from pipeline.registry.tables import (
     conventions_table,
-    write_conventions_table,
+    with_conventions_table,
 )
 
 __all__ = [
@@ -147,6 +153,7 @@ __all__ = [
     "CONVENTIONS",
     "COUNTER",
     "COUNTERS",
+    "CURVES",
     "DEFAULTS",
     "DEFAULT_CUTOFFS",
     "DISCOUNT_KINDS",
@@ -167,11 +174,16 @@ __all__ = [
     "PRIMARY_MEASURE",
     "PROFILES",
     "RECALL_LEVELS",
+    "RELEVANCE_LEVEL",
     "RELSTRING",
     "RELSTRING_LENGTH",
     "RETRIEVED",
     "RPREC_MULTIPLES",
+    "SIGNAL",
     "SIGNALS",
+    "SIGNALS_DUCKDB_TYPE",
+    "SIGNALS_TYPE",
+    "SIGNAL_FIELDS",
     "SIGNAL_NAMES",
     "SQL_VARIABLES",
     "SUMMARY_VARIABLE_TYPES",
@@ -232,5 +244,5 @@ __all__ = [
     "summary_variables",
     "thread_count",
     "trec_eval_measure",
-    "write_conventions_table",
+    "with_conventions_table",
 ]

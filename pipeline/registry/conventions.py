@@ -119,6 +119,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.registry.base import DEFAULT_CUTOFFS, SpecError, decimal, number_text, positive_int
+from pipeline.registry.counters import SIGNALS_TYPE
 from pipeline.registry.gain import DISCOUNT_KINDS, GAIN_KINDS, Gain
 from pipeline.registry.names import parse_measures
 
@@ -498,8 +499,17 @@ CONVENTIONS: tuple[Convention, ...] = (
         metavar="LIST",
         variables=(
             Variable("measures", "ARRAY<STRING>", lambda evaluation: list(evaluation.measures)),
-            # the per-rank signals the measures' counters read (the registry's COUNTERS)
-            Variable("signals", "ARRAY<STRING>", lambda evaluation: list(evaluation.signals)),
+            # derived from the measures (and the conventions their counters follow): the bounds of
+            # the per-rank signals their counters read, none when only NDCG is asked (null)
+            Variable(
+                "signals",
+                SIGNALS_TYPE,
+                lambda evaluation: [s.bounds(evaluation.relevance_threshold) for s in evaluation.signals] or None,
+            ),
+            # whether num_ret's count of every rank is read; the curves read; the columns asked
+            Variable("count_retrieved", "BOOLEAN", lambda evaluation: evaluation.counts_retrieved),
+            Variable("curves", "ARRAY<STRING>", lambda evaluation: list(evaluation.curves)),
+            Variable("measure_columns", "ARRAY<STRING>", lambda evaluation: list(evaluation.columns)),
         ),
         described_as="measures",
         show=list,

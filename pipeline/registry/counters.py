@@ -4,36 +4,106 @@ A measure is a formula over counters (how many relevant results are at or above 
 documents the query has judged relevant, ...), and NDCG's sums. A counter counts one per-rank
 signal in one way (an accumulation); the engines compute only the counters of the measures asked
 for, generically from this registry.
+
+A signal is data, as trec_eval's measures each read their predicate off its one per-rank form
+(the judgment list in rank order): the ranking carries each rank's label once, and a signal is a
+range of labels (:meth:`Signal.bounds`) that both engines read from here, the SQL as the
+variable ``signals`` (sql/counters/signals.sql). A new signal is an entry of :data:`SIGNALS`, its
+counters entries of :data:`COUNTERS` (and a line each of sql/counters/counters.sql, where the SQL
+turns them into columns); no step of the ranking names one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pipeline.registry.base import SpecError
 
 Accumulation = Literal["found", "precision_sum", "first_rank", "in_qrels", "in_ranking"]
 
 
+# A bound of a signal's labels that follows relevance_threshold: labels at or above the
+# threshold when it is set (and never below 0: a negative label is unjudged), above 0 when not.
+RELEVANCE_LEVEL: Literal["relevance level"] = "relevance level"
+Bound = float | Literal["relevance level"] | None
+
+
 @dataclass(frozen=True)
 class Signal:
-    """A per-rank input the counters read: whether it holds for the document at a rank (from
-    its judgment: false for a document the qrels do not judge)."""
+    """A per-rank input the counters read: whether it holds for the document at a rank, from
+    its label (never for a document the judgments do not list). It holds for the labels from
+    ``at_least`` (included) up to ``below`` (excluded), either unbounded when None; either may be
+    :data:`RELEVANCE_LEVEL`."""
 
     name: str
     holds: str
+    at_least: Bound = None
+    below: Bound = None
+
+    def __post_init__(self) -> None:
+        for bound in (self.at_least, self.below):
+            if isinstance(bound, str) and bound != RELEVANCE_LEVEL:
+                raise SpecError(f"signal {self.name!r}: a bound is a number, {RELEVANCE_LEVEL!r} or None")
+
+    def bounds(self, relevance_threshold: float | None) -> dict[str, Any]:
+        """The labels it holds for, as the engines read them: ``low`` and ``high`` (None:
+        unbounded), each included when its ``_closed`` says so (the SQL's struct).
+
+        >>> SIGNAL["relevant"].bounds(None)
+        {'name': 'relevant', 'low': 0.0, 'low_closed': False, 'high': None, 'high_closed': False}
+        >>> SIGNAL["nonrelevant"].bounds(2.0)["high"], SIGNAL["nonrelevant"].bounds(2.0)["high_closed"]
+        (2.0, False)
+        """
+        # the relevance level: label >= max(threshold, 0), or label > 0 without a threshold
+        level = 0.0 if relevance_threshold is None else max(float(relevance_threshold), 0.0)
+        level_included = relevance_threshold is not None
+        low, low_closed = (level, level_included) if self.at_least == RELEVANCE_LEVEL else (self.at_least, True)
+        high, high_closed = (level, not level_included) if self.below == RELEVANCE_LEVEL else (self.below, False)
+        return {
+            "name": self.name,
+            "low": None if low is None else float(low),
+            "low_closed": low_closed,
+            "high": None if high is None else float(high),
+            "high_closed": high_closed,
+        }
+
+    def holds_for(self, label: float | None, relevance_threshold: float | None = None) -> bool:
+        """Whether it holds for one label (None: not in the judgments); the reference the
+        engines are tested against."""
+        bounds = self.bounds(relevance_threshold)
+        if label is None:
+            return False
+        low, high = bounds["low"], bounds["high"]
+        above = low is None or label > low or (bounds["low_closed"] and label == low)
+        below = high is None or label < high or (bounds["high_closed"] and label == high)
+        return above and below
 
 
 SIGNALS: tuple[Signal, ...] = (
-    Signal("relevant", "a judged label (>= 0) at or above relevance_threshold (> 0 when unset)"),
-    Signal("judged", "a label >= 0 (a negative label counts as unjudged)"),
-    Signal("nonrelevant", "a judged label (>= 0) that is not relevant"),
+    Signal(
+        "relevant", "a judged label (>= 0) at or above relevance_threshold (> 0 when unset)", at_least=RELEVANCE_LEVEL
+    ),
+    Signal("judged", "a label >= 0 (a negative label counts as unjudged)", at_least=0.0),
+    Signal("nonrelevant", "a judged label (>= 0) that is not relevant", at_least=0.0, below=RELEVANCE_LEVEL),
     # trec_eval's pool: a document of the qrels with a negative label was pooled but not judged
     # (its RELVALUE_UNJUDGED), one absent from them was never pooled (RELVALUE_NONPOOL); infAP
     # tells the two apart
     Signal("pooled", "the document is in the query's judgments, whatever its label (a negative one too)"),
 )
+SIGNAL: dict[str, Signal] = {signal.name: signal for signal in SIGNALS}
+# The fields of Signal.bounds, the type of an entry of the SQL variable ``signals``, in Spark's
+# spelling and in DuckDB's (sql/counters/signals.sql casts to it)
+SIGNAL_FIELDS: tuple[tuple[str, str], ...] = (
+    ("name", "STRING"),
+    ("low", "DOUBLE"),
+    ("low_closed", "BOOLEAN"),
+    ("high", "DOUBLE"),
+    ("high_closed", "BOOLEAN"),
+)
+SIGNALS_TYPE = f"ARRAY<STRUCT<{', '.join(f'{name}: {kind}' for name, kind in SIGNAL_FIELDS)}>>"
+_DUCKDB_TYPES = {"STRING": "varchar", "DOUBLE": "double", "BOOLEAN": "boolean"}
+SIGNALS_DUCKDB_TYPE = "struct(" + ", ".join(f"{name} {_DUCKDB_TYPES[kind]}" for name, kind in SIGNAL_FIELDS) + ")[]"
 SIGNAL_NAMES: tuple[str, ...] = tuple(signal.name for signal in SIGNALS)
 
 # How a counter accumulates its signal: each is computed for every signal asked for, in one
@@ -55,9 +125,8 @@ RETRIEVED = "retrieved"
 @dataclass(frozen=True)
 class Counter:
     """One per-query, per-cutoff count: ``accumulation`` of the per-rank ``signal``. Its name
-    is ``<signal>_<accumulation>`` (``relevant_found``): the column of Polars' counters, and
-    in SQL the column ``<accumulation>`` of the counters row joined as ``<signal>``
-    (``relevant.found``)."""
+    is ``<signal>_<accumulation>`` (``relevant_found``): a column of both engines' counters
+    (sql/counters/counters.sql, :mod:`pipeline.engines.polars.counters`)."""
 
     signal: str
     accumulation: Accumulation

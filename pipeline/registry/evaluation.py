@@ -9,9 +9,9 @@ from typing import Literal
 
 from pipeline.registry.base import MAX_CUTOFF, SpecError
 from pipeline.registry.conventions import CHOICES, CONVENTION, CONVENTIONS, DEFAULTS
-from pipeline.registry.counters import COUNTERS, signals_of
+from pipeline.registry.counters import COUNTERS, RETRIEVED, SIGNAL, Signal, signals_of
 from pipeline.registry.gain import Discount, Gain
-from pipeline.registry.measures import COMPANION_MEASURES, MEASURE, MEASURES, measure_columns
+from pipeline.registry.measures import COMPANION_MEASURES, CURVES, MEASURE, MEASURES, measure_columns
 from pipeline.registry.names import measure_cutoffs, resolve_measures
 
 Ties = Literal["docid-desc", "input-order", "average"]
@@ -140,9 +140,21 @@ class Evaluation:
         return counters_of(self.columns, self)
 
     @property
-    def signals(self) -> tuple[str, ...]:
-        """The per-rank signals those counters read, which ride along in the ranking."""
-        return signals_of(self.counters)
+    def signals(self) -> tuple[Signal, ...]:
+        """The per-rank signals those counters read (none for NDCG alone), in the registry's order."""
+        return tuple(SIGNAL[name] for name in signals_of(self.counters) if name != RETRIEVED)
+
+    @property
+    def counts_retrieved(self) -> bool:
+        """Whether a counter asked reads the count of the ranking itself (num_ret's), which keeps
+        every rank of the ranking by score."""
+        return RETRIEVED in signals_of(self.counters)
+
+    @property
+    def curves(self) -> tuple[str, ...]:
+        """The per-query curves (:data:`~pipeline.registry.measures.CURVES`) the measures asked read."""
+        read = {MEASURE[name].curve for name in self.columns}
+        return tuple(curve for curve in CURVES if curve in read)
 
     @property
     def ideal_depends_on_kept_ties(self) -> bool:

@@ -31,6 +31,13 @@ AGGREGATES: tuple[str, ...] = ("mean", "sum", "geometric_mean")
 # Which way a measure moves when the system gets better (the gate's "worse"); None: neither
 Better = Literal["higher", "lower"] | None
 BETTER: tuple[str | None, ...] = ("higher", "lower", None)
+# The per-query steps a measure's formula may read besides the counters (sql/curves/, the
+# Polars engine's curves module): where the relevant results sit, and the gains beside the
+# ideal's. An engine computes a curve only when a measure asked reads it.
+CURVES: dict[str, str] = {
+    "relevance_curve": "per query, sums over the ranks of its relevant results (Rprec, iprec, bpref, infAP, binG)",
+    "gain_curve": "per query, sums over its ranking's gains beside the ideal ranking's (G, Rndcg, ndcg_rel, rbp)",
+}
 
 
 @dataclass(frozen=True)
@@ -75,8 +82,11 @@ class Measure:
     whole_number: bool = False
     counters_under: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     better: Better = "higher"
+    curve: str = ""
 
     def __post_init__(self) -> None:
+        if self.curve and self.curve not in CURVES:
+            raise SpecError(f"measure {self.name!r}: unknown curve {self.curve!r}; CURVES has {list(CURVES)}")
         unknown = [name for name in self.counters if name not in COUNTER]
         unknown += [name for _, _, counters in self.counters_under for name in counters if name not in COUNTER]
         if unknown:
@@ -366,6 +376,7 @@ MEASURES += (
         trec_eval="Rprec",
         ir_measures="Rprec",
         counters=_CURVE,
+        curve="relevance_curve",
         family="Rprec",
         ignores=_RELEVANCE_ONLY,
     ),
@@ -376,6 +387,7 @@ MEASURES += (
             f"relevant in the top c / c, c = floor({x} * R + 0.9) (0 when c is 0)",
             trec_eval=f"Rprec_mult_{x}",
             counters=_CURVE,
+            curve="relevance_curve",
             family="Rprec_mult",
             ignores=_RELEVANCE_ONLY,
         )
@@ -390,6 +402,7 @@ MEASURES += (
             trec_eval=f"iprec_at_recall_{r}",
             ir_measures=f"IPrec@{float(r):g}",
             counters=_CURVE,
+            curve="relevance_curve",
             family="iprec_at_recall",
             ignores=_RELEVANCE_ONLY,
         )
@@ -401,6 +414,7 @@ MEASURES += (
         "the mean of iprec_at_recall at the 11 recall levels 0.0, 0.1, ..., 1.0",
         trec_eval="11pt_avg",
         counters=_CURVE,
+        curve="relevance_curve",
         family="iprec_at_recall",
         ignores=_RELEVANCE_ONLY,
     ),
@@ -412,6 +426,7 @@ MEASURES += (
         trec_eval="bpref",
         ir_measures="Bpref",
         counters=_CURVE,
+        curve="relevance_curve",
         ignores=_RELEVANCE_ONLY,
     ),
     Measure(
@@ -420,6 +435,7 @@ MEASURES += (
         "bpref, combined by geometric mean: exp(mean(ln(max(bpref, 1e-5))))",
         trec_eval="gm_bpref",
         counters=_CURVE,
+        curve="relevance_curve",
         family="bpref",
         aggregate="geometric_mean",
         ignores=_RELEVANCE_ONLY,
@@ -442,6 +458,7 @@ MEASURES += (
         trec_eval="infAP",
         ir_measures="infAP",
         counters=("relevant_found", "nonrelevant_found", "pooled_found", "relevant_in_qrels"),
+        curve="relevance_curve",
         family="infAP",
         ignores=_RELEVANCE_ONLY,
     ),
@@ -475,6 +492,7 @@ MEASURES += (
         "+ ... + max(g*(i), 1) (g* = 0 past M), over g*(1) + ... + g*(M) (trec_eval's m_G.c)",
         trec_eval="G",
         ignores=_normalized_by_the_ideal("discount, log_base, relevance_threshold, tie_bounds"),
+        curve="gain_curve",
     ),
     Measure(
         "binG",
@@ -483,6 +501,7 @@ MEASURES += (
         "is retrieved): G with gain 1 for a relevant result (trec_eval's m_binG.c)",
         trec_eval="binG",
         counters=_CURVE,
+        curve="relevance_curve",
         ignores=_RELEVANCE_ONLY,
     ),
     Measure(
@@ -494,6 +513,7 @@ MEASURES += (
         trec_eval="Rndcg",
         counters=_GAIN_CURVE,
         ignores=_normalized_by_the_ideal("tie_bounds (relevance_threshold only through R)") + ", discount, log_base",
+        curve="gain_curve",
     ),
     Measure(
         "ndcg_rel",
@@ -503,6 +523,7 @@ MEASURES += (
         "(trec_eval's m_ndcg_rel.c)",
         trec_eval="ndcg_rel",
         ignores=_normalized_by_the_ideal("relevance_threshold, tie_bounds") + ", discount, log_base",
+        curve="gain_curve",
     ),
     Measure(
         "rbp",
@@ -514,6 +535,7 @@ MEASURES += (
         ir_measures="RBP",
         ignores="discount, log_base, ideal, empty_ideal (but a query it skips is left out), relevance_threshold "
         "(unless the gain is binary), tie_bounds; under ties average a rank earns its tie group's mean gain",
+        curve="gain_curve",
     ),
     Measure(
         "rbp_resid",
@@ -528,6 +550,7 @@ MEASURES += (
         ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out), "
         "relevance_threshold, tie_bounds",
         better=None,
+        curve="gain_curve",
     ),
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}

@@ -1,6 +1,6 @@
 """The tables of docs/reference.md that list the registry, generated from it so that a new
-convention, measure or option never leaves the docs stale (``python -m pipeline.registry
---write docs/reference.md`` rewrites them; tests/test_registry.py keeps them current)."""
+convention, measure or option never leaves the docs stale (``make generate`` rewrites them;
+tests/test_registry.py keeps them current)."""
 
 from __future__ import annotations
 
@@ -44,12 +44,9 @@ def conventions_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def write_conventions_table(path: str) -> None:
-    """Replace the lines between the ``registry`` markers of ``path`` (docs/reference.md) with
-    :func:`conventions_table`, so a new convention or measure never leaves the docs stale."""
-    with open(path, encoding="utf-8") as file:
-        text = file.read()
+def with_conventions_table(text: str, table: str) -> str:
+    """``text`` (docs/reference.md) with ``table`` between its ``registry`` markers, so a new
+    convention or measure never leaves the docs stale (``make generate`` writes it)."""
     begin = text.index("\n", text.index("<!-- registry: begin")) + 1
     end = text.index("<!-- registry: end -->")
-    with open(path, "w", encoding="utf-8") as file:
-        file.write(text[:begin] + conventions_table() + text[end:])
+    return text[:begin] + table + text[end:]

@@ -1,6 +1,6 @@
 -- deduplicated.sql: the run with one row per (query, document), under the duplicates policy.
 --
--- Step 3 of the per-query table (convention 7 of sql/per_query.sql).
+-- Convention 7 of sql/measures/per_query.sql.
 -- Reads: view run (query_id, doc_id, score, arrival, input_rank), e.g. from sql/inputs.sql.
 -- arrival is any integer that increases in the order rows arrive; input_rank is the
 -- input's own rank or null.
@@ -16,7 +16,7 @@ create or replace temp view deduplicated as
 with
 
 -- every row of the run: each step is per query, so the queries without judgments are left
--- out of the evaluated queries (sql/evaluated_queries.sql) rather than filtered out here (a join per row)
+-- out of the evaluated queries (sql/counters/evaluated_queries.sql) rather than filtered out here (a join per row)
 run_rows as (
     select
         run.query_id,

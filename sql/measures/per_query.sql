@@ -1,11 +1,10 @@
 -- per_query.sql: CG, DCG, IDCG, NDCG and companions at every cutoff, one row per query and k.
 --
--- The last step of the per-query table. The steps before it, in order, each a view read by the
--- next: cutoffs, judgments, deduplicated, tie_orders, ranked, retrieved, rankings, running_sums,
--- sums_at_cutoffs, evaluated_queries, relevance_curve, ideal_curve, gain_curve, counted,
--- measures_trec, measures_curve, measures_gain, measures (sql/<step>.sql; pipeline/sql_files.py,
--- sql/ndcg.sql; the Polars engine's twins have their names). Reads: views run and qrels (e.g.
--- sql/inputs.sql) through those steps; views measures and retrieved here.
+-- The last step of the per-query table. The steps before it (pipeline/sql_files.py lists them in
+-- order, sql/ndcg.sql reads them so) are grouped by stage in sql/ranking/, sql/counters/,
+-- sql/curves/ and sql/measures/, each a view read by the later ones; each has a Polars twin of
+-- its name in the module of its stage (pipeline/engines/polars/<stage>.py). Reads: views run and
+-- qrels (e.g. sql/inputs.sql) through those steps; views measures and retrieved here.
 --
 -- Conventions (defaults are trec_eval's; the definitions are in pipeline/registry/):
 --   1. results ordered by score desc; ties by doc_id desc in string order ('docid-desc'),
@@ -28,9 +27,9 @@
 --   SET VARIABLE tie_bounds = true;          -- also the lowest and highest NDCG over orders of ties
 --   SET VARIABLE ties = 'docid-desc';        -- or 'input-order' or 'average'
 --
--- Creates: table per_query (query_id, k, cg, dcg, idcg, ndcg, P, recall, map, recip_rank,
--- success, ndcg_min, ndcg_max, ties_straddle_k); k is null for the whole ranking; the
--- measures besides NDCG are null unless the variable measures names them (sql/measures.sql).
+-- Creates: table per_query (query_id, k, the measures asked (cg, dcg, idcg, ndcg, then those
+-- `measures` names: sql/measures/measures.sql), ndcg_min, ndcg_max, ties_straddle_k); k is null
+-- for the whole ranking.
 -- A table, not a view: computed once, with the variables set when this file runs. ndcg_min,
 -- ndcg_max: the NDCG of the worst and best order of tied results (ties by gain ascending,
 -- descending); ties_straddle_k: whether ranks k and k + 1 are tied. All three null unless
@@ -76,12 +75,12 @@ straddles as (
         ) as tied_with_next
     from as_ranked
     where coalesce(getvariable('tie_bounds'), false)
-    window in_rank_order as (partition by as_ranked.query_id order by as_ranked.rank)
+    window in_rank_order as (partition by as_ranked.query_id order by as_ranked.rank asc)
 ),
 
 final as (
     select
-        -- query_id, k and every measure (sql/measures.sql): a new measure is not listed again here
+        -- query_id, k and every measure asked (sql/measures/measures.sql): none is listed again here
         scores.* exclude (ordering),  -- noqa: RF02
         cast(worst.ndcg as double) as ndcg_min,  -- typed when the join is pruned away
         cast(best.ndcg as double) as ndcg_max,
@@ -97,4 +96,4 @@ final as (
 )
 
 select * from final
-order by query_id, k nulls first;
+order by query_id asc, k asc nulls first;

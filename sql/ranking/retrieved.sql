@@ -1,17 +1,15 @@
 -- retrieved.sql: the results that count, their rank, and the gain each rank earns.
 --
--- Step 6 of the per-query table (conventions 1, 5 and 6 of sql/per_query.sql).
--- Reads: view ranked (sql/ranked.sql).
+-- Conventions 1, 5 and 6 of sql/measures/per_query.sql. Reads: view ranked (sql/ranking/ranked.sql).
 --
 -- Variables:
 --   SET VARIABLE max_results = 1000;         -- unset: keep every result (trec_eval -M)
 --   SET VARIABLE unjudged = 'zero';          -- or 'drop' (trec_eval -J), after max_results
 --   SET VARIABLE ties = 'docid-desc';        -- 'average': tied results share their mean gain
 --
--- Creates: view retrieved (ordering, query_id, score, input_rank, rank, gain, credited_gain,
--- and the signals judged, relevant, nonrelevant, pooled, counted of sql/judgments.sql):
--- rank is the position, renumbered when unjudged results were dropped; credited_gain is
--- what the rank earns.
+-- Creates: view retrieved (ordering, query_id, score, input_rank, rank, label, gain,
+-- credited_gain): rank is the position, renumbered when unjudged results (absent from the
+-- judgments, or labelled below 0) were dropped; credited_gain is what the rank earns.
 
 create or replace temp view retrieved as
 with
@@ -21,7 +19,7 @@ kept as (
     from ranked
     where
         (getvariable('max_results') is null or ranked.position <= getvariable('max_results'))
-        and (coalesce(getvariable('unjudged'), 'zero') <> 'drop' or ranked.judged)
+        and (coalesce(getvariable('unjudged'), 'zero') <> 'drop' or coalesce(ranked.label >= 0, false))
 ),
 
 final as (
@@ -35,10 +33,11 @@ final as (
             when getvariable('unjudged') = 'drop'
                 then row_number() over (
                     partition by kept.ordering, kept.query_id
-                    order by kept.position
+                    order by kept.position asc
                 )
             else kept.position
         end as rank,
+        kept.label,
         kept.gain,
         -- what the rank earns: its own gain, or its tie group's mean gain (the tie bounds'
         -- orderings are orders of the ties, so their ranks earn their own gains)
@@ -48,12 +47,7 @@ final as (
                     partition by kept.ordering, kept.query_id, kept.score
                 )
             else kept.gain
-        end as credited_gain,
-        kept.judged,
-        kept.relevant,
-        kept.nonrelevant,
-        kept.pooled,
-        kept.counted
+        end as credited_gain
     from kept
 )
 

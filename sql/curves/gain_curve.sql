@@ -1,15 +1,17 @@
 -- gain_curve.sql: per query, the sums over its ranking's gains that G, Rndcg, ndcg_rel and rbp read.
 --
--- Step 13 of the per-query table. Reads: views rankings, running_sums, ideal_curve, judgments.
+-- Reads: views rankings (sql/ranking/rankings.sql), running_sums (sql/counters/running_sums.sql),
+-- ideal_curve (sql/curves/ideal_curve.sql), signals (sql/counters/signals.sql) and judgments.
 --
 -- Variables:
---   SET VARIABLE measures = ['G', 'Rndcg', 'ndcg_rel', 'rbp'];
+--   SET VARIABLE curves = ['gain_curve'];    -- the curves the asked measures read (the registry's)
 --   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
 --
--- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum, positive_ranks,
--- rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when `measures` names a family above
--- (else no row), as pipeline/registry/'s G ... rbp_resid define them, with the ideal's M, idcg and cost c of
--- sql/ideal_curve.sql (c grows 1 a rank past M); log2 as ln(x) / ln(2), the Polars engine's bits (log2() differs).
+-- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum,
+-- positive_ranks, rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when
+-- `curves` names it (else no row), as the registry's G ... rbp_resid define them, with the ideal's
+-- M, idcg and cost c of sql/curves/ideal_curve.sql (c grows 1 a rank past M); judged_weight, of
+-- the ranks where the signal judged holds; log2 as ln(x) / ln(2), the Polars engine's bits.
 
 create or replace temp view gain_curve as
 with
@@ -21,14 +23,8 @@ ranks as (
         on rankings.ranking = running_sums.ranking
         and rankings.query_id = running_sums.query_id
         and rankings.rank = running_sums.rank
-    where
-        rankings.ranking = 'retrieved'
-        and (
-            list_contains(getvariable('measures'), 'G')
-            or list_contains(getvariable('measures'), 'Rndcg')
-            or list_contains(getvariable('measures'), 'ndcg_rel')
-            or list_contains(getvariable('measures'), 'rbp')
-        )
+        and running_sums.signal is null
+    where rankings.ranking = 'retrieved' and list_contains(getvariable('curves'), 'gain_curve')
 ),
 
 -- each beside the ideal's sums at rank min(i, M), M read off the ideal's first rank
@@ -50,10 +46,16 @@ per_rank as (
         sum(case when b.credited_gain <> 0 then b.credited_gain / (ln(2.0 + b.rank_cost - b.cg) / ln(2)) end) as g_sum,
         sum(case when b.credited_gain > 0 then b.dcg / b.idcg end) as ndcg_rel_sum,
         count(case when b.credited_gain > 0 then 1 end) as positive_ranks,
-        sum(greatest(b.credited_gain, 0.0) * b.weight) as rbp_sum,
-        sum(case when b.judged then b.weight end) as judged_weight
+        sum(greatest(b.credited_gain, 0.0) * b.weight) as rbp_sum
     from beside_ideal as b
     group by b.query_id
+),
+
+judged_weights as (
+    select s.query_id, sum(power(coalesce(getvariable('rbp_persistence'), 0.9), s.rank - 1)) as judged_weight
+    from signals as s
+    where s.source = 'ranking' and s.signal = 'judged' and list_contains(getvariable('curves'), 'gain_curve')
+    group by s.query_id
 ),
 
 -- NDCG@b at each boundary b of the ideal: the ranking's dcg at its last kept rank <= b, or 0
@@ -71,16 +73,11 @@ points as (
     group by ideal.query_id
 ),
 
+-- a negative label gains 0, so the largest gain of the judged is the largest of any
 largest as (
-    select
-        judgments.query_id,
-        max(case when judgments.judged then judgments.gain end) as largest_gain
+    select judgments.query_id, max(judgments.gain) as largest_gain
     from judgments
-    where
-        list_contains(getvariable('measures'), 'G')
-        or list_contains(getvariable('measures'), 'Rndcg')
-        or list_contains(getvariable('measures'), 'ndcg_rel')
-        or list_contains(getvariable('measures'), 'rbp')
+    where list_contains(getvariable('curves'), 'gain_curve')
     group by judgments.query_id
 ),
 
@@ -90,10 +87,12 @@ final as (
         totals.ideal_length,
         totals.ideal_gain,
         per_rank.* exclude (query_id),  -- noqa: RF02
+        judged_weights.judged_weight,
         points.* exclude (query_id)  -- noqa: RF02
     from largest
     left join ideal_curve as totals on largest.query_id = totals.query_id and totals.rank = 1
     left join per_rank on largest.query_id = per_rank.query_id
+    left join judged_weights on largest.query_id = judged_weights.query_id
     left join points on largest.query_id = points.query_id
 )
 

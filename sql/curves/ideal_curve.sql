@@ -1,15 +1,15 @@
 -- ideal_curve.sql: each rank of a query's ideal ranking, with the sums that trec_eval's G,
 -- Rndcg and ndcg_rel read off it.
 --
--- Step 12 of the per-query table. Reads: views rankings and running_sums.
+-- Reads: views rankings (sql/ranking/rankings.sql) and running_sums (sql/counters/running_sums.sql).
 --
 -- Variables:
---   SET VARIABLE measures = ['G', 'Rndcg', 'ndcg_rel', 'rbp'];
+--   SET VARIABLE curves = ['gain_curve'];    -- the curves the asked measures read (the registry's)
 --
 -- Creates: view ideal_curve (query_id, rank, gain, idcg, ideal_cost, ideal_length, ideal_gain,
 -- boundary), one row per rank j of the ideal ranking (its M positive gains g*(j)) when
--- `measures` names a family of sql/gain_curve.sql (else no row): idcg, its running dcg;
--- ideal_cost, c(j) = max(g*(1), 1) + ... + max(g*(j), 1) (pipeline/registry/'s G);
+-- `curves` names sql/curves/gain_curve.sql, which reads it (else no row): idcg, its running dcg;
+-- ideal_cost, c(j) = max(g*(1), 1) + ... + max(g*(j), 1) (the registry's G);
 -- ideal_length, M; ideal_gain, the sum of the M gains; boundary, whether the gain changes
 -- after rank j (Rndcg's points).
 
@@ -27,14 +27,8 @@ ideal as (
         on rankings.ranking = running_sums.ranking
         and rankings.query_id = running_sums.query_id
         and rankings.rank = running_sums.rank
-    where
-        rankings.ranking = 'ideal'
-        and (
-            list_contains(getvariable('measures'), 'G')
-            or list_contains(getvariable('measures'), 'Rndcg')
-            or list_contains(getvariable('measures'), 'ndcg_rel')
-            or list_contains(getvariable('measures'), 'rbp')
-        )
+        and running_sums.signal is null
+    where rankings.ranking = 'ideal' and list_contains(getvariable('curves'), 'gain_curve')
 ),
 
 final as (
@@ -50,8 +44,8 @@ final as (
     from ideal
     window
         whole_ideal as (partition by ideal.query_id),
-        in_rank_order as (partition by ideal.query_id order by ideal.rank),
-        running as (partition by ideal.query_id order by ideal.rank rows unbounded preceding)
+        in_rank_order as (partition by ideal.query_id order by ideal.rank asc),
+        running as (partition by ideal.query_id order by ideal.rank asc rows unbounded preceding)
 )
 
 select * from final;

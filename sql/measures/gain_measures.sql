@@ -1,38 +1,38 @@
--- measures_gain.sql: trec_eval's G, Rndcg and ndcg_rel, and rank-biased precision, one formula each.
+-- gain_measures.sql: trec_eval's G, Rndcg and ndcg_rel, and rank-biased precision, one formula each.
 --
--- Step 17 of the per-query table. Reads: view measures_curve (with sql/gain_curve.sql's sums).
+-- Reads: view curve_measures (sql/measures/curve_measures.sql), with sql/curves/gain_curve.sql's sums.
 --
 -- Variables:
 --   SET VARIABLE measures = ['G', 'Rndcg', 'ndcg_rel', 'rbp'];
 --   SET VARIABLE empty_ideal = 'zero';       -- G, Rndcg, ndcg_rel of an empty ideal, as ndcg's
 --   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
 --
--- Creates: view measures_gain (the columns of measures_curve, then G, Rndcg, ndcg_rel, rbp,
--- rbp_resid), pipeline/registry/'s formulas, of the whole ranking only (null at a cutoff), each
+-- Creates: view gain_measures (the columns of curve_measures, then G, Rndcg, ndcg_rel, rbp,
+-- rbp_resid), the registry's formulas, of the whole ranking only (null at a cutoff), each
 -- null unless `measures` names its family. M is ideal_length; a query whose ideal holds no
 -- positive gain scores G, Rndcg (0 if it has no relevant document) and ndcg_rel as its ndcg
--- (sql/measures.sql).
+-- (sql/measures/measures.sql).
 
-create or replace temp view measures_gain as
+create or replace temp view gain_measures as
 with
 
 whole as (
     select
-        measures_curve.*,
-        measures_curve.k is null and list_contains(getvariable('measures'), 'G') as g_asked,
-        measures_curve.k is null and list_contains(getvariable('measures'), 'Rndcg') as rndcg_asked,
-        measures_curve.k is null and list_contains(getvariable('measures'), 'ndcg_rel') as ndcg_rel_asked,
-        measures_curve.k is null and list_contains(getvariable('measures'), 'rbp') as rbp_asked,
-        coalesce(measures_curve.idcg, 0.0) > 0 as ideal_gains,
-        coalesce(measures_curve.dcg, 0.0) / nullif(measures_curve.idcg, 0) as whole_ndcg,
-        coalesce(measures_curve.ideal_length, 0) as m,
+        curve_measures.*,
+        curve_measures.k is null and list_contains(getvariable('measures'), 'G') as g_asked,
+        curve_measures.k is null and list_contains(getvariable('measures'), 'Rndcg') as rndcg_asked,
+        curve_measures.k is null and list_contains(getvariable('measures'), 'ndcg_rel') as ndcg_rel_asked,
+        curve_measures.k is null and list_contains(getvariable('measures'), 'rbp') as rbp_asked,
+        coalesce(curve_measures.idcg, 0.0) > 0 as ideal_gains,
+        coalesce(curve_measures.dcg, 0.0) / nullif(curve_measures.idcg, 0) as whole_ndcg,
+        coalesce(curve_measures.ideal_length, 0) as m,
         case
             when getvariable('empty_ideal') = 'one' then 1.0
             when getvariable('empty_ideal') = 'nan' then cast('NaN' as double)
             when getvariable('empty_ideal') = 'skip' then cast(null as double)
             else 0.0
         end as empty_ideal_score
-    from measures_curve
+    from curve_measures
 ),
 
 -- trec_eval's m_Rndcg.c adds the whole ranking's NDCG to its points from n = M + 2 on

@@ -1,53 +1,51 @@
 -- relevance_curve.sql: per query, where its relevant results sit, as Rprec, iprec, bpref, infAP, binG read it.
 --
--- Step 11 of the per-query table. Reads: views rankings and evaluated_queries.
+-- Reads: views signals (sql/counters/signals.sql) and counters (sql/counters/counters.sql).
 --
 -- Variables:
---   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'];
+--   SET VARIABLE curves = ['relevance_curve'];   -- the curves the asked measures read (the registry's)
 --
--- Creates: view relevance_curve (query_id, bpref_sum, bing_sum, relevant_in_top_r, relevant_in_top_<x>,
--- iprec_max_<r>, infap_sum), one row per evaluated query with a relevant result, when `measures`
--- names a family above (else no row). Over the relevant results, of R relevant and N judged
--- nonrelevant documents: bpref_sum of 1 - min(judged nonrelevant above, R) / min(N, R) (1 with
--- none above); bing_sum of 1 / (ln(2 + the results not relevant above) / ln 2) (m_binG.c);
+-- Creates: view relevance_curve (query_id, bpref_sum, bing_sum, relevant_in_top_r,
+-- relevant_in_top_<x>, iprec_max_<r>, infap_sum), one row per evaluated query with a relevant
+-- result, when `curves` names it (else no row). Over the relevant results, of R relevant and N
+-- judged nonrelevant documents: bpref_sum of 1 - min(judged nonrelevant above, R) / min(N, R) (1
+-- with none above); bing_sum of 1 / (ln(2 + the results not relevant above) / ln 2) (m_binG.c);
 -- relevant_in_top_<x>: in the top floor(x * R + 0.9) (r: R); iprec_max_<r>: the highest found /
--- rank where found >= round(r * R), halves away from 0 (trec_eval 10.0's lround); infap_sum of
--- 1 at rank 1, else 1/k + ((k-1)/k) * (p/(k-1)) * (r + eps) / (r + n + 2 eps), p pooled, r
+-- rank where found >= round(r * R), halves away from 0 (trec_eval 10.0's lround); infap_sum of 1
+-- at rank 1, else 1/k + ((k-1)/k) * (p/(k-1)) * (r + eps) / (r + n + 2 eps), p pooled, r
 -- relevant, n judged nonrelevant above rank k, eps = 1e-5, in m_infap.c's order of operations.
 
 create or replace temp view relevance_curve as
 with
 
-relevant_ranks as (
+-- the relevant, judged nonrelevant and pooled results up to each rank where one of those
+-- holds (a range frame: the signals of one rank count together)
+so_far as (
     select
-        rankings.query_id,
-        rankings.rank,
-        rankings.relevant,
-        sum(cast(rankings.relevant as int)) over running as found,
-        sum(cast(rankings.nonrelevant as int)) over running as nonrelevant_above,
-        sum(cast(rankings.pooled as int)) over running as pooled_so_far
-    from rankings
+        s.query_id,
+        s.rank,
+        s.signal,
+        sum(case when s.signal = 'relevant' then 1 else 0 end) over running as found,
+        sum(case when s.signal = 'nonrelevant' then 1 else 0 end) over running as nonrelevant_above,
+        sum(case when s.signal = 'pooled' then 1 else 0 end) over running as pooled_so_far
+    from signals as s
     where
-        rankings.ranking = 'retrieved'
-        and (
-            list_contains(getvariable('measures'), 'Rprec')
-            or list_contains(getvariable('measures'), 'Rprec_mult')
-            or list_contains(getvariable('measures'), 'iprec_at_recall')
-            or list_contains(getvariable('measures'), 'bpref')
-            or list_contains(getvariable('measures'), 'infAP')
-            or list_contains(getvariable('measures'), 'binG')
-        )
-    window running as (partition by rankings.query_id order by rankings.rank rows unbounded preceding)
+        s.source = 'ranking'
+        and s.signal in ('relevant', 'nonrelevant', 'pooled')
+        and list_contains(getvariable('curves'), 'relevance_curve')
+    window running as (
+        partition by s.query_id order by s.rank asc range between unbounded preceding and current row
+    )
 ),
 
 relevant as (
     select
-        relevant_ranks.*,
-        cast(evaluated_queries.relevant_in_qrels as double) as r,
-        least(evaluated_queries.nonrelevant_in_qrels, evaluated_queries.relevant_in_qrels) as preferences
-    from relevant_ranks
-    inner join evaluated_queries on relevant_ranks.query_id = evaluated_queries.query_id
-    where relevant_ranks.relevant
+        so_far.*,
+        cast(counters.relevant_in_qrels as double) as r,
+        least(counters.nonrelevant_in_qrels, counters.relevant_in_qrels) as preferences
+    from so_far
+    inner join counters on so_far.query_id = counters.query_id and counters.k is null
+    where so_far.signal = 'relevant'
 ),
 
 final as (

@@ -1,7 +1,7 @@
 -- cutoffs.sql: the cutoffs k to evaluate, plus the whole ranking (k null).
 --
--- Step 1 of the per-query table (sql/per_query.sql lists the steps; sql/ndcg.sql reads them
--- in order). Reads no table.
+-- The first step of the per-query table (pipeline/sql_files.py lists the steps in order;
+-- sql/ndcg.sql reads them so). Reads no table.
 --
 -- Variables:
 --   SET VARIABLE ks = [5, 10, 20];   -- required; the whole ranking (k null) is always added

@@ -1,20 +1,22 @@
--- ranked.sql: every result's position under the ties convention, with its gain.
+-- ranked.sql: every result's position under the ties convention, with its label and gain.
 --
--- Step 5 of the per-query table (conventions 1 and 2 of sql/per_query.sql).
--- Reads: views deduplicated (sql/deduplicated.sql), judgments (sql/judgments.sql) and
--- tie_orders (sql/tie_orders.sql).
+-- Conventions 1 and 2 of sql/measures/per_query.sql. Reads: views deduplicated
+-- (sql/ranking/deduplicated.sql), judgments (sql/ranking/judgments.sql) and tie_orders
+-- (sql/ranking/tie_orders.sql).
 --
 -- Variables:
 --   SET VARIABLE ties = 'docid-desc';        -- or 'input-order' or 'average'
 --   SET VARIABLE unjudged = 'zero';          -- 'drop': every rank is kept, to renumber
 --   SET VARIABLE ideal = 'judged';           -- 'judged-cut-at-hits': every rank is kept, to count
 --   SET VARIABLE tie_bounds = true;          -- every rank is kept, and tie_orders added
---   SET VARIABLE signals = ['retrieved'];    -- with 'retrieved' (num_ret), every rank is kept
+--   SET VARIABLE count_retrieved = true;     -- num_ret: every rank is kept, to count
+--   SET VARIABLE signals = [{'name': 'judged', 'low': 0.0, 'low_closed': true, 'high': NULL, 'high_closed': false}];
+--                                            -- set: every judged rank is kept, for its signals
 --
--- Creates: view ranked (ordering, query_id, score, input_rank, gain, judged, relevant,
--- nonrelevant, pooled, counted, position), the signals of sql/judgments.sql:
--- ordering 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by
--- input_rank then arrival ('input-order'); 'worst' and 'best' come from tie_orders.
+-- Creates: view ranked (ordering, query_id, score, input_rank, label, gain, position): ordering
+-- 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by input_rank
+-- then arrival ('input-order'); 'worst' and 'best' come from tie_orders. label is null for a
+-- document the judgments do not list.
 
 create or replace temp view ranked as
 with
@@ -58,25 +60,21 @@ final as (
         ranked_by_score.query_id,
         ranked_by_score.score,
         ranked_by_score.input_rank,
+        judgments.label,
         coalesce(judgments.gain, 0.0) as gain,
-        coalesce(judgments.judged, false) as judged,
-        coalesce(judgments.relevant, false) as relevant,
-        coalesce(judgments.nonrelevant, false) as nonrelevant,
-        coalesce(judgments.pooled, false) as pooled,
-        coalesce(judgments.counted, false) as counted,
         ranked_by_score.position
     from ranked_by_score
     left join judgments
         on ranked_by_score.query_id = judgments.query_id and ranked_by_score.doc_id = judgments.doc_id
     -- When no later step reads a rank that earns nothing (no renumbering without the
     -- unjudged, no tie groups' mean gain, no count of the results, no tie bounds), only the
-    -- ranks that earn are kept: the variables fold to constants, and the filter makes this an
-    -- inner join with the judgments that gain something (a tenth of the rows at 10M), or
-    -- that a counter counts (sql/sums_at_cutoffs.sql; by default a relevant label gains)
+    -- ranks that earn are kept, and with signals asked the judged ones too (sql/counters/
+    -- signals.sql): the variables fold to constants, and the filter makes this an inner join
+    -- with the judgments that gain something (a tenth of the rows at 10M)
     where
         judgments.gain <> 0
-        or judgments.counted
-        or list_contains(coalesce(getvariable('signals'), ['retrieved']), 'retrieved')
+        or (getvariable('signals') is not null and judgments.label is not null)
+        or coalesce(getvariable('count_retrieved'), false)
         or coalesce(getvariable('unjudged'), 'zero') = 'drop'
         or getvariable('ties') = 'average'
         or getvariable('ideal') = 'judged-cut-at-hits'

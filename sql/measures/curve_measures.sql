@@ -1,30 +1,30 @@
--- measures_curve.sql: trec_eval's R-precision, interpolated precision, bpref, infAP, binG.
+-- curve_measures.sql: trec_eval's R-precision, interpolated precision, bpref, infAP, binG.
 --
--- Step 16 of the per-query table. Reads: view measures_trec (with sql/relevance_curve.sql's sums).
+-- Reads: view set_measures (sql/measures/set_measures.sql), with sql/curves/relevance_curve.sql's sums.
 --
 -- Variables:
 --   SET VARIABLE measures = ['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'];
 --
--- Creates: view measures_curve (the columns of measures_trec, then rprec, rprec_mult_<x>,
--- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, infap, binG), pipeline/registry/'s
+-- Creates: view curve_measures (the columns of set_measures, then rprec, rprec_mult_<x>,
+-- iprec_at_recall_<r>, iprec_11pt_avg, bpref, gm_bpref, infap, binG), the registry's
 -- formulas, of the whole ranking only (null at a cutoff), each null unless `measures` names
 -- its family. R is relevant_in_qrels; a query without a relevant result scores 0.
 
-create or replace temp view measures_curve as
+create or replace temp view curve_measures as
 with
 
 whole as (
     select
-        measures_trec.*,
-        cast(measures_trec.relevant_in_qrels as double) as r,
-        coalesce(measures_trec.relevant_found / nullif(measures_trec.retrieved_in_ranking, 0), 0.0) as last_precision,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'Rprec') as rprec_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'Rprec_mult') as mult_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'iprec_at_recall') as iprec_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'bpref') as bpref_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'infAP') as infap_asked,
-        measures_trec.k is null and list_contains(getvariable('measures'), 'binG') as bing_asked
-    from measures_trec
+        set_measures.*,
+        cast(set_measures.relevant_in_qrels as double) as r,
+        coalesce(set_measures.relevant_found / nullif(set_measures.retrieved_in_ranking, 0), 0.0) as last_precision,
+        set_measures.k is null and list_contains(getvariable('measures'), 'Rprec') as rprec_asked,
+        set_measures.k is null and list_contains(getvariable('measures'), 'Rprec_mult') as mult_asked,
+        set_measures.k is null and list_contains(getvariable('measures'), 'iprec_at_recall') as iprec_asked,
+        set_measures.k is null and list_contains(getvariable('measures'), 'bpref') as bpref_asked,
+        set_measures.k is null and list_contains(getvariable('measures'), 'infAP') as infap_asked,
+        set_measures.k is null and list_contains(getvariable('measures'), 'binG') as bing_asked
+    from set_measures
 ),
 
 -- interpolated precision at recall r: the highest precision at or after the rank where the

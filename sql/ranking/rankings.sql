@@ -1,18 +1,20 @@
 -- rankings.sql: the ranks that earn something, of the retrieved orderings and of the ideal.
 --
--- Step 7 of the per-query table (convention 3 of sql/per_query.sql).
--- Reads: views retrieved (sql/retrieved.sql) and judgments (sql/judgments.sql).
+-- Convention 3 of sql/measures/per_query.sql. Reads: views retrieved (sql/ranking/retrieved.sql)
+-- and judgments (sql/ranking/judgments.sql).
 --
 -- Variables:
 --   SET VARIABLE ideal = 'judged';           -- or 'retrieved' or 'judged-cut-at-hits'
+--   SET VARIABLE signals = [{'name': 'judged', 'low': 0.0, 'low_closed': true, 'high': NULL, 'high_closed': false}];
+--                                            -- set: the judged ranks of the ranking by score are kept
 --
--- Creates: view rankings (ranking, query_id, rank, credited_gain, judged, relevant,
--- nonrelevant, pooled): ranking is an ordering of retrieved ('retrieved', 'worst', 'best') or
--- 'ideal'. The ideal ranking is the positive gains of every judged document ('judged'), of
--- the ranked documents ('retrieved'), or of every judged document cut at the number of
--- results ('judged-cut-at-hits'), in descending order. A rank that earns 0 is left out: it
--- adds exactly 0 to every sum; unless it is a counted rank of the ranking by score (the
--- counters of sql/sums_at_cutoffs.sql count its signals, false in every other ranking).
+-- Creates: view rankings (ranking, query_id, rank, credited_gain, label): ranking is an
+-- ordering of retrieved ('retrieved', 'worst', 'best') or 'ideal'. The ideal ranking is the
+-- positive gains of every judged document ('judged'), of the ranked documents ('retrieved'), or
+-- of every judged document cut at the number of results ('judged-cut-at-hits'), in descending
+-- order. A rank that earns 0 is left out: it adds exactly 0 to every sum; unless signals are
+-- asked and it is a judged rank of the ranking by score (its label decides its signals,
+-- sql/counters/signals.sql; label is null in every other ranking).
 
 create or replace temp view rankings as
 with
@@ -68,22 +70,18 @@ final as (
         ranks.query_id,
         ranks.rank,
         ranks.credited_gain,
-        ranks.judged and ranks.ordering = 'retrieved' as judged,
-        ranks.relevant and ranks.ordering = 'retrieved' as relevant,
-        ranks.nonrelevant and ranks.ordering = 'retrieved' as nonrelevant,
-        ranks.pooled and ranks.ordering = 'retrieved' as pooled
+        case when ranks.ordering = 'retrieved' then ranks.label end as label
     from ranks
-    where ranks.credited_gain <> 0 or (ranks.counted and ranks.ordering = 'retrieved')
+    where
+        ranks.credited_gain <> 0
+        or (getvariable('signals') is not null and ranks.ordering = 'retrieved' and ranks.label is not null)
     union all
     select
         'ideal' as ranking,
         ideal.query_id,
         ideal.rank,
         ideal.credited_gain,
-        false as judged,
-        false as relevant,
-        false as nonrelevant,
-        false as pooled
+        cast(null as double) as label
     from ideal
 )
 

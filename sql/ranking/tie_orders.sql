@@ -1,17 +1,16 @@
 -- tie_orders.sql: the worst and the best order of tied results, for the tie bounds.
 --
--- Step 4 of the per-query table (ndcg_min and ndcg_max of sql/per_query.sql).
--- Reads: views deduplicated (sql/deduplicated.sql) and judgments (sql/judgments.sql).
+-- ndcg_min and ndcg_max of sql/measures/per_query.sql. Reads: views deduplicated
+-- (sql/ranking/deduplicated.sql) and judgments (sql/ranking/judgments.sql).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- unset or false: this view is empty
 --   SET VARIABLE ties = 'docid-desc';        -- 'input-order' keeps the input rank first
 --
--- Creates: view tie_orders (ordering 'worst' or 'best', query_id, score, input_rank, gain,
--- judged, relevant, nonrelevant, pooled, counted, position): 'worst' and 'best' break the
--- same ties as the ranking by gain, ascending and descending, the lowest and highest NDCG
--- any order of the ties can give.
--- They need the gains before ranking; the whole view is pruned when tie_bounds is off.
+-- Creates: view tie_orders (ordering 'worst' or 'best', query_id, score, input_rank, label,
+-- gain, position): 'worst' and 'best' break the same ties as the ranking by gain, ascending and
+-- descending, the lowest and highest NDCG any order of the ties can give. They need the gains
+-- before ranking; the whole view is pruned when tie_bounds is off.
 
 create or replace temp view tie_orders as
 with
@@ -19,12 +18,8 @@ with
 gained as (
     select
         deduplicated.*,
-        coalesce(judgments.gain, 0.0) as gain,
-        coalesce(judgments.judged, false) as judged,
-        coalesce(judgments.relevant, false) as relevant,
-        coalesce(judgments.nonrelevant, false) as nonrelevant,
-        coalesce(judgments.pooled, false) as pooled,
-        coalesce(judgments.counted, false) as counted
+        judgments.label,
+        coalesce(judgments.gain, 0.0) as gain
     from deduplicated
     left join judgments
         on deduplicated.query_id = judgments.query_id and deduplicated.doc_id = judgments.doc_id
@@ -37,12 +32,8 @@ worst as (
         gained.query_id,
         gained.score,
         gained.input_rank,
+        gained.label,
         gained.gain,
-        gained.judged,
-        gained.relevant,
-        gained.nonrelevant,
-        gained.pooled,
-        gained.counted,
         row_number() over (
             partition by gained.query_id
             order by
@@ -60,12 +51,8 @@ best as (
         gained.query_id,
         gained.score,
         gained.input_rank,
+        gained.label,
         gained.gain,
-        gained.judged,
-        gained.relevant,
-        gained.nonrelevant,
-        gained.pooled,
-        gained.counted,
         row_number() over (
             partition by gained.query_id
             order by

@@ -1,0 +1,161 @@
+"""The curves stage (``sql/curves/``): per query, the sums over the ranks of its relevant results
+(:func:`relevance_curve`) and over its ranking's gains beside the ideal ranking's
+(:func:`ideal_curve`, :func:`gain_curve`) that trec_eval's curve and gain measures read. A
+curve is computed only when a measure asked reads it (the registry's ``Measure.curve``).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from pipeline.engines.polars.ranking import QUERY
+from pipeline.expressions import discount
+from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, Evaluation
+
+
+def relevance_curve(
+    retrieved_ranking: pl.LazyFrame, evaluated_queries: pl.LazyFrame, evaluation: Evaluation
+) -> pl.LazyFrame | None:
+    """``query_id``, then of the families asked for ``bpref_sum, relevant_in_top_r,
+    relevant_in_top_<x>, iprec_max_<r>, infap_sum, bing_sum``, of each evaluated query with a relevant
+    result (sql/curves/relevance_curve.sql), or None when no family of the curve is asked for."""
+    if "relevance_curve" not in evaluation.curves:
+        return None
+    asked = {MEASURE[name].selected_by for name in evaluation.columns if MEASURE[name].curve == "relevance_curve"}
+    r = pl.col("relevant_in_qrels").cast(pl.Float64)
+
+    def so_far(signal: str) -> pl.Expr:
+        return pl.col(signal).cast(pl.Int64).cum_sum().over(QUERY, order_by="rank")
+
+    per_query = [c for c in ("relevant_in_qrels", "nonrelevant_in_qrels") if c in evaluation.counters]
+    relevant = (
+        retrieved_ranking.select(
+            QUERY,
+            "rank",
+            "relevant",
+            so_far("relevant").alias("found"),
+            so_far("nonrelevant").alias("nonrelevant_above"),
+            *([so_far("pooled").alias("pooled_so_far")] if "infAP" in asked else []),
+        )
+        .filter(pl.col("relevant"))
+        .join(evaluated_queries.select(QUERY, *per_query), on=QUERY, how="inner")
+    )
+    above, found, rank = pl.col("nonrelevant_above"), pl.col("found"), pl.col("rank")
+
+    def cut(fraction: str) -> pl.Expr:
+        return (float(fraction) * r + 0.9).floor()
+
+    def bpref() -> list[pl.Expr]:
+        preferences = pl.min_horizontal("nonrelevant_in_qrels", "relevant_in_qrels")
+        preference = pl.when(above > 0).then(1.0 - pl.min_horizontal(above, r) / preferences).otherwise(1.0)
+        return [preference.sum().alias("bpref_sum")]
+
+    def infap() -> list[pl.Expr]:
+        # trec_eval's m_infap.c term by term, in its order of operations: j = rank - 1 ranks
+        # above, of them pooled_so_far - 1 pooled, found - 1 relevant, nonrelevant_above judged
+        # nonrelevant
+        j, pooled_above, relevant_above = rank - 1.0, pl.col("pooled_so_far") - 1.0, found - 1.0
+        inferred = (relevant_above + INFAP_EPSILON) / (relevant_above + above + 2 * INFAP_EPSILON)
+        term = 1.0 / rank + (j / rank) * (pooled_above / j) * inferred
+        return [pl.when(rank == 1).then(1.0).otherwise(term).sum().alias("infap_sum")]
+
+    aggregations = {
+        "bpref": bpref,
+        "Rprec": lambda: [(rank <= r).sum().alias("relevant_in_top_r")],
+        "Rprec_mult": lambda: [
+            (rank <= cut(x)).sum().alias(f"relevant_in_top_{x.replace('.', '_')}") for x in RPREC_MULTIPLES
+        ],
+        "iprec_at_recall": lambda: [
+            (found / rank)
+            .filter(found >= (float(x) * r).round(0, mode="half_away_from_zero"))
+            .max()
+            .alias(f"iprec_max_{x.replace('.', '_')}")
+            for x in RECALL_LEVELS
+        ],
+        "infAP": infap,
+        "binG": lambda: [(1.0 / (2 + rank - found).cast(pl.Float64).log(2)).sum().alias("bing_sum")],
+    }
+    return relevant.group_by(QUERY).agg(
+        expression for family, sums in aggregations.items() if family in asked for expression in sums()
+    )
+
+
+def ideal_curve(ideal_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, rank, credited_gain, idcg, cost, next_gain`` of each rank j of the ideal
+    ranking (sql/curves/ideal_curve.sql): its running dcg (the expression of
+    :func:`~pipeline.engines.polars.counters.running_sums`), the cost max(g*(1), 1) + ... +
+    max(g*(j), 1) and the gain of rank j + 1."""
+    gain = pl.col("credited_gain")
+    return ideal_ranking.with_columns(
+        (gain * discount(pl.col("rank"), evaluation.discount)).cum_sum().over(QUERY, order_by="rank").alias("idcg"),
+        pl.max_horizontal(gain, pl.lit(1.0)).cum_sum().over(QUERY, order_by="rank").alias("cost"),
+        gain.shift(-1).over(QUERY, order_by="rank").alias("next_gain"),
+    )
+
+
+def gain_curve(
+    retrieved_ranking: pl.LazyFrame, ideal: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
+) -> pl.LazyFrame | None:
+    """``query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum, positive_ranks,
+    rbp_sum, judged_weight, rndcg_sum, rndcg_points`` of each judged query (sql/curves/gain_curve.sql),
+    or None when no family of it is asked for."""
+    if "gain_curve" not in evaluation.curves:
+        return None
+    gain, rank = pl.col("credited_gain"), pl.col("rank")
+
+    def in_rank_order(expr: pl.Expr) -> pl.Expr:
+        return expr.over(QUERY, order_by="rank")
+
+    totals = ideal.group_by(QUERY).agg(pl.len().cast(pl.Int64).alias("ideal_length"), gain.sum().alias("ideal_gain"))
+    # the running sums of counters.running_sums, the same expressions in the same order
+    ranks = retrieved_ranking.with_columns(
+        in_rank_order(gain.cum_sum()).alias("cg"),
+        in_rank_order((gain * discount(rank, evaluation.discount)).cum_sum()).alias("dcg"),
+        in_rank_order(rank.shift(-1)).alias("next_rank"),
+    )
+    # each rank beside the ideal's sums at rank min(i, M): the ideal's length M
+    beside_ideal = (
+        ranks.join(totals, on=QUERY, how="left")
+        .with_columns(pl.min_horizontal(rank, pl.col("ideal_length").fill_null(0)).alias("ideal_rank"))
+        .join(
+            ideal.select(QUERY, pl.col("rank").alias("ideal_rank"), "idcg", "cost"),
+            on=[QUERY, "ideal_rank"],
+            how="left",
+        )
+    )
+    cost = pl.col("cost").fill_null(0.0) + (rank - pl.col("ideal_length").fill_null(0)).clip(lower_bound=0)
+    weight = pl.lit(evaluation.rbp_persistence).pow(rank - 1)
+    judged = pl.col("judged") if "judged" in retrieved_ranking.collect_schema().names() else pl.lit(False)
+    per_rank = beside_ideal.group_by(QUERY).agg(
+        pl.when(gain != 0).then(gain / (2.0 + cost - pl.col("cg")).log(2)).sum().alias("g_sum"),
+        pl.when(gain > 0).then(pl.col("dcg") / pl.col("idcg")).sum().alias("ndcg_rel_sum"),
+        (gain > 0).sum().cast(pl.Int64).alias("positive_ranks"),
+        (pl.max_horizontal(gain, pl.lit(0.0)) * weight).sum().alias("rbp_sum"),
+        pl.when(judged).then(weight).sum().alias("judged_weight"),
+    )
+    # NDCG@b at each rank b where the ideal's gain changes: the ranking's dcg at its last rank <= b
+    boundaries = ideal.filter(pl.col("next_gain").is_null() | (pl.col("next_gain") != gain)).select(
+        QUERY, pl.col("rank").alias("boundary"), "idcg"
+    )
+    dcg_at = (
+        boundaries.join(ranks.select(QUERY, "rank", "next_rank", "dcg"), on=QUERY, how="inner")
+        .filter(
+            (rank <= pl.col("boundary")) & (pl.col("next_rank").is_null() | (pl.col("next_rank") > pl.col("boundary")))
+        )
+        .select(QUERY, "boundary", "dcg")
+    )
+    points = (
+        boundaries.join(dcg_at, on=[QUERY, "boundary"], how="left")
+        .group_by(QUERY)
+        .agg(
+            (pl.col("dcg").fill_null(0.0) / pl.col("idcg")).sum().alias("rndcg_sum"),
+            pl.len().cast(pl.Int64).alias("rndcg_points"),
+        )
+    )
+    # a negative label gains 0, so the largest gain of the judged is the largest of any
+    largest = judgments.group_by(QUERY).agg(pl.col("gain").max().alias("largest_gain"))
+    return (
+        largest.join(totals, on=QUERY, how="left")
+        .join(per_rank, on=QUERY, how="left")
+        .join(points, on=QUERY, how="left")
+    )

@@ -1,0 +1,62 @@
+"""``make generate`` (``python -m pipeline.generate``): every generated file, made anew from its
+source, in one command.
+
+- ``sql/generated/per_query_composed.sql``: the steps as one statement (:mod:`pipeline.transpile`);
+- ``sql/generated/macros.sql``: the table macros (:mod:`pipeline.macros`);
+- ``sql/generated/derived_variables.sql``: the variables the registry derives, for the duckdb CLI
+  (:mod:`pipeline.derived`);
+- the tables of docs/reference.md between its ``registry`` markers (:mod:`pipeline.registry.tables`).
+
+Each is marked generated in ``.gitattributes`` and never edited by hand; tests check each is
+what its generator makes. ``--check`` writes nothing and fails (exit 1) naming the stale files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from pipeline.derived import derived_variables_sql
+from pipeline.macros import macros_sql
+from pipeline.registry.tables import conventions_table, with_conventions_table
+from pipeline.sql_files import DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED
+from pipeline.transpile import composed_per_query_sql
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def generated() -> dict[str, Callable[[str], str]]:
+    """``{path from the repository root: the file's text, from its current text}``."""
+    return {
+        f"sql/{PER_QUERY_COMPOSED}": lambda _: composed_per_query_sql(),
+        f"sql/{MACROS}": lambda _: macros_sql(),
+        f"sql/{DERIVED_VARIABLES}": lambda _: derived_variables_sql(),
+        "docs/reference.md": lambda current: with_conventions_table(current, conventions_table()),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pipeline.generate", description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the files that are stale")
+    arguments = parser.parse_args(argv)
+    stale = []
+    for name, make in generated().items():
+        path = ROOT / name
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        text = make(current)  # before the file is opened: a failure leaves the old file as it was
+        if text == current:
+            continue
+        stale.append(name)
+        if not arguments.check:
+            path.write_text(text, encoding="utf-8")
+    if arguments.check and stale:
+        print(f"stale (run make generate): {', '.join(stale)}", file=sys.stderr)
+        return 1
+    print(f"{'stale' if arguments.check else 'written'}: {', '.join(stale) or 'none, all current'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
