@@ -9,8 +9,9 @@ A signal is data, as trec_eval's measures each read their predicate off its one 
 (the judgment list in rank order): the ranking carries each rank's label once, and a signal is a
 range of labels (:meth:`Signal.bounds`) that both engines read from here, the SQL as the
 variable ``signals`` (sql/counters/signals.sql). A new signal is an entry of :data:`SIGNALS`, its
-counters entries of :data:`COUNTERS` (and a line each of sql/counters/counters.sql, where the SQL
-turns them into columns); no step of the ranking names one.
+counters entries of :data:`COUNTERS`; sql/counters/counters.sql, the step that turns the signals'
+rows into the counters' columns, is generated from them (``make generate``), and no step of the
+ranking names one.
 """
 
 from __future__ import annotations
