@@ -225,12 +225,12 @@ def counters_sql() -> str:
             columns["every_counter"].append(exp.alias_(count, name))
         else:  # the count of the ranking itself
             columns["every_counter"].append(exp.column(name, "evaluated_queries"))
-    for placeholder in list(tree.find_all(exp.Column)):
-        if placeholder.name in columns and not placeholder.table:
-            select = placeholder.parent
-            items = [item for item in select.expressions if item is not placeholder]
-            position = select.expressions.index(placeholder)
-            select.set("expressions", [*items[:position], *columns[placeholder.name], *items[position:]])
+    for select in tree.find_all(exp.Select):
+        items: list[exp.Expr] = []
+        for item in select.expressions:
+            placeholder = isinstance(item, exp.Column) and not item.table and item.name in columns
+            items += columns[item.name] if placeholder else [item]
+        select.set("expressions", items)
     body = tree.sql(written_in("duckdb"), pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE)
     header = [
         "-- counters.sql: every evaluated query at each cutoff, with the registry's counters as columns.",

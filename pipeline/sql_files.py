@@ -86,6 +86,7 @@ PER_QUERY_STEPS = (
     "measures/set_measures.sql",
     "measures/curve_measures.sql",
     "measures/gain_measures.sql",
+    "measures/top_k_measures.sql",
     "measures/measures.sql",
     "measures/per_query.sql",
 )

@@ -37,6 +37,7 @@
 .read sql/measures/set_measures.sql
 .read sql/measures/curve_measures.sql
 .read sql/measures/gain_measures.sql
+.read sql/measures/top_k_measures.sql
 .read sql/measures/measures.sql
 .read sql/measures/per_query.sql
 .read sql/summary.sql

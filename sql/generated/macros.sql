@@ -2105,8 +2105,8 @@ FROM (
     SELECT
       *
     FROM gain_measures__final AS final
-  ), measures AS (
-    WITH measures__counts AS (
+  ), top_k_measures AS (
+    WITH top_k_measures__counts AS (
       SELECT
         c.*,
         COALESCE(c.relevant_found, 0) AS rel_ret,
@@ -2116,24 +2116,10 @@ FROM (
           ELSE COALESCE(c.relevant_in_qrels, 0)
         END AS ap_divisor
       FROM gain_measures AS c
-    ), measures__computed AS (
+    ), top_k_measures__final AS (
       SELECT
         c.*
-        EXCLUDE (cg, dcg, idcg),
-        COALESCE(c.cg, 0.0) AS cg,
-        COALESCE(c.dcg, 0.0) AS dcg,
-        COALESCE(c.idcg, 0.0) AS idcg,
-        CASE
-          WHEN c.idcg > 0
-          THEN COALESCE(c.dcg, 0.0) / c.idcg
-          WHEN empty_ideal = 'one'
-          THEN 1.0
-          WHEN empty_ideal = 'nan'
-          THEN CAST('NaN' AS DOUBLE)
-          WHEN empty_ideal = 'skip'
-          THEN CAST(NULL AS DOUBLE)
-          ELSE 0.0
-        END AS ndcg,
+        EXCLUDE (rel_ret, ap_divisor),
         CASE
           WHEN ARRAY_CONTAINS(measures, 'P') AND COALESCE(precision_denominator, 'k') = 'k'
           THEN c.rel_ret / c.k
@@ -2174,7 +2160,31 @@ FROM (
           WHEN ARRAY_CONTAINS(measures, 'judged')
           THEN COALESCE(c.judged_found, 0) / c.k
         END AS judged
-      FROM measures__counts AS c
+      FROM top_k_measures__counts AS c
+    )
+    SELECT
+      *
+    FROM top_k_measures__final AS final
+  ), measures AS (
+    WITH measures__computed AS (
+      SELECT
+        COALESCE(c.cg, 0.0) AS cg,
+        COALESCE(c.dcg, 0.0) AS dcg,
+        COALESCE(c.idcg, 0.0) AS idcg,
+        CASE
+          WHEN c.idcg > 0
+          THEN COALESCE(c.dcg, 0.0) / c.idcg
+          WHEN empty_ideal = 'one'
+          THEN 1.0
+          WHEN empty_ideal = 'nan'
+          THEN CAST('NaN' AS DOUBLE)
+          WHEN empty_ideal = 'skip'
+          THEN CAST(NULL AS DOUBLE)
+          ELSE 0.0
+        END AS ndcg,
+        c.*
+        EXCLUDE (cg, dcg, idcg)
+      FROM top_k_measures AS c
     ), measures__final AS (
       SELECT
         computed.ordering,

@@ -1164,8 +1164,8 @@ WITH cutoffs AS (
   SELECT
     *
   FROM gain_measures__final AS final
-), measures AS (
-  WITH measures__counts AS (
+), top_k_measures AS (
+  WITH top_k_measures__counts AS (
     SELECT
       c.*,
       COALESCE(c.relevant_found, 0) AS rel_ret,
@@ -1175,24 +1175,10 @@ WITH cutoffs AS (
         ELSE COALESCE(c.relevant_in_qrels, 0)
       END AS ap_divisor
     FROM gain_measures AS c
-  ), measures__computed AS (
+  ), top_k_measures__final AS (
     SELECT
       c.*
-      EXCLUDE (cg, dcg, idcg),
-      COALESCE(c.cg, 0.0) AS cg,
-      COALESCE(c.dcg, 0.0) AS dcg,
-      COALESCE(c.idcg, 0.0) AS idcg,
-      CASE
-        WHEN c.idcg > 0
-        THEN COALESCE(c.dcg, 0.0) / c.idcg
-        WHEN GETVARIABLE('empty_ideal') = 'one'
-        THEN 1.0
-        WHEN GETVARIABLE('empty_ideal') = 'nan'
-        THEN CAST('NaN' AS DOUBLE)
-        WHEN GETVARIABLE('empty_ideal') = 'skip'
-        THEN CAST(NULL AS DOUBLE)
-        ELSE 0.0
-      END AS ndcg,
+      EXCLUDE (rel_ret, ap_divisor),
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'P')
         AND COALESCE(GETVARIABLE('precision_denominator'), 'k') = 'k'
@@ -1234,7 +1220,31 @@ WITH cutoffs AS (
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'judged')
         THEN COALESCE(c.judged_found, 0) / c.k
       END AS judged
-    FROM measures__counts AS c
+    FROM top_k_measures__counts AS c
+  )
+  SELECT
+    *
+  FROM top_k_measures__final AS final
+), measures AS (
+  WITH measures__computed AS (
+    SELECT
+      COALESCE(c.cg, 0.0) AS cg,
+      COALESCE(c.dcg, 0.0) AS dcg,
+      COALESCE(c.idcg, 0.0) AS idcg,
+      CASE
+        WHEN c.idcg > 0
+        THEN COALESCE(c.dcg, 0.0) / c.idcg
+        WHEN GETVARIABLE('empty_ideal') = 'one'
+        THEN 1.0
+        WHEN GETVARIABLE('empty_ideal') = 'nan'
+        THEN CAST('NaN' AS DOUBLE)
+        WHEN GETVARIABLE('empty_ideal') = 'skip'
+        THEN CAST(NULL AS DOUBLE)
+        ELSE 0.0
+      END AS ndcg,
+      c.*
+      EXCLUDE (cg, dcg, idcg)
+    FROM top_k_measures AS c
   ), measures__final AS (
     SELECT
       computed.ordering,

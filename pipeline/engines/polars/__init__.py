@@ -82,7 +82,8 @@ def per_query(
         table = measures.counted(
             evaluated, relevance_curve, gain_curve, ranking.cutoffs(evaluation), sums, ideal_at_cutoffs
         )
-        for step in (measures.set_measures, measures.curve_measures, measures.gain_measures, measures.measures):
+        steps = (measures.set_measures, measures.curve_measures, measures.gain_measures, measures.top_k_measures)
+        for step in (*steps, measures.measures):
             table = step(table, evaluation, companions=companions)
         per_ordering[ordering] = table
     final = measures.final(per_ordering, retrieved["retrieved"], evaluation)

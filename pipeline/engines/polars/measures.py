@@ -1,7 +1,8 @@
 """The measures stage (``sql/measures/``): every evaluated query at each ordering and cutoff with
 the sums and counters its measures read (:func:`counted`), then the measures, one formula each
-(:func:`set_measures`, :func:`curve_measures`, :func:`gain_measures`, :func:`measures`: with
-them the only steps that name a measure), and the tie bounds beside them (:func:`final`).
+(:func:`set_measures`, :func:`curve_measures`, :func:`gain_measures`, :func:`top_k_measures`,
+:func:`measures`: the only steps that name a measure), and the tie bounds beside them
+(:func:`final`).
 """
 
 from __future__ import annotations
@@ -147,42 +148,49 @@ def gain_measures(curve_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
     return curve_measures.with_columns(pl.when(whole).then(formulas[name]).alias(name) for name in asked)
 
 
-def measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
-    """``query_id, k``, then the measures asked for (the registry's order; with
-    ``companions`` false, the ranking of a tie bound, the NDCG family only) of every evaluated
-    query and cutoff, one formula each: NDCG's and those of the top k from the sums and the
-    counters (the rank counters null where none was kept at or above k), the others from the
-    steps before it. With them, the only Polars steps that name a measure."""
+def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``gain_measures``, then the measures of the top k that are asked for (with ``companions``
+    false, none), one formula each, from the counters (the rank counters null where none was
+    kept at or above k)."""
     k = pl.col("k")
-    dcg, idcg = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0)
     found = pl.col("relevant_found").fill_null(0)
     rel = pl.col("relevant_in_qrels").fill_null(0)
     retrieved = pl.min_horizontal(k, pl.col("retrieved_in_ranking").fill_null(0))
-    relevant_in_qrels = pl.when(pl.col("relevant_in_qrels") > 0)
     ap_divisor = ap_denominator(evaluation)
+    average_precision = (
+        pl.when(ap_divisor > 0).then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor).otherwise(0.0)
+    )
     formulas = {
-        "cg": pl.col("cg").fill_null(0.0),
-        "dcg": dcg,
-        "idcg": idcg,
-        "ndcg": pl.when(idcg > 0).then(dcg / idcg).otherwise(_empty_ideal_score(evaluation)),
         "P": precision(found, evaluation),
-        "recall": relevant_in_qrels.then(found / pl.col("relevant_in_qrels")).otherwise(0.0),
-        "map": pl.when(ap_divisor > 0)
-        .then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor)
-        .otherwise(0.0),
+        "recall": pl.when(pl.col("relevant_in_qrels") > 0).then(found / pl.col("relevant_in_qrels")).otherwise(0.0),
+        "map": average_precision,
         # the first relevant rank is null where none is at or above k
         "recip_rank": (1.0 / pl.col("relevant_first_rank")).fill_null(0.0),
         "success": (found > 0).cast(pl.Float64),
-        "gm_map": pl.when(ap_divisor > 0)
-        .then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor)
-        .otherwise(0.0),
+        "gm_map": average_precision,
         # null for the whole ranking (k null)
         "relative_P": pl.when(k.is_not_null()).then(_ratio(found, pl.min_horizontal(k, rel))),
         "unj": (retrieved - pl.col("judged_found").fill_null(0)) / k,
         "judged": pl.col("judged_found").fill_null(0) / k,
     }
+    asked = [name for name in evaluation.columns if name in formulas] if companions else []
+    return gain_measures.with_columns(formulas[name].alias(name) for name in asked)
+
+
+def measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``query_id, k``, then the measures asked for (the registry's order; with
+    ``companions`` false, the ranking of a tie bound, the NDCG family only) of every evaluated
+    query and cutoff: NDCG's from the sums, one formula each, the others from the steps before
+    it. With them, the only Polars steps that name a measure."""
+    dcg, idcg = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0)
+    formulas = {
+        "cg": pl.col("cg").fill_null(0.0),
+        "dcg": dcg,
+        "idcg": idcg,
+        "ndcg": pl.when(idcg > 0).then(dcg / idcg).otherwise(_empty_ideal_score(evaluation)),
+    }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
-    return gain_measures.select(
+    return top_k_measures.select(
         QUERY, "k", *(formulas[name].alias(name) if name in formulas else pl.col(name) for name in asked)
     )
 
