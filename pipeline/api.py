@@ -19,7 +19,7 @@ import polars as pl
 
 from pipeline.engines import ENGINES, Engine, Execution, engine_named
 from pipeline.errors import UsageError
-from pipeline.inputs import InputChecks, Inputs, as_polars, frame_input, load
+from pipeline.inputs import Inputs, as_polars, frame_input, load
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source, table_source
 from pipeline.registry import (
@@ -28,6 +28,7 @@ from pipeline.registry import (
     OPTION,
     Convention,
     Evaluation,
+    InputChecks,
     Profile,
     SpecError,
     options_for,

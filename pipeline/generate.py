@@ -6,7 +6,8 @@ source, in one command.
 - ``sql/generated/macros.sql``: the table macros (:mod:`pipeline.macros`);
 - ``sql/generated/derived_variables.sql``: the variables the registry derives, for the duckdb CLI
   (:mod:`pipeline.derived`);
-- the tables of docs/reference.md between its ``registry`` markers (:mod:`pipeline.registry.tables`).
+- the tables of docs/reference.md between its ``registry`` and ``options`` markers
+  (:mod:`pipeline.registry.tables`).
 
 Each is marked generated in ``.gitattributes`` and never edited by hand; tests check each is
 what its generator makes. ``--check`` writes nothing and fails (exit 1) naming the stale files.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from pipeline.derived import counters_sql, derived_variables_sql
 from pipeline.macros import macros_sql
-from pipeline.registry.tables import conventions_table, with_conventions_table
+from pipeline.registry.tables import reference_tables
 from pipeline.sql_files import COUNTERS_STEP, DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED
 from pipeline.transpile import composed_per_query_sql
 
@@ -36,7 +37,7 @@ def generated() -> dict[str, Callable[[str], str]]:
         f"sql/{PER_QUERY_COMPOSED}": lambda _: composed_per_query_sql(),
         f"sql/{MACROS}": lambda _: macros_sql(),
         f"sql/{DERIVED_VARIABLES}": lambda _: derived_variables_sql(),
-        "docs/reference.md": lambda current: with_conventions_table(current, conventions_table()),
+        "docs/reference.md": reference_tables,
     }
 
 

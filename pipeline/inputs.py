@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,18 +33,8 @@ from pipeline.io.read import (
     scan_qrels,
     scan_run,
 )
-from pipeline.registry import OPTION, Evaluation
+from pipeline.registry import Evaluation, InputChecks
 from pipeline.validate import Checked, check_inputs
-
-
-@dataclass(frozen=True)
-class InputChecks:
-    """How strictly the inputs are checked: the ``validation`` options of
-    :data:`pipeline.registry.OPTIONS`, by their names, as :func:`pipeline.validate.check_inputs`
-    takes them."""
-
-    allow_fractional_labels: bool = OPTION["allow_fractional_labels"].default
-    warn_results_over: int | None = OPTION["warn_results_over"].default
 
 
 @dataclass(frozen=True)
@@ -142,7 +132,7 @@ def check(prepared: Prepared, inputs: Inputs, evaluation: Evaluation, *, require
         run_name=prepared.run_name,
         qrels_name=prepared.qrels_name,
         columns=inputs.columns,
-        **asdict(inputs.checks),
+        checks=inputs.checks,
         run_duplicates=evaluation.duplicates,
         require_rows=require_rows,
         evaluation=evaluation,

@@ -26,7 +26,7 @@ from pipeline.aggregate import summarize
 from pipeline.engines import Engine, Execution, engine_named
 from pipeline.errors import InvalidInput, NothingToEvaluate, UsageError
 from pipeline.groups import RESERVED_COLUMNS, attach_groups, check_group_names, query_groups, scan_group_source
-from pipeline.inputs import InputChecks, Inputs
+from pipeline.inputs import Inputs
 from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
 from pipeline.io.identity import refuse_changed
@@ -34,7 +34,7 @@ from pipeline.io.partitions import Partition, hive_partitions, judgments_partiti
 from pipeline.io.read import QUERY, Columns, Source, table_source
 from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
-from pipeline.registry import OPTION, Evaluation
+from pipeline.registry import OPTION, Evaluation, InputChecks
 from pipeline.units import Result, evaluate_inputs
 
 

@@ -25,13 +25,12 @@ from typing import Any, Protocol, TypeVar
 import polars as pl
 
 from pipeline.errors import NdcgError, UsageError, first_line
-from pipeline.inputs import InputChecks
 from pipeline.io import fs
 from pipeline.io.identity import UNKNOWN, differences, identified, identify, judgments_digest, same, unsettled_paths
 from pipeline.io.partitions import Partition
 from pipeline.io.read import Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import MANIFEST, OUTPUT_DIGESTS, SUCCESS, OutputError, file_digest, plain_name
-from pipeline.registry import Evaluation
+from pipeline.registry import Evaluation, InputChecks
 
 # the manifest's versions key for :func:`source_digest`
 SOURCE = "ndcg-pipeline-source"

@@ -23,7 +23,7 @@ from typing import Literal, Protocol
 from pipeline.errors import InvalidInput
 from pipeline.io.format import text_value
 from pipeline.io.read import DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
-from pipeline.registry import CONVENTION, MAX_GAIN, Evaluation, Gain
+from pipeline.registry import CONVENTION, MAX_GAIN, Evaluation, Gain, InputChecks
 
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
@@ -36,8 +36,6 @@ WARNING_ORDER = (
     "negative_labels",
     "results_over_limit",
 )
-# Runs usually keep 1000 results per query (TREC); more is often an unintended full dump.
-DEFAULT_WARN_RESULTS_OVER = 1000
 # Columns an engine adds for itself; an example row shows only the user's columns.
 # ("arrival" is the Polars and DuckDB engines' input position, which Spark rows do not have.)
 HIDDEN_COLUMNS = (*PROVENANCE, "arrival")
@@ -83,8 +81,7 @@ class Policy:
     accepts an empty input (one bucket of a larger input may hold no rows)."""
 
     columns: Columns = field(default_factory=Columns)
-    allow_fractional_labels: bool = False
-    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER
+    checks: InputChecks = field(default_factory=InputChecks)
     run_duplicates: str = "error"
     evaluation: Evaluation = field(default_factory=Evaluation)
     require_rows: bool = True
@@ -208,7 +205,7 @@ def counts_fractional(label_type: ColumnType, policy: Policy) -> bool:
     """Whether the engine must count fractional labels: not allowed, and a type that can hold
     one (floats, decimals of a scale above 0). Engines test decimals in their own arithmetic:
     a cast to a double would round ``12345678901234567.5`` to an integer."""
-    if policy.allow_fractional_labels:
+    if policy.checks.allow_fractional_labels:
         return False
     return label_type.kind == "float" or (label_type.kind == "decimal" and bool(label_type.scale))
 
@@ -350,7 +347,7 @@ def warnings(
         ),
         "negative_labels": f"judgments with a negative label in {qrels_name}, counted as unjudged",
         "results_over_limit": (
-            f"queries with more than {policy.warn_results_over} results in {run_name} "
+            f"queries with more than {policy.checks.warn_results_over} results in {run_name} "
             "(--max-results keeps the best N; --warn-results-over changes this limit)"
         ),
     }
@@ -359,7 +356,7 @@ def warnings(
         tally = tallies.get(code)
         if tally is None or not tally.count:
             continue
-        if code == "results_over_limit" and policy.warn_results_over is None:
+        if code == "results_over_limit" and policy.checks.warn_results_over is None:
             continue
         examples = tuple(sorted(tally.examples)[:WARNING_EXAMPLES])
         found.append(ValidationWarning(code=code, message=messages[code], count=tally.count, examples=examples))

@@ -27,10 +27,10 @@ import polars as pl
 
 from pipeline.engines import Engine, Execution
 from pipeline.errors import InvalidInput, UsageError, first_line
-from pipeline.inputs import InputChecks, Inputs, Prepared, Validated, prepare, unchanged_while_read
+from pipeline.inputs import Inputs, Prepared, Validated, prepare, unchanged_while_read
 from pipeline.inputs import check as check_prepared
 from pipeline.io.read import Columns, Source
-from pipeline.registry import Evaluation, option_fields
+from pipeline.registry import Evaluation, InputChecks, option_fields
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
 
 log = logging.getLogger(__name__)

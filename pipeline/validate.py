@@ -49,9 +49,8 @@ from pipeline.io.read import (
     is_id_type,
     non_utf8_line,
 )
-from pipeline.registry import Evaluation, Gain
+from pipeline.registry import Evaluation, Gain, InputChecks
 from pipeline.rules import (
-    DEFAULT_WARN_RESULTS_OVER,
     ID_TYPES,
     WARNING_EXAMPLES,
     WARNING_ORDER,
@@ -59,7 +58,6 @@ from pipeline.rules import (
 )
 
 __all__ = [
-    "DEFAULT_WARN_RESULTS_OVER",
     "ID_TYPES",
     "WARNING_EXAMPLES",
     "WARNING_ORDER",
@@ -94,26 +92,26 @@ def check_inputs(
     run_name: str,
     qrels_name: str,
     columns: Columns | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = DEFAULT_WARN_RESULTS_OVER,
+    checks: InputChecks | None = None,
     run_duplicates: str = "error",
     require_rows: bool = True,
     evaluation: Evaluation | None = None,
 ) -> Checked:
     """Validate run and qrels; return them with matching id types and no helper columns.
 
-    ``columns`` gives the user's column names for messages; ``warn_results_over`` (None: off)
-    is the number of results per query above which a query is reported. ``run_duplicates`` is
+    ``columns`` gives the user's column names for messages; ``checks`` how strictly (the
+    validation options: fractional labels accepted, the results per query above which a query
+    is reported). ``run_duplicates`` is
     the evaluation's duplicate policy: repeated (query, doc) rows in the run are refused only
     under ``"error"``; in the qrels they always are. ``require_rows=False`` accepts an empty
     input (one bucket of a larger input may hold no rows). ``evaluation`` (default: the
     defaults) decides which labels gain too much and which queries have no positive gain.
     """
     evaluation = evaluation or Evaluation()
+    checks = checks or InputChecks()
     policy = rules.Policy(
         columns=columns or Columns(),
-        allow_fractional_labels=allow_fractional_labels,
-        warn_results_over=warn_results_over,
+        checks=checks,
         run_duplicates=run_duplicates,
         evaluation=evaluation,
         require_rows=require_rows,
@@ -156,7 +154,7 @@ def check_inputs(
     casts = id_casts(run_schema, qrels_schema)
     run, qrels = align_ids(_drop_provenance(run), casts), align_ids(_drop_provenance(qrels), casts)
     in_run, in_qrels = align_ids(run_queries.lazy(), casts), align_ids(qrels_queries.lazy(), casts)
-    tallies, run_query_ids, qrels_query_ids = _tallies(in_run, in_qrels, negative, warn_results_over)
+    tallies, run_query_ids, qrels_query_ids = _tallies(in_run, in_qrels, negative, checks.warn_results_over)
     return Checked(
         run=run,
         qrels=qrels,

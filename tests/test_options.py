@@ -15,42 +15,21 @@ from pipeline import api, cli
 from pipeline.cli_flags import build_parser, parse_args, subparser
 from pipeline.engines import Execution
 from pipeline.errors import UsageError
-from pipeline.inputs import InputChecks
 from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns
 from pipeline.job import Job
-from pipeline.registry import OPTION_GROUPS, OPTIONS, Evaluation, Option
+from pipeline.registry import OPTION, OPTION_GROUPS, OPTIONS, Evaluation, InputChecks, Option
 from pipeline.units import option_values
-from pipeline.validate import DEFAULT_WARN_RESULTS_OVER
-
-# A value of each option without choices, as a flag's text and as the API's value.
-SAMPLES: dict[str, list[tuple[str, Any]]] = {
-    "query_col": [("qid", "qid")],
-    "doc_col": [("docno", "docno")],
-    "score_col": [("sim", "sim")],
-    "label_col": [("rel", "rel")],
-    "run_query_col": [("qid", "qid")],
-    "run_doc_col": [("docno", "docno")],
-    "qrels_query_col": [("topic", "topic")],
-    "qrels_doc_col": [("docid", "docid")],
-    "qrels_label_col": [("judgment", "judgment")],
-    "run_version": [("3", "3"), ("2026-11-21T00:00:00Z", "2026-11-21T00:00:00Z")],
-    "qrels_version": [("0", "0")],
-    "warn_results_over": [("20", 20), ("0", None)],  # 0 turns the warning off
-    "threads": [("2", 2)],
-    "memory_limit": [("4GB", "4GB")],
-    "spark_master": [("local[1]", "local[1]")],
-}
 
 
 def cases() -> list[tuple[Option, str, Any]]:
-    """(option, flag text, API value) for every choice of every option, a sample value of each
-    option without choices, and a switch given."""
+    """(option, flag text, API value) for every choice of every option, each example of the
+    registry's of an option without choices, and a switch given."""
     found: list[tuple[Option, str, Any]] = []
     for option in OPTIONS:
         found += [(option, choice, choice) for choice in option.choices]
         if option.switch:
             found.append((option, "true", True))
-        found += [(option, *sample) for sample in SAMPLES.get(option.name, [])]
+        found += [(option, *example) for example in option.examples]
     return found
 
 
@@ -128,7 +107,10 @@ def test_defaults_are_the_registry_s_by_every_front() -> None:
         for function in OPTION_GROUPS[option.group].functions:
             assert operator.attrgetter(option.field)(api._given(function, {}, None)) == option.default
     assert Columns() == Columns(QUERY, DOC, SCORE, LABEL)
-    assert InputChecks().warn_results_over == DEFAULT_WARN_RESULTS_OVER
+    assert InputChecks().warn_results_over == OPTION["warn_results_over"].default == 1000
+    # the validators take the validation options whole: InputChecks holds exactly them
+    validation = {option.field.partition(".")[2] for option in OPTIONS if option.group == "validation"}
+    assert {f.name for f in fields(InputChecks)} == validation
 
 
 def test_the_typed_holders_are_the_registry_s_options() -> None:
@@ -163,3 +145,10 @@ def test_conventions_are_given_one_way_in_the_api() -> None:
         api.evaluate("run.parquet", evaluation=Evaluation(), k=5)
     with pytest.raises(UsageError, match=r"check\(\) got unknown option\(s\) 'gain'"):
         api.check("run.parquet", gain="linear")
+
+
+def test_every_option_without_choices_has_an_example() -> None:
+    """An option that is not a switch and has no choices is tried through every front by its
+    registry examples (and the reference shows the first): one without any is untested."""
+    bare = [option.name for option in OPTIONS if not option.choices and not option.switch and not option.examples]
+    assert not bare

@@ -23,6 +23,7 @@ from pipeline.registry import (
     COUNTERS,
     MEASURE_NAMES,
     MEASURES,
+    OPTIONS,
     PROFILES,
     RETRIEVED,
     SIGNAL_NAMES,
@@ -32,24 +33,16 @@ from pipeline.registry import (
     Convention,
     Evaluation,
     conventions_table,
+    options_table,
     profiles_table,
 )
 from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables
 from tests.helpers import ROOT, frames
 
-# A value of each convention that has no choices, as a flag's text and as the API's value.
-SAMPLES: dict[str, tuple[str, Any]] = {
-    "k": ("3,1", "3,1"),
-    "log_base": ("3", 3.0),
-    "relevance_threshold": ("2", 2.0),
-    "max_results": ("7", 7),
-    "rbp_persistence": ("0.8", 0.8),
-}
-
 
 def cases() -> list[tuple[Convention, str, Any]]:
-    """(convention, flag text, API value) for every choice of every convention, and a sample
-    value of each convention without choices (both states of a switch)."""
+    """(convention, flag text, API value) for every choice of every convention, and each
+    example of a convention without choices (the registry's; both states of a switch)."""
     found: list[tuple[Convention, str, Any]] = []
     for convention in CONVENTIONS:
         found += [(convention, choice.value, choice.value) for choice in convention.choices]
@@ -57,8 +50,8 @@ def cases() -> list[tuple[Convention, str, Any]]:
             found.append((convention, "1=3,2=9", "1=3,2=9"))
         if convention.switch:
             found += [(convention, "true", True), (convention, "false", False)]
-        elif convention.name in SAMPLES:
-            found.append((convention, *SAMPLES[convention.name]))
+        else:
+            found += [(convention, *example) for example in convention.examples]
     return found
 
 
@@ -141,8 +134,12 @@ def test_the_reference_shows_the_registry() -> None:
     text = (ROOT / "docs" / "reference.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- registry: begin[^\n]*-->\n(.*?)<!-- registry: end -->", text, re.S)
     assert block, "docs/reference.md lost its registry markers"
-    stale = "docs/reference.md is stale: run `python -m pipeline.registry --write docs/reference.md`"
+    stale = "docs/reference.md is stale: run make generate"
     assert block.group(1) == conventions_table(), stale
+    options = re.search(r"<!-- options: begin[^\n]*-->\n(.*?)<!-- options: end -->", text, re.S)
+    assert options and options.group(1) == options_table(), stale
+    for option in OPTIONS:  # every option is there
+        assert f"| `{option.flag}" in options.group(1)
     for convention in CONVENTIONS:  # every convention and choice is there (the generator's own check)
         row = next(line for line in block.group(1).splitlines() if line.startswith(f"| `{convention.flag}"))
         assert all(choice in row for choice in convention.values)
@@ -270,3 +267,8 @@ def test_profiles_and_describe_come_from_the_registry() -> None:
     described = Evaluation(ties="average", ideal="retrieved").describe()
     assert described["ties"] == "score desc, tied gains averaged"
     assert described["ideal"] == "the retrieved documents with positive gain"
+
+
+def test_every_convention_without_choices_has_an_example() -> None:
+    bare = [c.name for c in CONVENTIONS if not c.choices and not c.switch and not c.open and not c.examples]
+    assert bare == ["measures"]  # its values are the measures' names, tried by tests/test_measure_names.py

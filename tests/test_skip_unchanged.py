@@ -17,10 +17,10 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation
-from pipeline.inputs import InputChecks
 from pipeline.io.identity import differences, identified, identify, same
 from pipeline.io.partitions import Partition
 from pipeline.job import Job
+from pipeline.registry import InputChecks
 from pipeline.reuse import recompute_reason, reuse_key, source_digest
 from tests.helpers import ROOT, S3Bucket, settle
 from tests.helpers import run_cli as run_in_this_process

@@ -204,7 +204,8 @@ def by_spark(spark: SparkSession, case: Case, run: Path, qrels: Path | None) -> 
     """Spark's reading and validation (the engine's ``load``), without planning the evaluation:
     analysing the composed SQL costs seconds per case and judges no input."""
     from pipeline.engines import spark as spark_engine
-    from pipeline.inputs import InputChecks, Inputs
+    from pipeline.inputs import Inputs
+    from pipeline.registry import InputChecks
 
     inputs = Inputs(
         str(run),

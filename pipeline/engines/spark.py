@@ -30,7 +30,7 @@ from pipeline.errors import UsageError, install_hint
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
-from pipeline.registry import Evaluation, summary_variables
+from pipeline.registry import Evaluation, InputChecks, summary_variables
 from pipeline.sql_files import (
     PER_QUERY_STEPS,
     evaluation_variables,
@@ -223,8 +223,7 @@ def evaluate(
     spark: SparkSession | None = None,
     run_format: str | None = None,
     qrels_format: str | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
+    checks: InputChecks | None = None,
 ) -> SparkResult:
     """Validate and evaluate Parquet paths (files, directories, globs, hive datasets) or
     Spark DataFrames; ``qrels=None`` reads inline labels from the run. Validation is the other
@@ -232,10 +231,9 @@ def evaluate(
     result. The tables stay in Spark, lazy; the per-query table is checkpointed
     locally (planned now, computed once by the first action on either table, kept in the
     executors' storage, so a lost executor fails the job rather than recomputing it)."""
-    from pipeline.inputs import InputChecks, Inputs
+    from pipeline.inputs import Inputs
 
-    checks = InputChecks(allow_fractional_labels, warn_results_over)
-    inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, checks)
+    inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, checks or InputChecks())
     checked = load(inputs, evaluation, spark=spark)
     # checkpointed lazily: planned here, computed by the first action on either table and kept
     # for the second, and the summary is planned over the table's rows, not over
@@ -256,8 +254,7 @@ def load(
     run_value, qrels_value = (_as_spark(spark, value) for value in given)
     run = SparkInput.read(spark, run_value, inputs.run_format, "run")
     qrels = None if qrels_value is None else SparkInput.read(spark, qrels_value, inputs.qrels_format, "qrels")
-    checks = (inputs.checks.allow_fractional_labels, inputs.checks.warn_results_over)
-    return validated(run, qrels, evaluation, inputs.columns, *checks)
+    return validated(run, qrels, evaluation, inputs.columns, inputs.checks)
 
 
 def refuse_before_session(

@@ -16,7 +16,7 @@ from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.io import hadoop
 from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns, missing_columns_message
-from pipeline.registry import Evaluation
+from pipeline.registry import Evaluation, InputChecks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -53,8 +53,7 @@ def validated(
     qrels: SparkInput | None,
     evaluation: Evaluation,
     columns: Columns,
-    allow_fractional_labels: bool,
-    warn_results_over: int | None,
+    checks: InputChecks,
 ) -> SparkChecked:
     """The inputs under their canonical names (as the other engines read them), validated."""
     inline = qrels is None
@@ -93,8 +92,7 @@ def validated(
         run_name=run.name,
         qrels_name=qrels.name,
         columns=columns,
-        allow_fractional_labels=allow_fractional_labels,
-        warn_results_over=warn_results_over,
+        checks=checks,
         evaluation=evaluation,
         unsigned_ids=unsigned,
     )
@@ -207,8 +205,7 @@ def check_inputs(
     run_name: str,
     qrels_name: str,
     columns: Columns | None = None,
-    allow_fractional_labels: bool = False,
-    warn_results_over: int | None = rules.DEFAULT_WARN_RESULTS_OVER,
+    checks: InputChecks | None = None,
     evaluation: Evaluation | None = None,
     unsigned_ids: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
 ) -> SparkChecked:
@@ -227,10 +224,10 @@ def check_inputs(
     from pipeline.engines import spark_stats as stats
 
     evaluation = evaluation or Evaluation()
+    checks = checks or InputChecks()
     policy = rules.Policy(
         columns=columns or Columns(),
-        allow_fractional_labels=allow_fractional_labels,
-        warn_results_over=warn_results_over,
+        checks=checks,
         run_duplicates=evaluation.duplicates,
         evaluation=evaluation,
     )
@@ -259,11 +256,11 @@ def check_inputs(
             fractional_test=fractional,
             over_gain_test=stats.over_gain(label, bound),
         ),
-        stats.tally_counts(*aligned, evaluation, warn_results_over),
+        stats.tally_counts(*aligned, evaluation, checks.warn_results_over),
     )
     rules.check_stats(measured["run"], run_stats, measured["qrels"], qrels_stats, policy)
     counts["negative_labels"] = qrels_stats.negative
-    tallies = stats.tallies(*aligned, evaluation, warn_results_over, counts, f"{run_name} and {qrels_name}")
+    tallies = stats.tallies(*aligned, evaluation, checks.warn_results_over, counts, f"{run_name} and {qrels_name}")
     run, qrels = aligned
     return SparkChecked(run, qrels, rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy))
 

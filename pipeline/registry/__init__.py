@@ -124,6 +124,7 @@ from pipeline.registry.options import (
     OPTION,
     OPTION_GROUPS,
     OPTIONS,
+    InputChecks,
     Option,
     OptionGroup,
     max_threads,
@@ -140,7 +141,10 @@ from pipeline.registry.profiles import (
 )
 from pipeline.registry.tables import (
     conventions_table,
+    options_table,
+    reference_tables,
     with_conventions_table,
+    with_table,
 )
 
 __all__ = [
@@ -205,6 +209,7 @@ __all__ = [
     "Gain",
     "GainKind",
     "Ideal",
+    "InputChecks",
     "Measure",
     "NamedLines",
     "Option",
@@ -231,11 +236,13 @@ __all__ = [
     "number_text",
     "option_fields",
     "options_for",
+    "options_table",
     "parse_cutoffs",
     "parse_measures",
     "positive_int",
     "profile_named",
     "profiles_table",
+    "reference_tables",
     "relstring_asked",
     "resolve_measures",
     "results_limit",
@@ -245,4 +252,5 @@ __all__ = [
     "thread_count",
     "trec_eval_measure",
     "with_conventions_table",
+    "with_table",
 ]

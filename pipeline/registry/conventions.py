@@ -163,7 +163,9 @@ class Convention:
     :meth:`Evaluation.describe` (None: shown inside another one's), with ``show`` turning
     the field's value into what is written there. ``absent_means_default``: outputs written
     before the convention existed do not record it, and were evaluated by its default (the
-    only behaviour there was), which ``compare`` then reads for them.
+    only behaviour there was), which ``compare`` then reads for them. ``examples`` are values
+    of a convention without choices, each as a flag's text and as the API's value (the tests
+    try each through every front).
     """
 
     name: str
@@ -184,6 +186,7 @@ class Convention:
     notes: tuple[tuple[str, str], ...] = ()
     in_profiles: bool = False
     absent_means_default: bool = False
+    examples: tuple[tuple[str, Any], ...] = ()
 
     @property
     def attribute(self) -> str:
@@ -247,6 +250,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         variables=(Variable("ks", "ARRAY<BIGINT>", lambda evaluation: list(evaluation.cutoffs)),),
         described_as="cutoffs",
         show=list,
+        examples=(("3,1", "3,1"),),
     ),
     Convention(
         "gain",
@@ -291,6 +295,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         parse=decimal,
         metavar="B",
         variables=(Variable("log_base", "DOUBLE", lambda evaluation: evaluation.discount.log_base),),
+        examples=(("3", 3.0),),
     ),
     Convention(
         "ties",
@@ -381,6 +386,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         variables=(_variable("relevance_threshold", "DOUBLE"),),
         described_as="relevant",
         show=_relevant,
+        examples=(("2", 2.0),),
     ),
     Convention(
         "ap_denominator",
@@ -457,6 +463,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         metavar="N",
         variables=(_variable("max_results", "BIGINT"),),
         described_as="max_results",
+        examples=(("7", 7),),
     ),
     Convention(
         "duplicates",
@@ -524,6 +531,7 @@ CONVENTIONS: tuple[Convention, ...] = (
         metavar="P",
         variables=(_variable("rbp_persistence", "DOUBLE"),),
         described_as="rbp_persistence",
+        examples=(("0.8", 0.8),),
     ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}

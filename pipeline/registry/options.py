@@ -47,7 +47,9 @@ class Option:
     :class:`pipeline.job.Job`, or ``holder.part`` for a part of one (``execution.threads``,
     ``checks.warn_results_over``, ``columns.query``). ``default`` is the value when it is not
     given, by any front; ``parse`` reads a flag's or config key's text (None: the text itself),
-    ``choices`` are its only values, ``switch`` makes it a flag without a value.
+    ``choices`` are its only values, ``switch`` makes it a flag without a value. ``examples``
+    are values of an option without choices, each as a flag's text and as the API's value: the
+    reference shows the first, and the tests try each through every front.
     """
 
     name: str
@@ -59,6 +61,7 @@ class Option:
     choices: tuple[str, ...] = ()
     switch: bool = False
     metavar: str | None = None
+    examples: tuple[tuple[str, Any], ...] = ()
 
     @property
     def flag(self) -> str:
@@ -110,16 +113,74 @@ def _one_input(column: str, role: str, shared_flag: str) -> str:
 OPTIONS: tuple[Option, ...] = (
     Option("run_format", "inputs", "run_format", _FORMAT_HELP, choices=INPUT_FORMATS),
     Option("qrels_format", "inputs", "qrels_format", _FORMAT_HELP, choices=INPUT_FORMATS),
-    Option("query_col", "inputs", "columns.query", "query id column (default: query_id)", "query_id"),
-    Option("doc_col", "inputs", "columns.doc", "document id column (default: doc_id)", "doc_id"),
-    Option("score_col", "inputs", "columns.score", "score column of the run (default: score)", "score"),
-    Option("label_col", "inputs", "columns.label", "label column (default: relevance)", "relevance"),
+    Option(
+        "query_col",
+        "inputs",
+        "columns.query",
+        "query id column (default: query_id)",
+        "query_id",
+        examples=(("qid", "qid"),),
+    ),
+    Option(
+        "doc_col",
+        "inputs",
+        "columns.doc",
+        "document id column (default: doc_id)",
+        "doc_id",
+        examples=(("docno", "docno"),),
+    ),
+    Option(
+        "score_col",
+        "inputs",
+        "columns.score",
+        "score column of the run (default: score)",
+        "score",
+        examples=(("sim", "sim"),),
+    ),
+    Option(
+        "label_col",
+        "inputs",
+        "columns.label",
+        "label column (default: relevance)",
+        "relevance",
+        examples=(("rel", "rel"),),
+    ),
     # the same names in one input only, over the flags above (which name them in both)
-    Option("run_query_col", "inputs", "columns.run_query", _one_input("query id", "run", "--query-col")),
-    Option("run_doc_col", "inputs", "columns.run_doc", _one_input("document id", "run", "--doc-col")),
-    Option("qrels_query_col", "inputs", "columns.qrels_query", _one_input("query id", "judgments", "--query-col")),
-    Option("qrels_doc_col", "inputs", "columns.qrels_doc", _one_input("document id", "judgments", "--doc-col")),
-    Option("qrels_label_col", "inputs", "columns.qrels_label", _one_input("label", "judgments", "--label-col")),
+    Option(
+        "run_query_col",
+        "inputs",
+        "columns.run_query",
+        _one_input("query id", "run", "--query-col"),
+        examples=(("qid", "qid"),),
+    ),
+    Option(
+        "run_doc_col",
+        "inputs",
+        "columns.run_doc",
+        _one_input("document id", "run", "--doc-col"),
+        examples=(("docno", "docno"),),
+    ),
+    Option(
+        "qrels_query_col",
+        "inputs",
+        "columns.qrels_query",
+        _one_input("query id", "judgments", "--query-col"),
+        examples=(("topic", "topic"),),
+    ),
+    Option(
+        "qrels_doc_col",
+        "inputs",
+        "columns.qrels_doc",
+        _one_input("document id", "judgments", "--doc-col"),
+        examples=(("docid", "docid"),),
+    ),
+    Option(
+        "qrels_label_col",
+        "inputs",
+        "columns.qrels_label",
+        _one_input("label", "judgments", "--label-col"),
+        examples=(("judgment", "judgment"),),
+    ),
     Option(
         "run_version",
         "inputs",
@@ -127,8 +188,16 @@ OPTIONS: tuple[Option, ...] = (
         "a Delta table's version to read as the run: a number, or an ISO time such as 2026-11-21T00:00:00Z "
         "(the last version committed by then); default: its current version",
         metavar="N|TIME",
+        examples=(("3", "3"), ("2026-11-21T00:00:00Z", "2026-11-21T00:00:00Z")),
     ),
-    Option("qrels_version", "inputs", "qrels_version", "the same for a Delta table of judgments", metavar="N|TIME"),
+    Option(
+        "qrels_version",
+        "inputs",
+        "qrels_version",
+        "the same for a Delta table of judgments",
+        metavar="N|TIME",
+        examples=(("0", "0"),),
+    ),
     Option(
         "allow_fractional_labels",
         "validation",
@@ -145,6 +214,7 @@ OPTIONS: tuple[Option, ...] = (
         1000,
         parse=results_limit,
         metavar="N",
+        examples=(("20", 20), ("0", None)),  # 0 turns the warning off
     ),
     Option(
         "threads",
@@ -152,6 +222,7 @@ OPTIONS: tuple[Option, ...] = (
         "execution.threads",
         "worker threads (DuckDB engine), at most 4 x the machine's CPUs",
         parse=thread_count,
+        examples=(("2", 2),),
     ),
     Option(
         "memory_limit",
@@ -159,12 +230,14 @@ OPTIONS: tuple[Option, ...] = (
         "execution.memory_limit",
         "memory limit, e.g. 4GB: a larger run is split into buckets of queries that fit (written to TMPDIR "
         "first) and evaluated one bucket at a time (both engines); also DuckDB's memory_limit",
+        examples=(("4GB", "4GB"),),
     ),
     Option(
         "spark_master",
         "execution",
         "execution.spark_master",
         "Spark master URL (spark engine); default: the session of spark-submit, else local[*]",
+        examples=(("local[1]", "local[1]"),),
     ),
     Option(
         "missing_qrels_partition",
@@ -187,6 +260,16 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 OPTION: dict[str, Option] = {option.name: option for option in OPTIONS}
+
+
+@dataclass(frozen=True)
+class InputChecks:
+    """How strictly the inputs are checked: the ``validation`` options of :data:`OPTIONS`, by their
+    names, carried whole from the fronts to every engine's validators (the fields a job's
+    ``checks`` holds; tests/test_options.py checks they are the group's options)."""
+
+    allow_fractional_labels: bool = OPTION["allow_fractional_labels"].default
+    warn_results_over: int | None = OPTION["warn_results_over"].default
 
 
 def options_for(*, command: str | None = None, function: str | None = None) -> tuple[Option, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pipeline.registry.conventions import CONVENTIONS
 from pipeline.registry.measures import MEASURES
+from pipeline.registry.options import OPTION_GROUPS, OPTIONS
 
 
 def conventions_table() -> str:
@@ -44,9 +45,41 @@ def conventions_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def with_conventions_table(text: str, table: str) -> str:
-    """``text`` (docs/reference.md) with ``table`` between its ``registry`` markers, so a new
-    convention or measure never leaves the docs stale (``make generate`` writes it)."""
-    begin = text.index("\n", text.index("<!-- registry: begin")) + 1
-    end = text.index("<!-- registry: end -->")
+def options_table() -> str:
+    """The input, validation, execution and job options (:data:`OPTIONS`), as the Markdown table
+    of docs/reference.md between its ``options`` markers: each flag with a value the registry
+    gives as an example, the commands that take it, and its help."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    rows = ["| flag | commands | meaning |", "|---|---|---|"]
+    for option in OPTIONS:
+        if option.switch:
+            usage = option.flag
+        elif option.choices:
+            usage = f"{option.flag} {'|'.join(option.choices)}"
+        else:
+            usage = f"{option.flag} {option.examples[0][0] if option.examples else option.metavar or 'VALUE'}"
+        commands = ", ".join(OPTION_GROUPS[option.group].commands)
+        rows.append(f"| `{cell(usage)}` | {commands} | {cell(option.help)} |")
+    return "\n".join(rows) + "\n"
+
+
+def with_table(text: str, marker: str, table: str) -> str:
+    """``text`` (docs/reference.md) with ``table`` between its ``marker`` markers (``<!-- registry:
+    begin ... -->`` ... ``<!-- registry: end -->``), so a new convention, measure or option never
+    leaves the docs stale (``make generate`` writes them)."""
+    begin = text.index("\n", text.index(f"<!-- {marker}: begin")) + 1
+    end = text.index(f"<!-- {marker}: end -->")
     return text[:begin] + table + text[end:]
+
+
+def with_conventions_table(text: str, table: str) -> str:
+    """``text`` with the conventions' and measures' table between its ``registry`` markers."""
+    return with_table(text, "registry", table)
+
+
+def reference_tables(text: str) -> str:
+    """docs/reference.md's ``text`` with every table of the registry made anew."""
+    return with_table(with_conventions_table(text, conventions_table()), "options", options_table())
