@@ -235,10 +235,10 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
     sql = commands.add_parser(
         "sql",
         help="print the SQL of an evaluation, for DuckDB or Spark",
-        description="Print sql/per_query.sql and sql/summary.sql with the measure options bound, in DuckDB's "
-        "or Spark's dialect (transpiled by sqlglot). The SQL reads views run (query_id, doc_id, score, "
-        "arrival, input_rank: the input position and rank, null when unused) and qrels (query_id, doc_id, "
-        "relevance) and defines the views per_query and summary.",
+        description="Print sql/measures/per_query.sql (with the steps before it) and sql/summary.sql with the "
+        "measure options bound, in DuckDB's or Spark's dialect (transpiled by sqlglot). The SQL reads views "
+        "run (query_id, doc_id, score, arrival, input_rank: the input position and rank, null when unused) "
+        "and qrels (query_id, doc_id, relevance) and defines the views per_query and summary.",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -247,7 +247,7 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
         "--macros",
         action="store_true",
         help="print instead the DuckDB table macros ndcg_per_query(run, qrels, ...) and ndcg_summary(run, qrels, "
-        "...), every convention a named parameter (the file sql/macros.sql; .read it into duckdb)",
+        "...), every convention a named parameter (the file sql/generated/macros.sql; .read it into duckdb)",
     )
     add_measure_flags(sql.add_argument_group("measure"))  # the very flags of `evaluate`
 

@@ -2,7 +2,7 @@
 the values, then cuts): the ``union all`` branches the options switch off, the CTEs no one
 reads then, the left joins of CTEs that select nothing, and the columns a caller does not keep,
 with everything only they read. Spark analyses every branch, column and CTE reference it is given;
-DuckDB plans them too, but runs the statement as written (``sql/per_query_composed.sql``).
+DuckDB plans them too, but runs the statement as written (``sql/generated/per_query_composed.sql``).
 
 Each cut keeps the result's meaning: tests run the cut and the whole statement in DuckDB for
 every choice of the registry and find the same values and types.
@@ -186,7 +186,7 @@ def _without_left_joins_of_nothing(tree: exp.Expr, empty: set[str]) -> None:
             join.pop()
 
 
-# The types the portable SQL reads its inputs as (the columns of sql/per_query.sql's views), for
+# The types the portable SQL reads its inputs as (the columns of the views sql/measures/per_query.sql reads), for
 # typing the nulls that stand for a pruned join's columns. Ids take the input's own type, so a
 # column typed as text here is never replaced (:data:`NULL_TYPES`).
 INPUT_TYPES: dict[str, object] = {

@@ -193,7 +193,7 @@ def _from_arrow_stream(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
 
 
 def per_query(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """Mirror of :func:`pipeline.engines.polars.per_query`, computed by ``sql/per_query.sql``."""
+    """Mirror of :func:`pipeline.engines.polars.per_query`, computed by the steps of ``sql/``."""
     with reused_connection() as connection:
         register_inputs(connection, run, qrels)
         return per_query_table(connection, evaluation).lazy()

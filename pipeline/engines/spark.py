@@ -1,7 +1,7 @@
 """The Spark engine: the files of ``sql/`` transpiled from DuckDB to Spark SQL
 (:mod:`pipeline.transpile`), run over the validated inputs as private temp views.
 
-There is no second implementation here: the per-query table is ``sql/per_query.sql`` (its steps
+There is no second implementation here: the per-query table is ``sql/measures/per_query.sql`` (its steps
 composed into one statement), the summary ``sql/summary.sql``, their variables bound as literals.
 The input views get names private to one evaluation, so a user's own views are never touched.
 
@@ -237,7 +237,7 @@ def evaluate(
     checked = load(inputs, evaluation, spark=spark)
     # checkpointed lazily: planned here, computed by the first action on either table and kept
     # for the second, and the summary is planned over the table's rows, not over
-    # sql/per_query.sql again (which took Spark 90 s to analyse and optimise on a 3-row input)
+    # sql/measures/per_query.sql again (which took Spark 90 s to analyse and optimise on a 3-row input)
     table = per_query(checked.run, checked.qrels, evaluation).localCheckpoint(eager=False)
     return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation, warnings=checked.warnings)
 
@@ -324,7 +324,7 @@ def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame
     """The per-query table, computed once, and its summary, as Polars frames.
 
     The table is checkpointed before it is summarised, so the summary is planned over its rows
-    and not over ``sql/per_query.sql`` a second time (that planning took about 21 s of 50 s
+    and not over ``sql/measures/per_query.sql`` a second time (that planning took about 21 s of 50 s
     on the sample; caching the table did not spare it)."""
     table = per_query(checked.run, checked.qrels, evaluation).localCheckpoint(eager=True)
     return _to_polars(table), _to_polars(summarize(table))

@@ -203,7 +203,7 @@ def _stats(values: dict[str, Any], prefix: str, value_column: str) -> tuple[rule
 
 
 def gain(label: Column, evaluation: Evaluation) -> Column:
-    """The gain of each label, as :func:`pipeline.expressions.gain` and ``sql/per_query.sql``
+    """The gain of each label, as :func:`pipeline.expressions.gain` and ``sql/ranking/judgments.sql``
     compute it."""
     from pyspark.sql import functions
 

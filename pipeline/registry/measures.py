@@ -359,8 +359,8 @@ MEASURES: tuple[Measure, ...] = (
         ignores=_RELEVANCE_ONLY,
     ),
 )
-# trec_eval's measures of where the relevant results sit (sql/relevance_curve.sql,
-# sql/measures_curve.sql): of the whole ranking only; R relevant and N judged nonrelevant
+# trec_eval's measures of where the relevant results sit (sql/curves/relevance_curve.sql,
+# sql/measures/curve_measures.sql): of the whole ranking only; R relevant and N judged nonrelevant
 # documents, n retrieved. A rank cutoff from a fraction x of R is floor(x * R + 0.9), as
 # trec_eval's m_Rprec_mult.c computes it; a count of relevant from a recall level r is
 # round(r * R), halves away from 0, as trec_eval 10.0's m_iprec_at_recall.c (lround; 9.0 and
@@ -443,7 +443,7 @@ MEASURES += (
     ),
 )
 # trec_eval's inferred AP (m_infap.c; Yilmaz and Aslam, CIKM 2006), from the same per-query
-# step as the curve (sql/relevance_curve.sql): a judgment pool of which only a sample was
+# step as the curve (sql/curves/relevance_curve.sql): a judgment pool of which only a sample was
 # judged. A retrieved document absent from the judgments was never pooled and counts as a
 # nonrelevant rank above; one in them with a negative label was pooled but not judged, and its
 # relevance is inferred from the judged ones above it (the relevant share of them, eps-smoothed).
@@ -463,9 +463,9 @@ MEASURES += (
         ignores=_RELEVANCE_ONLY,
     ),
 )
-# trec_eval's experimental gain measures and rank-biased precision (sql/relevance_curve.sql and
-# sql/measures_curve.sql for binG; sql/ideal_curve.sql, sql/gain_curve.sql and
-# sql/measures_gain.sql for the others), of the whole ranking only. n results retrieved;
+# trec_eval's experimental gain measures and rank-biased precision (sql/curves/relevance_curve.sql
+# and sql/measures/curve_measures.sql for binG; sql/curves/ideal_curve.sql, gain_curve.sql and
+# sql/measures/gain_measures.sql for the others), of the whole ranking only. n results retrieved;
 # g(i) the gain rank i earns (the gain convention's, a tie group's mean under ties average, as
 # NDCG's); the ideal ranking (the ideal convention's) holds M positive gains g*(1) >= ... >=
 # g*(M); NDCG@b is the ndcg of cutoff b (dcg of the ranks <= b over idcg of the ideal's top b).
