@@ -70,19 +70,22 @@ def _any_asked(families: list[str], read: Reader) -> exp.Expr:
     return exp.Coalesce(this=found, expressions=[exp.false()])
 
 
-def _signal_read(signal: str, read: Reader) -> exp.Expr:
-    """Whether a measure asked reads a counter of ``signal``: one that always reads it, or one
-    that reads it under a convention's value (its counters_under) asked with that value."""
-    always = list(dict.fromkeys(m.selected_by for m in MEASURES if signal in signals_of(m.counters)))
+def _reading(reads: Callable[[tuple[str, ...]], bool], read: Reader) -> exp.Expr:
+    """Whether a measure asked reads counters that ``reads`` holds for: one that always reads
+    them, or one that reads them under a convention's value (its counters_under), asked with it."""
+    always = list(dict.fromkeys(m.selected_by for m in MEASURES if reads(m.counters)))
     condition = _any_asked(always, read)
     for measure in MEASURES:
         for convention, value, counters in measure.counters_under:
-            if signal in signals_of(counters) and measure.selected_by not in always:
-                under = exp.Coalesce(
-                    this=exp.EQ(this=read(convention), expression=exp.Literal.string(value)), expressions=[exp.false()]
-                )
+            if reads(counters) and measure.selected_by not in always:
+                chosen = exp.EQ(this=read(convention), expression=exp.Literal.string(value))
+                under = exp.Coalesce(this=chosen, expressions=[exp.false()])
                 condition = exp.or_(condition, exp.and_(_any_asked([measure.selected_by], read), under))
     return condition
+
+
+def _signal_read(signal: str, read: Reader) -> exp.Expr:
+    return _reading(lambda counters: signal in signals_of(counters), read)
 
 
 def _bound(value: object, threshold: exp.Expr, closed_when_set: bool) -> tuple[exp.Expr, exp.Expr]:
@@ -103,6 +106,7 @@ def _signal_struct(signal: Signal, read: Reader) -> exp.Expr:
     high, high_closed = _bound(signal.below, threshold, False)
     fields = {"name": exp.Literal.string(signal.name), "low": low, "low_closed": low_closed}
     fields |= {"high": high, "high_closed": high_closed}
+    fields |= {"precision_sum": _reading(lambda counters: f"{signal.name}_precision_sum" in counters, read)}
     return exp.Struct(expressions=[exp.PropertyEQ(this=exp.to_identifier(k), expression=v) for k, v in fields.items()])
 
 

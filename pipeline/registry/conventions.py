@@ -508,11 +508,7 @@ CONVENTIONS: tuple[Convention, ...] = (
             Variable("measures", "ARRAY<STRING>", lambda evaluation: list(evaluation.measures)),
             # derived from the measures (and the conventions their counters follow): the bounds of
             # the per-rank signals their counters read, none when only NDCG is asked (null)
-            Variable(
-                "signals",
-                SIGNALS_TYPE,
-                lambda evaluation: [s.bounds(evaluation.relevance_threshold) for s in evaluation.signals] or None,
-            ),
+            Variable("signals", SIGNALS_TYPE, lambda evaluation: evaluation.signal_entries()),
             # whether num_ret's count of every rank is read; the curves read; the columns asked
             Variable("count_retrieved", "BOOLEAN", lambda evaluation: evaluation.counts_retrieved),
             Variable("curves", "ARRAY<STRING>", lambda evaluation: list(evaluation.curves)),

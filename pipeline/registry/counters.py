@@ -93,14 +93,16 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("pooled", "the document is in the query's judgments, whatever its label (a negative one too)"),
 )
 SIGNAL: dict[str, Signal] = {signal.name: signal for signal in SIGNALS}
-# The fields of Signal.bounds, the type of an entry of the SQL variable ``signals``, in Spark's
-# spelling and in DuckDB's (sql/counters/signals.sql casts to it)
+# The fields of an entry of the SQL variable ``signals`` (Signal.bounds, and which accumulations
+# are read), its type in Spark's spelling and in DuckDB's (sql/counters/signals.sql casts to it)
 SIGNAL_FIELDS: tuple[tuple[str, str], ...] = (
     ("name", "STRING"),
     ("low", "DOUBLE"),
     ("low_closed", "BOOLEAN"),
     ("high", "DOUBLE"),
     ("high_closed", "BOOLEAN"),
+    # whether its precision_sum is read: a second pass over its ranks, made only for those
+    ("precision_sum", "BOOLEAN"),
 )
 SIGNALS_TYPE = f"ARRAY<STRUCT<{', '.join(f'{name}: {kind}' for name, kind in SIGNAL_FIELDS)}>>"
 _DUCKDB_TYPES = {"STRING": "varchar", "DOUBLE": "double", "BOOLEAN": "boolean"}

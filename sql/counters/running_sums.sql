@@ -13,8 +13,8 @@
 -- the gains up to it. Else a rank of the ranking by score where `signal` holds, with the
 -- registry's accumulations of a signal (pipeline/registry/counters.py): found, the ranks up to
 -- it where it holds; first_rank, the first of them; precision_sum, found_i / i summed over
--- them. next_rank, the partition's next rank (null at its last), says up to which cutoff the
--- row's sums hold (sql/counters/sums_at_cutoffs.sql).
+-- them (null where it is not read). next_rank, the partition's next rank (null at its last),
+-- says up to which cutoff the row's sums hold (sql/counters/sums_at_cutoffs.sql).
 
 create or replace temp view running_sums as
 with
@@ -48,18 +48,27 @@ counts as (
         'retrieved' as ranking, s.query_id, s.signal, s.rank,
         lead(s.rank) over in_rank_order as next_rank,
         row_number() over in_rank_order as found,
-        min(s.rank) over (partition by s.query_id, s.signal) as first_rank
+        first_value(s.rank) over in_rank_order as first_rank,
+        s.precision_summed
     from signals as s
     where s.source = 'ranking'
     window in_rank_order as (partition by s.query_id, s.signal order by s.rank asc)
 ),
 
--- found / rank summed in rank order (AP's numerator for relevant): a second window over the
--- first, one chain, so Spark plans it once
+-- found / rank summed in rank order (AP's numerator for relevant): a second pass over the first,
+-- made only for the signals whose precision_sum is read
 final as (
+    select gains.* from gains
+    union all
     select
-        gains.*
-    from gains
+        c.ranking, c.query_id, c.signal, c.rank, c.next_rank,
+        cast(null as double) as cg,
+        cast(null as double) as dcg,
+        c.found,
+        c.first_rank,
+        cast(null as double) as precision_sum
+    from counts as c
+    where not c.precision_summed
     union all
     select
         c.ranking, c.query_id, c.signal, c.rank, c.next_rank,
@@ -70,6 +79,7 @@ final as (
         sum(c.found / c.rank) over (partition by c.query_id, c.signal order by c.rank asc rows unbounded preceding)
             as precision_sum
     from counts as c
+    where c.precision_summed
 )
 
 select * from final;

@@ -4,15 +4,17 @@
 -- Reads: views rankings (sql/ranking/rankings.sql) and judgments (sql/ranking/judgments.sql).
 --
 -- Variables:
---   SET VARIABLE signals = [{'name': 'relevant', 'low': 0.0, 'low_closed': false, 'high': NULL, 'high_closed': false}];
+--   SET VARIABLE signals = [{'name': 'relevant', 'low': 0.0, 'low_closed': false, 'high': NULL, 'high_closed': false,
+--                            'precision_sum': true}];
 --
--- Creates: view signals (source, query_id, rank, signal): source 'ranking' (a rank of the
--- ranking by score) or 'judgments' (a judged document; rank null); signal, the name of each
--- entry of `signals` whose bounds hold the document's label: low and high (null: unbounded),
--- each included when its _closed says so. A signal is data: its bounds are the registry's
--- (pipeline/registry/counters.py), bound for the measures asked by the engines, and in the
--- duckdb CLI by sql/generated/derived_variables.sql; no step names a signal it does not read
--- itself. A document absent from the judgments (label null) holds none. signals unset: no row.
+-- Creates: view signals (source, query_id, rank, signal, precision_summed): source 'ranking' (a
+-- rank of the ranking by score) or 'judgments' (a judged document; rank null); signal, the name of
+-- each entry of `signals` whose bounds hold the document's label: low and high (null: unbounded),
+-- each included when its _closed says so; precision_summed, whether its precision_sum is read.
+-- A signal is data: its bounds are the registry's (pipeline/registry/counters.py), bound for the
+-- measures asked by the engines, and in the duckdb CLI by sql/generated/derived_variables.sql;
+-- no step names a signal it does not read itself. A document absent from the judgments (label
+-- null) holds none. signals unset: no row.
 
 create or replace temp view signals as
 with
@@ -24,7 +26,10 @@ asked as (
         unnest(
             cast(
                 getvariable('signals')
-                as struct(name varchar, low double, low_closed boolean, high double, high_closed boolean)[]
+                as struct(
+                    name varchar, low double, low_closed boolean, high double, high_closed boolean,
+                    precision_sum boolean
+                )[]
             )
         ) as signal
     where getvariable('signals') is not null
@@ -41,7 +46,12 @@ labelled as (
 ),
 
 final as (
-    select labelled.source, labelled.query_id, labelled.rank, asked.signal.name as signal
+    select
+        labelled.source,
+        labelled.query_id,
+        labelled.rank,
+        asked.signal.name as signal,
+        asked.signal.precision_sum as precision_summed
     from asked
     inner join labelled
         on (

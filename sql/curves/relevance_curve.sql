@@ -19,7 +19,7 @@ create or replace temp view relevance_curve as
 with
 
 -- the relevant, judged nonrelevant and pooled results up to each rank where one of those
--- holds (a range frame: the signals of one rank count together)
+-- holds; a rank's relevant row last among its signals, so that its counts hold the others
 so_far as (
     select
         s.query_id,
@@ -34,7 +34,7 @@ so_far as (
         and s.signal in ('relevant', 'nonrelevant', 'pooled')
         and list_contains(getvariable('curves'), 'relevance_curve')
     window running as (
-        partition by s.query_id order by s.rank asc range between unbounded preceding and current row
+        partition by s.query_id order by s.rank asc, s.signal = 'relevant' asc rows unbounded preceding
     )
 ),
 

@@ -449,16 +449,30 @@ FROM (
                     FALSE
                   )
                   THEN [
-                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
                   THEN [
-                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(
@@ -477,20 +491,48 @@ FROM (
                     FALSE
                   )
                   THEN [
-                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL}
+                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
                   THEN [
-                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END
               ]
-            ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[]),
-            CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+            ) AS STRUCT(
+              name TEXT,
+              low DOUBLE,
+              low_closed BOOLEAN,
+              high DOUBLE,
+              high_closed BOOLEAN,
+              precision_sum BOOLEAN
+            )[]),
+            CAST([] AS STRUCT(
+              name TEXT,
+              low DOUBLE,
+              low_closed BOOLEAN,
+              high DOUBLE,
+              high_closed BOOLEAN,
+              precision_sum BOOLEAN
+            )[])
           ) IS NULL
           AND NOT judgments.label IS NULL
         )
@@ -666,16 +708,30 @@ FROM (
                     FALSE
                   )
                   THEN [
-                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
                   THEN [
-                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(
@@ -694,20 +750,48 @@ FROM (
                     FALSE
                   )
                   THEN [
-                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL}
+                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
                   THEN [
-                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END
               ]
-            ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[]),
-            CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+            ) AS STRUCT(
+              name TEXT,
+              low DOUBLE,
+              low_closed BOOLEAN,
+              high DOUBLE,
+              high_closed BOOLEAN,
+              precision_sum BOOLEAN
+            )[]),
+            CAST([] AS STRUCT(
+              name TEXT,
+              low DOUBLE,
+              low_closed BOOLEAN,
+              high DOUBLE,
+              high_closed BOOLEAN,
+              precision_sum BOOLEAN
+            )[])
           ) IS NULL
           AND ranks.ordering = 'retrieved'
           AND NOT ranks.label IS NULL
@@ -763,16 +847,30 @@ FROM (
                     FALSE
                   )
                   THEN [
-                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
                   THEN [
-                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(
@@ -791,21 +889,56 @@ FROM (
                     FALSE
                   )
                   THEN [
-                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL}
+                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
                   THEN [
-                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                   ]
-                  ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                  ELSE CAST([] AS STRUCT(
+                    name TEXT,
+                    low DOUBLE,
+                    low_closed BOOLEAN,
+                    high DOUBLE,
+                    high_closed BOOLEAN,
+                    precision_sum BOOLEAN
+                  )[])
                 END
               ]
-            ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[]),
-            CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
-          ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+            ) AS STRUCT(
+              name TEXT,
+              low DOUBLE,
+              low_closed BOOLEAN,
+              high DOUBLE,
+              high_closed BOOLEAN,
+              precision_sum BOOLEAN
+            )[]),
+            CAST([] AS STRUCT(
+              name TEXT,
+              low DOUBLE,
+              low_closed BOOLEAN,
+              high DOUBLE,
+              high_closed BOOLEAN,
+              precision_sum BOOLEAN
+            )[])
+          ) AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[])
         ) AS signal
       WHERE
         NOT NULLIF(
@@ -843,16 +976,30 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(
@@ -871,20 +1018,48 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL}
+                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END
             ]
-          ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[]),
-          CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+          ) AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[]),
+          CAST([] AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[])
         ) IS NULL
     ), signals__labelled AS (
       SELECT
@@ -931,16 +1106,30 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(
@@ -959,20 +1148,48 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL}
+                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END
             ]
-          ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[]),
-          CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+          ) AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[]),
+          CAST([] AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[])
         ) IS NULL
       UNION ALL
       SELECT
@@ -1018,16 +1235,30 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(
@@ -1046,27 +1277,56 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL}
+                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END
             ]
-          ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[]),
-          CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+          ) AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[]),
+          CAST([] AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[])
         ) IS NULL
     ), signals__final AS (
       SELECT
         labelled.source,
         labelled.query_id,
         labelled.rank,
-        asked.signal.name AS signal
+        asked.signal.name AS signal,
+        asked.signal.precision_sum AS precision_summed
       FROM signals__asked AS asked
       INNER JOIN signals__labelled AS labelled
         ON (
@@ -1122,7 +1382,8 @@ FROM (
         s.rank,
         LEAD(s.rank) OVER in_rank_order AS next_rank,
         ROW_NUMBER() OVER in_rank_order AS found,
-        MIN(s.rank) OVER (PARTITION BY s.query_id, s.signal) AS first_rank
+        FIRST_VALUE(s.rank) OVER in_rank_order AS first_rank,
+        s.precision_summed
       FROM signals AS s
       WHERE
         s.source = 'ranking'
@@ -1142,12 +1403,29 @@ FROM (
         CAST(NULL AS DOUBLE) AS dcg,
         c.found,
         c.first_rank,
+        CAST(NULL AS DOUBLE) AS precision_sum
+      FROM running_sums__counts AS c
+      WHERE
+        NOT c.precision_summed
+      UNION ALL
+      SELECT
+        c.ranking,
+        c.query_id,
+        c.signal,
+        c.rank,
+        c.next_rank,
+        CAST(NULL AS DOUBLE) AS cg,
+        CAST(NULL AS DOUBLE) AS dcg,
+        c.found,
+        c.first_rank,
         SUM(c.found / c.rank) OVER (
           PARTITION BY c.query_id, c.signal
           ORDER BY c.rank ASC NULLS LAST
           rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
         ) AS precision_sum
       FROM running_sums__counts AS c
+      WHERE
+        c.precision_summed
     )
     SELECT
       *
@@ -1344,16 +1622,30 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(
@@ -1372,20 +1664,48 @@ FROM (
                   FALSE
                 )
                 THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL}
+                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
                 THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE}
+                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
                 ]
-                ELSE CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+                ELSE CAST([] AS STRUCT(
+                  name TEXT,
+                  low DOUBLE,
+                  low_closed BOOLEAN,
+                  high DOUBLE,
+                  high_closed BOOLEAN,
+                  precision_sum BOOLEAN
+                )[])
               END
             ]
-          ) AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[]),
-          CAST([] AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+          ) AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[]),
+          CAST([] AS STRUCT(
+            name TEXT,
+            low DOUBLE,
+            low_closed BOOLEAN,
+            high DOUBLE,
+            high_closed BOOLEAN,
+            precision_sum BOOLEAN
+          )[])
         ) IS NULL
       GROUP BY
         s.query_id,
@@ -1464,8 +1784,8 @@ FROM (
         )
       WINDOW running AS (
         PARTITION BY s.query_id
-        ORDER BY s.rank ASC NULLS LAST
-        range BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ORDER BY s.rank ASC NULLS LAST, s.signal = 'relevant' ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
       )
     ), relevance_curve__relevant AS (
       SELECT

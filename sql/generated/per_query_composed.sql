@@ -328,7 +328,14 @@ WITH cutoffs AS (
   WITH signals__asked AS (
     SELECT
       UNNEST(
-        CAST(GETVARIABLE('signals') AS STRUCT(name TEXT, low DOUBLE, low_closed BOOLEAN, high DOUBLE, high_closed BOOLEAN)[])
+        CAST(GETVARIABLE('signals') AS STRUCT(
+          name TEXT,
+          low DOUBLE,
+          low_closed BOOLEAN,
+          high DOUBLE,
+          high_closed BOOLEAN,
+          precision_sum BOOLEAN
+        )[])
       ) AS signal
     WHERE
       NOT GETVARIABLE('signals') IS NULL
@@ -357,7 +364,8 @@ WITH cutoffs AS (
       labelled.source,
       labelled.query_id,
       labelled.rank,
-      asked.signal.name AS signal
+      asked.signal.name AS signal,
+      asked.signal.precision_sum AS precision_summed
     FROM signals__asked AS asked
     INNER JOIN signals__labelled AS labelled
       ON (
@@ -413,7 +421,8 @@ WITH cutoffs AS (
       s.rank,
       LEAD(s.rank) OVER in_rank_order AS next_rank,
       ROW_NUMBER() OVER in_rank_order AS found,
-      MIN(s.rank) OVER (PARTITION BY s.query_id, s.signal) AS first_rank
+      FIRST_VALUE(s.rank) OVER in_rank_order AS first_rank,
+      s.precision_summed
     FROM signals AS s
     WHERE
       s.source = 'ranking'
@@ -433,12 +442,29 @@ WITH cutoffs AS (
       CAST(NULL AS DOUBLE) AS dcg,
       c.found,
       c.first_rank,
+      CAST(NULL AS DOUBLE) AS precision_sum
+    FROM running_sums__counts AS c
+    WHERE
+      NOT c.precision_summed
+    UNION ALL
+    SELECT
+      c.ranking,
+      c.query_id,
+      c.signal,
+      c.rank,
+      c.next_rank,
+      CAST(NULL AS DOUBLE) AS cg,
+      CAST(NULL AS DOUBLE) AS dcg,
+      c.found,
+      c.first_rank,
       SUM(c.found / c.rank) OVER (
         PARTITION BY c.query_id, c.signal
         ORDER BY c.rank ASC NULLS LAST
         rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
       ) AS precision_sum
     FROM running_sums__counts AS c
+    WHERE
+      c.precision_summed
   )
   SELECT
     *
@@ -601,8 +627,8 @@ WITH cutoffs AS (
       AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'relevance_curve')
     WINDOW running AS (
       PARTITION BY s.query_id
-      ORDER BY s.rank ASC NULLS LAST
-      range BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ORDER BY s.rank ASC NULLS LAST, s.signal = 'relevant' ASC NULLS LAST
+      rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
     )
   ), relevance_curve__relevant AS (
     SELECT
