@@ -1,7 +1,8 @@
 """``make generate`` (``python -m pipeline.generate``): every generated file, made anew from its
 source, in one command.
 
-- ``sql/counters/counters.sql``: the step that lists the registry's counters (:mod:`pipeline.derived`);
+- ``sql/counters/signals.sql``, ``running_sums.sql``, ``counters.sql``: the steps that name the
+  registry's signals and counters (:mod:`pipeline.counter_steps`);
 - ``sql/generated/per_query_composed.sql``: the steps as one statement (:mod:`pipeline.transpile`);
 - ``sql/generated/macros.sql``: the table macros (:mod:`pipeline.macros`);
 - ``sql/generated/derived_variables.sql``: the variables the registry derives, for the duckdb CLI
@@ -20,10 +21,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.derived import counters_sql, derived_variables_sql
+from pipeline.counter_steps import counters_sql, running_sums_sql, signals_sql
+from pipeline.derived import derived_variables_sql
 from pipeline.macros import macros_sql
 from pipeline.registry.tables import reference_tables
-from pipeline.sql_files import COUNTERS_STEP, DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED
+from pipeline.sql_files import DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED
 from pipeline.transpile import composed_per_query_sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,9 +33,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def generated() -> dict[str, Callable[[str], str]]:
     """``{path from the repository root: the file's text, from its current text}``."""
-    # the counters step first: the composed statement and the macros are made of the steps
+    # the counters' steps first: the composed statement and the macros are made of the steps
     return {
-        f"sql/{COUNTERS_STEP}": lambda _: counters_sql(),
+        "sql/counters/signals.sql": lambda _: signals_sql(),
+        "sql/counters/running_sums.sql": lambda _: running_sums_sql(),
+        "sql/counters/counters.sql": lambda _: counters_sql(),
         f"sql/{PER_QUERY_COMPOSED}": lambda _: composed_per_query_sql(),
         f"sql/{MACROS}": lambda _: macros_sql(),
         f"sql/{DERIVED_VARIABLES}": lambda _: derived_variables_sql(),

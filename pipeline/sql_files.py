@@ -73,6 +73,7 @@ PER_QUERY_STEPS = (
     "ranking/tie_orders.sql",
     "ranking/ranked.sql",
     "ranking/retrieved.sql",
+    "ranking/ideal.sql",
     "ranking/rankings.sql",
     "counters/signals.sql",
     "counters/running_sums.sql",
@@ -93,13 +94,14 @@ PER_QUERY_STEPS = (
 STAGES: tuple[str, ...] = tuple(dict.fromkeys(step.split("/")[0] for step in PER_QUERY_STEPS))
 
 # The generated files, each made by `make generate` (python -m pipeline.generate) from the steps
-# and the registry, never edited by hand: the step that lists the registry's counters; the steps
+# and the registry, never edited by hand: the steps that name the registry's counters; the steps
 # above as one statement, each step a CTE (what the DuckDB engine runs); the table macros; the
 # variables derived from the registry that the duckdb CLI's evaluation sets (sql/ndcg.sql reads
 # it first).
 GENERATED = "generated"
-# a step that lists the registry's counters, so generated from it too, at its stage's address
-COUNTERS_STEP = "counters/counters.sql"
+# the steps that name the registry's signals and counters, so generated from it too, each at its
+# stage's address (pipeline/counter_steps.py)
+GENERATED_STEPS = ("counters/signals.sql", "counters/running_sums.sql", "counters/counters.sql")
 PER_QUERY_COMPOSED = f"{GENERATED}/per_query_composed.sql"
 MACROS = f"{GENERATED}/macros.sql"
 DERIVED_VARIABLES = f"{GENERATED}/derived_variables.sql"

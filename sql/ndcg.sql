@@ -24,6 +24,7 @@
 .read sql/ranking/tie_orders.sql
 .read sql/ranking/ranked.sql
 .read sql/ranking/retrieved.sql
+.read sql/ranking/ideal.sql
 .read sql/ranking/rankings.sql
 .read sql/counters/signals.sql
 .read sql/counters/running_sums.sql

@@ -1,8 +1,7 @@
 """Each step of the counters stage (sql/counters/) on a few given rows, against the rows it must
 give, as jaffle-shop's unit tests give a model rows and expect rows: the step's file run alone in
-DuckDB over the given views, and, where its twin has the same shape, the Polars engine's twin
-(pipeline/engines/polars/counters.py) on the same rows. Expected rows are written out by hand,
-with their arithmetic."""
+DuckDB over the given views, and the Polars engine's twin (pipeline/engines/polars/counters.py)
+on the same rows. Expected rows are written out by hand, with their arithmetic."""
 
 from __future__ import annotations
 
@@ -19,31 +18,30 @@ from pipeline.sql_files import evaluation_variables, sql_file
 
 # every signal of the registry, the default threshold (a label > 0 is relevant)
 EVERY_SIGNAL = Evaluation(measures=("all_trec",), cutoffs=(1, 2))
+SIGNAL_NAMES = ["relevant", "judged", "nonrelevant", "pooled"]
 
 
-def run_step(step: str, given: dict[str, pl.DataFrame], evaluation: Evaluation, **variables: object) -> pl.DataFrame:
+def run_step(step: str, given: dict[str, pl.DataFrame], evaluation: Evaluation) -> pl.DataFrame:
     """The view ``step`` (sql/counters/<step>.sql) over the ``given`` views, with the evaluation's
-    variables (and ``variables`` over them)."""
+    variables."""
     connection = duckdb.connect()
     for name, frame in given.items():
         connection.register(name, frame)
-    set_variables(connection, {**evaluation_variables(evaluation), **variables})
+    set_variables(connection, evaluation_variables(evaluation))
     connection.execute(sql_file(f"counters/{step}.sql"))
     return connection.sql(f"from {step}").pl()
 
 
-def rows(frame: pl.DataFrame, *columns: str) -> set[tuple[object, ...]]:
-    return set(frame.select(columns).iter_rows())
-
-
-# a query's ranking by score: rank 1 labelled 2, rank 2 labelled 0, rank 3 labelled -1 (judged
-# nothing: pooled, not judged), rank 4 labelled 1; and its judgments, one document more (e, 3)
+# a query's ranking by score: rank 1 labelled 2 (gain 2), rank 2 labelled 0, rank 3 labelled -1
+# (pooled, not judged), rank 4 labelled 1 (gain 1); its ideal ranking of three gains; and its
+# judgments, one document more (e, 3)
 RANKINGS = pl.DataFrame(
     {
         "ranking": ["retrieved"] * 4 + ["ideal"] * 3,
         "query_id": ["q"] * 7,
         "rank": [1, 2, 3, 4, 1, 2, 3],
         "credited_gain": [2.0, 0.0, 0.0, 1.0, 3.0, 2.0, 1.0],
+        "discounted_gain": [2.0, 0.0, 0.0, 1.0 / math.log2(5), 3.0, 2.0 / math.log2(3), 0.5],
         "label": [2.0, 0.0, -1.0, 1.0, None, None, None],
     }
 )
@@ -55,107 +53,96 @@ JUDGMENTS = pl.DataFrame(
         "gain": [2.0, 0.0, 0.0, 1.0, 3.0],
     }
 )
+# relevant: label > 0; judged: label >= 0; nonrelevant: judged and not relevant (0); pooled: any label
+HOLDS = {
+    1: {"relevant", "judged", "pooled"},
+    2: {"judged", "nonrelevant", "pooled"},
+    3: {"pooled"},
+    4: {"relevant", "judged", "pooled"},
+}
 
 
-def test_signals_hold_where_the_registry_s_bounds_hold() -> None:
-    """relevant: label > 0; judged: label >= 0; nonrelevant: judged and not relevant (0);
-    pooled: any label (-1 too); at the ranks of the ranking by score and at each judgment."""
+def held(frame: pl.DataFrame) -> dict[int, set[str]]:
+    return {row["rank"]: {name for name in SIGNAL_NAMES if row[name]} for row in frame.iter_rows(named=True)}
+
+
+def test_signals_hold_where_the_registry_s_ranges_hold() -> None:
     got = run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, EVERY_SIGNAL)
-    expected_ranks = {
-        (1, "relevant"), (1, "judged"), (1, "pooled"),
-        (2, "judged"), (2, "nonrelevant"), (2, "pooled"),
-        (3, "pooled"),
-        (4, "relevant"), (4, "judged"), (4, "pooled"),
-    }  # fmt: skip
-    assert rows(got.filter(pl.col("source") == "ranking"), "rank", "signal") == expected_ranks
+    ranks = got.filter((pl.col("source") == "ranking") & (pl.col("ranking") == "retrieved"))
+    assert held(ranks) == HOLDS
+    assert not got.filter(pl.col("ranking") == "ideal").select(SIGNAL_NAMES).to_numpy().any()  # no label
     judged = got.filter(pl.col("source") == "judgments")
-    assert judged["signal"].value_counts().sort("signal").rows() == [
-        ("judged", 4), ("nonrelevant", 1), ("pooled", 5), ("relevant", 3)
-    ]  # fmt: skip
-    # the Polars twin: a column per signal, the same truth per rank
+    assert judged.select(pl.col(SIGNAL_NAMES).cast(pl.Int64).sum()).row(0) == (3, 4, 1, 5)
+    # the Polars twin: the same column per signal
     twin = polars_counters.signals(RANKINGS.lazy().filter(pl.col("ranking") == "retrieved"), EVERY_SIGNAL).collect()
-    names = [signal.name for signal in EVERY_SIGNAL.signals]
-    assert {
-        (rank, name)
-        for rank, *held in twin.select("rank", *names).iter_rows()
-        for name, h in zip(names, held, strict=True)
-        if h
-    } == expected_ranks
+    assert held(twin) == HOLDS
 
 
 def test_a_threshold_moves_the_relevance_level() -> None:
     """With relevance_threshold 2, relevant is label >= 2 and nonrelevant 0 <= label < 2."""
     evaluation = Evaluation(measures=("all_trec",), cutoffs=(1,), relevance_threshold=2)
-    got = run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, evaluation)
-    ranked = got.filter(pl.col("source") == "ranking")
-    assert rows(ranked.filter(pl.col("signal") == "relevant"), "rank") == {(1,)}
-    assert rows(ranked.filter(pl.col("signal") == "nonrelevant"), "rank") == {(2,), (4,)}
+    for got in (
+        run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, evaluation).filter(
+            (pl.col("source") == "ranking") & (pl.col("ranking") == "retrieved")
+        ),
+        polars_counters.signals(RANKINGS.lazy().filter(pl.col("ranking") == "retrieved"), evaluation).collect(),
+    ):
+        assert got.filter(pl.col("relevant"))["rank"].to_list() == [1]
+        assert got.filter(pl.col("nonrelevant"))["rank"].to_list() == [2, 4]
 
 
-def test_no_signal_asked_gives_no_row() -> None:
-    got = run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, Evaluation())
-    assert got.height == 0
+def test_a_signal_not_asked_holds_nowhere() -> None:
+    """P alone reads the signal relevant only: the others are false everywhere."""
+    got = run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, Evaluation(measures=("P",)))
+    assert not got.select("judged", "nonrelevant", "pooled").to_numpy().any()
+    assert got.filter(pl.col("relevant") & (pl.col("source") == "ranking"))["rank"].to_list() == [1, 4]
 
 
-SIGNALS = pl.DataFrame(
-    {
-        "source": ["ranking"] * 4,
-        "query_id": ["q"] * 4,
-        "rank": [1, 3, 4, 2],
-        "signal": ["relevant", "relevant", "relevant", "judged"],
-    }
-)
+def test_no_signal_asked_no_judgment_rows() -> None:
+    """NDCG alone reads no signal: the judged documents are not carried."""
+    got = run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, Evaluation(measures=("ndcg",)))
+    assert got.filter(pl.col("source") == "judgments").height == 0
+    assert not got.select(SIGNAL_NAMES).to_numpy().any()
+
+
+def signals_of_rankings() -> pl.DataFrame:
+    return run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, EVERY_SIGNAL)
 
 
 def test_running_sums_of_gains_and_counts_of_signals() -> None:
-    """Gains: cg and dcg up to each earning rank. Signals: found, the first rank, and found /
-    rank summed over the ranks where it holds (AP's numerator)."""
-    got = run_step("running_sums", {"rankings": RANKINGS, "signals": SIGNALS}, EVERY_SIGNAL).sort(
-        "ranking", "signal", "rank", nulls_last=False
-    )
-    retrieved = got.filter((pl.col("ranking") == "retrieved") & pl.col("signal").is_null())
-    # the earning ranks 1 (gain 2) and 4 (gain 1): 1/log2(2) = 1, 1/log2(5)
+    """Gains: cg and dcg up to each rank. Signals: found, the first rank where one holds, and
+    found / rank summed over the ranks where it holds (AP's numerator)."""
+    got = run_step("running_sums", {"signals": signals_of_rankings()}, EVERY_SIGNAL)
+    retrieved = got.filter(pl.col("ranking") == "retrieved").sort("rank")
     assert retrieved["cg"].to_list() == pytest.approx([2.0, 2.0, 2.0, 3.0])
     assert retrieved["dcg"].to_list() == pytest.approx([2.0, 2.0, 2.0, 2.0 + 1.0 / math.log2(5)])
     assert retrieved["next_rank"].to_list() == [2, 3, 4, None]
-    relevant = got.filter(pl.col("signal") == "relevant")
-    assert relevant["rank"].to_list() == [1, 3, 4]
-    assert relevant["found"].to_list() == [1, 2, 3]
-    assert relevant["first_rank"].to_list() == [1, 1, 1]
-    assert relevant["precision_sum"].to_list() == pytest.approx([1 / 1, 1 / 1 + 2 / 3, 1 / 1 + 2 / 3 + 3 / 4])
-    assert relevant["next_rank"].to_list() == [3, 4, None]
-    judged = got.filter(pl.col("signal") == "judged")
-    assert judged.select("rank", "found", "first_rank", "precision_sum").rows() == [(2, 1, 2, pytest.approx(0.5))]
-    # the Polars twin, the signals as columns, counted in the same pass as the sums
-    ranking = RANKINGS.filter(pl.col("ranking") == "retrieved").select(
-        "query_id",
-        "rank",
-        "credited_gain",
-        relevant=pl.col("rank").is_in([1, 3, 4]),
-        judged=pl.col("rank") == 2,
-        nonrelevant=pl.lit(False),
-        pooled=pl.lit(False),
-    )
-    twin = polars_counters.running_sums(ranking.lazy(), EVERY_SIGNAL, counted=True).collect().sort("rank")
-    assert twin["cg"].to_list() == pytest.approx(retrieved["cg"].to_list())
-    assert twin["dcg"].to_list() == pytest.approx(retrieved["dcg"].to_list())
-    at_relevant = twin.filter(pl.col("relevant"))
-    assert at_relevant["relevant_found"].to_list() == relevant["found"].to_list()
-    assert at_relevant["relevant_first_rank"].to_list() == relevant["first_rank"].to_list()
-    assert at_relevant["relevant_precision_sum"].to_list() == pytest.approx(relevant["precision_sum"].to_list())
+    # relevant at ranks 1 and 4: found 1, 1, 1, 2; AP's numerator 1/1, then + 2/4
+    assert retrieved["relevant_found"].to_list() == [1, 1, 1, 2]
+    assert retrieved["relevant_first_rank"].to_list() == [1, 1, 1, 1]
+    assert retrieved["relevant_precision_sum"].to_list() == pytest.approx([1.0, 1.0, 1.0, 1.0 + 2 / 4])
+    assert retrieved["judged_found"].to_list() == [1, 2, 2, 3]
+    assert retrieved["nonrelevant_found"].to_list() == [0, 1, 1, 1]
+    assert retrieved["pooled_found"].to_list() == [1, 2, 3, 4]
+    ideal = got.filter(pl.col("ranking") == "ideal").sort("rank")
+    assert ideal["dcg"].to_list() == pytest.approx([3.0, 3.0 + 2 / math.log2(3), 3.0 + 2 / math.log2(3) + 0.5])
+    # the Polars twin, on the ranking with its signals
+    ranking = polars_counters.signals(RANKINGS.lazy().filter(pl.col("ranking") == "retrieved"), EVERY_SIGNAL)
+    twin = polars_counters.running_sums(ranking, EVERY_SIGNAL, counted=True).collect().sort("rank")
+    for column in ("cg", "dcg", "relevant_found", "relevant_first_rank", "relevant_precision_sum", "judged_found"):
+        assert twin[column].to_list() == pytest.approx(retrieved[column].to_list()), column
 
 
-def test_sums_at_cutoffs_are_those_of_the_last_row_at_or_above_k() -> None:
-    running = run_step("running_sums", {"rankings": RANKINGS, "signals": SIGNALS}, EVERY_SIGNAL)
-    cutoffs = pl.DataFrame({"k": [1, 2, 3, None]}, schema={"k": pl.Int64})
+def test_sums_at_cutoffs_are_those_of_the_last_rank_at_or_above_k() -> None:
+    running = run_step("running_sums", {"signals": signals_of_rankings()}, EVERY_SIGNAL)
+    cutoffs = pl.DataFrame({"k": [1, 3, 10, None]}, schema={"k": pl.Int64})
     got = run_step("sums_at_cutoffs", {"running_sums": running, "cutoffs": cutoffs}, EVERY_SIGNAL)
-    relevant = got.filter(pl.col("signal") == "relevant").sort("k", nulls_last=True)
-    # relevant at ranks 1, 3, 4: at k = 1 and 2 the row of rank 1, at 3 the row of rank 3, the whole ranking rank 4
-    assert relevant.select("k", "found").rows() == [(1, 1), (2, 1), (3, 2), (None, 3)]
-    judged = got.filter(pl.col("signal") == "judged").sort("k", nulls_last=True)
-    assert judged.select("k", "found").rows() == [(2, 1), (3, 1), (None, 1)]  # none at or above k = 1: no row
+    retrieved = got.filter(pl.col("ranking") == "retrieved").sort("k", nulls_last=True)
+    assert retrieved.select("k", "cg", "relevant_found", "judged_found").rows() == [
+        (1, 2.0, 1, 1), (3, 2.0, 1, 2), (10, 3.0, 2, 3), (None, 3.0, 2, 3)
+    ]  # fmt: skip
     ideal = got.filter(pl.col("ranking") == "ideal").sort("k", nulls_last=True)
-    assert ideal.select("k", "cg").rows() == [(1, 3.0), (2, 5.0), (3, 6.0), (None, 6.0)]
+    assert ideal.select("k", "cg").rows() == [(1, 3.0), (3, 6.0), (10, 6.0), (None, 6.0)]
 
 
 RUN = pl.DataFrame({"query_id": ["q", "q", "r"], "doc_id": ["a", "x", "y"], "score": [1.0, 0.5, 1.0]})
@@ -180,27 +167,22 @@ def test_evaluated_queries(options: dict[str, object], expected: set[str]) -> No
     # num_ret's count of the ranking: q retrieved 2, r 1, s none
     counts = dict(got.select("query_id", "retrieved_in_ranking").iter_rows())
     assert counts == {query: {"q": 2, "r": 1, "s": 0}[query] for query in expected}
+    # the Polars twin
+    twin = polars_counters.evaluated_queries(
+        RUN.lazy().select("query_id").unique(),
+        TWO_QUERIES.lazy().select("query_id").unique(),
+        RETRIEVED.lazy(),
+        evaluation,
+    ).collect()
+    assert dict(twin.select("query_id", "retrieved_in_ranking").iter_rows()) == counts
 
 
-def test_counters_are_the_signals_rows_as_the_registry_s_columns() -> None:
-    running = run_step("running_sums", {"rankings": RANKINGS, "signals": SIGNALS}, EVERY_SIGNAL)
-    cutoffs = pl.DataFrame({"k": [1, 3, None]}, schema={"k": pl.Int64})
-    at_cutoffs = run_step("sums_at_cutoffs", {"running_sums": running, "cutoffs": cutoffs}, EVERY_SIGNAL)
-    judgments_rows = run_step("signals", {"rankings": RANKINGS, "judgments": JUDGMENTS}, EVERY_SIGNAL)
-    evaluated = pl.DataFrame({"query_id": ["q"], "retrieved_in_ranking": [4]})
-    given = {
-        "evaluated_queries": evaluated,
-        "cutoffs": cutoffs,
-        "sums_at_cutoffs": at_cutoffs,
-        "signals": judgments_rows,
-    }
-    got = run_step("counters", given, EVERY_SIGNAL).sort("k", nulls_last=True)
-    assert got["k"].to_list() == [1, 3, None]
-    assert got["relevant_found"].to_list() == [1, 2, 3]
-    assert got["relevant_first_rank"].to_list() == [1, 1, 1]
-    assert got["relevant_precision_sum"].to_list() == pytest.approx([1.0, 1 + 2 / 3, 1 + 2 / 3 + 3 / 4])
-    assert got["judged_found"].to_list() == [None, 1, 1]  # the judged row at rank 2: none at or above k = 1
-    # of the judgments: relevant a, d, e (labels 2, 1, 3); nonrelevant b (label 0)
-    assert got["relevant_in_qrels"].to_list() == [3, 3, 3]
-    assert got["nonrelevant_in_qrels"].to_list() == [1, 1, 1]
-    assert got["retrieved_in_ranking"].to_list() == [4, 4, 4]
+def test_counters_of_a_query_are_its_judgments_where_each_signal_holds() -> None:
+    evaluated = pl.DataFrame({"query_id": ["q", "t"], "retrieved_in_ranking": [4, 1]})
+    got = run_step("counters", {"evaluated_queries": evaluated, "signals": signals_of_rankings()}, EVERY_SIGNAL)
+    # of q's judgments: relevant a, d, e (labels 2, 1, 3); nonrelevant b (label 0); t has none
+    assert got.sort("query_id").select("query_id", "relevant_in_qrels", "nonrelevant_in_qrels").rows() == [
+        ("q", 3, 1), ("t", 0, 0)
+    ]  # fmt: skip
+    twin = polars_counters.counters(evaluated.lazy(), JUDGMENTS.lazy(), EVERY_SIGNAL).collect().sort("query_id")
+    assert twin.select("query_id", "relevant_in_qrels", "nonrelevant_in_qrels").rows() == [("q", 3, 1), ("t", 0, 0)]

@@ -32,7 +32,7 @@ def evaluations() -> list[Evaluation]:
 def test_the_duckdb_cli_derives_what_the_engines_bind() -> None:
     """One connection, every case: the variables the file reads set as the engine sets them,
     then the file, then each derived variable equal to the engine's."""
-    assert set(READ) == {"measures", "relevance_threshold", "precision_denominator"}
+    assert set(READ) == {"measures", "precision_denominator"}
     connection = duckdb.connect()
     script = derived_variables_sql()
     compared = 0

@@ -27,7 +27,6 @@ from pipeline.registry import (
     PROFILES,
     RETRIEVED,
     SIGNAL_NAMES,
-    SIGNALS_DUCKDB_TYPE,
     SQL_VARIABLES,
     SUMMARY_VARIABLE_TYPES,
     Convention,
@@ -36,7 +35,7 @@ from pipeline.registry import (
     options_table,
     profiles_table,
 )
-from pipeline.sql_files import PER_QUERY_STEPS, VARIABLES, evaluation_variables
+from pipeline.sql_files import GENERATED_STEPS, PER_QUERY_STEPS, VARIABLES, evaluation_variables
 from tests.helpers import ROOT, frames
 
 
@@ -203,10 +202,13 @@ def test_a_new_measure_is_named_in_its_own_sql_step_only() -> None:
 
 
 def test_no_step_before_the_counters_names_a_signal() -> None:
-    """The ranking carries each rank's label once; a signal is the registry's data
-    (sql/counters/signals.sql reads its bounds), so no step of the ranking names one, and
-    the signals step names none either."""
-    for file_name in (*(s for s in PER_QUERY_STEPS if s.startswith("ranking/")), "counters/signals.sql"):
+    """The ranking carries each rank's label once; a signal is the registry's data, and the steps
+    that name the signals and counters are generated from it (pipeline/counter_steps.py): no
+    hand-written step between the judgments and the counters names one (the curves name the
+    signals they read, as the measures steps the counters)."""
+    between = [s for s in PER_QUERY_STEPS if s.startswith(("ranking/", "counters/")) and s not in GENERATED_STEPS]
+    assert "ranking/rankings.sql" in between and "counters/sums_at_cutoffs.sql" in between
+    for file_name in between:
         code = "\n".join(line.split("--")[0] for line in (ROOT / "sql" / file_name).read_text().splitlines())
         # as a column (t.relevant, ... as relevant), or a signal compared with its name
         named = {
@@ -215,8 +217,6 @@ def test_no_step_before_the_counters_names_a_signal() -> None:
             if re.search(rf"(\.|\bas\s+){name}\b|signal\s*(=|in\s*\([^)]*)\s*'{name}'", code)
         }
         assert not named, f"sql/{file_name} names the signals {named}"
-    step = "".join((ROOT / "sql" / "counters" / "signals.sql").read_text().split())
-    assert "".join(SIGNALS_DUCKDB_TYPE.split()) in step, "the type of `signals`, as the registry has it"
 
 
 def test_every_step_has_its_polars_twin_of_the_same_name() -> None:
@@ -231,9 +231,9 @@ def test_every_step_has_its_polars_twin_of_the_same_name() -> None:
 
 
 def test_the_counters_are_the_registry_s() -> None:
-    """sql/counters/counters.sql turns the signals' rows into a column per counter: exactly the
-    registry's COUNTERS (a counter the registry adds and the SQL leaves out fails here), each
-    measure reads only counters of the registry, and the signals read are the registry's."""
+    """The generated counter steps give a column per counter, exactly the registry's COUNTERS: the
+    rank counters at each cutoff (sql/counters/sums_at_cutoffs.sql), the per-query ones
+    (sql/counters/counters.sql); each measure reads only counters of the registry."""
     connection = duckdb.connect()
     connection.execute(
         "create view run as select 'q' as query_id, 'd' as doc_id, 1.0 as score, 0 as arrival, null as input_rank"
@@ -242,8 +242,9 @@ def test_the_counters_are_the_registry_s() -> None:
     connection.execute("SET VARIABLE ks = [1]")
     for file_name in PER_QUERY_STEPS[:-1]:
         connection.execute((ROOT / "sql" / file_name).read_text())
-    columns = set(connection.table("counters").columns) - {"query_id", "k"}
-    assert columns == {counter.name for counter in COUNTERS}
+    per_query = set(connection.table("counters").columns) - {"query_id"}
+    per_rank = set(connection.table("sums_at_cutoffs").columns) - {"ranking", "query_id", "k", "cg", "dcg"}
+    assert per_query | per_rank == {counter.name for counter in COUNTERS}
     for measure in MEASURES:
         assert set(measure.counters) <= {counter.name for counter in COUNTERS}
     assert {counter.signal for counter in COUNTERS} <= {*SIGNAL_NAMES, RETRIEVED}

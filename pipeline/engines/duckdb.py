@@ -18,7 +18,7 @@ import duckdb
 import polars as pl
 
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
-from pipeline.registry import SIGNALS_DUCKDB_TYPE, Evaluation, summary_variables
+from pipeline.registry import Evaluation, summary_variables
 from pipeline.sql_files import (
     PER_QUERY_COMPOSED,
     VARIABLE_TYPES,
@@ -111,9 +111,6 @@ def set_variables(connection: duckdb.DuckDBPyConnection, variables: dict[str, An
             raise ValueError(f"unknown SQL variable {name!r}")
         if name == "gain_map" and value is not None:
             connection.execute(f"SET VARIABLE {name} = map($1::double[], $2::double[])", list(value))
-        elif name == "signals" and value is not None:
-            # typed as sql/counters/signals.sql reads it (the registry's type)
-            connection.execute(f"SET VARIABLE {name} = $1::{SIGNALS_DUCKDB_TYPE}", [value])
         elif name in TEXT_LISTS and value is not None:
             # typed, so that an empty list compares with text ([] alone binds as INTEGER[])
             connection.execute(f"SET VARIABLE {name} = $1::varchar[]", [value])

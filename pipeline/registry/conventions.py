@@ -119,7 +119,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.registry.base import DEFAULT_CUTOFFS, SpecError, decimal, number_text, positive_int
-from pipeline.registry.counters import SIGNALS_TYPE
 from pipeline.registry.gain import DISCOUNT_KINDS, GAIN_KINDS, Gain
 from pipeline.registry.names import parse_measures
 
@@ -506,9 +505,9 @@ CONVENTIONS: tuple[Convention, ...] = (
         metavar="LIST",
         variables=(
             Variable("measures", "ARRAY<STRING>", lambda evaluation: list(evaluation.measures)),
-            # derived from the measures (and the conventions their counters follow): the bounds of
-            # the per-rank signals their counters read, none when only NDCG is asked (null)
-            Variable("signals", SIGNALS_TYPE, lambda evaluation: evaluation.signal_entries()),
+            # derived from the measures (and the conventions their counters follow): the per-rank
+            # signals their counters read (none for NDCG alone)
+            Variable("signals", "ARRAY<STRING>", lambda evaluation: [s.name for s in evaluation.signals]),
             # whether num_ret's count of every rank is read; the curves read; the columns asked
             Variable("count_retrieved", "BOOLEAN", lambda evaluation: evaluation.counts_retrieved),
             Variable("curves", "ARRAY<STRING>", lambda evaluation: list(evaluation.curves)),

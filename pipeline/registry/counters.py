@@ -7,11 +7,11 @@ for, generically from this registry.
 
 A signal is data, as trec_eval's measures each read their predicate off its one per-rank form
 (the judgment list in rank order): the ranking carries each rank's label once, and a signal is a
-range of labels (:meth:`Signal.bounds`) that both engines read from here, the SQL as the
-variable ``signals`` (sql/counters/signals.sql). A new signal is an entry of :data:`SIGNALS`, its
-counters entries of :data:`COUNTERS`; sql/counters/counters.sql, the step that turns the signals'
-rows into the counters' columns, is generated from them (``make generate``), and no step of the
-ranking names one.
+range of labels (:attr:`Signal.at_least`, :attr:`Signal.below`, :meth:`Signal.bounds`) that both
+engines read from here: the Polars engine builds its predicate from it, and the SQL steps that
+name the signals and their counters (sql/counters/signals.sql, running_sums.sql, counters.sql)
+are generated from it (``make generate``). A new signal is an entry of :data:`SIGNALS` and its
+counters entries of :data:`COUNTERS`; no hand-written step names one but the curves that read it.
 """
 
 from __future__ import annotations
@@ -93,21 +93,7 @@ SIGNALS: tuple[Signal, ...] = (
     Signal("pooled", "the document is in the query's judgments, whatever its label (a negative one too)"),
 )
 SIGNAL: dict[str, Signal] = {signal.name: signal for signal in SIGNALS}
-# The fields of an entry of the SQL variable ``signals`` (Signal.bounds, and which accumulations
-# are read), its type in Spark's spelling and in DuckDB's (sql/counters/signals.sql casts to it)
-SIGNAL_FIELDS: tuple[tuple[str, str], ...] = (
-    ("name", "STRING"),
-    ("low", "DOUBLE"),
-    ("low_closed", "BOOLEAN"),
-    ("high", "DOUBLE"),
-    ("high_closed", "BOOLEAN"),
-    # whether its precision_sum is read: a second pass over its ranks, made only for those
-    ("precision_sum", "BOOLEAN"),
-)
-SIGNALS_TYPE = f"ARRAY<STRUCT<{', '.join(f'{name}: {kind}' for name, kind in SIGNAL_FIELDS)}>>"
-_DUCKDB_TYPES = {"STRING": "varchar", "DOUBLE": "double", "BOOLEAN": "boolean"}
-SIGNALS_DUCKDB_TYPE = "struct(" + ", ".join(f"{name} {_DUCKDB_TYPES[kind]}" for name, kind in SIGNAL_FIELDS) + ")[]"
-SIGNAL_NAMES: tuple[str, ...] = tuple(signal.name for signal in SIGNALS)
+SIGNAL_NAMES: tuple[str, ...] = tuple(SIGNAL)
 
 # How a counter accumulates its signal: each is computed for every signal asked for, in one
 # running aggregate over the ranks where it holds, read off at each cutoff (k null: the whole

@@ -144,15 +144,6 @@ class Evaluation:
         """The per-rank signals those counters read (none for NDCG alone), in the registry's order."""
         return tuple(SIGNAL[name] for name in signals_of(self.counters) if name != RETRIEVED)
 
-    def signal_entries(self) -> list[dict[str, object]] | None:
-        """The SQL variable ``signals``: each signal asked, its bounds under this threshold and
-        whether its precision_sum is read (None when no signal is asked)."""
-        entries = [
-            {**s.bounds(self.relevance_threshold), "precision_sum": f"{s.name}_precision_sum" in self.counters}
-            for s in self.signals
-        ]
-        return entries or None
-
     @property
     def counts_retrieved(self) -> bool:
         """Whether a counter asked reads the count of the ranking itself (num_ret's), which keeps

@@ -1,7 +1,7 @@
 -- gain_curve.sql: per query, the sums over its ranking's gains that G, Rndcg, ndcg_rel and rbp read.
 --
--- Reads: views rankings (sql/ranking/rankings.sql), running_sums (sql/counters/running_sums.sql),
--- ideal_curve (sql/curves/ideal_curve.sql), signals (sql/counters/signals.sql) and judgments.
+-- Reads: views signals (sql/counters/signals.sql: the ranks with the signal judged), running_sums
+-- (sql/counters/running_sums.sql), ideal_curve (sql/curves/ideal_curve.sql) and judgments.
 --
 -- Variables:
 --   SET VARIABLE curves = ['gain_curve'];    -- the curves the asked measures read (the registry's)
@@ -11,20 +11,19 @@
 -- positive_ranks, rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when
 -- `curves` names it (else no row), as the registry's G ... rbp_resid define them, with the ideal's
 -- M, idcg and cost c of sql/curves/ideal_curve.sql (c grows 1 a rank past M); judged_weight, of
--- the ranks where the signal judged holds; log2 as ln(x) / ln(2), the Polars engine's bits.
+-- the judged ranks; log2 as ln(x) / ln(2), the Polars engine's bits.
 
 create or replace temp view gain_curve as
 with
 
 ranks as (
-    select rankings.*, running_sums.next_rank, running_sums.cg, running_sums.dcg
-    from rankings
+    select s.*, running_sums.next_rank, running_sums.cg, running_sums.dcg
+    from signals as s
     inner join running_sums
-        on rankings.ranking = running_sums.ranking
-        and rankings.query_id = running_sums.query_id
-        and rankings.rank = running_sums.rank
-        and running_sums.signal is null
-    where rankings.ranking = 'retrieved' and list_contains(getvariable('curves'), 'gain_curve')
+        on s.ranking = running_sums.ranking
+        and s.query_id = running_sums.query_id
+        and s.rank = running_sums.rank
+    where s.source = 'ranking' and s.ranking = 'retrieved' and list_contains(getvariable('curves'), 'gain_curve')
 ),
 
 -- each beside the ideal's sums at rank min(i, M), M read off the ideal's first rank
@@ -46,16 +45,10 @@ per_rank as (
         sum(case when b.credited_gain <> 0 then b.credited_gain / (ln(2.0 + b.rank_cost - b.cg) / ln(2)) end) as g_sum,
         sum(case when b.credited_gain > 0 then b.dcg / b.idcg end) as ndcg_rel_sum,
         count(case when b.credited_gain > 0 then 1 end) as positive_ranks,
-        sum(greatest(b.credited_gain, 0.0) * b.weight) as rbp_sum
+        sum(greatest(b.credited_gain, 0.0) * b.weight) as rbp_sum,
+        sum(case when b.judged then b.weight end) as judged_weight
     from beside_ideal as b
     group by b.query_id
-),
-
-judged_weights as (
-    select s.query_id, sum(power(coalesce(getvariable('rbp_persistence'), 0.9), s.rank - 1)) as judged_weight
-    from signals as s
-    where s.source = 'ranking' and s.signal = 'judged' and list_contains(getvariable('curves'), 'gain_curve')
-    group by s.query_id
 ),
 
 -- NDCG@b at each boundary b of the ideal: the ranking's dcg at its last kept rank <= b, or 0
@@ -87,12 +80,10 @@ final as (
         totals.ideal_length,
         totals.ideal_gain,
         per_rank.* exclude (query_id),  -- noqa: RF02
-        judged_weights.judged_weight,
         points.* exclude (query_id)  -- noqa: RF02
     from largest
     left join ideal_curve as totals on largest.query_id = totals.query_id and totals.rank = 1
     left join per_rank on largest.query_id = per_rank.query_id
-    left join judged_weights on largest.query_id = judged_weights.query_id
     left join points on largest.query_id = points.query_id
 )
 

@@ -27,7 +27,6 @@ ideal as (
         on rankings.ranking = running_sums.ranking
         and rankings.query_id = running_sums.query_id
         and rankings.rank = running_sums.rank
-        and running_sums.signal is null
     where rankings.ranking = 'ideal' and list_contains(getvariable('curves'), 'gain_curve')
 ),
 

@@ -1,6 +1,7 @@
 -- relevance_curve.sql: per query, where its relevant results sit, as Rprec, iprec, bpref, infAP, binG read it.
 --
--- Reads: views signals (sql/counters/signals.sql) and counters (sql/counters/counters.sql).
+-- Reads: views signals (sql/counters/signals.sql: the signals relevant, nonrelevant and pooled of
+-- each rank) and counters (sql/counters/counters.sql).
 --
 -- Variables:
 --   SET VARIABLE curves = ['relevance_curve'];   -- the curves the asked measures read (the registry's)
@@ -18,34 +19,30 @@
 create or replace temp view relevance_curve as
 with
 
--- the relevant, judged nonrelevant and pooled results up to each rank where one of those
--- holds; a rank's relevant row last among its signals, so that its counts hold the others
-so_far as (
+relevant_ranks as (
     select
         s.query_id,
         s.rank,
-        s.signal,
-        sum(case when s.signal = 'relevant' then 1 else 0 end) over running as found,
-        sum(case when s.signal = 'nonrelevant' then 1 else 0 end) over running as nonrelevant_above,
-        sum(case when s.signal = 'pooled' then 1 else 0 end) over running as pooled_so_far
+        s.relevant,
+        sum(cast(s.relevant as int)) over running as found,
+        sum(cast(s.nonrelevant as int)) over running as nonrelevant_above,
+        sum(cast(s.pooled as int)) over running as pooled_so_far
     from signals as s
     where
         s.source = 'ranking'
-        and s.signal in ('relevant', 'nonrelevant', 'pooled')
+        and s.ranking = 'retrieved'
         and list_contains(getvariable('curves'), 'relevance_curve')
-    window running as (
-        partition by s.query_id order by s.rank asc, s.signal = 'relevant' asc rows unbounded preceding
-    )
+    window running as (partition by s.query_id order by s.rank asc rows unbounded preceding)
 ),
 
 relevant as (
     select
-        so_far.*,
+        relevant_ranks.*,
         cast(counters.relevant_in_qrels as double) as r,
         least(counters.nonrelevant_in_qrels, counters.relevant_in_qrels) as preferences
-    from so_far
-    inner join counters on so_far.query_id = counters.query_id and counters.k is null
-    where so_far.signal = 'relevant'
+    from relevant_ranks
+    inner join counters on relevant_ranks.query_id = counters.query_id
+    where relevant_ranks.relevant
 ),
 
 final as (

@@ -414,8 +414,8 @@ FROM (
       WHERE
         judgments.gain <> 0
         OR (
-          NOT NULLIF(
-            CAST(FLATTEN(
+          ARRAY_LENGTH(
+            FLATTEN(
               [
                 CASE
                   WHEN COALESCE(
@@ -448,31 +448,13 @@ FROM (
                     ),
                     FALSE
                   )
-                  THEN [
-                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['relevant']
+                  ELSE CAST([] AS TEXT[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                  THEN [
-                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['judged']
+                  ELSE CAST([] AS TEXT[])
                 END,
                 CASE
                   WHEN COALESCE(
@@ -490,50 +472,17 @@ FROM (
                     ),
                     FALSE
                   )
-                  THEN [
-                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['nonrelevant']
+                  ELSE CAST([] AS TEXT[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                  THEN [
-                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['pooled']
+                  ELSE CAST([] AS TEXT[])
                 END
               ]
-            ) AS STRUCT(
-              name TEXT,
-              low DOUBLE,
-              low_closed BOOLEAN,
-              high DOUBLE,
-              high_closed BOOLEAN,
-              precision_sum BOOLEAN
-            )[]),
-            CAST([] AS STRUCT(
-              name TEXT,
-              low DOUBLE,
-              low_closed BOOLEAN,
-              high DOUBLE,
-              high_closed BOOLEAN,
-              precision_sum BOOLEAN
-            )[])
-          ) IS NULL
+            )
+          ) > 0
           AND NOT judgments.label IS NULL
         )
         OR COALESCE(
@@ -611,27 +560,23 @@ FROM (
     SELECT
       *
     FROM retrieved__final AS final
-  ), rankings AS (
-    WITH rankings__ranks AS (
+  ), ideal AS (
+    WITH ideal__as_ranked AS (
       SELECT
-        *
+        retrieved.*
       FROM retrieved
-    ), rankings__as_ranked AS (
-      SELECT
-        ranks.*
-      FROM rankings__ranks AS ranks
       WHERE
-        ranks.ordering = 'retrieved'
-    ), rankings__hits AS (
+        retrieved.ordering = 'retrieved'
+    ), ideal__hits AS (
       SELECT
         as_ranked.query_id,
         COUNT(*) AS hits
-      FROM rankings__as_ranked AS as_ranked
+      FROM ideal__as_ranked AS as_ranked
       WHERE
         ideal = 'judged-cut-at-hits'
       GROUP BY
         as_ranked.query_id
-    ), rankings__ideal_gains AS (
+    ), ideal__ideal_gains AS (
       SELECT
         judgments.query_id,
         judgments.gain
@@ -642,39 +587,44 @@ FROM (
       SELECT
         as_ranked.query_id,
         as_ranked.gain
-      FROM rankings__as_ranked AS as_ranked
+      FROM ideal__as_ranked AS as_ranked
       WHERE
         as_ranked.gain > 0 AND ideal = 'retrieved'
-    ), rankings__ideal_ranked AS (
+    ), ideal__ideal_ranked AS (
       SELECT
         ideal_gains.query_id,
         ROW_NUMBER() OVER (PARTITION BY ideal_gains.query_id ORDER BY ideal_gains.gain DESC NULLS LAST) AS rank,
         ideal_gains.gain
-      FROM rankings__ideal_gains AS ideal_gains
-    ), rankings__ideal AS (
+      FROM ideal__ideal_gains AS ideal_gains
+    ), ideal__final AS (
       SELECT
         ideal_ranked.query_id,
         ideal_ranked.rank,
         ideal_ranked.gain AS credited_gain
-      FROM rankings__ideal_ranked AS ideal_ranked
-      LEFT JOIN rankings__hits AS hits
+      FROM ideal__ideal_ranked AS ideal_ranked
+      LEFT JOIN ideal__hits AS hits
         ON ideal_ranked.query_id = hits.query_id
       WHERE
         ideal IS DISTINCT FROM 'judged-cut-at-hits'
         OR ideal_ranked.rank <= COALESCE(hits.hits, 0)
-    ), rankings__final AS (
+    )
+    SELECT
+      *
+    FROM ideal__final AS final
+  ), rankings AS (
+    WITH rankings__kept AS (
       SELECT
         ranks.ordering AS ranking,
         ranks.query_id,
         ranks.rank,
         ranks.credited_gain,
         CASE WHEN ranks.ordering = 'retrieved' THEN ranks.label END AS label
-      FROM rankings__ranks AS ranks
+      FROM retrieved AS ranks
       WHERE
         ranks.credited_gain <> 0
         OR (
-          NOT NULLIF(
-            CAST(FLATTEN(
+          ARRAY_LENGTH(
+            FLATTEN(
               [
                 CASE
                   WHEN COALESCE(
@@ -707,31 +657,13 @@ FROM (
                     ),
                     FALSE
                   )
-                  THEN [
-                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['relevant']
+                  ELSE CAST([] AS TEXT[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                  THEN [
-                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['judged']
+                  ELSE CAST([] AS TEXT[])
                 END,
                 CASE
                   WHEN COALESCE(
@@ -749,50 +681,17 @@ FROM (
                     ),
                     FALSE
                   )
-                  THEN [
-                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['nonrelevant']
+                  ELSE CAST([] AS TEXT[])
                 END,
                 CASE
                   WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                  THEN [
-                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
+                  THEN ['pooled']
+                  ELSE CAST([] AS TEXT[])
                 END
               ]
-            ) AS STRUCT(
-              name TEXT,
-              low DOUBLE,
-              low_closed BOOLEAN,
-              high DOUBLE,
-              high_closed BOOLEAN,
-              precision_sum BOOLEAN
-            )[]),
-            CAST([] AS STRUCT(
-              name TEXT,
-              low DOUBLE,
-              low_closed BOOLEAN,
-              high DOUBLE,
-              high_closed BOOLEAN,
-              precision_sum BOOLEAN
-            )[])
-          ) IS NULL
+            )
+          ) > 0
           AND ranks.ordering = 'retrieved'
           AND NOT ranks.label IS NULL
         )
@@ -803,405 +702,50 @@ FROM (
         ideal.rank,
         ideal.credited_gain,
         CAST(NULL AS DOUBLE) AS label
-      FROM rankings__ideal AS ideal
+      FROM ideal
+    ), rankings__final AS (
+      SELECT
+        kept.ranking,
+        kept.query_id,
+        kept.rank,
+        kept.credited_gain,
+        kept.credited_gain * CASE
+          WHEN COALESCE(discount, 'log2') = 'jk'
+          THEN 1.0 / GREATEST(1.0, LN(kept.rank) / LN(COALESCE(log_base, 2.0)))
+          ELSE 1.0 / (
+            LN(kept.rank + 1.0) / LN(2.0)
+          )
+        END AS discounted_gain,
+        kept.label
+      FROM rankings__kept AS kept
     )
     SELECT
       *
     FROM rankings__final AS final
   ), signals AS (
-    WITH signals__asked AS (
-      SELECT
-        UNNEST(
-          CAST(NULLIF(
-            CAST(FLATTEN(
-              [
-                CASE
-                  WHEN COALESCE(
-                    LIST_HAS_ANY(
-                      measures,
-                      CAST([
-                        'P',
-                        'recall',
-                        'map',
-                        'recip_rank',
-                        'success',
-                        'num_rel',
-                        'num_rel_ret',
-                        'gm_map',
-                        'relative_P',
-                        'set_P',
-                        'set_relative_P',
-                        'set_recall',
-                        'set_map',
-                        'set_F',
-                        'utility',
-                        'Rprec',
-                        'Rprec_mult',
-                        'iprec_at_recall',
-                        'bpref',
-                        'infAP',
-                        'binG',
-                        'Rndcg'
-                      ] AS TEXT[])
-                    ),
-                    FALSE
-                  )
-                  THEN [
-                    {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
-                END,
-                CASE
-                  WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                  THEN [
-                    {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
-                END,
-                CASE
-                  WHEN COALESCE(
-                    LIST_HAS_ANY(
-                      measures,
-                      CAST([
-                        'num_nonrel_judged_ret',
-                        'Rprec',
-                        'Rprec_mult',
-                        'iprec_at_recall',
-                        'bpref',
-                        'infAP',
-                        'binG'
-                      ] AS TEXT[])
-                    ),
-                    FALSE
-                  )
-                  THEN [
-                    {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
-                END,
-                CASE
-                  WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                  THEN [
-                    {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                  ]
-                  ELSE CAST([] AS STRUCT(
-                    name TEXT,
-                    low DOUBLE,
-                    low_closed BOOLEAN,
-                    high DOUBLE,
-                    high_closed BOOLEAN,
-                    precision_sum BOOLEAN
-                  )[])
-                END
-              ]
-            ) AS STRUCT(
-              name TEXT,
-              low DOUBLE,
-              low_closed BOOLEAN,
-              high DOUBLE,
-              high_closed BOOLEAN,
-              precision_sum BOOLEAN
-            )[]),
-            CAST([] AS STRUCT(
-              name TEXT,
-              low DOUBLE,
-              low_closed BOOLEAN,
-              high DOUBLE,
-              high_closed BOOLEAN,
-              precision_sum BOOLEAN
-            )[])
-          ) AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[])
-        ) AS signal
-      WHERE
-        NOT NULLIF(
-          CAST(FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'P',
-                      'recall',
-                      'map',
-                      'recip_rank',
-                      'success',
-                      'num_rel',
-                      'num_rel_ret',
-                      'gm_map',
-                      'relative_P',
-                      'set_P',
-                      'set_relative_P',
-                      'set_recall',
-                      'set_map',
-                      'set_F',
-                      'utility',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG',
-                      'Rndcg'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'num_nonrel_judged_ret',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END
-            ]
-          ) AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[]),
-          CAST([] AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[])
-        ) IS NULL
-    ), signals__labelled AS (
+    WITH signals__labelled AS (
       SELECT
         'ranking' AS source,
+        rankings.ranking,
         rankings.query_id,
         rankings.rank,
+        rankings.credited_gain,
+        rankings.discounted_gain,
         rankings.label
       FROM rankings
-      WHERE
-        rankings.ranking = 'retrieved'
-        AND NOT rankings.label IS NULL
-        AND NOT NULLIF(
-          CAST(FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'P',
-                      'recall',
-                      'map',
-                      'recip_rank',
-                      'success',
-                      'num_rel',
-                      'num_rel_ret',
-                      'gm_map',
-                      'relative_P',
-                      'set_P',
-                      'set_relative_P',
-                      'set_recall',
-                      'set_map',
-                      'set_F',
-                      'utility',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG',
-                      'Rndcg'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'num_nonrel_judged_ret',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END
-            ]
-          ) AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[]),
-          CAST([] AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[])
-        ) IS NULL
       UNION ALL
       SELECT
         'judgments' AS source,
+        CAST(NULL AS TEXT) AS ranking,
         judgments.query_id,
         CAST(NULL AS BIGINT) AS rank,
+        CAST(NULL AS DOUBLE) AS credited_gain,
+        CAST(NULL AS DOUBLE) AS discounted_gain,
         judgments.label
       FROM judgments
       WHERE
-        NOT judgments.label IS NULL
-        AND NOT NULLIF(
-          CAST(FLATTEN(
+        ARRAY_LENGTH(
+          FLATTEN(
             [
               CASE
                 WHEN COALESCE(
@@ -1234,31 +778,13 @@ FROM (
                   ),
                   FALSE
                 )
-                THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
+                THEN ['relevant']
+                ELSE CAST([] AS TEXT[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
+                THEN ['judged']
+                ELSE CAST([] AS TEXT[])
               END,
               CASE
                 WHEN COALESCE(
@@ -1276,156 +802,841 @@ FROM (
                   ),
                   FALSE
                 )
-                THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
+                THEN ['nonrelevant']
+                ELSE CAST([] AS TEXT[])
               END,
               CASE
                 WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
+                THEN ['pooled']
+                ELSE CAST([] AS TEXT[])
               END
             ]
-          ) AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[]),
-          CAST([] AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[])
-        ) IS NULL
+          )
+        ) > 0
     ), signals__final AS (
       SELECT
-        labelled.source,
-        labelled.query_id,
-        labelled.rank,
-        asked.signal.name AS signal,
-        asked.signal.precision_sum AS precision_summed
-      FROM signals__asked AS asked
-      INNER JOIN signals__labelled AS labelled
-        ON (
-          asked.signal.low IS NULL
-          OR asked.signal.low < labelled.label
-          OR (
-            asked.signal.low_closed AND asked.signal.low = labelled.label
+        labelled.*,
+        COALESCE(
+          COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'relevant'
+            ),
+            FALSE
           )
-        )
-        AND (
-          asked.signal.high IS NULL
-          OR asked.signal.high > labelled.label
-          OR (
-            asked.signal.high_closed AND asked.signal.high = labelled.label
+          AND (
+            NOT labelled.label IS NULL
+            AND CASE
+              WHEN relevance_threshold IS NULL
+              THEN labelled.label > 0
+              ELSE labelled.label >= GREATEST(relevance_threshold, 0)
+            END
+          ),
+          FALSE
+        ) AS relevant,
+        COALESCE(
+          COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'judged'
+            ),
+            FALSE
           )
-        )
+          AND (
+            NOT labelled.label IS NULL AND labelled.label >= 0.0
+          ),
+          FALSE
+        ) AS judged,
+        COALESCE(
+          COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'nonrelevant'
+            ),
+            FALSE
+          )
+          AND (
+            NOT labelled.label IS NULL
+            AND labelled.label >= 0.0
+            AND CASE
+              WHEN relevance_threshold IS NULL
+              THEN labelled.label <= 0
+              ELSE labelled.label < GREATEST(relevance_threshold, 0)
+            END
+          ),
+          FALSE
+        ) AS nonrelevant,
+        COALESCE(
+          COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'pooled'
+            ),
+            FALSE
+          )
+          AND NOT labelled.label IS NULL,
+          FALSE
+        ) AS pooled
+      FROM signals__labelled AS labelled
     )
     SELECT
       *
     FROM signals__final AS final
   ), running_sums AS (
-    WITH running_sums__gains AS (
+    WITH running_sums__cumulative AS (
       SELECT
-        r.ranking,
-        r.query_id,
-        CAST(NULL AS TEXT) AS signal,
-        r.rank,
-        LEAD(r.rank) OVER in_rank_order AS next_rank,
-        SUM(r.credited_gain) OVER running AS cg,
-        SUM(
-          r.credited_gain * CASE
-            WHEN COALESCE(discount, 'log2') = 'jk'
-            THEN 1.0 / GREATEST(1.0, LN(r.rank) / LN(COALESCE(log_base, 2.0)))
-            ELSE 1.0 / (
-              LN(r.rank + 1.0) / LN(2.0)
-            )
-          END
-        ) OVER running AS dcg,
-        CAST(NULL AS BIGINT) AS found,
-        CAST(NULL AS BIGINT) AS first_rank,
-        CAST(NULL AS DOUBLE) AS precision_sum
-      FROM rankings AS r
-      WINDOW in_rank_order AS (PARTITION BY r.ranking, r.query_id ORDER BY r.rank ASC NULLS LAST), running AS (
-        PARTITION BY r.ranking, r.query_id
-        ORDER BY r.rank ASC NULLS LAST
-        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-      )
-    ), running_sums__counts AS (
-      SELECT
-        'retrieved' AS ranking,
+        s.ranking,
         s.query_id,
-        s.signal,
         s.rank,
+        s.relevant,
+        s.judged,
+        s.nonrelevant,
+        s.pooled,
         LEAD(s.rank) OVER in_rank_order AS next_rank,
-        ROW_NUMBER() OVER in_rank_order AS found,
-        FIRST_VALUE(s.rank) OVER in_rank_order AS first_rank,
-        s.precision_summed
+        SUM(s.credited_gain) OVER running AS cg,
+        SUM(s.discounted_gain) OVER running AS dcg,
+        CASE
+          WHEN COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'relevant'
+            ),
+            FALSE
+          )
+          THEN SUM(CAST(s.relevant AS BIGINT)) OVER running
+        END AS relevant_found,
+        CASE
+          WHEN COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'relevant'
+            ),
+            FALSE
+          )
+          THEN MIN(CASE WHEN s.relevant THEN s.rank END) OVER running
+        END AS relevant_first_rank,
+        CASE
+          WHEN COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'judged'
+            ),
+            FALSE
+          )
+          THEN SUM(CAST(s.judged AS BIGINT)) OVER running
+        END AS judged_found,
+        CASE
+          WHEN COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'nonrelevant'
+            ),
+            FALSE
+          )
+          THEN SUM(CAST(s.nonrelevant AS BIGINT)) OVER running
+        END AS nonrelevant_found,
+        CASE
+          WHEN COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'pooled'
+            ),
+            FALSE
+          )
+          THEN SUM(CAST(s.pooled AS BIGINT)) OVER running
+        END AS pooled_found
       FROM signals AS s
       WHERE
         s.source = 'ranking'
-      WINDOW in_rank_order AS (PARTITION BY s.query_id, s.signal ORDER BY s.rank ASC NULLS LAST)
+      WINDOW in_rank_order AS (PARTITION BY s.ranking, s.query_id ORDER BY s.rank ASC NULLS LAST), running AS (
+        PARTITION BY s.ranking, s.query_id
+        ORDER BY s.rank ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    ), running_sums__counted AS (
+      SELECT
+        c.*,
+        CASE
+          WHEN COALESCE(
+            ARRAY_CONTAINS(
+              FLATTEN(
+                [
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'P',
+                          'recall',
+                          'map',
+                          'recip_rank',
+                          'success',
+                          'num_rel',
+                          'num_rel_ret',
+                          'gm_map',
+                          'relative_P',
+                          'set_P',
+                          'set_relative_P',
+                          'set_recall',
+                          'set_map',
+                          'set_F',
+                          'utility',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG',
+                          'Rndcg'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['relevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+                    THEN ['judged']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(
+                      LIST_HAS_ANY(
+                        measures,
+                        CAST([
+                          'num_nonrel_judged_ret',
+                          'Rprec',
+                          'Rprec_mult',
+                          'iprec_at_recall',
+                          'bpref',
+                          'infAP',
+                          'binG'
+                        ] AS TEXT[])
+                      ),
+                      FALSE
+                    )
+                    THEN ['nonrelevant']
+                    ELSE CAST([] AS TEXT[])
+                  END,
+                  CASE
+                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+                    THEN ['pooled']
+                    ELSE CAST([] AS TEXT[])
+                  END
+                ]
+              ),
+              'relevant'
+            ),
+            FALSE
+          )
+          THEN SUM(CASE WHEN c.relevant THEN c.relevant_found / c.rank ELSE 0.0 END) OVER running
+        END AS relevant_precision_sum
+      FROM running_sums__cumulative AS c
+      WINDOW running AS (
+        PARTITION BY c.ranking, c.query_id
+        ORDER BY c.rank ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
     ), running_sums__final AS (
       SELECT
-        gains.*
-      FROM running_sums__gains AS gains
-      UNION ALL
-      SELECT
-        c.ranking,
-        c.query_id,
-        c.signal,
-        c.rank,
-        c.next_rank,
-        CAST(NULL AS DOUBLE) AS cg,
-        CAST(NULL AS DOUBLE) AS dcg,
-        c.found,
-        c.first_rank,
-        CAST(NULL AS DOUBLE) AS precision_sum
-      FROM running_sums__counts AS c
-      WHERE
-        NOT c.precision_summed
-      UNION ALL
-      SELECT
-        c.ranking,
-        c.query_id,
-        c.signal,
-        c.rank,
-        c.next_rank,
-        CAST(NULL AS DOUBLE) AS cg,
-        CAST(NULL AS DOUBLE) AS dcg,
-        c.found,
-        c.first_rank,
-        SUM(c.found / c.rank) OVER (
-          PARTITION BY c.query_id, c.signal
-          ORDER BY c.rank ASC NULLS LAST
-          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-        ) AS precision_sum
-      FROM running_sums__counts AS c
-      WHERE
-        c.precision_summed
+        counted.*
+        EXCLUDE (relevant, judged, nonrelevant, pooled)
+      FROM running_sums__counted AS counted
     )
     SELECT
       *
@@ -1435,10 +1646,9 @@ FROM (
       SELECT
         running_sums.ranking,
         running_sums.query_id,
-        running_sums.signal,
         cutoffs.k,
         running_sums.*
-        EXCLUDE (ranking, query_id, signal, rank, next_rank)
+        EXCLUDE (ranking, query_id, rank, next_rank)
       FROM running_sums
       CROSS JOIN cutoffs
       WHERE
@@ -1568,155 +1778,11 @@ FROM (
       *
     FROM evaluated_queries__final AS final
   ), counters AS (
-    WITH counters__at_cutoffs AS (
+    WITH counters__in_qrels AS (
       SELECT
         s.query_id,
-        s.k,
-        MAX(s.found) FILTER(WHERE
-          s.signal = 'relevant') AS relevant_found,
-        MAX(s.precision_sum) FILTER(WHERE
-          s.signal = 'relevant') AS relevant_precision_sum,
-        MAX(s.first_rank) FILTER(WHERE
-          s.signal = 'relevant') AS relevant_first_rank,
-        MAX(s.found) FILTER(WHERE
-          s.signal = 'judged') AS judged_found,
-        MAX(s.found) FILTER(WHERE
-          s.signal = 'nonrelevant') AS nonrelevant_found,
-        MAX(s.found) FILTER(WHERE
-          s.signal = 'pooled') AS pooled_found
-      FROM sums_at_cutoffs AS s
-      WHERE
-        NOT s.signal IS NULL
-        AND NOT NULLIF(
-          CAST(FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'P',
-                      'recall',
-                      'map',
-                      'recip_rank',
-                      'success',
-                      'num_rel',
-                      'num_rel_ret',
-                      'gm_map',
-                      'relative_P',
-                      'set_P',
-                      'set_relative_P',
-                      'set_recall',
-                      'set_map',
-                      'set_F',
-                      'utility',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG',
-                      'Rndcg'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN [
-                  {'name': 'relevant', 'low': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'low_closed': NOT relevance_threshold IS NULL, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'gm_map'] AS TEXT[])), FALSE)}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'judged', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'num_nonrel_judged_ret',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN [
-                  {'name': 'nonrelevant', 'low': CAST(0.0 AS DOUBLE), 'low_closed': TRUE, 'high': CAST(GREATEST(COALESCE(relevance_threshold, 0.0), 0.0) AS DOUBLE), 'high_closed': NOT NOT relevance_threshold IS NULL, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                THEN [
-                  {'name': 'pooled', 'low': CAST(NULL AS DOUBLE), 'low_closed': TRUE, 'high': CAST(NULL AS DOUBLE), 'high_closed': FALSE, 'precision_sum': FALSE}
-                ]
-                ELSE CAST([] AS STRUCT(
-                  name TEXT,
-                  low DOUBLE,
-                  low_closed BOOLEAN,
-                  high DOUBLE,
-                  high_closed BOOLEAN,
-                  precision_sum BOOLEAN
-                )[])
-              END
-            ]
-          ) AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[]),
-          CAST([] AS STRUCT(
-            name TEXT,
-            low DOUBLE,
-            low_closed BOOLEAN,
-            high DOUBLE,
-            high_closed BOOLEAN,
-            precision_sum BOOLEAN
-          )[])
-        ) IS NULL
-      GROUP BY
-        s.query_id,
-        s.k
-    ), counters__in_qrels AS (
-      SELECT
-        s.query_id,
-        COUNT(*) FILTER(WHERE
-          s.signal = 'relevant') AS relevant_in_qrels,
-        COUNT(*) FILTER(WHERE
-          s.signal = 'nonrelevant') AS nonrelevant_in_qrels
+        SUM(CAST(s.relevant AS BIGINT)) AS relevant_in_qrels,
+        SUM(CAST(s.nonrelevant AS BIGINT)) AS nonrelevant_in_qrels
       FROM signals AS s
       WHERE
         s.source = 'judgments'
@@ -1724,22 +1790,10 @@ FROM (
         s.query_id
     ), counters__final AS (
       SELECT
-        evaluated_queries.query_id,
-        cutoffs.k,
-        at_cutoffs.relevant_found,
-        at_cutoffs.relevant_precision_sum,
-        at_cutoffs.relevant_first_rank,
+        evaluated_queries.*,
         COALESCE(in_qrels.relevant_in_qrels, 0) AS relevant_in_qrels,
-        at_cutoffs.judged_found,
-        at_cutoffs.nonrelevant_found,
-        COALESCE(in_qrels.nonrelevant_in_qrels, 0) AS nonrelevant_in_qrels,
-        evaluated_queries.retrieved_in_ranking,
-        at_cutoffs.pooled_found
+        COALESCE(in_qrels.nonrelevant_in_qrels, 0) AS nonrelevant_in_qrels
       FROM evaluated_queries
-      CROSS JOIN cutoffs
-      LEFT JOIN counters__at_cutoffs AS at_cutoffs
-        ON evaluated_queries.query_id = at_cutoffs.query_id
-        AND cutoffs.k IS NOT DISTINCT FROM at_cutoffs.k
       LEFT JOIN counters__in_qrels AS in_qrels
         ON evaluated_queries.query_id = in_qrels.query_id
     )
@@ -1747,18 +1801,18 @@ FROM (
       *
     FROM counters__final AS final
   ), relevance_curve AS (
-    WITH relevance_curve__so_far AS (
+    WITH relevance_curve__relevant_ranks AS (
       SELECT
         s.query_id,
         s.rank,
-        s.signal,
-        SUM(CASE WHEN s.signal = 'relevant' THEN 1 ELSE 0 END) OVER running AS found,
-        SUM(CASE WHEN s.signal = 'nonrelevant' THEN 1 ELSE 0 END) OVER running AS nonrelevant_above,
-        SUM(CASE WHEN s.signal = 'pooled' THEN 1 ELSE 0 END) OVER running AS pooled_so_far
+        s.relevant,
+        SUM(CAST(s.relevant AS INT)) OVER running AS found,
+        SUM(CAST(s.nonrelevant AS INT)) OVER running AS nonrelevant_above,
+        SUM(CAST(s.pooled AS INT)) OVER running AS pooled_so_far
       FROM signals AS s
       WHERE
         s.source = 'ranking'
-        AND s.signal IN ('relevant', 'nonrelevant', 'pooled')
+        AND s.ranking = 'retrieved'
         AND ARRAY_CONTAINS(
           FLATTEN(
             [
@@ -1784,19 +1838,19 @@ FROM (
         )
       WINDOW running AS (
         PARTITION BY s.query_id
-        ORDER BY s.rank ASC NULLS LAST, s.signal = 'relevant' ASC NULLS LAST
+        ORDER BY s.rank ASC NULLS LAST
         rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
       )
     ), relevance_curve__relevant AS (
       SELECT
-        so_far.*,
+        relevant_ranks.*,
         CAST(counters.relevant_in_qrels AS DOUBLE) AS r,
         LEAST(counters.nonrelevant_in_qrels, counters.relevant_in_qrels) AS preferences
-      FROM relevance_curve__so_far AS so_far
+      FROM relevance_curve__relevant_ranks AS relevant_ranks
       INNER JOIN counters
-        ON so_far.query_id = counters.query_id AND counters.k IS NULL
+        ON relevant_ranks.query_id = counters.query_id
       WHERE
-        so_far.signal = 'relevant'
+        relevant_ranks.relevant
     ), relevance_curve__final AS (
       SELECT
         v.query_id,
@@ -1874,7 +1928,6 @@ FROM (
         ON rankings.ranking = running_sums.ranking
         AND rankings.query_id = running_sums.query_id
         AND rankings.rank = running_sums.rank
-        AND running_sums.signal IS NULL
       WHERE
         rankings.ranking = 'ideal'
         AND ARRAY_CONTAINS(
@@ -1923,18 +1976,18 @@ FROM (
   ), gain_curve AS (
     WITH gain_curve__ranks AS (
       SELECT
-        rankings.*,
+        s.*,
         running_sums.next_rank,
         running_sums.cg,
         running_sums.dcg
-      FROM rankings
+      FROM signals AS s
       INNER JOIN running_sums
-        ON rankings.ranking = running_sums.ranking
-        AND rankings.query_id = running_sums.query_id
-        AND rankings.rank = running_sums.rank
-        AND running_sums.signal IS NULL
+        ON s.ranking = running_sums.ranking
+        AND s.query_id = running_sums.query_id
+        AND s.rank = running_sums.rank
       WHERE
-        rankings.ranking = 'retrieved'
+        s.source = 'ranking'
+        AND s.ranking = 'retrieved'
         AND ARRAY_CONTAINS(
           FLATTEN(
             [
@@ -1983,43 +2036,11 @@ FROM (
         ) AS g_sum,
         SUM(CASE WHEN b.credited_gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
         COUNT(CASE WHEN b.credited_gain > 0 THEN 1 END) AS positive_ranks,
-        SUM(GREATEST(b.credited_gain, 0.0) * b.weight) AS rbp_sum
+        SUM(GREATEST(b.credited_gain, 0.0) * b.weight) AS rbp_sum,
+        SUM(CASE WHEN b.judged THEN b.weight END) AS judged_weight
       FROM gain_curve__beside_ideal AS b
       GROUP BY
         b.query_id
-    ), gain_curve__judged_weights AS (
-      SELECT
-        s.query_id,
-        SUM(POWER(COALESCE(rbp_persistence, 0.9), s.rank - 1)) AS judged_weight
-      FROM signals AS s
-      WHERE
-        s.source = 'ranking'
-        AND s.signal = 'judged'
-        AND ARRAY_CONTAINS(
-          FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST(['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN ['relevance_curve']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
-                THEN ['gain_curve']
-                ELSE CAST([] AS TEXT[])
-              END
-            ]
-          ),
-          'gain_curve'
-        )
-      GROUP BY
-        s.query_id
     ), gain_curve__points AS (
       SELECT
         ideal.query_id,
@@ -2074,7 +2095,6 @@ FROM (
         totals.ideal_gain,
         per_rank.*
         EXCLUDE (query_id),
-        judged_weights.judged_weight,
         points.*
         EXCLUDE (query_id)
       FROM gain_curve__largest AS largest
@@ -2082,8 +2102,6 @@ FROM (
         ON largest.query_id = totals.query_id AND totals.rank = 1
       LEFT JOIN gain_curve__per_rank AS per_rank
         ON largest.query_id = per_rank.query_id
-      LEFT JOIN gain_curve__judged_weights AS judged_weights
-        ON largest.query_id = judged_weights.query_id
       LEFT JOIN gain_curve__points AS points
         ON largest.query_id = points.query_id
     )
@@ -2093,10 +2111,8 @@ FROM (
   ), counted AS (
     WITH counted__sums AS (
       SELECT
-        sums_at_cutoffs.*
+        *
       FROM sums_at_cutoffs
-      WHERE
-        sums_at_cutoffs.signal IS NULL
     ), counted__orderings AS (
       SELECT
         'retrieved' AS ordering
@@ -2114,30 +2130,31 @@ FROM (
       SELECT
         orderings.ordering,
         counters.query_id,
-        counters.k,
-        ranked.cg,
-        ranked.dcg,
+        cutoffs.k,
+        ranked.*
+        EXCLUDE (ranking, query_id, k),
         ideal.dcg AS idcg,
         counters.*
-        EXCLUDE (query_id, k),
+        EXCLUDE (query_id),
         relevance_curve.*
         EXCLUDE (query_id),
         gain_curve.*
         EXCLUDE (query_id)
       FROM counters
-      CROSS JOIN counted__orderings AS orderings
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
       LEFT JOIN gain_curve
         ON counters.query_id = gain_curve.query_id
+      CROSS JOIN cutoffs
+      CROSS JOIN counted__orderings AS orderings
       LEFT JOIN counted__sums AS ranked
         ON orderings.ordering = ranked.ranking
         AND counters.query_id = ranked.query_id
-        AND counters.k IS NOT DISTINCT FROM ranked.k
+        AND cutoffs.k IS NOT DISTINCT FROM ranked.k
       LEFT JOIN counted__sums AS ideal
         ON ideal.ranking = 'ideal'
         AND counters.query_id = ideal.query_id
-        AND counters.k IS NOT DISTINCT FROM ideal.k
+        AND cutoffs.k IS NOT DISTINCT FROM ideal.k
     )
     SELECT
       *

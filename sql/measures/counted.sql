@@ -1,24 +1,24 @@
 -- counted.sql: every evaluated query at each ordering and cutoff, with the sums and counters its
 -- measures read.
 --
--- Reads: views counters (sql/counters/counters.sql), sums_at_cutoffs
--- (sql/counters/sums_at_cutoffs.sql), relevance_curve and gain_curve (sql/curves/).
+-- Reads: views counters (sql/counters/counters.sql), cutoffs (sql/ranking/cutoffs.sql),
+-- sums_at_cutoffs (sql/counters/sums_at_cutoffs.sql), relevance_curve and gain_curve (sql/curves/).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
--- Creates: view counted (ordering, query_id, k, cg, dcg, idcg, then the counters of
--- sql/counters/counters.sql and the per-query sums of relevance_curve and gain_curve, null where
--- they have no row): ordering is 'retrieved' (with tie_bounds also 'worst', 'best'); cg and dcg
--- are null where nothing at or above k earns; idcg is the ideal ranking's dcg.
+-- Creates: view counted (ordering, query_id, k, cg, dcg and the rank counters of sums_at_cutoffs,
+-- idcg, then the per-query counters of sql/counters/counters.sql and the sums of relevance_curve
+-- and gain_curve, null where they have no row): ordering is 'retrieved' (with tie_bounds also
+-- 'worst', 'best'); a sum or rank counter is null where nothing at or above k earns or is
+-- counted; idcg is the ideal ranking's dcg.
 
 create or replace temp view counted as
 with
 
 -- read twice below (the run's sums and the ideal's): one CTE, computed once
 sums as (
-    select sums_at_cutoffs.* from sums_at_cutoffs
-    where sums_at_cutoffs.signal is null
+    select * from sums_at_cutoffs
 ),
 
 orderings as (
@@ -35,25 +35,25 @@ final as (
     select
         orderings.ordering,
         counters.query_id,
-        counters.k,
-        ranked.cg,
-        ranked.dcg,
+        cutoffs.k,
+        ranked.* exclude (ranking, query_id, k),  -- noqa: RF02
         ideal.dcg as idcg,
-        counters.* exclude (query_id, k),  -- noqa: RF02
+        counters.* exclude (query_id),  -- noqa: RF02
         relevance_curve.* exclude (query_id),  -- noqa: RF02
         gain_curve.* exclude (query_id)  -- noqa: RF02
     from counters
-    cross join orderings
     left join relevance_curve on counters.query_id = relevance_curve.query_id
     left join gain_curve on counters.query_id = gain_curve.query_id
+    cross join cutoffs
+    cross join orderings
     left join sums as ranked
         on orderings.ordering = ranked.ranking
         and counters.query_id = ranked.query_id
-        and counters.k is not distinct from ranked.k
+        and cutoffs.k is not distinct from ranked.k
     left join sums as ideal
         on ideal.ranking = 'ideal'
         and counters.query_id = ideal.query_id
-        and counters.k is not distinct from ideal.k
+        and cutoffs.k is not distinct from ideal.k
 )
 
 select * from final;

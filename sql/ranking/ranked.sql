@@ -10,8 +10,7 @@
 --   SET VARIABLE ideal = 'judged';           -- 'judged-cut-at-hits': every rank is kept, to count
 --   SET VARIABLE tie_bounds = true;          -- every rank is kept, and tie_orders added
 --   SET VARIABLE count_retrieved = true;     -- num_ret: every rank is kept, to count
---   SET VARIABLE signals = [{'name': 'judged', 'low': 0.0, 'low_closed': true, 'high': NULL, 'high_closed': false}];
---                                            -- set: every judged rank is kept, for its signals
+--   SET VARIABLE signals = ['relevant'];     -- some: every judged rank is kept, for its signals
 --
 -- Creates: view ranked (ordering, query_id, score, input_rank, label, gain, position): ordering
 -- 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by input_rank
@@ -73,7 +72,7 @@ final as (
     -- with the judgments that gain something (a tenth of the rows at 10M)
     where
         judgments.gain <> 0
-        or (getvariable('signals') is not null and judgments.label is not null)
+        or (array_length(getvariable('signals')) > 0 and judgments.label is not null)
         or coalesce(getvariable('count_retrieved'), false)
         or coalesce(getvariable('unjudged'), 'zero') = 'drop'
         or getvariable('ties') = 'average'

@@ -148,11 +148,11 @@ def rankings(
             )
         else:
             kept[ordering] = ranking.filter(pl.col("credited_gain") != 0).select(QUERY, "rank", "credited_gain")
-    kept["ideal"] = _ideal(judged, retrieved["retrieved"], evaluation)
+    kept["ideal"] = ideal(judged, retrieved["retrieved"], evaluation)
     return kept
 
 
-def _ideal(judged: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+def ideal(judged: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     """``query_id, rank, credited_gain``: the positive gains of the ideal source, best first."""
     source = retrieved if evaluation.ideal == "retrieved" else judged
     ideal = source.select(QUERY, "gain").filter(pl.col("gain") > 0).with_columns(rank=rank_by_gain())
