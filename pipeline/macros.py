@@ -7,16 +7,19 @@ folder::
     select * from ndcg_per_query('run.parquet', 'qrels.parquet', ks := [5, 10], gain := 'exponential')
 
 There is no second copy of a formula here, and the steps appear once: both macros read a third,
-``ndcg_per_query_table``, the transpiler's composition of the steps
+``ndcg_per_query_table``, which gives a fourth, ``ndcg_per_query_steps``, the values derived from
+the parameters (so that each derivation is written once, not at every place a step reads it).
+That one is the transpiler's composition of the steps
 (:func:`pipeline.transpile.composed_per_query`) with, on the syntax tree:
 
 - ``sql/macro_inputs.sql``'s views ``run`` and ``qrels`` as its first CTEs (``query_table`` of
   the macro's arguments: a table or view name, or a Parquet path, glob or list);
 - each ``getvariable('x')`` of a convention replaced by the macro parameter ``x``, whose default
   is the registry's (``ks`` defaults to ``[10]``);
-- the values the engines derive from the registry computed in SQL from the parameters
-  (:mod:`pipeline.derived`): the signals the measures' counters read, the curves, the columns
-  asked, the registry's sum and geometric-mean measures;
+- each ``getvariable('x')`` of a derived variable (:mod:`pipeline.derived`: the signals the
+  measures' counters read, the curves, the columns asked) replaced by its parameter, which
+  ``ndcg_per_query_table`` computes in SQL from the parameters (``ndcg_summary`` computes the
+  registry's sum and geometric-mean measures so);
 - a ``refusals`` CTE, read by the final select, that raises a message naming the argument for
   a value the registry does not accept, an unknown measure, a duplicate document under
   ``duplicates := 'error'``, and the options a macro cannot honour.
@@ -39,6 +42,9 @@ PER_QUERY_MACRO = "ndcg_per_query"
 SUMMARY_MACRO = "ndcg_summary"
 # what both read: the per-query table with every column of the steps' shape
 TABLE_MACRO = "ndcg_per_query_table"
+# what it reads: the steps, the values derived from the parameters given as arguments, so that
+# each derivation is written once and not at every place a step reads it
+STEPS_MACRO = "ndcg_per_query_steps"
 
 # The options whose meaning reads the order rows arrive in, which query_table does not expose.
 ARRIVAL_OPTIONS: dict[str, str] = {"duplicates": "first", "ties": "input-order"}
@@ -67,7 +73,7 @@ def _text_list(values: list[str] | tuple[str, ...]) -> exp.Expr:
     return literal(list(values), "ARRAY<STRING>")
 
 
-def _bind(tree: exp.Expr, parameter_names: set[str], inserted: list[exp.Expr]) -> exp.Expr:
+def _bind(tree: exp.Expr, parameter_names: set[str] | frozenset[str], inserted: list[exp.Expr]) -> exp.Expr:
 
     def parameter(name: str) -> exp.Expr:
         column = exp.column(name)
@@ -269,8 +275,19 @@ def _call(table: str, *arguments: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this=table, expressions=list(arguments))
 
 
-def table_query() -> exp.Expr:
-    """The body of ``ndcg_per_query_table``: the steps over the macro's inputs, refused (naming
+def steps_derived() -> list[str]:
+    """The derived variables the steps read, in :data:`DERIVED`'s order: the positional
+    parameters of ``ndcg_per_query_steps`` after ``run`` and ``qrels``."""
+    read = {
+        node.expressions[0].name
+        for node in composed_per_query().find_all(exp.Anonymous)
+        if node.name.lower() == "getvariable"
+    }
+    return [name for name in DERIVED if name in read]
+
+
+def steps_query() -> exp.Expr:
+    """The body of ``ndcg_per_query_steps``: the steps over the macro's inputs, refused (naming
     the macro the user called) where an argument or the run is not what the registry accepts."""
     per_query = _strip_comments(composed_per_query()).expression
     steps = per_query.args["with_"].expressions
@@ -292,7 +309,18 @@ def table_query() -> exp.Expr:
     per_query.set("with_", exp.With(expressions=steps))
     refused = exp.CTE(this=union, alias=exp.TableAlias(this=exp.to_identifier("refusals")))
     checked.set("with_", exp.With(expressions=[*_input_ctes(), refused]))
-    return _bound(checked)
+    return _bound(checked, derived_given=frozenset(steps_derived()))
+
+
+def table_query() -> exp.Expr:
+    """The body of ``ndcg_per_query_table``: ``ndcg_per_query_steps`` with the values the registry
+    derives from the parameters, computed in SQL (:mod:`pipeline.derived`), and every parameter
+    passed on."""
+    derived_values = [_parameter(name) for name in steps_derived()]
+    named = [exp.PropertyEQ(this=exp.to_identifier(CALLER), expression=_parameter(CALLER))]
+    named += [exp.PropertyEQ(this=exp.to_identifier(name), expression=_parameter(name)) for name, _ in parameters()]
+    call = _call(STEPS_MACRO, _parameter("run"), _parameter("qrels"), *derived_values, *named)
+    return _bound(exp.select(exp.Star()).from_(exp.Table(this=call)))
 
 
 def _table_call(caller: str) -> exp.Expr:
@@ -332,9 +360,10 @@ def macro_query(summary: bool) -> exp.Expr:
     return _bound(checked.order_by(exp.Ordered(this=exp.column("k"), nulls_first=True)))
 
 
-def _bound(query: exp.Expr) -> exp.Expr:
-    """``query`` with the variables the SQL reads as the macro's parameters."""
-    names = {name for name, _ in parameters()} | {"run", "qrels", CALLER}
+def _bound(query: exp.Expr, derived_given: frozenset[str] = frozenset()) -> exp.Expr:
+    """``query`` with the variables the SQL reads as the macro's parameters; the derived ones
+    computed from them, but those of ``derived_given``, which are parameters too."""
+    names = {name for name, _ in parameters()} | {"run", "qrels", CALLER} | derived_given
     inserted: list[exp.Expr] = []
     bound = _bind(query, names, inserted)
     _check_no_column_named_as_a_parameter(bound, names, inserted)
@@ -350,13 +379,19 @@ def macros_sql() -> str:
     def text(query: exp.Expr) -> str:
         return query.sql(written_in("duckdb"), pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE)
 
+    given = ", ".join(steps_derived())
     parts = [
         "-- macros.sql: DuckDB table macros ndcg_per_query(run, qrels, ...) and ndcg_summary(run, qrels, ...).",
         "-- Generated by pipeline/macros.py from the steps of sql/ (make generate); do not edit. Read it into",
         "-- DuckDB (.read macros.sql), then e.g.",
         "--   select * from ndcg_per_query('run.parquet', 'qrels.parquet', ks := [5, 10], measures := ['ndcg', 'P']);",
         "-- run and qrels: a table or view name, or a Parquet path, glob or list. docs/sql.md lists the parameters.",
-        f"-- Both read {TABLE_MACRO}, the per-query table with every column; call them, not it.",
+        f"-- Both read {TABLE_MACRO}, the per-query table with every column, which reads {STEPS_MACRO}, the",
+        "-- steps given the values derived from the parameters; call the first two, not these.",
+        "",
+        f"create or replace macro {STEPS_MACRO}(run, qrels, {given}, {CALLER} := '{TABLE_MACRO}', {named}) as table (",
+        f"{text(steps_query())}",
+        ");",
         "",
         f"create or replace macro {TABLE_MACRO}(run, qrels, {CALLER} := '{TABLE_MACRO}', {named}) as table (",
         f"{text(table_query())}",

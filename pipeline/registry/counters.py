@@ -48,8 +48,10 @@ class Signal:
                 raise SpecError(f"signal {self.name!r}: a bound is a number, {RELEVANCE_LEVEL!r} or None")
 
     def bounds(self, relevance_threshold: float | None) -> dict[str, Any]:
-        """The labels it holds for, as the engines read them: ``low`` and ``high`` (None:
-        unbounded), each included when its ``_closed`` says so (the SQL's struct).
+        """The labels it holds for under a threshold, as the Polars engine's predicate reads
+        them (:func:`pipeline.engines.polars.counters.holds`; the SQL's is written from
+        ``at_least`` and ``below``, the threshold a variable): ``low`` and ``high`` (None:
+        unbounded), each included when its ``_closed`` says so.
 
         >>> SIGNAL["relevant"].bounds(None)
         {'name': 'relevant', 'low': 0.0, 'low_closed': False, 'high': None, 'high_closed': False}

@@ -3,9 +3,10 @@
 -- DuckDB (.read macros.sql), then e.g.
 --   select * from ndcg_per_query('run.parquet', 'qrels.parquet', ks := [5, 10], measures := ['ndcg', 'P']);
 -- run and qrels: a table or view name, or a Parquet path, glob or list. docs/sql.md lists the parameters.
--- Both read ndcg_per_query_table, the per-query table with every column; call them, not it.
+-- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
+-- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
 WITH run AS (
   SELECT
     run_rows.query_id,
@@ -414,105 +415,9 @@ FROM (
       WHERE
         judgments.gain <> 0
         OR (
-          ARRAY_LENGTH(
-            FLATTEN(
-              [
-                CASE
-                  WHEN COALESCE(
-                    LIST_HAS_ANY(
-                      measures,
-                      CAST([
-                        'P',
-                        'recall',
-                        'map',
-                        'recip_rank',
-                        'success',
-                        'num_rel',
-                        'num_rel_ret',
-                        'gm_map',
-                        'relative_P',
-                        'set_P',
-                        'set_relative_P',
-                        'set_recall',
-                        'set_map',
-                        'set_F',
-                        'utility',
-                        'Rprec',
-                        'Rprec_mult',
-                        'iprec_at_recall',
-                        'bpref',
-                        'infAP',
-                        'binG',
-                        'Rndcg'
-                      ] AS TEXT[])
-                    ),
-                    FALSE
-                  )
-                  THEN ['relevant']
-                  ELSE CAST([] AS TEXT[])
-                END,
-                CASE
-                  WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                  THEN ['judged']
-                  ELSE CAST([] AS TEXT[])
-                END,
-                CASE
-                  WHEN COALESCE(
-                    LIST_HAS_ANY(
-                      measures,
-                      CAST([
-                        'num_nonrel_judged_ret',
-                        'Rprec',
-                        'Rprec_mult',
-                        'iprec_at_recall',
-                        'bpref',
-                        'infAP',
-                        'binG'
-                      ] AS TEXT[])
-                    ),
-                    FALSE
-                  )
-                  THEN ['nonrelevant']
-                  ELSE CAST([] AS TEXT[])
-                END,
-                CASE
-                  WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                  THEN ['pooled']
-                  ELSE CAST([] AS TEXT[])
-                END
-              ]
-            )
-          ) > 0
-          AND NOT judgments.label IS NULL
+          ARRAY_LENGTH(signals) > 0 AND NOT judgments.label IS NULL
         )
-        OR COALESCE(
-          COALESCE(
-            LIST_HAS_ANY(
-              measures,
-              CAST([
-                'num_ret',
-                'set_P',
-                'set_relative_P',
-                'set_map',
-                'set_F',
-                'utility',
-                'unj',
-                'Rprec',
-                'Rprec_mult',
-                'iprec_at_recall',
-                'bpref',
-                'binG',
-                'Rndcg'
-              ] AS TEXT[])
-            ),
-            FALSE
-          )
-          OR (
-            COALESCE(LIST_HAS_ANY(measures, CAST(['P'] AS TEXT[])), FALSE)
-            AND COALESCE(precision_denominator = 'min-k-retrieved', FALSE)
-          ),
-          FALSE
-        )
+        OR COALESCE(count_retrieved, FALSE)
         OR COALESCE(unjudged, 'zero') = 'drop'
         OR ties = 'average'
         OR ideal = 'judged-cut-at-hits'
@@ -623,75 +528,7 @@ FROM (
       WHERE
         ranks.credited_gain <> 0
         OR (
-          ARRAY_LENGTH(
-            FLATTEN(
-              [
-                CASE
-                  WHEN COALESCE(
-                    LIST_HAS_ANY(
-                      measures,
-                      CAST([
-                        'P',
-                        'recall',
-                        'map',
-                        'recip_rank',
-                        'success',
-                        'num_rel',
-                        'num_rel_ret',
-                        'gm_map',
-                        'relative_P',
-                        'set_P',
-                        'set_relative_P',
-                        'set_recall',
-                        'set_map',
-                        'set_F',
-                        'utility',
-                        'Rprec',
-                        'Rprec_mult',
-                        'iprec_at_recall',
-                        'bpref',
-                        'infAP',
-                        'binG',
-                        'Rndcg'
-                      ] AS TEXT[])
-                    ),
-                    FALSE
-                  )
-                  THEN ['relevant']
-                  ELSE CAST([] AS TEXT[])
-                END,
-                CASE
-                  WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                  THEN ['judged']
-                  ELSE CAST([] AS TEXT[])
-                END,
-                CASE
-                  WHEN COALESCE(
-                    LIST_HAS_ANY(
-                      measures,
-                      CAST([
-                        'num_nonrel_judged_ret',
-                        'Rprec',
-                        'Rprec_mult',
-                        'iprec_at_recall',
-                        'bpref',
-                        'infAP',
-                        'binG'
-                      ] AS TEXT[])
-                    ),
-                    FALSE
-                  )
-                  THEN ['nonrelevant']
-                  ELSE CAST([] AS TEXT[])
-                END,
-                CASE
-                  WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                  THEN ['pooled']
-                  ELSE CAST([] AS TEXT[])
-                END
-              ]
-            )
-          ) > 0
+          ARRAY_LENGTH(signals) > 0
           AND ranks.ordering = 'retrieved'
           AND NOT ranks.label IS NULL
         )
@@ -744,152 +581,12 @@ FROM (
         judgments.label
       FROM judgments
       WHERE
-        ARRAY_LENGTH(
-          FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'P',
-                      'recall',
-                      'map',
-                      'recip_rank',
-                      'success',
-                      'num_rel',
-                      'num_rel_ret',
-                      'gm_map',
-                      'relative_P',
-                      'set_P',
-                      'set_relative_P',
-                      'set_recall',
-                      'set_map',
-                      'set_F',
-                      'utility',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG',
-                      'Rndcg'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN ['relevant']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                THEN ['judged']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST([
-                      'num_nonrel_judged_ret',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'binG'
-                    ] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN ['nonrelevant']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                THEN ['pooled']
-                ELSE CAST([] AS TEXT[])
-              END
-            ]
-          )
-        ) > 0
+        ARRAY_LENGTH(signals) > 0
     ), signals__final AS (
       SELECT
         labelled.*,
         COALESCE(
-          COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'relevant'
-            ),
-            FALSE
-          )
+          COALESCE(ARRAY_CONTAINS(signals, 'relevant'), FALSE)
           AND (
             NOT labelled.label IS NULL
             AND CASE
@@ -901,158 +598,14 @@ FROM (
           FALSE
         ) AS relevant,
         COALESCE(
-          COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'judged'
-            ),
-            FALSE
-          )
+          COALESCE(ARRAY_CONTAINS(signals, 'judged'), FALSE)
           AND (
             NOT labelled.label IS NULL AND labelled.label >= 0.0
           ),
           FALSE
         ) AS judged,
         COALESCE(
-          COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'nonrelevant'
-            ),
-            FALSE
-          )
+          COALESCE(ARRAY_CONTAINS(signals, 'nonrelevant'), FALSE)
           AND (
             NOT labelled.label IS NULL
             AND labelled.label >= 0.0
@@ -1065,80 +618,7 @@ FROM (
           FALSE
         ) AS nonrelevant,
         COALESCE(
-          COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'pooled'
-            ),
-            FALSE
-          )
-          AND NOT labelled.label IS NULL,
+          COALESCE(ARRAY_CONTAINS(signals, 'pooled'), FALSE) AND NOT labelled.label IS NULL,
           FALSE
         ) AS pooled
       FROM signals__labelled AS labelled
@@ -1160,383 +640,23 @@ FROM (
         SUM(s.credited_gain) OVER running AS cg,
         SUM(s.discounted_gain) OVER running AS dcg,
         CASE
-          WHEN COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'relevant'
-            ),
-            FALSE
-          )
+          WHEN COALESCE(ARRAY_CONTAINS(signals, 'relevant'), FALSE)
           THEN SUM(CAST(s.relevant AS BIGINT)) OVER running
         END AS relevant_found,
         CASE
-          WHEN COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'relevant'
-            ),
-            FALSE
-          )
+          WHEN COALESCE(ARRAY_CONTAINS(signals, 'relevant'), FALSE)
           THEN MIN(CASE WHEN s.relevant THEN s.rank END) OVER running
         END AS relevant_first_rank,
         CASE
-          WHEN COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'judged'
-            ),
-            FALSE
-          )
+          WHEN COALESCE(ARRAY_CONTAINS(signals, 'judged'), FALSE)
           THEN SUM(CAST(s.judged AS BIGINT)) OVER running
         END AS judged_found,
         CASE
-          WHEN COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'nonrelevant'
-            ),
-            FALSE
-          )
+          WHEN COALESCE(ARRAY_CONTAINS(signals, 'nonrelevant'), FALSE)
           THEN SUM(CAST(s.nonrelevant AS BIGINT)) OVER running
         END AS nonrelevant_found,
         CASE
-          WHEN COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'pooled'
-            ),
-            FALSE
-          )
+          WHEN COALESCE(ARRAY_CONTAINS(signals, 'pooled'), FALSE)
           THEN SUM(CAST(s.pooled AS BIGINT)) OVER running
         END AS pooled_found
       FROM signals AS s
@@ -1551,79 +671,7 @@ FROM (
       SELECT
         c.*,
         CASE
-          WHEN COALESCE(
-            ARRAY_CONTAINS(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'P',
-                          'recall',
-                          'map',
-                          'recip_rank',
-                          'success',
-                          'num_rel',
-                          'num_rel_ret',
-                          'gm_map',
-                          'relative_P',
-                          'set_P',
-                          'set_relative_P',
-                          'set_recall',
-                          'set_map',
-                          'set_F',
-                          'utility',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG',
-                          'Rndcg'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['relevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
-                    THEN ['judged']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(
-                      LIST_HAS_ANY(
-                        measures,
-                        CAST([
-                          'num_nonrel_judged_ret',
-                          'Rprec',
-                          'Rprec_mult',
-                          'iprec_at_recall',
-                          'bpref',
-                          'infAP',
-                          'binG'
-                        ] AS TEXT[])
-                      ),
-                      FALSE
-                    )
-                    THEN ['nonrelevant']
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN ['pooled']
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              'relevant'
-            ),
-            FALSE
-          )
+          WHEN COALESCE(ARRAY_CONTAINS(signals, 'relevant'), FALSE)
           THEN SUM(CASE WHEN c.relevant THEN c.relevant_found / c.rank ELSE 0.0 END) OVER running
         END AS relevant_precision_sum
       FROM running_sums__cumulative AS c
@@ -1705,69 +753,14 @@ FROM (
         COUNT(*) AS retrieved_in_ranking
       FROM retrieved
       WHERE
-        retrieved.ordering = 'retrieved'
-        AND COALESCE(
-          COALESCE(
-            LIST_HAS_ANY(
-              measures,
-              CAST([
-                'num_ret',
-                'set_P',
-                'set_relative_P',
-                'set_map',
-                'set_F',
-                'utility',
-                'unj',
-                'Rprec',
-                'Rprec_mult',
-                'iprec_at_recall',
-                'bpref',
-                'binG',
-                'Rndcg'
-              ] AS TEXT[])
-            ),
-            FALSE
-          )
-          OR (
-            COALESCE(LIST_HAS_ANY(measures, CAST(['P'] AS TEXT[])), FALSE)
-            AND COALESCE(precision_denominator = 'min-k-retrieved', FALSE)
-          ),
-          FALSE
-        )
+        retrieved.ordering = 'retrieved' AND COALESCE(count_retrieved, FALSE)
       GROUP BY
         retrieved.query_id
     ), evaluated_queries__final AS (
       SELECT
         evaluable_queries.query_id,
         CASE
-          WHEN COALESCE(
-            COALESCE(
-              LIST_HAS_ANY(
-                measures,
-                CAST([
-                  'num_ret',
-                  'set_P',
-                  'set_relative_P',
-                  'set_map',
-                  'set_F',
-                  'utility',
-                  'unj',
-                  'Rprec',
-                  'Rprec_mult',
-                  'iprec_at_recall',
-                  'bpref',
-                  'binG',
-                  'Rndcg'
-                ] AS TEXT[])
-              ),
-              FALSE
-            )
-            OR (
-              COALESCE(LIST_HAS_ANY(measures, CAST(['P'] AS TEXT[])), FALSE)
-              AND COALESCE(precision_denominator = 'min-k-retrieved', FALSE)
-            ),
-            FALSE
-          )
+          WHEN COALESCE(count_retrieved, FALSE)
           THEN COALESCE(retrieved_counts.retrieved_in_ranking, 0)
         END AS retrieved_in_ranking
       FROM evaluated_queries__evaluable_queries AS evaluable_queries
@@ -1813,29 +806,7 @@ FROM (
       WHERE
         s.source = 'ranking'
         AND s.ranking = 'retrieved'
-        AND ARRAY_CONTAINS(
-          FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST(['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN ['relevance_curve']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
-                THEN ['gain_curve']
-                ELSE CAST([] AS TEXT[])
-              END
-            ]
-          ),
-          'relevance_curve'
-        )
+        AND ARRAY_CONTAINS(curves, 'relevance_curve')
       WINDOW running AS (
         PARTITION BY s.query_id
         ORDER BY s.rank ASC NULLS LAST
@@ -1929,30 +900,7 @@ FROM (
         AND rankings.query_id = running_sums.query_id
         AND rankings.rank = running_sums.rank
       WHERE
-        rankings.ranking = 'ideal'
-        AND ARRAY_CONTAINS(
-          FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST(['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN ['relevance_curve']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
-                THEN ['gain_curve']
-                ELSE CAST([] AS TEXT[])
-              END
-            ]
-          ),
-          'gain_curve'
-        )
+        rankings.ranking = 'ideal' AND ARRAY_CONTAINS(curves, 'gain_curve')
     ), ideal_curve__final AS (
       SELECT
         ideal.query_id,
@@ -1988,29 +936,7 @@ FROM (
       WHERE
         s.source = 'ranking'
         AND s.ranking = 'retrieved'
-        AND ARRAY_CONTAINS(
-          FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST(['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN ['relevance_curve']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
-                THEN ['gain_curve']
-                ELSE CAST([] AS TEXT[])
-              END
-            ]
-          ),
-          'gain_curve'
-        )
+        AND ARRAY_CONTAINS(curves, 'gain_curve')
     ), gain_curve__beside_ideal AS (
       SELECT
         ranks.*,
@@ -2063,29 +989,7 @@ FROM (
         MAX(judgments.gain) AS largest_gain
       FROM judgments
       WHERE
-        ARRAY_CONTAINS(
-          FLATTEN(
-            [
-              CASE
-                WHEN COALESCE(
-                  LIST_HAS_ANY(
-                    measures,
-                    CAST(['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'] AS TEXT[])
-                  ),
-                  FALSE
-                )
-                THEN ['relevance_curve']
-                ELSE CAST([] AS TEXT[])
-              END,
-              CASE
-                WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
-                THEN ['gain_curve']
-                ELSE CAST([] AS TEXT[])
-              END
-            ]
-          ),
-          'gain_curve'
-        )
+        ARRAY_CONTAINS(curves, 'gain_curve')
       GROUP BY
         judgments.query_id
     ), gain_curve__final AS (
@@ -2528,195 +1432,7 @@ FROM (
         computed.query_id,
         computed.k,
         COLUMNS(
-          LAMBDA c : ARRAY_CONTAINS(
-            COALESCE(
-              FLATTEN(
-                [
-                  CASE
-                    WHEN TRUE
-                    THEN CAST(['cg', 'dcg', 'idcg', 'ndcg'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['P'] AS TEXT[])), FALSE)
-                    THEN CAST(['P'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['recall'] AS TEXT[])), FALSE)
-                    THEN CAST(['recall'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['map'] AS TEXT[])), FALSE)
-                    THEN CAST(['map'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['recip_rank'] AS TEXT[])), FALSE)
-                    THEN CAST(['recip_rank'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['success'] AS TEXT[])), FALSE)
-                    THEN CAST(['success'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_q'] AS TEXT[])), FALSE)
-                    THEN CAST(['num_q'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_ret'] AS TEXT[])), FALSE)
-                    THEN CAST(['num_ret'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_rel'] AS TEXT[])), FALSE)
-                    THEN CAST(['num_rel'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_rel_ret'] AS TEXT[])), FALSE)
-                    THEN CAST(['num_rel_ret'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_nonrel_judged_ret'] AS TEXT[])), FALSE)
-                    THEN CAST(['num_nonrel_judged_ret'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['gm_map'] AS TEXT[])), FALSE)
-                    THEN CAST(['gm_map'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['relative_P'] AS TEXT[])), FALSE)
-                    THEN CAST(['relative_P'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_P'] AS TEXT[])), FALSE)
-                    THEN CAST(['set_P'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_relative_P'] AS TEXT[])), FALSE)
-                    THEN CAST(['set_relative_P'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_recall'] AS TEXT[])), FALSE)
-                    THEN CAST(['set_recall'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_map'] AS TEXT[])), FALSE)
-                    THEN CAST(['set_map'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_F'] AS TEXT[])), FALSE)
-                    THEN CAST(['set_F'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['utility'] AS TEXT[])), FALSE)
-                    THEN CAST(['utility'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj'] AS TEXT[])), FALSE)
-                    THEN CAST(['unj'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['judged'] AS TEXT[])), FALSE)
-                    THEN CAST(['judged'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Rprec'] AS TEXT[])), FALSE)
-                    THEN CAST(['rprec'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Rprec_mult'] AS TEXT[])), FALSE)
-                    THEN CAST([
-                      'rprec_mult_0_20',
-                      'rprec_mult_0_40',
-                      'rprec_mult_0_60',
-                      'rprec_mult_0_80',
-                      'rprec_mult_1_00',
-                      'rprec_mult_1_20',
-                      'rprec_mult_1_40',
-                      'rprec_mult_1_60',
-                      'rprec_mult_1_80',
-                      'rprec_mult_2_00'
-                    ] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['iprec_at_recall'] AS TEXT[])), FALSE)
-                    THEN CAST([
-                      'iprec_at_recall_0_00',
-                      'iprec_at_recall_0_10',
-                      'iprec_at_recall_0_20',
-                      'iprec_at_recall_0_30',
-                      'iprec_at_recall_0_40',
-                      'iprec_at_recall_0_50',
-                      'iprec_at_recall_0_60',
-                      'iprec_at_recall_0_70',
-                      'iprec_at_recall_0_80',
-                      'iprec_at_recall_0_90',
-                      'iprec_at_recall_1_00',
-                      'iprec_11pt_avg'
-                    ] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['bpref'] AS TEXT[])), FALSE)
-                    THEN CAST(['bpref', 'gm_bpref'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
-                    THEN CAST(['infap'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G'] AS TEXT[])), FALSE)
-                    THEN CAST(['G'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['binG'] AS TEXT[])), FALSE)
-                    THEN CAST(['binG'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Rndcg'] AS TEXT[])), FALSE)
-                    THEN CAST(['Rndcg'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['ndcg_rel'] AS TEXT[])), FALSE)
-                    THEN CAST(['ndcg_rel'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END,
-                  CASE
-                    WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['rbp'] AS TEXT[])), FALSE)
-                    THEN CAST(['rbp', 'rbp_resid'] AS TEXT[])
-                    ELSE CAST([] AS TEXT[])
-                  END
-                ]
-              ),
-              ['cg', 'dcg', 'idcg', 'ndcg']
-            ),
-            c
-          )
+          LAMBDA c : ARRAY_CONTAINS(COALESCE(measure_columns, ['cg', 'dcg', 'idcg', 'ndcg']), c)
         )
       FROM measures__computed AS computed
     )
@@ -2794,6 +1510,330 @@ WHERE
       COUNT(refused)
     FROM refusals
   ) = 0
+);
+
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
+SELECT
+  *
+FROM NDCG_PER_QUERY_STEPS(
+  run,
+  qrels,
+  FLATTEN(
+    [
+      CASE
+        WHEN COALESCE(
+          LIST_HAS_ANY(
+            measures,
+            CAST([
+              'P',
+              'recall',
+              'map',
+              'recip_rank',
+              'success',
+              'num_rel',
+              'num_rel_ret',
+              'gm_map',
+              'relative_P',
+              'set_P',
+              'set_relative_P',
+              'set_recall',
+              'set_map',
+              'set_F',
+              'utility',
+              'Rprec',
+              'Rprec_mult',
+              'iprec_at_recall',
+              'bpref',
+              'infAP',
+              'binG',
+              'Rndcg'
+            ] AS TEXT[])
+          ),
+          FALSE
+        )
+        THEN ['relevant']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+        THEN ['judged']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(
+          LIST_HAS_ANY(
+            measures,
+            CAST([
+              'num_nonrel_judged_ret',
+              'Rprec',
+              'Rprec_mult',
+              'iprec_at_recall',
+              'bpref',
+              'infAP',
+              'binG'
+            ] AS TEXT[])
+          ),
+          FALSE
+        )
+        THEN ['nonrelevant']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+        THEN ['pooled']
+        ELSE CAST([] AS TEXT[])
+      END
+    ]
+  ),
+  COALESCE(
+    LIST_HAS_ANY(
+      measures,
+      CAST([
+        'num_ret',
+        'set_P',
+        'set_relative_P',
+        'set_map',
+        'set_F',
+        'utility',
+        'unj',
+        'Rprec',
+        'Rprec_mult',
+        'iprec_at_recall',
+        'bpref',
+        'binG',
+        'Rndcg'
+      ] AS TEXT[])
+    ),
+    FALSE
+  )
+  OR (
+    COALESCE(LIST_HAS_ANY(measures, CAST(['P'] AS TEXT[])), FALSE)
+    AND COALESCE(precision_denominator = 'min-k-retrieved', FALSE)
+  ),
+  FLATTEN(
+    [
+      CASE
+        WHEN COALESCE(
+          LIST_HAS_ANY(
+            measures,
+            CAST(['Rprec', 'Rprec_mult', 'iprec_at_recall', 'bpref', 'infAP', 'binG'] AS TEXT[])
+          ),
+          FALSE
+        )
+        THEN ['relevance_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
+        THEN ['gain_curve']
+        ELSE CAST([] AS TEXT[])
+      END
+    ]
+  ),
+  FLATTEN(
+    [
+      CASE
+        WHEN TRUE
+        THEN CAST(['cg', 'dcg', 'idcg', 'ndcg'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['P'] AS TEXT[])), FALSE)
+        THEN CAST(['P'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['recall'] AS TEXT[])), FALSE)
+        THEN CAST(['recall'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['map'] AS TEXT[])), FALSE)
+        THEN CAST(['map'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['recip_rank'] AS TEXT[])), FALSE)
+        THEN CAST(['recip_rank'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['success'] AS TEXT[])), FALSE)
+        THEN CAST(['success'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_q'] AS TEXT[])), FALSE)
+        THEN CAST(['num_q'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_ret'] AS TEXT[])), FALSE)
+        THEN CAST(['num_ret'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_rel'] AS TEXT[])), FALSE)
+        THEN CAST(['num_rel'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_rel_ret'] AS TEXT[])), FALSE)
+        THEN CAST(['num_rel_ret'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['num_nonrel_judged_ret'] AS TEXT[])), FALSE)
+        THEN CAST(['num_nonrel_judged_ret'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['gm_map'] AS TEXT[])), FALSE)
+        THEN CAST(['gm_map'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['relative_P'] AS TEXT[])), FALSE)
+        THEN CAST(['relative_P'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_P'] AS TEXT[])), FALSE)
+        THEN CAST(['set_P'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_relative_P'] AS TEXT[])), FALSE)
+        THEN CAST(['set_relative_P'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_recall'] AS TEXT[])), FALSE)
+        THEN CAST(['set_recall'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_map'] AS TEXT[])), FALSE)
+        THEN CAST(['set_map'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['set_F'] AS TEXT[])), FALSE)
+        THEN CAST(['set_F'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['utility'] AS TEXT[])), FALSE)
+        THEN CAST(['utility'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj'] AS TEXT[])), FALSE)
+        THEN CAST(['unj'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['judged'] AS TEXT[])), FALSE)
+        THEN CAST(['judged'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Rprec'] AS TEXT[])), FALSE)
+        THEN CAST(['rprec'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Rprec_mult'] AS TEXT[])), FALSE)
+        THEN CAST([
+          'rprec_mult_0_20',
+          'rprec_mult_0_40',
+          'rprec_mult_0_60',
+          'rprec_mult_0_80',
+          'rprec_mult_1_00',
+          'rprec_mult_1_20',
+          'rprec_mult_1_40',
+          'rprec_mult_1_60',
+          'rprec_mult_1_80',
+          'rprec_mult_2_00'
+        ] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['iprec_at_recall'] AS TEXT[])), FALSE)
+        THEN CAST([
+          'iprec_at_recall_0_00',
+          'iprec_at_recall_0_10',
+          'iprec_at_recall_0_20',
+          'iprec_at_recall_0_30',
+          'iprec_at_recall_0_40',
+          'iprec_at_recall_0_50',
+          'iprec_at_recall_0_60',
+          'iprec_at_recall_0_70',
+          'iprec_at_recall_0_80',
+          'iprec_at_recall_0_90',
+          'iprec_at_recall_1_00',
+          'iprec_11pt_avg'
+        ] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['bpref'] AS TEXT[])), FALSE)
+        THEN CAST(['bpref', 'gm_bpref'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['infAP'] AS TEXT[])), FALSE)
+        THEN CAST(['infap'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G'] AS TEXT[])), FALSE)
+        THEN CAST(['G'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['binG'] AS TEXT[])), FALSE)
+        THEN CAST(['binG'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Rndcg'] AS TEXT[])), FALSE)
+        THEN CAST(['Rndcg'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['ndcg_rel'] AS TEXT[])), FALSE)
+        THEN CAST(['ndcg_rel'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['rbp'] AS TEXT[])), FALSE)
+        THEN CAST(['rbp', 'rbp_resid'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END
+    ]
+  ),
+  caller := caller,
+  ks := ks,
+  gain := gain,
+  gain_map := gain_map,
+  discount := discount,
+  log_base := log_base,
+  ties := ties,
+  ideal := ideal,
+  empty_ideal := empty_ideal,
+  unjudged := unjudged,
+  relevance_threshold := relevance_threshold,
+  ap_denominator := ap_denominator,
+  precision_denominator := precision_denominator,
+  all_queries := all_queries,
+  queries_without_judgments := queries_without_judgments,
+  max_results := max_results,
+  duplicates := duplicates,
+  tie_bounds := tie_bounds,
+  measures := measures,
+  rbp_persistence := rbp_persistence
+)
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
