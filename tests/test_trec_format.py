@@ -19,8 +19,8 @@ from tests.helpers.trec import ALL_TREC_CUTOFFS, assert_conformant, expected_lin
 pytestmark = pytest.mark.local_engines("TREC text files (Spark reads Parquet only)")
 
 
-def trec_values(*args: object) -> dict[tuple[str, str], float]:
-    done = run_cli("evaluate", "--output-format", "trec", "--per-query", "--k", ALL_TREC_CUTOFFS, *args)
+def trec_values(*args: object, k: str = ALL_TREC_CUTOFFS) -> dict[tuple[str, str], float]:
+    done = run_cli("evaluate", "--output-format", "trec", "--per-query", "--k", k, *args)
     assert done.returncode == 0, done.stderr
     found = {}
     for line in done.stdout.splitlines():
@@ -102,3 +102,42 @@ def test_trec_lines_of_skipped_queries_follow_the_summary(tmp_path: Path, engine
     assert values[("P_5", "all")] == pytest.approx(round(kept["P"].mean(), 4), abs=1e-12)
     assert values[("ndcg_cut_5", "all")] == pytest.approx(round(kept["ndcg"].mean(), 4), abs=1e-12)
     assert not {query for _, query in values} & skipped
+
+
+# trec_eval splits fields on C's isspace in its default locale: these six ASCII characters
+# (a newline ends a line first); a no-break space, an em space or an ideographic space is a
+# character of a field, as it is to trec_eval.
+ASCII_SEPARATORS = {"space": " ", "tab": "\t", "vertical tab": "\v", "form feed": "\f", "carriage return": "\r"}
+OTHER_WHITESPACE = {"no-break space": "\u00a0", "em space": "\u2003", "ideographic space": "\u3000"}
+
+
+@pytest.mark.parametrize("separator", list(ASCII_SEPARATORS.values()), ids=list(ASCII_SEPARATORS))
+def test_fields_split_on_ascii_whitespace(tmp_path: Path, engine: str, separator: str) -> None:
+    """Each of C's isspace characters separates fields, alone or repeated, in the run and the
+    qrels: d2 (label 1) ranked first of two gives P@1 = 1 and P@2 = 1/2."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    between = separator + " " if separator != " " else separator
+    run.write_text(
+        between.join(["q1", "Q0", "d2", "1", "2.0", "tag"])
+        + "\n"
+        + separator.join(["q1", "Q0", "d1", "2", "1.0", "t"])
+        + "\n"
+    )
+    qrels.write_text(separator.join(["q1", "0", "d2", "1"]) + "\n" + "q1 0 d1 0\n")
+    found = trec_values("--run", run, "--qrels", qrels, "--engine", engine, "--measures", "P", k="1,2")
+    assert found[("P_1", "q1")] == pytest.approx(1.0)
+    assert found[("P_2", "q1")] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("space", list(OTHER_WHITESPACE.values()), ids=list(OTHER_WHITESPACE))
+def test_other_whitespace_is_part_of_a_docno(tmp_path: Path, engine: str, space: str) -> None:
+    """A docno holding a non-ASCII space is one field, in the run and in the qrels: the run's
+    ``d<space>x`` takes its judgment (label 1; P@1 = 1), never ``d``'s (label 0), and its score is
+    the fifth field, 2.0, ranking it above d1 (score 1.0)."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text(f"q1 Q0 d1 1 1.0 tag\nq1 Q0 d{space}x 2 2.0 tag\n")
+    qrels.write_text(f"q1 0 d{space}x 1\nq1 0 d 0\nq1 0 d1 0\n")
+    found = trec_values("--run", run, "--qrels", qrels, "--engine", engine, "--measures", "P,num_ret", k="1,2")
+    assert found[("P_1", "q1")] == pytest.approx(1.0)
+    assert found[("P_2", "q1")] == pytest.approx(0.5)
+    assert found[("num_ret", "q1")] == pytest.approx(2.0)

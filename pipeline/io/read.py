@@ -58,10 +58,15 @@ def column_flags(role: str | None = None) -> dict[str, str]:
 # point at the line. Validation drops these columns.
 FILE, LINE_NUMBER, LINE = "_file", "_line_number", "_line"
 PROVENANCE: tuple[str, ...] = (FILE, LINE_NUMBER, LINE)
-_TREC_RUN = r"^\s*(\S+)\s+\S+\s+(\S+)\s+\S+\s+(\S+)"  # qid Q0 docno rank score [tag ...]
-# qid iter docno rel, exactly: a run line (qid Q0 docno rank score tag) would otherwise read
-# as qrels with the rank taken for the label
-_TREC_QRELS = r"^\s*(\S+)\s+\S+\s+(\S+)\s+(\S+)\s*$"
+# Fields are split as trec_eval splits them: on C's isspace in its default locale, the ASCII
+# space, tab, newline, vertical tab, form feed and carriage return; any other character (a
+# no-break space, an ideographic space) is part of a field, as it is to trec_eval.
+TREC_SPACE = " \t\n\x0b\x0c\r"
+_SPACE, _FIELD = r"[ \t\n\x0B\x0C\r]", r"[^ \t\n\x0B\x0C\r]"
+_TREC_RUN = rf"^{_SPACE}*({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+)"
+# qid Q0 docno rank score [tag ...]; qrels: qid iter docno rel, exactly: a run line (qid Q0
+# docno rank score tag) would otherwise read as qrels with the rank taken for the label
+_TREC_QRELS = rf"^{_SPACE}*({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+){_SPACE}+({_FIELD}+){_SPACE}*$"
 _BOM = "\ufeff"
 # Comment lines, skipped as trec_eval 10.0 skips them (its get_trec_results.c and get_qrels.c):
 # in a run, a line whose first character after leading blanks (C's isspace, ASCII only) is ``#``;
@@ -69,7 +74,7 @@ _BOM = "\ufeff"
 # is data to trec_eval, as here). trec_eval skips one comment line at a time
 # before parsing a qrels line, so it reads the second of two consecutive ones as data (or fails
 # on it as malformed); here every comment line is skipped.
-_TREC_RUN_COMMENT = r"^[ \t\n\v\f\r]*#"
+_TREC_RUN_COMMENT = rf"^{_SPACE}*#"
 _TREC_QRELS_COMMENT = r"^#"
 
 
@@ -699,7 +704,7 @@ def _scan_trec(
     text = pl.col(LINE).str.strip_prefix(_BOM)
     fields = text.str.extract_groups(pattern)
     comment = text.str.contains(_TREC_QRELS_COMMENT if LABEL in names else _TREC_RUN_COMMENT).fill_null(False)
-    return lines.filter((pl.col(LINE).str.strip_chars().fill_null("") != "") & ~comment).select(
+    return lines.filter((pl.col(LINE).str.strip_chars(TREC_SPACE).fill_null("") != "") & ~comment).select(
         *[
             fields.struct.field(str(i + 1)).cast(casts.get(name, pl.String), strict=False).alias(name)
             for i, name in enumerate(names)
@@ -719,8 +724,17 @@ def trec_run_id(source: Source) -> str | None:
         return None
     files = [local_path(path) for path in source.files()]
     line = _last_content_line(files[-1]) if files else None
-    fields = line.split() if line else []
+    fields = trec_fields(line) if line else []
     return fields[5] if len(fields) >= 6 else None
+
+
+def trec_fields(line: str) -> list[str]:
+    """A TREC line's fields, split as trec_eval splits them (:data:`TREC_SPACE` only).
+
+    >>> trec_fields("q1 Q0 doc\u00a0one 1 2.5 tag")
+    ['q1', 'Q0', 'doc\xa0one', '1', '2.5', 'tag']
+    """
+    return [field for field in re.split(_SPACE, line) if field]
 
 
 def _last_content_line(path: str, block: int = 1 << 16) -> str | None:
@@ -739,7 +753,7 @@ def _last_content_line(path: str, block: int = 1 << 16) -> str | None:
             # the first piece may be the end of a line cut by the block, unless at the start
             for raw in reversed(lines if start == 0 else lines[1:]):
                 text = raw.decode("utf-8", errors="replace").removeprefix(_BOM)
-                if text.strip() and not comment.match(text):
+                if text.strip(TREC_SPACE) and not comment.match(text):
                     return text
     return None
 
@@ -752,11 +766,12 @@ def _check_trec_shape(path: str, *, qrels: bool) -> None:
         with open(path, encoding="utf-8-sig", errors="replace") as handle:
             comment = re.compile(_TREC_QRELS_COMMENT if qrels else _TREC_RUN_COMMENT)
             number, line = next(
-                ((n, text) for n, text in enumerate(handle, 1) if text.strip() and not comment.match(text)), (0, "")
+                ((n, text) for n, text in enumerate(handle, 1) if text.strip(TREC_SPACE) and not comment.match(text)),
+                (0, ""),
             )
     except OSError as error:
         raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
-    fields = len(line.split())
+    fields = len(trec_fields(line))
     if qrels and fields >= 5:
         raise InvalidInput(
             f"{path}:{number}: {fields} fields where qrels lines have 4 (qid iter docno rel): this looks like a TREC "
