@@ -221,7 +221,9 @@ def running_sums_sql() -> str:
         elif counter.accumulation == "precision_sum":
             if f"{signal}_found" not in {c.name for c in COUNTERS}:
                 raise ValueError(f"counter {name}: a precision sum reads {signal}_found, which the registry lacks")
-            found_here = exp.Div(this=exp.column(f"{signal}_found", "c"), expression=exp.column("rank", "c"))
+            found_here = exp.Div(
+                this=exp.cast(exp.column(f"{signal}_found", "c"), "DOUBLE"), expression=exp.column("rank", "c")
+            )
             term = exp.Case(ifs=[exp.If(this=exp.column(signal, "c"), true=found_here)]).else_(exp.Literal.number(0.0))
             second.append(_when_asked(signal, _running("sum", term), name))
     tree = _filled(

@@ -7,6 +7,8 @@ source, in one command.
 - ``sql/generated/macros.sql``: the table macros (:mod:`pipeline.macros`);
 - ``sql/generated/derived_variables.sql``: the variables the registry derives, for the duckdb CLI
   (:mod:`pipeline.derived`);
+- ``sql/generated/refusals.sql``: what ``sql/ndcg.sql`` refuses, in the command line's words
+  (:mod:`pipeline.sql_refusals`);
 - the tables of docs/reference.md between its ``registry`` and ``options`` markers
   (:mod:`pipeline.registry.tables`).
 
@@ -25,7 +27,8 @@ from pipeline.counter_steps import counters_sql, running_sums_sql, signals_sql
 from pipeline.derived import derived_variables_sql
 from pipeline.macros import macros_sql
 from pipeline.registry.tables import reference_tables
-from pipeline.sql_files import DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED
+from pipeline.sql_files import DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED, REFUSALS
+from pipeline.sql_refusals import refusals_sql
 from pipeline.transpile import composed_per_query_sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +44,7 @@ def generated() -> dict[str, Callable[[str], str]]:
         f"sql/{PER_QUERY_COMPOSED}": lambda _: composed_per_query_sql(),
         f"sql/{MACROS}": lambda _: macros_sql(),
         f"sql/{DERIVED_VARIABLES}": lambda _: derived_variables_sql(),
+        f"sql/{REFUSALS}": lambda _: refusals_sql(),
         "docs/reference.md": reference_tables,
     }
 

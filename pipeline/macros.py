@@ -20,9 +20,11 @@ That one is the transpiler's composition of the steps
   measures' counters read, the curves, the columns asked) replaced by its parameter, which
   ``ndcg_per_query_table`` computes in SQL from the parameters (``ndcg_summary`` computes the
   registry's sum and geometric-mean measures so);
-- a ``refusals`` CTE, read by the final select, that raises a message naming the argument for
-  a value the registry does not accept, an unknown measure, a duplicate document under
-  ``duplicates := 'error'``, and the options a macro cannot honour.
+- a ``refusals`` CTE (:mod:`pipeline.sql_refusals`), read by the final select, that raises, in
+  the command line's words and naming the macro called, what the command line refuses: a
+  parameter the registry does not accept (and the options a macro cannot honour), a session
+  setting that would change the numbers, and the inputs' types, nulls, non-finite values,
+  fractional or overflowing labels and duplicates.
 
 ``ndcg_per_query`` keeps the columns asked for (no column NULL on every row); ``ndcg_summary``
 is ``sql/summary.sql`` over the same table. Regenerate after a step changes: ``make generate``.
@@ -34,8 +36,9 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.derived import DERIVED, derived
-from pipeline.registry import CONVENTIONS, MEASURES, Evaluation, measure_columns
+from pipeline.registry import CONVENTIONS, OPTION, Evaluation, measure_columns
 from pipeline.sql_files import sql_file
+from pipeline.sql_refusals import FAMILIES, refusals_query
 from pipeline.transpile import _parse, _strip_comments, composed_per_query, literal, written_in
 
 PER_QUERY_MACRO = "ndcg_per_query"
@@ -46,13 +49,11 @@ TABLE_MACRO = "ndcg_per_query_table"
 # each derivation is written once and not at every place a step reads it
 STEPS_MACRO = "ndcg_per_query_steps"
 
-# The options whose meaning reads the order rows arrive in, which query_table does not expose.
-ARRIVAL_OPTIONS: dict[str, str] = {"duplicates": "first", "ties": "input-order"}
 # The macro's default cutoffs: one k, as the issue asks (`ndcg evaluate`'s are the registry's).
 DEFAULT_KS = [10]
-FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(measure.selected_by for measure in MEASURES))
 # Always computed whatever is asked (the registry's measures' note): the ndcg family.
 ALWAYS = "ndcg"
+FRACTIONAL_LABELS = "allow_fractional_labels"
 
 
 def parameters() -> list[tuple[str, exp.Expr]]:
@@ -66,6 +67,8 @@ def parameters() -> list[tuple[str, exp.Expr]]:
                 continue
             value = DEFAULT_KS if variable.name == "ks" else variable.value(defaults)
             named.append((variable.name, literal(value, variable.spark_type)))
+    # the one validation option that changes a verdict in SQL: the command line's --allow-fractional-labels
+    named.append((FRACTIONAL_LABELS, literal(OPTION[FRACTIONAL_LABELS].default, "BOOLEAN")))
     return named
 
 
@@ -114,136 +117,16 @@ def _error(message: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this="error", expressions=[message])
 
 
-def _concat(*parts: exp.Expr | str) -> exp.Expr:
-    nodes = [exp.Literal.string(p) if isinstance(p, str) else p for p in parts]
-    result = nodes[0]
-    for node in nodes[1:]:
-        result = exp.DPipe(this=result, expression=node, safe=True)
-    return result
-
-
-def _shown(name: str) -> exp.Expr:
-    """The argument as written in a message: quoted text, or null."""
-    return exp.Coalesce(
-        this=_concat("'", exp.cast(_parameter(name), "VARCHAR"), "'"), expressions=[exp.Literal.string("null")]
-    )
-
-
 # The macro a message names: the one the user called, which passes its name to the table macro
 CALLER = "caller"
 
 
-def _refusal(condition: exp.Expr, *message: exp.Expr | str) -> exp.Select:
-    return exp.select(exp.alias_(_error(_concat(_parameter(CALLER), ": ", *message)), "refused")).where(condition)
-
-
-def _refusals() -> list[exp.Select]:
-    """One select per rule, each raising its message where its condition holds."""
-    refusals = []
-    for convention in CONVENTIONS:
-        (variable, *_) = convention.variables
-        if not convention.choices:
-            continue
-        name = variable.name
-        allowed = [value for value in convention.values if ARRIVAL_OPTIONS.get(name) != value]
-        condition = exp.or_(
-            _parameter(name).is_(exp.null()),
-            exp.not_(exp.Anonymous(this="list_contains", expressions=[_text_list(allowed), _parameter(name)])),
-        )
-        extra = " (or a level map as gain_map := map {1: 3, 2: 9})" if name == "gain" else ""
-        arrival = (
-            f"; {ARRIVAL_OPTIONS[name]!r} reads the order rows arrive in, which a table macro does not see"
-            " (ndcg evaluate honours it)"
-            if name in ARRIVAL_OPTIONS
-            else ""
-        )
-        refusals.append(
-            _refusal(condition, f"{name} must be one of {', '.join(allowed)}{extra}; got ", _shown(name), arrival)
-        )
-    unknown = exp.Anonymous(
-        this="list_filter",
-        expressions=[
-            _parameter("measures"),
-            exp.Lambda(
-                this=exp.not_(exp.Anonymous(this="list_contains", expressions=[_text_list(FAMILIES), exp.column("m")])),
-                expressions=[exp.to_identifier("m")],
-            ),
-        ],
-    )
-    refusals.append(
-        _refusal(
-            exp.or_(_parameter("measures").is_(exp.null()), exp.func("len", unknown.copy()) > exp.Literal.number(0)),
-            f"measures must name measures among {', '.join(FAMILIES)}; got unknown ",
-            exp.cast(unknown, "VARCHAR"),
-        )
-    )
-    bad_ks = exp.Anonymous(
-        this="list_filter",
-        expressions=[
-            _parameter("ks"),
-            exp.Lambda(
-                this=exp.or_(exp.column("k").is_(exp.null()), exp.column("k") < exp.Literal.number(1)),
-                expressions=[exp.to_identifier("k")],
-            ),
-        ],
-    )
-    refusals.append(
-        _refusal(
-            exp.or_(_parameter("ks").is_(exp.null()), exp.func("len", bad_ks.copy()) > exp.Literal.number(0)),
-            "ks must be positive integers; got ",
-            exp.cast(_parameter("ks"), "VARCHAR"),
-        )
-    )
-    refusals.append(
-        _refusal(
-            _parameter("max_results") < exp.Literal.number(1),
-            "max_results must be a positive integer or null; got ",
-            _shown("max_results"),
-        )
-    )
-    persistence = _parameter("rbp_persistence")
-    refusals.append(
-        _refusal(
-            exp.or_(
-                persistence.is_(exp.null()),
-                exp.or_(persistence <= exp.Literal.number(0), persistence >= exp.Literal.number(1)),
-            ),
-            "rbp_persistence must be strictly between 0 and 1; got ",
-            _shown("rbp_persistence"),
-        )
-    )
-    duplicate = sqlglot.parse_one(
-        "select run.query_id, run.doc_id from run group by run.query_id, run.doc_id having count(*) > 1 limit 1",
-        read="duckdb",
-        into=exp.Select,
-    ).subquery("duplicate")
-    refusals.append(
-        exp.select(
-            exp.alias_(
-                _error(
-                    _concat(
-                        _parameter(CALLER),
-                        ": the run has document ",
-                        exp.cast(exp.column("doc_id", "duplicate"), "VARCHAR"),
-                        " more than once in query ",
-                        exp.cast(exp.column("query_id", "duplicate"), "VARCHAR"),
-                        " (duplicates := 'max-score' keeps its best-scored row)",
-                    )
-                ),
-                "refused",
-            )
-        )
-        .from_(duplicate)
-        .where(_parameter("duplicates").eq(exp.Literal.string("error")))
-    )
-    return refusals
-
-
 def _input_ctes() -> list[exp.CTE]:
-    ctes = []
-    for tree in _parse("macro_inputs.sql", sql_file("macro_inputs.sql")):
-        ctes.append(exp.CTE(this=tree.expression, alias=exp.TableAlias(this=exp.to_identifier(tree.this.name))))
-    return ctes
+    """The views of sql/macro_inputs.sql and sql/aligned_inputs.sql as CTEs."""
+    trees = [tree for name in ("macro_inputs.sql", "aligned_inputs.sql") for tree in _parse(name, sql_file(name))]
+    return [
+        exp.CTE(this=tree.expression, alias=exp.TableAlias(this=exp.to_identifier(tree.this.name))) for tree in trees
+    ]
 
 
 def _wanted(summary: bool) -> exp.Expr:
@@ -291,10 +174,6 @@ def steps_query() -> exp.Expr:
     the macro the user called) where an argument or the run is not what the registry accepts."""
     per_query = _strip_comments(composed_per_query()).expression
     steps = per_query.args["with_"].expressions
-    refusals = _refusals()
-    union: exp.Expr = refusals[0]
-    for select in refusals[1:]:
-        union = exp.union(union, select, distinct=False)
     checked = (
         exp.select(exp.Star())
         .from_(exp.Subquery(this=per_query, alias=exp.TableAlias(this=exp.to_identifier("result"))))
@@ -307,7 +186,7 @@ def steps_query() -> exp.Expr:
     )
     # the inputs' CTEs are read by the refusals as well: at the top, with the refusals
     per_query.set("with_", exp.With(expressions=steps))
-    refused = exp.CTE(this=union, alias=exp.TableAlias(this=exp.to_identifier("refusals")))
+    refused = exp.CTE(this=refusals_query("macro"), alias=exp.TableAlias(this=exp.to_identifier("refusals")))
     checked.set("with_", exp.With(expressions=[*_input_ctes(), refused]))
     return _bound(checked, derived_given=frozenset(steps_derived()))
 

@@ -163,6 +163,65 @@ class Tally:
 
 # --- errors ---------------------------------------------------------------------------------
 
+# The words of each error, one template per rule, rendered here with Python's values and by
+# pipeline/sql_refusals.py with SQL expressions (the SQL a user runs in their own DuckDB session
+# refuses in the same words). ``{fix}`` and its kin name the way to change an option on the path
+# the user took: a flag here, a macro parameter or a variable in SQL (:data:`FIXES`).
+MESSAGES: dict[str, str] = {
+    "id_type": "{name}: column {column} has type {type}; ids must be " + ID_TYPES,
+    "value_type": "{name}: column {column} has type {type}; expected numbers",
+    "numbers_as_text": "{name}: column {column} holds numbers stored as text (type {type}); expected numbers",
+    "text_values": "{name}: column {column} holds text such as {value} (type {type}); expected numbers; first at {row}",
+    "empty": "{name}: no rows to evaluate (the input is empty)",
+    "nulls": "{name}: column {column} has {count} null value(s); first at {row}",
+    "not_finite": "{name}: column {column} has {count} NaN or infinite value(s), such as {value}; first at {row}",
+    "fractional": (
+        "{name}: column {column} has {count} label(s) with a fractional part, such as {value}; first at {row}. "
+        "Labels must be integers; pass {allow_fractional} to accept them"
+    ),
+    "over_gain": (
+        "{name}: column {column} has {count} label(s) whose gain under {gain_option} {gain} ({formula}) exceeds "
+        "the largest gain {max_gain}, such as {value}; first at {row}. Sums of such gains overflow a double (an "
+        "infinite IDCG, a NaN NDCG); labels up to {largest_label} are accepted under this gain: map larger levels "
+        "to smaller gains (e.g. {smaller_gains}) or use {linear_gain}"
+    ),
+    "duplicate": (
+        "{name}: document {doc} is listed {count} times for query {query}; each (query_id, doc_id) may appear "
+        "once in the {role}{keep_one}"
+    ),
+}
+# How each front spells the fixes the messages name: the command line (with the API's keyword),
+# the table macros' parameters, and the variables of sql/ndcg.sql.
+Front = Literal["cli", "macro", "script"]
+FIXES: dict[Front, dict[str, str]] = {
+    "cli": {
+        "allow_fractional": "--allow-fractional-labels (allow_fractional_labels=True)",
+        "gain_option": "--gain",
+        "smaller_gains": "--gain 1024=1e6",
+        "linear_gain": "--gain linear",
+        "keep_one": " (or keep one row with --duplicates first or max-score)",
+    },
+    "macro": {
+        "allow_fractional": "allow_fractional_labels := true",
+        "gain_option": "gain",
+        "smaller_gains": "gain_map := map {1024: 1e6}",
+        "linear_gain": "gain := 'linear'",
+        "keep_one": " (or keep one row with duplicates := 'max-score')",
+    },
+    "script": {
+        "allow_fractional": "SET VARIABLE allow_fractional_labels = true",
+        "gain_option": "gain",
+        "smaller_gains": "SET VARIABLE gain_map = MAP {1024: 1e6}",
+        "linear_gain": "SET VARIABLE gain = 'linear'",
+        "keep_one": " (or keep one row with SET VARIABLE duplicates = 'first' or 'max-score')",
+    },
+}
+
+
+def message(rule: str, **values: object) -> str:
+    """The words of ``rule`` with Python's values, the command line's fixes."""
+    return MESSAGES[rule].format(**{**FIXES["cli"], **values})
+
 
 def display_names(columns: Columns, role: str | None = None) -> dict[str, str]:
     """How messages name each canonical column of ``role``'s input (None: names shared by both):
@@ -181,24 +240,19 @@ def check_types(measured: Measured, policy: Policy) -> None:
     for column in (QUERY, DOC):
         found = measured.types[column]
         if found.kind not in ("string", "categorical", "integer"):
-            raise InvalidInput(
-                f"{measured.name}: column {names[column]} has type {found.shown}; ids must be {ID_TYPES}"
-            )
+            raise InvalidInput(message("id_type", name=measured.name, column=names[column], type=found.shown))
     column = measured.value_column
     found = measured.types[column]
     if found.kind in ("integer", "float", "decimal"):
         return
-    problem = f"has type {found.shown}; expected numbers"
-    if found.kind == "string":
-        row = measured.probe.first_row(Condition("text", column))
-        if row is None:
-            problem = f"holds numbers stored as text (type {found.shown}); expected numbers"
-        else:
-            problem = (
-                f"holds text such as {row[column]!r} (type {found.shown}); expected numbers; "
-                f"first at {describe_row(row, policy.columns.of(measured.role))}"
-            )
-    raise InvalidInput(f"{measured.name}: column {names[column]} {problem}")
+    given = {"name": measured.name, "column": names[column], "type": found.shown}
+    if found.kind != "string":
+        raise InvalidInput(message("value_type", **given))
+    row = measured.probe.first_row(Condition("text", column))
+    if row is None:
+        raise InvalidInput(message("numbers_as_text", **given))
+    shown = describe_row(row, policy.columns.of(measured.role))
+    raise InvalidInput(message("text_values", **given, value=repr(row[column]), row=shown))
 
 
 def counts_fractional(label_type: ColumnType, policy: Policy) -> bool:
@@ -231,14 +285,14 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
         name, value_column = measured.name, measured.value_column
         names, columns = display_names(policy.columns, measured.role), policy.columns.of(measured.role)
         if policy.require_rows and stats.rows == 0:
-            raise InvalidInput(f"{name}: no rows to evaluate (the input is empty)")
+            raise InvalidInput(message("empty", name=name))
         if stats.unparsed:
             _raise_unparsed(measured, stats.unparsed)
         for column in (QUERY, DOC, value_column):
             if stats.nulls[column]:
+                example = _example(measured, Condition("null", column), columns)
                 raise InvalidInput(
-                    f"{name}: column {names[column]} has {stats.nulls[column]} null value(s); "
-                    f"first at {_example(measured, Condition('null', column), columns)}"
+                    message("nulls", name=name, column=names[column], count=stats.nulls[column], row=example)
                 )
         if stats.null_ranks:
             # sorting a missing rank last would invent a position the input never gave
@@ -249,26 +303,44 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
         if stats.not_finite:
             row = _first(measured, Condition("not_finite", value_column))
             raise InvalidInput(
-                f"{name}: column {names[value_column]} has {stats.not_finite} NaN or infinite value(s), "
-                f"such as {row[value_column]}; first at {describe_row(row, columns)}"
+                message(
+                    "not_finite",
+                    name=name,
+                    column=names[value_column],
+                    count=stats.not_finite,
+                    value=row[value_column],
+                    row=describe_row(row, columns),
+                )
             )
     names, columns = display_names(policy.columns, "qrels"), policy.columns.of("qrels")
     if qrels_stats.fractional:
         row = _first(qrels, Condition("fractional", LABEL))
         raise InvalidInput(
-            f"{qrels.name}: column {names[LABEL]} has {qrels_stats.fractional} label(s) with a fractional "
-            f"part, such as {row[LABEL]}; first at {describe_row(row, columns)}. "
-            "Labels must be integers; pass --allow-fractional-labels (allow_fractional_labels=True) to accept them"
+            message(
+                "fractional",
+                name=qrels.name,
+                column=names[LABEL],
+                count=qrels_stats.fractional,
+                value=row[LABEL],
+                row=describe_row(row, columns),
+            )
         )
     if qrels_stats.over_gain:
         row = _first(qrels, Condition("over_gain", LABEL))
         gain = policy.evaluation.gain
         raise InvalidInput(
-            f"{qrels.name}: column {names[LABEL]} has {qrels_stats.over_gain} label(s) whose gain under --gain {gain} "
-            f"({gain.formula()}) exceeds the largest gain {MAX_GAIN:g}, such as {row[LABEL]}; first at "
-            f"{describe_row(row, columns)}. Sums of such gains overflow a double (an infinite IDCG, "
-            f"a NaN NDCG); labels up to {gain.largest_label:g} are accepted under this gain: map larger levels "
-            "to smaller gains (e.g. --gain 1024=1e6) or use --gain linear"
+            message(
+                "over_gain",
+                name=qrels.name,
+                column=names[LABEL],
+                count=qrels_stats.over_gain,
+                gain=gain,
+                formula=gain.formula(),
+                max_gain=f"{MAX_GAIN:g}",
+                value=row[LABEL],
+                row=describe_row(row, columns),
+                largest_label=f"{gain.largest_label:g}",
+            )
         )
     if policy.run_duplicates == "error":
         check_duplicates(run, run_stats.repeats)
@@ -284,11 +356,8 @@ def check_duplicates(measured: Measured, repeats: int) -> None:
     if duplicate is None:
         return
     query, doc, count = duplicate
-    raise InvalidInput(
-        f"{measured.name}: document {doc!r} is listed {count} times for query {query!r}; "
-        f"each (query_id, doc_id) may appear once in the {measured.role}"
-        + (" (or keep one row with --duplicates first or max-score)" if measured.role == "run" else "")
-    )
+    given = {"name": measured.name, "doc": repr(doc), "count": count, "query": repr(query), "role": measured.role}
+    raise InvalidInput(message("duplicate", **given, **({} if measured.role == "run" else {"keep_one": ""})))
 
 
 def describe_row(row: Mapping[str, object], columns: Columns | None = None) -> str:

@@ -37,6 +37,11 @@ VARIABLES = (
     # the table macros' run and qrels arguments (sql/macro_inputs.sql, pipeline/macros.py)
     "run",
     "qrels",
+    # what sql/generated/refusals.sql accepts beside the conventions: the command line's
+    # --allow-fractional-labels
+    "allow_fractional_labels",
+    # sql/ndcg.sql's verdict of sql/generated/refusals.sql, which sql/export.sql reads
+    "refusals_verdict",
 )
 # The Spark type of each variable the engines bind (the registry's): the type of its literal,
 # and of the NULL of an unset one.
@@ -105,6 +110,8 @@ GENERATED_STEPS = ("counters/signals.sql", "counters/running_sums.sql", "counter
 PER_QUERY_COMPOSED = f"{GENERATED}/per_query_composed.sql"
 MACROS = f"{GENERATED}/macros.sql"
 DERIVED_VARIABLES = f"{GENERATED}/derived_variables.sql"
+# what sql/ndcg.sql refuses, in the command line's words (pipeline/sql_refusals.py)
+REFUSALS = f"{GENERATED}/refusals.sql"
 
 
 def step_name(path: str) -> str:

@@ -1,6 +1,7 @@
 -- export.sql: write the per-query table and the summary as Parquet files.
 --
--- Input: views per_query and summary (run sql/ndcg.sql first).
+-- Input: views per_query and summary, and the variable refusals_verdict (run sql/ndcg.sql
+-- first); nothing is written when the inputs or the variables were refused.
 -- Variables:
 --   SET VARIABLE out_path = 'out/sql';   -- an existing directory
 --
@@ -18,6 +19,20 @@
 -- Query ids are only unique within a day in most logs, so partitions are never mixed in
 -- one evaluation.
 
-copy (from per_query) to (getvariable('out_path') || '/per_query.parquet') (format parquet);
+copy (
+    from per_query
+    where coalesce(
+        getvariable('refusals_verdict') = 0,
+        error('the inputs or the variables were refused (the error above): nothing is written')
+    )
+)
+to (getvariable('out_path') || '/per_query.parquet') (format parquet);
 
-copy (from summary) to (getvariable('out_path') || '/summary.parquet') (format parquet);
+copy (
+    from summary
+    where coalesce(
+        getvariable('refusals_verdict') = 0,
+        error('the inputs or the variables were refused (the error above): nothing is written')
+    )
+)
+to (getvariable('out_path') || '/summary.parquet') (format parquet);

@@ -19,12 +19,12 @@
 --   SET VARIABLE qrels_path = 'data/qrels.parquet';
 --   .read sql/inputs.sql
 --
--- Creates: view run (query_id, doc_id, score, arrival, input_rank), view qrels (query_id,
--- doc_id, relevance). arrival increases in input order (files in the order given, then rows
--- within a file); input_rank is null here: to use a rank column with ties = 'input-order',
--- define the run view yourself.
+-- Creates: views run_given (query_id, doc_id, score, arrival) and qrels_given (query_id, doc_id,
+-- relevance, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql turns
+-- into the views run and qrels the steps read. arrival increases in input order (files in the
+-- order given, then rows within a file).
 
-create or replace temp view run as
+create or replace temp view run_given as
 select
     columns(
         lambda c: c = coalesce(getvariable('run_query_col'), getvariable('query_col'), 'query_id')
@@ -34,12 +34,11 @@ select
     ) as doc_id,
     columns(lambda c: c = coalesce(getvariable('score_col'), 'score')) as score,
     -- only the order matters: file first, then row (2^32 rows per file is beyond any input)
-    cast(file_index as bigint) * 4294967296 + file_row_number as arrival,
-    cast(null as double) as input_rank
+    cast(file_index as bigint) * 4294967296 + file_row_number as arrival
 from read_parquet(getvariable('run_path'), hive_partitioning = false);
 
 -- with inline labels (no qrels_path) the qrels are the run file, under the run's names
-create or replace temp view qrels as
+create or replace temp view qrels_given as
 select
     columns(
         lambda c: c = coalesce(
@@ -67,5 +66,8 @@ select
             getvariable('label_col'),
             'relevance'
         )
-    ) as relevance
-from read_parquet(coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false);
+    ) as relevance,
+    cast(file_index as bigint) * 4294967296 + file_row_number as arrival
+from read_parquet(
+    coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false
+);

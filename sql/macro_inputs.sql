@@ -7,21 +7,21 @@
 -- The order rows arrive in is not seen through query_table, so arrival is one value for every
 -- row: the macros refuse the options that read it (duplicates 'first', ties 'input-order').
 --
--- Creates: view run (query_id, doc_id, score, arrival, input_rank), view qrels (query_id,
--- doc_id, relevance), as sql/inputs.sql does.
+-- Creates: views run_given and qrels_given, as sql/inputs.sql does (sql/aligned_inputs.sql
+-- turns them into run and qrels, CTEs of the macros too).
 
-create or replace temp view run as
+create or replace temp view run_given as
 select
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
-    cast(0 as bigint) as arrival,
-    cast(null as double) as input_rank
+    cast(0 as bigint) as arrival
 from query_table(getvariable('run')) as run_rows;
 
-create or replace temp view qrels as
+create or replace temp view qrels_given as
 select
     qrels_rows.query_id,
     qrels_rows.doc_id,
-    qrels_rows.relevance
+    qrels_rows.relevance,
+    cast(0 as bigint) as arrival
 from query_table(getvariable('qrels')) as qrels_rows;

@@ -1,13 +1,15 @@
 -- ndcg.sql: the whole evaluation in the duckdb CLI: Parquet run + qrels -> printed summary.
 --
--- Reads sql/inputs.sql, sql/generated/derived_variables.sql (the variables the registry derives
--- from measures and relevance_threshold), the steps of the per-query table in order
+-- Reads sql/inputs.sql and sql/aligned_inputs.sql, sql/generated/derived_variables.sql (the variables the registry derives
+-- from measures and relevance_threshold), sql/generated/refusals.sql (what the command line would
+-- refuse, an error in its words before any number is printed), the steps of the per-query table in order
 -- (sql/ranking/, sql/counters/, sql/curves/, sql/measures/) and sql/summary.sql (run it from the
 -- repository root, where those paths resolve), and prints the summary; the views run, qrels,
 -- summary, each step's view and the table per_query stay defined for further queries, and
 -- sql/export.sql writes them out.
 --
--- Variables: those of inputs.sql and of the steps. For the sample data:
+-- Variables: those of inputs.sql, of the steps and allow_fractional_labels (refusals.sql); it
+-- sets refusals_verdict (0 when nothing is refused), which sql/export.sql reads. For the sample data:
 --   duckdb -cmd "SET VARIABLE run_path = 'data/run.parquet'" \
 --          -cmd "SET VARIABLE qrels_path = 'data/qrels.parquet'" \
 --          -cmd "SET VARIABLE ks = [5, 10, 20]" \
@@ -17,7 +19,13 @@
 -- cutoff; the row with k null is the whole ranking.
 
 .read sql/inputs.sql
+.read sql/aligned_inputs.sql
 .read sql/generated/derived_variables.sql
+.read sql/generated/refusals.sql
+-- the verdict, once, before any step runs: the first rule the inputs or variables break is an
+-- error here, in the command line's words (and the verdict stays unset, so nothing below prints)
+RESET VARIABLE refusals_verdict;
+SET VARIABLE refusals_verdict = (select count(refused) from refusals);
 .read sql/ranking/cutoffs.sql
 .read sql/ranking/judgments.sql
 .read sql/ranking/deduplicated.sql
@@ -43,4 +51,8 @@
 .read sql/measures/per_query.sql
 .read sql/summary.sql
 
-from summary;
+from summary
+where coalesce(
+    getvariable('refusals_verdict') = 0,
+    error('the inputs or the variables were refused (the error above): nothing is evaluated')
+);

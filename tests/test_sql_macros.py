@@ -119,12 +119,18 @@ def test_trec_eval_numbers_from_a_folder_outside_the_repository(folder: Path) ->
     [
         ("ndcg_per_query('run.parquet')", "ndcg_per_query: qrels is missing"),
         ("ndcg_summary('run.parquet')", "ndcg_summary: qrels is missing"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', gain := 'expo')", "gain must be one of linear, exponential"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', measures := ['Px'])", "got unknown [Px]"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [0])", "ks must be positive integers"),
+        (
+            "ndcg_per_query('run.parquet', 'qrels.parquet', gain := 'expo')",
+            "unknown gain 'expo'; expected one of linear",
+        ),
+        (
+            "ndcg_per_query('run.parquet', 'qrels.parquet', measures := ['Px'])",
+            "unknown measure 'Px'; expected ndcg, P",
+        ),
+        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [0])", "cutoff k must be a positive integer, got 0"),
         ("ndcg_per_query('run.parquet', 'run.parquet')", '"qrels_rows" does not have a column named "relevance"'),
         ("ndcg_per_query('run.parquet', 'qrels.parquet', duplicates := 'first')", "reads the order rows arrive in"),
-        ("ndcg_per_query('twice', 'qrels.parquet')", "more than once in query 301"),
+        ("ndcg_per_query('twice', 'qrels.parquet')", "is listed 2 times for query '301'"),
     ],
 )
 def test_errors_name_the_argument(folder: Path, call: str, message: str) -> None:
@@ -184,6 +190,8 @@ def _macro_call(run: str, qrels: str, evaluation: Evaluation) -> str:
         for variable in SQL_VARIABLES
         if variable.name in named
     ]
+    # the matrix holds fractional labels, which the engines score when allowed
+    arguments.append("allow_fractional_labels := true")
     return f"ndcg_per_query('{run}', '{qrels}', {', '.join(arguments)})"
 
 

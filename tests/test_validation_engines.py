@@ -320,3 +320,78 @@ def test_cli_spark_prints_warnings_and_honours_the_limit(local_spark: SparkSessi
         assert by_spark_cli == by_polars_cli and by_spark_cli.code == 0
         assert any("more than 1 results" in w for w in by_spark_cli.warnings) == (limit == "1")
         assert any("only in the qrels" in w for w in by_spark_cli.warnings)
+
+
+# The SQL a user runs in their own DuckDB session refuses what the command line refuses, in its
+# words: the table macros name the macro called and their parameters; sql/ndcg.sql its variables
+# (pipeline/rules.py's FIXES say how each front spells a fix). Their inputs have the canonical
+# columns and only them, and a qrels file (the script's own renaming variables are its own test).
+SQL_CASES = [
+    name
+    for name, case in CASES.items()
+    if case.qrels is not None
+    and case.columns == Columns()
+    and set(case.run.columns) == {"query_id", "doc_id", "score"}
+    and "=" not in case.options.get("gain", "")  # a gain map is the macros' gain_map
+]
+
+
+def in_sql_words(message: str, front: str) -> str:
+    """The command line's message as ``front`` words it: its fixes spelled its way."""
+    from pipeline.rules import FIXES
+
+    for key, text in sorted(FIXES["cli"].items(), key=lambda item: -len(item[1])):
+        message = message.replace(text, FIXES[front][key])  # type: ignore[index]
+    return message
+
+
+def sql_arguments(case: Case) -> dict[str, str]:
+    given = {"ks": "[3]", "allow_fractional_labels": str(case.allow_fractional_labels).lower()}
+    return {**given, **{name: f"'{value}'" for name, value in case.options.items()}}
+
+
+@pytest.mark.parametrize("name", SQL_CASES)
+def test_the_macros_refuse_as_the_command_line(tmp_path: Path, name: str) -> None:
+    import duckdb
+
+    from pipeline.sql_files import MACROS, sql_file
+
+    case = CASES[name]
+    run, qrels = write_case(case, tmp_path)
+    polars = by_polars(case, run, qrels)
+    connection = duckdb.connect()
+    connection.execute(sql_file(MACROS))
+    named = ", ".join(f"{key} := {value}" for key, value in sql_arguments(case).items())
+    try:
+        rows = connection.sql(f"select * from ndcg_per_query('{run}', '{qrels}', {named})").fetchall()
+    except duckdb.Error as error:
+        assert polars.error is not None, error
+        assert str(error) == f"Invalid Input Error: ndcg_per_query: {in_sql_words(polars.error, 'macro')}"
+    else:
+        assert polars.error is None and rows
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", SQL_CASES)
+def test_ndcg_sql_refuses_as_the_command_line(tmp_path: Path, name: str) -> None:
+    import subprocess
+    import sys
+
+    case = CASES[name]
+    run, qrels = write_case(case, tmp_path)
+    polars = by_polars(case, run, qrels)
+    variables = {"run_path": f"'{run}'", "qrels_path": f"'{qrels}'", **sql_arguments(case)}
+    commands = [arg for key, value in variables.items() for arg in ("-cmd", f"SET VARIABLE {key} = {value}")]
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "duckdb"), "-csv", *commands, "-c", ".read sql/ndcg.sql"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+        timeout=120,
+    )
+    if polars.error is None:
+        assert done.returncode == 0 and not done.stderr, done.stderr
+        return
+    first = done.stderr.splitlines()[0]
+    assert first == f"Invalid Input Error: {in_sql_words(polars.error, 'script')}"
+    assert "ndcg" not in done.stdout  # no summary printed

@@ -79,7 +79,7 @@ def release_connection(
         connection.close()
         return
     try:
-        for name in ("run", "qrels", "per_query"):
+        for name in ("run", "qrels", "run_given", "qrels_given", "per_query"):
             connection.unregister(name)  # a registered frame, with the reference to its data
             connection.execute(f"drop view if exists {name}")  # or a view of sql/inputs.sql
         connection.execute("drop table if exists per_query")
@@ -139,12 +139,14 @@ def read_parquet_inputs(
     qrels_paths: Sequence[str] | None,
     columns: dict[str, str],
 ) -> None:
-    """Define the views ``run`` and ``qrels`` over Parquet files with ``sql/inputs.sql``."""
+    """Define the views ``run`` and ``qrels`` over Parquet files with ``sql/inputs.sql`` and
+    ``sql/aligned_inputs.sql``."""
     set_variables(
         connection,
         {"run_path": list(run_paths), "qrels_path": list(qrels_paths) if qrels_paths else None, **columns},
     )
     connection.execute(sql_file("inputs.sql"))
+    connection.execute(sql_file("aligned_inputs.sql"))
 
 
 def evaluate(connection: duckdb.DuckDBPyConnection, evaluation: Evaluation) -> tuple[pl.DataFrame, pl.DataFrame]:

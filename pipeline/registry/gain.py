@@ -23,7 +23,7 @@ GainKind = Literal["linear", "exponential", "binary"]
 DiscountKind = Literal["log2", "jk"]
 # the kinds the gain and discount conventions choose among (pipeline.registry.conventions
 # describes each, and checks that its choices are these)
-GAIN_KINDS: tuple[str, ...] = ("linear", "exponential", "binary")
+GAIN_KINDS: tuple[GainKind, ...] = ("linear", "exponential", "binary")
 DISCOUNT_KINDS: tuple[str, ...] = ("log2", "jk")
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -69,7 +69,7 @@ class Gain:
     def parse(cls, text: str) -> Gain:
         text = text.strip()
         if text in GAIN_KINDS:
-            return cls(kind=text)  # type: ignore[arg-type]
+            return cls(kind=text)
         kind, plus, mapped = text.partition("+")
         if plus and kind.strip() in GAIN_KINDS:
             return cls(kind=kind.strip(), levels=cls.parse(mapped).levels)  # type: ignore[arg-type]

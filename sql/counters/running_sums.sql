@@ -58,7 +58,7 @@ WITH cumulative AS (
     c.*,
     CASE
       WHEN COALESCE(LIST_CONTAINS(GETVARIABLE('signals'), 'relevant'), FALSE)
-      THEN SUM(CASE WHEN c.relevant THEN c.relevant_found / c.rank ELSE 0.0 END) OVER running
+      THEN SUM(CASE WHEN c.relevant THEN CAST(c.relevant_found AS DOUBLE) / c.rank ELSE 0.0 END) OVER running
     END AS relevant_precision_sum
   FROM cumulative AS c
   WINDOW running AS (

@@ -51,7 +51,7 @@ final as (
         sum(
             case
                 when v.nonrelevant_above > 0
-                    then 1.0 - least(v.nonrelevant_above, v.r) / v.preferences
+                    then 1.0 - cast(least(v.nonrelevant_above, v.r) as double) / v.preferences
                 else 1.0
             end
         ) as bpref_sum,
@@ -67,17 +67,17 @@ final as (
         count(case when v.rank <= floor(1.60e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_60,
         count(case when v.rank <= floor(1.80e0 * v.r + 0.9) then 1 end) as relevant_in_top_1_80,
         count(case when v.rank <= floor(2.00e0 * v.r + 0.9) then 1 end) as relevant_in_top_2_00,
-        max(case when v.found >= round(0.00e0 * v.r) then v.found / v.rank end) as iprec_max_0_00,
-        max(case when v.found >= round(0.10e0 * v.r) then v.found / v.rank end) as iprec_max_0_10,
-        max(case when v.found >= round(0.20e0 * v.r) then v.found / v.rank end) as iprec_max_0_20,
-        max(case when v.found >= round(0.30e0 * v.r) then v.found / v.rank end) as iprec_max_0_30,
-        max(case when v.found >= round(0.40e0 * v.r) then v.found / v.rank end) as iprec_max_0_40,
-        max(case when v.found >= round(0.50e0 * v.r) then v.found / v.rank end) as iprec_max_0_50,
-        max(case when v.found >= round(0.60e0 * v.r) then v.found / v.rank end) as iprec_max_0_60,
-        max(case when v.found >= round(0.70e0 * v.r) then v.found / v.rank end) as iprec_max_0_70,
-        max(case when v.found >= round(0.80e0 * v.r) then v.found / v.rank end) as iprec_max_0_80,
-        max(case when v.found >= round(0.90e0 * v.r) then v.found / v.rank end) as iprec_max_0_90,
-        max(case when v.found >= round(1.00e0 * v.r) then v.found / v.rank end) as iprec_max_1_00,
+        max(case when v.found >= round(0.00e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_00,
+        max(case when v.found >= round(0.10e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_10,
+        max(case when v.found >= round(0.20e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_20,
+        max(case when v.found >= round(0.30e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_30,
+        max(case when v.found >= round(0.40e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_40,
+        max(case when v.found >= round(0.50e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_50,
+        max(case when v.found >= round(0.60e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_60,
+        max(case when v.found >= round(0.70e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_70,
+        max(case when v.found >= round(0.80e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_80,
+        max(case when v.found >= round(0.90e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_0_90,
+        max(case when v.found >= round(1.00e0 * v.r) then cast(v.found as double) / v.rank end) as iprec_max_1_00,
         sum(
             case
                 when v.rank = 1 then 1.0

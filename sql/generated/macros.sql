@@ -6,222 +6,2785 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
-WITH run AS (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
+WITH run_given AS (
   SELECT
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
-    CAST(0 AS BIGINT) AS arrival,
-    CAST(NULL AS DOUBLE) AS input_rank
+    CAST(0 AS BIGINT) AS arrival
   FROM QUERY_TABLE(run) AS run_rows
-), qrels AS (
+), qrels_given AS (
   SELECT
     qrels_rows.query_id,
     qrels_rows.doc_id,
-    qrels_rows.relevance
+    qrels_rows.relevance,
+    CAST(0 AS BIGINT) AS arrival
   FROM QUERY_TABLE(qrels) AS qrels_rows
-), refusals AS (
+), run AS (
   SELECT
-    ERROR(
-      caller || ': ' || 'gain must be one of linear, exponential, binary (or a level map as gain_map := map {1: 3, 2: 9}); got ' || COALESCE('''' || CAST(gain AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    gain IS NULL OR NOT LIST_CONTAINS(['linear', 'exponential', 'binary'], gain)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'discount must be one of log2, jk; got ' || COALESCE('''' || CAST(discount AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    discount IS NULL OR NOT LIST_CONTAINS(['log2', 'jk'], discount)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'ties must be one of docid-desc, average; got ' || COALESCE('''' || CAST(ties AS TEXT) || '''', 'null') || '; ''input-order'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
-    ) AS refused
-  WHERE
-    ties IS NULL OR NOT LIST_CONTAINS(['docid-desc', 'average'], ties)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'ideal must be one of judged, retrieved, judged-cut-at-hits; got ' || COALESCE('''' || CAST(ideal AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    ideal IS NULL
-    OR NOT LIST_CONTAINS(['judged', 'retrieved', 'judged-cut-at-hits'], ideal)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'empty_ideal must be one of zero, one, skip, nan; got ' || COALESCE('''' || CAST(empty_ideal AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    empty_ideal IS NULL
-    OR NOT LIST_CONTAINS(['zero', 'one', 'skip', 'nan'], empty_ideal)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'unjudged must be one of zero, drop; got ' || COALESCE('''' || CAST(unjudged AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    unjudged IS NULL OR NOT LIST_CONTAINS(['zero', 'drop'], unjudged)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'ap_denominator must be one of relevant, min-k-relevant; got ' || COALESCE('''' || CAST(ap_denominator AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    ap_denominator IS NULL
-    OR NOT LIST_CONTAINS(['relevant', 'min-k-relevant'], ap_denominator)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'precision_denominator must be one of k, min-k-retrieved; got ' || COALESCE('''' || CAST(precision_denominator AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    precision_denominator IS NULL
-    OR NOT LIST_CONTAINS(['k', 'min-k-retrieved'], precision_denominator)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'queries_without_judgments must be one of skip, evaluate; got ' || COALESCE('''' || CAST(queries_without_judgments AS TEXT) || '''', 'null') || ''
-    ) AS refused
-  WHERE
-    queries_without_judgments IS NULL
-    OR NOT LIST_CONTAINS(['skip', 'evaluate'], queries_without_judgments)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'duplicates must be one of error, max-score; got ' || COALESCE('''' || CAST(duplicates AS TEXT) || '''', 'null') || '; ''first'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
-    ) AS refused
-  WHERE
-    duplicates IS NULL OR NOT LIST_CONTAINS(['error', 'max-score'], duplicates)
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'measures must name measures among ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp; got unknown ' || CAST(LIST_FILTER(
-        measures,
-        LAMBDA m : NOT LIST_CONTAINS(
-          [
-            'ndcg',
-            'P',
-            'recall',
-            'map',
-            'recip_rank',
-            'success',
-            'num_q',
-            'num_ret',
-            'num_rel',
-            'num_rel_ret',
-            'num_nonrel_judged_ret',
-            'gm_map',
-            'relative_P',
-            'set_P',
-            'set_relative_P',
-            'set_recall',
-            'set_map',
-            'set_F',
-            'utility',
-            'unj',
-            'judged',
-            'Rprec',
-            'Rprec_mult',
-            'iprec_at_recall',
-            'bpref',
-            'infAP',
-            'G',
-            'binG',
-            'Rndcg',
-            'ndcg_rel',
-            'rbp'
-          ],
-          m
-        )
-      ) AS TEXT)
-    ) AS refused
-  WHERE
-    measures IS NULL
-    OR LENGTH(
-      LIST_FILTER(
-        measures,
-        LAMBDA m : NOT LIST_CONTAINS(
-          [
-            'ndcg',
-            'P',
-            'recall',
-            'map',
-            'recip_rank',
-            'success',
-            'num_q',
-            'num_ret',
-            'num_rel',
-            'num_rel_ret',
-            'num_nonrel_judged_ret',
-            'gm_map',
-            'relative_P',
-            'set_P',
-            'set_relative_P',
-            'set_recall',
-            'set_map',
-            'set_F',
-            'utility',
-            'unj',
-            'judged',
-            'Rprec',
-            'Rprec_mult',
-            'iprec_at_recall',
-            'bpref',
-            'infAP',
-            'G',
-            'binG',
-            'Rndcg',
-            'ndcg_rel',
-            'rbp'
-          ],
-          m
-        )
-      )
-    ) > 0
-  UNION ALL
-  SELECT
-    ERROR(caller || ': ' || 'ks must be positive integers; got ' || CAST(ks AS TEXT)) AS refused
-  WHERE
-    ks IS NULL OR LENGTH(LIST_FILTER(ks, LAMBDA k : k IS NULL OR k < 1)) > 0
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'max_results must be a positive integer or null; got ' || COALESCE('''' || CAST(max_results AS TEXT) || '''', 'null')
-    ) AS refused
-  WHERE
-    max_results < 1
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': ' || 'rbp_persistence must be strictly between 0 and 1; got ' || COALESCE('''' || CAST(rbp_persistence AS TEXT) || '''', 'null')
-    ) AS refused
-  WHERE
-    rbp_persistence IS NULL OR (
-      rbp_persistence <= 0 OR rbp_persistence >= 1
-    )
-  UNION ALL
-  SELECT
-    ERROR(
-      caller || ': the run has document ' || CAST(duplicate.doc_id AS TEXT) || ' more than once in query ' || CAST(duplicate.query_id AS TEXT) || ' (duplicates := ''max-score'' keeps its best-scored row)'
-    ) AS refused
+    aligned.query_id,
+    aligned.doc_id,
+    TRY_CAST(aligned.score AS DOUBLE) AS score,
+    aligned.arrival,
+    CAST(NULL AS DOUBLE) AS input_rank
   FROM (
     SELECT
-      run.query_id,
-      run.doc_id
-    FROM run
-    GROUP BY
-      run.query_id,
-      run.doc_id
-    HAVING
-      COUNT(*) > 1
-    LIMIT 1
-  ) AS duplicate
-  WHERE
-    duplicates = 'error'
+      run_given.query_id,
+      run_given.doc_id,
+      run_given.score,
+      run_given.arrival
+    FROM run_given
+    UNION ALL
+    SELECT
+      qrels_given.query_id,
+      qrels_given.doc_id,
+      NULL AS score,
+      NULL AS arrival
+    FROM qrels_given
+    WHERE
+      FALSE
+  ) AS aligned
+), qrels AS (
+  SELECT
+    aligned.query_id,
+    aligned.doc_id,
+    TRY_CAST(aligned.relevance AS DOUBLE) AS relevance
+  FROM (
+    SELECT
+      qrels_given.query_id,
+      qrels_given.doc_id,
+      qrels_given.relevance
+    FROM qrels_given
+    UNION ALL
+    SELECT
+      run_given.query_id,
+      run_given.doc_id,
+      NULL AS relevance
+    FROM run_given
+    WHERE
+      FALSE
+  ) AS aligned
+), refusals AS (
+  WITH run_stats AS (
+    SELECT
+      COUNT(*) AS row_count,
+      COUNT(*) FILTER(WHERE
+        run_given.query_id IS NULL) AS null_query_id,
+      COUNT(*) FILTER(WHERE
+        run_given.doc_id IS NULL) AS null_doc_id,
+      COUNT(*) FILTER(WHERE
+        run_given.score IS NULL) AS null_score,
+      COUNT(*) FILTER(WHERE
+        NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
+      COUNT(*) FILTER(WHERE
+        NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
+      ARG_MIN(
+        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+        run_given.arrival
+      ) FILTER(WHERE
+        run_given.query_id IS NULL) AS null_query_id_row,
+      ARG_MIN(
+        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+        run_given.arrival
+      ) FILTER(WHERE
+        run_given.doc_id IS NULL) AS null_doc_id_row,
+      ARG_MIN(
+        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+        run_given.arrival
+      ) FILTER(WHERE
+        run_given.score IS NULL) AS null_score_row,
+      ARG_MIN(
+        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+        run_given.arrival
+      ) FILTER(WHERE
+        NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite_row,
+      ARG_MIN(
+        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+        run_given.arrival
+      ) FILTER(WHERE
+        NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text_row,
+      ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
+      ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
+      ANY_VALUE(TYPEOF(run_given.score)) AS score_type
+    FROM run_given
+  ), qrels_stats AS (
+    SELECT
+      COUNT(*) AS row_count,
+      COUNT(*) FILTER(WHERE
+        qrels_given.query_id IS NULL) AS null_query_id,
+      COUNT(*) FILTER(WHERE
+        qrels_given.doc_id IS NULL) AS null_doc_id,
+      COUNT(*) FILTER(WHERE
+        qrels_given.relevance IS NULL) AS null_relevance,
+      COUNT(*) FILTER(WHERE
+        NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite,
+      COUNT(*) FILTER(WHERE
+        NOT qrels_given.relevance IS NULL
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text,
+      COUNT(*) FILTER(WHERE
+        NOT COALESCE(allow_fractional_labels, FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional,
+      COUNT(*) FILTER(WHERE
+        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
+          CASE COALESCE(gain, 'linear')
+            WHEN 'linear'
+            THEN 1e+300
+            WHEN 'exponential'
+            THEN 996.5784284662087
+            WHEN 'binary'
+            THEN CAST('inf' AS DOUBLE)
+          END
+        )
+        AND NOT ARRAY_CONTAINS(
+          COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
+          TRY_CAST(qrels_given.relevance AS DOUBLE)
+        )) AS over_gain,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        qrels_given.query_id IS NULL) AS null_query_id_row,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        qrels_given.doc_id IS NULL) AS null_doc_id_row,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        qrels_given.relevance IS NULL) AS null_relevance_row,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite_row,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        NOT qrels_given.relevance IS NULL
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text_row,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        NOT COALESCE(allow_fractional_labels, FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional_row,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
+          CASE COALESCE(gain, 'linear')
+            WHEN 'linear'
+            THEN 1e+300
+            WHEN 'exponential'
+            THEN 996.5784284662087
+            WHEN 'binary'
+            THEN CAST('inf' AS DOUBLE)
+          END
+        )
+        AND NOT ARRAY_CONTAINS(
+          COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
+          TRY_CAST(qrels_given.relevance AS DOUBLE)
+        )) AS over_gain_row,
+      ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
+      ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
+      ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
+    FROM qrels_given
+  )
+  SELECT
+    CASE
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        gain IS NULL OR NOT ARRAY_CONTAINS(['linear', 'exponential', 'binary'], gain)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown gain ' || CASE
+          WHEN gain IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(gain), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(gain AS TEXT) || ''')'
+          WHEN TYPEOF(gain) <> 'VARCHAR'
+          THEN CAST(gain AS TEXT)
+          WHEN CONTAINS(CAST(gain AS TEXT), '''') AND NOT CONTAINS(CAST(gain AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(gain AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(gain AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of linear, exponential, binary (or a level map as gain_map := map {1: 3, 2: 9})'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        discount IS NULL OR NOT ARRAY_CONTAINS(['log2', 'jk'], discount)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown discount ' || CASE
+          WHEN discount IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(discount), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(discount AS TEXT) || ''')'
+          WHEN TYPEOF(discount) <> 'VARCHAR'
+          THEN CAST(discount AS TEXT)
+          WHEN CONTAINS(CAST(discount AS TEXT), '''')
+          AND NOT CONTAINS(CAST(discount AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(discount AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(discount AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of log2, jk'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        ties IS NULL OR NOT ARRAY_CONTAINS(['docid-desc', 'average'], ties)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown ties ' || CASE
+          WHEN ties IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(ties), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(ties AS TEXT) || ''')'
+          WHEN TYPEOF(ties) <> 'VARCHAR'
+          THEN CAST(ties AS TEXT)
+          WHEN CONTAINS(CAST(ties AS TEXT), '''') AND NOT CONTAINS(CAST(ties AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(ties AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(ties AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of docid-desc, average; ''input-order'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        ideal IS NULL
+        OR NOT ARRAY_CONTAINS(['judged', 'retrieved', 'judged-cut-at-hits'], ideal)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown ideal ' || CASE
+          WHEN ideal IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(ideal), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(ideal AS TEXT) || ''')'
+          WHEN TYPEOF(ideal) <> 'VARCHAR'
+          THEN CAST(ideal AS TEXT)
+          WHEN CONTAINS(CAST(ideal AS TEXT), '''') AND NOT CONTAINS(CAST(ideal AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(ideal AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(ideal AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of judged, retrieved, judged-cut-at-hits'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        empty_ideal IS NULL
+        OR NOT ARRAY_CONTAINS(['zero', 'one', 'skip', 'nan'], empty_ideal)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown empty_ideal ' || CASE
+          WHEN empty_ideal IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(empty_ideal), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(empty_ideal AS TEXT) || ''')'
+          WHEN TYPEOF(empty_ideal) <> 'VARCHAR'
+          THEN CAST(empty_ideal AS TEXT)
+          WHEN CONTAINS(CAST(empty_ideal AS TEXT), '''')
+          AND NOT CONTAINS(CAST(empty_ideal AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(empty_ideal AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(empty_ideal AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of zero, one, skip, nan'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        unjudged IS NULL OR NOT ARRAY_CONTAINS(['zero', 'drop'], unjudged)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown unjudged ' || CASE
+          WHEN unjudged IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(unjudged), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(unjudged AS TEXT) || ''')'
+          WHEN TYPEOF(unjudged) <> 'VARCHAR'
+          THEN CAST(unjudged AS TEXT)
+          WHEN CONTAINS(CAST(unjudged AS TEXT), '''')
+          AND NOT CONTAINS(CAST(unjudged AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(unjudged AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(unjudged AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of zero, drop'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        ap_denominator IS NULL
+        OR NOT ARRAY_CONTAINS(['relevant', 'min-k-relevant'], ap_denominator)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown ap_denominator ' || CASE
+          WHEN ap_denominator IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(ap_denominator), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(ap_denominator AS TEXT) || ''')'
+          WHEN TYPEOF(ap_denominator) <> 'VARCHAR'
+          THEN CAST(ap_denominator AS TEXT)
+          WHEN CONTAINS(CAST(ap_denominator AS TEXT), '''')
+          AND NOT CONTAINS(CAST(ap_denominator AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(ap_denominator AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(ap_denominator AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of relevant, min-k-relevant'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        precision_denominator IS NULL
+        OR NOT ARRAY_CONTAINS(['k', 'min-k-retrieved'], precision_denominator)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown precision_denominator ' || CASE
+          WHEN precision_denominator IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(precision_denominator), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(precision_denominator AS TEXT) || ''')'
+          WHEN TYPEOF(precision_denominator) <> 'VARCHAR'
+          THEN CAST(precision_denominator AS TEXT)
+          WHEN CONTAINS(CAST(precision_denominator AS TEXT), '''')
+          AND NOT CONTAINS(CAST(precision_denominator AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(precision_denominator AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(precision_denominator AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of k, min-k-retrieved'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        queries_without_judgments IS NULL
+        OR NOT ARRAY_CONTAINS(['skip', 'evaluate'], queries_without_judgments)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown queries_without_judgments ' || CASE
+          WHEN queries_without_judgments IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(queries_without_judgments), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(queries_without_judgments AS TEXT) || ''')'
+          WHEN TYPEOF(queries_without_judgments) <> 'VARCHAR'
+          THEN CAST(queries_without_judgments AS TEXT)
+          WHEN CONTAINS(CAST(queries_without_judgments AS TEXT), '''')
+          AND NOT CONTAINS(CAST(queries_without_judgments AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(queries_without_judgments AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(queries_without_judgments AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of skip, evaluate'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        duplicates IS NULL OR NOT ARRAY_CONTAINS(['error', 'max-score'], duplicates)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown duplicates ' || CASE
+          WHEN duplicates IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(duplicates), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(duplicates AS TEXT) || ''')'
+          WHEN TYPEOF(duplicates) <> 'VARCHAR'
+          THEN CAST(duplicates AS TEXT)
+          WHEN CONTAINS(CAST(duplicates AS TEXT), '''')
+          AND NOT CONTAINS(CAST(duplicates AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(duplicates AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(duplicates AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of error, max-score; ''first'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
+      )
+      WHEN NOT (
+        FALSE
+      ) AND measures IS NULL
+      THEN ERROR(caller || ': ' || 'measures must be a list of measure names, got null')
+      WHEN LENGTH(
+        LIST_FILTER(
+          measures,
+          LAMBDA m : m IS NULL
+          OR NOT ARRAY_CONTAINS(
+            [
+              'ndcg',
+              'P',
+              'recall',
+              'map',
+              'recip_rank',
+              'success',
+              'num_q',
+              'num_ret',
+              'num_rel',
+              'num_rel_ret',
+              'num_nonrel_judged_ret',
+              'gm_map',
+              'relative_P',
+              'set_P',
+              'set_relative_P',
+              'set_recall',
+              'set_map',
+              'set_F',
+              'utility',
+              'unj',
+              'judged',
+              'Rprec',
+              'Rprec_mult',
+              'iprec_at_recall',
+              'bpref',
+              'infAP',
+              'G',
+              'binG',
+              'Rndcg',
+              'ndcg_rel',
+              'rbp'
+            ],
+            m
+          )
+        )
+      ) > 0
+      THEN ERROR(
+        caller || ': ' || 'unknown measure ' || COALESCE(
+          CASE
+            WHEN LIST_FILTER(
+              measures,
+              LAMBDA m : m IS NULL
+              OR NOT ARRAY_CONTAINS(
+                [
+                  'ndcg',
+                  'P',
+                  'recall',
+                  'map',
+                  'recip_rank',
+                  'success',
+                  'num_q',
+                  'num_ret',
+                  'num_rel',
+                  'num_rel_ret',
+                  'num_nonrel_judged_ret',
+                  'gm_map',
+                  'relative_P',
+                  'set_P',
+                  'set_relative_P',
+                  'set_recall',
+                  'set_map',
+                  'set_F',
+                  'utility',
+                  'unj',
+                  'judged',
+                  'Rprec',
+                  'Rprec_mult',
+                  'iprec_at_recall',
+                  'bpref',
+                  'infAP',
+                  'G',
+                  'binG',
+                  'Rndcg',
+                  'ndcg_rel',
+                  'rbp'
+                ],
+                m
+              )
+            )[1] IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(
+              TYPEOF(
+                LIST_FILTER(
+                  measures,
+                  LAMBDA m : m IS NULL
+                  OR NOT ARRAY_CONTAINS(
+                    [
+                      'ndcg',
+                      'P',
+                      'recall',
+                      'map',
+                      'recip_rank',
+                      'success',
+                      'num_q',
+                      'num_ret',
+                      'num_rel',
+                      'num_rel_ret',
+                      'num_nonrel_judged_ret',
+                      'gm_map',
+                      'relative_P',
+                      'set_P',
+                      'set_relative_P',
+                      'set_recall',
+                      'set_map',
+                      'set_F',
+                      'utility',
+                      'unj',
+                      'judged',
+                      'Rprec',
+                      'Rprec_mult',
+                      'iprec_at_recall',
+                      'bpref',
+                      'infAP',
+                      'G',
+                      'binG',
+                      'Rndcg',
+                      'ndcg_rel',
+                      'rbp'
+                    ],
+                    m
+                  )
+                )[1]
+              ),
+              'DECIMAL'
+            )
+            THEN 'Decimal(''' || CAST(LIST_FILTER(
+              measures,
+              LAMBDA m : m IS NULL
+              OR NOT ARRAY_CONTAINS(
+                [
+                  'ndcg',
+                  'P',
+                  'recall',
+                  'map',
+                  'recip_rank',
+                  'success',
+                  'num_q',
+                  'num_ret',
+                  'num_rel',
+                  'num_rel_ret',
+                  'num_nonrel_judged_ret',
+                  'gm_map',
+                  'relative_P',
+                  'set_P',
+                  'set_relative_P',
+                  'set_recall',
+                  'set_map',
+                  'set_F',
+                  'utility',
+                  'unj',
+                  'judged',
+                  'Rprec',
+                  'Rprec_mult',
+                  'iprec_at_recall',
+                  'bpref',
+                  'infAP',
+                  'G',
+                  'binG',
+                  'Rndcg',
+                  'ndcg_rel',
+                  'rbp'
+                ],
+                m
+              )
+            )[1] AS TEXT) || ''')'
+            WHEN TYPEOF(
+              LIST_FILTER(
+                measures,
+                LAMBDA m : m IS NULL
+                OR NOT ARRAY_CONTAINS(
+                  [
+                    'ndcg',
+                    'P',
+                    'recall',
+                    'map',
+                    'recip_rank',
+                    'success',
+                    'num_q',
+                    'num_ret',
+                    'num_rel',
+                    'num_rel_ret',
+                    'num_nonrel_judged_ret',
+                    'gm_map',
+                    'relative_P',
+                    'set_P',
+                    'set_relative_P',
+                    'set_recall',
+                    'set_map',
+                    'set_F',
+                    'utility',
+                    'unj',
+                    'judged',
+                    'Rprec',
+                    'Rprec_mult',
+                    'iprec_at_recall',
+                    'bpref',
+                    'infAP',
+                    'G',
+                    'binG',
+                    'Rndcg',
+                    'ndcg_rel',
+                    'rbp'
+                  ],
+                  m
+                )
+              )[1]
+            ) <> 'VARCHAR'
+            THEN CAST(LIST_FILTER(
+              measures,
+              LAMBDA m : m IS NULL
+              OR NOT ARRAY_CONTAINS(
+                [
+                  'ndcg',
+                  'P',
+                  'recall',
+                  'map',
+                  'recip_rank',
+                  'success',
+                  'num_q',
+                  'num_ret',
+                  'num_rel',
+                  'num_rel_ret',
+                  'num_nonrel_judged_ret',
+                  'gm_map',
+                  'relative_P',
+                  'set_P',
+                  'set_relative_P',
+                  'set_recall',
+                  'set_map',
+                  'set_F',
+                  'utility',
+                  'unj',
+                  'judged',
+                  'Rprec',
+                  'Rprec_mult',
+                  'iprec_at_recall',
+                  'bpref',
+                  'infAP',
+                  'G',
+                  'binG',
+                  'Rndcg',
+                  'ndcg_rel',
+                  'rbp'
+                ],
+                m
+              )
+            )[1] AS TEXT)
+            WHEN CONTAINS(
+              CAST(LIST_FILTER(
+                measures,
+                LAMBDA m : m IS NULL
+                OR NOT ARRAY_CONTAINS(
+                  [
+                    'ndcg',
+                    'P',
+                    'recall',
+                    'map',
+                    'recip_rank',
+                    'success',
+                    'num_q',
+                    'num_ret',
+                    'num_rel',
+                    'num_rel_ret',
+                    'num_nonrel_judged_ret',
+                    'gm_map',
+                    'relative_P',
+                    'set_P',
+                    'set_relative_P',
+                    'set_recall',
+                    'set_map',
+                    'set_F',
+                    'utility',
+                    'unj',
+                    'judged',
+                    'Rprec',
+                    'Rprec_mult',
+                    'iprec_at_recall',
+                    'bpref',
+                    'infAP',
+                    'G',
+                    'binG',
+                    'Rndcg',
+                    'ndcg_rel',
+                    'rbp'
+                  ],
+                  m
+                )
+              )[1] AS TEXT),
+              ''''
+            )
+            AND NOT CONTAINS(
+              CAST(LIST_FILTER(
+                measures,
+                LAMBDA m : m IS NULL
+                OR NOT ARRAY_CONTAINS(
+                  [
+                    'ndcg',
+                    'P',
+                    'recall',
+                    'map',
+                    'recip_rank',
+                    'success',
+                    'num_q',
+                    'num_ret',
+                    'num_rel',
+                    'num_rel_ret',
+                    'num_nonrel_judged_ret',
+                    'gm_map',
+                    'relative_P',
+                    'set_P',
+                    'set_relative_P',
+                    'set_recall',
+                    'set_map',
+                    'set_F',
+                    'utility',
+                    'unj',
+                    'judged',
+                    'Rprec',
+                    'Rprec_mult',
+                    'iprec_at_recall',
+                    'bpref',
+                    'infAP',
+                    'G',
+                    'binG',
+                    'Rndcg',
+                    'ndcg_rel',
+                    'rbp'
+                  ],
+                  m
+                )
+              )[1] AS TEXT),
+              '"'
+            )
+            THEN '"' || REPLACE(
+              CAST(LIST_FILTER(
+                measures,
+                LAMBDA m : m IS NULL
+                OR NOT ARRAY_CONTAINS(
+                  [
+                    'ndcg',
+                    'P',
+                    'recall',
+                    'map',
+                    'recip_rank',
+                    'success',
+                    'num_q',
+                    'num_ret',
+                    'num_rel',
+                    'num_rel_ret',
+                    'num_nonrel_judged_ret',
+                    'gm_map',
+                    'relative_P',
+                    'set_P',
+                    'set_relative_P',
+                    'set_recall',
+                    'set_map',
+                    'set_F',
+                    'utility',
+                    'unj',
+                    'judged',
+                    'Rprec',
+                    'Rprec_mult',
+                    'iprec_at_recall',
+                    'bpref',
+                    'infAP',
+                    'G',
+                    'binG',
+                    'Rndcg',
+                    'ndcg_rel',
+                    'rbp'
+                  ],
+                  m
+                )
+              )[1] AS TEXT),
+              '\',
+              '\\'
+            ) || '"'
+            ELSE '''' || REPLACE(
+              REPLACE(
+                CAST(LIST_FILTER(
+                  measures,
+                  LAMBDA m : m IS NULL
+                  OR NOT ARRAY_CONTAINS(
+                    [
+                      'ndcg',
+                      'P',
+                      'recall',
+                      'map',
+                      'recip_rank',
+                      'success',
+                      'num_q',
+                      'num_ret',
+                      'num_rel',
+                      'num_rel_ret',
+                      'num_nonrel_judged_ret',
+                      'gm_map',
+                      'relative_P',
+                      'set_P',
+                      'set_relative_P',
+                      'set_recall',
+                      'set_map',
+                      'set_F',
+                      'utility',
+                      'unj',
+                      'judged',
+                      'Rprec',
+                      'Rprec_mult',
+                      'iprec_at_recall',
+                      'bpref',
+                      'infAP',
+                      'G',
+                      'binG',
+                      'Rndcg',
+                      'ndcg_rel',
+                      'rbp'
+                    ],
+                    m
+                  )
+                )[1] AS TEXT),
+                '\',
+                '\\'
+              ),
+              '''',
+              '\'''
+            ) || ''''
+          END,
+          'null'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp (trec_eval''s families)'
+      )
+      WHEN ks IS NULL
+      THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
+      WHEN LENGTH(
+        LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))
+      ) > 0
+      THEN ERROR(
+        caller || ': ' || 'cutoff k must be a positive integer, got ' || CASE
+          WHEN LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(
+            TYPEOF(
+              LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1]
+            ),
+            'DECIMAL'
+          )
+          THEN 'Decimal(''' || CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT) || ''')'
+          WHEN TYPEOF(
+            LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1]
+          ) <> 'VARCHAR'
+          THEN CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT)
+          WHEN CONTAINS(
+            CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
+            ''''
+          )
+          AND NOT CONTAINS(
+            CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
+            '"'
+          )
+          THEN '"' || REPLACE(
+            CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
+            '\',
+            '\\'
+          ) || '"'
+          ELSE '''' || REPLACE(
+            REPLACE(
+              CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
+              '\',
+              '\\'
+            ),
+            '''',
+            '\'''
+          ) || ''''
+        END
+      )
+      WHEN LENGTH(LIST_DISTINCT(ks)) <> LENGTH(ks)
+      THEN ERROR(caller || ': ' || 'cutoffs repeat a value: ' || CAST(ks AS TEXT))
+      WHEN max_results < 1 OR max_results <> FLOOR(max_results)
+      THEN ERROR(
+        caller || ': ' || 'max_results must be a positive integer, got ' || CASE
+          WHEN max_results IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(max_results), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(max_results AS TEXT) || ''')'
+          WHEN TYPEOF(max_results) <> 'VARCHAR'
+          THEN CAST(max_results AS TEXT)
+          WHEN CONTAINS(CAST(max_results AS TEXT), '''')
+          AND NOT CONTAINS(CAST(max_results AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(max_results AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(max_results AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        log_base IS NULL OR NOT ISFINITE(log_base) OR log_base <= 1
+      )
+      THEN ERROR(
+        caller || ': ' || 'log base must be a finite number greater than 1, got ' || COALESCE(CAST(CAST(log_base AS DOUBLE) AS TEXT), 'None')
+      )
+      WHEN NOT ISFINITE(relevance_threshold)
+      THEN ERROR(
+        caller || ': ' || 'relevance_threshold must be a finite number, got ' || CAST(CAST(relevance_threshold AS DOUBLE) AS TEXT)
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        rbp_persistence IS NULL OR NOT (
+          rbp_persistence > 0 AND rbp_persistence < 1
+        )
+      )
+      THEN ERROR(
+        caller || ': ' || 'rbp_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(rbp_persistence AS DOUBLE) AS TEXT), 'None')
+      )
+      WHEN LENGTH(
+        LIST_FILTER(COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])), LAMBDA x : NOT ISFINITE(x))
+      ) > 0
+      THEN ERROR(
+        caller || ': ' || 'gain map level ' || CAST(CAST(LIST_FILTER(COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])), LAMBDA x : NOT ISFINITE(x))[1] AS DOUBLE) AS TEXT) || ' is not a finite number'
+      )
+      WHEN NOT LIST_FILTER(COALESCE(MAP_ENTRIES(gain_map), []), LAMBDA x : NOT (
+        ABS(x.value) <= 1e+300
+      ))[1] IS NULL
+      THEN ERROR(
+        caller || ': ' || 'gain map value ' || CAST(CAST(LIST_FILTER(COALESCE(MAP_ENTRIES(gain_map), []), LAMBDA x : NOT (
+          ABS(x.value) <= 1e+300
+        ))[1].value AS DOUBLE) AS TEXT) || ' (level ' || CASE
+          WHEN LIST_FILTER(COALESCE(MAP_ENTRIES(gain_map), []), LAMBDA x : NOT (
+            ABS(x.value) <= 1e+300
+          ))[1].key = FLOOR(
+            LIST_FILTER(COALESCE(MAP_ENTRIES(gain_map), []), LAMBDA x : NOT (
+              ABS(x.value) <= 1e+300
+            ))[1].key
+          )
+          AND ABS(
+            LIST_FILTER(COALESCE(MAP_ENTRIES(gain_map), []), LAMBDA x : NOT (
+              ABS(x.value) <= 1e+300
+            ))[1].key
+          ) < 1e15
+          THEN CAST(CAST(LIST_FILTER(COALESCE(MAP_ENTRIES(gain_map), []), LAMBDA x : NOT (
+            ABS(x.value) <= 1e+300
+          ))[1].key AS BIGINT) AS TEXT)
+          ELSE CAST(CAST(LIST_FILTER(COALESCE(MAP_ENTRIES(gain_map), []), LAMBDA x : NOT (
+            ABS(x.value) <= 1e+300
+          ))[1].key AS DOUBLE) AS TEXT)
+        END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
+      )
+      WHEN NOT ARRAY_CONTAINS(['', 'binary', 'c', 'posix'], LOWER(CURRENT_SETTING('default_collation')))
+      AND (
+        run_stats.query_id_type = 'VARCHAR'
+        OR run_stats.doc_id_type = 'VARCHAR'
+        OR qrels_stats.query_id_type = 'VARCHAR'
+        OR qrels_stats.doc_id_type = 'VARCHAR'
+      )
+      THEN ERROR(
+        caller || ': ' || 'the session''s default_collation is ' || CASE
+          WHEN LOWER(CURRENT_SETTING('default_collation')) IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(LOWER(CURRENT_SETTING('default_collation'))), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(LOWER(CURRENT_SETTING('default_collation')) AS TEXT) || ''')'
+          WHEN TYPEOF(LOWER(CURRENT_SETTING('default_collation'))) <> 'VARCHAR'
+          THEN CAST(LOWER(CURRENT_SETTING('default_collation')) AS TEXT)
+          WHEN CONTAINS(CAST(LOWER(CURRENT_SETTING('default_collation')) AS TEXT), '''')
+          AND NOT CONTAINS(CAST(LOWER(CURRENT_SETTING('default_collation')) AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(LOWER(CURRENT_SETTING('default_collation')) AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(
+            REPLACE(CAST(LOWER(CURRENT_SETTING('default_collation')) AS TEXT), '\', '\\'),
+            '''',
+            '\'''
+          ) || ''''
+        END || ', under which two text ids that differ in case or accents would be one; run RESET default_collation (or SET default_collation = '''') before evaluating'
+      )
+      WHEN NOT run_stats.query_id_type IS NULL
+      AND NOT ARRAY_CONTAINS(
+        [
+          'VARCHAR',
+          'TINYINT',
+          'SMALLINT',
+          'INTEGER',
+          'BIGINT',
+          'HUGEINT',
+          'UTINYINT',
+          'USMALLINT',
+          'UINTEGER',
+          'UBIGINT',
+          'UHUGEINT'
+        ],
+        run_stats.query_id_type
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has type ' || (
+          CASE
+            WHEN run_stats.query_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.query_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.query_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.query_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.query_id_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.query_id_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.query_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.query_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.query_id_type
+          END
+        ) || '; ids must be string or integer'
+      )
+      WHEN NOT run_stats.doc_id_type IS NULL
+      AND NOT ARRAY_CONTAINS(
+        [
+          'VARCHAR',
+          'TINYINT',
+          'SMALLINT',
+          'INTEGER',
+          'BIGINT',
+          'HUGEINT',
+          'UTINYINT',
+          'USMALLINT',
+          'UINTEGER',
+          'UBIGINT',
+          'UHUGEINT'
+        ],
+        run_stats.doc_id_type
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has type ' || (
+          CASE
+            WHEN run_stats.doc_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.doc_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.doc_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.doc_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.doc_id_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.doc_id_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.doc_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.doc_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.doc_id_type
+          END
+        ) || '; ids must be string or integer'
+      )
+      WHEN run_stats.score_type = 'VARCHAR' AND run_stats.text > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' holds text such as ' || (
+          CASE
+            WHEN run_stats.text_row.score IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_stats.text_row.score), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_stats.text_row.score AS TEXT) || ''')'
+            WHEN TYPEOF(run_stats.text_row.score) <> 'VARCHAR'
+            THEN CAST(run_stats.text_row.score AS TEXT)
+            WHEN CONTAINS(CAST(run_stats.text_row.score AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_stats.text_row.score AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' (type ' || (
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) || '); expected numbers; first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.text_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.text_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.text_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.text_row.query_id) <> 'VARCHAR'
+              THEN CAST(run_stats.text_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.text_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.text_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.text_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.text_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.text_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.text_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.text_row.doc_id) <> 'VARCHAR'
+              THEN CAST(run_stats.text_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.text_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.text_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.text_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.text_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.text_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.text_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.text_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.text_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.text_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.text_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN run_stats.score_type = 'VARCHAR'
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' holds numbers stored as text (type ' || (
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) || '); expected numbers'
+      )
+      WHEN NOT run_stats.score_type IS NULL
+      AND NOT (
+        ARRAY_CONTAINS(
+          [
+            'TINYINT',
+            'SMALLINT',
+            'INTEGER',
+            'BIGINT',
+            'HUGEINT',
+            'UTINYINT',
+            'USMALLINT',
+            'UINTEGER',
+            'UBIGINT',
+            'UHUGEINT',
+            'FLOAT',
+            'DOUBLE'
+          ],
+          run_stats.score_type
+        )
+        OR run_stats.score_type LIKE 'DECIMAL%'
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has type ' || (
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) || '; expected numbers'
+      )
+      WHEN NOT qrels_stats.query_id_type IS NULL
+      AND NOT ARRAY_CONTAINS(
+        [
+          'VARCHAR',
+          'TINYINT',
+          'SMALLINT',
+          'INTEGER',
+          'BIGINT',
+          'HUGEINT',
+          'UTINYINT',
+          'USMALLINT',
+          'UINTEGER',
+          'UBIGINT',
+          'UHUGEINT'
+        ],
+        qrels_stats.query_id_type
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has type ' || (
+          CASE
+            WHEN qrels_stats.query_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.query_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.query_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.query_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.query_id_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.query_id_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.query_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.query_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.query_id_type
+          END
+        ) || '; ids must be string or integer'
+      )
+      WHEN NOT qrels_stats.doc_id_type IS NULL
+      AND NOT ARRAY_CONTAINS(
+        [
+          'VARCHAR',
+          'TINYINT',
+          'SMALLINT',
+          'INTEGER',
+          'BIGINT',
+          'HUGEINT',
+          'UTINYINT',
+          'USMALLINT',
+          'UINTEGER',
+          'UBIGINT',
+          'UHUGEINT'
+        ],
+        qrels_stats.doc_id_type
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has type ' || (
+          CASE
+            WHEN qrels_stats.doc_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.doc_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.doc_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.doc_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.doc_id_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.doc_id_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.doc_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.doc_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.doc_id_type
+          END
+        ) || '; ids must be string or integer'
+      )
+      WHEN qrels_stats.relevance_type = 'VARCHAR' AND qrels_stats.text > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' holds text such as ' || (
+          CASE
+            WHEN qrels_stats.text_row.relevance IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.relevance), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_stats.text_row.relevance AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_stats.text_row.relevance) <> 'VARCHAR'
+            THEN CAST(qrels_stats.text_row.relevance AS TEXT)
+            WHEN CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' (type ' || (
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) || '); expected numbers; first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.text_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.text_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.text_row.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.text_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.text_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.text_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.text_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.text_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.text_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.text_row.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.text_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.text_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.text_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.text_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.text_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.text_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.text_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.text_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN qrels_stats.relevance_type = 'VARCHAR'
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' holds numbers stored as text (type ' || (
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) || '); expected numbers'
+      )
+      WHEN NOT qrels_stats.relevance_type IS NULL
+      AND NOT (
+        ARRAY_CONTAINS(
+          [
+            'TINYINT',
+            'SMALLINT',
+            'INTEGER',
+            'BIGINT',
+            'HUGEINT',
+            'UTINYINT',
+            'USMALLINT',
+            'UINTEGER',
+            'UBIGINT',
+            'UHUGEINT',
+            'FLOAT',
+            'DOUBLE'
+          ],
+          qrels_stats.relevance_type
+        )
+        OR qrels_stats.relevance_type LIKE 'DECIMAL%'
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has type ' || (
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) || '; expected numbers'
+      )
+      WHEN run_stats.row_count = 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': no rows to evaluate (the input is empty)'
+      )
+      WHEN run_stats.null_query_id > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          run_stats.null_query_id
+        ) || ' null value(s); first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_query_id_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_query_id_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_query_id_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_query_id_row.query_id) <> 'VARCHAR'
+              THEN CAST(run_stats.null_query_id_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_query_id_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_query_id_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_query_id_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_query_id_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_query_id_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_query_id_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_query_id_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_query_id_row.doc_id) <> 'VARCHAR'
+              THEN CAST(run_stats.null_query_id_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_query_id_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_query_id_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_query_id_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_query_id_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.null_query_id_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_query_id_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_query_id_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_query_id_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_query_id_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN run_stats.null_doc_id > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          run_stats.null_doc_id
+        ) || ' null value(s); first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_doc_id_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_doc_id_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_doc_id_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_doc_id_row.query_id) <> 'VARCHAR'
+              THEN CAST(run_stats.null_doc_id_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_doc_id_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_doc_id_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_doc_id_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_doc_id_row.doc_id) <> 'VARCHAR'
+              THEN CAST(run_stats.null_doc_id_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_doc_id_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_doc_id_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_doc_id_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_doc_id_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.null_doc_id_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_doc_id_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_doc_id_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_doc_id_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_doc_id_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN run_stats.null_score > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          run_stats.null_score
+        ) || ' null value(s); first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_score_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_score_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_score_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_score_row.query_id) <> 'VARCHAR'
+              THEN CAST(run_stats.null_score_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_score_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_score_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_score_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_score_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_score_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_score_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_score_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_score_row.doc_id) <> 'VARCHAR'
+              THEN CAST(run_stats.null_score_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_score_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_score_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_score_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_score_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.null_score_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.null_score_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.null_score_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.null_score_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.null_score_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.null_score_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.null_score_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.null_score_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_score_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN run_stats.not_finite > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          run_stats.not_finite
+        ) || ' NaN or infinite value(s), such as ' || (
+          CASE
+            WHEN run_stats.not_finite_row.score IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.score), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_stats.not_finite_row.score AS TEXT) || ''')'
+            WHEN TYPEOF(run_stats.not_finite_row.score) <> 'VARCHAR'
+            THEN CAST(run_stats.not_finite_row.score AS TEXT)
+            WHEN CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '; first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.not_finite_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.not_finite_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.not_finite_row.query_id) <> 'VARCHAR'
+              THEN CAST(run_stats.not_finite_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.not_finite_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.not_finite_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.not_finite_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.not_finite_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.not_finite_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.not_finite_row.doc_id) <> 'VARCHAR'
+              THEN CAST(run_stats.not_finite_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.not_finite_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.not_finite_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.not_finite_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.not_finite_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.not_finite_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.not_finite_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.not_finite_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN qrels_stats.row_count = 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': no rows to evaluate (the input is empty)'
+      )
+      WHEN qrels_stats.null_query_id > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          qrels_stats.null_query_id
+        ) || ' null value(s); first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_query_id_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_query_id_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_query_id_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_query_id_row.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_query_id_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '\', '\\'),
+                '''',
+                '\'''
+              ) || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_query_id_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_query_id_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_query_id_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_query_id_row.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_query_id_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_query_id_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_query_id_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_query_id_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_query_id_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_query_id_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '\', '\\'),
+                '''',
+                '\'''
+              ) || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN qrels_stats.null_doc_id > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          qrels_stats.null_doc_id
+        ) || ' null value(s); first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_doc_id_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_doc_id_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_doc_id_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_doc_id_row.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_doc_id_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_doc_id_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_doc_id_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_doc_id_row.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_doc_id_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_doc_id_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_doc_id_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_doc_id_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_doc_id_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN qrels_stats.null_relevance > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          qrels_stats.null_relevance
+        ) || ' null value(s); first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_relevance_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_relevance_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_relevance_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_relevance_row.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_relevance_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '\', '\\'),
+                '''',
+                '\'''
+              ) || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_relevance_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_relevance_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_relevance_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_relevance_row.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_relevance_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.null_relevance_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_relevance_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.null_relevance_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.null_relevance_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.null_relevance_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '\', '\\'),
+                '''',
+                '\'''
+              ) || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN qrels_stats.not_finite > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          qrels_stats.not_finite
+        ) || ' NaN or infinite value(s), such as ' || (
+          CASE
+            WHEN qrels_stats.not_finite_row.relevance IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.relevance), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.relevance AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_stats.not_finite_row.relevance) <> 'VARCHAR'
+            THEN CAST(qrels_stats.not_finite_row.relevance AS TEXT)
+            WHEN CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '; first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.not_finite_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.not_finite_row.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.not_finite_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.not_finite_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.not_finite_row.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.not_finite_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.not_finite_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.not_finite_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.not_finite_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        )
+      )
+      WHEN qrels_stats.fractional > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          qrels_stats.fractional
+        ) || ' label(s) with a fractional part, such as ' || (
+          CAST(qrels_stats.fractional_row.relevance AS TEXT)
+        ) || '; first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.fractional_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.fractional_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.fractional_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.fractional_row.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.fractional_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.fractional_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.fractional_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.fractional_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.fractional_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.fractional_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.fractional_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.fractional_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.fractional_row.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.fractional_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.fractional_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.fractional_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.fractional_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.fractional_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.fractional_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.fractional_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.fractional_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.fractional_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.fractional_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        ) || '. Labels must be integers; pass ' || 'allow_fractional_labels := true' || ' to accept them'
+      )
+      WHEN qrels_stats.over_gain > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          qrels_stats.over_gain
+        ) || ' label(s) whose gain under ' || 'gain' || ' ' || (
+          COALESCE(gain, 'linear')
+        ) || ' (' || (
+          CASE COALESCE(gain, 'linear')
+            WHEN 'linear'
+            THEN 'gain = label'
+            WHEN 'exponential'
+            THEN 'gain = 2^label - 1'
+            WHEN 'binary'
+            THEN 'gain = 0 or 1'
+          END
+        ) || ') exceeds the largest gain ' || '1e+300' || ', such as ' || (
+          CAST(qrels_stats.over_gain_row.relevance AS TEXT)
+        ) || '; first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.over_gain_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.over_gain_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.over_gain_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.over_gain_row.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.over_gain_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.over_gain_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.over_gain_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.over_gain_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.over_gain_row.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_stats.over_gain_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN qrels_stats.over_gain_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.over_gain_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.over_gain_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.over_gain_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.over_gain_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        ) || '. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up to ' || (
+          CASE COALESCE(gain, 'linear')
+            WHEN 'linear'
+            THEN '1e+300'
+            WHEN 'exponential'
+            THEN '996.578'
+            WHEN 'binary'
+            THEN 'inf'
+          END
+        ) || ' are accepted under this gain: map larger levels to smaller gains (e.g. ' || 'gain_map := map {1024: 1e6}' || ') or use ' || 'gain := ''linear'''
+      )
+      WHEN NOT run_duplicate IS NULL
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': document ' || (
+          CASE
+            WHEN run_duplicate.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_duplicate.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_duplicate.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(run_duplicate.doc_id) <> 'VARCHAR'
+            THEN CAST(run_duplicate.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' is listed ' || (
+          run_duplicate.times
+        ) || ' times for query ' || (
+          CASE
+            WHEN run_duplicate.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_duplicate.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_duplicate.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(run_duplicate.query_id) <> 'VARCHAR'
+            THEN CAST(run_duplicate.query_id AS TEXT)
+            WHEN CONTAINS(CAST(run_duplicate.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_duplicate.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '; each (query_id, doc_id) may appear once in the ' || 'run' || ' (or keep one row with duplicates := ''max-score'')'
+      )
+      WHEN NOT qrels_duplicate IS NULL
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': document ' || (
+          CASE
+            WHEN qrels_duplicate.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' is listed ' || (
+          qrels_duplicate.times
+        ) || ' times for query ' || (
+          CASE
+            WHEN qrels_duplicate.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.query_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels' || ''
+      )
+    END AS refused
+  FROM run_stats, qrels_stats, (
+    SELECT
+      (
+        SELECT
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'times': COUNT(*)}
+        FROM run_given
+        WHERE
+          COALESCE(duplicates, 'error') = 'error'
+        GROUP BY
+          run_given.query_id,
+          run_given.doc_id
+        HAVING
+          COUNT(*) > 1
+        ORDER BY
+          run_given.query_id ASC NULLS LAST,
+          run_given.doc_id ASC NULLS LAST
+        LIMIT 1
+      ) AS run_duplicate,
+      (
+        SELECT
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'times': COUNT(*)}
+        FROM qrels_given
+        WHERE
+          TRUE
+        GROUP BY
+          qrels_given.query_id,
+          qrels_given.doc_id
+        HAVING
+          COUNT(*) > 1
+        ORDER BY
+          qrels_given.query_id ASC NULLS LAST,
+          qrels_given.doc_id ASC NULLS LAST
+        LIMIT 1
+      ) AS qrels_duplicate
+  ) AS duplicates
 )
 SELECT
   *
@@ -672,7 +3235,7 @@ FROM (
         c.*,
         CASE
           WHEN COALESCE(ARRAY_CONTAINS(signals, 'relevant'), FALSE)
-          THEN SUM(CASE WHEN c.relevant THEN c.relevant_found / c.rank ELSE 0.0 END) OVER running
+          THEN SUM(CASE WHEN c.relevant THEN CAST(c.relevant_found AS DOUBLE) / c.rank ELSE 0.0 END) OVER running
         END AS relevant_precision_sum
       FROM running_sums__cumulative AS c
       WINDOW running AS (
@@ -828,7 +3391,7 @@ FROM (
         SUM(
           CASE
             WHEN v.nonrelevant_above > 0
-            THEN 1.0 - LEAST(v.nonrelevant_above, v.r) / v.preferences
+            THEN 1.0 - CAST(LEAST(v.nonrelevant_above, v.r) AS DOUBLE) / v.preferences
             ELSE 1.0
           END
         ) AS bpref_sum,
@@ -846,17 +3409,39 @@ FROM (
         COUNT(CASE WHEN v.rank <= FLOOR(1.60e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_60,
         COUNT(CASE WHEN v.rank <= FLOOR(1.80e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_80,
         COUNT(CASE WHEN v.rank <= FLOOR(2.00e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_2_00,
-        MAX(CASE WHEN v.found >= ROUND(0.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_00,
-        MAX(CASE WHEN v.found >= ROUND(0.10e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_10,
-        MAX(CASE WHEN v.found >= ROUND(0.20e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_20,
-        MAX(CASE WHEN v.found >= ROUND(0.30e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_30,
-        MAX(CASE WHEN v.found >= ROUND(0.40e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_40,
-        MAX(CASE WHEN v.found >= ROUND(0.50e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_50,
-        MAX(CASE WHEN v.found >= ROUND(0.60e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_60,
-        MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
-        MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
-        MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
-        MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.00e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_00,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.10e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_10,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.20e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_20,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.30e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_30,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.40e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_40,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.50e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_50,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.60e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_60,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_70,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_80,
+        MAX(
+          CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_0_90,
+        MAX(
+          CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+        ) AS iprec_max_1_00,
         SUM(
           CASE
             WHEN v.rank = 1
@@ -1091,19 +3676,19 @@ FROM (
         END AS num_nonrel_judged_ret,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'set_P')
-          THEN COALESCE(c.rel_ret / NULLIF(c.ret, 0), 0.0)
+          THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.ret, 0), 0.0)
         END AS "set_P",
         CASE
           WHEN ARRAY_CONTAINS(measures, 'set_relative_P')
-          THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.ret, c.rel), 0), 0.0)
+          THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(LEAST(c.ret, c.rel), 0), 0.0)
         END AS "set_relative_P",
         CASE
           WHEN ARRAY_CONTAINS(measures, 'set_recall')
-          THEN COALESCE(c.rel_ret / NULLIF(c.rel, 0), 0.0)
+          THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.rel, 0), 0.0)
         END AS set_recall,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'set_map')
-          THEN COALESCE(c.rel_ret * c.rel_ret / NULLIF(c.ret * c.rel, 0), 0.0)
+          THEN COALESCE(CAST(c.rel_ret * c.rel_ret AS DOUBLE) / NULLIF(c.ret * c.rel, 0), 0.0)
         END AS set_map,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'set_F')
@@ -1121,16 +3706,16 @@ FROM (
   ), curve_measures AS (
     WITH curve_measures__whole AS (
       SELECT
-        set_measures.*,
-        CAST(set_measures.relevant_in_qrels AS DOUBLE) AS r,
-        COALESCE(set_measures.relevant_found / NULLIF(set_measures.retrieved_in_ranking, 0), 0.0) AS last_precision,
-        set_measures.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
-        set_measures.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
-        set_measures.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
-        set_measures.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
-        set_measures.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked,
-        set_measures.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked
-      FROM set_measures
+        s.*,
+        CAST(s.relevant_in_qrels AS DOUBLE) AS r,
+        COALESCE(s.relevant_found / NULLIF(CAST(s.retrieved_in_ranking AS DOUBLE), 0), 0.0) AS last_precision,
+        s.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec') AS rprec_asked,
+        s.k IS NULL AND ARRAY_CONTAINS(measures, 'Rprec_mult') AS mult_asked,
+        s.k IS NULL AND ARRAY_CONTAINS(measures, 'iprec_at_recall') AS iprec_asked,
+        s.k IS NULL AND ARRAY_CONTAINS(measures, 'bpref') AS bpref_asked,
+        s.k IS NULL AND ARRAY_CONTAINS(measures, 'infAP') AS infap_asked,
+        s.k IS NULL AND ARRAY_CONTAINS(measures, 'binG') AS bing_asked
+      FROM set_measures AS s
     ), curve_measures__interpolated AS (
       SELECT
         whole.*,
@@ -1363,13 +3948,16 @@ FROM (
         EXCLUDE (rel_ret, ap_divisor),
         CASE
           WHEN ARRAY_CONTAINS(measures, 'P') AND COALESCE(precision_denominator, 'k') = 'k'
-          THEN c.rel_ret / c.k
+          THEN CAST(c.rel_ret AS DOUBLE) / c.k
           WHEN ARRAY_CONTAINS(measures, 'P') AND NOT c.k IS NULL
-          THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)), 0), 0.0)
+          THEN COALESCE(
+            CAST(c.rel_ret AS DOUBLE) / NULLIF(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)), 0),
+            0.0
+          )
         END AS "P",
         CASE
           WHEN ARRAY_CONTAINS(measures, 'recall')
-          THEN COALESCE(c.rel_ret / NULLIF(c.relevant_in_qrels, 0), 0.0)
+          THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_in_qrels, 0), 0.0)
         END AS recall,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'map')
@@ -1389,17 +3977,15 @@ FROM (
         END AS gm_map,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'relative_P') AND NOT c.k IS NULL
-          THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.k, c.relevant_in_qrels), 0), 0.0)
+          THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(LEAST(c.k, c.relevant_in_qrels), 0), 0.0)
         END AS "relative_P",
         CASE
           WHEN ARRAY_CONTAINS(measures, 'unj')
-          THEN (
-            LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)) - COALESCE(c.judged_found, 0)
-          ) / c.k
+          THEN CAST(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)) - COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
         END AS unj,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'judged')
-          THEN COALESCE(c.judged_found, 0) / c.k
+          THEN CAST(COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
         END AS judged
       FROM top_k_measures__counts AS c
     )
@@ -1512,7 +4098,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -1832,12 +4418,13 @@ FROM NDCG_PER_QUERY_STEPS(
   duplicates := duplicates,
   tie_bounds := tie_bounds,
   measures := measures,
-  rbp_persistence := rbp_persistence
+  rbp_persistence := rbp_persistence,
+  allow_fractional_labels := allow_fractional_labels
 )
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -1995,12 +4582,13 @@ FROM NDCG_PER_QUERY_TABLE(
   duplicates := duplicates,
   tie_bounds := tie_bounds,
   measures := measures,
-  rbp_persistence := rbp_persistence
+  rbp_persistence := rbp_persistence,
+  allow_fractional_labels := allow_fractional_labels
 )
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -2162,7 +4750,8 @@ FROM (
       duplicates := duplicates,
       tie_bounds := tie_bounds,
       measures := measures,
-      rbp_persistence := rbp_persistence
+      rbp_persistence := rbp_persistence,
+      allow_fractional_labels := allow_fractional_labels
     )
   ), kept AS (
     SELECT

@@ -454,7 +454,7 @@ WITH cutoffs AS (
       c.*,
       CASE
         WHEN COALESCE(ARRAY_CONTAINS(GETVARIABLE('signals'), 'relevant'), FALSE)
-        THEN SUM(CASE WHEN c.relevant THEN c.relevant_found / c.rank ELSE 0.0 END) OVER running
+        THEN SUM(CASE WHEN c.relevant THEN CAST(c.relevant_found AS DOUBLE) / c.rank ELSE 0.0 END) OVER running
       END AS relevant_precision_sum
     FROM running_sums__cumulative AS c
     WINDOW running AS (
@@ -611,7 +611,7 @@ WITH cutoffs AS (
       SUM(
         CASE
           WHEN v.nonrelevant_above > 0
-          THEN 1.0 - LEAST(v.nonrelevant_above, v.r) / v.preferences
+          THEN 1.0 - CAST(LEAST(v.nonrelevant_above, v.r) AS DOUBLE) / v.preferences
           ELSE 1.0
         END
       ) AS bpref_sum,
@@ -629,17 +629,39 @@ WITH cutoffs AS (
       COUNT(CASE WHEN v.rank <= FLOOR(1.60e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_60,
       COUNT(CASE WHEN v.rank <= FLOOR(1.80e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_1_80,
       COUNT(CASE WHEN v.rank <= FLOOR(2.00e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_2_00,
-      MAX(CASE WHEN v.found >= ROUND(0.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_00,
-      MAX(CASE WHEN v.found >= ROUND(0.10e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_10,
-      MAX(CASE WHEN v.found >= ROUND(0.20e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_20,
-      MAX(CASE WHEN v.found >= ROUND(0.30e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_30,
-      MAX(CASE WHEN v.found >= ROUND(0.40e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_40,
-      MAX(CASE WHEN v.found >= ROUND(0.50e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_50,
-      MAX(CASE WHEN v.found >= ROUND(0.60e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_60,
-      MAX(CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_70,
-      MAX(CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_80,
-      MAX(CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN v.found / v.rank END) AS iprec_max_0_90,
-      MAX(CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN v.found / v.rank END) AS iprec_max_1_00,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.00e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_00,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.10e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_10,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.20e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_20,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.30e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_30,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.40e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_40,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.50e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_50,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.60e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_60,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.70e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_70,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.80e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_80,
+      MAX(
+        CASE WHEN v.found >= ROUND(0.90e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_0_90,
+      MAX(
+        CASE WHEN v.found >= ROUND(1.00e0 * v.r) THEN CAST(v.found AS DOUBLE) / v.rank END
+      ) AS iprec_max_1_00,
       SUM(
         CASE
           WHEN v.rank = 1
@@ -884,19 +906,19 @@ WITH cutoffs AS (
       END AS num_nonrel_judged_ret,
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'set_P')
-        THEN COALESCE(c.rel_ret / NULLIF(c.ret, 0), 0.0)
+        THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.ret, 0), 0.0)
       END AS "set_P",
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'set_relative_P')
-        THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.ret, c.rel), 0), 0.0)
+        THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(LEAST(c.ret, c.rel), 0), 0.0)
       END AS "set_relative_P",
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'set_recall')
-        THEN COALESCE(c.rel_ret / NULLIF(c.rel, 0), 0.0)
+        THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.rel, 0), 0.0)
       END AS set_recall,
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'set_map')
-        THEN COALESCE(c.rel_ret * c.rel_ret / NULLIF(c.ret * c.rel, 0), 0.0)
+        THEN COALESCE(CAST(c.rel_ret * c.rel_ret AS DOUBLE) / NULLIF(c.ret * c.rel, 0), 0.0)
       END AS set_map,
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'set_F')
@@ -914,17 +936,16 @@ WITH cutoffs AS (
 ), curve_measures AS (
   WITH curve_measures__whole AS (
     SELECT
-      set_measures.*,
-      CAST(set_measures.relevant_in_qrels AS DOUBLE) AS r,
-      COALESCE(set_measures.relevant_found / NULLIF(set_measures.retrieved_in_ranking, 0), 0.0) AS last_precision,
-      set_measures.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'Rprec') AS rprec_asked,
-      set_measures.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'Rprec_mult') AS mult_asked,
-      set_measures.k IS NULL
-      AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'iprec_at_recall') AS iprec_asked,
-      set_measures.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'bpref') AS bpref_asked,
-      set_measures.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'infAP') AS infap_asked,
-      set_measures.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'binG') AS bing_asked
-    FROM set_measures
+      s.*,
+      CAST(s.relevant_in_qrels AS DOUBLE) AS r,
+      COALESCE(s.relevant_found / NULLIF(CAST(s.retrieved_in_ranking AS DOUBLE), 0), 0.0) AS last_precision,
+      s.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'Rprec') AS rprec_asked,
+      s.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'Rprec_mult') AS mult_asked,
+      s.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'iprec_at_recall') AS iprec_asked,
+      s.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'bpref') AS bpref_asked,
+      s.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'infAP') AS infap_asked,
+      s.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('measures'), 'binG') AS bing_asked
+    FROM set_measures AS s
   ), curve_measures__interpolated AS (
     SELECT
       whole.*,
@@ -1158,13 +1179,16 @@ WITH cutoffs AS (
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'P')
         AND COALESCE(GETVARIABLE('precision_denominator'), 'k') = 'k'
-        THEN c.rel_ret / c.k
+        THEN CAST(c.rel_ret AS DOUBLE) / c.k
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'P') AND NOT c.k IS NULL
-        THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)), 0), 0.0)
+        THEN COALESCE(
+          CAST(c.rel_ret AS DOUBLE) / NULLIF(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)), 0),
+          0.0
+        )
       END AS "P",
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'recall')
-        THEN COALESCE(c.rel_ret / NULLIF(c.relevant_in_qrels, 0), 0.0)
+        THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_in_qrels, 0), 0.0)
       END AS recall,
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'map')
@@ -1184,17 +1208,15 @@ WITH cutoffs AS (
       END AS gm_map,
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'relative_P') AND NOT c.k IS NULL
-        THEN COALESCE(c.rel_ret / NULLIF(LEAST(c.k, c.relevant_in_qrels), 0), 0.0)
+        THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(LEAST(c.k, c.relevant_in_qrels), 0), 0.0)
       END AS "relative_P",
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'unj')
-        THEN (
-          LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)) - COALESCE(c.judged_found, 0)
-        ) / c.k
+        THEN CAST(LEAST(c.k, COALESCE(c.retrieved_in_ranking, 0)) - COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
       END AS unj,
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'judged')
-        THEN COALESCE(c.judged_found, 0) / c.k
+        THEN CAST(COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
       END AS judged
     FROM top_k_measures__counts AS c
   )

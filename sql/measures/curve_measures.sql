@@ -15,16 +15,16 @@ with
 
 whole as (
     select
-        set_measures.*,
-        cast(set_measures.relevant_in_qrels as double) as r,
-        coalesce(set_measures.relevant_found / nullif(set_measures.retrieved_in_ranking, 0), 0.0) as last_precision,
-        set_measures.k is null and list_contains(getvariable('measures'), 'Rprec') as rprec_asked,
-        set_measures.k is null and list_contains(getvariable('measures'), 'Rprec_mult') as mult_asked,
-        set_measures.k is null and list_contains(getvariable('measures'), 'iprec_at_recall') as iprec_asked,
-        set_measures.k is null and list_contains(getvariable('measures'), 'bpref') as bpref_asked,
-        set_measures.k is null and list_contains(getvariable('measures'), 'infAP') as infap_asked,
-        set_measures.k is null and list_contains(getvariable('measures'), 'binG') as bing_asked
-    from set_measures
+        s.*,
+        cast(s.relevant_in_qrels as double) as r,
+        coalesce(s.relevant_found / nullif(cast(s.retrieved_in_ranking as double), 0), 0.0) as last_precision,
+        s.k is null and list_contains(getvariable('measures'), 'Rprec') as rprec_asked,
+        s.k is null and list_contains(getvariable('measures'), 'Rprec_mult') as mult_asked,
+        s.k is null and list_contains(getvariable('measures'), 'iprec_at_recall') as iprec_asked,
+        s.k is null and list_contains(getvariable('measures'), 'bpref') as bpref_asked,
+        s.k is null and list_contains(getvariable('measures'), 'infAP') as infap_asked,
+        s.k is null and list_contains(getvariable('measures'), 'binG') as bing_asked
+    from set_measures as s
 ),
 
 -- interpolated precision at recall r: the highest precision at or after the rank where the

@@ -36,18 +36,21 @@ final as (
             when list_contains(getvariable('measures'), 'num_nonrel_judged_ret')
                 then cast(coalesce(c.nonrelevant_found, 0) as double)
         end as num_nonrel_judged_ret,
-        case when list_contains(getvariable('measures'), 'set_P') then coalesce(c.rel_ret / nullif(c.ret, 0), 0.0) end
-            as "set_P",
+        case
+            when list_contains(getvariable('measures'), 'set_P')
+                then coalesce(cast(c.rel_ret as double) / nullif(c.ret, 0), 0.0)
+        end as "set_P",
         case
             when list_contains(getvariable('measures'), 'set_relative_P')
-                then coalesce(c.rel_ret / nullif(least(c.ret, c.rel), 0), 0.0)
+                then coalesce(cast(c.rel_ret as double) / nullif(least(c.ret, c.rel), 0), 0.0)
         end as "set_relative_P",
         case
-            when list_contains(getvariable('measures'), 'set_recall') then coalesce(c.rel_ret / nullif(c.rel, 0), 0.0)
+            when list_contains(getvariable('measures'), 'set_recall')
+                then coalesce(cast(c.rel_ret as double) / nullif(c.rel, 0), 0.0)
         end as set_recall,
         case
             when list_contains(getvariable('measures'), 'set_map')
-                then coalesce(c.rel_ret * c.rel_ret / nullif(c.ret * c.rel, 0), 0.0)
+                then coalesce(cast(c.rel_ret * c.rel_ret as double) / nullif(c.ret * c.rel, 0), 0.0)
         end as set_map,
         case
             when list_contains(getvariable('measures'), 'set_F')

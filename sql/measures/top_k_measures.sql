@@ -36,14 +36,16 @@ final as (
             when
                 list_contains(getvariable('measures'), 'P')
                 and coalesce(getvariable('precision_denominator'), 'k') = 'k'
-                then c.rel_ret / c.k
+                then cast(c.rel_ret as double) / c.k
             -- null over the whole ranking (k null), which least() would skip
             when list_contains(getvariable('measures'), 'P') and c.k is not null
-                then coalesce(c.rel_ret / nullif(least(c.k, coalesce(c.retrieved_in_ranking, 0)), 0), 0.0)
+                then coalesce(
+                    cast(c.rel_ret as double) / nullif(least(c.k, coalesce(c.retrieved_in_ranking, 0)), 0), 0.0
+                )
         end as "P",
         case
             when list_contains(getvariable('measures'), 'recall')
-                then coalesce(c.rel_ret / nullif(c.relevant_in_qrels, 0), 0.0)
+                then coalesce(cast(c.rel_ret as double) / nullif(c.relevant_in_qrels, 0), 0.0)
         end as recall,
         case
             when list_contains(getvariable('measures'), 'map')
@@ -60,15 +62,16 @@ final as (
         case
             -- null over the whole ranking (k null), which least() would skip
             when list_contains(getvariable('measures'), 'relative_P') and c.k is not null
-                then coalesce(c.rel_ret / nullif(least(c.k, c.relevant_in_qrels), 0), 0.0)
+                then coalesce(cast(c.rel_ret as double) / nullif(least(c.k, c.relevant_in_qrels), 0), 0.0)
         end as "relative_P",
         -- the whole ranking has none (k null): a fraction of the top k
         case
             when list_contains(getvariable('measures'), 'unj')
-                then (least(c.k, coalesce(c.retrieved_in_ranking, 0)) - coalesce(c.judged_found, 0)) / c.k
+                then cast(least(c.k, coalesce(c.retrieved_in_ranking, 0)) - coalesce(c.judged_found, 0) as double) / c.k
         end as unj,
-        case when list_contains(getvariable('measures'), 'judged') then coalesce(c.judged_found, 0) / c.k end
-            as judged
+        case
+            when list_contains(getvariable('measures'), 'judged') then cast(coalesce(c.judged_found, 0) as double) / c.k
+        end as judged
     from counts as c
 )
 

@@ -1,0 +1,525 @@
+"""What the SQL a user runs in their own DuckDB session refuses, in the command line's words.
+
+The command line and the API validate with Polars (:mod:`pipeline.validate`) and the registry;
+the table macros (``sql/generated/macros.sql``) and ``sql/ndcg.sql`` run in a user's session,
+without Python, so the same rules are written here as one SQL query, generated from the same
+registry and the same message templates (:data:`pipeline.rules.MESSAGES`, ``make generate``):
+
+- the session: a ``default_collation`` that would make two text ids one;
+- the parameters: a convention's value, the measures, the cutoffs, ``max_results``, the log
+  base, the relevance threshold, RBP's persistence, the gain map, as the registry refuses them;
+- the inputs, in the order :func:`pipeline.rules.check_types` and
+  :func:`pipeline.rules.check_stats` check them: the columns' types, then for the run and then
+  the qrels no rows, nulls, NaN or infinite values; then fractional labels, labels whose gain
+  overflows, and documents listed twice.
+
+The query is one row, one column ``refused``: a ``case`` whose first broken rule raises its
+message through ``error()`` (null when nothing is broken), read by the result's ``where``
+(``(select count(refused) from refusals) = 0``) so that no number is given without it. It reads
+the views (CTEs, in the macros) ``run_given`` and ``qrels_given``, the inputs as given (their
+own types and ``arrival``), of ``sql/inputs.sql`` and ``sql/macro_inputs.sql``.
+
+Two fronts, two spellings of what the user changes (:data:`pipeline.rules.FIXES`): the macros
+name their parameters and prefix each message with the macro called; ``sql/ndcg.sql`` names its
+variables, and an unset variable is the registry's default.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+from pipeline.registry import CONVENTIONS, GAIN_KINDS, MAX_GAIN, MEASURES, Gain
+from pipeline.rules import FIXES, ID_TYPES, MESSAGES, Front
+
+# The collations under which text compares byte by byte, as the steps need (empty: DuckDB's).
+BINARY_COLLATIONS = ("", "binary", "c", "posix")
+# The options a macro cannot honour: they read the order rows arrive in, which query_table hides.
+ARRIVAL_OPTIONS: dict[str, str] = {"duplicates": "first", "ties": "input-order"}
+# The measure families a macro or the script takes (``measures``).
+FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(measure.selected_by for measure in MEASURES))
+# DuckDB's type names as the command line shows them (Polars' names); others as DuckDB names them.
+SHOWN_TYPES = {
+    "VARCHAR": "String",
+    "BOOLEAN": "Boolean",
+    "DOUBLE": "Float64",
+    "FLOAT": "Float32",
+    "DATE": "Date",
+    "TIME": "Time",
+    "BLOB": "Binary",
+    "INTERVAL": "Duration",
+}
+ID_SQL_TYPES = ("VARCHAR", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
+UNSIGNED_ID_SQL_TYPES = ("UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")
+NUMBER_SQL_TYPES = (*ID_SQL_TYPES[1:], *UNSIGNED_ID_SQL_TYPES, "FLOAT", "DOUBLE")
+
+
+class Sql(str):
+    """A piece of SQL (an expression), as opposed to text a message shows as it is."""
+
+
+def _text(value: str) -> str:
+    """A SQL string literal of registry or template text (never a user's value)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _variable(name: str) -> Sql:
+    return Sql(f"getvariable({_text(name)})")
+
+
+def _words(rule: str, front: Front, **fields: str) -> Sql:
+    """The message of ``rule`` as a SQL concatenation: the template's text, and ``fields``
+    (SQL expressions, or text shown as it is) in its places."""
+    values: dict[str, str] = {**FIXES[front], **fields}
+    parts = re.split(r"\{(\w+)\}", MESSAGES[rule])
+    pieces = []
+    for index, part in enumerate(parts):
+        if index % 2 == 0:
+            if part:
+                pieces.append(_text(part))
+        else:
+            value = values[part]
+            pieces.append(f"({value})" if isinstance(value, Sql) else _text(value))
+    return Sql(" || ".join(pieces))
+
+
+def _repr(value: str) -> Sql:
+    """How Python's ``repr`` shows a value of any type: None, text quoted, Decimal('0.50'), a number as is."""
+    text = f"cast({value} as varchar)"
+    escaped = f"replace({text}, '\\', '\\\\')"
+    return Sql(
+        f"case when {value} is null then 'None' "
+        f"when starts_with(typeof({value}), 'DECIMAL') then 'Decimal(''' || {text} || ''')' "
+        f"when typeof({value}) <> 'VARCHAR' then {text} "
+        f"when contains({text}, '''') and not contains({text}, '\"') then '\"' || {escaped} || '\"' "
+        f"else '''' || replace({escaped}, '''', '\\''') || '''' end"
+    )
+
+
+def _number(value: str) -> Sql:
+    """A number as Python's repr of a float shows it (``1.0``, ``1e+308``, ``nan``)."""
+    return Sql(f"cast(cast({value} as double) as varchar)")
+
+
+def _level(value: str) -> Sql:
+    """A level as :func:`pipeline.registry.base.number_text` writes it: ``1``, not ``1.0``."""
+    return Sql(
+        f"case when {value} = floor({value}) and abs({value}) < 1e15 then cast(cast({value} as bigint) as varchar) "
+        f"else cast(cast({value} as double) as varchar) end"
+    )
+
+
+def _shown_type(type_name: str) -> Sql:
+    cases = " ".join(f"when {type_name} = {_text(duck)} then {_text(shown)}" for duck, shown in SHOWN_TYPES.items())
+    return Sql(f"case {cases} else {type_name} end")
+
+
+@dataclass(frozen=True)
+class _Input:
+    """One input as the rules read it: its role, view, value column, and how messages name it
+    and its columns."""
+
+    role: str
+    view: str
+    value: str
+    name: Sql
+    columns: dict[str, Sql]  # canonical column -> its name as the user's input has it
+
+    def row(self, struct: str) -> Sql:
+        """``row {...}``, as :func:`pipeline.rules.describe_row` shows a row without a line."""
+        fields = " || ', ' || ".join(
+            f"{_repr(name)} || ': ' || ({_repr(f'{struct}.{column}')})" for column, name in self.columns.items()
+        )
+        return Sql(f"'row {{' || {fields} || '}}'")
+
+    def column(self, canonical: str) -> Sql:
+        return _repr(self.columns[canonical])
+
+
+def _inputs(front: Front) -> tuple[_Input, _Input]:
+    if front == "macro":
+        names = {role: Sql(f"cast({_variable(role)} as varchar)") for role in ("run", "qrels")}
+
+        def columns(role: str) -> dict[str, Sql]:
+            value = "score" if role == "run" else "relevance"
+            return {column: Sql(_text(column)) for column in ("query_id", "doc_id", value)}
+
+    else:
+        names = {
+            "run": Sql(f"cast({_variable('run_path')} as varchar)"),
+            "qrels": Sql(f"cast(coalesce({_variable('qrels_path')}, {_variable('run_path')}) as varchar)"),
+        }
+
+        def columns(role: str) -> dict[str, Sql]:
+            # as sql/inputs.sql picks them: an input's own name, else the shared one
+            if role == "run":
+                return {
+                    "query_id": Sql(f"coalesce({_variable('run_query_col')}, {_variable('query_col')}, 'query_id')"),
+                    "doc_id": Sql(f"coalesce({_variable('run_doc_col')}, {_variable('doc_col')}, 'doc_id')"),
+                    "score": Sql(f"coalesce({_variable('score_col')}, 'score')"),
+                }
+            inline = f"{_variable('qrels_path')} is null"
+
+            def own(name: str) -> str:
+                return (
+                    f"case when {inline} then {_variable(f'run_{name}_col')} else {_variable(f'qrels_{name}_col')} end"
+                )
+
+            label = f"case when not ({inline}) then {_variable('qrels_label_col')} end"
+            return {
+                "query_id": Sql(f"coalesce({own('query')}, {_variable('query_col')}, 'query_id')"),
+                "doc_id": Sql(f"coalesce({own('doc')}, {_variable('doc_col')}, 'doc_id')"),
+                "relevance": Sql(f"coalesce({label}, {_variable('label_col')}, 'relevance')"),
+            }
+
+    return (
+        _Input("run", "run_given", "score", names["run"], columns("run")),
+        _Input("qrels", "qrels_given", "relevance", names["qrels"], columns("qrels")),
+    )
+
+
+def _stats(given: _Input, front: Front) -> str:
+    """One pass over an input: its row count, and each broken rule's count and first row."""
+    value = f"try_cast({given.view}.{given.value} as double)"
+    row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in given.columns)})"
+    conditions = {
+        "null_query_id": f"{given.view}.query_id is null",
+        "null_doc_id": f"{given.view}.doc_id is null",
+        f"null_{given.value}": f"{given.view}.{given.value} is null",
+        "not_finite": f"not isfinite({value})",
+        "text": f"{given.view}.{given.value} is not null and {value} is null",
+    }
+    if given.role == "qrels":
+        allowed = _variable("allow_fractional_labels")
+        conditions["fractional"] = f"not coalesce({allowed}, false) and isfinite({value}) and {value} <> floor({value})"
+        conditions["over_gain"] = (
+            f"isfinite({value}) and {value} > {_largest_label()} and not list_contains({_levels()}, {value})"
+        )
+    counted = [f"count(*) filter (where {condition}) as {name}" for name, condition in conditions.items()]
+    examples = [
+        f"arg_min({row}, {given.view}.arrival) filter (where {condition}) as {name}_row"
+        for name, condition in conditions.items()
+    ]
+    types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
+    return (
+        f"{given.role}_stats as (select count(*) as row_count, {', '.join([*counted, *examples, *types])} "
+        f"from {given.view})"
+    )
+
+
+def _duplicate(given: _Input, front: Front) -> str:
+    """The smallest (query_id, doc_id) listed more than once, and how many times."""
+    asked = "true" if given.role == "qrels" else f"coalesce({_variable('duplicates')}, 'error') = 'error'"
+    return (
+        f"(select struct_pack(query_id := {given.view}.query_id, doc_id := {given.view}.doc_id, times := count(*)) "
+        f"from {given.view} where {asked} group by {given.view}.query_id, {given.view}.doc_id having count(*) > 1 "
+        f"order by {given.view}.query_id asc nulls last, {given.view}.doc_id asc nulls last limit 1)"
+    )
+
+
+def _largest_label() -> str:
+    """The largest label whose gain stays within MAX_GAIN under the gain asked
+    (:attr:`pipeline.registry.Gain.largest_label`)."""
+    cases = []
+    for kind in GAIN_KINDS:
+        largest = Gain(kind).largest_label
+        bound = repr(largest) if math.isfinite(largest) else "cast('inf' as double)"
+        cases.append(f"when {_text(kind)} then {bound}")
+    return f"(case coalesce({_variable('gain')}, 'linear') {' '.join(cases)} end)"
+
+
+def _levels() -> str:
+    return f"coalesce(map_keys({_variable('gain_map')}), []::double[])"
+
+
+def _input_rules(front: Front) -> list[tuple[str, Sql]]:
+    """(condition, message) of each rule over the inputs, in the command line's order."""
+    run, qrels = _inputs(front)
+    rules: list[tuple[str, Sql]] = []
+    for given in (run, qrels):
+        stats = f"{given.role}_stats"
+        for column in ("query_id", "doc_id"):
+            found = f"{stats}.{column}_type"
+            type_ok = f"list_contains({list(ID_SQL_TYPES + UNSIGNED_ID_SQL_TYPES)!r}, {found})"
+            rules.append(
+                (
+                    f"{found} is not null and not {type_ok}",
+                    _words("id_type", front, name=given.name, column=given.column(column), type=_shown_type(found)),
+                )
+            )
+        found = f"{stats}.{given.value}_type"
+        number_ok = f"(list_contains({list(NUMBER_SQL_TYPES)!r}, {found}) or {found} like 'DECIMAL%')"
+        shown = {"name": given.name, "column": given.column(given.value), "type": _shown_type(found)}
+        rules.append(
+            (
+                f"{found} = 'VARCHAR' and {stats}.text > 0",
+                _words(
+                    "text_values",
+                    front,
+                    **shown,
+                    value=_repr(f"{stats}.text_row.{given.value}"),
+                    row=given.row(f"{stats}.text_row"),
+                ),
+            )
+        )
+        rules.append((f"{found} = 'VARCHAR'", _words("numbers_as_text", front, **shown)))
+        rules.append((f"{found} is not null and not {number_ok}", _words("value_type", front, **shown)))
+    for given in (run, qrels):
+        stats = f"{given.role}_stats"
+        rules.append((f"{stats}.row_count = 0", _words("empty", front, name=given.name)))
+        for column in ("query_id", "doc_id", given.value):
+            rules.append(
+                (
+                    f"{stats}.null_{column} > 0",
+                    _words(
+                        "nulls",
+                        front,
+                        name=given.name,
+                        column=given.column(column),
+                        count=Sql(f"{stats}.null_{column}"),
+                        row=given.row(f"{stats}.null_{column}_row"),
+                    ),
+                )
+            )
+        rules.append(
+            (
+                f"{stats}.not_finite > 0",
+                _words(
+                    "not_finite",
+                    front,
+                    name=given.name,
+                    column=given.column(given.value),
+                    count=Sql(f"{stats}.not_finite"),
+                    value=_repr(f"{stats}.not_finite_row.{given.value}"),
+                    row=given.row(f"{stats}.not_finite_row"),
+                ),
+            )
+        )
+    for rule in ("fractional", "over_gain"):
+        extra: dict[str, str] = {}
+        if rule == "over_gain":
+            extra = {
+                "gain": Sql(f"coalesce({_variable('gain')}, 'linear')"),
+                "formula": Sql(
+                    f"case coalesce({_variable('gain')}, 'linear') "
+                    + " ".join(f"when {_text(k)} then {_text(Gain(k).formula())}" for k in GAIN_KINDS)
+                    + " end"
+                ),
+                "max_gain": f"{MAX_GAIN:g}",
+                "largest_label": Sql(
+                    f"case coalesce({_variable('gain')}, 'linear') "
+                    + " ".join(f"when {_text(k)} then {_text(format(Gain(k).largest_label, 'g'))}" for k in GAIN_KINDS)
+                    + " end"
+                ),
+            }
+        rules.append(
+            (
+                f"qrels_stats.{rule} > 0",
+                _words(
+                    rule,
+                    front,
+                    name=qrels.name,
+                    column=qrels.column("relevance"),
+                    count=Sql(f"qrels_stats.{rule}"),
+                    value=Sql(f"cast(qrels_stats.{rule}_row.relevance as varchar)"),
+                    row=qrels.row(f"qrels_stats.{rule}_row"),
+                    **extra,
+                ),
+            )
+        )
+    for given in (run, qrels):
+        duplicate = f"{given.role}_duplicate"
+        fields = {"keep_one": ""} if given.role == "qrels" else {}
+        rules.append(
+            (
+                f"{duplicate} is not null",
+                _words(
+                    "duplicate",
+                    front,
+                    name=given.name,
+                    doc=_repr(f"{duplicate}.doc_id"),
+                    count=Sql(f"{duplicate}.times"),
+                    query=_repr(f"{duplicate}.query_id"),
+                    role=given.role,
+                    **fields,
+                ),
+            )
+        )
+    return rules
+
+
+def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
+    """(condition, message) of each parameter the registry would refuse, in its words. A
+    variable the script leaves unset is the registry's default; a macro's parameter is null
+    only when given so."""
+
+    def unset(name: str) -> str:
+        return "false" if front == "macro" else f"{_variable(name)} is null"
+
+    rules: list[tuple[str, Sql]] = []
+    for convention in CONVENTIONS:
+        if not convention.choices:
+            continue
+        name = convention.variables[0].name
+        allowed = [
+            value for value in convention.values if not (front == "macro" and ARRIVAL_OPTIONS.get(name) == value)
+        ]
+        value = _variable(name)
+        extra = " (or a level map as gain_map := map {1: 3, 2: 9})" if name == "gain" and front == "macro" else ""
+        extra = (
+            " (or a level map as SET VARIABLE gain_map = MAP {1: 3, 2: 9})"
+            if name == "gain" and front == "script"
+            else extra
+        )
+        if front == "macro" and name in ARRIVAL_OPTIONS:
+            extra += (
+                f"; {ARRIVAL_OPTIONS[name]!r} reads the order rows arrive in, which a table macro does not see"
+                " (ndcg evaluate honours it)"
+            )
+        rules.append(
+            (
+                f"not ({unset(name)}) and ({value} is null or not list_contains({allowed!r}, {value}))",
+                Sql(
+                    f"'unknown {name} ' || {_repr(value)} || {_text('; expected one of ' + ', '.join(allowed) + extra)}"
+                ),
+            )
+        )
+    measures = _variable("measures")
+    unknown = f"list_filter({measures}, m -> m is null or not list_contains({list(FAMILIES)!r}, m))"
+    rules.append(
+        (
+            f"not ({unset('measures')}) and {measures} is null",
+            Sql(_text("measures must be a list of measure names, got null")),
+        )
+    )
+    rules.append(
+        (
+            f"len({unknown}) > 0",
+            Sql(
+                f"'unknown measure ' || coalesce({_repr(f'{unknown}[1]')}, 'null') || "
+                f"{_text('; expected ' + ', '.join(FAMILIES) + ' (trec_eval' + chr(39) + 's families)')}"
+            ),
+        )
+    )
+    ks = _variable("ks")
+    bad_k = f"list_filter({ks}, k -> k is null or not isfinite(k) or k < 1 or k <> floor(k))"
+    rules.append(
+        (
+            f"{ks} is null",
+            Sql(
+                _text(
+                    "ks must be a list of positive integers, got null"
+                    + (" (SET VARIABLE ks = [10])" if front == "script" else "")
+                )
+            ),
+        )
+    )
+    rules.append((f"len({bad_k}) > 0", Sql(f"'cutoff k must be a positive integer, got ' || {_repr(f'{bad_k}[1]')}")))
+    rules.append(
+        (f"len(list_distinct({ks})) <> len({ks})", Sql(f"'cutoffs repeat a value: ' || cast({ks} as varchar)"))
+    )
+    max_results = _variable("max_results")
+    rules.append(
+        (
+            f"{max_results} < 1 or {max_results} <> floor({max_results})",
+            Sql(f"'max_results must be a positive integer, got ' || {_repr(max_results)}"),
+        )
+    )
+    log_base = _variable("log_base")
+    rules.append(
+        (
+            f"not ({unset('log_base')}) and ({log_base} is null or not isfinite({log_base}) or {log_base} <= 1)",
+            Sql(f"'log base must be a finite number greater than 1, got ' || coalesce({_number(log_base)}, 'None')"),
+        )
+    )
+    threshold = _variable("relevance_threshold")
+    rules.append(
+        (
+            f"not isfinite({threshold})",
+            Sql(f"'relevance_threshold must be a finite number, got ' || {_number(threshold)}"),
+        )
+    )
+    persistence = _variable("rbp_persistence")
+    rules.append(
+        (
+            f"not ({unset('rbp_persistence')}) "
+            f"and ({persistence} is null or not ({persistence} > 0 and {persistence} < 1))",
+            Sql(
+                "'rbp_persistence must be a number strictly between 0 and 1, got ' || "
+                f"coalesce({_number(persistence)}, 'None')"
+            ),
+        )
+    )
+    not_finite = f"list_filter({_levels()}, x -> not isfinite(x))"
+    rules.append(
+        (
+            f"len({not_finite}) > 0",
+            Sql(f"'gain map level ' || {_number(f'{not_finite}[1]')} || ' is not a finite number'"),
+        )
+    )
+    entries = f"coalesce(map_entries({_variable('gain_map')}), [])"
+    too_large = f"list_filter({entries}, x -> not (abs(x.value) <= {MAX_GAIN!r}))[1]"
+    rules.append(
+        (
+            f"{too_large} is not null",
+            Sql(
+                f"'gain map value ' || {_number(f'{too_large}.value')} || "
+                f"' (level ' || {_level(f'{too_large}.key')} || ') ' || "
+                f"{_text(f'is beyond the largest gain {MAX_GAIN:g}: sums of such gains overflow a double')}"
+            ),
+        )
+    )
+    return rules
+
+
+def refusals_query(front: Front) -> exp.Select:
+    """The query ``refusals`` of one front: one row, ``refused`` (null, or the first broken
+    rule's error), over ``run_given`` and ``qrels_given``."""
+    run, qrels = _inputs(front)
+    collation = "lower(current_setting('default_collation'))"
+    text_ids = " or ".join(
+        f"{role}_stats.{column}_type = 'VARCHAR'" for role in ("run", "qrels") for column in ("query_id", "doc_id")
+    )
+    session = (
+        f"not list_contains({list(BINARY_COLLATIONS)!r}, {collation}) and ({text_ids})",
+        Sql(
+            f"'the session''s default_collation is ' || {_repr(collation)} || "
+            + _text(
+                ", under which two text ids that differ in case or accents would be one; "
+                "run RESET default_collation (or SET default_collation = '') before evaluating"
+            )
+        ),
+    )
+    rules = [*_parameter_rules(front), session, *_input_rules(front)]
+    prefix = f"{_variable('caller')} || ': ' || " if front == "macro" else ""
+    cases = "\n".join(f"when {condition} then error({prefix}{words})" for condition, words in rules)
+    text = (
+        f"with {_stats(run, front)}, {_stats(qrels, front)} "
+        f"select case\n{cases}\nend as refused "
+        f"from run_stats, qrels_stats, "
+        f"(select {_duplicate(run, front)} as run_duplicate, "
+        f"{_duplicate(qrels, front)} as qrels_duplicate) as duplicates"
+    )
+    return sqlglot.parse_one(text, read="duckdb", into=exp.Select)
+
+
+def refusals_sql() -> str:
+    """The text of ``sql/generated/refusals.sql``: the view ``refusals`` of ``sql/ndcg.sql``."""
+    from pipeline.transpile import written_in
+
+    query = refusals_query("script").sql(written_in("duckdb"), pretty=True, unsupported_level=sqlglot.ErrorLevel.RAISE)
+    header = [
+        "-- refusals.sql: what sql/ndcg.sql refuses, in the command line's words (one row, column refused).",
+        "-- Generated by pipeline/sql_refusals.py from the registry and pipeline/rules.py's messages",
+        "-- (make generate); do not edit. Reads: views run_given and qrels_given (sql/inputs.sql) and the",
+        "-- variables of the steps; sql/ndcg.sql's summary and sql/export.sql read it before any number.",
+        "",
+    ]
+    return "\n".join(header) + f"create or replace temp view refusals as\n{query};\n"
+
+
+__all__ = ["ARRIVAL_OPTIONS", "FAMILIES", "ID_TYPES", "refusals_query", "refusals_sql"]
