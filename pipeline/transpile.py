@@ -301,6 +301,35 @@ def _decimals_as_doubles(tree: exp.Expr) -> exp.Expr:
     return tree.transform(to_double)
 
 
+_SUM_IN_ORDER_FOR_SPARK = (
+    "CASE WHEN COUNT(value_) = 0 THEN NULL ELSE AGGREGATE(ARRAY_SORT(COLLECT_LIST(STRUCT(key_ AS k, value_ AS v))), "
+    "CAST(0 AS DOUBLE), (total, e) -> total + COALESCE(e.v, CAST(0 AS DOUBLE))) END"
+)
+
+
+def _sums_in_order_for_spark(tree: exp.Expr) -> exp.Expr:
+    """``sum(x order by r)`` (the steps' sums in rank order, the same bits on every run) as
+    Spark can run it, which has no ordered aggregate: the values gathered beside their rank,
+    sorted, and added one by one; null where no value is, as ``sum``."""
+
+    def rewrite(node: exp.Expr) -> exp.Expr:
+        if not (isinstance(node, exp.Sum) and isinstance(node.this, exp.Order)):
+            return node
+        (ordered,) = node.this.expressions  # one key, ascending: a rank
+        if ordered.args.get("desc"):
+            raise ValueError(f"a sum in descending order has no Spark form: {node.sql('duckdb')}")
+        value, key = node.this.this, ordered.this
+
+        def place(part: exp.Expr) -> exp.Expr:
+            if isinstance(part, exp.Column) and not part.table and part.name in ("value_", "key_"):
+                return (value if part.name == "value_" else key).copy()
+            return part
+
+        return sqlglot.parse_one(_SUM_IN_ORDER_FOR_SPARK, read="spark").transform(place)
+
+    return tree.transform(rewrite)
+
+
 def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
     cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
 
@@ -513,7 +542,7 @@ def _parsed_trees(file_name: str, dialect: str, texts: tuple[str, ...]) -> tuple
     trees = []
     for tree in parsed:
         tree = _strip_comments(tree)
-        trees.append(_decimals_as_doubles(tree) if dialect == "spark" else tree)
+        trees.append(_sums_in_order_for_spark(_decimals_as_doubles(tree)) if dialect == "spark" else tree)
     return tuple(trees)
 
 

@@ -12,6 +12,7 @@
 -- `curves` names it (else no row), as the registry's G ... rbp_resid define them, with the ideal's
 -- M, idcg and cost c of sql/curves/ideal_curve.sql (c grows 1 a rank past M); judged_weight, of
 -- the judged ranks; log2 as ln(x) / ln(2), the Polars engine's bits.
+-- Every sum runs in rank order, so a rerun gives the same bits (a parallel sum() does not).
 
 create or replace temp view gain_curve as
 with
@@ -42,11 +43,14 @@ beside_ideal as (
 per_rank as (
     select
         b.query_id,
-        sum(case when b.credited_gain <> 0 then b.credited_gain / (ln(2.0 + b.rank_cost - b.cg) / ln(2)) end) as g_sum,
-        sum(case when b.credited_gain > 0 then b.dcg / b.idcg end) as ndcg_rel_sum,
+        sum(
+            case when b.credited_gain <> 0 then b.credited_gain / (ln(2.0 + b.rank_cost - b.cg) / ln(2)) end
+            order by b.rank asc
+        ) as g_sum,
+        sum(case when b.credited_gain > 0 then b.dcg / b.idcg end order by b.rank asc) as ndcg_rel_sum,
         count(case when b.credited_gain > 0 then 1 end) as positive_ranks,
-        sum(greatest(b.credited_gain, 0.0) * b.weight) as rbp_sum,
-        sum(case when b.judged then b.weight end) as judged_weight
+        sum(greatest(b.credited_gain, 0.0) * b.weight order by b.rank asc) as rbp_sum,
+        sum(case when b.judged then b.weight end order by b.rank asc) as judged_weight
     from beside_ideal as b
     group by b.query_id
 ),
@@ -55,7 +59,7 @@ per_rank as (
 points as (
     select
         ideal.query_id,
-        sum(coalesce(ranks.dcg, 0.0) / ideal.idcg) as rndcg_sum,
+        sum(coalesce(ranks.dcg, 0.0) / ideal.idcg order by ideal.rank asc) as rndcg_sum,
         count(*) as rndcg_points
     from ideal_curve as ideal
     left join ranks

@@ -42,7 +42,9 @@ final as (
         coalesce(lead(ideal.gain) over in_rank_order <> ideal.gain, true) as boundary
     from ideal
     window
-        whole_ideal as (partition by ideal.query_id),
+        whole_ideal as (
+            partition by ideal.query_id order by ideal.rank asc rows between unbounded preceding and unbounded following
+        ),
         in_rank_order as (partition by ideal.query_id order by ideal.rank asc),
         running as (partition by ideal.query_id order by ideal.rank asc rows unbounded preceding)
 )

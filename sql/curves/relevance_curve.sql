@@ -15,6 +15,7 @@
 -- rank where found >= round(r * R), halves away from 0 (trec_eval 10.0's lround); infap_sum of 1
 -- at rank 1, else 1/k + ((k-1)/k) * (p/(k-1)) * (r + eps) / (r + n + 2 eps), p pooled, r
 -- relevant, n judged nonrelevant above rank k, eps = 1e-5, in m_infap.c's order of operations.
+-- Every sum runs in rank order, so a rerun gives the same bits (a parallel sum() does not).
 
 create or replace temp view relevance_curve as
 with
@@ -54,8 +55,9 @@ final as (
                     then 1.0 - cast(least(v.nonrelevant_above, v.r) as double) / v.preferences
                 else 1.0
             end
+            order by v.rank asc
         ) as bpref_sum,
-        sum(1.0 / (ln(2.0 + v.rank - v.found) / ln(2.0))) as bing_sum,
+        sum(1.0 / (ln(2.0 + v.rank - v.found) / ln(2.0)) order by v.rank asc) as bing_sum,
         count(case when v.rank <= v.r then 1 end) as relevant_in_top_r,
         count(case when v.rank <= floor(0.20e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_20,
         count(case when v.rank <= floor(0.40e0 * v.r + 0.9) then 1 end) as relevant_in_top_0_40,
@@ -87,6 +89,7 @@ final as (
                     * ((v.pooled_so_far - 1.0) / (v.rank - 1.0))
                     * ((v.found - 1.0 + 1e-5) / (v.found - 1.0 + v.nonrelevant_above + 2.0 * 1e-5))
             end
+            order by v.rank asc
         ) as infap_sum
     from relevant as v
     group by v.query_id

@@ -3393,11 +3393,11 @@ FROM (
             WHEN v.nonrelevant_above > 0
             THEN 1.0 - CAST(LEAST(v.nonrelevant_above, v.r) AS DOUBLE) / v.preferences
             ELSE 1.0
-          END
+          END ORDER BY v.rank ASC NULLS LAST
         ) AS bpref_sum,
         SUM(1.0 / (
           LN(2.0 + v.rank - v.found) / LN(2.0)
-        )) AS bing_sum,
+        ) ORDER BY v.rank ASC NULLS LAST) AS bing_sum,
         COUNT(CASE WHEN v.rank <= v.r THEN 1 END) AS relevant_in_top_r,
         COUNT(CASE WHEN v.rank <= FLOOR(0.20e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_20,
         COUNT(CASE WHEN v.rank <= FLOOR(0.40e0 * v.r + 0.9) THEN 1 END) AS relevant_in_top_0_40,
@@ -3463,7 +3463,7 @@ FROM (
                 v.found - 1.0 + v.nonrelevant_above + 2.0 * 1e-5
               )
             )
-          END
+          END ORDER BY v.rank ASC NULLS LAST
         ) AS infap_sum
       FROM relevance_curve__relevant AS v
       GROUP BY
@@ -3497,7 +3497,11 @@ FROM (
         SUM(ideal.gain) OVER whole_ideal AS ideal_gain,
         COALESCE(LEAD(ideal.gain) OVER in_rank_order <> ideal.gain, TRUE) AS boundary
       FROM ideal_curve__ideal AS ideal
-      WINDOW whole_ideal AS (PARTITION BY ideal.query_id), in_rank_order AS (PARTITION BY ideal.query_id ORDER BY ideal.rank ASC NULLS LAST), running AS (
+      WINDOW whole_ideal AS (
+        PARTITION BY ideal.query_id
+        ORDER BY ideal.rank ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND UNBOUNDED following
+      ), in_rank_order AS (PARTITION BY ideal.query_id ORDER BY ideal.rank ASC NULLS LAST), running AS (
         PARTITION BY ideal.query_id
         ORDER BY ideal.rank ASC NULLS LAST
         rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
@@ -3543,19 +3547,21 @@ FROM (
             THEN b.credited_gain / (
               LN(2.0 + b.rank_cost - b.cg) / LN(2)
             )
-          END
+          END ORDER BY b.rank ASC NULLS LAST
         ) AS g_sum,
-        SUM(CASE WHEN b.credited_gain > 0 THEN b.dcg / b.idcg END) AS ndcg_rel_sum,
+        SUM(
+          CASE WHEN b.credited_gain > 0 THEN b.dcg / b.idcg END ORDER BY b.rank ASC NULLS LAST
+        ) AS ndcg_rel_sum,
         COUNT(CASE WHEN b.credited_gain > 0 THEN 1 END) AS positive_ranks,
-        SUM(GREATEST(b.credited_gain, 0.0) * b.weight) AS rbp_sum,
-        SUM(CASE WHEN b.judged THEN b.weight END) AS judged_weight
+        SUM(GREATEST(b.credited_gain, 0.0) * b.weight ORDER BY b.rank ASC NULLS LAST) AS rbp_sum,
+        SUM(CASE WHEN b.judged THEN b.weight END ORDER BY b.rank ASC NULLS LAST) AS judged_weight
       FROM gain_curve__beside_ideal AS b
       GROUP BY
         b.query_id
     ), gain_curve__points AS (
       SELECT
         ideal.query_id,
-        SUM(COALESCE(ranks.dcg, 0.0) / ideal.idcg) AS rndcg_sum,
+        SUM(COALESCE(ranks.dcg, 0.0) / ideal.idcg ORDER BY ideal.rank ASC NULLS LAST) AS rndcg_sum,
         COUNT(*) AS rndcg_points
       FROM ideal_curve AS ideal
       LEFT JOIN gain_curve__ranks AS ranks

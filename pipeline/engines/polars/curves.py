@@ -13,6 +13,13 @@ from pipeline.expressions import discount
 from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, Evaluation
 
 
+def in_rank_order_sum(expr: pl.Expr, order: str = "rank") -> pl.Expr:
+    """The sum of ``expr`` over a query's rows added one by one in rank order: the same bits on
+    every run. ``sum()`` adds in SIMD blocks whose bounds follow where the group's rows happen to
+    sit in memory, which changes from run to run, and float addition is not associative."""
+    return expr.fill_null(0.0).sort_by(order).cum_sum().last()
+
+
 def relevance_curve(
     retrieved_ranking: pl.LazyFrame, evaluated_queries: pl.LazyFrame, evaluation: Evaluation
 ) -> pl.LazyFrame | None:
@@ -48,7 +55,7 @@ def relevance_curve(
     def bpref() -> list[pl.Expr]:
         preferences = pl.min_horizontal("nonrelevant_in_qrels", "relevant_in_qrels")
         preference = pl.when(above > 0).then(1.0 - pl.min_horizontal(above, r) / preferences).otherwise(1.0)
-        return [preference.sum().alias("bpref_sum")]
+        return [in_rank_order_sum(preference).alias("bpref_sum")]
 
     def infap() -> list[pl.Expr]:
         # trec_eval's m_infap.c term by term, in its order of operations: j = rank - 1 ranks
@@ -57,7 +64,7 @@ def relevance_curve(
         j, pooled_above, relevant_above = rank - 1.0, pl.col("pooled_so_far") - 1.0, found - 1.0
         inferred = (relevant_above + INFAP_EPSILON) / (relevant_above + above + 2 * INFAP_EPSILON)
         term = 1.0 / rank + (j / rank) * (pooled_above / j) * inferred
-        return [pl.when(rank == 1).then(1.0).otherwise(term).sum().alias("infap_sum")]
+        return [in_rank_order_sum(pl.when(rank == 1).then(1.0).otherwise(term)).alias("infap_sum")]
 
     aggregations = {
         "bpref": bpref,
@@ -73,7 +80,7 @@ def relevance_curve(
             for x in RECALL_LEVELS
         ],
         "infAP": infap,
-        "binG": lambda: [(1.0 / (2 + rank - found).cast(pl.Float64).log(2)).sum().alias("bing_sum")],
+        "binG": lambda: [in_rank_order_sum(1.0 / (2 + rank - found).cast(pl.Float64).log(2)).alias("bing_sum")],
     }
     return relevant.group_by(QUERY).agg(
         expression for family, sums in aggregations.items() if family in asked for expression in sums()
@@ -106,7 +113,9 @@ def gain_curve(
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
-    totals = ideal.group_by(QUERY).agg(pl.len().cast(pl.Int64).alias("ideal_length"), gain.sum().alias("ideal_gain"))
+    totals = ideal.group_by(QUERY).agg(
+        pl.len().cast(pl.Int64).alias("ideal_length"), in_rank_order_sum(gain).alias("ideal_gain")
+    )
     # the running sums of counters.running_sums, the same expressions in the same order
     ranks = retrieved_ranking.with_columns(
         in_rank_order(gain.cum_sum()).alias("cg"),
@@ -127,11 +136,11 @@ def gain_curve(
     weight = pl.lit(evaluation.rbp_persistence).pow(rank - 1)
     judged = pl.col("judged") if "judged" in retrieved_ranking.collect_schema().names() else pl.lit(False)
     per_rank = beside_ideal.group_by(QUERY).agg(
-        pl.when(gain != 0).then(gain / (2.0 + cost - pl.col("cg")).log(2)).sum().alias("g_sum"),
-        pl.when(gain > 0).then(pl.col("dcg") / pl.col("idcg")).sum().alias("ndcg_rel_sum"),
+        in_rank_order_sum(pl.when(gain != 0).then(gain / (2.0 + cost - pl.col("cg")).log(2))).alias("g_sum"),
+        in_rank_order_sum(pl.when(gain > 0).then(pl.col("dcg") / pl.col("idcg"))).alias("ndcg_rel_sum"),
         (gain > 0).sum().cast(pl.Int64).alias("positive_ranks"),
-        (pl.max_horizontal(gain, pl.lit(0.0)) * weight).sum().alias("rbp_sum"),
-        pl.when(judged).then(weight).sum().alias("judged_weight"),
+        in_rank_order_sum(pl.max_horizontal(gain, pl.lit(0.0)) * weight).alias("rbp_sum"),
+        in_rank_order_sum(pl.when(judged).then(weight)).alias("judged_weight"),
     )
     # NDCG@b at each rank b where the ideal's gain changes: the ranking's dcg at its last rank <= b
     boundaries = ideal.filter(pl.col("next_gain").is_null() | (pl.col("next_gain") != gain)).select(
@@ -148,7 +157,7 @@ def gain_curve(
         boundaries.join(dcg_at, on=[QUERY, "boundary"], how="left")
         .group_by(QUERY)
         .agg(
-            (pl.col("dcg").fill_null(0.0) / pl.col("idcg")).sum().alias("rndcg_sum"),
+            in_rank_order_sum(pl.col("dcg").fill_null(0.0) / pl.col("idcg"), "boundary").alias("rndcg_sum"),
             pl.len().cast(pl.Int64).alias("rndcg_points"),
         )
     )
