@@ -7,7 +7,11 @@ every NDCG, and a comparison across them reads a re-judging as a regression or a
 ``ndcg compare`` refuses outputs scored against different judgments (exit 2) unless
 ``--allow-different-judgments``, and ``ndcg report`` marks the partitions where they differ.
 
-"The same judgments" is decided by the strongest record both manifests hold:
+"The same judgments" are the same data read the same way. Two records that say how they were
+read (``read_as``: the query, document and label columns) and say it differently are other
+judgments, whatever the data: one file's ``relevance`` and its ``grade`` are two judgings. (The
+options that change labels after reading, the relevance threshold and the gain, are conventions,
+compared as such.) Then the data, by the strongest record both manifests hold:
 
 - both record a content digest (``sha256``, written for local files): the same bytes, wherever
   the files were (a copy of the qrels is the same judgments, an edited file is not);
@@ -45,6 +49,14 @@ def same_judgments(first: Mapping[str, Any] | None, second: Mapping[str, Any] | 
     """Compare two ``inputs.qrels`` records of evaluation manifests (see the module's text)."""
     if first is None or second is None:
         return Verdict(None, "no judgments recorded")
+    read = first.get("read_as"), second.get("read_as")
+    if isinstance(read[0], dict) and isinstance(read[1], dict) and read[0] != read[1]:
+        differing = [
+            f"{key.replace('_', ' ')} {read[0].get(key)!r} vs {read[1].get(key)!r}"
+            for key in sorted(set(read[0]) | set(read[1]))
+            if read[0].get(key) != read[1].get(key)
+        ]
+        return Verdict(False, f"read differently ({', '.join(differing)})")
     digests = first.get("sha256"), second.get("sha256")
     if all(isinstance(d, str) for d in digests):
         equal = digests[0] == digests[1]

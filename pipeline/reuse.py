@@ -150,10 +150,15 @@ def recorded_inputs(
 
 
 def _judgments_record(job: Recipe, given: str | Source, identity: dict[str, Any] | None) -> dict[str, Any]:
-    """The judgments as :func:`_describe_input` describes them, with a digest of their content
-    when they are local files (:func:`pipeline.io.identity.judgments_digest`), by which
-    ``ndcg compare`` tells outputs scored against the same judgments."""
+    """The judgments as :func:`_describe_input` describes them, the columns they were read
+    from (``read_as``), and a digest of their content when they are local files
+    (:func:`pipeline.io.identity.judgments_digest`), by which ``ndcg compare`` tells outputs
+    scored against the same judgments."""
     record = _describe_input(job, given, "qrels", identity)
+    columns = job.columns.of("qrels")
+    # the same file read with another label (or id) column is other judgments; the options that
+    # change labels after reading (threshold, gain) are conventions, compared as such
+    record["read_as"] = {"query_column": columns.query, "doc_column": columns.doc, "label_column": columns.label}
     digest = judgments_digest(identity)
     return {**record, "sha256": digest} if digest else record
 

@@ -211,3 +211,27 @@ def test_trend_marks_the_partition_judged_again(tmp_path: Path) -> None:
     table = page.split('id="trend-table"', 1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr><td>[^<]*</td><td>[^<]*</td><td>([^<]*)</td>(?:(?!</tr>).)*<td>(changed)?</td></tr>", table)
     assert {day for day, mark in rows if mark} == {"2026-11-21"} and {day for day, _ in rows} == set(days)
+
+
+def test_one_file_read_with_two_label_columns_is_two_judgings(tmp_path: Path) -> None:
+    """The same qrels file, scored once by its ``relevance`` column and once by its ``grade``
+    column: the same bytes, other judgments. Refused naming the two columns; with
+    --allow-different-judgments compared and warned. Read the same way twice, silent."""
+    run_a, run_b = write_runs(tmp_path)
+    qrels = tmp_path / "qrels.parquet"
+    JUDGED.with_columns(grade=pl.lit(1, dtype=pl.Int64)).write_parquet(qrels)
+    a = evaluate(run_a, qrels, tmp_path / "a")
+    b_relevance = evaluate(run_b, qrels, tmp_path / "b_relevance", "--label-col", "relevance")
+    b_grade = evaluate(run_b, qrels, tmp_path / "b_grade", "--qrels-label-col", "grade")
+    recorded = json.loads((b_grade / "manifest.json").read_text())["inputs"]["qrels"]["read_as"]
+    assert recorded == {"query_column": "query_id", "doc_column": "doc_id", "label_column": "grade"}
+
+    same = compare(a, b_relevance)
+    assert same.returncode == 0 and "judgments" not in same.stderr, same.stderr
+    refused = compare(a, b_grade, "--out", tmp_path / "cmp")
+    assert refused.returncode == 2 and not (tmp_path / "cmp").exists(), refused.stderr
+    assert "scored against different judgments" in refused.stderr
+    assert "read differently (label column 'relevance' vs 'grade')" in refused.stderr
+    allowed = compare(a, b_grade, "--allow-different-judgments")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "read differently (label column 'relevance' vs 'grade')" in allowed.stderr
