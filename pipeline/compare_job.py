@@ -275,21 +275,26 @@ def defined_rows(tables: dict[str, pl.DataFrame], conventions: Mapping[str, Any]
 
 def check_measure_cutoffs(measure: str, cutoffs: tuple[int | None, ...] | None, gate: Gate | None) -> None:
     """A measure without a value over the whole ranking (P) cannot be compared or gated at
-    ``k=all``: said as such, rather than as a table without rows there."""
-    if MEASURE[measure].whole:
-        return
+    ``k=all``, and one with a value there only (bpref) at a cutoff: said as such, rather than as
+    a table without rows there."""
     asked = [("--k", cutoffs), ("--gate-k", gate.cutoffs if gate is not None else None)]
     for flag, given in asked:
-        if given is not None and None in given:
+        if given is not None and None in given and not MEASURE[measure].whole:
             raise UsageError(
                 f"{measure} has no value over the whole ranking (k=all), by its definition: choose a cutoff "
                 f"({flag} 10, for instance)"
+            )
+        cut = [k for k in given or () if k is not None]
+        if cut and MEASURE[measure].whole_only:
+            raise UsageError(
+                f"{measure} has a value over the whole ranking only (k=all), by its definition, not at "
+                f"k={','.join(map(str, cut))}: pass {flag} all (or leave {flag} out)"
             )
 
 
 def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFrame:
     """The per-query table with ``measure`` as the column compared (``ndcg``'s place), without
-    the rows where the measure is undefined (P over the whole ranking)."""
+    the rows where the measure is undefined (P over the whole ranking, bpref at a cutoff)."""
     if measure == SCORE:
         return table
     if measure not in table.columns:
@@ -299,6 +304,8 @@ def measure_as_score(table: pl.DataFrame, measure: str, name: str) -> pl.DataFra
         )
     if not MEASURE[measure].whole:
         table = table.filter(pl.col("k").is_not_null())
+    if MEASURE[measure].whole_only:
+        table = table.filter(pl.col("k").is_null())
     return table.drop(SCORE, strict=False).rename({measure: SCORE})
 
 

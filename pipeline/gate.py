@@ -205,7 +205,9 @@ class GateResult:
     """The gate's verdict: every checked row (``checks``) and the failing ones (``failures``),
     each a dict naming the pair, cutoff, group, partition and family with its numbers, and the
     families they were held in; with a judgment coverage floor, its checks and failures
-    (``coverage_checks``, ``coverage_failures``: the candidate's Judged@k of each gated row)."""
+    (``coverage_checks``, ``coverage_failures``: the candidate's Judged@k of each gated row);
+    ``unreachable``, why each family that no data could fail cannot (only beside a failure:
+    alone, it is refused)."""
 
     gate: Gate
     checks: list[dict[str, Any]] = field(default_factory=list)
@@ -213,6 +215,7 @@ class GateResult:
     families: list[Family] = field(default_factory=list)
     coverage_checks: list[dict[str, Any]] = field(default_factory=list)
     coverage_failures: list[dict[str, Any]] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -243,6 +246,7 @@ class GateResult:
             "checks": self.checks,
             "failures": self.failures,
             "cannot_fail": [row for row in self.checks if not row["can_fail"]],
+            "unreachable_families": self.unreachable,
             "coverage": coverage,
         }
 
@@ -261,10 +265,13 @@ class GateResult:
         lines = [f"# gate ({'; '.join(parts)}): {'FAILED' if self.failed else 'passed'}"]
         for family in self.families:
             verdict = f"FAILED ({family.failed} failure(s))" if family.failed else "passed"
+            if not family.can_fail:
+                verdict = "cannot fail whatever the data (below)"
             lines.append(f"# gate family {family.text()}: {FAMILY_ROWS[family.name]}: {verdict}")
         if self.gate.min_judged is not None:
             lines.append(self._coverage_line())
         lines += [f"# gate FAILED: {text}" for text in self.failure_texts()]
+        lines += [f"# gate: {text}" for text in self.unreachable]
         idle = [row for row in self.checks if not row["can_fail"]]
         if idle:
             shown = "; ".join(_idle_text(row) for row in idle[:5]) + (
@@ -306,13 +313,30 @@ def _where(row: dict[str, Any]) -> str:
     return f"{text_value(row['candidate'])} vs {text_value(row['baseline'])} at {', '.join(where)}"
 
 
+def decimals_apart(value: float, bound: float, least: int = 4) -> int:
+    """The fewest decimals (at least ``least``) at which ``value`` printed is on its own side of
+    ``bound`` printed, so that a message never reads "0.9000 is below 0.9"; 17 at most.
+
+    >>> decimals_apart(0.89996, 0.9), decimals_apart(0.01004, 0.01), decimals_apart(0.5, 0.9)
+    (5, 5, 4)
+    """
+    side = value > bound
+    for decimals in range(least, 18):
+        shown, limit = float(f"{value:.{decimals}f}"), float(f"{bound:.{decimals}f}")
+        if shown != limit and (shown > limit) == side:
+            return decimals
+    return 17
+
+
 def describe_failure(row: dict[str, Any]) -> str:
     # NDCG unless said: another measure is named, so its means are not read as NDCG's
     measure = "" if row.get("measure", "ndcg") == "ndcg" else f"{row['measure']} "
+    decimals = decimals_apart(abs(row["mean_difference"]), row["allowed_drop"])
     return (
-        f"{_where(row)}: {measure}mean {row['mean_baseline']:.4f} -> "
-        f"{row['mean_candidate']:.4f} ({row['mean_difference']:+.4f}, {_relative(row['relative_change'])}), "
-        f"{_worse(row.get('measure', 'ndcg'))} beyond {row['allowed_drop']:.4f}, "
+        f"{_where(row)}: {measure}mean {row['mean_baseline']:.{decimals}f} -> "
+        f"{row['mean_candidate']:.{decimals}f} ({row['mean_difference']:+.{decimals}f}, "
+        f"{_relative(row['relative_change'])}), "
+        f"{_worse(row.get('measure', 'ndcg'))} beyond {row['allowed_drop']:.{decimals}f}, "
         f"p = {row['p_gate']:.4g} < {row['alpha']} "
         f"(family {row['family']}: {_checks(row['family_checks'])}, {str(row['correction']).title()})"
     )
@@ -320,8 +344,9 @@ def describe_failure(row: dict[str, Any]) -> str:
 
 def describe_coverage_failure(row: dict[str, Any]) -> str:
     return (
-        f"{_where(row)}: Judged@{row['k_label']} {row[JUDGED]:.4f} is below the floor of --min-judged "
-        f"{row['min_judged']:g} (the candidate's mean over {row['judged_queries']} queries; family {row['family']})"
+        f"{_where(row)}: Judged@{row['k_label']} {row[JUDGED]:.{decimals_apart(row[JUDGED], row['min_judged'])}f} "
+        f"is below the floor of --min-judged {row['min_judged']!r} (the candidate's mean over "
+        f"{row['judged_queries']} queries; family {row['family']})"
     )
 
 
@@ -409,8 +434,7 @@ def check_gate(
         checks += checked
         failures += [row for row in checked if row["failed"]]
     idle = [family for family in families if not family.can_fail]
-    if idle:
-        raise UsageError(_cannot_fail(idle[0], [row for row in checks if row["family"] == idle[0].name]))
+    unreachable = [_cannot_fail(family, [row for row in checks if row["family"] == family.name]) for family in idle]
     keep = lambda row: _failure(row, group_by, partition_by)  # noqa: E731
     covered: list[dict[str, Any]] = []
     if gate.min_judged is not None:
@@ -429,13 +453,19 @@ def check_gate(
         for name, selection in selections:
             for row in joined.filter(selection).to_dicts():
                 covered.append(_coverage_check({**row, **(only_partition or {})}, name, gate, group_by, partition_by))
+    coverage_failures = [row for row in covered if row["failed"]]
+    # a family that cannot fail makes a passing gate meaningless (exit 2, saying why), but never
+    # hides another family's failure: that verdict stands (exit 6), the idle family named beside it
+    if unreachable and not (failures or coverage_failures):
+        raise UsageError(unreachable[0])
     return GateResult(
         gate,
         [keep(row) for row in checks],
         [keep(row) for row in failures],
         families,
         covered,
-        [row for row in covered if row["failed"]],
+        coverage_failures,
+        unreachable,
     )
 
 

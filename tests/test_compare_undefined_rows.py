@@ -1,7 +1,8 @@
 """Every documented output of `ndcg evaluate` is a valid input of `ndcg compare` and `ndcg report`:
 the queries `--empty-ideal skip` leaves out (NDCG null) are left out of the comparison as they
 are of evaluate's means, the NaN of `--empty-ideal nan` too (with a warning: evaluate's means over
-them are NaN), and `--measure P --k all` is said to be undefined rather than found missing."""
+them are NaN), `--measure P --k all` is said to be undefined rather than found missing, and a
+measure of the whole ranking only (bpref, Rprec, infAP) compares at k=all."""
 
 from __future__ import annotations
 
@@ -91,3 +92,41 @@ def test_precision_over_the_whole_ranking_is_said_undefined(outputs: dict[str, P
     assert gated.returncode == 2 and "(--gate-k 10, for instance)" in gated.stderr, gated.stderr
     fine = run_cli("compare", "--baseline", a, "--candidate", b, "--measure", "P", "--k", "5", *FAST)
     assert fine.returncode == 0, fine.stderr
+
+
+@pytest.fixture(scope="module")
+def whole_only(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("whole_only")
+    paths = {}
+    for name, run in (("a", RUN), ("b", ROOT / "data/run_b.parquet")):
+        out = root / name
+        result = run_cli("evaluate", "--run", run, "--qrels", QRELS, "--measures", "bpref,Rprec,infAP", "--out", out)
+        assert result.returncode == 0, result.stderr
+        paths[name] = out
+    return paths
+
+
+@pytest.mark.parametrize("measure", ["bpref", "rprec", "infap"])
+def test_a_measure_of_the_whole_ranking_only_compares_at_k_all(whole_only: dict[str, Path], measure: str) -> None:
+    """bpref, Rprec and infAP have a value over the whole ranking only (null at every cutoff):
+    compared there, from our own outputs (with --k all or without --k) and from --run; a cutoff
+    asked is said to be undefined. The compared means are the per-query tables' means over the
+    whole ranking, computed here from the tables."""
+    a, b = whole_only["a"], whole_only["b"]
+    tables = [pl.read_parquet(path / "per_query.parquet").filter(pl.col("k").is_null()) for path in (a, b)]
+    means = [table.get_column(measure).mean() for table in tables]
+    for flags in ((), ("--k", "all")):
+        result = run_cli("compare", "--baseline", a, "--candidate", b, "--measure", measure, "--json", *FAST, *flags)
+        assert result.returncode == 0, result.stderr
+        [row] = json.loads(result.stdout)["comparison"]
+        assert row["k"] is None and row["queries"] == tables[0].height
+        assert row["mean_baseline"] == pytest.approx(means[0], abs=1e-12)
+        assert row["mean_candidate"] == pytest.approx(means[1], abs=1e-12)
+    scored = run_cli("compare", "--run", RUN, "--run", ROOT / "data/run_b.parquet", "--qrels", QRELS,
+                     "--measure", measure, "--k", "all", "--json", *FAST)  # fmt: skip
+    assert scored.returncode == 0, scored.stderr
+    [row] = json.loads(scored.stdout)["comparison"]
+    assert row["mean_baseline"] == pytest.approx(means[0], abs=1e-12)
+    cut = run_cli("compare", "--baseline", a, "--candidate", b, "--measure", measure, "--k", "10", *FAST)
+    assert cut.returncode == 2, cut.stderr
+    assert f"{measure} has a value over the whole ranking only (k=all), by its definition, not at k=10" in cut.stderr

@@ -144,6 +144,40 @@ def test_a_gate_that_cannot_fail_is_refused(tmp_path: Path) -> None:
     assert enough.returncode == GATE_FAILED, enough.stderr
 
 
+def test_a_family_that_cannot_fail_keeps_the_overall_failure(tmp_path: Path) -> None:
+    # 4 locales of 3 queries, each 0.5 -> 0.4: overall 12 paired queries all worse, p = 2/2^12 =
+    # 0.0005 (estimated from the draws, below 0.05): the overall family fails. Each group's 3
+    # queries reach p >= 2/8 = 0.25 at best: the groups family cannot fail whatever the data.
+    # Adding --gate-groups must not turn the failing gate into a refusal: exit 6, the overall
+    # failure printed, the idle family named beside it.
+    locales = ("de", "fr", "ja", "es")
+    base = [(f"{loc}{i}", 10, 0.5, loc) for loc in locales for i in range(3)]
+    cand = [(f"{loc}{i}", 10, 0.4, loc) for loc in locales for i in range(3)]
+    a, b = output(tmp_path / "prod", base, group=True), output(tmp_path / "cand", cand, group=True)
+    flags = ("--group-by", "locale", "--fail-if-worse", "0.01")
+    alone = run_cli("compare", "--baseline", a, "--candidate", b, *flags)
+    assert alone.returncode == GATE_FAILED, alone.stderr
+    out = tmp_path / "cmp"
+    both = run_cli("compare", "--baseline", a, "--candidate", b, *flags, "--gate-groups", "--out", out)
+    assert both.returncode == GATE_FAILED, both.stdout + both.stderr
+    assert "# gate family overall (1 check, Holm, alpha 0.05): the rows over all queries" in both.stdout
+    assert "over the paired partitions): FAILED (1 failure(s))" in both.stdout
+    assert (
+        "# gate family groups (4 checks, Holm, alpha 0.05): each group's rows (--gate-groups): cannot fail"
+        in both.stdout
+    )
+    assert "# gate FAILED: cand vs prod at k=10" in both.stdout
+    assert "# gate: the gate cannot fail: family groups (4 checks, Holm, alpha 0.05)" in both.stdout
+    gate = json.loads((out / "manifest.json").read_text())["gate"]
+    assert gate["passed"] is False and len(gate["failures"]) == 1
+    assert gate["unreachable_families"][0].startswith("the gate cannot fail: family groups")
+    # the groups alone, overall passing: still refused, as before
+    rising = [(q, k, 0.6, loc) for q, k, _, loc in cand]
+    c = output(tmp_path / "rising", rising, group=True)
+    refused = run_cli("compare", "--baseline", a, "--candidate", c, *flags, "--gate-groups")
+    assert refused.returncode == 2 and "the gate cannot fail: family groups" in refused.stderr, refused.stderr
+
+
 def test_checks_that_cannot_fail_are_said(tmp_path: Path) -> None:
     # de: 10 queries 0.5 -> 0.4 (p = 2/1024, its family of two: 0.0039); fr: 3 queries, p >= 2/8:
     # it cannot fail whatever the data, and the verdict says so

@@ -145,6 +145,25 @@ def test_floor_on_the_candidates_mean_judged(tmp_path: Path, floor: str, code: i
         assert "ndcg: error: regression gate failed: cand vs prod at k=10: Judged@10 0.8000" in result.stderr
 
 
+def test_a_mean_just_below_the_floor_prints_digits_that_show_it(tmp_path: Path) -> None:
+    # Judged@10 of 1.0 on 9 queries and 0.9999 on one: mean (9 + 0.9999) / 10 = 0.99999, below a
+    # floor of 1.0 by 1e-5; four decimals would print "1.0000 is below the floor of 1.0"
+    a, b = coverage_systems(tmp_path, [1.0] * 9 + [0.9999])
+    result = compare(a, b, "--min-judged", "1.0")
+    assert result.returncode == GATE_FAILED, result.stdout + result.stderr
+    assert "Judged@10 0.99999 is below the floor of --min-judged 1.0 (" in result.stdout
+
+
+def test_a_drop_just_beyond_the_margin_prints_digits_that_show_it(tmp_path: Path) -> None:
+    # every one of 12 queries 0.5 -> 0.48996: a drop of 0.01004, beyond a margin of 0.01, which
+    # four decimals print as "-0.0100 ... beyond 0.0100"; p = 2/2^12 (sign flips), below 0.05
+    a = output(tmp_path / "prod", [(f"q{i}", 10, 0.5, 1.0) for i in range(12)])
+    b = output(tmp_path / "cand", [(f"q{i}", 10, 0.48996, 1.0) for i in range(12)])
+    result = compare(a, b, "--fail-if-worse", "0.01")
+    assert result.returncode == GATE_FAILED, result.stdout + result.stderr
+    assert "mean 0.50000 -> 0.48996 (-0.01004, -2.0%), a drop beyond 0.01000" in result.stdout
+
+
 def test_the_baselines_coverage_is_not_gated(tmp_path: Path) -> None:
     # the baseline's Judged@10 is 0.1 everywhere; the candidate's 1.0: only the candidate is held to it
     a = output(tmp_path / "prod", [(f"q{i}", 10, 0.5, 0.1) for i in range(10)])

@@ -100,6 +100,12 @@ class Measure:
             raise SpecError(f"measure {self.name!r}: a geometric mean needs a value at every cutoff (whole=True)")
 
     @property
+    def whole_only(self) -> bool:
+        """Whether it has a value over the whole ranking only, null at every cutoff: the curve
+        measures (bpref, Rprec, infAP, G, rbp, ...), which trec_eval defines at no cutoff."""
+        return bool(self.curve)
+
+    @property
     def selected_by(self) -> str:
         """The name ``--measures`` selects it by: its family's (``cg`` comes with ``ndcg``)."""
         return self.family or self.name
