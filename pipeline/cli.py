@@ -269,8 +269,10 @@ class _TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         from pipeline.io.format import text_line
 
-        # a message naming an id or a path stays one line (a line break in it would forge others)
-        return text_line(f"ndcg: {record.levelname.lower()}: {record.getMessage()}")
+        # a message naming an id or a path stays one line (a line break in it would forge others);
+        # the traceback --log-level debug asks for follows it, as Python prints one
+        line = text_line(f"ndcg: {record.levelname.lower()}: {record.getMessage()}")
+        return f"{line}\n{self.formatException(record.exc_info).rstrip()}" if record.exc_info else line
 
 
 class _JsonFormatter(logging.Formatter):
@@ -281,6 +283,7 @@ class _JsonFormatter(logging.Formatter):
                 "level": record.levelname.lower(),
                 "logger": record.name,
                 "message": record.getMessage(),
+                **({"traceback": self.formatException(record.exc_info)} if record.exc_info else {}),
             }
         )
 

@@ -11,6 +11,7 @@ output, is an output error (exit 2) naming stdout and the fix, not an internal e
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -187,3 +188,51 @@ def test_stdout_whose_encoding_lacks_a_character(tmp_path: Path, engine: str, ou
     ), done.stderr
     as_json = cli_to(subprocess.PIPE, "evaluate", *inputs, "--json", env=ascii_stdout)
     assert as_json.returncode == 0, as_json.stderr
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_trec_files_leave_out_the_queries_empty_ideal_skip_leaves_out(tmp_path: Path, engine: str) -> None:
+    """``--empty-ideal skip --out-format trec``: the sample's three queries without a relevant
+    document (data/README.md) have no line in per_query.trec, as in the stdout's trec lines; the
+    other 37 have one per measure and cutoff."""
+    out = tmp_path / "out"
+    result = run_cli("evaluate", "--run", ROOT / "data/run.parquet", "--qrels", ROOT / "data/qrels.parquet",
+                     "--k", "5,10", "--empty-ideal", "skip", "--out-format", "trec", "--engine", engine,
+                     "--out", out)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = (out / "per_query.trec").read_text().splitlines()
+    queries = {line.split("\t")[1] for line in lines}
+    assert len(queries) == 37 and not queries & {"q013", "q026", "q039"}
+    assert len(lines) == 37 * 3  # ndcg, ndcg_cut_5, ndcg_cut_10
+    assert [line.split("\t")[0].strip() for line in (out / "summary.trec").read_text().splitlines()] == [
+        "ndcg", "ndcg_cut_5", "ndcg_cut_10",
+    ]  # fmt: skip
+
+
+def test_log_level_debug_prints_the_traceback_of_an_internal_error(tmp_path: Path) -> None:
+    """A bug of ours (here one injected in the writer, in a child process) is exit 1 naming
+    itself; with --log-level debug its traceback follows, as the message promises, in text and
+    in JSON logs."""
+    code = (
+        "import sys, pipeline.io.write as w\n"
+        "def broken(*args, **kwargs): raise ZeroDivisionError('injected')\n"
+        "w._write_text = broken\n"
+        "from pipeline.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    flags = ["evaluate", "--run", ROOT / "data/run.parquet", "--qrels", ROOT / "data/qrels.parquet", "--out-format",
+             "trec", "--out", tmp_path / "out"]  # fmt: skip
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-c", code, *map(str, flags), *extra]
+        return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, timeout=120)
+
+    plain = run()
+    assert plain.returncode == 1 and "ndcg: internal error: ZeroDivisionError: injected" in plain.stderr
+    assert "Traceback" not in plain.stderr
+    debug = run("--log-level", "debug")
+    assert debug.returncode == 1 and "Traceback (most recent call last):" in debug.stderr, debug.stderr
+    assert 'raise ZeroDivisionError("injected")' in debug.stderr or "ZeroDivisionError: injected" in debug.stderr
+    as_json = run("--log-level", "debug", "--log-format", "json")
+    records = [json.loads(line) for line in as_json.stderr.splitlines() if line.startswith("{")]
+    assert any("Traceback (most recent call last):" in record.get("traceback", "") for record in records)

@@ -411,3 +411,48 @@ def test_gain_measures_engines_agree_under_the_conventions(options: dict) -> Non
             assert (ours is None) == (theirs is None), column
             if ours is not None and not (math.isnan(ours) and math.isnan(theirs)):
                 assert ours == pytest.approx(theirs, abs=1e-9), column
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_rndcg_scores_an_empty_ideal_as_ndcg_does(tmp_path: Path, engine: str) -> None:
+    """Through the command line: query ``e`` judges its one result 0 (no positive gain: an empty
+    ideal); under each --empty-ideal, G, Rndcg and ndcg_rel score it as ndcg does, by the
+    convention's definition: 0, 1, NaN, or left out. Query ``t`` (threshold 2, its label 1):
+    R = 0 while its ideal holds a gain of 1, so Rndcg is 0, as m_Rndcg.c returns for R = 0, and
+    G is its own: one result of gain 1 at rank 1, 1 / log2(2 + 0) / 1 = 1."""
+    from tests.helpers import run_cli
+
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.DataFrame(
+        {"query_id": ["q", "q", "e", "t"], "doc_id": ["a", "b", "c", "d"], "score": [2.0, 1.0, 1.0, 1.0]}
+    ).write_parquet(run)
+    pl.DataFrame({"query_id": ["q", "e", "t"], "doc_id": ["a", "c", "d"], "relevance": [2, 0, 1]}).write_parquet(qrels)
+    expected = {"zero": 0.0, "one": 1.0, "nan": math.nan, "skip": None}
+    for empty_ideal, value in expected.items():
+        out = tmp_path / empty_ideal
+        result = run_cli("evaluate", "--run", run, "--qrels", qrels, "--measures", "G,Rndcg,ndcg_rel", "--empty-ideal",
+                         empty_ideal, "--engine", engine, "--out", out)  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        rows = {
+            r["query_id"]: r
+            for r in pl.read_parquet(out / "per_query.parquet").filter(pl.col("k").is_null()).iter_rows(named=True)
+        }
+        for measure in ("ndcg", "G", "Rndcg", "ndcg_rel"):
+            got = rows["e"][measure]
+            if value is None:
+                assert got is None, (empty_ideal, measure)
+            elif math.isnan(value):
+                assert got is not None and math.isnan(got), (empty_ideal, measure)
+            else:
+                assert got == pytest.approx(value, abs=1e-12), (empty_ideal, measure)
+        assert rows["q"]["Rndcg"] == pytest.approx(1.0) and rows["q"]["G"] == pytest.approx(1.0)
+    threshold = tmp_path / "threshold"
+    result = run_cli("evaluate", "--run", run, "--qrels", qrels, "--measures", "G,Rndcg", "--relevance-threshold", "2",
+                     "--empty-ideal", "one", "--engine", engine, "--out", threshold)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = {
+        r["query_id"]: r
+        for r in pl.read_parquet(threshold / "per_query.parquet").filter(pl.col("k").is_null()).iter_rows(named=True)
+    }
+    assert rows["t"]["Rndcg"] == pytest.approx(0.0, abs=1e-12) and rows["t"]["G"] == pytest.approx(1.0)
+    assert rows["e"]["Rndcg"] == pytest.approx(1.0)  # its ideal empty: --empty-ideal one

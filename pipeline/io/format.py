@@ -185,15 +185,19 @@ def trec_lines(
 
 
 def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
-    """A per-query table as trec_eval's per-query lines, or a summary as its ``all`` lines."""
+    """A per-query table as trec_eval's per-query lines, or a summary as its ``all`` lines; as
+    :func:`trec_lines`, a query whose ndcg is null (``empty_ideal`` skip) has no lines, and a
+    null value (P over the whole ranking) none."""
     if "query_id" in frame.columns:
         check_trec_ids(frame)
         rows = frame.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
-        lines = [_trec_line(*cell, digits) for cell in _trec_cells(rows)]
+        if "ndcg" in rows.columns:
+            rows = rows.filter(pl.col("ndcg").is_not_null())
+        cells = _trec_cells(rows)
     else:
         # a grouped summary: only its overall rows (a null group value is a group, not overall)
-        overall = frame.filter(pl.col("overall")) if "overall" in frame.columns else frame
-        lines = [_trec_line(*cell, digits) for cell in _trec_cells(overall)]
+        cells = _trec_cells(frame.filter(pl.col("overall")) if "overall" in frame.columns else frame)
+    lines = [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
     return "\n".join(lines) + "\n"
 
 

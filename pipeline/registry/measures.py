@@ -515,7 +515,8 @@ MEASURES += (
         "NDCG at the R levels",
         "the mean of NDCG@b over the ranks b where the ideal's gain changes (the last of each gain level, M "
         "included), and of the whole ranking's NDCG when n >= M + 2 (trec_eval's m_Rndcg.c counts it from "
-        "n = M + 2, not M + 1); 0 when R is 0",
+        "n = M + 2, not M + 1); a query whose ideal holds no positive gain scores as its ndcg (--empty-ideal), "
+        "another with R = 0 scores 0 (m_Rndcg.c; only a --relevance-threshold above a positive label makes one)",
         trec_eval="Rndcg",
         counters=_GAIN_CURVE,
         ignores=_normalized_by_the_ideal("tie_bounds (relevance_threshold only through R)") + ", discount, log_base",

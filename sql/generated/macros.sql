@@ -3898,10 +3898,10 @@ FROM (
         CASE
           WHEN NOT w.rndcg_asked
           THEN CAST(NULL AS DOUBLE)
-          WHEN COALESCE(w.relevant_in_qrels, 0) = 0
-          THEN 0.0
           WHEN NOT w.ideal_gains
           THEN w.empty_ideal_score
+          WHEN COALESCE(w.relevant_in_qrels, 0) = 0
+          THEN 0.0
           ELSE (
             COALESCE(w.rndcg_sum, 0.0) + w.past_ideal * w.whole_ndcg
           ) / (

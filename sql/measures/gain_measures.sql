@@ -10,8 +10,8 @@
 -- Creates: view gain_measures (the columns of curve_measures, then G, Rndcg, ndcg_rel, rbp,
 -- rbp_resid), the registry's formulas, of the whole ranking only (null at a cutoff), each
 -- null unless `measures` names its family. M is ideal_length; a query whose ideal holds no
--- positive gain scores G, Rndcg (0 if it has no relevant document) and ndcg_rel as its ndcg
--- (sql/measures/measures.sql).
+-- positive gain scores G, Rndcg and ndcg_rel as its ndcg (sql/measures/measures.sql); Rndcg is
+-- otherwise 0 when R is 0 (m_Rndcg.c: a threshold above every positive label).
 
 create or replace temp view gain_measures as
 with
@@ -57,8 +57,8 @@ final as (
         end as "G",
         case
             when not w.rndcg_asked then cast(null as double)
-            when coalesce(w.relevant_in_qrels, 0) = 0 then 0.0
             when not w.ideal_gains then w.empty_ideal_score
+            when coalesce(w.relevant_in_qrels, 0) = 0 then 0.0
             else
                 (coalesce(w.rndcg_sum, 0.0) + w.past_ideal * w.whole_ndcg)
                 / (coalesce(w.rndcg_points, 0) + w.past_ideal)

@@ -131,10 +131,10 @@ def gain_measures(curve_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
     p = evaluation.rbp_persistence
     formulas = {
         "G": normalized.otherwise(pl.col("g_sum").fill_null(0.0) / pl.col("ideal_gain")),
-        "Rndcg": pl.when(pl.col("relevant_in_qrels").fill_null(0) == 0)
-        .then(0.0)
-        .when(idcg <= 0)
+        "Rndcg": pl.when(idcg <= 0)
         .then(_empty_ideal_score(evaluation))
+        .when(pl.col("relevant_in_qrels").fill_null(0) == 0)
+        .then(0.0)
         .otherwise(rndcg),
         "ndcg_rel": normalized.when(rel_sum > 0).then(rel_sum / ideal_length).otherwise(0.0),
         "rbp": (1.0 - p)
