@@ -44,7 +44,11 @@ OURS = ("ndcg-polars", "ndcg-duckdb")
 # cost against NDCG alone, each engine against itself, in the same rounds
 ALL_TREC_SUFFIX = "-all_trec"
 ALL_TREC = tuple(tool + ALL_TREC_SUFFIX for tool in OURS)
-TOOLS = (*OURS, *ALL_TREC, HAND, *PEERS, *FLOORS)
+# the table macros in a plain DuckDB session (validation included), and the SQL path's
+# validation alone (sql/generated/refusals.sql over the inputs): what its checks cost
+MACROS = "ndcg-macros"
+SQL_REFUSALS = "sql_refusals"
+TOOLS = (*OURS, *ALL_TREC, MACROS, SQL_REFUSALS, HAND, *PEERS, *FLOORS)
 LAYOUTS = ("shuffled", "clustered", "chunked")
 DEFAULT_LAYOUTS = ("shuffled", "clustered")
 LAYOUT_TEXT = {
@@ -493,6 +497,16 @@ def ratio_lines(
     if len(engines) == 2:
         ratios["duckdb / polars"] = best["ndcg-duckdb"] / best["ndcg-polars"]
         lines.append(f"- duckdb / polars: **{ratios['duckdb / polars']:.2f}x**")
+    if MACROS in best and "ndcg-duckdb" in best:
+        ratios[f"{MACROS} / ndcg-duckdb"] = best[MACROS] / best["ndcg-duckdb"]
+        lines.append(f"- {MACROS} / ndcg-duckdb: **{ratios[f'{MACROS} / ndcg-duckdb']:.2f}x**")
+    if MACROS in best and SQL_REFUSALS in best:
+        ratios[f"{SQL_REFUSALS} / {MACROS}"] = best[SQL_REFUSALS] / best[MACROS]
+        lines.append(
+            f"- the SQL path's validation alone ({SQL_REFUSALS}: sql/inputs.sql and every rule of "
+            f"sql/generated/refusals.sql, process start included) / {MACROS}: "
+            f"**{ratios[f'{SQL_REFUSALS} / {MACROS}']:.2f}x**"
+        )
     all_trec = [engine for engine in engines if engine + ALL_TREC_SUFFIX in best]
     if all_trec:
         parts = []
@@ -575,7 +589,7 @@ def write(
     records = []
     for m in measured:
         tool = m.tool.split(" ")[0]
-        if m.tool.startswith("floor") or m.tool == base_tool:
+        if m.tool.startswith("floor") or m.tool in (base_tool, SQL_REFUSALS):
             match, under = {"text": "-"}, "-"
         else:
             match = agreement(tool, out_root, references.get(tool))

@@ -229,6 +229,42 @@ def floor(name: str, run: str, out: Path) -> dict:
     return {}
 
 
+def macros_tool(run: str, qrels: str, out: Path) -> dict:
+    """The table macros (sql/generated/macros.sql) in a plain DuckDB session, as a user calls
+    them: NDCG at the benchmark's cutoffs and the whole ranking, validation included."""
+    import duckdb
+
+    connection = duckdb.connect()
+    started = time.perf_counter()
+    connection.execute((ROOT / "sql" / "generated" / "macros.sql").read_text())
+    defined = time.perf_counter()
+    rows = connection.execute(
+        "select query_id, k, ndcg from ndcg_per_query($1, $2, ks := $3)",
+        [f"{run}/*.parquet", f"{qrels}/*.parquet", list(CUTOFFS)],
+    ).fetchall()
+    evaluated = time.perf_counter()
+    write_values([(str(q), k, v) for q, k, v in rows], out)
+    return {"define_s": defined - started, "evaluate_s": evaluated - defined}
+
+
+def sql_refusals_tool(run: str, qrels: str, out: Path) -> dict:
+    """What the SQL path's validation costs alone: sql/inputs.sql, then every rule of
+    sql/generated/refusals.sql over the inputs, as sql/ndcg.sql runs them before any step."""
+    import duckdb
+
+    connection = duckdb.connect()
+    connection.execute("SET VARIABLE run_path = $1", [f"{run}/*.parquet"])
+    connection.execute("SET VARIABLE qrels_path = $1", [f"{qrels}/*.parquet"])
+    connection.execute("SET VARIABLE ks = $1", [list(CUTOFFS)])
+    for name in ("inputs.sql", "generated/refusals.sql"):
+        connection.execute((ROOT / "sql" / name).read_text())
+    started = time.perf_counter()
+    refused = connection.execute("select count(refused) from refusals").fetchone()
+    if refused is None or refused[0] != 0:
+        raise SystemExit(f"the benchmark's inputs were refused: {refused}")
+    return {"refusals_s": time.perf_counter() - started}
+
+
 def write_values(rows: list[tuple], out: Path) -> None:
     import polars as pl
 
@@ -251,6 +287,10 @@ def main() -> None:
         phases = ranx_tool(run, qrels, out)
     elif tool == "sklearn":
         phases = sklearn_tool(run, qrels, out)
+    elif tool == "ndcg-macros":
+        phases = macros_tool(run, qrels, out)
+    elif tool == "sql_refusals":
+        phases = sql_refusals_tool(run, qrels, out)
     elif tool in ("floor_scan", "floor_sort"):
         phases = floor(tool, run, out)
     else:
