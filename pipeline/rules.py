@@ -22,7 +22,8 @@ from typing import Literal, Protocol
 
 from pipeline.errors import InvalidInput
 from pipeline.io.format import text_value
-from pipeline.io.read import DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE, Columns
+from pipeline.io.names import DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE
+from pipeline.io.read import Columns
 from pipeline.registry import CONVENTION, MAX_GAIN, Evaluation, Gain, InputChecks
 
 ID_TYPES = "string or integer"

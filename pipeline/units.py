@@ -71,7 +71,7 @@ def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution:
         if not _MEMORY_LIMIT.match(limit):
             raise UsageError(f"cannot read memory limit {limit!r}; expected a size such as 500MB, 4GB or 2GiB")
         read = inputs.run, inputs.qrels, inputs.columns, inputs.run_format, inputs.qrels_format
-        prepared = prepare(*read, evaluation)
+        prepared = prepare(*read, evaluation, text_in_memory=False)
         buckets = bucket_count(prepared, limit)
         if buckets > 1:
             return _evaluate_in_buckets(prepared, buckets, inputs, evaluation, engine, execution)

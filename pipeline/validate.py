@@ -37,18 +37,8 @@ from pipeline.errors import InvalidInput
 from pipeline.expressions import RANK_COLUMN
 from pipeline.expressions import gain as gain_of
 from pipeline.io.fs import data_files
-from pipeline.io.read import (
-    COLLECT_ENGINE,
-    DOC,
-    LABEL,
-    LINE,
-    PROVENANCE,
-    QUERY,
-    SCORE,
-    Columns,
-    is_id_type,
-    non_utf8_line,
-)
+from pipeline.io.names import DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE
+from pipeline.io.read import COLLECT_ENGINE, Columns, is_id_type, non_utf8_line
 from pipeline.registry import Evaluation, Gain, InputChecks
 from pipeline.rules import (
     ID_TYPES,
@@ -126,7 +116,7 @@ def check_inputs(
     fractional = fractional_label(qrels_schema[LABEL]) if counts_fractional else None
 
     # The statistics of each input, and a small table per query for the warnings.
-    run_stats, run_repeats, run_queries = _collect(
+    run_stats, run_repeats, run_queries = collect_input(
         run_name,
         [
             _stats(run, (QUERY, DOC, SCORE), finite=SCORE, ranks=evaluation.reads_input_rank),
@@ -134,7 +124,7 @@ def check_inputs(
             _results_per_query(run),
         ],
     )
-    qrels_stats, qrels_repeats, qrels_queries, negative = _collect(
+    qrels_stats, qrels_repeats, qrels_queries, negative = collect_input(
         qrels_name,
         [
             _stats(qrels, (QUERY, DOC, LABEL), finite=LABEL, fractional=fractional, gain=evaluation.gain),
@@ -247,11 +237,11 @@ class _Probe:
     def first_row(self, condition: rules.Condition) -> dict[str, object] | None:
         """Reading the input again may fail where the statistics did not (a ragged CSV line
         beyond the rows used to infer the schema); that is still the input's fault."""
-        row = _collect(self.name, [self.frame.filter(self._where(condition)).head(1)])[0]
+        row = collect_input(self.name, [self.frame.filter(self._where(condition)).head(1)])[0]
         return row.row(0, named=True) if row.height else None
 
     def first_duplicate(self) -> tuple[object, object, int] | None:
-        duplicate = _collect(self.name, [_first_duplicate(self.frame)])[0]
+        duplicate = collect_input(self.name, [_first_duplicate(self.frame)])[0]
         return duplicate.row(0) if duplicate.height else None
 
     def _where(self, condition: rules.Condition) -> pl.Expr:
@@ -309,8 +299,9 @@ def _raise_on_duplicate(frame: pl.LazyFrame, repeats: pl.DataFrame, name: str, w
     rules.check_duplicates(rules.Measured(name, what, {}, probe), repeats["repeated_hashes"][0])
 
 
-def _collect(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
-    """Collect one input's checks; a read failure here is the input's fault (exit 3)."""
+def collect_input(name: str, frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
+    """Collect frames of one input (its checks, or a text input read whole); a read failure
+    here is the input's fault (exit 3)."""
     try:
         # without common-subplan elimination: sharing the scan cached the whole input in
         # memory first and measured slower than reading it once per check

@@ -10,8 +10,6 @@ from __future__ import annotations
 import csv
 import difflib
 import glob
-import os
-import re
 import shlex
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -23,14 +21,15 @@ from pipeline.errors import InvalidInput, UsageError
 from pipeline.io import delta
 from pipeline.io.fs import data_files
 from pipeline.io.location import Location, local_path
+from pipeline.io.names import DOC, LABEL, QUERY, SCORE
 from pipeline.io.objects import filesystem_for, scrub
 from pipeline.io.objects import storage_options as store_options
 from pipeline.io.partitions import check_partition_keys, is_partition_folder
+from pipeline.io.trec import QRELS_LINES, RUN_LINES, TrecLines, last_content_line, scan_lines, trec_fields
 
 Format = Literal["parquet", "trec", "csv", "tsv", "delta"]
 FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv", "delta")
 
-QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
 
 # The Polars engine that collects the plans over these inputs (validation's checks and the
 # Polars engine's per-query plan). Streaming measured faster and smaller than in-memory with
@@ -52,30 +51,6 @@ def column_flags(role: str | None = None) -> dict[str, str]:
         return dict(COLUMN_FLAGS)
     own = {QUERY: f"--{role}-query-col", DOC: f"--{role}-doc-col"}
     return {**COLUMN_FLAGS, **own, **({LABEL: "--qrels-label-col"} if role == "qrels" else {})}
-
-
-# Text formats are whitespace separated; where each row came from is kept so that errors can
-# point at the line. Validation drops these columns.
-FILE, LINE_NUMBER, LINE = "_file", "_line_number", "_line"
-PROVENANCE: tuple[str, ...] = (FILE, LINE_NUMBER, LINE)
-# Fields are split as trec_eval splits them: on C's isspace in its default locale, the ASCII
-# space, tab, newline, vertical tab, form feed and carriage return; any other character (a
-# no-break space, an ideographic space) is part of a field, as it is to trec_eval.
-TREC_SPACE = " \t\n\x0b\x0c\r"
-_SPACE, _FIELD = r"[ \t\n\x0B\x0C\r]", r"[^ \t\n\x0B\x0C\r]"
-_TREC_RUN = rf"^{_SPACE}*({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+)"
-# qid Q0 docno rank score [tag ...]; qrels: qid iter docno rel, exactly: a run line (qid Q0
-# docno rank score tag) would otherwise read as qrels with the rank taken for the label
-_TREC_QRELS = rf"^{_SPACE}*({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+){_SPACE}+({_FIELD}+){_SPACE}*$"
-_BOM = "\ufeff"
-# Comment lines, skipped as trec_eval 10.0 skips them (its get_trec_results.c and get_qrels.c):
-# in a run, a line whose first character after leading blanks (C's isspace, ASCII only) is ``#``;
-# in qrels, only a ``#`` in the first column (a qrels line that begins with blanks and then ``#``
-# is data to trec_eval, as here). trec_eval skips one comment line at a time
-# before parsing a qrels line, so it reads the second of two consecutive ones as data (or fails
-# on it as malformed); here every comment line is skipped.
-_TREC_RUN_COMMENT = rf"^{_SPACE}*#"
-_TREC_QRELS_COMMENT = r"^#"
 
 
 @dataclass(frozen=True)
@@ -224,7 +199,7 @@ def scan_run(source: Source, *, with_labels: bool = False) -> pl.LazyFrame:
     if source.format == "trec":
         if with_labels:
             raise UsageError(f"{source.path}: a TREC run carries no labels; give --qrels")
-        return _scan_trec(source, _TREC_RUN, (QUERY, DOC, SCORE), {SCORE: pl.Float64})
+        return _scan_trec(source, RUN_LINES, (QUERY, DOC, SCORE), {SCORE: pl.Float64})
     wanted = {QUERY: source.columns.query, DOC: source.columns.doc, SCORE: source.columns.score}
     if with_labels:
         wanted[LABEL] = source.columns.label
@@ -236,7 +211,7 @@ def scan_qrels(source: Source) -> pl.LazyFrame:
     if source.format == "trec":
         # Labels are read as floats so that a fractional label is reported by validation
         # (or accepted with --allow-fractional-labels) rather than failing to parse.
-        return _scan_trec(source, _TREC_QRELS, (QUERY, DOC, LABEL), {LABEL: pl.Float64})
+        return _scan_trec(source, QRELS_LINES, (QUERY, DOC, LABEL), {LABEL: pl.Float64})
     wanted = {QUERY: source.columns.query, DOC: source.columns.doc, LABEL: source.columns.label}
     return _rename(source, _scan_table(source), wanted, role="qrels")
 
@@ -681,38 +656,13 @@ _SEPARATORS = (
 
 
 def _scan_trec(
-    source: Source, pattern: str, names: tuple[str, str, str], casts: dict[str, type[pl.DataType]]
+    source: Source, lines_of: TrecLines, names: tuple[str, str, str], casts: dict[str, type[pl.DataType]]
 ) -> pl.LazyFrame:
-    """Whitespace-separated lines to columns. A line that does not parse yields nulls, which
-    validation reports with the file, line number and text kept in ``_file``/``_line*``.
-    Blank lines and trec_eval's comment lines are skipped (line numbers still count them)."""
+    """A local TREC input's files as columns (:func:`pipeline.io.trec.scan_lines`)."""
     _refuse_remote_text(source)
     files = source.files()
     check_partition_keys(files, [], dataset_root(source))
-    for path in files:
-        _check_trec_shape(path, qrels=LABEL in names)
-    lines = pl.scan_csv(
-        files,
-        glob=False,
-        has_header=False,
-        separator="\x1f",
-        quote_char=None,
-        new_columns=[LINE],
-        schema={LINE: pl.String},
-        include_file_paths=FILE,
-    ).with_columns(pl.int_range(1, pl.len() + 1).over(FILE).alias(LINE_NUMBER))
-    text = pl.col(LINE).str.strip_prefix(_BOM)
-    fields = text.str.extract_groups(pattern)
-    comment = text.str.contains(_TREC_QRELS_COMMENT if LABEL in names else _TREC_RUN_COMMENT).fill_null(False)
-    return lines.filter((pl.col(LINE).str.strip_chars(TREC_SPACE).fill_null("") != "") & ~comment).select(
-        *[
-            fields.struct.field(str(i + 1)).cast(casts.get(name, pl.String), strict=False).alias(name)
-            for i, name in enumerate(names)
-        ],
-        FILE,
-        LINE_NUMBER,
-        LINE,
-    )
+    return scan_lines(files, lines_of, names, casts)
 
 
 def trec_run_id(source: Source) -> str | None:
@@ -723,65 +673,9 @@ def trec_run_id(source: Source) -> str | None:
     if source.format != "trec" or not source.location.is_local:
         return None
     files = [local_path(path) for path in source.files()]
-    line = _last_content_line(files[-1]) if files else None
+    line = last_content_line(files[-1]) if files else None
     fields = trec_fields(line) if line else []
     return fields[5] if len(fields) >= 6 else None
-
-
-def trec_fields(line: str) -> list[str]:
-    """A TREC line's fields, split as trec_eval splits them (:data:`TREC_SPACE` only).
-
-    >>> trec_fields("q1 Q0 doc\u00a0one 1 2.5 tag")
-    ['q1', 'Q0', 'doc\xa0one', '1', '2.5', 'tag']
-    """
-    return [field for field in re.split(_SPACE, line) if field]
-
-
-def _last_content_line(path: str, block: int = 1 << 16) -> str | None:
-    """The last line of ``path`` that is neither blank nor a comment, read backwards a block
-    at a time (a run file can be gigabytes; its tag is at its end)."""
-    comment = re.compile(_TREC_RUN_COMMENT)
-    with open(path, "rb") as handle:
-        end = handle.seek(0, os.SEEK_END)
-        tail = b""
-        while end > 0:
-            start = max(0, end - block)
-            handle.seek(start)
-            tail = handle.read(end - start) + tail
-            end = start
-            lines = tail.split(b"\n")
-            # the first piece may be the end of a line cut by the block, unless at the start
-            for raw in reversed(lines if start == 0 else lines[1:]):
-                text = raw.decode("utf-8", errors="replace").removeprefix(_BOM)
-                if text.strip(TREC_SPACE) and not comment.match(text):
-                    return text
-    return None
-
-
-def _check_trec_shape(path: str, *, qrels: bool) -> None:
-    """A run given as qrels (or qrels as a run) is named from its first line, which is all
-    it takes to tell them apart: a run line has 6 fields (``qid Q0 docno rank score tag``),
-    a qrels line 4 (``qid iter docno rel``). Later lines are checked by validation."""
-    try:
-        with open(path, encoding="utf-8-sig", errors="replace") as handle:
-            comment = re.compile(_TREC_QRELS_COMMENT if qrels else _TREC_RUN_COMMENT)
-            number, line = next(
-                ((n, text) for n, text in enumerate(handle, 1) if text.strip(TREC_SPACE) and not comment.match(text)),
-                (0, ""),
-            )
-    except OSError as error:
-        raise InvalidInput(f"{path}: cannot read: {error.strerror or error}") from None
-    fields = len(trec_fields(line))
-    if qrels and fields >= 5:
-        raise InvalidInput(
-            f"{path}:{number}: {fields} fields where qrels lines have 4 (qid iter docno rel): this looks like a TREC "
-            f"run (qid Q0 docno rank score tag); pass it as --run, and the judgments as --qrels"
-        )
-    if not qrels and fields == 4:
-        raise InvalidInput(
-            f"{path}:{number}: 4 fields where run lines have 6 (qid Q0 docno rank score tag): this looks like TREC "
-            f"qrels (qid iter docno rel); pass it as --qrels, and the run as --run"
-        )
 
 
 def _first_line(error: BaseException) -> str:
