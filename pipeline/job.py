@@ -261,7 +261,7 @@ def _manifest(job: Job, planned: _Planned, result: Result, per_query: pl.DataFra
     evaluated = per_query[QUERY].n_unique()
     return {
         # the identities were taken before the inputs were read (reuse_key): recorded as taken
-        "inputs": reuse.recorded_inputs(job, planned.run, planned.qrels, planned.key),
+        "inputs": reuse.recorded_inputs(job, planned.run, planned.qrels, planned.key, rows=result.input_rows),
         "settings": planned.key["settings"],
         "partition": planned.partition.as_dict() if planned.partition else None,
         "engine": job.engine,

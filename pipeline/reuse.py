@@ -137,24 +137,33 @@ def reuse_key(job: Recipe, run_path: str | Source, qrels_path: str | Source | No
 
 
 def recorded_inputs(
-    job: Recipe, run_path: str | Source, qrels_path: str | Source | None, key: dict[str, Any]
+    job: Recipe,
+    run_path: str | Source,
+    qrels_path: str | Source | None,
+    key: dict[str, Any],
+    *,
+    rows: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
-    """The manifest's ``inputs``: where each input is, how many rows it has, and the identity
-    :func:`reuse_key` took of it before it was read."""
+    """The manifest's ``inputs``: where each input is, how many rows it has (``rows``, as
+    validation counted them, else counted here), and the identity :func:`reuse_key` took of it
+    before it was read."""
     identities = key["inputs"]
+    run_rows, qrels_rows = rows if rows is not None else (None, None)
     return {
-        "run": _describe_input(job, run_path, "run", identities["run"]),
-        "qrels": _judgments_record(job, qrels_path, identities["qrels"]) if qrels_path else None,
+        "run": _describe_input(job, run_path, "run", identities["run"], run_rows),
+        "qrels": _judgments_record(job, qrels_path, identities["qrels"], qrels_rows) if qrels_path else None,
         "query_attributes": _describe_attributes(job.query_attributes, identities["query_attributes"]),
     }
 
 
-def _judgments_record(job: Recipe, given: str | Source, identity: dict[str, Any] | None) -> dict[str, Any]:
+def _judgments_record(
+    job: Recipe, given: str | Source, identity: dict[str, Any] | None, rows: int | None = None
+) -> dict[str, Any]:
     """The judgments as :func:`_describe_input` describes them, the columns they were read
     from (``read_as``), and a digest of their content when they are local files
     (:func:`pipeline.io.identity.judgments_digest`), by which ``ndcg compare`` tells outputs
     scored against the same judgments."""
-    record = _describe_input(job, given, "qrels", identity)
+    record = _describe_input(job, given, "qrels", identity, rows)
     columns = job.columns.of("qrels")
     # the same file read with another label (or id) column is other judgments; the options that
     # change labels after reading (threshold, gain) are conventions, compared as such
@@ -267,20 +276,24 @@ def _unchanged_note(out: Path, partition: Partition | None) -> str:
     return f"unchanged: same inputs, options and version as its outputs of {finished or 'earlier'}"
 
 
-def _describe_input(job: Recipe, given: str | Source, role: str, identity: dict[str, Any] | None) -> dict[str, Any]:
-    """Where an input is, how many rows it has, and what identifies the data read (as
-    :func:`reuse_key` took it, before reading: :func:`pipeline.io.identity.identify`)."""
+def _describe_input(
+    job: Recipe, given: str | Source, role: str, identity: dict[str, Any] | None, rows: int | None = None
+) -> dict[str, Any]:
+    """Where an input is, how many rows it has (``rows``, else counted: reading a text file
+    again costs a parse), and what identifies the data read (as :func:`reuse_key` took it,
+    before reading: :func:`pipeline.io.identity.identify`)."""
     if isinstance(given, Source):  # a Delta table (or a partition of it)
         frame = scan_run(given) if role == "run" else scan_qrels(given)
-        rows = int(frame.select(pl.len()).collect().item())
+        rows = int(frame.select(pl.len()).collect().item()) if rows is None else rows
         return {"path": given.path, "format": given.format, "rows": rows, "identity": identity}
     path = given
     if not (fs.is_local(path) or fs.is_object_store(path)):  # read by Spark through Hadoop: no footer read here
         format = job.run_format if role == "run" else job.qrels_format
         return {"path": path, "format": format, "rows": None, "identity": identity}
     source = Source.of(path, job.run_format if role == "run" else job.qrels_format, job.columns.of(role))
-    frame = scan_run(source) if role == "run" else scan_qrels(source)
-    rows = int(frame.select(pl.len()).collect().item())
+    if rows is None:
+        frame = scan_run(source) if role == "run" else scan_qrels(source)
+        rows = int(frame.select(pl.len()).collect().item())
     return {"path": path, "format": source.format, "rows": rows, "identity": identity}
 
 

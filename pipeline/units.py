@@ -55,6 +55,8 @@ class Result:
     evaluation: Evaluation
     engine: str
     warnings: tuple[ValidationWarning, ...] = ()
+    # the rows validation counted in the run and the qrels (None: not counted here, as on Spark)
+    input_rows: tuple[int, int] | None = None
 
 
 def evaluate_inputs(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution: Execution) -> Result:
@@ -79,7 +81,8 @@ def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution:
     else:
         validated = engine.load(inputs, evaluation, execution)
     per_query_table, summary = engine.compute(validated, evaluation, execution)
-    return Result(per_query_table, summary, evaluation, engine.name, validated.warnings)
+    rows = validated.checked.rows if isinstance(validated, Validated) else None
+    return Result(per_query_table, summary, evaluation, engine.name, validated.warnings, rows)
 
 
 # What the Polars engine holds per run row while it evaluates (measured: about 160 bytes at

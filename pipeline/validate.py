@@ -73,6 +73,8 @@ class Checked:
     # the distinct query ids of each input (type aligned), which the checks count anyway
     run_queries: pl.DataFrame | None = None
     qrels_queries: pl.DataFrame | None = None
+    # the rows of each input (run, qrels), counted by the checks: the manifest records them
+    rows: tuple[int, int] | None = None
 
 
 def check_inputs(
@@ -151,6 +153,7 @@ def check_inputs(
         warnings=rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy),
         run_queries=run_query_ids,
         qrels_queries=qrels_query_ids,
+        rows=(int(run_stats["rows"][0]), int(qrels_stats["rows"][0])),
     )
 
 
