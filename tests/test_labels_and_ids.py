@@ -597,3 +597,23 @@ def test_spark_no_relevant_warning_follows_the_gain(tmp_path: Path, local_spark:
     assert any("without any relevant document" in str(warning) for warning in default), default
     mapped = spark_engine.load(inputs, make_evaluation(k=[1], gain="0=1"), spark=local_spark).warnings  # type: ignore[arg-type]
     assert not any("without any relevant document" in str(warning) for warning in mapped), mapped
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_csv_ids_are_text_so_zero_padded_ids_match(tmp_path: Path, engine: str) -> None:
+    """A CSV's ids are read as text: ``007`` stays ``007`` and meets the qrels' ``007`` (TREC
+    text), where read as a number it was 7 and matched nothing (NDCG 0, exit 0). Each query's
+    best document is ranked first, so every NDCG is 1; a CSV holding both 007 and 7 holds two
+    documents."""
+    from tests.helpers import run_cli
+
+    run = tmp_path / "run.csv"
+    run.write_text("query_id,doc_id,score\nq1,007,2.0\nq1,070,1.0\nq1,7,0.5\nq2,0012,1.0\n")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("q1 0 007 2\nq1 0 070 1\nq2 0 0012 1\n")
+    out = tmp_path / "out"
+    result = run_cli("evaluate", "--run", run, "--qrels", qrels, "--k", "1,3", "--engine", engine, "--out", out)
+    assert result.returncode == 0, result.stderr
+    table = pl.read_parquet(out / "per_query.parquet")
+    assert table.height == 2 * 3
+    assert table["ndcg"].to_list() == pytest.approx([1.0] * 6)

@@ -250,7 +250,10 @@ def _scan_table(source: Source) -> pl.LazyFrame:
             )
         else:
             files, header = _csv_files_and_header(source.path, files, separator)
-            frame = pl.scan_csv(files, separator=separator, glob=False, new_columns=header)
+            # an id is text, whatever it looks like: read as a number, 007 would be 7 and match
+            # no "007" of the other input (a TREC file's, or Parquet text)
+            ids = {name: pl.String for name in (source.columns.query, source.columns.doc) if name in header}
+            frame = pl.scan_csv(files, separator=separator, glob=False, new_columns=header, schema_overrides=ids)
             _check_csv_rows(source, files, frame, header, separator)
         names = frame.collect_schema().names()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
