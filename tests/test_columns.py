@@ -179,3 +179,20 @@ def test_names_with_dots_spaces_and_backticks_are_read_as_one_column_on_every_en
     result = evaluate(run, qrels, k=2, columns=columns, engine=engine)
     # a (unjudged) at rank 1, b (label 1) at rank 2: DCG 1/log2(3), ideal 1
     assert result.per_query.filter(pl.col("k") == 2)["ndcg"].item() == pytest.approx(1 / math.log2(3), abs=1e-12)
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_columns_that_differ_only_in_case_are_refused(tmp_path: Path, engine: str) -> None:
+    """``Score`` beside ``score``: SQL names ignore case, so DuckDB read the other column (the
+    macros) or failed to bind it (an internal error); every engine refuses the input alike,
+    naming both columns (exit 3)."""
+    run = tmp_path / "run.parquet"
+    pl.DataFrame(
+        {"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "Score": [3.0, 2.0, 1.0], "score": [1.0, 2.0, 3.0]}
+    ).write_parquet(run)
+    qrels = tmp_path / "qrels.parquet"
+    pl.DataFrame({"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [3, 0, 1]}).write_parquet(qrels)
+    result = run_cli("evaluate", "--run", run, "--qrels", qrels, "--k", "1", "--engine", engine)
+    assert result.returncode == 3, result.stderr
+    assert "columns 'score' and 'Score' differ only in case" in result.stderr
+    assert "internal error" not in result.stderr

@@ -131,6 +131,21 @@ def test_trec_eval_numbers_from_a_folder_outside_the_repository(folder: Path) ->
         ("ndcg_per_query('run.parquet', 'run.parquet')", '"qrels_rows" does not have a column named "relevance"'),
         ("ndcg_per_query('run.parquet', 'qrels.parquet', duplicates := 'first')", "reads the order rows arrive in"),
         ("ndcg_per_query('twice', 'qrels.parquet')", "is listed 2 times for query '301'"),
+        # the parameters the command line and the API refuse, in their words (issue 51)
+        (
+            "ndcg_per_query('run.parquet', 'qrels.parquet', discount := 'jk', log_base := 1)",
+            "ndcg_per_query: log base must be a finite number greater than 1, got 1.0",
+        ),
+        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [2.5])", "cutoff k must be a positive integer"),
+        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [])", "at least one cutoff k is needed"),
+        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := NULL)", "ks must be a list of positive integers"),
+        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [3, 3])", "cutoffs repeat a value"),
+        ("ndcg_per_query('run.parquet', 'qrels.parquet', measures := NULL)", "measures must be a list"),
+        ("ndcg_per_query('run.parquet', 'qrels.parquet', max_results := 1.5)", "max_results must be a positive"),
+        (
+            "ndcg_per_query('run.parquet', 'qrels.parquet', gain_map := map {1: 1e308})",
+            "gain map value 1e+308 (level 1) is beyond the largest gain 1e+300",
+        ),
     ],
 )
 def test_errors_name_the_argument(folder: Path, call: str, message: str) -> None:

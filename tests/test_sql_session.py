@@ -159,3 +159,30 @@ def test_ndcg_sql_refuses_a_case_folding_collation_with_text_ids_and_writes_noth
     assert "RESET default_collation" in done.stderr
     assert not list(out.iterdir())
     assert "0." not in done.stdout  # no number printed
+
+
+@pytest.mark.parametrize("collation", ["nocase", "noaccent"])
+def test_macros_refuse_an_id_column_declared_with_a_folding_collation(collation: str) -> None:
+    """A table whose doc_id is declared ``COLLATE NOCASE`` (or NOACCENT): the union of the two
+    inputs passes its collation to both, under which the run's 'A' (or 'é') would take the
+    judgment of 'a' (or 'e'). Refused, naming such an id; the same ids selected with
+    ``COLLATE c`` are scored by their bytes, the NDCG worked out below."""
+    first = "A" if collation == "nocase" else "é"
+    connection = duckdb.connect()
+    connection.execute(sql_file(MACROS))
+    connection.execute(
+        f"create table rr as select * from (values ('q1', '{first}', 2.0), ('q1', 'b', 1.0), ('q1', 'c', 0.5)) "
+        "as t(query_id, doc_id, score)"
+    )
+    connection.execute(f"create table qq (query_id varchar, doc_id varchar collate {collation}, relevance bigint)")
+    folded = "a" if collation == "nocase" else "e"
+    connection.execute(f"insert into qq values ('q1', '{folded}', 3), ('q1', 'b', 1), ('q1', 'd', 2)")
+    with pytest.raises(duckdb.InvalidInputException) as refused:
+        connection.sql("select * from ndcg_per_query('rr', 'qq', ks := [1, 3])").fetchall()
+    assert "ndcg_per_query: the ids are compared under a collation that folds case or accents" in str(refused.value)
+    connection.execute("create table qq_c as select query_id, doc_id collate c as doc_id, relevance from qq")
+    [(whole,)] = connection.sql("select ndcg from ndcg_per_query('rr', 'qq_c', ks := [1]) where k is null").fetchall()
+    # ranked: A/é (unjudged), b (1) at rank 2, c (unjudged); ideal: 3, 2, 1 at ranks 1, 2, 3
+    dcg = 1 / math.log2(3)
+    idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4)
+    assert whole == pytest.approx(dcg / idcg, abs=1e-12)

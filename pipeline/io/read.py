@@ -391,6 +391,14 @@ def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str], *, role
     if missing:
         header = source.format in ("csv", "tsv")
         raise InvalidInput(f"{source.path}: {missing_columns_message(missing, found, role=role, text_header=header)}")
+    for given in wanted.values():
+        # SQL names ignore case: DuckDB and Spark would read another column, or fail to bind
+        twins = [name for name in found if name != given and name.lower() == given.lower()]
+        if twins:
+            raise InvalidInput(
+                f"{source.path}: columns {given!r} and {twins[0]!r} differ only in case, which the SQL engines "
+                "(DuckDB, Spark) cannot tell apart: rename one of them"
+            )
     taken = set(wanted.values())
     clashes = [c for c in wanted if c in found and c not in taken]
     # A user column that happens to carry a canonical name would shadow the renamed one.

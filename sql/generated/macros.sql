@@ -844,6 +844,8 @@ WITH run_given AS (
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
+      WHEN LENGTH(ks) = 0
+      THEN ERROR(caller || ': ' || 'at least one cutoff k is needed')
       WHEN LENGTH(
         LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))
       ) > 0
@@ -984,6 +986,326 @@ WITH run_given AS (
             '\'''
           ) || ''''
         END || ', under which two text ids that differ in case or accents would be one; run RESET default_collation (or SET default_collation = '''') before evaluating'
+      )
+      WHEN NOT (
+        SELECT
+          ids.v
+        FROM (
+          SELECT
+            CAST(run_given.query_id AS TEXT) AS v
+          FROM run_given
+          UNION ALL
+          SELECT
+            CAST(run_given.doc_id AS TEXT) AS v
+          FROM run_given
+          UNION ALL
+          SELECT
+            CAST(qrels_given.query_id AS TEXT) AS v
+          FROM qrels_given
+          UNION ALL
+          SELECT
+            CAST(qrels_given.doc_id AS TEXT) AS v
+          FROM qrels_given
+        ) AS ids
+        WHERE
+          (
+            ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+          )
+          OR (
+            ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+          )
+        LIMIT 1
+      ) IS NULL
+      THEN ERROR(
+        caller || ': ' || 'the ids are compared under a collation that folds case or accents (a column declared ' || 'COLLATE NOCASE or NOACCENT), under which ' || CASE
+          WHEN (
+            SELECT
+              ids.v
+            FROM (
+              SELECT
+                CAST(run_given.query_id AS TEXT) AS v
+              FROM run_given
+              UNION ALL
+              SELECT
+                CAST(run_given.doc_id AS TEXT) AS v
+              FROM run_given
+              UNION ALL
+              SELECT
+                CAST(qrels_given.query_id AS TEXT) AS v
+              FROM qrels_given
+              UNION ALL
+              SELECT
+                CAST(qrels_given.doc_id AS TEXT) AS v
+              FROM qrels_given
+            ) AS ids
+            WHERE
+              (
+                ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+              )
+              OR (
+                ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+              )
+            LIMIT 1
+          ) IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(
+            TYPEOF(
+              (
+                SELECT
+                  ids.v
+                FROM (
+                  SELECT
+                    CAST(run_given.query_id AS TEXT) AS v
+                  FROM run_given
+                  UNION ALL
+                  SELECT
+                    CAST(run_given.doc_id AS TEXT) AS v
+                  FROM run_given
+                  UNION ALL
+                  SELECT
+                    CAST(qrels_given.query_id AS TEXT) AS v
+                  FROM qrels_given
+                  UNION ALL
+                  SELECT
+                    CAST(qrels_given.doc_id AS TEXT) AS v
+                  FROM qrels_given
+                ) AS ids
+                WHERE
+                  (
+                    ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+                  )
+                  OR (
+                    ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+                  )
+                LIMIT 1
+              )
+            ),
+            'DECIMAL'
+          )
+          THEN 'Decimal(''' || CAST((
+            SELECT
+              ids.v
+            FROM (
+              SELECT
+                CAST(run_given.query_id AS TEXT) AS v
+              FROM run_given
+              UNION ALL
+              SELECT
+                CAST(run_given.doc_id AS TEXT) AS v
+              FROM run_given
+              UNION ALL
+              SELECT
+                CAST(qrels_given.query_id AS TEXT) AS v
+              FROM qrels_given
+              UNION ALL
+              SELECT
+                CAST(qrels_given.doc_id AS TEXT) AS v
+              FROM qrels_given
+            ) AS ids
+            WHERE
+              (
+                ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+              )
+              OR (
+                ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+              )
+            LIMIT 1
+          ) AS TEXT) || ''')'
+          WHEN TYPEOF(
+            (
+              SELECT
+                ids.v
+              FROM (
+                SELECT
+                  CAST(run_given.query_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(run_given.doc_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.query_id AS TEXT) AS v
+                FROM qrels_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.doc_id AS TEXT) AS v
+                FROM qrels_given
+              ) AS ids
+              WHERE
+                (
+                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+                )
+                OR (
+                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+                )
+              LIMIT 1
+            )
+          ) <> 'VARCHAR'
+          THEN CAST((
+            SELECT
+              ids.v
+            FROM (
+              SELECT
+                CAST(run_given.query_id AS TEXT) AS v
+              FROM run_given
+              UNION ALL
+              SELECT
+                CAST(run_given.doc_id AS TEXT) AS v
+              FROM run_given
+              UNION ALL
+              SELECT
+                CAST(qrels_given.query_id AS TEXT) AS v
+              FROM qrels_given
+              UNION ALL
+              SELECT
+                CAST(qrels_given.doc_id AS TEXT) AS v
+              FROM qrels_given
+            ) AS ids
+            WHERE
+              (
+                ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+              )
+              OR (
+                ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+              )
+            LIMIT 1
+          ) AS TEXT)
+          WHEN CONTAINS(
+            CAST((
+              SELECT
+                ids.v
+              FROM (
+                SELECT
+                  CAST(run_given.query_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(run_given.doc_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.query_id AS TEXT) AS v
+                FROM qrels_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.doc_id AS TEXT) AS v
+                FROM qrels_given
+              ) AS ids
+              WHERE
+                (
+                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+                )
+                OR (
+                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+                )
+              LIMIT 1
+            ) AS TEXT),
+            ''''
+          )
+          AND NOT CONTAINS(
+            CAST((
+              SELECT
+                ids.v
+              FROM (
+                SELECT
+                  CAST(run_given.query_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(run_given.doc_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.query_id AS TEXT) AS v
+                FROM qrels_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.doc_id AS TEXT) AS v
+                FROM qrels_given
+              ) AS ids
+              WHERE
+                (
+                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+                )
+                OR (
+                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+                )
+              LIMIT 1
+            ) AS TEXT),
+            '"'
+          )
+          THEN '"' || REPLACE(
+            CAST((
+              SELECT
+                ids.v
+              FROM (
+                SELECT
+                  CAST(run_given.query_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(run_given.doc_id AS TEXT) AS v
+                FROM run_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.query_id AS TEXT) AS v
+                FROM qrels_given
+                UNION ALL
+                SELECT
+                  CAST(qrels_given.doc_id AS TEXT) AS v
+                FROM qrels_given
+              ) AS ids
+              WHERE
+                (
+                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+                )
+                OR (
+                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+                )
+              LIMIT 1
+            ) AS TEXT),
+            '\',
+            '\\'
+          ) || '"'
+          ELSE '''' || REPLACE(
+            REPLACE(
+              CAST((
+                SELECT
+                  ids.v
+                FROM (
+                  SELECT
+                    CAST(run_given.query_id AS TEXT) AS v
+                  FROM run_given
+                  UNION ALL
+                  SELECT
+                    CAST(run_given.doc_id AS TEXT) AS v
+                  FROM run_given
+                  UNION ALL
+                  SELECT
+                    CAST(qrels_given.query_id AS TEXT) AS v
+                  FROM qrels_given
+                  UNION ALL
+                  SELECT
+                    CAST(qrels_given.doc_id AS TEXT) AS v
+                  FROM qrels_given
+                ) AS ids
+                WHERE
+                  (
+                    ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+                  )
+                  OR (
+                    ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+                  )
+                LIMIT 1
+              ) AS TEXT),
+              '\',
+              '\\'
+            ),
+            '''',
+            '\'''
+          ) || ''''
+        END || ' and its lower-case or accent-free form would be one id; select the id columns with COLLATE c (or declare them without a collation) before calling'
       )
       WHEN NOT run_stats.query_id_type IS NULL
       AND NOT ARRAY_CONTAINS(

@@ -793,6 +793,8 @@ SELECT
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
+    WHEN LENGTH(GETVARIABLE('ks')) = 0
+    THEN ERROR('at least one cutoff k is needed')
     WHEN LENGTH(
       LIST_FILTER(
         GETVARIABLE('ks'),
