@@ -524,7 +524,8 @@ def _bound_trees(
             tree = pruned(expanded_stars(tree, columns))
         if keep is not None:
             tree = narrowed(tree, keep, columns or {})
-        trees.append(tree)
+        # after the cuts, which read a plain sum (the rewrite's lambda is no column of a CTE)
+        trees.append(_sums_in_order_for_spark(tree) if dialect == "spark" else tree)
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)
         while len(_BOUND_TREES) >= BOUND_TREES_KEPT:
@@ -542,7 +543,7 @@ def _parsed_trees(file_name: str, dialect: str, texts: tuple[str, ...]) -> tuple
     trees = []
     for tree in parsed:
         tree = _strip_comments(tree)
-        trees.append(_sums_in_order_for_spark(_decimals_as_doubles(tree)) if dialect == "spark" else tree)
+        trees.append(_decimals_as_doubles(tree) if dialect == "spark" else tree)
     return tuple(trees)
 
 

@@ -83,6 +83,7 @@ def _fields_of_single_spaced(path: str, lines_of: TrecLines) -> tuple[pl.LazyFra
     CPU time, measured on 2M run lines), each line's text joined back from its fields."""
     fields = pl.scan_csv(
         path,
+        glob=False,
         has_header=False,
         separator=" ",
         quote_char=None,
@@ -107,7 +108,13 @@ def _fields_of_any(path: str, lines_of: TrecLines) -> tuple[pl.LazyFrame, list[p
     """Any file's lines, cut by the regular expression (a byte-order mark, tabs, runs of
     spaces, carriage returns...)."""
     lines = pl.scan_csv(
-        path, has_header=False, separator="\x1f", quote_char=None, new_columns=[LINE], schema={LINE: pl.String}
+        path,
+        glob=False,
+        has_header=False,
+        separator="\x1f",
+        quote_char=None,
+        new_columns=[LINE],
+        schema={LINE: pl.String},
     )
     text = pl.col(LINE).str.strip_prefix(_BOM)
     comment = _TREC_QRELS_COMMENT if lines_of.qrels else _TREC_RUN_COMMENT
