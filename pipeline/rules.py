@@ -42,8 +42,13 @@ WARNING_ORDER = (
 HIDDEN_COLUMNS = (*PROVENANCE, "arrival")
 
 Role = Literal["run", "qrels"]
+# a double holds every integer up to 2^53 and every decimal of up to 15 significant digits
+# exactly and apart; past both two scores may become one (``inexact``: an integer beyond 2^53
+# with more than 15 significant digits, a decimal with more than 15), in every engine alike
+EXACT_INTEGER = 2**53
+EXACT_DIGITS = 15
 TypeKind = Literal["string", "categorical", "integer", "float", "decimal", "other"]
-ConditionKind = Literal["null", "not_finite", "fractional", "over_gain", "text", "unparsed"]
+ConditionKind = Literal["null", "not_finite", "inexact", "fractional", "over_gain", "text", "unparsed"]
 
 
 def _empty_ideal_effect(evaluation: Evaluation) -> str:
@@ -130,6 +135,8 @@ class InputStats:
     rows: int
     nulls: Mapping[str, int]
     not_finite: int
+    # scores a double cannot hold exactly (:data:`EXACT_INTEGER`, :data:`EXACT_DIGITS`)
+    inexact: int = 0
     fractional: int = 0
     over_gain: int = 0
     unparsed: int = 0
@@ -176,6 +183,12 @@ MESSAGES: dict[str, str] = {
     "empty": "{name}: no rows to evaluate (the input is empty)",
     "nulls": "{name}: column {column} has {count} null value(s); first at {row}",
     "not_finite": "{name}: column {column} has {count} NaN or infinite value(s), such as {value}; first at {row}",
+    "inexact": (
+        "{name}: column {column} has {count} score(s) a double cannot hold exactly (integers beyond 2^53, decimals "
+        "beyond 15 significant digits), such as {value}; first at {row}. Every engine compares scores as doubles, "
+        "as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range "
+        "(subtract a base, divide)"
+    ),
     "fractional": (
         "{name}: column {column} has {count} label(s) with a fractional part, such as {value}; first at {row}. "
         "Labels must be integers; pass {allow_fractional} to accept them"
@@ -301,18 +314,19 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
                 f"{name}: column 'rank' has {stats.null_ranks} null value(s), which input-order ties cannot place; "
                 f"first at {_example(measured, Condition('null', 'rank'), columns)}"
             )
-        if stats.not_finite:
-            row = _first(measured, Condition("not_finite", value_column))
-            raise InvalidInput(
-                message(
-                    "not_finite",
-                    name=name,
-                    column=names[value_column],
-                    count=stats.not_finite,
-                    value=row[value_column],
-                    row=describe_row(row, columns),
+        for rule, count in (("not_finite", stats.not_finite), ("inexact", stats.inexact)):
+            if count:
+                row = _first(measured, Condition(rule, value_column))  # type: ignore[arg-type]
+                raise InvalidInput(
+                    message(
+                        rule,
+                        name=name,
+                        column=names[value_column],
+                        count=count,
+                        value=row[value_column],
+                        row=describe_row(row, columns),
+                    )
                 )
-            )
     names, columns = display_names(policy.columns, "qrels"), policy.columns.of("qrels")
     if qrels_stats.fractional:
         row = _first(qrels, Condition("fractional", LABEL))

@@ -34,7 +34,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline.registry import CONVENTIONS, GAIN_KINDS, MAX_GAIN, MEASURES, Gain
-from pipeline.rules import FIXES, ID_TYPES, MESSAGES, Front
+from pipeline.rules import EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
 
 # The collations under which text compares byte by byte, as the steps need (empty: DuckDB's).
 BINARY_COLLATIONS = ("", "binary", "c", "posix")
@@ -182,6 +182,23 @@ def _inputs(front: Front) -> tuple[_Input, _Input]:
     )
 
 
+def _inexact(score: str) -> str:
+    """True on a score a double cannot hold exactly, by the test of
+    :func:`pipeline.validate.inexact_score`: a 64-bit (or wider) integer beyond 2^53 with more
+    than 15 significant digits, a decimal with more than 15."""
+    digits = f"length(regexp_replace(replace(replace(cast({score} as varchar), '-', ''), '.', ''), '^0+|0+$', '', 'g'))"
+    many_digits = f"{digits} > {EXACT_DIGITS}"
+    exact = f"cast({EXACT_INTEGER} as hugeint)"
+    beyond = (
+        f"coalesce(try_cast({score} as hugeint) not between -{exact} and {exact}, "
+        f"abs(try_cast({score} as double)) > {EXACT_INTEGER}.0)"
+    )
+    return (
+        f"case when typeof({score}) in ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT') then {beyond} and {many_digits} "
+        f"when starts_with(typeof({score}), 'DECIMAL') then {many_digits} else false end"
+    )
+
+
 def _stats(given: _Input, front: Front) -> str:
     """One pass over an input: its row count, and each broken rule's count and first row."""
     value = f"try_cast({given.view}.{given.value} as double)"
@@ -193,6 +210,8 @@ def _stats(given: _Input, front: Front) -> str:
         "not_finite": f"not isfinite({value})",
         "text": f"{given.view}.{given.value} is not null and {value} is null",
     }
+    if given.role == "run":
+        conditions["inexact"] = _inexact(f"{given.view}.{given.value}")
     if given.role == "qrels":
         allowed = _variable("allow_fractional_labels")
         conditions["fractional"] = f"not coalesce({allowed}, false) and isfinite({value}) and {value} <> floor({value})"
@@ -285,20 +304,23 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                     ),
                 )
             )
-        rules.append(
-            (
-                f"{stats}.not_finite > 0",
-                _words(
-                    "not_finite",
-                    front,
-                    name=given.name,
-                    column=given.column(given.value),
-                    count=Sql(f"{stats}.not_finite"),
-                    value=_repr(f"{stats}.not_finite_row.{given.value}"),
-                    row=given.row(f"{stats}.not_finite_row"),
-                ),
+        # the value as the command line shows it: a float's repr (nan, inf), an exact score as its digits
+        shown_values = {"not_finite": _repr, "inexact": lambda value: Sql(f"cast({value} as varchar)")}
+        for rule in ("not_finite", "inexact") if given.role == "run" else ("not_finite",):
+            rules.append(
+                (
+                    f"{stats}.{rule} > 0",
+                    _words(
+                        rule,
+                        front,
+                        name=given.name,
+                        column=given.column(given.value),
+                        count=Sql(f"{stats}.{rule}"),
+                        value=shown_values[rule](f"{stats}.{rule}_row.{given.value}"),
+                        row=given.row(f"{stats}.{rule}_row"),
+                    ),
+                )
             )
-        )
     for rule in ("fractional", "over_gain"):
         extra: dict[str, str] = {}
         if rule == "over_gain":

@@ -121,7 +121,13 @@ def check_inputs(
     run_stats, run_repeats, run_queries = collect_input(
         run_name,
         [
-            _stats(run, (QUERY, DOC, SCORE), finite=SCORE, ranks=evaluation.reads_input_rank),
+            _stats(
+                run,
+                (QUERY, DOC, SCORE),
+                finite=SCORE,
+                inexact=inexact_score(run_schema[SCORE]),
+                ranks=evaluation.reads_input_rank,
+            ),
             _repeated_pair_hashes(run),
             _results_per_query(run),
         ],
@@ -222,6 +228,7 @@ def _input_stats(stats: pl.DataFrame, repeats: pl.DataFrame, value_column: str) 
             value_column: stats[f"null_{value_column}"][0],
         },
         not_finite=stats["not_finite"][0],
+        inexact=stats["inexact"][0],
         fractional=stats["fractional"][0],
         over_gain=stats["over_gain"][0],
         unparsed=stats["unparsed"][0],
@@ -263,8 +270,27 @@ class _Probe:
             test = fractional_label(self.schema[condition.column])
             assert test is not None
             return test
+        if condition.kind == "inexact":
+            test = inexact_score(self.schema[condition.column])
+            assert test is not None
+            return test
         assert condition.kind == "over_gain" and self.gain is not None
         return gain_overflows(column, self.gain)
+
+
+def inexact_score(dtype: pl.DataType) -> pl.Expr | None:
+    """True on a score a double cannot hold exactly, for a score column of ``dtype``
+    (:data:`pipeline.rules.EXACT_INTEGER`, :data:`~pipeline.rules.EXACT_DIGITS`); None when
+    the type holds none: floats, integers of 32 bits or fewer, decimals of 15 digits or fewer."""
+    score = pl.col(SCORE)
+    # its significant digits: the digits less the sign, the point and the zeros at either end
+    many_digits = score.cast(pl.String).str.replace_all(r"[-.]", "").str.strip_chars("0").str.len_chars()
+    many_digits = many_digits > rules.EXACT_DIGITS
+    if dtype.is_integer() and dtype not in (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32):
+        return ((score > rules.EXACT_INTEGER) | (score < -rules.EXACT_INTEGER)) & many_digits
+    if isinstance(dtype, pl.Decimal) and (dtype.precision is None or dtype.precision > rules.EXACT_DIGITS):
+        return many_digits
+    return None
 
 
 def fractional_label(dtype: pl.DataType) -> pl.Expr | None:
@@ -328,6 +354,7 @@ def _stats(
     columns: tuple[str, ...],
     *,
     finite: str,
+    inexact: pl.Expr | None = None,
     fractional: pl.Expr | None = None,
     gain: Gain | None = None,
     ranks: bool = False,
@@ -346,6 +373,7 @@ def _stats(
         # only the value column is read (Parquet is columnar; 10M rows: 0.26 s against 0.05 s)
         *[pl.col(c).is_null().sum().alias(f"null_{c}") for c in columns if c not in (QUERY, DOC)],
         (value.is_not_null() & ~value.is_finite()).sum().alias("not_finite"),
+        (inexact.sum() if inexact is not None else pl.lit(0)).alias("inexact"),
         unparsed.alias("unparsed"),
         (fractional.sum() if fractional is not None else pl.lit(0)).alias("fractional"),
         over_gain.alias("over_gain"),

@@ -90,6 +90,29 @@ CASES: dict[str, Case] = {
         3,
         ("fractional", "0.50"),
     ),
+    # a double tells apart every integer up to 2^53 = 9007199254740992 and every decimal of up
+    # to 15 significant digits; beyond both, two scores can become one (nanosecond timestamps):
+    # ...001 and ...100 have 17 significant digits, 1700000000000000000 has 2 (exact)
+    "integer scores beyond 2^53": Case(
+        run_frame([1700000000000000001, 1700000000000000000, 1700000000000000100, 5]),
+        qrels_frame(),
+        3,
+        ("'score'", "2 score(s) a double cannot hold exactly", "such as 1700000000000000001", "'a'"),
+    ),
+    "integer scores of 2^53 and round big ones": Case(
+        run_frame([9007199254740992, -9007199254740992, 10**18, 5]), qrels_frame(), 0
+    ),
+    "decimal scores of 17 digits": Case(
+        run_frame([Decimal("0.12345678901234567"), Decimal("0.12345678901234566"), Decimal("0.5"), Decimal("1")]),
+        qrels_frame(),
+        3,
+        ("2 score(s) a double cannot hold exactly", "such as 0.12345678901234567"),
+    ),
+    "decimal scores of 15 digits": Case(
+        run_frame([Decimal("0.123456789012345"), Decimal("0.123456789012344"), Decimal("0.5"), Decimal("1")]),
+        qrels_frame(),
+        0,
+    ),
     "label beyond the largest gain": Case(
         run_frame(), qrels_frame([1, 2000, 1]), 3, ("2000", "exceeds the largest gain"), options={"gain": "exponential"}
     ),

@@ -248,7 +248,9 @@ def check_inputs(
     # ids aligned from the schemas alone, so that the warnings' counts join in the same job
     aligned = _aligned_ids(run, qrels, unsigned_ids)
     (run_stats, probes["run"].duplicate), (qrels_stats, probes["qrels"].duplicate), counts = stats.measure(
-        stats.Measure(run_name, run, "score"),
+        stats.Measure(
+            run_name, run, "score", inexact_test=stats.inexact(functions.col("score"), measured["run"].types["score"])
+        ),
         stats.Measure(
             qrels_name,
             qrels,

@@ -102,6 +102,10 @@ class SparkProbe:
             return column.isNotNull() & column.try_cast("double").isNull()
         if condition.kind == "fractional":
             return fractional(column, self.types[condition.column])
+        if condition.kind == "inexact":
+            test = inexact(column, self.types[condition.column])
+            assert test is not None
+            return test
         assert condition.kind == "over_gain" and self.bound is not None
         return over_gain(column, self.bound)
 
@@ -111,6 +115,24 @@ def finite(column: Column) -> Column:
 
     value = column.cast("double")
     return ~functions.isnan(value) & (functions.abs(value) != functions.lit(INFINITY))
+
+
+def inexact(column: Column, column_type: rules.ColumnType) -> Column | None:
+    """True on a score a double cannot hold exactly (:func:`pipeline.validate.inexact_score`),
+    by the same test: an integer of 64 bits beyond 2^53 with more than 15 significant digits,
+    a decimal with more than 15; None for a type that holds none."""
+    from pyspark.sql import functions
+
+    digits = functions.length(
+        functions.regexp_replace(functions.regexp_replace(column.cast("string"), "[-.]", ""), "^0+|0+$", "")
+    )
+    many_digits = digits > functions.lit(rules.EXACT_DIGITS)
+    if column_type.kind == "integer" and column_type.shown in ("Int64", "UInt64"):
+        limit = functions.lit(rules.EXACT_INTEGER)
+        return ((column > limit) | (column < -limit)) & many_digits
+    if column_type.kind == "decimal":
+        return many_digits
+    return None
 
 
 def fractional(column: Column, column_type: rules.ColumnType) -> Column:
@@ -142,6 +164,7 @@ class Measure:
     value_column: str
     fractional_test: Column | None = None
     over_gain_test: Column | None = None
+    inexact_test: Column | None = None
 
 
 def measure(
@@ -175,6 +198,7 @@ def _aggregate(one: Measure, prefix: str) -> DataFrame:
         functions.count(functions.lit(1)).alias("rows"),
         *[count_if(functions.col(column).isNull()).alias(f"null_{column}") for column in columns],
         count_if(value.isNotNull() & ~finite(value)).alias("not_finite"),
+        count_if(one.inexact_test).alias("inexact"),
         count_if(one.fractional_test).alias("fractional"),
         count_if(one.over_gain_test).alias("over_gain"),
         count_if(value < 0).alias("negative"),
@@ -193,6 +217,7 @@ def _stats(values: dict[str, Any], prefix: str, value_column: str) -> tuple[rule
         rows=values[prefix + "rows"],
         nulls={column: values[f"{prefix}null_{column}"] for column in (QUERY, DOC, value_column)},
         not_finite=values[prefix + "not_finite"],
+        inexact=values[prefix + "inexact"],
         fractional=values[prefix + "fractional"],
         over_gain=values[prefix + "over_gain"],
         repeats=values[prefix + "repeats"],

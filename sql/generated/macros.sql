@@ -79,6 +79,22 @@ WITH run_given AS (
         NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
       COUNT(*) FILTER(WHERE
         NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
+      COUNT(*) FILTER(WHERE
+        CASE
+          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
+          THEN COALESCE(
+            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
+          )
+          AND LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
+          THEN LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          ELSE FALSE
+        END) AS inexact,
       ARG_MIN(
         {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
         run_given.arrival
@@ -104,6 +120,25 @@ WITH run_given AS (
         run_given.arrival
       ) FILTER(WHERE
         NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text_row,
+      ARG_MIN(
+        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+        run_given.arrival
+      ) FILTER(WHERE
+        CASE
+          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
+          THEN COALESCE(
+            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
+          )
+          AND LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
+          THEN LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          ELSE FALSE
+        END) AS inexact_row,
       ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
       ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
       ANY_VALUE(TYPEOF(run_given.score)) AS score_type
@@ -2373,6 +2408,103 @@ WITH run_given AS (
             END
           ) || '}'
         )
+      )
+      WHEN run_stats.inexact > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' has ' || (
+          run_stats.inexact
+        ) || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || (
+          CAST(run_stats.inexact_row.score AS TEXT)
+        ) || '; first at ' || (
+          'row {' || CASE
+            WHEN 'query_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.inexact_row.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.inexact_row.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.inexact_row.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.inexact_row.query_id) <> 'VARCHAR'
+              THEN CAST(run_stats.inexact_row.query_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.inexact_row.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.inexact_row.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.inexact_row.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.inexact_row.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.inexact_row.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.inexact_row.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.inexact_row.doc_id) <> 'VARCHAR'
+              THEN CAST(run_stats.inexact_row.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.inexact_row.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.inexact_row.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.inexact_row.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'score' IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN run_stats.inexact_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.inexact_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.inexact_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.inexact_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.inexact_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.inexact_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.inexact_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.inexact_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        ) || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
       )
       WHEN qrels_stats.row_count = 0
       THEN ERROR(
