@@ -18,7 +18,9 @@ REPEAT ?= 3
 LAYOUT ?=
 TOOLS ?=
 NDCG ?=
+TREC_EVAL ?=
 # a before/after: ALSO_NDCG=before=path/to/other/ndcg times that CLI too; LABEL names the result files
+# TREC_EVAL=path/to/trec_eval (or its source folder, built here) times trec_eval on the TREC text too
 ALSO_NDCG ?=
 LABEL ?=
 
@@ -118,7 +120,7 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M LAYOUT=shuffled TOOLS=a,b NDCG=path (results in bench/results/)
 	$(BIN)/python bench/run.py --size $(SIZE) --repeat $(REPEAT) $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT)) \
 	  $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(NDCG),--ndcg $(NDCG)) \
-	  $(if $(ALSO_NDCG),--also-ndcg $(ALSO_NDCG)) $(if $(LABEL),--label $(LABEL))
+	  $(if $(ALSO_NDCG),--also-ndcg $(ALSO_NDCG)) $(if $(LABEL),--label $(LABEL)) $(if $(TREC_EVAL),--trec-eval $(TREC_EVAL))
 
 # The report's browser test needs headless Chromium. Installed with apt-get when it is
 # missing and we can (root on Debian); elsewhere that one test skips and says why.

@@ -44,11 +44,17 @@ OURS = ("ndcg-polars", "ndcg-duckdb")
 # cost against NDCG alone, each engine against itself, in the same rounds
 ALL_TREC_SUFFIX = "-all_trec"
 ALL_TREC = tuple(tool + ALL_TREC_SUFFIX for tool in OURS)
+# The same work on TREC text files (the data written once as run.txt and qrels.txt), beside
+# trec_eval itself on them (issue 48): NDCG at the bench's cutoffs, and -m all_trec
+TREC_SUFFIX = "-trec"
+TREC_EVAL = "trec_eval"
+TREC_EVAL_ALL = "trec_eval-all_trec"
+OURS_ON_TREC = tuple(tool + TREC_SUFFIX + tail for tool in OURS for tail in ("", ALL_TREC_SUFFIX))
 # the table macros in a plain DuckDB session (validation included), and the SQL path's
 # validation alone (sql/generated/refusals.sql over the inputs): what its checks cost
 MACROS = "ndcg-macros"
 SQL_REFUSALS = "sql_refusals"
-TOOLS = (*OURS, *ALL_TREC, MACROS, SQL_REFUSALS, HAND, *PEERS, *FLOORS)
+TOOLS = (*OURS, *ALL_TREC, MACROS, SQL_REFUSALS, *OURS_ON_TREC, TREC_EVAL, TREC_EVAL_ALL, HAND, *PEERS, *FLOORS)
 LAYOUTS = ("shuffled", "clustered", "chunked")
 DEFAULT_LAYOUTS = ("shuffled", "clustered")
 LAYOUT_TEXT = {
@@ -79,17 +85,21 @@ class OurTool:
     engine: str
     extra: tuple[str, ...]
     ndcg: Path
+    trec_text: bool = False
 
 
 def our_tool(tool: str, ndcg: Path, others: dict[str, Path]) -> OurTool | None:
-    """``ndcg-polars``, ``ndcg-duckdb-all_trec``, ``ndcg-polars@before`` (``--also-ndcg``): what
-    the name runs; None for a peer or a floor."""
+    """``ndcg-polars``, ``ndcg-duckdb-all_trec``, ``ndcg-polars-trec`` (TREC text in),
+    ``ndcg-polars@before`` (``--also-ndcg``): what the name runs; None for a peer or a floor."""
     name, _, other = tool.partition("@")
-    base = name.removesuffix(ALL_TREC_SUFFIX)
+    trec_text = TREC_SUFFIX + "-" in name + "-"
+    base = name.removesuffix(ALL_TREC_SUFFIX).removesuffix(TREC_SUFFIX)
     if base not in OURS:
         return None
-    extra = ("--measures", "all_trec") if name.endswith(ALL_TREC_SUFFIX) else ()
-    return OurTool(base.split("-")[1], extra, others[other] if other else ndcg)
+    extra: tuple[str, ...] = ("--measures", "all_trec") if name.endswith(ALL_TREC_SUFFIX) else ()
+    if trec_text:
+        extra += ("--run-format", "trec", "--qrels-format", "trec")
+    return OurTool(base.split("-")[1], extra, others[other] if other else ndcg, trec_text)
 
 
 @dataclass
@@ -127,16 +137,27 @@ def run_once(
     """One timed process: our ``ndcg`` CLI itself, or a peer or floor through tools.py: its wall
     time, CPU time (user + system), peak RSS and the phases it printed."""
     run, qrels = str(data / "run"), str(data / "qrels")
+    text_run, text_qrels = str(data / "trec" / "run.txt"), str(data / "trec" / "qrels.txt")
     out.mkdir(parents=True, exist_ok=True)
+    stdout_to = subprocess.PIPE
     if ours:
-        command = ours_command(ours.engine, run, qrels, out, [*ours.extra, *extra], ours.ndcg)
+        inputs = (text_run, text_qrels) if ours.trec_text else (run, qrels)
+        command = ours_command(ours.engine, *inputs, out, [*ours.extra, *extra], ours.ndcg)
+    elif tool in (TREC_EVAL, TREC_EVAL_ALL):
+        # trec_eval's per-query lines (-q), as ours writes per-query tables, to a file
+        measures = ["-m", "all_trec"] if tool == TREC_EVAL_ALL else ["-m", f"ndcg_cut.{','.join(map(str, CUTOFFS))}"]
+        command = [str(trec_eval_binary()), "-q", *measures, "-m", "ndcg", text_qrels, text_run]
+        stdout_to = (out / "lines.txt").open("w")  # type: ignore[assignment]
     else:
         command = [sys.executable, str(HERE / "tools.py"), tool, run, qrels, str(out)]
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(command, stdout=stdout_to, stderr=subprocess.PIPE, text=True)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
-    stdout, stderr = process.stdout.read(), process.stderr.read()  # type: ignore[union-attr]
+    stdout = process.stdout.read() if process.stdout else ""
+    stderr = process.stderr.read()  # type: ignore[union-attr]
+    if stdout_to is not subprocess.PIPE:
+        stdout_to.close()  # type: ignore[union-attr]
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{tool} failed:\n{stderr}")
     cpu = usage.ru_utime + usage.ru_stime
@@ -144,6 +165,58 @@ def run_once(
         return wall, cpu, usage.ru_maxrss / 1024, {}
     phases = json.loads(stdout.strip().splitlines()[-1]) if stdout.strip() else {}
     return wall, cpu, usage.ru_maxrss / 1024, phases
+
+
+_TREC_EVAL: list[Path] = []  # the binary trec_eval_binary() gives, once found or built
+
+
+def trec_eval_binary() -> Path:
+    return _TREC_EVAL[0]
+
+
+def find_trec_eval(given: Path | None) -> str | None:
+    """trec_eval for the ``trec_eval`` tools: ``--trec-eval`` a binary, or its source (a folder
+    with its Makefile: built here with its own ``make`` into bench/out/trec_eval-build); None
+    when it can be had, else why not (the tools are then left out, with that note)."""
+    if given is None:
+        return "not timed: no trec_eval given (make bench TREC_EVAL=path/to/trec_eval's source or binary)"
+    if given.is_file():
+        _TREC_EVAL[:] = [given.resolve()]
+        return None
+    if not (given / "Makefile").is_file():
+        return f"not timed: {given} is neither trec_eval nor its source (a folder with its Makefile)"
+    if shutil.which("make") is None or not (shutil.which("cc") or shutil.which("gcc")):
+        return "not timed: building trec_eval from its source needs make and a C compiler, which this machine lacks"
+    build = HERE / "out" / "trec_eval-build"
+    if not (build / "trec_eval").is_file():
+        shutil.rmtree(build, ignore_errors=True)
+        shutil.copytree(given, build, ignore=shutil.ignore_patterns(".git", "*.o", "trec_eval"))
+        made = subprocess.run(["make", "-s"], cwd=build, capture_output=True, text=True)
+        if made.returncode != 0 or not (build / "trec_eval").is_file():
+            return f"not timed: its make failed: {(made.stderr or made.stdout).strip().splitlines()[-1:]}"
+    _TREC_EVAL[:] = [build / "trec_eval"]
+    return None
+
+
+def trec_eval_values(out: Path) -> None:
+    """``values.parquet`` from trec_eval's per-query lines (``-q``): ndcg and ndcg_cut_<k> at
+    the bench's cutoffs, after the timed runs."""
+    import polars as pl  # only after every timed process has run (see the top of this file)
+
+    rows = []
+    for line in (out / "lines.txt").read_text().splitlines():
+        measure, query, value = (field.strip() for field in line.split("\t"))
+        k = (
+            None
+            if measure == "ndcg"
+            else int(measure.removeprefix("ndcg_cut_"))
+            if measure.startswith("ndcg_cut_")
+            else -1
+        )
+        if query != "all" and (k is None or k in CUTOFFS):
+            rows.append((query, k, float(value)))
+    schema = {"query_id": pl.String, "k": pl.Int64, "ndcg": pl.Float64}
+    pl.DataFrame(rows, schema=schema, orient="row").write_parquet(out / "values.parquet")
 
 
 def runner_peak_rss_mb() -> float:
@@ -164,7 +237,7 @@ def reference_values(tool: str, data: Path, out_root: Path) -> Path:
     return folder / "ndcg" / "per_query.parquet"
 
 
-def agreement(tool: str, out_root: Path, reference: Path | None) -> dict:
+def agreement(tool: str, out_root: Path, reference: Path | None, tolerance: float = TOLERANCE) -> dict:
     """How the tool's per-query values compare with ours: the rows equal within
     :data:`TOLERANCE`, and of the others, those inside our bounds over orders of ties."""
     import polars as pl  # only after every timed process has run (see the top of this file)
@@ -181,7 +254,7 @@ def agreement(tool: str, out_root: Path, reference: Path | None) -> dict:
         how="left",
         nulls_equal=True,
     )
-    differ = joined.filter(((pl.col("ndcg") - pl.col("ours")).abs() > TOLERANCE) | pl.col("ours").is_null())
+    differ = joined.filter(((pl.col("ndcg") - pl.col("ours")).abs() > tolerance) | pl.col("ours").is_null())
     counts = {"rows": theirs.height, "rows_differ": differ.height}
     if differ.height == 0:
         return {**counts, "text": f"yes ({theirs.height} rows)"}
@@ -328,6 +401,11 @@ def main() -> None:
         "its tools are ndcg-<engine>@NAME, for each of our engines chosen",
     )
     parser.add_argument(
+        "--trec-eval",
+        type=Path,
+        help="trec_eval, or its source folder (built here with its Makefile), for the trec_eval tools",
+    )
+    parser.add_argument(
         "--label",
         help="results go to bench/results/<size>-<layout>-<label>.md and .json, beside the default tables "
         "rather than over them (for a run of a few tools, such as all_trec's cost or a before/after)",
@@ -357,9 +435,22 @@ def main() -> None:
             command += ["--memory-limit", args.memory_limit] if args.memory_limit else []
             command += [f"--also-ndcg={pair}" for pair in args.also_ndcg]
             command += ["--label", args.label] if args.label else []
+            command += ["--trec-eval", str(args.trec_eval)] if args.trec_eval else []
             subprocess.run(command, check=True)
         return
-    bench(args.size, rows, layouts[0], tools, args.data, args.repeat, args.memory_limit, args.ndcg, others, args.label)
+    bench(
+        args.size,
+        rows,
+        layouts[0],
+        tools,
+        args.data,
+        args.repeat,
+        args.memory_limit,
+        args.ndcg,
+        others,
+        args.label,
+        args.trec_eval,
+    )
 
 
 def bench(
@@ -373,6 +464,7 @@ def bench(
     ndcg: Path,
     others: dict[str, Path],
     label: str | None,
+    trec_eval: Path | None = None,
 ) -> None:
     name = f"{size}-{layout}"
     tools = with_others(tools, others)
@@ -381,6 +473,17 @@ def bench(
         print(f"generating {size} rows, layout {layout}, into {data} ...", flush=True)
         generator = [sys.executable, str(HERE / "generate.py"), "--size", size, "--layout", layout, "--out", str(data)]
         subprocess.run(generator, check=True)
+    notes: list[str] = []
+    if TREC_EVAL in tools or TREC_EVAL_ALL in tools:
+        why_not = find_trec_eval(trec_eval)
+        if why_not:
+            notes.append(f"trec_eval: {why_not}.")
+            tools = [tool for tool in tools if tool not in (TREC_EVAL, TREC_EVAL_ALL)]
+    text_read = any(tool in (TREC_EVAL, TREC_EVAL_ALL) or TREC_SUFFIX + "-" in tool + "-" for tool in tools)
+    if text_read and not (data / "trec" / "qrels.txt").exists():
+        print(f"writing the data as TREC text into {data / 'trec'} ...", flush=True)
+        writer = [sys.executable, str(HERE / "tools.py"), "write_trec", str(data / "run"), str(data / "qrels")]
+        subprocess.run([*writer, str(data / "trec")], check=True, stdout=subprocess.DEVNULL)
     out_root = HERE / "out" / name
     shutil.rmtree(out_root / "reference", ignore_errors=True)  # the data may have been generated anew
     extra = ["--memory-limit", memory_limit] if memory_limit else []
@@ -422,6 +525,13 @@ def bench(
             result.cpus = []  # the sampled process's, not the extrapolated figure's
     runner_rss = runner_peak_rss_mb()
     for tool in tools:  # their last run's output, read only now (see the top of this file)
+        if tool in (TREC_EVAL, TREC_EVAL_ALL):
+            trec_eval_values(out_root / tool)
+            results[tool].note = (
+                "`-q -m "
+                + ("all_trec" if tool == TREC_EVAL_ALL else "ndcg_cut")
+                + " -m ndcg`, TREC text; values to its 4 printed decimals"
+            )
         if commands[tool]:
             ours_values(out_root / tool)
             if tool.partition("@")[0].endswith(ALL_TREC_SUFFIX):
@@ -431,7 +541,7 @@ def bench(
     if "ndcg-polars" not in tools:
         references |= {tool: reference_values(tool, data, out_root) for tool in checked_under_defaults}
     stem = f"{name}-{label}" if label else name
-    write(measured, stem, size, layout, rows, out_root, runner_rss, references, ndcg, others)
+    write(measured, stem, size, layout, rows, out_root, runner_rss, references, ndcg, others, notes)
 
 
 def all_trec_note(out: Path) -> str:
@@ -497,6 +607,17 @@ def ratio_lines(
     if len(engines) == 2:
         ratios["duckdb / polars"] = best["ndcg-duckdb"] / best["ndcg-polars"]
         lines.append(f"- duckdb / polars: **{ratios['duckdb / polars']:.2f}x**")
+    for tail, reference in (("", TREC_EVAL), (ALL_TREC_SUFFIX, TREC_EVAL_ALL)):
+        on_text = {engine: engine + TREC_SUFFIX + tail for engine in OURS if engine + TREC_SUFFIX + tail in best}
+        if reference in best and on_text:
+            for tool in on_text.values():
+                ratios[f"{tool} / {reference}"] = best[tool] / best[reference]
+            parts = "; ".join(f"{engine} {best[tool] / best[reference]:.2f}x" for engine, tool in on_text.items())
+            fastest = min(best[tool] for tool in on_text.values()) / best[reference]
+            what = "`--measures all_trec` / `-m all_trec`" if tail else "NDCG"
+            lines.append(
+                f"- ours on TREC text / {reference}, {what}, per-query lines both: **{fastest:.2f}x** ({parts})"
+            )
     if MACROS in best and "ndcg-duckdb" in best:
         ratios[f"{MACROS} / ndcg-duckdb"] = best[MACROS] / best["ndcg-duckdb"]
         lines.append(f"- {MACROS} / ndcg-duckdb: **{ratios[f'{MACROS} / ndcg-duckdb']:.2f}x**")
@@ -562,6 +683,7 @@ def write(
     references: dict[str, Path],
     ndcg: Path,
     others: dict[str, Path],
+    notes: list[str] | None = None,
 ) -> None:
     best = {m.tool: m.best for m in measured}
     base_tool = next((tool for tool in OURS if tool in best), None)
@@ -586,13 +708,17 @@ def write(
         "| per-query values match ours (1e-9) | ours under | note |",
         "|---|---:|---:|---:|---:|---:|---|---|---|",
     ]
+    if notes:
+        lines[-2:-2] = [*notes, ""]
     records = []
     for m in measured:
         tool = m.tool.split(" ")[0]
         if m.tool.startswith("floor") or m.tool in (base_tool, SQL_REFUSALS):
             match, under = {"text": "-"}, "-"
         else:
-            match = agreement(tool, out_root, references.get(tool))
+            # trec_eval prints 4 decimals: its values can agree to half a unit of the last
+            tolerance = 5e-5 if tool in (TREC_EVAL, TREC_EVAL_ALL) else TOLERANCE
+            match = agreement(tool, out_root, references.get(tool), tolerance)
             flags = MATCHING_FLAGS.get(tool)
             under = f"`{' '.join(flags)}`" if flags else "the defaults"
         ratio = m.best / baseline if baseline else None

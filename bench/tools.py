@@ -265,6 +265,27 @@ def sql_refusals_tool(run: str, qrels: str, out: Path) -> dict:
     return {"refusals_s": time.perf_counter() - started}
 
 
+def write_trec(run: str, qrels: str, out: Path) -> dict:
+    """The benchmark's data as TREC text, once: ``run.txt`` (``qid Q0 docno rank score tag``,
+    single-spaced, the rank a query's row number) and ``qrels.txt`` (``qid 0 docno label``)."""
+    import polars as pl
+
+    ranked = pl.scan_parquet(f"{run}/*.parquet").with_columns(
+        pl.int_range(1, pl.len() + 1).over("query_id").alias("rank")
+    )
+    ranked.select(
+        pl.concat_str(
+            [pl.col("query_id"), pl.lit("Q0"), pl.col("doc_id"), pl.col("rank"), pl.col("score"), pl.lit("bench")],
+            separator=" ",
+        )
+    ).sink_csv(out / "run.txt", include_header=False, quote_style="never")
+    judged = pl.scan_parquet(f"{qrels}/*.parquet")
+    judged.select(
+        pl.concat_str([pl.col("query_id"), pl.lit("0"), pl.col("doc_id"), pl.col("relevance")], separator=" ")
+    ).sink_csv(out / "qrels.txt", include_header=False, quote_style="never")
+    return {}
+
+
 def write_values(rows: list[tuple], out: Path) -> None:
     import polars as pl
 
@@ -287,6 +308,8 @@ def main() -> None:
         phases = ranx_tool(run, qrels, out)
     elif tool == "sklearn":
         phases = sklearn_tool(run, qrels, out)
+    elif tool == "write_trec":
+        phases = write_trec(run, qrels, out)
     elif tool == "ndcg-macros":
         phases = macros_tool(run, qrels, out)
     elif tool == "sql_refusals":
