@@ -129,15 +129,19 @@ class _Input:
     name: Sql
     columns: dict[str, Sql]  # canonical column -> its name as the user's input has it
 
-    def row(self, struct: str) -> Sql:
+    def described(self, struct: str) -> Sql:
         """``row {...}``, as :func:`pipeline.rules.describe_row` shows a row without a line."""
         fields = " || ', ' || ".join(
             f"{_repr(name)} || ': ' || ({_repr(f'{struct}.{column}')})" for column, name in self.columns.items()
         )
         return Sql(f"'row {{' || {fields} || '}}'")
 
+    def row(self, condition: str) -> Sql:
+        """The first row where ``condition`` holds, described (by :func:`_stats`, once for all)."""
+        return Sql(f"{self.role}_stats.row_texts[{list(_conditions(self)).index(condition) + 1}]")
+
     def column(self, canonical: str) -> Sql:
-        return _repr(self.columns[canonical])
+        return Sql(f"{self.role}_stats.{canonical}_shown")
 
 
 def _inputs(front: Front) -> tuple[_Input, _Input]:
@@ -199,10 +203,9 @@ def _inexact(score: str) -> str:
     )
 
 
-def _stats(given: _Input, front: Front) -> str:
-    """One pass over an input: its row count, and each broken rule's count and first row."""
+def _conditions(given: _Input) -> dict[str, str]:
+    """Each rule's test of a row of the input, by name."""
     value = f"try_cast({given.view}.{given.value} as double)"
-    row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in given.columns)})"
     conditions = {
         "null_query_id": f"{given.view}.query_id is null",
         "null_doc_id": f"{given.view}.doc_id is null",
@@ -218,16 +221,37 @@ def _stats(given: _Input, front: Front) -> str:
         conditions["over_gain"] = (
             f"isfinite({value}) and {value} > {_largest_label()} and not list_contains({_levels()}, {value})"
         )
+    return conditions
+
+
+def _stats(given: _Input, front: Front) -> str:
+    """One pass over an input: its row count, and each broken rule's count and first row; then
+    each first row described and each column's name shown, once: the messages of every rule
+    read them (written out in each, they were most of the time DuckDB took to bind the query)."""
+    row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in given.columns)})"
+    conditions = _conditions(given)
     counted = [f"count(*) filter (where {condition}) as {name}" for name, condition in conditions.items()]
     examples = [
         f"arg_min({row}, {given.view}.arrival) filter (where {condition}) as {name}_row"
         for name, condition in conditions.items()
     ]
     types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
+    rows = ", ".join(f"measured.{name}_row" for name in conditions)
+    shown = [f"{_repr(name)} as {column}_shown" for column, name in given.columns.items()]
     return (
-        f"{given.role}_stats as (select count(*) as row_count, {', '.join([*counted, *examples, *types])} "
-        f"from {given.view})"
+        f"{given.role}_stats as (select measured.*, "
+        f"list_transform([{rows}], r -> {given.described('r')}) as row_texts, "
+        f"{', '.join(shown)} from (select count(*) as row_count, {', '.join([*counted, *examples, *types])} "
+        f"from {given.view}) as measured)"
     )
+
+
+def _unknown_measures() -> str:
+    return f"list_filter({_variable('measures')}, m -> m is null or not list_contains({list(FAMILIES)!r}, m))"
+
+
+def _bad_ks() -> str:
+    return f"list_filter({_variable('ks')}, k -> k is null or not isfinite(k) or k < 1 or k <> floor(k))"
 
 
 def _duplicate(given: _Input, front: Front) -> str:
@@ -281,7 +305,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                     front,
                     **shown,
                     value=_repr(f"{stats}.text_row.{given.value}"),
-                    row=given.row(f"{stats}.text_row"),
+                    row=given.row("text"),
                 ),
             )
         )
@@ -300,7 +324,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                         name=given.name,
                         column=given.column(column),
                         count=Sql(f"{stats}.null_{column}"),
-                        row=given.row(f"{stats}.null_{column}_row"),
+                        row=given.row(f"null_{column}"),
                     ),
                 )
             )
@@ -317,7 +341,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                         column=given.column(given.value),
                         count=Sql(f"{stats}.{rule}"),
                         value=shown_values[rule](f"{stats}.{rule}_row.{given.value}"),
-                        row=given.row(f"{stats}.{rule}_row"),
+                        row=given.row(rule),
                     ),
                 )
             )
@@ -348,7 +372,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                     column=qrels.column("relevance"),
                     count=Sql(f"qrels_stats.{rule}"),
                     value=Sql(f"cast(qrels_stats.{rule}_row.relevance as varchar)"),
-                    row=qrels.row(f"qrels_stats.{rule}_row"),
+                    row=qrels.row(rule),
                     **extra,
                 ),
             )
@@ -411,7 +435,7 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
             )
         )
     measures = _variable("measures")
-    unknown = f"list_filter({measures}, m -> m is null or not list_contains({list(FAMILIES)!r}, m))"
+    unknown = _unknown_measures()
     rules.append(
         (
             f"not ({unset('measures')}) and {measures} is null",
@@ -422,13 +446,13 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
         (
             f"len({unknown}) > 0",
             Sql(
-                f"'unknown measure ' || coalesce({_repr(f'{unknown}[1]')}, 'null') || "
+                f"'unknown measure ' || coalesce({_repr('looked_up.unknown_measure')}, 'null') || "
                 f"{_text('; expected ' + ', '.join(FAMILIES) + ' (trec_eval' + chr(39) + 's families)')}"
             ),
         )
     )
     ks = _variable("ks")
-    bad_k = f"list_filter({ks}, k -> k is null or not isfinite(k) or k < 1 or k <> floor(k))"
+    bad_k = _bad_ks()
     rules.append(
         (
             f"{ks} is null",
@@ -441,7 +465,9 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
         )
     )
     rules.append((f"len({ks}) = 0", Sql(_text("at least one cutoff k is needed"))))
-    rules.append((f"len({bad_k}) > 0", Sql(f"'cutoff k must be a positive integer, got ' || {_repr(f'{bad_k}[1]')}")))
+    rules.append(
+        (f"len({bad_k}) > 0", Sql(f"'cutoff k must be a positive integer, got ' || {_repr('looked_up.bad_k')}"))
+    )
     rules.append(
         (f"len(list_distinct({ks})) <> len({ks})", Sql(f"'cutoffs repeat a value: ' || cast({ks} as varchar)"))
     )
@@ -499,14 +525,12 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
     return rules
 
 
-def _folding_columns(front: Front) -> list[tuple[str, Sql]]:
+def _folded_id() -> str:
     """A table given to a macro may declare its id columns with a collation (``COLLATE
     NOCASE``), which the union of the two inputs passes on to both and under which 'A' joins
     'a'; ``typeof`` does not show it. Found by behaviour: an id equal, under the collation, to
     its lower-case or accent-free form while its bytes differ. (Files read by sql/ndcg.sql carry
     no collation; the session's is refused above.)"""
-    if front != "macro":
-        return []
     ids = " union all ".join(
         f"select cast({view}.{column} as varchar) as v from {view}"
         for view in ("run_given", "qrels_given")
@@ -515,15 +539,21 @@ def _folding_columns(front: Front) -> list[tuple[str, Sql]]:
     folded = " or ".join(
         f"(ids.v = {fold}(ids.v) and encode(ids.v) <> encode({fold}(ids.v)))" for fold in ("lower", "strip_accents")
     )
-    example = f"(select ids.v from ({ids}) as ids where {folded} limit 1)"
+    return f"(select ids.v from ({ids}) as ids where {folded} limit 1)"
+
+
+def _folding_rules(front: Front) -> list[tuple[str, Sql]]:
+    """The refusal of :func:`_folded_id`'s id, for the macros."""
+    if front != "macro":
+        return []
     return [
         (
-            f"{example} is not null",
+            "looked_up.folded_id is not null",
             Sql(
                 _text("the ids are compared under a collation that folds case or accents (a column declared ")
                 + " || "
                 + _text("COLLATE NOCASE or NOACCENT), under which ")
-                + f" || {_repr(example)} || "
+                + f" || {_repr('looked_up.folded_id')} || "
                 + _text(
                     " and its lower-case or accent-free form would be one id; select the id columns with "
                     "COLLATE c (or declare them without a collation) before calling"
@@ -551,15 +581,16 @@ def refusals_query(front: Front) -> exp.Select:
             )
         ),
     )
-    rules = [*_parameter_rules(front), session, *_folding_columns(front), *_input_rules(front)]
+    rules = [*_parameter_rules(front), session, *_folding_rules(front), *_input_rules(front)]
     prefix = f"{_variable('caller')} || ': ' || " if front == "macro" else ""
     cases = "\n".join(f"when {condition} then error({prefix}{words})" for condition, words in rules)
     text = (
         f"with {_stats(run, front)}, {_stats(qrels, front)} "
         f"select case\n{cases}\nend as refused "
         f"from run_stats, qrels_stats, "
-        f"(select {_duplicate(run, front)} as run_duplicate, "
-        f"{_duplicate(qrels, front)} as qrels_duplicate) as duplicates"
+        f"(select {_duplicate(run, front)} as run_duplicate, {_duplicate(qrels, front)} as qrels_duplicate, "
+        f"{_unknown_measures()}[1] as unknown_measure, {_bad_ks()}[1] as bad_k"
+        f"{', ' + _folded_id() + ' as folded_id' if front == 'macro' else ''}) as looked_up"
     )
     return sqlglot.parse_one(text, read="duckdb", into=exp.Select)
 

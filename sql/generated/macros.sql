@@ -68,171 +68,418 @@ WITH run_given AS (
 ), refusals AS (
   WITH run_stats AS (
     SELECT
-      COUNT(*) AS row_count,
-      COUNT(*) FILTER(WHERE
-        run_given.query_id IS NULL) AS null_query_id,
-      COUNT(*) FILTER(WHERE
-        run_given.doc_id IS NULL) AS null_doc_id,
-      COUNT(*) FILTER(WHERE
-        run_given.score IS NULL) AS null_score,
-      COUNT(*) FILTER(WHERE
-        NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
-      COUNT(*) FILTER(WHERE
-        NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
-      COUNT(*) FILTER(WHERE
-        CASE
-          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
-          THEN COALESCE(
-            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
-          )
-          AND LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
-          THEN LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          ELSE FALSE
-        END) AS inexact,
-      ARG_MIN(
-        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-        run_given.arrival
-      ) FILTER(WHERE
-        run_given.query_id IS NULL) AS null_query_id_row,
-      ARG_MIN(
-        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-        run_given.arrival
-      ) FILTER(WHERE
-        run_given.doc_id IS NULL) AS null_doc_id_row,
-      ARG_MIN(
-        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-        run_given.arrival
-      ) FILTER(WHERE
-        run_given.score IS NULL) AS null_score_row,
-      ARG_MIN(
-        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-        run_given.arrival
-      ) FILTER(WHERE
-        NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite_row,
-      ARG_MIN(
-        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-        run_given.arrival
-      ) FILTER(WHERE
-        NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text_row,
-      ARG_MIN(
-        {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-        run_given.arrival
-      ) FILTER(WHERE
-        CASE
-          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
-          THEN COALESCE(
-            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
-          )
-          AND LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
-          THEN LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          ELSE FALSE
-        END) AS inexact_row,
-      ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
-      ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
-      ANY_VALUE(TYPEOF(run_given.score)) AS score_type
-    FROM run_given
+      measured.*,
+      LIST_TRANSFORM(
+        [
+          measured.null_query_id_row,
+          measured.null_doc_id_row,
+          measured.null_score_row,
+          measured.not_finite_row,
+          measured.text_row,
+          measured.inexact_row
+        ],
+        LAMBDA r : 'row {' || CASE
+          WHEN 'query_id' IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+          THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+          WHEN TYPEOF('query_id') <> 'VARCHAR'
+          THEN CAST('query_id' AS TEXT)
+          WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+          AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+          THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || ': ' || (
+          CASE
+            WHEN r.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(r.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(r.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(r.query_id) <> 'VARCHAR'
+            THEN CAST(r.query_id AS TEXT)
+            WHEN CONTAINS(CAST(r.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(r.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ', ' || CASE
+          WHEN 'doc_id' IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+          THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+          WHEN TYPEOF('doc_id') <> 'VARCHAR'
+          THEN CAST('doc_id' AS TEXT)
+          WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+          AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+          THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || ': ' || (
+          CASE
+            WHEN r.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(r.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(r.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(r.doc_id) <> 'VARCHAR'
+            THEN CAST(r.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(r.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(r.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ', ' || CASE
+          WHEN 'score' IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+          THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+          WHEN TYPEOF('score') <> 'VARCHAR'
+          THEN CAST('score' AS TEXT)
+          WHEN CONTAINS(CAST('score' AS TEXT), '''')
+          AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+          THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || ': ' || (
+          CASE
+            WHEN r.score IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(r.score), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(r.score AS TEXT) || ''')'
+            WHEN TYPEOF(r.score) <> 'VARCHAR'
+            THEN CAST(r.score AS TEXT)
+            WHEN CONTAINS(CAST(r.score AS TEXT), '''')
+            AND NOT CONTAINS(CAST(r.score AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(r.score AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(r.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '}'
+      ) AS row_texts,
+      CASE
+        WHEN 'query_id' IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+        THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+        WHEN TYPEOF('query_id') <> 'VARCHAR'
+        THEN CAST('query_id' AS TEXT)
+        WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+        AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+        THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS query_id_shown,
+      CASE
+        WHEN 'doc_id' IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+        THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+        WHEN TYPEOF('doc_id') <> 'VARCHAR'
+        THEN CAST('doc_id' AS TEXT)
+        WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+        AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+        THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS doc_id_shown,
+      CASE
+        WHEN 'score' IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+        THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+        WHEN TYPEOF('score') <> 'VARCHAR'
+        THEN CAST('score' AS TEXT)
+        WHEN CONTAINS(CAST('score' AS TEXT), '''')
+        AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+        THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS score_shown
+    FROM (
+      SELECT
+        COUNT(*) AS row_count,
+        COUNT(*) FILTER(WHERE
+          run_given.query_id IS NULL) AS null_query_id,
+        COUNT(*) FILTER(WHERE
+          run_given.doc_id IS NULL) AS null_doc_id,
+        COUNT(*) FILTER(WHERE
+          run_given.score IS NULL) AS null_score,
+        COUNT(*) FILTER(WHERE
+          NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
+        COUNT(*) FILTER(WHERE
+          NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
+        COUNT(*) FILTER(WHERE
+          CASE
+            WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
+            THEN COALESCE(
+              NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+              ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
+            )
+            AND LENGTH(
+              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+            ) > 15
+            WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
+            THEN LENGTH(
+              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+            ) > 15
+            ELSE FALSE
+          END) AS inexact,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+          run_given.arrival
+        ) FILTER(WHERE
+          run_given.query_id IS NULL) AS null_query_id_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+          run_given.arrival
+        ) FILTER(WHERE
+          run_given.doc_id IS NULL) AS null_doc_id_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+          run_given.arrival
+        ) FILTER(WHERE
+          run_given.score IS NULL) AS null_score_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+          run_given.arrival
+        ) FILTER(WHERE
+          NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+          run_given.arrival
+        ) FILTER(WHERE
+          NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
+          run_given.arrival
+        ) FILTER(WHERE
+          CASE
+            WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
+            THEN COALESCE(
+              NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+              ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
+            )
+            AND LENGTH(
+              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+            ) > 15
+            WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
+            THEN LENGTH(
+              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+            ) > 15
+            ELSE FALSE
+          END) AS inexact_row,
+        ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
+        ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
+        ANY_VALUE(TYPEOF(run_given.score)) AS score_type
+      FROM run_given
+    ) AS measured
   ), qrels_stats AS (
     SELECT
-      COUNT(*) AS row_count,
-      COUNT(*) FILTER(WHERE
-        qrels_given.query_id IS NULL) AS null_query_id,
-      COUNT(*) FILTER(WHERE
-        qrels_given.doc_id IS NULL) AS null_doc_id,
-      COUNT(*) FILTER(WHERE
-        qrels_given.relevance IS NULL) AS null_relevance,
-      COUNT(*) FILTER(WHERE
-        NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite,
-      COUNT(*) FILTER(WHERE
-        NOT qrels_given.relevance IS NULL
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text,
-      COUNT(*) FILTER(WHERE
-        NOT COALESCE(allow_fractional_labels, FALSE)
-        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional,
-      COUNT(*) FILTER(WHERE
-        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
-          CASE COALESCE(gain, 'linear')
-            WHEN 'linear'
-            THEN 1e+300
-            WHEN 'exponential'
-            THEN 996.5784284662087
-            WHEN 'binary'
-            THEN CAST('inf' AS DOUBLE)
+      measured.*,
+      LIST_TRANSFORM(
+        [
+          measured.null_query_id_row,
+          measured.null_doc_id_row,
+          measured.null_relevance_row,
+          measured.not_finite_row,
+          measured.text_row,
+          measured.fractional_row,
+          measured.over_gain_row
+        ],
+        LAMBDA r : 'row {' || CASE
+          WHEN 'query_id' IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+          THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+          WHEN TYPEOF('query_id') <> 'VARCHAR'
+          THEN CAST('query_id' AS TEXT)
+          WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+          AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+          THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || ': ' || (
+          CASE
+            WHEN r.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(r.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(r.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(r.query_id) <> 'VARCHAR'
+            THEN CAST(r.query_id AS TEXT)
+            WHEN CONTAINS(CAST(r.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(r.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
           END
-        )
-        AND NOT ARRAY_CONTAINS(
-          COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
-          TRY_CAST(qrels_given.relevance AS DOUBLE)
-        )) AS over_gain,
-      ARG_MIN(
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-        qrels_given.arrival
-      ) FILTER(WHERE
-        qrels_given.query_id IS NULL) AS null_query_id_row,
-      ARG_MIN(
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-        qrels_given.arrival
-      ) FILTER(WHERE
-        qrels_given.doc_id IS NULL) AS null_doc_id_row,
-      ARG_MIN(
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-        qrels_given.arrival
-      ) FILTER(WHERE
-        qrels_given.relevance IS NULL) AS null_relevance_row,
-      ARG_MIN(
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-        qrels_given.arrival
-      ) FILTER(WHERE
-        NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite_row,
-      ARG_MIN(
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-        qrels_given.arrival
-      ) FILTER(WHERE
-        NOT qrels_given.relevance IS NULL
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text_row,
-      ARG_MIN(
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-        qrels_given.arrival
-      ) FILTER(WHERE
-        NOT COALESCE(allow_fractional_labels, FALSE)
-        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional_row,
-      ARG_MIN(
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-        qrels_given.arrival
-      ) FILTER(WHERE
-        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
-          CASE COALESCE(gain, 'linear')
-            WHEN 'linear'
-            THEN 1e+300
-            WHEN 'exponential'
-            THEN 996.5784284662087
-            WHEN 'binary'
-            THEN CAST('inf' AS DOUBLE)
+        ) || ', ' || CASE
+          WHEN 'doc_id' IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+          THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+          WHEN TYPEOF('doc_id') <> 'VARCHAR'
+          THEN CAST('doc_id' AS TEXT)
+          WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+          AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+          THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || ': ' || (
+          CASE
+            WHEN r.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(r.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(r.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(r.doc_id) <> 'VARCHAR'
+            THEN CAST(r.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(r.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(r.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
           END
-        )
-        AND NOT ARRAY_CONTAINS(
-          COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
-          TRY_CAST(qrels_given.relevance AS DOUBLE)
-        )) AS over_gain_row,
-      ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
-      ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
-      ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
-    FROM qrels_given
+        ) || ', ' || CASE
+          WHEN 'relevance' IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+          THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+          WHEN TYPEOF('relevance') <> 'VARCHAR'
+          THEN CAST('relevance' AS TEXT)
+          WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+          AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+          THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || ': ' || (
+          CASE
+            WHEN r.relevance IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(r.relevance), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(r.relevance AS TEXT) || ''')'
+            WHEN TYPEOF(r.relevance) <> 'VARCHAR'
+            THEN CAST(r.relevance AS TEXT)
+            WHEN CONTAINS(CAST(r.relevance AS TEXT), '''')
+            AND NOT CONTAINS(CAST(r.relevance AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(r.relevance AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(r.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '}'
+      ) AS row_texts,
+      CASE
+        WHEN 'query_id' IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+        THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+        WHEN TYPEOF('query_id') <> 'VARCHAR'
+        THEN CAST('query_id' AS TEXT)
+        WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+        AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+        THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS query_id_shown,
+      CASE
+        WHEN 'doc_id' IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+        THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+        WHEN TYPEOF('doc_id') <> 'VARCHAR'
+        THEN CAST('doc_id' AS TEXT)
+        WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+        AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+        THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS doc_id_shown,
+      CASE
+        WHEN 'relevance' IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+        THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+        WHEN TYPEOF('relevance') <> 'VARCHAR'
+        THEN CAST('relevance' AS TEXT)
+        WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+        AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+        THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS relevance_shown
+    FROM (
+      SELECT
+        COUNT(*) AS row_count,
+        COUNT(*) FILTER(WHERE
+          qrels_given.query_id IS NULL) AS null_query_id,
+        COUNT(*) FILTER(WHERE
+          qrels_given.doc_id IS NULL) AS null_doc_id,
+        COUNT(*) FILTER(WHERE
+          qrels_given.relevance IS NULL) AS null_relevance,
+        COUNT(*) FILTER(WHERE
+          NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite,
+        COUNT(*) FILTER(WHERE
+          NOT qrels_given.relevance IS NULL
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text,
+        COUNT(*) FILTER(WHERE
+          NOT COALESCE(allow_fractional_labels, FALSE)
+          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional,
+        COUNT(*) FILTER(WHERE
+          ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
+            CASE COALESCE(gain, 'linear')
+              WHEN 'linear'
+              THEN 1e+300
+              WHEN 'exponential'
+              THEN 996.5784284662087
+              WHEN 'binary'
+              THEN CAST('inf' AS DOUBLE)
+            END
+          )
+          AND NOT ARRAY_CONTAINS(
+            COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
+            TRY_CAST(qrels_given.relevance AS DOUBLE)
+          )) AS over_gain,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+          qrels_given.arrival
+        ) FILTER(WHERE
+          qrels_given.query_id IS NULL) AS null_query_id_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+          qrels_given.arrival
+        ) FILTER(WHERE
+          qrels_given.doc_id IS NULL) AS null_doc_id_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+          qrels_given.arrival
+        ) FILTER(WHERE
+          qrels_given.relevance IS NULL) AS null_relevance_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+          qrels_given.arrival
+        ) FILTER(WHERE
+          NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+          qrels_given.arrival
+        ) FILTER(WHERE
+          NOT qrels_given.relevance IS NULL
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+          qrels_given.arrival
+        ) FILTER(WHERE
+          NOT COALESCE(allow_fractional_labels, FALSE)
+          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+          qrels_given.arrival
+        ) FILTER(WHERE
+          ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
+            CASE COALESCE(gain, 'linear')
+              WHEN 'linear'
+              THEN 1e+300
+              WHEN 'exponential'
+              THEN 996.5784284662087
+              WHEN 'binary'
+              THEN CAST('inf' AS DOUBLE)
+            END
+          )
+          AND NOT ARRAY_CONTAINS(
+            COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
+            TRY_CAST(qrels_given.relevance AS DOUBLE)
+          )) AS over_gain_row,
+        ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
+        ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
+        ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
+      FROM qrels_given
+    ) AS measured
   )
   SELECT
     CASE
@@ -487,392 +734,16 @@ WITH run_given AS (
       THEN ERROR(
         caller || ': ' || 'unknown measure ' || COALESCE(
           CASE
-            WHEN LIST_FILTER(
-              measures,
-              LAMBDA m : m IS NULL
-              OR NOT ARRAY_CONTAINS(
-                [
-                  'ndcg',
-                  'P',
-                  'recall',
-                  'map',
-                  'recip_rank',
-                  'success',
-                  'num_q',
-                  'num_ret',
-                  'num_rel',
-                  'num_rel_ret',
-                  'num_nonrel_judged_ret',
-                  'gm_map',
-                  'relative_P',
-                  'set_P',
-                  'set_relative_P',
-                  'set_recall',
-                  'set_map',
-                  'set_F',
-                  'utility',
-                  'unj',
-                  'judged',
-                  'Rprec',
-                  'Rprec_mult',
-                  'iprec_at_recall',
-                  'bpref',
-                  'infAP',
-                  'G',
-                  'binG',
-                  'Rndcg',
-                  'ndcg_rel',
-                  'rbp'
-                ],
-                m
-              )
-            )[1] IS NULL
+            WHEN looked_up.unknown_measure IS NULL
             THEN 'None'
-            WHEN STARTS_WITH(
-              TYPEOF(
-                LIST_FILTER(
-                  measures,
-                  LAMBDA m : m IS NULL
-                  OR NOT ARRAY_CONTAINS(
-                    [
-                      'ndcg',
-                      'P',
-                      'recall',
-                      'map',
-                      'recip_rank',
-                      'success',
-                      'num_q',
-                      'num_ret',
-                      'num_rel',
-                      'num_rel_ret',
-                      'num_nonrel_judged_ret',
-                      'gm_map',
-                      'relative_P',
-                      'set_P',
-                      'set_relative_P',
-                      'set_recall',
-                      'set_map',
-                      'set_F',
-                      'utility',
-                      'unj',
-                      'judged',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'G',
-                      'binG',
-                      'Rndcg',
-                      'ndcg_rel',
-                      'rbp'
-                    ],
-                    m
-                  )
-                )[1]
-              ),
-              'DECIMAL'
-            )
-            THEN 'Decimal(''' || CAST(LIST_FILTER(
-              measures,
-              LAMBDA m : m IS NULL
-              OR NOT ARRAY_CONTAINS(
-                [
-                  'ndcg',
-                  'P',
-                  'recall',
-                  'map',
-                  'recip_rank',
-                  'success',
-                  'num_q',
-                  'num_ret',
-                  'num_rel',
-                  'num_rel_ret',
-                  'num_nonrel_judged_ret',
-                  'gm_map',
-                  'relative_P',
-                  'set_P',
-                  'set_relative_P',
-                  'set_recall',
-                  'set_map',
-                  'set_F',
-                  'utility',
-                  'unj',
-                  'judged',
-                  'Rprec',
-                  'Rprec_mult',
-                  'iprec_at_recall',
-                  'bpref',
-                  'infAP',
-                  'G',
-                  'binG',
-                  'Rndcg',
-                  'ndcg_rel',
-                  'rbp'
-                ],
-                m
-              )
-            )[1] AS TEXT) || ''')'
-            WHEN TYPEOF(
-              LIST_FILTER(
-                measures,
-                LAMBDA m : m IS NULL
-                OR NOT ARRAY_CONTAINS(
-                  [
-                    'ndcg',
-                    'P',
-                    'recall',
-                    'map',
-                    'recip_rank',
-                    'success',
-                    'num_q',
-                    'num_ret',
-                    'num_rel',
-                    'num_rel_ret',
-                    'num_nonrel_judged_ret',
-                    'gm_map',
-                    'relative_P',
-                    'set_P',
-                    'set_relative_P',
-                    'set_recall',
-                    'set_map',
-                    'set_F',
-                    'utility',
-                    'unj',
-                    'judged',
-                    'Rprec',
-                    'Rprec_mult',
-                    'iprec_at_recall',
-                    'bpref',
-                    'infAP',
-                    'G',
-                    'binG',
-                    'Rndcg',
-                    'ndcg_rel',
-                    'rbp'
-                  ],
-                  m
-                )
-              )[1]
-            ) <> 'VARCHAR'
-            THEN CAST(LIST_FILTER(
-              measures,
-              LAMBDA m : m IS NULL
-              OR NOT ARRAY_CONTAINS(
-                [
-                  'ndcg',
-                  'P',
-                  'recall',
-                  'map',
-                  'recip_rank',
-                  'success',
-                  'num_q',
-                  'num_ret',
-                  'num_rel',
-                  'num_rel_ret',
-                  'num_nonrel_judged_ret',
-                  'gm_map',
-                  'relative_P',
-                  'set_P',
-                  'set_relative_P',
-                  'set_recall',
-                  'set_map',
-                  'set_F',
-                  'utility',
-                  'unj',
-                  'judged',
-                  'Rprec',
-                  'Rprec_mult',
-                  'iprec_at_recall',
-                  'bpref',
-                  'infAP',
-                  'G',
-                  'binG',
-                  'Rndcg',
-                  'ndcg_rel',
-                  'rbp'
-                ],
-                m
-              )
-            )[1] AS TEXT)
-            WHEN CONTAINS(
-              CAST(LIST_FILTER(
-                measures,
-                LAMBDA m : m IS NULL
-                OR NOT ARRAY_CONTAINS(
-                  [
-                    'ndcg',
-                    'P',
-                    'recall',
-                    'map',
-                    'recip_rank',
-                    'success',
-                    'num_q',
-                    'num_ret',
-                    'num_rel',
-                    'num_rel_ret',
-                    'num_nonrel_judged_ret',
-                    'gm_map',
-                    'relative_P',
-                    'set_P',
-                    'set_relative_P',
-                    'set_recall',
-                    'set_map',
-                    'set_F',
-                    'utility',
-                    'unj',
-                    'judged',
-                    'Rprec',
-                    'Rprec_mult',
-                    'iprec_at_recall',
-                    'bpref',
-                    'infAP',
-                    'G',
-                    'binG',
-                    'Rndcg',
-                    'ndcg_rel',
-                    'rbp'
-                  ],
-                  m
-                )
-              )[1] AS TEXT),
-              ''''
-            )
-            AND NOT CONTAINS(
-              CAST(LIST_FILTER(
-                measures,
-                LAMBDA m : m IS NULL
-                OR NOT ARRAY_CONTAINS(
-                  [
-                    'ndcg',
-                    'P',
-                    'recall',
-                    'map',
-                    'recip_rank',
-                    'success',
-                    'num_q',
-                    'num_ret',
-                    'num_rel',
-                    'num_rel_ret',
-                    'num_nonrel_judged_ret',
-                    'gm_map',
-                    'relative_P',
-                    'set_P',
-                    'set_relative_P',
-                    'set_recall',
-                    'set_map',
-                    'set_F',
-                    'utility',
-                    'unj',
-                    'judged',
-                    'Rprec',
-                    'Rprec_mult',
-                    'iprec_at_recall',
-                    'bpref',
-                    'infAP',
-                    'G',
-                    'binG',
-                    'Rndcg',
-                    'ndcg_rel',
-                    'rbp'
-                  ],
-                  m
-                )
-              )[1] AS TEXT),
-              '"'
-            )
-            THEN '"' || REPLACE(
-              CAST(LIST_FILTER(
-                measures,
-                LAMBDA m : m IS NULL
-                OR NOT ARRAY_CONTAINS(
-                  [
-                    'ndcg',
-                    'P',
-                    'recall',
-                    'map',
-                    'recip_rank',
-                    'success',
-                    'num_q',
-                    'num_ret',
-                    'num_rel',
-                    'num_rel_ret',
-                    'num_nonrel_judged_ret',
-                    'gm_map',
-                    'relative_P',
-                    'set_P',
-                    'set_relative_P',
-                    'set_recall',
-                    'set_map',
-                    'set_F',
-                    'utility',
-                    'unj',
-                    'judged',
-                    'Rprec',
-                    'Rprec_mult',
-                    'iprec_at_recall',
-                    'bpref',
-                    'infAP',
-                    'G',
-                    'binG',
-                    'Rndcg',
-                    'ndcg_rel',
-                    'rbp'
-                  ],
-                  m
-                )
-              )[1] AS TEXT),
-              '\',
-              '\\'
-            ) || '"'
-            ELSE '''' || REPLACE(
-              REPLACE(
-                CAST(LIST_FILTER(
-                  measures,
-                  LAMBDA m : m IS NULL
-                  OR NOT ARRAY_CONTAINS(
-                    [
-                      'ndcg',
-                      'P',
-                      'recall',
-                      'map',
-                      'recip_rank',
-                      'success',
-                      'num_q',
-                      'num_ret',
-                      'num_rel',
-                      'num_rel_ret',
-                      'num_nonrel_judged_ret',
-                      'gm_map',
-                      'relative_P',
-                      'set_P',
-                      'set_relative_P',
-                      'set_recall',
-                      'set_map',
-                      'set_F',
-                      'utility',
-                      'unj',
-                      'judged',
-                      'Rprec',
-                      'Rprec_mult',
-                      'iprec_at_recall',
-                      'bpref',
-                      'infAP',
-                      'G',
-                      'binG',
-                      'Rndcg',
-                      'ndcg_rel',
-                      'rbp'
-                    ],
-                    m
-                  )
-                )[1] AS TEXT),
-                '\',
-                '\\'
-              ),
-              '''',
-              '\'''
-            ) || ''''
+            WHEN STARTS_WITH(TYPEOF(looked_up.unknown_measure), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(looked_up.unknown_measure AS TEXT) || ''')'
+            WHEN TYPEOF(looked_up.unknown_measure) <> 'VARCHAR'
+            THEN CAST(looked_up.unknown_measure AS TEXT)
+            WHEN CONTAINS(CAST(looked_up.unknown_measure AS TEXT), '''')
+            AND NOT CONTAINS(CAST(looked_up.unknown_measure AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
         ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp (trec_eval''s families)'
@@ -886,41 +757,16 @@ WITH run_given AS (
       ) > 0
       THEN ERROR(
         caller || ': ' || 'cutoff k must be a positive integer, got ' || CASE
-          WHEN LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] IS NULL
+          WHEN looked_up.bad_k IS NULL
           THEN 'None'
-          WHEN STARTS_WITH(
-            TYPEOF(
-              LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1]
-            ),
-            'DECIMAL'
-          )
-          THEN 'Decimal(''' || CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT) || ''')'
-          WHEN TYPEOF(
-            LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1]
-          ) <> 'VARCHAR'
-          THEN CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT)
-          WHEN CONTAINS(
-            CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
-            ''''
-          )
-          AND NOT CONTAINS(
-            CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
-            '"'
-          )
-          THEN '"' || REPLACE(
-            CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
-            '\',
-            '\\'
-          ) || '"'
-          ELSE '''' || REPLACE(
-            REPLACE(
-              CAST(LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS TEXT),
-              '\',
-              '\\'
-            ),
-            '''',
-            '\'''
-          ) || ''''
+          WHEN STARTS_WITH(TYPEOF(looked_up.bad_k), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(looked_up.bad_k AS TEXT) || ''')'
+          WHEN TYPEOF(looked_up.bad_k) <> 'VARCHAR'
+          THEN CAST(looked_up.bad_k AS TEXT)
+          WHEN CONTAINS(CAST(looked_up.bad_k AS TEXT), '''')
+          AND NOT CONTAINS(CAST(looked_up.bad_k AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(looked_up.bad_k AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(looked_up.bad_k AS TEXT), '\', '\\'), '''', '\''') || ''''
         END
       )
       WHEN LENGTH(LIST_DISTINCT(ks)) <> LENGTH(ks)
@@ -1022,324 +868,19 @@ WITH run_given AS (
           ) || ''''
         END || ', under which two text ids that differ in case or accents would be one; run RESET default_collation (or SET default_collation = '''') before evaluating'
       )
-      WHEN NOT (
-        SELECT
-          ids.v
-        FROM (
-          SELECT
-            CAST(run_given.query_id AS TEXT) AS v
-          FROM run_given
-          UNION ALL
-          SELECT
-            CAST(run_given.doc_id AS TEXT) AS v
-          FROM run_given
-          UNION ALL
-          SELECT
-            CAST(qrels_given.query_id AS TEXT) AS v
-          FROM qrels_given
-          UNION ALL
-          SELECT
-            CAST(qrels_given.doc_id AS TEXT) AS v
-          FROM qrels_given
-        ) AS ids
-        WHERE
-          (
-            ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-          )
-          OR (
-            ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-          )
-        LIMIT 1
-      ) IS NULL
+      WHEN NOT looked_up.folded_id IS NULL
       THEN ERROR(
         caller || ': ' || 'the ids are compared under a collation that folds case or accents (a column declared ' || 'COLLATE NOCASE or NOACCENT), under which ' || CASE
-          WHEN (
-            SELECT
-              ids.v
-            FROM (
-              SELECT
-                CAST(run_given.query_id AS TEXT) AS v
-              FROM run_given
-              UNION ALL
-              SELECT
-                CAST(run_given.doc_id AS TEXT) AS v
-              FROM run_given
-              UNION ALL
-              SELECT
-                CAST(qrels_given.query_id AS TEXT) AS v
-              FROM qrels_given
-              UNION ALL
-              SELECT
-                CAST(qrels_given.doc_id AS TEXT) AS v
-              FROM qrels_given
-            ) AS ids
-            WHERE
-              (
-                ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-              )
-              OR (
-                ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-              )
-            LIMIT 1
-          ) IS NULL
+          WHEN looked_up.folded_id IS NULL
           THEN 'None'
-          WHEN STARTS_WITH(
-            TYPEOF(
-              (
-                SELECT
-                  ids.v
-                FROM (
-                  SELECT
-                    CAST(run_given.query_id AS TEXT) AS v
-                  FROM run_given
-                  UNION ALL
-                  SELECT
-                    CAST(run_given.doc_id AS TEXT) AS v
-                  FROM run_given
-                  UNION ALL
-                  SELECT
-                    CAST(qrels_given.query_id AS TEXT) AS v
-                  FROM qrels_given
-                  UNION ALL
-                  SELECT
-                    CAST(qrels_given.doc_id AS TEXT) AS v
-                  FROM qrels_given
-                ) AS ids
-                WHERE
-                  (
-                    ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-                  )
-                  OR (
-                    ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-                  )
-                LIMIT 1
-              )
-            ),
-            'DECIMAL'
-          )
-          THEN 'Decimal(''' || CAST((
-            SELECT
-              ids.v
-            FROM (
-              SELECT
-                CAST(run_given.query_id AS TEXT) AS v
-              FROM run_given
-              UNION ALL
-              SELECT
-                CAST(run_given.doc_id AS TEXT) AS v
-              FROM run_given
-              UNION ALL
-              SELECT
-                CAST(qrels_given.query_id AS TEXT) AS v
-              FROM qrels_given
-              UNION ALL
-              SELECT
-                CAST(qrels_given.doc_id AS TEXT) AS v
-              FROM qrels_given
-            ) AS ids
-            WHERE
-              (
-                ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-              )
-              OR (
-                ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-              )
-            LIMIT 1
-          ) AS TEXT) || ''')'
-          WHEN TYPEOF(
-            (
-              SELECT
-                ids.v
-              FROM (
-                SELECT
-                  CAST(run_given.query_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(run_given.doc_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.query_id AS TEXT) AS v
-                FROM qrels_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.doc_id AS TEXT) AS v
-                FROM qrels_given
-              ) AS ids
-              WHERE
-                (
-                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-                )
-                OR (
-                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-                )
-              LIMIT 1
-            )
-          ) <> 'VARCHAR'
-          THEN CAST((
-            SELECT
-              ids.v
-            FROM (
-              SELECT
-                CAST(run_given.query_id AS TEXT) AS v
-              FROM run_given
-              UNION ALL
-              SELECT
-                CAST(run_given.doc_id AS TEXT) AS v
-              FROM run_given
-              UNION ALL
-              SELECT
-                CAST(qrels_given.query_id AS TEXT) AS v
-              FROM qrels_given
-              UNION ALL
-              SELECT
-                CAST(qrels_given.doc_id AS TEXT) AS v
-              FROM qrels_given
-            ) AS ids
-            WHERE
-              (
-                ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-              )
-              OR (
-                ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-              )
-            LIMIT 1
-          ) AS TEXT)
-          WHEN CONTAINS(
-            CAST((
-              SELECT
-                ids.v
-              FROM (
-                SELECT
-                  CAST(run_given.query_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(run_given.doc_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.query_id AS TEXT) AS v
-                FROM qrels_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.doc_id AS TEXT) AS v
-                FROM qrels_given
-              ) AS ids
-              WHERE
-                (
-                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-                )
-                OR (
-                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-                )
-              LIMIT 1
-            ) AS TEXT),
-            ''''
-          )
-          AND NOT CONTAINS(
-            CAST((
-              SELECT
-                ids.v
-              FROM (
-                SELECT
-                  CAST(run_given.query_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(run_given.doc_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.query_id AS TEXT) AS v
-                FROM qrels_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.doc_id AS TEXT) AS v
-                FROM qrels_given
-              ) AS ids
-              WHERE
-                (
-                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-                )
-                OR (
-                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-                )
-              LIMIT 1
-            ) AS TEXT),
-            '"'
-          )
-          THEN '"' || REPLACE(
-            CAST((
-              SELECT
-                ids.v
-              FROM (
-                SELECT
-                  CAST(run_given.query_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(run_given.doc_id AS TEXT) AS v
-                FROM run_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.query_id AS TEXT) AS v
-                FROM qrels_given
-                UNION ALL
-                SELECT
-                  CAST(qrels_given.doc_id AS TEXT) AS v
-                FROM qrels_given
-              ) AS ids
-              WHERE
-                (
-                  ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-                )
-                OR (
-                  ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-                )
-              LIMIT 1
-            ) AS TEXT),
-            '\',
-            '\\'
-          ) || '"'
-          ELSE '''' || REPLACE(
-            REPLACE(
-              CAST((
-                SELECT
-                  ids.v
-                FROM (
-                  SELECT
-                    CAST(run_given.query_id AS TEXT) AS v
-                  FROM run_given
-                  UNION ALL
-                  SELECT
-                    CAST(run_given.doc_id AS TEXT) AS v
-                  FROM run_given
-                  UNION ALL
-                  SELECT
-                    CAST(qrels_given.query_id AS TEXT) AS v
-                  FROM qrels_given
-                  UNION ALL
-                  SELECT
-                    CAST(qrels_given.doc_id AS TEXT) AS v
-                  FROM qrels_given
-                ) AS ids
-                WHERE
-                  (
-                    ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
-                  )
-                  OR (
-                    ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
-                  )
-                LIMIT 1
-              ) AS TEXT),
-              '\',
-              '\\'
-            ),
-            '''',
-            '\'''
-          ) || ''''
+          WHEN STARTS_WITH(TYPEOF(looked_up.folded_id), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(looked_up.folded_id AS TEXT) || ''')'
+          WHEN TYPEOF(looked_up.folded_id) <> 'VARCHAR'
+          THEN CAST(looked_up.folded_id AS TEXT)
+          WHEN CONTAINS(CAST(looked_up.folded_id AS TEXT), '''')
+          AND NOT CONTAINS(CAST(looked_up.folded_id AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(looked_up.folded_id AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(looked_up.folded_id AS TEXT), '\', '\\'), '''', '\''') || ''''
         END || ' and its lower-case or accent-free form would be one id; select the id columns with COLLATE c (or declare them without a collation) before calling'
       )
       WHEN NOT run_stats.query_id_type IS NULL
@@ -1363,18 +904,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.query_id_shown
         ) || ' has type ' || (
           CASE
             WHEN run_stats.query_id_type = 'VARCHAR'
@@ -1418,18 +948,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.doc_id_shown
         ) || ' has type ' || (
           CASE
             WHEN run_stats.doc_id_type = 'VARCHAR'
@@ -1457,18 +976,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.score_shown
         ) || ' holds text such as ' || (
           CASE
             WHEN run_stats.text_row.score IS NULL
@@ -1503,79 +1011,7 @@ WITH run_given AS (
             ELSE run_stats.score_type
           END
         ) || '); expected numbers; first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.text_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.text_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.text_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.text_row.query_id) <> 'VARCHAR'
-              THEN CAST(run_stats.text_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.text_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.text_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.text_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.text_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.text_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.text_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.text_row.doc_id) <> 'VARCHAR'
-              THEN CAST(run_stats.text_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.text_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.text_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.text_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.text_row.score IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.text_row.score), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.text_row.score AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.text_row.score) <> 'VARCHAR'
-              THEN CAST(run_stats.text_row.score AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.text_row.score AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.text_row.score AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          run_stats.row_texts[5]
         )
       )
       WHEN run_stats.score_type = 'VARCHAR'
@@ -1583,18 +1019,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.score_shown
         ) || ' holds numbers stored as text (type ' || (
           CASE
             WHEN run_stats.score_type = 'VARCHAR'
@@ -1642,18 +1067,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.score_shown
         ) || ' has type ' || (
           CASE
             WHEN run_stats.score_type = 'VARCHAR'
@@ -1697,18 +1111,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.query_id_shown
         ) || ' has type ' || (
           CASE
             WHEN qrels_stats.query_id_type = 'VARCHAR'
@@ -1752,18 +1155,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.doc_id_shown
         ) || ' has type ' || (
           CASE
             WHEN qrels_stats.doc_id_type = 'VARCHAR'
@@ -1791,18 +1183,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.relevance_shown
         ) || ' holds text such as ' || (
           CASE
             WHEN qrels_stats.text_row.relevance IS NULL
@@ -1837,79 +1218,7 @@ WITH run_given AS (
             ELSE qrels_stats.relevance_type
           END
         ) || '); expected numbers; first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.text_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.text_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.text_row.query_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.text_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.text_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.text_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.text_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.text_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.text_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.text_row.doc_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.text_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.text_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.text_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.text_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.text_row.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.text_row.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.text_row.relevance) <> 'VARCHAR'
-              THEN CAST(qrels_stats.text_row.relevance AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          qrels_stats.row_texts[5]
         )
       )
       WHEN qrels_stats.relevance_type = 'VARCHAR'
@@ -1917,18 +1226,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.relevance_shown
         ) || ' holds numbers stored as text (type ' || (
           CASE
             WHEN qrels_stats.relevance_type = 'VARCHAR'
@@ -1976,18 +1274,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.relevance_shown
         ) || ' has type ' || (
           CASE
             WHEN qrels_stats.relevance_type = 'VARCHAR'
@@ -2021,94 +1308,11 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.query_id_shown
         ) || ' has ' || (
           run_stats.null_query_id
         ) || ' null value(s); first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_query_id_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_query_id_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_query_id_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_query_id_row.query_id) <> 'VARCHAR'
-              THEN CAST(run_stats.null_query_id_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_query_id_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_query_id_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_query_id_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_query_id_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_query_id_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_query_id_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_query_id_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_query_id_row.doc_id) <> 'VARCHAR'
-              THEN CAST(run_stats.null_query_id_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_query_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_query_id_row.score IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_query_id_row.score), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_query_id_row.score AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_query_id_row.score) <> 'VARCHAR'
-              THEN CAST(run_stats.null_query_id_row.score AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_query_id_row.score AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_query_id_row.score AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_query_id_row.score AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_query_id_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          run_stats.row_texts[1]
         )
       )
       WHEN run_stats.null_doc_id > 0
@@ -2116,94 +1320,11 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.doc_id_shown
         ) || ' has ' || (
           run_stats.null_doc_id
         ) || ' null value(s); first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_doc_id_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_doc_id_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_doc_id_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_doc_id_row.query_id) <> 'VARCHAR'
-              THEN CAST(run_stats.null_doc_id_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_doc_id_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_doc_id_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_doc_id_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_doc_id_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_doc_id_row.doc_id) <> 'VARCHAR'
-              THEN CAST(run_stats.null_doc_id_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_doc_id_row.score IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_doc_id_row.score), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_doc_id_row.score AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_doc_id_row.score) <> 'VARCHAR'
-              THEN CAST(run_stats.null_doc_id_row.score AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_doc_id_row.score AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_doc_id_row.score AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_doc_id_row.score AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_doc_id_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          run_stats.row_texts[2]
         )
       )
       WHEN run_stats.null_score > 0
@@ -2211,94 +1332,11 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.score_shown
         ) || ' has ' || (
           run_stats.null_score
         ) || ' null value(s); first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_score_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_score_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_score_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_score_row.query_id) <> 'VARCHAR'
-              THEN CAST(run_stats.null_score_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_score_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_score_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_score_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_score_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_score_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_score_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_score_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_score_row.doc_id) <> 'VARCHAR'
-              THEN CAST(run_stats.null_score_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_score_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_score_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_score_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_score_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.null_score_row.score IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.null_score_row.score), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.null_score_row.score AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.null_score_row.score) <> 'VARCHAR'
-              THEN CAST(run_stats.null_score_row.score AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.null_score_row.score AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.null_score_row.score AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.null_score_row.score AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.null_score_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          run_stats.row_texts[3]
         )
       )
       WHEN run_stats.not_finite > 0
@@ -2306,18 +1344,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.score_shown
         ) || ' has ' || (
           run_stats.not_finite
         ) || ' NaN or infinite value(s), such as ' || (
@@ -2334,79 +1361,7 @@ WITH run_given AS (
             ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
           END
         ) || '; first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.not_finite_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.not_finite_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.not_finite_row.query_id) <> 'VARCHAR'
-              THEN CAST(run_stats.not_finite_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.not_finite_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.not_finite_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.not_finite_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.not_finite_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.not_finite_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.not_finite_row.doc_id) <> 'VARCHAR'
-              THEN CAST(run_stats.not_finite_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.not_finite_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.not_finite_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.not_finite_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.not_finite_row.score IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.score), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.not_finite_row.score AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.not_finite_row.score) <> 'VARCHAR'
-              THEN CAST(run_stats.not_finite_row.score AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          run_stats.row_texts[4]
         )
       )
       WHEN run_stats.inexact > 0
@@ -2414,96 +1369,13 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          run_stats.score_shown
         ) || ' has ' || (
           run_stats.inexact
         ) || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || (
           CAST(run_stats.inexact_row.score AS TEXT)
         ) || '; first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.inexact_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.inexact_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.inexact_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.inexact_row.query_id) <> 'VARCHAR'
-              THEN CAST(run_stats.inexact_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.inexact_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.inexact_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.inexact_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.inexact_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.inexact_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.inexact_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.inexact_row.doc_id) <> 'VARCHAR'
-              THEN CAST(run_stats.inexact_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.inexact_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.inexact_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.inexact_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN run_stats.inexact_row.score IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(run_stats.inexact_row.score), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(run_stats.inexact_row.score AS TEXT) || ''')'
-              WHEN TYPEOF(run_stats.inexact_row.score) <> 'VARCHAR'
-              THEN CAST(run_stats.inexact_row.score AS TEXT)
-              WHEN CONTAINS(CAST(run_stats.inexact_row.score AS TEXT), '''')
-              AND NOT CONTAINS(CAST(run_stats.inexact_row.score AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(run_stats.inexact_row.score AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          run_stats.row_texts[6]
         ) || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
       )
       WHEN qrels_stats.row_count = 0
@@ -2517,102 +1389,11 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.query_id_shown
         ) || ' has ' || (
           qrels_stats.null_query_id
         ) || ' null value(s); first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_query_id_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_query_id_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_query_id_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_query_id_row.query_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_query_id_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(
-                REPLACE(CAST(qrels_stats.null_query_id_row.query_id AS TEXT), '\', '\\'),
-                '''',
-                '\'''
-              ) || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_query_id_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_query_id_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_query_id_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_query_id_row.doc_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_query_id_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_query_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_query_id_row.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_query_id_row.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_query_id_row.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_query_id_row.relevance) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_query_id_row.relevance AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(
-                REPLACE(CAST(qrels_stats.null_query_id_row.relevance AS TEXT), '\', '\\'),
-                '''',
-                '\'''
-              ) || ''''
-            END
-          ) || '}'
+          qrels_stats.row_texts[1]
         )
       )
       WHEN qrels_stats.null_doc_id > 0
@@ -2620,94 +1401,11 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.doc_id_shown
         ) || ' has ' || (
           qrels_stats.null_doc_id
         ) || ' null value(s); first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_doc_id_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_doc_id_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_doc_id_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_doc_id_row.query_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_doc_id_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_doc_id_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_doc_id_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_doc_id_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_doc_id_row.doc_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_doc_id_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_doc_id_row.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_doc_id_row.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_doc_id_row.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_doc_id_row.relevance) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_doc_id_row.relevance AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_doc_id_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          qrels_stats.row_texts[2]
         )
       )
       WHEN qrels_stats.null_relevance > 0
@@ -2715,102 +1413,11 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.relevance_shown
         ) || ' has ' || (
           qrels_stats.null_relevance
         ) || ' null value(s); first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_relevance_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_relevance_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_relevance_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_relevance_row.query_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_relevance_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(
-                REPLACE(CAST(qrels_stats.null_relevance_row.query_id AS TEXT), '\', '\\'),
-                '''',
-                '\'''
-              ) || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_relevance_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_relevance_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_relevance_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_relevance_row.doc_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_relevance_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.null_relevance_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.null_relevance_row.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.null_relevance_row.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.null_relevance_row.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.null_relevance_row.relevance) <> 'VARCHAR'
-              THEN CAST(qrels_stats.null_relevance_row.relevance AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(
-                REPLACE(CAST(qrels_stats.null_relevance_row.relevance AS TEXT), '\', '\\'),
-                '''',
-                '\'''
-              ) || ''''
-            END
-          ) || '}'
+          qrels_stats.row_texts[3]
         )
       )
       WHEN qrels_stats.not_finite > 0
@@ -2818,18 +1425,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.relevance_shown
         ) || ' has ' || (
           qrels_stats.not_finite
         ) || ' NaN or infinite value(s), such as ' || (
@@ -2846,79 +1442,7 @@ WITH run_given AS (
             ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
           END
         ) || '; first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.not_finite_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.not_finite_row.query_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.not_finite_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.not_finite_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.not_finite_row.doc_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.not_finite_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.not_finite_row.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.not_finite_row.relevance) <> 'VARCHAR'
-              THEN CAST(qrels_stats.not_finite_row.relevance AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          qrels_stats.row_texts[4]
         )
       )
       WHEN qrels_stats.fractional > 0
@@ -2926,96 +1450,13 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.relevance_shown
         ) || ' has ' || (
           qrels_stats.fractional
         ) || ' label(s) with a fractional part, such as ' || (
           CAST(qrels_stats.fractional_row.relevance AS TEXT)
         ) || '; first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.fractional_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.fractional_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.fractional_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.fractional_row.query_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.fractional_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.fractional_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.fractional_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.fractional_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.fractional_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.fractional_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.fractional_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.fractional_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.fractional_row.doc_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.fractional_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.fractional_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.fractional_row.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.fractional_row.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.fractional_row.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.fractional_row.relevance) <> 'VARCHAR'
-              THEN CAST(qrels_stats.fractional_row.relevance AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.fractional_row.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.fractional_row.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.fractional_row.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.fractional_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          qrels_stats.row_texts[6]
         ) || '. Labels must be integers; pass ' || 'allow_fractional_labels := true' || ' to accept them'
       )
       WHEN qrels_stats.over_gain > 0
@@ -3023,18 +1464,7 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': column ' || (
-          CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+          qrels_stats.relevance_shown
         ) || ' has ' || (
           qrels_stats.over_gain
         ) || ' label(s) whose gain under ' || 'gain' || ' ' || (
@@ -3051,79 +1481,7 @@ WITH run_given AS (
         ) || ') exceeds the largest gain ' || '1e+300' || ', such as ' || (
           CAST(qrels_stats.over_gain_row.relevance AS TEXT)
         ) || '; first at ' || (
-          'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.over_gain_row.query_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.over_gain_row.query_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.over_gain_row.query_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.over_gain_row.query_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.over_gain_row.query_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.over_gain_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.over_gain_row.doc_id IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.over_gain_row.doc_id), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.over_gain_row.doc_id AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.over_gain_row.doc_id) <> 'VARCHAR'
-              THEN CAST(qrels_stats.over_gain_row.doc_id AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.over_gain_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
-            CASE
-              WHEN qrels_stats.over_gain_row.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(qrels_stats.over_gain_row.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(qrels_stats.over_gain_row.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(qrels_stats.over_gain_row.relevance) <> 'VARCHAR'
-              THEN CAST(qrels_stats.over_gain_row.relevance AS TEXT)
-              WHEN CONTAINS(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.over_gain_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END
-          ) || '}'
+          qrels_stats.row_texts[7]
         ) || '. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up to ' || (
           CASE COALESCE(gain, 'linear')
             WHEN 'linear'
@@ -3237,8 +1595,78 @@ WITH run_given AS (
           qrels_given.query_id ASC NULLS LAST,
           qrels_given.doc_id ASC NULLS LAST
         LIMIT 1
-      ) AS qrels_duplicate
-  ) AS duplicates
+      ) AS qrels_duplicate,
+      LIST_FILTER(
+        measures,
+        LAMBDA m : m IS NULL
+        OR NOT ARRAY_CONTAINS(
+          [
+            'ndcg',
+            'P',
+            'recall',
+            'map',
+            'recip_rank',
+            'success',
+            'num_q',
+            'num_ret',
+            'num_rel',
+            'num_rel_ret',
+            'num_nonrel_judged_ret',
+            'gm_map',
+            'relative_P',
+            'set_P',
+            'set_relative_P',
+            'set_recall',
+            'set_map',
+            'set_F',
+            'utility',
+            'unj',
+            'judged',
+            'Rprec',
+            'Rprec_mult',
+            'iprec_at_recall',
+            'bpref',
+            'infAP',
+            'G',
+            'binG',
+            'Rndcg',
+            'ndcg_rel',
+            'rbp'
+          ],
+          m
+        )
+      )[1] AS unknown_measure,
+      LIST_FILTER(ks, LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k))[1] AS bad_k,
+      (
+        SELECT
+          ids.v
+        FROM (
+          SELECT
+            CAST(run_given.query_id AS TEXT) AS v
+          FROM run_given
+          UNION ALL
+          SELECT
+            CAST(run_given.doc_id AS TEXT) AS v
+          FROM run_given
+          UNION ALL
+          SELECT
+            CAST(qrels_given.query_id AS TEXT) AS v
+          FROM qrels_given
+          UNION ALL
+          SELECT
+            CAST(qrels_given.doc_id AS TEXT) AS v
+          FROM qrels_given
+        ) AS ids
+        WHERE
+          (
+            ids.v = LOWER(ids.v) AND ENCODE(ids.v) <> ENCODE(LOWER(ids.v))
+          )
+          OR (
+            ids.v = STRIP_ACCENTS(ids.v) AND ENCODE(ids.v) <> ENCODE(STRIP_ACCENTS(ids.v))
+          )
+        LIMIT 1
+      ) AS folded_id
+  ) AS looked_up
 )
 SELECT
   *
