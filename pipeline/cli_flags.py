@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import difflib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from pipeline.engines import ENGINES
 from pipeline.registry import (
@@ -70,8 +70,16 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser whose errors come first: ``ndcg evaluate: error: ...``, then one line
+    saying where the flags are (argparse printed the whole usage block, up to 37 lines, first)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\nusage: {self.prog} [flags]; `{self.prog} --help` lists them\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ndcg",
         description="Exact CG, DCG, IDCG and NDCG@k over Parquet, TREC and CSV inputs.",
         epilog=EXIT_CODES,

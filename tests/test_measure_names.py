@@ -72,3 +72,21 @@ def test_ir_measures_names_select_trec_eval_s_lines(capsys: pytest.CaptureFixtur
     assert not sorted(set(expected) - set(actual)), "lines trec_eval prints that we do not"
     for key, value in expected.items():
         assert abs(actual[key] - value) <= 5e-5 + 1e-12, (key, actual[key], value)  # 4 decimals printed
+
+
+def test_names_in_another_case_are_the_measures_they_name() -> None:
+    """``ndcg@10,MAP,p@5`` is ``nDCG@10,AP,P@5``: the same lines, exit 0 (issue 49); a name that
+    matches no spelling in any case is refused with the spelling meant, the error first."""
+    flags = ("evaluate", "--run", "data/run.parquet", "--qrels", "data/qrels.parquet", "--output-format", "trec")
+    as_registered = run_cli(*flags, "--measures", "nDCG@10,AP,P@5")
+    in_other_cases = run_cli(*flags, "--measures", "ndcg@10,MAP,p@5")
+    assert as_registered.returncode == in_other_cases.returncode == 0, in_other_cases.stderr
+    assert in_other_cases.stdout == as_registered.stdout
+    assert {line.split()[0] for line in in_other_cases.stdout.splitlines()} == {"ndcg_cut_10", "map", "P_5"}
+    for typo, meant in (("ndgc@10", "nDCG@10"), ("bperf", "bpref"), ("recip_rnak", "recip_rank")):
+        refused = run_cli(*flags, "--measures", typo)
+        assert refused.returncode == 2
+        first, *rest = refused.stderr.splitlines()
+        assert first.startswith(f"ndcg evaluate: error: argument --measures: unknown measure {typo!r}; ")
+        assert f"did you mean {meant!r}?" in first
+        assert rest == ["usage: ndcg evaluate [flags]; `ndcg evaluate --help` lists them"]

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -122,6 +123,38 @@ def _measure_patterns() -> list[tuple[re.Pattern[str], str]]:
 
 
 _MEASURE_PATTERNS = _measure_patterns()
+# the same spellings whatever the case, for a name no spelling matches as written (ndcg@10,
+# MAP): taken when every spelling it matches so names one family
+_ANY_CASE_PATTERNS = [(re.compile(pattern.pattern, re.IGNORECASE), family) for pattern, family in _MEASURE_PATTERNS]
+# what a near miss is compared with: the spellings, a cutoff shown as 10
+_SPELLINGS = sorted({pattern.pattern.replace(r"(\d+)", "10").replace("\\", "") for pattern, _ in _MEASURE_PATTERNS})
+
+
+def spelled(name: str) -> str:
+    """``name`` as the registry spells it (``nDCG@10`` for ``ndcg@10``): itself when a spelling
+    matches it as written, else the one spelling that matches it in another case.
+
+    >>> spelled("ndcg@10"), spelled("MAP"), spelled("P_5")
+    ('nDCG@10', 'map', 'P_5')
+    """
+    text = name.strip()
+    if _matched(_MEASURE_PATTERNS, text):
+        return text
+    for pattern, _ in _ANY_CASE_PATTERNS:
+        match = pattern.fullmatch(text)
+        if match:
+            template = re.sub(r"\\(.)", r"\1", pattern.pattern.replace(r"(\d+)", "{k}"))
+            return template.replace("{k}", match.group(1)) if match.groups() else template
+    return text
+
+
+def _matched(patterns: list[tuple[re.Pattern[str], str]], name: str) -> set[tuple[str, int | None]]:
+    found = set()
+    for pattern, family in patterns:
+        match = pattern.fullmatch(name)
+        if match:
+            found.add((family, int(match.group(1)) if match.groups() else None))
+    return found
 
 
 def measure_named(text: str) -> tuple[str, int | None]:
@@ -131,17 +164,30 @@ def measure_named(text: str) -> tuple[str, int | None]:
 
     >>> measure_named("AP@10"), measure_named("recip_rank"), measure_named("ndcg_cut_5")
     (('map', 10), ('recip_rank', None), ('ndcg', 5))
+
+    Any case is taken where it names one measure (``ndcg@10``, ``MAP``); a near miss is named
+    with the spelling meant.
+
+    >>> measure_named("ndcg@10"), measure_named("MAP")
+    (('ndcg', 10), ('map', None))
     """
     name = text.strip() if isinstance(text, str) else text
-    for pattern, family in _MEASURE_PATTERNS:
-        match = pattern.fullmatch(name) if isinstance(name, str) else None
-        if match:
-            cutoff = int(match.group(1)) if match.groups() else None
-            if cutoff is not None and not 1 <= cutoff <= MAX_CUTOFF:
-                raise SpecError(f"measure {name!r}: its cutoff must be a positive integer, at most 2**63 - 1")
-            return family, cutoff
+    found = _matched(_MEASURE_PATTERNS, name) if isinstance(name, str) else set()
+    if not found and isinstance(name, str):
+        found = _matched(_ANY_CASE_PATTERNS, name)
+        if len(found) > 1:
+            meant = ", ".join(sorted(f"{family}@{k}" if k else family for family, k in found))
+            raise SpecError(f"measure {name!r} names several measures in other cases ({meant}); write it as one does")
+    if found:
+        ((family, cutoff),) = found
+        if cutoff is not None and not 1 <= cutoff <= MAX_CUTOFF:
+            raise SpecError(f"measure {name!r}: its cutoff must be a positive integer, at most 2**63 - 1")
+        return family, cutoff
+    lowered = {spelling.lower(): spelling for spelling in _SPELLINGS}
+    close = difflib.get_close_matches(str(name).lower(), list(lowered), n=1, cutoff=0.75)
+    meant = f"did you mean {lowered[close[0]]!r}? " if close else ""
     raise SpecError(
-        f"unknown measure {name!r}; expected {', '.join(MEASURE_FAMILIES)} (trec_eval's families), or a "
+        f"unknown measure {name!r}; {meant}expected {', '.join(MEASURE_FAMILIES)} (trec_eval's families), or a "
         "name of trec_eval (P_5, map_cut_10, ndcg_cut_10, success_1) or ir_measures (nDCG@10, P@5, R@100, AP, "
         "RR, Success@1)"
     )
@@ -282,7 +328,7 @@ def named_lines(given: tuple[str, ...] | list[str] | None, *, k_given: bool) -> 
             )
             continue
         family, cutoff = measure_named(name)
-        text = name.strip()
+        text = spelled(name)
         if cutoff is not None:
             cut = next(column for template, column in _CUT_TEMPLATES.items() if _fills(template, text))
             cells.add((cut, cutoff))
