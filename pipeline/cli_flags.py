@@ -108,6 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="list the named conventions of peer tools",
         description="The --profile bundles: each peer tool's choices, and what a profile still cannot mimic.",
     )
+    # every command logs as evaluate does (compare --log-level error was "did you mean --log-base?")
+    for name in ("validate", "compare", "report"):
+        logging = commands.choices[name].add_argument_group("logging")
+        logging.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
+        logging.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
     return parser
 
 

@@ -317,3 +317,17 @@ def test_report_names_the_measure_everywhere(measure_outputs: tuple[Path, Path],
     for label in ("RR@k by k", "Distribution of per-query RR", "Per-query RR@10", "Mean RR@k per cutoff"):
         assert label in page, label
     assert "NDCG@" not in page and "per-query NDCG" not in page
+
+
+def test_compare_and_validate_take_the_log_level(outputs: dict[str, Path]) -> None:
+    """``--log-level error`` quiets the warnings of compare (it was refused: "did you mean
+    --log-base?") and of validate, as of evaluate; the comparison is printed all the same."""
+    # runs scored here: the sample's judgments carry warnings (queries only in the qrels, ...)
+    flags = ("--run", RUN, "--run", outputs["run_b"], "--qrels", QRELS, "--k", "10", *FAST)
+    loud = run_cli("compare", *flags)
+    quiet = run_cli("compare", *flags, "--log-level", "error")
+    assert loud.returncode == quiet.returncode == 0, quiet.stderr
+    assert "ndcg: warning:" in loud.stderr and "ndcg: warning:" not in quiet.stderr
+    assert quiet.stdout == loud.stdout
+    checked = run_cli("validate", "--run", RUN, "--qrels", QRELS, "--log-level", "error", "--log-format", "json")
+    assert checked.returncode == 0, checked.stderr
