@@ -15,8 +15,9 @@
 --          -cmd "SET VARIABLE ks = [5, 10, 20]" \
 --          -c ".read sql/ndcg.sql"
 --
--- Output: the summary (k, queries, cg, dcg, idcg, ndcg, then the measures asked), one row per
--- cutoff; the row with k null is the whole ranking.
+-- Output: the summary (k, queries, cg, dcg, idcg, ndcg, then the measures asked, and the tie
+-- bounds' columns when the variable tie_bounds is true), one row per cutoff; the row with k null
+-- is the whole ranking.
 
 .read sql/inputs.sql
 .read sql/aligned_inputs.sql
@@ -58,6 +59,12 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/measures/per_query.sql
 .read sql/summary.sql
 
+-- the columns asked for: the tie bounds' only under tie_bounds (the measures' are narrowed by the summary)
+select
+    columns(
+        lambda c: not list_contains(['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'], c)
+        or coalesce(getvariable('tie_bounds'), false)
+    )
 from summary
 where coalesce(
     getvariable('refusals_verdict') = 0,
