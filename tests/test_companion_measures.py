@@ -384,13 +384,17 @@ def test_trec_lines_carry_trec_eval_names() -> None:
         ("nDCG@10", ("ndcg", 10)),
         ("ndcg_cut_10", ("ndcg", 10)),
         ("cg", ("ndcg", None)),
+        # another case, where it names one measure (issue 49)
+        ("p", ("P", None)),
+        ("ndcg@10", ("ndcg", 10)),
+        ("MAP", ("map", None)),
     ],
 )
 def test_measure_names_of_trec_eval_and_ir_measures(text: str, expected: tuple) -> None:
     assert measure_named(text) == expected
 
 
-@pytest.mark.parametrize("text", ["precision", "p", "P@0", "P@", "nDCG@x", "MRR", "map_cut_", ""])
+@pytest.mark.parametrize("text", ["precision", "P@0", "P@", "nDCG@x", "MRR", "map_cut_", ""])
 def test_unknown_measures_are_refused(text: str) -> None:
     with pytest.raises(SpecError):
         measure_named(text)
