@@ -125,7 +125,7 @@ def check_inputs(
                 run,
                 (QUERY, DOC, SCORE),
                 finite=SCORE,
-                inexact=inexact_score(run_schema[SCORE]),
+                inexact=inexact_count(run_schema[SCORE]),
                 ranks=evaluation.reads_input_rank,
             ),
             _repeated_pair_hashes(run),
@@ -278,19 +278,41 @@ class _Probe:
         return gain_overflows(column, self.gain)
 
 
+def _many_digits(score: pl.Expr) -> pl.Expr:
+    """More than 15 significant digits: the digits less the sign, the point and the zeros at
+    either end."""
+    digits = score.cast(pl.String).str.replace_all(r"[-.]", "").str.strip_chars("0").str.len_chars()
+    return digits > rules.EXACT_DIGITS
+
+
+def _wide_integer(dtype: pl.DataType) -> bool:
+    return dtype.is_integer() and dtype not in (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32)
+
+
+def _beyond_exact_integers(score: pl.Expr) -> pl.Expr:
+    return (score > rules.EXACT_INTEGER) | (score < -rules.EXACT_INTEGER)
+
+
 def inexact_score(dtype: pl.DataType) -> pl.Expr | None:
     """True on a score a double cannot hold exactly, for a score column of ``dtype``
     (:data:`pipeline.rules.EXACT_INTEGER`, :data:`~pipeline.rules.EXACT_DIGITS`); None when
     the type holds none: floats, integers of 32 bits or fewer, decimals of 15 digits or fewer."""
     score = pl.col(SCORE)
-    # its significant digits: the digits less the sign, the point and the zeros at either end
-    many_digits = score.cast(pl.String).str.replace_all(r"[-.]", "").str.strip_chars("0").str.len_chars()
-    many_digits = many_digits > rules.EXACT_DIGITS
-    if dtype.is_integer() and dtype not in (pl.Int8, pl.Int16, pl.Int32, pl.UInt8, pl.UInt16, pl.UInt32):
-        return ((score > rules.EXACT_INTEGER) | (score < -rules.EXACT_INTEGER)) & many_digits
+    if _wide_integer(dtype):
+        return _beyond_exact_integers(score) & _many_digits(score)
     if isinstance(dtype, pl.Decimal) and (dtype.precision is None or dtype.precision > rules.EXACT_DIGITS):
-        return many_digits
+        return _many_digits(score)
     return None
+
+
+def inexact_count(dtype: pl.DataType) -> pl.Expr | None:
+    """How many scores :func:`inexact_score` holds true on; an integer's digits are counted
+    only beyond 2^53 (counting them on every row cost 1.4 s per 10M integer scores)."""
+    score = pl.col(SCORE)
+    if _wide_integer(dtype):
+        return _many_digits(score.filter(_beyond_exact_integers(score))).sum()
+    test = inexact_score(dtype)
+    return test.sum() if test is not None else None
 
 
 def fractional_label(dtype: pl.DataType) -> pl.Expr | None:
@@ -373,7 +395,7 @@ def _stats(
         # only the value column is read (Parquet is columnar; 10M rows: 0.26 s against 0.05 s)
         *[pl.col(c).is_null().sum().alias(f"null_{c}") for c in columns if c not in (QUERY, DOC)],
         (value.is_not_null() & ~value.is_finite()).sum().alias("not_finite"),
-        (inexact.sum() if inexact is not None else pl.lit(0)).alias("inexact"),
+        (inexact if inexact is not None else pl.lit(0)).alias("inexact"),
         unparsed.alias("unparsed"),
         (fractional.sum() if fractional is not None else pl.lit(0)).alias("fractional"),
         over_gain.alias("over_gain"),
