@@ -531,8 +531,9 @@ def _folded_id() -> str:
     'a'; ``typeof`` does not show it. Found by behaviour: an id equal, under the collation, to
     its lower-case or accent-free form while its bytes differ. (Files read by sql/ndcg.sql carry
     no collation; the session's is refused above.)"""
+    # text ids only: an integer has no case (typeof folds to a constant, so such a scan is cut)
     ids = " union all ".join(
-        f"select cast({view}.{column} as varchar) as v from {view}"
+        f"select cast({view}.{column} as varchar) as v from {view} where typeof({view}.{column}) = 'VARCHAR'"
         for view in ("run_given", "qrels_given")
         for column in ("query_id", "doc_id")
     )

@@ -1644,18 +1644,26 @@ WITH run_given AS (
           SELECT
             CAST(run_given.query_id AS TEXT) AS v
           FROM run_given
+          WHERE
+            TYPEOF(run_given.query_id) = 'VARCHAR'
           UNION ALL
           SELECT
             CAST(run_given.doc_id AS TEXT) AS v
           FROM run_given
+          WHERE
+            TYPEOF(run_given.doc_id) = 'VARCHAR'
           UNION ALL
           SELECT
             CAST(qrels_given.query_id AS TEXT) AS v
           FROM qrels_given
+          WHERE
+            TYPEOF(qrels_given.query_id) = 'VARCHAR'
           UNION ALL
           SELECT
             CAST(qrels_given.doc_id AS TEXT) AS v
           FROM qrels_given
+          WHERE
+            TYPEOF(qrels_given.doc_id) = 'VARCHAR'
         ) AS ids
         WHERE
           (
