@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pipeline.aggregate import summarize
     from pipeline.api import Result, check, evaluate, make_evaluation, per_query
+    from pipeline.api_compare import compare_runs
     from pipeline.errors import InvalidInput, NdcgError, NothingToEvaluate, UsageError
+    from pipeline.gate import Gate, Margin
     from pipeline.io.read import Columns, Source
     from pipeline.registry import Discount, Evaluation, Gain
     from pipeline.validate import ValidationWarning
@@ -24,10 +26,13 @@ _EXPORTS = {
     "evaluate": "pipeline.api",
     "make_evaluation": "pipeline.api",
     "per_query": "pipeline.api",
+    "compare_runs": "pipeline.api_compare",
     "InvalidInput": "pipeline.errors",
     "NdcgError": "pipeline.errors",
     "NothingToEvaluate": "pipeline.errors",
     "UsageError": "pipeline.errors",
+    "Gate": "pipeline.gate",
+    "Margin": "pipeline.gate",
     "Columns": "pipeline.io.read",
     "Source": "pipeline.io.read",
     "Discount": "pipeline.registry",
@@ -41,7 +46,9 @@ __all__ = [
     "Discount",
     "Evaluation",
     "Gain",
+    "Gate",
     "InvalidInput",
+    "Margin",
     "NdcgError",
     "NothingToEvaluate",
     "Result",
@@ -49,6 +56,7 @@ __all__ = [
     "UsageError",
     "ValidationWarning",
     "check",
+    "compare_runs",
     "evaluate",
     "make_evaluation",
     "per_query",

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from pipeline.api_keywords import function_keywords, unknown_keywords, with_keywords
 from pipeline.engines import ENGINES, Engine, Execution, engine_named
 from pipeline.errors import UsageError
 from pipeline.inputs import Inputs, as_polars, frame_input, load
@@ -48,7 +49,9 @@ Version = int | str | None
 EngineName = Literal["polars", "duckdb", "spark"]
 
 
-def make_evaluation(*, k: Iterable[int] | str | None = None, profile: str | None = None, **options: Any) -> Evaluation:
+def make_evaluation(
+    *, k: Iterable[int] | int | str | None = None, profile: str | None = None, **options: Any
+) -> Evaluation:
     """An :class:`Evaluation` from plain values, as the CLI and the keyword API give them.
 
     ``k`` left out (None) evaluates the cutoffs the measures name (``measures="nDCG@10,P@5"``:
@@ -67,7 +70,8 @@ def make_evaluation(*, k: Iterable[int] | str | None = None, profile: str | None
     unknown = sorted(set(options) - set(CONVENTION))
     if unknown:
         raise UsageError(
-            f"unknown option(s) {', '.join(map(repr, unknown))}; options are {', '.join(_EVALUATION_OPTIONS)}"
+            f"unknown option(s) {unknown_keywords(unknown, _EVALUATION_OPTIONS)}; "
+            f"options are {', '.join(_EVALUATION_OPTIONS)}"
         )
     try:
         chosen = profile_named(profile) if profile is not None else Profile("default", "defaults", ())
@@ -142,9 +146,10 @@ def _given(function: str, options: dict[str, object], columns: Columns | None) -
     taken = {option.name for option in options_for(function=function)}
     unknown = sorted(set(options) - set(_EVALUATION_OPTIONS) - taken)
     if unknown:
+        known = (*_EVALUATION_OPTIONS, *sorted(taken))
         raise UsageError(
-            f"{function}() got unknown option(s) {', '.join(map(repr, unknown))}; "
-            f"options are {', '.join((*_EVALUATION_OPTIONS, *sorted(taken)))} (or evaluation=Evaluation(...))"
+            f"{function}() got unknown option(s) {unknown_keywords(unknown, known)}; "
+            f"options are {', '.join(known)} (or evaluation=Evaluation(...))"
         )
     fields = option_values({name: value for name, value in options.items() if name in taken})
     if columns is not None:
@@ -197,9 +202,10 @@ def check(
     validation options of :func:`per_query`."""
     given = _given("check", options, columns)
     if given.conventions:
+        known = [option.name for option in options_for(function="check")]
         raise UsageError(
-            f"check() got unknown option(s) {', '.join(map(repr, given.conventions))}; check() takes the input "
-            f"and validation options only: {', '.join(option.name for option in options_for(function='check'))}"
+            f"check() got unknown option(s) {unknown_keywords(given.conventions, known)}; check() takes the input "
+            f"and validation options only: {', '.join(known)}"
         )
     return load(_inputs(ENGINES["polars"], run, qrels, given), Evaluation()).warnings
 
@@ -264,3 +270,9 @@ def _inputs(engine: Engine, run: Input, qrels: Input | None, given: _Given) -> I
     run, qrels = _tables(run, qrels, given)
     run, qrels = as_input(run, "run"), as_input(qrels, "qrels")
     return Inputs(run, qrels, columns, given.run_format, given.qrels_format, given.checks)
+
+
+# Every keyword each function takes, in its signature and docstring, from the registry: help(),
+# inspect.signature and a notebook's completion show them all (the functions read **options).
+for _function in (make_evaluation, per_query, check, evaluate):
+    with_keywords(_function, function_keywords(_function.__name__))

@@ -10,7 +10,9 @@ source, in one command.
 - ``sql/generated/refusals.sql``: what ``sql/ndcg.sql`` refuses, in the command line's words
   (:mod:`pipeline.sql_refusals`);
 - the tables of docs/reference.md between its ``registry`` and ``options`` markers
-  (:mod:`pipeline.registry.tables`).
+  (:mod:`pipeline.registry.tables`);
+- the keyword tables of docs/python-api.md between its ``keywords`` and ``compare keywords``
+  markers (:mod:`pipeline.api_docs`).
 
 Each is marked generated in ``.gitattributes`` and never edited by hand; tests check each is
 what its generator makes. ``--check`` writes nothing and fails (exit 1) naming the stale files.
@@ -23,6 +25,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline.api_docs import python_api_tables
 from pipeline.counter_steps import counters_sql, running_sums_sql, signals_sql
 from pipeline.derived import derived_variables_sql
 from pipeline.macros import macros_sql
@@ -46,6 +49,7 @@ def generated() -> dict[str, Callable[[str], str]]:
         f"sql/{DERIVED_VARIABLES}": lambda _: derived_variables_sql(),
         f"sql/{REFUSALS}": lambda _: refusals_sql(),
         "docs/reference.md": reference_tables,
+        "docs/python-api.md": python_api_tables,
     }
 
 
