@@ -144,10 +144,11 @@ def compare_runs(
     )
     if "k" in options:
         options["k"] = _cutoffs_text(options["k"])
-    if not isinstance(options.get("group_by", ""), str):
+    if options.get("group_by") is not None and not isinstance(options["group_by"], str):
         options["group_by"] = ",".join(options["group_by"])
-    if isinstance(options.get("partition"), str):
-        options["partition"] = [options["partition"]]
+    if "partition" in options:
+        given = options["partition"]
+        options["partition"] = [given] if isinstance(given, str) else list(given or ())
     return compare_job(systems, gate=gate, **options)
 
 

@@ -219,3 +219,15 @@ def test_make_evaluation_shows_the_names_it_reads() -> None:
     """The names make_evaluation reads from ``**options`` are the ones it shows."""
     assert set(api._EVALUATION_OPTIONS) == {"k", "profile", *CONVENTION_NAMES}
     assert set(keyword_names(make_evaluation)) == set(api._EVALUATION_OPTIONS)
+
+
+def test_compare_runs_defaults_shown_are_what_leaving_them_out_gives(tiny: tuple[Path, Path], tmp_path: Path) -> None:
+    run, qrels = tiny
+    other = tmp_path / "other.csv"
+    other.write_text("query_id,doc_id,score\nq1,a,1\nq1,b,2\nq1,c,3\n", encoding="utf-8")
+    bound = inspect.signature(compare_runs).bind([run, other], qrels)
+    bound.apply_defaults()
+    explicit = compare_runs(*bound.args, **bound.kwargs).result.comparison
+    assert explicit.equals(compare_runs([run, other], qrels).result.comparison)
+    # None where a list is taken means none given, as leaving it out does
+    assert compare_runs([run, other], qrels, group_by=None, partition=None).result.comparison.equals(explicit)
