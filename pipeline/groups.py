@@ -159,6 +159,7 @@ def attach_groups(
         f"evaluated queries without a row in {source}, summarised in the group whose {', '.join(group_by)} is null",
         missing.len(),
         examples,
+        f"evaluated queries without a row in {source}: grouped under a null {', '.join(group_by)}",
     )
     return labelled, warning
 

@@ -16,7 +16,7 @@ twice in the run (under ``duplicates = "error"``) and in the qrels.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal, Protocol
 
@@ -60,21 +60,45 @@ def _empty_ideal_effect(evaluation: Evaluation) -> str:
 class ValidationWarning:
     """Something legal but suspicious in the inputs: what, how often, and the first few ids.
 
-    ``code`` is stable (for manifests and scripts); ``message`` is for people.
+    ``code`` is stable (for manifests and scripts); ``message`` is for people, with what it
+    means and the flag that changes it; ``brief`` the same in a few words, for the one line a
+    warning takes on a terminal (:meth:`line`).
     """
 
     code: str
     message: str
     count: int
     examples: tuple[str, ...] = ()
+    brief: str = ""
 
     def as_dict(self) -> dict[str, object]:
-        return {**asdict(self), "examples": list(self.examples)}
+        return {
+            key: list(value) if key == "examples" else value for key, value in asdict(self).items() if key != "brief"
+        }
+
+    def line(self) -> str:
+        """The warning in one short line, its count last: ``queries only in q.parquet, skipped: 3``."""
+        return f"{self.brief}: {self.count}" if self.brief else str(self)
 
     def __str__(self) -> str:
         shown = ", ".join(map(text_value, self.examples))
         more = ", ..." if self.count > len(self.examples) else ""
         return f"{self.message}: {self.count} ({shown}{more})" if shown else f"{self.message}: {self.count}"
+
+
+def shared_warnings(found: Iterable[tuple[str, ValidationWarning]]) -> list[tuple[str, ValidationWarning]]:
+    """The warnings of several systems scored together, each once with the names of every
+    system that has it (``run, run_b``): the qrels' warnings, the same for each run, are one.
+
+    >>> w = ValidationWarning("negative_labels", "judgments with a negative label", 2)
+    >>> shared_warnings([("a", w), ("b", w)])
+    [('a, b', ValidationWarning(code='negative_labels', message='judgments with a negative label', count=2, \
+examples=(), brief=''))]
+    """
+    names: dict[ValidationWarning, list[str]] = {}
+    for name, warning in found:
+        names.setdefault(warning, []).append(name)
+    return [(", ".join(dict.fromkeys(systems)), warning) for warning, systems in names.items()]
 
 
 @dataclass(frozen=True)
@@ -435,6 +459,18 @@ def warnings(
             "(--max-results keeps the best N; --warn-results-over changes this limit)"
         ),
     }
+    briefs = {
+        "queries_only_in_run": (
+            f"queries only in {run_name}, not evaluated"
+            if evaluation.queries_without_judgments == "skip"
+            else f"queries only in {run_name}, evaluated with every document unjudged"
+        ),
+        "queries_only_in_qrels": f"queries only in {qrels_name}, skipped",
+        "queries_without_relevant": f"queries without a relevant judgment in {qrels_name} (they "
+        f"{_empty_ideal_effect(evaluation)})",
+        "negative_labels": f"negative labels in {qrels_name}, counted as unjudged",
+        "results_over_limit": f"queries with more than {policy.checks.warn_results_over} results in {run_name}",
+    }
     found = []
     for code in WARNING_ORDER:
         tally = tallies.get(code)
@@ -443,5 +479,5 @@ def warnings(
         if code == "results_over_limit" and policy.checks.warn_results_over is None:
             continue
         examples = tuple(sorted(tally.examples)[:WARNING_EXAMPLES])
-        found.append(ValidationWarning(code=code, message=messages[code], count=tally.count, examples=examples))
+        found.append(ValidationWarning(code, messages[code], tally.count, examples, briefs[code]))
     return tuple(found)
