@@ -21,11 +21,13 @@ from pipeline.registry import (
     PRIMARY_MEASURE,
     RELSTRING,
     TREC_EVAL_ORDER,
+    AskedValue,
     Evaluation,
     Measure,
     NamedLines,
     in_trec_eval_sets,
     profile_named,
+    spelled,
     trec_eval_measure,
 )
 
@@ -256,20 +258,110 @@ def summary_table(summary: pl.DataFrame, title: str = "", *, digits: int = 4) ->
     body = [
         [group_cell(row[key], overall=bool(row.get("overall"))) for key in keys]
         + [WHOLE_RANKING if row["k"] is None else str(row["k"]), str(row["queries"])]
-        # a mean is null when every query was skipped (empty_ideal="skip")
-        + ["-" if row[m] is None else f"{row[m]:.{digits}f}" for m in means]
+        + [_number(row[m], digits) for m in means]
         + ["-" if row[c] is None else str(row[c]) for c in counts]
         for row in summary.iter_rows(named=True)
     ]
+    table = _aligned(header, body, len(keys))
+    return "\n".join([*title.splitlines(), *table]) + "\n"
+
+
+def _cell(column: str, value: object, digits: int) -> str:
+    if column == "measure":
+        return str(value)
+    if column == "k":
+        return WHOLE_RANKING if value is None else str(value)
+    return _number(value, digits)  # type: ignore[arg-type]
+
+
+def _aligned(header: list[str], body: list[list[str]], left: int) -> list[str]:
+    """Rows of cells in columns as wide as their widest cell: the first ``left`` columns (ids,
+    groups, names) flush left, the numbers flush right."""
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
-    table = [
+    return [
         "  ".join(
-            cell.ljust(width) if i < len(keys) else cell.rjust(width)
+            cell.ljust(width) if i < left else cell.rjust(width)
             for i, (cell, width) in enumerate(zip(line, widths, strict=True))
         )
         for line in [header, *body]
     ]
+
+
+def _number(value: float | None, digits: int) -> str:
+    # a mean is null when every query was skipped (empty_ideal="skip"); P over the whole ranking is none
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def asked_rows(summary: pl.DataFrame, asked: Sequence[AskedValue]) -> list[dict[str, object]]:
+    """The values ``--measures`` named one by one (:func:`pipeline.registry.asked_values`) of
+    each summary row (over all queries, each group, each partition), in the order named: the
+    row's partition and group values (and ``overall``, when grouped), then ``measure`` (the
+    name as asked), ``queries`` and ``value``."""
+    keys = [c for c in summary.columns[: summary.columns.index("k")]]
+    rows: dict[tuple, dict[int | None, dict]] = {}
+    for row in summary.iter_rows(named=True):
+        rows.setdefault(tuple(row[key] for key in keys), {})[row["k"]] = row
+    return [
+        {
+            **dict(zip(keys, lead, strict=True)),
+            "measure": value.label,
+            "queries": row["queries"],
+            "value": row[value.column],
+        }
+        for lead, by_cutoff in rows.items()
+        for value in asked
+        if (row := by_cutoff.get(value.k)) is not None
+    ]
+
+
+def asked_table(summary: pl.DataFrame, asked: Sequence[AskedValue], title: str = "", *, digits: int = 4) -> str:
+    """:func:`asked_rows` as a table under ``title``, ``measure  queries  value`` led by the
+    partition and group columns as :func:`summary_table` prints them."""
+    keys = [c for c in summary.columns[: summary.columns.index("k")] if c != "overall"]
+    body = [
+        [group_cell(row[key], overall=bool(row.get("overall"))) for key in keys]
+        + [str(row["measure"]), str(row["queries"]), _number(row["value"], digits)]  # type: ignore[arg-type]
+        for row in asked_rows(summary, asked)
+    ]
+    table = _aligned([*keys, "measure", "queries", "value"], body, len(keys) + 1)
     return "\n".join([*title.splitlines(), *table]) + "\n"
+
+
+def per_query_rows(per_query: pl.DataFrame, asked: Sequence[AskedValue] | None = None) -> list[dict[str, object]]:
+    """Each query's values as ``--per-query`` prints them, by query id then cutoff (the whole
+    ranking first): with the measures named one by one, a row per query and measure named
+    (its id and group values, ``measure``, ``value``); else a row per query and cutoff."""
+    keys = per_query.columns[: per_query.columns.index("k")]
+    rows = per_query.sort([keys[0], "k"], nulls_last=False, maintain_order=True).to_dicts()
+    if asked is None:
+        return rows
+    by_query: dict[tuple, dict[int | None, dict]] = {}
+    for row in rows:
+        by_query.setdefault(tuple(row[key] for key in keys), {})[row["k"]] = row
+    return [
+        {**dict(zip(keys, lead, strict=True)), "measure": value.label, "value": by_cutoff[value.k][value.column]}
+        for lead, by_cutoff in by_query.items()
+        for value in asked
+        if value.k in by_cutoff
+    ]
+
+
+def per_query_table(per_query: pl.DataFrame, asked: Sequence[AskedValue] | None = None, *, digits: int = 4) -> str:
+    """:func:`per_query_rows` as a table, above the summary: ``query_id  measure  value`` with
+    the measures named one by one, else a line per query and cutoff with the summary table's
+    columns; ids and group values as :func:`text_value` prints them."""
+    keys = per_query.columns[: per_query.columns.index("k")]
+    columns = (
+        ["measure", "value"]
+        if asked is not None
+        else ["k", *(m for m in (*MEASURE_NAMES, "ndcg_min", "ndcg_max") if m in per_query.columns)]
+    )
+    body = [
+        [text_value(row[keys[0]]), *(group_cell(row[key], overall=False) for key in keys[1:])]
+        + [_cell(column, row[column], digits) for column in columns]
+        for row in per_query_rows(per_query, asked)
+    ]
+    return "\n".join(_aligned([*keys, *columns], body, len(keys) + (asked is not None))) + "\n"
 
 
 def convention_settings(evaluation: Evaluation) -> dict[str, object]:
@@ -323,7 +415,7 @@ def spelling_note(given: Sequence[str] | None, evaluation: Evaluation, profile: 
     say so where the number is read. None when nothing differs or a profile was chosen."""
     if not given or profile is not None:
         return None
-    foreign = [name for name in given if any(p.fullmatch(name.strip()) for p in _IR_MEASURES_SPELLINGS)]
+    foreign = [spelled(name) for name in given if any(p.fullmatch(spelled(name)) for p in _IR_MEASURES_SPELLINGS)]
     if not foreign:
         return None
     base = profile_named(IR_MEASURES_PROFILE).evaluation(cutoffs=evaluation.cutoffs, measures=evaluation.measures)

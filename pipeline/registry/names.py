@@ -277,7 +277,7 @@ def measure_cutoffs(given: tuple[str, ...] | list[str]) -> tuple[int, ...]:
     families_at_cutoffs = [
         name
         for name in _one_by_one(given)
-        if name.strip() not in _WHOLE_RANKING_NAMES
+        if spelled(name) not in _WHOLE_RANKING_NAMES
         and measure_named(name)[1] is None
         and _cut_family(measure_named(name)[0])
     ]
@@ -342,3 +342,52 @@ def named_lines(given: tuple[str, ...] | list[str] | None, *, k_given: bool) -> 
 def _fills(template: str, name: str) -> bool:
     """Whether ``name`` is ``template`` (``P@{k}``) with a number for ``{k}``."""
     return re.fullmatch(re.escape(template).replace(re.escape("{k}"), r"\d+"), name) is not None
+
+
+@dataclass(frozen=True)
+class AskedValue:
+    """One value ``--measures`` asks for, as the table and JSON print it: ``label`` as the
+    name was written (in the registry's spelling: ``nDCG@10`` for ``ndcg@10``; a family named
+    without a cutoff, ``P``, at each cutoff under trec_eval's line name, ``P_5``), read from the
+    summary's ``column`` at cutoff ``k`` (None: the whole ranking)."""
+
+    label: str
+    column: str
+    k: int | None
+
+
+def asked_values(
+    given: tuple[str, ...] | list[str] | None, *, k_given: bool, cutoffs: tuple[int, ...]
+) -> tuple[AskedValue, ...] | None:
+    """The values ``--measures`` names one by one, in the order named, when it asks for exactly
+    those (:func:`named_lines`: a name carries a cutoff and ``--k`` is not given, and no set is
+    named); None when the whole grid of measures by cutoff is printed. ``cutoffs``: those
+    evaluated, at which a family named without one (``P``) is printed.
+
+    >>> [(v.label, v.column, v.k) for v in asked_values(("ndcg@10", "P@5", "AP"), k_given=False, cutoffs=(5, 10))]
+    [('nDCG@10', 'ndcg', 10), ('P@5', 'P', 5), ('AP', 'map', None)]
+    >>> [v.label for v in asked_values(("P", "nDCG@10"), k_given=False, cutoffs=(5, 10))]
+    ['P_5', 'P_10', 'nDCG@10']
+    >>> asked_values(("nDCG@10", "AP"), k_given=True, cutoffs=(10,)) is None
+    True
+    """
+    if named_lines(given, k_given=k_given) is None or any(name in MEASURE_SETS for name in given or ()):
+        return None
+    asked: list[AskedValue] = []
+    for name in _one_by_one(given or ()):
+        family, cutoff = measure_named(name)
+        text = spelled(name)
+        if cutoff is not None:
+            column = next(column for template, column in _CUT_TEMPLATES.items() if _fills(template, text))
+            asked.append(AskedValue(text, column, cutoff))
+        elif text in _WHOLE_RANKING_NAMES:
+            asked.append(AskedValue(text, _WHOLE_RANKING_NAMES[text], None))
+        else:
+            asked += [
+                AskedValue(label, m.name, k)
+                for m in MEASURES
+                if m.selected_by == family
+                for k in (None, *cutoffs)
+                if (label := m.trec_name(k)) is not None
+            ]
+    return tuple(dict.fromkeys(asked))
