@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.engines import Engine, Execution
+from pipeline.engines import Engine, Execution, out_of_memory
 from pipeline.errors import InvalidInput, UsageError, first_line
 from pipeline.inputs import Inputs, Prepared, Validated, prepare, unchanged_while_read
 from pipeline.inputs import check as check_prepared
@@ -74,7 +74,7 @@ def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution:
             raise UsageError(f"cannot read memory limit {limit!r}; expected a size such as 500MB, 4GB or 2GiB")
         read = inputs.run, inputs.qrels, inputs.columns, inputs.run_format, inputs.qrels_format
         prepared = prepare(*read, evaluation, text_in_memory=False)
-        buckets = bucket_count(prepared, limit)
+        buckets = bucket_count(prepared, limit, floor=_floor(engine, evaluation, execution, limit))
         if buckets > 1:
             return _evaluate_in_buckets(prepared, buckets, inputs, evaluation, engine, execution)
         validated = Validated(prepared, check_prepared(prepared, inputs, evaluation), inputs.columns)
@@ -85,21 +85,41 @@ def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution:
     return Result(per_query_table, summary, evaluation, engine.name, validated.warnings, rows)
 
 
-# What the Polars engine holds per run row while it evaluates (measured: about 160 bytes at
-# 10M rows of short string ids), with room to spare: the memory limit over this is the
-# number of run rows one bucket may have.
+# What an engine holds per run row while it evaluates beyond its floor (measured: about 160
+# bytes at 10M rows of short string ids on Polars; DuckDB's smallest limit grows by 180 bytes
+# a row with every measure, 50 with NDCG alone), with room to spare: what the memory limit
+# leaves beyond the engine's floor, over this, is the number of run rows one bucket may have.
 BYTES_PER_RUN_ROW = 300
 
 
-def bucket_count(prepared: Prepared, memory_limit: str) -> int:
+def bucket_count(prepared: Prepared, memory_limit: str, *, floor: int = 0) -> int:
     """How many buckets of queries to evaluate one after the other so that each fits in
-    ``memory_limit``; never more than the run has rows (a bucket holds at least one query).
-    Counting a Parquet run's rows reads only its footers."""
+    ``memory_limit`` beside the ``floor`` bytes the engine takes whatever the rows
+    (:meth:`pipeline.engines.Engine.memory_floor`); never more than the run has rows (a bucket
+    holds at least one query). Counting a Parquet run's rows reads only its footers."""
     limit = _size_in_bytes(memory_limit)
     if limit <= 0:
         raise UsageError(f"memory limit {memory_limit!r} leaves no memory; give a size above 0, such as 500MB or 4GB")
+    if limit <= floor:
+        raise ValueError(f"memory limit {memory_limit!r} leaves no room beyond the engine's {floor} bytes")
     rows = prepared.run.select(pl.len()).collect().item()
-    return max(1, min(rows, math.ceil(rows * BYTES_PER_RUN_ROW / limit)))
+    return max(1, min(rows, math.ceil(rows * BYTES_PER_RUN_ROW / (limit - floor))))
+
+
+def _floor(engine: Engine, evaluation: Evaluation, execution: Execution, limit: str) -> int:
+    """The engine's floor for this evaluation; a limit at or below it cannot hold even one query,
+    so it is refused before anything is split, with the size it takes."""
+    size = _size_in_bytes(limit)
+    if size <= 0:
+        raise UsageError(f"memory limit {limit!r} leaves no memory; give a size above 0, such as 500MB or 4GB")
+    floor = engine.memory_floor(evaluation, execution)
+    if size <= floor:
+        raise out_of_memory(
+            engine,
+            f" (memory limit {limit}: the evaluation of these measures takes {_megabytes(floor)} in it whatever "
+            "the run's size, and a bucket of queries needs room beyond that)",
+        )
+    return floor
 
 
 def _bucket_of(buckets: int) -> pl.Expr:

@@ -13,6 +13,8 @@ import pytest
 
 from pipeline import Evaluation, units
 from pipeline.api import evaluate
+from pipeline.engines import ENGINES as ENGINE_CLASSES
+from pipeline.engines import Execution
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.inputs import prepare
 from pipeline.io.read import Columns
@@ -173,3 +175,64 @@ def test_a_limit_below_one_row_gives_one_bucket_per_row_at_most(monkeypatch: pyt
 def test_a_limit_of_zero_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="leaves no memory"):
         evaluate(RUN, QRELS, k=[5], memory_limit="0GB")
+
+
+def _tied_run(folder: Path, queries: int, documents: int) -> tuple[Path, Path]:
+    """A run of ``queries`` x ``documents`` rows with tied scores, a fifth of it judged with
+    labels -1 to 3 (the shape of the benchmarks' runs), as Parquet."""
+    rows = queries * documents
+    position = pl.int_range(rows, eager=True)
+    run = pl.DataFrame(
+        {
+            "query_id": (position // documents).cast(pl.String),
+            "doc_id": (position % documents).cast(pl.String),
+            "score": ((position * 7919) % 13).cast(pl.Float64),
+        }
+    )
+    qrels = run.filter(position % 5 == 0).select(
+        "query_id", "doc_id", relevance=(pl.int_range(pl.len()) % 5 - 1).cast(pl.Int64)
+    )
+    run.write_parquet(folder / "run.parquet")
+    qrels.write_parquet(folder / "qrels.parquet")
+    return folder / "run.parquet", folder / "qrels.parquet"
+
+
+@ENGINES
+def test_a_small_limit_holds_with_every_measure(engine: str, tmp_path: Path) -> None:
+    """8 MiB beyond what the engine takes whatever the rows (DuckDB: its statement's hash
+    joins, about 50 MiB with every measure; Polars: nothing of its own), on a run the estimate
+    splits into buckets: every bucket fits, and the result is the one pass's. Counting no
+    floor, DuckDB's 200,000 rows went in one bucket of about 63 MB, and ran out of memory."""
+    measures = "all_trec"
+    evaluation = evaluate(RUN, QRELS, measures=measures).evaluation
+    floor = ENGINE_CLASSES[engine].memory_floor(evaluation, Execution())
+    limit = f"{floor + 8 * 2**20}B"
+    queries = 2000 if engine == "duckdb" else 1000
+    run, qrels = _tied_run(tmp_path, queries, 100)
+    buckets = units.bucket_count(prepare(run, qrels, Columns(), None, None, evaluation), limit, floor=floor)
+    assert buckets >= 3
+    one_pass = evaluate(run, qrels, measures=measures, engine=engine)
+    in_buckets = evaluate(run, qrels, measures=measures, engine=engine, memory_limit=limit)
+    assert in_buckets.per_query.columns == one_pass.per_query.columns
+    assert in_buckets.per_query.select("query_id", "k").equals(one_pass.per_query.select("query_id", "k"))
+    for got, want in ((in_buckets.per_query, one_pass.per_query), (in_buckets.summary, one_pass.summary)):
+        for column, dtype in want.schema.items():
+            if dtype.is_float():
+                assert got[column].to_list() == pytest.approx(want[column].to_list(), abs=TOLERANCE, nan_ok=True)
+            else:
+                assert got[column].equals(want[column]), column
+
+
+@pytest.mark.slow
+def test_a_limit_below_what_duckdb_takes_whatever_the_rows_is_a_clear_error(tmp_path: Path) -> None:
+    """8MB is below the DuckDB engine's floor with every measure: refused before anything is
+    split, exit 1, in the tool's words (not DuckDB's "Out of Memory Error" from a bucket)."""
+    done = run_cli(
+        "evaluate", "--run", RUN, "--qrels", QRELS, "--engine", "duckdb", "--measures", "all_trec",
+        "--memory-limit", "8MB", "--out", tmp_path / "out",
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "out of memory in the DuckDB engine (memory limit 8MB" in done.stderr
+    assert "whatever the run's size" in done.stderr and "Give it more room with --memory-limit" in done.stderr
+    assert "Out of Memory Error" not in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -63,6 +63,11 @@ class Engine(Protocol):
         """The summary of a per-query table, as :meth:`compute` sums it (same bits)."""
         ...
 
+    def memory_floor(self, evaluation: Evaluation, execution: Execution) -> int:
+        """Bytes the engine takes to evaluate whatever the run's size (its memory limit counts
+        them before the run's rows: :func:`pipeline.units.bucket_count`)."""
+        ...
+
     def filesystem(self, path: str, execution: Execution) -> fs.FileSystem:
         """Where ``path``'s partitions are listed."""
         ...
@@ -87,6 +92,12 @@ _OUT_OF_MEMORY = (
 )
 
 
+def out_of_memory(engine: Engine, detail: str) -> OutOfMemory:
+    """The error of an engine out of memory: exit 1, nothing written, what to do."""
+    label = {"duckdb": "DuckDB", "polars": "Polars"}.get(engine.name, engine.name)
+    return OutOfMemory(_OUT_OF_MEMORY.format(engine=label, detail=detail))
+
+
 class _PolarsRead:
     """Engines over inputs read and validated by Polars (:mod:`pipeline.inputs`)."""
 
@@ -104,6 +115,10 @@ class _PolarsRead:
 
     def check_job(self, job: Any) -> None:
         pass
+
+    def memory_floor(self, evaluation: Evaluation, execution: Execution) -> int:
+        # Polars has no cap of its own: the bytes per run row are measured over its whole use
+        return 0
 
     def writes(self, out: str) -> bool:
         return fs.is_local(out) or fs.is_object_store(out)
@@ -152,6 +167,14 @@ class PolarsEngine(_PolarsRead):
 
 class DuckDBEngine(_PolarsRead):
     name = "duckdb"
+
+    def memory_floor(self, evaluation: Evaluation, execution: Execution) -> int:
+        """DuckDB's peak over a small run (:func:`pipeline.engines.duckdb.statement_floor`): its
+        hash joins hold whole blocks whatever their rows, so a statement with every measure
+        needs about 50 MB before the run's rows count."""
+        from pipeline.engines import duckdb as duckdb_engine
+
+        return duckdb_engine.statement_floor(evaluation, threads=execution.threads)
 
     def per_query_plan(self, validated: Validated, evaluation: Evaluation, execution: Execution) -> pl.LazyFrame:
         from pipeline.engines import duckdb as duckdb_engine
@@ -260,6 +283,9 @@ class SparkEngine:
         return spark_engine.per_query_table(validated, evaluation).lazy()
 
     def summarize(self, per_query_table: pl.DataFrame) -> pl.DataFrame:
+        raise UsageError("the spark engine does not evaluate in buckets; size Spark with spark-submit")
+
+    def memory_floor(self, evaluation: Evaluation, execution: Execution) -> int:
         raise UsageError("the spark engine does not evaluate in buckets; size Spark with spark-submit")
 
     def filesystem(self, path: str, execution: Execution) -> fs.FileSystem:

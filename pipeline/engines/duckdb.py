@@ -9,6 +9,8 @@ values reach it only through ``SET VARIABLE name = $1`` with the value bound as 
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -169,6 +171,49 @@ def per_query_table(connection: duckdb.DuckDBPyConnection, evaluation: Evaluatio
     table = table.select(per_query_columns(evaluation))
     connection.execute("drop table per_query")  # its rows are in the frame now
     return table
+
+
+# The run :func:`statement_floor` measures the statement over: 100 queries of 10 documents.
+# From a few hundred rows on, each hash join of the statement holds whole blocks in each of its
+# partitions (4 MiB a join; a 5-row join takes 1.25 MiB), whatever the run's size: measured with
+# every measure, 50 MiB here against 48 MB the smallest limit through which 10,000 rows pass.
+_FLOOR_QUERIES, _FLOOR_DOCUMENTS = 100, 10
+# The floor is rounded up to this: one hash join's blocks, so that a bucket count does not move
+# with the few hundred KiB the peak differs by from one measurement to the next
+_FLOOR_STEP = 4 * 2**20
+
+
+def statement_floor(evaluation: Evaluation, *, threads: int | None = None) -> int:
+    """Bytes DuckDB holds at the peak of ``per_query_composed.sql`` for ``evaluation`` whatever
+    the run's size: its buffer manager's peak over a run of 1,000 rows, rounded up to 4 MiB.
+    What a memory limit leaves beyond it is what the run's rows may take. The statement for
+    every measure has more hash joins than NDCG's alone, so its floor is higher (about 52 MiB
+    against 20 MiB): measured, not estimated."""
+    rows = _FLOOR_QUERIES * _FLOOR_DOCUMENTS
+    position = pl.int_range(rows, eager=True)
+    run = pl.DataFrame(
+        {
+            "query_id": (position // _FLOOR_DOCUMENTS).cast(pl.String),
+            "doc_id": (position % _FLOOR_DOCUMENTS).cast(pl.String),
+            "score": (position % 7).cast(pl.Float64),  # ties, as in most runs
+        }
+    )
+    # a judgment for every other document, labels -1 to 3
+    qrels = run.filter(position % 2 == 0).select(
+        "query_id", "doc_id", relevance=(pl.int_range(pl.len()) % 5 - 1).cast(pl.Int64)
+    )
+    with reused_connection(threads=threads) as connection:
+        register_inputs(connection, run.lazy(), qrels.lazy())
+        set_variables(connection, evaluation_variables(evaluation))
+        connection.execute("SET enable_profiling = 'no_output'")
+        try:
+            connection.execute(sql_file(PER_QUERY_COMPOSED))
+            profile = json.loads(connection.get_profiling_information(format="json"))
+        finally:
+            connection.execute("RESET enable_profiling")
+            connection.execute("drop table if exists per_query")
+    peak = int(profile["system"]["peak_buffer_memory"])
+    return math.ceil(peak / _FLOOR_STEP) * _FLOOR_STEP
 
 
 class _ArrowStream:
