@@ -327,10 +327,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from pipeline.compare import comparison_json, comparison_table
     from pipeline.compare_job import Systems, compare_job
     from pipeline.errors import UsageError
-    from pipeline.io.format import json_text
+    from pipeline.gate import GateCannotFail
 
     conventions = {name: getattr(args, name) for name in COMPARE_CONVENTIONS}
     if not args.run:
@@ -341,6 +340,9 @@ def _compare(args: argparse.Namespace) -> int:
                 f"{', '.join(given)} score runs here (--run); evaluation outputs were scored with the "
                 "conventions of their manifest.json"
             )
+    if args.json and args.output_format not in ("table", "json"):
+        raise UsageError(f"--json is --output-format json; it cannot go with --output-format {args.output_format}")
+    output_format = "json" if args.json else args.output_format
     systems = Systems(
         baseline=args.baseline,
         candidates=args.candidate,
@@ -353,33 +355,30 @@ def _compare(args: argparse.Namespace) -> int:
         query_attributes=args.query_attributes,
         input_options=_options(args, "compare"),
     )
-    compared = compare_job(
-        systems,
-        k=args.k,
-        group_by=args.group_by,
-        all_queries=args.all_queries,
-        permutations=args.permutations,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        correction=args.correction,
-        allow_different_conventions=args.allow_different_conventions,
-        allow_different_judgments=args.allow_different_judgments,
-        out=args.out,
-        gate=_gate_from(args),
-        partition=args.partition or [],
-        measure=args.measure,
-    )
+    try:
+        compared = compare_job(
+            systems,
+            k=args.k,
+            group_by=args.group_by,
+            all_queries=args.all_queries,
+            permutations=args.permutations,
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+            correction=args.correction,
+            allow_different_conventions=args.allow_different_conventions,
+            allow_different_judgments=args.allow_different_judgments,
+            out=args.out,
+            gate=_gate_from(args),
+            partition=args.partition or [],
+            measure=args.measure,
+        )
+    except GateCannotFail as refused:
+        # the comparison could be made, only its gate could not fail: shown, then the refusal (exit 2)
+        if refused.compared is not None:
+            _print_comparison(refused.compared, output_format, args.digits)
+        raise
+    _print_comparison(compared, output_format, args.digits)
     verdict = compared.gate
-    if args.json:
-        payload = comparison_json(compared.result, compared.unpaired, compared.conventions)
-        payload["judgments"] = compared.judgments
-        if verdict is not None:
-            payload["gate"] = verdict.describe()
-        sys.stdout.write(json_text(payload) + "\n")
-    else:
-        sys.stdout.write(comparison_table(compared.result, compared.unpaired, digits=args.digits))
-        if verdict is not None:
-            sys.stdout.write("\n".join(verdict.lines()) + "\n")
     if verdict is not None and not args.all_queries:
         _warn_ungated_queries(compared.unpaired)
     if verdict is not None and verdict.failed:
@@ -389,6 +388,31 @@ def _compare(args: argparse.Namespace) -> int:
         more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
         raise RegressionGateFailed(f"regression gate failed: {failures[0]}{more}")
     return 0
+
+
+def _print_comparison(compared: Any, output_format: str, digits: int) -> None:
+    """The comparison on stdout in ``output_format``, with the gate's verdict when there is one."""
+    from pipeline.compare import comparison_json, comparison_table
+    from pipeline.io.format import json_text
+
+    verdict = compared.gate
+    if output_format == "json":
+        payload = comparison_json(compared.result, compared.unpaired, compared.conventions)
+        payload["judgments"] = compared.judgments
+        if verdict is not None:
+            payload["gate"] = verdict.describe()
+        sys.stdout.write(json_text(payload) + "\n")
+    elif output_format == "markdown":
+        from pipeline.compare_markdown import comparison_markdown
+
+        text = comparison_markdown(
+            compared.result, compared.unpaired, measure=compared.measure, gate=verdict, digits=digits
+        )
+        sys.stdout.write(text)
+    else:
+        sys.stdout.write(comparison_table(compared.result, compared.unpaired, digits=digits))
+        if verdict is not None:
+            sys.stdout.write("\n".join(verdict.lines()) + "\n")
 
 
 def _warn_ungated_queries(unpaired: object) -> None:
@@ -413,13 +437,13 @@ def _warn_ungated_queries(unpaired: object) -> None:
 
 
 def _gate_from(args: argparse.Namespace) -> Gate | None:
-    """``--fail-if-worse`` and ``--min-judged`` and their companions as a Gate (None without
-    either, where giving a companion alone is a mistake said as such)."""
+    """``--fail-if-worse``, ``--fail-if-drop-over`` and ``--min-judged`` and their companions as a
+    Gate (None without any of them, where giving a companion alone is a mistake said as such)."""
     from pipeline.compare_job import compare_cutoffs
     from pipeline.errors import UsageError
     from pipeline.gate import Gate
 
-    if args.fail_if_worse is None and args.min_judged is None:
+    if args.fail_if_worse is None and args.fail_if_drop_over is None and args.min_judged is None:
         given = [
             flag
             for flag, value in (
@@ -432,10 +456,16 @@ def _gate_from(args: argparse.Namespace) -> Gate | None:
         ]
         if given:
             verb = "apply" if len(given) > 1 else "applies"
-            raise UsageError(f"{', '.join(given)} only {verb} with --fail-if-worse MARGIN or --min-judged F")
+            raise UsageError(
+                f"{', '.join(given)} only {verb} with --fail-if-worse MARGIN, --fail-if-drop-over DROP or "
+                "--min-judged F"
+            )
         return None
     if args.fail_if_worse is None and args.alpha is not None:
-        raise UsageError("--alpha only applies with --fail-if-worse MARGIN (the floor of --min-judged is no test)")
+        raise UsageError(
+            "--alpha only applies with --fail-if-worse MARGIN (--fail-if-drop-over and the floor of --min-judged "
+            "are no tests)"
+        )
     if args.gate_groups and not args.group_by:
         raise UsageError("--gate-groups needs --group-by (the groups to gate)")
     if args.gate_k is not None and not args.gate_k.strip():
@@ -447,6 +477,7 @@ def _gate_from(args: argparse.Namespace) -> Gate | None:
         groups=args.gate_groups,
         partitions=args.gate_partitions,
         min_judged=args.min_judged,
+        max_drop=args.fail_if_drop_over,
     )
 
 

@@ -32,8 +32,9 @@ EXIT_CODES = """exit codes:
   4  a requested partition does not exist
   5  nothing to evaluate: no query is in both the run and the qrels
   6  regression gate failed (compare --fail-if-worse): the candidate is worse than the baseline
-     by more than the margin and significantly so, or (compare --min-judged) the candidate's
-     Judged@k is below the floor (the failing cutoff and group are printed)
+     by more than the margin and significantly so, or (compare --fail-if-drop-over) by more than
+     the drop allowed, or (compare --min-judged) the candidate's Judged@k is below the floor (the
+     failing cutoff and group are printed)
 """
 
 # The conventions that `ndcg compare --run` takes as `ndcg evaluate` does: all but --k and
@@ -329,6 +330,16 @@ def _margin(text: str) -> Any:
         raise argparse.ArgumentTypeError(str(error).removeprefix("--fail-if-worse: ")) from None
 
 
+def _drop_limit(text: str) -> Any:
+    from pipeline.errors import UsageError
+    from pipeline.gate import DROP_FLAG, Margin
+
+    try:
+        return Margin.parse(text, DROP_FLAG)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix(f"{DROP_FLAG}: ")) from None
+
+
 def _min_judged(text: str) -> float:
     from pipeline.errors import UsageError
     from pipeline.gate import parse_min_judged
@@ -362,11 +373,24 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     systems = compare.add_argument_group("systems (outputs of `ndcg evaluate --out`, or runs)")
-    systems.add_argument("--baseline", help="an evaluation output directory (or its per_query.parquet)")
     systems.add_argument(
-        "--candidate", action="append", default=[], help="another output directory; repeat for more systems"
+        "--baseline",
+        help="the baseline (the system the gate holds the others to): an evaluation output directory (or its "
+        "per_query.parquet)",
     )
-    systems.add_argument("--run", action="append", default=[], help="a run to evaluate; repeat (at least two)")
+    systems.add_argument(
+        "--candidate",
+        action="append",
+        default=[],
+        help="a candidate compared with the baseline: another output directory; repeat for more systems",
+    )
+    systems.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        help="a run to evaluate; repeat (at least two): the first is the baseline, the next ones the candidates "
+        "(--run old --run new gates new against old)",
+    )
     systems.add_argument("--qrels", help="judgments for --run; omit to use each run's inline labels")
     systems.add_argument("--names", help="comma-separated names of the systems, in order (default: from the paths)")
     systems.add_argument(
@@ -433,8 +457,18 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
 
     output = compare.add_argument_group("output")
     output.add_argument("--out", help="directory for comparison.parquet, deltas.parquet and manifest.json")
-    output.add_argument("--json", action="store_true", help="print the comparison as one JSON object")
+    output.add_argument(
+        "--output-format",
+        default="table",
+        choices=("table", "json", "markdown"),
+        help="what to print on stdout: markdown is GitHub-flavoured, for a CI step summary (means, differences, "
+        "p-values, the gate's verdict, the most regressed queries)",
+    )
+    output.add_argument(
+        "--json", action="store_true", help="print the comparison as one JSON object (= --output-format json)"
+    )
     output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
+    output.add_argument("--verbose", action="store_true", help="each warning in full, with its first ids")
 
 
 def _add_gate_flags(compare: argparse.ArgumentParser) -> None:
@@ -446,14 +480,24 @@ def _add_gate_flags(compare: argparse.ArgumentParser) -> None:
         "rows, --gate-partitions' rows, each a family of its own held to --alpha, so a flag that gates\n"
         "more rows never lets a failure of the others pass); the failing cutoff, group, partition and\n"
         "family are printed and recorded in manifest.json. A gate that no data could fail (too few\n"
-        "paired queries or --permutations to reach --alpha) is refused (exit 2). --min-judged F fails\n"
-        "too (alone or beside --fail-if-worse) when the candidate's Judged@k in a gated row is below F",
+        "paired queries or --permutations to reach --alpha) is refused (exit 2), after the comparison\n"
+        "is printed. --fail-if-drop-over DROP fails on the drop alone, without a test (it can fail on\n"
+        "one query), and --min-judged F when the candidate's Judged@k in a gated row is below F; each\n"
+        "alone or beside the others, whose failures they add to",
     )
     gate.add_argument(
         "--fail-if-worse",
         metavar="MARGIN",
         type=_margin,
-        help="the drop allowed: absolute NDCG (0.01) or relative to the baseline's mean (2%%); exit 6 beyond it",
+        help="the drop allowed: absolute NDCG (0.01) or relative to the baseline's mean (2%%); exit 6 beyond it "
+        "when the drop is significant at --alpha",
+    )
+    gate.add_argument(
+        "--fail-if-drop-over",
+        metavar="DROP",
+        type=_drop_limit,
+        help="the drop allowed without a significance test: absolute (0.02) or relative to the baseline's mean "
+        "(2%%); exit 6 when the candidate's mean drops by more, whatever the p-value",
     )
     gate.add_argument(
         "--min-judged",

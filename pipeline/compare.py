@@ -576,7 +576,8 @@ def _number(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _p_value(value: float | None) -> str:
+def p_value_text(value: float | None) -> str:
+    """A p-value as printed: 4 decimals, or 2 significant digits below 1e-4."""
     return "-" if value is None else (f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}")
 
 
@@ -605,7 +606,7 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
     for row in result.comparison.iter_rows(named=True):
         ci = "-" if row["ci_low"] is None else f"[{row['ci_low']:+.{digits}f}, {row['ci_high']:+.{digits}f}]"
         relative = "-" if row["relative_change"] is None else f"{row['relative_change']:+.1%}"
-        adjusted = f"{_p_value(row['p_adjusted_t'])} / {_p_value(row['p_adjusted_permutation'])}"
+        adjusted = f"{p_value_text(row['p_adjusted_t'])} / {p_value_text(row['p_adjusted_permutation'])}"
         body.append(
             [
                 text_value(row["baseline"]),
@@ -619,8 +620,8 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
                 "-" if row["mean_difference"] is None else f"{row['mean_difference']:+.{digits}f}",
                 relative,
                 f"{row['wins']}/{row['ties']}/{row['losses']}",
-                _p_value(row["p_value_t"]),
-                _p_value(row["p_value_permutation"]),
+                p_value_text(row["p_value_t"]),
+                p_value_text(row["p_value_permutation"]),
                 ci,
                 adjusted,
             ]

@@ -38,7 +38,7 @@ from pipeline.compare import (
 )
 from pipeline.coverage import JUDGED, candidate_judged
 from pipeline.errors import UsageError
-from pipeline.gate import Gate, GateResult, check_gate, check_gated_measure
+from pipeline.gate import DROP_FLAG, Gate, GateCannotFail, GateResult, check_gate, check_gated_measure
 from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
 from pipeline.judgments import check_judgments, describe_judgment_differences
@@ -85,6 +85,7 @@ class Compared:
     # the judgments the systems were scored against: ``shared`` (runs scored here against one
     # --qrels) and ``differences`` (outputs scored against different ones, allowed by the caller)
     judgments: dict[str, Any] = field(default_factory=dict)
+    measure: str = PRIMARY_MEASURE  # the per-query column compared
 
 
 def compare_job(
@@ -109,7 +110,9 @@ def compare_job(
     tables with an old manifest). With ``gate``, the regression gate's verdict is returned
     (``Compared.gate``) and recorded in the manifest (``"gate"``); raising for a failure
     (:class:`pipeline.errors.RegressionGateFailed`) is the caller's choice (the command line
-    does, after printing).
+    does, after printing). A gate that no data could fail raises
+    :class:`pipeline.gate.GateCannotFail` (a usage error, exit 2) before anything is written,
+    carrying the comparison (``compared``) and the refused verdict (``result``).
 
     Hive-partitioned systems (``out/model_a/dt=2026-11-22/per_query.parquet``, or runs in
     ``dt=...`` folders) are compared partition by partition: see
@@ -130,6 +133,8 @@ def compare_job(
     check_measure_cutoffs(measure, compare_cutoffs(k), gate)
     if gate is not None and gate.margin is not None:
         check_gated_measure(measure)
+    if gate is not None and gate.max_drop is not None:
+        check_gated_measure(measure, DROP_FLAG)
     filters = parse_partition_filters(list(partition))
     partition_by: tuple[str, ...] = ()
     # runs scored here compute what the gate reads: Judged@k for a coverage floor
@@ -157,25 +162,32 @@ def compare_job(
         partition_by=partition_by,
     )
     result = compare_systems(tables, options, measure=measure)
-    verdict = (
-        check_gate(
-            result.comparison,
-            gate,
-            group_by=groups,
-            partition_by=partition_by,
-            correction=correction,
-            measure=measure,
-            coverage=_gate_coverage(tables, result.comparison, gate, options, measure),
-        )
-        if gate is not None
-        else None
-    )
+    refused: GateCannotFail | None = None
+    verdict: GateResult | None = None
+    if gate is not None:
+        try:
+            verdict = check_gate(
+                result.comparison,
+                gate,
+                group_by=groups,
+                partition_by=partition_by,
+                correction=correction,
+                measure=measure,
+                coverage=_gate_coverage(tables, result.comparison, gate, options, measure),
+            )
+        except GateCannotFail as cannot_fail:
+            refused, verdict = cannot_fail, cannot_fail.result
     if measure != SCORE:  # the deltas name the measure compared
         sides = {f"{SCORE}_baseline": f"{measure}_baseline", f"{SCORE}_candidate": f"{measure}_candidate"}
         result = dataclasses.replace(result, deltas=result.deltas.rename(sides))
     unpaired = unpaired_queries(result.deltas)
     warn_different_query_sets(unpaired, all_queries)
-    compared = Compared(result, unpaired, conventions, differences, options, verdict, judgments)
+    compared = Compared(result, unpaired, conventions, differences, options, verdict, judgments, measure)
+    if refused is not None:
+        # a gate that cannot fail is a usage error: nothing is written, but the comparison it was
+        # asked over goes with the error, for the caller to show (the command line prints it)
+        refused.compared = compared
+        raise refused
     if out:
         _write_comparison(out, compared, measure, list(tables))
     return compared

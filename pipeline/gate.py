@@ -41,10 +41,18 @@ read, better or worse. It checks the same rows as the margin (the gated cutoffs,
 ``--gate-groups`` and ``--gate-partitions`` each group's and partition's), at cutoffs only
 (Judged@k has no value over the whole ranking). A floor is no test, so nothing is adjusted, and
 its failures are added to the margin's: the floor can fail a gate, never pass one.
+
+The drop limit (``--fail-if-drop-over DROP``, alone or beside the others) fails a row whose
+candidate's mean is worse than the baseline's by more than ``DROP`` (absolute, or ``%`` of the
+baseline's mean), whatever its p-value: a budget, not a test. It checks the rows the margin checks,
+adjusts nothing and can fail on one paired query; its failures are added to the others', and beside
+a margin family that cannot fail the refusal stands unless some check failed: adding a check never
+turns a refused or failing gate into a passing one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -61,8 +69,11 @@ from pipeline.registry import MEASURE, MEASURES
 # the p-value the gate reads (before its own adjustment over the checked rows)
 P_VALUE = "p_value_permutation"
 # A mean of fractions that should equal the floor may land a rounding below it: a shortfall
-# within this much is no shortfall.
+# within this much is no shortfall (and a drop within this much of the drop limit, no excess:
+# 0.8 -> 0.79 is a drop of 0.010000000000000009 in binary).
 FLOOR_TOLERANCE = 1e-12
+MARGIN_FLAG = "--fail-if-worse"
+DROP_FLAG = "--fail-if-drop-over"
 
 
 def _number_or_percentage(text: str, flag: str, hint: str) -> tuple[float, bool]:
@@ -93,12 +104,13 @@ class Margin:
             raise UsageError(f"the margin must be 0 or more (how much worse the candidate may be), got {self.value!r}")
 
     @classmethod
-    def parse(cls, text: str) -> Margin:
-        """``0.01`` (absolute) or ``2%`` (relative to the baseline's mean)."""
+    def parse(cls, text: str, flag: str = MARGIN_FLAG) -> Margin:
+        """``0.01`` (absolute) or ``2%`` (relative to the baseline's mean); ``flag`` names the
+        option in the messages (``--fail-if-worse``, ``--fail-if-drop-over``)."""
         hint = "expected a number of 0 or more such as 0.01 (absolute) or a percentage such as 2%"
-        value, relative = _number_or_percentage(text, "--fail-if-worse", hint)
+        value, relative = _number_or_percentage(text, flag, hint)
         if not math.isfinite(value) or value < 0:
-            raise UsageError(f"--fail-if-worse: {text!r} is not a margin: {hint}")
+            raise UsageError(f"{flag}: {text!r} is not a margin: {hint}")
         return cls(value / 100 if relative else value, relative)
 
     def allowed_drop(self, mean_baseline: float) -> float:
@@ -120,22 +132,34 @@ def parse_min_judged(text: str) -> float:
 
 @dataclass(frozen=True)
 class Gate:
-    """What the gate checks: the margin (None: no regression check), the significance level
-    ``alpha``, the judgment coverage floor ``min_judged`` (None: none), the cutoffs (None: every
-    compared cutoff), and whether each group's and each partition's rows are gated too."""
+    """What the gate checks: the margin of the significance test (``margin``, ``--fail-if-worse``;
+    None: none), its level ``alpha``, the drop allowed without a test (``max_drop``,
+    ``--fail-if-drop-over``; None: none), the judgment coverage floor ``min_judged`` (None: none),
+    the cutoffs (None: every compared cutoff), and whether each group's and each partition's rows
+    are gated too."""
 
-    margin: Margin | None
+    margin: Margin | None = None
     alpha: float = 0.05
     cutoffs: tuple[int | None, ...] | None = None
     groups: bool = False
     partitions: bool = False
     min_judged: float | None = None
+    max_drop: Margin | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.alpha, bool) or not isinstance(self.alpha, int | float) or not 0 < self.alpha < 1:
             raise UsageError(f"--alpha must be a number between 0 and 1 (exclusive), got {self.alpha!r}")
-        if self.margin is None and self.min_judged is None:
-            raise UsageError("a gate needs a margin (--fail-if-worse) or a judgment coverage floor (--min-judged)")
+        for name, flag in (("margin", MARGIN_FLAG), ("max_drop", DROP_FLAG)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, Margin):
+                raise UsageError(
+                    f"{name} ({flag}) must be a pipeline.gate.Margin (Margin(0.01), Margin.parse('2%')), got {value!r}"
+                )
+        if self.margin is None and self.min_judged is None and self.max_drop is None:
+            raise UsageError(
+                "a gate needs a margin (--fail-if-worse), a drop limit (--fail-if-drop-over) or a judgment coverage "
+                "floor (--min-judged)"
+            )
         if self.min_judged is not None and (
             isinstance(self.min_judged, bool)
             or not isinstance(self.min_judged, int | float)
@@ -155,6 +179,7 @@ class Gate:
             "partitions": self.partitions,
             "test": P_VALUE,
             "min_judged": self.min_judged,
+            "max_drop": None if self.max_drop is None else str(self.max_drop),
         }
 
 
@@ -206,8 +231,10 @@ class GateResult:
     each a dict naming the pair, cutoff, group, partition and family with its numbers, and the
     families they were held in; with a judgment coverage floor, its checks and failures
     (``coverage_checks``, ``coverage_failures``: the candidate's Judged@k of each gated row);
-    ``unreachable``, why each family that no data could fail cannot (only beside a failure:
-    alone, it is refused)."""
+    with a drop limit, its checks and failures (``drop_checks``, ``drop_failures``);
+    ``unreachable``, why each family that no data could fail cannot (beside a failure it is
+    said; alone, the gate is refused: ``refusal`` holds why, and :func:`check_gate` raises
+    :class:`GateCannotFail` with this verdict)."""
 
     gate: Gate
     checks: list[dict[str, Any]] = field(default_factory=list)
@@ -216,16 +243,26 @@ class GateResult:
     coverage_checks: list[dict[str, Any]] = field(default_factory=list)
     coverage_failures: list[dict[str, Any]] = field(default_factory=list)
     unreachable: list[str] = field(default_factory=list)
+    drop_checks: list[dict[str, Any]] = field(default_factory=list)
+    drop_failures: list[dict[str, Any]] = field(default_factory=list)
+    refusal: str | None = None
 
     @property
     def failed(self) -> bool:
-        return bool(self.failures or self.coverage_failures)
+        return bool(self.failures or self.coverage_failures or self.drop_failures)
+
+    @property
+    def verdict(self) -> str:
+        """``passed``, ``FAILED`` (exit 6) or ``REFUSED`` (a gate that cannot fail: exit 2)."""
+        return "REFUSED" if self.refusal else "FAILED" if self.failed else "passed"
 
     def failure_texts(self) -> list[str]:
-        """One line per failure: the margin's, then the coverage floor's."""
-        return [describe_failure(row) for row in self.failures] + [
-            describe_coverage_failure(row) for row in self.coverage_failures
-        ]
+        """One line per failure: the margin's, the drop limit's, then the coverage floor's."""
+        return (
+            [describe_failure(row) for row in self.failures]
+            + [describe_drop_failure(row) for row in self.drop_failures]
+            + [describe_coverage_failure(row) for row in self.coverage_failures]
+        )
 
     def describe(self) -> dict[str, Any]:
         coverage = None
@@ -238,9 +275,23 @@ class GateResult:
                 "checks": self.coverage_checks,
                 "failures": self.coverage_failures,
             }
+        drop = None
+        if self.gate.max_drop is not None:
+            drop = {
+                "max_drop": str(self.gate.max_drop),
+                "max_drop_value": self.gate.max_drop.value,
+                "relative": self.gate.max_drop.relative,
+                "test": None,
+                "checked": len(self.drop_checks),
+                "passed": not self.drop_failures,
+                "checks": self.drop_checks,
+                "failures": self.drop_failures,
+            }
         return {
             **self.gate.describe(),
-            "passed": not self.failed,
+            # null when refused: a gate that cannot fail neither passed nor failed
+            "passed": None if self.refusal else not self.failed,
+            "refused": self.refusal,
             "checked": len(self.checks),
             "families": [family.describe() for family in self.families],
             "checks": self.checks,
@@ -248,11 +299,12 @@ class GateResult:
             "cannot_fail": [row for row in self.checks if not row["can_fail"]],
             "unreachable_families": self.unreachable,
             "coverage": coverage,
+            "drop": drop,
         }
 
     def lines(self) -> list[str]:
-        """What stdout says: the verdict, each family's, the coverage floor's, one line per
-        failure, and the checks that no data could fail."""
+        """What stdout says: the verdict, each family's, the drop limit's, the coverage floor's,
+        one line per failure, and the checks that no data could fail."""
         count = len(self.families)
         parts = []
         if self.gate.margin is not None:
@@ -260,14 +312,19 @@ class GateResult:
                 f"--fail-if-worse {self.gate.margin}, alpha {self.gate.alpha}, {len(self.checks)} check(s) in "
                 f"{count} famil{'y' if count == 1 else 'ies'}, randomization p-values adjusted within each family"
             )
+        if self.gate.max_drop is not None:
+            parts.append(f"--fail-if-drop-over {self.gate.max_drop}, {_checks(len(self.drop_checks))}, no test")
         if self.gate.min_judged is not None:
             parts.append(f"--min-judged {self.gate.min_judged:g}, {_checks(len(self.coverage_checks))} of Judged@k")
-        lines = [f"# gate ({'; '.join(parts)}): {'FAILED' if self.failed else 'passed'}"]
+        head = "REFUSED: it cannot fail whatever the data (exit 2)" if self.refusal else self.verdict
+        lines = [f"# gate ({'; '.join(parts)}): {head}"]
         for family in self.families:
             verdict = f"FAILED ({family.failed} failure(s))" if family.failed else "passed"
             if not family.can_fail:
                 verdict = "cannot fail whatever the data (below)"
             lines.append(f"# gate family {family.text()}: {FAMILY_ROWS[family.name]}: {verdict}")
+        if self.gate.max_drop is not None:
+            lines.append(self._drop_line())
         if self.gate.min_judged is not None:
             lines.append(self._coverage_line())
         lines += [f"# gate FAILED: {text}" for text in self.failure_texts()]
@@ -282,6 +339,27 @@ class GateResult:
                 f"permutations to reach alpha): {shown}"
             )
         return lines
+
+    def _drop_line(self) -> str:
+        from pipeline.compare import cutoff_label
+
+        ks = sorted({row["k"] for row in self.drop_checks}, key=lambda k: math.inf if k is None else k)
+        cutoffs = [cutoff_label(k) for k in ks]
+        failed = len(self.drop_failures)
+        verdict = f"FAILED ({failed} failure(s))" if failed else "passed"
+        measured = [row for row in self.drop_checks if row["worse_by"] is not None]
+        largest = max(measured, key=lambda row: row["worse_by"], default=None)
+        if largest is None:
+            seen = ""
+        elif largest["worse_by"] > FLOOR_TOLERANCE:
+            seen = f", largest {_worse_word(largest['measure'])} {largest['worse_by']:.4f} ({_where(largest)})"
+        else:
+            seen = f", no {_worse_word(largest['measure'])} in any check"
+        return (
+            f"# gate drop (--fail-if-drop-over {self.gate.max_drop}): the candidate's mean against the baseline's, "
+            f"no significance test, at k={', '.join(cutoffs) or '-'} ({_checks(len(self.drop_checks))}{seen}): "
+            f"{verdict}"
+        )
 
     def _coverage_line(self) -> str:
         cutoffs = sorted({row["k"] for row in self.coverage_checks})
@@ -342,6 +420,18 @@ def describe_failure(row: dict[str, Any]) -> str:
     )
 
 
+def describe_drop_failure(row: dict[str, Any]) -> str:
+    measure = "" if row.get("measure", "ndcg") == "ndcg" else f"{row['measure']} "
+    decimals = decimals_apart(row["worse_by"], row["allowed_drop"])
+    return (
+        f"{_where(row)}: {measure}mean {row['mean_baseline']:.{decimals}f} -> "
+        f"{row['mean_candidate']:.{decimals}f} ({row['mean_difference']:+.{decimals}f}, "
+        f"{_relative(row['relative_change'])}), {_worse(row['measure'])} beyond {row['allowed_drop']:.{decimals}f} "
+        f"(--fail-if-drop-over {row['max_drop']}, no significance test; {row['queries']} paired queries; "
+        f"family {row['family']})"
+    )
+
+
 def describe_coverage_failure(row: dict[str, Any]) -> str:
     return (
         f"{_where(row)}: Judged@{row['k_label']} {row[JUDGED]:.{decimals_apart(row[JUDGED], row['min_judged'])}f} "
@@ -350,17 +440,21 @@ def describe_coverage_failure(row: dict[str, Any]) -> str:
     )
 
 
+def _worse_word(measure: str) -> str:
+    return "rise" if MEASURE[measure].better == "lower" else "drop"
+
+
 def _worse(measure: str) -> str:
     return "a rise (lower is better)" if MEASURE[measure].better == "lower" else "a drop"
 
 
-def check_gated_measure(measure: str) -> None:
+def check_gated_measure(measure: str, flag: str = MARGIN_FLAG) -> None:
     """A gate reads a measure's direction: one with none (a count, a property of the
     judgments) is refused rather than gated as if higher were better."""
     if MEASURE[measure].better is None:
         gated = ", ".join(m.name for m in MEASURES if m.better is not None and m.selected_by == "ndcg")
         raise UsageError(
-            f"--fail-if-worse cannot gate {measure}: {MEASURE[measure].title} is neither better higher nor "
+            f"{flag} cannot gate {measure}: {MEASURE[measure].title} is neither better higher nor "
             f"lower (a count, or a property of the judgments); gate a measure of quality ({gated}, P, map, ...) "
             "and compare this one without the gate"
         )
@@ -434,7 +528,10 @@ def check_gate(
         checks += checked
         failures += [row for row in checked if row["failed"]]
     idle = [family for family in families if not family.can_fail]
-    unreachable = [_cannot_fail(family, [row for row in checks if row["family"] == family.name]) for family in idle]
+    unreachable = [
+        _cannot_fail(family, [row for row in checks if row["family"] == family.name], gate.max_drop is not None)
+        for family in idle
+    ]
     keep = lambda row: _failure(row, group_by, partition_by)  # noqa: E731
     covered: list[dict[str, Any]] = []
     if gate.min_judged is not None:
@@ -454,11 +551,20 @@ def check_gate(
             for row in joined.filter(selection).to_dicts():
                 covered.append(_coverage_check({**row, **(only_partition or {})}, name, gate, group_by, partition_by))
     coverage_failures = [row for row in covered if row["failed"]]
-    # a family that cannot fail makes a passing gate meaningless (exit 2, saying why), but never
-    # hides another family's failure: that verdict stands (exit 6), the idle family named beside it
-    if unreachable and not (failures or coverage_failures):
-        raise UsageError(unreachable[0])
-    return GateResult(
+    dropped: list[dict[str, Any]] = []
+    if gate.max_drop is not None:
+        for name, selection in selections:
+            for row in rows.filter(selection).to_dicts():
+                row = {**row, **(only_partition or {})}
+                dropped.append(_drop_check(row, name, gate.max_drop, measure, group_by, partition_by))
+    drop_failures = [row for row in dropped if row["failed"]]
+    drop_idle = bool(dropped) and all(row["worse_by"] is None for row in dropped)
+    if drop_idle:
+        unreachable.append(
+            f"the gate cannot fail: --fail-if-drop-over {gate.max_drop} has no gated row with a paired query, so no "
+            "mean to compare; compare systems that share queries in the rows gated"
+        )
+    result = GateResult(
         gate,
         [keep(row) for row in checks],
         [keep(row) for row in failures],
@@ -466,7 +572,73 @@ def check_gate(
         covered,
         coverage_failures,
         unreachable,
+        dropped,
+        drop_failures,
     )
+    # a family that cannot fail makes a passing gate meaningless (exit 2, saying why), but never
+    # hides another check's failure: that verdict stands (exit 6), the idle family named beside it
+    if unreachable and not result.failed:
+        reason = unreachable[0]
+        if gate.max_drop is not None and not drop_idle:
+            reason += (
+                f". --fail-if-drop-over {gate.max_drop} gates the drop without a test and passed; leave "
+                "--fail-if-worse out to gate on the drop alone"
+            )
+        raise GateCannotFail(reason, dataclasses.replace(result, refusal=reason))
+    return result
+
+
+class GateCannotFail(UsageError):
+    """A gate that no data could fail, refused (exit 2) with its verdict (``result``, whose
+    ``refusal`` says why), so that the comparison it was asked over can still be shown;
+    :func:`pipeline.compare_job.compare_job` adds that comparison (``compared``)."""
+
+    def __init__(self, message: str, result: GateResult) -> None:
+        super().__init__(message)
+        self.result = result
+        self.compared: Any = None
+
+
+def _drop_check(
+    row: dict[str, Any],
+    family: str,
+    max_drop: Margin,
+    measure: str,
+    group_by: Sequence[str],
+    partition_by: Sequence[str],
+) -> dict[str, Any]:
+    """One row's drop check, without a test: failed when the candidate's mean is worse than the
+    baseline's by more than the limit (a row without a paired query has no means: not checked)."""
+    from pipeline.compare import cutoff_label
+
+    mean_baseline, difference = row.get("mean_baseline"), row.get("mean_difference")
+    allowed = worse_by = None
+    failed = False
+    if mean_baseline is not None and difference is not None:
+        allowed = max_drop.allowed_drop(mean_baseline)
+        # worse is lower for most measures, higher for one whose better is lower (unj)
+        worse_by = difference if MEASURE[measure].better == "lower" else -difference
+        failed = worse_by > allowed + FLOOR_TOLERANCE
+    return {
+        "baseline": row["baseline"],
+        "candidate": row["candidate"],
+        "measure": measure,
+        **{column: row.get(column) for column in [*partition_by, *group_by, *([OVERALL] if group_by else [])]},
+        "k": row["k"],
+        "k_label": cutoff_label(row["k"]),
+        "group": _group_text(row, group_by),
+        "partition": _partition_text(row, partition_by),
+        "queries": row.get("queries"),
+        "mean_baseline": mean_baseline,
+        "mean_candidate": row.get("mean_candidate"),
+        "mean_difference": difference,
+        "relative_change": row.get("relative_change"),
+        "worse_by": worse_by,
+        "allowed_drop": allowed,
+        "max_drop": str(max_drop),
+        "family": family,
+        "failed": failed,
+    }
 
 
 def _coverage_check(
@@ -549,7 +721,7 @@ def _check_family(
     return family, rows
 
 
-def _cannot_fail(family: Family, rows: list[dict[str, Any]]) -> str:
+def _cannot_fail(family: Family, rows: list[dict[str, Any]], with_drop_limit: bool) -> str:
     """Why a family can never fail, and what would let it."""
     from pipeline.stats import smallest_sign_flip_p
 
@@ -572,6 +744,8 @@ def _cannot_fail(family: Family, rows: list[dict[str, Any]]) -> str:
         changes.append(f"at least {needed_queries} paired queries in a check")
     changes += ["fewer checks in the family (--gate-k, fewer candidates, or without the flag that adds it)"]
     changes += [f"a larger --alpha than {family.alpha:g}"]
+    if not with_drop_limit:
+        changes += ["a gate on the drop alone, without a test (--fail-if-drop-over DROP in place of --fail-if-worse)"]
     return (
         f"the gate cannot fail: family {family.text()}: the smallest p-value its checks can reach is "
         f"{family.smallest_p:.4g} ({best['queries']} paired queries at best, {permutations} permutations: "

@@ -303,7 +303,10 @@ def test_runs_scored_here_compute_judged(tmp_path: Path) -> None:
         (("--min-judged", "abc"), "cannot read 'abc'"),
         (("--min-judged", "0_9"), "cannot read '0_9'"),
         (("--min-judged", "0.9", "--alpha", "0.1"), "--alpha only applies with --fail-if-worse"),
-        (("--gate-k", "10"), "--gate-k only applies with --fail-if-worse MARGIN or --min-judged F"),
+        (
+            ("--gate-k", "10"),
+            "--gate-k only applies with --fail-if-worse MARGIN, --fail-if-drop-over DROP or --min-judged F",
+        ),
         (("--min-judged", "0.9", "--gate-groups"), "--gate-groups needs --group-by"),
     ],
 )

@@ -514,6 +514,8 @@ def verdict_section(inputs: ReportInputs, k: int | None) -> Markup:
         if gate:
             passed = gate.get("passed")
             held = [f"--fail-if-worse {gate.get('margin')}, alpha {alpha}"] if gate.get("margin") is not None else []
+            if gate.get("max_drop") is not None:
+                held.append(f"--fail-if-drop-over {gate.get('max_drop')}: the drop alone, no test")
             if gate.get("min_judged") is not None:
                 held.append(f"--min-judged {gate.get('min_judged')}: the candidate's Judged@k")
             sentences.append(

@@ -148,7 +148,9 @@ def _gate_marks(
         keys = options.get("partition_by") if isinstance(options, dict) else None
         coverage = gate.get("coverage")
         below_floor = (coverage.get("failures") or []) if isinstance(coverage, dict) else []
-        for failure in [*(gate.get("failures") or []), *below_floor]:
+        drop = gate.get("drop")
+        beyond_drop = (drop.get("failures") or []) if isinstance(drop, dict) else []
+        for failure in [*(gate.get("failures") or []), *beyond_drop, *below_floor]:
             if not isinstance(failure, dict):
                 continue
             where = failure.get("partition")
@@ -158,7 +160,11 @@ def _gate_marks(
                     "k": failure.get("k_label"),
                     "group": failure.get("group") or OVERALL_LABEL,
                     "partition": where or "pooled",
-                    "why": f": Judged@k below --min-judged {failure['min_judged']}" if "min_judged" in failure else "",
+                    "why": f": Judged@k below --min-judged {failure['min_judged']}"
+                    if "min_judged" in failure
+                    else f": a drop beyond --fail-if-drop-over {failure['max_drop']}"
+                    if "max_drop" in failure
+                    else "",
                 }
             )
             # a coverage failure has no mean of the measure to mark on the trend: listed only
