@@ -16,6 +16,10 @@ The rule, also in docs/development.md:
   for every command that reads it (a replay is seconds of imports; a copy of the sample is not).
 - A block whose fence says ``bash whole`` is one case: the whole block runs as one bash script
   (``set -euo pipefail``) and must exit 0; its lines are not cases of their own.
+- Under a ``$ `` command, the lines up to the next one are what it prints: they must be the
+  lines it prints, stderr's then stdout's (as a terminal shows them: warnings before the
+  answer), a line ``...`` standing for any lines and a line ending in `` ...`` for any line
+  that begins as it does. A command directly followed by another shows nothing (not checked).
 - Not run: blocks whose fence ends in ``-norun`` (``console-norun``: a cluster, a placeholder,
   an install step), and lines naming a placeholder (``<...>``) or a remote URL (``s3://``,
   ``s3a://``, ``hdfs://``, ...), which need a store or a cluster this test does not have.
@@ -32,6 +36,7 @@ The rule, also in docs/development.md:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -62,6 +67,8 @@ class Command:
     line: int
     text: str
     whole_script: bool = False
+    # the lines a block shows under a ``$ `` command, up to the next one: what it prints
+    shown: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -108,17 +115,41 @@ def commands(page: Path) -> list[Command]:
             found.append(Command(name, lines[0][0], "\n".join(line for _, line in lines), whole_script=True))
             continue
         joined: list[tuple[int, str]] = []
+        shown: dict[int, list[str]] = {}
+        prompted = any(line.startswith("$ ") for _, line in lines)
         for number, line in lines:
             if joined and joined[-1][1].endswith("\\"):
                 joined[-1] = (joined[-1][0], joined[-1][1][:-1].rstrip() + " " + line.strip())
+            elif prompted and not line.startswith("$ ") and joined:
+                shown.setdefault(joined[-1][0], []).append(line.rstrip())
             else:
                 joined.append((number, line.strip().removeprefix("$ ")))
         found += [
-            Command(name, number, text)
+            Command(name, number, text, shown=tuple(shown.get(number, ())))
             for number, text in joined
             if text.startswith(COMMANDS) and not REMOTE.search(text) and not PLACEHOLDER.search(text)
         ]
     return found
+
+
+def shows(shown: tuple[str, ...], printed: list[str]) -> bool:
+    """Whether the lines a page shows are those a command printed (stderr's, then stdout's: the
+    order a terminal shows them in, warnings before the answer). A line ``...`` stands for any
+    lines (none too), a line ending in `` ...`` for any line that begins with what precedes it."""
+
+    @functools.cache
+    def fits(i: int, j: int) -> bool:
+        if i == len(shown):
+            return j == len(printed)
+        if shown[i] == "...":
+            return fits(i + 1, j) or (j < len(printed) and fits(i, j + 1))
+        if j == len(printed):
+            return False
+        line = shown[i]
+        same = printed[j].startswith(line[:-4]) if line.endswith(" ...") else printed[j] == line
+        return same and fits(i + 1, j + 1)
+
+    return fits(0, 0)
 
 
 ALL = [command for page in PAGES for command in commands(page)]
@@ -257,6 +288,26 @@ def test_command_runs_as_printed(command: Command, replays: Replays, tmp_path: P
         f"{command.name} exited {done.returncode}, expected {command.expected_exit}\n"
         f"$ {command.text}\n--- stdout\n{done.stdout[-2000:]}\n--- stderr\n{done.stderr[-3000:]}"
     )
+    if command.shown:
+        printed = [line.rstrip() for line in (done.stderr + done.stdout).splitlines()]
+        assert shows(command.shown, printed), (
+            f"{command.name} shows what the command no longer prints\n--- shown\n"
+            + "\n".join(command.shown)
+            + "\n--- printed\n"
+            + "\n".join(printed)
+        )
+
+
+def test_shown_output_is_matched_line_by_line() -> None:
+    """The rule above on small cases: exact lines, ``...`` for any lines, `` ...`` for the rest of one."""
+    assert shows(("a", "b"), ["a", "b"]) and not shows(("a",), ["a", "b"]) and not shows(("a", "b"), ["a", "c"])
+    assert shows(("a", "...", "d"), ["a", "b", "c", "d"]) and shows(("a", "...", "d"), ["a", "d"])
+    assert shows(("ndcg: skipped ...",), ["ndcg: skipped partition dt=1"]) and not shows(("x ...",), ["y"])
+
+
+def test_the_pages_show_printed_output() -> None:
+    """The output blocks the rule checks: the README's first evaluation among them."""
+    assert any(command.shown for command in ALL if command.page == "README.md")
 
 
 def spark_arguments(command: Command) -> list[str]:
