@@ -28,6 +28,7 @@ from pipeline.registry import CONVENTIONS, MEASURE_SETS, max_threads, options_fo
 if TYPE_CHECKING:
     from pipeline.gate import Gate
     from pipeline.registry import Evaluation
+    from pipeline.rules import ValidationWarning
 
 __all__ = ["EXIT_CODES", "build_parser", "main", "max_threads", "package_version"]
 
@@ -77,8 +78,12 @@ def _sql(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.errors import UsageError
     from pipeline.io.format import (
+        asked_rows,
+        asked_table,
         conventions_header,
         json_text,
+        per_query_rows,
+        per_query_table,
         spelling_note,
         summary_table,
         text_line,
@@ -88,7 +93,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.io.read import Source, trec_run_id
     from pipeline.io.write import check_out_folder
     from pipeline.job import Job, run_job
-    from pipeline.registry import named_lines, relstring_asked
+    from pipeline.registry import asked_values, named_lines, relstring_asked
     from pipeline.units import option_values
 
     if args.print_config:
@@ -120,6 +125,9 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format), on_decision=decided)
     skipped = [d for d in decisions if d["skipped"]]
+    # the warnings before the answer, never between its lines (stderr and stdout share a terminal)
+    for unit in units:
+        _log_warnings(unit.result.warnings, unit.partition)
     if output_format == "table":
         for decision in skipped:
             label = f"partition {decision['partition']}" if decision["partition"] else "the output"
@@ -135,8 +143,6 @@ def _evaluate(args: argparse.Namespace) -> int:
             sys.stdout.write(note + "\n")
         else:
             logging.getLogger("ndcg").warning(note.removeprefix("# "))
-    for unit in units:
-        _log_warnings(unit.result.warnings, unit.partition)
     if output_format == "trec" and job.group_by and units:
         logging.getLogger("ndcg").warning(
             "--output-format trec prints the lines over all queries only (trec_eval's format has no groups); "
@@ -149,6 +155,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     # the measures named one by one beside the sets (nDCG@10,AP: only those lines)
     one_by_one = [n for n in args.measures or () if n not in MEASURE_SETS and relstring_asked((n,)) is None]
     named = named_lines(one_by_one, k_given=args.k is not None)
+    # named one by one with their cutoffs (nDCG@10,P@5,AP): exactly those values, in that order
+    asked = asked_values(args.measures, k_given=args.k is not None, cutoffs=evaluation.cutoffs)
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -166,7 +174,13 @@ def _evaluate(args: argparse.Namespace) -> int:
                 )
             )
         elif output_format == "table":
-            sys.stdout.write(label + summary_table(unit.summary, digits=args.digits))
+            rows = per_query_table(unit.result.per_query, asked, digits=args.digits) + "\n" if args.per_query else ""
+            summary = (
+                summary_table(unit.summary, digits=args.digits)
+                if asked is None
+                else asked_table(unit.summary, asked, digits=args.digits)
+            )
+            sys.stdout.write(label + rows + summary)
     if output_format == "json":
         payload = {
             "conventions": evaluation.describe(),
@@ -175,6 +189,8 @@ def _evaluate(args: argparse.Namespace) -> int:
                 {
                     "partition": unit.partition.as_dict() if unit.partition else None,
                     "summary": unit.summary.to_dicts(),
+                    **({"measures": asked_rows(unit.summary, asked)} if asked is not None else {}),
+                    **({"per_query": per_query_rows(unit.result.per_query, asked)} if args.per_query else {}),
                     "queries": unit.manifest["queries"],
                 }
                 for unit in units
@@ -182,6 +198,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         }
         if len(units) == 1:
             payload["summary"] = units[0].summary.to_dicts()
+            if asked is not None:
+                payload["measures"] = asked_rows(units[0].summary, asked)
+            if args.per_query:
+                payload["per_query"] = per_query_rows(units[0].result.per_query, asked)
         if args.skip_unchanged:
             payload["skipped"] = skipped
         sys.stdout.write(json_text(payload) + "\n")
@@ -256,33 +276,53 @@ def _resolved_config(args: argparse.Namespace, evaluation: Evaluation) -> dict[s
     return dict(sorted(given.items()))
 
 
-def _configure_logging(level: str, format: str) -> None:
-    """Logs and warnings go to stderr; configured here, never in the library."""
+def _configure_logging(level: str, format: str, *, verbose: bool = False) -> logging.Formatter:
+    """Logs and warnings go to stderr; configured here, never in the library. A warning takes
+    one short line unless ``verbose`` (and in full in JSON logs)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_JsonFormatter() if format == "json" else _TextFormatter())
+    formatter = _JsonFormatter() if format == "json" else _TextFormatter(verbose=verbose)
+    handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    return formatter
+
+
+def _warnings_in(record: logging.LogRecord) -> list[ValidationWarning]:
+    from pipeline.rules import ValidationWarning
+
+    return [arg for arg in record.args if isinstance(arg, ValidationWarning)] if isinstance(record.args, tuple) else []
 
 
 class _TextFormatter(logging.Formatter):
+    def __init__(self, *, verbose: bool = False) -> None:
+        super().__init__()
+        self.verbose = verbose
+        self.shortened = False  # a warning was printed in its short line: say once where the rest is
+
     def format(self, record: logging.LogRecord) -> str:
         from pipeline.io.format import text_line
 
+        message = record.getMessage()
+        if not self.verbose and _warnings_in(record):
+            self.shortened = True
+            message = record.msg % tuple(arg.line() if arg in _warnings_in(record) else arg for arg in record.args)
         # a message naming an id or a path stays one line (a line break in it would forge others);
         # the traceback --log-level debug asks for follows it, as Python prints one
-        line = text_line(f"ndcg: {record.levelname.lower()}: {record.getMessage()}")
+        line = text_line(f"ndcg: {record.levelname.lower()}: {message}")
         return f"{line}\n{self.formatException(record.exc_info).rstrip()}" if record.exc_info else line
 
 
 class _JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
+        warnings = _warnings_in(record)
         return json.dumps(
             {
                 "time": self.formatTime(record),
                 "level": record.levelname.lower(),
                 "logger": record.name,
                 "message": record.getMessage(),
+                **({"warning": warnings[0].as_dict()} if warnings else {}),
                 **({"traceback": self.formatException(record.exc_info)} if record.exc_info else {}),
             }
         )
@@ -540,9 +580,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if getattr(args, "config", None):
             args = _apply_config(parser, args, argv)
-        _configure_logging(getattr(args, "log_level", "warning"), getattr(args, "log_format", "text"))
+        formatter = _configure_logging(
+            getattr(args, "log_level", "warning"),
+            getattr(args, "log_format", "text"),
+            verbose=getattr(args, "verbose", False),
+        )
+        hint = _WarningsHint(formatter, flag_exists=hasattr(args, "verbose"))
+        sys.stdout.before_first_write = hint  # type: ignore[attr-defined]
         code = int(_HANDLERS[args.command](args))
         sys.stdout.flush()  # a full device shows only when the buffer is written
+        hint()
         return code
     except NdcgError as error:
         logging.getLogger("ndcg").debug("failed", exc_info=True)
@@ -566,6 +613,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+class _WarningsHint:
+    """The line after the warnings saying where their details are, once, when a warning was
+    shortened: called before the first line of the answer (so it never comes between its lines)
+    and at the end (a command that printed nothing)."""
+
+    def __init__(self, formatter: logging.Formatter, *, flag_exists: bool) -> None:
+        self._formatter, self._flag_exists, self._said = formatter, flag_exists, False
+
+    def __call__(self) -> None:
+        if self._flag_exists and getattr(self._formatter, "shortened", False) and not self._said:
+            self._said = True
+            print("ndcg: --verbose prints each warning in full: its first ids and what changes it", file=sys.stderr)
+
+
 class _GuardedStdout:
     """stdout for the length of a command: a failure to write to it (a full device, a closed
     pipe, a character its encoding lacks) is an OutputError naming stdout and the fix, not an
@@ -574,8 +635,12 @@ class _GuardedStdout:
 
     def __init__(self, stream: object) -> None:
         self._stream = stream
+        self.before_first_write: Callable[[], None] | None = None
 
     def write(self, text: str) -> int:
+        if self.before_first_write is not None:
+            before, self.before_first_write = self.before_first_write, None
+            before()
         try:
             return int(self._stream.write(text))  # type: ignore[attr-defined]
         except (OSError, UnicodeEncodeError) as error:

@@ -232,7 +232,9 @@ def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--output-format", default="table", choices=("table", "trec", "json"), help="what to print on stdout"
     )
-    output.add_argument("--per-query", action="store_true", help="with --output-format trec: per-query lines too")
+    output.add_argument(
+        "--per-query", action="store_true", help="each query's values too, above the summary (json: a per_query list)"
+    )
     output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
     output.add_argument(
         "--json", action="store_true", help="print the summary as one JSON object (= --output-format json)"
@@ -240,8 +242,8 @@ def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--verbose",
         action="store_true",
-        help="above the table, every convention in full (as --json and manifest.json record them), not only "
-        "what differs from the profile or trec_eval's defaults",
+        help="every convention in full above the table (as --json and manifest.json record them), not only "
+        "what differs from the profile or trec_eval's defaults; and each warning in full, with its first ids",
     )
 
 

@@ -43,6 +43,7 @@ from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
 from pipeline.judgments import check_judgments, describe_judgment_differences
 from pipeline.registry import CONVENTION, MEASURE, PRIMARY_MEASURE, Evaluation, SpecError, parse_cutoffs
+from pipeline.rules import shared_warnings
 
 if TYPE_CHECKING:
     from pipeline.job import Job
@@ -523,13 +524,13 @@ def evaluate_runs(
     engine = engine_named(job.engine)
     for path in systems.runs:
         engine.check_job(dataclasses.replace(job, run=path))
-    tables = {}
+    tables, found = {}, []
     for name, path in zip(names, systems.runs, strict=True):
         units = run_job(dataclasses.replace(job, run=path))
-        for unit in units:
-            for warning in unit.result.warnings:
-                log.warning("%s: %s", name, warning)
+        found += [(name, warning) for unit in units for warning in unit.result.warnings]
         tables[name] = pl.concat([unit.per_query for unit in units], how="diagonal_relaxed")
+    for shared_by, warning in shared_warnings(found):
+        log.warning("%s: %s", shared_by, warning)
     if group_by:  # the rule of `ndcg evaluate --group-by`, over every run
         tables, warnings = attach_shared_groups(
             tables, systems.runs, group_by, query_attributes=systems.query_attributes

@@ -208,11 +208,11 @@ def test_compare_runs_groups_as_evaluate_does(outputs: dict[str, Path], tmp_path
         locales = pl.read_parquet(RUN).select("query_id", "locale").unique()
         locales.filter(~pl.col("query_id").is_in(["q001", "q002", "q003", "q004", "q005"])).write_parquet(attributes)
         flags = (*flags, "--query-attributes", attributes)
-    result = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--json", *flags)
+    result = run_cli("evaluate", "--run", RUN, "--qrels", QRELS, "--json", "--verbose", *flags)
     assert result.returncode == 0, result.stderr
     assert "summarised in the group whose locale is null" in result.stderr
     expected = {(row["locale"], row["overall"]): row for row in json.loads(result.stdout)["summary"] if row["k"] == 10}
-    payload, stderr = compared(outputs["run_b"], *flags)
+    payload, stderr = compared(outputs["run_b"], "--verbose", *flags)
     assert "summarised in the group whose locale is null" in stderr
     rows = {(row["locale"], row["overall"]): row for row in payload["comparison"]}
     assert set(rows) == set(expected)

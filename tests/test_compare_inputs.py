@@ -265,7 +265,7 @@ def test_queries_missing_from_the_attributes_are_warned_and_grouped_as_null(tmp_
     out = tmp_path / "out"
     result = run_cli(
         "evaluate", "--run", RUN, "--qrels", QRELS, "--k", "5", "--group-by", "locale",
-        "--query-attributes", attributes, "--out", out,
+        "--query-attributes", attributes, "--out", out, "--verbose",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "without a row in" in result.stderr and "q001, q002, q003" in result.stderr

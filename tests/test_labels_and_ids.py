@@ -188,7 +188,7 @@ def test_uint64_ids_above_2_63_against_int64_ids(tmp_path: Path, engine: str) ->
         },
     )
     for out in (tmp_path / "one", tmp_path / "buckets"):
-        args = ("--run", run, "--qrels", qrels, "--k", "1", "--out", out)
+        args = ("--run", run, "--qrels", qrels, "--k", "1", "--out", out, "--verbose")
         done = (
             cli_in_buckets(engine, 4, 4, *args)
             if out.name == "buckets"
@@ -531,7 +531,7 @@ def test_no_relevant_warning_follows_the_gain(tmp_path: Path, engine: str) -> No
     """Labels 0 only: by default the query scores 0 and is warned about; with --gain 0=1 label
     0 gains 1, the ranking is ideal (NDCG 1) and there is nothing to warn about."""
     run, qrels = labelled_inputs(tmp_path, pa.array([0, 0], pa.int64()))
-    default = evaluate_cli(engine, run, qrels, tmp_path / "default", "--k", "1")
+    default = evaluate_cli(engine, run, qrels, tmp_path / "default", "--k", "1", "--verbose")
     assert default.returncode == 0 and "without any relevant document" in default.stderr, default.stderr
     assert "they score 0" in default.stderr
     mapped = evaluate_cli(engine, run, qrels, tmp_path / "mapped", "--k", "1", "--gain", "0=1")

@@ -70,21 +70,44 @@ def test_per_query_trec_lines_are_the_measures_named_for_each_query(engine: str)
     _assert_trec_evals({key: v for key, v in lines.items() if key[1] == "all"}, FIVE, ("all",))
 
 
-def test_table_json_and_outputs_hold_the_cutoffs_named(tmp_path: Path) -> None:
-    """The rows are the cutoffs named and the whole ranking, in every format; the columns the
-    families named (with ndcg's), each value trec_eval's where trec_eval has a name for it."""
-    table = run_cli("evaluate", *COLLECTION, *NAMED)
+# the five measures as named, each with trec_eval's name of it
+AS_NAMED = {"nDCG@10": "ndcg_cut_10", "P@5": "P_5", "R@100": "recall_100", "AP": "map", "RR": "recip_rank"}
+
+
+def test_the_table_prints_the_measures_named_in_their_order() -> None:
+    """``--measures nDCG@10,P@5,R@100,AP,RR``: a line per measure, in the order named, under the
+    name given (any case: ``ndcg@10`` is printed ``nDCG@10``), each value trec_eval's; and
+    ``--per-query`` a line per query and measure above them (it was ignored in the table)."""
+    table = run_cli("evaluate", *COLLECTION, "--measures", "ndcg@10,P@5,R@100,ap,RR", "--per-query")
     assert table.returncode == 0, table.stderr
     rows = table.stdout.splitlines()
     assert rows[0] == "# conventions: trec_eval defaults except k=5,10,100, measures=ndcg,P,recall,map,recip_rank"
-    header = rows[2].split()
-    assert header == ["k", "queries", "cg", "dcg", "idcg", "ndcg", "P", "recall", "map", "recip_rank"]
-    assert [row.split()[0] for row in rows[3:]] == ["all", "5", "10", "100"]
+    per_query_header = rows.index("query_id  measure   value")
+    summary_header = next(i for i, row in enumerate(rows) if row.split() == ["measure", "queries", "value"])
+    per_query = [row.split() for row in rows[per_query_header + 1 : summary_header] if row]
+    summary = [row.split() for row in rows[summary_header + 1 :]]
+    assert [row[0] for row in summary] == list(AS_NAMED)
+    trec_eval, by_query = _trec_eval("out.test.a"), _trec_eval("out.test.aq")
+    for name, queries, value in summary:
+        assert queries == "3"
+        assert float(value) == pytest.approx(trec_eval[(AS_NAMED[name], "all")], abs=PRINTED)
+    assert [(query, name) for query, name, _ in per_query] == [(q, name) for q in QUERIES for name in AS_NAMED]
+    for query, name, value in per_query:
+        assert float(value) == pytest.approx(by_query[(AS_NAMED[name], query)], abs=PRINTED)
+
+
+def test_table_json_and_outputs_hold_the_cutoffs_named(tmp_path: Path) -> None:
+    """The rows are the cutoffs named and the whole ranking, in every format; the columns the
+    families named (with ndcg's), each value trec_eval's where trec_eval has a name for it.
+    JSON adds the values as named, in order (``measures``)."""
 
     done = run_cli("evaluate", *COLLECTION, *NAMED, "--json", "--out", tmp_path / "out")
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
     assert payload["conventions"]["cutoffs"] == [5, 10, 100]
+    assert [row["measure"] for row in payload["measures"]] == list(AS_NAMED)
+    for row in payload["measures"]:
+        assert row["value"] == pytest.approx(_trec_eval("out.test.a")[(AS_NAMED[row["measure"]], "all")], abs=PRINTED)
     summary = {row["k"]: row for row in payload["summary"]}
     assert list(summary) == [None, 5, 10, 100]
     trec_eval = _trec_eval("out.test.a")

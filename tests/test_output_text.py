@@ -83,7 +83,7 @@ def test_print_config_shows_the_values_the_job_resolves() -> None:
 
 
 def test_warnings_of_a_partitioned_run_name_their_partition() -> None:
-    done = run_cli("evaluate", "--run", RUNS, "--qrels", QRELS)
+    done = run_cli("evaluate", "--run", RUNS, "--qrels", QRELS, "--verbose")
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("ndcg: warning: ")]
     assert warnings and all(

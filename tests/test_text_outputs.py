@@ -56,7 +56,7 @@ def test_query_id_with_line_breaks_stays_on_its_line(tmp_path: Path, engine: str
         "valid",
         f"warning: queries only in the run {run}, not evaluated: 1 ('q2\\nvalid\\nwarning: none')",
     ]
-    done = run_cli("evaluate", "--run", run, "--qrels", qrels, "--engine", engine, "--k", "1")
+    done = run_cli("evaluate", "--run", run, "--qrels", qrels, "--engine", engine, "--k", "1", "--verbose")
     assert done.returncode == 0, done.stderr
     assert done.stderr.splitlines() == [
         f"ndcg: warning: queries only in the run {run}, not evaluated: 1 ('q2\\nvalid\\nwarning: none')"

@@ -82,7 +82,9 @@ def test_uint64_ids_above_2_63_score_alike_on_every_engine(
     tmp_path: Path, engine: str, request: pytest.FixtureRequest, qrels_ids: pa.DataType, query_type: pl.DataType
 ) -> None:
     run, qrels = _run(tmp_path), _qrels(tmp_path, qrels_ids)
-    done = _evaluate(engine, request, "--run", run, "--qrels", qrels, "--k", "3", "--out", tmp_path / "out")
+    done = _evaluate(
+        engine, request, "--run", run, "--qrels", qrels, "--k", "3", "--out", tmp_path / "out", "--verbose"
+    )
     assert done.returncode == 0, done.stderr
     table = pl.read_parquet(tmp_path / "out" / "per_query.parquet")
     assert table.schema["query_id"] == query_type

@@ -300,8 +300,9 @@ def test_example_ids_are_capped_but_count_is_complete() -> None:
 
 def test_cli_prints_warnings_to_stderr_and_exits_0(tmp_path: Path, engine: str) -> None:
     result = run_cli(
-        "evaluate", "--run", RUN, "--qrels", QRELS, "--k", "5", "--warn-results-over", "20", "--engine", engine
-    )
+        "evaluate", "--run", RUN, "--qrels", QRELS, "--k", "5", "--warn-results-over", "20", "--engine", engine,
+        "--verbose",
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.startswith("ndcg: warning:")]
     # data/qrels.parquet: q041..q043 are judged but not retrieved; q013, q026, q039 have no

@@ -288,7 +288,7 @@ def test_polars_and_duckdb_agree(tmp_path: Path, name: str) -> None:
     run, qrels = write_case(case, tmp_path)
     polars = by_polars(case, run, qrels)
     assert_expected(case, polars)
-    result = run_cli("evaluate", "--engine", "duckdb", *cli_flags(case, run, qrels))
+    result = run_cli("evaluate", "--engine", "duckdb", "--verbose", *cli_flags(case, run, qrels))
     assert from_stderr(result.returncode, result.stderr) == polars
 
 
@@ -317,7 +317,7 @@ def test_spark_refuses_first_duplicates_where_polars_keeps_them(local_spark: Spa
 
 
 def cli(args: list[str]) -> Outcome:
-    done = run_cli("evaluate", *args)
+    done = run_cli("evaluate", "--verbose", *args)
     return from_stderr(done.returncode, done.stderr)
 
 
