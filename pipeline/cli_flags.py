@@ -390,8 +390,8 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "--run",
         action="append",
         default=[],
-        help="a run to evaluate; repeat (at least two): the first is the baseline, the next ones the candidates "
-        "(--run old --run new gates new against old)",
+        help="a run to evaluate, repeated: the first is the baseline, the next ones the candidates (--run old "
+        "--run new gates new against old); at least two",
     )
     systems.add_argument("--qrels", help="judgments for --run; omit to use each run's inline labels")
     systems.add_argument("--names", help="comma-separated names of the systems, in order (default: from the paths)")

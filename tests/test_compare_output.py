@@ -107,7 +107,7 @@ def test_the_help_names_the_baseline() -> None:
     shown = run_cli("compare", "--help")
     assert shown.returncode == 0
     text = " ".join(shown.stdout.split())  # argparse wraps at the terminal's width
-    assert "(at least two): the first is the baseline, the next ones the candidates" in text
+    assert "--run RUN a run to evaluate, repeated: the first is the baseline, the next ones the candidates" in text
     assert "--baseline BASELINE the baseline (the system the gate holds the others to)" in text
     assert "--candidate CANDIDATE a candidate compared with the baseline" in text
     assert "--fail-if-drop-over DROP the drop allowed without a significance test" in text
