@@ -281,3 +281,32 @@ def test_the_report_names_the_drop_limit(tmp_path: Path) -> None:
     assert "<li>Regression gate (--fail-if-drop-over 0.05: the drop alone, no test): FAILED</li>" in page.read_text(
         encoding="utf-8"
     )
+
+
+@pytest.mark.parametrize(
+    ("cand_ndcg", "cand_judged", "code", "failed"),
+    [
+        (0.45, 0.9, 0, set()),  # a drop of 0.05 <= 0.1, Judged@10 0.9 >= 0.8
+        (0.3, 0.9, GATE_FAILED, {"drop"}),  # a drop of 0.2 > 0.1
+        (0.45, 0.5, GATE_FAILED, {"coverage"}),  # Judged@10 0.5 < 0.8
+        (0.3, 0.5, GATE_FAILED, {"drop", "coverage"}),
+    ],
+)
+def test_beside_the_judgment_coverage_floor(
+    tmp_path: Path, cand_ndcg: float, cand_judged: float, code: int, failed: set[str]
+) -> None:
+    """Two queries (0.5 and judged 1.0 in the baseline): the drop limit and the floor each fail on
+    their own, and a failure of either fails the gate; neither is a test, so neither is refused."""
+    folders = []
+    for name, ndcg, judged in (("prod", 0.5, 1.0), ("cand", cand_ndcg, cand_judged)):
+        folder = tmp_path / name
+        folder.mkdir()
+        rows = {"query_id": ["q0", "q1"], "k": [10, 10], "ndcg": [ndcg] * 2, "judged": [judged] * 2}
+        pl.DataFrame(rows).write_parquet(folder / "per_query.parquet")
+        folders.append(folder)
+    out = tmp_path / "cmp"
+    result = compare(*folders, "--fail-if-drop-over", "0.1", "--min-judged", "0.8", "--out", out)
+    assert result.returncode == code, result.stdout + result.stderr
+    gate = json.loads((out / "manifest.json").read_text())["gate"]
+    found = {part for part in ("drop", "coverage") if gate[part]["failures"]}
+    assert found == failed and gate["passed"] is (not failed)
