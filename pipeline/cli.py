@@ -306,7 +306,8 @@ class _TextFormatter(logging.Formatter):
         message = record.getMessage()
         if not self.verbose and _warnings_in(record):
             self.shortened = True
-            message = record.msg % tuple(arg.line() if arg in _warnings_in(record) else arg for arg in record.args)
+            given = record.args if isinstance(record.args, tuple) else ()
+            message = record.msg % tuple(arg.line() if arg in _warnings_in(record) else arg for arg in given)
         # a message naming an id or a path stays one line (a line break in it would forge others);
         # the traceback --log-level debug asks for follows it, as Python prints one
         line = text_line(f"ndcg: {record.levelname.lower()}: {message}")
@@ -586,7 +587,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             verbose=getattr(args, "verbose", False),
         )
         hint = _WarningsHint(formatter, flag_exists=hasattr(args, "verbose"))
-        sys.stdout.before_first_write = hint  # type: ignore[attr-defined]
+        sys.stdout.before_first_write = hint
         code = int(_HANDLERS[args.command](args))
         sys.stdout.flush()  # a full device shows only when the buffer is written
         hint()

@@ -13,6 +13,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from pipeline.cli_help import EXAMPLES, add_help_texts
 from pipeline.engines import ENGINES
 from pipeline.registry import (
     CONVENTIONS,
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input_arguments(validate, "validate")
     validate.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    add_help_texts(validate, "--run RUN [--qrels QRELS] [flags]", EXAMPLES["validate"], EXIT_CODES)
 
     _add_compare(commands)
     _add_report(commands)
@@ -215,6 +217,9 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
     job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
+    add_help_texts(
+        evaluate, "--run RUN [--qrels QRELS] [--k K] [--measures LIST] [flags]", EXAMPLES["evaluate"], EXIT_CODES
+    )
 
 
 def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
@@ -266,6 +271,7 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
         "...), every convention a named parameter (the file sql/generated/macros.sql; .read it into duckdb)",
     )
     add_measure_flags(sql.add_argument_group("measure"))  # the very flags of `evaluate`
+    add_help_texts(sql, "[--dialect duckdb|spark] [--macros] [measure flags]", EXAMPLES["sql"], EXIT_CODES)
 
 
 def _add_input_arguments(command: argparse.ArgumentParser, name: str) -> None:
@@ -471,6 +477,12 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
     )
     output.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 20 (default 4)")
     output.add_argument("--verbose", action="store_true", help="each warning in full, with its first ids")
+    add_help_texts(
+        compare,
+        "--run BASELINE --run CANDIDATE --qrels QRELS | --baseline DIR --candidate DIR [flags]",
+        EXAMPLES["compare"],
+        EXIT_CODES,
+    )
 
 
 def _add_gate_flags(compare: argparse.ArgumentParser) -> None:
@@ -558,3 +570,4 @@ def _add_report(commands: argparse._SubParsersAction) -> None:
         action="store_true",
         help="report outputs evaluated with different conventions (gain, discount, ties, ...); refused without it",
     )
+    add_help_texts(report, "OUTPUT [OUTPUT ...] --html FILE [flags]", EXAMPLES["report"], EXIT_CODES)

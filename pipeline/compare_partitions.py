@@ -30,7 +30,7 @@ from pipeline.io.outputs import (
     with_partition_columns,
 )
 from pipeline.io.partitions import Partition, hive_partitions, select_partitions
-from pipeline.rules import shared_warnings
+from pipeline.rules import ValidationWarning, shared_warnings
 
 if TYPE_CHECKING:
     from pipeline.job import Job
@@ -162,14 +162,14 @@ def evaluate_partitioned_runs(
     # no run pairs is left out below)
     chosen = {key: {value for p in common for k, value in p.values if k == key} for key, _ in common[0].values}
     evaluated: dict[Partition, dict[str, pl.DataFrame]] = {partition: {} for partition in common}
-    found: dict[Partition, list] = {partition: [] for partition in common}
+    warned: dict[Partition, list[tuple[str, ValidationWarning]]] = {partition: [] for partition in common}
     for name, run in zip(names, runs, strict=True):
         for unit in run_job(replace(job, run=run, partition_filters=chosen, out=None)):
             if unit.partition in evaluated:
-                found[unit.partition] += [(name, warning) for warning in unit.result.warnings]
+                warned[unit.partition] += [(name, warning) for warning in unit.result.warnings]
                 evaluated[unit.partition][name] = unit.per_query
-    for partition, warnings in found.items():
-        for shared_by, warning in shared_warnings(warnings):
+    for partition, found_in_partition in warned.items():
+        for shared_by, warning in shared_warnings(found_in_partition):
             log.warning("%s, partition %s: %s", shared_by, partition, warning)
     if group_by:
         for partition, tables in evaluated.items():

@@ -305,12 +305,12 @@ def asked_rows(summary: pl.DataFrame, asked: Sequence[AskedValue]) -> list[dict[
         {
             **dict(zip(keys, lead, strict=True)),
             "measure": value.label,
-            "queries": row["queries"],
-            "value": row[value.column],
+            "queries": found["queries"],
+            "value": found[value.column],
         }
         for lead, by_cutoff in rows.items()
         for value in asked
-        if (row := by_cutoff.get(value.k)) is not None
+        if (found := by_cutoff.get(value.k)) is not None
     ]
 
 
