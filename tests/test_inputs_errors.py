@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from pipeline.cli import main
-from tests.helpers import CONFORMANCE, ENGINES, ROOT, run_cli
+from tests.helpers import CONFORMANCE, ENGINES, ROOT, limit_beyond_floor, run_cli
 
 QRELS = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "relevance": [1, 0]})
 RUN = pl.DataFrame({"query_id": ["q1", "q1"], "doc_id": ["a", "b"], "score": [2.0, 1.0]})
@@ -221,7 +221,7 @@ def test_full_tmpdir_names_the_folder_and_the_room_needed(tmp_path: Path, engine
     command = (
         f'mount -t tmpfs -o size=64k tmpfs "{small}" && cd "{ROOT}" && '
         f'TMPDIR="{small}" "{sys.executable}" -m pipeline evaluate --run "{run}" --qrels "{qrels}" '
-        f'--engine {engine} --memory-limit 300KB; echo "rc=$?"'
+        f'--engine {engine} --memory-limit {limit_beyond_floor(engine, 300_000)}; echo "rc=$?"'
     )
     done = subprocess.run(["unshare", "-rm", "sh", "-c", command], capture_output=True, text=True, timeout=300)
     assert "rc=2" in done.stdout, done.stdout + done.stderr

@@ -31,7 +31,7 @@ from pipeline.inputs import prepare
 from pipeline.io.read import Columns
 from pipeline.registry import MAX_GAIN, Gain
 from pipeline.units import BYTES_PER_RUN_ROW
-from tests.helpers import ROOT, TOLERANCE, run_cli
+from tests.helpers import ROOT, TOLERANCE, limit_beyond_floor, run_cli
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark: tests/test_validation_engines.py)")
 
@@ -96,6 +96,7 @@ def limit_for(buckets: int, run_rows: int) -> str:
 # DuckDB enforces its memory limit (a few KB fail), so its buckets come from a larger size per
 # run row than the real one, as in tests/test_out_of_core.py.
 DUCKDB_LIMIT = 64_000_000
+DUCKDB_FLOOR = 20 * 2**20  # pipeline.engines.duckdb.statement_floor of NDCG alone
 
 
 def cli_in_buckets(engine: str, buckets: int, run_rows: int, *args: object) -> subprocess.CompletedProcess[str]:
@@ -104,7 +105,9 @@ def cli_in_buckets(engine: str, buckets: int, run_rows: int, *args: object) -> s
     command line, run by ``pipeline.cli.main`` in a subprocess)."""
     if engine == "polars":
         return run_cli("evaluate", *args, "--engine", engine, "--memory-limit", limit_for(buckets, run_rows))
-    row_size = DUCKDB_LIMIT * buckets // run_rows
+    # the room DuckDB's floor leaves, over the buckets asked (the floor of NDCG's statement,
+    # whatever the cutoffs: a whole number of 4 MiB steps)
+    row_size = (DUCKDB_LIMIT - DUCKDB_FLOOR) * buckets // run_rows
     program = (
         "import sys; from pipeline import units; from pipeline.cli import main; "
         f"units.BYTES_PER_RUN_ROW = {row_size}; sys.exit(main(sys.argv[1:]))"
@@ -117,7 +120,7 @@ def api_limit(engine: str, buckets: int, run_rows: int, monkeypatch: pytest.Monk
     """The memory limit (and on DuckDB the size of a run row) that makes about ``buckets``."""
     if engine == "polars":
         return limit_for(buckets, run_rows)
-    monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", DUCKDB_LIMIT * buckets // run_rows)
+    monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", (DUCKDB_LIMIT - DUCKDB_FLOOR) * buckets // run_rows)
     return f"{DUCKDB_LIMIT}B"
 
 
@@ -514,7 +517,8 @@ def test_tmpdir_without_room_for_the_buckets(tmp_path: Path, engine: str, run_id
     command = (
         f'mount -t tmpfs -o size=64k tmpfs "{small}" && cd "{ROOT}" && '
         f'TMPDIR="{small}" "{sys.executable}" -m pipeline evaluate --run "{run}" --qrels "{qrels}" '
-        f'--engine {engine} --out "{out}" --memory-limit 300KB; echo "rc=$?"; echo "left:"; ls -A "{small}"'
+        f'--engine {engine} --out "{out}" --memory-limit {limit_beyond_floor(engine, 300_000)}; echo "rc=$?"; '
+        f'echo "left:"; ls -A "{small}"'
     )
     done = subprocess.run(["unshare", "-rm", "sh", "-c", command], capture_output=True, text=True, timeout=300)
     assert "rc=2" in done.stdout, done.stdout + done.stderr

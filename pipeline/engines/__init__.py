@@ -174,7 +174,7 @@ class DuckDBEngine(_PolarsRead):
         needs about 50 MB before the run's rows count."""
         from pipeline.engines import duckdb as duckdb_engine
 
-        return duckdb_engine.statement_floor(evaluation, threads=execution.threads)
+        return duckdb_engine.statement_floor(evaluation)
 
     def per_query_plan(self, validated: Validated, evaluation: Evaluation, execution: Execution) -> pl.LazyFrame:
         from pipeline.engines import duckdb as duckdb_engine

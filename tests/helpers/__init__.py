@@ -19,6 +19,8 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation, per_query
+from pipeline.engines import ENGINES as ENGINE_CLASSES
+from pipeline.engines import Execution
 from pipeline.engines import duckdb as duckdb_engine
 from pipeline.engines import polars as polars_engine
 from tests.helpers.s3 import S3Bucket
@@ -34,6 +36,7 @@ __all__ = [
     "assert_tables_close",
     "compute",
     "frames",
+    "limit_beyond_floor",
     "run_cli",
     "run_cli_process",
     "settle",
@@ -48,6 +51,14 @@ CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"
 ENGINES = ("polars", "duckdb")
 ALL_ENGINES = (*ENGINES, "spark")
 TOLERANCE = 1e-9
+
+
+def limit_beyond_floor(engine: str, room: int, evaluation: Evaluation | None = None) -> str:
+    """A --memory-limit leaving ``room`` bytes for the run's rows beyond what ``engine`` takes
+    for ``evaluation`` (default: the defaults') whatever the rows: DuckDB's statement floor,
+    nothing on Polars (:meth:`pipeline.engines.Engine.memory_floor`)."""
+    floor = ENGINE_CLASSES[engine].memory_floor(evaluation or Evaluation(), Execution())
+    return f"{floor + room}B"
 
 
 def frames(
