@@ -12,8 +12,12 @@ the parameters (so that each derivation is written once, not at every place a st
 That one is the transpiler's composition of the steps
 (:func:`pipeline.transpile.composed_per_query`) with, on the syntax tree:
 
-- ``sql/macro_inputs.sql``'s views ``run`` and ``qrels`` as its first CTEs (``query_table`` of
-  the macro's arguments: a table or view name, or a Parquet path, glob or list);
+- the views of ``sql/macro_text_inputs.sql``, ``sql/macro_text_rows.sql``,
+  ``sql/macro_found_columns.sql`` and ``sql/macro_inputs.sql`` as its first CTEs: the macro's
+  arguments read by ``query_table`` (a table or view name, or a Parquet path, glob or list) or,
+  TREC or CSV/TSV text, by ``read_text`` and parsed as the command line parses it
+  (:func:`input_variables`: the format told by the name's ending or by ``run_format`` and
+  ``qrels_format``);
 - each ``getvariable('x')`` of a convention replaced by the macro parameter ``x``, whose default
   is the registry's (``ks`` defaults to ``[10]``);
 - each ``getvariable('x')`` of a derived variable (:mod:`pipeline.derived`: the signals the
@@ -39,6 +43,7 @@ from pipeline.derived import DERIVED, derived
 from pipeline.registry import CONVENTIONS, OPTION, Evaluation, measure_columns
 from pipeline.sql_files import sql_file
 from pipeline.sql_refusals import FAMILIES, refusals_query
+from pipeline.sql_text_refusals import TEXT_FORMATS
 from pipeline.transpile import _parse, _strip_comments, composed_per_query, literal, written_in
 
 PER_QUERY_MACRO = "ndcg_per_query"
@@ -54,6 +59,8 @@ DEFAULT_KS = [10]
 # Always computed whatever is asked (the registry's measures' note): the ndcg family.
 ALWAYS = "ndcg"
 FRACTIONAL_LABELS = "allow_fractional_labels"
+# What query_table reads for an input whose argument is no name or path (refused): no rows.
+NO_INPUT = "ndcg_no_input"
 
 
 def parameters() -> list[tuple[str, exp.Expr]]:
@@ -69,7 +76,51 @@ def parameters() -> list[tuple[str, exp.Expr]]:
             named.append((variable.name, literal(value, variable.spark_type)))
     # the one validation option that changes a verdict in SQL: the command line's --allow-fractional-labels
     named.append((FRACTIONAL_LABELS, literal(OPTION[FRACTIONAL_LABELS].default, "BOOLEAN")))
+    # the command line's --run-format and --qrels-format
+    named += [(f"{role}_format", literal(None, "STRING")) for role in ("run", "qrels")]
     return named
+
+
+def _format_by_ending(argument: str, ending: str) -> str:
+    # a path, a glob or, cast to text, a list ('[a.txt, b.txt]', "['a,b.txt']"): its last name's ending
+    return f"regexp_matches(cast({argument} as varchar), '\\.{ending}''?\\]?$', 'i')"
+
+
+def input_variables(role: str) -> dict[str, str]:
+    """The values the input views read for ``role`` (``run`` or ``qrels``), as SQL over the
+    macro's parameters, constant when DuckDB binds the call (so that ``query_table`` and
+    ``read_text`` take them): ``<role>_read_as``, the format (``run_format``, else the name's
+    ending: ``.txt`` TREC as the command line reads it, ``.csv``, ``.tsv``, anything else
+    query_table's ``parquet``; ``none`` for an argument that is not text); ``<role>_paths``, the
+    argument as a list; ``<role>_source``,
+    what query_table reads; ``<role>_text_paths``, what read_text reads."""
+    argument, asked = role, f"{role}_format"
+    # one list of names whether the argument is a name or a list of them
+    paths = (
+        f"cast(if(typeof({argument}) = 'VARCHAR', cast([{argument}] as varchar), cast({argument} as varchar)) "
+        "as varchar[])"
+    )
+    endings = " ".join(
+        f"when {_format_by_ending(argument, ending)} then '{form}'"
+        for ending, form in (("txt", "trec"), ("csv", "csv"), ("tsv", "tsv"))
+    )
+    read_as = (
+        f"coalesce(lower({asked}), case when typeof({argument}) not in ('VARCHAR', 'VARCHAR[]') then 'none' "
+        f"{endings} else 'parquet' end)"
+    )
+    text = f"list_contains({list(TEXT_FORMATS)!r}, {read_as})"
+    return {
+        f"{role}_paths": paths,
+        f"{role}_read_as": read_as,
+        f"{role}_source": (
+            f"case when {read_as} = 'parquet' then {paths} when {text} then ['{role}_text_rows'] "
+            f"else ['{NO_INPUT}'] end"
+        ),
+        f"{role}_text_paths": f"if({text}, {paths}, []::varchar[])",
+    }
+
+
+INPUT_VARIABLES: dict[str, str] = {**input_variables("run"), **input_variables("qrels")}
 
 
 def _text_list(values: list[str] | tuple[str, ...]) -> exp.Expr:
@@ -89,6 +140,10 @@ def _bind(tree: exp.Expr, parameter_names: set[str] | frozenset[str], inserted: 
         name = node.expressions[0].name
         if name in parameter_names or name in ("run", "qrels"):
             return parameter(name)
+        if name in INPUT_VARIABLES:
+            computed = sqlglot.parse_one(INPUT_VARIABLES[name], read="duckdb")
+            inserted.extend(computed.find_all(exp.Column))
+            return computed
         if name in DERIVED:
             # the parameters it reads, as they stand in it (sqlglot's builders copy nodes)
             computed = derived(name, exp.column)
@@ -117,13 +172,22 @@ def _error(message: exp.Expr) -> exp.Expr:
     return exp.Anonymous(this="error", expressions=[message])
 
 
+# The files whose views are the first CTEs of the macros, in order
+INPUT_FILES = (
+    "macro_text_inputs.sql",
+    "macro_text_rows.sql",
+    "macro_found_columns.sql",
+    "macro_inputs.sql",
+    "aligned_inputs.sql",
+)
+
 # The macro a message names: the one the user called, which passes its name to the table macro
 CALLER = "caller"
 
 
 def _input_ctes() -> list[exp.CTE]:
-    """The views of sql/macro_inputs.sql and sql/aligned_inputs.sql as CTEs."""
-    trees = [tree for name in ("macro_inputs.sql", "aligned_inputs.sql") for tree in _parse(name, sql_file(name))]
+    """The views of the macros' input files (text first, then the inputs as given, then aligned) as CTEs."""
+    trees = [tree for name in INPUT_FILES for tree in _parse(name, sql_file(name))]
     return [
         exp.CTE(this=tree.expression, alias=exp.TableAlias(this=exp.to_identifier(tree.this.name))) for tree in trees
     ]

@@ -37,6 +37,9 @@ VARIABLES = (
     # the table macros' run and qrels arguments (sql/macro_inputs.sql, pipeline/macros.py)
     "run",
     "qrels",
+    # their formats (the command line's --run-format, --qrels-format) and what pipeline/macros.py
+    # derives from the arguments for sql/macro_inputs.sql and sql/macro_text_inputs.sql
+    *(f"{role}_{name}" for role in ("run", "qrels") for name in ("format", "paths", "read_as", "source", "text_paths")),
     # what sql/generated/refusals.sql accepts beside the conventions: the command line's
     # --allow-fractional-labels
     "allow_fractional_labels",
@@ -88,6 +91,7 @@ PER_QUERY_STEPS = (
     "curves/relevance_curve.sql",
     "curves/ideal_curve.sql",
     "curves/gain_curve.sql",
+    "curves/cascade_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

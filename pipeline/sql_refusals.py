@@ -33,8 +33,13 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from pipeline.registry import CONVENTIONS, GAIN_KINDS, MAX_GAIN, MEASURES, Gain
+from pipeline import sql_text_refusals as text_refusals
+from pipeline.registry import CONVENTIONS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
 from pipeline.rules import EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
+from pipeline.sql_words import Sql
+from pipeline.sql_words import sql_repr as _repr
+from pipeline.sql_words import sql_text as _text
+from pipeline.sql_words import variable as _variable
 
 # The collations under which text compares byte by byte, as the steps need (empty: DuckDB's).
 BINARY_COLLATIONS = ("", "binary", "c", "posix")
@@ -58,19 +63,6 @@ UNSIGNED_ID_SQL_TYPES = ("UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEI
 NUMBER_SQL_TYPES = (*ID_SQL_TYPES[1:], *UNSIGNED_ID_SQL_TYPES, "FLOAT", "DOUBLE")
 
 
-class Sql(str):
-    """A piece of SQL (an expression), as opposed to text a message shows as it is."""
-
-
-def _text(value: str) -> str:
-    """A SQL string literal of registry or template text (never a user's value)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _variable(name: str) -> Sql:
-    return Sql(f"getvariable({_text(name)})")
-
-
 def _words(rule: str, front: Front, **fields: str) -> Sql:
     """The message of ``rule`` as a SQL concatenation: the template's text, and ``fields``
     (SQL expressions, or text shown as it is) in its places."""
@@ -85,19 +77,6 @@ def _words(rule: str, front: Front, **fields: str) -> Sql:
             value = values[part]
             pieces.append(f"({value})" if isinstance(value, Sql) else _text(value))
     return Sql(" || ".join(pieces))
-
-
-def _repr(value: str) -> Sql:
-    """How Python's ``repr`` shows a value of any type: None, text quoted, Decimal('0.50'), a number as is."""
-    text = f"cast({value} as varchar)"
-    escaped = f"replace({text}, '\\', '\\\\')"
-    return Sql(
-        f"case when {value} is null then 'None' "
-        f"when starts_with(typeof({value}), 'DECIMAL') then 'Decimal(''' || {text} || ''')' "
-        f"when typeof({value}) <> 'VARCHAR' then {text} "
-        f"when contains({text}, '''') and not contains({text}, '\"') then '\"' || {escaped} || '\"' "
-        f"else '''' || replace({escaped}, '''', '\\''') || '''' end"
-    )
 
 
 def _number(value: str) -> Sql:
@@ -128,13 +107,21 @@ class _Input:
     value: str
     name: Sql
     columns: dict[str, Sql]  # canonical column -> its name as the user's input has it
+    # rows may come from text (the macros read TREC and CSV files): each keeps its file and line
+    lines: bool = False
 
     def described(self, struct: str) -> Sql:
-        """``row {...}``, as :func:`pipeline.rules.describe_row` shows a row without a line."""
+        """``row {...}``, as :func:`pipeline.rules.describe_row` shows a row without a line; a
+        TREC line as ``file:line: 'text'``, as it shows a row with one."""
         fields = " || ', ' || ".join(
             f"{_repr(name)} || ': ' || ({_repr(f'{struct}.{column}')})" for column, name in self.columns.items()
         )
-        return Sql(f"'row {{' || {fields} || '}}'")
+        row = f"'row {{' || {fields} || '}}'"
+        if not self.lines:
+            return Sql(row)
+        return Sql(
+            f"case when {text_refusals.is_trec_row(struct)} then {text_refusals.line_place(struct)} else {row} end"
+        )
 
     def row(self, condition: str) -> Sql:
         """The first row where ``condition`` holds, described (by :func:`_stats`, once for all)."""
@@ -181,8 +168,8 @@ def _inputs(front: Front) -> tuple[_Input, _Input]:
             }
 
     return (
-        _Input("run", "run_given", "score", names["run"], columns("run")),
-        _Input("qrels", "qrels_given", "relevance", names["qrels"], columns("qrels")),
+        _Input("run", "run_given", "score", names["run"], columns("run"), lines=front == "macro"),
+        _Input("qrels", "qrels_given", "relevance", names["qrels"], columns("qrels"), lines=front == "macro"),
     )
 
 
@@ -221,6 +208,8 @@ def _conditions(given: _Input) -> dict[str, str]:
         conditions["over_gain"] = (
             f"isfinite({value}) and {value} > {_largest_label()} and not list_contains({_levels()}, {value})"
         )
+    if given.lines:
+        conditions.update(text_refusals.line_conditions(given.view, given.role))
     return conditions
 
 
@@ -228,13 +217,23 @@ def _stats(given: _Input, front: Front) -> str:
     """One pass over an input: its row count, and each broken rule's count and first row; then
     each first row described and each column's name shown, once: the messages of every rule
     read them (written out in each, they were most of the time DuckDB took to bind the query)."""
-    row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in given.columns)})"
+    kept = [*given.columns, *(text_refusals.LINE_COLUMNS if given.lines else ())]
+    row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in kept)})"
+    # the first row read: in arrival order, and a text file's by its lines
+    first = given.view + ".arrival"
+    if given.lines:
+        first = f"struct_pack({given.view}.arrival, {given.view}.ndcg_file, {given.view}.ndcg_line_number)"
     conditions = _conditions(given)
     counted = [f"count(*) filter (where {condition}) as {name}" for name, condition in conditions.items()]
     examples = [
-        f"arg_min({row}, {given.view}.arrival) filter (where {condition}) as {name}_row"
-        for name, condition in conditions.items()
+        f"arg_min({row}, {first}) filter (where {condition}) as {name}_row" for name, condition in conditions.items()
     ]
+    if given.lines:
+        # a CSV value that is no number, shown as written (the command line reads such a column as text)
+        as_written = row.replace(f"{given.view}.{given.value}", f"{given.view}.ndcg_value_text as {given.value}")
+        text_value = text_refusals.value_text_condition(given.view, given.value)
+        counted.append(f"count(*) filter (where {text_value}) as value_text")
+        examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
     types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
     rows = ", ".join(f"measured.{name}_row" for name in conditions)
     shown = [f"{_repr(name)} as {column}_shown" for column, name in given.columns.items()]
@@ -284,6 +283,9 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
     run, qrels = _inputs(front)
     rules: list[tuple[str, Sql]] = []
     for given in (run, qrels):
+        if given.lines:
+            rules += text_refusals.scan_rules(given.role, given.name)
+    for given in (run, qrels):
         stats = f"{given.role}_stats"
         for column in ("query_id", "doc_id"):
             found = f"{stats}.{column}_type"
@@ -297,6 +299,19 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
         found = f"{stats}.{given.value}_type"
         number_ok = f"(list_contains({list(NUMBER_SQL_TYPES)!r}, {found}) or {found} like 'DECIMAL%')"
         shown = {"name": given.name, "column": given.column(given.value), "type": _shown_type(found)}
+        if given.lines:
+            rules.append(
+                (
+                    f"{stats}.value_text > 0",
+                    _words(
+                        "text_values",
+                        front,
+                        **{**shown, "type": "String"},
+                        value=_repr(f"{stats}.value_text_row.{given.value}"),
+                        row=given.described(f"{stats}.value_text_row"),
+                    ),
+                )
+            )
         rules.append(
             (
                 f"{found} = 'VARCHAR' and {stats}.text > 0",
@@ -314,6 +329,8 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
     for given in (run, qrels):
         stats = f"{given.role}_stats"
         rules.append((f"{stats}.row_count = 0", _words("empty", front, name=given.name)))
+        if given.lines:
+            rules.append(text_refusals.unparsed_rule(given.role, given.name))
         for column in ("query_id", "doc_id", given.value):
             rules.append(
                 (
@@ -503,6 +520,17 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
             ),
         )
     )
+    grade = _variable("err_max_grade")
+    rules.append(
+        (
+            f"not ({unset('err_max_grade')}) "
+            f"and ({grade} is null or not ({grade} >= 1 and {grade} <= {MAX_ERR_GRADE} and {grade} = floor({grade})))",
+            Sql(
+                f"'err_max_grade must be a positive integer up to {MAX_ERR_GRADE}, got ' || "
+                f"coalesce(cast({grade} as varchar), 'None')"
+            ),
+        )
+    )
     not_finite = f"list_filter({_levels()}, x -> not isfinite(x))"
     rules.append(
         (
@@ -582,7 +610,8 @@ def refusals_query(front: Front) -> exp.Select:
             )
         ),
     )
-    rules = [*_parameter_rules(front), session, *_folding_rules(front), *_input_rules(front)]
+    arguments = text_refusals.argument_rules() if front == "macro" else []
+    rules = [*_parameter_rules(front), *arguments, session, *_folding_rules(front), *_input_rules(front)]
     prefix = f"{_variable('caller')} || ': ' || " if front == "macro" else ""
     cases = "\n".join(f"when {condition} then error({prefix}{words})" for condition, words in rules)
     text = (
@@ -592,6 +621,11 @@ def refusals_query(front: Front) -> exp.Select:
         f"(select {_duplicate(run, front)} as run_duplicate, {_duplicate(qrels, front)} as qrels_duplicate, "
         f"{_unknown_measures()}[1] as unknown_measure, {_bad_ks()}[1] as bad_k"
         f"{', ' + _folded_id() + ' as folded_id' if front == 'macro' else ''}) as looked_up"
+        + (
+            f", {text_refusals.columns_looked_up('run')}, {text_refusals.columns_looked_up('qrels')}"
+            if front == "macro"
+            else ""
+        )
     )
     return sqlglot.parse_one(text, read="duckdb", into=exp.Select)
 

@@ -128,7 +128,10 @@ def test_trec_eval_numbers_from_a_folder_outside_the_repository(folder: Path) ->
             "unknown measure 'Px'; expected ndcg, P",
         ),
         ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [0])", "cutoff k must be a positive integer, got 0"),
-        ("ndcg_per_query('run.parquet', 'run.parquet')", '"qrels_rows" does not have a column named "relevance"'),
+        (
+            "ndcg_per_query('run.parquet', 'run.parquet')",
+            "ndcg_per_query: run.parquet: missing column(s) 'relevance'; columns found: 'query_id', 'doc_id', 'score'",
+        ),
         ("ndcg_per_query('run.parquet', 'qrels.parquet', duplicates := 'first')", "reads the order rows arrive in"),
         ("ndcg_per_query('twice', 'qrels.parquet')", "is listed 2 times for query '301'"),
         # the parameters the command line and the API refuse, in their words (issue 51)

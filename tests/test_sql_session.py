@@ -122,11 +122,23 @@ def script_in_session(setting: str, run: Path, qrels: Path, out: Path) -> subpro
     )
 
 
+def as_trec(run: Path, qrels: Path) -> tuple[Path, Path]:
+    """The same inputs as TREC text, which the macros read themselves (sql/macro_text_inputs.sql):
+    fields apart by a tab in the run, by runs of spaces in the qrels."""
+    run_txt, qrels_txt = run.with_suffix(".txt"), qrels.with_suffix(".txt")
+    run_txt.write_text("".join(f"{q}\tQ0\t{d}\t0\t{s!r}\ttag\n" for q, d, s in pl.read_parquet(run).iter_rows()))
+    qrels_txt.write_text("".join(f"{q}   0  {d} {r}\n" for q, d, r in pl.read_parquet(qrels).iter_rows()))
+    return run_txt, qrels_txt
+
+
 @pytest.mark.parametrize("setting", list(SETTINGS.values()), ids=list(SETTINGS))
 def test_macros_give_the_polars_numbers_under_each_setting(tmp_path: Path, setting: str) -> None:
+    """On Parquet and, with text ids, on the same inputs as TREC text."""
     text_ids = "collation" not in setting
     run, qrels = inputs(tmp_path, text_ids=text_ids)
     assert_same_numbers(macros_in_session(setting, run, qrels), expected(run, qrels))
+    if text_ids:
+        assert_same_numbers(macros_in_session(setting, *as_trec(run, qrels)), expected(run, qrels))
 
 
 @pytest.mark.subprocess

@@ -6,21 +6,568 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
-WITH run_given AS (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+WITH text_lines AS (
+  SELECT
+    texts.input_role,
+    texts.read_as,
+    texts.source_file,
+    texts.line_number,
+    REGEXP_REPLACE(
+      CASE
+        WHEN texts.line_number = 1
+        THEN LTRIM(texts.raw_line, CHR(65279))
+        ELSE texts.raw_line
+      END,
+      '\r$',
+      ''
+    ) AS line_text
+  FROM (
+    SELECT
+      files.input_role,
+      files.read_as,
+      files.source_file,
+      UNNEST(files.file_lines) AS raw_line,
+      GENERATE_SUBSCRIPTS(files.file_lines, 1) AS line_number
+    FROM (
+      SELECT
+        'run' AS input_role,
+        COALESCE(
+          LOWER(run_format),
+          CASE
+            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        ) AS read_as,
+        run_file.filename AS source_file,
+        STR_SPLIT(run_file.content, CHR(10)) AS file_lines
+      FROM READ_TEXT(
+        CASE
+          WHEN ARRAY_CONTAINS(
+            ['trec', 'csv', 'tsv'],
+            COALESCE(
+              LOWER(run_format),
+              CASE
+                WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            )
+          )
+          THEN CAST(CASE
+            WHEN TYPEOF(run) = 'VARCHAR'
+            THEN CAST([run] AS TEXT)
+            ELSE CAST(run AS TEXT)
+          END AS TEXT[])
+          ELSE CAST([] AS TEXT[])
+        END
+      ) AS run_file
+      UNION ALL
+      SELECT
+        'qrels' AS input_role,
+        COALESCE(
+          LOWER(qrels_format),
+          CASE
+            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        ) AS read_as,
+        qrels_file.filename AS source_file,
+        STR_SPLIT(qrels_file.content, CHR(10)) AS file_lines
+      FROM READ_TEXT(
+        CASE
+          WHEN ARRAY_CONTAINS(
+            ['trec', 'csv', 'tsv'],
+            COALESCE(
+              LOWER(qrels_format),
+              CASE
+                WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            )
+          )
+          THEN CAST(CASE
+            WHEN TYPEOF(qrels) = 'VARCHAR'
+            THEN CAST([qrels] AS TEXT)
+            ELSE CAST(qrels AS TEXT)
+          END AS TEXT[])
+          ELSE CAST([] AS TEXT[])
+        END
+      ) AS qrels_file
+    ) AS files
+  ) AS texts
+), text_fields AS (
+  SELECT
+    text_lines.*,
+    CASE
+      WHEN text_lines.read_as = 'trec'
+      THEN LIST_FILTER(
+        REGEXP_SPLIT_TO_ARRAY(text_lines.line_text, '[ \t\n\x0B\x0C\r]+'),
+        LAMBDA f : f <> ''
+      )
+      ELSE LIST_TRANSFORM(
+        REGEXP_EXTRACT_ALL(
+          text_lines.line_text,
+          CASE
+            WHEN text_lines.read_as = 'tsv'
+            THEN '(?:^|\t)("(?:[^"]|"")*"|[^\t]*)'
+            ELSE '(?:^|,)("(?:[^"]|"")*"|[^,]*)'
+          END,
+          1
+        ),
+        LAMBDA f : CASE
+          WHEN LENGTH(f) >= 2 AND STARTS_WITH(f, '"') AND ENDS_WITH(f, '"')
+          THEN REPLACE(f[2:-2], '""', '"')
+          ELSE f
+        END
+      )
+    END AS line_fields
+  FROM text_lines
+  WHERE
+    text_lines.line_text <> ''
+    AND NOT (
+      text_lines.read_as = 'trec'
+      AND text_lines.input_role = 'run'
+      AND REGEXP_MATCHES(text_lines.line_text, '^[ \t\n\x0B\x0C\r]*#')
+    )
+    AND NOT (
+      text_lines.read_as = 'trec'
+      AND text_lines.input_role = 'qrels'
+      AND STARTS_WITH(text_lines.line_text, '#')
+    )
+), text_headers AS (
+  SELECT
+    text_fields.input_role,
+    text_fields.source_file,
+    text_fields.line_fields AS header_fields
+  FROM text_fields
+  WHERE
+    text_fields.read_as <> 'trec' AND text_fields.line_number = 1
+), text_rows AS (
+  SELECT
+    placed.input_role,
+    CASE WHEN placed.parsed THEN NULLIF(placed.line_fields[placed.query_at], '') END AS query_id,
+    CASE WHEN placed.parsed THEN NULLIF(placed.line_fields[placed.doc_at], '') END AS doc_id,
+    CASE WHEN placed.parsed THEN placed.number END AS value,
+    CASE
+      WHEN placed.read_as <> 'trec'
+      THEN NULLIF(placed.line_fields[placed.value_at], '')
+    END AS ndcg_value_text,
+    placed.source_file AS ndcg_file,
+    placed.line_number AS ndcg_line_number,
+    placed.line_text AS ndcg_line,
+    NOT placed.parsed AS ndcg_unparsed,
+    LENGTH(placed.line_fields) AS ndcg_fields,
+    LENGTH(placed.header_fields) AS ndcg_expected_fields,
+    placed.line_number = MIN(placed.line_number) OVER (PARTITION BY placed.source_file) AS ndcg_first
+  FROM (
+    SELECT
+      located.*,
+      located.read_as <> 'trec'
+      OR (
+        NOT located.number IS NULL
+        AND CASE
+          WHEN located.input_role = 'run'
+          THEN LENGTH(located.line_fields) >= 5
+          ELSE LENGTH(located.line_fields) = 4
+        END
+      ) AS parsed
+    FROM (
+      SELECT
+        numbered.*,
+        CASE
+          WHEN CONTAINS(numbered.line_fields[numbered.value_at], '_')
+          THEN NULL
+          ELSE TRY_CAST(NULLIF(numbered.line_fields[numbered.value_at], '') AS DOUBLE)
+        END AS number
+      FROM (
+        SELECT
+          text_fields.*,
+          text_headers.header_fields,
+          CASE
+            WHEN text_fields.read_as = 'trec'
+            THEN 1
+            ELSE LIST_POSITION(text_headers.header_fields, 'query_id')
+          END AS query_at,
+          CASE
+            WHEN text_fields.read_as = 'trec'
+            THEN 3
+            ELSE LIST_POSITION(text_headers.header_fields, 'doc_id')
+          END AS doc_at,
+          CASE
+            WHEN text_fields.read_as <> 'trec'
+            THEN LIST_POSITION(
+              text_headers.header_fields,
+              CASE WHEN text_fields.input_role = 'run' THEN 'score' ELSE 'relevance' END
+            )
+            WHEN text_fields.input_role = 'run'
+            THEN 5
+            ELSE 4
+          END AS value_at
+        FROM text_fields
+        LEFT JOIN text_headers
+          ON text_fields.input_role = text_headers.input_role
+          AND text_fields.source_file = text_headers.source_file
+        WHERE
+          LENGTH(text_fields.line_fields) > 0
+          AND (
+            text_fields.read_as = 'trec' OR text_fields.line_number > 1
+          )
+      ) AS numbered
+    ) AS located
+  ) AS placed
+), run_text_rows AS (
+  SELECT
+    text_rows.*
+    EXCLUDE (input_role, value),
+    text_rows.value AS score /* noqa: RF03 */
+  FROM text_rows
+  WHERE
+    text_rows.input_role = 'run'
+), qrels_text_rows AS (
+  SELECT
+    text_rows.*
+    EXCLUDE (input_role, value),
+    text_rows.value AS relevance /* noqa: RF03 */
+  FROM text_rows
+  WHERE
+    text_rows.input_role = 'qrels'
+), ndcg_no_input AS (
+  SELECT
+    NULL AS query_id
+  WHERE
+    FALSE
+), run_found_columns AS (
+  SELECT
+    COALESCE(
+      (
+        SELECT
+          text_headers.header_fields
+        FROM text_headers
+        WHERE
+          text_headers.input_role = 'run'
+        ORDER BY
+          text_headers.source_file ASC NULLS LAST
+        LIMIT 1
+      ),
+      STRUCT_KEYS(run_row) /* noqa: RF02 */
+    ) AS found,
+    COALESCE(
+      (
+        SELECT
+          ARRAY_AGG(DISTINCT text_lines.source_file)
+        FROM text_lines
+        WHERE
+          text_lines.input_role = 'run'
+      ),
+      []
+    ) AS files_read,
+    CAST(CASE
+      WHEN TYPEOF(run) = 'VARCHAR'
+      THEN CAST([run] AS TEXT)
+      ELSE CAST(run AS TEXT)
+    END AS TEXT[]) AS paths
+  FROM (
+    SELECT
+      1 AS one
+  ) AS one_row
+  LEFT JOIN QUERY_TABLE(
+    CASE
+      WHEN COALESCE(
+        LOWER(run_format),
+        CASE
+          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+          THEN 'none'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+          THEN 'trec'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+          THEN 'csv'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+          THEN 'tsv'
+          ELSE 'parquet'
+        END
+      ) = 'parquet'
+      THEN CAST(CASE
+        WHEN TYPEOF(run) = 'VARCHAR'
+        THEN CAST([run] AS TEXT)
+        ELSE CAST(run AS TEXT)
+      END AS TEXT[])
+      WHEN ARRAY_CONTAINS(
+        ['trec', 'csv', 'tsv'],
+        COALESCE(
+          LOWER(run_format),
+          CASE
+            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      )
+      THEN ['run_text_rows']
+      ELSE ['ndcg_no_input']
+    END
+  ) AS run_row
+    ON FALSE
+), qrels_found_columns AS (
+  SELECT
+    COALESCE(
+      (
+        SELECT
+          text_headers.header_fields
+        FROM text_headers
+        WHERE
+          text_headers.input_role = 'qrels'
+        ORDER BY
+          text_headers.source_file ASC NULLS LAST
+        LIMIT 1
+      ),
+      STRUCT_KEYS(qrels_row) /* noqa: RF02 */
+    ) AS found,
+    COALESCE(
+      (
+        SELECT
+          ARRAY_AGG(DISTINCT text_lines.source_file)
+        FROM text_lines
+        WHERE
+          text_lines.input_role = 'qrels'
+      ),
+      []
+    ) AS files_read,
+    CAST(CASE
+      WHEN TYPEOF(qrels) = 'VARCHAR'
+      THEN CAST([qrels] AS TEXT)
+      ELSE CAST(qrels AS TEXT)
+    END AS TEXT[]) AS paths
+  FROM (
+    SELECT
+      1 AS one
+  ) AS one_row
+  LEFT JOIN QUERY_TABLE(
+    CASE
+      WHEN COALESCE(
+        LOWER(qrels_format),
+        CASE
+          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+          THEN 'none'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+          THEN 'trec'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+          THEN 'csv'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+          THEN 'tsv'
+          ELSE 'parquet'
+        END
+      ) = 'parquet'
+      THEN CAST(CASE
+        WHEN TYPEOF(qrels) = 'VARCHAR'
+        THEN CAST([qrels] AS TEXT)
+        ELSE CAST(qrels AS TEXT)
+      END AS TEXT[])
+      WHEN ARRAY_CONTAINS(
+        ['trec', 'csv', 'tsv'],
+        COALESCE(
+          LOWER(qrels_format),
+          CASE
+            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      )
+      THEN ['qrels_text_rows']
+      ELSE ['ndcg_no_input']
+    END
+  ) AS qrels_row
+    ON FALSE
+), run_given AS (
   SELECT
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
-    CAST(0 AS BIGINT) AS arrival
-  FROM QUERY_TABLE(run) AS run_rows
+    CAST(0 AS BIGINT) AS arrival,
+    run_rows.ndcg_file,
+    run_rows.ndcg_line_number,
+    run_rows.ndcg_line,
+    run_rows.ndcg_unparsed,
+    run_rows.ndcg_value_text,
+    run_rows.ndcg_fields,
+    run_rows.ndcg_expected_fields,
+    run_rows.ndcg_first
+  FROM (
+    SELECT
+      NULL AS query_id,
+      NULL AS doc_id,
+      NULL AS score,
+      NULL AS ndcg_file,
+      NULL AS ndcg_line_number,
+      NULL AS ndcg_line,
+      NULL AS ndcg_unparsed,
+      NULL AS ndcg_value_text,
+      NULL AS ndcg_fields,
+      NULL AS ndcg_expected_fields,
+      NULL AS ndcg_first
+    WHERE
+      FALSE
+    UNION ALL BY NAME
+    SELECT
+      *
+    FROM QUERY_TABLE(
+      CASE
+        WHEN COALESCE(
+          LOWER(run_format),
+          CASE
+            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        ) = 'parquet'
+        THEN CAST(CASE
+          WHEN TYPEOF(run) = 'VARCHAR'
+          THEN CAST([run] AS TEXT)
+          ELSE CAST(run AS TEXT)
+        END AS TEXT[])
+        WHEN ARRAY_CONTAINS(
+          ['trec', 'csv', 'tsv'],
+          COALESCE(
+            LOWER(run_format),
+            CASE
+              WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+              THEN 'none'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+              THEN 'trec'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+              THEN 'csv'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+              THEN 'tsv'
+              ELSE 'parquet'
+            END
+          )
+        )
+        THEN ['run_text_rows']
+        ELSE ['ndcg_no_input']
+      END
+    )
+  ) AS run_rows
 ), qrels_given AS (
   SELECT
     qrels_rows.query_id,
     qrels_rows.doc_id,
     qrels_rows.relevance,
-    CAST(0 AS BIGINT) AS arrival
-  FROM QUERY_TABLE(qrels) AS qrels_rows
+    CAST(0 AS BIGINT) AS arrival,
+    qrels_rows.ndcg_file,
+    qrels_rows.ndcg_line_number,
+    qrels_rows.ndcg_line,
+    qrels_rows.ndcg_unparsed,
+    qrels_rows.ndcg_value_text,
+    qrels_rows.ndcg_fields,
+    qrels_rows.ndcg_expected_fields,
+    qrels_rows.ndcg_first
+  FROM (
+    SELECT
+      NULL AS query_id,
+      NULL AS doc_id,
+      NULL AS relevance,
+      NULL AS ndcg_file,
+      NULL AS ndcg_line_number,
+      NULL AS ndcg_line,
+      NULL AS ndcg_unparsed,
+      NULL AS ndcg_value_text,
+      NULL AS ndcg_fields,
+      NULL AS ndcg_expected_fields,
+      NULL AS ndcg_first
+    WHERE
+      FALSE
+    UNION ALL BY NAME
+    SELECT
+      *
+    FROM QUERY_TABLE(
+      CASE
+        WHEN COALESCE(
+          LOWER(qrels_format),
+          CASE
+            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        ) = 'parquet'
+        THEN CAST(CASE
+          WHEN TYPEOF(qrels) = 'VARCHAR'
+          THEN CAST([qrels] AS TEXT)
+          ELSE CAST(qrels AS TEXT)
+        END AS TEXT[])
+        WHEN ARRAY_CONTAINS(
+          ['trec', 'csv', 'tsv'],
+          COALESCE(
+            LOWER(qrels_format),
+            CASE
+              WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+              THEN 'none'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+              THEN 'trec'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+              THEN 'csv'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+              THEN 'tsv'
+              ELSE 'parquet'
+            END
+          )
+        )
+        THEN ['qrels_text_rows']
+        ELSE ['ndcg_no_input']
+      END
+    )
+  ) AS qrels_rows
 ), run AS (
   SELECT
     aligned.query_id,
@@ -76,81 +623,116 @@ WITH run_given AS (
           measured.null_score_row,
           measured.not_finite_row,
           measured.text_row,
-          measured.inexact_row
+          measured.inexact_row,
+          measured.unparsed_row,
+          measured.shape_row,
+          measured.ragged_row
         ],
-        LAMBDA r : 'row {' || CASE
-          WHEN 'query_id' IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-          THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-          WHEN TYPEOF('query_id') <> 'VARCHAR'
-          THEN CAST('query_id' AS TEXT)
-          WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-          AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-          THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END || ': ' || (
-          CASE
-            WHEN r.query_id IS NULL
+        LAMBDA r : CASE
+          WHEN (
+            NOT r.ndcg_line_number IS NULL AND r.ndcg_expected_fields IS NULL
+          )
+          THEN r.ndcg_file || ':' || CAST(r.ndcg_line_number AS TEXT) || ': ' || (
+            CASE
+              WHEN CONTAINS(r.ndcg_line, '''') AND NOT CONTAINS(r.ndcg_line, '"')
+              THEN '"' || REPLACE(
+                REPLACE(
+                  REPLACE(REPLACE(REPLACE(r.ndcg_line, '\', '\\'), CHR(9), '\t'), CHR(11), '\x0b'),
+                  CHR(12),
+                  '\x0c'
+                ),
+                CHR(13),
+                '\r'
+              ) || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(
+                  REPLACE(
+                    REPLACE(REPLACE(REPLACE(r.ndcg_line, '\', '\\'), CHR(9), '\t'), CHR(11), '\x0b'),
+                    CHR(12),
+                    '\x0c'
+                  ),
+                  CHR(13),
+                  '\r'
+                ),
+                '''',
+                '\'''
+              ) || ''''
+            END
+          )
+          ELSE 'row {' || CASE
+            WHEN 'query_id' IS NULL
             THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(r.query_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(r.query_id AS TEXT) || ''')'
-            WHEN TYPEOF(r.query_id) <> 'VARCHAR'
-            THEN CAST(r.query_id AS TEXT)
-            WHEN CONTAINS(CAST(r.query_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(r.query_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ', ' || CASE
-          WHEN 'doc_id' IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-          THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-          WHEN TYPEOF('doc_id') <> 'VARCHAR'
-          THEN CAST('doc_id' AS TEXT)
-          WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-          AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-          THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END || ': ' || (
-          CASE
-            WHEN r.doc_id IS NULL
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN r.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(r.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(r.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(r.query_id) <> 'VARCHAR'
+              THEN CAST(r.query_id AS TEXT)
+              WHEN CONTAINS(CAST(r.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(r.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
             THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(r.doc_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(r.doc_id AS TEXT) || ''')'
-            WHEN TYPEOF(r.doc_id) <> 'VARCHAR'
-            THEN CAST(r.doc_id AS TEXT)
-            WHEN CONTAINS(CAST(r.doc_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(r.doc_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ', ' || CASE
-          WHEN 'score' IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-          THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-          WHEN TYPEOF('score') <> 'VARCHAR'
-          THEN CAST('score' AS TEXT)
-          WHEN CONTAINS(CAST('score' AS TEXT), '''')
-          AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-          THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END || ': ' || (
-          CASE
-            WHEN r.score IS NULL
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN r.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(r.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(r.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(r.doc_id) <> 'VARCHAR'
+              THEN CAST(r.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(r.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(r.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'score' IS NULL
             THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(r.score), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(r.score AS TEXT) || ''')'
-            WHEN TYPEOF(r.score) <> 'VARCHAR'
-            THEN CAST(r.score AS TEXT)
-            WHEN CONTAINS(CAST(r.score AS TEXT), '''')
-            AND NOT CONTAINS(CAST(r.score AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(r.score AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(r.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || '}'
+            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+            WHEN TYPEOF('score') <> 'VARCHAR'
+            THEN CAST('score' AS TEXT)
+            WHEN CONTAINS(CAST('score' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN r.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(r.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(r.score AS TEXT) || ''')'
+              WHEN TYPEOF(r.score) <> 'VARCHAR'
+              THEN CAST(r.score AS TEXT)
+              WHEN CONTAINS(CAST(r.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(r.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(r.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(r.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        END
       ) AS row_texts,
       CASE
         WHEN 'query_id' IS NULL
@@ -217,34 +799,47 @@ WITH run_given AS (
             ) > 15
             ELSE FALSE
           END) AS inexact,
+        COUNT(*) FILTER(WHERE
+          COALESCE(run_given.ndcg_unparsed AND run_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed,
+        COUNT(*) FILTER(WHERE
+          COALESCE(
+            run_given.ndcg_first
+            AND run_given.ndcg_expected_fields IS NULL
+            AND run_given.ndcg_fields = 4,
+            FALSE
+          )) AS shape,
+        COUNT(*) FILTER(WHERE
+          COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged,
+        COUNT(*) FILTER(WHERE
+          NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-          run_given.arrival
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           run_given.query_id IS NULL) AS null_query_id_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-          run_given.arrival
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           run_given.doc_id IS NULL) AS null_doc_id_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-          run_given.arrival
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           run_given.score IS NULL) AS null_score_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-          run_given.arrival
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-          run_given.arrival
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
-          run_given.arrival
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           CASE
             WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
@@ -261,6 +856,31 @@ WITH run_given AS (
             ) > 15
             ELSE FALSE
           END) AS inexact_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(run_given.ndcg_unparsed AND run_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(
+            run_given.ndcg_first
+            AND run_given.ndcg_expected_fields IS NULL
+            AND run_given.ndcg_fields = 4,
+            FALSE
+          )) AS shape_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.ndcg_value_text, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
+        ) FILTER(WHERE
+          NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text_row,
         ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
         ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
         ANY_VALUE(TYPEOF(run_given.score)) AS score_type
@@ -277,81 +897,116 @@ WITH run_given AS (
           measured.not_finite_row,
           measured.text_row,
           measured.fractional_row,
-          measured.over_gain_row
+          measured.over_gain_row,
+          measured.unparsed_row,
+          measured.shape_row,
+          measured.ragged_row
         ],
-        LAMBDA r : 'row {' || CASE
-          WHEN 'query_id' IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-          THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-          WHEN TYPEOF('query_id') <> 'VARCHAR'
-          THEN CAST('query_id' AS TEXT)
-          WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-          AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-          THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END || ': ' || (
-          CASE
-            WHEN r.query_id IS NULL
+        LAMBDA r : CASE
+          WHEN (
+            NOT r.ndcg_line_number IS NULL AND r.ndcg_expected_fields IS NULL
+          )
+          THEN r.ndcg_file || ':' || CAST(r.ndcg_line_number AS TEXT) || ': ' || (
+            CASE
+              WHEN CONTAINS(r.ndcg_line, '''') AND NOT CONTAINS(r.ndcg_line, '"')
+              THEN '"' || REPLACE(
+                REPLACE(
+                  REPLACE(REPLACE(REPLACE(r.ndcg_line, '\', '\\'), CHR(9), '\t'), CHR(11), '\x0b'),
+                  CHR(12),
+                  '\x0c'
+                ),
+                CHR(13),
+                '\r'
+              ) || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(
+                  REPLACE(
+                    REPLACE(REPLACE(REPLACE(r.ndcg_line, '\', '\\'), CHR(9), '\t'), CHR(11), '\x0b'),
+                    CHR(12),
+                    '\x0c'
+                  ),
+                  CHR(13),
+                  '\r'
+                ),
+                '''',
+                '\'''
+              ) || ''''
+            END
+          )
+          ELSE 'row {' || CASE
+            WHEN 'query_id' IS NULL
             THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(r.query_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(r.query_id AS TEXT) || ''')'
-            WHEN TYPEOF(r.query_id) <> 'VARCHAR'
-            THEN CAST(r.query_id AS TEXT)
-            WHEN CONTAINS(CAST(r.query_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(r.query_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ', ' || CASE
-          WHEN 'doc_id' IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-          THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-          WHEN TYPEOF('doc_id') <> 'VARCHAR'
-          THEN CAST('doc_id' AS TEXT)
-          WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-          AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-          THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END || ': ' || (
-          CASE
-            WHEN r.doc_id IS NULL
+            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+            WHEN TYPEOF('query_id') <> 'VARCHAR'
+            THEN CAST('query_id' AS TEXT)
+            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN r.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(r.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(r.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(r.query_id) <> 'VARCHAR'
+              THEN CAST(r.query_id AS TEXT)
+              WHEN CONTAINS(CAST(r.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(r.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'doc_id' IS NULL
             THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(r.doc_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(r.doc_id AS TEXT) || ''')'
-            WHEN TYPEOF(r.doc_id) <> 'VARCHAR'
-            THEN CAST(r.doc_id AS TEXT)
-            WHEN CONTAINS(CAST(r.doc_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(r.doc_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ', ' || CASE
-          WHEN 'relevance' IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-          THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-          WHEN TYPEOF('relevance') <> 'VARCHAR'
-          THEN CAST('relevance' AS TEXT)
-          WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-          AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-          THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END || ': ' || (
-          CASE
-            WHEN r.relevance IS NULL
+            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+            WHEN TYPEOF('doc_id') <> 'VARCHAR'
+            THEN CAST('doc_id' AS TEXT)
+            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN r.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(r.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(r.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(r.doc_id) <> 'VARCHAR'
+              THEN CAST(r.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(r.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(r.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || ', ' || CASE
+            WHEN 'relevance' IS NULL
             THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(r.relevance), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(r.relevance AS TEXT) || ''')'
-            WHEN TYPEOF(r.relevance) <> 'VARCHAR'
-            THEN CAST(r.relevance AS TEXT)
-            WHEN CONTAINS(CAST(r.relevance AS TEXT), '''')
-            AND NOT CONTAINS(CAST(r.relevance AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(r.relevance AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(r.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || '}'
+            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+            WHEN TYPEOF('relevance') <> 'VARCHAR'
+            THEN CAST('relevance' AS TEXT)
+            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ': ' || (
+            CASE
+              WHEN r.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(r.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(r.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(r.relevance) <> 'VARCHAR'
+              THEN CAST(r.relevance AS TEXT)
+              WHEN CONTAINS(CAST(r.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(r.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(r.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(r.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) || '}'
+        END
       ) AS row_texts,
       CASE
         WHEN 'query_id' IS NULL
@@ -423,42 +1078,55 @@ WITH run_given AS (
             COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
             TRY_CAST(qrels_given.relevance AS DOUBLE)
           )) AS over_gain,
+        COUNT(*) FILTER(WHERE
+          COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed,
+        COUNT(*) FILTER(WHERE
+          COALESCE(
+            qrels_given.ndcg_first
+            AND qrels_given.ndcg_expected_fields IS NULL
+            AND qrels_given.ndcg_fields >= 5,
+            FALSE
+          )) AS shape,
+        COUNT(*) FILTER(WHERE
+          COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged,
+        COUNT(*) FILTER(WHERE
+          NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-          qrels_given.arrival
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           qrels_given.query_id IS NULL) AS null_query_id_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-          qrels_given.arrival
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           qrels_given.doc_id IS NULL) AS null_doc_id_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-          qrels_given.arrival
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           qrels_given.relevance IS NULL) AS null_relevance_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-          qrels_given.arrival
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-          qrels_given.arrival
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT qrels_given.relevance IS NULL
           AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-          qrels_given.arrival
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT COALESCE(allow_fractional_labels, FALSE)
           AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
           AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
-          qrels_given.arrival
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
           AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
@@ -475,6 +1143,31 @@ WITH run_given AS (
             COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
             TRY_CAST(qrels_given.relevance AS DOUBLE)
           )) AS over_gain_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(
+            qrels_given.ndcg_first
+            AND qrels_given.ndcg_expected_fields IS NULL
+            AND qrels_given.ndcg_fields >= 5,
+            FALSE
+          )) AS shape_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.ndcg_value_text, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
+        ) FILTER(WHERE
+          NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text_row,
         ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
         ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
         ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
@@ -725,7 +1418,8 @@ WITH run_given AS (
               'binG',
               'Rndcg',
               'ndcg_rel',
-              'rbp'
+              'rbp',
+              'err'
             ],
             m
           )
@@ -746,7 +1440,7 @@ WITH run_given AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -810,6 +1504,20 @@ WITH run_given AS (
       THEN ERROR(
         caller || ': ' || 'rbp_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(rbp_persistence AS DOUBLE) AS TEXT), 'None')
       )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        err_max_grade IS NULL
+        OR NOT (
+          err_max_grade >= 1
+          AND err_max_grade <= 1023
+          AND err_max_grade = FLOOR(err_max_grade)
+        )
+      )
+      THEN ERROR(
+        caller || ': ' || 'err_max_grade must be a positive integer up to 1023, got ' || COALESCE(CAST(err_max_grade AS TEXT), 'None')
+      )
       WHEN LENGTH(
         LIST_FILTER(COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])), LAMBDA x : NOT ISFINITE(x))
       ) > 0
@@ -842,6 +1550,130 @@ WITH run_given AS (
             ABS(x.value) <= 1e+300
           ))[1].key AS DOUBLE) AS TEXT)
         END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
+      )
+      WHEN COALESCE(
+        LOWER(run_format),
+        CASE
+          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+          THEN 'none'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+          THEN 'trec'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+          THEN 'csv'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+          THEN 'tsv'
+          ELSE 'parquet'
+        END
+      ) = 'none'
+      THEN ERROR(
+        caller || ': ' || 'run must be a table or view name, or a path, glob or list of paths (text); got ' || CASE
+          WHEN run IS NULL
+          THEN 'null'
+          ELSE CASE
+            WHEN run IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run AS TEXT) || ''')'
+            WHEN TYPEOF(run) <> 'VARCHAR'
+            THEN CAST(run AS TEXT)
+            WHEN CONTAINS(CAST(run AS TEXT), '''') AND NOT CONTAINS(CAST(run AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ' (' || TYPEOF(run) || ')'
+        END
+      )
+      WHEN NOT ARRAY_CONTAINS(
+        ['parquet', 'trec', 'csv', 'tsv'],
+        COALESCE(
+          LOWER(run_format),
+          CASE
+            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown run_format ' || CASE
+          WHEN run_format IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_format), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_format AS TEXT) || ''')'
+          WHEN TYPEOF(run_format) <> 'VARCHAR'
+          THEN CAST(run_format AS TEXT)
+          WHEN CONTAINS(CAST(run_format AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_format AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_format AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_format AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of parquet, trec, csv, tsv (parquet: a table or view name too), or null (the name''s ending tells: .txt TREC, .csv, .tsv, anything else parquet or a table)'
+      )
+      WHEN COALESCE(
+        LOWER(qrels_format),
+        CASE
+          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+          THEN 'none'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+          THEN 'trec'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+          THEN 'csv'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+          THEN 'tsv'
+          ELSE 'parquet'
+        END
+      ) = 'none'
+      THEN ERROR(
+        caller || ': ' || 'qrels must be a table or view name, or a path, glob or list of paths (text); got ' || CASE
+          WHEN qrels IS NULL
+          THEN 'null'
+          ELSE CASE
+            WHEN qrels IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels AS TEXT) || ''')'
+            WHEN TYPEOF(qrels) <> 'VARCHAR'
+            THEN CAST(qrels AS TEXT)
+            WHEN CONTAINS(CAST(qrels AS TEXT), '''') AND NOT CONTAINS(CAST(qrels AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END || ' (' || TYPEOF(qrels) || ')'
+        END
+      )
+      WHEN NOT ARRAY_CONTAINS(
+        ['parquet', 'trec', 'csv', 'tsv'],
+        COALESCE(
+          LOWER(qrels_format),
+          CASE
+            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown qrels_format ' || CASE
+          WHEN qrels_format IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(qrels_format), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(qrels_format AS TEXT) || ''')'
+          WHEN TYPEOF(qrels_format) <> 'VARCHAR'
+          THEN CAST(qrels_format AS TEXT)
+          WHEN CONTAINS(CAST(qrels_format AS TEXT), '''')
+          AND NOT CONTAINS(CAST(qrels_format AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(qrels_format AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(qrels_format AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of parquet, trec, csv, tsv (parquet: a table or view name too), or null (the name''s ending tells: .txt TREC, .csv, .tsv, anything else parquet or a table)'
       )
       WHEN NOT ARRAY_CONTAINS(['', 'binary', 'c', 'posix'], LOWER(CURRENT_SETTING('default_collation')))
       AND (
@@ -882,6 +1714,366 @@ WITH run_given AS (
           THEN '"' || REPLACE(CAST(looked_up.folded_id AS TEXT), '\', '\\') || '"'
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.folded_id AS TEXT), '\', '\\'), '''', '\''') || ''''
         END || ' and its lower-case or accent-free form would be one id; select the id columns with COLLATE c (or declare them without a collation) before calling'
+      )
+      WHEN run_columns.is_text
+      AND NOT LIST_FILTER(
+        run_columns.paths,
+        LAMBDA p : NOT REGEXP_MATCHES(p, '[*?\[{]')
+        AND NOT ARRAY_CONTAINS(run_columns.files_read, p)
+      )[1] IS NULL
+      THEN ERROR(
+        caller || ': ' || LIST_FILTER(
+          run_columns.paths,
+          LAMBDA p : NOT REGEXP_MATCHES(p, '[*?\[{]')
+          AND NOT ARRAY_CONTAINS(run_columns.files_read, p)
+        )[1] || ': no such file or directory'
+      )
+      WHEN run_columns.is_text AND LENGTH(run_columns.files_read) = 0
+      THEN ERROR(
+        caller || ': ' || CAST(run AS TEXT) || ': nothing matches this pattern (looked for ' || COALESCE(
+          LOWER(run_format),
+          CASE
+            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        ) || ' files)'
+      )
+      WHEN run_stats.shape > 0
+      THEN ERROR(
+        caller || ': ' || run_stats.shape_row.ndcg_file || ':' || CAST(run_stats.shape_row.ndcg_line_number AS TEXT) || ': ' || '4 fields where run lines have 6 (qid Q0 docno rank score tag): this looks like TREC qrels (qid iter docno rel); pass it as the second argument (qrels), and the run as the first (run)'
+      )
+      WHEN run_stats.ragged > 0
+      THEN ERROR(
+        caller || ': ' || run_stats.ragged_row.ndcg_file || ':' || CAST(run_stats.ragged_row.ndcg_line_number AS TEXT) || ': ' || CAST(run_stats.ragged_row.ndcg_fields AS TEXT) || ' fields where the header has ' || CAST(run_stats.ragged_row.ndcg_expected_fields AS TEXT) || CASE
+          WHEN run_stats.ragged_row.ndcg_fields > run_stats.ragged_row.ndcg_expected_fields
+          THEN ' (a field too many; a value holding the separator must be quoted)'
+          ELSE ' (a field missing)'
+        END
+      )
+      WHEN LENGTH(run_columns.missing) > 0
+      THEN ERROR(
+        caller || ': ' || CAST(run AS TEXT) || ': missing column(s) ' || ARRAY_TO_STRING(
+          LIST_TRANSFORM(
+            run_columns.missing,
+            LAMBDA n : CASE
+              WHEN n IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+              WHEN TYPEOF(n) <> 'VARCHAR'
+              THEN CAST(n AS TEXT)
+              WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ),
+          '; '
+        ) || '; columns found: ' || COALESCE(
+          NULLIF(
+            ARRAY_TO_STRING(
+              LIST_TRANSFORM(
+                run_columns.found,
+                LAMBDA n : CASE
+                  WHEN n IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+                  WHEN TYPEOF(n) <> 'VARCHAR'
+                  THEN CAST(n AS TEXT)
+                  WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ),
+              ', '
+            ),
+            ''
+          ),
+          'none'
+        ) || CASE
+          WHEN ARRAY_CONTAINS(run_columns.missing, 'score')
+          AND NOT run_columns.guess_relevance IS NULL
+          AND run_columns.guess_score IS NULL
+          THEN '; this looks like qrels (a label column, no score): pass it as the second argument (qrels), and the run as the first (run)'
+          WHEN run_columns.has_header
+          THEN CASE
+            WHEN (
+              NOT ARRAY_CONTAINS(run_columns.missing, 'query_id')
+              OR NOT run_columns.guess_query_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(run_columns.missing, 'doc_id')
+              OR NOT run_columns.guess_doc_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(run_columns.missing, 'score')
+              OR NOT run_columns.guess_score IS NULL
+            )
+            THEN '; to read them so: rename ' || ARRAY_TO_STRING(
+              LIST_FILTER(
+                [
+                  CASE
+                    WHEN ARRAY_CONTAINS(run_columns.missing, 'query_id')
+                    THEN run_columns.guess_query_id || ' to query_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(run_columns.missing, 'doc_id')
+                    THEN run_columns.guess_doc_id || ' to doc_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(run_columns.missing, 'score')
+                    THEN run_columns.guess_score || ' to score'
+                  END
+                ],
+                LAMBDA g : NOT g IS NULL
+              ),
+              ', '
+            ) || ' in the header'
+            ELSE '; the header must name the columns query_id, doc_id, score: rename them there'
+          END
+          ELSE CASE
+            WHEN (
+              NOT ARRAY_CONTAINS(run_columns.missing, 'query_id')
+              OR NOT run_columns.guess_query_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(run_columns.missing, 'doc_id')
+              OR NOT run_columns.guess_doc_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(run_columns.missing, 'score')
+              OR NOT run_columns.guess_score IS NULL
+            )
+            THEN '; to read them so: create view run_columns as select * rename (' || ARRAY_TO_STRING(
+              LIST_FILTER(
+                [
+                  CASE
+                    WHEN ARRAY_CONTAINS(run_columns.missing, 'query_id')
+                    THEN run_columns.guess_query_id || ' as query_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(run_columns.missing, 'doc_id')
+                    THEN run_columns.guess_doc_id || ' as doc_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(run_columns.missing, 'score')
+                    THEN run_columns.guess_score || ' as score'
+                  END
+                ],
+                LAMBDA g : NOT g IS NULL
+              ),
+              ', '
+            ) || ') from query_table(' || CASE
+              WHEN run IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run AS TEXT) || ''')'
+              WHEN TYPEOF(run) <> 'VARCHAR'
+              THEN CAST(run AS TEXT)
+              WHEN CONTAINS(CAST(run AS TEXT), '''') AND NOT CONTAINS(CAST(run AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || '), and pass ''run_columns'''
+            ELSE '; the macros read the columns query_id, doc_id, score by name: select yours under these names in a view (create view run_columns as select ... as query_id, ... from query_table(' || CASE
+              WHEN run IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run AS TEXT) || ''')'
+              WHEN TYPEOF(run) <> 'VARCHAR'
+              THEN CAST(run AS TEXT)
+              WHEN CONTAINS(CAST(run AS TEXT), '''') AND NOT CONTAINS(CAST(run AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ')), and pass ''run_columns'''
+          END
+        END
+      )
+      WHEN qrels_columns.is_text
+      AND NOT LIST_FILTER(
+        qrels_columns.paths,
+        LAMBDA p : NOT REGEXP_MATCHES(p, '[*?\[{]')
+        AND NOT ARRAY_CONTAINS(qrels_columns.files_read, p)
+      )[1] IS NULL
+      THEN ERROR(
+        caller || ': ' || LIST_FILTER(
+          qrels_columns.paths,
+          LAMBDA p : NOT REGEXP_MATCHES(p, '[*?\[{]')
+          AND NOT ARRAY_CONTAINS(qrels_columns.files_read, p)
+        )[1] || ': no such file or directory'
+      )
+      WHEN qrels_columns.is_text AND LENGTH(qrels_columns.files_read) = 0
+      THEN ERROR(
+        caller || ': ' || CAST(qrels AS TEXT) || ': nothing matches this pattern (looked for ' || COALESCE(
+          LOWER(qrels_format),
+          CASE
+            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        ) || ' files)'
+      )
+      WHEN qrels_stats.shape > 0
+      THEN ERROR(
+        caller || ': ' || qrels_stats.shape_row.ndcg_file || ':' || CAST(qrels_stats.shape_row.ndcg_line_number AS TEXT) || ': ' || CAST(qrels_stats.shape_row.ndcg_fields AS TEXT) || ' fields where qrels lines have 4 (qid iter docno rel): this looks like a TREC run (qid Q0 docno rank score tag); pass it as the first argument (run), and the judgments as the second (qrels)'
+      )
+      WHEN qrels_stats.ragged > 0
+      THEN ERROR(
+        caller || ': ' || qrels_stats.ragged_row.ndcg_file || ':' || CAST(qrels_stats.ragged_row.ndcg_line_number AS TEXT) || ': ' || CAST(qrels_stats.ragged_row.ndcg_fields AS TEXT) || ' fields where the header has ' || CAST(qrels_stats.ragged_row.ndcg_expected_fields AS TEXT) || CASE
+          WHEN qrels_stats.ragged_row.ndcg_fields > qrels_stats.ragged_row.ndcg_expected_fields
+          THEN ' (a field too many; a value holding the separator must be quoted)'
+          ELSE ' (a field missing)'
+        END
+      )
+      WHEN LENGTH(qrels_columns.missing) > 0
+      THEN ERROR(
+        caller || ': ' || CAST(qrels AS TEXT) || ': missing column(s) ' || ARRAY_TO_STRING(
+          LIST_TRANSFORM(
+            qrels_columns.missing,
+            LAMBDA n : CASE
+              WHEN n IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+              WHEN TYPEOF(n) <> 'VARCHAR'
+              THEN CAST(n AS TEXT)
+              WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ),
+          '; '
+        ) || '; columns found: ' || COALESCE(
+          NULLIF(
+            ARRAY_TO_STRING(
+              LIST_TRANSFORM(
+                qrels_columns.found,
+                LAMBDA n : CASE
+                  WHEN n IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+                  WHEN TYPEOF(n) <> 'VARCHAR'
+                  THEN CAST(n AS TEXT)
+                  WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ),
+              ', '
+            ),
+            ''
+          ),
+          'none'
+        ) || CASE
+          WHEN ARRAY_CONTAINS(qrels_columns.missing, 'relevance')
+          AND NOT qrels_columns.guess_score IS NULL
+          AND qrels_columns.guess_relevance IS NULL
+          THEN '; this looks like a run (a score column, no label): pass it as the first argument (run), and the judgments as the second (qrels)'
+          WHEN qrels_columns.has_header
+          THEN CASE
+            WHEN (
+              NOT ARRAY_CONTAINS(qrels_columns.missing, 'query_id')
+              OR NOT qrels_columns.guess_query_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(qrels_columns.missing, 'doc_id')
+              OR NOT qrels_columns.guess_doc_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(qrels_columns.missing, 'relevance')
+              OR NOT qrels_columns.guess_relevance IS NULL
+            )
+            THEN '; to read them so: rename ' || ARRAY_TO_STRING(
+              LIST_FILTER(
+                [
+                  CASE
+                    WHEN ARRAY_CONTAINS(qrels_columns.missing, 'query_id')
+                    THEN qrels_columns.guess_query_id || ' to query_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(qrels_columns.missing, 'doc_id')
+                    THEN qrels_columns.guess_doc_id || ' to doc_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(qrels_columns.missing, 'relevance')
+                    THEN qrels_columns.guess_relevance || ' to relevance'
+                  END
+                ],
+                LAMBDA g : NOT g IS NULL
+              ),
+              ', '
+            ) || ' in the header'
+            ELSE '; the header must name the columns query_id, doc_id, relevance: rename them there'
+          END
+          ELSE CASE
+            WHEN (
+              NOT ARRAY_CONTAINS(qrels_columns.missing, 'query_id')
+              OR NOT qrels_columns.guess_query_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(qrels_columns.missing, 'doc_id')
+              OR NOT qrels_columns.guess_doc_id IS NULL
+            )
+            AND (
+              NOT ARRAY_CONTAINS(qrels_columns.missing, 'relevance')
+              OR NOT qrels_columns.guess_relevance IS NULL
+            )
+            THEN '; to read them so: create view qrels_columns as select * rename (' || ARRAY_TO_STRING(
+              LIST_FILTER(
+                [
+                  CASE
+                    WHEN ARRAY_CONTAINS(qrels_columns.missing, 'query_id')
+                    THEN qrels_columns.guess_query_id || ' as query_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(qrels_columns.missing, 'doc_id')
+                    THEN qrels_columns.guess_doc_id || ' as doc_id'
+                  END,
+                  CASE
+                    WHEN ARRAY_CONTAINS(qrels_columns.missing, 'relevance')
+                    THEN qrels_columns.guess_relevance || ' as relevance'
+                  END
+                ],
+                LAMBDA g : NOT g IS NULL
+              ),
+              ', '
+            ) || ') from query_table(' || CASE
+              WHEN qrels IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels AS TEXT) || ''')'
+              WHEN TYPEOF(qrels) <> 'VARCHAR'
+              THEN CAST(qrels AS TEXT)
+              WHEN CONTAINS(CAST(qrels AS TEXT), '''') AND NOT CONTAINS(CAST(qrels AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || '), and pass ''qrels_columns'''
+            ELSE '; the macros read the columns query_id, doc_id, relevance by name: select yours under these names in a view (create view qrels_columns as select ... as query_id, ... from query_table(' || CASE
+              WHEN qrels IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels AS TEXT) || ''')'
+              WHEN TYPEOF(qrels) <> 'VARCHAR'
+              THEN CAST(qrels AS TEXT)
+              WHEN CONTAINS(CAST(qrels AS TEXT), '''') AND NOT CONTAINS(CAST(qrels AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ')), and pass ''qrels_columns'''
+          END
+        END
       )
       WHEN NOT run_stats.query_id_type IS NULL
       AND NOT ARRAY_CONTAINS(
@@ -970,6 +2162,143 @@ WITH run_given AS (
             ELSE run_stats.doc_id_type
           END
         ) || '; ids must be string or integer'
+      )
+      WHEN run_stats.value_text > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          run_stats.score_shown
+        ) || ' holds text such as ' || (
+          CASE
+            WHEN run_stats.value_text_row.score IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
+            WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
+            THEN CAST(run_stats.value_text_row.score AS TEXT)
+            WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' (type ' || 'String' || '); expected numbers; first at ' || (
+          CASE
+            WHEN (
+              NOT run_stats.value_text_row.ndcg_line_number IS NULL
+              AND run_stats.value_text_row.ndcg_expected_fields IS NULL
+            )
+            THEN run_stats.value_text_row.ndcg_file || ':' || CAST(run_stats.value_text_row.ndcg_line_number AS TEXT) || ': ' || (
+              CASE
+                WHEN CONTAINS(run_stats.value_text_row.ndcg_line, '''')
+                AND NOT CONTAINS(run_stats.value_text_row.ndcg_line, '"')
+                THEN '"' || REPLACE(
+                  REPLACE(
+                    REPLACE(
+                      REPLACE(REPLACE(run_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                      CHR(11),
+                      '\x0b'
+                    ),
+                    CHR(12),
+                    '\x0c'
+                  ),
+                  CHR(13),
+                  '\r'
+                ) || '"'
+                ELSE '''' || REPLACE(
+                  REPLACE(
+                    REPLACE(
+                      REPLACE(
+                        REPLACE(REPLACE(run_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                        CHR(11),
+                        '\x0b'
+                      ),
+                      CHR(12),
+                      '\x0c'
+                    ),
+                    CHR(13),
+                    '\r'
+                  ),
+                  '''',
+                  '\'''
+                ) || ''''
+              END
+            )
+            ELSE 'row {' || CASE
+              WHEN 'query_id' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+              WHEN TYPEOF('query_id') <> 'VARCHAR'
+              THEN CAST('query_id' AS TEXT)
+              WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN run_stats.value_text_row.query_id IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.query_id), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(run_stats.value_text_row.query_id AS TEXT) || ''')'
+                WHEN TYPEOF(run_stats.value_text_row.query_id) <> 'VARCHAR'
+                THEN CAST(run_stats.value_text_row.query_id AS TEXT)
+                WHEN CONTAINS(CAST(run_stats.value_text_row.query_id AS TEXT), '''')
+                AND NOT CONTAINS(CAST(run_stats.value_text_row.query_id AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || ', ' || CASE
+              WHEN 'doc_id' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+              WHEN TYPEOF('doc_id') <> 'VARCHAR'
+              THEN CAST('doc_id' AS TEXT)
+              WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN run_stats.value_text_row.doc_id IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.doc_id), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(run_stats.value_text_row.doc_id AS TEXT) || ''')'
+                WHEN TYPEOF(run_stats.value_text_row.doc_id) <> 'VARCHAR'
+                THEN CAST(run_stats.value_text_row.doc_id AS TEXT)
+                WHEN CONTAINS(CAST(run_stats.value_text_row.doc_id AS TEXT), '''')
+                AND NOT CONTAINS(CAST(run_stats.value_text_row.doc_id AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || ', ' || CASE
+              WHEN 'score' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+              WHEN TYPEOF('score') <> 'VARCHAR'
+              THEN CAST('score' AS TEXT)
+              WHEN CONTAINS(CAST('score' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN run_stats.value_text_row.score IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
+                WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
+                THEN CAST(run_stats.value_text_row.score AS TEXT)
+                WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
+                AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || '}'
+          END
+        )
       )
       WHEN run_stats.score_type = 'VARCHAR' AND run_stats.text > 0
       THEN ERROR(
@@ -1178,6 +2507,143 @@ WITH run_given AS (
           END
         ) || '; ids must be string or integer'
       )
+      WHEN qrels_stats.value_text > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          qrels_stats.relevance_shown
+        ) || ' holds text such as ' || (
+          CASE
+            WHEN qrels_stats.value_text_row.relevance IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
+            THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
+            WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' (type ' || 'String' || '); expected numbers; first at ' || (
+          CASE
+            WHEN (
+              NOT qrels_stats.value_text_row.ndcg_line_number IS NULL
+              AND qrels_stats.value_text_row.ndcg_expected_fields IS NULL
+            )
+            THEN qrels_stats.value_text_row.ndcg_file || ':' || CAST(qrels_stats.value_text_row.ndcg_line_number AS TEXT) || ': ' || (
+              CASE
+                WHEN CONTAINS(qrels_stats.value_text_row.ndcg_line, '''')
+                AND NOT CONTAINS(qrels_stats.value_text_row.ndcg_line, '"')
+                THEN '"' || REPLACE(
+                  REPLACE(
+                    REPLACE(
+                      REPLACE(REPLACE(qrels_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                      CHR(11),
+                      '\x0b'
+                    ),
+                    CHR(12),
+                    '\x0c'
+                  ),
+                  CHR(13),
+                  '\r'
+                ) || '"'
+                ELSE '''' || REPLACE(
+                  REPLACE(
+                    REPLACE(
+                      REPLACE(
+                        REPLACE(REPLACE(qrels_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                        CHR(11),
+                        '\x0b'
+                      ),
+                      CHR(12),
+                      '\x0c'
+                    ),
+                    CHR(13),
+                    '\r'
+                  ),
+                  '''',
+                  '\'''
+                ) || ''''
+              END
+            )
+            ELSE 'row {' || CASE
+              WHEN 'query_id' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+              WHEN TYPEOF('query_id') <> 'VARCHAR'
+              THEN CAST('query_id' AS TEXT)
+              WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN qrels_stats.value_text_row.query_id IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.query_id), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.query_id AS TEXT) || ''')'
+                WHEN TYPEOF(qrels_stats.value_text_row.query_id) <> 'VARCHAR'
+                THEN CAST(qrels_stats.value_text_row.query_id AS TEXT)
+                WHEN CONTAINS(CAST(qrels_stats.value_text_row.query_id AS TEXT), '''')
+                AND NOT CONTAINS(CAST(qrels_stats.value_text_row.query_id AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || ', ' || CASE
+              WHEN 'doc_id' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+              WHEN TYPEOF('doc_id') <> 'VARCHAR'
+              THEN CAST('doc_id' AS TEXT)
+              WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN qrels_stats.value_text_row.doc_id IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.doc_id), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.doc_id AS TEXT) || ''')'
+                WHEN TYPEOF(qrels_stats.value_text_row.doc_id) <> 'VARCHAR'
+                THEN CAST(qrels_stats.value_text_row.doc_id AS TEXT)
+                WHEN CONTAINS(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '''')
+                AND NOT CONTAINS(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || ', ' || CASE
+              WHEN 'relevance' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+              WHEN TYPEOF('relevance') <> 'VARCHAR'
+              THEN CAST('relevance' AS TEXT)
+              WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN qrels_stats.value_text_row.relevance IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
+                WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
+                THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
+                WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
+                AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || '}'
+          END
+        )
+      )
       WHEN qrels_stats.relevance_type = 'VARCHAR' AND qrels_stats.text > 0
       THEN ERROR(
         caller || ': ' || (
@@ -1303,6 +2769,45 @@ WITH run_given AS (
           CAST(run AS TEXT)
         ) || ': no rows to evaluate (the input is empty)'
       )
+      WHEN run_stats.unparsed > 0
+      THEN ERROR(
+        caller || ': ' || run_stats.unparsed_row.ndcg_file || ':' || CAST(run_stats.unparsed_row.ndcg_line_number AS TEXT) || ': cannot read line ' || (
+          CASE
+            WHEN CONTAINS(run_stats.unparsed_row.ndcg_line, '''')
+            AND NOT CONTAINS(run_stats.unparsed_row.ndcg_line, '"')
+            THEN '"' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(REPLACE(run_stats.unparsed_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                  CHR(11),
+                  '\x0b'
+                ),
+                CHR(12),
+                '\x0c'
+              ),
+              CHR(13),
+              '\r'
+            ) || '"'
+            ELSE '''' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(
+                    REPLACE(REPLACE(run_stats.unparsed_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                    CHR(11),
+                    '\x0b'
+                  ),
+                  CHR(12),
+                  '\x0c'
+                ),
+                CHR(13),
+                '\r'
+              ),
+              '''',
+              '\'''
+            ) || ''''
+          END
+        ) || ' as ''qid Q0 docno rank score tag'' (' || CAST(run_stats.unparsed AS TEXT) || ' such line(s) in ' || CAST(run AS TEXT) || ')'
+      )
       WHEN run_stats.null_query_id > 0
       THEN ERROR(
         caller || ': ' || (
@@ -1383,6 +2888,45 @@ WITH run_given AS (
         caller || ': ' || (
           CAST(qrels AS TEXT)
         ) || ': no rows to evaluate (the input is empty)'
+      )
+      WHEN qrels_stats.unparsed > 0
+      THEN ERROR(
+        caller || ': ' || qrels_stats.unparsed_row.ndcg_file || ':' || CAST(qrels_stats.unparsed_row.ndcg_line_number AS TEXT) || ': cannot read line ' || (
+          CASE
+            WHEN CONTAINS(qrels_stats.unparsed_row.ndcg_line, '''')
+            AND NOT CONTAINS(qrels_stats.unparsed_row.ndcg_line, '"')
+            THEN '"' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(REPLACE(qrels_stats.unparsed_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                  CHR(11),
+                  '\x0b'
+                ),
+                CHR(12),
+                '\x0c'
+              ),
+              CHR(13),
+              '\r'
+            ) || '"'
+            ELSE '''' || REPLACE(
+              REPLACE(
+                REPLACE(
+                  REPLACE(
+                    REPLACE(REPLACE(qrels_stats.unparsed_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                    CHR(11),
+                    '\x0b'
+                  ),
+                  CHR(12),
+                  '\x0c'
+                ),
+                CHR(13),
+                '\r'
+              ),
+              '''',
+              '\'''
+            ) || ''''
+          END
+        ) || ' as ''qid iter docno rel'' (' || CAST(qrels_stats.unparsed AS TEXT) || ' such line(s) in ' || CAST(qrels AS TEXT) || ')'
       )
       WHEN qrels_stats.null_query_id > 0
       THEN ERROR(
@@ -1631,7 +3175,8 @@ WITH run_given AS (
             'binG',
             'Rndcg',
             'ndcg_rel',
-            'rbp'
+            'rbp',
+            'err'
           ],
           m
         )
@@ -1674,7 +3219,237 @@ WITH run_given AS (
           )
         LIMIT 1
       ) AS folded_id
-  ) AS looked_up
+  ) AS looked_up, (
+    SELECT
+      run_found_columns.found,
+      run_found_columns.files_read,
+      run_found_columns.paths,
+      ARRAY_CONTAINS(
+        ['trec', 'csv', 'tsv'],
+        COALESCE(
+          LOWER(run_format),
+          CASE
+            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      ) AS is_text,
+      ARRAY_CONTAINS(
+        ['csv', 'tsv'],
+        COALESCE(
+          LOWER(run_format),
+          CASE
+            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      ) AS has_header,
+      LIST_FILTER(
+        ['query_id', 'doc_id', 'score'],
+        LAMBDA c : NOT (
+          CASE
+            WHEN ARRAY_CONTAINS(
+              ['csv', 'tsv'],
+              COALESCE(
+                LOWER(run_format),
+                CASE
+                  WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                  THEN 'none'
+                  WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                  THEN 'trec'
+                  WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                  THEN 'csv'
+                  WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                  THEN 'tsv'
+                  ELSE 'parquet'
+                END
+              )
+            )
+            THEN ARRAY_CONTAINS(run_found_columns.found, c)
+            ELSE ARRAY_CONTAINS(LIST_TRANSFORM(run_found_columns.found, LAMBDA f : LOWER(f)), c)
+          END
+        )
+      ) AS missing,
+      LIST_FILTER(
+        run_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+          LOWER(f)
+        )
+      )[1] AS guess_query_id,
+      LIST_FILTER(
+        run_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          [
+            'did',
+            'doc',
+            'doc_id',
+            'docid',
+            'docno',
+            'document',
+            'document_id',
+            'passage_id',
+            'pid'
+          ],
+          LOWER(f)
+        )
+      )[1] AS guess_doc_id,
+      LIST_FILTER(
+        run_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+          LOWER(f)
+        )
+      )[1] AS guess_score,
+      LIST_FILTER(
+        run_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          [
+            'gain',
+            'grade',
+            'judgement',
+            'judgment',
+            'label',
+            'labels',
+            'qrel',
+            'rating',
+            'rel',
+            'relevance'
+          ],
+          LOWER(f)
+        )
+      )[1] AS guess_relevance
+    FROM run_found_columns
+  ) AS run_columns, (
+    SELECT
+      qrels_found_columns.found,
+      qrels_found_columns.files_read,
+      qrels_found_columns.paths,
+      ARRAY_CONTAINS(
+        ['trec', 'csv', 'tsv'],
+        COALESCE(
+          LOWER(qrels_format),
+          CASE
+            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      ) AS is_text,
+      ARRAY_CONTAINS(
+        ['csv', 'tsv'],
+        COALESCE(
+          LOWER(qrels_format),
+          CASE
+            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+            THEN 'none'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+            THEN 'trec'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+            THEN 'csv'
+            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+            THEN 'tsv'
+            ELSE 'parquet'
+          END
+        )
+      ) AS has_header,
+      LIST_FILTER(
+        ['query_id', 'doc_id', 'relevance'],
+        LAMBDA c : NOT (
+          CASE
+            WHEN ARRAY_CONTAINS(
+              ['csv', 'tsv'],
+              COALESCE(
+                LOWER(qrels_format),
+                CASE
+                  WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                  THEN 'none'
+                  WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                  THEN 'trec'
+                  WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                  THEN 'csv'
+                  WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                  THEN 'tsv'
+                  ELSE 'parquet'
+                END
+              )
+            )
+            THEN ARRAY_CONTAINS(qrels_found_columns.found, c)
+            ELSE ARRAY_CONTAINS(LIST_TRANSFORM(qrels_found_columns.found, LAMBDA f : LOWER(f)), c)
+          END
+        )
+      ) AS missing,
+      LIST_FILTER(
+        qrels_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+          LOWER(f)
+        )
+      )[1] AS guess_query_id,
+      LIST_FILTER(
+        qrels_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          [
+            'did',
+            'doc',
+            'doc_id',
+            'docid',
+            'docno',
+            'document',
+            'document_id',
+            'passage_id',
+            'pid'
+          ],
+          LOWER(f)
+        )
+      )[1] AS guess_doc_id,
+      LIST_FILTER(
+        qrels_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+          LOWER(f)
+        )
+      )[1] AS guess_score,
+      LIST_FILTER(
+        qrels_found_columns.found,
+        LAMBDA f : ARRAY_CONTAINS(
+          [
+            'gain',
+            'grade',
+            'judgement',
+            'judgment',
+            'label',
+            'labels',
+            'qrel',
+            'rating',
+            'rel',
+            'relevance'
+          ],
+          LOWER(f)
+        )
+      )[1] AS guess_relevance
+    FROM qrels_found_columns
+  ) AS qrels_columns
 )
 SELECT
   *
@@ -2493,6 +4268,54 @@ FROM (
     SELECT
       *
     FROM gain_curve__final AS final
+  ), cascade_curve AS (
+    WITH cascade_curve__stops AS (
+      SELECT
+        s.query_id,
+        s.rank,
+        CASE
+          WHEN s.label > COALESCE(err_max_grade, 4)
+          THEN CAST('NaN' AS DOUBLE)
+          ELSE (
+            POWER(2.0, s.label) - 1.0
+          ) / POWER(2.0, COALESCE(err_max_grade, 4))
+        END AS stop_chance
+      FROM signals AS s
+      WHERE
+        s.source = 'ranking'
+        AND s.ranking = 'retrieved'
+        AND s.label > 0
+        AND ARRAY_CONTAINS(curves, 'cascade_curve')
+    ), cascade_curve__reached AS (
+      SELECT
+        stops.*,
+        COALESCE(
+          PRODUCT(1.0 - stops.stop_chance) OVER (
+            PARTITION BY stops.query_id
+            ORDER BY stops.rank ASC NULLS LAST
+            rows BETWEEN UNBOUNDED preceding AND 1 preceding
+          ),
+          1.0
+        ) AS reach
+      FROM cascade_curve__stops AS stops
+    ), cascade_curve__final AS (
+      SELECT
+        reached.query_id,
+        cutoffs.k,
+        SUM(
+          reached.stop_chance * reached.reach / reached.rank ORDER BY reached.rank ASC NULLS LAST
+        ) AS err_sum
+      FROM cascade_curve__reached AS reached
+      CROSS JOIN cutoffs
+      WHERE
+        cutoffs.k IS NULL OR reached.rank <= cutoffs.k
+      GROUP BY
+        reached.query_id,
+        cutoffs.k
+    )
+    SELECT
+      *
+    FROM cascade_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -2524,7 +4347,8 @@ FROM (
         relevance_curve.*
         EXCLUDE (query_id),
         gain_curve.*
-        EXCLUDE (query_id)
+        EXCLUDE (query_id),
+        cascade_curve.err_sum
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -2540,6 +4364,10 @@ FROM (
         ON ideal.ranking = 'ideal'
         AND counters.query_id = ideal.query_id
         AND cutoffs.k IS NOT DISTINCT FROM ideal.k
+      LEFT JOIN cascade_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = cascade_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM cascade_curve.k
     )
     SELECT
       *
@@ -2882,7 +4710,8 @@ FROM (
         CASE
           WHEN ARRAY_CONTAINS(measures, 'judged')
           THEN CAST(COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
-        END AS judged
+        END AS judged,
+        CASE WHEN ARRAY_CONTAINS(measures, 'err') THEN COALESCE(c.err_sum, 0.0) END AS err
       FROM top_k_measures__counts AS c
     )
     SELECT
@@ -2994,7 +4823,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -3037,7 +4866,7 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
-        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp', 'err'] AS TEXT[])), FALSE)
         THEN ['judged']
         ELSE CAST([] AS TEXT[])
       END,
@@ -3108,6 +4937,11 @@ FROM NDCG_PER_QUERY_STEPS(
       CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
         THEN ['gain_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['err'] AS TEXT[])), FALSE)
+        THEN ['cascade_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -3292,6 +5126,11 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['rbp'] AS TEXT[])), FALSE)
         THEN CAST(['rbp', 'rbp_resid'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['err'] AS TEXT[])), FALSE)
+        THEN CAST(['err'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
       END
     ]
   ),
@@ -3315,12 +5154,15 @@ FROM NDCG_PER_QUERY_STEPS(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
-  allow_fractional_labels := allow_fractional_labels
+  err_max_grade := err_max_grade,
+  allow_fractional_labels := allow_fractional_labels,
+  run_format := run_format,
+  qrels_format := qrels_format
 )
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -3447,6 +5289,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -3479,12 +5322,15 @@ FROM NDCG_PER_QUERY_TABLE(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
-  allow_fractional_labels := allow_fractional_labels
+  err_max_grade := err_max_grade,
+  allow_fractional_labels := allow_fractional_labels,
+  run_format := run_format,
+  qrels_format := qrels_format
 )
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -3611,6 +5457,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])
@@ -3647,7 +5494,10 @@ FROM (
       tie_bounds := tie_bounds,
       measures := measures,
       rbp_persistence := rbp_persistence,
-      allow_fractional_labels := allow_fractional_labels
+      err_max_grade := err_max_grade,
+      allow_fractional_labels := allow_fractional_labels,
+      run_format := run_format,
+      qrels_format := qrels_format
     )
   ), kept AS (
     SELECT

@@ -1,0 +1,272 @@
+"""What the table macros refuse of their ``run`` and ``qrels`` arguments before reading a value:
+in the command line's words, the refusals of its scan (:mod:`pipeline.io.trec`,
+:mod:`pipeline.io.read`), for the inputs the macros read themselves.
+
+- an argument that is no name or path (a number, null) and a format they do not read;
+- a TREC file whose first line has the other kind's fields (a run given as qrels), a CSV line
+  with more or fewer fields than its header, a column the input lacks (rather than DuckDB's
+  binder error: ``sql/macro_inputs.sql`` reads the columns by name, a missing one null);
+- a TREC line that does not parse (after the empty input, as the command line checks it) and
+  a CSV value that is no number.
+
+Each is a ``(condition, message)`` of :func:`pipeline.sql_refusals.refusals_query`'s ``case``,
+over the views ``run_given`` and ``qrels_given`` and their one-pass statistics (``run_stats``,
+``qrels_stats``: the counts and first rows of the conditions here, by name).
+"""
+
+from __future__ import annotations
+
+from pipeline.io.names import DOC, LABEL, QUERY, SCORE
+from pipeline.io.read import _COLUMN_ALIASES
+from pipeline.sql_words import Sql
+from pipeline.sql_words import sql_repr as _repr
+from pipeline.sql_words import sql_text as _text
+from pipeline.sql_words import variable as _variable
+
+# The formats a macro reads an input in (``run_format``, ``qrels_format``; null: the name's
+# ending tells): query_table's (a table or view name, a Parquet path, glob or list), and text.
+INPUT_FORMATS = ("parquet", "trec", "csv", "tsv")
+TEXT_FORMATS = ("trec", "csv", "tsv")
+# the fields each kind of TREC line has, as the command line names them
+TREC_LINES = {"run": "qid Q0 docno rank score tag", "qrels": "qid iter docno rel"}
+# the command line's fixes (pass it as --qrels, and the run as --run) in a macro's arguments
+PASS_AS_QRELS = "pass it as the second argument (qrels), and the run as the first (run)"
+PASS_AS_RUN = "pass it as the first argument (run), and the judgments as the second (qrels)"
+ROLE_COLUMNS = {"run": ("query_id", "doc_id", "score"), "qrels": ("query_id", "doc_id", "relevance")}
+# The columns of each row read from text (sql/macro_text_rows.sql) the messages show.
+LINE_COLUMNS = ("ndcg_file", "ndcg_line_number", "ndcg_line", "ndcg_fields", "ndcg_expected_fields")
+
+
+def line_conditions(view: str, role: str) -> dict[str, str]:
+    """The tests of a row read from text, by name: a TREC line that did not parse, a file's first
+    line with the other kind's fields, a CSV line whose fields are not its header's."""
+    other_shape = f"{view}.ndcg_fields = 4" if role == "run" else f"{view}.ndcg_fields >= 5"
+    return {
+        "unparsed": f"coalesce({view}.ndcg_unparsed and {view}.ndcg_expected_fields is null, false)",
+        "shape": f"coalesce({view}.ndcg_first and {view}.ndcg_expected_fields is null and {other_shape}, false)",
+        "ragged": f"coalesce({view}.ndcg_fields <> {view}.ndcg_expected_fields, false)",
+    }
+
+
+def value_text_condition(view: str, value: str) -> str:
+    """A CSV value that is no number (the command line reads such a column as text)."""
+    return f"{view}.ndcg_value_text is not null and {view}.{value} is null"
+
+
+def _line_repr(value: str) -> Sql:
+    """A line as Python's ``repr`` shows it: quoted, its backslashes, tabs and other ASCII
+    whitespace escaped."""
+    escaped = f"replace({value}, '\\', '\\\\')"
+    for character, shown in ((9, "\\t"), (11, "\\x0b"), (12, "\\x0c"), (13, "\\r")):
+        escaped = f"replace({escaped}, chr({character}), {_text(shown)})"
+    return Sql(
+        f"case when contains({value}, '''') and not contains({value}, '\"') then '\"' || {escaped} || '\"' "
+        f"else '''' || replace({escaped}, '''', '\\''') || '''' end"
+    )
+
+
+def line_place(struct: str) -> Sql:
+    """``file:line: 'text'``, as :func:`pipeline.rules.describe_row` shows a row of a text file."""
+    return Sql(
+        f"{struct}.ndcg_file || ':' || cast({struct}.ndcg_line_number as varchar) || ': ' || "
+        f"({_line_repr(f'{struct}.ndcg_line')})"
+    )
+
+
+def is_trec_row(struct: str) -> str:
+    return f"({struct}.ndcg_line_number is not null and {struct}.ndcg_expected_fields is null)"
+
+
+def argument_rules() -> list[tuple[str, Sql]]:
+    """An argument that is no name or path, and a format the macros do not read."""
+    rules: list[tuple[str, Sql]] = []
+    for role in ("run", "qrels"):
+        argument, read_as = _variable(role), _variable(f"{role}_read_as")
+        rules.append(
+            (
+                f"{read_as} = 'none'",
+                Sql(
+                    f"{_text(role + ' must be a table or view name, or a path, glob or list of paths (text); got ')}"
+                    f" || case when {argument} is null then 'null' "
+                    f"else {_repr(argument)} || ' (' || typeof({argument}) || ')' end"
+                ),
+            )
+        )
+        rules.append(
+            (
+                f"not list_contains({list(INPUT_FORMATS)!r}, {read_as})",
+                Sql(
+                    f"'unknown {role}_format ' || {_repr(_variable(f'{role}_format'))} || "
+                    + _text(
+                        f"; expected one of {', '.join(INPUT_FORMATS)} (parquet: a table or view name too), or null "
+                        "(the name's ending tells: .txt TREC, .csv, .tsv, anything else parquet or a table)"
+                    )
+                ),
+            )
+        )
+    return rules
+
+
+def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
+    """The refusals of the command line's scan of one input, in its order: a text file that is
+    not there, the first TREC line of the other kind, a ragged CSV line, the missing columns."""
+    stats = f"{role}_stats"
+    shape_row, ragged_row = f"{stats}.shape_row", f"{stats}.ragged_row"
+    place = "{row}.ndcg_file || ':' || cast({row}.ndcg_line_number as varchar) || ': '"
+    if role == "run":
+        shape = Sql(
+            place.format(row=shape_row)
+            + " || "
+            + _text(
+                f"4 fields where run lines have 6 ({TREC_LINES['run']}): this looks like TREC qrels "
+                f"({TREC_LINES['qrels']}); {PASS_AS_QRELS}"
+            )
+        )
+    else:
+        shape = Sql(
+            place.format(row=shape_row)
+            + f" || cast({shape_row}.ndcg_fields as varchar) || "
+            + _text(
+                f" fields where qrels lines have 4 ({TREC_LINES['qrels']}): this looks like a TREC run "
+                f"({TREC_LINES['run']}); {PASS_AS_RUN}"
+            )
+        )
+    ragged = Sql(
+        place.format(row=ragged_row)
+        + f" || cast({ragged_row}.ndcg_fields as varchar) || ' fields where the header has ' || "
+        f"cast({ragged_row}.ndcg_expected_fields as varchar) || case when {ragged_row}.ndcg_fields > "
+        f"{ragged_row}.ndcg_expected_fields then ' (a field too many; a value holding the separator must be quoted)' "
+        "else ' (a field missing)' end"
+    )
+    found = f"{role}_columns"
+    # a name without a pattern's characters that read_text found no file of (it skips them silently)
+    absent = (
+        f"list_filter({found}.paths, p -> not regexp_matches(p, '[*?\\[{{]') "
+        f"and not list_contains({found}.files_read, p))[1]"
+    )
+    is_text = f"{found}.is_text"
+    return [
+        (f"{is_text} and {absent} is not null", Sql(f"{absent} || ': no such file or directory'")),
+        (
+            f"{is_text} and len({found}.files_read) = 0",
+            Sql(
+                f"{name} || ': nothing matches this pattern (looked for ' || {_variable(f'{role}_read_as')} || "
+                "' files)'"
+            ),
+        ),
+        (f"{stats}.shape > 0", shape),
+        (f"{stats}.ragged > 0", ragged),
+        (f"len({_missing(role)}) > 0", _missing_message(role, name)),
+    ]
+
+
+def columns_looked_up(role: str) -> str:
+    """A one-row subquery ``<role>_columns`` over ``<role>_found_columns``: the columns found and
+    the text files read, whether the input is CSV or TSV text, the columns it lacks (by name as
+    query_table binds them, in any case, or exactly as a CSV header names them) and, for each, the
+    found column it most likely is (another case, a name other tools give it). Computed once
+    here and read by name by the rules, not written out in each (DuckDB binds each copy)."""
+    found = f"{role}_found_columns.found"
+    header = f"list_contains(['csv', 'tsv'], {_variable(f'{role}_read_as')})"
+    missing = (
+        f"list_filter({list(ROLE_COLUMNS[role])!r}, c -> not (case when {header} "
+        f"then list_contains({found}, c) else list_contains(list_transform({found}, f -> lower(f)), c) end))"
+    )
+    guesses = []
+    # the other input's value column too: a run given as qrels is told by its score column
+    for column in ("query_id", "doc_id", "score", "relevance"):
+        aliases = sorted({column, *_COLUMN_ALIASES[_canonical(column)]})
+        guesses.append(f"list_filter({found}, f -> list_contains({aliases!r}, lower(f)))[1] as guess_{column}")
+    return (
+        f"(select {found}, {role}_found_columns.files_read, {role}_found_columns.paths, "
+        f"list_contains({list(TEXT_FORMATS)!r}, {_variable(f'{role}_read_as')}) as is_text, {header} as has_header, "
+        f"{missing} as missing, {', '.join(guesses)} from {role}_found_columns) as {role}_columns"
+    )
+
+
+def _text_input(role: str) -> str:
+    return f"{role}_columns.has_header"
+
+
+def _found(role: str) -> str:
+    return f"{role}_columns.found"
+
+
+def _missing(role: str) -> str:
+    return f"{role}_columns.missing"
+
+
+def _guess(role: str, column: str) -> str:
+    return f"{role}_columns.guess_{column}"
+
+
+def _canonical(column: str) -> str:
+    return {"query_id": QUERY, "doc_id": DOC, "score": SCORE, "relevance": LABEL}[column]
+
+
+def _missing_message(role: str, name: Sql) -> Sql:
+    """``missing column(s) ...; columns found: ...`` and how to fix it in the macros' terms: a view
+    that renames the columns (the likely ones when every missing column has one), or the header."""
+    missing, found = _missing(role), _found(role)
+    listed = f"list_transform({{names}}, n -> {_repr('n')})"
+    shown_missing = f"array_to_string({listed.format(names=missing)}, '; ')"
+    shown_found = f"coalesce(nullif(array_to_string({listed.format(names=found)}, ', '), ''), 'none')"
+    renamed = (
+        "array_to_string(list_filter(["
+        + ", ".join(
+            f"case when list_contains({missing}, '{column}') then {_guess(role, column)} || ' as {column}' end"
+            for column in ROLE_COLUMNS[role]
+        )
+        + "], g -> g is not null), ', ')"
+    )
+    every_guessed = " and ".join(
+        f"(not list_contains({missing}, '{column}') or {_guess(role, column)} is not null)"
+        for column in ROLE_COLUMNS[role]
+    )
+    columns = ", ".join(ROLE_COLUMNS[role])
+    source = f"{_repr(_variable(role))}"
+    table_fix = (
+        f"case when {every_guessed} then '; to read them so: create view {role}_columns as select * rename (' || "
+        f"{renamed} || ') from query_table(' || {source} || '), and pass ''{role}_columns''' "
+        f"else '; the macros read the columns {columns} by name: select yours under these names in a view "
+        f"(create view {role}_columns as select ... as query_id, ... from query_table(' || {source} || ')), "
+        f"and pass ''{role}_columns''' end"
+    )
+    header_renamed = (
+        "array_to_string(list_filter(["
+        + ", ".join(
+            f"case when list_contains({missing}, '{column}') then {_guess(role, column)} || ' to {column}' end"
+            for column in ROLE_COLUMNS[role]
+        )
+        + "], g -> g is not null), ', ')"
+    )
+    csv_fix = (
+        f"case when {every_guessed} then '; to read them so: rename ' || {header_renamed} || ' in the header' "
+        f"else {_text(f'; the header must name the columns {columns}: rename them there')} end"
+    )
+    value, other = ("score", "relevance") if role == "run" else ("relevance", "score")
+    other_found = f"{_guess(role, other)} is not null and {_guess(role, value)} is null"
+    looks = (
+        f"this looks like qrels (a label column, no score): {PASS_AS_QRELS}"
+        if role == "run"
+        else f"this looks like a run (a score column, no label): {PASS_AS_RUN}"
+    )
+    return Sql(
+        f"{name} || ': missing column(s) ' || {shown_missing} || '; columns found: ' || {shown_found} || "
+        f"case when list_contains({missing}, '{value}') and {other_found} then {_text('; ' + looks)} "
+        f"when {_text_input(role)} then {csv_fix} else {table_fix} end"
+    )
+
+
+def unparsed_rule(role: str, name: Sql) -> tuple[str, Sql]:
+    """A TREC line that does not parse: where, its text and how many, as the command line says it."""
+    stats = f"{role}_stats"
+    return (
+        f"{stats}.unparsed > 0",
+        Sql(
+            f"{stats}.unparsed_row.ndcg_file || ':' || cast({stats}.unparsed_row.ndcg_line_number as varchar) || "
+            f"': cannot read line ' || ({_line_repr(f'{stats}.unparsed_row.ndcg_line')}) || "
+            f"{_text(' as ' + repr(TREC_LINES[role]) + ' (')} || cast({stats}.unparsed as varchar) || "
+            f"' such line(s) in ' || {name} || ')'"
+        ),
+    )

@@ -1,0 +1,291 @@
+"""The table macros' inputs (sql/macro_text_inputs.sql, sql/macro_text_rows.sql, sql/macro_inputs.sql):
+TREC and CSV/TSV files read as the command line reads them, and wrong inputs refused in its words.
+
+The numbers are `ndcg evaluate`'s on the same TREC text (the command line's TREC reader is
+conformance-tested against trec_eval); the words are the command line's on the same files (its
+validation, which `ndcg validate` prints), with the macro's name before them and, where the fix
+names a flag, the macro's parameter or argument instead. All the macro calls of a test run in one
+duckdb process (the CLI for numbers, the Python module, which is the same engine, for the errors:
+each error ends the CLI)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline.api import check
+from pipeline.errors import InvalidInput
+from pipeline.rules import FIXES
+from pipeline.sql_files import MACROS, sql_file
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "data" / "trec"
+DUCKDB_CLI = Path(sys.executable).parent / "duckdb"
+KS = [1, 5, 10]
+MEASURES = ["ndcg", "P", "map", "recip_rank"]
+SPACES = ["\t", "  ", " \t ", "\x0b", "\x0c", " "]
+
+
+def _messy(lines: list[str], *, comment: str) -> str:
+    """The same lines with the fields apart by tabs, runs of spaces, vertical tabs and form feeds,
+    blanks around some lines, CRLF endings, a byte-order mark, comment and blank lines between."""
+    out = ["\ufeff" + comment]
+    for number, line in enumerate(lines):
+        fields = line.split()
+        text = fields[0]
+        for position, field in enumerate(fields[1:]):
+            text += SPACES[(number + position) % len(SPACES)] + field
+        if number % 7 == 3:
+            text = "  " + text + " \t"
+        out.append(text)
+        if number % 50 == 10:
+            out += ["", comment, "   "]
+    return "\r\n".join(out) + "\r\n"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample's TREC run and qrels; the same as messy TREC, a run without tags, split in two
+    files, under a name without .txt; as CSV and TSV with a header (some fields quoted); as Parquet."""
+    folder = tmp_path_factory.mktemp("macro_inputs")
+    run_lines = (SAMPLE / "run.txt").read_text().splitlines()
+    qrels_lines = (SAMPLE / "qrels.txt").read_text().splitlines()
+    (folder / "run.txt").write_text("\n".join(run_lines) + "\n")
+    (folder / "qrels.txt").write_text("\n".join(qrels_lines) + "\n")
+    (folder / "messy_run.txt").write_bytes(_messy(run_lines, comment="  # a run's comment").encode())
+    (folder / "messy_qrels.txt").write_bytes(_messy(qrels_lines, comment="# a qrels comment").encode())
+    # five fields: the tag is optional to the command line's reader
+    (folder / "untagged.txt").write_text("\n".join(" ".join(line.split()[:5]) for line in run_lines) + "\n")
+    (folder / "split").mkdir()
+    half = len(run_lines) // 2
+    (folder / "split" / "a.txt").write_text("\n".join(run_lines[:half]) + "\n")
+    (folder / "split" / "b.txt").write_text("\n".join(run_lines[half:]) + "\n")
+    (folder / "run.test").write_text("\n".join(run_lines) + "\n")
+    run_rows = [(f[0], f[2], f[4]) for f in (line.split() for line in run_lines)]
+    qrels_rows = [(f[0], f[2], f[3]) for f in (line.split() for line in qrels_lines)]
+    # columns in another order, a column the macros do not read, quoted fields (a separator, a quote)
+    lines = ["doc_id,score,query_id,note"]
+    for number, (query, doc, score) in enumerate(run_rows):
+        note = '"a, b"' if number % 3 else '"say ""hi"""'
+        lines.append(f"{doc if number % 2 else chr(34) + doc + chr(34)},{score},{query},{note}")
+    (folder / "run.csv").write_text("\n".join(lines) + "\n")
+    with open(folder / "qrels.tsv", "w", newline="") as handle:
+        writer = csv.writer(handle, delimiter="\t")
+        writer.writerow(["query_id", "doc_id", "relevance"])
+        writer.writerows(qrels_rows)
+    pl.DataFrame(run_rows, schema=["query_id", "doc_id", "score"], orient="row").with_columns(
+        pl.col("score").cast(pl.Float64)
+    ).write_parquet(folder / "run.parquet")
+    pl.DataFrame(qrels_rows, schema=["query_id", "doc_id", "relevance"], orient="row").with_columns(
+        pl.col("relevance").cast(pl.Int64)
+    ).write_parquet(folder / "qrels.parquet")
+    (folder / "macros.sql").write_text(sql_file(MACROS), encoding="utf-8")
+    return folder
+
+
+def command_line_per_query(folder: Path) -> dict[tuple[str, int | None], dict[str, float | None]]:
+    """`ndcg evaluate`'s per-query numbers on the sample's TREC text."""
+    options = ["--k", ",".join(map(str, KS)), "--measures", ",".join(MEASURES)]
+    options += ["--per-query", "--output-format", "json"]
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline", "evaluate", "--run", "run.txt", "--qrels", "qrels.txt", *options],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    assert done.returncode == 0, done.stderr
+    (unit,) = json.loads(done.stdout)["units"]
+    return {(row.pop("query_id"), row.pop("k")): row for row in unit["per_query"]}
+
+
+@pytest.mark.timeout(300)
+def test_text_inputs_give_the_command_lines_numbers(folder: Path) -> None:
+    """The macro on TREC text (as written, messy, untagged, in two files, as a glob, under another
+    name with run_format), on CSV and TSV and on Parquet: `ndcg evaluate`'s numbers on the TREC text."""
+    calls = {
+        "trec": "'run.txt', 'qrels.txt'",
+        "messy trec": "'messy_run.txt', 'messy_qrels.txt'",
+        "untagged": "'untagged.txt', 'qrels.txt'",
+        "two files": "['split/a.txt', 'split/b.txt'], 'qrels.txt'",
+        "glob": "'split/*.txt', 'messy_qrels.txt'",
+        "run_format": "'run.test', 'qrels.parquet', run_format := 'trec'",
+        "csv and tsv": "'run.csv', 'qrels.tsv'",
+        "parquet": "'run.parquet', 'qrels.parquet'",
+        "as a view": "'run_view', 'qrels.txt'",
+    }
+    statements = ["create view run_view as select * from 'run.parquet';"]
+    for number, call in enumerate(calls.values()):
+        statements.append(
+            f"copy (select * from ndcg_per_query({call}, ks := {KS}, measures := {MEASURES})) "
+            f"to 'out{number}.parquet' (format parquet);"
+        )
+    (folder / "calls.sql").write_text("\n".join(statements) + "\n")
+    done = subprocess.run(
+        [str(DUCKDB_CLI), "-c", ".read macros.sql", "-c", ".read calls.sql"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = command_line_per_query(folder)
+    assert len(expected) == 40 * (len(KS) + 1)
+    for number, name in enumerate(calls):
+        got = pl.read_parquet(folder / f"out{number}.parquet")
+        rows = {(row.pop("query_id"), row.pop("k")): row for row in got.iter_rows(named=True)}
+        assert set(rows) == set(expected), name
+        for key, values in expected.items():
+            for measure, want in values.items():
+                value = rows[key][measure]
+                if want is None:
+                    assert value is None, (name, key, measure)
+                else:
+                    assert value == pytest.approx(want, abs=1e-9), (name, key, measure, value, want)
+
+
+# --- wrong inputs -------------------------------------------------------------------------------
+
+BAD_FILES = {
+    "bad_score.txt": "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 abc tag\nq1 Q0 d3 3\n",
+    "tab_line.txt": "q1 Q0 d1 1 2.5 tag\r\nq1\tQ0  d2 2 x7 tag\r\n",
+    "nan_score.txt": "q1 Q0 d1 1 2.5 tag\n# note\nq1 Q0 d2 2 nan tag\n",
+    "underscore.txt": "q1 Q0 d1 1 1_000 tag\n",
+    "good_run.txt": "q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\n",
+    "bad_label.txt": "q1 0 d1 1\nq1 0 d2 x\n",
+    "five_fields.txt": "q1 0 d1 1\nq1 0 d2 1 extra\n",
+    "fractional.txt": "q1 0 d1 1\nq1 0 d2 1.5\n",
+    "twice.txt": "q1 0 d1 1\nq1 0 d1 2\n",
+    "comments_only.txt": "# nothing\n\n",
+    "bad_score.csv": "query_id,doc_id,score\nq1,d1,1.5\nq1,d2,abc\n",
+    "ragged.csv": "query_id,doc_id,score\nq1,d1,1.5\nq1,d2\n",
+    "too_many.csv": 'query_id,doc_id,score\nq1,d1,1.5\nq1,d2,1,5\n"q1",d3,2\n',
+    "renamed.csv": "qid,docno,score\nq1,d1,1.5\n",
+    "empty_id.tsv": "query_id\tdoc_id\tscore\nq1\t\t1.5\n",
+}
+# (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
+# that names a flag)
+CASES = {
+    "a score that is no number": ("bad_score.txt", "qrels.txt", None),
+    "a line split by a tab and spaces, CRLF": ("tab_line.txt", "qrels.txt", None),
+    "a NaN score": ("nan_score.txt", "qrels.txt", None),
+    "an underscore in a score": ("underscore.txt", "qrels.txt", None),
+    "a label that is no number": ("good_run.txt", "bad_label.txt", None),
+    "a qrels line with five fields": ("good_run.txt", "five_fields.txt", None),
+    "a fractional label": ("good_run.txt", "fractional.txt", None),
+    "a judgment twice": ("good_run.txt", "twice.txt", None),
+    "no lines but comments": ("comments_only.txt", "qrels.txt", None),
+    "qrels given as the run": ("qrels.txt", "qrels.txt", "; pass it as"),
+    "a run given as qrels": ("run.txt", "run.txt", "; pass it as"),
+    "a file that is not there": ("nope.txt", "qrels.txt", None),
+    "a pattern that matches nothing": ("nope*.txt", "qrels.txt", None),
+    "a CSV score that is no number": ("bad_score.csv", "qrels.txt", None),
+    "a CSV line a field short": ("ragged.csv", "qrels.txt", None),
+    "a CSV line a field long": ("too_many.csv", "qrels.txt", None),
+    "an empty id in TSV": ("empty_id.tsv", "qrels.txt", None),
+    "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
+    "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
+    "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),
+}
+
+
+def _in_macro_words(message: str) -> str:
+    """The command line's message with the fixes it names spelt as a macro's parameters."""
+    for name, flag in FIXES["cli"].items():
+        if flag:
+            message = message.replace(flag, FIXES["macro"][name])
+    return message
+
+
+@pytest.fixture(scope="module")
+def bad_files(folder: Path) -> Path:
+    for name, text in BAD_FILES.items():
+        (folder / name).write_text(text)
+    pl.read_parquet(folder / "run.parquet").rename({"query_id": "qid"}).write_parquet(folder / "renamed.parquet")
+    return folder
+
+
+def connected(folder: Path, monkeypatch: pytest.MonkeyPatch) -> duckdb.DuckDBPyConnection:
+    """A DuckDB session in ``folder`` with the macros read."""
+    monkeypatch.chdir(folder)
+    connection = duckdb.connect()
+    connection.execute(sql_file(MACROS))
+    return connection
+
+
+def test_wrong_inputs_are_refused_in_the_command_lines_words(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    connection = connected(bad_files, monkeypatch)
+    for case, (run, qrels, fix_starts) in CASES.items():
+        with pytest.raises(InvalidInput) as command_line:
+            check(run, qrels)
+        said = str(command_line.value)
+        with pytest.raises(duckdb.InvalidInputException) as macro:
+            connection.sql(f"select * from ndcg_per_query('{run}', '{qrels}')").fetchall()
+        refused = str(macro.value).removeprefix("Invalid Input Error: ")
+        expected = "ndcg_per_query: " + _in_macro_words(said)
+        if fix_starts is None:
+            assert refused == expected, case
+        else:
+            assert fix_starts in refused and fix_starts in expected, (case, refused, expected)
+            assert refused.split(fix_starts)[0] == expected.split(fix_starts)[0], case
+
+
+def test_arguments_the_command_line_has_no_word_for(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What only a macro can be given: a number or null as an input, a format it does not read;
+    and the fixes of a missing column in a macro's terms."""
+    connection = connected(bad_files, monkeypatch)
+    cases = {
+        "ndcg_summary(42, 'qrels.txt')": (
+            "ndcg_summary: run must be a table or view name, or a path, glob or list of paths (text); got 42 (INTEGER)"
+        ),
+        "ndcg_summary('run.txt', NULL)": (
+            "ndcg_summary: qrels must be a table or view name, or a path, glob or list of paths (text); got null"
+        ),
+        "ndcg_summary('run.txt', 'qrels.txt', qrels_format := 'delta')": (
+            "ndcg_summary: unknown qrels_format 'delta'; expected one of parquet, trec, csv, tsv"
+        ),
+        "ndcg_per_query('renamed.parquet', 'qrels.parquet')": (
+            "to read them so: create view run_columns as select * rename (qid as query_id) from "
+            "query_table('renamed.parquet'), and pass 'run_columns'"
+        ),
+        "ndcg_per_query('renamed.csv', 'qrels.parquet')": (
+            "ndcg_per_query: renamed.csv: missing column(s) 'query_id'; 'doc_id'; columns found: 'qid', 'docno', "
+            "'score'; to read them so: rename qid to query_id, docno to doc_id in the header"
+        ),
+        "ndcg_per_query('run.txt', 'run.txt')": (
+            "pass it as the first argument (run), and the judgments as the second (qrels)"
+        ),
+    }
+    for call, words in cases.items():
+        with pytest.raises(duckdb.InvalidInputException) as refused:
+            connection.sql(f"select * from {call}").fetchall()
+        assert words in str(refused.value), call
+    # the same query, run again as it should be, works: nothing was left behind in the session
+    (row,) = connection.sql("select count(*) from ndcg_per_query('run.txt', 'qrels.txt')").fetchall()
+    assert row[0] == 80
+
+
+def test_what_duckdb_says_before_any_macro_code_runs(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The errors DuckDB's binder gives while it binds the call, before any refusal can run, as
+    docs/sql.md lists them: a Parquet path with no file, a table that does not exist, a subquery,
+    a parameter the macros do not have."""
+    connection = connected(folder, monkeypatch)
+    cases = {
+        "ndcg_summary('nope.parquet', 'qrels.txt')": 'No files found that match the pattern "nope.parquet"',
+        "ndcg_summary('no_such_table', 'qrels.txt')": "Table with name no_such_table does not exist",
+        "ndcg_summary((select 1), 'qrels.txt')": "Table function cannot contain subqueries",
+        "ndcg_summary('run.txt', 'qrels.txt', bogus := 1)": "Macro ndcg_summary() does not support the supplied",
+    }
+    for call, words in cases.items():
+        with pytest.raises(duckdb.Error) as refused:
+            connection.sql(f"select * from {call}").fetchall()
+        assert words in str(refused.value), call
