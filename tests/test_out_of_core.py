@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pipeline import Evaluation, units
-from pipeline.api import evaluate
+from pipeline.api import evaluate, make_evaluation
 from pipeline.engines import ENGINES as ENGINE_CLASSES
 from pipeline.engines import Execution
 from pipeline.errors import InvalidInput, UsageError
@@ -204,7 +204,7 @@ def test_a_small_limit_holds_with_every_measure(engine: str, tmp_path: Path) -> 
     splits into buckets: every bucket fits, and the result is the one pass's. Counting no
     floor, DuckDB's 200,000 rows went in one bucket of about 63 MB, and ran out of memory."""
     measures = "all_trec"
-    evaluation = evaluate(RUN, QRELS, measures=measures).evaluation
+    evaluation = make_evaluation(measures=measures)
     floor = ENGINE_CLASSES[engine].memory_floor(evaluation, Execution())
     limit = f"{floor + 8 * 2**20}B"
     queries = 2000 if engine == "duckdb" else 1000
