@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 
 import polars as pl
 import pytest
@@ -103,3 +104,16 @@ def test_each_thread_has_its_own_connection() -> None:
     assert theirs and theirs[0] is not None and theirs[0] is not mine
     assert idle_connection() is mine
     assert_frame_equal(results[0], on_a_new_connection(INTEGER_IDS, GRADED))
+
+
+def test_duckdb_spills_under_tmpdir_never_into_the_working_directory() -> None:
+    """DuckDB's default spill folder is ``.tmp`` in the working directory: a folder the user did
+    not ask for, left beside their files. Ours is a folder of the process under TMPDIR."""
+    import tempfile
+
+    from pipeline.engines.duckdb import connect, spill_folder
+
+    connection = connect(threads=1, memory_limit="64MB")
+    (folder,) = connection.execute("SELECT current_setting('temp_directory')").fetchone()
+    assert folder == spill_folder()
+    assert Path(folder).resolve().parent == Path(tempfile.gettempdir()).resolve()

@@ -8,11 +8,14 @@ values reach it only through ``SET VARIABLE name = $1`` with the value bound as 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
 import math
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -36,8 +39,18 @@ from pipeline.sql_files import (
 TEXT_LISTS = frozenset(name for name, spark_type in VARIABLE_TYPES.items() if spark_type == "ARRAY<STRING>")
 
 
+@functools.cache
+def spill_folder() -> str:
+    """Where DuckDB spills what does not fit in memory: a folder of this process under TMPDIR,
+    removed at exit. DuckDB's own default is ``.tmp`` in the working directory, a folder the
+    user did not ask for, left beside their files."""
+    folder = tempfile.mkdtemp(prefix="ndcg-duckdb-spill-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def connect(*, threads: int | None = None, memory_limit: str | None = None) -> duckdb.DuckDBPyConnection:
-    config: dict[str, Any] = {}
+    config: dict[str, Any] = {"temp_directory": spill_folder()}
     if threads is not None:
         config["threads"] = threads
     if memory_limit is not None:
@@ -211,7 +224,7 @@ def statement_floor(evaluation: Evaluation) -> int:
     # a connection of its own, on one thread, closed after. The inputs are frames: read from
     # Parquet files, as the buckets are, the peak of NDCG's statement moved between 18.6 and
     # 20.4 MiB from one measurement to the next (as frames, pyarrow is imported, as for text).
-    connection = duckdb.connect(config={"threads": 1})
+    connection = duckdb.connect(config={"threads": 1, "temp_directory": spill_folder()})
     with contextlib.closing(connection):
         register_inputs(connection, run.lazy(), qrels.lazy())
         set_variables(connection, evaluation_variables(evaluation))
