@@ -15,7 +15,7 @@ ADVANCED = frozenset(
     {
         "run_query_col", "run_doc_col", "qrels_query_col", "qrels_doc_col", "qrels_label_col",
         "run_version", "qrels_version", "log_base", "ap_denominator", "precision_denominator",
-        "queries_without_judgments", "rbp_persistence", "threads", "spark_master",
+        "queries_without_judgments", "rbp_persistence", "err_max_grade", "threads", "spark_master",
         "missing_qrels_partition", "digits", "log_format", "print_config",
     }
 )  # fmt: skip
@@ -60,11 +60,25 @@ def first_clause(text: str) -> str:
     >>> first_clause("gains: linear (default; trec_eval's), exponential; see docs/conventions.md")
     "gains: linear (default; trec_eval's), exponential"
     """
+    return _up_to(text, "; ", keep=0)
+
+
+def first_sentence(text: str) -> str:
+    """``text`` up to the end of its first sentence (a period outside parentheses).
+
+    >>> first_sentence("Compare systems (e.g. a and b). Either outputs or runs.")
+    'Compare systems (e.g. a and b).'
+    """
+    return _up_to(text, ". ", keep=1)
+
+
+def _up_to(text: str, separator: str, *, keep: int) -> str:
+    """``text`` before the first ``separator`` outside parentheses, with ``keep`` of its characters."""
     depth = 0
     for i, char in enumerate(text):
         depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and text.startswith("; ", i):
-            return text[:i]
+        if depth == 0 and text.startswith(separator, i):
+            return text[: i + keep]
     return text
 
 
@@ -80,20 +94,6 @@ class _HelpAll(argparse.Action):
             group.description = getattr(group, "full_description", group.description)
         parser.print_help()
         parser.exit()
-
-
-def first_sentence(text: str) -> str:
-    """``text`` up to the end of its first sentence (a period outside parentheses).
-
-    >>> first_sentence("Compare systems (e.g. a and b). Either outputs or runs.")
-    'Compare systems (e.g. a and b).'
-    """
-    depth = 0
-    for i, char in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(char, 0)
-        if depth == 0 and text.startswith(". ", i):
-            return text[: i + 1]
-    return text
 
 
 def add_help_texts(command: argparse.ArgumentParser, usage: str, examples: Sequence[str], exit_codes: str) -> None:
