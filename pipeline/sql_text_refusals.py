@@ -109,7 +109,8 @@ def argument_rules() -> list[tuple[str, Sql]]:
 
 def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
     """The refusals of the command line's scan of one input, in its order: a text file that is
-    not there, the first TREC line of the other kind, a ragged CSV line, the missing columns."""
+    not there, a CSV file without a header or rows, the first TREC line of the other kind, a
+    ragged CSV line, the missing columns."""
     stats = f"{role}_stats"
     shape_row, ragged_row = f"{stats}.shape_row", f"{stats}.ragged_row"
     place = "{row}.ndcg_file || ':' || cast({row}.ndcg_line_number as varchar) || ': '"
@@ -154,6 +155,12 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
                 "' files)'"
             ),
         ),
+        # a CSV or TSV file without a header line, or with nothing under it, as the command line reads them
+        (
+            f"{found}.has_header and len({found}.files_read) > 0 and {found}.headers_read = 0",
+            Sql(f"{found}.files_read[1] || ': empty file (no header)'"),
+        ),
+        (f"{found}.has_header and {stats}.row_count = 0", Sql(f"{name} || ': no rows (a header only)'")),
         (f"{stats}.shape > 0", shape),
         (f"{stats}.ragged > 0", ragged),
         (f"len({_missing(role)}) > 0", _missing_message(role, name)),
@@ -179,6 +186,7 @@ def columns_looked_up(role: str) -> str:
         guesses.append(f"list_filter({found}, f -> list_contains({aliases!r}, lower(f)))[1] as guess_{column}")
     return (
         f"(select {found}, {role}_found_columns.files_read, {role}_found_columns.paths, "
+        f"{role}_found_columns.headers_read, "
         f"list_contains({list(TEXT_FORMATS)!r}, {_variable(f'{role}_read_as')}) as is_text, {header} as has_header, "
         f"{missing} as missing, {', '.join(guesses)} from {role}_found_columns) as {role}_columns"
     )

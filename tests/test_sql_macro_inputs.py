@@ -171,6 +171,8 @@ BAD_FILES = {
     "too_many.csv": 'query_id,doc_id,score\nq1,d1,1.5\nq1,d2,1,5\n"q1",d3,2\n',
     "renamed.csv": "qid,docno,score\nq1,d1,1.5\n",
     "empty_id.tsv": "query_id\tdoc_id\tscore\nq1\t\t1.5\n",
+    "header_only.csv": "query_id,doc_id,score\n",
+    "empty.csv": "",
 }
 # (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
 # that names a flag)
@@ -192,6 +194,8 @@ CASES = {
     "a CSV line a field short": ("ragged.csv", "qrels.txt", None),
     "a CSV line a field long": ("too_many.csv", "qrels.txt", None),
     "an empty id in TSV": ("empty_id.tsv", "qrels.txt", None),
+    "a CSV header and no rows": ("header_only.csv", "qrels.txt", None),
+    "an empty CSV file": ("empty.csv", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
     "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),

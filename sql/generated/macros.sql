@@ -293,7 +293,14 @@ WITH text_lines AS (
       WHEN TYPEOF(run) = 'VARCHAR'
       THEN CAST([run] AS TEXT)
       ELSE CAST(run AS TEXT)
-    END AS TEXT[]) AS paths
+    END AS TEXT[]) AS paths,
+    (
+      SELECT
+        COUNT(*)
+      FROM text_headers
+      WHERE
+        text_headers.input_role = 'run'
+    ) AS headers_read
   FROM (
     SELECT
       1 AS one
@@ -370,7 +377,14 @@ WITH text_lines AS (
       WHEN TYPEOF(qrels) = 'VARCHAR'
       THEN CAST([qrels] AS TEXT)
       ELSE CAST(qrels AS TEXT)
-    END AS TEXT[]) AS paths
+    END AS TEXT[]) AS paths,
+    (
+      SELECT
+        COUNT(*)
+      FROM text_headers
+      WHERE
+        text_headers.input_role = 'qrels'
+    ) AS headers_read
   FROM (
     SELECT
       1 AS one
@@ -1730,6 +1744,12 @@ WITH text_lines AS (
           END
         ) || ' files)'
       )
+      WHEN run_columns.has_header
+      AND LENGTH(run_columns.files_read) > 0
+      AND run_columns.headers_read = 0
+      THEN ERROR(caller || ': ' || run_columns.files_read[1] || ': empty file (no header)')
+      WHEN run_columns.has_header AND run_stats.row_count = 0
+      THEN ERROR(caller || ': ' || CAST(run AS TEXT) || ': no rows (a header only)')
       WHEN run_stats.shape > 0
       THEN ERROR(
         caller || ': ' || run_stats.shape_row.ndcg_file || ':' || CAST(run_stats.shape_row.ndcg_line_number AS TEXT) || ': ' || '4 fields where run lines have 6 (qid Q0 docno rank score tag): this looks like TREC qrels (qid iter docno rel); pass it as the second argument (qrels), and the run as the first (run)'
@@ -1910,6 +1930,12 @@ WITH text_lines AS (
           END
         ) || ' files)'
       )
+      WHEN qrels_columns.has_header
+      AND LENGTH(qrels_columns.files_read) > 0
+      AND qrels_columns.headers_read = 0
+      THEN ERROR(caller || ': ' || qrels_columns.files_read[1] || ': empty file (no header)')
+      WHEN qrels_columns.has_header AND qrels_stats.row_count = 0
+      THEN ERROR(caller || ': ' || CAST(qrels AS TEXT) || ': no rows (a header only)')
       WHEN qrels_stats.shape > 0
       THEN ERROR(
         caller || ': ' || qrels_stats.shape_row.ndcg_file || ':' || CAST(qrels_stats.shape_row.ndcg_line_number AS TEXT) || ': ' || CAST(qrels_stats.shape_row.ndcg_fields AS TEXT) || ' fields where qrels lines have 4 (qid iter docno rel): this looks like a TREC run (qid Q0 docno rank score tag); pass it as the first argument (run), and the judgments as the second (qrels)'
@@ -3208,6 +3234,7 @@ WITH text_lines AS (
       run_found_columns.found,
       run_found_columns.files_read,
       run_found_columns.paths,
+      run_found_columns.headers_read,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
@@ -3323,6 +3350,7 @@ WITH text_lines AS (
       qrels_found_columns.found,
       qrels_found_columns.files_read,
       qrels_found_columns.paths,
+      qrels_found_columns.headers_read,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
