@@ -91,6 +91,7 @@ PER_QUERY_STEPS = (
     "curves/relevance_curve.sql",
     "curves/ideal_curve.sql",
     "curves/gain_curve.sql",
+    "curves/cascade_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

@@ -34,7 +34,7 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline import sql_text_refusals as text_refusals
-from pipeline.registry import CONVENTIONS, GAIN_KINDS, MAX_GAIN, MEASURES, Gain
+from pipeline.registry import CONVENTIONS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
 from pipeline.rules import EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
 from pipeline.sql_words import Sql
 from pipeline.sql_words import sql_repr as _repr
@@ -517,6 +517,17 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
             Sql(
                 "'rbp_persistence must be a number strictly between 0 and 1, got ' || "
                 f"coalesce({_number(persistence)}, 'None')"
+            ),
+        )
+    )
+    grade = _variable("err_max_grade")
+    rules.append(
+        (
+            f"not ({unset('err_max_grade')}) "
+            f"and ({grade} is null or not ({grade} >= 1 and {grade} <= {MAX_ERR_GRADE} and {grade} = floor({grade})))",
+            Sql(
+                f"'err_max_grade must be a positive integer up to {MAX_ERR_GRADE}, got ' || "
+                f"coalesce(cast({grade} as varchar), 'None')"
             ),
         )
     )

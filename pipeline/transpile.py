@@ -330,6 +330,31 @@ def _sums_in_order_for_spark(tree: exp.Expr) -> exp.Expr:
     return tree.transform(rewrite)
 
 
+_PRODUCT_FOR_SPARK = "IF(SIZE(values_) = 0, NULL, AGGREGATE(values_, CAST(1 AS DOUBLE), (total, v) -> total * v))"
+
+
+def _products_for_spark(tree: exp.Expr) -> exp.Expr:
+    """``product(x) over (...)`` (ERR's chance of reaching a rank, sql/curves/cascade_curve.sql)
+    as Spark can run it, which has no product aggregate: the window's values gathered, then
+    multiplied one by one; null where no value is, as ``product``."""
+
+    def rewrite(node: exp.Expr) -> exp.Expr:
+        product = isinstance(node, exp.Window) and isinstance(node.this, exp.Anonymous)
+        if not (product and node.this.name.lower() == "product"):
+            return node
+        gathered = node.copy()
+        gathered.set("this", exp.Anonymous(this="COLLECT_LIST", expressions=[e.copy() for e in node.this.expressions]))
+
+        def place(part: exp.Expr) -> exp.Expr:
+            if isinstance(part, exp.Column) and not part.table and part.name == "values_":
+                return gathered.copy()
+            return part
+
+        return sqlglot.parse_one(_PRODUCT_FOR_SPARK, read="spark").transform(place)
+
+    return tree.transform(rewrite)
+
+
 def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
     cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
 
@@ -525,7 +550,7 @@ def _bound_trees(
         if keep is not None:
             tree = narrowed(tree, keep, columns or {})
         # after the cuts, which read a plain sum (the rewrite's lambda is no column of a CTE)
-        trees.append(_sums_in_order_for_spark(tree) if dialect == "spark" else tree)
+        trees.append(_products_for_spark(_sums_in_order_for_spark(tree)) if dialect == "spark" else tree)
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)
         while len(_BOUND_TREES) >= BOUND_TREES_KEPT:

@@ -24,6 +24,7 @@ it. In chapters, each standing only on the ones before it:
 from pipeline.registry.base import (
     DEFAULT_CUTOFFS,
     MAX_CUTOFF,
+    MAX_ERR_GRADE,
     MAX_GAIN,
     SpecError,
     decimal,
@@ -165,6 +166,7 @@ __all__ = [
     "INFAP_EPSILON",
     "INPUT_FORMATS",
     "MAX_CUTOFF",
+    "MAX_ERR_GRADE",
     "MAX_GAIN",
     "MEASURE",
     "MEASURES",

@@ -8,6 +8,8 @@ import re
 # The largest gain, in magnitude, a label may earn (pipeline.registry.gain): sums of up to
 # 1.7e8 such gains stay finite in a double (1.8e308).
 MAX_GAIN = 1e300
+# The largest g_max of ERR (err_max_grade) whose 2^g_max a double holds
+MAX_ERR_GRADE = 1023
 # The largest cutoff: k is an int64 column of the outputs and an integer of both engines' SQL.
 # A larger k ranks no differently (no query has that many results) but fits no table.
 MAX_CUTOFF = 2**63 - 1

@@ -528,6 +528,21 @@ CONVENTIONS: tuple[Convention, ...] = (
         described_as="rbp_persistence",
         examples=(("0.8", 0.8),),
     ),
+    Convention(
+        "err_max_grade",
+        "err_max_grade",
+        "g_max of ERR (expected reciprocal rank): a rank labelled g stops the reader with probability "
+        "(2^g - 1) / 2^g_max, a label above it with none (ERR is NaN where the top k holds one); a positive "
+        "integer up to 1023 (default 4, gdeval's fixed maximum, and so ir_measures' ERR@k; Elasticsearch's "
+        "rank_eval takes it as maximum_relevance)",
+        default=4,
+        parse=positive_int,
+        metavar="G",
+        variables=(_variable("err_max_grade", "BIGINT"),),
+        described_as="err_max_grade",
+        absent_means_default=True,
+        examples=(("3", 3),),
+    ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from pipeline.registry.base import MAX_CUTOFF, SpecError
+from pipeline.registry.base import MAX_CUTOFF, MAX_ERR_GRADE, SpecError
 from pipeline.registry.conventions import CHOICES, CONVENTION, CONVENTIONS, DEFAULTS
 from pipeline.registry.counters import COUNTERS, RETRIEVED, SIGNAL, Signal, signals_of
 from pipeline.registry.gain import Discount, Gain
@@ -79,6 +79,7 @@ class Evaluation:
     ap_denominator: ApDenominator = DEFAULTS["ap_denominator"]
     precision_denominator: PrecisionDenominator = DEFAULTS["precision_denominator"]
     rbp_persistence: float = DEFAULTS["rbp_persistence"]
+    err_max_grade: int = DEFAULTS["err_max_grade"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
@@ -119,6 +120,10 @@ class Evaluation:
             # p = 1 weighs every rank alike and scales RBP by 1 - p = 0; outside [0, 1] it is no chance
             raise SpecError(f"rbp_persistence must be a number strictly between 0 and 1, got {persistence!r}")
         object.__setattr__(self, "rbp_persistence", float(persistence))
+        grade = self.err_max_grade
+        if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_ERR_GRADE:
+            # 2^g_max must be a finite double
+            raise SpecError(f"err_max_grade must be a positive integer up to {MAX_ERR_GRADE}, got {grade!r}")
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
         if threshold is not None:
             object.__setattr__(self, "relevance_threshold", float(threshold))

@@ -37,7 +37,11 @@ BETTER: tuple[str | None, ...] = ("higher", "lower", None)
 CURVES: dict[str, str] = {
     "relevance_curve": "per query, sums over the ranks of its relevant results (Rprec, iprec, bpref, infAP, binG)",
     "gain_curve": "per query, sums over its ranking's gains beside the ideal ranking's (G, Rndcg, ndcg_rel, rbp)",
+    "cascade_curve": "per query and cutoff, the sum of the cascade's stops over its graded results (ERR)",
 }
+# The curves read at every cutoff (a row per query and cutoff); the others are of the whole
+# ranking only.
+CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve",)
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class Measure:
     def whole_only(self) -> bool:
         """Whether it has a value over the whole ranking only, null at every cutoff: the curve
         measures (bpref, Rprec, infAP, G, rbp, ...), which trec_eval defines at no cutoff."""
-        return bool(self.curve)
+        return bool(self.curve) and self.curve not in CUTOFF_CURVES
 
     @property
     def selected_by(self) -> str:
@@ -558,6 +562,28 @@ MEASURES += (
         "relevance_threshold, tie_bounds",
         better=None,
         curve="gain_curve",
+    ),
+)
+# Expected reciprocal rank (Chapelle, Metzler, Zhang and Grinspan, CIKM 2009) as gdeval (the
+# TREC Web Track's gdeval.pl) computes it, and so ir_measures' ERR@k, which runs gdeval: a
+# reader goes down the ranking and stops at rank i with the probability R(i) its label gives,
+# R(g) = (2^g - 1) / 2^g_max (0 for a label <= 0 or not judged), g_max = err_max_grade (gdeval's
+# fixed 4). It reads labels, not gains, and the judged ranks' labels are kept through the signal
+# of judged_found (sql/counters/signals.sql).
+MEASURES += (
+    Measure(
+        "err",
+        "ERR@k",
+        "sum over the ranks i <= k of R(i) / i * (1 - R(1)) * ... * (1 - R(i - 1)), R(i) = (2^label - 1) / "
+        "2^g_max for a label > 0, else 0, g_max = err_max_grade (default 4, gdeval's); not normalised; NaN when "
+        "the top k holds a label above g_max (gdeval refuses such a label)",
+        ir_measures_cut="ERR@{k}",
+        counters=("judged_found",),
+        ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
+        "relevance_threshold, tie_bounds; under ties average, tied results are ranked by doc_id desc (gdeval's "
+        "order). It follows err_max_grade, all_queries, queries_without_judgments, max_results, unjudged, "
+        "duplicates and the ties docid-desc (gdeval's) and input-order",
+        curve="cascade_curve",
     ),
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}

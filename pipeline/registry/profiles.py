@@ -86,6 +86,15 @@ PROFILES: dict[str, Profile] = {
             ap_denominator="min-k-relevant",
         ),
         _profile(
+            "gdeval",
+            "gdeval.pl of the TREC Web Track (ndcg@k with gains 2^label - 1, err@k), the topics it prints: in "
+            "the run, with a label above 0",
+            "gdeval refuses labels above 4 and topic ids that are not numbers, and counts a document listed "
+            "twice in the run twice",
+            gain=Gain("exponential"),
+            empty_ideal="skip",
+        ),
+        _profile(
             "elasticsearch",
             "Elasticsearch rank_eval dcg with normalize: true, precision (ignore_unlabeled: false), "
             "mean_reciprocal_rank; every rated request is averaged, one without ratings too",

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1432,7 +1432,8 @@ WITH text_lines AS (
               'binG',
               'Rndcg',
               'ndcg_rel',
-              'rbp'
+              'rbp',
+              'err'
             ],
             m
           )
@@ -1453,7 +1454,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -1516,6 +1517,20 @@ WITH text_lines AS (
       )
       THEN ERROR(
         caller || ': ' || 'rbp_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(rbp_persistence AS DOUBLE) AS TEXT), 'None')
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        err_max_grade IS NULL
+        OR NOT (
+          err_max_grade >= 1
+          AND err_max_grade <= 1023
+          AND err_max_grade = FLOOR(err_max_grade)
+        )
+      )
+      THEN ERROR(
+        caller || ': ' || 'err_max_grade must be a positive integer up to 1023, got ' || COALESCE(CAST(err_max_grade AS TEXT), 'None')
       )
       WHEN LENGTH(
         LIST_FILTER(COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])), LAMBDA x : NOT ISFINITE(x))
@@ -3186,7 +3201,8 @@ WITH text_lines AS (
             'binG',
             'Rndcg',
             'ndcg_rel',
-            'rbp'
+            'rbp',
+            'err'
           ],
           m
         )
@@ -4280,6 +4296,54 @@ FROM (
     SELECT
       *
     FROM gain_curve__final AS final
+  ), cascade_curve AS (
+    WITH cascade_curve__stops AS (
+      SELECT
+        s.query_id,
+        s.rank,
+        CASE
+          WHEN s.label > COALESCE(err_max_grade, 4)
+          THEN CAST('NaN' AS DOUBLE)
+          ELSE (
+            POWER(2.0, s.label) - 1.0
+          ) / POWER(2.0, COALESCE(err_max_grade, 4))
+        END AS stop_chance
+      FROM signals AS s
+      WHERE
+        s.source = 'ranking'
+        AND s.ranking = 'retrieved'
+        AND s.label > 0
+        AND ARRAY_CONTAINS(curves, 'cascade_curve')
+    ), cascade_curve__reached AS (
+      SELECT
+        stops.*,
+        COALESCE(
+          PRODUCT(1.0 - stops.stop_chance) OVER (
+            PARTITION BY stops.query_id
+            ORDER BY stops.rank ASC NULLS LAST
+            rows BETWEEN UNBOUNDED preceding AND 1 preceding
+          ),
+          1.0
+        ) AS reach
+      FROM cascade_curve__stops AS stops
+    ), cascade_curve__final AS (
+      SELECT
+        reached.query_id,
+        cutoffs.k,
+        SUM(
+          reached.stop_chance * reached.reach / reached.rank ORDER BY reached.rank ASC NULLS LAST
+        ) AS err_sum
+      FROM cascade_curve__reached AS reached
+      CROSS JOIN cutoffs
+      WHERE
+        cutoffs.k IS NULL OR reached.rank <= cutoffs.k
+      GROUP BY
+        reached.query_id,
+        cutoffs.k
+    )
+    SELECT
+      *
+    FROM cascade_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -4311,7 +4375,8 @@ FROM (
         relevance_curve.*
         EXCLUDE (query_id),
         gain_curve.*
-        EXCLUDE (query_id)
+        EXCLUDE (query_id),
+        cascade_curve.err_sum
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -4327,6 +4392,10 @@ FROM (
         ON ideal.ranking = 'ideal'
         AND counters.query_id = ideal.query_id
         AND cutoffs.k IS NOT DISTINCT FROM ideal.k
+      LEFT JOIN cascade_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = cascade_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM cascade_curve.k
     )
     SELECT
       *
@@ -4669,7 +4738,8 @@ FROM (
         CASE
           WHEN ARRAY_CONTAINS(measures, 'judged')
           THEN CAST(COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
-        END AS judged
+        END AS judged,
+        CASE WHEN ARRAY_CONTAINS(measures, 'err') THEN COALESCE(c.err_sum, 0.0) END AS err
       FROM top_k_measures__counts AS c
     )
     SELECT
@@ -4781,7 +4851,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -4824,7 +4894,7 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
-        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp'] AS TEXT[])), FALSE)
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp', 'err'] AS TEXT[])), FALSE)
         THEN ['judged']
         ELSE CAST([] AS TEXT[])
       END,
@@ -4895,6 +4965,11 @@ FROM NDCG_PER_QUERY_STEPS(
       CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['G', 'Rndcg', 'ndcg_rel', 'rbp'] AS TEXT[])), FALSE)
         THEN ['gain_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['err'] AS TEXT[])), FALSE)
+        THEN ['cascade_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -5079,6 +5154,11 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['rbp'] AS TEXT[])), FALSE)
         THEN CAST(['rbp', 'rbp_resid'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['err'] AS TEXT[])), FALSE)
+        THEN CAST(['err'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
       END
     ]
   ),
@@ -5102,6 +5182,7 @@ FROM NDCG_PER_QUERY_STEPS(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
+  err_max_grade := err_max_grade,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -5109,7 +5190,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5236,6 +5317,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -5268,6 +5350,7 @@ FROM NDCG_PER_QUERY_TABLE(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
+  err_max_grade := err_max_grade,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -5275,7 +5358,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5402,6 +5485,7 @@ SELECT
             CASE WHEN LIST_CONTAINS(measures, 'rbp') THEN ['rbp', 'rbp_resid'] END,
             CAST([] AS TEXT[])
           ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])
@@ -5438,6 +5522,7 @@ FROM (
       tie_bounds := tie_bounds,
       measures := measures,
       rbp_persistence := rbp_persistence,
+      err_max_grade := err_max_grade,
       allow_fractional_labels := allow_fractional_labels,
       run_format := run_format,
       qrels_format := qrels_format

@@ -824,6 +824,54 @@ WITH cutoffs AS (
   SELECT
     *
   FROM gain_curve__final AS final
+), cascade_curve AS (
+  WITH cascade_curve__stops AS (
+    SELECT
+      s.query_id,
+      s.rank,
+      CASE
+        WHEN s.label > COALESCE(GETVARIABLE('err_max_grade'), 4)
+        THEN CAST('NaN' AS DOUBLE)
+        ELSE (
+          POWER(2.0, s.label) - 1.0
+        ) / POWER(2.0, COALESCE(GETVARIABLE('err_max_grade'), 4))
+      END AS stop_chance
+    FROM signals AS s
+    WHERE
+      s.source = 'ranking'
+      AND s.ranking = 'retrieved'
+      AND s.label > 0
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'cascade_curve')
+  ), cascade_curve__reached AS (
+    SELECT
+      stops.*,
+      COALESCE(
+        PRODUCT(1.0 - stops.stop_chance) OVER (
+          PARTITION BY stops.query_id
+          ORDER BY stops.rank ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND 1 preceding
+        ),
+        1.0
+      ) AS reach
+    FROM cascade_curve__stops AS stops
+  ), cascade_curve__final AS (
+    SELECT
+      reached.query_id,
+      cutoffs.k,
+      SUM(
+        reached.stop_chance * reached.reach / reached.rank ORDER BY reached.rank ASC NULLS LAST
+      ) AS err_sum
+    FROM cascade_curve__reached AS reached
+    CROSS JOIN cutoffs
+    WHERE
+      cutoffs.k IS NULL OR reached.rank <= cutoffs.k
+    GROUP BY
+      reached.query_id,
+      cutoffs.k
+  )
+  SELECT
+    *
+  FROM cascade_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -855,7 +903,8 @@ WITH cutoffs AS (
       relevance_curve.*
       EXCLUDE (query_id),
       gain_curve.*
-      EXCLUDE (query_id)
+      EXCLUDE (query_id),
+      cascade_curve.err_sum
     FROM counters
     LEFT JOIN relevance_curve
       ON counters.query_id = relevance_curve.query_id
@@ -871,6 +920,10 @@ WITH cutoffs AS (
       ON ideal.ranking = 'ideal'
       AND counters.query_id = ideal.query_id
       AND cutoffs.k IS NOT DISTINCT FROM ideal.k
+    LEFT JOIN cascade_curve
+      ON orderings.ordering = 'retrieved'
+      AND counters.query_id = cascade_curve.query_id
+      AND cutoffs.k IS NOT DISTINCT FROM cascade_curve.k
   )
   SELECT
     *
@@ -1223,7 +1276,11 @@ WITH cutoffs AS (
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'judged')
         THEN CAST(COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
-      END AS judged
+      END AS judged,
+      CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'err')
+        THEN COALESCE(c.err_sum, 0.0)
+      END AS err
     FROM top_k_measures__counts AS c
   )
   SELECT

@@ -1366,7 +1366,8 @@ SELECT
             'binG',
             'Rndcg',
             'ndcg_rel',
-            'rbp'
+            'rbp',
+            'err'
           ],
           m
         )
@@ -1387,7 +1388,7 @@ SELECT
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
         END,
         'null'
-      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp (trec_eval''s families)'
+      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err (trec_eval''s families)'
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
@@ -1457,6 +1458,20 @@ SELECT
     )
     THEN ERROR(
       'rbp_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(GETVARIABLE('rbp_persistence') AS DOUBLE) AS TEXT), 'None')
+    )
+    WHEN NOT (
+      GETVARIABLE('err_max_grade') IS NULL
+    )
+    AND (
+      GETVARIABLE('err_max_grade') IS NULL
+      OR NOT (
+        GETVARIABLE('err_max_grade') >= 1
+        AND GETVARIABLE('err_max_grade') <= 1023
+        AND GETVARIABLE('err_max_grade') = FLOOR(GETVARIABLE('err_max_grade'))
+      )
+    )
+    THEN ERROR(
+      'err_max_grade must be a positive integer up to 1023, got ' || COALESCE(CAST(GETVARIABLE('err_max_grade') AS TEXT), 'None')
     )
     WHEN LENGTH(
       LIST_FILTER(
@@ -2291,7 +2306,8 @@ FROM run_stats, qrels_stats, (
           'binG',
           'Rndcg',
           'ndcg_rel',
-          'rbp'
+          'rbp',
+          'err'
         ],
         m
       )

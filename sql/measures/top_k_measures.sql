@@ -8,8 +8,9 @@
 --   SET VARIABLE measures = ['P', 'recall', 'map', 'recip_rank', 'success'];
 --
 -- Creates: view top_k_measures (the columns of gain_measures, then P, recall, map, recip_rank,
--- success, gm_map, relative_P, unj, judged), the registry's formulas, from the counters
--- <signal>_<accumulation> (null where none was kept at or above k, read as 0); each null unless
+-- success, gm_map, relative_P, unj, judged, err), the registry's formulas, from the counters
+-- <signal>_<accumulation> and ERR's err_sum (null where none was kept at or above k, read as 0);
+-- each null unless
 -- `measures` names it. P and relative_P, unj and judged are null over the whole ranking (k null).
 
 create or replace temp view top_k_measures as
@@ -71,7 +72,9 @@ final as (
         end as unj,
         case
             when list_contains(getvariable('measures'), 'judged') then cast(coalesce(c.judged_found, 0) as double) / c.k
-        end as judged
+        end as judged,
+        -- expected reciprocal rank: sql/curves/cascade_curve.sql's sum (none: no graded result at or above k)
+        case when list_contains(getvariable('measures'), 'err') then coalesce(c.err_sum, 0.0) end as err
     from counts as c
 )
 

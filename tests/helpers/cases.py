@@ -116,7 +116,9 @@ OPTION_VALUES: dict[str, list[dict]] = {
     "duplicates": [{"duplicates": "first"}, {"duplicates": "max-score"}],
     "relevance": [{"gain": Gain("binary")}, {"gain": Gain("binary"), "relevance_threshold": 2}],
     # change no NDCG: the matrices that ask for every measure family (the macros') read them
-    "denominators": [{"ap_denominator": "min-k-relevant", "precision_denominator": "min-k-retrieved"}],
+    "denominators": [
+        {"ap_denominator": "min-k-relevant", "precision_denominator": "min-k-retrieved", "err_max_grade": 6}
+    ],
     "queries_without_judgments": [
         {"queries_without_judgments": "evaluate"},
         {"queries_without_judgments": "evaluate", "empty_ideal": "skip"},

@@ -270,3 +270,56 @@ def by_query(run: list[tuple], qrels: list[tuple]) -> tuple[dict, dict]:
     for arrival, row in enumerate(run):
         results[row[0]].append((arrival, row[1], row[2], row[3] if len(row) > 3 else None))
     return labels, results
+
+
+def err_table(
+    run: list[tuple],
+    qrels: list[tuple],
+    cutoffs: list[int],
+    *,
+    err_max_grade: int = 4,
+    all_queries: bool = False,
+    max_results: int | None = None,
+    ties: str = "docid-desc",
+    unjudged: str = "zero",
+    duplicates: str = "error",
+    queries_without_judgments: str = "skip",
+    **ignored: object,
+) -> dict[tuple, float]:
+    """{(query_id, k): ERR@k} (k None: the whole ranking), as gdeval.pl's err loop computes it
+    (Chapelle et al. 2009): a reader stops at rank i with probability R = (2^label - 1) /
+    2^err_max_grade (0 for a label <= 0 or none), and ERR@k = sum over i <= k of R(i) / i times
+    the chance of reaching i; NaN from a rank labelled above err_max_grade on (R past 1). Ties
+    under ``average`` are ordered by doc_id descending, as under
+    ``docid-desc``; ``ignored`` are the options that do not change ERR (gain, discount, ...)."""
+    labels: dict = defaultdict(dict)
+    for query_id, doc_id, label in qrels:
+        labels[query_id][doc_id] = label
+    results: dict = defaultdict(list)
+    for arrival, row in enumerate(run):
+        results[row[0]].append((arrival, row[1], row[2], row[3] if len(row) > 3 else None))
+    queries = [q for q in results if q in labels or queries_without_judgments == "evaluate"]
+    if all_queries:
+        queries += [q for q in labels if q not in results]
+    table = {}
+    for query_id in dict.fromkeys(queries):
+        ordered = table_order(_keep_one_per_doc(results.get(query_id, []), duplicates), ties)
+        if max_results is not None:
+            ordered = ordered[:max_results]
+        judged = labels.get(query_id, {})
+        if unjudged == "drop":
+            ordered = [r for r in ordered if judged.get(r[1], -1) >= 0]
+        stops = [_stop_chance(judged.get(r[1]), err_max_grade) for r in ordered]
+        for k in [None, *cutoffs]:
+            score, reach = 0.0, 1.0
+            for i, stop in enumerate(stops if k is None else stops[:k], start=1):
+                score += stop * reach / i
+                reach *= 1.0 - stop
+            table[(query_id, k)] = score
+    return table
+
+
+def _stop_chance(label: float | None, err_max_grade: int) -> float:
+    if label is None or label <= 0:
+        return 0.0
+    return math.nan if label > err_max_grade else (2.0**label - 1.0) / 2.0**err_max_grade

@@ -75,12 +75,19 @@ def per_query(
     gain_curve = curves.gain_curve(
         rankings["retrieved"], curves.ideal_curve(ideal_ranking, evaluation), judged, evaluation
     )
+    cascade_curve = curves.cascade_curve(rankings["retrieved"], evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
         sums = counters.sums_at_cutoffs(counters.running_sums(ranks, evaluation, counted=companions), evaluation)
         table = measures.counted(
-            evaluated, relevance_curve, gain_curve, ranking.cutoffs(evaluation), sums, ideal_at_cutoffs
+            evaluated,
+            relevance_curve,
+            gain_curve,
+            ranking.cutoffs(evaluation),
+            sums,
+            ideal_at_cutoffs,
+            cascade_curve if companions else None,
         )
         steps = (measures.set_measures, measures.curve_measures, measures.gain_measures, measures.top_k_measures)
         for step in (*steps, measures.measures):

@@ -1,14 +1,15 @@
 """The curves stage (``sql/curves/``): per query, the sums over the ranks of its relevant results
 (:func:`relevance_curve`) and over its ranking's gains beside the ideal ranking's
-(:func:`ideal_curve`, :func:`gain_curve`) that trec_eval's curve and gain measures read. A
-curve is computed only when a measure asked reads it (the registry's ``Measure.curve``).
+(:func:`ideal_curve`, :func:`gain_curve`) that trec_eval's curve and gain measures read, and per
+query and cutoff the sum ERR reads (:func:`cascade_curve`). A curve is computed only when a
+measure asked reads it (the registry's ``Measure.curve``).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipeline.engines.polars.ranking import QUERY
+from pipeline.engines.polars.ranking import JUDGMENT, QUERY, cutoffs
 from pipeline.expressions import discount
 from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, Evaluation
 
@@ -167,4 +168,27 @@ def gain_curve(
         largest.join(totals, on=QUERY, how="left")
         .join(per_rank, on=QUERY, how="left")
         .join(points, on=QUERY, how="left")
+    )
+
+
+def cascade_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, k, err_sum`` of each query and cutoff with a graded result at or above k (k
+    null: the whole ranking; sql/curves/cascade_curve.sql): the sum over its graded ranks i <= k
+    of R(i) / i times the chance that the reader reaches rank i, R(g) = (2^g - 1) / 2^g_max
+    (NaN at and below a rank labelled above g_max); or None when ERR is not asked for."""
+    if "cascade_curve" not in evaluation.curves:
+        return None
+    label, g_max = pl.col(JUDGMENT), evaluation.err_max_grade
+    # a label above g_max has no stop chance (R would pass 1): NaN, from its rank down
+    stop_chance = pl.when(label > g_max).then(float("nan")).otherwise((pl.lit(2.0).pow(label) - 1.0) / 2.0**g_max)
+    stops = retrieved_ranking.filter(pl.col(JUDGMENT) > 0).select(QUERY, "rank", stop_chance.alias("stop_chance"))
+    # the chance that the reader gets to each graded rank: no stop above it
+    reach = (1.0 - pl.col("stop_chance")).cum_prod().shift(1, fill_value=1.0).over(QUERY, order_by="rank")
+    reached = stops.with_columns(reach.alias("reach"))
+    k = pl.col("k")
+    return (
+        reached.join(cutoffs(evaluation), how="cross")
+        .filter(k.is_null() | (pl.col("rank") <= k))
+        .group_by(QUERY, "k")
+        .agg(in_rank_order_sum(pl.col("stop_chance") * pl.col("reach") / pl.col("rank")).alias("err_sum"))
     )

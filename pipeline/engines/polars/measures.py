@@ -20,18 +20,22 @@ def counted(
     cutoffs: pl.LazyFrame,
     sums_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
+    cascade_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
-    when asked)."""
+    when asked; ``cascade_curve``'s at each cutoff, given for the ranking by score)."""
     for curve in (relevance_curve, gain_curve):
         if curve is not None:
             counters = counters.join(curve, on=QUERY, how="left")
-    return (
+    table = (
         counters.join(cutoffs, how="cross")
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
+    if cascade_curve is not None:
+        table = table.join(cascade_curve, on=[QUERY, "k"], how="left", nulls_equal=True)
+    return table
 
 
 def _ratio(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
@@ -172,6 +176,8 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
         "relative_P": pl.when(k.is_not_null()).then(_ratio(found, pl.min_horizontal(k, rel))),
         "unj": (retrieved - pl.col("judged_found").fill_null(0)) / k,
         "judged": pl.col("judged_found").fill_null(0) / k,
+        # expected reciprocal rank: curves.cascade_curve's sum (none: no graded result at or above k)
+        "err": pl.col("err_sum").fill_null(0.0),
     }
     asked = [name for name in evaluation.columns if name in formulas] if companions else []
     return gain_measures.with_columns(formulas[name].alias(name) for name in asked)
