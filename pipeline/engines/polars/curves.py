@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.engines.polars.ranking import JUDGMENT, QUERY, cutoffs
+from pipeline.engines.polars.counters import sums_at_cutoffs
+from pipeline.engines.polars.ranking import JUDGMENT, QUERY
 from pipeline.expressions import discount
 from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, Evaluation
 
@@ -182,13 +183,19 @@ def cascade_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl
     # a label above g_max has no stop chance (R would pass 1): NaN, from its rank down
     stop_chance = pl.when(label > g_max).then(float("nan")).otherwise((pl.lit(2.0).pow(label) - 1.0) / 2.0**g_max)
     stops = retrieved_ranking.filter(pl.col(JUDGMENT) > 0).select(QUERY, "rank", stop_chance.alias("stop_chance"))
+    rank = pl.col("rank")
+
+    def in_rank_order(expr: pl.Expr) -> pl.Expr:
+        return expr.over(QUERY, order_by="rank")
+
     # the chance that the reader gets to each graded rank: no stop above it
-    reach = (1.0 - pl.col("stop_chance")).cum_prod().shift(1, fill_value=1.0).over(QUERY, order_by="rank")
-    reached = stops.with_columns(reach.alias("reach"))
-    k = pl.col("k")
-    return (
-        reached.join(cutoffs(evaluation), how="cross")
-        .filter(k.is_null() | (pl.col("rank") <= k))
-        .group_by(QUERY, "k")
-        .agg(in_rank_order_sum(pl.col("stop_chance") * pl.col("reach") / pl.col("rank")).alias("err_sum"))
+    reach = in_rank_order((1.0 - pl.col("stop_chance")).cum_prod().shift(1, fill_value=1.0))
+    running = stops.with_columns(reach.alias("reach")).select(
+        QUERY,
+        "rank",
+        in_rank_order(rank.shift(-1)).alias("next_rank"),
+        in_rank_order((pl.col("stop_chance") * pl.col("reach") / rank).cum_sum()).alias("err_sum"),
     )
+    # read off at each cutoff as the running sums are (sql/counters/sums_at_cutoffs.sql): the
+    # sum in rank order up to the last graded rank at or above k, the bits of the SQL's sum
+    return sums_at_cutoffs(running, evaluation)
