@@ -116,15 +116,19 @@ def test_summary_is_the_mean_of_the_per_query_rows(spark: pyspark_sql.SparkSessi
 def test_user_views_are_left_alone(spark: pyspark_sql.SparkSession) -> None:
     spark.sql("create or replace temp view run as select 'mine' as what")
     spark.sql("create or replace temp view per_query as select 'mine too' as what")
+    # a step's name: the statement reads its own step of that name, and the view stays the user's
+    spark.sql("create or replace temp view ranked as select 'a step of mine' as what")
     run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
     result = spark_engine.evaluate(to_spark(spark, run), to_spark(spark, qrels), evaluation=Evaluation(cutoffs=(5,)))
     assert to_polars(result.summary).height == 2
     assert spark.table("run").collect()[0]["what"] == "mine"
     assert spark.table("per_query").collect()[0]["what"] == "mine too"
+    assert spark.table("ranked").collect()[0]["what"] == "a step of mine"
     # (SHOW VIEWS, not catalog.listTables(), which fails where Spark interprets its expressions)
     assert not [row for row in spark.sql("show views").collect() if row["viewName"].startswith("ndcg_")]
     spark.catalog.dropTempView("run")
     spark.catalog.dropTempView("per_query")
+    spark.catalog.dropTempView("ranked")
 
 
 def test_cli_writes_as_the_job_does_and_prints_polars_trec_lines(
@@ -305,7 +309,9 @@ def test_without_java_the_error_says_java_is_required(tmp_path: Path, monkeypatc
         spark_engine.session()
 
 
-def test_a_session_the_engine_starts_records_no_python_call_sites(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_session_the_engine_starts_records_no_python_call_sites_and_compiles_quickly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The options of the session ``ndcg`` starts, read off the builder (no JVM is started)."""
     options: dict[str, str] = {}
 
@@ -321,6 +327,10 @@ def test_a_session_the_engine_starts_records_no_python_call_sites(monkeypatch: p
         options.clear()
         spark_engine.session(master)
         assert options["spark.python.sql.dataFrameDebugging.enabled"] == "false"
+        # the first-tier compiler alone for the local JVM the engine starts; a master URL's
+        # driver keeps the JVM options its cluster gives
+        quick = options.get("spark.driver.extraJavaOptions") == "-XX:TieredStopAtLevel=1"
+        assert quick == (master is None)
 
 
 def test_ndcg_sql_prints_both_dialects(capsys: pytest.CaptureFixture[str]) -> None:

@@ -53,6 +53,12 @@ if TYPE_CHECKING:
 SPARK_DRIVER_MEMORY = "3g"
 
 
+# A session the engine starts on one machine lives for one evaluation, or a job's few: the JVM's
+# first-tier compiler alone (C1) has Spark's planner compiled sooner than the full tiers, whose
+# optimising compiler spends the cores on code that runs a few times. Only for a JVM it starts.
+QUICK_COMPILER = "-XX:TieredStopAtLevel=1"
+
+
 # --- session --------------------------------------------------------------------------------
 
 
@@ -109,6 +115,7 @@ def session(master: str | None = None) -> SparkSession:
         # planning the per-query statement (every measure's steps, inlined where read) needs more
         # than the JVM's default heap of 1 GB: it ran out there while analysing the plan
         builder = builder.config("spark.driver.memory", SPARK_DRIVER_MEMORY)
+        builder = builder.config("spark.driver.extraJavaOptions", QUICK_COMPILER)
     spark = builder.getOrCreate()
     if not submitted:
         spark.sparkContext.setLogLevel("ERROR")
