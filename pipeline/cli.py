@@ -305,9 +305,11 @@ class _TextFormatter(logging.Formatter):
 
         message = record.getMessage()
         if not self.verbose and _warnings_in(record):
+            from pipeline.rules import ValidationWarning
+
             self.shortened = True
             given = record.args if isinstance(record.args, tuple) else ()
-            message = record.msg % tuple(arg.line() if arg in _warnings_in(record) else arg for arg in given)
+            message = record.msg % tuple(arg.line() if isinstance(arg, ValidationWarning) else arg for arg in given)
         # a message naming an id or a path stays one line (a line break in it would forge others);
         # the traceback --log-level debug asks for follows it, as Python prints one
         line = text_line(f"ndcg: {record.levelname.lower()}: {message}")
