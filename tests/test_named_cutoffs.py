@@ -16,7 +16,7 @@ from subprocess import CompletedProcess
 import polars as pl
 import pytest
 
-from tests.helpers import CONFORMANCE, ENGINES, run_cli
+from tests.helpers import CONFORMANCE, ENGINES, ROOT, run_cli
 
 COLLECTION = ("--run", CONFORMANCE / "results.test", "--qrels", CONFORMANCE / "qrels.test")
 NAMED = ("--measures", "nDCG@10,P@5,R@100,AP,RR")
@@ -195,3 +195,28 @@ def test_spark_prints_the_measures_named(tmp_path: Path, spark_cli: Callable[...
     done = spark_cli("evaluate", "--run", run, "--qrels", qrels, *NAMED, "--output-format", "trec", "--engine", "spark")
     assert done.returncode == 0, done.stderr
     _assert_trec_evals(_lines(done.stdout), FIVE, ("all",))
+
+
+def test_grouped_named_rows_are_the_summary_s_cells() -> None:
+    """With --group-by, a row per group (and ``overall``) and measure named, each the cell of the
+    summary's grid at that group, cutoff and column (``P`` named without a cutoff: at each)."""
+    sample = ("--run", ROOT / "data/run.parquet", "--qrels", ROOT / "data/qrels.parquet", "--group-by", "locale")
+    named = ("--measures", "nDCG@10,P,AP")
+    table = run_cli("evaluate", *sample, *named, "--log-level", "error")
+    grid = run_cli("evaluate", *sample, *named, "--json", "--log-level", "error")
+    assert table.returncode == 0 and grid.returncode == 0, table.stderr + grid.stderr
+    summary = json.loads(grid.stdout)["summary"]
+    asked = [("nDCG@10", "ndcg", 10), ("P_5", "P", 5), ("P_10", "P", 10), ("P_20", "P", 20), ("AP", "map", None)]
+    cells = {
+        ("overall" if row["overall"] else row["locale"], label): (row["queries"], row[column])
+        for row in summary
+        for label, column, k in asked
+        if row["k"] == k
+    }
+    lines = [line.split() for line in table.stdout.splitlines()[2:]]
+    assert lines[0] == ["locale", "measure", "queries", "value"]
+    assert {(group, label) for group, label, _, _ in lines[1:]} == set(cells)
+    assert len(lines) - 1 == len(cells)
+    for group, label, queries, value in lines[1:]:
+        assert int(queries) == cells[group, label][0]
+        assert float(value) == pytest.approx(cells[group, label][1], abs=5e-5)

@@ -297,10 +297,8 @@ def asked_rows(summary: pl.DataFrame, asked: Sequence[AskedValue]) -> list[dict[
     each summary row (over all queries, each group, each partition), in the order named: the
     row's partition and group values (and ``overall``, when grouped), then ``measure`` (the
     name as asked), ``queries`` and ``value``."""
-    keys = [c for c in summary.columns[: summary.columns.index("k")]]
-    rows: dict[tuple, dict[int | None, dict]] = {}
-    for row in summary.iter_rows(named=True):
-        rows.setdefault(tuple(row[key] for key in keys), {})[row["k"]] = row
+    keys = summary.columns[: summary.columns.index("k")]
+    rows = _by_cutoff(summary.to_dicts(), keys)
     return [
         {
             **dict(zip(keys, lead, strict=True)),
@@ -312,6 +310,15 @@ def asked_rows(summary: pl.DataFrame, asked: Sequence[AskedValue]) -> list[dict[
         for value in asked
         if (found := by_cutoff.get(value.k)) is not None
     ]
+
+
+def _by_cutoff(rows: list[dict[str, object]], keys: Sequence[str]) -> dict[tuple, dict[object, dict[str, object]]]:
+    """``rows`` (of a summary or a per-query table) by the values of ``keys`` (a query, a group,
+    a partition), then by cutoff, in the order they come."""
+    found: dict[tuple, dict[object, dict[str, object]]] = {}
+    for row in rows:
+        found.setdefault(tuple(row[key] for key in keys), {})[row["k"]] = row
+    return found
 
 
 def asked_table(summary: pl.DataFrame, asked: Sequence[AskedValue], title: str = "", *, digits: int = 4) -> str:
@@ -335,12 +342,9 @@ def per_query_rows(per_query: pl.DataFrame, asked: Sequence[AskedValue] | None =
     rows = per_query.sort([keys[0], "k"], nulls_last=False, maintain_order=True).to_dicts()
     if asked is None:
         return rows
-    by_query: dict[tuple, dict[int | None, dict]] = {}
-    for row in rows:
-        by_query.setdefault(tuple(row[key] for key in keys), {})[row["k"]] = row
     return [
         {**dict(zip(keys, lead, strict=True)), "measure": value.label, "value": by_cutoff[value.k][value.column]}
-        for lead, by_cutoff in by_query.items()
+        for lead, by_cutoff in _by_cutoff(rows, keys).items()
         for value in asked
         if value.k in by_cutoff
     ]
