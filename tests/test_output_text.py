@@ -134,3 +134,21 @@ def test_skip_unchanged_says_why_in_words(tmp_path: Path) -> None:
     (reason,) = [line for line in second.stderr.splitlines() if line.startswith("ndcg: recomputing")]
     assert "qrels changed: changed" in reason and "modified " in reason and " bytes" in reason, reason
     assert "_ns" not in reason, reason
+
+
+def test_trec_output_prints_a_measure_trec_eval_lacks_under_ir_measures_name() -> None:
+    # ERR@k and Judged@k have no trec_eval name; a line was left out silently, exit 0
+    stdout, _ = evaluate("--measures", "ERR@10,nDCG@10,Judged@5", "--output-format", "trec", "--per-query")
+    lines = [line.split("\t") for line in stdout.splitlines()]
+    names = {name.strip() for name, _, _ in lines}
+    assert names == {"ERR@10", "ndcg_cut_10", "Judged@5"}
+    summary = json.loads(evaluate("--measures", "ERR@10,nDCG@10,Judged@5", "--json")[0])
+    means = {(row["k"], column): row[column] for row in summary["summary"] for column in ("err", "judged")}
+    printed = {name.strip(): float(value) for name, query, value in lines if query == "all"}
+    assert printed["ERR@10"] == pytest.approx(means[(10, "err")], abs=5e-5)
+    assert printed["Judged@5"] == pytest.approx(means[(5, "judged")], abs=5e-5)
+    # a query's own lines too
+    assert sum(1 for name, query, _ in lines if name.strip() == "ERR@10" and query != "all") >= 1
+    # over the whole ranking, its name without the cutoff
+    whole, _ = evaluate("--measures", "err", "--k", "5", "--output-format", "trec")
+    assert [line.split("\t")[0].strip() for line in whole.splitlines()] == ["ndcg", "ERR", "ndcg_cut_5", "ERR@5"]

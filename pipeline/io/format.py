@@ -37,8 +37,10 @@ from pipeline.registry import (
 OVERALL_LABEL = "overall"
 WHOLE_RANKING = "all"
 
-# The measures trec_eval also computes, printed under its names by the trec format.
-TREC_MEASURES = tuple(m for m in MEASURES if m.trec_eval or m.trec_eval_cut)
+# The measures the trec format prints: under trec_eval's names, or ir_measures' for a measure
+# trec_eval does not have (ERR@10, Judged@10; Measure.line_name). NDCG's sums (cg, dcg, idcg)
+# have no name in either and no line.
+TREC_MEASURES = tuple(m for m in MEASURES if m.trec_eval or m.trec_eval_cut or m.ir_measures or m.ir_measures_cut)
 # trec_eval splits its lines on whitespace: an id holding a space, a tab or a line break (or a
 # control character, or nothing) would shift or forge fields and lines. Unicode's separators too:
 # Python readers split on them.
@@ -102,7 +104,7 @@ def _trec_cells(
                     continue
             elif trec_sets and measure.selected_by not in beside:
                 continue
-            name = measure.trec_name(row["k"])
+            name = measure.line_name(row["k"])
             if name is None:
                 continue
             trec_measure = trec_eval_measure(measure, row["k"])

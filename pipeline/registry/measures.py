@@ -49,8 +49,9 @@ class Measure:
     """One per-query measure: a column of the per-query table, combined into the summary.
 
     ``trec_eval`` names the measure over the whole ranking and ``trec_eval_cut`` at cutoff
-    ``{k}`` (None: trec_eval has no such measure, so trec lines leave it out); ``ir_measures``
-    likewise in ir_measures' syntax. ``counters`` are the :data:`COUNTERS` its formula reads
+    ``{k}`` (None: trec_eval has no such measure); ``ir_measures`` likewise in ir_measures'
+    syntax. Trec lines carry trec_eval's name, or ir_measures' for a measure trec_eval lacks
+    (:meth:`line_name`). ``counters`` are the :data:`COUNTERS` its formula reads
     (the NDCG family reads NDCG's own sums instead). ``aggregate`` is how the summary combines
     the per-query values over the evaluated queries (those whose :data:`PRIMARY_MEASURE` is
     not null), in query order: ``mean``, ``sum`` (trec_eval's ``num_rel_ret``), or
@@ -122,6 +123,25 @@ class Measure:
         """
         template = self.trec_eval if k is None else self.trec_eval_cut
         return None if template is None else template.format(k=k)
+
+    def line_name(self, k: int | None) -> str | None:
+        """The name of its trec line at cutoff ``k``: trec_eval's; for a measure trec_eval does
+        not have at all, ir_measures' (over the whole ranking, its name without the cutoff),
+        so that a measure asked for is never left out silently. None: no line (a measure of
+        trec_eval's families at a cutoff, or over the whole ranking, trec_eval does not print).
+
+        >>> MEASURE["ndcg"].line_name(10), MEASURE["err"].line_name(10), MEASURE["err"].line_name(None)
+        ('ndcg_cut_10', 'ERR@10', 'ERR')
+        >>> MEASURE["recall"].line_name(None) is None  # trec_eval's recall has cutoffs only
+        True
+        """
+        if self.trec_eval or self.trec_eval_cut:
+            return self.trec_name(k)
+        if k is not None:
+            return None if self.ir_measures_cut is None else self.ir_measures_cut.format(k=k)
+        if self.ir_measures:
+            return self.ir_measures
+        return None if self.ir_measures_cut is None else self.ir_measures_cut.replace("{k}", "").rstrip("@_")
 
 
 # trec_eval's floor under a value before its logarithm (MIN_GEO_MEAN in trec_eval.h): a query
