@@ -37,7 +37,9 @@ sys.path.insert(0, str(HERE))
 from tools import CUTOFFS, default_ndcg, ours_command, ours_values, parse_size  # noqa: E402
 
 HAND = "hand_polars"  # the lean hand-written Polars script: the bar to beat (tools.py)
-PEERS = ("pytrec_eval", "ir_measures", "ranx", "sklearn")
+# pytrec_eval-all_trec: pytrec_eval with every measure it supports, the peer of --measures all_trec
+PYTREC_EVAL_ALL = "pytrec_eval-all_trec"
+PEERS = ("pytrec_eval", PYTREC_EVAL_ALL, "ir_measures", "ranx", "sklearn")
 FLOORS = ("floor_scan", "floor_sort")
 OURS = ("ndcg-polars", "ndcg-duckdb")
 # the same command as OURS with every measure trec_eval's -m all_trec prints (issue 34): its
@@ -68,6 +70,7 @@ LAYOUT_TEXT = {
 # against our bounds over every order of the ties (--tie-bounds).
 MATCHING_FLAGS: dict[str, tuple[str, ...]] = {
     "pytrec_eval": ("--profile", "trec_eval"),
+    PYTREC_EVAL_ALL: ("--profile", "trec_eval"),
     "ir_measures": ("--profile", "ir_measures"),
     "ranx": ("--profile", "ir_measures", "--ties", "input-order"),
     "sklearn": ("--profile", "sklearn"),
@@ -598,6 +601,18 @@ def ratio_lines(
             lines.append(
                 f"- {peer} / ours: **{best[peer] / ours:.2f}x** (ours = {ours_tool}, {ours:.2f} s; {each(peer)})"
             )
+    ours_all = {
+        engine + ALL_TREC_SUFFIX: best[engine + ALL_TREC_SUFFIX]
+        for engine in engines
+        if engine + ALL_TREC_SUFFIX in best
+    }
+    if PYTREC_EVAL_ALL in best and ours_all:
+        fastest = min(ours_all, key=ours_all.__getitem__)
+        ratios[f"{PYTREC_EVAL_ALL} / ours-all_trec"] = best[PYTREC_EVAL_ALL] / ours_all[fastest]
+        lines.append(
+            f"- pytrec_eval with every measure it supports / ours with `--measures all_trec`: "
+            f"**{best[PYTREC_EVAL_ALL] / ours_all[fastest]:.2f}x** (ours = {fastest}, {ours_all[fastest]:.2f} s)"
+        )
     if "floor_sort" in best:
         ratios["ours / floor_sort"] = ours / best["floor_sort"]
         per_engine = "; ".join(f"{engine} {best[engine] / best['floor_sort']:.2f}x" for engine in engines)

@@ -127,7 +127,10 @@ def hand_polars_tool(run: str, qrels: str, out: Path) -> dict:
     return {"compute_s": computed - started}
 
 
-def pytrec_eval_tool(run: str, qrels: str, out: Path) -> dict:
+def pytrec_eval_tool(run: str, qrels: str, out: Path, every_measure: bool = False) -> dict:
+    """pytrec_eval (trec_eval's C code) on dicts built from the same Parquet: NDCG at the
+    bench's cutoffs, or (``every_measure``, issue 48) every measure it supports as well, the
+    peer of our ``--measures all_trec``."""
     import pytrec_eval
 
     started = time.perf_counter()
@@ -135,6 +138,8 @@ def pytrec_eval_tool(run: str, qrels: str, out: Path) -> dict:
     run_dict = nested_dicts(run, "score")
     loaded = time.perf_counter()
     measures = {"ndcg", "ndcg_cut." + ",".join(map(str, CUTOFFS))}
+    if every_measure:
+        measures |= set(pytrec_eval.supported_measures)
     results = pytrec_eval.RelevanceEvaluator(qrels_dict, measures).evaluate(run_dict)
     computed = time.perf_counter()
     rows: list[tuple[str, int | None, float]] = [(q, None, v["ndcg"]) for q, v in results.items()]
@@ -300,8 +305,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     if tool == "hand_polars":
         phases = hand_polars_tool(run, qrels, out)
-    elif tool == "pytrec_eval":
-        phases = pytrec_eval_tool(run, qrels, out)
+    elif tool in ("pytrec_eval", "pytrec_eval-all_trec"):
+        phases = pytrec_eval_tool(run, qrels, out, every_measure=tool.endswith("all_trec"))
     elif tool == "ir_measures":
         phases = ir_measures_tool(run, qrels, out)
     elif tool == "ranx":
