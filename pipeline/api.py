@@ -26,6 +26,7 @@ from pipeline.io.read import Columns, Source, table_source
 from pipeline.registry import (
     CONVENTION,
     CONVENTIONS,
+    LABEL_BOUND_CONVENTIONS,
     OPTION,
     Convention,
     Evaluation,
@@ -199,15 +200,19 @@ def check(
     """Run only the checks: raise :class:`~pipeline.errors.InvalidInput` on the first error,
     return the warnings (queries only on one side, no relevant document, negative labels,
     queries with more than ``warn_results_over`` results). ``options`` are the input and
-    validation options of :func:`per_query`."""
+    validation options of :func:`per_query`, and the conventions that decide which labels are
+    refused (``gain``, ``measures``, ``err_max_grade``: a label whose gain overflows, one above
+    ERR's g_max when ERR is asked), so that it refuses what :func:`evaluate` would."""
     given = _given("check", options, columns)
-    if given.conventions:
-        known = [option.name for option in options_for(function="check")]
+    others = [name for name in given.conventions if name not in LABEL_BOUND_CONVENTIONS]
+    if others:
+        known = [*(option.name for option in options_for(function="check")), *LABEL_BOUND_CONVENTIONS]
         raise UsageError(
-            f"check() got unknown option(s) {unknown_keywords(given.conventions, known)}; check() takes the input "
-            f"and validation options only: {', '.join(known)}"
+            f"check() got unknown option(s) {unknown_keywords(others, known)}; check() takes the input "
+            f"and validation options and the conventions that bound labels only: {', '.join(known)}"
         )
-    return load(_inputs(ENGINES["polars"], run, qrels, given), Evaluation()).warnings
+    evaluation = make_evaluation(**given.conventions)  # type: ignore[arg-type]
+    return load(_inputs(ENGINES["polars"], run, qrels, given), evaluation).warnings
 
 
 def evaluate(

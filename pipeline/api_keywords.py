@@ -21,7 +21,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from pipeline.job import Job
-from pipeline.registry import CONVENTIONS, DEFAULT_CUTOFFS, OPTION, Convention, Option, options_for
+from pipeline.registry import (
+    CONVENTIONS,
+    DEFAULT_CUTOFFS,
+    LABEL_BOUND_CONVENTIONS,
+    OPTION,
+    Convention,
+    Option,
+    options_for,
+)
 from pipeline.units import OPTION_HOLDERS
 
 Function = TypeVar("Function", bound=Callable[..., Any])
@@ -156,9 +164,14 @@ API_FUNCTIONS: tuple[str, ...] = ("make_evaluation", "per_query", "check", "eval
 
 
 def function_keywords(function: str) -> list[Keyword]:
-    """The generated keywords of an API function: the conventions (all but ``check``, which only
-    checks) and the options :data:`pipeline.registry.OPTIONS` gives the function."""
-    conventions = [] if function == "check" else convention_keywords()
+    """The generated keywords of an API function: the conventions (``check``, which only checks,
+    those that decide which labels are refused: :data:`~pipeline.registry.LABEL_BOUND_CONVENTIONS`)
+    and the options :data:`pipeline.registry.OPTIONS` gives the function."""
+    if function == "check":
+        others = ["k", "profile", *(c.name for c in CONVENTIONS if c.name not in LABEL_BOUND_CONVENTIONS)]
+        conventions = convention_keywords(leave_out=others)
+    else:
+        conventions = convention_keywords()
     return conventions + option_keywords(options_for(function=function))
 
 

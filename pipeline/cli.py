@@ -23,7 +23,7 @@ from pipeline.cli_flags import (
     parse_args,
     subparser,
 )
-from pipeline.registry import CONVENTIONS, MEASURE_SETS, max_threads, options_for
+from pipeline.registry import CONVENTIONS, LABEL_BOUND_CONVENTIONS, MEASURE_SETS, max_threads, options_for
 
 if TYPE_CHECKING:
     from pipeline.gate import Gate
@@ -358,7 +358,8 @@ def _validate(args: argparse.Namespace) -> int:
     error: InvalidInput | None = None
     warnings: tuple = ()
     try:
-        warnings = check(args.run, args.qrels, **_options(args, "validate"))
+        bounds = {name: getattr(args, name) for name in LABEL_BOUND_CONVENTIONS}
+        warnings = check(args.run, args.qrels, **_options(args, "validate"), **bounds)
     except InvalidInput as invalid:
         error = invalid
     sys.stdout.write(validation_report(args.run, args.qrels, error, warnings, as_json=args.json))

@@ -17,6 +17,7 @@ from pipeline.cli_help import EXAMPLES, add_help_texts
 from pipeline.engines import ENGINES
 from pipeline.registry import (
     CONVENTIONS,
+    LABEL_BOUND_CONVENTIONS,
     MEASURE_NAMES,
     PRIMARY_MEASURE,
     Convention,
@@ -100,6 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _add_input_arguments(validate, "validate")
+    bounds = validate.add_argument_group(
+        "measure", "the conventions that decide which labels are refused, as evaluate takes them"
+    )
+    add_measure_flags(bounds, LABEL_BOUND_CONVENTIONS, profile=False)
     validate.add_argument("--json", action="store_true", help="print the report as one JSON object")
     add_help_texts(validate, "--run RUN [--qrels QRELS] [flags]", EXAMPLES["validate"], EXIT_CODES)
 

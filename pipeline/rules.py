@@ -12,6 +12,8 @@ Errors, in the order they are checked: column types (ids must be strings or inte
 and labels numbers), then for the run and then the qrels: no rows, lines that do not parse,
 nulls, NaN or infinite values; then fractional labels (unless allowed), documents listed
 twice in the run (under ``duplicates = "error"``) and in the qrels.
+(A label beyond a bound of the evaluation, :func:`label_bounds`, is refused after the fractional
+ones: a gain that overflows a double, and under ERR a grade above its g_max.)
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pipeline.errors import InvalidInput
 from pipeline.io.format import text_value
 from pipeline.io.names import DOC, FILE, LABEL, LINE, LINE_NUMBER, PROVENANCE, QUERY, SCORE
 from pipeline.io.read import Columns
-from pipeline.registry import CONVENTION, MAX_GAIN, Evaluation, Gain, InputChecks
+from pipeline.registry import CONVENTION, MAX_ERR_GRADE, MAX_GAIN, Evaluation, InputChecks, number_text
 
 ID_TYPES = "string or integer"
 # How many ids a warning lists; the count is always complete.
@@ -48,7 +50,13 @@ Role = Literal["run", "qrels"]
 EXACT_INTEGER = 2**53
 EXACT_DIGITS = 15
 TypeKind = Literal["string", "categorical", "integer", "float", "decimal", "other"]
-ConditionKind = Literal["null", "not_finite", "inexact", "fractional", "over_gain", "text", "unparsed"]
+# the labels beyond a bound of the evaluation (:func:`label_bounds`), each refused in its own words
+LabelRule = Literal["over_gain", "over_err_grade"]
+ConditionKind = Literal[
+    "null", "not_finite", "inexact", "fractional", "over_gain", "over_err_grade", "text", "unparsed"
+]
+# the measure whose g_max bounds the labels (:func:`label_bounds`)
+ERR = "err"
 
 
 def _empty_ideal_effect(evaluation: Evaluation) -> str:
@@ -130,8 +138,9 @@ class ColumnType:
 @dataclass(frozen=True)
 class Condition:
     """Which rows an example is wanted of: ``column`` is null, not finite (NaN, ±inf), a
-    fractional number, a label beyond the largest gain (:func:`gain_bound`), text that is not
-    a number; or (``unparsed``) a line of a text file that did not parse."""
+    fractional number, a label beyond a bound of the evaluation (``over_gain``,
+    ``over_err_grade``: :func:`label_bounds`), text that is not a number; or (``unparsed``) a
+    line of a text file that did not parse."""
 
     kind: ConditionKind
     column: str | None = None
@@ -149,12 +158,21 @@ class Probe(Protocol):
 
 
 @dataclass(frozen=True)
+class OverBound:
+    """How many labels are beyond a :class:`LabelBound`, and the largest of them."""
+
+    count: int
+    largest: float | None = None
+
+
+@dataclass(frozen=True)
 class InputStats:
     """One input measured by an engine. ``repeats`` > 0 when some (query_id, doc_id) may be
     listed twice (0 proves none is); ``fractional`` is counted only when
-    :func:`counts_fractional` asks for it, ``over_gain`` (labels beyond :func:`gain_bound`)
-    only for the qrels; ``negative`` values (for the qrels, the ``negative_labels`` warning)
-    may be left 0 by an engine that tallies them with the other warnings."""
+    :func:`counts_fractional` asks for it, ``over_bound`` (the labels beyond each of
+    :func:`label_bounds`, by rule) only for the qrels; ``negative`` values (for the qrels, the
+    ``negative_labels`` warning) may be left 0 by an engine that tallies them with the other
+    warnings."""
 
     rows: int
     nulls: Mapping[str, int]
@@ -162,7 +180,7 @@ class InputStats:
     # scores a double cannot hold exactly (:data:`EXACT_INTEGER`, :data:`EXACT_DIGITS`)
     inexact: int = 0
     fractional: int = 0
-    over_gain: int = 0
+    over_bound: Mapping[LabelRule, OverBound] = field(default_factory=dict)
     unparsed: int = 0
     repeats: int = 0
     negative: int = 0
@@ -223,6 +241,12 @@ MESSAGES: dict[str, str] = {
         "infinite IDCG, a NaN NDCG); labels up to {largest_label} are accepted under this gain: map larger levels "
         "to smaller gains (e.g. {smaller_gains}) or use {linear_gain}"
     ),
+    "over_err_grade": (
+        "{name}: column {column} has {count} label(s) above ERR's largest grade g_max = {max_grade}, such as "
+        "{value}; first at {row}. ERR stops a reader at a label g with the chance (2^g - 1) / 2^g_max, which "
+        "passes 1 above g_max (gdeval refuses such a label); the largest label is {largest}: {raise_grade} with G "
+        "at least that (up to {max_err_grade}), or leave ERR out of {measures}"
+    ),
     "duplicate": (
         "{name}: document {doc} is listed {count} times for query {query}; each (query_id, doc_id) may appear "
         "once in the {role}{keep_one}"
@@ -238,6 +262,8 @@ FIXES: dict[Front, dict[str, str]] = {
         "smaller_gains": "--gain 1024=1e6",
         "linear_gain": "--gain linear",
         "keep_one": " (or keep one row with --duplicates first or max-score)",
+        "raise_grade": "pass --err-max-grade G",
+        "measures": "--measures",
     },
     "macro": {
         "allow_fractional": "allow_fractional_labels := true",
@@ -245,6 +271,8 @@ FIXES: dict[Front, dict[str, str]] = {
         "smaller_gains": "gain_map := map {1024: 1e6}",
         "linear_gain": "gain := 'linear'",
         "keep_one": " (or keep one row with duplicates := 'max-score')",
+        "raise_grade": "pass err_max_grade := G",
+        "measures": "measures := [...]",
     },
     "script": {
         "allow_fractional": "SET VARIABLE allow_fractional_labels = true",
@@ -252,6 +280,8 @@ FIXES: dict[Front, dict[str, str]] = {
         "smaller_gains": "SET VARIABLE gain_map = MAP {1024: 1e6}",
         "linear_gain": "SET VARIABLE gain = 'linear'",
         "keep_one": " (or keep one row with SET VARIABLE duplicates = 'first' or 'max-score')",
+        "raise_grade": "run SET VARIABLE err_max_grade = G",
+        "measures": "SET VARIABLE measures",
     },
 }
 
@@ -303,18 +333,46 @@ def counts_fractional(label_type: ColumnType, policy: Policy) -> bool:
 
 
 @dataclass(frozen=True)
-class GainBound:
-    """Labels an engine counts as ``over_gain``: finite, above ``largest_label``, and not one
-    of ``exempt`` (levels the gain map names: a map's values are bounded when parsed).
-    Negative labels gain 0 and never overflow."""
+class LabelBound:
+    """Labels an engine counts as ``rule``: finite, above ``largest_label``, and not one of
+    ``exempt``. Negative labels are never beyond (they gain 0, and stop no reader of ERR)."""
 
+    rule: LabelRule
     largest_label: float
-    exempt: tuple[float, ...]
+    exempt: tuple[float, ...] = ()
 
 
-def gain_bound(gain: Gain) -> GainBound:
-    """The labels whose gain under ``gain`` stays within :data:`~pipeline.registry.MAX_GAIN`."""
-    return GainBound(largest_label=gain.largest_label, exempt=tuple(level for level, _ in gain.levels))
+def label_bounds(evaluation: Evaluation) -> tuple[LabelBound, ...]:
+    """The bounds the evaluation puts on labels, in the order they are checked: the gain's (a
+    label whose gain exceeds :data:`~pipeline.registry.MAX_GAIN` overflows the sums; the levels a
+    gain map names are exempt, its values bounded when parsed), and, only when ERR is asked, its
+    g_max (``err_max_grade``: a label above it would stop a reader with a chance above 1; gdeval
+    refuses it). ERR reads labels, not gains: a gain map exempts none from its bound.
+
+    >>> [bound.rule for bound in label_bounds(Evaluation())]
+    ['over_gain']
+    >>> label_bounds(Evaluation(measures=("ERR@10",), err_max_grade=3))[-1]
+    LabelBound(rule='over_err_grade', largest_label=3.0, exempt=())
+    """
+    gain = evaluation.gain
+    bounds = [LabelBound("over_gain", gain.largest_label, tuple(level for level, _ in gain.levels))]
+    if ERR in evaluation.columns:
+        bounds.append(LabelBound("over_err_grade", float(evaluation.err_max_grade)))
+    return tuple(bounds)
+
+
+def _bound_words(bound: LabelBound, over: OverBound, evaluation: Evaluation) -> dict[str, object]:
+    """The fields of a bound's message beside those every rule's has."""
+    if bound.rule == "over_gain":
+        gain = evaluation.gain
+        return {
+            "gain": gain,
+            "formula": gain.formula(),
+            "max_gain": f"{MAX_GAIN:g}",
+            "largest_label": f"{gain.largest_label:g}",
+        }
+    largest = over.largest if over.largest is not None else float("nan")
+    return {"max_grade": evaluation.err_max_grade, "largest": number_text(largest), "max_err_grade": MAX_ERR_GRADE}
 
 
 def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_stats: InputStats, policy: Policy) -> None:
@@ -364,21 +422,20 @@ def check_stats(run: Measured, run_stats: InputStats, qrels: Measured, qrels_sta
                 row=describe_row(row, columns),
             )
         )
-    if qrels_stats.over_gain:
-        row = _first(qrels, Condition("over_gain", LABEL))
-        gain = policy.evaluation.gain
+    for bound in label_bounds(policy.evaluation):
+        over = qrels_stats.over_bound.get(bound.rule)
+        if over is None or not over.count:
+            continue
+        row = _first(qrels, Condition(bound.rule, LABEL))
         raise InvalidInput(
             message(
-                "over_gain",
+                bound.rule,
                 name=qrels.name,
                 column=names[LABEL],
-                count=qrels_stats.over_gain,
-                gain=gain,
-                formula=gain.formula(),
-                max_gain=f"{MAX_GAIN:g}",
+                count=over.count,
                 value=row[LABEL],
                 row=describe_row(row, columns),
-                largest_label=f"{gain.largest_label:g}",
+                **_bound_words(bound, over, policy.evaluation),
             )
         )
     if policy.run_duplicates == "error":

@@ -10,8 +10,9 @@ registry and the same message templates (:data:`pipeline.rules.MESSAGES`, ``make
   base, the relevance threshold, RBP's persistence, the gain map, as the registry refuses them;
 - the inputs, in the order :func:`pipeline.rules.check_types` and
   :func:`pipeline.rules.check_stats` check them: the columns' types, then for the run and then
-  the qrels no rows, nulls, NaN or infinite values; then fractional labels, labels whose gain
-  overflows, and documents listed twice.
+  the qrels no rows, nulls, NaN or infinite values; then fractional labels, the labels beyond
+  a bound of the evaluation (:func:`pipeline.rules.label_bounds`: a gain that overflows, a grade
+  above ERR's g_max when ERR is asked), and documents listed twice.
 
 The query is one row, one column ``refused``: a ``case`` whose first broken rule raises its
 message through ``error()`` (null when nothing is broken), read by the result's ``where``
@@ -34,8 +35,8 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline import sql_text_refusals as text_refusals
-from pipeline.registry import CONVENTIONS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
-from pipeline.rules import EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
+from pipeline.registry import CONVENTIONS, DEFAULTS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
+from pipeline.rules import ERR, EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
 from pipeline.sql_words import Sql
 from pipeline.sql_words import sql_repr as _repr
 from pipeline.sql_words import sql_text as _text
@@ -89,6 +90,15 @@ def _level(value: str) -> Sql:
     return Sql(
         f"case when {value} = floor({value}) and abs({value}) < 1e15 then cast(cast({value} as bigint) as varchar) "
         f"else cast(cast({value} as double) as varchar) end"
+    )
+
+
+def _label_text(value: str) -> Sql:
+    """A label as :func:`pipeline.registry.base.number_text` writes it: ``7``, not ``7.0``; a
+    float's repr beyond 2^53."""
+    return Sql(
+        f"case when {value} = floor({value}) and abs({value}) < {EXACT_INTEGER} "
+        f"then cast(cast({value} as bigint) as varchar) else cast(cast({value} as double) as varchar) end"
     )
 
 
@@ -208,6 +218,11 @@ def _conditions(given: _Input) -> dict[str, str]:
         conditions["over_gain"] = (
             f"isfinite({value}) and {value} > {_largest_label()} and not list_contains({_levels()}, {value})"
         )
+        # ERR's bound holds only when ERR is asked (an unset measures variable asks for none)
+        conditions["over_err_grade"] = (
+            f"coalesce(list_contains({_variable('measures')}, {_text(ERR)}), false) "
+            f"and isfinite({value}) and {value} > {_err_max_grade()}"
+        )
     if given.lines:
         conditions.update(text_refusals.line_conditions(given.view, given.role))
     return conditions
@@ -228,6 +243,9 @@ def _stats(given: _Input, front: Front) -> str:
     examples = [
         f"arg_min({row}, {first}) filter (where {condition}) as {name}_row" for name, condition in conditions.items()
     ]
+    if given.role == "qrels":  # the largest label beyond ERR's bound, which its message names
+        value = f"try_cast({given.view}.{given.value} as double)"
+        examples.append(f"max({value}) filter (where {conditions['over_err_grade']}) as over_err_grade_largest")
     if given.lines:
         # a CSV value that is no number, shown as written (the command line reads such a column as text)
         as_written = row.replace(f"{given.view}.{given.value}", f"{given.view}.ndcg_value_text as {given.value}")
@@ -272,6 +290,10 @@ def _largest_label() -> str:
         bound = repr(largest) if math.isfinite(largest) else "cast('inf' as double)"
         cases.append(f"when {_text(kind)} then {bound}")
     return f"(case coalesce({_variable('gain')}, 'linear') {' '.join(cases)} end)"
+
+
+def _err_max_grade() -> str:
+    return f"coalesce({_variable('err_max_grade')}, {DEFAULTS['err_max_grade']})"
 
 
 def _levels() -> str:
@@ -362,8 +384,14 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                     ),
                 )
             )
-    for rule in ("fractional", "over_gain"):
+    for rule in ("fractional", "over_gain", "over_err_grade"):
         extra: dict[str, str] = {}
+        if rule == "over_err_grade":
+            extra = {
+                "max_grade": Sql(f"cast({_err_max_grade()} as varchar)"),
+                "largest": _label_text("qrels_stats.over_err_grade_largest"),
+                "max_err_grade": str(MAX_ERR_GRADE),
+            }
         if rule == "over_gain":
             extra = {
                 "gain": Sql(f"coalesce({_variable('gain')}, 'linear')"),

@@ -6,8 +6,9 @@ engine gives the same errors, exit codes and warnings.
 Errors (:class:`~pipeline.errors.InvalidInput`, exit 3): wrong column types (text scores,
 fractional labels of any non-integer type unless allowed: floats and decimals alike), nulls,
 NaN or infinite values, labels whose gain under the evaluation's gain exceeds
-:data:`~pipeline.registry.MAX_GAIN` (their sums would overflow a double), duplicate (query_id,
-doc_id) rows, empty inputs, lines that do not parse, unreadable files.
+:data:`~pipeline.registry.MAX_GAIN` (their sums would overflow a double), labels above ERR's
+g_max when ERR is asked, duplicate (query_id, doc_id) rows, empty inputs, lines that do not
+parse, unreadable files.
 
 Warnings (:class:`ValidationWarning`, returned, never logged here): queries only in the run,
 queries only in the qrels, queries without any judged document of positive gain (under the
@@ -16,8 +17,8 @@ Each carries a count and the first few ids.
 
 The Polars side of rules other engines share: :func:`id_casts` (one id type for both inputs,
 from the schemas alone), :func:`fractional_label` (the test of a fractional label, for the
-types :func:`pipeline.rules.counts_fractional` names), :func:`gain_overflows` (labels beyond
-:func:`pipeline.rules.gain_bound`), :func:`positive_gain` (what the
+types :func:`pipeline.rules.counts_fractional` names), :func:`over_bound` (labels beyond one of
+:func:`pipeline.rules.label_bounds`), :func:`positive_gain` (what the
 ``queries_without_relevant`` warning counts as relevant).
 
 The statistics of one input are three or four small aggregations collected together: column
@@ -39,7 +40,7 @@ from pipeline.expressions import gain as gain_of
 from pipeline.io.fs import data_files
 from pipeline.io.names import DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE
 from pipeline.io.read import COLLECT_ENGINE, Columns, is_id_type, non_utf8_line
-from pipeline.registry import Evaluation, Gain, InputChecks
+from pipeline.registry import Evaluation, InputChecks
 from pipeline.rules import (
     ID_TYPES,
     WARNING_EXAMPLES,
@@ -56,8 +57,8 @@ __all__ = [
     "align_ids",
     "check_inputs",
     "fractional_label",
-    "gain_overflows",
     "id_casts",
+    "over_bound",
     "positive_gain",
 ]
 
@@ -97,7 +98,8 @@ def check_inputs(
     the evaluation's duplicate policy: repeated (query, doc) rows in the run are refused only
     under ``"error"``; in the qrels they always are. ``require_rows=False`` accepts an empty
     input (one bucket of a larger input may hold no rows). ``evaluation`` (default: the
-    defaults) decides which labels gain too much and which queries have no positive gain.
+    defaults) decides which labels are beyond its bounds (:func:`pipeline.rules.label_bounds`)
+    and which queries have no positive gain.
     """
     evaluation = evaluation or Evaluation()
     checks = checks or InputChecks()
@@ -110,8 +112,9 @@ def check_inputs(
     )
     run_schema = run.collect_schema()
     qrels_schema = qrels.collect_schema()
-    measured_run = _measured(run, run_schema, run_name, "run", evaluation.gain)
-    measured_qrels = _measured(qrels, qrels_schema, qrels_name, "qrels", evaluation.gain)
+    bounds = rules.label_bounds(evaluation)
+    measured_run = _measured(run, run_schema, run_name, "run")
+    measured_qrels = _measured(qrels, qrels_schema, qrels_name, "qrels", bounds)
     rules.check_types(measured_run, policy)
     rules.check_types(measured_qrels, policy)
     counts_fractional = rules.counts_fractional(measured_qrels.types[LABEL], policy)
@@ -135,7 +138,7 @@ def check_inputs(
     qrels_stats, qrels_repeats, qrels_queries, negative = collect_input(
         qrels_name,
         [
-            _stats(qrels, (QUERY, DOC, LABEL), finite=LABEL, fractional=fractional, gain=evaluation.gain),
+            _stats(qrels, (QUERY, DOC, LABEL), finite=LABEL, fractional=fractional, bounds=bounds),
             _repeated_pair_hashes(qrels),
             _relevant_per_query(qrels, evaluation),
             _negative_labels(qrels),
@@ -145,7 +148,7 @@ def check_inputs(
         measured_run,
         _input_stats(run_stats, run_repeats, SCORE),
         measured_qrels,
-        _input_stats(qrels_stats, qrels_repeats, LABEL),
+        _input_stats(qrels_stats, qrels_repeats, LABEL, bounds),
         policy,
     )
 
@@ -196,10 +199,12 @@ def _tallies(
     return tallies, run_query_ids, qrels_query_ids
 
 
-def _measured(frame: pl.LazyFrame, schema: pl.Schema, name: str, role: rules.Role, gain: Gain) -> rules.Measured:
+def _measured(
+    frame: pl.LazyFrame, schema: pl.Schema, name: str, role: rules.Role, bounds: tuple[rules.LabelBound, ...] = ()
+) -> rules.Measured:
     value_column = SCORE if role == "run" else LABEL
     types = {column: column_type(schema[column]) for column in (QUERY, DOC, value_column)}
-    return rules.Measured(name, role, types, _Probe(frame, schema, name, gain))
+    return rules.Measured(name, role, types, _Probe(frame, schema, name, bounds))
 
 
 def column_type(dtype: pl.DataType) -> rules.ColumnType:
@@ -219,7 +224,9 @@ def column_type(dtype: pl.DataType) -> rules.ColumnType:
     return rules.ColumnType(str(dtype), kind)
 
 
-def _input_stats(stats: pl.DataFrame, repeats: pl.DataFrame, value_column: str) -> rules.InputStats:
+def _input_stats(
+    stats: pl.DataFrame, repeats: pl.DataFrame, value_column: str, bounds: tuple[rules.LabelBound, ...] = ()
+) -> rules.InputStats:
     return rules.InputStats(
         rows=stats["rows"][0],
         nulls={
@@ -230,7 +237,9 @@ def _input_stats(stats: pl.DataFrame, repeats: pl.DataFrame, value_column: str) 
         not_finite=stats["not_finite"][0],
         inexact=stats["inexact"][0],
         fractional=stats["fractional"][0],
-        over_gain=stats["over_gain"][0],
+        over_bound={
+            bound.rule: rules.OverBound(stats[bound.rule][0], stats[f"{bound.rule}_largest"][0]) for bound in bounds
+        },
         unparsed=stats["unparsed"][0],
         repeats=repeats["repeated_hashes"][0],
         null_ranks=stats["null_ranks"][0],
@@ -241,8 +250,11 @@ class _Probe:
     """The lookups of :class:`pipeline.rules.Probe` on one Polars input, each one more read
     of it, made only when a rule fails."""
 
-    def __init__(self, frame: pl.LazyFrame, schema: pl.Schema, name: str, gain: Gain | None = None) -> None:
-        self.frame, self.schema, self.name, self.gain = frame, schema, name, gain
+    def __init__(
+        self, frame: pl.LazyFrame, schema: pl.Schema, name: str, bounds: tuple[rules.LabelBound, ...] = ()
+    ) -> None:
+        self.frame, self.schema, self.name = frame, schema, name
+        self.bounds = {bound.rule: bound for bound in bounds}
 
     def first_row(self, condition: rules.Condition) -> dict[str, object] | None:
         """Reading the input again may fail where the statistics did not (a ragged CSV line
@@ -274,8 +286,7 @@ class _Probe:
             test = inexact_score(self.schema[condition.column])
             assert test is not None
             return test
-        assert condition.kind == "over_gain" and self.gain is not None
-        return gain_overflows(column, self.gain)
+        return over_bound(column, self.bounds[condition.kind])
 
 
 def _many_digits(score: pl.Expr) -> pl.Expr:
@@ -327,13 +338,12 @@ def fractional_label(dtype: pl.DataType) -> pl.Expr | None:
     return label != label.floor()
 
 
-def gain_overflows(label: pl.Expr, gain: Gain) -> pl.Expr:
-    """True on a label whose gain exceeds :data:`~pipeline.registry.MAX_GAIN`: above the gain's
-    :attr:`~pipeline.registry.Gain.largest_label` and not a level the gain map names (a map's
-    values are bounded when it is parsed). Negative labels gain 0 and never overflow."""
+def over_bound(label: pl.Expr, bound: rules.LabelBound) -> pl.Expr:
+    """True on a label beyond ``bound`` (:class:`pipeline.rules.LabelBound`): above its largest
+    label and not one of its exempt levels."""
     value = label.cast(pl.Float64)
-    levels = [level for level, _ in gain.levels]
-    return (value > gain.largest_label) & ~value.is_in(levels) if levels else value > gain.largest_label
+    beyond = value > bound.largest_label
+    return beyond & ~value.is_in(list(bound.exempt)) if bound.exempt else beyond
 
 
 def positive_gain(label: pl.Expr, evaluation: Evaluation) -> pl.Expr:
@@ -378,17 +388,18 @@ def _stats(
     finite: str,
     inexact: pl.Expr | None = None,
     fractional: pl.Expr | None = None,
-    gain: Gain | None = None,
+    bounds: tuple[rules.LabelBound, ...] = (),
     ranks: bool = False,
 ) -> pl.LazyFrame:
-    """``ranks``: count the nulls of the run's ``rank`` column (when it has one)."""
+    """``ranks``: count the nulls of the run's ``rank`` column (when it has one); ``bounds``:
+    count the labels beyond each, and find the largest."""
     value = pl.col(finite).cast(pl.Float64)
     names = frame.collect_schema().names()
     if LINE in names:
         unparsed = (pl.col(LINE).is_not_null() & pl.any_horizontal(pl.col(c).is_null() for c in columns)).sum()
     else:
         unparsed = pl.lit(0)
-    over_gain = (value.is_finite() & gain_overflows(value, gain)).sum() if gain is not None else pl.lit(0)
+    beyond = {bound.rule: value.is_finite() & over_bound(value, bound) for bound in bounds}
     return frame.select(
         pl.len().alias("rows"),
         # the ids' nulls are counted by _repeated_pair_hashes, which reads the ids anyway: here
@@ -398,7 +409,8 @@ def _stats(
         (inexact if inexact is not None else pl.lit(0)).alias("inexact"),
         unparsed.alias("unparsed"),
         (fractional.sum() if fractional is not None else pl.lit(0)).alias("fractional"),
-        over_gain.alias("over_gain"),
+        *[test.sum().alias(rule) for rule, test in beyond.items()],
+        *[value.filter(test).max().alias(f"{rule}_largest") for rule, test in beyond.items()],
         (pl.col(RANK_COLUMN).is_null().sum() if ranks and RANK_COLUMN in names else pl.lit(0)).alias("null_ranks"),
     )
 

@@ -22,7 +22,7 @@ from pipeline.api_docs import python_api_tables
 from pipeline.api_keywords import SECTION, function_keywords, keyword_names
 from pipeline.compare_job import compare_job
 from pipeline.errors import UsageError
-from pipeline.registry import CONVENTIONS, OPTION, OPTIONS, Evaluation, Option, options_for
+from pipeline.registry import CONVENTIONS, LABEL_BOUND_CONVENTIONS, OPTION, OPTIONS, Evaluation, Option, options_for
 from pipeline.registry import options as registry_options
 from tests.helpers import run_cli
 
@@ -32,9 +32,9 @@ CONVENTION_NAMES = {c.name for c in CONVENTIONS}
 
 
 def expected_keywords(name: str) -> set[str]:
-    """What each function takes, from the registry itself: the conventions (all but check's),
-    ``profile``, and the options the registry gives the function."""
-    conventions = set() if name == "check" else {*CONVENTION_NAMES, "profile"}
+    """What each function takes, from the registry itself: the conventions (check: those that
+    bound labels), ``profile``, and the options the registry gives the function."""
+    conventions = set(LABEL_BOUND_CONVENTIONS) if name == "check" else {*CONVENTION_NAMES, "profile"}
     return conventions | {option.name for option in options_for(function=name)}
 
 
@@ -92,7 +92,9 @@ def test_the_defaults_shown_are_what_leaving_a_keyword_out_gives() -> None:
         parameters = inspect.signature(FUNCTIONS[name]).parameters
         for option in options_for(function=name):
             assert parameters[option.name].default == OPTION[option.name].default, option.name
-        for convention in CONVENTIONS if name != "check" else ():
+        for convention in CONVENTIONS:
+            if name == "check" and convention.name not in LABEL_BOUND_CONVENTIONS:
+                continue
             # None: the profile's choice, else the registry's default
             assert parameters[convention.name].default is None, convention.name
     assert make_evaluation(**dict.fromkeys(CONVENTION_NAMES)) == make_evaluation() == Evaluation()
@@ -122,7 +124,7 @@ CLOSEST = [
     (lambda: compare_runs(["a", "b"], permutatons=5), rf"compare_runs\(\) {UNKNOWN}'permutatons' \(did you mean 'perm"),
     # nothing close: the names alone, as before
     (lambda: evaluate("run.parquet", zzz=1), rf"evaluate\(\) {UNKNOWN}'zzz'; options are k, profile, gain"),
-    (lambda: check("run.parquet", gain="linear"), rf"check\(\) {UNKNOWN}'gain'; check\(\) takes the input"),
+    (lambda: check("run.parquet", ties="average"), rf"check\(\) {UNKNOWN}'ties'; check\(\) takes the input"),
 ]
 
 

@@ -25,6 +25,7 @@ import pytest
 
 from pipeline import evaluate
 from pipeline.cli import main
+from pipeline.errors import InvalidInput
 from pipeline.macros import macros_sql
 from pipeline.registry import MEASURE, PROFILES, Discount, Evaluation, Gain, SpecError
 from tests.helpers import ENGINES, TOLERANCE, compute, frames
@@ -105,16 +106,50 @@ def test_err_follows_input_order_ties(engine: str) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_label_above_g_max_makes_err_nan_from_its_rank(engine: str) -> None:
-    """gdeval refuses a label above its g_max; ours has no stop chance: ERR@k is NaN where the
-    top k holds one, and the cutoffs above it keep their value."""
+def test_the_steps_alone_give_nan_from_a_label_above_g_max(engine: str) -> None:
+    """Behind validation, which refuses such a label (below), the steps give it no stop chance:
+    ERR@k is NaN where the top k holds one, and the cutoffs above it keep their value."""
     run, qrels = frames([("q", "a", 2.0), ("q", "b", 1.0)], [("q", "a", 1), ("q", "b", 5)])
     actual = _err(compute(engine, run, qrels, Evaluation(measures=("ERR@1", "ERR@2"))))
     assert actual[("q", 1)] == pytest.approx(1 / 16, abs=TOLERANCE)
     assert math.isnan(actual[("q", 2)]) and math.isnan(actual[("q", None)])
-    assert _err(compute(engine, run, qrels, Evaluation(measures=("ERR@2",), err_max_grade=5)))[("q", 2)] == (
-        pytest.approx(1 / 32 + (31 / 32) * (31 / 32) / 2, abs=TOLERANCE)
-    )
+
+
+def test_a_label_above_g_max_is_refused_as_gdeval_refuses_it(tmp_path: Path) -> None:
+    """gdeval.pl dies on a qrels line labelled above its $MAX_JUDGMENT (4), retrieved or not:
+    with ERR asked, such a judgment is refused (exit 3), here b's 5 (retrieved) and c's 4.5
+    (never retrieved; fractional labels allowed), the largest named; raising err_max_grade to
+    5 accepts them, and without ERR they are no error at all. (Every front's words, the same
+    case in tests/test_validation_engines.py.)"""
+    run, qrels = frames([("q", "a", 2.0), ("q", "b", 1.0)], [("q", "a", 1), ("q", "c", 4.5), ("q", "b", 5)])
+    options = {"allow_fractional_labels": True, "measures": ["ERR@2"]}
+    for engine in ENGINES:
+        with pytest.raises(InvalidInput) as refused:
+            evaluate(run, qrels, engine=engine, **options)  # type: ignore[arg-type]
+        assert refused.value.exit_code == 3
+        assert str(refused.value) == (
+            "qrels: column 'relevance' has 2 label(s) above ERR's largest grade g_max = 4, such as 4.5; first at "
+            "row {'query_id': 'q', 'doc_id': 'c', 'relevance': 4.5}. ERR stops a reader at a label g with the chance "
+            "(2^g - 1) / 2^g_max, which passes 1 above g_max (gdeval refuses such a label); the largest label is 5: "
+            "pass --err-max-grade G with G at least that (up to 1023), or leave ERR out of --measures"
+        )
+        accepted = evaluate(run, qrels, engine=engine, err_max_grade=5, **options)  # type: ignore[arg-type]
+        err = {row["k"]: row["err"] for row in accepted.per_query.iter_rows(named=True)}
+        assert err[2] == pytest.approx(1 / 32 + (31 / 32) * (31 / 32) / 2, abs=TOLERANCE)
+        assert evaluate(run, qrels, engine=engine, allow_fractional_labels=True).per_query.height
+    # the table macros name the largest label as the command line does (4.5 beside 5: 5)
+    run.collect().write_parquet(tmp_path / "run.parquet")
+    qrels.collect().write_parquet(tmp_path / "qrels.parquet")
+    connection = duckdb.connect()
+    try:
+        connection.execute(macros_sql())
+        call = "ndcg_per_query($run, $qrels, measures := ['err'], ks := [2], allow_fractional_labels := true"
+        inputs = {"run": str(tmp_path / "run.parquet"), "qrels": str(tmp_path / "qrels.parquet")}
+        with pytest.raises(duckdb.Error, match=r"2 label\(s\) above ERR's .* the largest label is 5: pass err_max"):
+            connection.execute(f"select * from {call})", inputs).fetchall()
+        assert connection.execute(f"select * from {call}, err_max_grade := 5)", inputs).fetchall()
+    finally:
+        connection.close()
 
 
 def test_err_max_grade_is_checked() -> None:

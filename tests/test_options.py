@@ -143,8 +143,8 @@ def test_columns_are_named_one_way_in_the_api() -> None:
 def test_conventions_are_given_one_way_in_the_api() -> None:
     with pytest.raises(UsageError, match=r"evaluate\(\) got evaluation=Evaluation\(\.\.\.\) and the option\(s\) 'k'"):
         api.evaluate("run.parquet", evaluation=Evaluation(), k=5)
-    with pytest.raises(UsageError, match=r"check\(\) got unknown option\(s\) 'gain'"):
-        api.check("run.parquet", gain="linear")
+    with pytest.raises(UsageError, match=r"check\(\) got unknown option\(s\) 'ties'"):
+        api.check("run.parquet", ties="average")
 
 
 def test_every_option_without_choices_has_an_example() -> None:

@@ -116,6 +116,21 @@ CASES: dict[str, Case] = {
     "label beyond the largest gain": Case(
         run_frame(), qrels_frame([1, 2000, 1]), 3, ("2000", "exceeds the largest gain"), options={"gain": "exponential"}
     ),
+    # gdeval.pl dies on a judgment above its $MAX_JUDGMENT = 4 (ERR's g_max, 4 by default)
+    "label above ERR's g_max": Case(
+        run_frame(),
+        qrels_frame([1, 7, 5]),
+        3,
+        (
+            "qrels.parquet",
+            "'relevance' has 2 label(s) above ERR's largest grade g_max = 4, such as 7",
+            "'doc_id': 'c'",
+            "the largest label is 7: pass --err-max-grade G",
+            "or leave ERR out of --measures",
+        ),
+        options={"measures": "err"},
+    ),
+    "label above ERR's g_max, ERR not asked": Case(run_frame(), qrels_frame([1, 7, 5]), 0),
     "duplicate in run": Case(
         run_frame(doc_id=["a", "b", "a", "a"]),
         qrels_frame(),
@@ -370,7 +385,11 @@ def in_sql_words(message: str, front: str) -> str:
 
 def sql_arguments(case: Case) -> dict[str, str]:
     given = {"ks": "[3]", "allow_fractional_labels": str(case.allow_fractional_labels).lower()}
-    return {**given, **{name: f"'{value}'" for name, value in case.options.items()}}
+    # the measures are a list in SQL (the command line's text 'err' is ['err'])
+    return {
+        **given,
+        **{name: f"['{value}']" if name == "measures" else f"'{value}'" for name, value in case.options.items()},
+    }
 
 
 @pytest.mark.parametrize("name", SQL_CASES)

@@ -231,7 +231,7 @@ def check_inputs(
         run_duplicates=evaluation.duplicates,
         evaluation=evaluation,
     )
-    bound = rules.gain_bound(evaluation.gain)
+    bounds = rules.label_bounds(evaluation)
     measured: dict[str, rules.Measured] = {}
     probes: dict[str, stats.SparkProbe] = {}
     sides = (
@@ -240,7 +240,7 @@ def check_inputs(
     )
     for frame, name, role, value_column, unsigned in sides:
         types = stats.column_types(frame, ("query_id", "doc_id", value_column), unsigned_64=unsigned)
-        probes[role] = stats.SparkProbe(frame, name, types, bound)
+        probes[role] = stats.SparkProbe(frame, name, types, bounds if role == "qrels" else ())
         measured[role] = rules.Measured(name, role, types, probes[role])  # type: ignore[arg-type]
         rules.check_types(measured[role], policy)
     label, label_type = functions.col("relevance"), measured["qrels"].types["relevance"]
@@ -256,7 +256,7 @@ def check_inputs(
             qrels,
             "relevance",
             fractional_test=fractional,
-            over_gain_test=stats.over_gain(label, bound),
+            over_bound_tests={bound.rule: stats.over_bound(label, bound) for bound in bounds},
         ),
         stats.tally_counts(*aligned, evaluation, checks.warn_results_over),
     )

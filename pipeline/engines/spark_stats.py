@@ -12,7 +12,7 @@ pyspark is imported inside the functions, as in :mod:`pipeline.engines.spark`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pipeline import rules
@@ -73,10 +73,11 @@ class SparkProbe:
         frame: DataFrame,
         name: str,
         types: dict[str, rules.ColumnType],
-        bound: rules.GainBound | None = None,
+        bounds: tuple[rules.LabelBound, ...] = (),
         duplicate: tuple | None = None,
     ) -> None:
-        self.frame, self.name, self.types, self.bound, self.duplicate = frame, name, types, bound, duplicate
+        self.frame, self.name, self.types, self.duplicate = frame, name, types, duplicate
+        self.bounds = {bound.rule: bound for bound in bounds}
 
     def first_row(self, condition: rules.Condition) -> dict[str, object] | None:
         """Rows have no arrival order on Spark: "first" is the first Spark returns, which for
@@ -106,8 +107,7 @@ class SparkProbe:
             test = inexact(column, self.types[condition.column])
             assert test is not None
             return test
-        assert condition.kind == "over_gain" and self.bound is not None
-        return over_gain(column, self.bound)
+        return over_bound(column, self.bounds[condition.kind])
 
 
 def finite(column: Column) -> Column:
@@ -146,8 +146,8 @@ def fractional(column: Column, column_type: rules.ColumnType) -> Column:
     return finite(value) & (value % 1.0 != 0.0)
 
 
-def over_gain(column: Column, bound: rules.GainBound) -> Column:
-    """True on a label beyond the largest gain (see :class:`pipeline.rules.GainBound`)."""
+def over_bound(column: Column, bound: rules.LabelBound) -> Column:
+    """True on a finite label beyond ``bound`` (see :class:`pipeline.rules.LabelBound`)."""
     from pyspark.sql import functions
 
     value = column.cast("double")
@@ -157,13 +157,14 @@ def over_gain(column: Column, bound: rules.GainBound) -> Column:
 
 @dataclass(frozen=True)
 class Measure:
-    """What to measure of one input: its name, frame, value column and the label tests."""
+    """What to measure of one input: its name, frame, value column and the label tests (the
+    labels beyond each bound, by rule)."""
 
     name: str
     frame: DataFrame
     value_column: str
     fractional_test: Column | None = None
-    over_gain_test: Column | None = None
+    over_bound_tests: dict[rules.LabelRule, Column] = field(default_factory=dict)
     inexact_test: Column | None = None
 
 
@@ -181,7 +182,10 @@ def measure(
             collect(one.name, _aggregate(one, prefix))
         raise
     values = row.asDict()
-    measured = tuple(_stats(values, prefix, one.value_column) for one, prefix in ((run, "run_"), (qrels, "qrels_")))
+    measured = tuple(
+        _stats(values, prefix, one.value_column, tuple(one.over_bound_tests))
+        for one, prefix in ((run, "run_"), (qrels, "qrels_"))
+    )
     return measured[0], measured[1], {code: values[code] for code in counts.columns}
 
 
@@ -200,7 +204,11 @@ def _aggregate(one: Measure, prefix: str) -> DataFrame:
         count_if(value.isNotNull() & ~finite(value)).alias("not_finite"),
         count_if(one.inexact_test).alias("inexact"),
         count_if(one.fractional_test).alias("fractional"),
-        count_if(one.over_gain_test).alias("over_gain"),
+        *[count_if(test).alias(rule) for rule, test in one.over_bound_tests.items()],
+        *[
+            functions.max(functions.when(test, value.cast("double"))).alias(f"{rule}_largest")
+            for rule, test in one.over_bound_tests.items()
+        ],
         count_if(value < 0).alias("negative"),
     )
     pairs = one.frame.groupBy(QUERY, DOC).agg(functions.count(functions.lit(1)).alias("copies"))
@@ -212,14 +220,18 @@ def _aggregate(one: Measure, prefix: str) -> DataFrame:
     return both.select(*(functions.col(column).alias(prefix + column) for column in both.columns))
 
 
-def _stats(values: dict[str, Any], prefix: str, value_column: str) -> tuple[rules.InputStats, tuple | None]:
+def _stats(
+    values: dict[str, Any], prefix: str, value_column: str, bound_rules: tuple[rules.LabelRule, ...]
+) -> tuple[rules.InputStats, tuple | None]:
     stats = rules.InputStats(
         rows=values[prefix + "rows"],
         nulls={column: values[f"{prefix}null_{column}"] for column in (QUERY, DOC, value_column)},
         not_finite=values[prefix + "not_finite"],
         inexact=values[prefix + "inexact"],
         fractional=values[prefix + "fractional"],
-        over_gain=values[prefix + "over_gain"],
+        over_bound={
+            rule: rules.OverBound(values[prefix + rule], values[f"{prefix}{rule}_largest"]) for rule in bound_rules
+        },
         repeats=values[prefix + "repeats"],
         negative=values[prefix + "negative"],
     )

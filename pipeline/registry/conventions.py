@@ -532,8 +532,8 @@ CONVENTIONS: tuple[Convention, ...] = (
         "err_max_grade",
         "err_max_grade",
         "g_max of ERR (expected reciprocal rank): a rank labelled g stops the reader with probability "
-        "(2^g - 1) / 2^g_max, a label above it with none (ERR is NaN where the top k holds one); a positive "
-        "integer up to 1023 (default 4, gdeval's fixed maximum, and so ir_measures' ERR@k; Elasticsearch's "
+        "(2^g - 1) / 2^g_max; with ERR asked, a label above g_max is refused (exit 3), as gdeval refuses it; a "
+        "positive integer up to 1023 (default 4, gdeval's fixed maximum, and so ir_measures' ERR@k; Elasticsearch's "
         "rank_eval takes it as maximum_relevance)",
         default=4,
         parse=positive_int,
@@ -545,6 +545,10 @@ CONVENTIONS: tuple[Convention, ...] = (
     ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
+# The conventions that decide which labels validation refuses (pipeline.rules.label_bounds): the
+# gain (a label whose gain overflows a double) and ERR's g_max when ERR is among the measures.
+# The checks alone (ndcg validate, check()) take these, so that they refuse what evaluate would.
+LABEL_BOUND_CONVENTIONS: tuple[str, ...] = ("gain", "measures", "err_max_grade")
 
 # The choices a plain Evaluation field must take (gain and discount kinds are checked by Gain
 # and Discount, which also accept parameters).

@@ -595,8 +595,8 @@ MEASURES += (
         "err",
         "ERR@k",
         "sum over the ranks i <= k of R(i) / i * (1 - R(1)) * ... * (1 - R(i - 1)), R(i) = (2^label - 1) / "
-        "2^g_max for a label > 0, else 0, g_max = err_max_grade (default 4, gdeval's); not normalised; NaN when "
-        "the top k holds a label above g_max (gdeval refuses such a label)",
+        "2^g_max for a label > 0, else 0, g_max = err_max_grade (default 4, gdeval's); not normalised; a judgment "
+        "labelled above g_max is refused (exit 3), as gdeval refuses it",
         ir_measures_cut="ERR@{k}",
         counters=("judged_found",),
         ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "

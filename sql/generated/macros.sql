@@ -912,6 +912,7 @@ WITH text_lines AS (
           measured.text_row,
           measured.fractional_row,
           measured.over_gain_row,
+          measured.over_err_grade_row,
           measured.unparsed_row,
           measured.shape_row,
           measured.ragged_row
@@ -1093,6 +1094,10 @@ WITH text_lines AS (
             TRY_CAST(qrels_given.relevance AS DOUBLE)
           )) AS over_gain,
         COUNT(*) FILTER(WHERE
+          COALESCE(ARRAY_CONTAINS(measures, 'err'), FALSE)
+          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4)) AS over_err_grade,
+        COUNT(*) FILTER(WHERE
           COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed,
         COUNT(*) FILTER(WHERE
           COALESCE(
@@ -1161,6 +1166,13 @@ WITH text_lines AS (
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
+          COALESCE(ARRAY_CONTAINS(measures, 'err'), FALSE)
+          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4)) AS over_err_grade_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
+        ) FILTER(WHERE
           COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed_row,
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
@@ -1177,6 +1189,10 @@ WITH text_lines AS (
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged_row,
+        MAX(TRY_CAST(qrels_given.relevance AS DOUBLE)) FILTER(WHERE
+          COALESCE(ARRAY_CONTAINS(measures, 'err'), FALSE)
+          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4)) AS over_err_grade_largest,
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.ndcg_value_text, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
@@ -3062,6 +3078,29 @@ WITH text_lines AS (
             THEN 'inf'
           END
         ) || ' are accepted under this gain: map larger levels to smaller gains (e.g. ' || 'gain_map := map {1024: 1e6}' || ') or use ' || 'gain := ''linear'''
+      )
+      WHEN qrels_stats.over_err_grade > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          qrels_stats.relevance_shown
+        ) || ' has ' || (
+          qrels_stats.over_err_grade
+        ) || ' label(s) above ERR''s largest grade g_max = ' || (
+          CAST(COALESCE(err_max_grade, 4) AS TEXT)
+        ) || ', such as ' || (
+          CAST(qrels_stats.over_err_grade_row.relevance AS TEXT)
+        ) || '; first at ' || (
+          qrels_stats.row_texts[8]
+        ) || '. ERR stops a reader at a label g with the chance (2^g - 1) / 2^g_max, which passes 1 above g_max (gdeval refuses such a label); the largest label is ' || (
+          CASE
+            WHEN qrels_stats.over_err_grade_largest = FLOOR(qrels_stats.over_err_grade_largest)
+            AND ABS(qrels_stats.over_err_grade_largest) < 9007199254740992
+            THEN CAST(CAST(qrels_stats.over_err_grade_largest AS BIGINT) AS TEXT)
+            ELSE CAST(CAST(qrels_stats.over_err_grade_largest AS DOUBLE) AS TEXT)
+          END
+        ) || ': ' || 'pass err_max_grade := G' || ' with G at least that (up to ' || '1023' || '), or leave ERR out of ' || 'measures := [...]'
       )
       WHEN NOT run_duplicate IS NULL
       THEN ERROR(

@@ -306,7 +306,8 @@ WITH run_stats AS (
         measured.not_finite_row,
         measured.text_row,
         measured.fractional_row,
-        measured.over_gain_row
+        measured.over_gain_row,
+        measured.over_err_grade_row
       ],
       LAMBDA r : 'row {' || CASE
         WHEN COALESCE(
@@ -1052,6 +1053,10 @@ WITH run_stats AS (
           COALESCE(MAP_KEYS(GETVARIABLE('gain_map')), CAST([] AS DOUBLE[])),
           TRY_CAST(qrels_given.relevance AS DOUBLE)
         )) AS over_gain,
+      COUNT(*) FILTER(WHERE
+        COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade,
       ARG_MIN(
         {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
         qrels_given.arrival
@@ -1104,6 +1109,17 @@ WITH run_stats AS (
           COALESCE(MAP_KEYS(GETVARIABLE('gain_map')), CAST([] AS DOUBLE[])),
           TRY_CAST(qrels_given.relevance AS DOUBLE)
         )) AS over_gain_row,
+      ARG_MIN(
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
+        qrels_given.arrival
+      ) FILTER(WHERE
+        COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade_row,
+      MAX(TRY_CAST(qrels_given.relevance AS DOUBLE)) FILTER(WHERE
+        COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade_largest,
       ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
       ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
       ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
@@ -2167,6 +2183,29 @@ SELECT
           THEN 'inf'
         END
       ) || ' are accepted under this gain: map larger levels to smaller gains (e.g. ' || 'SET VARIABLE gain_map = MAP {1024: 1e6}' || ') or use ' || 'SET VARIABLE gain = ''linear'''
+    )
+    WHEN qrels_stats.over_err_grade > 0
+    THEN ERROR(
+      (
+        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+      ) || ': column ' || (
+        qrels_stats.relevance_shown
+      ) || ' has ' || (
+        qrels_stats.over_err_grade
+      ) || ' label(s) above ERR''s largest grade g_max = ' || (
+        CAST(COALESCE(GETVARIABLE('err_max_grade'), 4) AS TEXT)
+      ) || ', such as ' || (
+        CAST(qrels_stats.over_err_grade_row.relevance AS TEXT)
+      ) || '; first at ' || (
+        qrels_stats.row_texts[8]
+      ) || '. ERR stops a reader at a label g with the chance (2^g - 1) / 2^g_max, which passes 1 above g_max (gdeval refuses such a label); the largest label is ' || (
+        CASE
+          WHEN qrels_stats.over_err_grade_largest = FLOOR(qrels_stats.over_err_grade_largest)
+          AND ABS(qrels_stats.over_err_grade_largest) < 9007199254740992
+          THEN CAST(CAST(qrels_stats.over_err_grade_largest AS BIGINT) AS TEXT)
+          ELSE CAST(CAST(qrels_stats.over_err_grade_largest AS DOUBLE) AS TEXT)
+        END
+      ) || ': ' || 'run SET VARIABLE err_max_grade = G' || ' with G at least that (up to ' || '1023' || '), or leave ERR out of ' || 'SET VARIABLE measures'
     )
     WHEN NOT run_duplicate IS NULL
     THEN ERROR(
