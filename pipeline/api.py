@@ -33,10 +33,12 @@ from pipeline.registry import (
     InputChecks,
     Profile,
     SpecError,
+    measure_conventions,
     options_for,
     parse_cutoffs,
     profile_named,
 )
+from pipeline.registry.parameters import same_setting, setting_text
 from pipeline.units import Result, evaluate_inputs, option_values
 from pipeline.validate import ValidationWarning
 
@@ -81,9 +83,29 @@ def make_evaluation(
             value = options.get(convention.name)
             if value is not None:
                 _set(settings, convention, value)
+        _take_measure_parameters(settings, options)
         return chosen.evaluation(cutoffs=() if k is None else _cutoffs(k), **settings)
     except SpecError as error:
         raise UsageError(str(error)) from None
+
+
+def _take_measure_parameters(settings: dict[str, object], options: dict[str, Any]) -> None:
+    """The conventions ir_measures' parameters of the measures ask for (``P(rel=2)@5``:
+    relevance_threshold 2) into the settings: over a profile's choice, as an option is; an
+    option given that says otherwise is refused, naming both."""
+    measures = settings.get("measures")
+    for name, (value, asker) in measure_conventions(measures).items():  # type: ignore[arg-type]
+        convention = CONVENTION[name]
+        given = options.get(name)
+        if given is not None:
+            read = convention.from_text(given) if isinstance(given, str) and convention.from_text else given
+            if not same_setting(name, read, value):
+                raise SpecError(
+                    f"{convention.flag} {setting_text(name, read)} contradicts {asker}, which asks for {name} "
+                    f"{setting_text(name, value)}; a convention holds for the whole evaluation, so leave "
+                    f"{convention.flag} out (the parameter sets it), or evaluate {asker} in a command of its own"
+                )
+        _set(settings, convention, value)
 
 
 def _set(settings: dict[str, object], convention: Convention, value: object) -> None:

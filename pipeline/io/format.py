@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -26,8 +26,9 @@ from pipeline.registry import (
     Measure,
     NamedLines,
     in_trec_eval_sets,
+    ir_measures_defaults,
+    ir_measures_name,
     profile_named,
-    spelled,
     trec_eval_measure,
 )
 
@@ -401,14 +402,6 @@ def conventions_header(evaluation: Evaluation, profile: str | None = None, *, ve
     return "\n".join([line, *(f"#   {key}: {_setting_text(value)}" for key, value in evaluation.describe().items())])
 
 
-# ir_measures' spellings of our measures (nDCG@10, P@5, R@100, AP, RR, ...) that are not also
-# ours or trec_eval's: a name in a tool's spelling suggests that tool's conventions.
-_IR_MEASURES_SPELLINGS = [
-    re.compile(re.escape(template).replace(re.escape("{k}"), r"\d+"))
-    for m in MEASURES
-    for template in (m.ir_measures, m.ir_measures_cut)
-    if template and template not in {m.name, m.trec_eval, m.trec_eval_cut, m.family}
-]
 IR_MEASURES_PROFILE = "ir_measures"
 
 
@@ -418,14 +411,24 @@ def spelling_note(given: Sequence[str] | None, evaluation: Evaluation, profile: 
     ir_measures': the names, the conventions that differ and the flag that gives ir_measures'
     numbers. We keep one meaning per convention (a spelling does not switch conventions: a list
     may mix spellings, and a convention set by a name would change under the user's feet), and
-    say so where the number is read. None when nothing differs or a profile was chosen."""
+    say so where the number is read. ir_measures' conventions of the names are its profile's
+    under the names' parameters, written (``P(rel=2)@5``) or left to ir_measures' defaults
+    (``RBP``: p=0.8). None when nothing differs or a profile was chosen."""
     if not given or profile is not None:
         return None
-    foreign = [spelled(name) for name in given if any(p.fullmatch(spelled(name)) for p in _IR_MEASURES_SPELLINGS)]
+    foreign = [named.label for name in given if (named := ir_measures_name(name)) is not None]
     if not foreign:
         return None
-    base = profile_named(IR_MEASURES_PROFILE).evaluation(cutoffs=evaluation.cutoffs, measures=evaluation.measures)
+    profile_alone = profile_named(IR_MEASURES_PROFILE).evaluation(cutoffs=evaluation.cutoffs, measures=tuple(given))
+    defaults = ir_measures_defaults(given)
+    base = replace(profile_alone, **defaults)  # type: ignore[arg-type]
     ours, theirs = convention_settings(evaluation), convention_settings(base)
+    # what the profile leaves at trec_eval's choice and ir_measures' default of a name is not (RBP's p)
+    flags = [
+        f"--{name.replace('_', '-')} {_setting_text(theirs[name])}"
+        for name in defaults
+        if theirs[name] != convention_settings(profile_alone)[name]
+    ]
     differing = [
         f"{name}={_setting_text(value)} (ir_measures: {_setting_text(theirs[name])})"
         for name, value in ours.items()
@@ -435,7 +438,7 @@ def spelling_note(given: Sequence[str] | None, evaluation: Evaluation, profile: 
         return None
     return (
         f"# {', '.join(foreign)}: ir_measures' spelling, scored with these conventions, not ir_measures': "
-        f"{', '.join(differing)}; --profile ir_measures gives ir_measures' numbers"
+        f"{', '.join(differing)}; {' '.join(['--profile ir_measures', *flags])} gives ir_measures' numbers"
     )
 
 

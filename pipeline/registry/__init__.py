@@ -11,6 +11,8 @@ it. In chapters, each standing only on the ones before it:
 - :mod:`~pipeline.registry.counters`: the per-rank signals and the counters that accumulate them;
 - :mod:`~pipeline.registry.measures`: the measures, each a formula over counters with its
   aggregate;
+- :mod:`~pipeline.registry.parameters`: ir_measures' parameters of a measure (``P(rel=2)@5``)
+  and the conventions each means;
 - :mod:`~pipeline.registry.names`: trec_eval's and ir_measures' names, trec_eval's sets, and
   the parser of ``--measures``;
 - :mod:`~pipeline.registry.conventions`: the conventions and their choices (the docstring
@@ -111,6 +113,9 @@ from pipeline.registry.names import (
     NamedLines,
     asked_values,
     in_trec_eval_sets,
+    ir_measures_defaults,
+    ir_measures_name,
+    measure_conventions,
     measure_cutoffs,
     measure_named,
     named_lines,
@@ -229,9 +234,12 @@ __all__ = [
     "counters_of",
     "decimal",
     "in_trec_eval_sets",
+    "ir_measures_defaults",
+    "ir_measures_name",
     "is_relevant",
     "max_threads",
     "measure_columns",
+    "measure_conventions",
     "measure_cutoffs",
     "measure_named",
     "named_lines",

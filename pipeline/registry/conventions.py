@@ -497,7 +497,9 @@ CONVENTIONS: tuple[Convention, ...] = (
         "measures",
         "measures besides NDCG, each at every k (and the whole ranking where defined), e.g. "
         "ndcg,P,recall,map,recip_rank,success (trec_eval's families) or nDCG@10,P@5,R@100,AP,RR,Success@1 "
-        "(ir_measures'); a name with a cutoff (P@5, ndcg_cut_10) without --k evaluates only the cutoffs named and "
+        "(ir_measures'), with ir_measures' parameters, which set the conventions they mean for the whole "
+        "evaluation: P(rel=2)@5, nDCG(dcg='exp-log2')@10, AP(judged_only=True), nDCG(gains={0:0,1:1,2:3})@10, "
+        "RBP(p=0.8); a name with a cutoff (P@5, ndcg_cut_10) without --k evaluates only the cutoffs named and "
         "trec lines print only the measures named; ndcg (with cg, dcg, idcg) is always computed",
         default=("ndcg",),
         parse=parse_measures,

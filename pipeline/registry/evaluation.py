@@ -4,7 +4,7 @@ for, checked once; what each engine reads, and what an output records of how it 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pipeline.registry.base import MAX_CUTOFF, MAX_ERR_GRADE, SpecError
@@ -12,7 +12,8 @@ from pipeline.registry.conventions import CHOICES, CONVENTION, CONVENTIONS, DEFA
 from pipeline.registry.counters import COUNTERS, RETRIEVED, SIGNAL, Signal, signals_of
 from pipeline.registry.gain import Discount, Gain
 from pipeline.registry.measures import COMPANION_MEASURES, CURVES, MEASURE, MEASURES, measure_columns
-from pipeline.registry.names import measure_cutoffs, resolve_measures
+from pipeline.registry.names import measure_conventions, measure_cutoffs, resolve_measures
+from pipeline.registry.parameters import same_setting, setting_text
 
 Ties = Literal["docid-desc", "input-order", "average"]
 Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
@@ -91,6 +92,7 @@ class Evaluation:
                 raise SpecError(f"cutoff k must be at most {MAX_CUTOFF} (2**63 - 1), got {k}")
         if len(set(self.cutoffs)) != len(self.cutoffs):
             raise SpecError(f"cutoffs repeat a value: {list(self.cutoffs)}")
+        self._take_measure_parameters()
         # the families asked for, and the cutoffs their names carry (P@5) among the cutoffs
         measures, named_cutoffs = resolve_measures(self.measures)
         object.__setattr__(self, "measures", measures)
@@ -127,6 +129,25 @@ class Evaluation:
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
         if threshold is not None:
             object.__setattr__(self, "relevance_threshold", float(threshold))
+
+    def _take_measure_parameters(self) -> None:
+        """The conventions ir_measures' parameters of the measures named ask for (``P(rel=2)@5``:
+        relevance_threshold 2), taken where the field holds its default; a field set otherwise
+        contradicts the name (:func:`pipeline.make_evaluation` names the option that set it)."""
+        for name, (value, asker) in measure_conventions(self.measures).items():
+            attribute, _, part = CONVENTION[name].field.partition(".")
+            current = getattr(getattr(self, attribute), part) if part else getattr(self, attribute)
+            if same_setting(name, current, value):
+                continue
+            default = DEFAULTS[name] if name != "gain" else Gain(DEFAULTS[name])
+            if current != default:
+                raise SpecError(
+                    f"{name} {setting_text(name, current)} contradicts {asker}, which asks for {name} "
+                    f"{setting_text(name, value)}; a convention holds for the whole evaluation, so leave {name} "
+                    f"out (the parameter sets it), or evaluate {asker} on its own"
+                )
+            taken = replace(getattr(self, attribute), **{part: value}) if part else value
+            object.__setattr__(self, attribute, taken)
 
     @property
     def columns(self) -> tuple[str, ...]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pipeline.registry.base import DEFAULT_CUTOFFS, MAX_CUTOFF, SpecError
 from pipeline.registry.measures import MEASURE_FAMILIES, MEASURES, PRIMARY_MEASURE, Measure
+from pipeline.registry.parameters import ParameterName, parameter_name, same_setting, setting_text, split_measures
 
 # trec_eval 10.0's measure table (measures.c's te_trec_measures, its prefs and avgjg measures
 # aside): the order it prints a query's lines in, and its summary's. A name is a measure of
@@ -130,14 +132,27 @@ _ANY_CASE_PATTERNS = [(re.compile(pattern.pattern, re.IGNORECASE), family) for p
 _SPELLINGS = sorted({pattern.pattern.replace(r"(\d+)", "10").replace("\\", "") for pattern, _ in _MEASURE_PATTERNS})
 
 
+def _with_parameters(name: str) -> bool:
+    """Whether ``name`` has ir_measures' parameters (``P(rel=2)@5``)."""
+    return "(" in name
+
+
+def _plain(name: str) -> str:
+    """The name without parameters that selects the same measure (``P@5`` for ``P(rel=2)@5``)."""
+    return parameter_name(name).plain if _with_parameters(name) else name
+
+
 def spelled(name: str) -> str:
     """``name`` as the registry spells it (``nDCG@10`` for ``ndcg@10``): itself when a spelling
-    matches it as written, else the one spelling that matches it in another case.
+    matches it as written, else the one spelling that matches it in another case; a name with
+    parameters as written, its measure's name in ir_measures' case.
 
-    >>> spelled("ndcg@10"), spelled("MAP"), spelled("P_5")
-    ('nDCG@10', 'map', 'P_5')
+    >>> spelled("ndcg@10"), spelled("MAP"), spelled("P_5"), spelled("ndcg(dcg='exp-log2')@10")
+    ('nDCG@10', 'map', 'P_5', "nDCG(dcg='exp-log2')@10")
     """
     text = name.strip()
+    if _with_parameters(text):
+        return parameter_name(text).label
     if _matched(_MEASURE_PATTERNS, text):
         return text
     for pattern, _ in _ANY_CASE_PATTERNS:
@@ -170,8 +185,20 @@ def measure_named(text: str) -> tuple[str, int | None]:
 
     >>> measure_named("ndcg@10"), measure_named("MAP")
     (('ndcg', 10), ('map', None))
+
+    A name with ir_measures' parameters is the measure its name without them is (the
+    conventions they ask for are :func:`measure_conventions`'):
+
+    >>> measure_named("P(rel=2)@5"), measure_named("nDCG(dcg='exp-log2')@10")
+    (('P', 5), ('ndcg', 10))
     """
     name = text.strip() if isinstance(text, str) else text
+    if isinstance(name, str) and _with_parameters(name):
+        plain = parameter_name(name).plain
+        try:
+            return measure_named(plain)
+        except SpecError as error:
+            raise SpecError(f"measure {name!r} is {plain!r} with parameters: {error}") from None
     found = _matched(_MEASURE_PATTERNS, name) if isinstance(name, str) else set()
     if not found and isinstance(name, str):
         found = _matched(_ANY_CASE_PATTERNS, name)
@@ -189,21 +216,113 @@ def measure_named(text: str) -> tuple[str, int | None]:
     raise SpecError(
         f"unknown measure {name!r}; {meant}expected {', '.join(MEASURE_FAMILIES)} (trec_eval's families), or a "
         "name of trec_eval (P_5, map_cut_10, ndcg_cut_10, success_1) or ir_measures (nDCG@10, P@5, R@100, AP, "
-        "RR, Success@1)"
+        "RR, Success@1, with its parameters: P(rel=2)@5, nDCG(dcg='exp-log2')@10)"
     )
 
 
 def parse_measures(text: str) -> tuple[str, ...]:
-    """Read ``"ndcg,P,map"`` or ``"nDCG@10,P@5,RR"`` into the measures as given, each checked.
+    """Read ``"ndcg,P,map"`` or ``"nDCG@10,P@5,RR"`` into the measures as given, each checked;
+    a comma inside a name's parameters does not split it.
 
     >>> parse_measures("nDCG@10, P@5,RR")
     ('nDCG@10', 'P@5', 'RR')
+    >>> parse_measures("nDCG(gains={0:0,1:1,2:3})@10,P(rel=2)@5")
+    ('nDCG(gains={0:0,1:1,2:3})@10', 'P(rel=2)@5')
     """
-    names = tuple(part.strip() for part in text.split(","))
+    names = split_measures(text)
     for name in names:
         if name not in MEASURE_SETS and not _RELSTRING_NAME.fullmatch(name):
             measure_named(name)
+    measure_conventions(names)
     return names
+
+
+# ir_measures' spellings of our measures that are not also ours or trec_eval's (nDCG@10, P@5, AP,
+# RR; not P, ndcg or map): a name in one is scored as ir_measures scores it only under its
+# conventions, which its parameters, written or left to ir_measures' defaults, say
+_IR_MEASURES_SPELLINGS = [
+    re.compile(re.escape(template).replace(re.escape("{k}"), r"\d+"))
+    for m in MEASURES
+    for template in (m.ir_measures, m.ir_measures_cut)
+    if template and template not in {m.name, m.trec_eval, m.trec_eval_cut, m.family}
+]
+
+
+def ir_measures_name(name: str) -> ParameterName | None:
+    """``name`` as ir_measures reads it when it is in ir_measures' spelling (``nDCG@10``,
+    ``P(rel=2)@5``), else None (``P_5``, ``ndcg``, ``map``, ``all_trec``).
+
+    >>> ir_measures_name("ap").label, ir_measures_name("map") is None
+    ('AP', True)
+    """
+    if not isinstance(name, str):
+        return None
+    if _with_parameters(name):
+        return parameter_name(name)
+    text = spelled(name)
+    return parameter_name(text) if any(p.fullmatch(text) for p in _IR_MEASURES_SPELLINGS) else None
+
+
+def measure_conventions(given: tuple[str, ...] | list[str]) -> dict[str, tuple[object, str]]:
+    """``{convention: (value, name)}``: the conventions that ir_measures' parameters written in
+    ``given`` ask for (``P(rel=2)@5``: relevance_threshold 2), each with the first name asking.
+
+    >>> measure_conventions(("P(rel=2)@5", "nDCG(dcg='exp-log2')@10", "P_10"))["relevance_threshold"]
+    (2.0, 'P(rel=2)@5')
+
+    A convention holds for the whole evaluation, so two names holding it to different values
+    are refused: a parameter written against another name's, or against ir_measures' default
+    of it for another name in ir_measures' spelling (``nDCG@10`` is ``dcg='log2'``).
+
+    >>> measure_conventions(("nDCG@10", "nDCG(dcg='exp-log2')@10"))
+    Traceback (most recent call last):
+    pipeline.registry.base.SpecError: measures nDCG@10 and nDCG(dcg='exp-log2')@10 ask for different \
+conventions: gain linear (nDCG@10, by ir_measures' default) and gain exponential (nDCG(dcg='exp-log2')@10); \
+a convention holds for the whole evaluation, so evaluate them in separate commands: --measures "nDCG@10", \
+then --measures "nDCG(dcg='exp-log2')@10"
+    """
+    if isinstance(given, str) or not isinstance(given, (tuple, list)):
+        return {}
+    held = [(named.label, named.conventions()) for name in given if (named := ir_measures_name(name)) is not None]
+    asked: dict[str, tuple[object, str]] = {}
+    for label, conventions in held:
+        for convention, (value, written) in conventions.items():
+            if written and convention not in asked:
+                asked[convention] = (value, label)
+    for convention, (value, asker) in asked.items():
+        for label, conventions in held:
+            if convention in conventions and not same_setting(convention, conventions[convention][0], value):
+                pair = [(asker, value, True), (label, *conventions[convention])]
+                pair.sort(key=lambda named: [held_label for held_label, _ in held].index(named[0]))
+                (first, *_), (second, *_) = pair
+                by_default = ", by ir_measures' default"
+                said = " and ".join(
+                    f"{convention} {setting_text(convention, held_value)} ({name}{'' if written else by_default})"
+                    for name, held_value, written in pair
+                )
+                raise SpecError(
+                    f"measures {first} and {second} ask for different conventions: {said}; a convention holds for "
+                    f'the whole evaluation, so evaluate them in separate commands: --measures "{first}", then '
+                    f'--measures "{second}"'
+                )
+    return asked
+
+
+def ir_measures_defaults(given: Sequence[str]) -> dict[str, object]:
+    """The conventions the names in ir_measures' spelling hold their measures to by ir_measures'
+    defaults, not by a parameter written (``RBP``: rbp_persistence 0.8), beside the profile
+    ``ir_measures``: what ir_measures' own numbers of them are computed under.
+
+    >>> ir_measures_defaults(("RBP", "P@5"))["rbp_persistence"]
+    0.8
+    """
+    defaults: dict[str, object] = {}
+    for name in given:
+        named = ir_measures_name(name)
+        for convention, (value, written) in named.conventions().items() if named else ():
+            if not written and convention != "relevance_threshold":
+                defaults.setdefault(convention, value)
+    return defaults
 
 
 def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -277,7 +396,7 @@ def measure_cutoffs(given: tuple[str, ...] | list[str]) -> tuple[int, ...]:
     families_at_cutoffs = [
         name
         for name in _one_by_one(given)
-        if spelled(name) not in _WHOLE_RANKING_NAMES
+        if spelled(_plain(name)) not in _WHOLE_RANKING_NAMES
         and measure_named(name)[1] is None
         and _cut_family(measure_named(name)[0])
     ]
@@ -328,7 +447,7 @@ def named_lines(given: tuple[str, ...] | list[str] | None, *, k_given: bool) -> 
             )
             continue
         family, cutoff = measure_named(name)
-        text = spelled(name)
+        text = spelled(_plain(name))
         if cutoff is not None:
             cut = next(column for template, column in _CUT_TEMPLATES.items() if _fills(template, text))
             cells.add((cut, cutoff))
@@ -376,18 +495,18 @@ def asked_values(
     asked: list[AskedValue] = []
     for name in _one_by_one(given or ()):
         family, cutoff = measure_named(name)
-        text = spelled(name)
+        text, label = spelled(_plain(name)), spelled(name)
         if cutoff is not None:
             column = next(column for template, column in _CUT_TEMPLATES.items() if _fills(template, text))
-            asked.append(AskedValue(text, column, cutoff))
+            asked.append(AskedValue(label, column, cutoff))
         elif text in _WHOLE_RANKING_NAMES:
-            asked.append(AskedValue(text, _WHOLE_RANKING_NAMES[text], None))
+            asked.append(AskedValue(label, _WHOLE_RANKING_NAMES[text], None))
         else:
             asked += [
-                AskedValue(label, m.name, k)
+                AskedValue(line, m.name, k)
                 for m in MEASURES
                 if m.selected_by == family
                 for k in (None, *cutoffs)
-                if (label := m.trec_name(k)) is not None
+                if (line := m.trec_name(k)) is not None
             ]
     return tuple(dict.fromkeys(asked))
