@@ -23,7 +23,7 @@ from pipeline.engines import polars as polars_engine
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY
 from pipeline.registry import COMPANION_MEASURES
 from tests.helpers import TOLERANCE, as_table, assert_tables_close, compute, frames, reference
-from tests.helpers.batch import Batch, Case, batch_name, batched_by_test_id
+from tests.helpers.batch import Batch, Case, batch_name, summaries_on_duckdb
 from tests.helpers.cases import CASES, OPTION_CASES, OPTION_VALUES, random_case, reference_table, run_frame
 
 
@@ -45,12 +45,14 @@ def assert_engines_and_reference_agree(
     qrels_rows: list[tuple],
     evaluation: Evaluation,
     id_type: type = pl.String,
-    by_sql: pl.DataFrame | None = None,
+    sides: EngineSides | None = None,
+    name: str = "",
 ) -> None:
-    """``by_sql``: DuckDB's table for these inputs, where a batch computed it (else here)."""
+    """``sides``: DuckDB's table for these inputs, the Polars engine's and sql/summary.sql's
+    summary of it, where a batch computed them as case ``name`` (else here)."""
     run, (_, qrels) = run_frame(run_rows, id_type), frames([], qrels_rows, id_type)
-    by_polars = compute("polars", run, qrels, evaluation)
-    by_sql = compute("duckdb", run, qrels, evaluation) if by_sql is None else by_sql
+    by_polars = compute("polars", run, qrels, evaluation) if sides is None else sides.polars(name)
+    by_sql = compute("duckdb", run, qrels, evaluation) if sides is None else sides.duckdb(name)
     assert_tables_match(as_table(by_sql), as_table(by_polars))
     # the plan `evaluate` runs: given the distinct query ids, text ids are hashed while it runs
     by_hashed_ids = polars_engine.per_query(run, qrels, evaluation, **distinct_query_ids(run, qrels)).collect()
@@ -59,13 +61,10 @@ def assert_engines_and_reference_agree(
     assert_tables_match(as_table(by_polars), expected)
     # the summaries too: the Polars aggregate, sql/summary.sql and the reference's means
     polars_summary = summarize(by_polars.lazy()).collect()
-    # sql/summary.sql reads per_query.sql's columns, whose tie bounds (and companion measures)
-    # are null when off; in the engine's kept connection (a new one costs more than the summary)
-    missing = [c for c in (*TIE_BOUNDS_PER_QUERY, *COMPANION_MEASURES) if c not in by_polars.columns]
-    with duckdb_engine.reused_connection() as connection:
-        sql_summary = duckdb_engine.summarize(
-            by_polars.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in missing), connection
-        )
+    if sides is None:
+        (sql_summary,) = summaries_on_duckdb({name: for_summary_sql(by_polars)}).values()
+    else:
+        sql_summary = sides.sql_summary(name)
     for summary in (polars_summary, sql_summary):
         got = {
             row["k"]: (row["queries"], row["cg"], row["dcg"], row["idcg"], row["ndcg"]) for row in summary.to_dicts()
@@ -75,6 +74,49 @@ def assert_engines_and_reference_agree(
         for k, (queries, *means) in want.items():
             assert got[k][0] == queries
             assert_tables_match({k: tuple(got[k][1:])}, {k: tuple(means)})
+
+
+def for_summary_sql(by_polars: pl.DataFrame) -> pl.DataFrame:
+    """sql/summary.sql reads per_query.sql's columns, whose tie bounds (and companion measures)
+    are null when off."""
+    missing = [c for c in (*TIE_BOUNDS_PER_QUERY, *COMPANION_MEASURES) if c not in by_polars.columns]
+    return by_polars.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in missing)
+
+
+class EngineSides:
+    """What each case of a matrix is checked against, in few engine calls: each engine's
+    per-query table from one evaluation per convention set (tests/helpers/batch.py), and
+    sql/summary.sql's summary of the Polars table from one summary of all the cases' tables,
+    each case under cutoff keys of its own (``summaries_on_duckdb``). An evaluation or a summary
+    of a few rows costs its planning, not its rows (DuckDB's summary alone was 85 ms a case).
+    Each case is still evaluated alone once, on Polars with hashed query ids, which the
+    batched tables must equal, as must the reference's table of the case alone."""
+
+    def __init__(self, cases: dict[str, tuple[list[tuple], list[tuple], Evaluation, type]]) -> None:
+        batched = {
+            name: Case(*inputs(run_rows, qrels_rows, id_type), evaluation)
+            for name, (run_rows, qrels_rows, evaluation, id_type) in cases.items()
+        }
+        self._on_duckdb = Batch(batched, lambda *case: compute("duckdb", *case))
+        self._on_polars = Batch(batched, lambda *case: compute("polars", *case))
+        self._summaries: dict[str, pl.DataFrame] | None = None
+
+    def duckdb(self, name: str) -> pl.DataFrame:
+        return self._on_duckdb[name]
+
+    def polars(self, name: str) -> pl.DataFrame:
+        return self._on_polars[name]
+
+    def sql_summary(self, name: str) -> pl.DataFrame:
+        if self._summaries is None:
+            self._summaries = summaries_on_duckdb(
+                {case: for_summary_sql(self._on_polars[case]) for case in self._on_polars.names}
+            )
+        return self._summaries[name]
+
+
+def inputs(run_rows: list[tuple], qrels_rows: list[tuple], id_type: type) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    return run_frame(run_rows, id_type), frames([], qrels_rows, id_type)[1]
 
 
 def distinct_query_ids(run: pl.LazyFrame, qrels: pl.LazyFrame) -> dict[str, pl.DataFrame]:
@@ -103,10 +145,21 @@ def test_query_ids_that_hash_alike_are_not_merged(monkeypatch: pytest.MonkeyPatc
     assert_tables_match(table, reference_table(run_rows, qrels_rows, evaluation))
 
 
+@cache
+def edge_cases() -> EngineSides:
+    return EngineSides(
+        {
+            batch_name(case): (run_rows, qrels_rows, Evaluation(**options), id_type)
+            for case, (run_rows, qrels_rows, options, id_type) in CASES.items()
+        }
+    )
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_edge_case_matrix(case: str) -> None:
     run_rows, qrels_rows, options, id_type = CASES[case]
-    assert_engines_and_reference_agree(run_rows, qrels_rows, Evaluation(**options), id_type)
+    evaluation = Evaluation(**options)
+    assert_engines_and_reference_agree(run_rows, qrels_rows, evaluation, id_type, edge_cases(), batch_name(case))
 
 
 def _option_matrix() -> list:
@@ -122,23 +175,23 @@ def _option_matrix() -> list:
     return params
 
 
-def matrix_case(case: str, options: dict) -> Case:
-    run_rows, qrels_rows, _, id_type = {**CASES, **OPTION_CASES}[case]
-    return Case(run_frame(run_rows, id_type), frames([], qrels_rows, id_type)[1], Evaluation(**options))
-
-
 @cache
-def option_matrix_on_duckdb() -> Batch:
-    """DuckDB's side of the matrix, the cases that share their conventions in one evaluation
-    (tests/helpers/batch.py): an evaluation of a few rows costs its planning, not its rows."""
-    return batched_by_test_id(_option_matrix(), matrix_case, lambda *case: compute("duckdb", *case))
+def option_matrix() -> EngineSides:
+    """The matrix's cases by their pytest ids: DuckDB's side with the cases that share their
+    conventions in one evaluation (tests/helpers/batch.py), the summaries in one."""
+    cases = {}
+    for param in _option_matrix():
+        case, options = param.values
+        run_rows, qrels_rows, _, id_type = {**CASES, **OPTION_CASES}[case]
+        cases[batch_name(param.id)] = (run_rows, qrels_rows, Evaluation(**options), id_type)
+    return EngineSides(cases)
 
 
 @pytest.mark.parametrize(("case", "options"), _option_matrix())
 def test_edge_case_matrix_under_each_option(case: str, options: dict, request: pytest.FixtureRequest) -> None:
     run_rows, qrels_rows, _, id_type = {**CASES, **OPTION_CASES}[case]
-    by_sql = option_matrix_on_duckdb()[batch_name(request.node.callspec.id)]
-    assert_engines_and_reference_agree(run_rows, qrels_rows, Evaluation(**options), id_type, by_sql)
+    name = batch_name(request.node.callspec.id)
+    assert_engines_and_reference_agree(run_rows, qrels_rows, Evaluation(**options), id_type, option_matrix(), name)
 
 
 def test_ties_are_broken_by_doc_id_descending() -> None:
@@ -161,16 +214,27 @@ def test_integer_ids_tie_break_as_strings() -> None:
         assert as_table(table)[(1, 2)][1] == pytest.approx(0 / log2(2) + 2 / log2(3))
 
 
+@cache
+def random_cases(first_seed: int, count: int, *, conventions: bool = False) -> EngineSides:
+    return EngineSides(
+        {
+            str(seed): (*random_case(seed, conventions=conventions), pl.String)
+            for seed in range(first_seed, first_seed + count)
+        }
+    )
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_random_data(seed: int) -> None:
     run_rows, qrels_rows, evaluation = random_case(seed)
-    assert_engines_and_reference_agree(run_rows, qrels_rows, evaluation)
+    assert_engines_and_reference_agree(run_rows, qrels_rows, evaluation, pl.String, random_cases(0, 40), str(seed))
 
 
 @pytest.mark.parametrize("seed", range(60))
 def test_random_data_random_conventions(seed: int) -> None:
     run_rows, qrels_rows, evaluation = random_case(1000 + seed, conventions=True)
-    assert_engines_and_reference_agree(run_rows, qrels_rows, evaluation)
+    sides = random_cases(1000, 60, conventions=True)
+    assert_engines_and_reference_agree(run_rows, qrels_rows, evaluation, pl.String, sides, str(1000 + seed))
 
 
 @pytest.mark.parametrize("seed", range(5))

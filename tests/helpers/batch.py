@@ -71,6 +71,10 @@ class Batch:
             self._group_of[name].append(name)
         self._tables: dict[str, pl.DataFrame] = {}
 
+    @property
+    def names(self) -> list[str]:
+        return list(self._cases)
+
     def __getitem__(self, name: str) -> pl.DataFrame:
         if name not in self._tables:
             self._tables.update(self._scored(self._group_of[name]))
@@ -118,3 +122,41 @@ def batched_by_test_id(params: list, case_of: Callable[..., Case], score: Score)
 
 def batch_name(test_id: str) -> str:
     return test_id.replace(SEPARATOR, "|")
+
+
+def summaries_on_duckdb(tables: Mapping[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Each per-query table's summary by ``sql/summary.sql`` (``duckdb_engine.summarize``), as
+    that function gives it for the table alone, from one call per schema of the tables.
+
+    A summary over a few rows costs its parse, bind and optimisation, not its rows. The tables
+    are stacked with each one's cutoffs renumbered into keys of its own (the whole ranking, a
+    null k, one of them too): summary.sql combines the queries of one k at a time, in query
+    order, so a case's numbers and their bits are those of its table alone; each summary is
+    given back under its own cutoffs."""
+    from pipeline.engines import duckdb as duckdb_engine
+
+    groups: dict[tuple, list[str]] = {}
+    for name, table in tables.items():
+        groups.setdefault(tuple(table.schema.items()), []).append(name)
+    summaries: dict[str, pl.DataFrame] = {}
+    for names in groups.values():
+        stacked, cutoffs_of = [], {}
+        for number, name in enumerate(names):
+            # the whole ranking (null k) is 0, the cutoffs 1, 2, ... in their order
+            position = pl.col("k").rank("dense").fill_null(0).cast(pl.Int64)
+            keyed = tables[name].with_columns(key=pl.lit(number * _KEYS_PER_TABLE, dtype=pl.Int64) + position)
+            cutoffs_of[name] = dict(keyed.select("key", "k").unique().iter_rows())
+            if len(cutoffs_of[name]) > _KEYS_PER_TABLE:
+                raise ValueError(f"{name!r} has over {_KEYS_PER_TABLE} cutoffs")
+            stacked.append(keyed.with_columns(k=pl.col("key")).drop("key"))
+        with duckdb_engine.reused_connection() as connection:
+            together = duckdb_engine.summarize(pl.concat(stacked), connection)
+        for number, name in enumerate(names):
+            first = number * _KEYS_PER_TABLE
+            own = together.filter(pl.col("k").is_between(first, first + _KEYS_PER_TABLE - 1))
+            original = pl.col("k").replace_strict(cutoffs_of[name], return_dtype=tables[name].schema["k"])
+            summaries[name] = own.with_columns(original)
+    return summaries
+
+
+_KEYS_PER_TABLE = 1_000
