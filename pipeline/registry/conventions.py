@@ -84,6 +84,15 @@ Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval'
    ``error`` (default), or only its ``first`` row (the first to arrive) or its
    ``max-score`` row (the highest score; the first to arrive among equal scores) is kept
    before ordering. A duplicate in the qrels is always an error.
+   Retrieved results, ``retrieved_scores``: ``all`` (default; trec_eval) counts every row of
+   the run as retrieved; ``positive`` (torchmetrics' P, recall, AP and RR since 1.7.4) counts
+   only results scored above 0: one scored 0 or below is removed after ``duplicates`` (so
+   ``max-score`` keeps a document's best row, ``first`` its first row, whatever its score)
+   and before ordering, ``max_results`` and ``unjudged``, as if the run had never listed it.
+   Under a ranking by score it would have come after every positive score, so no rank above
+   it moves and no tie group is split; a relevant document so removed still counts in R
+   (``ideal`` judged), and a query whose every result is removed is still evaluated, with an
+   empty ranking.
 
 8. Denominators of the companion measures. ``ap_denominator``: AP@k divides by ``relevant``
    (default; trec_eval, ir_measures: R, so a query with more relevant documents than k can
@@ -529,6 +538,25 @@ CONVENTIONS: tuple[Convention, ...] = (
         variables=(_variable("rbp_persistence", "DOUBLE"),),
         described_as="rbp_persistence",
         examples=(("0.8", 0.8),),
+    ),
+    Convention(
+        "retrieved_scores",
+        "retrieved_scores",
+        "which results of the run count as retrieved",
+        default="all",
+        choices=(
+            Choice("all", "every result, whatever its score (trec_eval)", "every result"),
+            Choice(
+                "positive",
+                "only results scored above 0; one scored 0 or below is removed before ranking, as if never listed "
+                "(torchmetrics' precision, recall, MAP and MRR)",
+                "results scored above 0",
+            ),
+        ),
+        variables=(_variable("retrieved_scores", "STRING"),),
+        described_as="retrieved_scores",
+        in_profiles=True,
+        absent_means_default=True,
     ),
     Convention(
         "err_max_grade",

@@ -23,6 +23,7 @@ Duplicates = Literal["error", "first", "max-score"]
 QueriesWithoutJudgments = Literal["skip", "evaluate"]
 ApDenominator = Literal["relevant", "min-k-relevant"]
 PrecisionDenominator = Literal["k", "min-k-retrieved"]
+RetrievedScores = Literal["all", "positive"]
 
 # The conventions a measure's counters_under names must be the registry's
 for _measure in MEASURES:
@@ -81,6 +82,7 @@ class Evaluation:
     precision_denominator: PrecisionDenominator = DEFAULTS["precision_denominator"]
     rbp_persistence: float = DEFAULTS["rbp_persistence"]
     err_max_grade: int = DEFAULTS["err_max_grade"]
+    retrieved_scores: RetrievedScores = DEFAULTS["retrieved_scores"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:  # none given: the cutoffs the measures name, else the default

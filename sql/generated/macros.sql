@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1407,6 +1407,27 @@ WITH text_lines AS (
           THEN '"' || REPLACE(CAST(duplicates AS TEXT), '\', '\\') || '"'
           ELSE '''' || REPLACE(REPLACE(CAST(duplicates AS TEXT), '\', '\\'), '''', '\''') || ''''
         END || '; expected one of error, max-score; ''first'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        retrieved_scores IS NULL
+        OR NOT ARRAY_CONTAINS(['all', 'positive'], retrieved_scores)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown retrieved_scores ' || CASE
+          WHEN retrieved_scores IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(retrieved_scores), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(retrieved_scores AS TEXT) || ''')'
+          WHEN TYPEOF(retrieved_scores) <> 'VARCHAR'
+          THEN CAST(retrieved_scores AS TEXT)
+          WHEN CONTAINS(CAST(retrieved_scores AS TEXT), '''')
+          AND NOT CONTAINS(CAST(retrieved_scores AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(retrieved_scores AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(retrieved_scores AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of all, positive'
       )
       WHEN NOT (
         FALSE
@@ -3593,7 +3614,7 @@ FROM (
       FROM deduplicated__run_rows AS run_rows
       WHERE
         COALESCE(duplicates, 'error') <> 'error'
-    ), deduplicated__final AS (
+    ), deduplicated__kept_copies AS (
       SELECT
         query_id,
         doc_id,
@@ -3613,6 +3634,12 @@ FROM (
       FROM deduplicated__numbered_copies AS numbered_copies
       WHERE
         copy_number = 1
+    ), deduplicated__final AS (
+      SELECT
+        kept_copies.*
+      FROM deduplicated__kept_copies AS kept_copies
+      WHERE
+        COALESCE(retrieved_scores, 'all') <> 'positive' OR kept_copies.score > 0
     )
     SELECT
       *
@@ -4890,7 +4917,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -5221,6 +5248,7 @@ FROM NDCG_PER_QUERY_STEPS(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
+  retrieved_scores := retrieved_scores,
   err_max_grade := err_max_grade,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
@@ -5229,7 +5257,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5389,6 +5417,7 @@ FROM NDCG_PER_QUERY_TABLE(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
+  retrieved_scores := retrieved_scores,
   err_max_grade := err_max_grade,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
@@ -5397,7 +5426,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5561,6 +5590,7 @@ FROM (
       tie_bounds := tie_bounds,
       measures := measures,
       rbp_persistence := rbp_persistence,
+      retrieved_scores := retrieved_scores,
       err_max_grade := err_max_grade,
       allow_fractional_labels := allow_fractional_labels,
       run_format := run_format,

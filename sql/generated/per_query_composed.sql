@@ -77,7 +77,7 @@ WITH cutoffs AS (
     FROM deduplicated__run_rows AS run_rows
     WHERE
       COALESCE(GETVARIABLE('duplicates'), 'error') <> 'error'
-  ), deduplicated__final AS (
+  ), deduplicated__kept_copies AS (
     SELECT
       query_id,
       doc_id,
@@ -97,6 +97,13 @@ WITH cutoffs AS (
     FROM deduplicated__numbered_copies AS numbered_copies
     WHERE
       copy_number = 1
+  ), deduplicated__final AS (
+    SELECT
+      kept_copies.*
+    FROM deduplicated__kept_copies AS kept_copies
+    WHERE
+      COALESCE(GETVARIABLE('retrieved_scores'), 'all') <> 'positive'
+      OR kept_copies.score > 0
   )
   SELECT
     *

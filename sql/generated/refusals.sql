@@ -1343,6 +1343,27 @@ SELECT
       END || '; expected one of error, first, max-score'
     )
     WHEN NOT (
+      GETVARIABLE('retrieved_scores') IS NULL
+    )
+    AND (
+      GETVARIABLE('retrieved_scores') IS NULL
+      OR NOT ARRAY_CONTAINS(['all', 'positive'], GETVARIABLE('retrieved_scores'))
+    )
+    THEN ERROR(
+      'unknown retrieved_scores ' || CASE
+        WHEN GETVARIABLE('retrieved_scores') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('retrieved_scores')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('retrieved_scores') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('retrieved_scores')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('retrieved_scores') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('retrieved_scores') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('retrieved_scores') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('retrieved_scores') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('retrieved_scores') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || '; expected one of all, positive'
+    )
+    WHEN NOT (
       GETVARIABLE('measures') IS NULL
     ) AND GETVARIABLE('measures') IS NULL
     THEN ERROR('measures must be a list of measure names, got null')

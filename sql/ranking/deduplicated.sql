@@ -1,4 +1,5 @@
--- deduplicated.sql: the run with one row per (query, document), under the duplicates policy.
+-- deduplicated.sql: the run's retrieved results, one row per (query, document), under the
+-- duplicates policy.
 --
 -- Convention 7 of sql/measures/per_query.sql.
 -- Reads: view run (query_id, doc_id, score, arrival, input_rank), e.g. from sql/inputs.sql.
@@ -7,10 +8,14 @@
 --
 -- Variables:
 --   SET VARIABLE duplicates = 'error';       -- or 'first' or 'max-score'
+--   SET VARIABLE retrieved_scores = 'all';   -- 'positive': a result scored 0 or below is removed
 --
 -- Creates: view deduplicated (query_id, doc_id, score, arrival bigint, input_rank double).
 -- 'error': duplicates were refused before this runs (pipeline/validate.py), every row is
 -- kept; 'first': the first copy to arrive; 'max-score': the highest score, then the first.
+-- Under retrieved_scores 'positive' the row kept then counts only when scored above 0
+-- (torchmetrics): the query stays evaluated (sql/counters/evaluated_queries.sql reads the run),
+-- with an empty ranking when every result is removed.
 
 create or replace temp view deduplicated as
 with
@@ -41,7 +46,7 @@ numbered_copies as (
     where coalesce(getvariable('duplicates'), 'error') <> 'error'
 ),
 
-final as (
+kept_copies as (
     select query_id, doc_id, score, arrival, input_rank
     from run_rows
     where coalesce(getvariable('duplicates'), 'error') = 'error'
@@ -49,6 +54,12 @@ final as (
     select query_id, doc_id, score, arrival, input_rank
     from numbered_copies
     where copy_number = 1
+),
+
+final as (
+    select kept_copies.*
+    from kept_copies
+    where coalesce(getvariable('retrieved_scores'), 'all') <> 'positive' or kept_copies.score > 0
 )
 
 select * from final;

@@ -124,6 +124,8 @@ OPTION_VALUES: dict[str, list[dict]] = {
         {"queries_without_judgments": "evaluate", "empty_ideal": "skip"},
         {"queries_without_judgments": "evaluate", "all_queries": True},
     ],
+    # the matrix's scores of 0 ("all scores tied": a query with an empty ranking) and below
+    "retrieved_scores": [{"retrieved_scores": "positive"}, {"retrieved_scores": "positive", "max_results": 2}],
 }
 
 
@@ -152,6 +154,12 @@ OPTION_CASES: dict[str, tuple[list[tuple], list[tuple], dict, type]] = {
         {"cutoffs": (1, 3)},
         pl.String,
     ),
+    "scores at and below 0": (
+        [("q", "a", 0.5), ("q", "b", 0.0), ("q", "c", -1.0), ("q", "d", 0.0), ("q", "e", 0.5), ("r", "x", -2.0)],
+        [("q", "a", 1), ("q", "b", 2), ("q", "c", 3), ("q", "e", 0), ("r", "x", 1), ("r", "y", 2)],
+        {"cutoffs": (1, 2, 5)},
+        pl.String,
+    ),
     "fewer hits than relevant documents": (
         [("q", "a", 2.0), ("q", "b", 1.0)],
         [("q", "a", 1), ("q", "c", 3), ("q", "d", 2), ("q", "e", 2)],
@@ -177,6 +185,7 @@ def reference_options(evaluation: Evaluation) -> dict:
         "duplicates": evaluation.duplicates,
         "relevance_threshold": evaluation.relevance_threshold,
         "queries_without_judgments": evaluation.queries_without_judgments,
+        "retrieved_scores": evaluation.retrieved_scores,
     }
 
 

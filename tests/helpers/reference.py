@@ -62,8 +62,9 @@ def tie_averaged(scores: list[float], gains: list[float], k: int | None, kind: s
     return cg, total
 
 
-def _keep_one_per_doc(rows: list[tuple], duplicates: str) -> list[tuple]:
-    """rows are (arrival, doc, score, rank); keep the first, or the best-scored then first."""
+def _keep_one_per_doc(rows: list[tuple], duplicates: str, retrieved_scores: str = "all") -> list[tuple]:
+    """rows are (arrival, doc, score, rank); keep the first, or the best-scored then first; then
+    under retrieved_scores "positive" only a kept row scored above 0 (torchmetrics' preds > 0)."""
     kept: dict = {}
     for row in rows:
         _, doc, score, _ = row
@@ -71,7 +72,7 @@ def _keep_one_per_doc(rows: list[tuple], duplicates: str) -> list[tuple]:
             kept[doc] = row
         elif duplicates == "error":
             raise ValueError(f"duplicate {doc!r}")
-    return sorted(kept.values())
+    return sorted(row for row in kept.values() if retrieved_scores == "all" or row[2] > 0)
 
 
 def ndcg_table(
@@ -92,6 +93,7 @@ def ndcg_table(
     duplicates: str = "error",
     relevance_threshold: float | None = None,
     queries_without_judgments: str = "skip",
+    retrieved_scores: str = "all",
 ) -> dict[tuple, tuple[float, float, float, float | None]]:
     """{(query_id, k): (cg, dcg, idcg, ndcg)}; k None is the whole ranking."""
     labels: dict = defaultdict(dict)
@@ -121,7 +123,7 @@ def ndcg_table(
 
     table = {}
     for query_id in dict.fromkeys(queries):
-        rows = _keep_one_per_doc(results.get(query_id, []), duplicates)
+        rows = _keep_one_per_doc(results.get(query_id, []), duplicates, retrieved_scores)
         if ties == "input-order":
             # input rank ascending (missing last), then score descending, then arrival
             ordered = sorted(rows, key=lambda r: (r[3] is None, r[3] or 0, -r[2], r[0]))
@@ -200,7 +202,12 @@ def tie_bounds_table(
 
     bounds = {}
     for query_id in {q for q, _ in table}:
-        rows = sorted(_keep_one_per_doc(results.get(query_id, []), options.get("duplicates", "error")), key=tie_key)
+        one_per_doc = _keep_one_per_doc(
+            results.get(query_id, []),
+            options.get("duplicates", "error"),  # type: ignore[arg-type]
+            options.get("retrieved_scores", "all"),  # type: ignore[arg-type]
+        )
+        rows = sorted(one_per_doc, key=tie_key)
         groups = [list(group) for _, group in itertools.groupby(rows, key=tie_key)]
         lowest: dict = {}
         highest: dict = {}
@@ -284,6 +291,7 @@ def err_table(
     unjudged: str = "zero",
     duplicates: str = "error",
     queries_without_judgments: str = "skip",
+    retrieved_scores: str = "all",
     **ignored: object,
 ) -> dict[tuple, float]:
     """{(query_id, k): ERR@k} (k None: the whole ranking), as gdeval.pl's err loop computes it
@@ -303,7 +311,7 @@ def err_table(
         queries += [q for q in labels if q not in results]
     table = {}
     for query_id in dict.fromkeys(queries):
-        ordered = table_order(_keep_one_per_doc(results.get(query_id, []), duplicates), ties)
+        ordered = table_order(_keep_one_per_doc(results.get(query_id, []), duplicates, retrieved_scores), ties)
         if max_results is not None:
             ordered = ordered[:max_results]
         judged = labels.get(query_id, {})

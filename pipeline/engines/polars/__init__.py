@@ -55,10 +55,13 @@ def per_query(
     judged_ids = judged.select(QUERY).unique() if judged_queries is None else judged_queries.lazy()
     # Every step is per query, so the run's queries without judgments are not filtered out of
     # the run here (a join over every row) but left out of the evaluated queries below.
-    deduplicated = ranking.deduplicated(with_input_order(run), evaluation)
+    run = with_input_order(run)
+    deduplicated = ranking.deduplicated(run, evaluation)
     retrieved = ranking.orderings(deduplicated, judged, evaluation)
     evaluated = counters.evaluated_queries(
-        deduplicated.select(QUERY).unique() if run_queries is None else run_queries.lazy(),
+        # the run's queries, also those whose every result retrieved_scores removed (their
+        # ranking is empty)
+        run.select(QUERY).unique() if run_queries is None else run_queries.lazy(),
         judged_ids,
         retrieved["retrieved"],
         evaluation,

@@ -46,9 +46,13 @@ def judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
 
 
 def deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    if evaluation.duplicates == "error":
-        return run_rows  # validation has refused duplicates
-    return run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
+    """The run's retrieved results, one row per (query, document): the duplicates policy's
+    row, then under ``retrieved_scores`` positive only the rows scored above 0."""
+    if evaluation.duplicates != "error":  # "error": validation has refused duplicates
+        run_rows = run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
+    if evaluation.retrieved_scores == "positive":
+        run_rows = run_rows.filter(pl.col(SCORE) > 0)
+    return run_rows
 
 
 def orderings(deduplicated: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Evaluation) -> dict[str, pl.LazyFrame]:
