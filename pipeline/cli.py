@@ -96,6 +96,19 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.registry import asked_values, named_lines, relstring_asked
     from pipeline.units import option_values
 
+    if args.output_format == "gdeval":
+        # gdeval's numbers: its profile and its two measures, unless given (and then checked)
+        from pipeline.io.gdeval_format import gdeval_cutoff, gdeval_defaults
+
+        args.profile, args.measures = gdeval_defaults(
+            profile=args.profile,
+            measures=args.measures,
+            digits=args.digits,
+            group_by=args.group_by,
+            skip_unchanged=args.skip_unchanged,
+            allow_fractional_labels=args.allow_fractional_labels,
+            as_json=args.json,
+        )
     if args.print_config:
         sys.stdout.write(json.dumps(_resolved_config(args, _evaluation_from(args)), indent=2) + "\n")
         return 0
@@ -103,6 +116,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
     check_out_folder(args.out, [("run", args.run), ("qrels", args.qrels), ("query attributes", args.query_attributes)])
     evaluation = _evaluation_from(args)
+    # gdeval's one k, its conventions checked before anything runs
+    gdeval_k = (
+        gdeval_cutoff(evaluation, k_given=args.k is not None, measures=args.measures)
+        if args.output_format == "gdeval"
+        else None
+    )
     job = Job(
         run=args.run,
         qrels=args.qrels,
@@ -123,7 +142,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(text_line(f"ndcg: {'skipped' if skipped else 'recomputing'} {where}: {reason}"), file=sys.stderr)
         decisions.append({"partition": str(partition) if partition else None, "skipped": skipped, "reason": reason})
 
-    units = run_job(job, on_unit=_progress(job), before_write=_stdout_check(output_format), on_decision=decided)
+    units = run_job(
+        job, on_unit=_progress(job), before_write=_stdout_check(output_format, str(job.run)), on_decision=decided
+    )
     skipped = [d for d in decisions if d["skipped"]]
     # the warnings before the answer, never between its lines (stderr and stdout share a terminal)
     for unit in units:
@@ -157,6 +178,12 @@ def _evaluate(args: argparse.Namespace) -> int:
     named = named_lines(one_by_one, k_given=args.k is not None)
     # named one by one with their cutoffs (nDCG@10,P@5,AP): exactly those values, in that order
     asked = asked_values(args.measures, k_given=args.k is not None, cutoffs=evaluation.cutoffs)
+    if gdeval_k is not None:
+        from pipeline.io.gdeval_format import gdeval_lines, gdeval_run_id
+
+        gdeval_id = gdeval_run_id(str(job.run), trec_run_id(Source.of(job.run, job.run_format)))
+        for unit in units:  # one: a partitioned run is refused before
+            sys.stdout.write(gdeval_lines(unit.result.per_query, gdeval_k, gdeval_id))
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -232,16 +259,19 @@ def _relstrings(job: Any, evaluation: Evaluation, units: list[Any]) -> tuple[str
     return asked[0], dict(table.collect().iter_rows())
 
 
-def _stdout_check(output_format: str) -> Callable[[list], None]:
+def _stdout_check(output_format: str, run: str) -> Callable[[list], None]:
     """What stdout will print is checked before any output is written: trec lines cannot carry
-    every query id."""
+    every query id, nor gdeval's (which also print one run's, not a partitioned run's)."""
 
     def check(units: list) -> None:
         from pipeline.io.format import check_trec_ids
+        from pipeline.io.gdeval_format import check_gdeval_units
 
         if output_format == "trec":
             for unit in units:
                 check_trec_ids(unit.result.per_query)
+        elif output_format == "gdeval":
+            check_gdeval_units(units, run)
 
     return check
 

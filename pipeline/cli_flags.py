@@ -240,7 +240,10 @@ def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
         "--out-format", default="parquet", choices=("parquet", "csv", "jsonl", "trec"), help="file format of --out"
     )
     output.add_argument(
-        "--output-format", default="table", choices=("table", "trec", "json"), help="what to print on stdout"
+        "--output-format",
+        default="table",
+        choices=("table", "trec", "json", "gdeval"),
+        help="what to print on stdout (gdeval: gdeval.pl's CSV lines, under its conventions, at one k)",
     )
     output.add_argument(
         "--per-query", action="store_true", help="each query's values too, above the summary (json: a per_query list)"
