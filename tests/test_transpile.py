@@ -16,6 +16,7 @@ from pyspark.sql.types import StructType
 
 from pipeline import Discount, Evaluation, Gain, pruning, transpile
 from pipeline.api import make_evaluation
+from pipeline.engines import duckdb as duckdb_engine
 from pipeline.errors import UsageError
 from pipeline.registry import CONVENTIONS
 from pipeline.registry import Evaluation as _Evaluation
@@ -176,30 +177,52 @@ def every_choice() -> list[tuple[str, object]]:
     return [*found, ("gain", "1=3,2=9"), ("max_results", 3), ("relevance_threshold", 2.0), ("log_base", 3.0)]
 
 
-def duckdb_per_query(evaluation: _Evaluation, *, prune: bool, monkeypatch: pytest.MonkeyPatch) -> pl.DataFrame:
+def inputs_on_duckdb() -> duckdb.DuckDBPyConnection:
+    """A connection with views ``run`` and ``qrels``: a run with ties, a duplicate row (kept or
+    dropped by the duplicates policies) and an input rank."""
     connection = duckdb.connect()
-    # a run with ties, a duplicate row (kept or dropped by the duplicates policies) and an input rank
     run = pl.read_parquet(RUN).with_columns(
         arrival=pl.int_range(pl.len(), dtype=pl.Int64), input_rank=pl.int_range(pl.len()).cast(pl.Float64)
     )
     connection.register("run", run)
     connection.register("qrels", pl.read_parquet(QRELS))
-    with monkeypatch.context() as patched:
-        if not prune:
-            patched.setattr(transpile, "pruned", lambda tree, **_: tree)
-            patched.setattr(transpile, "_BOUND_TREES", {})  # not the pruned trees kept before
-        connection.execute(transpile.sql_text(evaluation, dialect="duckdb"))
+    return connection
+
+
+def pruned_per_query(evaluation: _Evaluation) -> pl.DataFrame:
+    """per_query as ``ndcg sql`` prints it for DuckDB: values bound, switched-off branches cut."""
+    connection = inputs_on_duckdb()
+    connection.execute(transpile.sql_text(evaluation, dialect="duckdb"))
+    return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)
+
+
+@cache
+def unpruned_statement() -> str:
+    """The composed per_query.sql as parsed, before any value is bound or branch cut: every
+    branch there, each value read from DuckDB's variables. The same text for every evaluation, so
+    made once (binding and printing the whole tree anew for each case cost a second a case)."""
+    return transpile.composed_per_query_sql()
+
+
+@cache
+def unpruned_per_query(evaluation: _Evaluation) -> pl.DataFrame:
+    """per_query by the unpruned statement, the evaluation's values set as DuckDB's variables:
+    what the pruned statement must equal bit for bit (binding the values and cutting the
+    branches they switch off changes no number). Kept per evaluation: both tests below read it."""
+    connection = inputs_on_duckdb()
+    duckdb_engine.set_variables(connection, evaluation_variables(evaluation))
+    connection.execute(unpruned_statement())
     return connection.table("per_query").pl().sort("query_id", "k", nulls_last=False)
 
 
 @pytest.mark.parametrize(("option", "value"), every_choice(), ids=str)
-def test_pruning_changes_no_bit(option: str, value: object, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pruning_changes_no_bit(option: str, value: object) -> None:
     try:
         evaluation = make_evaluation(k=[1, 5, 10], **{option: value})
     except UsageError:
         pytest.skip(f"{option}={value!r} needs another option")
-    pruned = duckdb_per_query(evaluation, prune=True, monkeypatch=monkeypatch)
-    whole = duckdb_per_query(evaluation, prune=False, monkeypatch=monkeypatch)
+    pruned = pruned_per_query(evaluation)
+    whole = unpruned_per_query(evaluation)
     assert pruned.height > 0
     assert pruned.equals(whole)
 
@@ -235,13 +258,11 @@ def spark_shaped_per_query(evaluation: _Evaluation, keep: list[str] | None = Non
 
 
 @pytest.mark.parametrize(("option", "value"), [*PRUNED_JOINS, ("ties", "average"), ("unjudged", "drop")], ids=str)
-def test_pruned_joins_and_left_out_columns_change_no_value_and_no_type(
-    option: str, value: object, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_pruned_joins_and_left_out_columns_change_no_value_and_no_type(option: str, value: object) -> None:
     """The statement ``ndcg sql`` prints for Spark (the joins of CTEs that select nothing cut),
     and the one the Spark engine runs (the columns it leaves out cut too), beside the whole one."""
     evaluation = make_evaluation(k=[1, 5, 10], **{option: value})
-    whole = duckdb_per_query(evaluation, prune=False, monkeypatch=monkeypatch)
+    whole = unpruned_per_query(evaluation)
     cut = spark_shaped_per_query(evaluation)
     assert cut.height > 0
     assert cut.schema == whole.schema
