@@ -155,8 +155,8 @@ _RELEVANCE_ONLY = (
     "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
     "tie_bounds; under ties average, tied results are ranked by doc_id desc (the order that average "
     "averages over). They follow relevance_threshold, all_queries, queries_without_judgments, max_results, "
-    "unjudged, duplicates and the ties docid-desc and input-order (and P its precision_denominator, map and "
-    "gm_map their ap_denominator)"
+    "unjudged, duplicates, retrieved_scores and the ties docid-desc and input-order (and P its "
+    "precision_denominator, map and gm_map their ap_denominator)"
 )
 
 # trec_eval's default cutoffs of P, recall, map_cut, ndcg_cut and relative_P (m_P.c and others)
@@ -510,7 +510,7 @@ def _normalized_by_the_ideal(ignored: str) -> str:
     return (
         f"{ignored}; under ties average a rank earns its tie group's mean gain, as in NDCG. They follow gain, "
         "ideal, empty_ideal (a query whose ideal holds no positive gain scores as its ndcg does), all_queries, "
-        "max_results, unjudged, duplicates"
+        "max_results, unjudged, duplicates, retrieved_scores"
     )
 
 
@@ -602,7 +602,7 @@ MEASURES += (
         ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
         "relevance_threshold, tie_bounds; under ties average, tied results are ranked by doc_id desc (gdeval's "
         "order). It follows err_max_grade, all_queries, queries_without_judgments, max_results, unjudged, "
-        "duplicates and the ties docid-desc (gdeval's) and input-order",
+        "duplicates, retrieved_scores and the ties docid-desc (gdeval's) and input-order",
         curve="cascade_curve",
     ),
 )
