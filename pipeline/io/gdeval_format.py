@@ -19,9 +19,17 @@ import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.format import convention_settings, text_value
-from pipeline.registry import CONVENTION, MEASURE_SETS, MEASURES, Evaluation, SpecError, profile_named
-from pipeline.registry.names import measure_named, names_a_cutoff
-from pipeline.registry.parameters import setting_text
+from pipeline.registry import (
+    CONVENTION,
+    MEASURE_SETS,
+    MEASURES,
+    Evaluation,
+    SpecError,
+    measure_named,
+    names_a_cutoff,
+    profile_named,
+    setting_text,
+)
 
 GDEVAL_PROFILE = "gdeval"
 # gdeval's two measures, and what --measures holds when it is not given

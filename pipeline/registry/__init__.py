@@ -141,6 +141,7 @@ from pipeline.registry.options import (
     results_limit,
     thread_count,
 )
+from pipeline.registry.parameters import same_setting, setting_text
 from pipeline.registry.profiles import (
     PROFILES,
     Profile,
@@ -259,6 +260,8 @@ __all__ = [
     "relstring_asked",
     "resolve_measures",
     "results_limit",
+    "same_setting",
+    "setting_text",
     "signals_of",
     "spark_refusals",
     "spelled",
