@@ -540,6 +540,30 @@ CONVENTIONS: tuple[Convention, ...] = (
         examples=(("0.8", 0.8),),
     ),
     Convention(
+        "rbp_gain",
+        "rbp_gain",
+        "what rank-biased precision (rbp) credits a rank with",
+        default="scaled",
+        choices=(
+            Choice(
+                "scaled",
+                "its gain over the query's largest judged gain when that is above 1, so rbp lies in [0, 1] "
+                "(trec_eval's m_rbp.c)",
+                "gain / max(1, the query's largest judged gain)",
+            ),
+            Choice(
+                "unscaled",
+                "its gain itself, so a graded rbp can pass 1 (ranx's rbp; trectools' get_rbp with "
+                "binary_topical_relevance=False)",
+                "the gain itself",
+            ),
+        ),
+        variables=(_variable("rbp_gain", "STRING"),),
+        described_as="rbp_gain",
+        in_profiles=True,
+        absent_means_default=True,
+    ),
+    Convention(
         "retrieved_scores",
         "retrieved_scores",
         "which results of the run count as retrieved",

@@ -24,6 +24,7 @@ QueriesWithoutJudgments = Literal["skip", "evaluate"]
 ApDenominator = Literal["relevant", "min-k-relevant"]
 PrecisionDenominator = Literal["k", "min-k-retrieved"]
 RetrievedScores = Literal["all", "positive"]
+RbpGain = Literal["scaled", "unscaled"]
 
 # The conventions a measure's counters_under names must be the registry's
 for _measure in MEASURES:
@@ -81,6 +82,7 @@ class Evaluation:
     ap_denominator: ApDenominator = DEFAULTS["ap_denominator"]
     precision_denominator: PrecisionDenominator = DEFAULTS["precision_denominator"]
     rbp_persistence: float = DEFAULTS["rbp_persistence"]
+    rbp_gain: RbpGain = DEFAULTS["rbp_gain"]
     err_max_grade: int = DEFAULTS["err_max_grade"]
     retrieved_scores: RetrievedScores = DEFAULTS["retrieved_scores"]
 

@@ -561,7 +561,8 @@ MEASURES += (
         "RBP (rank-biased precision)",
         "(1 - p) * sum over the ranks i of r(i) * p^(i-1), r(i) = max(g(i), 0) / max(1, the query's largest "
         "judged gain) in [0, 1], p = rbp_persistence (Moffat and Zobel 2008; trec_eval's m_rbp.c meant "
-        "this scaling, but reads uninitialised bounds: docs/conventions.md)",
+        "this scaling, but reads uninitialised bounds: docs/conventions.md); under rbp_gain unscaled "
+        "r(i) = max(g(i), 0), which a graded query can take past 1 (ranx, trectools)",
         trec_eval="rbp",
         ir_measures="RBP",
         ignores="discount, log_base, ideal, empty_ideal (but a query it skips is left out), relevance_threshold "
@@ -579,7 +580,7 @@ MEASURES += (
         counters=("judged_found",),
         family="rbp",
         ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out), "
-        "relevance_threshold, tie_bounds",
+        "relevance_threshold, tie_bounds, rbp_gain",
         better=None,
         curve="gain_curve",
     ),

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1407,6 +1407,26 @@ WITH text_lines AS (
           THEN '"' || REPLACE(CAST(duplicates AS TEXT), '\', '\\') || '"'
           ELSE '''' || REPLACE(REPLACE(CAST(duplicates AS TEXT), '\', '\\'), '''', '\''') || ''''
         END || '; expected one of error, max-score; ''first'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        rbp_gain IS NULL OR NOT ARRAY_CONTAINS(['scaled', 'unscaled'], rbp_gain)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown rbp_gain ' || CASE
+          WHEN rbp_gain IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(rbp_gain), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(rbp_gain AS TEXT) || ''')'
+          WHEN TYPEOF(rbp_gain) <> 'VARCHAR'
+          THEN CAST(rbp_gain AS TEXT)
+          WHEN CONTAINS(CAST(rbp_gain AS TEXT), '''')
+          AND NOT CONTAINS(CAST(rbp_gain AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(rbp_gain AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(rbp_gain AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of scaled, unscaled'
       )
       WHEN NOT (
         FALSE
@@ -4733,7 +4753,11 @@ FROM (
           WHEN w.rbp_asked
           THEN (
             1.0 - COALESCE(rbp_persistence, 0.9)
-          ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+          ) * COALESCE(w.rbp_sum, 0.0) / CASE
+            WHEN COALESCE(rbp_gain, 'scaled') = 'scaled'
+            THEN GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+            ELSE 1.0
+          END
         END AS rbp,
         CASE
           WHEN w.rbp_asked
@@ -4917,7 +4941,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -5248,6 +5272,7 @@ FROM NDCG_PER_QUERY_STEPS(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
+  rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
   err_max_grade := err_max_grade,
   allow_fractional_labels := allow_fractional_labels,
@@ -5257,7 +5282,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5417,6 +5442,7 @@ FROM NDCG_PER_QUERY_TABLE(
   tie_bounds := tie_bounds,
   measures := measures,
   rbp_persistence := rbp_persistence,
+  rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
   err_max_grade := err_max_grade,
   allow_fractional_labels := allow_fractional_labels,
@@ -5426,7 +5452,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5590,6 +5616,7 @@ FROM (
       tie_bounds := tie_bounds,
       measures := measures,
       rbp_persistence := rbp_persistence,
+      rbp_gain := rbp_gain,
       retrieved_scores := retrieved_scores,
       err_max_grade := err_max_grade,
       allow_fractional_labels := allow_fractional_labels,

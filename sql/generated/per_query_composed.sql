@@ -1211,7 +1211,11 @@ WITH cutoffs AS (
         WHEN w.rbp_asked
         THEN (
           1.0 - COALESCE(GETVARIABLE('rbp_persistence'), 0.9)
-        ) * COALESCE(w.rbp_sum, 0.0) / GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+        ) * COALESCE(w.rbp_sum, 0.0) / CASE
+          WHEN COALESCE(GETVARIABLE('rbp_gain'), 'scaled') = 'scaled'
+          THEN GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
+          ELSE 1.0
+        END
       END AS rbp,
       CASE
         WHEN w.rbp_asked

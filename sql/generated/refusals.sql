@@ -1343,6 +1343,27 @@ SELECT
       END || '; expected one of error, first, max-score'
     )
     WHEN NOT (
+      GETVARIABLE('rbp_gain') IS NULL
+    )
+    AND (
+      GETVARIABLE('rbp_gain') IS NULL
+      OR NOT ARRAY_CONTAINS(['scaled', 'unscaled'], GETVARIABLE('rbp_gain'))
+    )
+    THEN ERROR(
+      'unknown rbp_gain ' || CASE
+        WHEN GETVARIABLE('rbp_gain') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('rbp_gain')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('rbp_gain') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('rbp_gain')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('rbp_gain') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('rbp_gain') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('rbp_gain') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('rbp_gain') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('rbp_gain') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || '; expected one of scaled, unscaled'
+    )
+    WHEN NOT (
       GETVARIABLE('retrieved_scores') IS NULL
     )
     AND (

@@ -6,6 +6,8 @@
 --   SET VARIABLE measures = ['G', 'Rndcg', 'ndcg_rel', 'rbp'];
 --   SET VARIABLE empty_ideal = 'zero';       -- G, Rndcg, ndcg_rel of an empty ideal, as ndcg's
 --   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
+--   SET VARIABLE rbp_gain = 'scaled';        -- rbp's gain over max(1, largest judged gain) (unset: 'scaled'),
+--                                            -- or 'unscaled': the gain itself
 --
 -- Creates: view gain_measures (the columns of curve_measures, then G, Rndcg, ndcg_rel, rbp,
 -- rbp_resid), the registry's formulas, of the whole ranking only (null at a cutoff), each
@@ -73,7 +75,12 @@ final as (
             when w.rbp_asked
                 then
                     (1.0 - coalesce(getvariable('rbp_persistence'), 0.9)) * coalesce(w.rbp_sum, 0.0)
-                    / greatest(coalesce(w.largest_gain, 0.0), 1.0)
+                    -- rbp_gain: trec_eval's scaling keeps rbp in [0, 1]; ranx and trectools credit the gain itself
+                    / case
+                        when coalesce(getvariable('rbp_gain'), 'scaled') = 'scaled'
+                            then greatest(coalesce(w.largest_gain, 0.0), 1.0)
+                        else 1.0
+                    end
         end as rbp,
         -- 1 - (the weight of the judged ranks): the unjudged ranks' and the tail's, p^n; never
         -- below 0 by a rounding of 1 - (1 - p^n)

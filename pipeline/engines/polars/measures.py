@@ -133,6 +133,12 @@ def gain_measures(curve_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
     )
     rel_sum = pl.col("ndcg_rel_sum").fill_null(0.0) + (ideal_length - pl.col("positive_ranks").fill_null(0)) * ndcg
     p = evaluation.rbp_persistence
+    # rbp_gain: trec_eval's scaling keeps rbp in [0, 1]; ranx and trectools credit the gain itself
+    rbp_scale = (
+        pl.max_horizontal(pl.col("largest_gain").fill_null(0.0), pl.lit(1.0))
+        if evaluation.rbp_gain == "scaled"
+        else pl.lit(1.0)
+    )
     formulas = {
         "G": normalized.otherwise(pl.col("g_sum").fill_null(0.0) / pl.col("ideal_gain")),
         "Rndcg": pl.when(idcg <= 0)
@@ -141,9 +147,7 @@ def gain_measures(curve_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
         .then(0.0)
         .otherwise(rndcg),
         "ndcg_rel": normalized.when(rel_sum > 0).then(rel_sum / ideal_length).otherwise(0.0),
-        "rbp": (1.0 - p)
-        * pl.col("rbp_sum").fill_null(0.0)
-        / pl.max_horizontal(pl.col("largest_gain").fill_null(0.0), pl.lit(1.0)),
+        "rbp": (1.0 - p) * pl.col("rbp_sum").fill_null(0.0) / rbp_scale,
         # 1 - (the weight of the judged ranks): the unjudged ranks' and the tail's, p^n; never
         # below 0 by a rounding of 1 - (1 - p^n)
         "rbp_resid": pl.max_horizontal(1.0 - (1.0 - p) * pl.col("judged_weight").fill_null(0.0), pl.lit(0.0)),
