@@ -126,6 +126,8 @@ OPTION_VALUES: dict[str, list[dict]] = {
     ],
     # the matrix's scores of 0 ("all scores tied": a query with an empty ranking) and below
     "retrieved_scores": [{"retrieved_scores": "positive"}, {"retrieved_scores": "positive", "max_results": 2}],
+    # changes no NDCG: the matrices that ask for rbp read it (the graded labels: gains above 1)
+    "rbp_gain": [{"rbp_gain": "unscaled"}],
 }
 
 
