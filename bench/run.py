@@ -1,7 +1,7 @@
 """``make bench``: every tool in its own process on the same generated data, side by side.
 
     python bench/run.py --size 1M [--repeat 3] [--layout shuffled] [--tools ndcg-polars,hand_polars]
-        [--ndcg PATH] [--also-ndcg before=PATH]
+        [--ndcg PATH] [--also-ndcg before=PATH] [--families]
 
 Reports best and median wall time of ``--repeat`` runs, peak RSS, the ratio to our Polars
 engine, whether each tool's per-query values match ours within 1e-9, and under the table
@@ -9,8 +9,10 @@ the ratios the issue asks for (hand_polars / ours, pytrec_eval / ours, ours / fl
 duckdb / polars, and what ``--measures all_trec`` costs against NDCG alone). By default both
 the shuffled and the clustered layout are measured, one after the other, each in its own
 runner process and table. ``--also-ndcg NAME=PATH`` times another ``ndcg`` CLI (another
-checkout) in the same rounds, as ``ndcg-<engine>@NAME``. Results go to
-bench/results/<size>-<layout>.md and .json.
+checkout) in the same rounds, as ``ndcg-<engine>@NAME``. ``--families`` (or the tools
+``ndcg-<engine>-families``, ``ndcg-<engine>-family-<family>``) times each measure family alone
+against NDCG alone at the all_trec cutoffs, in a table of its own (bench/families.py). Results
+go to bench/results/<size>-<layout>.md and .json.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ from pathlib import Path
 # vfork and exec), so a runner that had generated 10M rows floored every figure at 955 MB.
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+import families  # noqa: E402
+from agreement import TOLERANCE, agreement, all_trec_engines_agreement  # noqa: E402
 from tools import CUTOFFS, default_ndcg, ours_command, ours_values, parse_size  # noqa: E402
 
 HAND = "hand_polars"  # the lean hand-written Polars script: the bar to beat (tools.py)
@@ -75,7 +79,6 @@ MATCHING_FLAGS: dict[str, tuple[str, ...]] = {
     "ranx": ("--profile", "ir_measures", "--ties", "input-order"),
     "sklearn": ("--profile", "sklearn"),
 }
-TOLERANCE = 1e-9
 # above this, the tools that hold the whole run in memory (the peers' Python dicts, the hand
 # script's frames: about 1 GB per 10M rows) are not run by default
 LARGE = 50_000_000
@@ -89,12 +92,18 @@ class OurTool:
     extra: tuple[str, ...]
     ndcg: Path
     trec_text: bool = False
+    cutoffs: tuple[int, ...] = CUTOFFS
 
 
 def our_tool(tool: str, ndcg: Path, others: dict[str, Path]) -> OurTool | None:
     """``ndcg-polars``, ``ndcg-duckdb-all_trec``, ``ndcg-polars-trec`` (TREC text in),
-    ``ndcg-polars@before`` (``--also-ndcg``): what the name runs; None for a peer or a floor."""
+    ``ndcg-polars@before`` (``--also-ndcg``), ``ndcg-polars-family-P`` (bench/families.py): what
+    the name runs; None for a peer or a floor."""
     name, _, other = tool.partition("@")
+    family = families.split_family_tool(name)
+    if family:
+        measures, cutoffs = families.flags(family[1])
+        return OurTool(family[0].split("-")[1], measures, ndcg, cutoffs=cutoffs)
     trec_text = TREC_SUFFIX + "-" in name + "-"
     base = name.removesuffix(ALL_TREC_SUFFIX).removesuffix(TREC_SUFFIX)
     if base not in OURS:
@@ -145,7 +154,7 @@ def run_once(
     stdout_to = subprocess.PIPE
     if ours:
         inputs = (text_run, text_qrels) if ours.trec_text else (run, qrels)
-        command = ours_command(ours.engine, *inputs, out, [*ours.extra, *extra], ours.ndcg)
+        command = ours_command(ours.engine, *inputs, out, [*ours.extra, *extra], ours.ndcg, ours.cutoffs)
     elif tool in (TREC_EVAL, TREC_EVAL_ALL):
         # trec_eval's per-query lines (-q), as ours writes per-query tables, to a file
         measures = ["-m", "all_trec"] if tool == TREC_EVAL_ALL else ["-m", f"ndcg_cut.{','.join(map(str, CUTOFFS))}"]
@@ -240,81 +249,6 @@ def reference_values(tool: str, data: Path, out_root: Path) -> Path:
     return folder / "ndcg" / "per_query.parquet"
 
 
-def agreement(tool: str, out_root: Path, reference: Path | None, tolerance: float = TOLERANCE) -> dict:
-    """How the tool's per-query values compare with ours: the rows equal within
-    :data:`TOLERANCE`, and of the others, those inside our bounds over orders of ties."""
-    import polars as pl  # only after every timed process has run (see the top of this file)
-
-    values = out_root / tool / "values.parquet"
-    if not values.exists():
-        return {"text": "-"}
-    ours = pl.read_parquet(reference or out_root / "ndcg-polars" / "values.parquet")
-    bounds = ["ndcg_min", "ndcg_max"] if "ndcg_min" in ours.columns else []
-    theirs = pl.read_parquet(values)
-    joined = theirs.join(
-        ours.select("query_id", "k", pl.col("ndcg").alias("ours"), *bounds),
-        on=["query_id", "k"],
-        how="left",
-        nulls_equal=True,
-    )
-    differ = joined.filter(((pl.col("ndcg") - pl.col("ours")).abs() > tolerance) | pl.col("ours").is_null())
-    counts = {"rows": theirs.height, "rows_differ": differ.height}
-    if differ.height == 0:
-        return {**counts, "text": f"yes ({theirs.height} rows)"}
-    text = f"no: {differ.height} of {theirs.height} rows differ"
-    if bounds:
-        within = differ.filter(
-            pl.col("ndcg").is_between(pl.col("ndcg_min") - TOLERANCE, pl.col("ndcg_max") + TOLERANCE)
-        ).height
-        counts["rows_differ_within_tie_bounds"] = within
-        text += (
-            ", all within our bounds over orders of tied results"
-            if within == differ.height
-            else f", {within} of them within our bounds over orders of tied results"
-        )
-    return {**counts, "text": text}
-
-
-def all_trec_engines_agreement(out_root: Path, tools: tuple[str, str] = ALL_TREC) -> dict:
-    """Whether two ``--measures all_trec`` per-query tables agree (by default the two engines';
-    an ``--also-ndcg`` CLI's against ours): every measure column, every (query, k) row, within
-    :data:`TOLERANCE` (a value on one side only counts as a difference). Types are compared as
-    numbers: an engine may write a count as a decimal."""
-    import polars as pl  # only after every timed process has run (see the top of this file)
-
-    polars_table, duckdb_table = (out_root / tool / "ndcg" / "per_query.parquet" for tool in tools)
-    if not (polars_table.exists() and duckdb_table.exists()):
-        return {}
-    left, right = pl.read_parquet(polars_table), pl.read_parquet(duckdb_table)
-    keys = ["query_id", "k"]
-    if set(left.columns) != set(right.columns):
-        only = sorted(set(left.columns) ^ set(right.columns))
-        return {"text": f"no: the columns differ ({', '.join(only)})", "columns_differ": only}
-    measures = [column for column in left.columns if column not in keys]
-    joined = left.join(right, on=keys, how="full", nulls_equal=True, suffix="_duckdb", coalesce=True)
-    differ: dict[str, int] = {}
-    for column in measures:
-        on_polars, on_duckdb = pl.col(column).cast(pl.Float64), pl.col(f"{column}_duckdb").cast(pl.Float64)
-        apart = (
-            ((on_polars - on_duckdb).abs() > TOLERANCE)
-            | (on_polars.is_null() != on_duckdb.is_null())
-            | (on_polars.is_nan() != on_duckdb.is_nan())
-        )
-        rows = joined.filter(apart).height
-        if rows:
-            differ[column] = rows
-    types = sorted(column for column in measures if left.schema[column] != right.schema[column])
-    counts = {"rows": joined.height, "measures": len(measures), "columns_differ": differ, "types_differ": types}
-    text = (
-        f"yes ({len(measures)} measures x {joined.height} rows)"
-        if not differ
-        else "no: " + ", ".join(f"{column} in {rows} rows" for column, rows in differ.items())
-    )
-    if types:
-        text += f"; types differ in {', '.join(types)} (compared as numbers)"
-    return {**counts, "text": text}
-
-
 def machine() -> str:
     cpu = next(
         (
@@ -343,14 +277,24 @@ def machine() -> str:
     )
 
 
-def parse_tools(text: str | None, rows: int) -> list[str]:
+def parse_tools(text: str | None, rows: int, every_family: bool = False) -> list[str]:
+    """The tools to time, in the table's order, then the family tools (bench/families.py);
+    ``every_family`` (``--families``) adds every family of each engine chosen (both, if none)."""
     if not text:
-        return [tool for tool in TOOLS if rows <= LARGE or tool not in (*PEERS, HAND)]
-    chosen = [name.strip() for name in text.split(",") if name.strip()]
+        chosen = [tool for tool in TOOLS if rows <= LARGE or tool not in (*PEERS, HAND)]
+    else:
+        chosen = [name.strip() for name in text.split(",") if name.strip()]
+    engines = [engine for engine in OURS if engine in chosen or engine + ALL_TREC_SUFFIX in chosen]
+    if every_family:
+        chosen += [engine + families.EVERY_FAMILY_SUFFIX for engine in engines or OURS]
+    timed_families, chosen = families.expand(chosen, OURS)
     unknown = [name for name in chosen if name not in TOOLS]
     if unknown:
-        raise SystemExit(f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(TOOLS)}")
-    return [tool for tool in TOOLS if tool in chosen]  # in the table's order
+        raise SystemExit(
+            f"unknown tool(s) {', '.join(unknown)}; known: {', '.join(TOOLS)}, and per engine "
+            f"ndcg-<engine>-families or ndcg-<engine>-family-<family> (bench/families.py)"
+        )
+    return [tool for tool in TOOLS if tool in chosen] + timed_families
 
 
 def with_others(tools: list[str], others: dict[str, Path]) -> list[str]:
@@ -388,7 +332,17 @@ def main() -> None:
         action="append",
         help=f"layout of the run's rows (repeatable; default: {' then '.join(DEFAULT_LAYOUTS)})",
     )
-    parser.add_argument("--tools", help=f"comma list of tools to run (default: all): {','.join(TOOLS)}")
+    parser.add_argument(
+        "--tools",
+        help=f"comma list of tools to run (default: all): {','.join(TOOLS)}; also ndcg-<engine>-families "
+        "(every measure family alone) and ndcg-<engine>-family-<family> (one)",
+    )
+    parser.add_argument(
+        "--families",
+        action="store_true",
+        help="also time each measure family alone against NDCG alone at the all_trec cutoffs, "
+        "for each engine chosen (bench/families.py)",
+    )
     parser.add_argument(
         "--ndcg",
         type=Path,
@@ -416,7 +370,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = parse_size(args.size)
     others = parse_others(args.also_ndcg)
-    tools = parse_tools(args.tools, rows)
+    tools = parse_tools(args.tools, rows, args.families)
     layouts = args.layout or list(DEFAULT_LAYOUTS)
     if not args.ndcg.exists():
         raise SystemExit(f"--ndcg {args.ndcg}: no such file")
@@ -726,6 +680,7 @@ def write(
     if notes:
         lines[-2:-2] = [*notes, ""]
     records = []
+    family_checks, ndcg_checks = families.checks(out_root, best), {}
     for m in measured:
         tool = m.tool.split(" ")[0]
         if m.tool.startswith("floor") or m.tool in (base_tool, SQL_REFUSALS):
@@ -740,7 +695,10 @@ def write(
         cpu = f"{m.best_cpu:.2f}" if m.best_cpu is not None else "-"
         cells = [m.tool, f"{m.best:.2f}", f"{m.median:.2f}", cpu, f"{m.peak_rss_mb:.0f}"]
         cells.append(f"{ratio:.2f}x" if ratio else "-")
-        lines.append("| " + " | ".join([*cells, match["text"], under, m.note]) + " |")
+        if families.split_family_tool(tool):  # in the families' own table, below
+            ndcg_checks[tool] = match["text"]
+        else:
+            lines.append("| " + " | ".join([*cells, match["text"], under, m.note]) + " |")
         records.append(
             {
                 "tool": m.tool,
@@ -754,15 +712,18 @@ def write(
                 "match": match["text"],
                 "compared_under": under.strip("`"),
                 **{key: value for key, value in match.items() if key != "text"},
+                **({"all_trec_columns_match": family_checks[tool]} if tool in family_checks else {}),
                 "phases_per_run": m.phases_per_run,
                 "note": m.note,
             }
         )
     best_cpu = {m.tool: m.best_cpu for m in measured if m.best_cpu is not None}
     ratio_text, ratios = ratio_lines(best, best_cpu, others)
-    lines += ["", *ratio_text]
+    family_lines, family_rows, family_ratios = families.table(best, best_cpu, family_checks, ndcg_checks)
+    ratios |= family_ratios
+    lines += ["", *ratio_text, *family_lines]
     # only when both ran in this sitting: out/ keeps an earlier sitting's tables
-    engines_agree = all_trec_engines_agreement(out_root) if all(tool in best for tool in ALL_TREC) else {}
+    engines_agree = all_trec_engines_agreement(out_root, ALL_TREC) if all(tool in best for tool in ALL_TREC) else {}
     if engines_agree:
         lines += [
             f"`--measures all_trec`, DuckDB against Polars, per query, every measure (1e-9): {engines_agree['text']}.",
@@ -805,6 +766,7 @@ def write(
                 "ratios": ratios,
                 "all_trec_engines_agree": engines_agree,
                 "all_trec_others_agree": others_agree,
+                "families": family_rows,
                 "tools": records,
             },
             indent=2,

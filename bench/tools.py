@@ -35,7 +35,15 @@ def default_ndcg() -> Path:
     return Path(sys.executable).parent / "ndcg"
 
 
-def ours_command(engine: str, run: str, qrels: str, out: Path, extra: list[str], ndcg: Path | None = None) -> list[str]:
+def ours_command(
+    engine: str,
+    run: str,
+    qrels: str,
+    out: Path,
+    extra: list[str],
+    ndcg: Path | None = None,
+    cutoffs: tuple[int, ...] = CUTOFFS,
+) -> list[str]:
     """Our CLI end to end: Parquet in, ``per_query.parquet`` and ``summary.parquet`` out."""
     return [
         str(ndcg or default_ndcg()),
@@ -45,7 +53,7 @@ def ours_command(engine: str, run: str, qrels: str, out: Path, extra: list[str],
         "--qrels",
         qrels,
         "--k",
-        ",".join(map(str, CUTOFFS)),
+        ",".join(map(str, cutoffs)),
         "--out",
         str(out / "ndcg"),
         "--engine",
