@@ -117,10 +117,11 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 	$(BIN)/python $(PIP_INSTALL) -e '.[bench]'
 	touch $@
 
-bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M LAYOUT=shuffled TOOLS=a,b NDCG=path (results in bench/results/)
+bench: $(VENV)/.installed-bench ## time us against the peers: make bench SIZE=10M LAYOUT=shuffled TOOLS=a,b NDCG=path FAMILIES=1 (results in bench/results/)
 	$(BIN)/python bench/run.py --size $(SIZE) --repeat $(REPEAT) $(if $(MEMORY_LIMIT),--memory-limit $(MEMORY_LIMIT)) \
 	  $(if $(LAYOUT),--layout $(LAYOUT)) $(if $(TOOLS),--tools $(TOOLS)) $(if $(NDCG),--ndcg $(NDCG)) \
-	  $(if $(ALSO_NDCG),--also-ndcg $(ALSO_NDCG)) $(if $(LABEL),--label $(LABEL)) $(if $(TREC_EVAL),--trec-eval $(TREC_EVAL))
+	  $(if $(ALSO_NDCG),--also-ndcg $(ALSO_NDCG)) $(if $(LABEL),--label $(LABEL)) $(if $(TREC_EVAL),--trec-eval $(TREC_EVAL)) \
+	  $(if $(FAMILIES),--families)
 
 # The report's browser test needs headless Chromium. Installed with apt-get when it is
 # missing and we can (root on Debian); elsewhere that one test skips and says why.
