@@ -93,15 +93,17 @@ def blocks(page: Path) -> list[tuple[str, list[tuple[int, str]]]]:
     """The fenced code blocks of a Markdown page: (info string, [(line number, line)])."""
     found: list[tuple[str, list[tuple[int, str]]]] = []
     fence: str | None = None
+    indent = ""
     for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), start=1):
         match = FENCE.match(line)
         if fence is None and match:
-            fence = match.group(2)
+            fence, indent = match.group(2), match.group(1)
             found.append((match.group(3).strip(), []))
         elif fence is not None and match and match.group(2).startswith(fence) and not match.group(3):
             fence = None
         elif fence is not None:
-            found[-1][1].append((number, line))
+            # a block in a list item is indented as its fence is: its lines read without it
+            found[-1][1].append((number, line.removeprefix(indent)))
     return found
 
 
