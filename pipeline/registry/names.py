@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -343,12 +344,21 @@ def resolve_measures(given: tuple[str, ...] | list[str]) -> tuple[tuple[str, ...
         if length is not None and not 1 <= int(length) <= MAX_CUTOFF:
             raise SpecError(f"measure {text!r}: its length must be a positive integer, at most 2**63 - 1")
     named = [measure_named(text) for text in given if text not in MEASURE_SETS and text not in strings]
-    named += [(m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets)]
+    named += _set_members(sets)
     families = {PRIMARY_MEASURE, *(family for family, _ in named)}
     cutoffs = sorted({k for _, k in named if k is not None})
     # a set's name stays among the measures: trec lines then print each family at its own cutoffs
     # relstring is a line of the trec output, not a column: kept by name, as the sets are
     return (*(f for f in MEASURE_FAMILIES if f in families), *sets, *strings), tuple(cutoffs)
+
+
+@functools.lru_cache(maxsize=16)
+def _set_members(sets: tuple[str, ...]) -> tuple[tuple[str, int | None], ...]:
+    """``(family, cutoff)`` of every measure the named sets hold, at trec_eval's cutoffs of it:
+    the same for every evaluation asking those sets (each Evaluation resolves its measures)."""
+    if not sets:
+        return ()
+    return tuple((m.selected_by, k) for m in MEASURES for k in (None, *m.trec_cutoffs) if in_trec_eval_sets(m, k, sets))
 
 
 # trec_eval's and ir_measures' names of one measure over the whole ranking (map, AP, RR, ndcg,
