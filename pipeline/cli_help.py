@@ -15,7 +15,8 @@ ADVANCED = frozenset(
     {
         "run_query_col", "run_doc_col", "qrels_query_col", "qrels_doc_col", "qrels_label_col",
         "run_version", "qrels_version", "log_base", "ap_denominator", "precision_denominator",
-        "queries_without_judgments", "rbp_persistence", "err_max_grade", "threads", "spark_master",
+        "queries_without_judgments", "rbp_persistence", "rbp_gain", "err_max_grade", "retrieved_scores",
+        "threads", "spark_master",
         "missing_qrels_partition", "digits", "log_format", "print_config",
     }
 )  # fmt: skip
