@@ -17,6 +17,9 @@ import polars as pl
 from pipeline.groups import OVERALL, RESERVED_COLUMNS, check_group_names
 from pipeline.registry import MEASURE, MEASURE_NAMES, MIN_GEOMETRIC_MEAN, PRIMARY_MEASURE
 
+# The weight of each query while the means are taken (--query-weights): a column of no output
+WEIGHT = "_query_weight"
+
 MEASURES = MEASURE_NAMES
 TIE_BOUNDS = ("ndcg_min", "ndcg_max")
 # How the summary combines each column: the registry's Measure.aggregate; the tie bounds are means.
@@ -31,35 +34,51 @@ TIE_SENSITIVITY = 1e-12
 __all__ = ["MEASURES", "OVERALL", "RESERVED_COLUMNS", "TIE_BOUNDS", "TIE_SENSITIVITY", "check_group_names", "summarize"]
 
 
-def _combined(column: str, aggregate: str, counted: pl.Expr) -> pl.Expr:
+def _combined(column: str, aggregate: str, counted: pl.Expr, weight: pl.Expr | None = None) -> pl.Expr:
     """One measure over the counted queries: a running sum in query order (a plain sum() or
     mean() would let the optimizer drop the sort), so that reruns give the same bits; divided
     by the count for a mean; of ln(max(value, 1e-5)), divided, then exp, for a geometric mean
-    (trec_eval's gm_map: MIN_GEO_MEAN)."""
+    (trec_eval's gm_map: MIN_GEO_MEAN). With ``weight`` (``--query-weights``), a mean is
+    sum(w * x) / sum(w) and a geometric mean exp(sum(w * ln x) / sum(w)); a sum stays a sum."""
     value = pl.col(column).filter(counted)
     if aggregate == "geometric_mean":
         # a null value stays null (max_horizontal alone would take the floor for it)
         value = pl.when(value.is_not_null()).then(pl.max_horizontal(value, pl.lit(MIN_GEOMETRIC_MEAN)).log())
-    total = value.sort_by(pl.col("query_id").filter(counted)).cum_sum().last()
+    order = pl.col("query_id").filter(counted)
     if aggregate == "sum":
-        return total
-    return (total / counted.sum()).exp() if aggregate == "geometric_mean" else total / counted.sum()
+        return value.sort_by(order).cum_sum().last()
+    if weight is None:
+        total, count = value.sort_by(order).cum_sum().last(), counted.sum()
+    else:
+        weights = weight.filter(counted)
+        total, count = (value * weights).sort_by(order).cum_sum().last(), weights.sort_by(order).cum_sum().last()
+    return (total / count).exp() if aggregate == "geometric_mean" else total / count
 
 
-def summarize(per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] = ()) -> pl.LazyFrame:
+def summarize(
+    per_query: pl.LazyFrame, *, group_by: tuple[str, ...] | list[str] = (), weights: pl.DataFrame | None = None
+) -> pl.LazyFrame:
     """``[group columns], k, queries, cg, dcg, idcg, ndcg``: each measure over the queries
     evaluated at each cutoff, as its ``Measure.aggregate`` says (a mean unless the registry
     says otherwise: :data:`AGGREGATE_OF`); with ``group_by``, one row per group and cutoff (``overall`` false; queries
     with a null group value are a group), then the overall rows (``overall`` true, group
     columns null). With tie bounds in ``per_query``, also the means ``ndcg_min``,
     ``ndcg_max`` and ``tie_sensitive_queries``, how many queries an order of ties could score
-    differently."""
+    differently. With ``weights`` (``query_id, weight`` of every evaluated query, checked by
+    :mod:`pipeline.weights`), every mean and geometric mean is weighted by its queries' weights;
+    sums and the counts of queries are not."""
     # every measure is combined over the evaluated queries (spec.Measure.aggregate): those
     # whose primary measure is not null
     counted = pl.col(PRIMARY_MEASURE).is_not_null()
     columns = per_query.collect_schema().names()
+    weight = None
+    if weights is not None:
+        per_query = per_query.join(
+            weights.lazy().select("query_id", pl.col("weight").alias(WEIGHT)), on="query_id", how="left"
+        )
+        weight = pl.col(WEIGHT)
     means = [counted.sum().cast(pl.Int64).alias("queries")]
-    means += [_combined(m, AGGREGATE_OF[m], counted).alias(m) for m in columns if m in AGGREGATE_OF]
+    means += [_combined(m, AGGREGATE_OF[m], counted, weight).alias(m) for m in columns if m in AGGREGATE_OF]
     if "ndcg_min" in columns:
         # queries that an order of their ties could score differently (see sql/summary.sql)
         sensitive = (pl.col("ndcg_max") - pl.col("ndcg_min")) > TIE_SENSITIVITY

@@ -32,6 +32,7 @@ from pipeline.registry import (
     Evaluation,
     InputChecks,
     Profile,
+    QueryWeights,
     SpecError,
     measure_conventions,
     options_for,
@@ -151,6 +152,7 @@ class _Given:
     qrels_version: Version = None
     checks: InputChecks = field(default_factory=InputChecks)
     execution: Execution = field(default_factory=Execution)
+    weights: QueryWeights = field(default_factory=QueryWeights)
 
     def evaluation(self, given: Evaluation | None, function: str) -> Evaluation:
         if given is None:
@@ -256,12 +258,15 @@ def evaluate(
     after the other, each within the limit (DuckDB also gets it as its ``memory_limit``). The
     buckets are written once, in a temporary folder of ``TMPDIR``, about the inputs' size. The
     per-query rows, summary and warnings are the same as in one pass. ``spark_master`` is the
-    Spark engine's master URL.
+    Spark engine's master URL. ``query_weights`` (a Parquet or CSV table of one weight per query,
+    columns ``query_col`` and ``weight_col``) makes every mean of the summary a weighted mean,
+    ``missing_query_weight`` the weight of an evaluated query it lacks (default: an error); the
+    weights are in the result's ``query_weights``.
     """
     given = _given("evaluate", options, columns)
     chosen = engine_named(engine)
     evaluation = given.evaluation(evaluation, "evaluate")
-    return evaluate_inputs(_inputs(chosen, run, qrels, given), evaluation, chosen, given.execution)
+    return evaluate_inputs(_inputs(chosen, run, qrels, given), evaluation, chosen, given.execution, given.weights)
 
 
 def _tables(run: Input, qrels: Input | None, given: _Given) -> tuple[Input, Input | None]:

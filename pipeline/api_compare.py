@@ -71,6 +71,8 @@ def comparison_keywords() -> list[Keyword]:
         found.append(Keyword(name, annotation, default, shown, meaning(name).replace("%%", "%") + more))
     # the groups of the runs scored here (Systems.query_attributes)
     found.append(Keyword("query_attributes", str | Path | None, None, "none", meaning("query_attributes")))
+    # refused, as the command line refuses its flag (pipeline.compare_job.refuse_query_weights)
+    found.append(Keyword("query_weights", str | Path | None, None, "none", meaning("query_weights")))
     return found
 
 
@@ -132,6 +134,7 @@ def compare_runs(
     profile = options.pop("profile", None)
     checks = {o.name: options.pop(o.name) for o in options_for(command="compare") if o.name in options}
     query_attributes = options.pop("query_attributes", None)
+    query_weights = options.pop("query_weights", None)
     systems = Systems(
         runs=[str(run) for run in runs],
         qrels=None if qrels is None else str(qrels),
@@ -141,6 +144,7 @@ def compare_runs(
         profile=profile,
         query_attributes=None if query_attributes is None else str(query_attributes),
         input_options=checks,
+        query_weights=None if query_weights is None else str(query_weights),
     )
     if "k" in options:
         options["k"] = _cutoffs_text(options["k"])

@@ -88,6 +88,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         summary_table,
         text_line,
         trec_lines,
+        weights_line,
     )
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.read import Source, trec_run_id
@@ -96,6 +97,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.registry import asked_values, named_lines, relstring_asked
     from pipeline.units import option_values
 
+    if args.output_format == "gdeval" and args.query_weights:
+        raise UsageError(
+            "--output-format gdeval prints gdeval's amean, the plain mean of its lines; it cannot go with "
+            "--query-weights (weighted means): print them with --output-format table, json or trec"
+        )
     if args.output_format == "gdeval":
         # gdeval's numbers: its profile and its two measures, unless given (and then checked)
         from pipeline.io.gdeval_format import gdeval_cutoff, gdeval_defaults
@@ -157,6 +163,13 @@ def _evaluate(args: argparse.Namespace) -> int:
             )
         if units:
             sys.stdout.write(conventions_header(evaluation, args.profile, verbose=args.verbose) + "\n")
+            weighted = weights_line(job.weights.describe())
+            if weighted:
+                sys.stdout.write(weighted + "\n")
+    elif job.weights.path and units and output_format != "json":
+        logging.getLogger("ndcg").warning(
+            "the means printed are weighted by --query-weights %s (sums and query counts are not)", job.weights.path
+        )
     note = spelling_note(args.measures, evaluation, args.profile)
     if note and units:
         # with the table, under its conventions line; with trec or JSON, where a person reads them
@@ -211,6 +224,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     if output_format == "json":
         payload = {
             "conventions": evaluation.describe(),
+            # only when given, as the manifest records it: JSON readers of unweighted outputs see no change
+            **({"query_weights": job.weights.describe()} if job.weights.path else {}),
             "engine": args.engine,
             "units": [
                 {
@@ -428,6 +443,7 @@ def _compare(args: argparse.Namespace) -> int:
         profile=args.profile,
         query_attributes=args.query_attributes,
         input_options=_options(args, "compare"),
+        query_weights=args.query_weights,
     )
     try:
         compared = compare_job(

@@ -220,6 +220,7 @@ def _add_evaluate(commands: argparse._SubParsersAction) -> None:
         help="columns of the run (or of --query-attributes) to summarise by, e.g. locale,model (not on spark)",
     )
     job.add_argument("--query-attributes", help="Parquet/CSV table of per-query attributes joined on the query id")
+    add_option_flags(job, "query weights", "evaluate")
     job.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     job.add_argument("--log-format", default="text", choices=("text", "json"), help="json: one object per line")
     add_help_texts(
@@ -421,6 +422,12 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
         "--query-attributes",
         help="with --run and --group-by: Parquet/CSV table of per-query attributes joined on the query id "
         "(default: the groups of the runs)",
+    )
+    systems.add_argument(
+        "--query-weights",
+        metavar="PATH",
+        help="refused for now: the paired tests and the gate weigh every query alike (evaluate takes "
+        "--query-weights for weighted means)",
     )
 
     measure = compare.add_argument_group(

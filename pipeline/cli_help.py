@@ -17,7 +17,7 @@ ADVANCED = frozenset(
         "run_version", "qrels_version", "log_base", "ap_denominator", "precision_denominator",
         "queries_without_judgments", "rbp_persistence", "rbp_gain", "err_max_grade", "retrieved_scores",
         "threads", "spark_master",
-        "missing_qrels_partition", "digits", "log_format", "print_config",
+        "weight_col", "missing_query_weight", "missing_qrels_partition", "digits", "log_format", "print_config",
     }
 )  # fmt: skip
 # a choice list longer than this is shown as the flag's value name (--gain GAIN), its choices

@@ -70,6 +70,8 @@ class Systems:
     profile: str | None = None
     query_attributes: str | None = None
     input_options: Mapping[str, Any] = field(default_factory=dict)
+    # refused for now (refuse_query_weights): the paired tests read every query alike
+    query_weights: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,8 @@ def compare_job(
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
 
+    if systems.query_weights:
+        refuse_query_weights("--query-weights was given")
     if systems.runs and (systems.baseline or systems.candidates):
         raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
     if systems.query_attributes and not systems.runs:
@@ -146,6 +150,11 @@ def compare_job(
         judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
     else:
         tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
+        weighted = [
+            name for name, found in conventions.items() if isinstance(found, dict) and found.get("query_weights")
+        ]
+        if weighted:
+            refuse_query_weights(f"{', '.join(weighted)} evaluated with --query-weights (their manifest.json says so)")
         judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
     if gate is not None and gate.partitions and not partition_by:
         raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
@@ -360,6 +369,17 @@ def shared_judgments(qrels: str | None) -> dict[str, Any] | None:
         identity = dict(UNKNOWN)
     digest = judgments_digest(identity)
     return {"path": qrels, "identity": identity, **({"sha256": digest} if digest else {})}
+
+
+def refuse_query_weights(why: str) -> None:
+    """Weighted means are not compared yet: the paired tests (t-test, randomization, bootstrap),
+    the deltas and the gate read every query alike, and a comparison of weighted systems made
+    unweighted would gate on other numbers than those evaluated. Refused, never weakened."""
+    raise UsageError(
+        f"{why}: ndcg compare and its gate do not weigh queries yet (their paired tests and means count every "
+        "query alike), and a comparison of weighted means is refused rather than made unweighted; compare "
+        "outputs evaluated without --query-weights, or read the weighted means from each evaluation's summary"
+    )
 
 
 def check_conventions(conventions: dict, allowed: bool) -> dict:

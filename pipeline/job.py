@@ -34,8 +34,9 @@ from pipeline.io.partitions import Partition, hive_partitions, judgments_partiti
 from pipeline.io.read import QUERY, Columns, Source, table_source
 from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
-from pipeline.registry import OPTION, Evaluation, InputChecks
+from pipeline.registry import OPTION, Evaluation, InputChecks, QueryWeights
 from pipeline.units import Result, evaluate_inputs
+from pipeline.weights import check_weight_totals
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,8 @@ class Job:
     partition_filters: dict[str, set[str]] = field(default_factory=dict)
     group_by: tuple[str, ...] = ()
     query_attributes: str | None = None
+    # one weight per query in the summary's means (--query-weights; see pipeline/weights.py)
+    weights: QueryWeights = field(default_factory=QueryWeights)
     # a run partition without its folder in judgments partitioned like the run: "error" (exit
     # 3) or "whole" (scored against all the judgments, with a warning)
     missing_qrels_partition: str = OPTION["missing_qrels_partition"].default
@@ -126,6 +129,7 @@ def run_job(
             "run": _path_of(plan.run),
             "qrels": plan.qrels and _path_of(plan.qrels),
             "query_attributes": job.query_attributes,
+            "query_weights": job.weights.path,
         }
         refuse_changed(plan.key["inputs"], reuse.reuse_key(job, plan.run, plan.qrels)["inputs"], names)
     if before_write:
@@ -233,7 +237,7 @@ def _run_path(job: Job, partition: Partition | None, run_table: Source | None = 
 def _evaluate_unit(job: Job, engine: Engine, planned: _Planned, started: str) -> Unit:
     partition, run_path, qrels_path = planned.partition, planned.run, planned.qrels
     inputs = Inputs(run_path, qrels_path, job.columns, job.run_format, job.qrels_format, job.checks)
-    result = evaluate_inputs(inputs, job.evaluation, engine, job.execution)
+    result = evaluate_inputs(inputs, job.evaluation, engine, job.execution, job.weights)
     per_query, summary = result.per_query, result.summary
     if job.group_by:
         check_group_names(job.group_by, RESERVED_COLUMNS | set(partition.as_dict() if partition else ()))
@@ -243,7 +247,9 @@ def _evaluate_unit(job: Job, engine: Engine, planned: _Planned, started: str) ->
         per_query, unlabelled = attach_groups(per_query, query_groups(rows, source, job.group_by), source, job.group_by)
         if unlabelled is not None:
             result = replace(result, warnings=(*result.warnings, unlabelled))
-        summary = summarize(per_query.lazy(), group_by=job.group_by).collect()
+        if result.query_weights is not None:
+            check_weight_totals(per_query, result.query_weights, str(job.weights.path), job.group_by)
+        summary = summarize(per_query.lazy(), group_by=job.group_by, weights=result.query_weights).collect()
         per_query = per_query.select(QUERY, *job.group_by, pl.exclude(QUERY, *job.group_by))
     if partition:
         keys = [pl.lit(value).alias(key) for key, value in partition.as_dict().items()]

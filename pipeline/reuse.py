@@ -30,7 +30,7 @@ from pipeline.io.identity import UNKNOWN, differences, identified, identify, jud
 from pipeline.io.partitions import Partition
 from pipeline.io.read import Columns, Source, scan_qrels, scan_run
 from pipeline.io.write import MANIFEST, OUTPUT_DIGESTS, SUCCESS, OutputError, file_digest, plain_name
-from pipeline.registry import Evaluation, InputChecks
+from pipeline.registry import Evaluation, InputChecks, QueryWeights
 
 # the manifest's versions key for :func:`source_digest`
 SOURCE = "ndcg-pipeline-source"
@@ -56,6 +56,8 @@ class Recipe(Protocol):
     def out_format(self) -> str: ...
     @property
     def query_attributes(self) -> str | None: ...
+    @property
+    def weights(self) -> QueryWeights: ...
 
 
 class Planned(Protocol):
@@ -93,7 +95,14 @@ def units_to_recompute(
 def options(job: Recipe) -> dict[str, Any]:
     """The options that change a number, as the manifest records them: the resolved conventions
     and cutoffs, the groups, the input checks."""
-    return {**job.evaluation.describe(), "group_by": list(job.group_by), **asdict(job.checks)}
+    weighted = job.weights.describe()
+    return {
+        **job.evaluation.describe(),
+        "group_by": list(job.group_by),
+        **asdict(job.checks),
+        # only when given: outputs without weights keep the options they always recorded
+        **({"query_weights": weighted} if weighted else {}),
+    }
 
 
 def reuse_key(job: Recipe, run_path: str | Source, qrels_path: str | Source | None) -> dict[str, Any]:
@@ -123,6 +132,7 @@ def reuse_key(job: Recipe, run_path: str | Source, qrels_path: str | Source | No
             "run": identity(run_path, job.run_format),
             "qrels": identity(qrels_path, job.qrels_format, "qrels"),
             "query_attributes": identity(job.query_attributes, None),
+            "query_weights": identity(job.weights.path, None),
         },
         "options": options(job),
         "settings": {
@@ -153,6 +163,7 @@ def recorded_inputs(
         "run": _describe_input(job, run_path, "run", identities["run"], run_rows),
         "qrels": _judgments_record(job, qrels_path, identities["qrels"], qrels_rows) if qrels_path else None,
         "query_attributes": _describe_attributes(job.query_attributes, identities["query_attributes"]),
+        "query_weights": _describe_attributes(job.weights.path, identities["query_weights"]),
     }
 
 
@@ -225,7 +236,7 @@ def recompute_reason(out: Path, partition: Partition | None, key: dict[str, Any]
             return f"{part} changed: {', '.join(changed)}"
     raw_inputs = recorded.get("inputs")
     inputs: dict[str, Any] = raw_inputs if isinstance(raw_inputs, dict) else {}
-    for role in ("run", "qrels", "query_attributes"):
+    for role in ("run", "qrels", "query_attributes", "query_weights"):
         new = key["inputs"][role]
         entry = inputs.get(role)
         if new is None or entry is None:

@@ -25,19 +25,26 @@ from typing import Any
 
 import polars as pl
 
+from pipeline.aggregate import summarize
 from pipeline.engines import Engine, Execution, out_of_memory
 from pipeline.errors import InvalidInput, UsageError, first_line
 from pipeline.inputs import Inputs, Prepared, Validated, prepare, unchanged_while_read
 from pipeline.inputs import check as check_prepared
 from pipeline.io.read import COLLECT_ENGINE, Columns, Source
-from pipeline.registry import Evaluation, InputChecks, option_fields
+from pipeline.registry import Evaluation, InputChecks, QueryWeights, option_fields
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
+from pipeline.weights import weigh
 
 log = logging.getLogger(__name__)
 
 # What holds the options of :data:`pipeline.registry.OPTIONS` given by part (``execution.threads``),
 # by the name of the field holding it (a field of :class:`pipeline.job.Job`)
-OPTION_HOLDERS: dict[str, Callable[..., Any]] = {"columns": Columns, "checks": InputChecks, "execution": Execution}
+OPTION_HOLDERS: dict[str, Callable[..., Any]] = {
+    "columns": Columns,
+    "checks": InputChecks,
+    "execution": Execution,
+    "weights": QueryWeights,
+}
 
 
 def option_values(given: dict[str, Any]) -> dict[str, Any]:
@@ -57,14 +64,29 @@ class Result:
     warnings: tuple[ValidationWarning, ...] = ()
     # the rows validation counted in the run and the qrels (None: not counted here, as on Spark)
     input_rows: tuple[int, int] | None = None
+    # ``query_id, weight`` of every evaluated query when the means are weighted (--query-weights)
+    query_weights: pl.DataFrame | None = None
 
 
-def evaluate_inputs(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution: Execution) -> Result:
+def evaluate_inputs(
+    inputs: Inputs,
+    evaluation: Evaluation,
+    engine: Engine,
+    execution: Execution,
+    weights: QueryWeights | None = None,
+) -> Result:
     """Validate and evaluate one unit's inputs on ``engine``: in one pass, or in buckets when
     ``execution.memory_limit`` is too small for the run (engines that evaluate out of core).
-    An input that changes while it is read is refused (:func:`pipeline.inputs.unchanged_while_read`)."""
+    An input that changes while it is read is refused (:func:`pipeline.inputs.unchanged_while_read`).
+    With ``weights.path``, the summary's means are weighted by the queries' weights
+    (:mod:`pipeline.weights`), taken from the engine's per-query table, as the groups' are."""
     with unchanged_while_read(inputs):
-        return _evaluate(inputs, evaluation, engine, execution)
+        result = _evaluate(inputs, evaluation, engine, execution)
+    if weights is None or weights.path is None:
+        return result
+    table = weigh(result.per_query, weights, inputs.columns)
+    summary = summarize(result.per_query.lazy(), weights=table).collect()
+    return replace(result, summary=summary, query_weights=table)
 
 
 def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution: Execution) -> Result:

@@ -402,6 +402,20 @@ def conventions_header(evaluation: Evaluation, profile: str | None = None, *, ve
     return "\n".join([line, *(f"#   {key}: {_setting_text(value)}" for key, value in evaluation.describe().items())])
 
 
+def weights_line(weights: dict[str, object] | None) -> str | None:
+    """The line under the conventions line when the means are weighted (``--query-weights``,
+    as :meth:`pipeline.registry.QueryWeights.describe` records it), else None."""
+    if weights is None:
+        return None
+    missing = weights.get("missing_query_weight")
+    default = f"; a query without a row weighs {missing:g}" if isinstance(missing, float) else ""
+    return text_line(
+        f"# query weights: {weights['path']} (column {weights['weight_column']}{default}): each mean is "
+        "sum(w*x)/sum(w) over the evaluated queries, each geometric mean exp(sum(w*ln x)/sum(w)); sums and "
+        "query counts are not weighted"
+    )
+
+
 IR_MEASURES_PROFILE = "ir_measures"
 
 

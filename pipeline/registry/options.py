@@ -10,6 +10,8 @@ is, is the conventions'.
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +35,7 @@ OPTION_GROUPS: dict[str, OptionGroup] = {
         OptionGroup("inputs", ("evaluate", "validate"), ("per_query", "check", "evaluate")),
         OptionGroup("validation", ("evaluate", "validate", "compare"), ("per_query", "check", "evaluate")),
         OptionGroup("execution", ("evaluate",), ("evaluate",)),
+        OptionGroup("query weights", ("evaluate",), ("evaluate",)),
         OptionGroup("batch job", ("evaluate",), ()),
     )
 }
@@ -99,7 +102,19 @@ def results_limit(text: str) -> int | None:
     return int(text) or None
 
 
+def query_weight(text: str) -> float:
+    """``--missing-query-weight``' text: a finite number >= 0 (a weight the queries may take)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise SpecError(f"expected a number >= 0, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise SpecError(f"expected a finite number >= 0, got {text!r}")
+    return value
+
+
 thread_count.__name__ = results_limit.__name__ = "int"  # argparse names a ValueError's type by it
+query_weight.__name__ = "float"
 
 # the formats an input may be read as (pipeline/io/read.py reads them)
 INPUT_FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv", "delta")
@@ -240,6 +255,34 @@ OPTIONS: tuple[Option, ...] = (
         examples=(("local[1]", "local[1]"),),
     ),
     Option(
+        "query_weights",
+        "query weights",
+        "weights.path",
+        "Parquet/CSV table of one weight per query (columns named by --query-col and --weight-col): every mean "
+        "of the summary, overall and per group, becomes the weighted mean sum(w*x)/sum(w) over the evaluated "
+        "queries (docs/conventions.md#query-weights); default: every query weighs the same",
+        metavar="PATH",
+        examples=(("weights.parquet", "weights.parquet"),),
+    ),
+    Option(
+        "weight_col",
+        "query weights",
+        "weights.column",
+        "weight column of --query-weights (default: weight)",
+        "weight",
+        examples=(("w", "w"),),
+    ),
+    Option(
+        "missing_query_weight",
+        "query weights",
+        "weights.missing",
+        "the weight of an evaluated query without a row in --query-weights (default: none, such a query is an "
+        "error, exit 3)",
+        parse=query_weight,
+        metavar="W",
+        examples=(("1", 1.0), ("0", 0.0)),
+    ),
+    Option(
         "missing_qrels_partition",
         "batch job",
         "missing_qrels_partition",
@@ -270,6 +313,27 @@ class InputChecks:
 
     allow_fractional_labels: bool = OPTION["allow_fractional_labels"].default
     warn_results_over: int | None = OPTION["warn_results_over"].default
+
+
+@dataclass(frozen=True)
+class QueryWeights:
+    """One weight per query in the summary's means: the ``query weights`` options of
+    :data:`OPTIONS` (the fields a job's ``weights`` holds). ``path`` None: every query weighs the
+    same, as without weights; ``missing`` None: an evaluated query without a weight is an error."""
+
+    path: str | None = OPTION["query_weights"].default
+    column: str = OPTION["weight_col"].default
+    missing: float | None = OPTION["missing_query_weight"].default
+
+    def __post_init__(self) -> None:
+        if self.path is not None:  # a pathlib.Path given to the API: recorded as its text
+            object.__setattr__(self, "path", os.fspath(self.path))
+
+    def describe(self) -> dict[str, Any] | None:
+        """As the manifest, the JSON output and the comparison's checks record it (None without)."""
+        if self.path is None:
+            return None
+        return {"path": self.path, "weight_column": self.column, "missing_query_weight": self.missing}
 
 
 def options_for(*, command: str | None = None, function: str | None = None) -> tuple[Option, ...]:

@@ -67,16 +67,28 @@ def assert_same(actual: dict, expected: dict, tolerance: float = PEER_TOLERANCE)
         assert actual[key] == pytest.approx(value, abs=tolerance), f"{key}: ours {actual[key]}, peer {value}"
 
 
-def lightgbm_ndcg(labels: list[int], scores: list[float], groups: list[int], cutoffs: tuple[int, ...]) -> list[float]:
+def lightgbm_ndcg(
+    labels: list[int],
+    scores: list[float],
+    groups: list[int],
+    cutoffs: tuple[int, ...],
+    weights: list[float] | None = None,
+) -> list[float]:
     """LightGBM's own ndcg@k of fixed scores, in arrival order: a zero-gradient objective keeps
-    every tree at 0, so the validation set's predictions are its init_score."""
+    every tree at 0, so the validation set's predictions are its init_score. ``weights``: one
+    per row (LightGBM weighs each query by the mean of its rows' weights)."""
     import lightgbm
 
     train = lightgbm.Dataset(
         np.array([[0.0], [1.0]]), np.array([0.0, 1.0]), group=[2], params={"min_data_in_bin": 1, "verbosity": -1}
     )
     valid = lightgbm.Dataset(
-        np.zeros((len(labels), 1)), np.array(labels, dtype=float), group=groups, init_score=scores, reference=train
+        np.zeros((len(labels), 1)),
+        np.array(labels, dtype=float),
+        group=groups,
+        init_score=scores,
+        weight=None if weights is None else np.array(weights, dtype=float),
+        reference=train,
     )
     recorded: dict = {}
     params = {
@@ -98,13 +110,22 @@ def lightgbm_ndcg(labels: list[int], scores: list[float], groups: list[int], cut
     return [recorded["valid"][f"ndcg@{k}"][0] for k in cutoffs]
 
 
-def xgboost_ndcg(labels: list[int], scores: list[float], groups: list[int], metrics: tuple[str, ...]) -> list[float]:
+def xgboost_ndcg(
+    labels: list[int],
+    scores: list[float],
+    groups: list[int],
+    metrics: tuple[str, ...],
+    weights: list[float] | None = None,
+) -> list[float]:
     """XGBoost's own evaluation of fixed scores, in arrival order: with zero boosting rounds the
-    predictions are the base_margin, so eval prints the metric of the scores themselves."""
+    predictions are the base_margin, so eval prints the metric of the scores themselves.
+    ``weights``: one per query group (XGBoost's ranking weights are per group)."""
     import xgboost
 
     data = xgboost.DMatrix(np.zeros((len(labels), 1)), label=np.array(labels, dtype=float), base_margin=scores)
     data.set_group(groups)
+    if weights is not None:
+        data.set_weight(np.array(weights, dtype=float))
     booster = xgboost.train(
         {"objective": "rank:ndcg", "eval_metric": list(metrics), "nthread": 1}, data, num_boost_round=0
     )

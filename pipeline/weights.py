@@ -1,0 +1,153 @@
+"""``--query-weights``: one weight per query, read from a side table, checked, and matched to the
+evaluated queries for the summary's weighted means (:func:`pipeline.aggregate.summarize`).
+
+One rule for every engine (the weights weigh the per-query table each engine computes, so the
+rule and its words live here, once):
+
+- the table is Parquet or CSV, its query column named by ``--query-col`` and its weight column by
+  ``--weight-col``; a weight is a finite number >= 0 (null, NaN, infinite or negative is an
+  error naming the first such row and how many there are), and a query has one row;
+- every evaluated query needs a weight: one without a row is an error, unless
+  ``--missing-query-weight W`` names the weight such a query takes (never 1 silently); rows of
+  queries that were not evaluated are not read;
+- the queries averaged together (all of them, or one group's under ``--group-by``) must not all
+  weigh 0: their weighted mean would be 0/0.
+
+Every error is :class:`~pipeline.errors.InvalidInput` (exit 3), except a bad option (exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from pipeline.errors import InvalidInput
+from pipeline.io.read import QUERY, Columns, Source, is_id_type, scan_attributes
+from pipeline.registry import PRIMARY_MEASURE, QueryWeights
+
+WHAT = "query weights"
+
+
+def _rows(numbers: pl.Series) -> str:
+    """Row numbers (counting from 1, the header of a CSV file not counted) as a short text."""
+    shown = ", ".join(str(n) for n in numbers.head(3).to_list())
+    return shown + (f" and {numbers.len() - 3} more" if numbers.len() > 3 else "")
+
+
+def read_query_weights(weights: QueryWeights, columns: Columns | None = None) -> pl.DataFrame:
+    """``query_id, weight``, one row per query, from ``weights.path``, every rule of the
+    module's checked: a weight that is not a finite number >= 0, a query without an id or given
+    twice are errors naming the file, the column, the first row and the count."""
+    if weights.path is None:
+        raise ValueError("no --query-weights given")
+    path, column = weights.path, weights.column
+    query_column = (columns or Columns()).query
+    frame = scan_attributes(Source.of(path, None, Columns(query=query_column)), WHAT)
+    found = frame.collect_schema()
+    if column not in found.names():
+        raise InvalidInput(
+            f"{path}: no weight column {column!r}; columns found: {', '.join(map(repr, found.names()))}; "
+            "name it with --weight-col"
+        )
+    if column == query_column:
+        raise InvalidInput(f"{path}: --weight-col and --query-col both name {column!r}; name the weight column")
+    if not found[column].is_numeric():
+        raise InvalidInput(
+            f"{path}: weight column {column!r} holds {found[column]} values; expected numbers (a weight is a "
+            "finite number >= 0)"
+        )
+    table = (
+        frame.select(pl.col(QUERY), pl.col(column).cast(pl.Float64).alias("weight"))
+        .with_row_index("row", offset=1)
+        .collect()
+    )
+    if not is_id_type(table.schema[QUERY]):
+        raise InvalidInput(f"{path}: query ids of type {table.schema[QUERY]}; expected text or integers")
+    weight = pl.col("weight")
+    for problem, bad in (
+        (f"a null query id (column {query_column!r})", pl.col(QUERY).is_null()),
+        ("a null weight", weight.is_null()),
+        ("a NaN weight", weight.is_nan()),
+        ("an infinite weight", weight.is_infinite()),
+        ("a negative weight", weight < 0),
+    ):
+        rows = table.filter(bad)
+        if rows.height:
+            first = rows.row(0, named=True)
+            raise InvalidInput(
+                f"{path}: {rows.height} row(s) with {problem} in column {column!r}, first row {first['row']} "
+                f"(query {first[QUERY]!r}, weight {first['weight']}); a weight is a finite number >= 0, one per "
+                "query: fix or remove those rows"
+            )
+    repeated = table.filter(pl.len().over(QUERY) > 1)
+    if repeated.height:
+        query = repeated[QUERY][0]
+        rows_of_query = repeated.filter(pl.col(QUERY) == query)
+        raise InvalidInput(
+            f"{path}: {repeated[QUERY].n_unique()} query(ies) weighted more than once, first {query!r} in rows "
+            f"{_rows(rows_of_query['row'])} (weights {', '.join(map(str, rows_of_query['weight'].head(3)))}); "
+            "give each query one row"
+        )
+    return table.select(QUERY, "weight")
+
+
+def evaluated_weights(per_query: pl.DataFrame, table: pl.DataFrame, weights: QueryWeights) -> pl.DataFrame:
+    """``query_id, weight`` of each evaluated query of ``per_query``, under its own id type (ids
+    of two types, integers in one and text in the other, are matched as text, as run and qrels
+    are): an evaluated query without a row is an error unless ``weights.missing`` gives its weight."""
+    path = weights.path
+    ours, theirs = per_query.schema[QUERY], table.schema[QUERY]
+    as_text = ours != theirs or pl.Categorical in (ours, theirs)
+    key = (pl.col(QUERY).cast(pl.String) if as_text else pl.col(QUERY)).alias("_weight_key")
+    evaluated = per_query.select(QUERY).unique(maintain_order=True).with_columns(key)
+    matched = evaluated.join(table.select(key, "weight"), on="_weight_key", how="left").drop("_weight_key")
+    missing = matched.filter(pl.col("weight").is_null())[QUERY].cast(pl.String).sort()
+    if missing.len() and weights.missing is None:
+        shown = ", ".join(map(repr, missing.head(5).to_list()))
+        none = " (none of them has one: are they the same ids?)" if missing.len() == evaluated.height else ""
+        raise InvalidInput(
+            f"{path}: {missing.len()} of the {evaluated.height} evaluated queries have no weight{none}, e.g. "
+            f"{shown}; add a row for each, or give --missing-query-weight W to weigh each such query W"
+        )
+    if missing.len():
+        return matched.with_columns(pl.col("weight").fill_null(weights.missing))
+    return matched
+
+
+def check_weight_totals(
+    per_query: pl.DataFrame, weights: pl.DataFrame, path: str, group_by: Sequence[str] = ()
+) -> None:
+    """The queries averaged together (all of them; with ``group_by``, each group's too) must not
+    all weigh 0: their weighted mean would be 0/0. A query left out of the means (a null ndcg,
+    ``--empty-ideal skip``) weighs nothing here either."""
+    counted = per_query.filter(pl.col(PRIMARY_MEASURE).is_not_null()).select(QUERY, *group_by).unique()
+    weighed = counted.join(weights, on=QUERY, how="left")
+    for by in ([], list(group_by)) if group_by else ([],):
+        totals = (
+            weighed.group_by(by).agg(pl.col("weight").sum(), pl.len().alias("queries"))
+            if by
+            else weighed.select(pl.col("weight").sum(), pl.len().alias("queries"))
+        )
+        zero = totals.filter((pl.col("weight") == 0) & (pl.col("queries") > 0))
+        if zero.height:
+            first = zero.sort(by, nulls_last=False).row(0, named=True) if by else zero.row(0, named=True)
+            where = (
+                " of group " + ", ".join(f"{g}={first[g]!r}" for g in by) + f" ({zero.height} such group(s))"
+                if by
+                else ""
+            )
+            raise InvalidInput(
+                f"{path}: all {first['queries']} evaluated queries{where} weigh 0, so their weighted mean is 0/0; "
+                "give one of them a weight above 0"
+            )
+
+
+def weigh(
+    per_query: pl.DataFrame, weights: QueryWeights, columns: Columns | None = None, group_by: Sequence[str] = ()
+) -> pl.DataFrame:
+    """The evaluated queries' weights (:func:`evaluated_weights`) read from ``weights.path`` and
+    checked (:func:`read_query_weights`, :func:`check_weight_totals`)."""
+    table = evaluated_weights(per_query, read_query_weights(weights, columns), weights)
+    check_weight_totals(per_query, table, str(weights.path), group_by)
+    return table

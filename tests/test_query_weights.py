@@ -1,0 +1,319 @@
+"""``--query-weights``: one weight per query in the summary's means (pipeline/weights.py,
+pipeline/aggregate.py). Expected values come from scikit-learn's ``ndcg_score(...,
+sample_weight=...)`` run here (its per-sample weight is a per-query weight) and from a small case
+written out by hand; every refusal names the file, the column, the first row and the count."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from pipeline import api
+from pipeline.api_compare import compare_runs
+from pipeline.errors import InvalidInput, UsageError
+from pipeline.job import Job, run_job
+from pipeline.registry import Evaluation, QueryWeights
+from pipeline.weights import weigh
+from tests.helpers import run_cli
+
+TOLERANCE = 1e-9
+LN3 = math.log2(3)
+
+
+def _write(tmp_path: Path, name: str, frame: pl.DataFrame) -> str:
+    path = tmp_path / name
+    frame.write_csv(path) if name.endswith(".csv") else frame.write_parquet(path)
+    return str(path)
+
+
+def _summary_row(summary: pl.DataFrame, k: int | None) -> dict:
+    rows = summary.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
+    assert rows.height == 1, summary
+    return rows.row(0, named=True)
+
+
+# --- the small case, by hand -------------------------------------------------------------------
+# q1: d1 (rel 1), d2 (rel 0), d3 (rel 2) ranked in that order; q2: d1 (0), d2 (1); q3: d1 (1).
+HAND_RUN = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2", "q3"],
+        "doc_id": ["d1", "d2", "d3", "d1", "d2", "d1"],
+        "score": [3.0, 2.0, 1.0, 3.0, 2.0, 1.0],
+    }
+)
+HAND_QRELS = pl.DataFrame(
+    {
+        "query_id": ["q1", "q1", "q1", "q2", "q2", "q3"],
+        "doc_id": ["d1", "d2", "d3", "d1", "d2", "d1"],
+        "relevance": [1, 0, 2, 0, 1, 1],
+    }
+)
+HAND_WEIGHTS = pl.DataFrame({"query_id": ["q1", "q2", "q3"], "weight": [2.0, 1.0, 0.5]})
+
+
+def test_a_small_case_s_weighted_means_written_out_by_hand(tmp_path: Path) -> None:
+    """Linear gains, discount log2(rank + 1): q1's DCG is 1 + 2/log2(4) = 2 and its ideal
+    2 + 1/log2(3); q2's 1/log2(3) over 1; q3's 1. AP: q1 (1 + 2/3)/2, q2 1/2, q3 1."""
+    weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS)
+    result = api.evaluate(HAND_RUN, HAND_QRELS, measures="ndcg,map,gm_map,num_rel_ret", query_weights=weights)
+    row = _summary_row(result.summary, None)
+    ndcg = {"q1": 2 / (2 + 1 / LN3), "q2": 1 / LN3, "q3": 1.0}
+    ap = {"q1": (1 + 2 / 3) / 2, "q2": 0.5, "q3": 1.0}
+    assert row["queries"] == 3  # a count, never weighted
+    assert row["ndcg"] == pytest.approx((2 * ndcg["q1"] + 1 * ndcg["q2"] + 0.5 * ndcg["q3"]) / 3.5, abs=TOLERANCE)
+    assert row["map"] == pytest.approx((2 * ap["q1"] + 1 * ap["q2"] + 0.5 * ap["q3"]) / 3.5, abs=TOLERANCE)
+    # the geometric mean weighted alike: exp of the weighted mean of the logarithms
+    gm = math.exp((2 * math.log(ap["q1"]) + 1 * math.log(ap["q2"]) + 0.5 * math.log(ap["q3"])) / 3.5)
+    assert row["gm_map"] == pytest.approx(gm, abs=TOLERANCE)
+    assert row["num_rel_ret"] == 2 + 1 + 1  # a sum stays the sum of the queries' counts
+    # the weights that made it, and the same means on the duckdb engine
+    assert dict(result.query_weights.iter_rows()) == {"q1": 2.0, "q2": 1.0, "q3": 0.5}
+    duckdb = api.evaluate(
+        HAND_RUN, HAND_QRELS, engine="duckdb", measures="ndcg,map,gm_map,num_rel_ret", query_weights=weights
+    )
+    for name in ("ndcg", "map", "gm_map", "num_rel_ret"):
+        assert _summary_row(duckdb.summary, None)[name] == pytest.approx(row[name], abs=TOLERANCE)
+    # weights all 1 give the unweighted means exactly
+    ones = _write(tmp_path, "ones.parquet", HAND_WEIGHTS.with_columns(weight=pl.lit(1.0)))
+    plain = api.evaluate(HAND_RUN, HAND_QRELS, measures="ndcg,map,gm_map")
+    weighted_alike = api.evaluate(HAND_RUN, HAND_QRELS, measures="ndcg,map,gm_map", query_weights=ones)
+    for name in ("ndcg", "map", "gm_map"):
+        assert _summary_row(weighted_alike.summary, None)[name] == pytest.approx(
+            _summary_row(plain.summary, None)[name], abs=TOLERANCE
+        )
+
+
+# --- scikit-learn's ndcg_score with sample_weight, on random data --------------------------------
+def _random_lists(seed: int, queries: int = 40, docs: int = 8) -> tuple[pl.DataFrame, pl.DataFrame, np.ndarray]:
+    """Every query ranks ``docs`` judged documents by distinct scores (sklearn's ties, averaged
+    over, never arise), at least one relevant; weights from 0 to 5, some exactly 0."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 4, size=(queries, docs))
+    labels[:, 0] = np.maximum(labels[:, 0], 1)
+    scores = np.stack([rng.permutation(docs) + rng.random() for _ in range(queries)]).astype(float)
+    weights = np.round(rng.uniform(0, 5, size=queries), 3)
+    weights[::7] = 0.0
+    ids = [f"q{i:03d}" for i in range(queries)]
+    rows = {
+        "query_id": [ids[q] for q in range(queries) for _ in range(docs)],
+        "doc_id": [f"d{d}" for _ in range(queries) for d in range(docs)],
+    }
+    run = pl.DataFrame({**rows, "score": scores.ravel(), "relevance": labels.ravel()})
+    table = pl.DataFrame({"query_id": ids, "weight": weights})
+    return run, table, weights
+
+
+def test_weighted_ndcg_equals_scikit_learn_s_sample_weight_on_every_engine(tmp_path: Path) -> None:
+    """sklearn's ndcg_score: linear gains (the label), discount 1/log2(rank + 1), the ideal of
+    the same labels: trec_eval's defaults, with no ties to break."""
+    from sklearn.metrics import ndcg_score
+
+    run, table, weights = _random_lists(seed=50)
+    labels = run["relevance"].to_numpy().reshape(len(weights), -1)
+    scores = run["score"].to_numpy().reshape(len(weights), -1)
+    path = _write(tmp_path, "weights.parquet", table)
+    expected = {k: ndcg_score(labels, scores, k=k, sample_weight=weights) for k in (5, None)}
+    # sklearn's own unweighted mean differs: the weights are read
+    assert abs(expected[5] - ndcg_score(labels, scores, k=5)) > 1e-3
+    for engine in ("polars", "duckdb"):
+        result = api.evaluate(run.drop("relevance"), run.drop("score"), engine=engine, k=5, query_weights=path)
+        for k, value in expected.items():
+            assert _summary_row(result.summary, k)["ndcg"] == pytest.approx(value, abs=TOLERANCE), (engine, k)
+
+
+def test_groups_are_weighted_means_of_their_own_queries(tmp_path: Path) -> None:
+    """Each group's mean is sklearn's weighted mean over that group's queries, the overall row
+    over all of them; ``queries`` stays a count."""
+    from sklearn.metrics import ndcg_score
+
+    run, table, weights = _random_lists(seed=7, queries=24)
+    locale = ["de" if i % 3 == 0 else "fr" for i in range(24)]
+    run = run.with_columns(locale=pl.col("query_id").str.slice(1).cast(pl.Int64).map_elements(lambda i: locale[i]))
+    run_path = _write(tmp_path, "run.parquet", run.drop("relevance"))
+    qrels_path = _write(tmp_path, "qrels.parquet", run.select("query_id", "doc_id", "relevance"))
+    # CSV weights with another column name, and an extra row for a query not evaluated
+    extra = pl.DataFrame({"query_id": ["unused"], "w": [9.0]})
+    weights_path = _write(tmp_path, "weights.csv", pl.concat([table.rename({"weight": "w"}), extra]))
+    job = Job(
+        run=run_path,
+        qrels=qrels_path,
+        evaluation=Evaluation(cutoffs=(5,)),
+        group_by=("locale",),
+        weights=QueryWeights(weights_path, "w"),
+    )
+    (unit,) = run_job(job)
+    labels = run["relevance"].to_numpy().reshape(24, -1)
+    scores = run["score"].to_numpy().reshape(24, -1)
+    summary = unit.summary.filter(pl.col("k") == 5)
+    for group in ("de", "fr"):
+        chosen = np.array([value == group for value in locale])
+        row = summary.filter(pl.col("locale") == group).row(0, named=True)
+        expected = ndcg_score(labels[chosen], scores[chosen], k=5, sample_weight=weights[chosen])
+        assert row["ndcg"] == pytest.approx(expected, abs=TOLERANCE) and row["queries"] == chosen.sum()
+    overall = summary.filter(pl.col("overall")).row(0, named=True)
+    assert overall["ndcg"] == pytest.approx(ndcg_score(labels, scores, k=5, sample_weight=weights), abs=TOLERANCE)
+    # the manifest says what weighed the means, and identifies the file
+    assert unit.manifest["options"]["query_weights"] == {
+        "path": weights_path,
+        "weight_column": "w",
+        "missing_query_weight": None,
+    }
+    assert unit.manifest["inputs"]["query_weights"]["identity"]["files"]
+
+
+# --- refusals ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def hand_per_query() -> pl.DataFrame:
+    return api.evaluate(HAND_RUN, HAND_QRELS, k=1).per_query
+
+
+IDS = {"query_id": ["q1", "q2", "q3"]}
+REFUSALS = [
+    (
+        {**IDS, "weight": [1.0, -2.0, 1.0]},
+        r"1 row\(s\) with a negative weight in column 'weight', first row 2 \(query 'q2'",
+    ),
+    ({**IDS, "weight": [1.0, float("nan"), float("nan")]}, r"2 row\(s\) with a NaN weight .* first row 2"),
+    ({**IDS, "weight": [1.0, 1.0, float("inf")]}, r"1 row\(s\) with an infinite weight .* first row 3"),
+    ({**IDS, "weight": [None, 1.0, 1.0]}, r"1 row\(s\) with a null weight .* first row 1"),
+    ({"query_id": ["q1", None, "q3"], "weight": [1.0, 1.0, 1.0]}, r"a null query id \(column 'query_id'\)"),
+    (
+        {"query_id": ["q1", "q2", "q1", "q3", "q3"], "weight": [1.0, 1.0, 2.0, 1.0, 1.0]},
+        r"2 query\(ies\) weighted more than once, first 'q1' in rows 1, 3 \(weights 1.0, 2.0\); "
+        "give each query one row",
+    ),
+    (
+        {"query_id": ["q1", "q3"], "weight": [1.0, 1.0]},
+        r"1 of the 3 evaluated queries have no weight, e.g. 'q2'; add a row for each, "
+        "or give --missing-query-weight W",
+    ),
+    ({**IDS, "weight": [0.0, 0.0, 0.0]}, r"all 3 evaluated queries weigh 0, so their weighted mean is 0/0"),
+    (
+        {**IDS, "wt": [1.0, 1.0, 1.0]},
+        r"no weight column 'weight'; columns found: 'query_id', 'wt'; name it with --weight-col",
+    ),
+    ({**IDS, "weight": ["a", "b", "c"]}, r"weight column 'weight' holds String values; expected numbers"),
+]
+
+
+@pytest.mark.parametrize(("rows", "message"), REFUSALS)
+def test_each_bad_weights_table_is_refused_naming_its_rows(
+    tmp_path: Path, hand_per_query: pl.DataFrame, rows: dict, message: str
+) -> None:
+    path = _write(tmp_path, "weights.parquet", pl.DataFrame(rows))
+    with pytest.raises(InvalidInput, match=message) as refused:
+        weigh(hand_per_query, QueryWeights(path))
+    assert str(refused.value).startswith(path) and refused.value.exit_code == 3
+
+
+def test_a_missing_weight_takes_the_weight_named_and_a_zero_group_is_refused(
+    tmp_path: Path, hand_per_query: pl.DataFrame
+) -> None:
+    path = _write(tmp_path, "weights.parquet", pl.DataFrame({"query_id": ["q1"], "weight": [2.0]}))
+    found = weigh(hand_per_query, QueryWeights(path, missing=0.5))
+    assert dict(found.iter_rows()) == {"q1": 2.0, "q2": 0.5, "q3": 0.5}
+    locale = pl.when(pl.col("query_id") == "q1").then(pl.lit("de")).otherwise(pl.lit("fr"))
+    grouped = hand_per_query.with_columns(locale=locale)
+    zero_group = r"all 2 evaluated queries of group locale='fr' \(1 such group\(s\)\) weigh 0"
+    with pytest.raises(InvalidInput, match=zero_group):
+        weigh(grouped, QueryWeights(path, missing=0.0), group_by=("locale",))
+    # CSV: an empty field is a null weight, its row counted without the header
+    csv = tmp_path / "weights.csv"
+    csv.write_text("query_id,weight\nq1,1\nq2,\nq3,1\n")
+    null_row = r"weights.csv: 1 row\(s\) with a null weight in column 'weight', first row 2"
+    with pytest.raises(InvalidInput, match=null_row):
+        weigh(hand_per_query, QueryWeights(str(csv)))
+
+
+def test_the_command_line_says_the_means_are_weighted_and_refuses_with_exit_3(tmp_path: Path) -> None:
+    run = _write(tmp_path, "run.parquet", HAND_RUN)
+    qrels = _write(tmp_path, "qrels.parquet", HAND_QRELS)
+    weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS)
+    shown = run_cli("evaluate", "--run", run, "--qrels", qrels, "--k", "3", "--query-weights", weights)
+    assert shown.returncode == 0, shown.stderr
+    assert f"# query weights: {weights} (column weight): each mean is sum(w*x)/sum(w)" in shown.stdout
+    as_json = run_cli("evaluate", "--run", run, "--qrels", qrels, "--k", "3", "--query-weights", weights, "--json")
+    payload = json.loads(as_json.stdout)
+    assert payload["query_weights"] == {"path": weights, "weight_column": "weight", "missing_query_weight": None}
+    ndcg = {"q1": 2 / (2 + 1 / LN3), "q2": 1 / LN3, "q3": 1.0}
+    whole = next(row for row in payload["summary"] if row["k"] is None)
+    assert whole["ndcg"] == pytest.approx((2 * ndcg["q1"] + ndcg["q2"] + 0.5 * ndcg["q3"]) / 3.5, abs=TOLERANCE)
+    short = _write(tmp_path, "short.parquet", HAND_WEIGHTS.head(2))
+    refused = run_cli("evaluate", "--run", run, "--qrels", qrels, "--query-weights", short)
+    assert refused.returncode == 3 and "1 of the 3 evaluated queries have no weight, e.g. 'q3'" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    # the config file's key and the flag that names the default weight
+    config = tmp_path / "eval.toml"
+    config.write_text(f'run = "{run}"\nqrels = "{qrels}"\nquery-weights = "{short}"\nmissing-query-weight = 1\n')
+    configured = run_cli("evaluate", "--config", str(config), "--k", "3", "--json")
+    assert configured.returncode == 0, configured.stderr
+    assert json.loads(configured.stdout)["query_weights"]["missing_query_weight"] == 1.0
+    gdeval = run_cli("evaluate", "--run", run, "--qrels", qrels, "--query-weights", weights, "--output-format=gdeval")
+    assert gdeval.returncode == 2 and "cannot go with --query-weights" in gdeval.stderr
+
+
+def test_compare_and_its_gate_refuse_weights_rather_than_compare_unweighted(tmp_path: Path) -> None:
+    run = _write(tmp_path, "run.parquet", HAND_RUN)
+    qrels = _write(tmp_path, "qrels.parquet", HAND_QRELS)
+    weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS)
+    words = "ndcg compare and its gate do not weigh queries yet"
+    flag = run_cli("compare", "--run", run, "--run", run, "--qrels", qrels, "--query-weights", weights)
+    assert flag.returncode == 2 and words in flag.stderr
+    with pytest.raises(UsageError, match=words):
+        compare_runs([run, run], qrels, query_weights=weights)
+    for name in ("base", "new"):
+        made = run_cli("evaluate", "--run", run, "--qrels", qrels, "--query-weights", weights, "--out", tmp_path / name)
+        assert made.returncode == 0, made.stderr
+    outputs = run_cli(
+        "compare", "--baseline", tmp_path / "base", "--candidate", tmp_path / "new", "--fail-if-worse", "1%"
+    )
+    assert outputs.returncode == 2 and "evaluated with --query-weights (their manifest.json says so)" in outputs.stderr
+    assert words in outputs.stderr
+
+
+def test_spark_s_weighted_summary_equals_polars(tmp_path: Path, local_spark: object) -> None:
+    run, table, _ = _random_lists(seed=3, queries=12)
+    run_path = _write(tmp_path, "run.parquet", run.drop("relevance"))
+    qrels_path = _write(tmp_path, "qrels.parquet", run.select("query_id", "doc_id", "relevance"))
+    path = _write(tmp_path, "weights.parquet", table)
+    polars = api.evaluate(run_path, qrels_path, k=5, measures="ndcg,map,gm_map", query_weights=path).summary
+    spark = api.evaluate(run_path, qrels_path, k=5, measures="ndcg,map,gm_map", engine="spark", query_weights=path)
+    for k in (5, None):
+        for name in ("ndcg", "map", "gm_map"):
+            expected = _summary_row(polars, k)[name]
+            assert _summary_row(spark.summary, k)[name] == pytest.approx(expected, abs=TOLERANCE), (k, name)
+
+
+def test_lightgbm_s_row_weights_and_xgboost_s_group_weights_are_query_weights(tmp_path: Path) -> None:
+    """LightGBM weighs each query by the mean of its rows' weights, XGBoost by its group's one
+    weight: with that table as --query-weights, their own ndcg@k under their profiles. Weights
+    in eighths, so that LightGBM's and XGBoost's float32 holds them (and the mean of eight) exactly."""
+    from tests.helpers.peers import PEER_TOLERANCE, lightgbm_ndcg, xgboost_ndcg
+
+    run, _, _ = _random_lists(seed=11, queries=16)
+    rng = np.random.default_rng(11)
+    row_weights = rng.integers(1, 25, size=run.height) / 8
+    ids = run["query_id"].unique(maintain_order=True).to_list()
+    means = (
+        run.with_columns(weight=pl.Series(row_weights))
+        .group_by("query_id", maintain_order=True)
+        .agg(pl.col("weight").mean())
+    )
+    group_weights = rng.integers(1, 25, size=len(ids)) / 8
+    labels, scores, groups = run["relevance"].to_list(), run["score"].to_list(), [8] * len(ids)
+    lightgbm = lightgbm_ndcg(labels, scores, groups, (3,), weights=row_weights.tolist())[0]
+    xgboost = xgboost_ndcg(labels, scores, groups, ("ndcg@3",), weights=group_weights.tolist())[0]
+    for profile, table, expected in (
+        ("lightgbm", means, lightgbm),
+        ("xgboost", pl.DataFrame({"query_id": ids, "weight": group_weights}), xgboost),
+    ):
+        path = _write(tmp_path, f"{profile}.parquet", table)
+        summary = api.evaluate(run.drop("relevance"), run.drop("score"), k=3, profile=profile, query_weights=path)
+        assert _summary_row(summary.summary, 3)["ndcg"] == pytest.approx(expected, abs=PEER_TOLERANCE), profile
+        plain = api.evaluate(run.drop("relevance"), run.drop("score"), k=3, profile=profile).summary
+        assert abs(_summary_row(plain, 3)["ndcg"] - expected) > 1e-4  # the weights change the number
