@@ -216,17 +216,18 @@ def scan_qrels(source: Source) -> pl.LazyFrame:
     return _rename(source, _scan_table(source), wanted, role="qrels")
 
 
-def scan_attributes(source: Source) -> pl.LazyFrame:
-    """Per-query attributes (``--query-attributes``) with the query column as ``query_id``,
-    read under the run's rules: Parquet schemas checked, CSV headers and rows checked (a
-    ragged line or a repeated header name is named, never a column picked silently)."""
+def scan_attributes(source: Source, what: str = "query attributes") -> pl.LazyFrame:
+    """Per-query attributes (``--query-attributes``, or ``what`` else: ``query weights``) with
+    the query column as ``query_id``, read under the run's rules: Parquet schemas checked, CSV
+    headers and rows checked (a ragged line or a repeated header name is named, never a column
+    picked silently)."""
     if source.format == "trec":
-        raise InvalidInput(f"{source.path}: query attributes must be Parquet or CSV")
+        raise InvalidInput(f"{source.path}: {what} must be Parquet or CSV")
     frame = _scan_table(source)
     found = frame.collect_schema().names()
     if source.columns.query not in found:
         raise InvalidInput(
-            f"{source.path}: no column {source.columns.query!r} to join query attributes on; "
+            f"{source.path}: no column {source.columns.query!r} to join {what} on; "
             f"columns found: {', '.join(map(repr, found)) or 'none'}{_separator_hint(found)}"
         )
     return frame.rename({source.columns.query: QUERY}) if source.columns.query != QUERY else frame
