@@ -317,3 +317,37 @@ def test_lightgbm_s_row_weights_and_xgboost_s_group_weights_are_query_weights(tm
         assert _summary_row(summary.summary, 3)["ndcg"] == pytest.approx(expected, abs=PEER_TOLERANCE), profile
         plain = api.evaluate(run.drop("relevance"), run.drop("score"), k=3, profile=profile).summary
         assert abs(_summary_row(plain, 3)["ndcg"] - expected) > 1e-4  # the weights change the number
+
+
+def test_the_sql_statement_of_the_conventions_page_gives_the_weighted_means(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The macros take no weights; the page's statement weighs their per-query table in SQL, and
+    gives the job's weighted means (and refuses a query without a weight)."""
+    import duckdb
+
+    from pipeline.macros import macros_sql
+
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "conventions.md").read_text(encoding="utf-8")
+    section = page[page.index("## Query weights") :]
+    statement = section[section.index("```sql\n") + 7 : section.index("```", section.index("```sql\n") + 7)]
+    monkeypatch.chdir(root)
+    connection = duckdb.connect()
+    connection.execute(macros_sql())
+    rows = connection.sql(statement).fetchall()
+    expected = api.evaluate(
+        "docs/conventions/weights.run",
+        "docs/conventions/weights.qrels",
+        k=3,
+        query_weights="docs/conventions/weights.csv",
+    ).summary
+    assert [row[0] for row in rows] == [None, 3]
+    for k, queries, ndcg in rows:
+        assert queries == 3 and ndcg == pytest.approx(_summary_row(expected, k)["ndcg"], abs=TOLERANCE)
+    (tmp_path / "short.csv").write_text("query_id,weight\nq1,2\nq2,1\n")
+    short = statement.replace("docs/conventions/weights.csv", str(tmp_path / "short.csv"))
+    assert short != statement
+    with pytest.raises(duckdb.Error, match="query q3 has no weight"):
+        connection.sql(short).fetchall()
+    connection.close()
