@@ -150,9 +150,7 @@ def compare_job(
         judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
     else:
         tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
-        weighted = [
-            name for name, found in conventions.items() if isinstance(found, dict) and found.get("query_weights")
-        ]
+        weighted = weighted_systems(conventions)
         if weighted:
             refuse_query_weights(f"{', '.join(weighted)} evaluated with --query-weights (their manifest.json says so)")
         judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
@@ -369,6 +367,12 @@ def shared_judgments(qrels: str | None) -> dict[str, Any] | None:
         identity = dict(UNKNOWN)
     digest = judgments_digest(identity)
     return {"path": qrels, "identity": identity, **({"sha256": digest} if digest else {})}
+
+
+def weighted_systems(conventions: Mapping[str, Any]) -> list[str]:
+    """The systems whose recorded conventions (their manifest's options) say they were
+    evaluated with ``--query-weights``."""
+    return [name for name, found in conventions.items() if isinstance(found, dict) and found.get("query_weights")]
 
 
 def refuse_query_weights(why: str) -> None:

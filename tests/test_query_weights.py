@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +20,7 @@ from pipeline.errors import InvalidInput, UsageError
 from pipeline.job import Job, run_job
 from pipeline.registry import Evaluation, QueryWeights
 from pipeline.weights import weigh
-from tests.helpers import run_cli
+from tests.helpers import run_cli, settle
 
 TOLERANCE = 1e-9
 LN3 = math.log2(3)
@@ -274,6 +275,10 @@ def test_compare_and_its_gate_refuse_weights_rather_than_compare_unweighted(tmp_
     )
     assert outputs.returncode == 2 and "evaluated with --query-weights (their manifest.json says so)" in outputs.stderr
     assert words in outputs.stderr
+    # the report's per-query means and figures count every query alike: refused as well
+    report = run_cli("report", tmp_path / "base", "--html", tmp_path / "report.html")
+    assert report.returncode == 2 and "ndcg report does not weigh queries yet" in report.stderr
+    assert not (tmp_path / "report.html").exists()
 
 
 def test_spark_s_weighted_summary_equals_polars(tmp_path: Path, local_spark: object) -> None:
@@ -351,3 +356,29 @@ def test_the_sql_statement_of_the_conventions_page_gives_the_weighted_means(
     with pytest.raises(duckdb.Error, match="query q3 has no weight"):
         connection.sql(short).fetchall()
     connection.close()
+
+
+def test_skip_unchanged_recomputes_when_the_weights_change(tmp_path: Path) -> None:
+    run = _write(tmp_path, "run.parquet", HAND_RUN)
+    qrels = _write(tmp_path, "qrels.parquet", HAND_QRELS)
+    weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS)
+    out = tmp_path / "out"
+    job = Job(run=run, qrels=qrels, evaluation=Evaluation(cutoffs=(3,)), out=str(out), weights=QueryWeights(weights))
+    decisions: list[tuple[bool, str]] = []
+
+    def decided(_partition: object, skipped: bool, reason: str) -> None:
+        decisions.append((skipped, reason))
+
+    settle(tmp_path)  # inputs changed just before they are read are recomputed next time
+    run_job(job)
+    assert run_job(replace(job, skip_unchanged=True), on_decision=decided) == [] and decisions[-1][0], decisions
+    _write(tmp_path, "weights.parquet", HAND_WEIGHTS.with_columns(weight=pl.lit(1.0)))
+    settle(tmp_path)
+    (unit,) = run_job(replace(job, skip_unchanged=True), on_decision=decided)
+    assert not decisions[-1][0] and "query_weights" in decisions[-1][1], decisions[-1]
+    # all weights 1 now: the plain mean of the three NDCG
+    expected = (2 / (2 + 1 / LN3) + 1 / LN3 + 1.0) / 3
+    assert _summary_row(unit.summary, 3)["ndcg"] == pytest.approx(expected, abs=TOLERANCE)
+    # no weights at all is another option: recomputed too
+    run_job(replace(job, skip_unchanged=True, weights=QueryWeights()), on_decision=decided)
+    assert not decisions[-1][0] and "options changed: query_weights" in decisions[-1][1], decisions[-1]

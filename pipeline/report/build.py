@@ -17,8 +17,8 @@ from pathlib import Path
 from markupsafe import Markup
 
 from pipeline.compare import cutoff_label, select_cutoffs
-from pipeline.compare_job import check_conventions
-from pipeline.errors import InvalidInput
+from pipeline.compare_job import check_conventions, weighted_systems
+from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.outputs import COMPARISON, DELTAS, MANIFEST, PER_QUERY, SUMMARY
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
 from pipeline.registry import PRIMARY_MEASURE
@@ -74,6 +74,14 @@ def build_report(
     inputs = measure_inputs(load(paths, names), measure)
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
+    weighted = weighted_systems(recorded_conventions(inputs))
+    if weighted:
+        raise UsageError(
+            f"{', '.join(weighted)} evaluated with --query-weights (their manifest.json says so): ndcg report does "
+            "not weigh queries yet (the means it takes of the per-query tables, its figures and comparisons count "
+            "every query alike), and a report mixing weighted summaries with unweighted figures is refused; report "
+            "outputs evaluated without --query-weights"
+        )
     check_conventions(recorded_conventions(inputs), allow_different_conventions)
     if cutoff_given:
         tables = {s.name: s.per_query for s in inputs.systems}
