@@ -258,8 +258,8 @@ OPTIONS: tuple[Option, ...] = (
         "query_weights",
         "query weights",
         "weights.path",
-        "Parquet/CSV table of one weight per query (columns named by --query-col and --weight-col): every mean "
-        "of the summary, overall and per group, becomes the weighted mean sum(w*x)/sum(w) over the evaluated "
+        "Parquet/CSV table of one weight per query, each mean of the summary then weighted; its columns named by "
+        "--query-col and --weight-col, each mean, overall and per group, is sum(w*x)/sum(w) over the evaluated "
         "queries (docs/conventions.md#query-weights); default: every query weighs the same",
         metavar="PATH",
         examples=(("weights.parquet", "weights.parquet"),),
