@@ -152,8 +152,9 @@ class Probe(Protocol):
     def first_row(self, condition: Condition) -> dict[str, object] | None:
         """The first row where ``condition`` holds, all its columns, or None."""
 
-    def first_duplicate(self) -> tuple[object, object, int] | None:
-        """The smallest (query_id, doc_id) listed more than once, and how many times; None
+    def first_duplicate(self) -> tuple[object, ...] | None:
+        """The smallest (query_id, doc_id) listed more than once, and how many times, then for
+        judgments per subtopic the subtopic (the key is then (query_id, subtopic, doc_id)); None
         when there is none (the statistics' repeat count may have been a hash collision)."""
 
 
@@ -250,6 +251,10 @@ MESSAGES: dict[str, str] = {
     "duplicate": (
         "{name}: document {doc} is listed {count} times for query {query}; each (query_id, doc_id) may appear "
         "once in the {role}{keep_one}"
+    ),
+    "duplicate_judgment": (
+        "{name}: document {doc} is judged {count} times for query {query} under subtopic {subtopic}; each "
+        "(query_id, subtopic, doc_id) may appear once in the qrels"
     ),
 }
 # How each front spells the fixes the messages name: the command line (with the API's keyword),
@@ -451,8 +456,11 @@ def check_duplicates(measured: Measured, repeats: int) -> None:
     duplicate = measured.probe.first_duplicate()
     if duplicate is None:
         return
-    query, doc, count = duplicate
+    query, doc, count, *judged_under = duplicate
     given = {"name": measured.name, "doc": repr(doc), "count": count, "query": repr(query), "role": measured.role}
+    if judged_under and judged_under[0] is not None:
+        # a subtopic is text on every engine (an integer column's 1 is "1", as in a TREC file)
+        raise InvalidInput(message("duplicate_judgment", **given, subtopic=repr(str(judged_under[0]))))
     raise InvalidInput(message("duplicate", **given, **({} if measured.role == "run" else {"keep_one": ""})))
 
 

@@ -272,12 +272,19 @@ def _bad_ks() -> str:
 
 
 def _duplicate(given: _Input, front: Front) -> str:
-    """The smallest (query_id, doc_id) listed more than once, and how many times."""
+    """The smallest (query_id, doc_id) listed more than once, and how many times; in the qrels,
+    (query_id, subtopic, doc_id), and its subtopic (null: the qrels judge no subtopic)."""
     asked = "true" if given.role == "qrels" else f"coalesce({_variable('duplicates')}, 'error') = 'error'"
+    view = given.view
+    subtopic = [f"{view}.subtopic"] if given.role == "qrels" else []
+    packed = ", ".join(
+        [f"query_id := {view}.query_id", f"doc_id := {view}.doc_id", *[f"subtopic := {c}" for c in subtopic]]
+    )
+    key = ", ".join([f"{view}.query_id", f"{view}.doc_id", *subtopic])
+    order = ", ".join(f"{column} asc nulls last" for column in [f"{view}.query_id", f"{view}.doc_id", *subtopic])
     return (
-        f"(select struct_pack(query_id := {given.view}.query_id, doc_id := {given.view}.doc_id, times := count(*)) "
-        f"from {given.view} where {asked} group by {given.view}.query_id, {given.view}.doc_id having count(*) > 1 "
-        f"order by {given.view}.query_id asc nulls last, {given.view}.doc_id asc nulls last limit 1)"
+        f"(select struct_pack({packed}, times := count(*)) "
+        f"from {view} where {asked} group by {key} having count(*) > 1 order by {order} limit 1)"
     )
 
 
@@ -425,6 +432,21 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
     for given in (run, qrels):
         duplicate = f"{given.role}_duplicate"
         fields = {"keep_one": ""} if given.role == "qrels" else {}
+        if given.role == "qrels":
+            rules.append(
+                (
+                    f"{duplicate}.subtopic is not null",
+                    _words(
+                        "duplicate_judgment",
+                        front,
+                        name=given.name,
+                        doc=_repr(f"{duplicate}.doc_id"),
+                        count=Sql(f"{duplicate}.times"),
+                        query=_repr(f"{duplicate}.query_id"),
+                        subtopic=_repr(f"{duplicate}.subtopic"),
+                    ),
+                )
+            )
         rules.append(
             (
                 f"{duplicate} is not null",

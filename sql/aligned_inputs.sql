@@ -4,8 +4,9 @@
 -- in the table macros). Read after them by sql/ndcg.sql, the DuckDB engine and the macros.
 --
 -- Creates: view run (query_id, doc_id, score, arrival, input_rank), view qrels (query_id, doc_id,
--- relevance): one id type for both inputs, the type a union gives them (text against an integer,
--- the wider of two integers), as the engines align them, and scores and labels as doubles, so
+-- relevance, subtopic: text, null where the judgments are not per subtopic): one id type for
+-- both inputs, the type a union gives them (text against an integer, the wider of two
+-- integers), as the engines align them, and scores and labels as doubles, so
 -- that the steps bind whatever the inputs hold; sql/generated/refusals.sql names what is wrong
 -- with them. input_rank is null: to use a rank column with ties = 'input-order', define the run
 -- view yourself.
@@ -25,10 +26,14 @@ from (
 ) as aligned;
 
 create or replace temp view qrels as
-select aligned.query_id, aligned.doc_id, try_cast(aligned.relevance as double) as relevance
+select
+    aligned.query_id,
+    aligned.doc_id,
+    try_cast(aligned.relevance as double) as relevance,
+    cast(aligned.subtopic as varchar) as subtopic
 from (
-    select qrels_given.query_id, qrels_given.doc_id, qrels_given.relevance from qrels_given
+    select qrels_given.query_id, qrels_given.doc_id, qrels_given.relevance, qrels_given.subtopic from qrels_given
     union all
-    select run_given.query_id, run_given.doc_id, null as relevance from run_given
+    select run_given.query_id, run_given.doc_id, null as relevance, null as subtopic from run_given
     where false
 ) as aligned;

@@ -20,7 +20,7 @@
 --   .read sql/inputs.sql
 --
 -- Creates: views run_given (query_id, doc_id, score, arrival) and qrels_given (query_id, doc_id,
--- relevance, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql turns
+-- relevance, subtopic, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql turns
 -- into the views run and qrels the steps read. arrival increases in input order (files in the
 -- order given, then rows within a file).
 
@@ -67,7 +67,22 @@ select
             'relevance'
         )
     ) as relevance,
+    -- judgments per subtopic: the qrels' column subtopic, as text (null: none; inline labels have none)
+    cast(
+        case when getvariable('qrels_path') is not null then columns(lambda c: c = 'subtopic') end as varchar
+    ) as subtopic,
     cast(file_index as bigint) * 4294967296 + file_row_number as arrival
-from read_parquet(
-    coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false
-);
+from (
+    select
+        *,
+        file_index,
+        file_row_number
+    from
+        read_parquet(
+            coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false
+        )
+    -- a file without the column gets it, null (union by name fills a missing column)
+    union all by name
+    select cast(null as varchar) as subtopic
+    where false
+) as qrels_rows;

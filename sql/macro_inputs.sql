@@ -18,7 +18,8 @@
 --
 -- Creates: views run_given and qrels_given, as sql/inputs.sql does (sql/aligned_inputs.sql
 -- turns them into run and qrels, CTEs of the macros too), with the text line of each row read
--- from text (the ndcg_ columns of sql/macro_text_rows.sql; null for a table).
+-- from text (the ndcg_ columns of sql/macro_text_rows.sql; null for a table); the qrels'
+-- subtopic is text, null where they have none.
 
 create or replace temp view run_given as
 select
@@ -57,6 +58,7 @@ select
     qrels_rows.query_id,
     qrels_rows.doc_id,
     qrels_rows.relevance,
+    cast(qrels_rows.subtopic as varchar) as subtopic,
     cast(0 as bigint) as arrival,
     qrels_rows.ndcg_file,
     qrels_rows.ndcg_line_number,
@@ -71,6 +73,7 @@ from (
         null as query_id,
         null as doc_id,
         null as relevance,
+        null as subtopic,
         null as ndcg_file,
         null as ndcg_line_number,
         null as ndcg_line,

@@ -3,12 +3,13 @@
 -- the macros (sql/generated/macros.sql), read by sql/macro_inputs.sql through query_table.
 --
 -- Reads: views text_fields and text_headers. A TREC run's fields 1, 3 and 5, a qrels line's 1,
--- 3 and 4; a CSV row's fields under the header's names. A score or label is a number as the
+-- 3 and 4 and its subtopic 2; a CSV row's fields under the header's names (a qrels' subtopic
+-- under 'subtopic', when its header has it). A score or label is a number as the
 -- command line reads it (a double; '1_000' is no number there, so none here); a TREC line whose
 -- fields do not parse gives nulls and ndcg_unparsed, as the command line's scan does.
 --
 -- Creates: views text_rows (both inputs' rows, value the score or label), run_text_rows
--- (query_id, doc_id, score) and qrels_text_rows (query_id, doc_id, relevance), each with
+-- (query_id, doc_id, score) and qrels_text_rows (query_id, doc_id, relevance, subtopic), each with
 -- ndcg_file, ndcg_line_number, ndcg_line, ndcg_unparsed, ndcg_value_text (a CSV value as
 -- written), ndcg_fields (fields on the line), ndcg_expected_fields (the CSV header's) and
 -- ndcg_first (the first line read of its file).
@@ -19,6 +20,7 @@ select
     if(placed.parsed, nullif(placed.line_fields[placed.query_at], '')) as query_id,
     if(placed.parsed, nullif(placed.line_fields[placed.doc_at], '')) as doc_id,
     if(placed.parsed, placed.number) as value,
+    if(placed.parsed and placed.input_role = 'qrels', nullif(placed.line_fields[placed.subtopic_at], '')) as subtopic,
     if(placed.read_as <> 'trec', nullif(placed.line_fields[placed.value_at], '')) as ndcg_value_text,
     placed.source_file as ndcg_file,
     placed.line_number as ndcg_line_number,
@@ -49,6 +51,9 @@ from (
                 text_headers.header_fields,
                 if(text_fields.read_as = 'trec', 1, list_position(text_headers.header_fields, 'query_id')) as query_at,
                 if(text_fields.read_as = 'trec', 3, list_position(text_headers.header_fields, 'doc_id')) as doc_at,
+                if(
+                    text_fields.read_as = 'trec', 2, list_position(text_headers.header_fields, 'subtopic')
+                ) as subtopic_at,
                 case
                     when text_fields.read_as <> 'trec'
                         then list_position(
@@ -70,7 +75,7 @@ from (
 ) as placed;
 
 create or replace temp view run_text_rows as
-select text_rows.* exclude (input_role, value), text_rows.value as score  -- noqa: RF03
+select text_rows.* exclude (input_role, value, subtopic), text_rows.value as score  -- noqa: RF03
 from text_rows
 where text_rows.input_role = 'run';
 

@@ -239,7 +239,9 @@ def test_the_counters_are_the_registry_s() -> None:
     connection.execute(
         "create view run as select 'q' as query_id, 'd' as doc_id, 1.0 as score, 0 as arrival, null as input_rank"
     )
-    connection.execute("create view qrels as select 'q' as query_id, 'd' as doc_id, 1 as relevance")
+    connection.execute(
+        "create view qrels as select 'q' as query_id, 'd' as doc_id, 1 as relevance, null::varchar as subtopic"
+    )
     connection.execute("SET VARIABLE ks = [1]")
     for file_name in PER_QUERY_STEPS[:-1]:
         connection.execute((ROOT / "sql" / file_name).read_text())

@@ -146,7 +146,8 @@ def register_inputs(connection: duckdb.DuckDBPyConnection, run: pl.LazyFrame, qr
     run, each second read filtered the whole input again).
     """
     connection.register("run", with_input_order(run).collect())
-    connection.register("qrels", qrels.select("query_id", "doc_id", "relevance").collect())
+    subtopic = pl.col("subtopic") if "subtopic" in qrels.collect_schema().names() else pl.lit(None, pl.String)
+    connection.register("qrels", qrels.select("query_id", "doc_id", "relevance", subtopic.alias("subtopic")).collect())
 
 
 def read_parquet_inputs(

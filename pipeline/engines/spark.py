@@ -186,7 +186,15 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
             functions.lit(None).cast("bigint").alias("arrival"),
             functions.lit(None).cast("double").alias("input_rank"),
         ),
-        "qrels": qrels.select("query_id", "doc_id", "relevance"),
+        "qrels": qrels.select(
+            "query_id",
+            "doc_id",
+            "relevance",
+            # null where the judgments are not per subtopic (sql/aligned_inputs.sql's column)
+            functions.col("subtopic")
+            if "subtopic" in qrels.columns
+            else functions.lit(None).cast("string").alias("subtopic"),
+        ),
     }
     with _private_views(inputs) as tables:
         variables = evaluation_variables(evaluation)

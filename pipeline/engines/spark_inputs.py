@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.io import hadoop
+from pipeline.io.names import SUBTOPIC
 from pipeline.io.read import DOC, LABEL, QUERY, SCORE, Columns, missing_columns_message
 from pipeline.registry import Evaluation, InputChecks
 
@@ -264,6 +265,9 @@ def check_inputs(
     counts["negative_labels"] = qrels_stats.negative
     tallies = stats.tallies(*aligned, evaluation, checks.warn_results_over, counts, f"{run_name} and {qrels_name}")
     run, qrels = aligned
+    if SUBTOPIC in qrels.columns:
+        # one type on every engine: an integer subtopic 3 is the text "3", as in a TREC file
+        qrels = qrels.withColumn(SUBTOPIC, functions.col(SUBTOPIC).cast("string"))
     return SparkChecked(run, qrels, rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy))
 
 

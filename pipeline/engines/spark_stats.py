@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline import rules
 from pipeline.errors import InvalidInput
+from pipeline.io.names import SUBTOPIC
 from pipeline.io.read import DOC, LABEL, QUERY
 from pipeline.registry import Evaluation
 
@@ -85,7 +86,7 @@ class SparkProbe:
         rows = collect(self.name, self.frame.filter(self.where(condition)).limit(1))
         return rows[0].asDict() if rows else None
 
-    def first_duplicate(self) -> tuple[object, object, int] | None:
+    def first_duplicate(self) -> tuple[object, ...] | None:
         return self.duplicate
 
     def where(self, condition: rules.Condition) -> Column:
@@ -211,10 +212,22 @@ def _aggregate(one: Measure, prefix: str) -> DataFrame:
         ],
         count_if(value < 0).alias("negative"),
     )
-    pairs = one.frame.groupBy(QUERY, DOC).agg(functions.count(functions.lit(1)).alias("copies"))
+    # judgments per subtopic: a document is judged once for each (query, subtopic)
+    key = [QUERY, DOC, *([SUBTOPIC] if one.value_column == LABEL and SUBTOPIC in one.frame.columns else [])]
+    pairs = one.frame.groupBy(*key).agg(functions.count(functions.lit(1)).alias("copies"))
+    smallest = functions.min(functions.struct(*key, "copies"))
     repeated = pairs.filter(functions.col("copies") > 1).agg(
         functions.count(functions.lit(1)).alias("repeats"),
-        functions.min(functions.struct(QUERY, DOC, "copies")).alias("first_duplicate"),
+        # as the other engines name it: (query_id, doc_id, count[, subtopic])
+        functions.when(
+            smallest.isNotNull(),
+            functions.struct(
+                smallest[QUERY].alias(QUERY),
+                smallest[DOC].alias(DOC),
+                smallest["copies"].alias("copies"),
+                *[smallest[SUBTOPIC].alias(SUBTOPIC) for _ in key[2:]],
+            ),
+        ).alias("first_duplicate"),
     )
     both = measured.crossJoin(repeated)
     return both.select(*(functions.col(column).alias(prefix + column) for column in both.columns))

@@ -21,7 +21,7 @@ from pipeline.errors import InvalidInput, UsageError
 from pipeline.io import delta
 from pipeline.io.fs import data_files
 from pipeline.io.location import Location, local_path
-from pipeline.io.names import DOC, LABEL, QUERY, SCORE
+from pipeline.io.names import DOC, LABEL, PROVENANCE, QUERY, SCORE, SUBTOPIC
 from pipeline.io.objects import filesystem_for, scrub
 from pipeline.io.objects import storage_options as store_options
 from pipeline.io.partitions import check_partition_keys, is_partition_folder
@@ -207,13 +207,20 @@ def scan_run(source: Source, *, with_labels: bool = False) -> pl.LazyFrame:
 
 
 def scan_qrels(source: Source) -> pl.LazyFrame:
-    """The judgments as ``query_id, doc_id, relevance``."""
+    """The judgments as ``query_id, doc_id, relevance``, and ``subtopic`` (text) when they
+    judge per subtopic: a TREC qrels' second field (ndeval's subtopic, trec_eval's iteration),
+    a Parquet or CSV qrels' column ``subtopic`` when it has one."""
     if source.format == "trec":
         # Labels are read as floats so that a fractional label is reported by validation
         # (or accepted with --allow-fractional-labels) rather than failing to parse.
-        return _scan_trec(source, QRELS_LINES, (QUERY, DOC, LABEL), {LABEL: pl.Float64})
+        lines = _scan_trec(source, QRELS_LINES, (QUERY, SUBTOPIC, DOC, LABEL), {LABEL: pl.Float64})
+        return lines.select(QUERY, DOC, LABEL, SUBTOPIC, *PROVENANCE)
     wanted = {QUERY: source.columns.query, DOC: source.columns.doc, LABEL: source.columns.label}
-    return _rename(source, _scan_table(source), wanted, role="qrels")
+    frame = _rename(source, _scan_table(source), wanted, role="qrels")
+    if SUBTOPIC in frame.collect_schema().names() and SUBTOPIC not in wanted.values():
+        # one type on every engine: an integer subtopic 3 is the text "3", as in a TREC file
+        frame = frame.with_columns(pl.col(SUBTOPIC).cast(pl.String))
+    return frame
 
 
 def scan_attributes(source: Source, what: str = "query attributes") -> pl.LazyFrame:
@@ -668,7 +675,7 @@ _SEPARATORS = (
 
 
 def _scan_trec(
-    source: Source, lines_of: TrecLines, names: tuple[str, str, str], casts: dict[str, type[pl.DataType]]
+    source: Source, lines_of: TrecLines, names: tuple[str, ...], casts: dict[str, type[pl.DataType]]
 ) -> pl.LazyFrame:
     """A local TREC input's files as columns (:func:`pipeline.io.trec.scan_lines`)."""
     _refuse_remote_text(source)

@@ -25,7 +25,7 @@ _SPACE, _FIELD = r"[ \t\n\x0B\x0C\r]", r"[^ \t\n\x0B\x0C\r]"
 _TREC_RUN = rf"^{_SPACE}*({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+)"
 # qid Q0 docno rank score [tag ...]; qrels: qid iter docno rel, exactly: a run line (qid Q0
 # docno rank score tag) would otherwise read as qrels with the rank taken for the label
-_TREC_QRELS = rf"^{_SPACE}*({_FIELD}+){_SPACE}+{_FIELD}+{_SPACE}+({_FIELD}+){_SPACE}+({_FIELD}+){_SPACE}*$"
+_TREC_QRELS = rf"^{_SPACE}*({_FIELD}+){_SPACE}+({_FIELD}+){_SPACE}+({_FIELD}+){_SPACE}+({_FIELD}+){_SPACE}*$"
 _BOM = "\ufeff"
 
 
@@ -37,14 +37,15 @@ class TrecLines:
     is single-spaced (:func:`_single_spaced`) and a split on the space gives the fields."""
 
     pattern: str
-    kept: tuple[int, int, int]
+    kept: tuple[int, ...]
     fields: int
     exactly: bool
     qrels: bool
 
 
 RUN_LINES = TrecLines(_TREC_RUN, (0, 2, 4), 5, exactly=False, qrels=False)
-QRELS_LINES = TrecLines(_TREC_QRELS, (0, 2, 3), 4, exactly=True, qrels=True)
+# a qrels line's second field is kept: ndeval's subtopic (trec_eval reads and ignores it)
+QRELS_LINES = TrecLines(_TREC_QRELS, (0, 1, 2, 3), 4, exactly=True, qrels=True)
 # what a single-spaced file (one ASCII space between fields, none before or after) never holds
 _NOT_SINGLE_SPACED = (b"\t", b"\x0b", b"\x0c", b"\r", b"  ", b"\n ", b" \n")
 # Comment lines, skipped as trec_eval 10.0 skips them (its get_trec_results.c and get_qrels.c):
@@ -128,7 +129,7 @@ def _fields_of_any(path: str, lines_of: TrecLines) -> tuple[pl.LazyFrame, list[p
 
 
 def scan_lines(
-    files: list[str], lines_of: TrecLines, names: tuple[str, str, str], casts: dict[str, type[pl.DataType]]
+    files: list[str], lines_of: TrecLines, names: tuple[str, ...], casts: dict[str, type[pl.DataType]]
 ) -> pl.LazyFrame:
     """Local TREC files' lines to columns. A line that does not parse yields nulls, which
     validation reports with the file, line number and text kept in ``_file``/``_line*``.

@@ -83,7 +83,8 @@ Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval'
 7. Duplicates, ``duplicates``: a document listed twice for one query in the run is an
    ``error`` (default), or only its ``first`` row (the first to arrive) or its
    ``max-score`` row (the highest score; the first to arrive among equal scores) is kept
-   before ordering. A duplicate in the qrels is always an error.
+   before ordering. A duplicate in the qrels is always an error (in qrels judged per subtopic,
+   a document judged twice under one subtopic; judged under several, its label is its largest).
    Retrieved results, ``retrieved_scores``: ``all`` (default; trec_eval) counts every row of
    the run as retrieved; ``positive`` (torchmetrics' P, recall, AP and RR since 1.7.4) counts
    only results scored above 0: one scored 0 or below is removed after ``duplicates`` (so

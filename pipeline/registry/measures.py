@@ -38,10 +38,11 @@ CURVES: dict[str, str] = {
     "relevance_curve": "per query, sums over the ranks of its relevant results (Rprec, iprec, bpref, infAP, binG)",
     "gain_curve": "per query, sums over its ranking's gains beside the ideal ranking's (G, Rndcg, ndcg_rel, rbp)",
     "cascade_curve": "per query and cutoff, the sum of the cascade's stops over its graded results (ERR)",
+    "intent_curve": "per query and cutoff, the subtopics its relevant results cover and their sums (strec, P_IA)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others are of the whole
 # ranking only.
-CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve",)
+CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve", "intent_curve")
 
 
 @dataclass(frozen=True)
@@ -605,6 +606,43 @@ MEASURES += (
         "order). It follows err_max_grade, all_queries, queries_without_judgments, max_results, unjudged, "
         "duplicates, retrieved_scores and the ties docid-desc (gdeval's) and input-order",
         curve="cascade_curve",
+    ),
+)
+# ndeval's intent-aware measures (the TREC Web Track's diversity task; ir_measures runs ndeval
+# through pyndeval), over the judgments per subtopic (the qrels' subtopic: a TREC qrels' second
+# field): a document is relevant to a subtopic when its label under it is relevant (>=
+# relevance_threshold, or > 0: ndeval binarises its judgments). S is the number of the query's
+# subtopics with at least one relevant document (ndeval's actual subtopics); a query with S = 0
+# scores 0. The ranking is the evaluation's (ties, max_results, unjudged); an unjudged result or
+# one relevant to no subtopic takes its rank and adds nothing.
+_INTENT = (
+    "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), tie_bounds; "
+    "under ties average, tied results are ranked by doc_id desc (ndeval breaks ties by docno ascending: see "
+    "docs/conventions.md). They follow relevance_threshold, all_queries, queries_without_judgments, max_results, "
+    "unjudged, duplicates, retrieved_scores and the ties docid-desc and input-order"
+)
+MEASURES += (
+    Measure(
+        "strec",
+        "ST-recall@k",
+        "subtopics with a relevant result in the top k / S (ndeval's strec@k, subtopic recall); null for the whole "
+        "ranking",
+        ir_measures_cut="StRecall@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_INTENT,
+        curve="intent_curve",
+    ),
+    Measure(
+        "P_IA",
+        "P-IA@k",
+        "the (result, subtopic) pairs of the top k where the result is relevant to the subtopic / (k * S): the mean "
+        "over the S subtopics of P@k (ndeval's P-IA@k, k even when fewer were retrieved); null for the whole ranking",
+        ir_measures_cut="P_IA@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_INTENT,
+        curve="intent_curve",
     ),
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}

@@ -200,6 +200,9 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
         fixed=(*_JUDGED_TOO, ("gain", Gain("linear"))),
     ),
     IrMeasure("ERR", ("cutoff",), fixed=_JUDGED_TOO),
+    # ndeval's, through pyndeval
+    IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
+    IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
 )
 # ir_measures' aliases are parameters already given (NumRelRet is NumRet(rel=1))
 _ALIAS_PARAMETERS: dict[str, dict[str, Any]] = {"NumRelRet": {"rel": 1}}

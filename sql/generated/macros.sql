@@ -177,6 +177,10 @@ WITH text_lines AS (
     CASE WHEN placed.parsed THEN NULLIF(placed.line_fields[placed.doc_at], '') END AS doc_id,
     CASE WHEN placed.parsed THEN placed.number END AS value,
     CASE
+      WHEN placed.parsed AND placed.input_role = 'qrels'
+      THEN NULLIF(placed.line_fields[placed.subtopic_at], '')
+    END AS subtopic,
+    CASE
       WHEN placed.read_as <> 'trec'
       THEN NULLIF(placed.line_fields[placed.value_at], '')
     END AS ndcg_value_text,
@@ -222,6 +226,11 @@ WITH text_lines AS (
             ELSE LIST_POSITION(text_headers.header_fields, 'doc_id')
           END AS doc_at,
           CASE
+            WHEN text_fields.read_as = 'trec'
+            THEN 2
+            ELSE LIST_POSITION(text_headers.header_fields, 'subtopic')
+          END AS subtopic_at,
+          CASE
             WHEN text_fields.read_as <> 'trec'
             THEN LIST_POSITION(
               text_headers.header_fields,
@@ -246,7 +255,7 @@ WITH text_lines AS (
 ), run_text_rows AS (
   SELECT
     text_rows.*
-    EXCLUDE (input_role, value),
+    EXCLUDE (input_role, value, subtopic),
     text_rows.value AS score /* noqa: RF03 */
   FROM text_rows
   WHERE
@@ -512,6 +521,7 @@ WITH text_lines AS (
     qrels_rows.query_id,
     qrels_rows.doc_id,
     qrels_rows.relevance,
+    CAST(qrels_rows.subtopic AS TEXT) AS subtopic,
     CAST(0 AS BIGINT) AS arrival,
     qrels_rows.ndcg_file,
     qrels_rows.ndcg_line_number,
@@ -526,6 +536,7 @@ WITH text_lines AS (
       NULL AS query_id,
       NULL AS doc_id,
       NULL AS relevance,
+      NULL AS subtopic,
       NULL AS ndcg_file,
       NULL AS ndcg_line_number,
       NULL AS ndcg_line,
@@ -610,18 +621,21 @@ WITH text_lines AS (
   SELECT
     aligned.query_id,
     aligned.doc_id,
-    TRY_CAST(aligned.relevance AS DOUBLE) AS relevance
+    TRY_CAST(aligned.relevance AS DOUBLE) AS relevance,
+    CAST(aligned.subtopic AS TEXT) AS subtopic
   FROM (
     SELECT
       qrels_given.query_id,
       qrels_given.doc_id,
-      qrels_given.relevance
+      qrels_given.relevance,
+      qrels_given.subtopic
     FROM qrels_given
     UNION ALL
     SELECT
       run_given.query_id,
       run_given.doc_id,
-      NULL AS relevance
+      NULL AS relevance,
+      NULL AS subtopic
     FROM run_given
     WHERE
       FALSE
@@ -1490,7 +1504,9 @@ WITH text_lines AS (
               'Rndcg',
               'ndcg_rel',
               'rbp',
-              'err'
+              'err',
+              'strec',
+              'P_IA'
             ],
             m
           )
@@ -1511,7 +1527,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, strec, P_IA (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -3177,6 +3193,53 @@ WITH text_lines AS (
           END
         ) || '; each (query_id, doc_id) may appear once in the ' || 'run' || ' (or keep one row with duplicates := ''max-score'')'
       )
+      WHEN NOT qrels_duplicate.subtopic IS NULL
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': document ' || (
+          CASE
+            WHEN qrels_duplicate.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' is judged ' || (
+          qrels_duplicate.times
+        ) || ' times for query ' || (
+          CASE
+            WHEN qrels_duplicate.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.query_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ' under subtopic ' || (
+          CASE
+            WHEN qrels_duplicate.subtopic IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.subtopic), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.subtopic AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.subtopic) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.subtopic AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '; each (query_id, subtopic, doc_id) may appear once in the qrels'
+      )
       WHEN NOT qrels_duplicate IS NULL
       THEN ERROR(
         caller || ': ' || (
@@ -3232,18 +3295,20 @@ WITH text_lines AS (
       ) AS run_duplicate,
       (
         SELECT
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'times': COUNT(*)}
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'subtopic': qrels_given.subtopic, 'times': COUNT(*)}
         FROM qrels_given
         WHERE
           TRUE
         GROUP BY
           qrels_given.query_id,
-          qrels_given.doc_id
+          qrels_given.doc_id,
+          qrels_given.subtopic
         HAVING
           COUNT(*) > 1
         ORDER BY
           qrels_given.query_id ASC NULLS LAST,
-          qrels_given.doc_id ASC NULLS LAST
+          qrels_given.doc_id ASC NULLS LAST,
+          qrels_given.subtopic ASC NULLS LAST
         LIMIT 1
       ) AS qrels_duplicate,
       LIST_FILTER(
@@ -3282,7 +3347,9 @@ WITH text_lines AS (
             'Rndcg',
             'ndcg_rel',
             'rbp',
-            'err'
+            'err',
+            'strec',
+            'P_IA'
           ],
           m
         )
@@ -3586,6 +3653,15 @@ FROM (
         SELECT
           UNNEST(MAP_ENTRIES(gain_map)) AS entry
       ) AS entries
+    ), judgments__document_labels AS (
+      SELECT
+        qrels.query_id,
+        qrels.doc_id,
+        MAX(qrels.relevance) AS relevance
+      FROM qrels
+      GROUP BY
+        qrels.query_id,
+        qrels.doc_id
     ), judgments__final AS (
       SELECT
         qrels.query_id,
@@ -3608,7 +3684,7 @@ FROM (
           THEN POWER(2.0, CAST(qrels.relevance AS DOUBLE)) - 1.0
           ELSE CAST(qrels.relevance AS DOUBLE)
         END AS gain
-      FROM qrels
+      FROM judgments__document_labels AS qrels
       LEFT JOIN judgments__gain_map AS gain_map
         ON CAST(qrels.relevance AS DOUBLE) = gain_map.level
     )
@@ -3680,6 +3756,7 @@ FROM (
       SELECT
         'worst' AS ordering,
         gained.query_id,
+        gained.doc_id,
         gained.score,
         gained.input_rank,
         gained.label,
@@ -3693,6 +3770,7 @@ FROM (
       SELECT
         'best' AS ordering,
         gained.query_id,
+        gained.doc_id,
         gained.score,
         gained.input_rank,
         gained.label,
@@ -3745,6 +3823,7 @@ FROM (
       SELECT
         'retrieved' AS ordering,
         ranked_by_score.query_id,
+        ranked_by_score.doc_id,
         ranked_by_score.score,
         ranked_by_score.input_rank,
         judgments.label,
@@ -3788,6 +3867,7 @@ FROM (
       SELECT
         kept.ordering,
         kept.query_id,
+        kept.doc_id,
         kept.score,
         kept.input_rank,
         CASE
@@ -4430,6 +4510,63 @@ FROM (
     SELECT
       *
     FROM cascade_curve__final AS final
+  ), intent_curve AS (
+    WITH intent_curve__relevant_judgments AS (
+      SELECT
+        qrels.query_id,
+        qrels.subtopic,
+        qrels.doc_id
+      FROM qrels
+      WHERE
+        NOT qrels.subtopic IS NULL
+        AND CASE
+          WHEN relevance_threshold IS NULL
+          THEN qrels.relevance > 0
+          ELSE qrels.relevance >= GREATEST(relevance_threshold, 0)
+        END
+        AND ARRAY_CONTAINS(curves, 'intent_curve')
+    ), intent_curve__subtopics AS (
+      SELECT
+        relevant_judgments.query_id,
+        COUNT(DISTINCT relevant_judgments.subtopic) AS intent_subtopics
+      FROM intent_curve__relevant_judgments AS relevant_judgments
+      GROUP BY
+        relevant_judgments.query_id
+    ), intent_curve__pairs AS (
+      SELECT
+        ranks.query_id,
+        ranks.rank,
+        relevant_judgments.subtopic,
+        ROW_NUMBER() OVER (
+          PARTITION BY ranks.query_id, relevant_judgments.subtopic
+          ORDER BY ranks.rank ASC NULLS LAST
+        ) = 1 AS covers
+      FROM retrieved AS ranks
+      INNER JOIN intent_curve__relevant_judgments AS relevant_judgments
+        ON ranks.query_id = relevant_judgments.query_id
+        AND ranks.doc_id = relevant_judgments.doc_id
+      WHERE
+        ranks.ordering = 'retrieved'
+    ), intent_curve__final AS (
+      SELECT
+        pairs.query_id,
+        cutoffs.k,
+        MAX(subtopics.intent_subtopics) AS intent_subtopics,
+        COUNT_IF(pairs.covers) AS intent_covered,
+        COUNT(*) AS intent_pairs
+      FROM intent_curve__pairs AS pairs
+      INNER JOIN intent_curve__subtopics AS subtopics
+        ON pairs.query_id = subtopics.query_id
+      CROSS JOIN cutoffs
+      WHERE
+        cutoffs.k IS NULL OR pairs.rank <= cutoffs.k
+      GROUP BY
+        pairs.query_id,
+        cutoffs.k
+    )
+    SELECT
+      *
+    FROM intent_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -4462,7 +4599,9 @@ FROM (
         EXCLUDE (query_id),
         gain_curve.*
         EXCLUDE (query_id),
-        cascade_curve.err_sum
+        cascade_curve.err_sum,
+        intent_curve.*
+        EXCLUDE (query_id, k)
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -4482,6 +4621,10 @@ FROM (
         ON orderings.ordering = 'retrieved'
         AND counters.query_id = cascade_curve.query_id
         AND cutoffs.k IS NOT DISTINCT FROM cascade_curve.k
+      LEFT JOIN intent_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = intent_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM intent_curve.k
     )
     SELECT
       *
@@ -4829,7 +4972,15 @@ FROM (
           WHEN ARRAY_CONTAINS(measures, 'judged')
           THEN CAST(COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
         END AS judged,
-        CASE WHEN ARRAY_CONTAINS(measures, 'err') THEN COALESCE(c.err_sum, 0.0) END AS err
+        CASE WHEN ARRAY_CONTAINS(measures, 'err') THEN COALESCE(c.err_sum, 0.0) END AS err,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'strec') AND NOT c.k IS NULL
+          THEN COALESCE(CAST(c.intent_covered AS DOUBLE) / NULLIF(c.intent_subtopics, 0), 0.0)
+        END AS strec,
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'P_IA') AND NOT c.k IS NULL
+          THEN COALESCE(CAST(c.intent_pairs AS DOUBLE) / NULLIF(c.k * c.intent_subtopics, 0), 0.0)
+        END AS "P_IA"
       FROM top_k_measures__counts AS c
     )
     SELECT
@@ -4984,7 +5135,10 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
-        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp', 'err'] AS TEXT[])), FALSE)
+        WHEN COALESCE(
+          LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp', 'err', 'strec', 'P_IA'] AS TEXT[])),
+          FALSE
+        )
         THEN ['judged']
         ELSE CAST([] AS TEXT[])
       END,
@@ -5060,6 +5214,11 @@ FROM NDCG_PER_QUERY_STEPS(
       CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['err'] AS TEXT[])), FALSE)
         THEN ['cascade_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec', 'P_IA'] AS TEXT[])), FALSE)
+        THEN ['intent_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -5249,6 +5408,16 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['err'] AS TEXT[])), FALSE)
         THEN CAST(['err'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec'] AS TEXT[])), FALSE)
+        THEN CAST(['strec'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['P_IA'] AS TEXT[])), FALSE)
+        THEN CAST(['P_IA'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
       END
     ]
   ),
@@ -5410,6 +5579,8 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -5580,6 +5751,8 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])

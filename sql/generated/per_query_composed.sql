@@ -29,6 +29,15 @@ WITH cutoffs AS (
       SELECT
         UNNEST(MAP_ENTRIES(GETVARIABLE('gain_map'))) AS entry
     ) AS entries
+  ), judgments__document_labels AS (
+    SELECT
+      qrels.query_id,
+      qrels.doc_id,
+      MAX(qrels.relevance) AS relevance
+    FROM qrels
+    GROUP BY
+      qrels.query_id,
+      qrels.doc_id
   ), judgments__final AS (
     SELECT
       qrels.query_id,
@@ -51,7 +60,7 @@ WITH cutoffs AS (
         THEN POWER(2.0, CAST(qrels.relevance AS DOUBLE)) - 1.0
         ELSE CAST(qrels.relevance AS DOUBLE)
       END AS gain
-    FROM qrels
+    FROM judgments__document_labels AS qrels
     LEFT JOIN judgments__gain_map AS gain_map
       ON CAST(qrels.relevance AS DOUBLE) = gain_map.level
   )
@@ -124,6 +133,7 @@ WITH cutoffs AS (
     SELECT
       'worst' AS ordering,
       gained.query_id,
+      gained.doc_id,
       gained.score,
       gained.input_rank,
       gained.label,
@@ -137,6 +147,7 @@ WITH cutoffs AS (
     SELECT
       'best' AS ordering,
       gained.query_id,
+      gained.doc_id,
       gained.score,
       gained.input_rank,
       gained.label,
@@ -189,6 +200,7 @@ WITH cutoffs AS (
     SELECT
       'retrieved' AS ordering,
       ranked_by_score.query_id,
+      ranked_by_score.doc_id,
       ranked_by_score.score,
       ranked_by_score.input_rank,
       judgments.label,
@@ -234,6 +246,7 @@ WITH cutoffs AS (
     SELECT
       kept.ordering,
       kept.query_id,
+      kept.doc_id,
       kept.score,
       kept.input_rank,
       CASE
@@ -879,6 +892,63 @@ WITH cutoffs AS (
   SELECT
     *
   FROM cascade_curve__final AS final
+), intent_curve AS (
+  WITH intent_curve__relevant_judgments AS (
+    SELECT
+      qrels.query_id,
+      qrels.subtopic,
+      qrels.doc_id
+    FROM qrels
+    WHERE
+      NOT qrels.subtopic IS NULL
+      AND CASE
+        WHEN GETVARIABLE('relevance_threshold') IS NULL
+        THEN qrels.relevance > 0
+        ELSE qrels.relevance >= GREATEST(GETVARIABLE('relevance_threshold'), 0)
+      END
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'intent_curve')
+  ), intent_curve__subtopics AS (
+    SELECT
+      relevant_judgments.query_id,
+      COUNT(DISTINCT relevant_judgments.subtopic) AS intent_subtopics
+    FROM intent_curve__relevant_judgments AS relevant_judgments
+    GROUP BY
+      relevant_judgments.query_id
+  ), intent_curve__pairs AS (
+    SELECT
+      ranks.query_id,
+      ranks.rank,
+      relevant_judgments.subtopic,
+      ROW_NUMBER() OVER (
+        PARTITION BY ranks.query_id, relevant_judgments.subtopic
+        ORDER BY ranks.rank ASC NULLS LAST
+      ) = 1 AS covers
+    FROM retrieved AS ranks
+    INNER JOIN intent_curve__relevant_judgments AS relevant_judgments
+      ON ranks.query_id = relevant_judgments.query_id
+      AND ranks.doc_id = relevant_judgments.doc_id
+    WHERE
+      ranks.ordering = 'retrieved'
+  ), intent_curve__final AS (
+    SELECT
+      pairs.query_id,
+      cutoffs.k,
+      MAX(subtopics.intent_subtopics) AS intent_subtopics,
+      COUNT_IF(pairs.covers) AS intent_covered,
+      COUNT(*) AS intent_pairs
+    FROM intent_curve__pairs AS pairs
+    INNER JOIN intent_curve__subtopics AS subtopics
+      ON pairs.query_id = subtopics.query_id
+    CROSS JOIN cutoffs
+    WHERE
+      cutoffs.k IS NULL OR pairs.rank <= cutoffs.k
+    GROUP BY
+      pairs.query_id,
+      cutoffs.k
+  )
+  SELECT
+    *
+  FROM intent_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -911,7 +981,9 @@ WITH cutoffs AS (
       EXCLUDE (query_id),
       gain_curve.*
       EXCLUDE (query_id),
-      cascade_curve.err_sum
+      cascade_curve.err_sum,
+      intent_curve.*
+      EXCLUDE (query_id, k)
     FROM counters
     LEFT JOIN relevance_curve
       ON counters.query_id = relevance_curve.query_id
@@ -931,6 +1003,10 @@ WITH cutoffs AS (
       ON orderings.ordering = 'retrieved'
       AND counters.query_id = cascade_curve.query_id
       AND cutoffs.k IS NOT DISTINCT FROM cascade_curve.k
+    LEFT JOIN intent_curve
+      ON orderings.ordering = 'retrieved'
+      AND counters.query_id = intent_curve.query_id
+      AND cutoffs.k IS NOT DISTINCT FROM intent_curve.k
   )
   SELECT
     *
@@ -1291,7 +1367,15 @@ WITH cutoffs AS (
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'err')
         THEN COALESCE(c.err_sum, 0.0)
-      END AS err
+      END AS err,
+      CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'strec') AND NOT c.k IS NULL
+        THEN COALESCE(CAST(c.intent_covered AS DOUBLE) / NULLIF(c.intent_subtopics, 0), 0.0)
+      END AS strec,
+      CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'P_IA') AND NOT c.k IS NULL
+        THEN COALESCE(CAST(c.intent_pairs AS DOUBLE) / NULLIF(c.k * c.intent_subtopics, 0), 0.0)
+      END AS "P_IA"
     FROM top_k_measures__counts AS c
   )
   SELECT

@@ -1425,7 +1425,9 @@ SELECT
             'Rndcg',
             'ndcg_rel',
             'rbp',
-            'err'
+            'err',
+            'strec',
+            'P_IA'
           ],
           m
         )
@@ -1446,7 +1448,7 @@ SELECT
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
         END,
         'null'
-      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err (trec_eval''s families)'
+      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, strec, P_IA (trec_eval''s families)'
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
@@ -2283,6 +2285,53 @@ SELECT
         END
       ) || '; each (query_id, doc_id) may appear once in the ' || 'run' || ' (or keep one row with SET VARIABLE duplicates = ''first'' or ''max-score'')'
     )
+    WHEN NOT qrels_duplicate.subtopic IS NULL
+    THEN ERROR(
+      (
+        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+      ) || ': document ' || (
+        CASE
+          WHEN qrels_duplicate.doc_id IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
+          WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
+          THEN CAST(qrels_duplicate.doc_id AS TEXT)
+          WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
+          AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' is judged ' || (
+        qrels_duplicate.times
+      ) || ' times for query ' || (
+        CASE
+          WHEN qrels_duplicate.query_id IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
+          WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
+          THEN CAST(qrels_duplicate.query_id AS TEXT)
+          WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
+          AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' under subtopic ' || (
+        CASE
+          WHEN qrels_duplicate.subtopic IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.subtopic), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(qrels_duplicate.subtopic AS TEXT) || ''')'
+          WHEN TYPEOF(qrels_duplicate.subtopic) <> 'VARCHAR'
+          THEN CAST(qrels_duplicate.subtopic AS TEXT)
+          WHEN CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '''')
+          AND NOT CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || '; each (query_id, subtopic, doc_id) may appear once in the qrels'
+    )
     WHEN NOT qrels_duplicate IS NULL
     THEN ERROR(
       (
@@ -2338,18 +2387,20 @@ FROM run_stats, qrels_stats, (
     ) AS run_duplicate,
     (
       SELECT
-        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'times': COUNT(*)}
+        {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'subtopic': qrels_given.subtopic, 'times': COUNT(*)}
       FROM qrels_given
       WHERE
         TRUE
       GROUP BY
         qrels_given.query_id,
-        qrels_given.doc_id
+        qrels_given.doc_id,
+        qrels_given.subtopic
       HAVING
         COUNT(*) > 1
       ORDER BY
         qrels_given.query_id ASC NULLS LAST,
-        qrels_given.doc_id ASC NULLS LAST
+        qrels_given.doc_id ASC NULLS LAST,
+        qrels_given.subtopic ASC NULLS LAST
       LIMIT 1
     ) AS qrels_duplicate,
     LIST_FILTER(
@@ -2388,7 +2439,9 @@ FROM run_stats, qrels_stats, (
           'Rndcg',
           'ndcg_rel',
           'rbp',
-          'err'
+          'err',
+          'strec',
+          'P_IA'
         ],
         m
       )

@@ -1,7 +1,7 @@
 -- judgments.sql: each judged document's label and gain: the per-rank judgment the later steps carry.
 --
 -- Conventions 2 and 6 of sql/measures/per_query.sql. Reads: view qrels (query_id, doc_id,
--- relevance), e.g. from sql/inputs.sql.
+-- relevance, subtopic), e.g. from sql/inputs.sql and sql/aligned_inputs.sql.
 --
 -- Variables:
 --   SET VARIABLE gain = 'linear';            -- or 'exponential' (2^label - 1) or 'binary' (1 if relevant)
@@ -24,6 +24,14 @@ gain_map as (
     from (select unnest(map_entries(getvariable('gain_map'))) as entry) as entries
 ),
 
+-- a row per judged document: judged per subtopic, its largest label over its subtopics (how
+-- ndeval counts a document relevant to the topic); otherwise its one label
+document_labels as (
+    select qrels.query_id, qrels.doc_id, max(qrels.relevance) as relevance
+    from qrels
+    group by qrels.query_id, qrels.doc_id
+),
+
 final as (
     select
         qrels.query_id,
@@ -42,7 +50,7 @@ final as (
                 then pow(2.0, cast(qrels.relevance as double)) - 1.0
             else cast(qrels.relevance as double)
         end as gain
-    from qrels
+    from document_labels as qrels
     left join gain_map on cast(qrels.relevance as double) = gain_map.level
 )
 

@@ -12,7 +12,7 @@
 --   SET VARIABLE count_retrieved = true;     -- num_ret: every rank is kept, to count
 --   SET VARIABLE signals = ['relevant'];     -- some: every judged rank is kept, for its signals
 --
--- Creates: view ranked (ordering, query_id, score, input_rank, label, gain, position): ordering
+-- Creates: view ranked (ordering, query_id, doc_id, score, input_rank, label, gain, position): ordering
 -- 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by input_rank
 -- then arrival ('input-order'); 'worst' and 'best' come from tie_orders. label is null for a
 -- document the judgments do not list.
@@ -57,6 +57,7 @@ final as (
     select
         'retrieved' as ordering,
         ranked_by_score.query_id,
+        ranked_by_score.doc_id,
         ranked_by_score.score,
         ranked_by_score.input_rank,
         judgments.label,

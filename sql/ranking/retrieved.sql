@@ -7,7 +7,7 @@
 --   SET VARIABLE unjudged = 'zero';          -- or 'drop' (trec_eval -J), after max_results
 --   SET VARIABLE ties = 'docid-desc';        -- 'average': tied results share their mean gain
 --
--- Creates: view retrieved (ordering, query_id, score, input_rank, rank, label, gain,
+-- Creates: view retrieved (ordering, query_id, doc_id, score, input_rank, rank, label, gain,
 -- credited_gain): rank is the position, renumbered when unjudged results (absent from the
 -- judgments, or labelled below 0) were dropped; credited_gain is what the rank earns.
 
@@ -26,6 +26,7 @@ final as (
     select
         kept.ordering,
         kept.query_id,
+        kept.doc_id,
         kept.score,
         kept.input_rank,
         -- renumbered only when unjudged rows were dropped; otherwise the position is the rank

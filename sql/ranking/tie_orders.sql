@@ -7,7 +7,7 @@
 --   SET VARIABLE tie_bounds = true;          -- unset or false: this view is empty
 --   SET VARIABLE ties = 'docid-desc';        -- 'input-order' keeps the input rank first
 --
--- Creates: view tie_orders (ordering 'worst' or 'best', query_id, score, input_rank, label,
+-- Creates: view tie_orders (ordering 'worst' or 'best', query_id, doc_id, score, input_rank, label,
 -- gain, position): 'worst' and 'best' break the same ties as the ranking by gain, ascending and
 -- descending, the lowest and highest NDCG any order of the ties can give. They need the gains
 -- before ranking; the whole view is pruned when tie_bounds is off.
@@ -30,6 +30,7 @@ worst as (
     select
         'worst' as ordering,
         gained.query_id,
+        gained.doc_id,
         gained.score,
         gained.input_rank,
         gained.label,
@@ -49,6 +50,7 @@ best as (
     select
         'best' as ordering,
         gained.query_id,
+        gained.doc_id,
         gained.score,
         gained.input_rank,
         gained.label,

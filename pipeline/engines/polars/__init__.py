@@ -79,6 +79,7 @@ def per_query(
         rankings["retrieved"], curves.ideal_curve(ideal_ranking, evaluation), judged, evaluation
     )
     cascade_curve = curves.cascade_curve(rankings["retrieved"], evaluation)
+    intent_curve = curves.intent_curve(retrieved["retrieved"], qrels, evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -91,6 +92,7 @@ def per_query(
             sums,
             ideal_at_cutoffs,
             cascade_curve if companions else None,
+            intent_curve if companions else None,
         )
         steps = (measures.set_measures, measures.curve_measures, measures.gain_measures, measures.top_k_measures)
         for step in (*steps, measures.measures):

@@ -1,18 +1,19 @@
 """The curves stage (``sql/curves/``): per query, the sums over the ranks of its relevant results
 (:func:`relevance_curve`) and over its ranking's gains beside the ideal ranking's
 (:func:`ideal_curve`, :func:`gain_curve`) that trec_eval's curve and gain measures read, and per
-query and cutoff the sum ERR reads (:func:`cascade_curve`). A curve is computed only when a
-measure asked reads it (the registry's ``Measure.curve``).
+query and cutoff the sum ERR reads (:func:`cascade_curve`) and the subtopics ndeval's
+intent-aware measures read (:func:`intent_curve`). A curve is computed only when a measure
+asked reads it (the registry's ``Measure.curve``).
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from pipeline.engines.polars.counters import sums_at_cutoffs
-from pipeline.engines.polars.ranking import JUDGMENT, QUERY
+from pipeline.engines.polars.counters import holds, sums_at_cutoffs
+from pipeline.engines.polars.ranking import DOC, JUDGMENT, LABEL, QUERY, SUBTOPIC
 from pipeline.expressions import discount
-from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, Evaluation
+from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, SIGNAL, Evaluation
 
 
 def in_rank_order_sum(expr: pl.Expr, order: str = "rank") -> pl.Expr:
@@ -199,3 +200,39 @@ def cascade_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl
     # read off at each cutoff as the running sums are (sql/counters/sums_at_cutoffs.sql): the
     # sum in rank order up to the last graded rank at or above k, the bits of the SQL's sum
     return sums_at_cutoffs(running, evaluation)
+
+
+def intent_curve(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, k, intent_subtopics, intent_covered, intent_pairs`` of each query and cutoff
+    with a result relevant to a subtopic at or above k (k null: the whole ranking;
+    sql/curves/intent_curve.sql): S, the query's subtopics with a relevant judgment; the
+    subtopics covered at or above k; the (rank, subtopic) pairs there whose result is relevant
+    to the subtopic. None when no measure asked reads it."""
+    if "intent_curve" not in evaluation.curves:
+        return None
+    if SUBTOPIC not in qrels.collect_schema().names():
+        qrels = qrels.with_columns(pl.lit(None, pl.String).alias(SUBTOPIC))
+    relevant = holds(SIGNAL["relevant"], evaluation)
+    judged = qrels.select(QUERY, DOC, SUBTOPIC, pl.col(LABEL).cast(pl.Float64).alias(JUDGMENT))
+    relevant_judgments = judged.filter(pl.col(SUBTOPIC).is_not_null() & relevant).select(QUERY, DOC, SUBTOPIC)
+    subtopics = relevant_judgments.group_by(QUERY).agg(pl.col(SUBTOPIC).n_unique().alias("intent_subtopics"))
+    pairs = retrieved.select(QUERY, DOC, "rank").join(relevant_judgments, on=[QUERY, DOC], how="inner")
+    # a subtopic is covered at the first rank relevant to it
+    first = pl.col("rank") == pl.col("rank").min().over(QUERY, SUBTOPIC)
+    per_rank = (
+        pairs.with_columns(first.alias("first"))
+        .group_by(QUERY, "rank")
+        .agg(pl.len().alias("pairs"), pl.col("first").sum().alias("covered"))
+    )
+
+    def in_rank_order(expr: pl.Expr) -> pl.Expr:
+        return expr.over(QUERY, order_by="rank")
+
+    running = per_rank.select(
+        QUERY,
+        "rank",
+        in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
+        in_rank_order(pl.col("covered").cum_sum()).cast(pl.Int64).alias("intent_covered"),
+        in_rank_order(pl.col("pairs").cum_sum()).cast(pl.Int64).alias("intent_pairs"),
+    )
+    return sums_at_cutoffs(running, evaluation).join(subtopics, on=QUERY, how="inner")

@@ -21,10 +21,12 @@ def counted(
     sums_at_cutoffs: pl.LazyFrame,
     ideal_at_cutoffs: pl.LazyFrame,
     cascade_curve: pl.LazyFrame | None = None,
+    intent_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
-    when asked; ``cascade_curve``'s at each cutoff, given for the ranking by score)."""
+    when asked; ``cascade_curve``'s and ``intent_curve``'s at each cutoff, given for the
+    ranking by score)."""
     for curve in (relevance_curve, gain_curve):
         if curve is not None:
             counters = counters.join(curve, on=QUERY, how="left")
@@ -33,8 +35,9 @@ def counted(
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
-    if cascade_curve is not None:
-        table = table.join(cascade_curve, on=[QUERY, "k"], how="left", nulls_equal=True)
+    for curve in (cascade_curve, intent_curve):
+        if curve is not None:
+            table = table.join(curve, on=[QUERY, "k"], how="left", nulls_equal=True)
     return table
 
 
@@ -165,6 +168,7 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
     rel = pl.col("relevant_in_qrels").fill_null(0)
     retrieved = pl.min_horizontal(k, pl.col("retrieved_in_ranking").fill_null(0))
     ap_divisor = ap_denominator(evaluation)
+    subtopics, subtopics_covered = pl.col("intent_subtopics").fill_null(0), pl.col("intent_covered").fill_null(0)
     average_precision = (
         pl.when(ap_divisor > 0).then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor).otherwise(0.0)
     )
@@ -182,6 +186,10 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
         "judged": pl.col("judged_found").fill_null(0) / k,
         # expected reciprocal rank: curves.cascade_curve's sum (none: no graded result at or above k)
         "err": pl.col("err_sum").fill_null(0.0),
+        # ndeval's intent-aware measures: curves.intent_curve's counts over S, its subtopics with a
+        # relevant judgment (none at or above k, or S = 0: 0); null for the whole ranking (k null)
+        "strec": pl.when(k.is_not_null()).then(_ratio(subtopics_covered, subtopics)),
+        "P_IA": pl.when(k.is_not_null()).then(_ratio(pl.col("intent_pairs").fill_null(0), k * subtopics)),
     }
     asked = [name for name in evaluation.columns if name in formulas] if companions else []
     return gain_measures.with_columns(formulas[name].alias(name) for name in asked)

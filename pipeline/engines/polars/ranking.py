@@ -20,7 +20,7 @@ from pipeline.expressions import (
 )
 from pipeline.registry import Evaluation
 
-QUERY, DOC, SCORE, LABEL = "query_id", "doc_id", "score", "relevance"
+QUERY, DOC, SCORE, LABEL, SUBTOPIC = "query_id", "doc_id", "score", "relevance", "subtopic"
 # What the ranking carries of each document's judgment (null: the judgments do not list it)
 JUDGMENT = "label"
 # The ranking under the ties convention, then (with tie bounds) the same ties broken by gain
@@ -36,13 +36,22 @@ def cutoffs(evaluation: Evaluation) -> pl.LazyFrame:
 
 def judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
     """``query_id, doc_id, label, gain``: each judged document's label (as a float: the signals'
-    bounds are compared with it) and gain."""
-    return qrels.select(
+    bounds are compared with it) and gain. Judged per subtopic, a document's label is its
+    largest over its subtopics (how ndeval counts a document relevant to the topic)."""
+    return document_labels(qrels).select(
         QUERY,
         DOC,
         pl.col(LABEL).cast(pl.Float64).alias(JUDGMENT),
         gain(pl.col(LABEL), evaluation.gain, evaluation.relevance_threshold).alias("gain"),
     )
+
+
+def document_labels(qrels: pl.LazyFrame) -> pl.LazyFrame:
+    """``query_id, doc_id, relevance``, a row per judged document: judged per subtopic, its
+    largest label over its subtopics, what the per-document measures read."""
+    if SUBTOPIC not in qrels.collect_schema().names():
+        return qrels
+    return qrels.group_by(QUERY, DOC).agg(pl.col(LABEL).max())
 
 
 def deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
@@ -122,7 +131,7 @@ def ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.Laz
 
 
 def retrieved(ranking: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
-    """``query_id, score, input_rank, rank, label, gain, credited_gain``: the evaluated ranking.
+    """``query_id, doc_id, score, input_rank, rank, label, gain, credited_gain``: the evaluated ranking.
     ``credited_gain`` is what the rank earns: the document's gain, or its tie group's mean
     gain under ``average`` (the tie bounds' orderings are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
@@ -133,7 +142,7 @@ def retrieved(ranking: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
     averaged = evaluation.ties == "average" and ordering == "retrieved"
     credited = pl.col("gain").mean().over(QUERY, SCORE) if averaged else pl.col("gain")
     return ranking.select(
-        QUERY, SCORE, INPUT_RANK, rank.alias("rank"), JUDGMENT, "gain", credited.alias("credited_gain")
+        QUERY, DOC, SCORE, INPUT_RANK, rank.alias("rank"), JUDGMENT, "gain", credited.alias("credited_gain")
     )
 
 

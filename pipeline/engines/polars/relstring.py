@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.engines.polars.ranking import DOC, LABEL, QUERY, deduplicated, ranked
+from pipeline.engines.polars.ranking import DOC, LABEL, QUERY, deduplicated, document_labels, ranked
 from pipeline.expressions import with_input_order
 from pipeline.registry import Evaluation
 
@@ -18,7 +18,7 @@ def relstrings(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation, l
     pool), ``-`` absent from the judgments, ``<`` any other label (a fraction). Not a measure:
     a line of the trec output, so one engine serves all (it reads only the top ``length``)."""
     ranking = ranked(deduplicated(with_input_order(run), evaluation), evaluation, "retrieved")
-    labelled = ranking.join(qrels.select(QUERY, DOC, LABEL), on=[QUERY, DOC], how="left")
+    labelled = ranking.join(document_labels(qrels).select(QUERY, DOC, LABEL), on=[QUERY, DOC], how="left")
     rank = pl.col("position")
     if evaluation.unjudged == "drop":
         labelled = labelled.filter(pl.col(LABEL) >= 0)

@@ -1,0 +1,235 @@
+"""ndeval's intent-aware measures over judgments per subtopic (the TREC Web Track's diversity
+task; ir_measures runs ndeval through pyndeval): ``strec`` (ir_measures' ``StRecall@k``, ndeval's
+strec@k) and ``P_IA`` (``P_IA@k``, ndeval's P-IA@k); the qrels' subtopic as an input (a TREC
+qrels' second field, a Parquet or CSV qrels' column ``subtopic``), a document judged twice for
+one (query, subtopic) refused on every front, and what the per-document measures read of a
+document judged under several subtopics (its largest label).
+
+Expected values: arithmetic written out here, and pyndeval (ndeval.c 4.5 as ir_measures runs it)
+run in the test on random judgments per subtopic.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline.api import evaluate
+from pipeline.errors import InvalidInput
+from pipeline.macros import macros_sql
+from pipeline.registry import Evaluation
+from tests.helpers import ROOT, compute
+
+DUCKDB_CLI = Path(sys.executable).parent / "duckdb"
+
+# ndeval's qrels: topic subtopic docno judgment. Query 1 has three subtopics with a relevant
+# document (S = 3): d1 is relevant to subtopics 1 and 2, d2 to 2, d3 to 3 (label 2), d4 to none
+# (0). Query 2 has no relevant judgment (S = 0). The run ranks d1, d2, d9 (unjudged), d3.
+QRELS_LINES = ["1 1 d1 1", "1 2 d1 1", "1 2 d2 1", "1 3 d3 2", "1 1 d4 0", "2 1 e1 0"]
+RUN_LINES = ["1 Q0 d1 1 3.0 r", "1 Q0 d2 2 2.0 r", "1 Q0 d9 3 1.5 r", "1 Q0 d3 4 1.0 r", "2 Q0 e1 1 1.0 r"]
+CUTOFFS = (1, 2, 5)
+EXPECTED = {
+    # subtopics covered at or above k / S: d1 covers 1 and 2, d3 (rank 4) covers 3
+    ("1", 1, "strec"): 2 / 3,
+    ("1", 2, "strec"): 2 / 3,
+    ("1", 5, "strec"): 3 / 3,
+    # (rank, subtopic) pairs relevant at or above k / (k * S): 2 at rank 1, 1 at rank 2, 1 at rank 4
+    ("1", 1, "P_IA"): 2 / (1 * 3),
+    ("1", 2, "P_IA"): (2 + 1) / (2 * 3),
+    ("1", 5, "P_IA"): (2 + 1 + 0 + 1) / (5 * 3),
+    # S = 0: ndeval scores 0
+    **{("2", k, name): 0.0 for k in CUTOFFS for name in ("strec", "P_IA")},
+}
+INTENT = Evaluation(cutoffs=CUTOFFS, measures=("ndcg", "strec", "P_IA"))
+
+
+@pytest.fixture(scope="module")
+def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("intent")
+    (folder / "qrels.txt").write_text("\n".join(QRELS_LINES) + "\n")
+    (folder / "run.txt").write_text("\n".join(RUN_LINES) + "\n")
+    # the same judgments twice over (a document judged twice for query 1, subtopic 2)
+    (folder / "twice.txt").write_text("\n".join([*QRELS_LINES, "1 2 d2 0"]) + "\n")
+    rows = [line.split() for line in QRELS_LINES]
+    qrels = pl.DataFrame(
+        {"query_id": [r[0] for r in rows], "subtopic": [int(r[1]) for r in rows], "doc_id": [r[2] for r in rows]}
+    ).with_columns(relevance=pl.Series([int(r[3]) for r in rows]))
+    qrels.write_parquet(folder / "qrels.parquet")
+    pl.concat([qrels, qrels.head(1)]).write_parquet(folder / "twice.parquet")
+    runs = [line.split() for line in RUN_LINES]
+    pl.DataFrame(
+        {"query_id": [r[0] for r in runs], "doc_id": [r[2] for r in runs], "score": [float(r[4]) for r in runs]}
+    ).write_parquet(folder / "run.parquet")
+    return folder
+
+
+def _intent_values(table: pl.DataFrame) -> dict[tuple[str, int, str], float]:
+    return {
+        (str(row["query_id"]), row["k"], name): row[name]
+        for row in table.to_dicts()
+        if row["k"] is not None
+        for name in ("strec", "P_IA")
+    }
+
+
+def _assert_expected(got: dict[tuple[str, int, str], float]) -> None:
+    assert set(got) == set(EXPECTED)
+    for key, want in EXPECTED.items():
+        assert got[key] == pytest.approx(want, abs=1e-12), key
+
+
+def test_the_hand_collection_on_polars_duckdb_and_the_macros(collection: Path) -> None:
+    """One evaluation per front: each engine from the TREC files (the subtopic is the second
+    field), the macros from the Parquet files (a subtopic column of integers, read as text)."""
+    for engine in ("polars", "duckdb"):
+        result = evaluate(run=collection / "run.txt", qrels=collection / "qrels.txt", evaluation=INTENT, engine=engine)
+        _assert_expected(_intent_values(result.per_query))
+        whole = result.per_query.filter(pl.col("k").is_null())
+        assert whole["strec"].is_null().all() and whole["P_IA"].is_null().all()  # no whole-ranking value
+    connection = duckdb.connect()
+    connection.execute(macros_sql())
+    rows = connection.execute(
+        "select * from ndcg_per_query(?, ?, ks := [1, 2, 5], measures := ['strec', 'P_IA'])",
+        [str(collection / "run.parquet"), str(collection / "qrels.parquet")],
+    ).fetchall()
+    names = [column[0] for column in connection.description]
+    _assert_expected(_intent_values(pl.DataFrame(rows, schema=names, orient="row")))
+
+
+def test_sql_ndcg_sql_reads_the_subtopic_column_and_refuses_a_document_judged_twice(collection: Path) -> None:
+    """`.read sql/ndcg.sql` in the duckdb CLI: the summary's means over the two queries, then
+    the same qrels with a judgment repeated, refused in the command line's words."""
+
+    def ndcg_sql(qrels: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                str(DUCKDB_CLI),
+                "-csv",
+                "-cmd",
+                f"SET VARIABLE run_path = '{collection / 'run.parquet'}'",
+                "-cmd",
+                f"SET VARIABLE qrels_path = '{collection / qrels}'",
+                "-cmd",
+                "SET VARIABLE ks = [1, 2, 5]",
+                "-cmd",
+                "SET VARIABLE measures = ['strec', 'P_IA']",
+                "-c",
+                ".read sql/ndcg.sql",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+
+    done = ndcg_sql("qrels.parquet")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = lines[0].split(",")
+    rows = {row[0]: dict(zip(header, row, strict=True)) for row in (line.split(",") for line in lines[1:])}
+    for k in CUTOFFS:
+        for name in ("strec", "P_IA"):
+            mean = (EXPECTED[("1", k, name)] + EXPECTED[("2", k, name)]) / 2
+            assert float(rows[str(k)][name]) == pytest.approx(mean, abs=1e-12)
+    refused = ndcg_sql("twice.parquet")
+    assert refused.returncode != 0
+    assert "document 'd1' is judged 2 times for query '1' under subtopic '1'" in refused.stderr
+
+
+def test_a_document_judged_twice_for_one_subtopic_is_refused_on_every_front(collection: Path) -> None:
+    message = (
+        "twice.txt: document 'd2' is judged 2 times for query '1' under subtopic '2'; each (query_id, subtopic, "
+        "doc_id) may appear once in the qrels"
+    )
+    for engine in ("polars", "duckdb"):
+        with pytest.raises(InvalidInput) as refused:
+            evaluate(run=collection / "run.txt", qrels=collection / "twice.txt", evaluation=INTENT, engine=engine)
+        assert str(refused.value).endswith(message)
+    connection = duckdb.connect()
+    connection.execute(macros_sql())
+    with pytest.raises(duckdb.InvalidInputException) as macro_refused:
+        connection.execute(
+            "select * from ndcg_per_query(?, ?)", [str(collection / "run.txt"), str(collection / "twice.txt")]
+        )
+    assert message in str(macro_refused.value)
+    # without subtopics a document judged twice for a query is refused as before
+    plain = pl.DataFrame({"query_id": ["1", "1"], "doc_id": ["d1", "d1"], "relevance": [1, 0]})
+    with pytest.raises(InvalidInput, match="document 'd1' is listed 2 times for query '1'; each"):
+        evaluate(run=collection / "run.txt", qrels=plain, evaluation=INTENT)
+
+
+def test_the_per_document_measures_read_a_document_s_largest_label_over_its_subtopics(collection: Path) -> None:
+    """NDCG, P and ERR of the judgments per subtopic equal theirs over one row per document
+    holding its largest label (ndeval counts a document relevant to the topic when it is
+    relevant to any subtopic): d1 1 (1, 1), d2 1, d3 2, d4 0, e1 0."""
+    largest = pl.DataFrame(
+        {"query_id": ["1", "1", "1", "1", "2"], "doc_id": ["d1", "d2", "d3", "d4", "e1"], "relevance": [1, 1, 2, 0, 0]}
+    )
+    evaluation = Evaluation(cutoffs=CUTOFFS, measures=("ndcg", "P", "map", "err"))
+    for engine in ("polars", "duckdb"):
+        per_subtopic = evaluate(
+            run=collection / "run.txt", qrels=collection / "qrels.txt", evaluation=evaluation, engine=engine
+        )
+        per_document = evaluate(run=collection / "run.txt", qrels=largest, evaluation=evaluation, engine=engine)
+        columns = ["query_id", "k", "ndcg", "P", "map", "err"]
+        assert per_subtopic.per_query.select(columns).to_dicts() == per_document.per_query.select(columns).to_dicts()
+
+
+def _random_collection(seed: int) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, float]]]:
+    """Queries with 1 to 5 subtopics; each judged document judged under a random subset of
+    them, labels -1 to 2; runs of distinct scores (ndeval breaks ties by docno ascending, our
+    default by doc_id descending) with unjudged documents among them; a query of the run without
+    judgments, and one judged and never retrieved."""
+    rng = random.Random(seed)
+    qrels, run = [], []
+    for query in range(30):
+        qid = f"q{query}"
+        subtopics = [str(s) for s in rng.sample(range(1, 9), rng.randint(1, 5))]
+        documents = [f"d{i:02d}" for i in range(rng.randint(3, 30))]
+        for doc in documents:
+            for subtopic in rng.sample(subtopics, rng.randint(1, len(subtopics))):
+                qrels.append((qid, subtopic, doc, rng.choice([-1, 0, 0, 1, 1, 2])))
+        if query == 29:
+            continue  # judged, never retrieved
+        pool = [*documents, *(f"u{i}" for i in range(10))]
+        retrieved = rng.sample(pool, rng.randint(1, min(25, len(pool))))
+        scores = rng.sample(range(1000), len(retrieved))
+        run += [(qid, doc, float(score)) for doc, score in zip(retrieved, scores, strict=True)]
+    run += [("unjudged", "d00", 1.0)]
+    return qrels, run
+
+
+def test_strec_and_p_ia_equal_pyndeval_on_random_judgments_per_subtopic() -> None:
+    pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (the peers extra) runs ndeval.c")
+    cutoffs = (1, 2, 3, 5, 10, 20)
+    evaluation = Evaluation(cutoffs=cutoffs, measures=("ndcg", "strec", "P_IA"))
+    for seed in (1, 2):
+        qrels, run = _random_collection(seed)
+        names = [f"{measure}@{k}" for measure in ("strec", "P-IA") for k in cutoffs]
+        expected = pyndeval.ndeval(qrels, run, measures=names)
+        qrels_frame = pl.DataFrame(qrels, schema=["query_id", "subtopic", "doc_id", "relevance"], orient="row")
+        run_frame = pl.DataFrame(run, schema=["query_id", "doc_id", "score"], orient="row")
+        for engine in ("polars", "duckdb"):
+            table = compute(engine, run_frame.lazy(), qrels_frame.lazy(), evaluation)
+            got = _intent_values(table)
+            assert {query for query, _, _ in got} == set(expected)
+            for query, values in expected.items():
+                for k in cutoffs:
+                    assert got[(query, k, "strec")] == pytest.approx(values[f"strec@{k}"], abs=1e-12)
+                    assert got[(query, k, "P_IA")] == pytest.approx(values[f"P-IA@{k}"], abs=1e-12)
+
+
+def test_the_intent_measures_and_the_refusal_on_spark(collection: Path, local_spark: object) -> None:
+    """Spark runs the same SQL, transpiled; it reads Parquet, whose integer subtopics become text."""
+    result = evaluate(
+        run=collection / "run.parquet", qrels=collection / "qrels.parquet", evaluation=INTENT, engine="spark"
+    )
+    _assert_expected(_intent_values(result.per_query))
+    with pytest.raises(InvalidInput, match="document 'd1' is judged 2 times for query '1' under subtopic '1'"):
+        evaluate(run=collection / "run.parquet", qrels=collection / "twice.parquet", evaluation=INTENT, engine="spark")
