@@ -140,7 +140,24 @@ def _bind_variables(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
             raise UsageError(f"SQL reads variable {name!r}, which is not one of {', '.join(VARIABLES)}")
         return literal(variables.get(name), VARIABLE_TYPES.get(name))
 
-    return tree.transform(bind)
+    return _without_subtopics_unread(tree.transform(bind), variables)
+
+
+def _without_subtopics_unread(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
+    """``qrels.subtopic`` as a null of its type where no measure asked reads the judgments per
+    subtopic (the intent curve, sql/curves/intent_pairs.sql): a statement printed for views of
+    one's own (``ndcg sql``) then reads the qrels' ``query_id, doc_id, relevance`` alone, as it
+    did before subtopics; it names ``subtopic`` only for the intent-aware measures."""
+    if "intent_curve" in (variables.get("curves") or ()):
+        return tree
+
+    def unread(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Column) and node.table == "qrels" and node.name == "subtopic":
+            null = exp.cast(exp.Null(), "VARCHAR")
+            return exp.alias_(null, "subtopic") if isinstance(node.parent, exp.Select) else null
+        return node
+
+    return tree.transform(unread)
 
 
 # --- DuckDB's star forms, spelled out ---------------------------------------------------------
