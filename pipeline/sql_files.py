@@ -34,6 +34,9 @@ VARIABLES = (
     *(variable.name for variable in SQL_VARIABLES),
     *SUMMARY_VARIABLE_TYPES,
     "out_path",
+    # the query weights of sql/query_weights.sql (the command line's --query-weights, --missing-query-weight)
+    "query_weights_path",
+    "missing_query_weight",
     # the table macros' run and qrels arguments (sql/macro_inputs.sql, pipeline/macros.py)
     "run",
     "qrels",

@@ -1,6 +1,7 @@
 -- export.sql: write the per-query table and the summary as Parquet files.
 --
--- Input: views per_query and summary, and the variable refusals_verdict (run sql/ndcg.sql
+-- Input: views per_query and weighted_summary (the summary, its means weighted when
+-- query_weights_path is set), and the variable refusals_verdict (run sql/ndcg.sql
 -- first); nothing is written when the inputs or the variables were refused.
 -- Variables:
 --   SET VARIABLE out_path = 'out/sql';   -- an existing directory
@@ -29,7 +30,7 @@ copy (
 to (getvariable('out_path') || '/per_query.parquet') (format parquet);
 
 copy (
-    from summary
+    from weighted_summary
     where coalesce(
         getvariable('refusals_verdict') = 0,
         error('the inputs or the variables were refused (the error above): nothing is written')

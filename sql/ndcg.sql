@@ -15,6 +15,10 @@
 --          -cmd "SET VARIABLE ks = [5, 10, 20]" \
 --          -c ".read sql/ndcg.sql"
 --
+-- With query_weights_path set, every mean of the summary is weighted, as `ndcg evaluate
+-- --query-weights` weighs it (sql/query_weights.sql, sql/query_weight_rules.sql,
+-- sql/weighted_summary.sql: their variables, and the same refusals in the same words).
+--
 -- Output: the summary (k, queries, cg, dcg, idcg, ndcg, then the measures asked, and the tie
 -- bounds' columns when the variable tie_bounds is true), one row per cutoff; the row with k null
 -- is the whole ranking.
@@ -60,6 +64,9 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/measures/measures.sql
 .read sql/measures/per_query.sql
 .read sql/summary.sql
+.read sql/query_weights.sql
+.read sql/query_weight_rules.sql
+.read sql/weighted_summary.sql
 
 -- the columns asked for: the tie bounds' only under tie_bounds (the measures' are narrowed by the summary)
 select
@@ -67,7 +74,7 @@ select
         lambda c: not list_contains(['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'], c)
         or coalesce(getvariable('tie_bounds'), false)
     )
-from summary
+from weighted_summary
 where coalesce(
     getvariable('refusals_verdict') = 0,
     error('the inputs or the variables were refused (the error above): nothing is evaluated')

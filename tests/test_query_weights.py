@@ -5,8 +5,12 @@ written out by hand; every refusal names the file, the column, the first row and
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -381,3 +385,84 @@ def test_skip_unchanged_recomputes_when_the_weights_change(tmp_path: Path) -> No
     # no weights at all is another option: recomputed too
     run_job(replace(job, skip_unchanged=True, weights=QueryWeights()), on_decision=decided)
     assert not decisions[-1][0] and "options changed: query_weights" in decisions[-1][1], decisions[-1]
+
+
+def _ndcg_sql(tmp_path: Path, *settings: str) -> subprocess.CompletedProcess[str]:
+    """sql/ndcg.sql in the duckdb CLI from the repository root, with ``SET VARIABLE`` settings."""
+    root = Path(__file__).resolve().parent.parent
+    commands = [argument for setting in settings for argument in ("-cmd", f"SET VARIABLE {setting}")]
+    duckdb_cli = Path(sys.executable).parent / "duckdb"
+    return subprocess.run(
+        [str(duckdb_cli), "-csv", *commands, "-c", ".read sql/ndcg.sql"],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+
+
+def test_ndcg_sql_weighs_its_summary_and_refuses_in_the_command_line_s_words(tmp_path: Path) -> None:
+    """``SET VARIABLE query_weights_path`` before ``.read sql/ndcg.sql``: every column of the job's
+    weighted summary (tie bounds, a sum and a geometric mean among them), and a bad table refused
+    in the words of pipeline/weights.py (the way to fix it a variable, not a flag)."""
+    run, table, _ = _random_lists(seed=5, queries=20)
+    run_path = _write(tmp_path, "run.parquet", run.drop("relevance"))
+    qrels_path = _write(tmp_path, "qrels.parquet", run.select("query_id", "doc_id", "relevance"))
+    weights = _write(tmp_path, "weights.csv", table)
+    measures = "ndcg,map,gm_map,num_rel_ret,P"
+    expected = api.evaluate(
+        run_path, qrels_path, k=[3, 5], measures=measures, tie_bounds=True, query_weights=weights
+    ).summary
+    settings = [
+        f"run_path = '{run_path}'",
+        f"qrels_path = '{qrels_path}'",
+        "ks = [3, 5]",
+        f"measures = {measures.split(',')}",
+        "tie_bounds = true",
+        f"query_weights_path = '{weights}'",
+    ]
+    printed = _ndcg_sql(tmp_path, *settings)
+    assert printed.returncode == 0, printed.stderr
+    rows = list(csv.DictReader(io.StringIO(printed.stdout)))
+    assert len(rows) == expected.height == 3
+    for row in rows:
+        k = None if row["k"] == "NULL" else int(row["k"])
+        ours = _summary_row(expected, k)
+        assert set(row) == set(ours), set(row) ^ set(ours)
+        for column, value in ours.items():
+            if value is not None:
+                assert float(row[column]) == pytest.approx(value, abs=TOLERANCE), (k, column)
+    # a query without a weight: the command line's words, the flag's hint a variable
+    missing = _write(tmp_path, "missing.csv", table.slice(2))
+    with pytest.raises(InvalidInput) as python_missing:
+        api.evaluate(run_path, qrels_path, k=3, query_weights=missing)
+    refused = _ndcg_sql(tmp_path, *settings[:3], f"query_weights_path = '{missing}'")
+    words = str(python_missing.value).replace("give --missing-query-weight W", "SET VARIABLE missing_query_weight = W")
+    assert words in refused.stderr, refused.stderr
+    assert "nothing is evaluated" in refused.stderr or "Invalid Input Error" in refused.stderr
+
+
+@pytest.mark.parametrize(("rows", "message"), [case for case in REFUSALS if "weight column" not in case[1]])
+def test_the_sql_rules_refuse_each_bad_table_in_the_command_line_s_words(
+    tmp_path: Path, hand_per_query: pl.DataFrame, rows: dict, message: str
+) -> None:
+    """sql/query_weights.sql and sql/query_weight_rules.sql over the same per-query table refuse
+    what pipeline/weights.py refuses, in its words (a missing or non-numeric weight column is
+    DuckDB's binder's and type's error there, not these words)."""
+    import duckdb
+
+    root = Path(__file__).resolve().parent.parent
+    path = _write(tmp_path, "weights.parquet", pl.DataFrame(rows))
+    with pytest.raises(InvalidInput) as refused:
+        weigh(hand_per_query, QueryWeights(path))
+    words = str(refused.value).replace("give --missing-query-weight W", "SET VARIABLE missing_query_weight = W")
+    connection = duckdb.connect()
+    connection.register("per_query_frame", hand_per_query.to_arrow())
+    connection.execute("create table per_query as from per_query_frame")
+    connection.execute("set variable query_weights_path = ?", [path])
+    for name in ("query_weights.sql", "query_weight_rules.sql"):
+        connection.execute((root / "sql" / name).read_text(encoding="utf-8"))
+    with pytest.raises(duckdb.Error) as sql_refused:
+        connection.sql("from query_weights").fetchall()
+    assert words in str(sql_refused.value)
+    connection.close()
