@@ -95,6 +95,7 @@ PER_QUERY_STEPS = (
     "curves/ideal_curve.sql",
     "curves/gain_curve.sql",
     "curves/cascade_curve.sql",
+    "curves/intent_pairs.sql",
     "curves/intent_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",

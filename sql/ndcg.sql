@@ -55,6 +55,7 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/curves/ideal_curve.sql
 .read sql/curves/gain_curve.sql
 .read sql/curves/cascade_curve.sql
+.read sql/curves/intent_pairs.sql
 .read sql/curves/intent_curve.sql
 .read sql/measures/counted.sql
 .read sql/measures/set_measures.sql

@@ -1,6 +1,7 @@
 """ndeval's intent-aware measures over judgments per subtopic (the TREC Web Track's diversity
 task; ir_measures runs ndeval through pyndeval): ``strec`` (ir_measures' ``StRecall@k``, ndeval's
-strec@k) and ``P_IA`` (``P_IA@k``, ndeval's P-IA@k); the qrels' subtopic as an input (a TREC
+strec@k), ``P_IA`` (``P_IA@k``, ndeval's P-IA@k), ``ERR_IA`` (``ERR_IA@k``, ndeval's ERR-IA@k)
+and ``AP_IA`` (``AP_IA``, ndeval's MAP-IA); the qrels' subtopic as an input (a TREC
 qrels' second field, a Parquet or CSV qrels' column ``subtopic``), a document judged twice for
 one (query, subtopic) refused on every front, and what the per-document measures read of a
 document judged under several subtopics (its largest label).
@@ -43,10 +44,21 @@ EXPECTED = {
     ("1", 1, "P_IA"): 2 / (1 * 3),
     ("1", 2, "P_IA"): (2 + 1) / (2 * 3),
     ("1", 5, "P_IA"): (2 + 1 + 0 + 1) / (5 * 3),
+    # ERR-IA: each pair adds (1/2)^(results relevant to its subtopic above it) / rank: 1 + 1 at
+    # rank 1 (d1: subtopics 1, 2), 1/2 / 2 at rank 2 (d2: subtopic 2 again), 1 / 4 at rank 4 (d3);
+    # over S * the sum over i <= k of (1/2)^(i - 1) / i (ndeval's "ideal ideal"), but not at k = 1
+    ("1", 1, "ERR_IA"): 1 + 1,
+    ("1", 2, "ERR_IA"): (1 + 1 + 0.5 / 2) / (3 * (1 + 0.5 / 2)),
+    ("1", 5, "ERR_IA"): (1 + 1 + 0.5 / 2 + 1 / 4) / (3 * (1 + 0.5 / 2 + 0.25 / 3 + 0.125 / 4 + 0.0625 / 5)),
+    # AP-IA, the whole ranking: the mean over the subtopics of AP, R of subtopics 1, 2, 3 being
+    # 1 (d1; d4 is judged 0), 2 (d1, d2), 1 (d3)
+    ("1", None, "AP_IA"): ((1 / 1) / 1 + (1 / 1 + 2 / 2) / 2 + (1 / 4) / 1) / 3,
     # S = 0: ndeval scores 0
-    **{("2", k, name): 0.0 for k in CUTOFFS for name in ("strec", "P_IA")},
+    **{("2", k, name): 0.0 for k in CUTOFFS for name in ("strec", "P_IA", "ERR_IA")},
+    ("2", None, "AP_IA"): 0.0,
 }
-INTENT = Evaluation(cutoffs=CUTOFFS, measures=("ndcg", "strec", "P_IA"))
+INTENT_MEASURES = ("strec", "P_IA", "ERR_IA", "AP_IA")
+INTENT = Evaluation(cutoffs=CUTOFFS, measures=("ndcg", *INTENT_MEASURES))
 
 
 @pytest.fixture(scope="module")
@@ -69,16 +81,20 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _intent_values(table: pl.DataFrame) -> dict[tuple[str, int, str], float]:
-    return {
-        (str(row["query_id"]), row["k"], name): row[name]
-        for row in table.to_dicts()
-        if row["k"] is not None
-        for name in ("strec", "P_IA")
-    }
+def _intent_values(table: pl.DataFrame) -> dict[tuple[str, int | None, str], float]:
+    """Each intent-aware measure's values: at each cutoff, AP_IA over the whole ranking (the
+    others have no whole-ranking value, AP_IA none at a cutoff)."""
+    values = {}
+    for row in table.to_dicts():
+        for name in INTENT_MEASURES:
+            if name in row and (row["k"] is None) == (name == "AP_IA"):
+                values[(str(row["query_id"]), row["k"], name)] = row[name]
+            elif name in row:
+                assert row[name] is None, (row["query_id"], row["k"], name)
+    return values
 
 
-def _assert_expected(got: dict[tuple[str, int, str], float]) -> None:
+def _assert_expected(got: dict[tuple[str, int | None, str], float]) -> None:
     assert set(got) == set(EXPECTED)
     for key, want in EXPECTED.items():
         assert got[key] == pytest.approx(want, abs=1e-12), key
@@ -90,12 +106,10 @@ def test_the_hand_collection_on_polars_duckdb_and_the_macros(collection: Path) -
     for engine in ("polars", "duckdb"):
         result = evaluate(run=collection / "run.txt", qrels=collection / "qrels.txt", evaluation=INTENT, engine=engine)
         _assert_expected(_intent_values(result.per_query))
-        whole = result.per_query.filter(pl.col("k").is_null())
-        assert whole["strec"].is_null().all() and whole["P_IA"].is_null().all()  # no whole-ranking value
     connection = duckdb.connect()
     connection.execute(macros_sql())
     rows = connection.execute(
-        "select * from ndcg_per_query(?, ?, ks := [1, 2, 5], measures := ['strec', 'P_IA'])",
+        "select * from ndcg_per_query(?, ?, ks := [1, 2, 5], measures := ['strec', 'P_IA', 'ERR_IA', 'AP_IA'])",
         [str(collection / "run.parquet"), str(collection / "qrels.parquet")],
     ).fetchall()
     names = [column[0] for column in connection.description]
@@ -118,7 +132,7 @@ def test_sql_ndcg_sql_reads_the_subtopic_column_and_refuses_a_document_judged_tw
                 "-cmd",
                 "SET VARIABLE ks = [1, 2, 5]",
                 "-cmd",
-                "SET VARIABLE measures = ['strec', 'P_IA']",
+                "SET VARIABLE measures = ['strec', 'P_IA', 'ERR_IA', 'AP_IA']",
                 "-c",
                 ".read sql/ndcg.sql",
             ],
@@ -133,10 +147,10 @@ def test_sql_ndcg_sql_reads_the_subtopic_column_and_refuses_a_document_judged_tw
     lines = done.stdout.splitlines()
     header = lines[0].split(",")
     rows = {row[0]: dict(zip(header, row, strict=True)) for row in (line.split(",") for line in lines[1:])}
-    for k in CUTOFFS:
-        for name in ("strec", "P_IA"):
-            mean = (EXPECTED[("1", k, name)] + EXPECTED[("2", k, name)]) / 2
-            assert float(rows[str(k)][name]) == pytest.approx(mean, abs=1e-12)
+    for (query, k, name), value in EXPECTED.items():
+        if query == "1":
+            mean = (value + EXPECTED[("2", k, name)]) / 2
+            assert float(rows["NULL" if k is None else str(k)][name]) == pytest.approx(mean, abs=1e-12)
     refused = ndcg_sql("twice.parquet")
     assert refused.returncode != 0
     assert "document 'd1' is judged 2 times for query '1' under subtopic '1'" in refused.stderr
@@ -205,13 +219,17 @@ def _random_collection(seed: int) -> tuple[list[tuple[str, str, str, int]], list
     return qrels, run
 
 
-def test_strec_and_p_ia_equal_pyndeval_on_random_judgments_per_subtopic() -> None:
+# ours and ndeval's names (pyndeval's), with a cutoff or over the whole ranking
+NDEVAL_NAMES = {"strec": "strec", "P_IA": "P-IA", "ERR_IA": "ERR-IA", "AP_IA": "MAP-IA"}
+
+
+def test_the_intent_measures_equal_pyndeval_on_random_judgments_per_subtopic() -> None:
     pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (the peers extra) runs ndeval.c")
     cutoffs = (1, 2, 3, 5, 10, 20)
-    evaluation = Evaluation(cutoffs=cutoffs, measures=("ndcg", "strec", "P_IA"))
+    evaluation = Evaluation(cutoffs=cutoffs, measures=("ndcg", *INTENT_MEASURES))
     for seed in (1, 2):
         qrels, run = _random_collection(seed)
-        names = [f"{measure}@{k}" for measure in ("strec", "P-IA") for k in cutoffs]
+        names = [f"{NDEVAL_NAMES[m]}@{k}" for m in INTENT_MEASURES if m != "AP_IA" for k in cutoffs] + ["MAP-IA"]
         expected = pyndeval.ndeval(qrels, run, measures=names)
         qrels_frame = pl.DataFrame(qrels, schema=["query_id", "subtopic", "doc_id", "relevance"], orient="row")
         run_frame = pl.DataFrame(run, schema=["query_id", "doc_id", "score"], orient="row")
@@ -220,9 +238,10 @@ def test_strec_and_p_ia_equal_pyndeval_on_random_judgments_per_subtopic() -> Non
             got = _intent_values(table)
             assert {query for query, _, _ in got} == set(expected)
             for query, values in expected.items():
-                for k in cutoffs:
-                    assert got[(query, k, "strec")] == pytest.approx(values[f"strec@{k}"], abs=1e-12)
-                    assert got[(query, k, "P_IA")] == pytest.approx(values[f"P-IA@{k}"], abs=1e-12)
+                for name in INTENT_MEASURES:
+                    for k in (None,) if name == "AP_IA" else cutoffs:
+                        peer = NDEVAL_NAMES[name] if k is None else f"{NDEVAL_NAMES[name]}@{k}"
+                        assert got[(query, k, name)] == pytest.approx(values[peer], abs=1e-9), (seed, query, peer)
 
 
 def test_the_intent_measures_and_the_refusal_on_spark(collection: Path, local_spark: object) -> None:

@@ -38,7 +38,8 @@ CURVES: dict[str, str] = {
     "relevance_curve": "per query, sums over the ranks of its relevant results (Rprec, iprec, bpref, infAP, binG)",
     "gain_curve": "per query, sums over its ranking's gains beside the ideal ranking's (G, Rndcg, ndcg_rel, rbp)",
     "cascade_curve": "per query and cutoff, the sum of the cascade's stops over its graded results (ERR)",
-    "intent_curve": "per query and cutoff, the subtopics its relevant results cover and their sums (strec, P_IA)",
+    "intent_curve": "per query and cutoff, the subtopics its relevant results cover and their sums (strec, P_IA, "
+    "ERR_IA, AP_IA)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others are of the whole
 # ranking only.
@@ -89,6 +90,7 @@ class Measure:
     counters_under: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     better: Better = "higher"
     curve: str = ""
+    at_cutoffs: bool = True
 
     def __post_init__(self) -> None:
         if self.curve and self.curve not in CURVES:
@@ -108,8 +110,9 @@ class Measure:
     @property
     def whole_only(self) -> bool:
         """Whether it has a value over the whole ranking only, null at every cutoff: the curve
-        measures (bpref, Rprec, infAP, G, rbp, ...), which trec_eval defines at no cutoff."""
-        return bool(self.curve) and self.curve not in CUTOFF_CURVES
+        measures (bpref, Rprec, infAP, G, rbp, ...), which trec_eval defines at no cutoff, and
+        those that say so (``at_cutoffs`` false: ndeval's MAP-IA, which reads a cutoff curve)."""
+        return not self.at_cutoffs or (bool(self.curve) and self.curve not in CUTOFF_CURVES)
 
     @property
     def selected_by(self) -> str:
@@ -643,6 +646,32 @@ MEASURES += (
         whole=False,
         ignores=_INTENT,
         curve="intent_curve",
+    ),
+    Measure(
+        "ERR_IA",
+        "ERR-IA@k",
+        "sum over the (rank i <= k, subtopic) pairs whose result is relevant to the subtopic of (1 - alpha)^(n - 1) "
+        "/ i, n the results relevant to it at or above i, over S * the sum over i <= k of (1 - alpha)^(i - 1) / i "
+        "(ndeval's ERR-IA@k with its collection-independent normalisation, alpha = 0.5 as ir_measures always "
+        "takes it); at k = 1 unnormalised, as ndeval leaves it: the subtopics the first result is relevant to; "
+        "null for the whole ranking",
+        ir_measures_cut="ERR_IA@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_INTENT,
+        curve="intent_curve",
+    ),
+    Measure(
+        "AP_IA",
+        "AP-IA",
+        "the mean over the S subtopics of AP: the sum over the ranks i of the results relevant to the subtopic of "
+        "(such results at or above i) / i, over the documents judged relevant to it (ndeval's MAP-IA); of the whole "
+        "ranking only",
+        ir_measures="AP_IA",
+        counters=("judged_found",),
+        ignores=_INTENT,
+        curve="intent_curve",
+        at_cutoffs=False,
     ),
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}

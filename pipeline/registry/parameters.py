@@ -203,6 +203,8 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
     # ndeval's, through pyndeval
     IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
+    IrMeasure("ERR_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
+    IrMeasure("AP_IA", ("rel", "judged_only"), ("MAP_IA",)),
 )
 # ir_measures' aliases are parameters already given (NumRelRet is NumRet(rel=1))
 _ALIAS_PARAMETERS: dict[str, dict[str, Any]] = {"NumRelRet": {"rel": 1}}

@@ -1,71 +1,75 @@
--- intent_curve.sql: per query and cutoff, the subtopics ndeval's intent-aware measures read.
+-- intent_curve.sql: per query and cutoff, the subtopics and sums ndeval's intent-aware measures read.
 --
--- Reads: views qrels (sql/aligned_inputs.sql: the judgments, each under its subtopic, null when
--- they judge none), retrieved (sql/ranking/retrieved.sql: the ranking by score, each rank with
--- its document) and cutoffs (sql/ranking/cutoffs.sql).
+-- Reads: views intent_pairs (sql/curves/intent_pairs.sql) and cutoffs (sql/ranking/cutoffs.sql).
 --
 -- Variables:
 --   SET VARIABLE curves = ['intent_curve'];  -- the curves the asked measures read (the registry's)
---   SET VARIABLE relevance_threshold = 1;    -- unset: a label > 0 is relevant
 --
--- Creates: view intent_curve (query_id, k, intent_subtopics, intent_covered, intent_pairs), one
--- row per query and cutoff with a result relevant to a subtopic at or above k (k null: the whole
--- ranking) when `curves` names it (else no row): intent_subtopics is S, the query's subtopics
--- with a relevant judgment (ndeval's actual subtopics); intent_covered the subtopics with a
--- relevant result at or above k; intent_pairs the (rank, subtopic) pairs at or above k whose
--- result is relevant to the subtopic. A document is relevant to a subtopic when its label under
--- it is relevant (the signal relevant's range; ndeval binarises its judgments); an unjudged result,
--- or one relevant to no subtopic, takes its rank and adds nothing.
+-- Creates: view intent_curve (query_id, k, intent_subtopics, intent_covered, intent_pairs,
+-- intent_err_sum, intent_ap_sum, intent_err_norm), one row per query and cutoff with a result
+-- relevant to a subtopic at or above k (k null: the whole ranking): intent_subtopics is S;
+-- intent_covered the subtopics with a relevant result at or above k; intent_pairs the (rank,
+-- subtopic) pairs at or above k. Over those pairs, with n the results relevant to the subtopic
+-- at or above the rank, intent_err_sum sums (1 - alpha)^(n - 1) / rank (ndeval's ERR-IA, alpha
+-- 0.5, which ir_measures' ERR_IA always takes) and intent_ap_sum n / rank / R, R the documents
+-- judged relevant to the subtopic (ndeval's MAP-IA); intent_err_norm is ndeval's "ideal ideal"
+-- of ERR-IA at k for one subtopic, the sum over i <= k of (1 - alpha)^(i - 1) / i (null for the
+-- whole ranking).
 
 create or replace temp view intent_curve as
 with
 
-relevant_judgments as (
-    select qrels.query_id, qrels.subtopic, qrels.doc_id
-    from qrels
-    where
-        qrels.subtopic is not null
-        and case
-            when getvariable('relevance_threshold') is null then qrels.relevance > 0
-            else qrels.relevance >= greatest(getvariable('relevance_threshold'), 0)
-        end
-        and list_contains(getvariable('curves'), 'intent_curve')
-),
-
-subtopics as (
-    select relevant_judgments.query_id, count(distinct relevant_judgments.subtopic) as intent_subtopics
-    from relevant_judgments
-    group by relevant_judgments.query_id
-),
-
--- each rank with each subtopic its result is relevant to; the first such rank covers the subtopic
-pairs as (
+-- each rank's pairs summed in subtopic order, then the ranks' in rank order (the same bits on
+-- every run, and the Polars twin's)
+rank_terms as (
     select
-        ranks.query_id,
-        ranks.rank,
-        relevant_judgments.subtopic,
-        row_number() over (
-            partition by ranks.query_id, relevant_judgments.subtopic
-            order by ranks.rank asc
-        ) = 1 as covers
-    from retrieved as ranks
-    inner join relevant_judgments
-        on ranks.query_id = relevant_judgments.query_id and ranks.doc_id = relevant_judgments.doc_id
-    where ranks.ordering = 'retrieved'
+        intent_pairs.query_id,
+        intent_pairs.rank,
+        max(intent_pairs.subtopics) as subtopics,
+        count_if(intent_pairs.found_so_far = 1) as covered,
+        count(*) as pair_count,
+        sum(
+            power(0.5, intent_pairs.found_so_far - 1) / intent_pairs.rank order by intent_pairs.subtopic asc
+        ) as err_term,
+        sum(
+            cast(intent_pairs.found_so_far as double) / intent_pairs.rank / intent_pairs.subtopic_relevant
+            order by intent_pairs.subtopic asc
+        ) as ap_term
+    from intent_pairs
+    group by intent_pairs.query_id, intent_pairs.rank
+),
+
+err_norms as (
+    select
+        cutoffs.k,
+        sum(power(0.5, steps.i - 1) / steps.i order by steps.i asc) as intent_err_norm
+    from cutoffs
+    cross join unnest(range(1, cutoffs.k + 1)) as steps (i)
+    where cutoffs.k is not null and list_contains(getvariable('curves'), 'intent_curve')
+    group by cutoffs.k
+),
+
+summed as (
+    select
+        rank_terms.query_id,
+        cutoffs.k,
+        max(rank_terms.subtopics) as intent_subtopics,
+        sum(rank_terms.covered) as intent_covered,
+        sum(rank_terms.pair_count) as intent_pairs,
+        sum(rank_terms.err_term order by rank_terms.rank asc) as intent_err_sum,
+        sum(rank_terms.ap_term order by rank_terms.rank asc) as intent_ap_sum
+    from rank_terms
+    cross join cutoffs
+    where cutoffs.k is null or rank_terms.rank <= cutoffs.k
+    group by rank_terms.query_id, cutoffs.k
 ),
 
 final as (
     select
-        pairs.query_id,
-        cutoffs.k,
-        max(subtopics.intent_subtopics) as intent_subtopics,
-        count_if(pairs.covers) as intent_covered,
-        count(*) as intent_pairs
-    from pairs
-    inner join subtopics on pairs.query_id = subtopics.query_id
-    cross join cutoffs
-    where cutoffs.k is null or pairs.rank <= cutoffs.k
-    group by pairs.query_id, cutoffs.k
+        summed.*,
+        err_norms.intent_err_norm
+    from summed
+    left join err_norms on summed.k = err_norms.k
 )
 
 select * from final;

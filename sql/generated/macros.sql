@@ -1506,7 +1506,9 @@ WITH text_lines AS (
               'rbp',
               'err',
               'strec',
-              'P_IA'
+              'P_IA',
+              'ERR_IA',
+              'AP_IA'
             ],
             m
           )
@@ -1527,7 +1529,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, strec, P_IA (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, strec, P_IA, ERR_IA, AP_IA (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -3349,7 +3351,9 @@ WITH text_lines AS (
             'rbp',
             'err',
             'strec',
-            'P_IA'
+            'P_IA',
+            'ERR_IA',
+            'AP_IA'
           ],
           m
         )
@@ -4510,8 +4514,8 @@ FROM (
     SELECT
       *
     FROM cascade_curve__final AS final
-  ), intent_curve AS (
-    WITH intent_curve__relevant_judgments AS (
+  ), intent_pairs AS (
+    WITH intent_pairs__relevant_judgments AS (
       SELECT
         qrels.query_id,
         qrels.subtopic,
@@ -4525,14 +4529,23 @@ FROM (
           ELSE qrels.relevance >= GREATEST(relevance_threshold, 0)
         END
         AND ARRAY_CONTAINS(curves, 'intent_curve')
-    ), intent_curve__subtopics AS (
+    ), intent_pairs__subtopic_relevant AS (
       SELECT
         relevant_judgments.query_id,
-        COUNT(DISTINCT relevant_judgments.subtopic) AS intent_subtopics
-      FROM intent_curve__relevant_judgments AS relevant_judgments
+        relevant_judgments.subtopic,
+        COUNT(*) AS subtopic_relevant
+      FROM intent_pairs__relevant_judgments AS relevant_judgments
       GROUP BY
-        relevant_judgments.query_id
-    ), intent_curve__pairs AS (
+        relevant_judgments.query_id,
+        relevant_judgments.subtopic
+    ), intent_pairs__subtopics AS (
+      SELECT
+        subtopic_relevant.query_id,
+        COUNT(*) AS subtopics
+      FROM intent_pairs__subtopic_relevant AS subtopic_relevant
+      GROUP BY
+        subtopic_relevant.query_id
+    ), intent_pairs__found AS (
       SELECT
         ranks.query_id,
         ranks.rank,
@@ -4540,29 +4553,82 @@ FROM (
         ROW_NUMBER() OVER (
           PARTITION BY ranks.query_id, relevant_judgments.subtopic
           ORDER BY ranks.rank ASC NULLS LAST
-        ) = 1 AS covers
+        ) AS found_so_far
       FROM retrieved AS ranks
-      INNER JOIN intent_curve__relevant_judgments AS relevant_judgments
+      INNER JOIN intent_pairs__relevant_judgments AS relevant_judgments
         ON ranks.query_id = relevant_judgments.query_id
         AND ranks.doc_id = relevant_judgments.doc_id
       WHERE
         ranks.ordering = 'retrieved'
-    ), intent_curve__final AS (
+    ), intent_pairs__final AS (
       SELECT
-        pairs.query_id,
+        found.query_id,
+        found.rank,
+        found.subtopic,
+        found.found_so_far,
+        subtopic_relevant.subtopic_relevant,
+        subtopics.subtopics
+      FROM intent_pairs__found AS found
+      INNER JOIN intent_pairs__subtopic_relevant AS subtopic_relevant
+        ON found.query_id = subtopic_relevant.query_id
+        AND found.subtopic = subtopic_relevant.subtopic
+      INNER JOIN intent_pairs__subtopics AS subtopics
+        ON found.query_id = subtopics.query_id
+    )
+    SELECT
+      *
+    FROM intent_pairs__final AS final
+  ), intent_curve AS (
+    WITH intent_curve__rank_terms AS (
+      SELECT
+        intent_pairs.query_id,
+        intent_pairs.rank,
+        MAX(intent_pairs.subtopics) AS subtopics,
+        COUNT_IF(intent_pairs.found_so_far = 1) AS covered,
+        COUNT(*) AS pair_count,
+        SUM(
+          POWER(0.5, intent_pairs.found_so_far - 1) / intent_pairs.rank ORDER BY intent_pairs.subtopic ASC NULLS LAST
+        ) AS err_term,
+        SUM(
+          CAST(intent_pairs.found_so_far AS DOUBLE) / intent_pairs.rank / intent_pairs.subtopic_relevant ORDER BY intent_pairs.subtopic ASC NULLS LAST
+        ) AS ap_term
+      FROM intent_pairs
+      GROUP BY
+        intent_pairs.query_id,
+        intent_pairs.rank
+    ), intent_curve__err_norms AS (
+      SELECT
         cutoffs.k,
-        MAX(subtopics.intent_subtopics) AS intent_subtopics,
-        COUNT_IF(pairs.covers) AS intent_covered,
-        COUNT(*) AS intent_pairs
-      FROM intent_curve__pairs AS pairs
-      INNER JOIN intent_curve__subtopics AS subtopics
-        ON pairs.query_id = subtopics.query_id
+        SUM(POWER(0.5, steps.i - 1) / steps.i ORDER BY steps.i ASC NULLS LAST) AS intent_err_norm
+      FROM cutoffs
+      CROSS JOIN UNNEST(RANGE(1, cutoffs.k + 1)) AS steps(i)
+      WHERE
+        NOT cutoffs.k IS NULL AND ARRAY_CONTAINS(curves, 'intent_curve')
+      GROUP BY
+        cutoffs.k
+    ), intent_curve__summed AS (
+      SELECT
+        rank_terms.query_id,
+        cutoffs.k,
+        MAX(rank_terms.subtopics) AS intent_subtopics,
+        SUM(rank_terms.covered) AS intent_covered,
+        SUM(rank_terms.pair_count) AS intent_pairs,
+        SUM(rank_terms.err_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_err_sum,
+        SUM(rank_terms.ap_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_ap_sum
+      FROM intent_curve__rank_terms AS rank_terms
       CROSS JOIN cutoffs
       WHERE
-        cutoffs.k IS NULL OR pairs.rank <= cutoffs.k
+        cutoffs.k IS NULL OR rank_terms.rank <= cutoffs.k
       GROUP BY
-        pairs.query_id,
+        rank_terms.query_id,
         cutoffs.k
+    ), intent_curve__final AS (
+      SELECT
+        summed.*,
+        err_norms.intent_err_norm
+      FROM intent_curve__summed AS summed
+      LEFT JOIN intent_curve__err_norms AS err_norms
+        ON summed.k = err_norms.k
     )
     SELECT
       *
@@ -4980,7 +5046,17 @@ FROM (
         CASE
           WHEN ARRAY_CONTAINS(measures, 'P_IA') AND NOT c.k IS NULL
           THEN COALESCE(CAST(c.intent_pairs AS DOUBLE) / NULLIF(c.k * c.intent_subtopics, 0), 0.0)
-        END AS "P_IA"
+        END AS "P_IA",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'ERR_IA') AND c.k = 1
+          THEN COALESCE(c.intent_err_sum, 0.0)
+          WHEN ARRAY_CONTAINS(measures, 'ERR_IA') AND NOT c.k IS NULL
+          THEN COALESCE(c.intent_err_sum / NULLIF(c.intent_subtopics * c.intent_err_norm, 0), 0.0)
+        END AS "ERR_IA",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'AP_IA') AND c.k IS NULL
+          THEN COALESCE(c.intent_ap_sum / NULLIF(c.intent_subtopics, 0), 0.0)
+        END AS "AP_IA"
       FROM top_k_measures__counts AS c
     )
     SELECT
@@ -5136,7 +5212,10 @@ FROM NDCG_PER_QUERY_STEPS(
       END,
       CASE
         WHEN COALESCE(
-          LIST_HAS_ANY(measures, CAST(['unj', 'judged', 'rbp', 'err', 'strec', 'P_IA'] AS TEXT[])),
+          LIST_HAS_ANY(
+            measures,
+            CAST(['unj', 'judged', 'rbp', 'err', 'strec', 'P_IA', 'ERR_IA', 'AP_IA'] AS TEXT[])
+          ),
           FALSE
         )
         THEN ['judged']
@@ -5217,7 +5296,10 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
-        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec', 'P_IA'] AS TEXT[])), FALSE)
+        WHEN COALESCE(
+          LIST_HAS_ANY(measures, CAST(['strec', 'P_IA', 'ERR_IA', 'AP_IA'] AS TEXT[])),
+          FALSE
+        )
         THEN ['intent_curve']
         ELSE CAST([] AS TEXT[])
       END
@@ -5418,6 +5500,16 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['P_IA'] AS TEXT[])), FALSE)
         THEN CAST(['P_IA'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['ERR_IA'] AS TEXT[])), FALSE)
+        THEN CAST(['ERR_IA'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['AP_IA'] AS TEXT[])), FALSE)
+        THEN CAST(['AP_IA'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
       END
     ]
   ),
@@ -5581,6 +5673,11 @@ SELECT
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'ERR_IA') THEN ['ERR_IA'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'AP_IA') THEN ['AP_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -5753,6 +5850,11 @@ SELECT
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'ERR_IA') THEN ['ERR_IA'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'AP_IA') THEN ['AP_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])

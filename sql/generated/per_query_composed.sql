@@ -892,8 +892,8 @@ WITH cutoffs AS (
   SELECT
     *
   FROM cascade_curve__final AS final
-), intent_curve AS (
-  WITH intent_curve__relevant_judgments AS (
+), intent_pairs AS (
+  WITH intent_pairs__relevant_judgments AS (
     SELECT
       qrels.query_id,
       qrels.subtopic,
@@ -907,14 +907,23 @@ WITH cutoffs AS (
         ELSE qrels.relevance >= GREATEST(GETVARIABLE('relevance_threshold'), 0)
       END
       AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'intent_curve')
-  ), intent_curve__subtopics AS (
+  ), intent_pairs__subtopic_relevant AS (
     SELECT
       relevant_judgments.query_id,
-      COUNT(DISTINCT relevant_judgments.subtopic) AS intent_subtopics
-    FROM intent_curve__relevant_judgments AS relevant_judgments
+      relevant_judgments.subtopic,
+      COUNT(*) AS subtopic_relevant
+    FROM intent_pairs__relevant_judgments AS relevant_judgments
     GROUP BY
-      relevant_judgments.query_id
-  ), intent_curve__pairs AS (
+      relevant_judgments.query_id,
+      relevant_judgments.subtopic
+  ), intent_pairs__subtopics AS (
+    SELECT
+      subtopic_relevant.query_id,
+      COUNT(*) AS subtopics
+    FROM intent_pairs__subtopic_relevant AS subtopic_relevant
+    GROUP BY
+      subtopic_relevant.query_id
+  ), intent_pairs__found AS (
     SELECT
       ranks.query_id,
       ranks.rank,
@@ -922,29 +931,82 @@ WITH cutoffs AS (
       ROW_NUMBER() OVER (
         PARTITION BY ranks.query_id, relevant_judgments.subtopic
         ORDER BY ranks.rank ASC NULLS LAST
-      ) = 1 AS covers
+      ) AS found_so_far
     FROM retrieved AS ranks
-    INNER JOIN intent_curve__relevant_judgments AS relevant_judgments
+    INNER JOIN intent_pairs__relevant_judgments AS relevant_judgments
       ON ranks.query_id = relevant_judgments.query_id
       AND ranks.doc_id = relevant_judgments.doc_id
     WHERE
       ranks.ordering = 'retrieved'
-  ), intent_curve__final AS (
+  ), intent_pairs__final AS (
     SELECT
-      pairs.query_id,
+      found.query_id,
+      found.rank,
+      found.subtopic,
+      found.found_so_far,
+      subtopic_relevant.subtopic_relevant,
+      subtopics.subtopics
+    FROM intent_pairs__found AS found
+    INNER JOIN intent_pairs__subtopic_relevant AS subtopic_relevant
+      ON found.query_id = subtopic_relevant.query_id
+      AND found.subtopic = subtopic_relevant.subtopic
+    INNER JOIN intent_pairs__subtopics AS subtopics
+      ON found.query_id = subtopics.query_id
+  )
+  SELECT
+    *
+  FROM intent_pairs__final AS final
+), intent_curve AS (
+  WITH intent_curve__rank_terms AS (
+    SELECT
+      intent_pairs.query_id,
+      intent_pairs.rank,
+      MAX(intent_pairs.subtopics) AS subtopics,
+      COUNT_IF(intent_pairs.found_so_far = 1) AS covered,
+      COUNT(*) AS pair_count,
+      SUM(
+        POWER(0.5, intent_pairs.found_so_far - 1) / intent_pairs.rank ORDER BY intent_pairs.subtopic ASC NULLS LAST
+      ) AS err_term,
+      SUM(
+        CAST(intent_pairs.found_so_far AS DOUBLE) / intent_pairs.rank / intent_pairs.subtopic_relevant ORDER BY intent_pairs.subtopic ASC NULLS LAST
+      ) AS ap_term
+    FROM intent_pairs
+    GROUP BY
+      intent_pairs.query_id,
+      intent_pairs.rank
+  ), intent_curve__err_norms AS (
+    SELECT
       cutoffs.k,
-      MAX(subtopics.intent_subtopics) AS intent_subtopics,
-      COUNT_IF(pairs.covers) AS intent_covered,
-      COUNT(*) AS intent_pairs
-    FROM intent_curve__pairs AS pairs
-    INNER JOIN intent_curve__subtopics AS subtopics
-      ON pairs.query_id = subtopics.query_id
+      SUM(POWER(0.5, steps.i - 1) / steps.i ORDER BY steps.i ASC NULLS LAST) AS intent_err_norm
+    FROM cutoffs
+    CROSS JOIN UNNEST(RANGE(1, cutoffs.k + 1)) AS steps(i)
+    WHERE
+      NOT cutoffs.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'intent_curve')
+    GROUP BY
+      cutoffs.k
+  ), intent_curve__summed AS (
+    SELECT
+      rank_terms.query_id,
+      cutoffs.k,
+      MAX(rank_terms.subtopics) AS intent_subtopics,
+      SUM(rank_terms.covered) AS intent_covered,
+      SUM(rank_terms.pair_count) AS intent_pairs,
+      SUM(rank_terms.err_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_err_sum,
+      SUM(rank_terms.ap_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_ap_sum
+    FROM intent_curve__rank_terms AS rank_terms
     CROSS JOIN cutoffs
     WHERE
-      cutoffs.k IS NULL OR pairs.rank <= cutoffs.k
+      cutoffs.k IS NULL OR rank_terms.rank <= cutoffs.k
     GROUP BY
-      pairs.query_id,
+      rank_terms.query_id,
       cutoffs.k
+  ), intent_curve__final AS (
+    SELECT
+      summed.*,
+      err_norms.intent_err_norm
+    FROM intent_curve__summed AS summed
+    LEFT JOIN intent_curve__err_norms AS err_norms
+      ON summed.k = err_norms.k
   )
   SELECT
     *
@@ -1375,7 +1437,17 @@ WITH cutoffs AS (
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'P_IA') AND NOT c.k IS NULL
         THEN COALESCE(CAST(c.intent_pairs AS DOUBLE) / NULLIF(c.k * c.intent_subtopics, 0), 0.0)
-      END AS "P_IA"
+      END AS "P_IA",
+      CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'ERR_IA') AND c.k = 1
+        THEN COALESCE(c.intent_err_sum, 0.0)
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'ERR_IA') AND NOT c.k IS NULL
+        THEN COALESCE(c.intent_err_sum / NULLIF(c.intent_subtopics * c.intent_err_norm, 0), 0.0)
+      END AS "ERR_IA",
+      CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'AP_IA') AND c.k IS NULL
+        THEN COALESCE(c.intent_ap_sum / NULLIF(c.intent_subtopics, 0), 0.0)
+      END AS "AP_IA"
     FROM top_k_measures__counts AS c
   )
   SELECT

@@ -79,7 +79,7 @@ def per_query(
         rankings["retrieved"], curves.ideal_curve(ideal_ranking, evaluation), judged, evaluation
     )
     cascade_curve = curves.cascade_curve(rankings["retrieved"], evaluation)
-    intent_curve = curves.intent_curve(retrieved["retrieved"], qrels, evaluation)
+    intent_curve = curves.intent_curve(curves.intent_pairs(retrieved["retrieved"], qrels, evaluation), evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"

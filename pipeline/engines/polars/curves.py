@@ -202,12 +202,12 @@ def cascade_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl
     return sums_at_cutoffs(running, evaluation)
 
 
-def intent_curve(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
-    """``query_id, k, intent_subtopics, intent_covered, intent_pairs`` of each query and cutoff
-    with a result relevant to a subtopic at or above k (k null: the whole ranking;
-    sql/curves/intent_curve.sql): S, the query's subtopics with a relevant judgment; the
-    subtopics covered at or above k; the (rank, subtopic) pairs there whose result is relevant
-    to the subtopic. None when no measure asked reads it."""
+def intent_pairs(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, rank, subtopic, found_so_far, subtopic_relevant, subtopics``
+    (sql/curves/intent_pairs.sql): each rank of the ranking by score with each subtopic its
+    result is relevant to, the results relevant to the subtopic at or above it, R (the
+    documents judged relevant to the subtopic) and S (the query's subtopics with a relevant
+    judgment). None when no measure asked reads the intent curve."""
     if "intent_curve" not in evaluation.curves:
         return None
     if SUBTOPIC not in qrels.collect_schema().names():
@@ -215,24 +215,76 @@ def intent_curve(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evalu
     relevant = holds(SIGNAL["relevant"], evaluation)
     judged = qrels.select(QUERY, DOC, SUBTOPIC, pl.col(LABEL).cast(pl.Float64).alias(JUDGMENT))
     relevant_judgments = judged.filter(pl.col(SUBTOPIC).is_not_null() & relevant).select(QUERY, DOC, SUBTOPIC)
-    subtopics = relevant_judgments.group_by(QUERY).agg(pl.col(SUBTOPIC).n_unique().alias("intent_subtopics"))
-    pairs = retrieved.select(QUERY, DOC, "rank").join(relevant_judgments, on=[QUERY, DOC], how="inner")
-    # a subtopic is covered at the first rank relevant to it
-    first = pl.col("rank") == pl.col("rank").min().over(QUERY, SUBTOPIC)
-    per_rank = (
-        pairs.with_columns(first.alias("first"))
-        .group_by(QUERY, "rank")
-        .agg(pl.len().alias("pairs"), pl.col("first").sum().alias("covered"))
+    subtopic_relevant = relevant_judgments.group_by(QUERY, SUBTOPIC).agg(pl.len().alias("subtopic_relevant"))
+    subtopics = subtopic_relevant.group_by(QUERY).agg(pl.len().alias("subtopics"))
+    found = pl.col("rank").rank("ordinal").over(QUERY, SUBTOPIC).cast(pl.Int64)
+    return (
+        retrieved.select(QUERY, DOC, "rank")
+        .join(relevant_judgments, on=[QUERY, DOC], how="inner")
+        .with_columns(found.alias("found_so_far"))
+        .join(subtopic_relevant, on=[QUERY, SUBTOPIC], how="inner")
+        .join(subtopics, on=QUERY, how="inner")
+        .select(QUERY, "rank", SUBTOPIC, "found_so_far", "subtopic_relevant", "subtopics")
     )
+
+
+def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, k, intent_subtopics, intent_covered, intent_pairs, intent_err_sum,
+    intent_ap_sum, intent_err_norm`` of each query and cutoff with a result relevant to a
+    subtopic at or above k (k null: the whole ranking; sql/curves/intent_curve.sql): S; the
+    subtopics covered at or above k; the (rank, subtopic) pairs there; over those pairs the sums
+    of (1 - alpha)^(n - 1) / rank and of n / rank / R (n the results relevant to the subtopic at
+    or above the rank; alpha 0.5, ndeval's); and ERR-IA's ideal ideal at k for one subtopic, the
+    sum over i <= k of (1 - alpha)^(i - 1) / i. None when no measure asked reads it."""
+    if intent_pairs is None:
+        return None
+    rank, found = pl.col("rank"), pl.col("found_so_far")
+    terms = intent_pairs.with_columns(
+        # ndeval's alpha, 0.5: each earlier result relevant to the subtopic halves its gain
+        (pl.lit(INTENT_ALPHA_KEPT).pow(found - 1) / rank).alias("err_term"),
+        (found.cast(pl.Float64) / rank / pl.col("subtopic_relevant")).alias("ap_term"),
+    )
+
+    def in_subtopic_order(expr: pl.Expr) -> pl.Expr:
+        return expr.sort_by(SUBTOPIC).cum_sum().last()
 
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
+    # each rank's pairs summed in subtopic order, then the ranks' in rank order
+    per_rank = terms.group_by(QUERY, "rank").agg(
+        pl.col("subtopics").max(),
+        (found == 1).sum().alias("covered"),
+        pl.len().alias("pair_count"),
+        in_subtopic_order(pl.col("err_term")).alias("err_term"),
+        in_subtopic_order(pl.col("ap_term")).alias("ap_term"),
+    )
     running = per_rank.select(
         QUERY,
         "rank",
-        in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
+        in_rank_order(rank.shift(-1)).alias("next_rank"),
+        pl.col("subtopics").cast(pl.Int64).alias("intent_subtopics"),
         in_rank_order(pl.col("covered").cum_sum()).cast(pl.Int64).alias("intent_covered"),
-        in_rank_order(pl.col("pairs").cum_sum()).cast(pl.Int64).alias("intent_pairs"),
+        in_rank_order(pl.col("pair_count").cum_sum()).cast(pl.Int64).alias("intent_pairs"),
+        in_rank_order(pl.col("err_term").cum_sum()).alias("intent_err_sum"),
+        in_rank_order(pl.col("ap_term").cum_sum()).alias("intent_ap_sum"),
     )
-    return sums_at_cutoffs(running, evaluation).join(subtopics, on=QUERY, how="inner")
+    norms = pl.LazyFrame(
+        {"k": list(evaluation.cutoffs), "intent_err_norm": [_err_ia_ideal_ideal(k) for k in evaluation.cutoffs]},
+        schema={"k": pl.Int64, "intent_err_norm": pl.Float64},
+    )
+    return sums_at_cutoffs(running, evaluation).join(norms, on="k", how="left")
+
+
+# 1 - alpha: the share of its gain a result relevant to a subtopic keeps for each earlier one
+# (ndeval's alpha, 0.5, which ir_measures' ERR_IA always uses)
+INTENT_ALPHA_KEPT = 0.5
+
+
+def _err_ia_ideal_ideal(k: int) -> float:
+    """ndeval's "ideal ideal" of ERR-IA at k, for one subtopic: every rank relevant, the sum
+    over i <= k of (1 - alpha)^(i - 1) / i, added in rank order."""
+    total = 0.0
+    for i in range(1, k + 1):
+        total += INTENT_ALPHA_KEPT ** (i - 1) / i
+    return total

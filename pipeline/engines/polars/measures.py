@@ -190,6 +190,14 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
         # relevant judgment (none at or above k, or S = 0: 0); null for the whole ranking (k null)
         "strec": pl.when(k.is_not_null()).then(_ratio(subtopics_covered, subtopics)),
         "P_IA": pl.when(k.is_not_null()).then(_ratio(pl.col("intent_pairs").fill_null(0), k * subtopics)),
+        # over the ideal ideal, S * intent_err_norm; at k = 1 ndeval leaves it unnormalised (its
+        # loop divides from the second rank on)
+        "ERR_IA": pl.when(k == 1)
+        .then(pl.col("intent_err_sum").fill_null(0.0))
+        .when(k.is_not_null())
+        .then(_ratio(pl.col("intent_err_sum").fill_null(0.0), subtopics * pl.col("intent_err_norm"))),
+        # the whole ranking's only (k null)
+        "AP_IA": pl.when(k.is_null()).then(_ratio(pl.col("intent_ap_sum").fill_null(0.0), subtopics)),
     }
     asked = [name for name in evaluation.columns if name in formulas] if companions else []
     return gain_measures.with_columns(formulas[name].alias(name) for name in asked)
