@@ -1,28 +1,20 @@
 -- query_weight_rules.sql: the query weights checked by the rules of `ndcg evaluate --query-weights`, in its words.
 --
--- Input: views query_weights_given and query_weights_evaluated (sql/query_weights.sql). Variables:
--- query_weights_path and missing_query_weight (sql/query_weights.sql).
+-- Input: views query_weights_given, query_weights_columns and query_weights_evaluated (sql/query_weights.sql).
+-- Variables: query_weights_path and missing_query_weight (sql/query_weights.sql).
 --
 -- Creates: view query_weights (query_id as text, weight): each evaluated query's weight, or the
 -- command line's error (pipeline/weights.py) in its words, the first rule broken in its order: a
--- weight that is not a number, a row with a null query id, a null, NaN, infinite or negative
--- weight (its first row and how many), a query given twice, an evaluated query without a weight
--- (missing_query_weight unset), every query in the means weighing 0.
+-- column missing, a weight that is not a number, a row with a null query id, a null, NaN, infinite or
+-- negative weight (its first row and how many), a query given twice, an evaluated query without a
+-- weight (missing_query_weight unset), every query in the means weighing 0.
 
 create or replace temp view query_weights as
 with
 
-given as (from query_weights_given),
-
-weighed as (from query_weights_evaluated),
-
-broken as (from query_weights_broken),
-
-repeated as (from query_weights_repeated),
-
 missed as (
     select weighed.query_id
-    from weighed
+    from query_weights_evaluated as weighed
     where weighed.missing
     order by weighed.query_id
     limit 5
@@ -31,11 +23,17 @@ missed as (
 -- each rule's message (null while it holds)
 messages as (
     select
+        (select query_weights_columns.missing_column from query_weights_columns) as no_column,
         (
             select
-                'weight column ''weight'' holds ' || any_value(given.weight_type)
+                'weight column ''weight'' holds '
+                -- Polars' names of the types, as the command line (and sql/generated/refusals.sql) names them
+                || case any_value(given.weight_type)
+                    when 'VARCHAR' then 'String' when 'BOOLEAN' then 'Boolean' when 'DATE' then 'Date'
+                    when 'BLOB' then 'Binary' else any_value(given.weight_type)
+                end
                 || ' values; expected numbers (a weight is a finite number >= 0)'
-            from given
+            from query_weights_given as given
             where given.weight_type not similar to '(U?(TINY|SMALL|BIG|HUGE)?INT(EGER)?|FLOAT|DOUBLE|DECIMAL.*|"NULL")'
         ) as wrong_type,
         (
@@ -43,17 +41,17 @@ messages as (
                 broken.found || ' row(s) with ' || broken.words || ' in column ''weight'', first row '
                 || broken.first_row || ' (query ' || broken.first_query || ', weight ' || broken.first_weight
                 || '); a weight is a finite number >= 0, one per query: fix or remove those rows'
-            from broken
+            from query_weights_broken as broken
             order by broken.position
             limit 1
         ) as bad_value,
         (
             select
-                (select count(*) from repeated) || ' query(ies) weighted more than once, first '''
+                (select count(*) from query_weights_repeated) || ' query(ies) weighted more than once, first '''
                 || twice.query_id || ''' in rows ' || twice.shown_rows
                 || case when twice.copies > 3 then ' and ' || (twice.copies - 3) || ' more' else '' end
                 || ' (weights ' || twice.shown_weights || '); give each query one row'
-            from repeated as twice
+            from query_weights_repeated as twice
             order by twice.first_row
             limit 1
         ) as given_twice,
@@ -64,14 +62,14 @@ messages as (
                 || if(bool_and(weighed.missing), ' (none of them has one: are they the same ids?)', '')
                 || ', e.g. ' || (select string_agg('''' || missed.query_id || '''', ', ') from missed)
                 || '; add a row for each, or SET VARIABLE missing_query_weight = W to weigh each such query W'
-            from weighed
+            from query_weights_evaluated as weighed
             having bool_or(weighed.missing) and getvariable('missing_query_weight') is null
         ) as unweighed,
         (
             select
                 'all ' || count(*)
                 || ' evaluated queries weigh 0, so their weighted mean is 0/0; give one of them a weight above 0'
-            from weighed
+            from query_weights_evaluated as weighed
             where weighed.counted
             having sum(weighed.weight) = 0
         ) as weightless
@@ -80,7 +78,8 @@ messages as (
 refusal as (
     select
         coalesce(
-            messages.wrong_type, messages.bad_value, messages.given_twice, messages.unweighed, messages.weightless
+            messages.no_column, messages.wrong_type, messages.bad_value, messages.given_twice, messages.unweighed,
+            messages.weightless
         ) as message
     from messages
 )
@@ -88,7 +87,7 @@ refusal as (
 select
     weighed.query_id,
     weighed.weight
-from weighed, refusal
+from query_weights_evaluated as weighed, refusal
 where
     getvariable('query_weights_path') is not null
     and case

@@ -6,9 +6,9 @@
 -- query_weights_path has the columns query_id and weight (a view renames others); unset: no weights.
 --
 -- Creates: views query_weights_given (query_id as text, weight, weight_type, file_row: the rows
--- counted from 1 as read; none without query_weights_path) and query_weights_evaluated (each
--- evaluated query: counted, whether its ndcg is in the means; missing, whether it has no row;
--- weight, its own or missing_query_weight). sql/query_weight_rules.sql checks them.
+-- counted from 1 as read; none without query_weights_path), query_weights_columns (the words for a
+-- column it lacks) and query_weights_evaluated (each evaluated query: counted, whether its ndcg is
+-- in the means; missing, whether it has no row; weight, its own or missing_query_weight).
 
 create or replace temp view no_query_weights as
 select
@@ -16,13 +16,43 @@ select
     cast(null as double) as weight
 where false;
 
+-- the table as given, a view of its own so that duckdb_columns lists its columns
+create or replace temp view query_weights_table as
+from query_table(coalesce(getvariable('query_weights_path'), 'no_query_weights'));
+
+-- the command line's words for a column the table lacks (null: it has both)
+create or replace temp view query_weights_columns as
+with found as (
+    select
+        bool_or(column_name = 'query_id') as has_query_id,
+        bool_or(column_name = 'weight') as has_weight,
+        string_agg('''' || column_name || '''', ', ' order by column_index) as column_names
+    from duckdb_columns()
+    where database_name = 'temp' and table_name = 'query_weights_table'
+)
+
+select
+    case
+        when not found.has_query_id
+            then 'no column ''query_id'' to join query weights on; columns found: ' || found.column_names
+        when not found.has_weight
+            then 'no weight column ''weight''; columns found: ' || found.column_names || '; name it weight in a view'
+    end as missing_column
+from found;
+
 create or replace temp view query_weights_given as
 select
     cast(query_id as varchar) as query_id,
     try_cast(weight as double) as weight,
     typeof(weight) as weight_type,
     row_number() over () as file_row
-from query_table(coalesce(getvariable('query_weights_path'), 'no_query_weights'));
+-- a table without one of the columns gets it, null, so that this view binds (the rules name it)
+from (
+    from query_weights_table
+    union all by name
+    select null as query_id, null as weight
+    where false
+) as given;
 
 create or replace temp view query_weights_evaluated as
 select distinct

@@ -203,6 +203,10 @@ REFUSALS = [
         r"no weight column 'weight'; columns found: 'query_id', 'wt'; name it with --weight-col",
     ),
     ({**IDS, "weight": ["a", "b", "c"]}, r"weight column 'weight' holds String values; expected numbers"),
+    (
+        {"qid": IDS["query_id"], "weight": [1.0, 1.0, 1.0]},
+        r"no column 'query_id' to join query weights on; columns found: 'qid', 'weight'",
+    ),
 ]
 
 
@@ -434,20 +438,23 @@ def test_ndcg_sql_weighs_its_summary_as_the_job_does(tmp_path: Path) -> None:
                 assert float(row[column]) == pytest.approx(value, abs=TOLERANCE), (k, column)
 
 
-@pytest.mark.parametrize(("rows", "message"), [case for case in REFUSALS if "weight column" not in case[1]])
+@pytest.mark.parametrize(("rows", "message"), REFUSALS)
 def test_the_sql_rules_refuse_each_bad_table_in_the_command_line_s_words(
     tmp_path: Path, hand_per_query: pl.DataFrame, rows: dict, message: str
 ) -> None:
     """sql/query_weights.sql and sql/query_weight_rules.sql over the same per-query table refuse
-    what pipeline/weights.py refuses, in its words (a missing or non-numeric weight column is
-    DuckDB's binder's and type's error there, not these words)."""
+    what pipeline/weights.py refuses, in its words (the fix in SQL's terms: a variable, a view)."""
     import duckdb
 
     root = Path(__file__).resolve().parent.parent
     path = _write(tmp_path, "weights.parquet", pl.DataFrame(rows))
     with pytest.raises(InvalidInput) as refused:
         weigh(hand_per_query, QueryWeights(path))
-    words = str(refused.value).replace("give --missing-query-weight W", "SET VARIABLE missing_query_weight = W")
+    words = (
+        str(refused.value)
+        .replace("give --missing-query-weight W", "SET VARIABLE missing_query_weight = W")
+        .replace("name it with --weight-col", "name it weight in a view")
+    )
     connection = duckdb.connect()
     connection.register("per_query_frame", hand_per_query.to_arrow())
     connection.execute("create table per_query as from per_query_frame")
