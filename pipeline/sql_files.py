@@ -97,6 +97,7 @@ PER_QUERY_STEPS = (
     "curves/cascade_curve.sql",
     "curves/intent_pairs.sql",
     "curves/intent_curve.sql",
+    "curves/user_model_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

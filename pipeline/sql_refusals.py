@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlglot
@@ -581,6 +582,7 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
             ),
         )
     )
+    rules.extend(_cwl_scale_rules(unset))
     not_finite = f"list_filter({_levels()}, x -> not isfinite(x))"
     rules.append(
         (
@@ -696,3 +698,26 @@ def refusals_sql() -> str:
 
 
 __all__ = ["ARRIVAL_OPTIONS", "FAMILIES", "ID_TYPES", "refusals_query", "refusals_sql"]
+
+
+def _cwl_scale_rules(unset: Callable[[str], str]) -> list[tuple[str, Sql]]:
+    """The C/W/L measures' label scale, as :class:`~pipeline.registry.Evaluation` refuses it:
+    cwl_min_rel and cwl_max_rel finite, cwl_min_rel at least 0, cwl_max_rel above it."""
+    low, high = _variable("cwl_min_rel"), _variable("cwl_max_rel")
+    bottom = f"coalesce({low}, {DEFAULTS['cwl_min_rel']})"
+    top = f"coalesce({high}, {DEFAULTS['cwl_max_rel']})"
+    rules = [
+        (
+            f"not ({unset('cwl_min_rel')}) and ({low} is null or not isfinite({low}) or {low} < 0)",
+            Sql(f"'cwl_min_rel must be a finite number at least 0, got ' || coalesce({_number(low)}, 'None')"),
+        ),
+        (
+            f"not ({unset('cwl_max_rel')}) and ({high} is null or not isfinite({high}))",
+            Sql(f"'cwl_max_rel must be a finite number at least 0, got ' || coalesce({_number(high)}, 'None')"),
+        ),
+        (
+            f"isfinite({top}) and {top} <= {bottom}",
+            Sql(f"'cwl_max_rel must be above cwl_min_rel (' || {_level(bottom)} || '), got ' || {_level(top)}"),
+        ),
+    ]
+    return rules

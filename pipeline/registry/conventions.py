@@ -598,6 +598,34 @@ CONVENTIONS: tuple[Convention, ...] = (
         absent_means_default=True,
         examples=(("3", 3),),
     ),
+    Convention(
+        "cwl_min_rel",
+        "cwl_min_rel",
+        "the lowest label of the scale the C/W/L measures (SDCG) read gains on, as cwl_eval (through ir_measures' "
+        "min_rel): a rank's gain is (min(max(label, 0, cwl_min_rel), cwl_max_rel) - cwl_min_rel) / (cwl_max_rel - "
+        "cwl_min_rel), in [0, 1], an unjudged rank's 0 (default 0, ir_measures')",
+        default=0.0,
+        parse=decimal,
+        metavar="LABEL",
+        variables=(_variable("cwl_min_rel", "DOUBLE"),),
+        described_as="cwl_min_rel",
+        absent_means_default=True,
+        examples=(("1", 1.0),),
+    ),
+    Convention(
+        "cwl_max_rel",
+        "cwl_max_rel",
+        "the highest label of the scale the C/W/L measures (SDCG) read gains on, above cwl_min_rel: a label at "
+        "or above it gains 1 (ir_measures' max_rel, which it requires; ours defaults to 4, as err_max_grade does: "
+        "give your scale's top, here or as SDCG(max_rel=3)@10)",
+        default=4.0,
+        parse=decimal,
+        metavar="LABEL",
+        variables=(_variable("cwl_max_rel", "DOUBLE"),),
+        described_as="cwl_max_rel",
+        absent_means_default=True,
+        examples=(("3", 3.0),),
+    ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 # The conventions that decide which labels validation refuses (pipeline.rules.label_bounds): the

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pipeline.registry.base import MAX_CUTOFF, MAX_ERR_GRADE, SpecError
+from pipeline.registry.base import MAX_CUTOFF, MAX_ERR_GRADE, SpecError, number_text
 from pipeline.registry.conventions import CHOICES, CONVENTION, CONVENTIONS, DEFAULTS
 from pipeline.registry.counters import COUNTERS, RETRIEVED, SIGNAL, Signal, signals_of
 from pipeline.registry.gain import Discount, Gain
@@ -85,6 +85,8 @@ class Evaluation:
     rbp_gain: RbpGain = DEFAULTS["rbp_gain"]
     err_max_grade: int = DEFAULTS["err_max_grade"]
     retrieved_scores: RetrievedScores = DEFAULTS["retrieved_scores"]
+    cwl_min_rel: float = DEFAULTS["cwl_min_rel"]
+    cwl_max_rel: float = DEFAULTS["cwl_max_rel"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
@@ -130,9 +132,27 @@ class Evaluation:
         if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_ERR_GRADE:
             # 2^g_max must be a finite double
             raise SpecError(f"err_max_grade must be a positive integer up to {MAX_ERR_GRADE}, got {grade!r}")
+        self._check_cwl_scale()
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
         if threshold is not None:
             object.__setattr__(self, "relevance_threshold", float(threshold))
+
+    def _check_cwl_scale(self) -> None:
+        """The label scale of the C/W/L measures (SDCG): cwl_max_rel above cwl_min_rel, both
+        finite and at least 0."""
+        low, high = self.cwl_min_rel, self.cwl_max_rel
+        for name, value in (("cwl_min_rel", low), ("cwl_max_rel", high)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise SpecError(f"{name} must be a finite number at least 0, got {value!r}")
+        if low < 0:
+            # cwl_eval reads a label below 0 as 0 first, so a scale below 0 only lifts the 0s
+            raise SpecError(f"cwl_min_rel must be a finite number at least 0, got {low!r}")
+        if not high > low:
+            raise SpecError(
+                f"cwl_max_rel must be above cwl_min_rel ({number_text(float(low))}), got {number_text(float(high))}"
+            )
+        object.__setattr__(self, "cwl_min_rel", float(low))
+        object.__setattr__(self, "cwl_max_rel", float(high))
 
     def _take_measure_parameters(self) -> None:
         """The conventions ir_measures' parameters of the measures named ask for (``P(rel=2)@5``:

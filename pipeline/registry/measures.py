@@ -40,10 +40,11 @@ CURVES: dict[str, str] = {
     "cascade_curve": "per query and cutoff, the sum of the cascade's stops over its graded results (ERR)",
     "intent_curve": "per query and cutoff, the subtopics its relevant results cover and their sums (strec, P_IA, "
     "ERR_IA, AP_IA)",
+    "user_model_curve": "per query and cutoff, the C/W/L user model's expected gain per result read (SDCG)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others are of the whole
 # ranking only.
-CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve", "intent_curve")
+CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve", "intent_curve", "user_model_curve")
 
 
 @dataclass(frozen=True)
@@ -609,6 +610,33 @@ MEASURES += (
         "order). It follows err_max_grade, all_queries, queries_without_judgments, max_results, unjudged, "
         "duplicates, retrieved_scores and the ties docid-desc (gdeval's) and input-order",
         curve="cascade_curve",
+    ),
+)
+# The C/W/L measures (Moffat et al.; Azzopardi, Thomas and Moffat, SIGIR 2019) as cwl_eval
+# computes them, and so ir_measures, which runs it: a user reads rank i with probability W(i),
+# the weights summing to 1 over the first 1000 ranks (cwl_eval's depth), and the measure is the
+# expected gain per result read, sum of W(i) * gain(i). The gain is the label on a scale:
+# (min(max(label, 0, cwl_min_rel), cwl_max_rel) - cwl_min_rel) / (cwl_max_rel - cwl_min_rel),
+# 0 for an unjudged rank (ir_measures' min_rel and max_rel, max_rel required).
+_CWL_IGNORES = (
+    "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
+    "relevance_threshold, tie_bounds; under ties average, tied results are ranked by doc_id desc. It follows "
+    "cwl_min_rel, cwl_max_rel, all_queries, queries_without_judgments, max_results, unjudged, duplicates, "
+    "retrieved_scores and the ties docid-desc and input-order (cwl_eval's, through ir_measures: docs/conventions.md)"
+)
+MEASURES += (
+    Measure(
+        "SDCG",
+        "SDCG@k",
+        "sum over the ranks i <= min(k, 1000) of gain(i) / log2(i + 1), over the sum of 1 / log2(i + 1) for i = 1 "
+        "to min(k, 1000): DCG@k of the scaled gains over the DCG of k results of gain 1 (cwl_eval's NDCG-k, "
+        "ir_measures' SDCG@k); gain(i) = (min(max(label, 0, cwl_min_rel), cwl_max_rel) - cwl_min_rel) / "
+        "(cwl_max_rel - cwl_min_rel), 0 when unjudged; null for the whole ranking",
+        ir_measures_cut="SDCG@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_CWL_IGNORES,
+        curve="user_model_curve",
     ),
 )
 # ndeval's intent-aware measures (the TREC Web Track's diversity task; ir_measures runs ndeval

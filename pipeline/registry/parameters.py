@@ -17,6 +17,8 @@ map relabels the qrels before trec_eval's ndcg; ``dcg='exp-log2'`` runs gdeval's
 ``dcg='exp-log2'``     gain exponential, discount log2 (gdeval's ndcg)
 ``gains={1:1,2:3}``    a gain map 1=1,2=3 (a level not in it keeps its label as its gain)
 ``p=x``                rbp_persistence x (ir_measures' default 0.8; ours, trec_eval's, 0.9)
+``min_rel=a``          cwl_min_rel a: the C/W/L measures' (SDCG) lowest label (default 0)
+``max_rel=b``          cwl_max_rel b: their highest label (ir_measures requires it; our default 4)
 ``cutoff=k``           the cutoff, as ``@k``
 =====================  =====================================================================
 
@@ -90,6 +92,8 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter("dcg", "text", "gain", "'log2': --gain linear, 'exp-log2': --gain exponential (discount log2)"),
         Parameter("gains", "dict", "gain", "a gain map: {1:1,2:3} is --gain 1=1,2=3"),
         Parameter("p", "float", "rbp_persistence", "the persistence: --rbp-persistence"),
+        Parameter("min_rel", "int", "cwl_min_rel", "the scale's lowest label: --cwl-min-rel"),
+        Parameter("max_rel", "int", "cwl_max_rel", "the scale's highest label: --cwl-max-rel"),
         Parameter("relative", "bool", "", "True is trec_eval's set_relative_P"),
         Parameter("beta", "float", "", "F's beta; 1.0 only (set_F is F1)"),
     )
@@ -200,6 +204,14 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
         fixed=(*_JUDGED_TOO, ("gain", Gain("linear"))),
     ),
     IrMeasure("ERR", ("cutoff",), fixed=_JUDGED_TOO),
+    # cwl_eval's C/W/L measures
+    IrMeasure(
+        "SDCG",
+        ("cutoff", "dcg", "min_rel", "max_rel"),
+        needs_at=True,
+        fixed=_JUDGED_TOO,
+        refuse=lambda params: "SDCG's dcg is 'log2' only (ir_measures')" if params.get("dcg", "log2") != "log2" else "",
+    ),
     # ndeval's, through pyndeval
     IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
@@ -242,6 +254,11 @@ class ParameterName:
             held["unjudged"] = ("drop" if params.get("judged_only") else "zero", "judged_only" in given)
         if "p" in self.measure.parameters:
             held["rbp_persistence"] = (float(params.get("p", 0.8)), "p" in given)
+        if "max_rel" in self.measure.parameters:
+            # ir_measures' min_rel defaults to 0, ours too; its max_rel has no default, ours 4
+            held["cwl_min_rel"] = (float(params.get("min_rel", 0)), "min_rel" in given)
+            if "max_rel" in params:
+                held["cwl_max_rel"] = (float(params["max_rel"]), True)
         if self.measure.name == "nDCG":
             kind = "exponential" if params.get("dcg") == "exp-log2" else "linear"
             levels = tuple(sorted((float(a), float(b)) for a, b in params.get("gains", {}).items()))
@@ -383,6 +400,8 @@ def _invalid(key: str, value: object) -> str:
         return "a cutoff is a positive integer, at most 2**63 - 1"
     if key == "rel" and value < 1:  # type: ignore[operator]
         return "a relevance level is a positive whole number (trec_eval's, which ir_measures runs, takes no other)"
+    if key in ("min_rel", "max_rel") and value < 0:  # type: ignore[operator]
+        return "a label of the scale is at least 0 (cwl_eval reads a label below 0 as 0)"
     if key == "p" and not 0 < value < 1:  # type: ignore[operator]
         return "a persistence is strictly between 0 and 1"
     if key == "beta" and value != 1:

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1505,6 +1505,7 @@ WITH text_lines AS (
               'ndcg_rel',
               'rbp',
               'err',
+              'SDCG',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -1529,7 +1530,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, strec, P_IA, ERR_IA, AP_IA (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, strec, P_IA, ERR_IA, AP_IA (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -1606,6 +1607,38 @@ WITH text_lines AS (
       )
       THEN ERROR(
         caller || ': ' || 'err_max_grade must be a positive integer up to 1023, got ' || COALESCE(CAST(err_max_grade AS TEXT), 'None')
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        cwl_min_rel IS NULL OR NOT ISFINITE(cwl_min_rel) OR cwl_min_rel < 0
+      )
+      THEN ERROR(
+        caller || ': ' || 'cwl_min_rel must be a finite number at least 0, got ' || COALESCE(CAST(CAST(cwl_min_rel AS DOUBLE) AS TEXT), 'None')
+      )
+      WHEN NOT (
+        FALSE
+      ) AND (
+        cwl_max_rel IS NULL OR NOT ISFINITE(cwl_max_rel)
+      )
+      THEN ERROR(
+        caller || ': ' || 'cwl_max_rel must be a finite number at least 0, got ' || COALESCE(CAST(CAST(cwl_max_rel AS DOUBLE) AS TEXT), 'None')
+      )
+      WHEN ISFINITE(COALESCE(cwl_max_rel, 4.0))
+      AND COALESCE(cwl_max_rel, 4.0) <= COALESCE(cwl_min_rel, 0.0)
+      THEN ERROR(
+        caller || ': ' || 'cwl_max_rel must be above cwl_min_rel (' || CASE
+          WHEN COALESCE(cwl_min_rel, 0.0) = FLOOR(COALESCE(cwl_min_rel, 0.0))
+          AND ABS(COALESCE(cwl_min_rel, 0.0)) < 1e15
+          THEN CAST(CAST(COALESCE(cwl_min_rel, 0.0) AS BIGINT) AS TEXT)
+          ELSE CAST(CAST(COALESCE(cwl_min_rel, 0.0) AS DOUBLE) AS TEXT)
+        END || '), got ' || CASE
+          WHEN COALESCE(cwl_max_rel, 4.0) = FLOOR(COALESCE(cwl_max_rel, 4.0))
+          AND ABS(COALESCE(cwl_max_rel, 4.0)) < 1e15
+          THEN CAST(CAST(COALESCE(cwl_max_rel, 4.0) AS BIGINT) AS TEXT)
+          ELSE CAST(CAST(COALESCE(cwl_max_rel, 4.0) AS DOUBLE) AS TEXT)
+        END
       )
       WHEN LENGTH(
         LIST_FILTER(COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])), LAMBDA x : NOT ISFINITE(x))
@@ -3350,6 +3383,7 @@ WITH text_lines AS (
             'ndcg_rel',
             'rbp',
             'err',
+            'SDCG',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -4633,6 +4667,58 @@ FROM (
     SELECT
       *
     FROM intent_curve__final AS final
+  ), user_model_curve AS (
+    WITH user_model_curve__scale AS (
+      SELECT
+        COALESCE(cwl_min_rel, 0.0) AS low,
+        COALESCE(cwl_max_rel, 4.0) AS high
+    ), user_model_curve__gains AS (
+      SELECT
+        s.query_id,
+        s.rank,
+        (
+          LEAST(s.label, scale.high) - scale.low
+        ) / (
+          scale.high - scale.low
+        ) AS gain
+      FROM signals AS s
+      CROSS JOIN user_model_curve__scale AS scale
+      WHERE
+        s.source = 'ranking'
+        AND s.ranking = 'retrieved'
+        AND s.rank <= 1000
+        AND s.label > scale.low
+        AND ARRAY_CONTAINS(curves, 'user_model_curve')
+    ), user_model_curve__positions AS (
+      SELECT
+        UNNEST(RANGE(1, 1001)) AS i
+    ), user_model_curve__discount_sums AS (
+      SELECT
+        cutoffs.k,
+        SUM(1.0 / LOG(2, positions.i + 1.0) ORDER BY positions.i ASC NULLS LAST) AS discount_sum
+      FROM cutoffs
+      CROSS JOIN user_model_curve__positions AS positions
+      WHERE
+        NOT cutoffs.k IS NULL
+        AND positions.i <= cutoffs.k
+        AND ARRAY_CONTAINS(curves, 'user_model_curve')
+      GROUP BY
+        cutoffs.k
+    ), user_model_curve__final AS (
+      SELECT
+        gains.query_id,
+        discount_sums.k,
+        SUM(gains.gain / LOG(2, gains.rank + 1.0) ORDER BY gains.rank ASC NULLS LAST) / MAX(discount_sums.discount_sum) AS sdcg_value
+      FROM user_model_curve__gains AS gains
+      INNER JOIN user_model_curve__discount_sums AS discount_sums
+        ON gains.rank <= discount_sums.k
+      GROUP BY
+        gains.query_id,
+        discount_sums.k
+    )
+    SELECT
+      *
+    FROM user_model_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -4667,7 +4753,8 @@ FROM (
         EXCLUDE (query_id),
         cascade_curve.err_sum,
         intent_curve.*
-        EXCLUDE (query_id, k)
+        EXCLUDE (query_id, k),
+        user_model_curve.sdcg_value
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -4691,6 +4778,10 @@ FROM (
         ON orderings.ordering = 'retrieved'
         AND counters.query_id = intent_curve.query_id
         AND cutoffs.k IS NOT DISTINCT FROM intent_curve.k
+      LEFT JOIN user_model_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = user_model_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM user_model_curve.k
     )
     SELECT
       *
@@ -5079,6 +5170,7 @@ FROM (
           THEN CAST(NULL AS DOUBLE)
           ELSE 0.0
         END AS ndcg,
+        CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
         c.*
         EXCLUDE (cg, dcg, idcg)
       FROM top_k_measures AS c
@@ -5168,7 +5260,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -5214,7 +5306,7 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(
           LIST_HAS_ANY(
             measures,
-            CAST(['unj', 'judged', 'rbp', 'err', 'strec', 'P_IA', 'ERR_IA', 'AP_IA'] AS TEXT[])
+            CAST(['unj', 'judged', 'rbp', 'err', 'SDCG', 'strec', 'P_IA', 'ERR_IA', 'AP_IA'] AS TEXT[])
           ),
           FALSE
         )
@@ -5301,6 +5393,11 @@ FROM NDCG_PER_QUERY_STEPS(
           FALSE
         )
         THEN ['intent_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['SDCG'] AS TEXT[])), FALSE)
+        THEN ['user_model_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -5492,6 +5589,11 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['SDCG'] AS TEXT[])), FALSE)
+        THEN CAST(['SDCG'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec'] AS TEXT[])), FALSE)
         THEN CAST(['strec'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
@@ -5536,6 +5638,8 @@ FROM NDCG_PER_QUERY_STEPS(
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
   err_max_grade := err_max_grade,
+  cwl_min_rel := cwl_min_rel,
+  cwl_max_rel := cwl_max_rel,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -5543,7 +5647,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5671,6 +5775,7 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'SDCG') THEN ['SDCG'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -5713,6 +5818,8 @@ FROM NDCG_PER_QUERY_TABLE(
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
   err_max_grade := err_max_grade,
+  cwl_min_rel := cwl_min_rel,
+  cwl_max_rel := cwl_max_rel,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -5720,7 +5827,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -5848,6 +5955,7 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'SDCG') THEN ['SDCG'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -5894,6 +6002,8 @@ FROM (
       rbp_gain := rbp_gain,
       retrieved_scores := retrieved_scores,
       err_max_grade := err_max_grade,
+      cwl_min_rel := cwl_min_rel,
+      cwl_max_rel := cwl_max_rel,
       allow_fractional_labels := allow_fractional_labels,
       run_format := run_format,
       qrels_format := qrels_format

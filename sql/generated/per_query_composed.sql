@@ -1011,6 +1011,58 @@ WITH cutoffs AS (
   SELECT
     *
   FROM intent_curve__final AS final
+), user_model_curve AS (
+  WITH user_model_curve__scale AS (
+    SELECT
+      COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS low,
+      COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS high
+  ), user_model_curve__gains AS (
+    SELECT
+      s.query_id,
+      s.rank,
+      (
+        LEAST(s.label, scale.high) - scale.low
+      ) / (
+        scale.high - scale.low
+      ) AS gain
+    FROM signals AS s
+    CROSS JOIN user_model_curve__scale AS scale
+    WHERE
+      s.source = 'ranking'
+      AND s.ranking = 'retrieved'
+      AND s.rank <= 1000
+      AND s.label > scale.low
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'user_model_curve')
+  ), user_model_curve__positions AS (
+    SELECT
+      UNNEST(RANGE(1, 1001)) AS i
+  ), user_model_curve__discount_sums AS (
+    SELECT
+      cutoffs.k,
+      SUM(1.0 / LOG(2, positions.i + 1.0) ORDER BY positions.i ASC NULLS LAST) AS discount_sum
+    FROM cutoffs
+    CROSS JOIN user_model_curve__positions AS positions
+    WHERE
+      NOT cutoffs.k IS NULL
+      AND positions.i <= cutoffs.k
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'user_model_curve')
+    GROUP BY
+      cutoffs.k
+  ), user_model_curve__final AS (
+    SELECT
+      gains.query_id,
+      discount_sums.k,
+      SUM(gains.gain / LOG(2, gains.rank + 1.0) ORDER BY gains.rank ASC NULLS LAST) / MAX(discount_sums.discount_sum) AS sdcg_value
+    FROM user_model_curve__gains AS gains
+    INNER JOIN user_model_curve__discount_sums AS discount_sums
+      ON gains.rank <= discount_sums.k
+    GROUP BY
+      gains.query_id,
+      discount_sums.k
+  )
+  SELECT
+    *
+  FROM user_model_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -1045,7 +1097,8 @@ WITH cutoffs AS (
       EXCLUDE (query_id),
       cascade_curve.err_sum,
       intent_curve.*
-      EXCLUDE (query_id, k)
+      EXCLUDE (query_id, k),
+      user_model_curve.sdcg_value
     FROM counters
     LEFT JOIN relevance_curve
       ON counters.query_id = relevance_curve.query_id
@@ -1069,6 +1122,10 @@ WITH cutoffs AS (
       ON orderings.ordering = 'retrieved'
       AND counters.query_id = intent_curve.query_id
       AND cutoffs.k IS NOT DISTINCT FROM intent_curve.k
+    LEFT JOIN user_model_curve
+      ON orderings.ordering = 'retrieved'
+      AND counters.query_id = user_model_curve.query_id
+      AND cutoffs.k IS NOT DISTINCT FROM user_model_curve.k
   )
   SELECT
     *
@@ -1470,6 +1527,7 @@ WITH cutoffs AS (
         THEN CAST(NULL AS DOUBLE)
         ELSE 0.0
       END AS ndcg,
+      CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
       c.*
       EXCLUDE (cg, dcg, idcg)
     FROM top_k_measures AS c

@@ -1426,6 +1426,7 @@ SELECT
             'ndcg_rel',
             'rbp',
             'err',
+            'SDCG',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -1450,7 +1451,7 @@ SELECT
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
         END,
         'null'
-      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, strec, P_IA, ERR_IA, AP_IA (trec_eval''s families)'
+      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, strec, P_IA, ERR_IA, AP_IA (trec_eval''s families)'
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
@@ -1534,6 +1535,41 @@ SELECT
     )
     THEN ERROR(
       'err_max_grade must be a positive integer up to 1023, got ' || COALESCE(CAST(GETVARIABLE('err_max_grade') AS TEXT), 'None')
+    )
+    WHEN NOT (
+      GETVARIABLE('cwl_min_rel') IS NULL
+    )
+    AND (
+      GETVARIABLE('cwl_min_rel') IS NULL
+      OR NOT ISFINITE(GETVARIABLE('cwl_min_rel'))
+      OR GETVARIABLE('cwl_min_rel') < 0
+    )
+    THEN ERROR(
+      'cwl_min_rel must be a finite number at least 0, got ' || COALESCE(CAST(CAST(GETVARIABLE('cwl_min_rel') AS DOUBLE) AS TEXT), 'None')
+    )
+    WHEN NOT (
+      GETVARIABLE('cwl_max_rel') IS NULL
+    )
+    AND (
+      GETVARIABLE('cwl_max_rel') IS NULL OR NOT ISFINITE(GETVARIABLE('cwl_max_rel'))
+    )
+    THEN ERROR(
+      'cwl_max_rel must be a finite number at least 0, got ' || COALESCE(CAST(CAST(GETVARIABLE('cwl_max_rel') AS DOUBLE) AS TEXT), 'None')
+    )
+    WHEN ISFINITE(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0))
+    AND COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) <= COALESCE(GETVARIABLE('cwl_min_rel'), 0.0)
+    THEN ERROR(
+      'cwl_max_rel must be above cwl_min_rel (' || CASE
+        WHEN COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) = FLOOR(COALESCE(GETVARIABLE('cwl_min_rel'), 0.0))
+        AND ABS(COALESCE(GETVARIABLE('cwl_min_rel'), 0.0)) < 1e15
+        THEN CAST(CAST(COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS BIGINT) AS TEXT)
+        ELSE CAST(CAST(COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS DOUBLE) AS TEXT)
+      END || '), got ' || CASE
+        WHEN COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) = FLOOR(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0))
+        AND ABS(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0)) < 1e15
+        THEN CAST(CAST(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS BIGINT) AS TEXT)
+        ELSE CAST(CAST(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS DOUBLE) AS TEXT)
+      END
     )
     WHEN LENGTH(
       LIST_FILTER(
@@ -2442,6 +2478,7 @@ FROM run_stats, qrels_stats, (
           'ndcg_rel',
           'rbp',
           'err',
+          'SDCG',
           'strec',
           'P_IA',
           'ERR_IA',

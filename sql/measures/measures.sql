@@ -1,4 +1,4 @@
--- measures.sql: NDCG, one formula; then every measure asked, as the columns of the table.
+-- measures.sql: NDCG and SDCG, one formula each; then the measures asked, as the table's columns.
 --
 -- Convention 4 of sql/measures/per_query.sql. With set_measures, curve_measures, gain_measures and
 -- top_k_measures (sql/measures/), the only steps naming a measure. Reads: view top_k_measures.
@@ -10,8 +10,9 @@
 -- Creates: view measures (ordering, query_id, k, cg, dcg, idcg, ndcg, then the other columns of
 -- `measure_columns`, in the order the steps compute them) of each evaluated query, cutoff and
 -- ordering (those of sql/measures/counted.sql): cg, dcg, idcg and NDCG from the sums of the
--- ranking and the ideal (null where nothing at or above k earns, read as 0), and the measures of
--- the steps before it. A measure not asked is no column.
+-- ranking and the ideal (null where nothing at or above k earns, read as 0), cwl_eval's SDCG@k
+-- from sql/curves/user_model_curve.sql (null for the whole ranking), and the measures of the
+-- steps before it. A measure not asked is no column.
 
 create or replace temp view measures as
 with
@@ -29,6 +30,8 @@ computed as (
             when getvariable('empty_ideal') = 'skip' then cast(null as double)
             else 0.0
         end as ndcg,
+        -- the C/W/L measures' NDCG: none kept (no gain at or above k) is 0
+        case when c.k is not null then coalesce(c.sdcg_value, 0.0) end as "SDCG",
         c.* exclude (cg, dcg, idcg)  -- noqa: RF02
     from top_k_measures as c
 ),

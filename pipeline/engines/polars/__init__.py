@@ -80,6 +80,7 @@ def per_query(
     )
     cascade_curve = curves.cascade_curve(rankings["retrieved"], evaluation)
     intent_curve = curves.intent_curve(curves.intent_pairs(retrieved["retrieved"], qrels, evaluation), evaluation)
+    user_model_curve = curves.user_model_curve(rankings["retrieved"], evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -93,6 +94,7 @@ def per_query(
             ideal_at_cutoffs,
             cascade_curve if companions else None,
             intent_curve if companions else None,
+            user_model_curve if companions else None,
         )
         steps = (measures.set_measures, measures.curve_measures, measures.gain_measures, measures.top_k_measures)
         for step in (*steps, measures.measures):

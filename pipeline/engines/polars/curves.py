@@ -2,11 +2,14 @@
 (:func:`relevance_curve`) and over its ranking's gains beside the ideal ranking's
 (:func:`ideal_curve`, :func:`gain_curve`) that trec_eval's curve and gain measures read, and per
 query and cutoff the sum ERR reads (:func:`cascade_curve`) and the subtopics ndeval's
-intent-aware measures read (:func:`intent_curve`). A curve is computed only when a measure
+intent-aware measures read (:func:`intent_curve`), and the C/W/L measures' expected gain per
+result read (:func:`user_model_curve`). A curve is computed only when a measure
 asked reads it (the registry's ``Measure.curve``).
 """
 
 from __future__ import annotations
+
+import math
 
 import polars as pl
 
@@ -288,3 +291,36 @@ def _err_ia_ideal_ideal(k: int) -> float:
     for i in range(1, k + 1):
         total += INTENT_ALPHA_KEPT ** (i - 1) / i
     return total
+
+
+# cwl_eval reads the first 1000 results of a ranking (its max_n), and its weights run that deep
+CWL_DEPTH = 1000
+
+
+def user_model_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, k, sdcg_value`` of each query and cutoff k (not the whole ranking) with a rank
+    of positive gain at or above k (sql/curves/user_model_curve.sql): SDCG@k, the sum over the
+    ranks i <= min(k, 1000) of gain(i) / log2(i + 1) over the sum of 1 / log2(i + 1) for i = 1 to
+    min(k, 1000), gain(i) = (min(label, cwl_max_rel) - cwl_min_rel) / (cwl_max_rel - cwl_min_rel)
+    for a label above cwl_min_rel; or None when no C/W/L measure is asked for."""
+    if "user_model_curve" not in evaluation.curves:
+        return None
+    low, high = evaluation.cwl_min_rel, evaluation.cwl_max_rel
+    label, rank = pl.col(JUDGMENT), pl.col("rank")
+    gains = retrieved_ranking.filter((label > low) & (rank <= CWL_DEPTH)).select(
+        QUERY, "rank", ((pl.min_horizontal(label, pl.lit(high)) - low) / (high - low)).alias("gain")
+    )
+    running = gains.select(
+        QUERY,
+        "rank",
+        rank.shift(-1).over(QUERY, order_by="rank").alias("next_rank"),
+        (pl.col("gain") / (rank + 1.0).log(2)).cum_sum().over(QUERY, order_by="rank").alias("sdcg_value"),
+    )
+    # the denominator at each cutoff: the discounts of the first min(k, 1000) ranks, in rank order
+    discount_sums, total = {}, 0.0
+    for i in range(1, CWL_DEPTH + 1):
+        total += 1.0 / math.log2(i + 1.0)
+        discount_sums[i] = total
+    at_cutoffs = sums_at_cutoffs(running, evaluation).filter(pl.col("k").is_not_null())
+    denominator = pl.col("k").clip(upper_bound=CWL_DEPTH).replace_strict(discount_sums, return_dtype=pl.Float64)
+    return at_cutoffs.with_columns(pl.col("sdcg_value") / denominator)

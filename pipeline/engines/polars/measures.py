@@ -22,11 +22,12 @@ def counted(
     ideal_at_cutoffs: pl.LazyFrame,
     cascade_curve: pl.LazyFrame | None = None,
     intent_curve: pl.LazyFrame | None = None,
+    user_model_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
-    when asked; ``cascade_curve``'s and ``intent_curve``'s at each cutoff, given for the
-    ranking by score)."""
+    when asked; ``cascade_curve``'s, ``intent_curve``'s and ``user_model_curve``'s at each
+    cutoff, given for the ranking by score)."""
     for curve in (relevance_curve, gain_curve):
         if curve is not None:
             counters = counters.join(curve, on=QUERY, how="left")
@@ -35,7 +36,7 @@ def counted(
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
-    for curve in (cascade_curve, intent_curve):
+    for curve in (cascade_curve, intent_curve, user_model_curve):
         if curve is not None:
             table = table.join(curve, on=[QUERY, "k"], how="left", nulls_equal=True)
     return table
@@ -206,14 +207,16 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
 def measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
     """``query_id, k``, then the measures asked for (the registry's order; with
     ``companions`` false, the ranking of a tie bound, the NDCG family only) of every evaluated
-    query and cutoff: NDCG's from the sums, one formula each, the others from the steps before
-    it. With them, the only Polars steps that name a measure."""
+    query and cutoff: NDCG's from the sums and SDCG's from its curve, one formula each, the others
+    from the steps before it. With them, the only Polars steps that name a measure."""
     dcg, idcg = pl.col("dcg").fill_null(0.0), pl.col("idcg").fill_null(0.0)
     formulas = {
         "cg": pl.col("cg").fill_null(0.0),
         "dcg": dcg,
         "idcg": idcg,
         "ndcg": pl.when(idcg > 0).then(dcg / idcg).otherwise(_empty_ideal_score(evaluation)),
+        # the C/W/L measures' NDCG, curves.user_model_curve's: none kept (no gain at or above k) is 0
+        "SDCG": pl.when(pl.col("k").is_not_null()).then(pl.col("sdcg_value").fill_null(0.0)),
     }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
     return top_k_measures.select(
