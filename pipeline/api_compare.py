@@ -28,7 +28,8 @@ from pipeline.compare_job import Compared, Systems, compare_job
 from pipeline.errors import UsageError
 from pipeline.gate import Gate
 from pipeline.groups import WHOLE_RANKING
-from pipeline.registry import options_for
+from pipeline.registry import OPTION, SpecError, options_for
+from pipeline.registry.options import query_weight
 
 # compare's own k and all_queries stand for evaluate's (compare_job passes them on to the runs' scoring)
 _OWN = ("k", "all_queries")
@@ -71,8 +72,10 @@ def comparison_keywords() -> list[Keyword]:
         found.append(Keyword(name, annotation, default, shown, meaning(name).replace("%%", "%") + more))
     # the groups of the runs scored here (Systems.query_attributes)
     found.append(Keyword("query_attributes", str | Path | None, None, "none", meaning("query_attributes")))
-    # refused, as the command line refuses its flag (pipeline.compare_job.refuse_query_weights)
+    # the weights of the means and tests (Systems.query_weights, weight_col, missing_query_weight)
     found.append(Keyword("query_weights", str | Path | None, None, "none", meaning("query_weights")))
+    found.append(Keyword("weight_col", str, OPTION["weight_col"].default, "weight", meaning("weight_col")))
+    found.append(Keyword("missing_query_weight", float | None, None, "none", meaning("missing_query_weight")))
     return found
 
 
@@ -96,6 +99,18 @@ def _cutoffs_text(k: object) -> str | None:
     raise UsageError(
         f"k must be a cutoff, a list of cutoffs (None: the whole ranking) or a text such as '10,all', got {k!r}"
     )
+
+
+def _missing_weight(given: object) -> float | None:
+    """``missing_query_weight`` as ``--missing-query-weight`` reads it: a finite number >= 0."""
+    if given is None:
+        return None
+    if isinstance(given, bool) or not isinstance(given, int | float | str):
+        raise UsageError(f"missing_query_weight: expected a number >= 0, got {given!r}")
+    try:
+        return query_weight(str(given))
+    except SpecError as error:
+        raise UsageError(f"missing_query_weight: {error}") from None
 
 
 def compare_runs(
@@ -135,6 +150,8 @@ def compare_runs(
     checks = {o.name: options.pop(o.name) for o in options_for(command="compare") if o.name in options}
     query_attributes = options.pop("query_attributes", None)
     query_weights = options.pop("query_weights", None)
+    weight_col = options.pop("weight_col", OPTION["weight_col"].default)
+    missing_query_weight = options.pop("missing_query_weight", None)
     systems = Systems(
         runs=[str(run) for run in runs],
         qrels=None if qrels is None else str(qrels),
@@ -145,6 +162,8 @@ def compare_runs(
         query_attributes=None if query_attributes is None else str(query_attributes),
         input_options=checks,
         query_weights=None if query_weights is None else str(query_weights),
+        weight_col=weight_col,
+        missing_query_weight=_missing_weight(missing_query_weight),
     )
     if "k" in options:
         options["k"] = _cutoffs_text(options["k"])

@@ -444,6 +444,8 @@ def _compare(args: argparse.Namespace) -> int:
         query_attributes=args.query_attributes,
         input_options=_options(args, "compare"),
         query_weights=args.query_weights,
+        weight_col=args.weight_col,
+        missing_query_weight=args.missing_query_weight,
     )
     try:
         compared = compare_job(

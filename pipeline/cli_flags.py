@@ -19,6 +19,7 @@ from pipeline.registry import (
     CONVENTIONS,
     LABEL_BOUND_CONVENTIONS,
     MEASURE_NAMES,
+    OPTION,
     PRIMARY_MEASURE,
     Convention,
     Option,
@@ -426,9 +427,12 @@ def _add_compare(commands: argparse._SubParsersAction) -> None:
     systems.add_argument(
         "--query-weights",
         metavar="PATH",
-        help="refused for now: the paired tests and the gate weigh every query alike (evaluate takes "
-        "--query-weights for weighted means)",
+        help="Parquet/CSV table of one weight per query (query_id and --weight-col), as evaluate's: every mean is "
+        "sum(w*x)/sum(w), the randomization test and the bootstrap are on the weighted mean difference, no t-test "
+        "(docs/compare-and-gate.md#query-weights); default: the weights the outputs were evaluated with, if any",
     )
+    _add_option(systems, OPTION["weight_col"])
+    _add_option(systems, OPTION["missing_query_weight"])
 
     measure = compare.add_argument_group(
         "measure (with --run: as `ndcg evaluate`)",

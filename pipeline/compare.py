@@ -50,6 +50,19 @@ With ``partition_by`` (the hive keys of partitioned systems, such as ``dt``; see
 (a query id of two days is two queries), and every row above comes twice: pooled over every
 partition (partition columns null, listed first) and for each partition.
 
+With query weights (``--query-weights``: ``query_weights`` in :class:`Options`, each paired
+query's weight in the deltas' ``query_weight`` column), every mean above is the weighted mean
+``sum(w*x)/sum(w)`` over the segment's paired queries (``mean_baseline``, ``mean_candidate``,
+``mean_difference`` and so ``relative_change``); the randomization test takes the weighted mean
+difference as its statistic (each delta keeps its weight, its sign flips: valid, since under the
+null hypothesis each delta is symmetric about 0 whatever its fixed weight), the bootstrap
+resamples the queries with their weights and takes each resample's weighted mean, and the
+t-test is not made (``t_statistic`` and ``p_value_t`` null: Student's t has no weighted form
+that holds for any weights). A query of weight 0 moves none of them: it counts in ``queries``
+and ``wins``/``ties``/``losses`` (counts, never weighted), not in ``weighed_queries``, the
+queries the tests run on; ``sum_of_weights`` is the segment's total. A segment whose paired
+queries all weigh 0 has no weighted mean (0/0): refused, as evaluation refuses it.
+
 Systems are comparable only when they were evaluated with the same conventions (gain,
 discount, ties, ideal, ...): :func:`convention_differences` names what differs between the
 conventions recorded beside each output, for the caller to refuse or to report.
@@ -80,6 +93,12 @@ from pipeline.stats import (
     sign_flip_p_value,
 )
 
+# The weight of each paired query (``--query-weights``), in the deltas table when weighted.
+WEIGHT = "query_weight"
+# The columns a weighted comparison adds: the segment's total weight, and its queries that weigh
+# more than 0 (those the randomization test and the bootstrap run on).
+WEIGHT_COLUMNS = ("sum_of_weights", "weighed_queries")
+
 KEY = ("query_id", "k")
 SCORE = PRIMARY_MEASURE
 # At most this many sign flips or bootstrap resamples: p-values and interval ends then resolve
@@ -89,7 +108,19 @@ MAX_RESAMPLES = 1_000_000
 MAX_SEED = 2**63 - 1
 # Columns of the comparison and deltas tables: no group column may take one of these names.
 RESERVED_COLUMNS = frozenset(
-    {"query_id", "k", SCORE, f"{SCORE}_baseline", f"{SCORE}_candidate", "delta", "in_baseline", "in_candidate", OVERALL}
+    {
+        "query_id",
+        "k",
+        SCORE,
+        f"{SCORE}_baseline",
+        f"{SCORE}_candidate",
+        "delta",
+        "in_baseline",
+        "in_candidate",
+        OVERALL,
+        WEIGHT,
+    }
+    | set(WEIGHT_COLUMNS)
 )
 
 
@@ -108,6 +139,9 @@ class Options:
     # partition columns (hive keys such as dt): pairing is by (partition, query), and each
     # partition gets rows of its own beside the pooled rows over all partitions (partition null)
     partition_by: tuple[str, ...] = ()
+    # the query weights the means and tests are weighted by, as their describe() records them
+    # (path, weight_column, missing_query_weight); None: every query counts alike
+    query_weights: Mapping[str, object] | None = None
 
     def __post_init__(self) -> None:
         if self.correction not in CORRECTIONS:
@@ -139,6 +173,8 @@ class Options:
             "correction": self.correction,
             "tie_tolerance": TIE_TOLERANCE,
             "partition_by": list(self.partition_by),
+            # only when weighted: the options of unweighted comparisons read as they always did
+            **({"query_weights": dict(self.query_weights)} if self.query_weights is not None else {}),
         }
 
 
@@ -311,11 +347,18 @@ def compare_pair(
             .with_columns(pl.col("only_baseline", "only_candidate").cast(pl.Int64))
         )
         compared = paired.filter(pl.col("delta").is_not_null())
+        weighted = WEIGHT in paired.columns
         means = compared.group_by(scope).agg(
             pl.len().cast(pl.Int64).alias("queries"),
-            pl.col(f"{SCORE}_baseline").mean().alias("mean_baseline"),
-            pl.col(f"{SCORE}_candidate").mean().alias("mean_candidate"),
-            pl.col("delta").mean().alias("mean_difference"),
+            *(
+                _weighted_means(compared)
+                if weighted
+                else (
+                    pl.col(f"{SCORE}_baseline").mean().alias("mean_baseline"),
+                    pl.col(f"{SCORE}_candidate").mean().alias("mean_candidate"),
+                    pl.col("delta").mean().alias("mean_difference"),
+                )
+            ),
             (pl.col("delta") > TIE_TOLERANCE).sum().cast(pl.Int64).alias("wins"),
             (pl.col("delta").abs() <= TIE_TOLERANCE).sum().cast(pl.Int64).alias("ties"),
             (pl.col("delta") < -TIE_TOLERANCE).sum().cast(pl.Int64).alias("losses"),
@@ -323,6 +366,9 @@ def compare_pair(
         table = counts.join(means, on=scope, how="left", nulls_equal=True).with_columns(
             pl.col("queries").fill_null(0), pl.col("wins", "ties", "losses").fill_null(0)
         )
+        if weighted:
+            _refuse_weightless_segments(table, scope, str((options.query_weights or {}).get("path")))
+            table = table.with_columns(pl.col("weighed_queries").fill_null(0))
         tests = _tests_per_segment(compared, scope, options)
         table = table.join(tests, on=scope, how="left", nulls_equal=True)
         missing_groups = [
@@ -339,20 +385,58 @@ def compare_pair(
     )
 
 
+def _weighted_means(compared: pl.DataFrame) -> tuple[pl.Expr, ...]:
+    """The weighted means sum(w*x)/sum(w) of a segment, its total weight and its queries that
+    weigh more than 0 (a total of 0 gives null means, refused by the caller)."""
+    weight = pl.col(WEIGHT)
+    total = weight.sum()
+
+    def mean(column: str) -> pl.Expr:
+        return pl.when(total > 0).then((weight * pl.col(column)).sum() / total).otherwise(None)
+
+    return (
+        mean(f"{SCORE}_baseline").alias("mean_baseline"),
+        mean(f"{SCORE}_candidate").alias("mean_candidate"),
+        mean("delta").alias("mean_difference"),
+        total.alias("sum_of_weights"),
+        (weight > 0).sum().cast(pl.Int64).alias("weighed_queries"),
+    )
+
+
+def _refuse_weightless_segments(table: pl.DataFrame, scope: list[str], path: str) -> None:
+    """Paired queries that all weigh 0 have no weighted mean (0/0): refused, naming the segment,
+    as ``ndcg evaluate --query-weights`` refuses a group that weighs 0."""
+    weightless = table.filter((pl.col("queries") > 0) & (pl.col("sum_of_weights") == 0))
+    if weightless.height:
+        first = weightless.row(0, named=True)
+        where = ", ".join(
+            f"k={cutoff_label(first['k'])}" if column == "k" else f"{column}={first[column]!r}" for column in scope
+        )
+        raise InvalidInput(
+            f"{path}: all {first['queries']} paired queries at {where} weigh 0 ({weightless.height} such "
+            "row(s)), so their weighted mean is 0/0; give one of them a weight above 0"
+        )
+
+
 def _tests_per_segment(compared: pl.DataFrame, scope: list[str], options: Options) -> pl.DataFrame:
     """The resampling tests need the deltas of one segment as an array: one loop iteration
-    per (cutoff, group), never per query."""
+    per (cutoff, group), never per query. Weighted (a ``query_weight`` column), the tests run on
+    the weighted mean difference and the t-test is not made (see the module's docstring)."""
     records = []
+    weighted = WEIGHT in compared.columns
     for segment in compared.partition_by(scope, maintain_order=True):
         deltas = segment.get_column("delta").to_numpy().astype(np.float64)
-        t, p_t = paired_t_test(deltas)
-        low, high = bootstrap_interval(deltas, options.bootstrap_samples, options.seed, options.confidence)
+        weights = segment.get_column(WEIGHT).to_numpy().astype(np.float64) if weighted else None
+        t, p_t = (None, None) if weighted else paired_t_test(deltas)
+        low, high = bootstrap_interval(
+            deltas, options.bootstrap_samples, options.seed, options.confidence, weights=weights
+        )
         records.append(
             {
                 **{column: segment.get_column(column)[0] for column in scope},
                 "t_statistic": t,
                 "p_value_t": p_t,
-                "p_value_permutation": sign_flip_p_value(deltas, options.permutations, options.seed),
+                "p_value_permutation": sign_flip_p_value(deltas, options.permutations, options.seed, weights),
                 "ci_low": low,
                 "ci_high": high,
             }
@@ -393,15 +477,23 @@ COMPARISON_COLUMNS = (
 
 
 def compare_systems(
-    tables: Mapping[str, pl.DataFrame | pl.LazyFrame], options: Options = Options(), *, measure: str = SCORE
+    tables: Mapping[str, pl.DataFrame | pl.LazyFrame],
+    options: Options = Options(),
+    *,
+    measure: str = SCORE,
+    weights: pl.DataFrame | None = None,
 ) -> Comparison:
     """Every pair of systems (baseline first, in the order given), at each cutoff and group.
 
     ``tables`` maps a system's name to its per-query table (``measure``, named in errors, in the
     ``ndcg`` column). Returns the comparison table
-    (columns ``baseline, candidate, *group_by, k, ...``, see :data:`COMPARISON_COLUMNS`) and
-    the per-query deltas.
+    (columns ``baseline, candidate, *group_by, k, ...``, see :data:`COMPARISON_COLUMNS`, and
+    :data:`WEIGHT_COLUMNS` when weighted) and the per-query deltas. ``weights`` (``query_id,
+    weight``, checked by :mod:`pipeline.weights`, one row for each query of every table) weighs
+    the means and the tests; it goes with ``options.query_weights``, which says whose they are.
     """
+    if (weights is None) != (options.query_weights is None):
+        raise ValueError("weights and options.query_weights go together: both or neither")
     if len(tables) < 2:
         raise UsageError(f"comparing needs at least two systems, got {len(tables)}")
     checked = {
@@ -430,6 +522,8 @@ def compare_systems(
             partition_by=options.partition_by,
         )
         _require_shared_queries(paired, checked, baseline, candidate)
+        if weights is not None:
+            paired = _with_weights(paired, weights)
         names = [pl.lit(baseline).alias("baseline"), pl.lit(candidate).alias("candidate")]
         deltas.append(paired.select(*names, pl.all()))
         compared = compare_pair(paired, group_by=options.group_by, options=options, partition_by=options.partition_by)
@@ -443,12 +537,31 @@ def compare_systems(
     order = [pl.col(OVERALL).not_(), *options.group_by] if options.group_by else []
     order = [*options.partition_by, *order]
     comparison = comparison.select(
-        "baseline", "candidate", *group_columns, *[c for c in COMPARISON_COLUMNS if c not in ("baseline", "candidate")]
+        "baseline",
+        "candidate",
+        *group_columns,
+        *[c for c in COMPARISON_COLUMNS if c not in ("baseline", "candidate")],
+        *(WEIGHT_COLUMNS if weights is not None else ()),
     ).sort([*order, "k"], nulls_last=False, maintain_order=True)
     delta_table = pl.concat(deltas, how="vertical_relaxed").sort(
         ["baseline", "candidate", "k", "delta"], nulls_last=True, maintain_order=True
     )
     return Comparison(comparison=comparison, deltas=delta_table, options=options)
+
+
+def _with_weights(paired: pl.DataFrame, weights: pl.DataFrame) -> pl.DataFrame:
+    """Each paired query's weight (``query_weight``), by its id (as text when the id types
+    differ, as pairing matches them); a query without one is a caller's error, since the weights
+    were matched to every query of every table before."""
+    as_text = paired.schema["query_id"] != weights.schema["query_id"]
+    key = pl.col("query_id").cast(pl.String) if as_text else pl.col("query_id")
+    table = weights.select(key.alias("_weight_key"), pl.col("weight").cast(pl.Float64).alias(WEIGHT))
+    joined = paired.with_columns(key.alias("_weight_key")).join(
+        table, on="_weight_key", how="left", maintain_order="left"
+    )
+    if joined.get_column(WEIGHT).null_count():
+        raise ValueError("a paired query without a weight: weights must cover every query of every table")
+    return joined.drop("_weight_key")
 
 
 def _require_shared_queries(
@@ -628,12 +741,15 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
         )
     widths = [max(len(line[i]) for line in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)) for line in [header, *body]]
+    weighted = weighting_note(result.options)
     notes = [
         f"# paired by {'partition and ' if partition_by else ''}query"
         f"{' and ' + ', '.join(group_by) if group_by else ''}; diff = candidate - baseline; "
-        f"t-test, randomization test ({result.options.permutations} sign flips), percentile bootstrap "
+        f"{'weighted ' if weighted else 't-test, '}randomization test ({result.options.permutations} sign flips), "
+        f"{'weighted ' if weighted else ''}percentile bootstrap "
         f"({result.options.bootstrap_samples} resamples), seed {result.options.seed}; "
-        f"p adjusted (t / perm) by {result.options.correction} over the pairs of each cutoff and group"
+        f"p adjusted (t / perm) by {result.options.correction} over the pairs of each cutoff and group",
+        *([f"# {weighted}"] if weighted else []),
     ]
     for row in unpaired.iter_rows(named=True):
         queries = row["queries"]
@@ -644,6 +760,22 @@ def comparison_table(result: Comparison, unpaired: pl.DataFrame, *, digits: int 
             f"({text_value(row['baseline'])} vs {text_value(row['candidate'])}), {handling}: {shown}"
         )
     return "\n".join([*notes, *lines]) + "\n"
+
+
+def weighting_note(options: Options) -> str | None:
+    """What a weighted comparison weighs and how, for every output that prints one (None when
+    unweighted): the file, its column, and which test reads the weighted mean difference."""
+    weights = options.query_weights
+    if weights is None:
+        return None
+    missing = weights.get("missing_query_weight")
+    unweighted = f", a query without a row {missing:g}" if isinstance(missing, int | float) else ""
+    return (
+        f"query weights: {weights.get('path')} (column {weights.get('weight_column')}{unweighted}): means are "
+        "sum(w*x)/sum(w) over the paired queries; the randomization test (p(perm), what the gate reads) flips "
+        "the signs of the weighted differences, the bootstrap resamples queries with their weights; no t-test "
+        "(p(t) -); n and W/T/L count queries, a query of weight 0 moves no mean or test"
+    )
 
 
 def comparison_json(

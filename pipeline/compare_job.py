@@ -42,7 +42,16 @@ from pipeline.gate import DROP_FLAG, Gate, GateCannotFail, GateResult, check_gat
 from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
 from pipeline.judgments import check_judgments, describe_judgment_differences
-from pipeline.registry import CONVENTION, MEASURE, PRIMARY_MEASURE, Evaluation, SpecError, parse_cutoffs
+from pipeline.registry import (
+    CONVENTION,
+    MEASURE,
+    OPTION,
+    PRIMARY_MEASURE,
+    Evaluation,
+    QueryWeights,
+    SpecError,
+    parse_cutoffs,
+)
 from pipeline.rules import shared_warnings
 
 if TYPE_CHECKING:
@@ -70,8 +79,11 @@ class Systems:
     profile: str | None = None
     query_attributes: str | None = None
     input_options: Mapping[str, Any] = field(default_factory=dict)
-    # refused for now (refuse_query_weights): the paired tests read every query alike
+    # one weight per query (--query-weights, --weight-col, --missing-query-weight): the means and
+    # tests are weighted (pipeline.compare); outputs evaluated with weights bring their own
     query_weights: str | None = None
+    weight_col: str = OPTION["weight_col"].default
+    missing_query_weight: float | None = OPTION["missing_query_weight"].default
 
 
 @dataclass(frozen=True)
@@ -123,8 +135,7 @@ def compare_job(
     from pipeline.io.partitions import parse_partition_filters
     from pipeline.io.write import check_out_folder
 
-    if systems.query_weights:
-        refuse_query_weights("--query-weights was given")
+    requested = QueryWeights(systems.query_weights, systems.weight_col, systems.missing_query_weight)
     if systems.runs and (systems.baseline or systems.candidates):
         raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
     if systems.query_attributes and not systems.runs:
@@ -148,17 +159,17 @@ def compare_job(
         tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure, also)
         # every run is scored against the one --qrels: the same judgments, recorded
         judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
+        weights = requested
     else:
         tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
-        weighted = weighted_systems(conventions)
-        if weighted:
-            refuse_query_weights(f"{', '.join(weighted)} evaluated with --query-weights (their manifest.json says so)")
+        weights = output_weights(requested, conventions, recorded_weight_files(systems, conventions))
         judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
     if gate is not None and gate.partitions and not partition_by:
         raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
     tables = {name: measure_as_score(evaluated_rows(table), measure, name) for name, table in tables.items()}
     differences = check_conventions(conventions, allow_different_conventions)
     tables = defined_rows(tables, conventions, measure)
+    weight_table = weights_of(tables, weights) if weights.path is not None else None
     options = Options(
         cutoffs=compare_cutoffs(k),
         group_by=groups,
@@ -168,8 +179,9 @@ def compare_job(
         seed=seed,
         correction=correction,
         partition_by=partition_by,
+        query_weights=weights.describe(),
     )
-    result = compare_systems(tables, options, measure=measure)
+    result = compare_systems(tables, options, measure=measure, weights=weight_table)
     refused: GateCannotFail | None = None
     verdict: GateResult | None = None
     if gate is not None:
@@ -247,6 +259,11 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
     manifest["judgments"] = compared.judgments
     if compared.gate is not None:
         manifest["gate"] = compared.gate.describe()
+    if compared.options.query_weights is not None:  # which file weighed the means, as evaluate records it
+        from pipeline.io.identity import identify
+
+        path = str(compared.options.query_weights["path"])
+        manifest["query_weights"] = {**compared.options.query_weights, "identity": identify(path)}
     write_tables(
         out,
         {"comparison": compared.result.comparison, "deltas": compared.result.deltas},
@@ -371,18 +388,93 @@ def shared_judgments(qrels: str | None) -> dict[str, Any] | None:
 
 def weighted_systems(conventions: Mapping[str, Any]) -> list[str]:
     """The systems whose recorded conventions (their manifest's options) say they were
-    evaluated with ``--query-weights``."""
+    evaluated with ``--query-weights`` (the report refuses them: its figures count queries alike)."""
     return [name for name, found in conventions.items() if isinstance(found, dict) and found.get("query_weights")]
 
 
-def refuse_query_weights(why: str) -> None:
-    """Weighted means are not compared yet: the paired tests (t-test, randomization, bootstrap),
-    the deltas and the gate read every query alike, and a comparison of weighted systems made
-    unweighted would gate on other numbers than those evaluated. Refused, never weakened."""
-    raise UsageError(
-        f"{why}: ndcg compare and its gate do not weigh queries yet (their paired tests and means count every "
-        "query alike), and a comparison of weighted means is refused rather than made unweighted; compare "
-        "outputs evaluated without --query-weights, or read the weighted means from each evaluation's summary"
+def weights_of(tables: Mapping[str, pl.DataFrame], weights: QueryWeights) -> pl.DataFrame:
+    """``query_id, weight`` of every query of every table, read and checked as ``ndcg evaluate
+    --query-weights`` reads them (:mod:`pipeline.weights`: the same rules and errors, exit 3)."""
+    from pipeline.weights import evaluated_weights, read_query_weights
+
+    ids = [table.select("query_id") for table in tables.values()]
+    if len({frame.schema["query_id"] for frame in ids}) > 1:  # paired as text, as pairing does
+        ids = [frame.select(pl.col("query_id").cast(pl.String)) for frame in ids]
+    return evaluated_weights(pl.concat(ids), read_query_weights(weights), weights)
+
+
+def recorded_weight_files(systems: Systems, conventions: Mapping[str, Any]) -> dict[str, Any]:
+    """The identity of the weights file each weighted output recorded (its manifest's
+    ``inputs.query_weights``), by the conventions' keys (a system, or ``system/partition``)."""
+    from pipeline.io.outputs import read_manifest
+
+    paths = [str(systems.baseline), *systems.candidates]
+    found: dict[str, Any] = {}
+    for name, path in zip(system_names(systems.names, paths), paths, strict=True):
+        for key in conventions:
+            if key != name and not str(key).startswith(f"{name}/"):
+                continue
+            folder = Path(path) if Path(path).is_dir() else Path(path).parent
+            folder = folder / str(key)[len(name) + 1 :] if key != name else folder
+            inputs = read_manifest(folder).get("inputs") if (folder / "manifest.json").is_file() else None
+            record = inputs.get("query_weights") if isinstance(inputs, dict) else None
+            found[key] = record.get("identity") if isinstance(record, dict) else None
+    return found
+
+
+def output_weights(
+    requested: QueryWeights, conventions: Mapping[str, Any], identities: Mapping[str, Any]
+) -> QueryWeights:
+    """The weights a comparison of evaluation outputs is weighted by: ``--query-weights`` when
+    given, else those every output was evaluated with (their manifests' ``query_weights``: the
+    same file, column and missing weight, and the same file identity). Outputs weighted
+    differently, or some weighted and others not, are refused (exit 2): no side is compared
+    weighted by weights that are not its own, nor unweighted when it was weighted."""
+    from pipeline.errors import NdcgError
+    from pipeline.io.identity import identified, identify
+
+    recorded = {name: c.get("query_weights") if isinstance(c, dict) else None for name, c in conventions.items()}
+    weighted = {name: found for name, found in recorded.items() if found}
+    if not weighted:
+        return requested
+    chosen = requested.describe() or next(iter(weighted.values()))
+    texts = {name: _weights_text(found) for name, found in recorded.items()}
+    if len(set(texts.values())) > 1 or (requested.path and _weights_text(chosen) not in texts.values()):
+        given = f"; --query-weights: {_weights_text(chosen)}" if requested.path else ""
+        raise UsageError(
+            "the systems were evaluated with different query weights, so a comparison would weigh one side by "
+            f"weights that are not its own: {'; '.join(f'{n}: {t}' for n, t in texts.items())}{given}; evaluate "
+            "them with the same --query-weights (or none)"
+        )
+    try:
+        now = identify(str(chosen["path"]))
+    except (NdcgError, OSError):  # reading the weights says what is wrong with the file
+        return QueryWeights(str(chosen["path"]), str(chosen.get("weight_column")), chosen.get("missing_query_weight"))
+    # compared without "settled", which says how old the file was when identified, not what it holds
+    changed = [n for n, found in identities.items() if identified(found) and _stamps(found) != _stamps(now)]
+    if changed:
+        raise UsageError(
+            f"{chosen['path']} changed since {', '.join(changed)} {'was' if len(changed) == 1 else 'were'} evaluated "
+            "with it (its recorded identity differs), so the weights read now are not those of the evaluation; "
+            "evaluate again with the weights as they are"
+        )
+    column, missing = chosen.get("weight_column"), chosen.get("missing_query_weight")
+    return QueryWeights(str(chosen["path"]), str(column), None if missing is None else float(missing))
+
+
+def _stamps(identity: Mapping[str, Any]) -> dict[str, Any]:
+    files = identity.get("files")
+    if not isinstance(files, list):
+        return dict(identity)
+    return {**identity, "files": [{k: v for k, v in dict(f).items() if k != "settled"} for f in files]}
+
+
+def _weights_text(found: Mapping[str, Any] | None) -> str:
+    if not found:
+        return "no query weights"
+    missing = found.get("missing_query_weight")
+    return f"{found.get('path')} (column {found.get('weight_column')}" + (
+        f", missing weight {missing:g})" if missing is not None else ")"
     )
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from pipeline.compare import Comparison, cutoff_label, p_value_text, partition_cell
+from pipeline.compare import Comparison, cutoff_label, p_value_text, partition_cell, weighting_note
 from pipeline.gate import GateResult
 from pipeline.groups import OVERALL, OVERALL_LABEL
 from pipeline.io.format import group_cell, text_line, text_value
@@ -157,11 +157,14 @@ def _notes(result: Comparison) -> str:
     paired = "partition and query" if options.partition_by else "query"
     groups = f"; {markdown_text(OVERALL_LABEL)} marks the rows over all queries" if options.group_by else ""
     pooled = "; pooled: the rows over every paired partition" if options.partition_by else ""
+    weighted = weighting_note(options)
+    tests = "weighted randomization test" if weighted else "paired t-test, randomization test"
     return (
-        f"Paired by {paired}; difference = candidate − baseline; paired t-test, randomization test "
-        f"({options.permutations} sign flips), percentile bootstrap ({options.bootstrap_samples} resamples), "
-        f"seed {options.seed}; p adjusted by {options.correction} over the pairs of each cutoff and group"
-        f"{groups}{pooled}."
+        f"Paired by {paired}; difference = candidate − baseline; {tests} "
+        f"({options.permutations} sign flips), {'weighted ' if weighted else ''}percentile bootstrap "
+        f"({options.bootstrap_samples} resamples), seed {options.seed}; p adjusted by {options.correction} over "
+        f"the pairs of each cutoff and group{groups}{pooled}."
+        + (f" **Weighted**: {markdown_text(weighted)}." if weighted else "")
     )
 
 

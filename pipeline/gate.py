@@ -27,12 +27,12 @@ row's significance, and a stricter command pass a drop the plain one failed). Th
 false-alarm rate of up to ``alpha`` per family gated. Over one paired partition its rows are the
 pooled rows: gated once, in the pooled families (named as the partition with ``--gate-partitions``).
 
-A gate that cannot fail is refused (exit 2): with ``n`` paired queries the randomization test's
-p-value is at least ``2 / 2**n`` (exact enumeration) or ``1 / (permutations + 1)`` (random
-draws), and when even the smallest reachable p-value of a family times its number of tested
-checks is not below ``alpha``, no data could fail it, and "passed" would say nothing. Single
-checks that cannot fail in a family that can (a group of four queries: p >= 0.125) are listed
-with the verdict. A row without a p-value (no paired query) is a check that cannot fail.
+A gate that cannot fail is refused (exit 2): with ``n`` paired queries (with ``--query-weights``,
+those weighing above 0: one of weight 0 moves no weighted mean) the randomization test's p-value is
+at least ``2 / 2**n`` (exact enumeration) or ``1 / (permutations + 1)`` (random draws), and when
+even the smallest reachable p-value of a family times its number of tested checks is not below
+``alpha``, no data could fail it, and "passed" would say nothing. Checks that cannot fail in a family
+that can (four queries: p >= 0.125) are listed; a row without a p-value (no paired query) is one.
 
 The judgment coverage floor (``--min-judged F``, alone or beside ``--fail-if-worse``) fails a
 row whose candidate's mean Judged@k (:mod:`pipeline.coverage`: over the queries the row averages
@@ -63,7 +63,7 @@ import polars as pl
 from pipeline.coverage import JUDGED
 from pipeline.errors import UsageError
 from pipeline.groups import OVERALL
-from pipeline.io.format import text_line, text_value
+from pipeline.io.format import decimals_apart, text_line, text_value
 from pipeline.registry import MEASURE, MEASURES
 
 # the p-value the gate reads (before its own adjustment over the checked rows)
@@ -302,6 +302,9 @@ class GateResult:
             "drop": drop,
         }
 
+    def _weighted(self) -> str:
+        return " of the weighted mean differences" if any("weighed_queries" in row for row in self.checks) else ""
+
     def lines(self) -> list[str]:
         """What stdout says: the verdict, each family's, the drop limit's, the coverage floor's,
         one line per failure, and the checks that no data could fail."""
@@ -310,7 +313,8 @@ class GateResult:
         if self.gate.margin is not None:
             parts.append(
                 f"--fail-if-worse {self.gate.margin}, alpha {self.gate.alpha}, {len(self.checks)} check(s) in "
-                f"{count} famil{'y' if count == 1 else 'ies'}, randomization p-values adjusted within each family"
+                f"{count} famil{'y' if count == 1 else 'ies'}, randomization p-values{self._weighted()} adjusted "
+                "within each family"
             )
         if self.gate.max_drop is not None:
             parts.append(f"--fail-if-drop-over {self.gate.max_drop}, {_checks(len(self.drop_checks))}, no test")
@@ -379,7 +383,8 @@ class GateResult:
 def _idle_text(row: dict[str, Any]) -> str:
     smallest = row["smallest_p"]
     reach = "no paired query" if smallest is None else f"p >= {smallest:.4g}"
-    return f"{_where(row)} ({row['queries']} paired queries, {reach}; family {row['family']})"
+    weighted = " of weight above 0" if row.get("weighed_queries") is not None else ""
+    return f"{_where(row)} ({_tested(row)} paired queries{weighted}, {reach}; family {row['family']})"
 
 
 def _where(row: dict[str, Any]) -> str:
@@ -391,27 +396,12 @@ def _where(row: dict[str, Any]) -> str:
     return f"{text_value(row['candidate'])} vs {text_value(row['baseline'])} at {', '.join(where)}"
 
 
-def decimals_apart(value: float, bound: float, least: int = 4) -> int:
-    """The fewest decimals (at least ``least``) at which ``value`` printed is on its own side of
-    ``bound`` printed, so that a message never reads "0.9000 is below 0.9"; 17 at most.
-
-    >>> decimals_apart(0.89996, 0.9), decimals_apart(0.01004, 0.01), decimals_apart(0.5, 0.9)
-    (5, 5, 4)
-    """
-    side = value > bound
-    for decimals in range(least, 18):
-        shown, limit = float(f"{value:.{decimals}f}"), float(f"{bound:.{decimals}f}")
-        if shown != limit and (shown > limit) == side:
-            return decimals
-    return 17
-
-
 def describe_failure(row: dict[str, Any]) -> str:
     # NDCG unless said: another measure is named, so its means are not read as NDCG's
     measure = "" if row.get("measure", "ndcg") == "ndcg" else f"{row['measure']} "
     decimals = decimals_apart(abs(row["mean_difference"]), row["allowed_drop"])
     return (
-        f"{_where(row)}: {measure}mean {row['mean_baseline']:.{decimals}f} -> "
+        f"{_where(row)}: {measure}{_mean(row)} {row['mean_baseline']:.{decimals}f} -> "
         f"{row['mean_candidate']:.{decimals}f} ({row['mean_difference']:+.{decimals}f}, "
         f"{_relative(row['relative_change'])}), "
         f"{_worse(row.get('measure', 'ndcg'))} beyond {row['allowed_drop']:.{decimals}f}, "
@@ -424,7 +414,7 @@ def describe_drop_failure(row: dict[str, Any]) -> str:
     measure = "" if row.get("measure", "ndcg") == "ndcg" else f"{row['measure']} "
     decimals = decimals_apart(row["worse_by"], row["allowed_drop"])
     return (
-        f"{_where(row)}: {measure}mean {row['mean_baseline']:.{decimals}f} -> "
+        f"{_where(row)}: {measure}{_mean(row)} {row['mean_baseline']:.{decimals}f} -> "
         f"{row['mean_candidate']:.{decimals}f} ({row['mean_difference']:+.{decimals}f}, "
         f"{_relative(row['relative_change'])}), {_worse(row['measure'])} beyond {row['allowed_drop']:.{decimals}f} "
         f"(--fail-if-drop-over {row['max_drop']}, no significance test; {row['queries']} paired queries; "
@@ -458,6 +448,15 @@ def check_gated_measure(measure: str, flag: str = MARGIN_FLAG) -> None:
             f"lower (a count, or a property of the judgments); gate a measure of quality ({gated}, P, map, ...) "
             "and compare this one without the gate"
         )
+
+
+def _mean(row: dict[str, Any]) -> str:
+    return "weighted mean" if row.get("weighed_queries") is not None else "mean"
+
+
+def _tested(row: dict[str, Any]) -> int:
+    """The paired queries the randomization test runs on: with query weights, those weighing above 0."""
+    return int(row.get("weighed_queries", row.get("queries")) or 0)
 
 
 def _relative(value: float | None) -> str:
@@ -629,6 +628,7 @@ def _drop_check(
         "group": _group_text(row, group_by),
         "partition": _partition_text(row, partition_by),
         "queries": row.get("queries"),
+        **({"weighed_queries": row["weighed_queries"]} if "weighed_queries" in row else {}),
         "mean_baseline": mean_baseline,
         "mean_candidate": row.get("mean_candidate"),
         "mean_difference": difference,
@@ -682,7 +682,7 @@ def _check_family(
     adjusted = adjust_p_values([row[P_VALUE] for row in rows], correction)
     smallest_of_all: list[float] = []
     for row, p in zip(rows, adjusted, strict=True):
-        smallest = smallest_sign_flip_p(int(row.get("queries") or 0), int(row["permutations"]))
+        smallest = smallest_sign_flip_p(_tested(row), int(row["permutations"]))
         if row[P_VALUE] is not None and smallest is not None:
             smallest_of_all.append(smallest)
         row.update(
@@ -740,15 +740,16 @@ def _cannot_fail(family: Family, rows: list[dict[str, Any]], with_drop_limit: bo
     if needed_permutations > permutations:
         changes.append(f"--permutations {needed_permutations} or more")
     needed_queries = next(n for n in range(1, 64) if (smallest_sign_flip_p(n, needed_permutations) or 1.0) < threshold)
-    if int(best["queries"]) < needed_queries:
-        changes.append(f"at least {needed_queries} paired queries in a check")
+    weighted = " of weight above 0" if best.get("weighed_queries") is not None else ""
+    if _tested(best) < needed_queries:
+        changes.append(f"at least {needed_queries} paired queries{weighted} in a check")
     changes += ["fewer checks in the family (--gate-k, fewer candidates, or without the flag that adds it)"]
     changes += [f"a larger --alpha than {family.alpha:g}"]
     if not with_drop_limit:
         changes += ["a gate on the drop alone, without a test (--fail-if-drop-over DROP in place of --fail-if-worse)"]
     return (
         f"the gate cannot fail: family {family.text()}: the smallest p-value its checks can reach is "
-        f"{family.smallest_p:.4g} ({best['queries']} paired queries at best, {permutations} permutations: "
+        f"{family.smallest_p:.4g} ({_tested(best)} paired queries{weighted} at best, {permutations} permutations: "
         f"{_where(best)}), and {family.correction.title()} over {_checks(family.tested)} needs one below "
         f"{family.alpha:g}/{family.tested} = {threshold:.4g}: it would pass whatever the drop. It needs "
         f"{' or '.join(changes)}"
@@ -780,6 +781,7 @@ def _failure(row: dict[str, Any], group_by: Sequence[str], partition_by: Sequenc
         "group",
         "partition",
         "queries",
+        "weighed_queries",  # with query weights only
         "mean_baseline",
         "mean_candidate",
         "mean_difference",
@@ -794,4 +796,4 @@ def _failure(row: dict[str, Any], group_by: Sequence[str], partition_by: Sequenc
         "smallest_p",
         "can_fail",
     ]
-    return {key: row.get(key) for key in keep}
+    return {key: row.get(key) for key in keep if key in row or key != "weighed_queries"}

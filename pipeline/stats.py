@@ -7,7 +7,9 @@
 - :func:`bootstrap_interval`: a percentile bootstrap interval of the mean difference;
 - :func:`adjust_p_values`: Holm's or Bonferroni's adjustment over a family of p-values;
 - :func:`smallest_sign_flip_p`: the smallest p-value the randomization test can give, whatever
-  the deltas (a gate whose threshold lies below it cannot fail).
+  the deltas (a gate whose threshold lies below it cannot fail);
+- :func:`weighed`: the deltas and weights the weighted randomization test and bootstrap run on
+  (``--query-weights``): the weighted mean ``sum(w*d)/sum(w)`` is their statistic.
 
 Random draws come from ``numpy.random.default_rng(seed)`` started afresh in each call, so a
 result depends only on its own deltas and the seed. Resampling works on bounded blocks of
@@ -96,12 +98,35 @@ def paired_t_test(deltas: np.ndarray) -> tuple[float | None, float | None]:
     return t, student_t_two_sided(t, n - 1)
 
 
-def sign_flip_p_value(deltas: np.ndarray, permutations: int, seed: int) -> float | None:
-    """Two-sided p-value of the paired randomization test on the mean of ``deltas``.
+def weighed(deltas: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The deltas of the queries that weigh more than 0, and their weights scaled by the largest.
+
+    A query of weight 0 cannot move a weighted mean: flipping its sign changes no flipped mean, so
+    it doubles the hits and the draws alike and the exact p-value is the same without it; left in,
+    it would only make the test enumerate (or draw) more sign vectors than it can tell apart, and a
+    bootstrap resample of such queries alone would have no mean (0/0). Scaling by the largest
+    weight changes no weighted mean and makes weights all equal exactly 1.0, so that they give the
+    unweighted test's numbers to the last digit."""
+    kept = weights > 0
+    deltas, weights = deltas[kept], weights[kept]
+    return deltas, (weights / weights.max() if weights.size else weights)
+
+
+def sign_flip_p_value(
+    deltas: np.ndarray, permutations: int, seed: int, weights: np.ndarray | None = None
+) -> float | None:
+    """Two-sided p-value of the paired randomization test on the mean of ``deltas`` (with
+    ``weights``, on the weighted mean ``sum(w*d)/sum(w)``: each delta keeps its weight, its sign
+    flips; under the null hypothesis each delta is symmetric about 0 whatever its weight).
 
     Exact (every one of the ``2**n`` sign vectors) when ``2**n <= permutations``, otherwise
-    ``permutations`` random sign vectors and ``(hits + 1) / (permutations + 1)``.
+    ``permutations`` random sign vectors and ``(hits + 1) / (permutations + 1)``; ``n`` counts
+    the queries that weigh more than 0 (:func:`weighed`).
     """
+    if weights is not None:
+        # sum(w) is the same for every sign vector: comparing |sum(s*w*d)| compares the means
+        deltas, weights = weighed(deltas, weights)
+        deltas = deltas * weights
     n = deltas.size
     if n == 0:
         return None
@@ -145,11 +170,15 @@ def smallest_sign_flip_p(queries: int, permutations: int) -> float | None:
 
 
 def bootstrap_interval(
-    deltas: np.ndarray, samples: int, seed: int, confidence: float = 0.95
+    deltas: np.ndarray, samples: int, seed: int, confidence: float = 0.95, weights: np.ndarray | None = None
 ) -> tuple[float | None, float | None]:
     """Percentile bootstrap interval of the mean of ``deltas``: resample the queries with
     replacement ``samples`` times and take the ``(1 - confidence) / 2`` and
-    ``(1 + confidence) / 2`` quantiles (linear interpolation) of the resampled means."""
+    ``(1 + confidence) / 2`` quantiles (linear interpolation) of the resampled means. With
+    ``weights``, each query is drawn with its weight and a resample's mean is its weighted mean
+    ``sum(w*d)/sum(w)``, over the queries that weigh more than 0 (:func:`weighed`)."""
+    if weights is not None:
+        deltas, weights = weighed(deltas, weights)
     n = deltas.size
     if n == 0:
         return None, None
@@ -158,7 +187,12 @@ def bootstrap_interval(
     means = np.empty(samples)
     for start in range(0, samples, block):
         size = min(block, samples - start)
-        means[start : start + size] = deltas[rng.integers(0, n, size=(size, n))].mean(axis=1)
+        drawn = rng.integers(0, n, size=(size, n))
+        if weights is None:
+            means[start : start + size] = deltas[drawn].mean(axis=1)
+        else:
+            drawn_weights = weights[drawn]
+            means[start : start + size] = (drawn_weights * deltas[drawn]).sum(axis=1) / drawn_weights.sum(axis=1)
     low, high = np.quantile(means, [(1 - confidence) / 2, (1 + confidence) / 2])
     return float(low), float(high)
 

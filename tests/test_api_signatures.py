@@ -71,7 +71,9 @@ def test_compare_runs_shows_what_compare_job_and_the_registry_give_it() -> None:
     assert {option.name for option in options_for(command="compare")} <= shown
     assert shown - own - CONVENTION_NAMES - {option.name for option in options_for(command="compare")} <= {
         "query_attributes",
-        "query_weights",  # refused with the command line's words (weighted comparisons are not made yet)
+        "query_weights",  # the weights of the means and tests, with their column and missing weight
+        "weight_col",
+        "missing_query_weight",
         "profile",
         "engine",
     }

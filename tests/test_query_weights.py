@@ -19,8 +19,7 @@ import polars as pl
 import pytest
 
 from pipeline import api
-from pipeline.api_compare import compare_runs
-from pipeline.errors import InvalidInput, UsageError
+from pipeline.errors import InvalidInput
 from pipeline.job import Job, run_job
 from pipeline.registry import Evaluation, QueryWeights
 from pipeline.weights import weigh
@@ -266,23 +265,13 @@ def test_the_command_line_says_the_means_are_weighted_and_refuses_with_exit_3(tm
     assert gdeval.returncode == 2 and "cannot go with --query-weights" in gdeval.stderr
 
 
-def test_compare_and_its_gate_refuse_weights_rather_than_compare_unweighted(tmp_path: Path) -> None:
+def test_the_report_refuses_weighted_outputs_rather_than_draw_them_unweighted(tmp_path: Path) -> None:
+    # (compare and its gate weigh them: tests/test_compare_weights.py)
     run = _write(tmp_path, "run.parquet", HAND_RUN)
     qrels = _write(tmp_path, "qrels.parquet", HAND_QRELS)
     weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS)
-    words = "ndcg compare and its gate do not weigh queries yet"
-    flag = run_cli("compare", "--run", run, "--run", run, "--qrels", qrels, "--query-weights", weights)
-    assert flag.returncode == 2 and words in flag.stderr
-    with pytest.raises(UsageError, match=words):
-        compare_runs([run, run], qrels, query_weights=weights)
-    for name in ("base", "new"):
-        made = run_cli("evaluate", "--run", run, "--qrels", qrels, "--query-weights", weights, "--out", tmp_path / name)
-        assert made.returncode == 0, made.stderr
-    outputs = run_cli(
-        "compare", "--baseline", tmp_path / "base", "--candidate", tmp_path / "new", "--fail-if-worse", "1%"
-    )
-    assert outputs.returncode == 2 and "evaluated with --query-weights (their manifest.json says so)" in outputs.stderr
-    assert words in outputs.stderr
+    made = run_cli("evaluate", "--run", run, "--qrels", qrels, "--query-weights", weights, "--out", tmp_path / "base")
+    assert made.returncode == 0, made.stderr
     # the report's per-query means and figures count every query alike: refused as well
     report = run_cli("report", tmp_path / "base", "--html", tmp_path / "report.html")
     assert report.returncode == 2 and "ndcg report does not weigh queries yet" in report.stderr

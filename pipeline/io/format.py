@@ -497,3 +497,18 @@ def validation_report(
     lines.append("invalid: " + str(error) if error else "valid")
     lines += [f"warning: {warning}" for warning in warnings]
     return "\n".join(map(text_line, lines)) + "\n"
+
+
+def decimals_apart(value: float, bound: float, least: int = 4) -> int:
+    """The fewest decimals (at least ``least``) at which ``value`` printed is on its own side of
+    ``bound`` printed, so that a message never reads "0.9000 is below 0.9"; 17 at most.
+
+    >>> decimals_apart(0.89996, 0.9), decimals_apart(0.01004, 0.01), decimals_apart(0.5, 0.9)
+    (5, 5, 4)
+    """
+    side = value > bound
+    for decimals in range(least, 18):
+        shown, limit = float(f"{value:.{decimals}f}"), float(f"{bound:.{decimals}f}")
+        if shown != limit and (shown > limit) == side:
+            return decimals
+    return 17
