@@ -103,6 +103,7 @@ PER_QUERY_STEPS = (
     "measures/curve_measures.sql",
     "measures/gain_measures.sql",
     "measures/top_k_measures.sql",
+    "measures/intent_measures.sql",
     "measures/measures.sql",
     "measures/per_query.sql",
 )

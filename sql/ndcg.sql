@@ -63,6 +63,7 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/measures/curve_measures.sql
 .read sql/measures/gain_measures.sql
 .read sql/measures/top_k_measures.sql
+.read sql/measures/intent_measures.sql
 .read sql/measures/measures.sql
 .read sql/measures/per_query.sql
 .read sql/summary.sql

@@ -1,7 +1,8 @@
 """ndeval's intent-aware measures over judgments per subtopic (the TREC Web Track's diversity
 task; ir_measures runs ndeval through pyndeval): ``strec`` (ir_measures' ``StRecall@k``, ndeval's
-strec@k), ``P_IA`` (``P_IA@k``, ndeval's P-IA@k), ``ERR_IA`` (``ERR_IA@k``, ndeval's ERR-IA@k)
-and ``AP_IA`` (``AP_IA``, ndeval's MAP-IA); the qrels' subtopic as an input (a TREC
+strec@k), ``P_IA`` (``P_IA@k``, ndeval's P-IA@k), ``ERR_IA`` (``ERR_IA@k``, ndeval's ERR-IA@k),
+``AP_IA`` (``AP_IA``, ndeval's MAP-IA), ``alpha_DCG`` (``alpha_DCG@k``, ndeval's alpha-DCG@k) and
+``NRBP`` (ndeval's NRBP); the qrels' subtopic as an input (a TREC
 qrels' second field, a Parquet or CSV qrels' column ``subtopic``), a document judged twice for
 one (query, subtopic) refused on every front, and what the per-document measures read of a
 document judged under several subtopics (its largest label).
@@ -15,6 +16,7 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from math import log2
 from pathlib import Path
 
 import duckdb
@@ -53,11 +55,23 @@ EXPECTED = {
     # AP-IA, the whole ranking: the mean over the subtopics of AP, R of subtopics 1, 2, 3 being
     # 1 (d1; d4 is judged 0), 2 (d1, d2), 1 (d3)
     ("1", None, "AP_IA"): ((1 / 1) / 1 + (1 / 1 + 2 / 2) / 2 + (1 / 4) / 1) / 3,
+    # alpha-DCG: the same gains over log2(rank + 1), over S * the sum over i <= k of
+    # (1/2)^(i - 1) / log2(i + 1), but not at k = 1
+    ("1", 1, "alpha_DCG"): 1 + 1,
+    ("1", 2, "alpha_DCG"): (2 / log2(2) + 0.5 / log2(3)) / (3 * (1 / log2(2) + 0.5 / log2(3))),
+    ("1", 5, "alpha_DCG"): (2 / log2(2) + 0.5 / log2(3) + 1 / log2(5))
+    / (3 * sum(0.5 ** (i - 1) / log2(i + 1) for i in range(1, 6))),
+    # NRBP, the whole ranking: (1 - (1 - alpha) * beta) / S * the gains times beta^(rank - 1),
+    # alpha = beta = 1/2
+    ("1", None, "NRBP"): (1 - 0.5 * 0.5) / 3 * (2 * 1 + 0.5 * 0.5 + 1 * 0.5**3),
     # S = 0: ndeval scores 0
-    **{("2", k, name): 0.0 for k in CUTOFFS for name in ("strec", "P_IA", "ERR_IA")},
+    **{("2", k, name): 0.0 for k in CUTOFFS for name in ("strec", "P_IA", "ERR_IA", "alpha_DCG")},
     ("2", None, "AP_IA"): 0.0,
+    ("2", None, "NRBP"): 0.0,
 }
-INTENT_MEASURES = ("strec", "P_IA", "ERR_IA", "AP_IA")
+INTENT_MEASURES = ("strec", "P_IA", "ERR_IA", "AP_IA", "alpha_DCG", "NRBP")
+# of the whole ranking only; the others at each cutoff only
+WHOLE_ONLY = ("AP_IA", "NRBP")
 INTENT = Evaluation(cutoffs=CUTOFFS, measures=("ndcg", *INTENT_MEASURES))
 
 
@@ -82,12 +96,12 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _intent_values(table: pl.DataFrame) -> dict[tuple[str, int | None, str], float]:
-    """Each intent-aware measure's values: at each cutoff, AP_IA over the whole ranking (the
-    others have no whole-ranking value, AP_IA none at a cutoff)."""
+    """Each intent-aware measure's values: at each cutoff, AP_IA and NRBP over the whole ranking
+    (the others have no whole-ranking value, those two none at a cutoff)."""
     values = {}
     for row in table.to_dicts():
         for name in INTENT_MEASURES:
-            if name in row and (row["k"] is None) == (name == "AP_IA"):
+            if name in row and (row["k"] is None) == (name in WHOLE_ONLY):
                 values[(str(row["query_id"]), row["k"], name)] = row[name]
             elif name in row:
                 assert row[name] is None, (row["query_id"], row["k"], name)
@@ -109,7 +123,8 @@ def test_the_hand_collection_on_polars_duckdb_and_the_macros(collection: Path) -
     connection = duckdb.connect()
     connection.execute(macros_sql())
     rows = connection.execute(
-        "select * from ndcg_per_query(?, ?, ks := [1, 2, 5], measures := ['strec', 'P_IA', 'ERR_IA', 'AP_IA'])",
+        "select * from ndcg_per_query(?, ?, ks := [1, 2, 5], measures := "
+        "['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP'])",
         [str(collection / "run.parquet"), str(collection / "qrels.parquet")],
     ).fetchall()
     names = [column[0] for column in connection.description]
@@ -132,7 +147,7 @@ def test_sql_ndcg_sql_reads_the_subtopic_column_and_refuses_a_document_judged_tw
                 "-cmd",
                 "SET VARIABLE ks = [1, 2, 5]",
                 "-cmd",
-                "SET VARIABLE measures = ['strec', 'P_IA', 'ERR_IA', 'AP_IA']",
+                "SET VARIABLE measures = ['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP']",
                 "-c",
                 ".read sql/ndcg.sql",
             ],
@@ -220,7 +235,14 @@ def _random_collection(seed: int) -> tuple[list[tuple[str, str, str, int]], list
 
 
 # ours and ndeval's names (pyndeval's), with a cutoff or over the whole ranking
-NDEVAL_NAMES = {"strec": "strec", "P_IA": "P-IA", "ERR_IA": "ERR-IA", "AP_IA": "MAP-IA"}
+NDEVAL_NAMES = {
+    "strec": "strec",
+    "P_IA": "P-IA",
+    "ERR_IA": "ERR-IA",
+    "AP_IA": "MAP-IA",
+    "alpha_DCG": "alpha-DCG",
+    "NRBP": "NRBP",
+}
 
 
 def test_the_intent_measures_equal_pyndeval_on_random_judgments_per_subtopic() -> None:
@@ -229,7 +251,8 @@ def test_the_intent_measures_equal_pyndeval_on_random_judgments_per_subtopic() -
     evaluation = Evaluation(cutoffs=cutoffs, measures=("ndcg", *INTENT_MEASURES))
     for seed in (1, 2):
         qrels, run = _random_collection(seed)
-        names = [f"{NDEVAL_NAMES[m]}@{k}" for m in INTENT_MEASURES if m != "AP_IA" for k in cutoffs] + ["MAP-IA"]
+        names = [f"{NDEVAL_NAMES[m]}@{k}" for m in INTENT_MEASURES if m not in WHOLE_ONLY for k in cutoffs]
+        names += [NDEVAL_NAMES[m] for m in WHOLE_ONLY]
         expected = pyndeval.ndeval(qrels, run, measures=names)
         qrels_frame = pl.DataFrame(qrels, schema=["query_id", "subtopic", "doc_id", "relevance"], orient="row")
         run_frame = pl.DataFrame(run, schema=["query_id", "doc_id", "score"], orient="row")
@@ -239,7 +262,7 @@ def test_the_intent_measures_equal_pyndeval_on_random_judgments_per_subtopic() -
             assert {query for query, _, _ in got} == set(expected)
             for query, values in expected.items():
                 for name in INTENT_MEASURES:
-                    for k in (None,) if name == "AP_IA" else cutoffs:
+                    for k in (None,) if name in WHOLE_ONLY else cutoffs:
                         peer = NDEVAL_NAMES[name] if k is None else f"{NDEVAL_NAMES[name]}@{k}"
                         assert got[(query, k, name)] == pytest.approx(values[peer], abs=1e-9), (seed, query, peer)
 

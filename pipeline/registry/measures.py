@@ -39,7 +39,7 @@ CURVES: dict[str, str] = {
     "gain_curve": "per query, sums over its ranking's gains beside the ideal ranking's (G, Rndcg, ndcg_rel, rbp)",
     "cascade_curve": "per query and cutoff, the sum of the cascade's stops over its graded results (ERR)",
     "intent_curve": "per query and cutoff, the subtopics its relevant results cover and their sums (strec, P_IA, "
-    "ERR_IA, AP_IA)",
+    "ERR_IA, AP_IA, alpha_DCG, NRBP)",
     "user_model_curve": "per query and cutoff, the C/W/L user model's expected gain per result read (SDCG)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others are of the whole
@@ -696,6 +696,31 @@ MEASURES += (
         "(such results at or above i) / i, over the documents judged relevant to it (ndeval's MAP-IA); of the whole "
         "ranking only",
         ir_measures="AP_IA",
+        counters=("judged_found",),
+        ignores=_INTENT,
+        curve="intent_curve",
+        at_cutoffs=False,
+    ),
+    Measure(
+        "alpha_DCG",
+        "alpha-DCG@k",
+        "sum over the (rank i <= k, subtopic) pairs whose result is relevant to the subtopic of (1 - alpha)^(n - 1) "
+        "/ log2(i + 1), n the results relevant to it at or above i, over S * the sum over i <= k of (1 - alpha)^(i - "
+        "1) / log2(i + 1) (ndeval's alpha-DCG@k with its collection-independent normalisation, alpha = 0.5); at "
+        "k = 1 unnormalised, as ndeval leaves it; null for the whole ranking",
+        ir_measures_cut="alpha_DCG@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_INTENT,
+        curve="intent_curve",
+    ),
+    Measure(
+        "NRBP",
+        "NRBP",
+        "(1 - (1 - alpha) * beta) / S * the sum over the (rank i, subtopic) pairs whose result is relevant to the "
+        "subtopic of beta^(i - 1) * (1 - alpha)^(n - 1), n the results relevant to it at or above i (ndeval's NRBP, "
+        "novelty- and rank-biased precision, alpha = beta = 0.5); of the whole ranking only",
+        ir_measures="NRBP",
         counters=("judged_found",),
         ignores=_INTENT,
         curve="intent_curve",

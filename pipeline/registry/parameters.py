@@ -95,7 +95,8 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter("min_rel", "int", "cwl_min_rel", "the scale's lowest label: --cwl-min-rel"),
         Parameter("max_rel", "int", "cwl_max_rel", "the scale's highest label: --cwl-max-rel"),
         Parameter("relative", "bool", "", "True is trec_eval's set_relative_P"),
-        Parameter("beta", "float", "", "F's beta; 1.0 only (set_F is F1)"),
+        Parameter("beta", "float", "", "F's beta; 1.0 only (set_F is F1); NRBP's patience, 0.5 only (ndeval's)"),
+        Parameter("alpha", "float", "", "the redundancy intolerance of alpha_DCG and NRBP; 0.5 only (ndeval's)"),
     )
 }
 
@@ -171,6 +172,23 @@ def _numrel_refuses(params: dict[str, Any]) -> str:
     return ""
 
 
+def _set_f_refuses(params: dict[str, Any]) -> str:
+    if params.get("beta", 1) != 1:
+        return (
+            f"beta={params['beta']!r}: the registry's set_F is F1 (beta 1; trec_eval's set_F.beta other than 1 is "
+            "not computed here)"
+        )
+    return ""
+
+
+def _ndeval_refuses(params: dict[str, Any]) -> str:
+    """alpha and beta other than ndeval's 0.5, which the intent-aware measures are computed with."""
+    for name in ("alpha", "beta"):
+        if float(params.get(name, 0.5)) != 0.5:
+            return f"{name}={params[name]!r}: the intent-aware measures are computed with ndeval's {name} 0.5 only"
+    return ""
+
+
 _JUDGED_TOO = (("unjudged", "zero"),)  # ir_measures computes it with every retrieved result kept
 _RBP_REL = (
     "ir_measures computes RBP(rel=...) by cwl_eval, with binary relevance and the first 1000 results only; "
@@ -188,7 +206,7 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
     IrMeasure("NumRel", ("rel",), refuse=_numrel_refuses),
     IrMeasure("SetP", ("rel", "relative", "judged_only")),
     IrMeasure("SetR", ("rel",), fixed=_JUDGED_TOO),
-    IrMeasure("SetF", ("rel", "beta", "judged_only")),
+    IrMeasure("SetF", ("rel", "beta", "judged_only"), refuse=_set_f_refuses),
     IrMeasure("Judged", ("cutoff",), fixed=_JUDGED_TOO),
     IrMeasure("Rprec", ("rel", "judged_only"), ("RPrec",)),
     IrMeasure("IPrec", ("recall", "rel", "judged_only"), at="recall", needs_at=True, refuse=_iprec_refuses),
@@ -217,6 +235,8 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
     IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
     IrMeasure("ERR_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("AP_IA", ("rel", "judged_only"), ("MAP_IA",)),
+    IrMeasure("alpha_DCG", ("cutoff", "alpha", "rel", "judged_only"), needs_at=True, refuse=_ndeval_refuses),
+    IrMeasure("NRBP", ("alpha", "beta", "rel"), refuse=_ndeval_refuses),
 )
 # ir_measures' aliases are parameters already given (NumRelRet is NumRet(rel=1))
 _ALIAS_PARAMETERS: dict[str, dict[str, Any]] = {"NumRelRet": {"rel": 1}}
@@ -404,8 +424,6 @@ def _invalid(key: str, value: object) -> str:
         return "a label of the scale is at least 0 (cwl_eval reads a label below 0 as 0)"
     if key == "p" and not 0 < value < 1:  # type: ignore[operator]
         return "a persistence is strictly between 0 and 1"
-    if key == "beta" and value != 1:
-        return "the registry's set_F is F1 (beta 1; trec_eval's set_F.beta other than 1 is not computed here)"
     if key == "dcg" and value not in ("log2", "exp-log2"):
         return "expected 'log2' (gain = label) or 'exp-log2' (gain = 2^label - 1)"
     if key == "gains":

@@ -1509,7 +1509,9 @@ WITH text_lines AS (
               'strec',
               'P_IA',
               'ERR_IA',
-              'AP_IA'
+              'AP_IA',
+              'alpha_DCG',
+              'NRBP'
             ],
             m
           )
@@ -1530,7 +1532,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, strec, P_IA, ERR_IA, AP_IA (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -3387,7 +3389,9 @@ WITH text_lines AS (
             'strec',
             'P_IA',
             'ERR_IA',
-            'AP_IA'
+            'AP_IA',
+            'alpha_DCG',
+            'NRBP'
           ],
           m
         )
@@ -4625,7 +4629,13 @@ FROM (
         ) AS err_term,
         SUM(
           CAST(intent_pairs.found_so_far AS DOUBLE) / intent_pairs.rank / intent_pairs.subtopic_relevant ORDER BY intent_pairs.subtopic ASC NULLS LAST
-        ) AS ap_term
+        ) AS ap_term,
+        SUM(
+          POWER(0.5, intent_pairs.found_so_far - 1) * LN(2.0) / LN(intent_pairs.rank + 1.0) ORDER BY intent_pairs.subtopic ASC NULLS LAST
+        ) AS dcg_term,
+        SUM(
+          POWER(0.5, intent_pairs.rank - 1) * POWER(0.5, intent_pairs.found_so_far - 1) ORDER BY intent_pairs.subtopic ASC NULLS LAST
+        ) AS nrbp_term
       FROM intent_pairs
       GROUP BY
         intent_pairs.query_id,
@@ -4633,7 +4643,10 @@ FROM (
     ), intent_curve__err_norms AS (
       SELECT
         cutoffs.k,
-        SUM(POWER(0.5, steps.i - 1) / steps.i ORDER BY steps.i ASC NULLS LAST) AS intent_err_norm
+        SUM(POWER(0.5, steps.i - 1) / steps.i ORDER BY steps.i ASC NULLS LAST) AS intent_err_norm,
+        SUM(
+          POWER(0.5, steps.i - 1) * LN(2.0) / LN(steps.i + 1.0) ORDER BY steps.i ASC NULLS LAST
+        ) AS intent_dcg_norm
       FROM cutoffs
       CROSS JOIN UNNEST(RANGE(1, cutoffs.k + 1)) AS steps(i)
       WHERE
@@ -4648,7 +4661,9 @@ FROM (
         SUM(rank_terms.covered) AS intent_covered,
         SUM(rank_terms.pair_count) AS intent_pairs,
         SUM(rank_terms.err_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_err_sum,
-        SUM(rank_terms.ap_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_ap_sum
+        SUM(rank_terms.ap_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_ap_sum,
+        SUM(rank_terms.dcg_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_dcg_sum,
+        SUM(rank_terms.nrbp_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_nrbp_sum
       FROM intent_curve__rank_terms AS rank_terms
       CROSS JOIN cutoffs
       WHERE
@@ -4659,7 +4674,8 @@ FROM (
     ), intent_curve__final AS (
       SELECT
         summed.*,
-        err_norms.intent_err_norm
+        err_norms.intent_err_norm,
+        err_norms.intent_dcg_norm
       FROM intent_curve__summed AS summed
       LEFT JOIN intent_curve__err_norms AS err_norms
         ON summed.k = err_norms.k
@@ -5129,7 +5145,16 @@ FROM (
           WHEN ARRAY_CONTAINS(measures, 'judged')
           THEN CAST(COALESCE(c.judged_found, 0) AS DOUBLE) / c.k
         END AS judged,
-        CASE WHEN ARRAY_CONTAINS(measures, 'err') THEN COALESCE(c.err_sum, 0.0) END AS err,
+        CASE WHEN ARRAY_CONTAINS(measures, 'err') THEN COALESCE(c.err_sum, 0.0) END AS err
+      FROM top_k_measures__counts AS c
+    )
+    SELECT
+      *
+    FROM top_k_measures__final AS final
+  ), intent_measures AS (
+    WITH intent_measures__final AS (
+      SELECT
+        c.*,
         CASE
           WHEN ARRAY_CONTAINS(measures, 'strec') AND NOT c.k IS NULL
           THEN COALESCE(CAST(c.intent_covered AS DOUBLE) / NULLIF(c.intent_subtopics, 0), 0.0)
@@ -5147,12 +5172,24 @@ FROM (
         CASE
           WHEN ARRAY_CONTAINS(measures, 'AP_IA') AND c.k IS NULL
           THEN COALESCE(c.intent_ap_sum / NULLIF(c.intent_subtopics, 0), 0.0)
-        END AS "AP_IA"
-      FROM top_k_measures__counts AS c
+        END AS "AP_IA",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'alpha_DCG') AND c.k = 1
+          THEN COALESCE(c.intent_dcg_sum, 0.0)
+          WHEN ARRAY_CONTAINS(measures, 'alpha_DCG') AND NOT c.k IS NULL
+          THEN COALESCE(c.intent_dcg_sum / NULLIF(c.intent_subtopics * c.intent_dcg_norm, 0), 0.0)
+        END AS "alpha_DCG",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'NRBP') AND c.k IS NULL
+          THEN COALESCE((
+            1.0 - 0.5 * 0.5
+          ) * c.intent_nrbp_sum / NULLIF(c.intent_subtopics, 0), 0.0)
+        END AS "NRBP"
+      FROM top_k_measures AS c
     )
     SELECT
       *
-    FROM top_k_measures__final AS final
+    FROM intent_measures__final AS final
   ), measures AS (
     WITH measures__computed AS (
       SELECT
@@ -5173,7 +5210,7 @@ FROM (
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
         c.*
         EXCLUDE (cg, dcg, idcg)
-      FROM top_k_measures AS c
+      FROM intent_measures AS c
     ), measures__final AS (
       SELECT
         computed.ordering,
@@ -5306,7 +5343,19 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(
           LIST_HAS_ANY(
             measures,
-            CAST(['unj', 'judged', 'rbp', 'err', 'SDCG', 'strec', 'P_IA', 'ERR_IA', 'AP_IA'] AS TEXT[])
+            CAST([
+              'unj',
+              'judged',
+              'rbp',
+              'err',
+              'SDCG',
+              'strec',
+              'P_IA',
+              'ERR_IA',
+              'AP_IA',
+              'alpha_DCG',
+              'NRBP'
+            ] AS TEXT[])
           ),
           FALSE
         )
@@ -5389,7 +5438,10 @@ FROM NDCG_PER_QUERY_STEPS(
       END,
       CASE
         WHEN COALESCE(
-          LIST_HAS_ANY(measures, CAST(['strec', 'P_IA', 'ERR_IA', 'AP_IA'] AS TEXT[])),
+          LIST_HAS_ANY(
+            measures,
+            CAST(['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP'] AS TEXT[])
+          ),
           FALSE
         )
         THEN ['intent_curve']
@@ -5612,6 +5664,16 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['AP_IA'] AS TEXT[])), FALSE)
         THEN CAST(['AP_IA'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['alpha_DCG'] AS TEXT[])), FALSE)
+        THEN CAST(['alpha_DCG'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NRBP'] AS TEXT[])), FALSE)
+        THEN CAST(['NRBP'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
       END
     ]
   ),
@@ -5783,6 +5845,11 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'AP_IA') THEN ['AP_IA'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'alpha_DCG') THEN ['alpha_DCG'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NRBP') THEN ['NRBP'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -5963,6 +6030,11 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'AP_IA') THEN ['AP_IA'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'alpha_DCG') THEN ['alpha_DCG'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NRBP') THEN ['NRBP'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])

@@ -969,7 +969,13 @@ WITH cutoffs AS (
       ) AS err_term,
       SUM(
         CAST(intent_pairs.found_so_far AS DOUBLE) / intent_pairs.rank / intent_pairs.subtopic_relevant ORDER BY intent_pairs.subtopic ASC NULLS LAST
-      ) AS ap_term
+      ) AS ap_term,
+      SUM(
+        POWER(0.5, intent_pairs.found_so_far - 1) * LN(2.0) / LN(intent_pairs.rank + 1.0) ORDER BY intent_pairs.subtopic ASC NULLS LAST
+      ) AS dcg_term,
+      SUM(
+        POWER(0.5, intent_pairs.rank - 1) * POWER(0.5, intent_pairs.found_so_far - 1) ORDER BY intent_pairs.subtopic ASC NULLS LAST
+      ) AS nrbp_term
     FROM intent_pairs
     GROUP BY
       intent_pairs.query_id,
@@ -977,7 +983,10 @@ WITH cutoffs AS (
   ), intent_curve__err_norms AS (
     SELECT
       cutoffs.k,
-      SUM(POWER(0.5, steps.i - 1) / steps.i ORDER BY steps.i ASC NULLS LAST) AS intent_err_norm
+      SUM(POWER(0.5, steps.i - 1) / steps.i ORDER BY steps.i ASC NULLS LAST) AS intent_err_norm,
+      SUM(
+        POWER(0.5, steps.i - 1) * LN(2.0) / LN(steps.i + 1.0) ORDER BY steps.i ASC NULLS LAST
+      ) AS intent_dcg_norm
     FROM cutoffs
     CROSS JOIN UNNEST(RANGE(1, cutoffs.k + 1)) AS steps(i)
     WHERE
@@ -992,7 +1001,9 @@ WITH cutoffs AS (
       SUM(rank_terms.covered) AS intent_covered,
       SUM(rank_terms.pair_count) AS intent_pairs,
       SUM(rank_terms.err_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_err_sum,
-      SUM(rank_terms.ap_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_ap_sum
+      SUM(rank_terms.ap_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_ap_sum,
+      SUM(rank_terms.dcg_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_dcg_sum,
+      SUM(rank_terms.nrbp_term ORDER BY rank_terms.rank ASC NULLS LAST) AS intent_nrbp_sum
     FROM intent_curve__rank_terms AS rank_terms
     CROSS JOIN cutoffs
     WHERE
@@ -1003,7 +1014,8 @@ WITH cutoffs AS (
   ), intent_curve__final AS (
     SELECT
       summed.*,
-      err_norms.intent_err_norm
+      err_norms.intent_err_norm,
+      err_norms.intent_dcg_norm
     FROM intent_curve__summed AS summed
     LEFT JOIN intent_curve__err_norms AS err_norms
       ON summed.k = err_norms.k
@@ -1486,7 +1498,16 @@ WITH cutoffs AS (
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'err')
         THEN COALESCE(c.err_sum, 0.0)
-      END AS err,
+      END AS err
+    FROM top_k_measures__counts AS c
+  )
+  SELECT
+    *
+  FROM top_k_measures__final AS final
+), intent_measures AS (
+  WITH intent_measures__final AS (
+    SELECT
+      c.*,
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'strec') AND NOT c.k IS NULL
         THEN COALESCE(CAST(c.intent_covered AS DOUBLE) / NULLIF(c.intent_subtopics, 0), 0.0)
@@ -1504,12 +1525,24 @@ WITH cutoffs AS (
       CASE
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'AP_IA') AND c.k IS NULL
         THEN COALESCE(c.intent_ap_sum / NULLIF(c.intent_subtopics, 0), 0.0)
-      END AS "AP_IA"
-    FROM top_k_measures__counts AS c
+      END AS "AP_IA",
+      CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'alpha_DCG') AND c.k = 1
+        THEN COALESCE(c.intent_dcg_sum, 0.0)
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'alpha_DCG') AND NOT c.k IS NULL
+        THEN COALESCE(c.intent_dcg_sum / NULLIF(c.intent_subtopics * c.intent_dcg_norm, 0), 0.0)
+      END AS "alpha_DCG",
+      CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'NRBP') AND c.k IS NULL
+        THEN COALESCE((
+          1.0 - 0.5 * 0.5
+        ) * c.intent_nrbp_sum / NULLIF(c.intent_subtopics, 0), 0.0)
+      END AS "NRBP"
+    FROM top_k_measures AS c
   )
   SELECT
     *
-  FROM top_k_measures__final AS final
+  FROM intent_measures__final AS final
 ), measures AS (
   WITH measures__computed AS (
     SELECT
@@ -1530,7 +1563,7 @@ WITH cutoffs AS (
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
       c.*
       EXCLUDE (cg, dcg, idcg)
-    FROM top_k_measures AS c
+    FROM intent_measures AS c
   ), measures__final AS (
     SELECT
       computed.ordering,

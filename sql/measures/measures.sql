@@ -1,7 +1,8 @@
 -- measures.sql: NDCG and SDCG, one formula each; then the measures asked, as the table's columns.
 --
--- Convention 4 of sql/measures/per_query.sql. With set_measures, curve_measures, gain_measures and
--- top_k_measures (sql/measures/), the only steps naming a measure. Reads: view top_k_measures.
+-- Convention 4 of sql/measures/per_query.sql. With set_measures, curve_measures, gain_measures,
+-- top_k_measures and intent_measures (sql/measures/), the only steps naming a measure. Reads: view
+-- intent_measures.
 --
 -- Variables:
 --   SET VARIABLE empty_ideal = 'zero';       -- IDCG 0 scores 0; or 'one', 'nan', 'skip' (null)
@@ -33,7 +34,7 @@ computed as (
         -- the C/W/L measures' NDCG: none kept (no gain at or above k) is 0
         case when c.k is not null then coalesce(c.sdcg_value, 0.0) end as "SDCG",
         c.* exclude (cg, dcg, idcg)  -- noqa: RF02
-    from top_k_measures as c
+    from intent_measures as c
 ),
 
 -- noqa: disable=RF02,RF03

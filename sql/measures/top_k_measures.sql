@@ -8,9 +8,9 @@
 --   SET VARIABLE measures = ['P', 'recall', 'map', 'recip_rank', 'success'];
 --
 -- Creates: view top_k_measures (the columns of gain_measures, then P, recall, map, recip_rank,
--- success, gm_map, relative_P, unj, judged, err, strec, P_IA, ERR_IA, AP_IA), the registry's
--- formulas, from the counters <signal>_<accumulation>, ERR's err_sum and intent_curve's sums
--- (null where none was kept at or above k, read as 0); each null unless `measures` names it.
+-- success, gm_map, relative_P, unj, judged, err), the registry's formulas, from the counters
+-- <signal>_<accumulation> and ERR's err_sum (null where none was kept at or above k, read as
+-- 0); each null unless `measures` names it.
 -- P and relative_P, unj and judged are null over the whole ranking (k null).
 
 create or replace temp view top_k_measures as
@@ -74,26 +74,7 @@ final as (
             when list_contains(getvariable('measures'), 'judged') then cast(coalesce(c.judged_found, 0) as double) / c.k
         end as judged,
         -- expected reciprocal rank: sql/curves/cascade_curve.sql's sum (none: no graded result at or above k)
-        case when list_contains(getvariable('measures'), 'err') then coalesce(c.err_sum, 0.0) end as err,
-        -- ndeval's intent-aware measures, from sql/curves/intent_curve.sql (none at or above k, or
-        -- S = 0: 0); null for the whole ranking (k null) but AP_IA, of the whole ranking only
-        case
-            when list_contains(getvariable('measures'), 'strec') and c.k is not null
-                then coalesce(cast(c.intent_covered as double) / nullif(c.intent_subtopics, 0), 0.0)
-        end as strec,
-        case
-            when list_contains(getvariable('measures'), 'P_IA') and c.k is not null
-                then coalesce(cast(c.intent_pairs as double) / nullif(c.k * c.intent_subtopics, 0), 0.0)
-        end as "P_IA",
-        case  -- over the ideal ideal, S * intent_err_norm, but at k = 1 (ndeval divides from rank 2 on)
-            when list_contains(getvariable('measures'), 'ERR_IA') and c.k = 1 then coalesce(c.intent_err_sum, 0.0)
-            when list_contains(getvariable('measures'), 'ERR_IA') and c.k is not null
-                then coalesce(c.intent_err_sum / nullif(c.intent_subtopics * c.intent_err_norm, 0), 0.0)
-        end as "ERR_IA",
-        case
-            when list_contains(getvariable('measures'), 'AP_IA') and c.k is null
-                then coalesce(c.intent_ap_sum / nullif(c.intent_subtopics, 0), 0.0)
-        end as "AP_IA"
+        case when list_contains(getvariable('measures'), 'err') then coalesce(c.err_sum, 0.0) end as err
     from counts as c
 )
 

@@ -96,7 +96,13 @@ def per_query(
             intent_curve if companions else None,
             user_model_curve if companions else None,
         )
-        steps = (measures.set_measures, measures.curve_measures, measures.gain_measures, measures.top_k_measures)
+        steps = (
+            measures.set_measures,
+            measures.curve_measures,
+            measures.gain_measures,
+            measures.top_k_measures,
+            measures.intent_measures,
+        )
         for step in (*steps, measures.measures):
             table = step(table, evaluation, companions=companions)
         per_ordering[ordering] = table

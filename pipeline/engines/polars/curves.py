@@ -10,6 +10,7 @@ asked reads it (the registry's ``Measure.curve``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import polars as pl
 
@@ -233,12 +234,13 @@ def intent_pairs(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evalu
 
 def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
     """``query_id, k, intent_subtopics, intent_covered, intent_pairs, intent_err_sum,
-    intent_ap_sum, intent_err_norm`` of each query and cutoff with a result relevant to a
-    subtopic at or above k (k null: the whole ranking; sql/curves/intent_curve.sql): S; the
-    subtopics covered at or above k; the (rank, subtopic) pairs there; over those pairs the sums
-    of (1 - alpha)^(n - 1) / rank and of n / rank / R (n the results relevant to the subtopic at
-    or above the rank; alpha 0.5, ndeval's); and ERR-IA's ideal ideal at k for one subtopic, the
-    sum over i <= k of (1 - alpha)^(i - 1) / i. None when no measure asked reads it."""
+    intent_ap_sum, intent_dcg_sum, intent_nrbp_sum, intent_err_norm, intent_dcg_norm`` of each
+    query and cutoff with a result relevant to a subtopic at or above k (k null: the whole
+    ranking; sql/curves/intent_curve.sql): S; the subtopics covered at or above k; the (rank,
+    subtopic) pairs there; over those pairs, g = (1 - alpha)^(n - 1) the gain of a pair (n the
+    results relevant to its subtopic at or above its rank; alpha 0.5, ndeval's), the sums of g /
+    rank, n / rank / R, g / log2(rank + 1) and beta^(rank - 1) * g (beta 0.5); and ERR-IA's and
+    alpha-DCG's ideal ideal at k for one subtopic. None when no measure asked reads it."""
     if intent_pairs is None:
         return None
     rank, found = pl.col("rank"), pl.col("found_so_far")
@@ -246,6 +248,8 @@ def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> p
         # ndeval's alpha, 0.5: each earlier result relevant to the subtopic halves its gain
         (pl.lit(INTENT_ALPHA_KEPT).pow(found - 1) / rank).alias("err_term"),
         (found.cast(pl.Float64) / rank / pl.col("subtopic_relevant")).alias("ap_term"),
+        (pl.lit(INTENT_ALPHA_KEPT).pow(found - 1) * math.log(2.0) / (rank + 1.0).log()).alias("dcg_term"),
+        (pl.lit(NRBP_BETA).pow(rank - 1) * pl.lit(INTENT_ALPHA_KEPT).pow(found - 1)).alias("nrbp_term"),
     )
 
     def in_subtopic_order(expr: pl.Expr) -> pl.Expr:
@@ -261,6 +265,8 @@ def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> p
         pl.len().alias("pair_count"),
         in_subtopic_order(pl.col("err_term")).alias("err_term"),
         in_subtopic_order(pl.col("ap_term")).alias("ap_term"),
+        in_subtopic_order(pl.col("dcg_term")).alias("dcg_term"),
+        in_subtopic_order(pl.col("nrbp_term")).alias("nrbp_term"),
     )
     running = per_rank.select(
         QUERY,
@@ -271,25 +277,35 @@ def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> p
         in_rank_order(pl.col("pair_count").cum_sum()).cast(pl.Int64).alias("intent_pairs"),
         in_rank_order(pl.col("err_term").cum_sum()).alias("intent_err_sum"),
         in_rank_order(pl.col("ap_term").cum_sum()).alias("intent_ap_sum"),
+        in_rank_order(pl.col("dcg_term").cum_sum()).alias("intent_dcg_sum"),
+        in_rank_order(pl.col("nrbp_term").cum_sum()).alias("intent_nrbp_sum"),
     )
     norms = pl.LazyFrame(
-        {"k": list(evaluation.cutoffs), "intent_err_norm": [_err_ia_ideal_ideal(k) for k in evaluation.cutoffs]},
-        schema={"k": pl.Int64, "intent_err_norm": pl.Float64},
+        {
+            "k": list(evaluation.cutoffs),
+            "intent_err_norm": [_ideal_ideal(k, lambda i: 1.0 / i) for k in evaluation.cutoffs],
+            "intent_dcg_norm": [
+                _ideal_ideal(k, lambda i: math.log(2.0) / math.log(i + 1.0)) for k in evaluation.cutoffs
+            ],
+        },
+        schema={"k": pl.Int64, "intent_err_norm": pl.Float64, "intent_dcg_norm": pl.Float64},
     )
     return sums_at_cutoffs(running, evaluation).join(norms, on="k", how="left")
 
 
 # 1 - alpha: the share of its gain a result relevant to a subtopic keeps for each earlier one
-# (ndeval's alpha, 0.5, which ir_measures' ERR_IA always uses)
+# (ndeval's alpha, 0.5, which ir_measures' ERR_IA always uses); NRBP's beta, ndeval's 0.5
 INTENT_ALPHA_KEPT = 0.5
+NRBP_BETA = 0.5
 
 
-def _err_ia_ideal_ideal(k: int) -> float:
-    """ndeval's "ideal ideal" of ERR-IA at k, for one subtopic: every rank relevant, the sum
-    over i <= k of (1 - alpha)^(i - 1) / i, added in rank order."""
+def _ideal_ideal(k: int, discount: Callable[[int], float]) -> float:
+    """ndeval's "ideal ideal" at k for one subtopic (every rank relevant to it): the sum over
+    i <= k of (1 - alpha)^(i - 1) * discount(i), added in rank order (ERR-IA: 1 / i; alpha-DCG:
+    1 / log2(i + 1))."""
     total = 0.0
     for i in range(1, k + 1):
-        total += INTENT_ALPHA_KEPT ** (i - 1) / i
+        total += INTENT_ALPHA_KEPT ** (i - 1) * discount(i)
     return total
 
 

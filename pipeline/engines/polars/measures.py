@@ -169,7 +169,6 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
     rel = pl.col("relevant_in_qrels").fill_null(0)
     retrieved = pl.min_horizontal(k, pl.col("retrieved_in_ranking").fill_null(0))
     ap_divisor = ap_denominator(evaluation)
-    subtopics, subtopics_covered = pl.col("intent_subtopics").fill_null(0), pl.col("intent_covered").fill_null(0)
     average_precision = (
         pl.when(ap_divisor > 0).then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor).otherwise(0.0)
     )
@@ -187,21 +186,38 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
         "judged": pl.col("judged_found").fill_null(0) / k,
         # expected reciprocal rank: curves.cascade_curve's sum (none: no graded result at or above k)
         "err": pl.col("err_sum").fill_null(0.0),
-        # ndeval's intent-aware measures: curves.intent_curve's counts over S, its subtopics with a
-        # relevant judgment (none at or above k, or S = 0: 0); null for the whole ranking (k null)
-        "strec": pl.when(k.is_not_null()).then(_ratio(subtopics_covered, subtopics)),
-        "P_IA": pl.when(k.is_not_null()).then(_ratio(pl.col("intent_pairs").fill_null(0), k * subtopics)),
-        # over the ideal ideal, S * intent_err_norm; at k = 1 ndeval leaves it unnormalised (its
-        # loop divides from the second rank on)
-        "ERR_IA": pl.when(k == 1)
-        .then(pl.col("intent_err_sum").fill_null(0.0))
-        .when(k.is_not_null())
-        .then(_ratio(pl.col("intent_err_sum").fill_null(0.0), subtopics * pl.col("intent_err_norm"))),
-        # the whole ranking's only (k null)
-        "AP_IA": pl.when(k.is_null()).then(_ratio(pl.col("intent_ap_sum").fill_null(0.0), subtopics)),
     }
     asked = [name for name in evaluation.columns if name in formulas] if companions else []
     return gain_measures.with_columns(formulas[name].alias(name) for name in asked)
+
+
+def intent_measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
+    """``top_k_measures``, then ndeval's intent-aware measures that are asked for (with
+    ``companions`` false, none), one formula each, over S (``intent_subtopics``; S = 0, or no
+    relevant result at or above k: 0) from curves.intent_curve's sums. ERR_IA and alpha_DCG
+    divide by ndeval's ideal ideal, but not at k = 1 (ndeval normalises from the second rank on);
+    NRBP scales by (1 - (1 - alpha) * beta) / S, alpha and beta ndeval's 0.5."""
+    k = pl.col("k")
+    subtopics = pl.col("intent_subtopics").fill_null(0)
+
+    def normalised(total: str, norm: str) -> pl.Expr:
+        summed = pl.col(total).fill_null(0.0)
+        return pl.when(k == 1).then(summed).when(k.is_not_null()).then(_ratio(summed, subtopics * pl.col(norm)))
+
+    formulas = {
+        # null for the whole ranking (k null)
+        "strec": pl.when(k.is_not_null()).then(_ratio(pl.col("intent_covered").fill_null(0), subtopics)),
+        "P_IA": pl.when(k.is_not_null()).then(_ratio(pl.col("intent_pairs").fill_null(0), k * subtopics)),
+        "ERR_IA": normalised("intent_err_sum", "intent_err_norm"),
+        "alpha_DCG": normalised("intent_dcg_sum", "intent_dcg_norm"),
+        # the whole ranking's only (k null)
+        "AP_IA": pl.when(k.is_null()).then(_ratio(pl.col("intent_ap_sum").fill_null(0.0), subtopics)),
+        "NRBP": pl.when(k.is_null()).then(
+            _ratio((1.0 - 0.5 * 0.5) * pl.col("intent_nrbp_sum").fill_null(0.0), subtopics)
+        ),
+    }
+    asked = [name for name in evaluation.columns if name in formulas] if companions else []
+    return top_k_measures.with_columns(formulas[name].alias(name) for name in asked)
 
 
 def measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions: bool) -> pl.LazyFrame:
