@@ -431,7 +431,7 @@ def output_weights(
     differently, or some weighted and others not, are refused (exit 2): no side is compared
     weighted by weights that are not its own, nor unweighted when it was weighted."""
     from pipeline.errors import NdcgError
-    from pipeline.io.identity import identified, identify
+    from pipeline.io.identity import identify
 
     recorded = {name: c.get("query_weights") if isinstance(c, dict) else None for name, c in conventions.items()}
     weighted = {name: found for name, found in recorded.items() if found}
@@ -451,7 +451,8 @@ def output_weights(
     except (NdcgError, OSError):  # reading the weights says what is wrong with the file
         return QueryWeights(str(chosen["path"]), str(chosen.get("weight_column")), chosen.get("missing_query_weight"))
     # compared without "settled", which says how old the file was when identified, not what it holds
-    changed = [n for n, found in identities.items() if identified(found) and _stamps(found) != _stamps(now)]
+    known = {n: found for n, found in identities.items() if isinstance(found, dict) and found.get("kind") != "unknown"}
+    changed = [n for n, found in known.items() if found.get("kind") and _stamps(found) != _stamps(now)]
     if changed:
         raise UsageError(
             f"{chosen['path']} changed since {', '.join(changed)} {'was' if len(changed) == 1 else 'were'} evaluated "

@@ -178,6 +178,10 @@ def test_every_front_says_the_comparison_is_weighted_and_by_which_file(tmp_path:
     assert payload["options"]["query_weights"]["path"] == weights
     manifest = json.loads((tmp_path / "cmp" / "manifest.json").read_text())
     assert manifest["query_weights"]["path"] == weights and manifest["query_weights"]["identity"]["files"]
+    # the report's figures count queries alike: a weighted comparison is refused, not drawn unweighted
+    report = run_cli("report", tmp_path / "cmp", "--html", tmp_path / "report.html")
+    assert report.returncode == 2 and "compared with --query-weights" in report.stderr
+    assert not (tmp_path / "report.html").exists()
     missing = run_cli(*flags[:-1], str(tmp_path / "none.csv"))
     assert missing.returncode == 3 and "none.csv" in missing.stderr
     with pytest.raises(UsageError, match="missing_query_weight: expected a finite number >= 0"):

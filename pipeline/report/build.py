@@ -75,12 +75,15 @@ def build_report(
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
     weighted = weighted_systems(recorded_conventions(inputs))
+    # a comparison weighted by compare --query-weights: its rows are weighted means, its figures would not be
+    options = [(c.path, c.manifest.get("options")) for c in inputs.comparisons]
+    weighted += [str(path) for path, found in options if isinstance(found, dict) and found.get("query_weights")]
     if weighted:
         raise UsageError(
-            f"{', '.join(weighted)} evaluated with --query-weights (their manifest.json says so): ndcg report does "
-            "not weigh queries yet (the means it takes of the per-query tables, its figures and comparisons count "
-            "every query alike), and a report mixing weighted summaries with unweighted figures is refused; report "
-            "outputs evaluated without --query-weights"
+            f"{', '.join(weighted)} evaluated or compared with --query-weights (their manifest.json says so): "
+            "ndcg report does not weigh queries yet (the means it takes of the per-query tables, its figures and "
+            "comparisons count every query alike), and a report mixing weighted summaries with unweighted figures "
+            "is refused; report outputs evaluated and compared without --query-weights"
         )
     check_conventions(recorded_conventions(inputs), allow_different_conventions)
     if cutoff_given:
