@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from pipeline.job import Job
 
 log = logging.getLogger("ndcg")
+QUERY = "query_id"  # the query column of a weights table given to compare (evaluate's default --query-col)
 
 
 @dataclass(frozen=True)
@@ -159,17 +160,17 @@ def compare_job(
         tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure, also)
         # every run is scored against the one --qrels: the same judgments, recorded
         judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
-        weights = requested
+        weights, query_column = requested, QUERY
     else:
         tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
-        weights = output_weights(requested, conventions, recorded_weight_files(systems, conventions))
+        weights, query_column = output_weights(requested, conventions, recorded_weight_files(systems, conventions))
         judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
     if gate is not None and gate.partitions and not partition_by:
         raise UsageError("--gate-partitions needs partitioned systems (key=value folders); these are not")
     tables = {name: measure_as_score(evaluated_rows(table), measure, name) for name, table in tables.items()}
     differences = check_conventions(conventions, allow_different_conventions)
     tables = defined_rows(tables, conventions, measure)
-    weight_table = weights_of(tables, weights) if weights.path is not None else None
+    weight_table = weights_of(tables, weights, query_column) if weights.path is not None else None
     options = Options(
         cutoffs=compare_cutoffs(k),
         group_by=groups,
@@ -392,20 +393,22 @@ def weighted_systems(conventions: Mapping[str, Any]) -> list[str]:
     return [name for name, found in conventions.items() if isinstance(found, dict) and found.get("query_weights")]
 
 
-def weights_of(tables: Mapping[str, pl.DataFrame], weights: QueryWeights) -> pl.DataFrame:
+def weights_of(tables: Mapping[str, pl.DataFrame], weights: QueryWeights, query: str = "query_id") -> pl.DataFrame:
     """``query_id, weight`` of every query of every table, read and checked as ``ndcg evaluate
     --query-weights`` reads them (:mod:`pipeline.weights`: the same rules and errors, exit 3)."""
+    from pipeline.io.read import Columns
     from pipeline.weights import evaluated_weights, read_query_weights
 
     ids = [table.select("query_id") for table in tables.values()]
     if len({frame.schema["query_id"] for frame in ids}) > 1:  # paired as text, as pairing does
         ids = [frame.select(pl.col("query_id").cast(pl.String)) for frame in ids]
-    return evaluated_weights(pl.concat(ids), read_query_weights(weights), weights)
+    return evaluated_weights(pl.concat(ids), read_query_weights(weights, Columns(query=query)), weights)
 
 
 def recorded_weight_files(systems: Systems, conventions: Mapping[str, Any]) -> dict[str, Any]:
-    """The identity of the weights file each weighted output recorded (its manifest's
-    ``inputs.query_weights``), by the conventions' keys (a system, or ``system/partition``)."""
+    """The identity of the weights file each output recorded (its manifest's
+    ``inputs.query_weights``) and the query column it read it by (``settings.columns.query``),
+    by the conventions' keys (a system, or ``system/partition``)."""
     from pipeline.io.outputs import read_manifest
 
     paths = [str(systems.baseline), *systems.candidates]
@@ -416,31 +419,40 @@ def recorded_weight_files(systems: Systems, conventions: Mapping[str, Any]) -> d
                 continue
             folder = Path(path) if Path(path).is_dir() else Path(path).parent
             folder = folder / str(key)[len(name) + 1 :] if key != name else folder
-            inputs = read_manifest(folder).get("inputs") if (folder / "manifest.json").is_file() else None
+            manifest = read_manifest(folder) if (folder / "manifest.json").is_file() else {}
+            inputs, settings = manifest.get("inputs"), manifest.get("settings")
             record = inputs.get("query_weights") if isinstance(inputs, dict) else None
-            found[key] = record.get("identity") if isinstance(record, dict) else None
+            columns = settings.get("columns") if isinstance(settings, dict) else None
+            found[key] = {
+                "identity": record.get("identity") if isinstance(record, dict) else None,
+                # the weights' query column is evaluate's --query-col
+                "query_column": columns.get("query") if isinstance(columns, dict) else None,
+            }
     return found
 
 
 def output_weights(
-    requested: QueryWeights, conventions: Mapping[str, Any], identities: Mapping[str, Any]
-) -> QueryWeights:
+    requested: QueryWeights, conventions: Mapping[str, Any], records: Mapping[str, Any]
+) -> tuple[QueryWeights, str]:
     """The weights a comparison of evaluation outputs is weighted by: ``--query-weights`` when
     given, else those every output was evaluated with (their manifests' ``query_weights``: the
     same file, column and missing weight, and the same file identity). Outputs weighted
     differently, or some weighted and others not, are refused (exit 2): no side is compared
-    weighted by weights that are not its own, nor unweighted when it was weighted."""
+    weighted by weights that are not its own, nor unweighted when it was weighted. With the query
+    column the weights are read by: the outputs' ``--query-col`` for their own weights."""
     from pipeline.errors import NdcgError
     from pipeline.io.identity import identify
 
     recorded = {name: c.get("query_weights") if isinstance(c, dict) else None for name, c in conventions.items()}
     weighted = {name: found for name, found in recorded.items() if found}
     if not weighted:
-        return requested
+        return requested, QUERY
     chosen = requested.describe() or next(iter(weighted.values()))
-    texts = {name: _weights_text(found) for name, found in recorded.items()}
-    if len(set(texts.values())) > 1 or (requested.path and _weights_text(chosen) not in texts.values()):
-        given = f"; --query-weights: {_weights_text(chosen)}" if requested.path else ""
+    columns = {name: (records.get(name) or {}).get("query_column") or QUERY for name in weighted}
+    texts = {name: _weights_text(found, columns.get(name, QUERY)) for name, found in recorded.items()}
+    query = next(iter(columns.values()))
+    if len(set(texts.values())) > 1 or (requested.path and _weights_text(chosen, query) not in texts.values()):
+        given = f"; --query-weights: {_weights_text(chosen, QUERY)}" if requested.path else ""
         raise UsageError(
             "the systems were evaluated with different query weights, so a comparison would weigh one side by "
             f"weights that are not its own: {'; '.join(f'{n}: {t}' for n, t in texts.items())}{given}; evaluate "
@@ -449,8 +461,10 @@ def output_weights(
     try:
         now = identify(str(chosen["path"]))
     except (NdcgError, OSError):  # reading the weights says what is wrong with the file
-        return QueryWeights(str(chosen["path"]), str(chosen.get("weight_column")), chosen.get("missing_query_weight"))
+        found = QueryWeights(str(chosen["path"]), str(chosen.get("weight_column")), chosen.get("missing_query_weight"))
+        return found, query
     # compared without "settled", which says how old the file was when identified, not what it holds
+    identities = {name: (records.get(name) or {}).get("identity") for name in weighted}
     known = {n: found for n, found in identities.items() if isinstance(found, dict) and found.get("kind") != "unknown"}
     changed = [n for n, found in known.items() if found.get("kind") and _stamps(found) != _stamps(now)]
     if changed:
@@ -460,7 +474,7 @@ def output_weights(
             "evaluate again with the weights as they are"
         )
     column, missing = chosen.get("weight_column"), chosen.get("missing_query_weight")
-    return QueryWeights(str(chosen["path"]), str(column), None if missing is None else float(missing))
+    return QueryWeights(str(chosen["path"]), str(column), None if missing is None else float(missing)), query
 
 
 def _stamps(identity: Mapping[str, Any]) -> dict[str, Any]:
@@ -470,11 +484,12 @@ def _stamps(identity: Mapping[str, Any]) -> dict[str, Any]:
     return {**identity, "files": [{k: v for k, v in dict(f).items() if k != "settled"} for f in files]}
 
 
-def _weights_text(found: Mapping[str, Any] | None) -> str:
+def _weights_text(found: Mapping[str, Any] | None, query: str) -> str:
     if not found:
         return "no query weights"
     missing = found.get("missing_query_weight")
-    return f"{found.get('path')} (column {found.get('weight_column')}" + (
+    by = "" if query == QUERY else f", query column {query}"
+    return f"{found.get('path')} (column {found.get('weight_column')}{by}" + (
         f", missing weight {missing:g})" if missing is not None else ")"
     )
 

@@ -227,3 +227,19 @@ def test_outputs_compare_with_the_weights_they_were_evaluated_with(tmp_path: Pat
     Path(weights).write_text("query_id,weight\nq1,1\nq2,1\nq3,3\nq4,6\n")
     changed = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b")
     assert changed.returncode == 2 and "w.csv changed since" in changed.stderr and "evaluated with it" in changed.stderr
+
+
+def test_outputs_evaluated_with_query_col_read_their_weights_by_it(tmp_path: Path) -> None:
+    run_a, run_b, qrels, _ = _runs(tmp_path)
+    renamed = {}
+    for path in (run_a, run_b, qrels):
+        renamed[path] = str(Path(path).with_name("qid_" + Path(path).name))
+        pl.read_parquet(path).rename({"query_id": "qid"}).write_parquet(renamed[path])
+    weights = tmp_path / "qid_weights.csv"
+    weights.write_text("qid,weight\nq1,1\nq2,1\nq3,3\nq4,5\n")
+    for name, run in (("a", run_a), ("b", run_b)):
+        flags = ("--run", renamed[run], "--qrels", renamed[qrels], "--query-col", "qid", "--k", "2")
+        made = run_cli("evaluate", *flags, "--query-weights", weights, "--out", tmp_path / name)
+        assert made.returncode == 0, made.stderr
+    compared = compare_job(Systems(baseline=str(tmp_path / "a"), candidates=[str(tmp_path / "b")]), k="2")
+    assert compared.result.comparison["mean_difference"][0] == pytest.approx(2 * (1 / np.log2(3) - 1) / 10)
