@@ -16,17 +16,19 @@
 -- relevant to it (R), subtopics the query's subtopics with a relevant judgment (S, ndeval's
 -- actual subtopics). A document is relevant to a subtopic when its label under it is relevant
 -- (the signal relevant's range; ndeval binarises its judgments); an unjudged result, or one
--- relevant to no subtopic, takes its rank and has no row.
+-- relevant to no subtopic, takes its rank and has no row. Judgments under no subtopic are under
+-- one subtopic of their own ('').
 
 create or replace temp view intent_pairs as
 with
 
+-- a judgment under no subtopic (qrels without subtopics, or a null one) is under one subtopic of
+-- its own, '', as ir_measures reads judgments without subtopics (its subtopic '0')
 relevant_judgments as (
-    select qrels.query_id, qrels.subtopic, qrels.doc_id
+    select qrels.query_id, coalesce(qrels.subtopic, '') as subtopic, qrels.doc_id
     from qrels
     where
-        qrels.subtopic is not null
-        and case
+        case
             when getvariable('relevance_threshold') is null then qrels.relevance > 0
             else qrels.relevance >= greatest(getvariable('relevance_threshold'), 0)
         end

@@ -4556,12 +4556,11 @@ FROM (
     WITH intent_pairs__relevant_judgments AS (
       SELECT
         qrels.query_id,
-        qrels.subtopic,
+        COALESCE(qrels.subtopic, '') AS subtopic,
         qrels.doc_id
       FROM qrels
       WHERE
-        NOT qrels.subtopic IS NULL
-        AND CASE
+        CASE
           WHEN relevance_threshold IS NULL
           THEN qrels.relevance > 0
           ELSE qrels.relevance >= GREATEST(relevance_threshold, 0)

@@ -214,11 +214,13 @@ def intent_pairs(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evalu
     judgment). None when no measure asked reads the intent curve."""
     if "intent_curve" not in evaluation.curves:
         return None
+    # a judgment under no subtopic (qrels without subtopics, or a null one) is under one subtopic of
+    # its own, "", as ir_measures reads judgments without subtopics (its subtopic "0")
     if SUBTOPIC not in qrels.collect_schema().names():
         qrels = qrels.with_columns(pl.lit(None, pl.String).alias(SUBTOPIC))
     relevant = holds(SIGNAL["relevant"], evaluation)
-    judged = qrels.select(QUERY, DOC, SUBTOPIC, pl.col(LABEL).cast(pl.Float64).alias(JUDGMENT))
-    relevant_judgments = judged.filter(pl.col(SUBTOPIC).is_not_null() & relevant).select(QUERY, DOC, SUBTOPIC)
+    judged = qrels.select(QUERY, DOC, pl.col(SUBTOPIC).fill_null(""), pl.col(LABEL).cast(pl.Float64).alias(JUDGMENT))
+    relevant_judgments = judged.filter(relevant).select(QUERY, DOC, SUBTOPIC)
     subtopic_relevant = relevant_judgments.group_by(QUERY, SUBTOPIC).agg(pl.len().alias("subtopic_relevant"))
     subtopics = subtopic_relevant.group_by(QUERY).agg(pl.len().alias("subtopics"))
     found = pl.col("rank").rank("ordinal").over(QUERY, SUBTOPIC).cast(pl.Int64)
