@@ -98,6 +98,8 @@ PER_QUERY_STEPS = (
     "curves/intent_pairs.sql",
     "curves/intent_curve.sql",
     "curves/user_model_curve.sql",
+    "curves/nerr_runs.sql",
+    "curves/nerr_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

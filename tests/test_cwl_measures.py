@@ -1,5 +1,5 @@
 """The C/W/L user-model measures (Moffat et al.; Azzopardi, Thomas and Moffat, SIGIR 2019) as
-cwl_eval computes them, and so ir_measures, which runs cwl_eval for them: SDCG@k.
+cwl_eval computes them, and so ir_measures, which runs cwl_eval for them: SDCG@k, NERR8@k, NERR9@k.
 
 Against independent sources: the arithmetic written out on a small input, and ir_measures with
 cwl_eval run in the test on random data, one evaluation per convention set and engine (Polars and
@@ -73,6 +73,26 @@ def test_sdcg_written_out() -> None:
             assert got[("q", None)] is None  # SDCG is of a cutoff only
 
 
+def test_nerr_written_out() -> None:
+    """NERRx@k = sum over i <= K of P(i) * gain(i) / sum of P(i), K = min(k, 1000), P(i) the
+    product of 1 - gain above i (NERR8), over i too (NERR9). Under the default scale (0 to 4):
+    a 3/4, b (unjudged) and c 0, d 1, e 1/4; past d (gain 1) no rank is reached."""
+    run, qrels = frames(HAND_RUN, HAND_QRELS)
+    nerr8 = {1: 0.75, 3: 0.75 / (1 + 0.25 + 0.25), 5: (0.75 + 0.25) / (1 + 0.25 * 3)}
+    nerr8[2000] = nerr8[5]
+    nerr9 = {1: 0.75, 3: 0.75 / (1 + 0.25 / 2 + 0.25 / 3), 5: (0.75 + 0.25 / 4) / (1 + 0.25 / 2 + 0.25 / 3 + 0.25 / 4)}
+    nerr9[2000] = nerr9[5]
+    evaluation = Evaluation(cutoffs=HAND_CUTOFFS, measures=("NERR8@5", "NERR9@5"))
+    for engine in ENGINES:
+        table = compute(engine, run, qrels, evaluation)
+        for measure, expected in (("NERR8", nerr8), ("NERR9", nerr9)):
+            got = _values(table, measure)
+            for k, value in expected.items():
+                assert got[("q", k)] == pytest.approx(value, abs=TOLERANCE), (engine, measure, k)
+                assert got[("s", k)] == 0.0
+            assert got[("q", None)] is None
+
+
 def _random_collection(seed: int) -> tuple[list[tuple], list[tuple]]:
     rng = random.Random(seed)
     run_rows, qrels_rows = [], []
@@ -94,22 +114,23 @@ def _peer(run_rows: list[tuple], qrels_rows: list[tuple], names: list[str]) -> d
 
 
 @pytest.mark.filterwarnings("ignore")
-def test_sdcg_is_cwl_evals_on_random_data() -> None:
+def test_the_measures_are_cwl_evals_on_random_data() -> None:
     """ir_measures with cwl_eval, run here, on random runs with labels -1 to 4 and unjudged
     results, under two scales; a query of the qrels the run lacks is cwl_eval's to skip."""
     run_rows, qrels_rows = _random_collection(50)
     run, qrels = frames(run_rows, qrels_rows)
     cutoffs = (1, 5, 10, 20)
     for parameters in ("max_rel=3", "min_rel=1, max_rel=4"):
-        names = [f"SDCG({parameters})@{k}" for k in cutoffs]
+        names = [f"{measure}({parameters})@{k}" for measure in ("SDCG", "NERR8", "NERR9") for k in cutoffs]
         expected = _peer(run_rows, qrels_rows, names)
-        assert len(expected) > 60
+        assert len(expected) > 200
         evaluation = Evaluation(measures=tuple(names))
         for engine in ENGINES:
-            got = _values(compute(engine, run, qrels, evaluation), "SDCG")
+            table = compute(engine, run, qrels, evaluation)
             for (query, name), value in expected.items():
-                k = int(name.rpartition("@")[2])
-                assert got[(query, k)] == pytest.approx(value, abs=TOLERANCE), (engine, parameters, query, k)
+                measure, k = name.partition("(")[0], int(name.rpartition("@")[2])
+                got = _values(table, measure)[(query, k)]
+                assert got == pytest.approx(value, abs=TOLERANCE), (engine, name, query)
 
 
 def test_the_scale_is_refused_in_one_rules_words(tmp_path: Path) -> None:
@@ -146,13 +167,18 @@ def test_the_scale_is_refused_in_one_rules_words(tmp_path: Path) -> None:
     )
 
 
-def test_sdcg_on_spark(tmp_path: Path, local_spark: object) -> None:
-    """Spark runs the same SQL, transpiled (the discounts' positions as Spark's sequence)."""
+def test_the_measures_on_spark(tmp_path: Path, local_spark: object) -> None:
+    """Spark runs the same SQL, transpiled (the positions as Spark's sequence, the products of
+    NERR's chances gathered and multiplied)."""
     run_rows, qrels_rows = _random_collection(51)
     run, qrels = frames(run_rows, qrels_rows)
-    evaluation = Evaluation(measures=tuple(f"SDCG(max_rel=3)@{k}" for k in (1, 5, 20)))
-    expected = _values(compute("polars", run, qrels, evaluation), "SDCG")
-    got = _values(evaluate(run, qrels, evaluation=evaluation, engine="spark").per_query, "SDCG")
-    assert set(got) == set(expected)
-    for key, value in expected.items():
-        assert got[key] == pytest.approx(value, abs=TOLERANCE), key
+    evaluation = Evaluation(
+        measures=tuple(f"{m}(max_rel=3)@{k}" for m in ("SDCG", "NERR8", "NERR9") for k in (1, 5, 20))
+    )
+    want = compute("polars", run, qrels, evaluation)
+    table = evaluate(run, qrels, evaluation=evaluation, engine="spark").per_query
+    for measure in ("SDCG", "NERR8", "NERR9"):
+        expected, got = _values(want, measure), _values(table, measure)
+        assert set(got) == set(expected)
+        for key, value in expected.items():
+            assert got[key] == pytest.approx(value, abs=TOLERANCE), (measure, key)

@@ -41,10 +41,11 @@ CURVES: dict[str, str] = {
     "intent_curve": "per query and cutoff, the subtopics its relevant results cover and their sums (strec, P_IA, "
     "ERR_IA, AP_IA, alpha_DCG, NRBP)",
     "user_model_curve": "per query and cutoff, the C/W/L user model's expected gain per result read (SDCG)",
+    "nerr_curve": "per query and cutoff, the C/W/L forms of ERR, whose reader stops at a gain (NERR8, NERR9)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others are of the whole
 # ranking only.
-CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve", "intent_curve", "user_model_curve")
+CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve", "intent_curve", "user_model_curve", "nerr_curve")
 
 
 @dataclass(frozen=True)
@@ -637,6 +638,31 @@ MEASURES += (
         whole=False,
         ignores=_CWL_IGNORES,
         curve="user_model_curve",
+    ),
+    Measure(
+        "NERR8",
+        "NERR8@k",
+        "sum over the ranks i <= K = min(k, 1000) of P(i) * gain(i), over the sum of P(i), P(i) = (1 - gain(1)) * "
+        "... * (1 - gain(i - 1)): ERR normalised by the chance of reading each rank, the reader stopping at a "
+        "rank with its gain (cwl_eval's NERR-eq8, Moffat's equation 8; ir_measures' NERR8@k); gain as SDCG's; "
+        "null for the whole ranking",
+        ir_measures_cut="NERR8@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_CWL_IGNORES,
+        curve="nerr_curve",
+    ),
+    Measure(
+        "NERR9",
+        "NERR9@k",
+        "NERR8@k with P(i) = (1 - gain(1)) * ... * (1 - gain(i - 1)) / i: the reader also leaves rank i for "
+        "the next only with chance i / (i + 1) (cwl_eval's NERR-eq9, Moffat's equation 9; ir_measures' NERR9@k); "
+        "null for the whole ranking",
+        ir_measures_cut="NERR9@{k}",
+        counters=("judged_found",),
+        whole=False,
+        ignores=_CWL_IGNORES,
+        curve="nerr_curve",
     ),
 )
 # ndeval's intent-aware measures (the TREC Web Track's diversity task; ir_measures runs ndeval

@@ -230,6 +230,8 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
         fixed=_JUDGED_TOO,
         refuse=lambda params: "SDCG's dcg is 'log2' only (ir_measures')" if params.get("dcg", "log2") != "log2" else "",
     ),
+    IrMeasure("NERR8", ("cutoff", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
+    IrMeasure("NERR9", ("cutoff", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
     # ndeval's, through pyndeval
     IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),

@@ -1506,6 +1506,8 @@ WITH text_lines AS (
               'rbp',
               'err',
               'SDCG',
+              'NERR8',
+              'NERR9',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -1532,7 +1534,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -3386,6 +3388,8 @@ WITH text_lines AS (
             'rbp',
             'err',
             'SDCG',
+            'NERR8',
+            'NERR9',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -4734,6 +4738,140 @@ FROM (
     SELECT
       *
     FROM user_model_curve__final AS final
+  ), nerr_runs AS (
+    WITH nerr_runs__scale AS (
+      SELECT
+        COALESCE(cwl_min_rel, 0.0) AS low,
+        COALESCE(cwl_max_rel, 4.0) AS high
+    ), nerr_runs__gains AS (
+      SELECT
+        s.query_id,
+        s.rank,
+        (
+          LEAST(s.label, scale.high) - scale.low
+        ) / (
+          scale.high - scale.low
+        ) AS gain
+      FROM signals AS s
+      CROSS JOIN nerr_runs__scale AS scale
+      WHERE
+        s.source = 'ranking'
+        AND s.ranking = 'retrieved'
+        AND s.rank <= 1000
+        AND s.label > scale.low
+        AND ARRAY_CONTAINS(curves, 'nerr_curve')
+    ), nerr_runs__reached AS (
+      SELECT
+        gains.*,
+        COALESCE(
+          PRODUCT(1.0 - gains.gain) OVER (
+            PARTITION BY gains.query_id
+            ORDER BY gains.rank ASC NULLS LAST
+            rows BETWEEN UNBOUNDED preceding AND 1 preceding
+          ),
+          1.0
+        ) AS reach,
+        PRODUCT(1.0 - gains.gain) OVER (
+          PARTITION BY gains.query_id
+          ORDER BY gains.rank ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS reach_past,
+        LEAD(gains.rank) OVER (PARTITION BY gains.query_id ORDER BY gains.rank ASC NULLS LAST) AS next_rank
+      FROM nerr_runs__gains AS gains
+    )
+    SELECT
+      *
+    FROM nerr_runs__reached AS reached
+  ), nerr_curve AS (
+    WITH nerr_curve__runs AS (
+      SELECT
+        nerr_runs.query_id,
+        0 AS after_rank,
+        1.0 AS chance,
+        MIN(nerr_runs.rank) AS until_rank
+      FROM nerr_runs
+      GROUP BY
+        nerr_runs.query_id
+      UNION ALL
+      SELECT
+        nerr_runs.query_id,
+        nerr_runs.rank AS after_rank,
+        nerr_runs.reach_past AS chance,
+        nerr_runs.next_rank AS until_rank
+      FROM nerr_runs
+    ), nerr_curve__positions AS (
+      SELECT
+        UNNEST(RANGE(1, 1001)) AS i
+    ), nerr_curve__harmonic AS (
+      SELECT
+        positions.i,
+        SUM(1.0 / positions.i) OVER (
+          ORDER BY positions.i ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS h
+      FROM nerr_curve__positions AS positions
+      UNION ALL
+      SELECT
+        0 AS i,
+        0.0 AS h
+    ), nerr_curve__depths AS (
+      SELECT
+        cutoffs.k,
+        LEAST(cutoffs.k, 1000) AS last_rank
+      FROM cutoffs
+      WHERE
+        NOT cutoffs.k IS NULL AND ARRAY_CONTAINS(curves, 'nerr_curve')
+    ), nerr_curve__numerators AS (
+      SELECT
+        nerr_runs.query_id,
+        depths.k,
+        SUM(nerr_runs.reach * nerr_runs.gain ORDER BY nerr_runs.rank ASC NULLS LAST) AS nerr8_sum,
+        SUM(
+          nerr_runs.reach * nerr_runs.gain / nerr_runs.rank ORDER BY nerr_runs.rank ASC NULLS LAST
+        ) AS nerr9_sum
+      FROM nerr_runs
+      INNER JOIN nerr_curve__depths AS depths
+        ON nerr_runs.rank <= depths.last_rank
+      GROUP BY
+        nerr_runs.query_id,
+        depths.k
+    ), nerr_curve__denominators AS (
+      SELECT
+        runs.query_id,
+        depths.k,
+        SUM(
+          runs.chance * (
+            run_ends.i - run_starts.i
+          ) ORDER BY runs.after_rank ASC NULLS LAST
+        ) AS nerr8_norm,
+        SUM(
+          runs.chance * (
+            run_ends.h - run_starts.h
+          ) ORDER BY runs.after_rank ASC NULLS LAST
+        ) AS nerr9_norm
+      FROM nerr_curve__runs AS runs
+      INNER JOIN nerr_curve__depths AS depths
+        ON runs.after_rank < depths.last_rank
+      INNER JOIN nerr_curve__harmonic AS run_ends
+        ON LEAST(COALESCE(runs.until_rank, depths.last_rank), depths.last_rank) = run_ends.i
+      INNER JOIN nerr_curve__harmonic AS run_starts
+        ON runs.after_rank = run_starts.i
+      GROUP BY
+        runs.query_id,
+        depths.k
+    ), nerr_curve__final AS (
+      SELECT
+        d.query_id,
+        d.k,
+        COALESCE(n.nerr8_sum, 0.0) / d.nerr8_norm AS nerr8_value,
+        COALESCE(n.nerr9_sum, 0.0) / d.nerr9_norm AS nerr9_value
+      FROM nerr_curve__denominators AS d
+      LEFT JOIN nerr_curve__numerators AS n
+        ON d.query_id = n.query_id AND d.k = n.k
+    )
+    SELECT
+      *
+    FROM nerr_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -4769,7 +4907,9 @@ FROM (
         cascade_curve.err_sum,
         intent_curve.*
         EXCLUDE (query_id, k),
-        user_model_curve.sdcg_value
+        user_model_curve.sdcg_value,
+        nerr_curve.*
+        EXCLUDE (query_id, k)
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -4797,6 +4937,10 @@ FROM (
         ON orderings.ordering = 'retrieved'
         AND counters.query_id = user_model_curve.query_id
         AND cutoffs.k IS NOT DISTINCT FROM user_model_curve.k
+      LEFT JOIN nerr_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = nerr_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM nerr_curve.k
     )
     SELECT
       *
@@ -5207,6 +5351,8 @@ FROM (
           ELSE 0.0
         END AS ndcg,
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
+        CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr8_value, 0.0) END AS "NERR8",
+        CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr9_value, 0.0) END AS "NERR9",
         c.*
         EXCLUDE (cg, dcg, idcg)
       FROM intent_measures AS c
@@ -5348,6 +5494,8 @@ FROM NDCG_PER_QUERY_STEPS(
               'rbp',
               'err',
               'SDCG',
+              'NERR8',
+              'NERR9',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -5449,6 +5597,11 @@ FROM NDCG_PER_QUERY_STEPS(
       CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['SDCG'] AS TEXT[])), FALSE)
         THEN ['user_model_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NERR8', 'NERR9'] AS TEXT[])), FALSE)
+        THEN ['nerr_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -5645,6 +5798,16 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NERR8'] AS TEXT[])), FALSE)
+        THEN CAST(['NERR8'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NERR9'] AS TEXT[])), FALSE)
+        THEN CAST(['NERR9'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec'] AS TEXT[])), FALSE)
         THEN CAST(['strec'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
@@ -5837,6 +6000,8 @@ SELECT
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'SDCG') THEN ['SDCG'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR8') THEN ['NERR8'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR9') THEN ['NERR9'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -6022,6 +6187,8 @@ SELECT
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'err') THEN ['err'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'SDCG') THEN ['SDCG'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR8') THEN ['NERR8'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR9') THEN ['NERR9'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(

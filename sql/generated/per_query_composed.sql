@@ -1074,6 +1074,140 @@ WITH cutoffs AS (
   SELECT
     *
   FROM user_model_curve__final AS final
+), nerr_runs AS (
+  WITH nerr_runs__scale AS (
+    SELECT
+      COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS low,
+      COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS high
+  ), nerr_runs__gains AS (
+    SELECT
+      s.query_id,
+      s.rank,
+      (
+        LEAST(s.label, scale.high) - scale.low
+      ) / (
+        scale.high - scale.low
+      ) AS gain
+    FROM signals AS s
+    CROSS JOIN nerr_runs__scale AS scale
+    WHERE
+      s.source = 'ranking'
+      AND s.ranking = 'retrieved'
+      AND s.rank <= 1000
+      AND s.label > scale.low
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'nerr_curve')
+  ), nerr_runs__reached AS (
+    SELECT
+      gains.*,
+      COALESCE(
+        PRODUCT(1.0 - gains.gain) OVER (
+          PARTITION BY gains.query_id
+          ORDER BY gains.rank ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND 1 preceding
+        ),
+        1.0
+      ) AS reach,
+      PRODUCT(1.0 - gains.gain) OVER (
+        PARTITION BY gains.query_id
+        ORDER BY gains.rank ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ) AS reach_past,
+      LEAD(gains.rank) OVER (PARTITION BY gains.query_id ORDER BY gains.rank ASC NULLS LAST) AS next_rank
+    FROM nerr_runs__gains AS gains
+  )
+  SELECT
+    *
+  FROM nerr_runs__reached AS reached
+), nerr_curve AS (
+  WITH nerr_curve__runs AS (
+    SELECT
+      nerr_runs.query_id,
+      0 AS after_rank,
+      1.0 AS chance,
+      MIN(nerr_runs.rank) AS until_rank
+    FROM nerr_runs
+    GROUP BY
+      nerr_runs.query_id
+    UNION ALL
+    SELECT
+      nerr_runs.query_id,
+      nerr_runs.rank AS after_rank,
+      nerr_runs.reach_past AS chance,
+      nerr_runs.next_rank AS until_rank
+    FROM nerr_runs
+  ), nerr_curve__positions AS (
+    SELECT
+      UNNEST(RANGE(1, 1001)) AS i
+  ), nerr_curve__harmonic AS (
+    SELECT
+      positions.i,
+      SUM(1.0 / positions.i) OVER (
+        ORDER BY positions.i ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ) AS h
+    FROM nerr_curve__positions AS positions
+    UNION ALL
+    SELECT
+      0 AS i,
+      0.0 AS h
+  ), nerr_curve__depths AS (
+    SELECT
+      cutoffs.k,
+      LEAST(cutoffs.k, 1000) AS last_rank
+    FROM cutoffs
+    WHERE
+      NOT cutoffs.k IS NULL AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'nerr_curve')
+  ), nerr_curve__numerators AS (
+    SELECT
+      nerr_runs.query_id,
+      depths.k,
+      SUM(nerr_runs.reach * nerr_runs.gain ORDER BY nerr_runs.rank ASC NULLS LAST) AS nerr8_sum,
+      SUM(
+        nerr_runs.reach * nerr_runs.gain / nerr_runs.rank ORDER BY nerr_runs.rank ASC NULLS LAST
+      ) AS nerr9_sum
+    FROM nerr_runs
+    INNER JOIN nerr_curve__depths AS depths
+      ON nerr_runs.rank <= depths.last_rank
+    GROUP BY
+      nerr_runs.query_id,
+      depths.k
+  ), nerr_curve__denominators AS (
+    SELECT
+      runs.query_id,
+      depths.k,
+      SUM(
+        runs.chance * (
+          run_ends.i - run_starts.i
+        ) ORDER BY runs.after_rank ASC NULLS LAST
+      ) AS nerr8_norm,
+      SUM(
+        runs.chance * (
+          run_ends.h - run_starts.h
+        ) ORDER BY runs.after_rank ASC NULLS LAST
+      ) AS nerr9_norm
+    FROM nerr_curve__runs AS runs
+    INNER JOIN nerr_curve__depths AS depths
+      ON runs.after_rank < depths.last_rank
+    INNER JOIN nerr_curve__harmonic AS run_ends
+      ON LEAST(COALESCE(runs.until_rank, depths.last_rank), depths.last_rank) = run_ends.i
+    INNER JOIN nerr_curve__harmonic AS run_starts
+      ON runs.after_rank = run_starts.i
+    GROUP BY
+      runs.query_id,
+      depths.k
+  ), nerr_curve__final AS (
+    SELECT
+      d.query_id,
+      d.k,
+      COALESCE(n.nerr8_sum, 0.0) / d.nerr8_norm AS nerr8_value,
+      COALESCE(n.nerr9_sum, 0.0) / d.nerr9_norm AS nerr9_value
+    FROM nerr_curve__denominators AS d
+    LEFT JOIN nerr_curve__numerators AS n
+      ON d.query_id = n.query_id AND d.k = n.k
+  )
+  SELECT
+    *
+  FROM nerr_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -1109,7 +1243,9 @@ WITH cutoffs AS (
       cascade_curve.err_sum,
       intent_curve.*
       EXCLUDE (query_id, k),
-      user_model_curve.sdcg_value
+      user_model_curve.sdcg_value,
+      nerr_curve.*
+      EXCLUDE (query_id, k)
     FROM counters
     LEFT JOIN relevance_curve
       ON counters.query_id = relevance_curve.query_id
@@ -1137,6 +1273,10 @@ WITH cutoffs AS (
       ON orderings.ordering = 'retrieved'
       AND counters.query_id = user_model_curve.query_id
       AND cutoffs.k IS NOT DISTINCT FROM user_model_curve.k
+    LEFT JOIN nerr_curve
+      ON orderings.ordering = 'retrieved'
+      AND counters.query_id = nerr_curve.query_id
+      AND cutoffs.k IS NOT DISTINCT FROM nerr_curve.k
   )
   SELECT
     *
@@ -1560,6 +1700,8 @@ WITH cutoffs AS (
         ELSE 0.0
       END AS ndcg,
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
+      CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr8_value, 0.0) END AS "NERR8",
+      CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr9_value, 0.0) END AS "NERR9",
       c.*
       EXCLUDE (cg, dcg, idcg)
     FROM intent_measures AS c

@@ -3,15 +3,15 @@
 --
 -- Reads: views counters (sql/counters/counters.sql), cutoffs (sql/ranking/cutoffs.sql),
 -- sums_at_cutoffs (sql/counters/sums_at_cutoffs.sql), relevance_curve, gain_curve, cascade_curve,
--- intent_curve and user_model_curve (sql/curves/).
+-- intent_curve, user_model_curve and nerr_curve (sql/curves/).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
 -- Creates: view counted (ordering, query_id, k, cg, dcg and the rank counters of sums_at_cutoffs,
 -- idcg, then the per-query counters of sql/counters/counters.sql, the sums of relevance_curve
--- and gain_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's and user_model_curve's at
--- each cutoff, null where
+-- and gain_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's, user_model_curve's and
+-- nerr_curve's at each cutoff, null where
 -- they have no row): ordering is 'retrieved' (with tie_bounds also
 -- 'worst', 'best'); a sum or rank counter is null where nothing at or above k earns or is
 -- counted; idcg is the ideal ranking's dcg.
@@ -46,7 +46,8 @@ final as (
         gain_curve.* exclude (query_id),  -- noqa: RF02
         cascade_curve.err_sum,
         intent_curve.* exclude (query_id, k),  -- noqa: RF02
-        user_model_curve.sdcg_value
+        user_model_curve.sdcg_value,
+        nerr_curve.* exclude (query_id, k)  -- noqa: RF02
     from counters
     left join relevance_curve on counters.query_id = relevance_curve.query_id
     left join gain_curve on counters.query_id = gain_curve.query_id
@@ -72,6 +73,10 @@ final as (
         on orderings.ordering = 'retrieved'
         and counters.query_id = user_model_curve.query_id
         and cutoffs.k is not distinct from user_model_curve.k
+    left join nerr_curve
+        on orderings.ordering = 'retrieved'
+        and counters.query_id = nerr_curve.query_id
+        and cutoffs.k is not distinct from nerr_curve.k
 )
 
 select * from final;

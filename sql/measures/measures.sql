@@ -1,4 +1,4 @@
--- measures.sql: NDCG and SDCG, one formula each; then the measures asked, as the table's columns.
+-- measures.sql: NDCG and cwl_eval's, one formula each; then the measures asked, as columns.
 --
 -- Convention 4 of sql/measures/per_query.sql. With set_measures, curve_measures, gain_measures,
 -- top_k_measures and intent_measures (sql/measures/), the only steps naming a measure. Reads: view
@@ -11,8 +11,8 @@
 -- Creates: view measures (ordering, query_id, k, cg, dcg, idcg, ndcg, then the other columns of
 -- `measure_columns`, in the order the steps compute them) of each evaluated query, cutoff and
 -- ordering (those of sql/measures/counted.sql): cg, dcg, idcg and NDCG from the sums of the
--- ranking and the ideal (null where nothing at or above k earns, read as 0), cwl_eval's SDCG@k
--- from sql/curves/user_model_curve.sql (null for the whole ranking), and the measures of the
+-- ranking and the ideal (null where nothing at or above k earns, read as 0), cwl_eval's SDCG@k,
+-- NERR8@k, NERR9@k from sql/curves/ (null for the whole ranking), and the measures of the
 -- steps before it. A measure not asked is no column.
 
 create or replace temp view measures as
@@ -33,6 +33,8 @@ computed as (
         end as ndcg,
         -- the C/W/L measures' NDCG: none kept (no gain at or above k) is 0
         case when c.k is not null then coalesce(c.sdcg_value, 0.0) end as "SDCG",
+        case when c.k is not null then coalesce(c.nerr8_value, 0.0) end as "NERR8",
+        case when c.k is not null then coalesce(c.nerr9_value, 0.0) end as "NERR9",
         c.* exclude (cg, dcg, idcg)  -- noqa: RF02
     from intent_measures as c
 ),

@@ -81,6 +81,7 @@ def per_query(
     cascade_curve = curves.cascade_curve(rankings["retrieved"], evaluation)
     intent_curve = curves.intent_curve(curves.intent_pairs(retrieved["retrieved"], qrels, evaluation), evaluation)
     user_model_curve = curves.user_model_curve(rankings["retrieved"], evaluation)
+    nerr_curve = curves.nerr_curve(curves.nerr_runs(rankings["retrieved"], evaluation), evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -95,6 +96,7 @@ def per_query(
             cascade_curve if companions else None,
             intent_curve if companions else None,
             user_model_curve if companions else None,
+            nerr_curve if companions else None,
         )
         steps = (
             measures.set_measures,

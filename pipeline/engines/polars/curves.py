@@ -342,3 +342,84 @@ def user_model_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) ->
     at_cutoffs = sums_at_cutoffs(running, evaluation).filter(pl.col("k").is_not_null())
     denominator = pl.col("k").clip(upper_bound=CWL_DEPTH).replace_strict(discount_sums, return_dtype=pl.Float64)
     return at_cutoffs.with_columns(pl.col("sdcg_value") / denominator)
+
+
+def _cwl_gains(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, rank, gain`` of the ranks i <= 1000 of positive gain on the C/W/L scale."""
+    low, high = evaluation.cwl_min_rel, evaluation.cwl_max_rel
+    label, rank = pl.col(JUDGMENT), pl.col("rank")
+    return retrieved_ranking.filter((label > low) & (rank <= CWL_DEPTH)).select(
+        QUERY, "rank", ((pl.min_horizontal(label, pl.lit(high)) - low) / (high - low)).alias("gain")
+    )
+
+
+def nerr_runs(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, rank, gain, reach, reach_past, next_rank`` of each rank i <= 1000 of positive
+    gain (sql/curves/nerr_runs.sql): the chance of no stop above it, and at or above it (the
+    products of 1 - gain in rank order), and the next rank of positive gain; or None when
+    neither NERR8 nor NERR9 is asked for."""
+    if "nerr_curve" not in evaluation.curves:
+        return None
+
+    def in_rank_order(expr: pl.Expr) -> pl.Expr:
+        return expr.over(QUERY, order_by="rank")
+
+    stays = 1.0 - pl.col("gain")
+    return _cwl_gains(retrieved_ranking, evaluation).with_columns(
+        in_rank_order(stays.cum_prod().shift(1, fill_value=1.0)).alias("reach"),
+        in_rank_order(stays.cum_prod()).alias("reach_past"),
+        in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
+    )
+
+
+def nerr_curve(runs: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, k, nerr8_value, nerr9_value`` of each query with a rank of positive gain and
+    cutoff k (sql/curves/nerr_curve.sql): the sum over i <= K = min(k, 1000) of P(i) * gain(i)
+    over the sum of P(i), P(i) = reach(i) (NERR8) or reach(i) / i (NERR9); the ranks between
+    two of positive gain share one chance, summed by prefix sums of the weights."""
+    if runs is None:
+        return None
+    harmonic, total = [0.0], 0.0
+    for i in range(1, CWL_DEPTH + 1):
+        total += 1.0 / i
+        harmonic.append(total)
+    depths = pl.LazyFrame(
+        {"k": list(evaluation.cutoffs), "depth": [min(k, CWL_DEPTH) for k in evaluation.cutoffs]},
+        schema={"k": pl.Int64, "depth": pl.Int64},
+    )
+    rank = pl.col("rank")
+    numerators = (
+        runs.join(depths, how="cross")
+        .filter(rank <= pl.col("depth"))
+        .group_by(QUERY, "k")
+        .agg(
+            in_rank_order_sum(pl.col("reach") * pl.col("gain")).alias("nerr8_sum"),
+            in_rank_order_sum(pl.col("reach") * pl.col("gain") / rank).alias("nerr9_sum"),
+        )
+    )
+    first = runs.group_by(QUERY).agg(
+        pl.lit(0, pl.Int64).alias("after_rank"), pl.lit(1.0).alias("chance"), rank.min().alias("until_rank")
+    )
+    later = runs.select(QUERY, rank.alias("after_rank"), pl.col("reach_past").alias("chance"), "next_rank")
+    spans = pl.concat([first, later.rename({"next_rank": "until_rank"})], how="vertical_relaxed")
+    end = pl.min_horizontal(pl.col("until_rank").fill_null(pl.col("depth")), pl.col("depth"))
+    start = pl.col("after_rank")
+
+    def prefix(position: pl.Expr) -> pl.Expr:
+        return position.replace_strict(list(range(CWL_DEPTH + 1)), harmonic, return_dtype=pl.Float64)
+
+    denominators = (
+        spans.join(depths, how="cross")
+        .filter(start < pl.col("depth"))
+        .group_by(QUERY, "k")
+        .agg(
+            in_rank_order_sum(pl.col("chance") * (end - start), "after_rank").alias("nerr8_norm"),
+            in_rank_order_sum(pl.col("chance") * (prefix(end) - prefix(start)), "after_rank").alias("nerr9_norm"),
+        )
+    )
+    return denominators.join(numerators, on=[QUERY, "k"], how="left").select(
+        QUERY,
+        "k",
+        (pl.col("nerr8_sum").fill_null(0.0) / pl.col("nerr8_norm")).alias("nerr8_value"),
+        (pl.col("nerr9_sum").fill_null(0.0) / pl.col("nerr9_norm")).alias("nerr9_value"),
+    )

@@ -23,6 +23,7 @@ def counted(
     cascade_curve: pl.LazyFrame | None = None,
     intent_curve: pl.LazyFrame | None = None,
     user_model_curve: pl.LazyFrame | None = None,
+    nerr_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
@@ -36,7 +37,7 @@ def counted(
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
-    for curve in (cascade_curve, intent_curve, user_model_curve):
+    for curve in (cascade_curve, intent_curve, user_model_curve, nerr_curve):
         if curve is not None:
             table = table.join(curve, on=[QUERY, "k"], how="left", nulls_equal=True)
     return table
@@ -233,6 +234,8 @@ def measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions
         "ndcg": pl.when(idcg > 0).then(dcg / idcg).otherwise(_empty_ideal_score(evaluation)),
         # the C/W/L measures' NDCG, curves.user_model_curve's: none kept (no gain at or above k) is 0
         "SDCG": pl.when(pl.col("k").is_not_null()).then(pl.col("sdcg_value").fill_null(0.0)),
+        "NERR8": pl.when(pl.col("k").is_not_null()).then(pl.col("nerr8_value").fill_null(0.0)),
+        "NERR9": pl.when(pl.col("k").is_not_null()).then(pl.col("nerr9_value").fill_null(0.0)),
     }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
     return top_k_measures.select(
