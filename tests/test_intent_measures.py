@@ -95,6 +95,14 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="module")
+def macros() -> duckdb.DuckDBPyConnection:
+    """One connection with the table macros defined (defining them costs as much as a call)."""
+    connection = duckdb.connect()
+    connection.execute(macros_sql())
+    return connection
+
+
 def _intent_values(table: pl.DataFrame) -> dict[tuple[str, int | None, str], float]:
     """Each intent-aware measure's values: at each cutoff, AP_IA and NRBP over the whole ranking
     (the others have no whole-ranking value, those two none at a cutoff)."""
@@ -114,20 +122,20 @@ def _assert_expected(got: dict[tuple[str, int | None, str], float]) -> None:
         assert got[key] == pytest.approx(want, abs=1e-12), key
 
 
-def test_the_hand_collection_on_polars_duckdb_and_the_macros(collection: Path) -> None:
+def test_the_hand_collection_on_polars_duckdb_and_the_macros(
+    collection: Path, macros: duckdb.DuckDBPyConnection
+) -> None:
     """One evaluation per front: each engine from the TREC files (the subtopic is the second
     field), the macros from the Parquet files (a subtopic column of integers, read as text)."""
     for engine in ("polars", "duckdb"):
         result = evaluate(run=collection / "run.txt", qrels=collection / "qrels.txt", evaluation=INTENT, engine=engine)
         _assert_expected(_intent_values(result.per_query))
-    connection = duckdb.connect()
-    connection.execute(macros_sql())
-    rows = connection.execute(
+    rows = macros.execute(
         "select * from ndcg_per_query(?, ?, ks := [1, 2, 5], measures := "
         "['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP'])",
         [str(collection / "run.parquet"), str(collection / "qrels.parquet")],
     ).fetchall()
-    names = [column[0] for column in connection.description]
+    names = [column[0] for column in macros.description]
     _assert_expected(_intent_values(pl.DataFrame(rows, schema=names, orient="row")))
 
 
@@ -171,7 +179,9 @@ def test_sql_ndcg_sql_reads_the_subtopic_column_and_refuses_a_document_judged_tw
     assert "document 'd1' is judged 2 times for query '1' under subtopic '1'" in refused.stderr
 
 
-def test_a_document_judged_twice_for_one_subtopic_is_refused_on_every_front(collection: Path) -> None:
+def test_a_document_judged_twice_for_one_subtopic_is_refused_on_every_front(
+    collection: Path, macros: duckdb.DuckDBPyConnection
+) -> None:
     message = (
         "twice.txt: document 'd2' is judged 2 times for query '1' under subtopic '2'; each (query_id, subtopic, "
         "doc_id) may appear once in the qrels"
@@ -180,10 +190,8 @@ def test_a_document_judged_twice_for_one_subtopic_is_refused_on_every_front(coll
         with pytest.raises(InvalidInput) as refused:
             evaluate(run=collection / "run.txt", qrels=collection / "twice.txt", evaluation=INTENT, engine=engine)
         assert str(refused.value).endswith(message)
-    connection = duckdb.connect()
-    connection.execute(macros_sql())
     with pytest.raises(duckdb.InvalidInputException) as macro_refused:
-        connection.execute(
+        macros.execute(
             "select * from ndcg_per_query(?, ?)", [str(collection / "run.txt"), str(collection / "twice.txt")]
         )
     assert message in str(macro_refused.value)
