@@ -100,6 +100,7 @@ PER_QUERY_STEPS = (
     "curves/user_model_curve.sql",
     "curves/nerr_runs.sql",
     "curves/nerr_curve.sql",
+    "curves/target_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

@@ -706,6 +706,7 @@ def _cwl_scale_rules(unset: Callable[[str], str]) -> list[tuple[str, Sql]]:
     low, high = _variable("cwl_min_rel"), _variable("cwl_max_rel")
     bottom = f"coalesce({low}, {DEFAULTS['cwl_min_rel']})"
     top = f"coalesce({high}, {DEFAULTS['cwl_max_rel']})"
+    target = _variable("cwl_target")
     rules = [
         (
             f"not ({unset('cwl_min_rel')}) and ({low} is null or not isfinite({low}) or {low} < 0)",
@@ -718,6 +719,10 @@ def _cwl_scale_rules(unset: Callable[[str], str]) -> list[tuple[str, Sql]]:
         (
             f"isfinite({top}) and {top} <= {bottom}",
             Sql(f"'cwl_max_rel must be above cwl_min_rel (' || {_level(bottom)} || '), got ' || {_level(top)}"),
+        ),
+        (
+            f"not ({unset('cwl_target')}) and ({target} is null or not isfinite({target}) or {target} <= 0.5)",
+            Sql(f"'cwl_target must be a finite number above 0.5, got ' || coalesce({_number(target)}, 'None')"),
         ),
     ]
     return rules

@@ -1,5 +1,5 @@
 """The C/W/L user-model measures (Moffat et al.; Azzopardi, Thomas and Moffat, SIGIR 2019) as
-cwl_eval computes them, and so ir_measures, which runs cwl_eval for them: SDCG@k, NERR8@k, NERR9@k.
+cwl_eval computes them, and so ir_measures, which runs cwl_eval for them: SDCG@k, NERR8@k, NERR9@k, INST, INSQ.
 
 Against independent sources: the arithmetic written out on a small input, and ir_measures with
 cwl_eval run in the test on random data, one evaluation per convention set and engine (Polars and
@@ -93,6 +93,39 @@ def test_nerr_written_out() -> None:
             assert got[("q", None)] is None
 
 
+def test_inst_and_insq_written_out() -> None:
+    """Over the positions i = 1 to 1000 (a position past the ranking gains 0), INST and INSQ are
+    the sum of P(i) * gain(i) over the sum of P(i), P(i) the product over j < i of
+    ((j + a - 1) / (j + a))^2, a = 2T - G(j) (INST; G(j) the gain at or above j) or 2T (INSQ).
+    T = 2 here; gains as above: a 3/4, d 1, e 1/4 at ranks 1, 4, 5."""
+    run, qrels = frames(HAND_RUN, HAND_QRELS)
+    gains = {1: 0.75, 4: 1.0, 5: 0.25}
+    target = 2.0
+
+    def written_out(inst: bool) -> float:
+        reach, gained, numerator, denominator = 1.0, 0.0, 0.0, 0.0
+        for i in range(1, 1001):
+            gain = gains.get(i, 0.0)
+            gained += gain
+            numerator += reach * gain
+            denominator += reach
+            a = 2 * target - (gained if inst else 0.0)
+            reach *= ((i + a - 1) / (i + a)) ** 2
+        return numerator / denominator
+
+    # INSQ's P(i) telescopes to (2T / (i + 2T - 1))^2
+    insq = (0.75 + (4 / 7) ** 2 + 0.25 * (4 / 8) ** 2) / sum((4 / (i + 3)) ** 2 for i in range(1, 1001))
+    assert written_out(inst=False) == pytest.approx(insq, abs=1e-12)
+    evaluation = Evaluation(cutoffs=(5,), measures=("INST(T=2)", "INSQ(T=2)"))
+    for engine in ENGINES:
+        table = compute(engine, run, qrels, evaluation)
+        for measure, value in (("INST", written_out(inst=True)), ("INSQ", insq)):
+            got = _values(table, measure)
+            assert got[("q", None)] == pytest.approx(value, abs=TOLERANCE), (engine, measure)
+            assert got[("s", None)] == 0.0
+            assert got[("q", 5)] is None  # of the whole ranking only
+
+
 def _random_collection(seed: int) -> tuple[list[tuple], list[tuple]]:
     rng = random.Random(seed)
     run_rows, qrels_rows = [], []
@@ -120,15 +153,17 @@ def test_the_measures_are_cwl_evals_on_random_data() -> None:
     run_rows, qrels_rows = _random_collection(50)
     run, qrels = frames(run_rows, qrels_rows)
     cutoffs = (1, 5, 10, 20)
-    for parameters in ("max_rel=3", "min_rel=1, max_rel=4"):
+    for parameters, target in (("max_rel=3", ""), ("min_rel=1, max_rel=4", ", T=2.5")):
         names = [f"{measure}({parameters})@{k}" for measure in ("SDCG", "NERR8", "NERR9") for k in cutoffs]
+        names += [f"{measure}({parameters}{target})" for measure in ("INST", "INSQ")]
         expected = _peer(run_rows, qrels_rows, names)
         assert len(expected) > 200
         evaluation = Evaluation(measures=tuple(names))
         for engine in ENGINES:
             table = compute(engine, run, qrels, evaluation)
             for (query, name), value in expected.items():
-                measure, k = name.partition("(")[0], int(name.rpartition("@")[2])
+                measure = name.partition("(")[0]
+                k = int(name.rpartition("@")[2]) if "@" in name else None
                 got = _values(table, measure)[(query, k)]
                 assert got == pytest.approx(value, abs=TOLERANCE), (engine, name, query)
 
@@ -169,15 +204,14 @@ def test_the_scale_is_refused_in_one_rules_words(tmp_path: Path) -> None:
 
 def test_the_measures_on_spark(tmp_path: Path, local_spark: object) -> None:
     """Spark runs the same SQL, transpiled (the positions as Spark's sequence, the products of
-    NERR's chances gathered and multiplied)."""
+    NERR's chances gathered and multiplied, INST's as a sum of logarithms)."""
     run_rows, qrels_rows = _random_collection(51)
     run, qrels = frames(run_rows, qrels_rows)
-    evaluation = Evaluation(
-        measures=tuple(f"{m}(max_rel=3)@{k}" for m in ("SDCG", "NERR8", "NERR9") for k in (1, 5, 20))
-    )
+    names = [f"{m}(max_rel=3)@{k}" for m in ("SDCG", "NERR8", "NERR9") for k in (1, 5, 20)]
+    evaluation = Evaluation(measures=(*names, "INST(max_rel=3, T=1.5)", "INSQ(max_rel=3, T=1.5)"))
     want = compute("polars", run, qrels, evaluation)
     table = evaluate(run, qrels, evaluation=evaluation, engine="spark").per_query
-    for measure in ("SDCG", "NERR8", "NERR9"):
+    for measure in ("SDCG", "NERR8", "NERR9", "INST", "INSQ"):
         expected, got = _values(want, measure), _values(table, measure)
         assert set(got) == set(expected)
         for key, value in expected.items():

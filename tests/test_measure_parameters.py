@@ -266,7 +266,7 @@ REFUSED_NAMES = [
         "BPM(max_rel=2)@5",
         "measure 'BPM(max_rel=2)@5': 'BPM' is not one of ir_measures' measures we compute (nDCG, P, R, AP, RR, "
         "Success, NumQ, NumRet, NumRel, SetP, SetR, SetF, Judged, Rprec, IPrec, Bpref, infAP, RBP, ERR, SDCG, NERR8, "
-        "NERR9, P_IA, StRecall, ERR_IA, AP_IA, alpha_DCG, NRBP)",
+        "NERR9, INST, INSQ, P_IA, StRecall, ERR_IA, AP_IA, alpha_DCG, NRBP)",
     ),
 ]
 # (measures, flags, message): a flag that says otherwise than a parameter

@@ -626,6 +626,19 @@ CONVENTIONS: tuple[Convention, ...] = (
         absent_means_default=True,
         examples=(("3", 3.0),),
     ),
+    Convention(
+        "cwl_target",
+        "cwl_target",
+        "T of the C/W/L measures INST and INSQ: the gain the reader seeks, on the scale of cwl_min_rel and "
+        "cwl_max_rel; above 0.5 (default 1, ir_measures'; at 0.5 or below cwl_eval's chance of going on can be 0)",
+        default=1.0,
+        parse=decimal,
+        metavar="T",
+        variables=(_variable("cwl_target", "DOUBLE"),),
+        described_as="cwl_target",
+        absent_means_default=True,
+        examples=(("3", 3.0),),
+    ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 # The conventions that decide which labels validation refuses (pipeline.rules.label_bounds): the

@@ -87,6 +87,7 @@ class Evaluation:
     retrieved_scores: RetrievedScores = DEFAULTS["retrieved_scores"]
     cwl_min_rel: float = DEFAULTS["cwl_min_rel"]
     cwl_max_rel: float = DEFAULTS["cwl_max_rel"]
+    cwl_target: float = DEFAULTS["cwl_target"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
@@ -153,6 +154,11 @@ class Evaluation:
             )
         object.__setattr__(self, "cwl_min_rel", float(low))
         object.__setattr__(self, "cwl_max_rel", float(high))
+        target = self.cwl_target
+        if isinstance(target, bool) or not isinstance(target, (int, float)) or not 0.5 < target < math.inf:
+            # at 0.5 or below INST's chance of going on, ((i + 2T - G - 1) / (i + 2T - G))^2, can be 0
+            raise SpecError(f"cwl_target must be a finite number above 0.5, got {target!r}")
+        object.__setattr__(self, "cwl_target", float(target))
 
     def _take_measure_parameters(self) -> None:
         """The conventions ir_measures' parameters of the measures named ask for (``P(rel=2)@5``:

@@ -42,6 +42,7 @@ CURVES: dict[str, str] = {
     "ERR_IA, AP_IA, alpha_DCG, NRBP)",
     "user_model_curve": "per query and cutoff, the C/W/L user model's expected gain per result read (SDCG)",
     "nerr_curve": "per query and cutoff, the C/W/L forms of ERR, whose reader stops at a gain (NERR8, NERR9)",
+    "target_curve": "per query, the C/W/L measures whose reader seeks a target gain (INST, INSQ)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others are of the whole
 # ranking only.
@@ -613,56 +614,63 @@ MEASURES += (
         curve="cascade_curve",
     ),
 )
-# The C/W/L measures (Moffat et al.; Azzopardi, Thomas and Moffat, SIGIR 2019) as cwl_eval
-# computes them, and so ir_measures, which runs it: a user reads rank i with probability W(i),
-# the weights summing to 1 over the first 1000 ranks (cwl_eval's depth), and the measure is the
-# expected gain per result read, sum of W(i) * gain(i). The gain is the label on a scale:
-# (min(max(label, 0, cwl_min_rel), cwl_max_rel) - cwl_min_rel) / (cwl_max_rel - cwl_min_rel),
-# 0 for an unjudged rank (ir_measures' min_rel and max_rel, max_rel required).
+# The C/W/L measures as cwl_eval, and so ir_measures, computes them: the expected gain per result
+# read, sum of W(i) * gain(i) over the first 1000 ranks, the weights summing to 1 (docs/conventions.md).
 _CWL_IGNORES = (
-    "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
-    "relevance_threshold, tie_bounds; under ties average, tied results are ranked by doc_id desc. It follows "
-    "cwl_min_rel, cwl_max_rel, all_queries, queries_without_judgments, max_results, unjudged, duplicates, "
-    "retrieved_scores and the ties docid-desc and input-order (cwl_eval's, through ir_measures: docs/conventions.md)"
+    "gain, discount, log_base, ideal, empty_ideal (a query it skips is left out of every mean), relevance_threshold, "
+    "tie_bounds; under ties average, tied results are ranked by doc_id desc. It follows cwl_min_rel, cwl_max_rel, "
+    "cwl_target, all_queries, queries_without_judgments, max_results, unjudged, duplicates, retrieved_scores, ties"
 )
+
+
+def _cwl(name: str, formula: str, curve: str) -> Measure:
+    """A C/W/L measure: ir_measures' name, at a cutoff when its curve is read at every cutoff."""
+    at_cutoffs = curve in CUTOFF_CURVES
+    return Measure(
+        name,
+        f"{name}@k" if at_cutoffs else name,
+        formula,
+        ir_measures=None if at_cutoffs else name,
+        ir_measures_cut=f"{name}@{{k}}" if at_cutoffs else None,
+        counters=("judged_found",),
+        whole=not at_cutoffs,
+        ignores=_CWL_IGNORES,
+        curve=curve,
+    )
+
+
 MEASURES += (
-    Measure(
+    _cwl(
         "SDCG",
-        "SDCG@k",
-        "sum over the ranks i <= min(k, 1000) of gain(i) / log2(i + 1), over the sum of 1 / log2(i + 1) for i = 1 "
-        "to min(k, 1000): DCG@k of the scaled gains over the DCG of k results of gain 1 (cwl_eval's NDCG-k, "
-        "ir_measures' SDCG@k); gain(i) = (min(max(label, 0, cwl_min_rel), cwl_max_rel) - cwl_min_rel) / "
-        "(cwl_max_rel - cwl_min_rel), 0 when unjudged; null for the whole ranking",
-        ir_measures_cut="SDCG@{k}",
-        counters=("judged_found",),
-        whole=False,
-        ignores=_CWL_IGNORES,
-        curve="user_model_curve",
+        "sum over the ranks i <= min(k, 1000) of gain(i) / log2(i + 1), over that of gain 1 (cwl_eval's NDCG-k); "
+        "gain(i) = (min(max(label, 0, cwl_min_rel), cwl_max_rel) - cwl_min_rel) / (cwl_max_rel - cwl_min_rel), 0 "
+        "when unjudged; null for the whole ranking",
+        "user_model_curve",
     ),
-    Measure(
+    _cwl(
         "NERR8",
-        "NERR8@k",
-        "sum over the ranks i <= K = min(k, 1000) of P(i) * gain(i), over the sum of P(i), P(i) = (1 - gain(1)) * "
-        "... * (1 - gain(i - 1)): ERR normalised by the chance of reading each rank, the reader stopping at a "
-        "rank with its gain (cwl_eval's NERR-eq8, Moffat's equation 8; ir_measures' NERR8@k); gain as SDCG's; "
-        "null for the whole ranking",
-        ir_measures_cut="NERR8@{k}",
-        counters=("judged_found",),
-        whole=False,
-        ignores=_CWL_IGNORES,
-        curve="nerr_curve",
+        "sum over the ranks i <= min(k, 1000) of P(i) * gain(i), over the sum of P(i), P(i) = (1 - gain(1)) * "
+        "... * (1 - gain(i - 1)) (cwl_eval's NERR-eq8, Moffat's equation 8); gain as SDCG's; null for the whole "
+        "ranking",
+        "nerr_curve",
     ),
-    Measure(
+    _cwl(
         "NERR9",
-        "NERR9@k",
-        "NERR8@k with P(i) = (1 - gain(1)) * ... * (1 - gain(i - 1)) / i: the reader also leaves rank i for "
-        "the next only with chance i / (i + 1) (cwl_eval's NERR-eq9, Moffat's equation 9; ir_measures' NERR9@k); "
-        "null for the whole ranking",
-        ir_measures_cut="NERR9@{k}",
-        counters=("judged_found",),
-        whole=False,
-        ignores=_CWL_IGNORES,
-        curve="nerr_curve",
+        "NERR8@k with P(i) = (1 - gain(1)) * ... * (1 - gain(i - 1)) / i (cwl_eval's NERR-eq9, Moffat's equation "
+        "9); null for the whole ranking",
+        "nerr_curve",
+    ),
+    _cwl(
+        "INST",
+        "sum over the positions i <= 1000 of P(i) * gain(i) over the sum of P(i), P(i) = c(1) * ... * c(i - 1), "
+        "c(i) = ((i + 2T - G(i) - 1) / (i + 2T - G(i)))^2, G(i) the gain at or above i, T = cwl_target; a "
+        "position past the ranking gains 0; of the whole ranking only",
+        "target_curve",
+    ),
+    _cwl(
+        "INSQ",
+        "INST with c(i) = ((i + 2T - 1) / (i + 2T))^2, whatever the gain above; of the whole ranking only",
+        "target_curve",
     ),
 )
 # ndeval's intent-aware measures (the TREC Web Track's diversity task; ir_measures runs ndeval

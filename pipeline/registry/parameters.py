@@ -19,6 +19,7 @@ map relabels the qrels before trec_eval's ndcg; ``dcg='exp-log2'`` runs gdeval's
 ``p=x``                rbp_persistence x (ir_measures' default 0.8; ours, trec_eval's, 0.9)
 ``min_rel=a``          cwl_min_rel a: the C/W/L measures' (SDCG) lowest label (default 0)
 ``max_rel=b``          cwl_max_rel b: their highest label (ir_measures requires it; our default 4)
+``T=t``                cwl_target t: INST's and INSQ's target gain (default 1)
 ``cutoff=k``           the cutoff, as ``@k``
 =====================  =====================================================================
 
@@ -94,6 +95,7 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter("p", "float", "rbp_persistence", "the persistence: --rbp-persistence"),
         Parameter("min_rel", "int", "cwl_min_rel", "the scale's lowest label: --cwl-min-rel"),
         Parameter("max_rel", "int", "cwl_max_rel", "the scale's highest label: --cwl-max-rel"),
+        Parameter("T", "float", "cwl_target", "the target gain: --cwl-target"),
         Parameter("relative", "bool", "", "True is trec_eval's set_relative_P"),
         Parameter("beta", "float", "", "F's beta; 1.0 only (set_F is F1); NRBP's patience, 0.5 only (ndeval's)"),
         Parameter("alpha", "float", "", "the redundancy intolerance of alpha_DCG and NRBP; 0.5 only (ndeval's)"),
@@ -232,6 +234,8 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
     ),
     IrMeasure("NERR8", ("cutoff", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
     IrMeasure("NERR9", ("cutoff", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
+    IrMeasure("INST", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
+    IrMeasure("INSQ", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
     # ndeval's, through pyndeval
     IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
@@ -281,6 +285,8 @@ class ParameterName:
             held["cwl_min_rel"] = (float(params.get("min_rel", 0)), "min_rel" in given)
             if "max_rel" in params:
                 held["cwl_max_rel"] = (float(params["max_rel"]), True)
+        if "T" in self.measure.parameters:
+            held["cwl_target"] = (float(params.get("T", 1.0)), "T" in given)
         if self.measure.name == "nDCG":
             kind = "exponential" if params.get("dcg") == "exp-log2" else "linear"
             levels = tuple(sorted((float(a), float(b)) for a, b in params.get("gains", {}).items()))
@@ -424,6 +430,8 @@ def _invalid(key: str, value: object) -> str:
         return "a relevance level is a positive whole number (trec_eval's, which ir_measures runs, takes no other)"
     if key in ("min_rel", "max_rel") and value < 0:  # type: ignore[operator]
         return "a label of the scale is at least 0 (cwl_eval reads a label below 0 as 0)"
+    if key == "T" and not 0.5 < value < math.inf:  # type: ignore[operator]
+        return "a target gain above 0.5 (at 0.5 or below cwl_eval's chance of going on can be 0)"
     if key == "p" and not 0 < value < 1:  # type: ignore[operator]
         return "a persistence is strictly between 0 and 1"
     if key == "dcg" and value not in ("log2", "exp-log2"):

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1508,6 +1508,8 @@ WITH text_lines AS (
               'SDCG',
               'NERR8',
               'NERR9',
+              'INST',
+              'INSQ',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -1534,7 +1536,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -1643,6 +1645,15 @@ WITH text_lines AS (
           THEN CAST(CAST(COALESCE(cwl_max_rel, 4.0) AS BIGINT) AS TEXT)
           ELSE CAST(CAST(COALESCE(cwl_max_rel, 4.0) AS DOUBLE) AS TEXT)
         END
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        cwl_target IS NULL OR NOT ISFINITE(cwl_target) OR cwl_target <= 0.5
+      )
+      THEN ERROR(
+        caller || ': ' || 'cwl_target must be a finite number above 0.5, got ' || COALESCE(CAST(CAST(cwl_target AS DOUBLE) AS TEXT), 'None')
       )
       WHEN LENGTH(
         LIST_FILTER(COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])), LAMBDA x : NOT ISFINITE(x))
@@ -3390,6 +3401,8 @@ WITH text_lines AS (
             'SDCG',
             'NERR8',
             'NERR9',
+            'INST',
+            'INSQ',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -4872,6 +4885,106 @@ FROM (
     SELECT
       *
     FROM nerr_curve__final AS final
+  ), target_curve AS (
+    WITH target_curve__scale AS (
+      SELECT
+        COALESCE(cwl_min_rel, 0.0) AS low,
+        COALESCE(cwl_max_rel, 4.0) AS high,
+        COALESCE(cwl_target, 1.0) AS wanted
+    ), target_curve__gains AS (
+      SELECT
+        s.query_id,
+        s.rank,
+        (
+          LEAST(s.label, scale.high) - scale.low
+        ) / (
+          scale.high - scale.low
+        ) AS gain
+      FROM signals AS s
+      CROSS JOIN target_curve__scale AS scale
+      WHERE
+        s.source = 'ranking'
+        AND s.ranking = 'retrieved'
+        AND s.rank <= 1000
+        AND s.label > scale.low
+        AND ARRAY_CONTAINS(curves, 'target_curve')
+    ), target_curve__positions AS (
+      SELECT
+        UNNEST(RANGE(1, 1001)) AS i
+    ), target_curve__read AS (
+      SELECT
+        queries.query_id,
+        positions.i,
+        COALESCE(ranked.gain, 0.0) AS gain,
+        SUM(COALESCE(ranked.gain, 0.0)) OVER (
+          PARTITION BY queries.query_id
+          ORDER BY positions.i ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS gained
+      FROM (
+        SELECT DISTINCT
+          gains.query_id
+        FROM target_curve__gains AS gains
+      ) AS queries
+      CROSS JOIN target_curve__positions AS positions
+      LEFT JOIN target_curve__gains AS ranked
+        ON queries.query_id = ranked.query_id AND positions.i = ranked.rank
+    ), target_curve__chances AS (
+      SELECT
+        read.*,
+        POWER(
+          (
+            read.i + 2.0 * scale.wanted - read.gained - 1.0
+          ) / (
+            read.i + 2.0 * scale.wanted - read.gained
+          ),
+          2
+        ) AS inst_c,
+        POWER((
+          read.i + 2.0 * scale.wanted - 1.0
+        ) / (
+          read.i + 2.0 * scale.wanted
+        ), 2) AS insq_c
+      FROM target_curve__read AS read
+      CROSS JOIN target_curve__scale AS scale
+    ), target_curve__reached AS (
+      SELECT
+        chances.query_id,
+        chances.i,
+        chances.gain,
+        EXP(
+          COALESCE(
+            SUM(LN(chances.inst_c)) OVER (
+              PARTITION BY chances.query_id
+              ORDER BY chances.i ASC NULLS LAST
+              rows BETWEEN UNBOUNDED preceding AND 1 preceding
+            ),
+            0.0
+          )
+        ) AS inst_p,
+        EXP(
+          COALESCE(
+            SUM(LN(chances.insq_c)) OVER (
+              PARTITION BY chances.query_id
+              ORDER BY chances.i ASC NULLS LAST
+              rows BETWEEN UNBOUNDED preceding AND 1 preceding
+            ),
+            0.0
+          )
+        ) AS insq_p
+      FROM target_curve__chances AS chances
+    ), target_curve__final AS (
+      SELECT
+        reached.query_id,
+        SUM(reached.inst_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.inst_p ORDER BY reached.i ASC NULLS LAST) AS inst_value,
+        SUM(reached.insq_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p ORDER BY reached.i ASC NULLS LAST) AS insq_value
+      FROM target_curve__reached AS reached
+      GROUP BY
+        reached.query_id
+    )
+    SELECT
+      *
+    FROM target_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -4904,6 +5017,8 @@ FROM (
         EXCLUDE (query_id),
         gain_curve.*
         EXCLUDE (query_id),
+        target_curve.*
+        EXCLUDE (query_id),
         cascade_curve.err_sum,
         intent_curve.*
         EXCLUDE (query_id, k),
@@ -4915,6 +5030,8 @@ FROM (
         ON counters.query_id = relevance_curve.query_id
       LEFT JOIN gain_curve
         ON counters.query_id = gain_curve.query_id
+      LEFT JOIN target_curve
+        ON counters.query_id = target_curve.query_id
       CROSS JOIN cutoffs
       CROSS JOIN counted__orderings AS orderings
       LEFT JOIN counted__sums AS ranked
@@ -5353,6 +5470,8 @@ FROM (
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr8_value, 0.0) END AS "NERR8",
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr9_value, 0.0) END AS "NERR9",
+        CASE WHEN c.k IS NULL THEN COALESCE(c.inst_value, 0.0) END AS "INST",
+        CASE WHEN c.k IS NULL THEN COALESCE(c.insq_value, 0.0) END AS "INSQ",
         c.*
         EXCLUDE (cg, dcg, idcg)
       FROM intent_measures AS c
@@ -5442,7 +5561,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -5496,6 +5615,8 @@ FROM NDCG_PER_QUERY_STEPS(
               'SDCG',
               'NERR8',
               'NERR9',
+              'INST',
+              'INSQ',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -5602,6 +5723,11 @@ FROM NDCG_PER_QUERY_STEPS(
       CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NERR8', 'NERR9'] AS TEXT[])), FALSE)
         THEN ['nerr_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['INST', 'INSQ'] AS TEXT[])), FALSE)
+        THEN ['target_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -5808,6 +5934,16 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['INST'] AS TEXT[])), FALSE)
+        THEN CAST(['INST'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['INSQ'] AS TEXT[])), FALSE)
+        THEN CAST(['INSQ'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec'] AS TEXT[])), FALSE)
         THEN CAST(['strec'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
@@ -5864,6 +6000,7 @@ FROM NDCG_PER_QUERY_STEPS(
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
+  cwl_target := cwl_target,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -5871,7 +6008,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6002,6 +6139,8 @@ SELECT
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'SDCG') THEN ['SDCG'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR8') THEN ['NERR8'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR9') THEN ['NERR9'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INST') THEN ['INST'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INSQ') THEN ['INSQ'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -6051,6 +6190,7 @@ FROM NDCG_PER_QUERY_TABLE(
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
+  cwl_target := cwl_target,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -6058,7 +6198,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6189,6 +6329,8 @@ SELECT
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'SDCG') THEN ['SDCG'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR8') THEN ['NERR8'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR9') THEN ['NERR9'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INST') THEN ['INST'] END, CAST([] AS TEXT[])),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INSQ') THEN ['INSQ'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -6242,6 +6384,7 @@ FROM (
       err_max_grade := err_max_grade,
       cwl_min_rel := cwl_min_rel,
       cwl_max_rel := cwl_max_rel,
+      cwl_target := cwl_target,
       allow_fractional_labels := allow_fractional_labels,
       run_format := run_format,
       qrels_format := qrels_format

@@ -1208,6 +1208,106 @@ WITH cutoffs AS (
   SELECT
     *
   FROM nerr_curve__final AS final
+), target_curve AS (
+  WITH target_curve__scale AS (
+    SELECT
+      COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS low,
+      COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS high,
+      COALESCE(GETVARIABLE('cwl_target'), 1.0) AS wanted
+  ), target_curve__gains AS (
+    SELECT
+      s.query_id,
+      s.rank,
+      (
+        LEAST(s.label, scale.high) - scale.low
+      ) / (
+        scale.high - scale.low
+      ) AS gain
+    FROM signals AS s
+    CROSS JOIN target_curve__scale AS scale
+    WHERE
+      s.source = 'ranking'
+      AND s.ranking = 'retrieved'
+      AND s.rank <= 1000
+      AND s.label > scale.low
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'target_curve')
+  ), target_curve__positions AS (
+    SELECT
+      UNNEST(RANGE(1, 1001)) AS i
+  ), target_curve__read AS (
+    SELECT
+      queries.query_id,
+      positions.i,
+      COALESCE(ranked.gain, 0.0) AS gain,
+      SUM(COALESCE(ranked.gain, 0.0)) OVER (
+        PARTITION BY queries.query_id
+        ORDER BY positions.i ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ) AS gained
+    FROM (
+      SELECT DISTINCT
+        gains.query_id
+      FROM target_curve__gains AS gains
+    ) AS queries
+    CROSS JOIN target_curve__positions AS positions
+    LEFT JOIN target_curve__gains AS ranked
+      ON queries.query_id = ranked.query_id AND positions.i = ranked.rank
+  ), target_curve__chances AS (
+    SELECT
+      read.*,
+      POWER(
+        (
+          read.i + 2.0 * scale.wanted - read.gained - 1.0
+        ) / (
+          read.i + 2.0 * scale.wanted - read.gained
+        ),
+        2
+      ) AS inst_c,
+      POWER((
+        read.i + 2.0 * scale.wanted - 1.0
+      ) / (
+        read.i + 2.0 * scale.wanted
+      ), 2) AS insq_c
+    FROM target_curve__read AS read
+    CROSS JOIN target_curve__scale AS scale
+  ), target_curve__reached AS (
+    SELECT
+      chances.query_id,
+      chances.i,
+      chances.gain,
+      EXP(
+        COALESCE(
+          SUM(LN(chances.inst_c)) OVER (
+            PARTITION BY chances.query_id
+            ORDER BY chances.i ASC NULLS LAST
+            rows BETWEEN UNBOUNDED preceding AND 1 preceding
+          ),
+          0.0
+        )
+      ) AS inst_p,
+      EXP(
+        COALESCE(
+          SUM(LN(chances.insq_c)) OVER (
+            PARTITION BY chances.query_id
+            ORDER BY chances.i ASC NULLS LAST
+            rows BETWEEN UNBOUNDED preceding AND 1 preceding
+          ),
+          0.0
+        )
+      ) AS insq_p
+    FROM target_curve__chances AS chances
+  ), target_curve__final AS (
+    SELECT
+      reached.query_id,
+      SUM(reached.inst_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.inst_p ORDER BY reached.i ASC NULLS LAST) AS inst_value,
+      SUM(reached.insq_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p ORDER BY reached.i ASC NULLS LAST) AS insq_value
+    FROM target_curve__reached AS reached
+    GROUP BY
+      reached.query_id
+  )
+  SELECT
+    *
+  FROM target_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -1240,6 +1340,8 @@ WITH cutoffs AS (
       EXCLUDE (query_id),
       gain_curve.*
       EXCLUDE (query_id),
+      target_curve.*
+      EXCLUDE (query_id),
       cascade_curve.err_sum,
       intent_curve.*
       EXCLUDE (query_id, k),
@@ -1251,6 +1353,8 @@ WITH cutoffs AS (
       ON counters.query_id = relevance_curve.query_id
     LEFT JOIN gain_curve
       ON counters.query_id = gain_curve.query_id
+    LEFT JOIN target_curve
+      ON counters.query_id = target_curve.query_id
     CROSS JOIN cutoffs
     CROSS JOIN counted__orderings AS orderings
     LEFT JOIN counted__sums AS ranked
@@ -1702,6 +1806,8 @@ WITH cutoffs AS (
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.sdcg_value, 0.0) END AS "SDCG",
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr8_value, 0.0) END AS "NERR8",
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr9_value, 0.0) END AS "NERR9",
+      CASE WHEN c.k IS NULL THEN COALESCE(c.inst_value, 0.0) END AS "INST",
+      CASE WHEN c.k IS NULL THEN COALESCE(c.insq_value, 0.0) END AS "INSQ",
       c.*
       EXCLUDE (cg, dcg, idcg)
     FROM intent_measures AS c

@@ -1429,6 +1429,8 @@ SELECT
             'SDCG',
             'NERR8',
             'NERR9',
+            'INST',
+            'INSQ',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -1455,7 +1457,7 @@ SELECT
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
         END,
         'null'
-      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
@@ -1574,6 +1576,17 @@ SELECT
         THEN CAST(CAST(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS BIGINT) AS TEXT)
         ELSE CAST(CAST(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS DOUBLE) AS TEXT)
       END
+    )
+    WHEN NOT (
+      GETVARIABLE('cwl_target') IS NULL
+    )
+    AND (
+      GETVARIABLE('cwl_target') IS NULL
+      OR NOT ISFINITE(GETVARIABLE('cwl_target'))
+      OR GETVARIABLE('cwl_target') <= 0.5
+    )
+    THEN ERROR(
+      'cwl_target must be a finite number above 0.5, got ' || COALESCE(CAST(CAST(GETVARIABLE('cwl_target') AS DOUBLE) AS TEXT), 'None')
     )
     WHEN LENGTH(
       LIST_FILTER(
@@ -2485,6 +2498,8 @@ FROM run_stats, qrels_stats, (
           'SDCG',
           'NERR8',
           'NERR9',
+          'INST',
+          'INSQ',
           'strec',
           'P_IA',
           'ERR_IA',

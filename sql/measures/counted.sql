@@ -3,14 +3,14 @@
 --
 -- Reads: views counters (sql/counters/counters.sql), cutoffs (sql/ranking/cutoffs.sql),
 -- sums_at_cutoffs (sql/counters/sums_at_cutoffs.sql), relevance_curve, gain_curve, cascade_curve,
--- intent_curve, user_model_curve and nerr_curve (sql/curves/).
+-- intent_curve, user_model_curve, nerr_curve and target_curve (sql/curves/).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
 -- Creates: view counted (ordering, query_id, k, cg, dcg and the rank counters of sums_at_cutoffs,
--- idcg, then the per-query counters of sql/counters/counters.sql, the sums of relevance_curve
--- and gain_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's, user_model_curve's and
+-- idcg, then the per-query counters of sql/counters/counters.sql, the sums of relevance_curve,
+-- gain_curve and target_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's, user_model_curve's and
 -- nerr_curve's at each cutoff, null where
 -- they have no row): ordering is 'retrieved' (with tie_bounds also
 -- 'worst', 'best'); a sum or rank counter is null where nothing at or above k earns or is
@@ -44,6 +44,7 @@ final as (
         counters.* exclude (query_id),  -- noqa: RF02
         relevance_curve.* exclude (query_id),  -- noqa: RF02
         gain_curve.* exclude (query_id),  -- noqa: RF02
+        target_curve.* exclude (query_id),  -- noqa: RF02
         cascade_curve.err_sum,
         intent_curve.* exclude (query_id, k),  -- noqa: RF02
         user_model_curve.sdcg_value,
@@ -51,6 +52,7 @@ final as (
     from counters
     left join relevance_curve on counters.query_id = relevance_curve.query_id
     left join gain_curve on counters.query_id = gain_curve.query_id
+    left join target_curve on counters.query_id = target_curve.query_id
     cross join cutoffs
     cross join orderings
     left join sums as ranked

@@ -82,6 +82,7 @@ def per_query(
     intent_curve = curves.intent_curve(curves.intent_pairs(retrieved["retrieved"], qrels, evaluation), evaluation)
     user_model_curve = curves.user_model_curve(rankings["retrieved"], evaluation)
     nerr_curve = curves.nerr_curve(curves.nerr_runs(rankings["retrieved"], evaluation), evaluation)
+    target_curve = curves.target_curve(rankings["retrieved"], evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -97,6 +98,7 @@ def per_query(
             intent_curve if companions else None,
             user_model_curve if companions else None,
             nerr_curve if companions else None,
+            target_curve if companions else None,
         )
         steps = (
             measures.set_measures,

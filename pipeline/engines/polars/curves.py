@@ -423,3 +423,41 @@ def nerr_curve(runs: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFram
         (pl.col("nerr8_sum").fill_null(0.0) / pl.col("nerr8_norm")).alias("nerr8_value"),
         (pl.col("nerr9_sum").fill_null(0.0) / pl.col("nerr9_norm")).alias("nerr9_value"),
     )
+
+
+def target_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, inst_value, insq_value`` of each query with a rank i <= 1000 of positive gain
+    (sql/curves/target_curve.sql): over the positions 1 to 1000 (past the ranking, gain 0), the
+    sum of P(i) * gain(i) over the sum of P(i), P(i) = c(1) * ... * c(i - 1), c(i) = ((i + a - 1)
+    / (i + a))^2, a = 2T - G(i) (INST, G(i) the gain at or above i) or 2T (INSQ); or None when
+    neither is asked for."""
+    if "target_curve" not in evaluation.curves:
+        return None
+    gains = _cwl_gains(retrieved_ranking, evaluation)
+    positions = pl.LazyFrame({"rank": list(range(1, CWL_DEPTH + 1))}, schema={"rank": pl.Int64})
+    read = (
+        gains.select(QUERY)
+        .unique()
+        .join(positions, how="cross")
+        .join(gains.with_columns(pl.col("rank").cast(pl.Int64)), on=[QUERY, "rank"], how="left")
+        .with_columns(pl.col("gain").fill_null(0.0))
+    )
+    i, twice = pl.col("rank").cast(pl.Float64), 2.0 * evaluation.cwl_target
+
+    def reach(goes_on: pl.Expr) -> pl.Expr:
+        # the chance of reaching i: the chances of going on above it, multiplied in rank order
+        return (goes_on**2).cum_prod().shift(1, fill_value=1.0).over(QUERY, order_by="rank")
+
+    gained = pl.col("gain").cum_sum().over(QUERY, order_by="rank")
+    read = read.with_columns(
+        reach((i + twice - gained - 1.0) / (i + twice - gained)).alias("inst_p"),
+        reach((i + twice - 1.0) / (i + twice)).alias("insq_p"),
+    )
+    return read.group_by(QUERY).agg(
+        (in_rank_order_sum(pl.col("inst_p") * pl.col("gain")) / in_rank_order_sum(pl.col("inst_p"))).alias(
+            "inst_value"
+        ),
+        (in_rank_order_sum(pl.col("insq_p") * pl.col("gain")) / in_rank_order_sum(pl.col("insq_p"))).alias(
+            "insq_value"
+        ),
+    )

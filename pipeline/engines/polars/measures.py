@@ -24,12 +24,13 @@ def counted(
     intent_curve: pl.LazyFrame | None = None,
     user_model_curve: pl.LazyFrame | None = None,
     nerr_curve: pl.LazyFrame | None = None,
+    target_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
     when asked; ``cascade_curve``'s, ``intent_curve``'s and ``user_model_curve``'s at each
     cutoff, given for the ranking by score)."""
-    for curve in (relevance_curve, gain_curve):
+    for curve in (relevance_curve, gain_curve, target_curve):
         if curve is not None:
             counters = counters.join(curve, on=QUERY, how="left")
     table = (
@@ -236,6 +237,8 @@ def measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions
         "SDCG": pl.when(pl.col("k").is_not_null()).then(pl.col("sdcg_value").fill_null(0.0)),
         "NERR8": pl.when(pl.col("k").is_not_null()).then(pl.col("nerr8_value").fill_null(0.0)),
         "NERR9": pl.when(pl.col("k").is_not_null()).then(pl.col("nerr9_value").fill_null(0.0)),
+        "INST": pl.when(pl.col("k").is_null()).then(pl.col("inst_value").fill_null(0.0)),
+        "INSQ": pl.when(pl.col("k").is_null()).then(pl.col("insq_value").fill_null(0.0)),
     }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
     return top_k_measures.select(
