@@ -42,6 +42,7 @@ from pipeline.registry import (
 from pipeline.registry.parameters import same_setting, setting_text
 from pipeline.units import Result, evaluate_inputs, option_values
 from pipeline.validate import ValidationWarning
+from pipeline.weights import check_weights_cover
 
 __all__ = ["Result", "check", "evaluate", "make_evaluation", "per_query"]
 
@@ -226,7 +227,9 @@ def check(
     queries with more than ``warn_results_over`` results). ``options`` are the input and
     validation options of :func:`per_query`, and the conventions that decide which labels are
     refused (``gain``, ``measures``, ``err_max_grade``: a label whose gain overflows, one above
-    ERR's g_max when ERR is asked), so that it refuses what :func:`evaluate` would."""
+    ERR's g_max when ERR is asked), so that it refuses what :func:`evaluate` would; with
+    ``query_weights``, the weights' table and a weight for each query with results and judgments
+    (:func:`pipeline.weights.check_weights_cover`)."""
     given = _given("check", options, columns)
     others = [name for name in given.conventions if name not in LABEL_BOUND_CONVENTIONS]
     if others:
@@ -236,7 +239,10 @@ def check(
             f"and validation options and the conventions that bound labels only: {', '.join(known)}"
         )
     evaluation = make_evaluation(**given.conventions)  # type: ignore[arg-type]
-    return load(_inputs(ENGINES["polars"], run, qrels, given), evaluation).warnings
+    validated = load(_inputs(ENGINES["polars"], run, qrels, given), evaluation)
+    if given.weights.path is not None:
+        check_weights_cover(validated.prepared.run, validated.prepared.qrels, given.weights, given.columns)
+    return validated.warnings
 
 
 def evaluate(

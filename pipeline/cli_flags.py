@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
         "measure", "the conventions that decide which labels are refused, as evaluate takes them"
     )
     add_measure_flags(bounds, LABEL_BOUND_CONVENTIONS, profile=False)
+    weights = validate.add_argument_group(
+        "query weights",
+        "the weights' table checked as evaluate checks it, with a weight for each query with results and judgments",
+    )
+    add_option_flags(weights, "query weights", "validate")
     validate.add_argument("--json", action="store_true", help="print the report as one JSON object")
     add_help_texts(validate, "--run RUN [--qrels QRELS] [flags]", EXAMPLES["validate"], EXIT_CODES)
 

@@ -33,7 +33,7 @@ from pipeline.inputs import check as check_prepared
 from pipeline.io.read import COLLECT_ENGINE, Columns, Source
 from pipeline.registry import Evaluation, InputChecks, QueryWeights, option_fields
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
-from pipeline.weights import weigh
+from pipeline.weights import read_query_weights, weigh
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +80,13 @@ def evaluate_inputs(
     An input that changes while it is read is refused (:func:`pipeline.inputs.unchanged_while_read`).
     With ``weights.path``, the summary's means are weighted by the queries' weights
     (:mod:`pipeline.weights`), taken from the engine's per-query table, as the groups' are."""
+    # the weights' own rules are checked before the evaluation, not after an hour of it
+    table = None if weights is None or weights.path is None else read_query_weights(weights, inputs.columns)
     with unchanged_while_read(inputs):
         result = _evaluate(inputs, evaluation, engine, execution)
-    if weights is None or weights.path is None:
+    if weights is None or table is None:
         return result
-    table = weigh(result.per_query, weights, inputs.columns)
+    table = weigh(result.per_query, weights, table=table)
     summary = summarize(result.per_query.lazy(), weights=table).collect()
     return replace(result, summary=summary, query_weights=table)
 

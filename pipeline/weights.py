@@ -144,10 +144,31 @@ def check_weight_totals(
 
 
 def weigh(
-    per_query: pl.DataFrame, weights: QueryWeights, columns: Columns | None = None, group_by: Sequence[str] = ()
+    per_query: pl.DataFrame,
+    weights: QueryWeights,
+    columns: Columns | None = None,
+    group_by: Sequence[str] = (),
+    *,
+    table: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """The evaluated queries' weights (:func:`evaluated_weights`) read from ``weights.path`` and
-    checked (:func:`read_query_weights`, :func:`check_weight_totals`)."""
-    table = evaluated_weights(per_query, read_query_weights(weights, columns), weights)
-    check_weight_totals(per_query, table, str(weights.path), group_by)
-    return table
+    """The evaluated queries' weights (:func:`evaluated_weights`) from ``table`` (the weights
+    :func:`read_query_weights` read, read here when None), their totals checked
+    (:func:`check_weight_totals`)."""
+    table = read_query_weights(weights, columns) if table is None else table
+    evaluated = evaluated_weights(per_query, table, weights)
+    check_weight_totals(per_query, evaluated, str(weights.path), group_by)
+    return evaluated
+
+
+def check_weights_cover(run: pl.LazyFrame, qrels: pl.LazyFrame, weights: QueryWeights, columns: Columns | None) -> None:
+    """What ``ndcg validate`` can check of ``--query-weights`` before any evaluation: the table's
+    own rules (:func:`read_query_weights`), and a weight for every query with both results and
+    judgments, which every evaluation evaluates (conventions such as ``--all-queries`` evaluate
+    more: those are checked when evaluated)."""
+    table = read_query_weights(weights, columns)
+    as_text = pl.col(QUERY).cast(pl.String)
+    judged = qrels.select(as_text.alias("_judged")).unique()
+    evaluated = (
+        run.select(QUERY).unique().join(judged, left_on=as_text, right_on="_judged", how="semi").sort(as_text).collect()
+    )
+    evaluated_weights(evaluated, table, weights)

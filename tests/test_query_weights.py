@@ -219,6 +219,48 @@ def test_each_bad_weights_table_is_refused_naming_its_rows(
     assert str(refused.value).startswith(path) and refused.value.exit_code == 3
 
 
+def test_check_refuses_what_evaluate_refuses_before_it_evaluates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``check()`` (``ndcg validate``) reads the table by evaluate's rules and wants a weight for
+    each query with results and judgments, in evaluate's words; evaluate reads the table before
+    the engine runs, so that a bad table fails a long job at once. The one check neither can
+    make before the per-query table exists, a group whose queries all weigh 0, is evaluate's."""
+    for rows, message in REFUSALS:
+        if "weigh 0" in message:
+            continue
+        path = _write(tmp_path, "weights.parquet", pl.DataFrame(rows))
+        with pytest.raises(InvalidInput, match=message):
+            api.check(HAND_RUN, HAND_QRELS, query_weights=path)
+    short = _write(tmp_path, "short.parquet", HAND_WEIGHTS.head(2))
+    assert api.check(HAND_RUN, HAND_QRELS, query_weights=short, missing_query_weight=1) == ()
+    # q4 has results and no judgments: not evaluated by default, so it needs no weight
+    extra = pl.concat([HAND_RUN, pl.DataFrame({"query_id": ["q4"], "doc_id": ["d1"], "score": [1.0]})])
+    warned = api.check(extra, HAND_QRELS, query_weights=_write(tmp_path, "all.parquet", HAND_WEIGHTS))
+    assert [warning.code for warning in warned] == ["queries_only_in_run"]
+
+    def no_engine(*args: object) -> None:
+        raise AssertionError("the engine ran before the weights were read")
+
+    monkeypatch.setattr("pipeline.units._evaluate", no_engine)
+    negative = _write(tmp_path, "negative.parquet", pl.DataFrame(REFUSALS[0][0]))
+    with pytest.raises(InvalidInput, match=REFUSALS[0][1]):
+        api.evaluate(HAND_RUN, HAND_QRELS, query_weights=negative)
+
+
+def test_validate_takes_the_weights_flags_and_exits_3_in_evaluate_s_words(tmp_path: Path) -> None:
+    run = _write(tmp_path, "run.parquet", HAND_RUN)
+    qrels = _write(tmp_path, "qrels.parquet", HAND_QRELS)
+    short = _write(tmp_path, "short.parquet", HAND_WEIGHTS.head(2).rename({"weight": "w"}))
+    flags = ("--run", run, "--qrels", qrels, "--query-weights", short, "--weight-col", "w")
+    refused = run_cli("validate", *flags)
+    said = "1 of the 3 evaluated queries have no weight, e.g. 'q3'"
+    assert refused.returncode == 3 and f"invalid: {short}: {said}" in refused.stdout, refused.stdout
+    assert said in run_cli("evaluate", *flags).stderr
+    accepted = run_cli("validate", *flags, "--missing-query-weight", "0.5", "--json")
+    assert accepted.returncode == 0 and json.loads(accepted.stdout)["valid"] is True, accepted.stdout
+
+
 def test_a_missing_weight_takes_the_weight_named_and_a_zero_group_is_refused(
     tmp_path: Path, hand_per_query: pl.DataFrame
 ) -> None:

@@ -35,7 +35,7 @@ OPTION_GROUPS: dict[str, OptionGroup] = {
         OptionGroup("inputs", ("evaluate", "validate"), ("per_query", "check", "evaluate")),
         OptionGroup("validation", ("evaluate", "validate", "compare"), ("per_query", "check", "evaluate")),
         OptionGroup("execution", ("evaluate",), ("evaluate",)),
-        OptionGroup("query weights", ("evaluate",), ("evaluate",)),
+        OptionGroup("query weights", ("evaluate", "validate"), ("check", "evaluate")),
         OptionGroup("batch job", ("evaluate",), ()),
     )
 }
