@@ -16,10 +16,10 @@ map relabels the qrels before trec_eval's ndcg; ``dcg='exp-log2'`` runs gdeval's
 ``dcg='log2'``         gain linear, discount log2 (trec_eval's ndcg)
 ``dcg='exp-log2'``     gain exponential, discount log2 (gdeval's ndcg)
 ``gains={1:1,2:3}``    a gain map 1=1,2=3 (a level not in it keeps its label as its gain)
-``p=x``                rbp_persistence x (ir_measures' default 0.8; ours, trec_eval's, 0.9)
-``min_rel=a``          cwl_min_rel a: the C/W/L measures' (SDCG) lowest label (default 0)
+``p=x``                rbp_persistence x (ir_measures' default 0.8, NERR10's 0.9; ours, trec_eval's, 0.9)
+``min_rel=a``          cwl_min_rel a: the C/W/L measures' (SDCG, ...) lowest label (default 0)
 ``max_rel=b``          cwl_max_rel b: their highest label (ir_measures requires it; our default 4)
-``T=t``                cwl_target t: INST's and INSQ's target gain (default 1)
+``T=t``                cwl_target t: INST's, INSQ's, NERR11's and BPM's target gain (default 1)
 ``cutoff=k``           the cutoff, as ``@k``
 =====================  =====================================================================
 
@@ -236,6 +236,9 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
     IrMeasure("NERR9", ("cutoff", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
     IrMeasure("INST", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
     IrMeasure("INSQ", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
+    IrMeasure("NERR10", ("p", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
+    IrMeasure("NERR11", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
+    IrMeasure("BPM", ("cutoff", "T", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
     # ndeval's, through pyndeval
     IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
@@ -279,7 +282,9 @@ class ParameterName:
         if "judged_only" in self.measure.parameters:
             held["unjudged"] = ("drop" if params.get("judged_only") else "zero", "judged_only" in given)
         if "p" in self.measure.parameters:
-            held["rbp_persistence"] = (float(params.get("p", 0.8)), "p" in given)
+            # ir_measures' RBP defaults to 0.8, its NERR10 to 0.9
+            default = 0.9 if self.measure.name == "NERR10" else 0.8
+            held["rbp_persistence"] = (float(params.get("p", default)), "p" in given)
         if "max_rel" in self.measure.parameters:
             # ir_measures' min_rel defaults to 0, ours too; its max_rel has no default, ours 4
             held["cwl_min_rel"] = (float(params.get("min_rel", 0)), "min_rel" in given)
