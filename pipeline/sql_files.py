@@ -103,6 +103,7 @@ PER_QUERY_STEPS = (
     "curves/nerr_curve.sql",
     "curves/target_curve.sql",
     "curves/bpm_curve.sql",
+    "curves/compat_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

@@ -1,6 +1,6 @@
 """The C/W/L user-model measures (Moffat et al.; Azzopardi, Thomas and Moffat, SIGIR 2019) as
 cwl_eval computes them, and so ir_measures, which runs cwl_eval for them: SDCG@k, NERR8@k, NERR9@k, INST, INSQ,
-NERR10, NERR11 and BPM@k.
+NERR10, NERR11 and BPM@k; and ir_measures' Compat (Clarke, Vtyurina and Smucker's compatibility).
 
 Against independent sources: the arithmetic written out on a small input, and ir_measures with
 cwl_eval run in the test on random data, one evaluation per convention set and engine (Polars and
@@ -182,6 +182,32 @@ def test_bpm_reaches_t_as_cwl_evals_running_sum_does() -> None:
         assert got[("long", 50)] == pytest.approx(expected, abs=TOLERANCE), engine
 
 
+def test_compat_written_out() -> None:
+    """Compat = the sum over i <= D = max(n, |ideal|) of p^(i - 1) * O(i) / i over the same sum
+    with O(i) = min(i, |ideal|), O(i) the documents in the top i of both the ranking and the ideal
+    (the documents labelled above 0 by label, then the run's score, 0 when not retrieved).
+    c: ranking x y z, ideal y (2) z (1, score 1) w (1, not retrieved: 0); n: ranking y (-1) x (-2),
+    ideal w (not retrieved, read as 0, above y's -1) y, as ir_measures orders it."""
+    run_rows = [("c", "x", 3.0), ("c", "y", 2.0), ("c", "z", 1.0), ("n", "y", -1.0), ("n", "x", -2.0)]
+    run_rows += [("s", "m", 2.0), ("s", "n", 1.0)]
+    qrels_rows = [("c", "x", 0), ("c", "y", 2), ("c", "z", 1), ("c", "w", 1), ("n", "y", 1), ("n", "w", 1)]
+    qrels_rows += [("s", "m", -1), ("s", "n", 0)]
+    p = 0.95  # ir_measures' default
+    # c: O = 0, 1 ({y}), 2 ({y, z}); the ideal's own O = 1, 2, 3
+    compat_c = (p / 2 + p**2 * 2 / 3) / (1 + p + p**2)
+    # n: O = 0, 1 ({y}); the ideal's own 1, 2
+    compat_n = (p / 2) / (1 + p)
+    expected = {"c": compat_c, "n": compat_n, "s": 0.0}
+    peer = _peer(run_rows, qrels_rows, ["Compat"])
+    assert {query: peer[(query, "Compat")] for query in expected} == pytest.approx(expected, abs=1e-12)
+    run, qrels = frames(run_rows, qrels_rows)
+    for engine in ENGINES:
+        got = _values(compute(engine, run, qrels, Evaluation(cutoffs=(2,), measures=("Compat",))), "Compat")
+        for query, value in expected.items():
+            assert got[(query, None)] == pytest.approx(value, abs=TOLERANCE), (engine, query)
+            assert got[(query, 2)] is None  # of the whole ranking only
+
+
 def _random_collection(seed: int) -> tuple[list[tuple], list[tuple]]:
     rng = random.Random(seed)
     run_rows, qrels_rows = [], []
@@ -213,7 +239,7 @@ def test_the_measures_are_cwl_evals_on_random_data() -> None:
         names = [f"{measure}({parameters})@{k}" for measure in ("SDCG", "NERR8", "NERR9") for k in cutoffs]
         names += [f"BPM({parameters}{target})@{k}" for k in cutoffs]
         names += [f"{measure}({parameters}{target})" for measure in ("INST", "INSQ", "NERR11")]
-        names.append(f"NERR10({parameters}{persistence})")
+        names += [f"NERR10({parameters}{persistence})", f"Compat({persistence[2:]})"]
         expected = _peer(run_rows, qrels_rows, names)
         assert len(expected) > 400
         evaluation = Evaluation(measures=tuple(names))
@@ -248,6 +274,14 @@ def test_the_scale_is_refused_in_one_rules_words(tmp_path: Path) -> None:
     assert Evaluation(measures=("NERR10(p=0.8)", "NERR11(T=3)")).rbp_persistence == 0.8
     with pytest.raises(SpecError, match="contradicts NERR10"):
         Evaluation(measures=("NERR10(p=0.8)",), rbp_persistence=0.7)
+    # Compat's p is RBO's, a persistence of its own (ir_measures' default 0.95), beside RBP's and NERR10's
+    both = Evaluation(measures=("Compat", "NERR10(p=0.5)"))
+    assert (both.compat_persistence, both.rbp_persistence) == (0.95, 0.5)
+    persistence_refused = r"^compat_persistence must be a number strictly between 0 and 1, got 1.0$"
+    with pytest.raises(SpecError, match=persistence_refused):
+        Evaluation(measures=("Compat",), compat_persistence=1.0)
+    with pytest.raises(SpecError, match="Compat is computed normalised only"):
+        Evaluation(measures=("Compat(normalize=False)",))
     run, qrels = frames(HAND_RUN, HAND_QRELS)
     run.collect().write_parquet(tmp_path / "run.parquet")
     qrels.collect().write_parquet(tmp_path / "qrels.parquet")
@@ -261,6 +295,8 @@ def test_the_scale_is_refused_in_one_rules_words(tmp_path: Path) -> None:
             connection.execute(f"{call}, cwl_min_rel := 1, cwl_max_rel := 0.5)", inputs).fetchall()
         with pytest.raises(duckdb.Error, match=target_refused[1:-1]):
             connection.execute(f"{call}, cwl_target := 0.5)", inputs).fetchall()
+        with pytest.raises(duckdb.Error, match=persistence_refused[1:-1].replace("1.0", "1")):
+            connection.execute(f"{call}, compat_persistence := 1.0)", inputs).fetchall()
         rows = connection.execute(f"{call}, cwl_max_rel := 3) where k = 5 order by query_id", inputs).fetchall()
     finally:
         connection.close()
@@ -281,10 +317,10 @@ def test_the_measures_on_spark(tmp_path: Path, local_spark: object) -> None:
     names = [f"{m}(max_rel=3)@{k}" for m in ("SDCG", "NERR8", "NERR9") for k in (1, 5, 20)]
     names += [f"BPM(max_rel=3, T=1.5)@{k}" for k in (1, 5, 20)]
     names += [f"{m}(max_rel=3, T=1.5)" for m in ("INST", "INSQ", "NERR11")]
-    evaluation = Evaluation(measures=(*names, "NERR10(max_rel=3, p=0.8)"))
+    evaluation = Evaluation(measures=(*names, "NERR10(max_rel=3, p=0.8)", "Compat(p=0.9)"))
     want = compute("polars", run, qrels, evaluation)
     table = evaluate(run, qrels, evaluation=evaluation, engine="spark").per_query
-    for measure in ("SDCG", "NERR8", "NERR9", "INST", "INSQ", "NERR10", "NERR11", "BPM"):
+    for measure in ("SDCG", "NERR8", "NERR9", "INST", "INSQ", "NERR10", "NERR11", "BPM", "Compat"):
         expected, got = _values(want, measure), _values(table, measure)
         assert set(got) == set(expected)
         for key, value in expected.items():

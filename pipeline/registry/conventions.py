@@ -641,6 +641,20 @@ CONVENTIONS: tuple[Convention, ...] = (
         absent_means_default=True,
         examples=(("3", 3.0),),
     ),
+    Convention(
+        "compat_persistence",
+        "compat_persistence",
+        "p of ir_measures' Compat (compatibility, Clarke, Vtyurina and Smucker, TOIS 2021): the persistence of "
+        "its rank-biased overlap with the ideal ranking, strictly between 0 and 1 (default 0.95, ir_measures'; "
+        "Compat(p=0.9) sets it)",
+        default=0.95,
+        parse=decimal,
+        metavar="P",
+        variables=(_variable("compat_persistence", "DOUBLE"),),
+        described_as="compat_persistence",
+        absent_means_default=True,
+        examples=(("0.9", 0.9),),
+    ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 # The conventions that decide which labels validation refuses (pipeline.rules.label_bounds): the

@@ -44,6 +44,7 @@ CURVES: dict[str, str] = {
     "nerr_curve": "per query and cutoff, the C/W/L forms of ERR, whose reader stops at a gain (NERR8, NERR9)",
     "target_curve": "per query, the C/W/L measures read over 1000 positions (INST, INSQ, NERR10, NERR11)",
     "bpm_curve": "per query and cutoff, the C/W/L measure whose reader stops at a target gain or k (BPM)",
+    "compat_curve": "per query, the rank-biased overlap of its ranking with the ideal ranking (Compat)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others are of the whole
 # ranking only.
@@ -636,7 +637,7 @@ def _by_peer(name: str, formula: str, curve: str, ignores: str = _CWL_IGNORES, *
         formula,
         ir_measures=None if cut else peer,
         ir_measures_cut=f"{peer}@{{k}}" if cut else None,
-        counters=("judged_found",),
+        counters=kind.get("counters", ("judged_found",)),
         whole=not cut,
         ignores=ignores,
         curve=curve,
@@ -692,6 +693,17 @@ MEASURES += (
         "the gain of the ranks i <= m over m, m = min(k, s, 1000), s the first rank whose gain at or above it "
         "reaches T = cwl_target (none: 1000) (cwl_eval's static BPM, K = k); null for the whole ranking",
         "bpm_curve",
+    ),
+    _by_peer(
+        "Compat",
+        "sum over i <= max(n, R+) of p^(i - 1) * O(i) / i, over the same with O(i) = min(i, R+): O(i) the documents "
+        "in the top i of both the ranking and the ideal (the R+ judged labelled above 0, by label, then score, 0 "
+        "when not retrieved), p = compat_persistence (Clarke et al.'s compatibility, ir_measures' Compat)",
+        "compat_curve",
+        "gain, discount, log_base, ideal, empty_ideal, relevance_threshold, tie_bounds, cwl_min_rel, cwl_max_rel. "
+        "It follows compat_persistence, all_queries, queries_without_judgments, max_results, unjudged, "
+        "retrieved_scores, ties",
+        counters=("retrieved_in_ranking",),
     ),
 )
 # ndeval's intent-aware measures (the TREC Web Track's diversity task; ir_measures runs ndeval
@@ -771,24 +783,6 @@ PRIMARY_MEASURE = "ndcg"
 # the companions, only when asked for.
 MEASURE_FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(m.selected_by for m in MEASURES))
 COMPANION_MEASURES: tuple[str, ...] = tuple(m.name for m in MEASURES if m.selected_by != PRIMARY_MEASURE)
-
-
-# The variables of sql/summary.sql: which measures it sums and which it combines by geometric
-# mean (every other one is a mean). They follow the registry, never an evaluation, so every
-# summary (the duckdb CLI's too, unset: all means) combines a measure the same way.
-SUMMARY_VARIABLE_TYPES: dict[str, str] = {"sum_measures": "ARRAY<STRING>", "geometric_mean_measures": "ARRAY<STRING>"}
-
-
-def summary_variables(measures: tuple[Measure, ...] = MEASURES) -> dict[str, list[str]]:
-    """The variables of ``sql/summary.sql`` for ``measures`` (the registry's by default).
-
-    >>> summary_variables()["geometric_mean_measures"]
-    ['gm_map', 'gm_bpref']
-    """
-    return {
-        "sum_measures": [m.name for m in measures if m.aggregate == "sum"],
-        "geometric_mean_measures": [m.name for m in measures if m.aggregate == "geometric_mean"],
-    }
 
 
 def measure_columns(families: tuple[str, ...]) -> tuple[str, ...]:

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1513,6 +1513,7 @@ WITH text_lines AS (
               'NERR10',
               'NERR11',
               'BPM',
+              'Compat',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -1539,7 +1540,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -1602,6 +1603,18 @@ WITH text_lines AS (
       )
       THEN ERROR(
         caller || ': ' || 'rbp_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(rbp_persistence AS DOUBLE) AS TEXT), 'None')
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        compat_persistence IS NULL
+        OR NOT (
+          compat_persistence > 0 AND compat_persistence < 1
+        )
+      )
+      THEN ERROR(
+        caller || ': ' || 'compat_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(compat_persistence AS DOUBLE) AS TEXT), 'None')
       )
       WHEN NOT (
         FALSE
@@ -3409,6 +3422,7 @@ WITH text_lines AS (
             'NERR10',
             'NERR11',
             'BPM',
+            'Compat',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -5051,6 +5065,97 @@ FROM (
     SELECT
       *
     FROM bpm_curve__final AS final
+  ), compat_curve AS (
+    WITH compat_curve__ranked AS (
+      SELECT
+        retrieved.query_id,
+        retrieved.doc_id,
+        retrieved.score,
+        retrieved.rank
+      FROM retrieved
+      WHERE
+        retrieved.ordering = 'retrieved' AND ARRAY_CONTAINS(curves, 'compat_curve')
+    ), compat_curve__lengths AS (
+      SELECT
+        ranked.query_id,
+        COUNT(*) AS ranking_length
+      FROM compat_curve__ranked AS ranked
+      GROUP BY
+        ranked.query_id
+    ), compat_curve__ideal AS (
+      SELECT
+        j.query_id,
+        r.rank,
+        ROW_NUMBER() OVER (
+          PARTITION BY j.query_id
+          ORDER BY j.label DESC NULLS LAST, COALESCE(r.score, 0.0) DESC NULLS LAST, r.rank ASC NULLS LAST, j.doc_id ASC NULLS LAST
+        ) AS ideal_rank
+      FROM judgments AS j
+      INNER JOIN compat_curve__lengths AS lengths
+        ON j.query_id = lengths.query_id
+      LEFT JOIN compat_curve__ranked AS r
+        ON j.query_id = r.query_id AND j.doc_id = r.doc_id
+      WHERE
+        j.label > 0
+    ), compat_curve__ideal_lengths AS (
+      SELECT
+        ideal.query_id,
+        COUNT(*) AS ideal_length
+      FROM compat_curve__ideal AS ideal
+      GROUP BY
+        ideal.query_id
+    ), compat_curve__completed AS (
+      SELECT
+        ideal.query_id,
+        GREATEST(ideal.rank, ideal.ideal_rank) AS i,
+        COUNT(*) AS documents
+      FROM compat_curve__ideal AS ideal
+      WHERE
+        NOT ideal.rank IS NULL
+      GROUP BY
+        ideal.query_id,
+        GREATEST(ideal.rank, ideal.ideal_rank)
+    ), compat_curve__positions AS (
+      SELECT
+        lengths.query_id,
+        COALESCE(ideal_lengths.ideal_length, 0) AS ideal_length,
+        UNNEST(
+          RANGE(1, GREATEST(lengths.ranking_length, COALESCE(ideal_lengths.ideal_length, 0)) + 1)
+        ) AS i
+      FROM compat_curve__lengths AS lengths
+      LEFT JOIN compat_curve__ideal_lengths AS ideal_lengths
+        ON lengths.query_id = ideal_lengths.query_id
+    ), compat_curve__weighted AS (
+      SELECT
+        positions.query_id,
+        positions.i,
+        POWER(COALESCE(compat_persistence, 0.95), positions.i - 1) / positions.i AS weight,
+        LEAST(positions.i, positions.ideal_length) AS ideal_overlap,
+        SUM(COALESCE(completed.documents, 0)) OVER (
+          PARTITION BY positions.query_id
+          ORDER BY positions.i ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS overlap
+      FROM compat_curve__positions AS positions
+      LEFT JOIN compat_curve__completed AS completed
+        ON positions.query_id = completed.query_id AND positions.i = completed.i
+    ), compat_curve__final AS (
+      SELECT
+        weighted.query_id,
+        COALESCE(
+          SUM(weighted.weight * weighted.overlap ORDER BY weighted.i ASC NULLS LAST) / NULLIF(
+            SUM(weighted.weight * weighted.ideal_overlap ORDER BY weighted.i ASC NULLS LAST),
+            0.0
+          ),
+          0.0
+        ) AS compat_value
+      FROM compat_curve__weighted AS weighted
+      GROUP BY
+        weighted.query_id
+    )
+    SELECT
+      *
+    FROM compat_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -5085,6 +5190,7 @@ FROM (
         EXCLUDE (query_id),
         target_curve.*
         EXCLUDE (query_id),
+        compat_curve.compat_value,
         cascade_curve.err_sum,
         intent_curve.*
         EXCLUDE (query_id, k),
@@ -5099,6 +5205,8 @@ FROM (
         ON counters.query_id = gain_curve.query_id
       LEFT JOIN target_curve
         ON counters.query_id = target_curve.query_id
+      LEFT JOIN compat_curve
+        ON counters.query_id = compat_curve.query_id
       CROSS JOIN cutoffs
       CROSS JOIN counted__orderings AS orderings
       LEFT JOIN counted__sums AS ranked
@@ -5546,6 +5654,7 @@ FROM (
         CASE WHEN c.k IS NULL THEN COALESCE(c.nerr10_value, 0.0) END AS "NERR10",
         CASE WHEN c.k IS NULL THEN COALESCE(c.nerr11_value, 0.0) END AS "NERR11",
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.bpm_value, 0.0) END AS "BPM",
+        CASE WHEN c.k IS NULL THEN COALESCE(c.compat_value, 0.0) END AS "Compat",
         c.*
         EXCLUDE (cg, dcg, idcg)
       FROM intent_measures AS c
@@ -5635,7 +5744,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -5749,7 +5858,8 @@ FROM NDCG_PER_QUERY_STEPS(
         'iprec_at_recall',
         'bpref',
         'binG',
-        'Rndcg'
+        'Rndcg',
+        'Compat'
       ] AS TEXT[])
     ),
     FALSE
@@ -5813,6 +5923,11 @@ FROM NDCG_PER_QUERY_STEPS(
       CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['BPM'] AS TEXT[])), FALSE)
         THEN ['bpm_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Compat'] AS TEXT[])), FALSE)
+        THEN ['compat_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -6044,6 +6159,11 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Compat'] AS TEXT[])), FALSE)
+        THEN CAST(['Compat'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec'] AS TEXT[])), FALSE)
         THEN CAST(['strec'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
@@ -6101,6 +6221,7 @@ FROM NDCG_PER_QUERY_STEPS(
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
   cwl_target := cwl_target,
+  compat_persistence := compat_persistence,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -6108,7 +6229,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6250,6 +6371,10 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'BPM') THEN ['BPM'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'Compat') THEN ['Compat'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -6300,6 +6425,7 @@ FROM NDCG_PER_QUERY_TABLE(
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
   cwl_target := cwl_target,
+  compat_persistence := compat_persistence,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -6307,7 +6433,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6449,6 +6575,10 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'BPM') THEN ['BPM'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'Compat') THEN ['Compat'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -6503,6 +6633,7 @@ FROM (
       cwl_min_rel := cwl_min_rel,
       cwl_max_rel := cwl_max_rel,
       cwl_target := cwl_target,
+      compat_persistence := compat_persistence,
       allow_fractional_labels := allow_fractional_labels,
       run_format := run_format,
       qrels_format := qrels_format

@@ -1368,6 +1368,98 @@ WITH cutoffs AS (
   SELECT
     *
   FROM bpm_curve__final AS final
+), compat_curve AS (
+  WITH compat_curve__ranked AS (
+    SELECT
+      retrieved.query_id,
+      retrieved.doc_id,
+      retrieved.score,
+      retrieved.rank
+    FROM retrieved
+    WHERE
+      retrieved.ordering = 'retrieved'
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'compat_curve')
+  ), compat_curve__lengths AS (
+    SELECT
+      ranked.query_id,
+      COUNT(*) AS ranking_length
+    FROM compat_curve__ranked AS ranked
+    GROUP BY
+      ranked.query_id
+  ), compat_curve__ideal AS (
+    SELECT
+      j.query_id,
+      r.rank,
+      ROW_NUMBER() OVER (
+        PARTITION BY j.query_id
+        ORDER BY j.label DESC NULLS LAST, COALESCE(r.score, 0.0) DESC NULLS LAST, r.rank ASC NULLS LAST, j.doc_id ASC NULLS LAST
+      ) AS ideal_rank
+    FROM judgments AS j
+    INNER JOIN compat_curve__lengths AS lengths
+      ON j.query_id = lengths.query_id
+    LEFT JOIN compat_curve__ranked AS r
+      ON j.query_id = r.query_id AND j.doc_id = r.doc_id
+    WHERE
+      j.label > 0
+  ), compat_curve__ideal_lengths AS (
+    SELECT
+      ideal.query_id,
+      COUNT(*) AS ideal_length
+    FROM compat_curve__ideal AS ideal
+    GROUP BY
+      ideal.query_id
+  ), compat_curve__completed AS (
+    SELECT
+      ideal.query_id,
+      GREATEST(ideal.rank, ideal.ideal_rank) AS i,
+      COUNT(*) AS documents
+    FROM compat_curve__ideal AS ideal
+    WHERE
+      NOT ideal.rank IS NULL
+    GROUP BY
+      ideal.query_id,
+      GREATEST(ideal.rank, ideal.ideal_rank)
+  ), compat_curve__positions AS (
+    SELECT
+      lengths.query_id,
+      COALESCE(ideal_lengths.ideal_length, 0) AS ideal_length,
+      UNNEST(
+        RANGE(1, GREATEST(lengths.ranking_length, COALESCE(ideal_lengths.ideal_length, 0)) + 1)
+      ) AS i
+    FROM compat_curve__lengths AS lengths
+    LEFT JOIN compat_curve__ideal_lengths AS ideal_lengths
+      ON lengths.query_id = ideal_lengths.query_id
+  ), compat_curve__weighted AS (
+    SELECT
+      positions.query_id,
+      positions.i,
+      POWER(COALESCE(GETVARIABLE('compat_persistence'), 0.95), positions.i - 1) / positions.i AS weight,
+      LEAST(positions.i, positions.ideal_length) AS ideal_overlap,
+      SUM(COALESCE(completed.documents, 0)) OVER (
+        PARTITION BY positions.query_id
+        ORDER BY positions.i ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ) AS overlap
+    FROM compat_curve__positions AS positions
+    LEFT JOIN compat_curve__completed AS completed
+      ON positions.query_id = completed.query_id AND positions.i = completed.i
+  ), compat_curve__final AS (
+    SELECT
+      weighted.query_id,
+      COALESCE(
+        SUM(weighted.weight * weighted.overlap ORDER BY weighted.i ASC NULLS LAST) / NULLIF(
+          SUM(weighted.weight * weighted.ideal_overlap ORDER BY weighted.i ASC NULLS LAST),
+          0.0
+        ),
+        0.0
+      ) AS compat_value
+    FROM compat_curve__weighted AS weighted
+    GROUP BY
+      weighted.query_id
+  )
+  SELECT
+    *
+  FROM compat_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -1402,6 +1494,7 @@ WITH cutoffs AS (
       EXCLUDE (query_id),
       target_curve.*
       EXCLUDE (query_id),
+      compat_curve.compat_value,
       cascade_curve.err_sum,
       intent_curve.*
       EXCLUDE (query_id, k),
@@ -1416,6 +1509,8 @@ WITH cutoffs AS (
       ON counters.query_id = gain_curve.query_id
     LEFT JOIN target_curve
       ON counters.query_id = target_curve.query_id
+    LEFT JOIN compat_curve
+      ON counters.query_id = compat_curve.query_id
     CROSS JOIN cutoffs
     CROSS JOIN counted__orderings AS orderings
     LEFT JOIN counted__sums AS ranked
@@ -1876,6 +1971,7 @@ WITH cutoffs AS (
       CASE WHEN c.k IS NULL THEN COALESCE(c.nerr10_value, 0.0) END AS "NERR10",
       CASE WHEN c.k IS NULL THEN COALESCE(c.nerr11_value, 0.0) END AS "NERR11",
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.bpm_value, 0.0) END AS "BPM",
+      CASE WHEN c.k IS NULL THEN COALESCE(c.compat_value, 0.0) END AS "Compat",
       c.*
       EXCLUDE (cg, dcg, idcg)
     FROM intent_measures AS c

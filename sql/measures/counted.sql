@@ -3,14 +3,14 @@
 --
 -- Reads: views counters (sql/counters/counters.sql), cutoffs (sql/ranking/cutoffs.sql),
 -- sums_at_cutoffs (sql/counters/sums_at_cutoffs.sql), relevance_curve, gain_curve, cascade_curve,
--- intent_curve, user_model_curve, nerr_curve, target_curve and bpm_curve (sql/curves/).
+-- intent_curve, user_model_curve, nerr_curve, target_curve, bpm_curve and compat_curve (sql/curves/).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
 -- Creates: view counted (ordering, query_id, k, cg, dcg and the rank counters of sums_at_cutoffs,
 -- idcg, then the per-query counters of sql/counters/counters.sql, the sums of relevance_curve,
--- gain_curve and target_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's,
+-- gain_curve, target_curve and compat_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's,
 -- user_model_curve's, nerr_curve's and bpm_curve's at each cutoff, null where they have no row):
 -- ordering is 'retrieved' (with tie_bounds also 'worst', 'best'); a sum or rank counter is null
 -- where nothing at or above k earns or is counted; idcg is the ideal ranking's dcg.
@@ -44,6 +44,7 @@ final as (
         relevance_curve.* exclude (query_id),  -- noqa: RF02
         gain_curve.* exclude (query_id),  -- noqa: RF02
         target_curve.* exclude (query_id),  -- noqa: RF02
+        compat_curve.compat_value,
         cascade_curve.err_sum,
         intent_curve.* exclude (query_id, k),  -- noqa: RF02
         user_model_curve.sdcg_value,
@@ -53,6 +54,7 @@ final as (
     left join relevance_curve on counters.query_id = relevance_curve.query_id
     left join gain_curve on counters.query_id = gain_curve.query_id
     left join target_curve on counters.query_id = target_curve.query_id
+    left join compat_curve on counters.query_id = compat_curve.query_id
     cross join cutoffs
     cross join orderings
     left join sums as ranked

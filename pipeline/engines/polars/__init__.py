@@ -85,6 +85,7 @@ def per_query(
     nerr_curve = curves.nerr_curve(curves.nerr_runs(cwl_gains, evaluation), evaluation)
     target_curve = curves.target_curve(cwl_gains, evaluation)
     bpm_curve = curves.bpm_curve(cwl_gains, evaluation)
+    compat_curve = curves.compat_curve(retrieved["retrieved"], judged, evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -102,6 +103,7 @@ def per_query(
             nerr_curve if companions else None,
             target_curve if companions else None,
             bpm_curve if companions else None,
+            compat_curve if companions else None,
         )
         steps = (
             measures.set_measures,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import polars as pl
 
 from pipeline.engines.polars.counters import holds, sums_at_cutoffs
-from pipeline.engines.polars.ranking import DOC, JUDGMENT, LABEL, QUERY, SUBTOPIC
+from pipeline.engines.polars.ranking import DOC, JUDGMENT, LABEL, QUERY, SCORE, SUBTOPIC
 from pipeline.expressions import discount
 from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, SIGNAL, Evaluation
 
@@ -495,3 +495,60 @@ def bpm_curve(gains: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFram
         .group_by(QUERY, "k")
         .agg((in_rank_order_sum(pl.col("gain")) / pl.col("depth").first()).alias("bpm_value"))
     )
+
+
+def compat_curve(retrieved: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, compat_value`` of each query with a ranking (sql/curves/compat_curve.sql):
+    ir_measures' Compat, the rank-biased overlap with the ideal ranking (the judged documents
+    labelled above 0 by label, then the run's score, 0 when not retrieved, then the ranking's
+    order), over the ideal's own: the sum over i <= max(n, |ideal|) of p^(i - 1) * O(i) / i,
+    O(i) the documents in the top i of both; or None when Compat is not asked for."""
+    if "compat_curve" not in evaluation.curves:
+        return None
+    ranked = retrieved.select(QUERY, DOC, SCORE, "rank")
+    lengths = ranked.group_by(QUERY).agg(pl.len().alias("ranking_length"))
+    # the order of the documents not retrieved among themselves changes no overlap: not broken
+    ideal = (
+        judged.filter(pl.col(JUDGMENT) > 0)
+        .select(QUERY, DOC, JUDGMENT)
+        .join(lengths.select(QUERY), on=QUERY, how="inner")
+        .join(ranked, on=[QUERY, DOC], how="left")
+    )
+    # by label descending, then the run's score (0 when not retrieved) descending, then the ranking's order
+    in_ideal_order = [-pl.col(JUDGMENT), -pl.col(SCORE).fill_null(0.0), pl.col("rank")]
+    ideal = ideal.with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        .over(QUERY, order_by=in_ideal_order, nulls_last=True)
+        .alias("ideal_rank")
+    )
+    ideal_lengths = ideal.group_by(QUERY).agg(pl.len().alias("ideal_length"))
+    completed = (
+        ideal.filter(pl.col("rank").is_not_null())
+        .group_by(QUERY, pl.max_horizontal("rank", "ideal_rank").cast(pl.Int64).alias("i"))
+        .agg(pl.len().alias("documents"))
+    )
+    ideal_length = pl.col("ideal_length").fill_null(0)
+    positions = (
+        lengths.join(ideal_lengths, on=QUERY, how="left")
+        .select(
+            QUERY,
+            ideal_length.alias("ideal_length"),
+            pl.int_ranges(1, pl.max_horizontal("ranking_length", ideal_length) + 1, dtype=pl.Int64).alias("i"),
+        )
+        .explode("i")
+    )
+    i = pl.col("i")
+    weighted = positions.join(completed, on=[QUERY, "i"], how="left").select(
+        QUERY,
+        "i",
+        (pl.lit(evaluation.compat_persistence).pow(i - 1) / i).alias("weight"),
+        pl.min_horizontal(i, "ideal_length").alias("ideal_overlap"),
+        pl.col("documents").fill_null(0).cum_sum().over(QUERY, order_by="i").alias("overlap"),
+    )
+    sums = weighted.group_by(QUERY).agg(
+        in_rank_order_sum(pl.col("weight") * pl.col("overlap"), "i").alias("compat_sum"),
+        in_rank_order_sum(pl.col("weight") * pl.col("ideal_overlap"), "i").alias("compat_best"),
+    )
+    best = pl.col("compat_best")
+    # an empty ideal (no document labelled above 0) scores 0
+    return sums.select(QUERY, pl.when(best > 0).then(pl.col("compat_sum") / best).otherwise(0.0).alias("compat_value"))
