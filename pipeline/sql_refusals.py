@@ -560,17 +560,17 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
             Sql(f"'relevance_threshold must be a finite number, got ' || {_number(threshold)}"),
         )
     )
-    persistence = _variable("rbp_persistence")
-    rules.append(
-        (
-            f"not ({unset('rbp_persistence')}) "
-            f"and ({persistence} is null or not ({persistence} > 0 and {persistence} < 1))",
-            Sql(
-                "'rbp_persistence must be a number strictly between 0 and 1, got ' || "
-                f"coalesce({_number(persistence)}, 'None')"
-            ),
+    for name in ("rbp_persistence", "compat_persistence"):
+        persistence = _variable(name)
+        rules.append(
+            (
+                f"not ({unset(name)}) and ({persistence} is null or not ({persistence} > 0 and {persistence} < 1))",
+                Sql(
+                    f"'{name} must be a number strictly between 0 and 1, got ' || "
+                    f"coalesce({_number(persistence)}, 'None')"
+                ),
+            )
         )
-    )
     grade = _variable("err_max_grade")
     rules.append(
         (

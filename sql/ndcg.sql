@@ -57,10 +57,13 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/curves/cascade_curve.sql
 .read sql/curves/intent_pairs.sql
 .read sql/curves/intent_curve.sql
+.read sql/curves/cwl_gains.sql
 .read sql/curves/user_model_curve.sql
 .read sql/curves/nerr_runs.sql
 .read sql/curves/nerr_curve.sql
 .read sql/curves/target_curve.sql
+.read sql/curves/bpm_curve.sql
+.read sql/curves/compat_curve.sql
 .read sql/measures/counted.sql
 .read sql/measures/set_measures.sql
 .read sql/measures/curve_measures.sql

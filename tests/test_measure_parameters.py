@@ -263,10 +263,10 @@ REFUSED_NAMES = [
         f"them together); {NDCG_HELP}",
     ),
     (
-        "BPM(max_rel=2)@5",
-        "measure 'BPM(max_rel=2)@5': 'BPM' is not one of ir_measures' measures we compute (nDCG, P, R, AP, RR, "
-        "Success, NumQ, NumRet, NumRel, SetP, SetR, SetF, Judged, Rprec, IPrec, Bpref, infAP, RBP, ERR, SDCG, NERR8, "
-        "NERR9, INST, INSQ, P_IA, StRecall, ERR_IA, AP_IA, alpha_DCG, NRBP)",
+        "Accuracy(rel=2)@5",
+        "measure 'Accuracy(rel=2)@5': 'Accuracy' is not one of ir_measures' measures we compute (nDCG, P, R, AP, "
+        "RR, Success, NumQ, NumRet, NumRel, SetP, SetR, SetF, Judged, Rprec, IPrec, Bpref, infAP, RBP, ERR, SDCG, "
+        "NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, P_IA, StRecall, ERR_IA, AP_IA, alpha_DCG, NRBP)",
     ),
 ]
 # (measures, flags, message): a flag that says otherwise than a parameter

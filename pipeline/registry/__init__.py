@@ -97,13 +97,11 @@ from pipeline.registry.measures import (
     PRIMARY_MEASURE,
     RECALL_LEVELS,
     RPREC_MULTIPLES,
-    SUMMARY_VARIABLE_TYPES,
     TREC_CUTOFFS,
     Aggregate,
     Better,
     Measure,
     measure_columns,
-    summary_variables,
 )
 from pipeline.registry.names import (
     MEASURE_SETS,
@@ -151,9 +149,11 @@ from pipeline.registry.profiles import (
     profiles_table,
 )
 from pipeline.registry.tables import (
+    SUMMARY_VARIABLE_TYPES,
     conventions_table,
     options_table,
     reference_tables,
+    summary_variables,
     with_conventions_table,
     with_table,
 )

@@ -531,8 +531,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "rbp_persistence",
         "rbp_persistence",
-        "p of rank-biased precision (rbp, rbp_resid): the chance that a reader goes on from a rank to the next, "
-        "strictly between 0 and 1 (default 0.9, trec_eval's; ir_measures' RBP defaults to 0.8)",
+        "p of rank-biased precision (rbp, rbp_resid) and of cwl_eval's NERR10: the chance that a reader goes on "
+        "from a rank to the next, strictly between 0 and 1 (default 0.9, trec_eval's and ir_measures' NERR10's; "
+        "ir_measures' RBP defaults to 0.8)",
         default=0.9,
         parse=decimal,
         metavar="P",
@@ -601,9 +602,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "cwl_min_rel",
         "cwl_min_rel",
-        "the lowest label of the scale the C/W/L measures (SDCG) read gains on, as cwl_eval (through ir_measures' "
-        "min_rel): a rank's gain is (min(max(label, 0, cwl_min_rel), cwl_max_rel) - cwl_min_rel) / (cwl_max_rel - "
-        "cwl_min_rel), in [0, 1], an unjudged rank's 0 (default 0, ir_measures')",
+        "the lowest label of the scale the C/W/L measures (SDCG, NERR8 to NERR11, INST, INSQ, BPM) read gains on, "
+        "as cwl_eval (through ir_measures' min_rel): a rank's gain is (min(max(label, 0, cwl_min_rel), cwl_max_rel) "
+        "- cwl_min_rel) / (cwl_max_rel - cwl_min_rel), in [0, 1], an unjudged rank's 0 (default 0, ir_measures')",
         default=0.0,
         parse=decimal,
         metavar="LABEL",
@@ -615,7 +616,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "cwl_max_rel",
         "cwl_max_rel",
-        "the highest label of the scale the C/W/L measures (SDCG) read gains on, above cwl_min_rel: a label at "
+        "the highest label of the scale the C/W/L measures read gains on, above cwl_min_rel: a label at "
         "or above it gains 1 (ir_measures' max_rel, which it requires; ours defaults to 4, as err_max_grade does: "
         "give your scale's top, here or as SDCG(max_rel=3)@10)",
         default=4.0,
@@ -629,8 +630,9 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "cwl_target",
         "cwl_target",
-        "T of the C/W/L measures INST and INSQ: the gain the reader seeks, on the scale of cwl_min_rel and "
-        "cwl_max_rel; above 0.5 (default 1, ir_measures'; at 0.5 or below cwl_eval's chance of going on can be 0)",
+        "T of the C/W/L measures INST, INSQ, NERR11 and BPM: the gain the reader seeks, on the scale of cwl_min_rel "
+        "and cwl_max_rel; above 0.5 (default 1, ir_measures'; at 0.5 or below cwl_eval's INST's chance of going on "
+        "can be 0, and one rule holds T for all four)",
         default=1.0,
         parse=decimal,
         metavar="T",
@@ -638,6 +640,20 @@ CONVENTIONS: tuple[Convention, ...] = (
         described_as="cwl_target",
         absent_means_default=True,
         examples=(("3", 3.0),),
+    ),
+    Convention(
+        "compat_persistence",
+        "compat_persistence",
+        "p of ir_measures' Compat (compatibility, Clarke, Vtyurina and Smucker, TOIS 2021): the persistence of "
+        "its rank-biased overlap with the ideal ranking, strictly between 0 and 1 (default 0.95, ir_measures'; "
+        "Compat(p=0.9) sets it)",
+        default=0.95,
+        parse=decimal,
+        metavar="P",
+        variables=(_variable("compat_persistence", "DOUBLE"),),
+        described_as="compat_persistence",
+        absent_means_default=True,
+        examples=(("0.9", 0.9),),
     ),
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}

@@ -88,6 +88,7 @@ class Evaluation:
     cwl_min_rel: float = DEFAULTS["cwl_min_rel"]
     cwl_max_rel: float = DEFAULTS["cwl_max_rel"]
     cwl_target: float = DEFAULTS["cwl_target"]
+    compat_persistence: float = DEFAULTS["compat_persistence"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
@@ -124,11 +125,12 @@ class Evaluation:
                 f"(ideal {self.ideal!r}{', unjudged drop' if self.unjudged == 'drop' else ''}): which tied "
                 "results max_results keeps changes the ideal too, so the bounds would not be exact"
             )
-        persistence = self.rbp_persistence
-        if isinstance(persistence, bool) or not isinstance(persistence, (int, float)) or not 0 < persistence < 1:
-            # p = 1 weighs every rank alike and scales RBP by 1 - p = 0; outside [0, 1] it is no chance
-            raise SpecError(f"rbp_persistence must be a number strictly between 0 and 1, got {persistence!r}")
-        object.__setattr__(self, "rbp_persistence", float(persistence))
+        for name in ("rbp_persistence", "compat_persistence"):
+            persistence = getattr(self, name)
+            if isinstance(persistence, bool) or not isinstance(persistence, (int, float)) or not 0 < persistence < 1:
+                # p = 1 weighs every rank alike and scales RBP by 1 - p = 0; outside [0, 1] it is no chance
+                raise SpecError(f"{name} must be a number strictly between 0 and 1, got {persistence!r}")
+            object.__setattr__(self, name, float(persistence))
         grade = self.err_max_grade
         if isinstance(grade, bool) or not isinstance(grade, int) or not 1 <= grade <= MAX_ERR_GRADE:
             # 2^g_max must be a finite double

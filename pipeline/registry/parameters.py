@@ -16,10 +16,11 @@ map relabels the qrels before trec_eval's ndcg; ``dcg='exp-log2'`` runs gdeval's
 ``dcg='log2'``         gain linear, discount log2 (trec_eval's ndcg)
 ``dcg='exp-log2'``     gain exponential, discount log2 (gdeval's ndcg)
 ``gains={1:1,2:3}``    a gain map 1=1,2=3 (a level not in it keeps its label as its gain)
-``p=x``                rbp_persistence x (ir_measures' default 0.8; ours, trec_eval's, 0.9)
-``min_rel=a``          cwl_min_rel a: the C/W/L measures' (SDCG) lowest label (default 0)
+``p=x``                rbp_persistence x (ir_measures' default 0.8, NERR10's 0.9; ours, trec_eval's, 0.9);
+                       Compat's: compat_persistence x (default 0.95)
+``min_rel=a``          cwl_min_rel a: the C/W/L measures' (SDCG, ...) lowest label (default 0)
 ``max_rel=b``          cwl_max_rel b: their highest label (ir_measures requires it; our default 4)
-``T=t``                cwl_target t: INST's and INSQ's target gain (default 1)
+``T=t``                cwl_target t: INST's, INSQ's, NERR11's and BPM's target gain (default 1)
 ``cutoff=k``           the cutoff, as ``@k``
 =====================  =====================================================================
 
@@ -97,6 +98,7 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter("max_rel", "int", "cwl_max_rel", "the scale's highest label: --cwl-max-rel"),
         Parameter("T", "float", "cwl_target", "the target gain: --cwl-target"),
         Parameter("relative", "bool", "", "True is trec_eval's set_relative_P"),
+        Parameter("normalize", "bool", "", "Compat over the ideal ranking's own; True only (ir_measures' default)"),
         Parameter("beta", "float", "", "F's beta; 1.0 only (set_F is F1); NRBP's patience, 0.5 only (ndeval's)"),
         Parameter("alpha", "float", "", "the redundancy intolerance of alpha_DCG and NRBP; 0.5 only (ndeval's)"),
     )
@@ -236,6 +238,15 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
     IrMeasure("NERR9", ("cutoff", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
     IrMeasure("INST", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
     IrMeasure("INSQ", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
+    IrMeasure("NERR10", ("p", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
+    IrMeasure("NERR11", ("T", "min_rel", "max_rel"), fixed=_JUDGED_TOO),
+    IrMeasure("BPM", ("cutoff", "T", "min_rel", "max_rel"), needs_at=True, fixed=_JUDGED_TOO),
+    IrMeasure(
+        "Compat",
+        ("p", "normalize"),
+        fixed=_JUDGED_TOO,
+        refuse=lambda params: "" if params.get("normalize", True) else "Compat is computed normalised only",
+    ),
     # ndeval's, through pyndeval
     IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
@@ -279,7 +290,11 @@ class ParameterName:
         if "judged_only" in self.measure.parameters:
             held["unjudged"] = ("drop" if params.get("judged_only") else "zero", "judged_only" in given)
         if "p" in self.measure.parameters:
-            held["rbp_persistence"] = (float(params.get("p", 0.8)), "p" in given)
+            # ir_measures' RBP defaults to 0.8, its NERR10 to 0.9, its Compat (RBO's p, not RBP's) to 0.95
+            default, convention = {"NERR10": (0.9, ""), "Compat": (0.95, "compat_persistence")}.get(
+                self.measure.name, (0.8, "")
+            )
+            held[convention or "rbp_persistence"] = (float(params.get("p", default)), "p" in given)
         if "max_rel" in self.measure.parameters:
             # ir_measures' min_rel defaults to 0, ours too; its max_rel has no default, ours 4
             held["cwl_min_rel"] = (float(params.get("min_rel", 0)), "min_rel" in given)
@@ -391,7 +406,15 @@ def _literal(text: str, key: str, node: ast.expr) -> object:
 
 
 def _supported(measure: IrMeasure) -> str:
-    taken = ", ".join(f"{name} ({PARAMETERS[name].means})" for name in measure.parameters)
+    def means(name: str) -> str:
+        # Compat's p is its rank-biased overlap's, a convention of its own
+        return (
+            "the persistence: --compat-persistence"
+            if (measure.name, name) == ("Compat", "p")
+            else PARAMETERS[name].means
+        )
+
+    taken = ", ".join(f"{name} ({means(name)})" for name in measure.parameters)
     return f"{measure.name} takes {taken}" if taken else f"{measure.name} takes no parameter"
 
 

@@ -1,11 +1,11 @@
 """The tables of docs/reference.md that list the registry, generated from it so that a new
 convention, measure or option never leaves the docs stale (``make generate`` rewrites them;
-tests/test_registry.py keeps them current)."""
+tests/test_registry.py keeps them current), and the lists of measures sql/summary.sql reads."""
 
 from __future__ import annotations
 
 from pipeline.registry.conventions import CONVENTIONS
-from pipeline.registry.measures import MEASURES
+from pipeline.registry.measures import MEASURES, Measure
 from pipeline.registry.options import OPTION_GROUPS, OPTIONS
 
 
@@ -83,3 +83,21 @@ def with_conventions_table(text: str, table: str) -> str:
 def reference_tables(text: str) -> str:
     """docs/reference.md's ``text`` with every table of the registry made anew."""
     return with_table(with_conventions_table(text, conventions_table()), "options", options_table())
+
+
+# The variables of sql/summary.sql: which measures it sums and which it combines by geometric
+# mean (every other one is a mean). They follow the registry, never an evaluation, so every
+# summary (the duckdb CLI's too, unset: all means) combines a measure the same way.
+SUMMARY_VARIABLE_TYPES: dict[str, str] = {"sum_measures": "ARRAY<STRING>", "geometric_mean_measures": "ARRAY<STRING>"}
+
+
+def summary_variables(measures: tuple[Measure, ...] = MEASURES) -> dict[str, list[str]]:
+    """The variables of ``sql/summary.sql`` for ``measures`` (the registry's by default).
+
+    >>> summary_variables()["geometric_mean_measures"]
+    ['gm_map', 'gm_bpref']
+    """
+    return {
+        "sum_measures": [m.name for m in measures if m.aggregate == "sum"],
+        "geometric_mean_measures": [m.name for m in measures if m.aggregate == "geometric_mean"],
+    }

@@ -1,46 +1,35 @@
--- target_curve.sql: per query, cwl_eval's INST and INSQ (Moffat et al., ADCS 2015): a reader who
--- reads on until a target gain T is met.
+-- target_curve.sql: per query, cwl_eval's measures read over its first 1000 positions: INST and
+-- INSQ (Moffat et al., ADCS 2015), NERR10 and NERR11 (Azzopardi et al., ICTIR 2021).
 --
--- Reads: views signals (sql/counters/signals.sql: the ranks with the signal judged, each with
--- its label).
+-- Reads: view cwl_gains (sql/curves/cwl_gains.sql: the ranks of positive gain).
 --
 -- Variables:
 --   SET VARIABLE curves = ['target_curve'];  -- the curves the asked measures read (the registry's)
---   SET VARIABLE cwl_min_rel = 0;            -- the scale's lowest label (unset: 0, ir_measures')
---   SET VARIABLE cwl_max_rel = 3;            -- the scale's highest label (unset: 4)
 --   SET VARIABLE cwl_target = 1;             -- T, the gain the reader seeks (unset: 1, ir_measures')
+--   SET VARIABLE rbp_persistence = 0.9;      -- NERR10's p (unset: 0.9, ir_measures' and ours)
 --
--- Creates: view target_curve (query_id, inst_value, insq_value), one row per query with a rank
--- i <= 1000 of positive gain when `curves` names it (else no row). Over the positions 1 to 1000
--- (cwl_eval's depth; past the ranking or unjudged: gain 0), gain(i) as user_model_curve.sql's and
--- G(i) the gain at or above i, the reader goes on from i with c(i) = ((i + a - 1) / (i + a))^2,
--- a = 2T - G(i) (INST) or 2T (INSQ), reaches i with P(i) = c(1) * ... * c(i - 1): the value is
--- the sum of P(i) * gain(i) over the sum of P(i). P is exp of a sum of logarithms: Spark has no
--- product aggregate (cwl_target > 0.5 keeps every c > 0).
+-- Creates: view target_curve (query_id, inst_value, insq_value, nerr10_value, nerr11_value), one
+-- row per query with a rank i <= 1000 of positive gain when `curves` names it (else no row). Over
+-- the positions 1 to 1000 (past the ranking or unjudged: gain 0), G(i) the gain at or above i, the
+-- reader goes on from i with c(i), reaches i with P(i) = c(1) * ... * c(i - 1), and the value is
+-- the sum of P(i) * gain(i) over the sum of P(i): c(i) = ((i + a - 1) / (i + a))^2, a = 2T - G(i)
+-- (INST) or 2T (INSQ); NERR10's p * (1 - gain(i)); NERR11's INSQ's c times (1 - gain(i)). P is exp
+-- of a sum of logarithms, as Spark has no product aggregate (cwl_target > 0.5 keeps INST's c > 0);
+-- 1 - gain is 0 at a gain of 1, so past one P is 0.
 
 create or replace temp view target_curve as
 with
 
-scale as (
+settings as (
     select
-        coalesce(getvariable('cwl_min_rel'), 0.0) as low,
-        coalesce(getvariable('cwl_max_rel'), 4.0) as high,
-        coalesce(getvariable('cwl_target'), 1.0) as wanted
+        coalesce(getvariable('cwl_target'), 1.0) as wanted,
+        coalesce(getvariable('rbp_persistence'), 0.9) as patience
 ),
 
 gains as (
-    select
-        s.query_id,
-        s.rank,
-        (least(s.label, scale.high) - scale.low) / (scale.high - scale.low) as gain
-    from signals as s
-    cross join scale
-    where
-        s.source = 'ranking'
-        and s.ranking = 'retrieved'
-        and s.rank <= 1000
-        and s.label > scale.low
-        and list_contains(getvariable('curves'), 'target_curve')
+    select cwl_gains.*
+    from cwl_gains
+    where list_contains(getvariable('curves'), 'target_curve')
 ),
 
 positions as (
@@ -64,26 +53,32 @@ read as (
 chances as (
     select
         read.*,
-        power((read.i + 2.0 * scale.wanted - read.gained - 1.0) / (read.i + 2.0 * scale.wanted - read.gained), 2)
+        power((read.i + 2.0 * settings.wanted - read.gained - 1.0) / (read.i + 2.0 * settings.wanted - read.gained), 2)
             as inst_c,
-        power((read.i + 2.0 * scale.wanted - 1.0) / (read.i + 2.0 * scale.wanted), 2) as insq_c
+        power((read.i + 2.0 * settings.wanted - 1.0) / (read.i + 2.0 * settings.wanted), 2) as insq_c,
+        -- the chance of no stop at i, as a logarithm where it is above 0, and where it is 0
+        case when read.gain < 1.0 then ln(1.0 - read.gain) else 0.0 end as kept_ln,
+        case when read.gain >= 1.0 then 1 else 0 end as stopped
     from read
-    cross join scale
+    cross join settings
 ),
 
--- P(i): exp of the sum of ln c over the positions above it (every c > 0: T > 0.5)
+-- P(i): exp of the sum of ln c over the positions above it
 reached as (
     select
         chances.query_id,
         chances.i,
         chances.gain,
-        exp(coalesce(sum(ln(chances.inst_c)) over (
-            partition by chances.query_id order by chances.i asc rows between unbounded preceding and 1 preceding
-        ), 0.0)) as inst_p,
-        exp(coalesce(sum(ln(chances.insq_c)) over (
-            partition by chances.query_id order by chances.i asc rows between unbounded preceding and 1 preceding
-        ), 0.0)) as insq_p
+        exp(coalesce(sum(ln(chances.inst_c)) over above, 0.0)) as inst_p,
+        exp(coalesce(sum(ln(chances.insq_c)) over above, 0.0)) as insq_p,
+        case
+            when coalesce(sum(chances.stopped) over above, 0) > 0 then 0.0
+            else exp(coalesce(sum(chances.kept_ln) over above, 0.0))
+        end as kept
     from chances
+    window above as (
+        partition by chances.query_id order by chances.i asc rows between unbounded preceding and 1 preceding
+    )
 ),
 
 final as (
@@ -92,8 +87,13 @@ final as (
         sum(reached.inst_p * reached.gain order by reached.i asc) / sum(reached.inst_p order by reached.i asc)
             as inst_value,
         sum(reached.insq_p * reached.gain order by reached.i asc) / sum(reached.insq_p order by reached.i asc)
-            as insq_value
+            as insq_value,
+        sum(power(settings.patience, reached.i - 1) * reached.kept * reached.gain order by reached.i asc)
+        / sum(power(settings.patience, reached.i - 1) * reached.kept order by reached.i asc) as nerr10_value,
+        sum(reached.insq_p * reached.kept * reached.gain order by reached.i asc)
+        / sum(reached.insq_p * reached.kept order by reached.i asc) as nerr11_value
     from reached
+    cross join settings
     group by reached.query_id
 )
 

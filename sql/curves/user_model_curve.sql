@@ -1,13 +1,11 @@
 -- user_model_curve.sql: per query and cutoff, the expected gain per result read that the C/W/L
 -- measures (SDCG) report, as cwl_eval computes it.
 --
--- Reads: views signals (sql/counters/signals.sql: the ranks with the signal judged, each with
--- its label) and cutoffs (sql/ranking/cutoffs.sql).
+-- Reads: views cwl_gains (sql/curves/cwl_gains.sql: the ranks of positive gain) and cutoffs
+-- (sql/ranking/cutoffs.sql).
 --
 -- Variables:
 --   SET VARIABLE curves = ['user_model_curve']; -- the curves the asked measures read (the registry's)
---   SET VARIABLE cwl_min_rel = 0;                -- the scale's lowest label (unset: 0, ir_measures')
---   SET VARIABLE cwl_max_rel = 3;                -- the scale's highest label (unset: 4)
 --
 -- Creates: view user_model_curve (query_id, k, sdcg_value), one row per query and cutoff k (not
 -- the whole ranking) with a rank of positive gain at or above k when `curves` names it (else no
@@ -21,28 +19,11 @@
 create or replace temp view user_model_curve as
 with
 
--- the label scale: cwl_min_rel unset is 0, ir_measures' default; cwl_max_rel unset is 4 (ir_measures
--- requires it)
-scale as (
-    select
-        coalesce(getvariable('cwl_min_rel'), 0.0) as low,
-        coalesce(getvariable('cwl_max_rel'), 4.0) as high
-),
-
--- the ranks of positive gain (a label above the scale's bottom, itself at least 0)
+-- the ranks of positive gain
 gains as (
-    select
-        s.query_id,
-        s.rank,
-        (least(s.label, scale.high) - scale.low) / (scale.high - scale.low) as gain
-    from signals as s
-    cross join scale
-    where
-        s.source = 'ranking'
-        and s.ranking = 'retrieved'
-        and s.rank <= 1000
-        and s.label > scale.low
-        and list_contains(getvariable('curves'), 'user_model_curve')
+    select cwl_gains.*
+    from cwl_gains
+    where list_contains(getvariable('curves'), 'user_model_curve')
 ),
 
 -- the ranks cwl_eval reads (its max_n), each alone in its own select: Spark allows no generator

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1510,6 +1510,10 @@ WITH text_lines AS (
               'NERR9',
               'INST',
               'INSQ',
+              'NERR10',
+              'NERR11',
+              'BPM',
+              'Compat',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -1536,7 +1540,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -1599,6 +1603,18 @@ WITH text_lines AS (
       )
       THEN ERROR(
         caller || ': ' || 'rbp_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(rbp_persistence AS DOUBLE) AS TEXT), 'None')
+      )
+      WHEN NOT (
+        FALSE
+      )
+      AND (
+        compat_persistence IS NULL
+        OR NOT (
+          compat_persistence > 0 AND compat_persistence < 1
+        )
+      )
+      THEN ERROR(
+        caller || ': ' || 'compat_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(compat_persistence AS DOUBLE) AS TEXT), 'None')
       )
       WHEN NOT (
         FALSE
@@ -3403,6 +3419,10 @@ WITH text_lines AS (
             'NERR9',
             'INST',
             'INSQ',
+            'NERR10',
+            'NERR11',
+            'BPM',
+            'Compat',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -4699,12 +4719,12 @@ FROM (
     SELECT
       *
     FROM intent_curve__final AS final
-  ), user_model_curve AS (
-    WITH user_model_curve__scale AS (
+  ), cwl_gains AS (
+    WITH cwl_gains__scale AS (
       SELECT
         COALESCE(cwl_min_rel, 0.0) AS low,
         COALESCE(cwl_max_rel, 4.0) AS high
-    ), user_model_curve__gains AS (
+    ), cwl_gains__final AS (
       SELECT
         s.query_id,
         s.rank,
@@ -4714,13 +4734,29 @@ FROM (
           scale.high - scale.low
         ) AS gain
       FROM signals AS s
-      CROSS JOIN user_model_curve__scale AS scale
+      CROSS JOIN cwl_gains__scale AS scale
       WHERE
         s.source = 'ranking'
         AND s.ranking = 'retrieved'
         AND s.rank <= 1000
         AND s.label > scale.low
-        AND ARRAY_CONTAINS(curves, 'user_model_curve')
+        AND (
+          ARRAY_CONTAINS(curves, 'user_model_curve')
+          OR ARRAY_CONTAINS(curves, 'nerr_curve')
+          OR ARRAY_CONTAINS(curves, 'target_curve')
+          OR ARRAY_CONTAINS(curves, 'bpm_curve')
+        )
+    )
+    SELECT
+      *
+    FROM cwl_gains__final AS final
+  ), user_model_curve AS (
+    WITH user_model_curve__gains AS (
+      SELECT
+        cwl_gains.*
+      FROM cwl_gains
+      WHERE
+        ARRAY_CONTAINS(curves, 'user_model_curve')
     ), user_model_curve__positions AS (
       SELECT
         UNNEST(RANGE(1, 1001)) AS i
@@ -4752,27 +4788,12 @@ FROM (
       *
     FROM user_model_curve__final AS final
   ), nerr_runs AS (
-    WITH nerr_runs__scale AS (
+    WITH nerr_runs__gains AS (
       SELECT
-        COALESCE(cwl_min_rel, 0.0) AS low,
-        COALESCE(cwl_max_rel, 4.0) AS high
-    ), nerr_runs__gains AS (
-      SELECT
-        s.query_id,
-        s.rank,
-        (
-          LEAST(s.label, scale.high) - scale.low
-        ) / (
-          scale.high - scale.low
-        ) AS gain
-      FROM signals AS s
-      CROSS JOIN nerr_runs__scale AS scale
+        cwl_gains.*
+      FROM cwl_gains
       WHERE
-        s.source = 'ranking'
-        AND s.ranking = 'retrieved'
-        AND s.rank <= 1000
-        AND s.label > scale.low
-        AND ARRAY_CONTAINS(curves, 'nerr_curve')
+        ARRAY_CONTAINS(curves, 'nerr_curve')
     ), nerr_runs__reached AS (
       SELECT
         gains.*,
@@ -4886,28 +4907,16 @@ FROM (
       *
     FROM nerr_curve__final AS final
   ), target_curve AS (
-    WITH target_curve__scale AS (
+    WITH target_curve__settings AS (
       SELECT
-        COALESCE(cwl_min_rel, 0.0) AS low,
-        COALESCE(cwl_max_rel, 4.0) AS high,
-        COALESCE(cwl_target, 1.0) AS wanted
+        COALESCE(cwl_target, 1.0) AS wanted,
+        COALESCE(rbp_persistence, 0.9) AS patience
     ), target_curve__gains AS (
       SELECT
-        s.query_id,
-        s.rank,
-        (
-          LEAST(s.label, scale.high) - scale.low
-        ) / (
-          scale.high - scale.low
-        ) AS gain
-      FROM signals AS s
-      CROSS JOIN target_curve__scale AS scale
+        cwl_gains.*
+      FROM cwl_gains
       WHERE
-        s.source = 'ranking'
-        AND s.ranking = 'retrieved'
-        AND s.rank <= 1000
-        AND s.label > scale.low
-        AND ARRAY_CONTAINS(curves, 'target_curve')
+        ARRAY_CONTAINS(curves, 'target_curve')
     ), target_curve__positions AS (
       SELECT
         UNNEST(RANGE(1, 1001)) AS i
@@ -4934,57 +4943,219 @@ FROM (
         read.*,
         POWER(
           (
-            read.i + 2.0 * scale.wanted - read.gained - 1.0
+            read.i + 2.0 * settings.wanted - read.gained - 1.0
           ) / (
-            read.i + 2.0 * scale.wanted - read.gained
+            read.i + 2.0 * settings.wanted - read.gained
           ),
           2
         ) AS inst_c,
-        POWER((
-          read.i + 2.0 * scale.wanted - 1.0
-        ) / (
-          read.i + 2.0 * scale.wanted
-        ), 2) AS insq_c
+        POWER(
+          (
+            read.i + 2.0 * settings.wanted - 1.0
+          ) / (
+            read.i + 2.0 * settings.wanted
+          ),
+          2
+        ) AS insq_c,
+        CASE WHEN read.gain < 1.0 THEN LN(1.0 - read.gain) ELSE 0.0 END AS kept_ln,
+        CASE WHEN read.gain >= 1.0 THEN 1 ELSE 0 END AS stopped
       FROM target_curve__read AS read
-      CROSS JOIN target_curve__scale AS scale
+      CROSS JOIN target_curve__settings AS settings
     ), target_curve__reached AS (
       SELECT
         chances.query_id,
         chances.i,
         chances.gain,
-        EXP(
-          COALESCE(
-            SUM(LN(chances.inst_c)) OVER (
-              PARTITION BY chances.query_id
-              ORDER BY chances.i ASC NULLS LAST
-              rows BETWEEN UNBOUNDED preceding AND 1 preceding
-            ),
-            0.0
-          )
-        ) AS inst_p,
-        EXP(
-          COALESCE(
-            SUM(LN(chances.insq_c)) OVER (
-              PARTITION BY chances.query_id
-              ORDER BY chances.i ASC NULLS LAST
-              rows BETWEEN UNBOUNDED preceding AND 1 preceding
-            ),
-            0.0
-          )
-        ) AS insq_p
+        EXP(COALESCE(SUM(LN(chances.inst_c)) OVER above, 0.0)) AS inst_p,
+        EXP(COALESCE(SUM(LN(chances.insq_c)) OVER above, 0.0)) AS insq_p,
+        CASE
+          WHEN COALESCE(SUM(chances.stopped) OVER above, 0) > 0
+          THEN 0.0
+          ELSE EXP(COALESCE(SUM(chances.kept_ln) OVER above, 0.0))
+        END AS kept
       FROM target_curve__chances AS chances
+      WINDOW above AS (
+        PARTITION BY chances.query_id
+        ORDER BY chances.i ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND 1 preceding
+      )
     ), target_curve__final AS (
       SELECT
         reached.query_id,
         SUM(reached.inst_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.inst_p ORDER BY reached.i ASC NULLS LAST) AS inst_value,
-        SUM(reached.insq_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p ORDER BY reached.i ASC NULLS LAST) AS insq_value
+        SUM(reached.insq_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p ORDER BY reached.i ASC NULLS LAST) AS insq_value,
+        SUM(
+          POWER(settings.patience, reached.i - 1) * reached.kept * reached.gain ORDER BY reached.i ASC NULLS LAST
+        ) / SUM(
+          POWER(settings.patience, reached.i - 1) * reached.kept ORDER BY reached.i ASC NULLS LAST
+        ) AS nerr10_value,
+        SUM(reached.insq_p * reached.kept * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p * reached.kept ORDER BY reached.i ASC NULLS LAST) AS nerr11_value
       FROM target_curve__reached AS reached
+      CROSS JOIN target_curve__settings AS settings
       GROUP BY
         reached.query_id
     )
     SELECT
       *
     FROM target_curve__final AS final
+  ), bpm_curve AS (
+    WITH bpm_curve__settings AS (
+      SELECT
+        COALESCE(cwl_target, 1.0) AS wanted
+    ), bpm_curve__gains AS (
+      SELECT
+        cwl_gains.*
+      FROM cwl_gains
+      WHERE
+        ARRAY_CONTAINS(curves, 'bpm_curve')
+    ), bpm_curve__near AS (
+      SELECT
+        gains.*,
+        SUM(gains.gain) OVER (
+          PARTITION BY gains.query_id
+          ORDER BY gains.rank ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS gained_about
+      FROM bpm_curve__gains AS gains
+    ), bpm_curve__crossings AS (
+      SELECT
+        near.query_id,
+        near.rank
+      FROM bpm_curve__near AS near
+      CROSS JOIN bpm_curve__settings AS settings
+      WHERE
+        near.gained_about >= settings.wanted - 1e-6
+        AND near.gained_about - near.gain < settings.wanted + 1e-6
+    ), bpm_curve__stops AS (
+      SELECT
+        crossed.query_id,
+        MIN(crossed.rank) AS stop_rank
+      FROM (
+        SELECT
+          crossings.query_id,
+          crossings.rank,
+          SUM(gains.gain ORDER BY gains.rank ASC NULLS LAST) AS gained
+        FROM bpm_curve__crossings AS crossings
+        INNER JOIN bpm_curve__gains AS gains
+          ON crossings.query_id = gains.query_id AND crossings.rank >= gains.rank
+        GROUP BY
+          crossings.query_id,
+          crossings.rank
+      ) AS crossed
+      CROSS JOIN bpm_curve__settings AS settings
+      WHERE
+        crossed.gained >= settings.wanted
+      GROUP BY
+        crossed.query_id
+    ), bpm_curve__final AS (
+      SELECT
+        gains.query_id,
+        cutoffs.k,
+        SUM(gains.gain ORDER BY gains.rank ASC NULLS LAST) / MAX(LEAST(cutoffs.k, COALESCE(stops.stop_rank, 1000), 1000)) AS bpm_value
+      FROM bpm_curve__gains AS gains
+      LEFT JOIN bpm_curve__stops AS stops
+        ON gains.query_id = stops.query_id
+      INNER JOIN cutoffs
+        ON NOT cutoffs.k IS NULL
+        AND gains.rank <= LEAST(cutoffs.k, COALESCE(stops.stop_rank, 1000))
+      GROUP BY
+        gains.query_id,
+        cutoffs.k
+    )
+    SELECT
+      *
+    FROM bpm_curve__final AS final
+  ), compat_curve AS (
+    WITH compat_curve__ranked AS (
+      SELECT
+        retrieved.query_id,
+        retrieved.doc_id,
+        retrieved.score,
+        retrieved.rank
+      FROM retrieved
+      WHERE
+        retrieved.ordering = 'retrieved' AND ARRAY_CONTAINS(curves, 'compat_curve')
+    ), compat_curve__lengths AS (
+      SELECT
+        ranked.query_id,
+        COUNT(*) AS ranking_length
+      FROM compat_curve__ranked AS ranked
+      GROUP BY
+        ranked.query_id
+    ), compat_curve__ideal AS (
+      SELECT
+        j.query_id,
+        r.rank,
+        ROW_NUMBER() OVER (
+          PARTITION BY j.query_id
+          ORDER BY j.label DESC NULLS LAST, COALESCE(r.score, 0.0) DESC NULLS LAST, r.rank ASC NULLS LAST, j.doc_id ASC NULLS LAST
+        ) AS ideal_rank
+      FROM judgments AS j
+      INNER JOIN compat_curve__lengths AS lengths
+        ON j.query_id = lengths.query_id
+      LEFT JOIN compat_curve__ranked AS r
+        ON j.query_id = r.query_id AND j.doc_id = r.doc_id
+      WHERE
+        j.label > 0
+    ), compat_curve__ideal_lengths AS (
+      SELECT
+        ideal.query_id,
+        COUNT(*) AS ideal_length
+      FROM compat_curve__ideal AS ideal
+      GROUP BY
+        ideal.query_id
+    ), compat_curve__completed AS (
+      SELECT
+        ideal.query_id,
+        GREATEST(ideal.rank, ideal.ideal_rank) AS i,
+        COUNT(*) AS documents
+      FROM compat_curve__ideal AS ideal
+      WHERE
+        NOT ideal.rank IS NULL
+      GROUP BY
+        ideal.query_id,
+        GREATEST(ideal.rank, ideal.ideal_rank)
+    ), compat_curve__positions AS (
+      SELECT
+        lengths.query_id,
+        COALESCE(ideal_lengths.ideal_length, 0) AS ideal_length,
+        UNNEST(
+          RANGE(1, GREATEST(lengths.ranking_length, COALESCE(ideal_lengths.ideal_length, 0)) + 1)
+        ) AS i
+      FROM compat_curve__lengths AS lengths
+      LEFT JOIN compat_curve__ideal_lengths AS ideal_lengths
+        ON lengths.query_id = ideal_lengths.query_id
+    ), compat_curve__weighted AS (
+      SELECT
+        positions.query_id,
+        positions.i,
+        POWER(COALESCE(compat_persistence, 0.95), positions.i - 1) / positions.i AS weight,
+        LEAST(positions.i, positions.ideal_length) AS ideal_overlap,
+        SUM(COALESCE(completed.documents, 0)) OVER (
+          PARTITION BY positions.query_id
+          ORDER BY positions.i ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS overlap
+      FROM compat_curve__positions AS positions
+      LEFT JOIN compat_curve__completed AS completed
+        ON positions.query_id = completed.query_id AND positions.i = completed.i
+    ), compat_curve__final AS (
+      SELECT
+        weighted.query_id,
+        COALESCE(
+          SUM(weighted.weight * weighted.overlap ORDER BY weighted.i ASC NULLS LAST) / NULLIF(
+            SUM(weighted.weight * weighted.ideal_overlap ORDER BY weighted.i ASC NULLS LAST),
+            0.0
+          ),
+          0.0
+        ) AS compat_value
+      FROM compat_curve__weighted AS weighted
+      GROUP BY
+        weighted.query_id
+    )
+    SELECT
+      *
+    FROM compat_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -5019,12 +5190,14 @@ FROM (
         EXCLUDE (query_id),
         target_curve.*
         EXCLUDE (query_id),
+        compat_curve.compat_value,
         cascade_curve.err_sum,
         intent_curve.*
         EXCLUDE (query_id, k),
         user_model_curve.sdcg_value,
         nerr_curve.*
-        EXCLUDE (query_id, k)
+        EXCLUDE (query_id, k),
+        bpm_curve.bpm_value
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -5032,6 +5205,8 @@ FROM (
         ON counters.query_id = gain_curve.query_id
       LEFT JOIN target_curve
         ON counters.query_id = target_curve.query_id
+      LEFT JOIN compat_curve
+        ON counters.query_id = compat_curve.query_id
       CROSS JOIN cutoffs
       CROSS JOIN counted__orderings AS orderings
       LEFT JOIN counted__sums AS ranked
@@ -5058,6 +5233,10 @@ FROM (
         ON orderings.ordering = 'retrieved'
         AND counters.query_id = nerr_curve.query_id
         AND cutoffs.k IS NOT DISTINCT FROM nerr_curve.k
+      LEFT JOIN bpm_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = bpm_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM bpm_curve.k
     )
     SELECT
       *
@@ -5472,6 +5651,10 @@ FROM (
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr9_value, 0.0) END AS "NERR9",
         CASE WHEN c.k IS NULL THEN COALESCE(c.inst_value, 0.0) END AS "INST",
         CASE WHEN c.k IS NULL THEN COALESCE(c.insq_value, 0.0) END AS "INSQ",
+        CASE WHEN c.k IS NULL THEN COALESCE(c.nerr10_value, 0.0) END AS "NERR10",
+        CASE WHEN c.k IS NULL THEN COALESCE(c.nerr11_value, 0.0) END AS "NERR11",
+        CASE WHEN NOT c.k IS NULL THEN COALESCE(c.bpm_value, 0.0) END AS "BPM",
+        CASE WHEN c.k IS NULL THEN COALESCE(c.compat_value, 0.0) END AS "Compat",
         c.*
         EXCLUDE (cg, dcg, idcg)
       FROM intent_measures AS c
@@ -5561,7 +5744,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -5617,6 +5800,9 @@ FROM NDCG_PER_QUERY_STEPS(
               'NERR9',
               'INST',
               'INSQ',
+              'NERR10',
+              'NERR11',
+              'BPM',
               'strec',
               'P_IA',
               'ERR_IA',
@@ -5672,7 +5858,8 @@ FROM NDCG_PER_QUERY_STEPS(
         'iprec_at_recall',
         'bpref',
         'binG',
-        'Rndcg'
+        'Rndcg',
+        'Compat'
       ] AS TEXT[])
     ),
     FALSE
@@ -5726,8 +5913,21 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
-        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['INST', 'INSQ'] AS TEXT[])), FALSE)
+        WHEN COALESCE(
+          LIST_HAS_ANY(measures, CAST(['INST', 'INSQ', 'NERR10', 'NERR11'] AS TEXT[])),
+          FALSE
+        )
         THEN ['target_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['BPM'] AS TEXT[])), FALSE)
+        THEN ['bpm_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Compat'] AS TEXT[])), FALSE)
+        THEN ['compat_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -5944,6 +6144,26 @@ FROM NDCG_PER_QUERY_STEPS(
         ELSE CAST([] AS TEXT[])
       END,
       CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NERR10'] AS TEXT[])), FALSE)
+        THEN CAST(['NERR10'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NERR11'] AS TEXT[])), FALSE)
+        THEN CAST(['NERR11'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['BPM'] AS TEXT[])), FALSE)
+        THEN CAST(['BPM'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Compat'] AS TEXT[])), FALSE)
+        THEN CAST(['Compat'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['strec'] AS TEXT[])), FALSE)
         THEN CAST(['strec'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
@@ -6001,6 +6221,7 @@ FROM NDCG_PER_QUERY_STEPS(
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
   cwl_target := cwl_target,
+  compat_persistence := compat_persistence,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -6008,7 +6229,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6141,6 +6362,19 @@ SELECT
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR9') THEN ['NERR9'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INST') THEN ['INST'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INSQ') THEN ['INSQ'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'NERR10') THEN ['NERR10'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'NERR11') THEN ['NERR11'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'BPM') THEN ['BPM'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'Compat') THEN ['Compat'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -6191,6 +6425,7 @@ FROM NDCG_PER_QUERY_TABLE(
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
   cwl_target := cwl_target,
+  compat_persistence := compat_persistence,
   allow_fractional_labels := allow_fractional_labels,
   run_format := run_format,
   qrels_format := qrels_format
@@ -6198,7 +6433,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6331,6 +6566,19 @@ SELECT
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NERR9') THEN ['NERR9'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INST') THEN ['INST'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'INSQ') THEN ['INSQ'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'NERR10') THEN ['NERR10'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'NERR11') THEN ['NERR11'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'BPM') THEN ['BPM'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'Compat') THEN ['Compat'] END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'strec') THEN ['strec'] END, CAST([] AS TEXT[])),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'P_IA') THEN ['P_IA'] END, CAST([] AS TEXT[])),
           COALESCE(
@@ -6385,6 +6633,7 @@ FROM (
       cwl_min_rel := cwl_min_rel,
       cwl_max_rel := cwl_max_rel,
       cwl_target := cwl_target,
+      compat_persistence := compat_persistence,
       allow_fractional_labels := allow_fractional_labels,
       run_format := run_format,
       qrels_format := qrels_format

@@ -1022,12 +1022,12 @@ WITH cutoffs AS (
   SELECT
     *
   FROM intent_curve__final AS final
-), user_model_curve AS (
-  WITH user_model_curve__scale AS (
+), cwl_gains AS (
+  WITH cwl_gains__scale AS (
     SELECT
       COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS low,
       COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS high
-  ), user_model_curve__gains AS (
+  ), cwl_gains__final AS (
     SELECT
       s.query_id,
       s.rank,
@@ -1037,13 +1037,29 @@ WITH cutoffs AS (
         scale.high - scale.low
       ) AS gain
     FROM signals AS s
-    CROSS JOIN user_model_curve__scale AS scale
+    CROSS JOIN cwl_gains__scale AS scale
     WHERE
       s.source = 'ranking'
       AND s.ranking = 'retrieved'
       AND s.rank <= 1000
       AND s.label > scale.low
-      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'user_model_curve')
+      AND (
+        ARRAY_CONTAINS(GETVARIABLE('curves'), 'user_model_curve')
+        OR ARRAY_CONTAINS(GETVARIABLE('curves'), 'nerr_curve')
+        OR ARRAY_CONTAINS(GETVARIABLE('curves'), 'target_curve')
+        OR ARRAY_CONTAINS(GETVARIABLE('curves'), 'bpm_curve')
+      )
+  )
+  SELECT
+    *
+  FROM cwl_gains__final AS final
+), user_model_curve AS (
+  WITH user_model_curve__gains AS (
+    SELECT
+      cwl_gains.*
+    FROM cwl_gains
+    WHERE
+      ARRAY_CONTAINS(GETVARIABLE('curves'), 'user_model_curve')
   ), user_model_curve__positions AS (
     SELECT
       UNNEST(RANGE(1, 1001)) AS i
@@ -1075,27 +1091,12 @@ WITH cutoffs AS (
     *
   FROM user_model_curve__final AS final
 ), nerr_runs AS (
-  WITH nerr_runs__scale AS (
+  WITH nerr_runs__gains AS (
     SELECT
-      COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS low,
-      COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS high
-  ), nerr_runs__gains AS (
-    SELECT
-      s.query_id,
-      s.rank,
-      (
-        LEAST(s.label, scale.high) - scale.low
-      ) / (
-        scale.high - scale.low
-      ) AS gain
-    FROM signals AS s
-    CROSS JOIN nerr_runs__scale AS scale
+      cwl_gains.*
+    FROM cwl_gains
     WHERE
-      s.source = 'ranking'
-      AND s.ranking = 'retrieved'
-      AND s.rank <= 1000
-      AND s.label > scale.low
-      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'nerr_curve')
+      ARRAY_CONTAINS(GETVARIABLE('curves'), 'nerr_curve')
   ), nerr_runs__reached AS (
     SELECT
       gains.*,
@@ -1209,28 +1210,16 @@ WITH cutoffs AS (
     *
   FROM nerr_curve__final AS final
 ), target_curve AS (
-  WITH target_curve__scale AS (
+  WITH target_curve__settings AS (
     SELECT
-      COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS low,
-      COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS high,
-      COALESCE(GETVARIABLE('cwl_target'), 1.0) AS wanted
+      COALESCE(GETVARIABLE('cwl_target'), 1.0) AS wanted,
+      COALESCE(GETVARIABLE('rbp_persistence'), 0.9) AS patience
   ), target_curve__gains AS (
     SELECT
-      s.query_id,
-      s.rank,
-      (
-        LEAST(s.label, scale.high) - scale.low
-      ) / (
-        scale.high - scale.low
-      ) AS gain
-    FROM signals AS s
-    CROSS JOIN target_curve__scale AS scale
+      cwl_gains.*
+    FROM cwl_gains
     WHERE
-      s.source = 'ranking'
-      AND s.ranking = 'retrieved'
-      AND s.rank <= 1000
-      AND s.label > scale.low
-      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'target_curve')
+      ARRAY_CONTAINS(GETVARIABLE('curves'), 'target_curve')
   ), target_curve__positions AS (
     SELECT
       UNNEST(RANGE(1, 1001)) AS i
@@ -1257,57 +1246,220 @@ WITH cutoffs AS (
       read.*,
       POWER(
         (
-          read.i + 2.0 * scale.wanted - read.gained - 1.0
+          read.i + 2.0 * settings.wanted - read.gained - 1.0
         ) / (
-          read.i + 2.0 * scale.wanted - read.gained
+          read.i + 2.0 * settings.wanted - read.gained
         ),
         2
       ) AS inst_c,
-      POWER((
-        read.i + 2.0 * scale.wanted - 1.0
-      ) / (
-        read.i + 2.0 * scale.wanted
-      ), 2) AS insq_c
+      POWER(
+        (
+          read.i + 2.0 * settings.wanted - 1.0
+        ) / (
+          read.i + 2.0 * settings.wanted
+        ),
+        2
+      ) AS insq_c,
+      CASE WHEN read.gain < 1.0 THEN LN(1.0 - read.gain) ELSE 0.0 END AS kept_ln,
+      CASE WHEN read.gain >= 1.0 THEN 1 ELSE 0 END AS stopped
     FROM target_curve__read AS read
-    CROSS JOIN target_curve__scale AS scale
+    CROSS JOIN target_curve__settings AS settings
   ), target_curve__reached AS (
     SELECT
       chances.query_id,
       chances.i,
       chances.gain,
-      EXP(
-        COALESCE(
-          SUM(LN(chances.inst_c)) OVER (
-            PARTITION BY chances.query_id
-            ORDER BY chances.i ASC NULLS LAST
-            rows BETWEEN UNBOUNDED preceding AND 1 preceding
-          ),
-          0.0
-        )
-      ) AS inst_p,
-      EXP(
-        COALESCE(
-          SUM(LN(chances.insq_c)) OVER (
-            PARTITION BY chances.query_id
-            ORDER BY chances.i ASC NULLS LAST
-            rows BETWEEN UNBOUNDED preceding AND 1 preceding
-          ),
-          0.0
-        )
-      ) AS insq_p
+      EXP(COALESCE(SUM(LN(chances.inst_c)) OVER above, 0.0)) AS inst_p,
+      EXP(COALESCE(SUM(LN(chances.insq_c)) OVER above, 0.0)) AS insq_p,
+      CASE
+        WHEN COALESCE(SUM(chances.stopped) OVER above, 0) > 0
+        THEN 0.0
+        ELSE EXP(COALESCE(SUM(chances.kept_ln) OVER above, 0.0))
+      END AS kept
     FROM target_curve__chances AS chances
+    WINDOW above AS (
+      PARTITION BY chances.query_id
+      ORDER BY chances.i ASC NULLS LAST
+      rows BETWEEN UNBOUNDED preceding AND 1 preceding
+    )
   ), target_curve__final AS (
     SELECT
       reached.query_id,
       SUM(reached.inst_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.inst_p ORDER BY reached.i ASC NULLS LAST) AS inst_value,
-      SUM(reached.insq_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p ORDER BY reached.i ASC NULLS LAST) AS insq_value
+      SUM(reached.insq_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p ORDER BY reached.i ASC NULLS LAST) AS insq_value,
+      SUM(
+        POWER(settings.patience, reached.i - 1) * reached.kept * reached.gain ORDER BY reached.i ASC NULLS LAST
+      ) / SUM(
+        POWER(settings.patience, reached.i - 1) * reached.kept ORDER BY reached.i ASC NULLS LAST
+      ) AS nerr10_value,
+      SUM(reached.insq_p * reached.kept * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p * reached.kept ORDER BY reached.i ASC NULLS LAST) AS nerr11_value
     FROM target_curve__reached AS reached
+    CROSS JOIN target_curve__settings AS settings
     GROUP BY
       reached.query_id
   )
   SELECT
     *
   FROM target_curve__final AS final
+), bpm_curve AS (
+  WITH bpm_curve__settings AS (
+    SELECT
+      COALESCE(GETVARIABLE('cwl_target'), 1.0) AS wanted
+  ), bpm_curve__gains AS (
+    SELECT
+      cwl_gains.*
+    FROM cwl_gains
+    WHERE
+      ARRAY_CONTAINS(GETVARIABLE('curves'), 'bpm_curve')
+  ), bpm_curve__near AS (
+    SELECT
+      gains.*,
+      SUM(gains.gain) OVER (
+        PARTITION BY gains.query_id
+        ORDER BY gains.rank ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ) AS gained_about
+    FROM bpm_curve__gains AS gains
+  ), bpm_curve__crossings AS (
+    SELECT
+      near.query_id,
+      near.rank
+    FROM bpm_curve__near AS near
+    CROSS JOIN bpm_curve__settings AS settings
+    WHERE
+      near.gained_about >= settings.wanted - 1e-6
+      AND near.gained_about - near.gain < settings.wanted + 1e-6
+  ), bpm_curve__stops AS (
+    SELECT
+      crossed.query_id,
+      MIN(crossed.rank) AS stop_rank
+    FROM (
+      SELECT
+        crossings.query_id,
+        crossings.rank,
+        SUM(gains.gain ORDER BY gains.rank ASC NULLS LAST) AS gained
+      FROM bpm_curve__crossings AS crossings
+      INNER JOIN bpm_curve__gains AS gains
+        ON crossings.query_id = gains.query_id AND crossings.rank >= gains.rank
+      GROUP BY
+        crossings.query_id,
+        crossings.rank
+    ) AS crossed
+    CROSS JOIN bpm_curve__settings AS settings
+    WHERE
+      crossed.gained >= settings.wanted
+    GROUP BY
+      crossed.query_id
+  ), bpm_curve__final AS (
+    SELECT
+      gains.query_id,
+      cutoffs.k,
+      SUM(gains.gain ORDER BY gains.rank ASC NULLS LAST) / MAX(LEAST(cutoffs.k, COALESCE(stops.stop_rank, 1000), 1000)) AS bpm_value
+    FROM bpm_curve__gains AS gains
+    LEFT JOIN bpm_curve__stops AS stops
+      ON gains.query_id = stops.query_id
+    INNER JOIN cutoffs
+      ON NOT cutoffs.k IS NULL
+      AND gains.rank <= LEAST(cutoffs.k, COALESCE(stops.stop_rank, 1000))
+    GROUP BY
+      gains.query_id,
+      cutoffs.k
+  )
+  SELECT
+    *
+  FROM bpm_curve__final AS final
+), compat_curve AS (
+  WITH compat_curve__ranked AS (
+    SELECT
+      retrieved.query_id,
+      retrieved.doc_id,
+      retrieved.score,
+      retrieved.rank
+    FROM retrieved
+    WHERE
+      retrieved.ordering = 'retrieved'
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'compat_curve')
+  ), compat_curve__lengths AS (
+    SELECT
+      ranked.query_id,
+      COUNT(*) AS ranking_length
+    FROM compat_curve__ranked AS ranked
+    GROUP BY
+      ranked.query_id
+  ), compat_curve__ideal AS (
+    SELECT
+      j.query_id,
+      r.rank,
+      ROW_NUMBER() OVER (
+        PARTITION BY j.query_id
+        ORDER BY j.label DESC NULLS LAST, COALESCE(r.score, 0.0) DESC NULLS LAST, r.rank ASC NULLS LAST, j.doc_id ASC NULLS LAST
+      ) AS ideal_rank
+    FROM judgments AS j
+    INNER JOIN compat_curve__lengths AS lengths
+      ON j.query_id = lengths.query_id
+    LEFT JOIN compat_curve__ranked AS r
+      ON j.query_id = r.query_id AND j.doc_id = r.doc_id
+    WHERE
+      j.label > 0
+  ), compat_curve__ideal_lengths AS (
+    SELECT
+      ideal.query_id,
+      COUNT(*) AS ideal_length
+    FROM compat_curve__ideal AS ideal
+    GROUP BY
+      ideal.query_id
+  ), compat_curve__completed AS (
+    SELECT
+      ideal.query_id,
+      GREATEST(ideal.rank, ideal.ideal_rank) AS i,
+      COUNT(*) AS documents
+    FROM compat_curve__ideal AS ideal
+    WHERE
+      NOT ideal.rank IS NULL
+    GROUP BY
+      ideal.query_id,
+      GREATEST(ideal.rank, ideal.ideal_rank)
+  ), compat_curve__positions AS (
+    SELECT
+      lengths.query_id,
+      COALESCE(ideal_lengths.ideal_length, 0) AS ideal_length,
+      UNNEST(
+        RANGE(1, GREATEST(lengths.ranking_length, COALESCE(ideal_lengths.ideal_length, 0)) + 1)
+      ) AS i
+    FROM compat_curve__lengths AS lengths
+    LEFT JOIN compat_curve__ideal_lengths AS ideal_lengths
+      ON lengths.query_id = ideal_lengths.query_id
+  ), compat_curve__weighted AS (
+    SELECT
+      positions.query_id,
+      positions.i,
+      POWER(COALESCE(GETVARIABLE('compat_persistence'), 0.95), positions.i - 1) / positions.i AS weight,
+      LEAST(positions.i, positions.ideal_length) AS ideal_overlap,
+      SUM(COALESCE(completed.documents, 0)) OVER (
+        PARTITION BY positions.query_id
+        ORDER BY positions.i ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ) AS overlap
+    FROM compat_curve__positions AS positions
+    LEFT JOIN compat_curve__completed AS completed
+      ON positions.query_id = completed.query_id AND positions.i = completed.i
+  ), compat_curve__final AS (
+    SELECT
+      weighted.query_id,
+      COALESCE(
+        SUM(weighted.weight * weighted.overlap ORDER BY weighted.i ASC NULLS LAST) / NULLIF(
+          SUM(weighted.weight * weighted.ideal_overlap ORDER BY weighted.i ASC NULLS LAST),
+          0.0
+        ),
+        0.0
+      ) AS compat_value
+    FROM compat_curve__weighted AS weighted
+    GROUP BY
+      weighted.query_id
+  )
+  SELECT
+    *
+  FROM compat_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -1342,12 +1494,14 @@ WITH cutoffs AS (
       EXCLUDE (query_id),
       target_curve.*
       EXCLUDE (query_id),
+      compat_curve.compat_value,
       cascade_curve.err_sum,
       intent_curve.*
       EXCLUDE (query_id, k),
       user_model_curve.sdcg_value,
       nerr_curve.*
-      EXCLUDE (query_id, k)
+      EXCLUDE (query_id, k),
+      bpm_curve.bpm_value
     FROM counters
     LEFT JOIN relevance_curve
       ON counters.query_id = relevance_curve.query_id
@@ -1355,6 +1509,8 @@ WITH cutoffs AS (
       ON counters.query_id = gain_curve.query_id
     LEFT JOIN target_curve
       ON counters.query_id = target_curve.query_id
+    LEFT JOIN compat_curve
+      ON counters.query_id = compat_curve.query_id
     CROSS JOIN cutoffs
     CROSS JOIN counted__orderings AS orderings
     LEFT JOIN counted__sums AS ranked
@@ -1381,6 +1537,10 @@ WITH cutoffs AS (
       ON orderings.ordering = 'retrieved'
       AND counters.query_id = nerr_curve.query_id
       AND cutoffs.k IS NOT DISTINCT FROM nerr_curve.k
+    LEFT JOIN bpm_curve
+      ON orderings.ordering = 'retrieved'
+      AND counters.query_id = bpm_curve.query_id
+      AND cutoffs.k IS NOT DISTINCT FROM bpm_curve.k
   )
   SELECT
     *
@@ -1808,6 +1968,10 @@ WITH cutoffs AS (
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.nerr9_value, 0.0) END AS "NERR9",
       CASE WHEN c.k IS NULL THEN COALESCE(c.inst_value, 0.0) END AS "INST",
       CASE WHEN c.k IS NULL THEN COALESCE(c.insq_value, 0.0) END AS "INSQ",
+      CASE WHEN c.k IS NULL THEN COALESCE(c.nerr10_value, 0.0) END AS "NERR10",
+      CASE WHEN c.k IS NULL THEN COALESCE(c.nerr11_value, 0.0) END AS "NERR11",
+      CASE WHEN NOT c.k IS NULL THEN COALESCE(c.bpm_value, 0.0) END AS "BPM",
+      CASE WHEN c.k IS NULL THEN COALESCE(c.compat_value, 0.0) END AS "Compat",
       c.*
       EXCLUDE (cg, dcg, idcg)
     FROM intent_measures AS c

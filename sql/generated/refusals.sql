@@ -1431,6 +1431,10 @@ SELECT
             'NERR9',
             'INST',
             'INSQ',
+            'NERR10',
+            'NERR11',
+            'BPM',
+            'Compat',
             'strec',
             'P_IA',
             'ERR_IA',
@@ -1457,7 +1461,7 @@ SELECT
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
         END,
         'null'
-      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
@@ -1527,6 +1531,18 @@ SELECT
     )
     THEN ERROR(
       'rbp_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(GETVARIABLE('rbp_persistence') AS DOUBLE) AS TEXT), 'None')
+    )
+    WHEN NOT (
+      GETVARIABLE('compat_persistence') IS NULL
+    )
+    AND (
+      GETVARIABLE('compat_persistence') IS NULL
+      OR NOT (
+        GETVARIABLE('compat_persistence') > 0 AND GETVARIABLE('compat_persistence') < 1
+      )
+    )
+    THEN ERROR(
+      'compat_persistence must be a number strictly between 0 and 1, got ' || COALESCE(CAST(CAST(GETVARIABLE('compat_persistence') AS DOUBLE) AS TEXT), 'None')
     )
     WHEN NOT (
       GETVARIABLE('err_max_grade') IS NULL
@@ -2500,6 +2516,10 @@ FROM run_stats, qrels_stats, (
           'NERR9',
           'INST',
           'INSQ',
+          'NERR10',
+          'NERR11',
+          'BPM',
+          'Compat',
           'strec',
           'P_IA',
           'ERR_IA',

@@ -3,18 +3,17 @@
 --
 -- Reads: views counters (sql/counters/counters.sql), cutoffs (sql/ranking/cutoffs.sql),
 -- sums_at_cutoffs (sql/counters/sums_at_cutoffs.sql), relevance_curve, gain_curve, cascade_curve,
--- intent_curve, user_model_curve, nerr_curve and target_curve (sql/curves/).
+-- intent_curve, user_model_curve, nerr_curve, target_curve, bpm_curve and compat_curve (sql/curves/).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
 -- Creates: view counted (ordering, query_id, k, cg, dcg and the rank counters of sums_at_cutoffs,
 -- idcg, then the per-query counters of sql/counters/counters.sql, the sums of relevance_curve,
--- gain_curve and target_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's, user_model_curve's and
--- nerr_curve's at each cutoff, null where
--- they have no row): ordering is 'retrieved' (with tie_bounds also
--- 'worst', 'best'); a sum or rank counter is null where nothing at or above k earns or is
--- counted; idcg is the ideal ranking's dcg.
+-- gain_curve, target_curve and compat_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's,
+-- user_model_curve's, nerr_curve's and bpm_curve's at each cutoff, null where they have no row):
+-- ordering is 'retrieved' (with tie_bounds also 'worst', 'best'); a sum or rank counter is null
+-- where nothing at or above k earns or is counted; idcg is the ideal ranking's dcg.
 
 create or replace temp view counted as
 with
@@ -45,14 +44,17 @@ final as (
         relevance_curve.* exclude (query_id),  -- noqa: RF02
         gain_curve.* exclude (query_id),  -- noqa: RF02
         target_curve.* exclude (query_id),  -- noqa: RF02
+        compat_curve.compat_value,
         cascade_curve.err_sum,
         intent_curve.* exclude (query_id, k),  -- noqa: RF02
         user_model_curve.sdcg_value,
-        nerr_curve.* exclude (query_id, k)  -- noqa: RF02
+        nerr_curve.* exclude (query_id, k),  -- noqa: RF02
+        bpm_curve.bpm_value
     from counters
     left join relevance_curve on counters.query_id = relevance_curve.query_id
     left join gain_curve on counters.query_id = gain_curve.query_id
     left join target_curve on counters.query_id = target_curve.query_id
+    left join compat_curve on counters.query_id = compat_curve.query_id
     cross join cutoffs
     cross join orderings
     left join sums as ranked
@@ -79,6 +81,10 @@ final as (
         on orderings.ordering = 'retrieved'
         and counters.query_id = nerr_curve.query_id
         and cutoffs.k is not distinct from nerr_curve.k
+    left join bpm_curve
+        on orderings.ordering = 'retrieved'
+        and counters.query_id = bpm_curve.query_id
+        and cutoffs.k is not distinct from bpm_curve.k
 )
 
 select * from final;

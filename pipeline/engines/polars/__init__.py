@@ -80,9 +80,12 @@ def per_query(
     )
     cascade_curve = curves.cascade_curve(rankings["retrieved"], evaluation)
     intent_curve = curves.intent_curve(curves.intent_pairs(retrieved["retrieved"], qrels, evaluation), evaluation)
-    user_model_curve = curves.user_model_curve(rankings["retrieved"], evaluation)
-    nerr_curve = curves.nerr_curve(curves.nerr_runs(rankings["retrieved"], evaluation), evaluation)
-    target_curve = curves.target_curve(rankings["retrieved"], evaluation)
+    cwl_gains = curves.cwl_gains(rankings["retrieved"], evaluation)
+    user_model_curve = curves.user_model_curve(cwl_gains, evaluation)
+    nerr_curve = curves.nerr_curve(curves.nerr_runs(cwl_gains, evaluation), evaluation)
+    target_curve = curves.target_curve(cwl_gains, evaluation)
+    bpm_curve = curves.bpm_curve(cwl_gains, evaluation)
+    compat_curve = curves.compat_curve(retrieved["retrieved"], judged, evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -99,6 +102,8 @@ def per_query(
             user_model_curve if companions else None,
             nerr_curve if companions else None,
             target_curve if companions else None,
+            bpm_curve if companions else None,
+            compat_curve if companions else None,
         )
         steps = (
             measures.set_measures,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import polars as pl
 
 from pipeline.engines.polars.counters import holds, sums_at_cutoffs
-from pipeline.engines.polars.ranking import DOC, JUDGMENT, LABEL, QUERY, SUBTOPIC
+from pipeline.engines.polars.ranking import DOC, JUDGMENT, LABEL, QUERY, SCORE, SUBTOPIC
 from pipeline.expressions import discount
 from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, SIGNAL, Evaluation
 
@@ -315,19 +315,32 @@ def _ideal_ideal(k: int, discount: Callable[[int], float]) -> float:
 CWL_DEPTH = 1000
 
 
-def user_model_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+# the curves of cwl_eval's measures, which read cwl_gains
+CWL_CURVES = ("user_model_curve", "nerr_curve", "target_curve", "bpm_curve")
+
+
+def cwl_gains(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, rank, gain`` of the ranks i <= 1000 of positive gain on the C/W/L scale
+    (sql/curves/cwl_gains.sql): (min(label, cwl_max_rel) - cwl_min_rel) / (cwl_max_rel -
+    cwl_min_rel) for a label above cwl_min_rel; or None when no C/W/L measure is asked for."""
+    if not set(CWL_CURVES) & set(evaluation.curves):
+        return None
+    low, high = evaluation.cwl_min_rel, evaluation.cwl_max_rel
+    label, rank = pl.col(JUDGMENT), pl.col("rank")
+    return retrieved_ranking.filter((label > low) & (rank <= CWL_DEPTH)).select(
+        QUERY, "rank", ((pl.min_horizontal(label, pl.lit(high)) - low) / (high - low)).alias("gain")
+    )
+
+
+def user_model_curve(gains: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
     """``query_id, k, sdcg_value`` of each query and cutoff k (not the whole ranking) with a rank
     of positive gain at or above k (sql/curves/user_model_curve.sql): SDCG@k, the sum over the
     ranks i <= min(k, 1000) of gain(i) / log2(i + 1) over the sum of 1 / log2(i + 1) for i = 1 to
     min(k, 1000), gain(i) = (min(label, cwl_max_rel) - cwl_min_rel) / (cwl_max_rel - cwl_min_rel)
     for a label above cwl_min_rel; or None when no C/W/L measure is asked for."""
-    if "user_model_curve" not in evaluation.curves:
+    if gains is None or "user_model_curve" not in evaluation.curves:
         return None
-    low, high = evaluation.cwl_min_rel, evaluation.cwl_max_rel
-    label, rank = pl.col(JUDGMENT), pl.col("rank")
-    gains = retrieved_ranking.filter((label > low) & (rank <= CWL_DEPTH)).select(
-        QUERY, "rank", ((pl.min_horizontal(label, pl.lit(high)) - low) / (high - low)).alias("gain")
-    )
+    rank = pl.col("rank")
     running = gains.select(
         QUERY,
         "rank",
@@ -344,28 +357,19 @@ def user_model_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) ->
     return at_cutoffs.with_columns(pl.col("sdcg_value") / denominator)
 
 
-def _cwl_gains(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
-    """``query_id, rank, gain`` of the ranks i <= 1000 of positive gain on the C/W/L scale."""
-    low, high = evaluation.cwl_min_rel, evaluation.cwl_max_rel
-    label, rank = pl.col(JUDGMENT), pl.col("rank")
-    return retrieved_ranking.filter((label > low) & (rank <= CWL_DEPTH)).select(
-        QUERY, "rank", ((pl.min_horizontal(label, pl.lit(high)) - low) / (high - low)).alias("gain")
-    )
-
-
-def nerr_runs(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+def nerr_runs(gains: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
     """``query_id, rank, gain, reach, reach_past, next_rank`` of each rank i <= 1000 of positive
     gain (sql/curves/nerr_runs.sql): the chance of no stop above it, and at or above it (the
     products of 1 - gain in rank order), and the next rank of positive gain; or None when
     neither NERR8 nor NERR9 is asked for."""
-    if "nerr_curve" not in evaluation.curves:
+    if gains is None or "nerr_curve" not in evaluation.curves:
         return None
 
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
     stays = 1.0 - pl.col("gain")
-    return _cwl_gains(retrieved_ranking, evaluation).with_columns(
+    return gains.with_columns(
         in_rank_order(stays.cum_prod().shift(1, fill_value=1.0)).alias("reach"),
         in_rank_order(stays.cum_prod()).alias("reach_past"),
         in_rank_order(pl.col("rank").shift(-1)).alias("next_rank"),
@@ -425,15 +429,15 @@ def nerr_curve(runs: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFram
     )
 
 
-def target_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
-    """``query_id, inst_value, insq_value`` of each query with a rank i <= 1000 of positive gain
-    (sql/curves/target_curve.sql): over the positions 1 to 1000 (past the ranking, gain 0), the
-    sum of P(i) * gain(i) over the sum of P(i), P(i) = c(1) * ... * c(i - 1), c(i) = ((i + a - 1)
-    / (i + a))^2, a = 2T - G(i) (INST, G(i) the gain at or above i) or 2T (INSQ); or None when
-    neither is asked for."""
-    if "target_curve" not in evaluation.curves:
+def target_curve(gains: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, inst_value, insq_value, nerr10_value, nerr11_value`` of each query with a rank
+    i <= 1000 of positive gain (sql/curves/target_curve.sql): over the positions 1 to 1000 (past
+    the ranking, gain 0), the sum of P(i) * gain(i) over the sum of P(i), P(i) = c(1) * ... *
+    c(i - 1), c(i) = ((i + a - 1) / (i + a))^2, a = 2T - G(i) (INST, G(i) the gain at or above i)
+    or 2T (INSQ); p * (1 - gain(i)) (NERR10); INSQ's c times (1 - gain(i)) (NERR11); or None when
+    none is asked for."""
+    if gains is None or "target_curve" not in evaluation.curves:
         return None
-    gains = _cwl_gains(retrieved_ranking, evaluation)
     positions = pl.LazyFrame({"rank": list(range(1, CWL_DEPTH + 1))}, schema={"rank": pl.Int64})
     read = (
         gains.select(QUERY)
@@ -446,18 +450,105 @@ def target_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.
 
     def reach(goes_on: pl.Expr) -> pl.Expr:
         # the chance of reaching i: the chances of going on above it, multiplied in rank order
-        return (goes_on**2).cum_prod().shift(1, fill_value=1.0).over(QUERY, order_by="rank")
+        return goes_on.cum_prod().shift(1, fill_value=1.0).over(QUERY, order_by="rank")
 
     gained = pl.col("gain").cum_sum().over(QUERY, order_by="rank")
+    kept = 1.0 - pl.col("gain")
     read = read.with_columns(
-        reach((i + twice - gained - 1.0) / (i + twice - gained)).alias("inst_p"),
-        reach((i + twice - 1.0) / (i + twice)).alias("insq_p"),
+        reach(((i + twice - gained - 1.0) / (i + twice - gained)) ** 2).alias("inst_p"),
+        reach(((i + twice - 1.0) / (i + twice)) ** 2).alias("insq_p"),
+        reach(evaluation.rbp_persistence * kept).alias("nerr10_p"),
+        reach(((i + twice - 1.0) / (i + twice)) ** 2 * kept).alias("nerr11_p"),
     )
+
+    def expected_gain(chance: str) -> pl.Expr:
+        weight = pl.col(chance)
+        return in_rank_order_sum(weight * pl.col("gain")) / in_rank_order_sum(weight)
+
     return read.group_by(QUERY).agg(
-        (in_rank_order_sum(pl.col("inst_p") * pl.col("gain")) / in_rank_order_sum(pl.col("inst_p"))).alias(
-            "inst_value"
-        ),
-        (in_rank_order_sum(pl.col("insq_p") * pl.col("gain")) / in_rank_order_sum(pl.col("insq_p"))).alias(
-            "insq_value"
-        ),
+        *(expected_gain(f"{name}_p").alias(f"{name}_value") for name in ("inst", "insq", "nerr10", "nerr11"))
     )
+
+
+def bpm_curve(gains: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, k, bpm_value`` of each query and cutoff k (not the whole ranking) with a rank
+    of positive gain read (sql/curves/bpm_curve.sql): the reader reads the first m = min(k, s,
+    1000) positions, s the first rank whose gain at or above it, added in rank order as
+    cwl_eval's cumulative sum, reaches T (none: 1000); BPM@k is the gain of the ranks i <= m over
+    m; or None when BPM is not asked for."""
+    if gains is None or "bpm_curve" not in evaluation.curves:
+        return None
+    rank = pl.col("rank")
+    stops = (
+        gains.with_columns(pl.col("gain").cum_sum().over(QUERY, order_by="rank").alias("gained"))
+        .filter(pl.col("gained") >= evaluation.cwl_target)
+        .group_by(QUERY)
+        .agg(rank.min().alias("stop_rank"))
+    )
+    cutoffs = pl.LazyFrame({"k": list(evaluation.cutoffs)}, schema={"k": pl.Int64})
+    read = pl.min_horizontal(pl.col("k"), pl.col("stop_rank").fill_null(CWL_DEPTH), pl.lit(CWL_DEPTH))
+    return (
+        gains.join(stops, on=QUERY, how="left")
+        .join(cutoffs, how="cross")
+        .with_columns(read.alias("depth"))
+        .filter(rank <= pl.col("depth"))
+        .group_by(QUERY, "k")
+        .agg((in_rank_order_sum(pl.col("gain")) / pl.col("depth").first()).alias("bpm_value"))
+    )
+
+
+def compat_curve(retrieved: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, compat_value`` of each query with a ranking (sql/curves/compat_curve.sql):
+    ir_measures' Compat, the rank-biased overlap with the ideal ranking (the judged documents
+    labelled above 0 by label, then the run's score, 0 when not retrieved, then the ranking's
+    order), over the ideal's own: the sum over i <= max(n, |ideal|) of p^(i - 1) * O(i) / i,
+    O(i) the documents in the top i of both; or None when Compat is not asked for."""
+    if "compat_curve" not in evaluation.curves:
+        return None
+    ranked = retrieved.select(QUERY, DOC, SCORE, "rank")
+    lengths = ranked.group_by(QUERY).agg(pl.len().alias("ranking_length"))
+    # the order of the documents not retrieved among themselves changes no overlap: not broken
+    ideal = (
+        judged.filter(pl.col(JUDGMENT) > 0)
+        .select(QUERY, DOC, JUDGMENT)
+        .join(lengths.select(QUERY), on=QUERY, how="inner")
+        .join(ranked, on=[QUERY, DOC], how="left")
+    )
+    # by label descending, then the run's score (0 when not retrieved) descending, then the ranking's order
+    in_ideal_order = [-pl.col(JUDGMENT), -pl.col(SCORE).fill_null(0.0), pl.col("rank")]
+    ideal = ideal.with_columns(
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        .over(QUERY, order_by=in_ideal_order, nulls_last=True)
+        .alias("ideal_rank")
+    )
+    ideal_lengths = ideal.group_by(QUERY).agg(pl.len().alias("ideal_length"))
+    completed = (
+        ideal.filter(pl.col("rank").is_not_null())
+        .group_by(QUERY, pl.max_horizontal("rank", "ideal_rank").cast(pl.Int64).alias("i"))
+        .agg(pl.len().alias("documents"))
+    )
+    ideal_length = pl.col("ideal_length").fill_null(0)
+    positions = (
+        lengths.join(ideal_lengths, on=QUERY, how="left")
+        .select(
+            QUERY,
+            ideal_length.alias("ideal_length"),
+            pl.int_ranges(1, pl.max_horizontal("ranking_length", ideal_length) + 1, dtype=pl.Int64).alias("i"),
+        )
+        .explode("i")
+    )
+    i = pl.col("i")
+    weighted = positions.join(completed, on=[QUERY, "i"], how="left").select(
+        QUERY,
+        "i",
+        (pl.lit(evaluation.compat_persistence).pow(i - 1) / i).alias("weight"),
+        pl.min_horizontal(i, "ideal_length").alias("ideal_overlap"),
+        pl.col("documents").fill_null(0).cum_sum().over(QUERY, order_by="i").alias("overlap"),
+    )
+    sums = weighted.group_by(QUERY).agg(
+        in_rank_order_sum(pl.col("weight") * pl.col("overlap"), "i").alias("compat_sum"),
+        in_rank_order_sum(pl.col("weight") * pl.col("ideal_overlap"), "i").alias("compat_best"),
+    )
+    best = pl.col("compat_best")
+    # an empty ideal (no document labelled above 0) scores 0
+    return sums.select(QUERY, pl.when(best > 0).then(pl.col("compat_sum") / best).otherwise(0.0).alias("compat_value"))

@@ -25,12 +25,14 @@ def counted(
     user_model_curve: pl.LazyFrame | None = None,
     nerr_curve: pl.LazyFrame | None = None,
     target_curve: pl.LazyFrame | None = None,
+    bpm_curve: pl.LazyFrame | None = None,
+    compat_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
-    when asked; ``cascade_curve``'s, ``intent_curve``'s and ``user_model_curve``'s at each
-    cutoff, given for the ranking by score)."""
-    for curve in (relevance_curve, gain_curve, target_curve):
+    when asked; ``cascade_curve``'s, ``intent_curve``'s, ``user_model_curve``'s,
+    ``nerr_curve``'s and ``bpm_curve``'s at each cutoff, given for the ranking by score)."""
+    for curve in (relevance_curve, gain_curve, target_curve, compat_curve):
         if curve is not None:
             counters = counters.join(curve, on=QUERY, how="left")
     table = (
@@ -38,7 +40,7 @@ def counted(
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
-    for curve in (cascade_curve, intent_curve, user_model_curve, nerr_curve):
+    for curve in (cascade_curve, intent_curve, user_model_curve, nerr_curve, bpm_curve):
         if curve is not None:
             table = table.join(curve, on=[QUERY, "k"], how="left", nulls_equal=True)
     return table
@@ -239,6 +241,10 @@ def measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions
         "NERR9": pl.when(pl.col("k").is_not_null()).then(pl.col("nerr9_value").fill_null(0.0)),
         "INST": pl.when(pl.col("k").is_null()).then(pl.col("inst_value").fill_null(0.0)),
         "INSQ": pl.when(pl.col("k").is_null()).then(pl.col("insq_value").fill_null(0.0)),
+        "NERR10": pl.when(pl.col("k").is_null()).then(pl.col("nerr10_value").fill_null(0.0)),
+        "NERR11": pl.when(pl.col("k").is_null()).then(pl.col("nerr11_value").fill_null(0.0)),
+        "BPM": pl.when(pl.col("k").is_not_null()).then(pl.col("bpm_value").fill_null(0.0)),
+        "Compat": pl.when(pl.col("k").is_null()).then(pl.col("compat_value").fill_null(0.0)),
     }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
     return top_k_measures.select(
