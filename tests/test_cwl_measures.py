@@ -308,6 +308,8 @@ def test_the_scale_is_refused_in_one_rules_words(tmp_path: Path) -> None:
     )
 
 
+# 90 s at load 3-6, past the default 300 s once at load 12: planning nine curve families' SQL
+@pytest.mark.timeout(900)
 def test_the_measures_on_spark(tmp_path: Path, local_spark: object) -> None:
     """Spark runs the same SQL, transpiled (the positions as Spark's sequence, the products of
     NERR's chances gathered and multiplied, INST's as a sum of logarithms, BPM's running gain
