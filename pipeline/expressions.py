@@ -61,14 +61,19 @@ def discount(rank: pl.Expr, spec: Discount) -> pl.Expr:
 
 def rank_by_score(query: str = QUERY, score: str = SCORE, doc: str = DOC, *, ties: Ties = "docid-desc") -> pl.Expr:
     """1-based rank within each query: score descending, ties by doc_id descending in string
-    order (trec_eval's ordering; also the order within tied groups that ``average`` averages).
+    order (trec_eval's ordering; also the order within tied groups that ``average`` averages),
+    or with ``ties="docid-asc"`` ascending (pyndeval's).
 
     With ``ties="input-order"`` the frame needs the ``input_rank`` and ``arrival`` columns of
     :func:`with_input_order`: input rank ascending (missing ranks last), then score
     descending, then arrival.
     """
     keys = [pl.col(score), pl.col(doc).cast(pl.String)]
-    if ties == "input-order":
+    if ties == "docid-asc":
+        # one descending sort: a string cannot be negated, its descending dense rank can (the
+        # smallest doc_id ranks highest); over the whole frame, which orders as within a query
+        keys = [pl.col(score), pl.col(doc).cast(pl.String).rank("dense", descending=True)]
+    elif ties == "input-order":
         # one descending sort: negate the keys that go up
         keys = [-pl.col(INPUT_RANK), pl.col(score), -pl.col(ARRIVAL).cast(pl.Int64), pl.col(doc).cast(pl.String)]
     return position_in(query, keys)

@@ -234,6 +234,8 @@ def reference_companions(run_rows: list[tuple], qrels_rows: list[tuple], evaluat
         rows = _keep_one_per_doc(results.get(query_id, []), evaluation.duplicates)
         if evaluation.ties == "input-order":
             ordered = sorted(rows, key=lambda r: (r[3] is None, r[3] or 0, -r[2], r[0]))
+        elif evaluation.ties == "docid-asc":
+            ordered = sorted(rows, key=lambda r: (-r[2], str(r[1])))
         else:  # docid-desc, and the order that average averages over
             ordered = sorted(rows, key=lambda r: (r[2], str(r[1])), reverse=True)
         if evaluation.max_results is not None:

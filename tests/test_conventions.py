@@ -55,6 +55,27 @@ def test_input_order_ties_follow_arrival(engine: str) -> None:
     assert ndcg_rows(run, qrels, engine, k=[2])[("q", 2)]["dcg"] == pytest.approx(1 + 2 / log2(3))
 
 
+def test_docid_asc_reverses_docid_desc_within_a_tie(engine: str) -> None:
+    # c alone at rank 1 (label 1); a, b and 9 tie at 1.0 (labels 0, 2, 3), and strings compare by
+    # bytes, "9" < "a" < "b": docid-asc (pyndeval's) ranks c, 9, a, b; docid-desc c, b, a, 9
+    run, qrels = frames(
+        {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "9"], "score": [1.0, 1.0, 2.0, 1.0]},
+        {"query_id": ["q"] * 4, "doc_id": ["a", "b", "c", "9"], "relevance": [0, 2, 1, 3]},
+    )
+    idcg_at_2 = 3 / log2(2) + 2 / log2(3)
+    ascending = ndcg_rows(run, qrels, engine, k=[2, 4], ties="docid-asc", tie_bounds=True)
+    descending = ndcg_rows(run, qrels, engine, k=[2, 4], ties="docid-desc")
+    assert ascending[("q", 2)]["ndcg"] == pytest.approx((1 / log2(2) + 3 / log2(3)) / idcg_at_2)
+    assert descending[("q", 2)]["ndcg"] == pytest.approx((1 / log2(2) + 2 / log2(3)) / idcg_at_2)
+    assert ascending[("q", 4)]["dcg"] == pytest.approx(1 + 3 / log2(3) + 0 / log2(4) + 2 / log2(5))
+    assert descending[("q", 4)]["dcg"] == pytest.approx(1 + 2 / log2(3) + 0 / log2(4) + 3 / log2(5))
+    # the tie bounds are the orders of the tie by gain: c, a (0) at worst, c, 9 (3) at best, which
+    # docid-asc happens to be; the tie straddles k = 2
+    assert ascending[("q", 2)]["ndcg_min"] == pytest.approx((1 / log2(2) + 0 / log2(3)) / idcg_at_2)
+    assert ascending[("q", 2)]["ndcg_max"] == pytest.approx(ascending[("q", 2)]["ndcg"])
+    assert ascending[("q", 2)]["ties_straddle_k"] is True
+
+
 def test_input_order_reads_a_rank_column(engine: str) -> None:
     # the rank column orders the results, whatever the scores (a null rank is refused: see
     # tests/test_reading.py)
@@ -268,6 +289,59 @@ def test_profiles_set_choices_and_explicit_options_win() -> None:
     assert not make_evaluation(profile="ir_measures", all_queries=False).all_queries
     with pytest.raises(UsageError, match="unknown profile 'ranx'; expected one of trec_eval, ir_measures"):
         make_evaluation(profile="ranx")
+
+
+# torchmetrics is not installed here (it needs torch); the expected values are its arithmetic as
+# Lightning-AI/torchmetrics computes it at v1.9.0-28-gdab033394 (src/torchmetrics/functional/
+# retrieval/): ndcg.py is sklearn's ndcg_score translated (a tie group of preds shares its mean
+# target, the discount 1 / log2(rank + 1) is 0 past top_k, the ideal is the targets passed sorted
+# descending); precision.py, recall.py and reciprocal_rank.py first zero the target where preds <= 0
+# (torch.where(preds > 0, target, 0)), precision divides by top_k, recall by the unfiltered
+# target.sum(); retrieval/base.py's compute scores a query whose target sums to 0 as 0
+# (empty_target_action="neg") and averages every query passed.
+TORCHMETRICS_RUN = [
+    # t: b and c tie at 0.5; m: c and d scored 0 and below; z: nothing relevant; u: not judged
+    *[("t", "a", 0.9, 1), ("t", "b", 0.5, 2), ("t", "c", 0.5, 0), ("t", "d", 0.2, 3)],
+    *[("m", "a", 0.9, 1), ("m", "b", 0.5, 0), ("m", "c", 0.0, 1), ("m", "d", -0.3, 1)],
+    *[("z", "a", 0.4, 0), ("z", "b", 0.3, 0), ("u", "x", 0.7, None)],
+]
+
+
+def test_the_torchmetrics_profile_computes_torchmetrics_arithmetic(engine: str) -> None:
+    run = pl.LazyFrame([r[:3] for r in TORCHMETRICS_RUN], schema=["query_id", "doc_id", "score"], orient="row")
+    qrels = pl.LazyFrame(
+        [(r[0], r[1], r[3]) for r in TORCHMETRICS_RUN if r[3] is not None],
+        schema=["query_id", "doc_id", "relevance"],
+        orient="row",
+    )
+    measures = "ndcg,P,recall,recip_rank"
+    table = per_query(run, qrels, engine=engine, k=[2, 3], measures=measures, profile="torchmetrics").collect()
+    rows = {(row["query_id"], row["k"]): row for row in table.iter_rows(named=True)}
+    # t, nDCG: groups a (1), b and c (mean (2 + 0) / 2 = 1), d (3); the ideal 3, 2, 1, 0
+    d = [1 / log2(i + 1) for i in range(1, 5)]
+    assert rows[("t", 2)]["ndcg"] == pytest.approx((1 * d[0] + 1 * d[1]) / (3 * d[0] + 2 * d[1]))
+    assert rows[("t", 3)]["ndcg"] == pytest.approx((1 * d[0] + 1 * (d[1] + d[2])) / (3 * d[0] + 2 * d[1] + d[2]))
+    assert rows[("t", None)]["ndcg"] == pytest.approx((d[0] + (d[1] + d[2]) + 3 * d[3]) / (3 * d[0] + 2 * d[1] + d[2]))
+    # t, at 3 (the tie inside the top 3: topk's order among b and c changes nothing): a, b relevant
+    assert (rows[("t", 3)]["P"], rows[("t", 3)]["recall"], rows[("t", 3)]["recip_rank"]) == pytest.approx(
+        (2 / 3, 2 / 3, 1)
+    )
+    # m, at 2: c and d zeroed; top 2 a (1), b (0); recall over the unfiltered target's 3
+    assert (rows[("m", 2)]["P"], rows[("m", 2)]["recall"], rows[("m", 2)]["recip_rank"]) == pytest.approx(
+        (1 / 2, 1 / 3, 1)
+    )
+    # z (no relevant target) and u (every target 0) score 0 and are averaged in
+    for query in ("z", "u"):
+        assert [rows[(query, 2)][m] for m in ("ndcg", "P", "recall", "recip_rank")] == [0, 0, 0, 0]
+    assert table.filter(pl.col("k") == 2)["query_id"].n_unique() == 4
+    # torchmetrics' nDCG keeps m's c and d (ranks 3 and 4, the ideal 1, 1, 1), which the profile
+    # removes (named in its differences); --retrieved-scores all gives its number
+    every = per_query(
+        run, qrels, engine=engine, measures="ndcg", profile="torchmetrics", retrieved_scores="all"
+    ).collect()
+    (m_ndcg,) = every.filter(pl.col("query_id") == "m", pl.col("k").is_null())["ndcg"]
+    assert m_ndcg == pytest.approx((d[0] + d[2] + d[3]) / (d[0] + d[1] + d[2]))
+    assert rows[("m", None)]["ndcg"] == pytest.approx(1.0)  # a, b alone: the ideal is a's 1
 
 
 def test_describe_names_every_choice() -> None:
@@ -577,7 +651,7 @@ def test_compare_refuses_outputs_that_differ_in_a_peer_convention(convention: tu
 def test_spark_agrees_on_the_edge_case_matrix_under_the_peer_conventions(local_spark: object) -> None:
     # every case of tests/helpers/cases.py in one input (its queries renamed by case), so
     # Spark plans the transpiled SQL once; with all_queries, queries only in the run and only
-    # in the qrels are both evaluated
+    # in the qrels are both evaluated; ties docid-asc (docid-desc is tests/test_spark.py's)
     run_rows, qrels_rows = [], []
     for number, (case_run, case_qrels, _, _) in enumerate({**CASES, **OPTION_CASES}.values()):
         run_rows += [(f"{number}:{row[0]}", str(row[1]), float(row[2])) for row in case_run]
@@ -595,6 +669,7 @@ def test_spark_agrees_on_the_edge_case_matrix_under_the_peer_conventions(local_s
         ap_denominator="min-k-relevant",
         precision_denominator="min-k-retrieved",
         queries_without_judgments="evaluate",
+        ties="docid-asc",
     )
     by_polars = compute("polars", run, qrels, evaluation)
     _, by_spark = per_query_on_spark(spark, run, qrels, evaluation)  # type: ignore[arg-type]

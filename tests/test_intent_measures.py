@@ -13,6 +13,7 @@ run in the test on random judgments per subtopic.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import subprocess
 import sys
@@ -26,7 +27,7 @@ import pytest
 from pipeline.api import evaluate
 from pipeline.errors import InvalidInput
 from pipeline.macros import macros_sql
-from pipeline.registry import Evaluation
+from pipeline.registry import PROFILES, Evaluation
 from tests.helpers import ROOT, compute
 
 DUCKDB_CLI = Path(sys.executable).parent / "duckdb"
@@ -220,9 +221,9 @@ def test_the_per_document_measures_read_a_document_s_largest_label_over_its_subt
 
 def _random_collection(seed: int) -> tuple[list[tuple[str, str, str, int]], list[tuple[str, str, float]]]:
     """Queries with 1 to 5 subtopics; each judged document judged under a random subset of
-    them, labels -1 to 2; runs of distinct scores (ndeval breaks ties by docno ascending, our
-    default by doc_id descending) with unjudged documents among them; a query of the run without
-    judgments, and one judged and never retrieved."""
+    them, labels -1 to 2; runs of few distinct scores, so that most results tie (pyndeval breaks
+    ties by docno ascending: --ties docid-asc, the ndeval profile's), with unjudged documents
+    among them; a query of the run without judgments, and one judged and never retrieved."""
     rng = random.Random(seed)
     qrels, run = [], []
     for query in range(30):
@@ -236,7 +237,7 @@ def _random_collection(seed: int) -> tuple[list[tuple[str, str, str, int]], list
             continue  # judged, never retrieved
         pool = [*documents, *(f"u{i}" for i in range(10))]
         retrieved = rng.sample(pool, rng.randint(1, min(25, len(pool))))
-        scores = rng.sample(range(1000), len(retrieved))
+        scores = [rng.randint(0, 4) for _ in retrieved]
         run += [(qid, doc, float(score)) for doc, score in zip(retrieved, scores, strict=True)]
     run += [("unjudged", "d00", 1.0)]
     return qrels, run
@@ -253,10 +254,12 @@ NDEVAL_NAMES = {
 }
 
 
-def test_the_intent_measures_equal_pyndeval_on_random_judgments_per_subtopic() -> None:
+def test_the_ndeval_profile_equals_pyndeval_on_random_judgments_per_subtopic_and_tied_scores() -> None:
     pyndeval = pytest.importorskip("pyndeval", reason="pyndeval (the peers extra) runs ndeval.c")
     cutoffs = (1, 2, 3, 5, 10, 20)
-    evaluation = Evaluation(cutoffs=cutoffs, measures=("ndcg", *INTENT_MEASURES))
+    evaluation = PROFILES["ndeval"].evaluation(cutoffs=cutoffs, measures=("ndcg", *INTENT_MEASURES))
+    assert evaluation.ties == "docid-asc"
+    evaluation_desc = dataclasses.replace(evaluation, ties="docid-desc")
     for seed in (1, 2):
         qrels, run = _random_collection(seed)
         names = [f"{NDEVAL_NAMES[m]}@{k}" for m in INTENT_MEASURES if m not in WHOLE_ONLY for k in cutoffs]
@@ -273,6 +276,9 @@ def test_the_intent_measures_equal_pyndeval_on_random_judgments_per_subtopic() -
                     for k in (None,) if name in WHOLE_ONLY else cutoffs:
                         peer = NDEVAL_NAMES[name] if k is None else f"{NDEVAL_NAMES[name]}@{k}"
                         assert got[(query, k, name)] == pytest.approx(values[peer], abs=1e-9), (seed, query, peer)
+        # the ties decide: trec_eval's order of them scores otherwise
+        descending = _intent_values(compute("polars", run_frame.lazy(), qrels_frame.lazy(), evaluation_desc))
+        assert sum(abs(descending[key] - value) > 1e-9 for key, value in got.items()) > 10
 
 
 def test_the_intent_measures_and_the_refusal_on_spark(collection: Path, local_spark: object) -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from pipeline import evaluate, make_evaluation
 from pipeline.errors import UsageError
+from pipeline.io.format import spelling_note
 from pipeline.registry import Evaluation, SpecError, asked_values, parse_measures
 from pipeline.registry.gain import Gain
 from pipeline.registry.parameters import IR_MEASURES
@@ -371,6 +372,22 @@ def test_outputs_name_each_measure_as_written(tmp_path: Path) -> None:
     assert "spelling" not in table.stdout  # ir_measures' conventions were asked for
     trec = run_cli("evaluate", *SAMPLE, "--measures", "P(rel=2)@5,AP(rel=2)", "--output-format", "trec")
     assert [line.split()[0] for line in trec.stdout.splitlines()] == ["map", "P_5"]
+
+
+def test_the_note_names_pyndeval_s_order_of_ties_for_the_intent_measures() -> None:
+    """ir_measures runs its ndeval measures by pyndeval (score, then docno ascending) and the
+    others by trec_eval's order (docno descending): the note says which, and when a list names
+    both that no one --ties gives all of them."""
+    alone = spelling_note(["ERR_IA@5", "P_IA@5"], make_evaluation(k=[5], measures=["ERR_IA@5", "P_IA@5"]), None)
+    assert alone is not None and "ties=docid-desc (ir_measures: docid-asc)" in alone
+    assert alone.endswith("--profile ir_measures --ties docid-asc gives ir_measures' numbers")
+    mixed = ["nDCG@5", "ERR_IA@5"]
+    note = spelling_note(mixed, make_evaluation(k=[5], measures=mixed, ties="docid-asc"), None)
+    assert note is not None
+    assert (
+        "ties=docid-asc (ir_measures: docid-desc for nDCG@5; docid-asc for ERR_IA@5: no one --ties gives both)" in note
+    )
+    assert note.endswith("--profile ir_measures gives ir_measures' numbers where no scores tie")
 
 
 def test_the_note_names_what_still_differs_from_ir_measures_defaults() -> None:

@@ -443,16 +443,31 @@ def spelling_note(given: Sequence[str] | None, evaluation: Evaluation, profile: 
         for name in defaults
         if theirs[name] != convention_settings(profile_alone)[name]
     ]
+    # ir_measures orders tied scores as pyndeval does for its ndeval measures, as trec_eval does
+    # for the others: with both kinds named, no one --ties gives all of its numbers
+    by_ties: dict[str, list[str]] = {}
+    for name in given:
+        if (named := ir_measures_name(name)) is not None:
+            held = named.conventions().get("ties", (profile_alone.ties, False))[0]
+            by_ties.setdefault(str(held), []).append(named.label)
+    split = len(by_ties) > 1
     differing = [
         f"{name}={_setting_text(value)} (ir_measures: {_setting_text(theirs[name])})"
         for name, value in ours.items()
-        if name not in ("k", "measures") and value != theirs[name]
+        if name not in ("k", "measures") and value != theirs[name] and not (split and name == "ties")
     ]
+    if split:
+        differing.append(
+            f"ties={_setting_text(ours['ties'])} (ir_measures: "
+            + "; ".join(f"{order} for {', '.join(labels)}" for order, labels in by_ties.items())
+            + ": no one --ties gives both)"
+        )
     if not differing:
         return None
     return (
         f"# {', '.join(foreign)}: ir_measures' spelling, scored with these conventions, not ir_measures': "
         f"{', '.join(differing)}; {' '.join(['--profile ir_measures', *flags])} gives ir_measures' numbers"
+        + (" where no scores tie" if split else "")
     )
 
 

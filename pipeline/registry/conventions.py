@@ -37,6 +37,9 @@ Conventions (each is a field of :class:`Evaluation`; the defaults are trec_eval'
 
    - ``docid-desc`` (default; trec_eval): doc_id descending in string (byte) order, also for
      integer ids; any rank column in the input is ignored.
+   - ``docid-asc`` (ndeval's intent-aware measures as pyndeval, and so ir_measures, run them):
+     doc_id ascending in string (byte) order, the reverse of ``docid-desc`` within each tie
+     group; any rank column is ignored.
    - ``input-order`` (LightGBM, XGBoost, Spark, Elasticsearch, recommender libraries): the
      order in which rows arrive (the ``arrival`` column, a row index added when the input is
      read: files in the order listed, rows in file order). When the run has a ``rank``
@@ -318,10 +321,16 @@ CONVENTIONS: tuple[Convention, ...] = (
                 "score desc, then doc_id desc (string order)",
             ),
             Choice(
+                "docid-asc",
+                "doc_id ascending, in string order (pyndeval, and so ir_measures' ndeval measures)",
+                "score desc, then doc_id asc (string order)",
+            ),
+            Choice(
                 "input-order",
                 "the order rows arrive, or the run's 'rank' column when it has one (LightGBM, XGBoost, Spark)",
                 "input rank, else score desc, then input order",
-                spark_refuses="rows have no arrival order on Spark; give scores without ties or use docid-desc",
+                spark_refuses="rows have no arrival order on Spark; give scores without ties or use docid-desc "
+                "or docid-asc",
             ),
             Choice("average", "tied documents share their mean gain (scikit-learn)", "score desc, tied gains averaged"),
         ),

@@ -15,7 +15,7 @@ from pipeline.registry.measures import COMPANION_MEASURES, CURVES, MEASURE, MEAS
 from pipeline.registry.names import measure_conventions, measure_cutoffs, resolve_measures
 from pipeline.registry.parameters import same_setting, setting_text
 
-Ties = Literal["docid-desc", "input-order", "average"]
+Ties = Literal["docid-desc", "docid-asc", "input-order", "average"]
 Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
 Unjudged = Literal["zero", "drop"]

@@ -164,7 +164,7 @@ _RELEVANCE_ONLY = (
     "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
     "tie_bounds; under ties average, tied results are ranked by doc_id desc (the order that average "
     "averages over). They follow relevance_threshold, all_queries, queries_without_judgments, max_results, "
-    "unjudged, duplicates, retrieved_scores and the ties docid-desc and input-order (and P its "
+    "unjudged, duplicates, retrieved_scores and the ties docid-desc, docid-asc and input-order (and P its "
     "precision_denominator, map and gm_map their ap_denominator)"
 )
 
@@ -612,7 +612,7 @@ MEASURES += (
         ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
         "relevance_threshold, tie_bounds; under ties average, tied results are ranked by doc_id desc (gdeval's "
         "order). It follows err_max_grade, all_queries, queries_without_judgments, max_results, unjudged, "
-        "duplicates, retrieved_scores and the ties docid-desc (gdeval's) and input-order",
+        "duplicates, retrieved_scores and the ties docid-desc (gdeval's), docid-asc and input-order",
         curve="cascade_curve",
     ),
 )
@@ -715,9 +715,9 @@ MEASURES += (
 # one relevant to no subtopic takes its rank and adds nothing.
 _INTENT = (
     "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), tie_bounds; "
-    "under ties average, tied results are ranked by doc_id desc (ndeval breaks ties by docno ascending: see "
-    "docs/conventions.md). They follow relevance_threshold, all_queries, queries_without_judgments, max_results, "
-    "unjudged, duplicates, retrieved_scores and the ties docid-desc and input-order"
+    "under ties average, tied results are ranked by doc_id desc. They follow relevance_threshold, all_queries, "
+    "queries_without_judgments, max_results, unjudged, duplicates, retrieved_scores and the ties docid-desc, "
+    "docid-asc (pyndeval's order, and so ir_measures') and input-order"
 )
 
 

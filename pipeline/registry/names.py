@@ -333,11 +333,15 @@ def ir_measures_defaults(given: Sequence[str]) -> dict[str, object]:
     0.8
     """
     defaults: dict[str, object] = {}
-    for name in given:
-        named = ir_measures_name(name)
-        for convention, (value, written) in named.conventions().items() if named else ():
+    foreign = [named for name in given if (named := ir_measures_name(name)) is not None]
+    for named in foreign:
+        for convention, (value, written) in named.conventions().items():
             if not written and convention != "relevance_threshold":
                 defaults.setdefault(convention, value)
+    # every measure reads the ties: ir_measures' order is pyndeval's for its ndeval measures and
+    # trec_eval's for the others, so with both kinds named no one order is ir_measures'
+    if "ties" in defaults and not all("ties" in named.conventions() for named in foreign):
+        del defaults["ties"]
     return defaults
 
 

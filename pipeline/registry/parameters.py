@@ -194,6 +194,7 @@ def _ndeval_refuses(params: dict[str, Any]) -> str:
 
 
 _JUDGED_TOO = (("unjudged", "zero"),)  # ir_measures computes it with every retrieved result kept
+_PYNDEVAL = (("ties", "docid-asc"),)  # pyndeval sorts a query's results by score, then docno ascending
 _RBP_REL = (
     "ir_measures computes RBP(rel=...) by cwl_eval, with binary relevance and the first 1000 results only; "
     "our rbp is trec_eval's graded RBP. For binary RBP use --gain binary --relevance-threshold REL --measures rbp"
@@ -247,13 +248,15 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
         fixed=_JUDGED_TOO,
         refuse=lambda params: "" if params.get("normalize", True) else "Compat is computed normalised only",
     ),
-    # ndeval's, through pyndeval
-    IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
-    IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=_JUDGED_TOO),
-    IrMeasure("ERR_IA", ("cutoff", "rel", "judged_only"), needs_at=True),
-    IrMeasure("AP_IA", ("rel", "judged_only"), ("MAP_IA",)),
-    IrMeasure("alpha_DCG", ("cutoff", "alpha", "rel", "judged_only"), needs_at=True, refuse=_ndeval_refuses),
-    IrMeasure("NRBP", ("alpha", "beta", "rel"), refuse=_ndeval_refuses),
+    # ndeval's, through pyndeval, which ranks by score and then docno ascending
+    IrMeasure("P_IA", ("cutoff", "rel", "judged_only"), needs_at=True, fixed=_PYNDEVAL),
+    IrMeasure("StRecall", ("cutoff", "rel"), needs_at=True, fixed=(*_JUDGED_TOO, *_PYNDEVAL)),
+    IrMeasure("ERR_IA", ("cutoff", "rel", "judged_only"), needs_at=True, fixed=_PYNDEVAL),
+    IrMeasure("AP_IA", ("rel", "judged_only"), ("MAP_IA",), fixed=_PYNDEVAL),
+    IrMeasure(
+        "alpha_DCG", ("cutoff", "alpha", "rel", "judged_only"), needs_at=True, refuse=_ndeval_refuses, fixed=_PYNDEVAL
+    ),
+    IrMeasure("NRBP", ("alpha", "beta", "rel"), refuse=_ndeval_refuses, fixed=_PYNDEVAL),
 )
 # ir_measures' aliases are parameters already given (NumRelRet is NumRet(rel=1))
 _ALIAS_PARAMETERS: dict[str, dict[str, Any]] = {"NumRelRet": {"rel": 1}}

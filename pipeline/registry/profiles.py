@@ -95,6 +95,33 @@ PROFILES: dict[str, Profile] = {
             empty_ideal="skip",
         ),
         _profile(
+            "ndeval",
+            "ndeval 4.5's intent-aware measures (strec, P-IA, ERR-IA, MAP-IA, alpha-DCG, NRBP) as pyndeval, and so "
+            "ir_measures, runs it: results by score, then docno ascending; the mean over the run's judged topics",
+            "ndeval run by hand orders by the run's rank column (--ties input-order on a run with a rank column) or, "
+            "with -traditional, by score then docno descending (--ties docid-desc); it scores at most 20 ranks, "
+            "refuses negative judgments and topics that are not numbers, and its alpha-nDCG, nERR-IA and nNRBP "
+            "(normalised by a greedy ideal) are not computed here",
+            ties="docid-asc",
+        ),
+        _profile(
+            "torchmetrics",
+            "torchmetrics' retrieval metrics (1.7.4 and later): RetrievalNormalizedDCG, RetrievalPrecision, "
+            "RetrievalRecall, RetrievalMRR over the rows passed, a query without a relevant one scoring 0 "
+            "(empty_target_action='neg')",
+            "a result scored 0 or below is not retrieved for every measure here, where torchmetrics drops it from "
+            "precision, recall, MAP and MRR only and keeps it in nDCG, hit rate and R-precision (for their numbers "
+            "use --retrieved-scores all); its precision, recall, MAP and MRR order tied scores by torch.topk or "
+            "argsort, in an unspecified order (doc_id descending stands in, as under ties average); its MAP divides "
+            "by the relevant results retrieved within top_k, neither R nor min(k, R); its precision of the whole "
+            "list divides by the list's length; it sees only the rows passed, so recall's R is theirs: judge only "
+            "the retrieved documents (inline labels)",
+            ties="average",
+            ideal="retrieved",
+            queries_without_judgments="evaluate",
+            retrieved_scores="positive",
+        ),
+        _profile(
             "elasticsearch",
             "Elasticsearch rank_eval dcg with normalize: true, precision (ignore_unlabeled: false), "
             "mean_reciprocal_rank; every rated request is averaged, one without ratings too",

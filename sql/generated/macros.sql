@@ -1263,7 +1263,7 @@ WITH text_lines AS (
         FALSE
       )
       AND (
-        ties IS NULL OR NOT ARRAY_CONTAINS(['docid-desc', 'average'], ties)
+        ties IS NULL OR NOT ARRAY_CONTAINS(['docid-desc', 'docid-asc', 'average'], ties)
       )
       THEN ERROR(
         caller || ': ' || 'unknown ties ' || CASE
@@ -1276,7 +1276,7 @@ WITH text_lines AS (
           WHEN CONTAINS(CAST(ties AS TEXT), '''') AND NOT CONTAINS(CAST(ties AS TEXT), '"')
           THEN '"' || REPLACE(CAST(ties AS TEXT), '\', '\\') || '"'
           ELSE '''' || REPLACE(REPLACE(CAST(ties AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END || '; expected one of docid-desc, average; ''input-order'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
+        END || '; expected one of docid-desc, docid-asc, average; ''input-order'' reads the order rows arrive in, which a table macro does not see (ndcg evaluate honours it)'
       )
       WHEN NOT (
         FALSE
@@ -3884,7 +3884,20 @@ FROM (
         ) AS position
       FROM deduplicated
       WHERE
-        COALESCE(ties, 'docid-desc') <> 'input-order'
+        NOT COALESCE(ties, 'docid-desc') IN ('input-order', 'docid-asc')
+      UNION ALL
+      SELECT
+        deduplicated.query_id,
+        deduplicated.doc_id,
+        deduplicated.score,
+        deduplicated.input_rank,
+        ROW_NUMBER() OVER (
+          PARTITION BY deduplicated.query_id
+          ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) ASC NULLS LAST
+        ) AS position
+      FROM deduplicated
+      WHERE
+        ties = 'docid-asc'
       UNION ALL
       SELECT
         deduplicated.query_id,

@@ -182,7 +182,20 @@ WITH cutoffs AS (
       ) AS position
     FROM deduplicated
     WHERE
-      COALESCE(GETVARIABLE('ties'), 'docid-desc') <> 'input-order'
+      NOT COALESCE(GETVARIABLE('ties'), 'docid-desc') IN ('input-order', 'docid-asc')
+    UNION ALL
+    SELECT
+      deduplicated.query_id,
+      deduplicated.doc_id,
+      deduplicated.score,
+      deduplicated.input_rank,
+      ROW_NUMBER() OVER (
+        PARTITION BY deduplicated.query_id
+        ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) ASC NULLS LAST
+      ) AS position
+    FROM deduplicated
+    WHERE
+      GETVARIABLE('ties') = 'docid-asc'
     UNION ALL
     SELECT
       deduplicated.query_id,

@@ -1175,7 +1175,7 @@ SELECT
     )
     AND (
       GETVARIABLE('ties') IS NULL
-      OR NOT ARRAY_CONTAINS(['docid-desc', 'input-order', 'average'], GETVARIABLE('ties'))
+      OR NOT ARRAY_CONTAINS(['docid-desc', 'docid-asc', 'input-order', 'average'], GETVARIABLE('ties'))
     )
     THEN ERROR(
       'unknown ties ' || CASE
@@ -1189,7 +1189,7 @@ SELECT
         AND NOT CONTAINS(CAST(GETVARIABLE('ties') AS TEXT), '"')
         THEN '"' || REPLACE(CAST(GETVARIABLE('ties') AS TEXT), '\', '\\') || '"'
         ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('ties') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || '; expected one of docid-desc, input-order, average'
+      END || '; expected one of docid-desc, docid-asc, input-order, average'
     )
     WHEN NOT (
       GETVARIABLE('ideal') IS NULL

@@ -8,7 +8,8 @@
 --
 -- Conventions (defaults are trec_eval's; the definitions are in pipeline/registry/):
 --   1. results ordered by score desc; ties by doc_id desc in string order ('docid-desc'),
---      by input_rank then arrival ('input-order'), or sharing their mean gain ('average')
+--      asc ('docid-asc'), by input_rank then arrival ('input-order'), or sharing their mean
+--      gain ('average')
 --   2. negative labels count as unjudged; unjudged documents gain 0; relevant means
 --      label >= relevance_threshold (label > 0 when unset): the 'binary' gain, the counters
 --   3. the ideal ranking, cut at k: the positive gains of every judged document ('judged'), of
@@ -25,7 +26,7 @@
 --
 -- Variables: each step's header has its own; only ks is required. This step reads:
 --   SET VARIABLE tie_bounds = true;          -- also the lowest and highest NDCG over orders of ties
---   SET VARIABLE ties = 'docid-desc';        -- or 'input-order' or 'average'
+--   SET VARIABLE ties = 'docid-desc';        -- or 'docid-asc', 'input-order' or 'average'
 --
 -- Creates: table per_query (query_id, k, the measures asked (cg, dcg, idcg, ndcg, then those
 -- `measures` names: sql/measures/measures.sql), ndcg_min, ndcg_max, ties_straddle_k); k is null

@@ -5,7 +5,7 @@
 -- (sql/ranking/tie_orders.sql).
 --
 -- Variables:
---   SET VARIABLE ties = 'docid-desc';        -- or 'input-order' or 'average'
+--   SET VARIABLE ties = 'docid-desc';        -- or 'docid-asc', 'input-order' or 'average'
 --   SET VARIABLE unjudged = 'zero';          -- 'drop': every rank is kept, to renumber
 --   SET VARIABLE ideal = 'judged';           -- 'judged-cut-at-hits': every rank is kept, to count
 --   SET VARIABLE tie_bounds = true;          -- every rank is kept, and tie_orders added
@@ -13,16 +13,16 @@
 --   SET VARIABLE signals = ['relevant'];     -- some: every judged rank is kept, for its signals
 --
 -- Creates: view ranked (ordering, query_id, doc_id, score, input_rank, label, gain, position): ordering
--- 'retrieved' is the ranking by score, ties by doc_id desc in string order, or by input_rank
--- then arrival ('input-order'); 'worst' and 'best' come from tie_orders. label is null for a
--- document the judgments do not list.
+-- 'retrieved' is the ranking by score, ties by doc_id desc in string order (asc under
+-- 'docid-asc'), or by input_rank then arrival ('input-order'); 'worst' and 'best' come from
+-- tie_orders. label is null for a document the judgments do not list.
 
 create or replace temp view ranked as
 with
 
--- ranked before the gains are joined: the sort then carries fewer columns. Two selects
--- rather than one ordering switched by CASE keys: a key that folds to a constant null is
--- still compared on every row (measured 20% of the sort)
+-- ranked before the gains are joined: the sort then carries fewer columns. A select per
+-- ordering rather than one ordering switched by CASE keys: a key that folds to a constant null
+-- is still compared on every row (measured 20% of the sort)
 ranked_by_score as (
     select
         deduplicated.query_id,
@@ -34,7 +34,19 @@ ranked_by_score as (
             order by deduplicated.score desc, cast(deduplicated.doc_id as varchar) desc
         ) as position
     from deduplicated
-    where coalesce(getvariable('ties'), 'docid-desc') <> 'input-order'
+    where coalesce(getvariable('ties'), 'docid-desc') not in ('input-order', 'docid-asc')
+    union all
+    select
+        deduplicated.query_id,
+        deduplicated.doc_id,
+        deduplicated.score,
+        deduplicated.input_rank,
+        row_number() over (
+            partition by deduplicated.query_id
+            order by deduplicated.score desc, cast(deduplicated.doc_id as varchar) asc
+        ) as position
+    from deduplicated
+    where getvariable('ties') = 'docid-asc'
     union all
     select
         deduplicated.query_id,

@@ -10,7 +10,8 @@
 -- Creates: view tie_orders (ordering 'worst' or 'best', query_id, doc_id, score, input_rank, label,
 -- gain, position): 'worst' and 'best' break the same ties as the ranking by gain, ascending and
 -- descending, the lowest and highest NDCG any order of the ties can give. They need the gains
--- before ranking; the whole view is pruned when tie_bounds is off.
+-- before ranking; the whole view is pruned when tie_bounds is off. Results tied in score and
+-- gain are put in doc_id desc order under either docid ties: their order changes no NDCG.
 
 create or replace temp view tie_orders as
 with

@@ -123,12 +123,7 @@ def ndcg_table(
 
     table = {}
     for query_id in dict.fromkeys(queries):
-        rows = _keep_one_per_doc(results.get(query_id, []), duplicates, retrieved_scores)
-        if ties == "input-order":
-            # input rank ascending (missing last), then score descending, then arrival
-            ordered = sorted(rows, key=lambda r: (r[3] is None, r[3] or 0, -r[2], r[0]))
-        else:
-            ordered = sorted(rows, key=lambda r: (r[2], str(r[1])), reverse=True)
+        ordered = table_order(_keep_one_per_doc(results.get(query_id, []), duplicates, retrieved_scores), ties)
         scored = score_order(
             ordered, labels[query_id], [None, *cutoffs], gain_of, average_ties=ties == "average", **rules
         )
@@ -237,8 +232,14 @@ def tie_bounds_table(
 
 
 def table_order(rows: list[tuple], ties: str) -> list[tuple]:
+    """The rows as ``ties`` ranks them: input rank ascending (missing last), then score
+    descending, then arrival (input-order); or score descending, then doc_id as a string
+    ascending (docid-asc) or descending (the others; Python compares strings by code point,
+    which is UTF-8's byte order)."""
     if ties == "input-order":
         return sorted(rows, key=lambda r: (r[3] is None, r[3] or 0, -r[2], r[0]))
+    if ties == "docid-asc":
+        return sorted(rows, key=lambda r: (-r[2], str(r[1])))
     return sorted(rows, key=lambda r: (r[2], str(r[1])), reverse=True)
 
 
