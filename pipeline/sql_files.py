@@ -96,6 +96,8 @@ PER_QUERY_STEPS = (
     "curves/gain_curve.sql",
     "curves/cascade_curve.sql",
     "curves/intent_pairs.sql",
+    "curves/intent_greedy.sql",
+    "curves/intent_ideal.sql",
     "curves/intent_curve.sql",
     "curves/cwl_gains.sql",
     "curves/user_model_curve.sql",

@@ -14,6 +14,8 @@ Rewrites that keep DuckDB's meaning (each tested):
   scale (``1.0 / 3`` is 0.333333 there), DuckDB's ``/`` divides in double;
 - tables ``run``, ``qrels`` and ``per_query`` can be renamed to private views, aliased by their
   old names so qualified columns (``run.query_id``) still resolve;
+- ``list_reduce(list, lambda, initial)``, DuckDB's fold, becomes Spark's ``aggregate(list,
+  initial, lambda)``;
 - once the values are bound, the branches the options switch off are cut
   (:func:`pipeline.pruning.pruned`): a ``union all`` branch whose ``where`` is false for every
   row, and the CTEs no one reads then. The SQL switches conventions with such branches; Spark
@@ -372,6 +374,21 @@ def _products_for_spark(tree: exp.Expr) -> exp.Expr:
     return tree.transform(rewrite)
 
 
+def _folds_for_spark(tree: exp.Expr) -> exp.Expr:
+    """``list_reduce(list, lambda, initial)`` (ndeval's greedy ideal rank by rank,
+    sql/curves/intent_ideal.sql) as Spark spells the same fold from the same start,
+    ``aggregate(list, initial, lambda)``."""
+
+    def rewrite(node: exp.Expr) -> exp.Expr:
+        if not (isinstance(node, exp.Anonymous) and node.name.lower() == "list_reduce" and len(node.expressions) == 3):
+            return node
+        # the folds inside it too (a replaced node's children are not visited again)
+        values, merge, initial = (_folds_for_spark(part.copy()) for part in node.expressions)
+        return exp.Anonymous(this="AGGREGATE", expressions=[values, initial, merge])
+
+    return tree.transform(rewrite)
+
+
 def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
     cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
 
@@ -567,7 +584,9 @@ def _bound_trees(
         if keep is not None:
             tree = narrowed(tree, keep, columns or {})
         # after the cuts, which read a plain sum (the rewrite's lambda is no column of a CTE)
-        trees.append(_products_for_spark(_sums_in_order_for_spark(tree)) if dialect == "spark" else tree)
+        trees.append(
+            _folds_for_spark(_products_for_spark(_sums_in_order_for_spark(tree))) if dialect == "spark" else tree
+        )
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)
         while len(_BOUND_TREES) >= BOUND_TREES_KEPT:

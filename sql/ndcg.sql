@@ -56,6 +56,8 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/curves/gain_curve.sql
 .read sql/curves/cascade_curve.sql
 .read sql/curves/intent_pairs.sql
+.read sql/curves/intent_greedy.sql
+.read sql/curves/intent_ideal.sql
 .read sql/curves/intent_curve.sql
 .read sql/curves/cwl_gains.sql
 .read sql/curves/user_model_curve.sql

@@ -1,8 +1,9 @@
 """ndeval's intent-aware measures over judgments per subtopic (the TREC Web Track's diversity
 task; ir_measures runs ndeval through pyndeval): ``strec`` (ir_measures' ``StRecall@k``, ndeval's
 strec@k), ``P_IA`` (``P_IA@k``, ndeval's P-IA@k), ``ERR_IA`` (``ERR_IA@k``, ndeval's ERR-IA@k),
-``AP_IA`` (``AP_IA``, ndeval's MAP-IA), ``alpha_DCG`` (``alpha_DCG@k``, ndeval's alpha-DCG@k) and
-``NRBP`` (ndeval's NRBP); the qrels' subtopic as an input (a TREC
+``AP_IA`` (``AP_IA``, ndeval's MAP-IA), ``alpha_DCG`` (``alpha_DCG@k``, ndeval's alpha-DCG@k),
+``NRBP`` (ndeval's NRBP) and those over ndeval's greedy ideal ranking, ``alpha_nDCG``
+(``alpha_nDCG@k``), ``nERR_IA`` (``nERR_IA@k``) and ``nNRBP``; the qrels' subtopic as an input (a TREC
 qrels' second field, a Parquet or CSV qrels' column ``subtopic``), a document judged twice for
 one (query, subtopic) refused on every front, and what the per-document measures read of a
 document judged under several subtopics (its largest label).
@@ -65,14 +66,29 @@ EXPECTED = {
     # NRBP, the whole ranking: (1 - (1 - alpha) * beta) / S * the gains times beta^(rank - 1),
     # alpha = beta = 1/2
     ("1", None, "NRBP"): (1 - 0.5 * 0.5) / 3 * (2 * 1 + 0.5 * 0.5 + 1 * 0.5**3),
-    # S = 0: ndeval scores 0
-    **{("2", k, name): 0.0 for k in CUTOFFS for name in ("strec", "P_IA", "ERR_IA", "alpha_DCG")},
+    # ndeval's greedy ideal: d1 (gain 2: subtopics 1, 2), then d3 (1: subtopic 3; d2 would add
+    # 1/2, subtopic 2 being covered), then d2 (1/2); alpha_nDCG, nERR_IA and nNRBP divide the
+    # run's sums by the ideal's (at k = 1 too)
+    ("1", 1, "alpha_nDCG"): 2 / 2,
+    ("1", 2, "alpha_nDCG"): (2 + 0.5 / log2(3)) / (2 + 1 / log2(3)),
+    ("1", 5, "alpha_nDCG"): (2 + 0.5 / log2(3) + 1 / log2(5)) / (2 + 1 / log2(3) + 0.5 / log2(4)),
+    ("1", 1, "nERR_IA"): 2 / 2,
+    ("1", 2, "nERR_IA"): (2 + 0.5 / 2) / (2 + 1 / 2),
+    ("1", 5, "nERR_IA"): (2 + 0.5 / 2 + 1 / 4) / (2 + 1 / 2 + 0.5 / 3),
+    ("1", None, "nNRBP"): (2 + 0.5 * 0.5 + 1 * 0.5**3) / (2 + 1 * 0.5 + 0.5 * 0.5**2),
+    # S = 0: ndeval scores 0 (its nNRBP is 0 / 0, NaN: ours 0, see docs/conventions.md)
+    **{
+        ("2", k, name): 0.0
+        for k in CUTOFFS
+        for name in ("strec", "P_IA", "ERR_IA", "alpha_DCG", "alpha_nDCG", "nERR_IA")
+    },
     ("2", None, "AP_IA"): 0.0,
     ("2", None, "NRBP"): 0.0,
+    ("2", None, "nNRBP"): 0.0,
 }
-INTENT_MEASURES = ("strec", "P_IA", "ERR_IA", "AP_IA", "alpha_DCG", "NRBP")
+INTENT_MEASURES = ("strec", "P_IA", "ERR_IA", "AP_IA", "alpha_DCG", "NRBP", "alpha_nDCG", "nERR_IA", "nNRBP")
 # of the whole ranking only; the others at each cutoff only
-WHOLE_ONLY = ("AP_IA", "NRBP")
+WHOLE_ONLY = ("AP_IA", "NRBP", "nNRBP")
 INTENT = Evaluation(cutoffs=CUTOFFS, measures=("ndcg", *INTENT_MEASURES))
 
 
@@ -133,7 +149,7 @@ def test_the_hand_collection_on_polars_duckdb_and_the_macros(
         _assert_expected(_intent_values(result.per_query))
     rows = macros.execute(
         "select * from ndcg_per_query(?, ?, ks := [1, 2, 5], measures := "
-        "['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP'])",
+        "['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP', 'alpha_nDCG', 'nERR_IA', 'nNRBP'])",
         [str(collection / "run.parquet"), str(collection / "qrels.parquet")],
     ).fetchall()
     names = [column[0] for column in macros.description]
@@ -156,7 +172,8 @@ def test_sql_ndcg_sql_reads_the_subtopic_column_and_refuses_a_document_judged_tw
                 "-cmd",
                 "SET VARIABLE ks = [1, 2, 5]",
                 "-cmd",
-                "SET VARIABLE measures = ['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP']",
+                "SET VARIABLE measures = ['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP', 'alpha_nDCG', "
+                "'nERR_IA', 'nNRBP']",
                 "-c",
                 ".read sql/ndcg.sql",
             ],
@@ -240,6 +257,14 @@ def _random_collection(seed: int) -> tuple[list[tuple[str, str, str, int]], list
         scores = [rng.randint(0, 4) for _ in retrieved]
         run += [(qid, doc, float(score)) for doc, score in zip(retrieved, scores, strict=True)]
     run += [("unjudged", "d00", 1.0)]
+    # where ndeval's tie rule decides its greedy ideal: a, b and c gain 2 each; ndeval takes c (the
+    # greatest docno), then b over a (1.5 each), so 2, 1.5, 1.5 (a first would give 2, 2, 1)
+    qrels += [("tie", s, doc, 1) for doc, subtopics in (("a", "12"), ("b", "34"), ("c", "13")) for s in subtopics]
+    run += [("tie", "a", 3.0), ("tie", "b", 2.0), ("tie", "c", 1.0)]
+    # 90 relevant documents: ndeval's ideal NRBP sums all 90 ranks, ours 55 + ceil(log2 3) of them
+    for i in range(90):
+        qrels += [("deep", s, f"p{i:02d}", 1) for s in rng.sample(["x", "y", "z"], rng.randint(1, 2))]
+    run += [("deep", f"p{i:02d}", float(100 - i)) for i in rng.sample(range(90), 40)]
     return qrels, run
 
 
@@ -251,6 +276,9 @@ NDEVAL_NAMES = {
     "AP_IA": "MAP-IA",
     "alpha_DCG": "alpha-DCG",
     "NRBP": "NRBP",
+    "alpha_nDCG": "alpha-nDCG",
+    "nERR_IA": "nERR-IA",
+    "nNRBP": "nNRBP",
 }
 
 

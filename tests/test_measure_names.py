@@ -90,20 +90,3 @@ def test_names_in_another_case_are_the_measures_they_name() -> None:
         assert first.startswith(f"ndcg evaluate: error: argument --measures: unknown measure {typo!r}; ")
         assert f"did you mean {meant!r}?" in first
         assert rest == ["usage: ndcg evaluate [flags]; `ndcg evaluate --help` lists them"]
-
-
-@pytest.mark.parametrize(
-    ("name", "near"), [("alpha_nDCG@10", "alpha_DCG@k"), ("nERR_IA@5", "ERR_IA@k"), ("nNRBP", "NRBP")]
-)
-def test_ir_measures_names_not_computed_say_why_and_offer_no_other_measure(name: str, near: str) -> None:
-    """ndeval's measures over its greedy ideal are refused as such: a near miss would have offered
-    alpha_DCG for alpha_nDCG, a measure of another normalisation."""
-    from pipeline.api import make_evaluation
-    from pipeline.errors import UsageError
-
-    with pytest.raises(UsageError) as refused:
-        make_evaluation(measures=[name])
-    message = str(refused.value)
-    assert message.startswith(f"measure {name!r} (ir_measures' {name.split('@')[0]}) is not computed here: ")
-    assert "greedily" in message and f"{near} is ndeval's" in message and "a different number" in message
-    assert "did you mean" not in message

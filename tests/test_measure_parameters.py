@@ -264,10 +264,18 @@ REFUSED_NAMES = [
         f"them together); {NDCG_HELP}",
     ),
     (
+        "alpha_nDCG(alpha=0.7)@10",
+        "measure 'alpha_nDCG(alpha=0.7)@10' is not supported: alpha=0.7: the intent-aware measures are computed with "
+        "ndeval's alpha 0.5 only; alpha_nDCG takes cutoff (the cutoff k, as @k), alpha (the redundancy intolerance "
+        "of alpha_(n)DCG and (n)NRBP; 0.5 only (ndeval's)), rel (a label >= rel is relevant: --relevance-threshold), "
+        "judged_only (True drops unjudged results: --unjudged drop)",
+    ),
+    (
         "Accuracy(rel=2)@5",
         "measure 'Accuracy(rel=2)@5': 'Accuracy' is not one of ir_measures' measures we compute (nDCG, P, R, AP, "
         "RR, Success, NumQ, NumRet, NumRel, SetP, SetR, SetF, Judged, Rprec, IPrec, Bpref, infAP, RBP, ERR, SDCG, "
-        "NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, P_IA, StRecall, ERR_IA, AP_IA, alpha_DCG, NRBP)",
+        "NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, P_IA, StRecall, ERR_IA, AP_IA, alpha_DCG, NRBP, "
+        "alpha_nDCG, nERR_IA, nNRBP)",
     ),
 ]
 # (measures, flags, message): a flag that says otherwise than a parameter

@@ -109,6 +109,22 @@ def test_decimal_literals_divide_as_doubles_as_in_duckdb(spark: pyspark_sql.Spar
     assert abs(float(spark.sql("select 1.0 / 3 as third").collect()[0]["third"]) - 1 / 3) > 1e-9
 
 
+def test_folds_become_sparks_aggregate_the_inner_ones_too() -> None:
+    """DuckDB's ``list_reduce(list, lambda, initial)`` is Spark's ``aggregate(list, initial,
+    lambda)``; a fold inside another's arguments is rewritten as well (Spark runs the greedy
+    ideal so in tests/test_intent_measures.py)."""
+    query = (
+        "select list_reduce(list_transform(x, lambda v: list_reduce(v, lambda a, b: a + b, 0.0)), "
+        "lambda t, v: t + v, 1.0) as f from (select [[1.0, 2.0], [3.0]] as x)"
+    )
+    tree = transpile._folds_for_spark(sqlglot.parse_one(query, read="duckdb"))
+    assert tree.sql("spark").startswith(
+        "SELECT AGGREGATE(TRANSFORM(x, v -> AGGREGATE(v, 0.0, (a, b) -> a + b)), 1.0, (t, v) -> t + v) AS f"
+    )
+    # the fold DuckDB runs: 1 + (0 + 1 + 2) + (0 + 3)
+    assert duckdb.sql(query).fetchall() == [(7.0,)]
+
+
 LITERALS = [
     ("it's a \\ 'quote'", "STRING"),
     ("文書-1", None),

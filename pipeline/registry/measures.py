@@ -706,13 +706,7 @@ MEASURES += (
         counters=("retrieved_in_ranking",),
     ),
 )
-# ndeval's intent-aware measures (the TREC Web Track's diversity task; ir_measures runs ndeval
-# through pyndeval), over the judgments per subtopic (the qrels' subtopic: a TREC qrels' second
-# field): a document is relevant to a subtopic when its label under it is relevant (>=
-# relevance_threshold, or > 0: ndeval binarises its judgments). S is the number of the query's
-# subtopics with at least one relevant document (ndeval's actual subtopics); a query with S = 0
-# scores 0. The ranking is the evaluation's (ties, max_results, unjudged); an unjudged result or
-# one relevant to no subtopic takes its rank and adds nothing.
+# ndeval's intent-aware measures over judgments per subtopic (docs/conventions.md); _GREEDY's too
 _INTENT = (
     "gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), tie_bounds; "
     "under ties average, tied results are ranked by doc_id desc. They follow relevance_threshold, all_queries, "
@@ -772,6 +766,18 @@ MEASURES += (
         "novelty- and rank-biased precision, alpha = beta = 0.5); of the whole ranking only",
         at_cutoffs=False,
     ),
+)
+_GREEDY = (
+    "{}'s sum over that of ndeval's greedy ideal (each rank the judged document adding most given the ones above, "
+    "ties to the greatest doc_id): ndeval's {}; "
+)
+MEASURES += tuple(
+    _intent(name, title, _GREEDY.format(of, title) + whole, at_cutoffs=cut)
+    for name, title, of, whole, cut in (
+        ("alpha_nDCG", "alpha-nDCG@k", "alpha_DCG", "null for the whole ranking", True),
+        ("nERR_IA", "nERR-IA@k", "ERR_IA", "null for the whole ranking", True),
+        ("nNRBP", "nNRBP", "NRBP", "of the whole ranking only", False),
+    )
 )
 MEASURE: dict[str, Measure] = {measure.name: measure for measure in MEASURES}
 MEASURE_NAMES: tuple[str, ...] = tuple(MEASURE)

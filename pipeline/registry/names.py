@@ -126,18 +126,6 @@ def _measure_patterns() -> list[tuple[re.Pattern[str], str]]:
 
 
 _MEASURE_PATTERNS = _measure_patterns()
-# ir_measures' names of measures not computed here, each with why and what is near it: a near
-# miss's "did you mean" would offer a measure of another meaning (alpha_DCG for alpha_nDCG)
-_GREEDY_IDEAL = (
-    "ndeval normalises it by an ideal ranking chosen greedily, rank by rank; {near} is ndeval's {what} with its "
-    "collection-independent normalisation, a different number"
-)
-NOT_COMPUTED: dict[str, str] = {
-    "alpha_ndcg": _GREEDY_IDEAL.format(near="alpha_DCG@k", what="alpha-DCG"),
-    "α_ndcg": _GREEDY_IDEAL.format(near="alpha_DCG@k", what="alpha-DCG"),
-    "nerr_ia": _GREEDY_IDEAL.format(near="ERR_IA@k", what="ERR-IA"),
-    "nnrbp": _GREEDY_IDEAL.format(near="NRBP", what="NRBP"),
-}
 # the same spellings whatever the case, for a name no spelling matches as written (ndcg@10,
 # MAP): taken when every spelling it matches so names one family
 _ANY_CASE_PATTERNS = [(re.compile(pattern.pattern, re.IGNORECASE), family) for pattern, family in _MEASURE_PATTERNS]
@@ -223,9 +211,6 @@ def measure_named(text: str) -> tuple[str, int | None]:
         if cutoff is not None and not 1 <= cutoff <= MAX_CUTOFF:
             raise SpecError(f"measure {name!r}: its cutoff must be a positive integer, at most 2**63 - 1")
         return family, cutoff
-    bare = re.sub(r"@\d+$", "", str(name))
-    if bare.lower() in NOT_COMPUTED:
-        raise SpecError(f"measure {name!r} (ir_measures' {bare}) is not computed here: {NOT_COMPUTED[bare.lower()]}")
     lowered = {spelling.lower(): spelling for spelling in _SPELLINGS}
     close = difflib.get_close_matches(str(name).lower(), list(lowered), n=1, cutoff=0.75)
     meant = f"did you mean {lowered[close[0]]!r}? " if close else ""

@@ -99,8 +99,8 @@ PARAMETERS: dict[str, Parameter] = {
         Parameter("T", "float", "cwl_target", "the target gain: --cwl-target"),
         Parameter("relative", "bool", "", "True is trec_eval's set_relative_P"),
         Parameter("normalize", "bool", "", "Compat over the ideal ranking's own; True only (ir_measures' default)"),
-        Parameter("beta", "float", "", "F's beta; 1.0 only (set_F is F1); NRBP's patience, 0.5 only (ndeval's)"),
-        Parameter("alpha", "float", "", "the redundancy intolerance of alpha_DCG and NRBP; 0.5 only (ndeval's)"),
+        Parameter("beta", "float", "", "F's beta; 1.0 only (set_F is F1); (n)NRBP's patience, 0.5 only (ndeval's)"),
+        Parameter("alpha", "float", "", "the redundancy intolerance of alpha_(n)DCG and (n)NRBP; 0.5 only (ndeval's)"),
     )
 }
 
@@ -257,6 +257,11 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
         "alpha_DCG", ("cutoff", "alpha", "rel", "judged_only"), needs_at=True, refuse=_ndeval_refuses, fixed=_PYNDEVAL
     ),
     IrMeasure("NRBP", ("alpha", "beta", "rel"), refuse=_ndeval_refuses, fixed=_PYNDEVAL),
+    IrMeasure(
+        "alpha_nDCG", ("cutoff", "alpha", "rel", "judged_only"), needs_at=True, refuse=_ndeval_refuses, fixed=_PYNDEVAL
+    ),
+    IrMeasure("nERR_IA", ("cutoff", "rel", "judged_only"), needs_at=True, fixed=_PYNDEVAL),
+    IrMeasure("nNRBP", ("alpha", "beta", "rel"), refuse=_ndeval_refuses, fixed=_PYNDEVAL),
 )
 # ir_measures' aliases are parameters already given (NumRelRet is NumRet(rel=1))
 _ALIAS_PARAMETERS: dict[str, dict[str, Any]] = {"NumRelRet": {"rel": 1}}

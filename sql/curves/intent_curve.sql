@@ -1,21 +1,23 @@
 -- intent_curve.sql: per query and cutoff, the subtopics and sums ndeval's intent-aware measures read.
 --
--- Reads: views intent_pairs (sql/curves/intent_pairs.sql) and cutoffs (sql/ranking/cutoffs.sql).
+-- Reads: views intent_pairs and intent_ideal (sql/curves/) and cutoffs (sql/ranking/cutoffs.sql).
 --
 -- Variables:
 --   SET VARIABLE curves = ['intent_curve'];  -- the curves the asked measures read (the registry's)
 --
 -- Creates: view intent_curve (query_id, k, intent_subtopics, intent_covered, intent_pairs,
 -- intent_err_sum, intent_ap_sum, intent_dcg_sum, intent_nrbp_sum, intent_err_norm,
--- intent_dcg_norm), one row per query and cutoff with a result relevant to a subtopic at or
--- above k (k null: the whole ranking): intent_subtopics is S; intent_covered the subtopics with a
--- relevant result at or above k; intent_pairs the (rank, subtopic) pairs at or above k. Over
+-- intent_dcg_norm, intent_ideal_err, intent_ideal_dcg, intent_ideal_nrbp), one row per query
+-- and cutoff with a result relevant to a subtopic at or above k (k null: the whole ranking):
+-- intent_subtopics is S; intent_covered the subtopics with a relevant result at or above k;
+-- intent_pairs the (rank, subtopic) pairs at or above k. Over
 -- those pairs, with n the results relevant to the subtopic at or above the rank and g = (1 -
 -- alpha)^(n - 1) its gain (ndeval's alpha, 0.5), the sums of g / rank (ERR-IA), n / rank / R (R
 -- the documents judged relevant to the subtopic; MAP-IA), g / log2(rank + 1) (alpha-DCG) and
 -- beta^(rank - 1) * g (NRBP, ndeval's beta 0.5); intent_err_norm and intent_dcg_norm are
 -- ndeval's "ideal ideal" of ERR-IA and alpha-DCG at k for one subtopic, the sums over i <= k of
--- (1 - alpha)^(i - 1) / i and / log2(i + 1) (null for the whole ranking).
+-- (1 - alpha)^(i - 1) / i and / log2(i + 1) (null for the whole ranking); the intent_ideal_
+-- columns the greedy ideal's sums (sql/curves/intent_ideal.sql; null unless asked).
 
 create or replace temp view intent_curve as
 with
@@ -80,9 +82,13 @@ final as (
     select
         summed.*,
         err_norms.intent_err_norm,
-        err_norms.intent_dcg_norm
+        err_norms.intent_dcg_norm,
+        intent_ideal.intent_ideal_err,
+        intent_ideal.intent_ideal_dcg,
+        intent_ideal.intent_ideal_nrbp
     from summed
     left join err_norms on summed.k = err_norms.k
+    left join intent_ideal on summed.query_id = intent_ideal.query_id and summed.k is not distinct from intent_ideal.k
 )
 
 select * from final;

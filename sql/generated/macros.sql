@@ -1519,7 +1519,10 @@ WITH text_lines AS (
               'ERR_IA',
               'AP_IA',
               'alpha_DCG',
-              'NRBP'
+              'NRBP',
+              'alpha_nDCG',
+              'nERR_IA',
+              'nNRBP'
             ],
             m
           )
@@ -1540,7 +1543,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP, alpha_nDCG, nERR_IA, nNRBP (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -3428,7 +3431,10 @@ WITH text_lines AS (
             'ERR_IA',
             'AP_IA',
             'alpha_DCG',
-            'NRBP'
+            'NRBP',
+            'alpha_nDCG',
+            'nERR_IA',
+            'nNRBP'
           ],
           m
         )
@@ -4665,6 +4671,127 @@ FROM (
     SELECT
       *
     FROM intent_pairs__final AS final
+  ), intent_greedy AS (
+    WITH intent_greedy__numbered AS (
+      SELECT
+        qrels.query_id,
+        CAST(qrels.doc_id AS TEXT) AS doc_id,
+        DENSE_RANK() OVER (PARTITION BY qrels.query_id ORDER BY COALESCE(qrels.subtopic, '') ASC NULLS LAST) AS subtopic
+      FROM qrels
+      WHERE
+        CASE
+          WHEN relevance_threshold IS NULL
+          THEN qrels.relevance > 0
+          ELSE qrels.relevance >= GREATEST(relevance_threshold, 0)
+        END
+        AND (
+          ARRAY_CONTAINS(measures, 'alpha_nDCG')
+          OR ARRAY_CONTAINS(measures, 'nERR_IA')
+          OR ARRAY_CONTAINS(measures, 'nNRBP')
+        )
+    ), intent_greedy__documents AS (
+      SELECT
+        numbered.query_id,
+        ROW_NUMBER() OVER (PARTITION BY numbered.query_id ORDER BY numbered.doc_id ASC NULLS LAST) AS position,
+        LIST_SORT(ARRAY_AGG({'subtopic': numbered.subtopic, 'gain': CAST(1.0 AS DOUBLE)})) AS subtopics,
+        MAX(MAX(numbered.subtopic)) OVER (PARTITION BY numbered.query_id) AS subtopic_count
+      FROM intent_greedy__numbered AS numbered
+      GROUP BY
+        numbered.query_id,
+        numbered.doc_id
+    ), intent_greedy__candidates AS (
+      SELECT
+        documents.query_id,
+        LIST_SORT(ARRAY_AGG({'position': documents.position, 'subtopics': documents.subtopics})) AS documents,
+        LEAST(
+          COUNT(*),
+          GREATEST(
+            (
+              SELECT
+                MAX(cutoffs.k)
+              FROM cutoffs
+            ),
+            CASE
+              WHEN ARRAY_CONTAINS(measures, 'nNRBP')
+              THEN 55 + CAST(CEIL(LOG(2, MAX(documents.subtopic_count))) AS BIGINT)
+              ELSE 0
+            END
+          )
+        ) AS ideal_depth
+      FROM intent_greedy__documents AS documents
+      GROUP BY
+        documents.query_id
+    ), intent_greedy__greedy AS (
+      SELECT
+        candidates.query_id,
+        LIST_REDUCE(
+          LIST_TRANSFORM(
+            RANGE(0, candidates.ideal_depth),
+            LAMBDA r : {'remaining': LIST_FILTER(candidates.documents, LAMBDA d : FALSE), 'ranks': CAST([] AS STRUCT(rank BIGINT, gain DOUBLE)[])}
+          ),
+          LAMBDA state, empty : LIST_TRANSFORM(
+            [
+              LIST_MAX(
+                LIST_TRANSFORM(
+                  state.remaining,
+                  LAMBDA d : {'gain': LIST_REDUCE(
+                    LIST_TRANSFORM(d.subtopics, LAMBDA s : s.gain),
+                    LAMBDA total, g : total + g,
+                    CAST(0.0 AS DOUBLE)
+                  ), 'position': d.position, 'numbers': LIST_TRANSFORM(d.subtopics, LAMBDA s : s.subtopic)}
+                )
+              )
+            ],
+            LAMBDA best : {'remaining': LIST_TRANSFORM(
+              LIST_FILTER(state.remaining, LAMBDA d : d.position <> best.position),
+              LAMBDA d : {'position': d.position, 'subtopics': LIST_TRANSFORM(
+                d.subtopics,
+                LAMBDA s : {'subtopic': s.subtopic, 'gain': CASE WHEN ARRAY_CONTAINS(best.numbers, s.subtopic) THEN s.gain * 0.5 ELSE s.gain END}
+              )}
+            ), 'ranks': LIST_APPEND(
+              state.ranks,
+              {'rank': CAST(ARRAY_LENGTH(state.ranks) + 1 AS BIGINT), 'gain': best.gain}
+            )}
+          )[1],
+          {'remaining': candidates.documents, 'ranks': CAST([] AS STRUCT(rank BIGINT, gain DOUBLE)[])}
+        ).ranks AS ranks
+      FROM intent_greedy__candidates AS candidates
+    ), intent_greedy__final AS (
+      SELECT
+        greedy.query_id,
+        placed.step.rank,
+        placed.step.gain
+      FROM intent_greedy__greedy AS greedy
+      CROSS JOIN UNNEST(greedy.ranks) AS placed(step)
+    )
+    SELECT
+      *
+    FROM intent_greedy__final AS final
+  ), intent_ideal AS (
+    WITH intent_ideal__final AS (
+      SELECT
+        intent_greedy.query_id,
+        cutoffs.k,
+        SUM(
+          intent_greedy.gain / intent_greedy.rank ORDER BY intent_greedy.rank ASC NULLS LAST
+        ) AS intent_ideal_err,
+        SUM(
+          intent_greedy.gain * LN(2.0) / LN(intent_greedy.rank + 1.0) ORDER BY intent_greedy.rank ASC NULLS LAST
+        ) AS intent_ideal_dcg,
+        SUM(
+          POWER(0.5, intent_greedy.rank - 1) * intent_greedy.gain ORDER BY intent_greedy.rank ASC NULLS LAST
+        ) AS intent_ideal_nrbp
+      FROM intent_greedy
+      CROSS JOIN cutoffs
+      WHERE
+        cutoffs.k IS NULL OR intent_greedy.rank <= cutoffs.k
+      GROUP BY
+        intent_greedy.query_id,
+        cutoffs.k
+    )
+    SELECT
+      *
+    FROM intent_ideal__final AS final
   ), intent_curve AS (
     WITH intent_curve__rank_terms AS (
       SELECT
@@ -4724,10 +4851,16 @@ FROM (
       SELECT
         summed.*,
         err_norms.intent_err_norm,
-        err_norms.intent_dcg_norm
+        err_norms.intent_dcg_norm,
+        intent_ideal.intent_ideal_err,
+        intent_ideal.intent_ideal_dcg,
+        intent_ideal.intent_ideal_nrbp
       FROM intent_curve__summed AS summed
       LEFT JOIN intent_curve__err_norms AS err_norms
         ON summed.k = err_norms.k
+      LEFT JOIN intent_ideal
+        ON summed.query_id = intent_ideal.query_id
+        AND summed.k IS NOT DISTINCT FROM intent_ideal.k
     )
     SELECT
       *
@@ -5636,7 +5769,19 @@ FROM (
           THEN COALESCE((
             1.0 - 0.5 * 0.5
           ) * c.intent_nrbp_sum / NULLIF(c.intent_subtopics, 0), 0.0)
-        END AS "NRBP"
+        END AS "NRBP",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'alpha_nDCG') AND NOT c.k IS NULL
+          THEN COALESCE(c.intent_dcg_sum / NULLIF(c.intent_ideal_dcg, 0), 0.0)
+        END AS "alpha_nDCG",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'nERR_IA') AND NOT c.k IS NULL
+          THEN COALESCE(c.intent_err_sum / NULLIF(c.intent_ideal_err, 0), 0.0)
+        END AS "nERR_IA",
+        CASE
+          WHEN ARRAY_CONTAINS(measures, 'nNRBP') AND c.k IS NULL
+          THEN COALESCE(c.intent_nrbp_sum / NULLIF(c.intent_ideal_nrbp, 0), 0.0)
+        END AS "nNRBP"
       FROM top_k_measures AS c
     )
     SELECT
@@ -5821,7 +5966,10 @@ FROM NDCG_PER_QUERY_STEPS(
               'ERR_IA',
               'AP_IA',
               'alpha_DCG',
-              'NRBP'
+              'NRBP',
+              'alpha_nDCG',
+              'nERR_IA',
+              'nNRBP'
             ] AS TEXT[])
           ),
           FALSE
@@ -5908,7 +6056,17 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(
           LIST_HAS_ANY(
             measures,
-            CAST(['strec', 'P_IA', 'ERR_IA', 'AP_IA', 'alpha_DCG', 'NRBP'] AS TEXT[])
+            CAST([
+              'strec',
+              'P_IA',
+              'ERR_IA',
+              'AP_IA',
+              'alpha_DCG',
+              'NRBP',
+              'alpha_nDCG',
+              'nERR_IA',
+              'nNRBP'
+            ] AS TEXT[])
           ),
           FALSE
         )
@@ -6205,6 +6363,21 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['NRBP'] AS TEXT[])), FALSE)
         THEN CAST(['NRBP'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['alpha_nDCG'] AS TEXT[])), FALSE)
+        THEN CAST(['alpha_nDCG'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['nERR_IA'] AS TEXT[])), FALSE)
+        THEN CAST(['nERR_IA'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['nNRBP'] AS TEXT[])), FALSE)
+        THEN CAST(['nNRBP'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
       END
     ]
   ),
@@ -6400,6 +6573,15 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NRBP') THEN ['NRBP'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'alpha_nDCG') THEN ['alpha_nDCG'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'nERR_IA') THEN ['nERR_IA'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'nNRBP') THEN ['nNRBP'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -6604,6 +6786,15 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'NRBP') THEN ['NRBP'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'alpha_nDCG') THEN ['alpha_nDCG'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(
+            CASE WHEN LIST_CONTAINS(measures, 'nERR_IA') THEN ['nERR_IA'] END,
+            CAST([] AS TEXT[])
+          ),
+          COALESCE(CASE WHEN LIST_CONTAINS(measures, 'nNRBP') THEN ['nNRBP'] END, CAST([] AS TEXT[])),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])

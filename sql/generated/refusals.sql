@@ -1440,7 +1440,10 @@ SELECT
             'ERR_IA',
             'AP_IA',
             'alpha_DCG',
-            'NRBP'
+            'NRBP',
+            'alpha_nDCG',
+            'nERR_IA',
+            'nNRBP'
           ],
           m
         )
@@ -1461,7 +1464,7 @@ SELECT
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
         END,
         'null'
-      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP (trec_eval''s families)'
+      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP, alpha_nDCG, nERR_IA, nNRBP (trec_eval''s families)'
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
@@ -2525,7 +2528,10 @@ FROM run_stats, qrels_stats, (
           'ERR_IA',
           'AP_IA',
           'alpha_DCG',
-          'NRBP'
+          'NRBP',
+          'alpha_nDCG',
+          'nERR_IA',
+          'nNRBP'
         ],
         m
       )

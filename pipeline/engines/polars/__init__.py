@@ -79,7 +79,9 @@ def per_query(
         rankings["retrieved"], curves.ideal_curve(ideal_ranking, evaluation), judged, evaluation
     )
     cascade_curve = curves.cascade_curve(rankings["retrieved"], evaluation)
-    intent_curve = curves.intent_curve(curves.intent_pairs(retrieved["retrieved"], qrels, evaluation), evaluation)
+    intent_pairs = curves.intent_pairs(retrieved["retrieved"], qrels, evaluation)
+    intent_ideal = curves.intent_ideal(curves.intent_greedy(qrels, evaluation), evaluation)
+    intent_curve = curves.intent_curve(intent_pairs, intent_ideal, evaluation)
     cwl_gains = curves.cwl_gains(rankings["retrieved"], evaluation)
     user_model_curve = curves.user_model_curve(cwl_gains, evaluation)
     nerr_curve = curves.nerr_curve(curves.nerr_runs(cwl_gains, evaluation), evaluation)

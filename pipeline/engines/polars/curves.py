@@ -206,6 +206,17 @@ def cascade_curve(retrieved_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl
     return sums_at_cutoffs(running, evaluation)
 
 
+def _relevant_judgments(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """``query_id, doc_id, subtopic`` of each judgment relevant to its subtopic. A judgment under
+    no subtopic (qrels without subtopics, or a null one) is under one subtopic of its own, "", as
+    ir_measures reads judgments without subtopics (its subtopic "0")."""
+    if SUBTOPIC not in qrels.collect_schema().names():
+        qrels = qrels.with_columns(pl.lit(None, pl.String).alias(SUBTOPIC))
+    relevant = holds(SIGNAL["relevant"], evaluation)
+    judged = qrels.select(QUERY, DOC, pl.col(SUBTOPIC).fill_null(""), pl.col(LABEL).cast(pl.Float64).alias(JUDGMENT))
+    return judged.filter(relevant).select(QUERY, DOC, SUBTOPIC)
+
+
 def intent_pairs(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
     """``query_id, rank, subtopic, found_so_far, subtopic_relevant, subtopics``
     (sql/curves/intent_pairs.sql): each rank of the ranking by score with each subtopic its
@@ -214,13 +225,7 @@ def intent_pairs(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evalu
     judgment). None when no measure asked reads the intent curve."""
     if "intent_curve" not in evaluation.curves:
         return None
-    # a judgment under no subtopic (qrels without subtopics, or a null one) is under one subtopic of
-    # its own, "", as ir_measures reads judgments without subtopics (its subtopic "0")
-    if SUBTOPIC not in qrels.collect_schema().names():
-        qrels = qrels.with_columns(pl.lit(None, pl.String).alias(SUBTOPIC))
-    relevant = holds(SIGNAL["relevant"], evaluation)
-    judged = qrels.select(QUERY, DOC, pl.col(SUBTOPIC).fill_null(""), pl.col(LABEL).cast(pl.Float64).alias(JUDGMENT))
-    relevant_judgments = judged.filter(relevant).select(QUERY, DOC, SUBTOPIC)
+    relevant_judgments = _relevant_judgments(qrels, evaluation)
     subtopic_relevant = relevant_judgments.group_by(QUERY, SUBTOPIC).agg(pl.len().alias("subtopic_relevant"))
     subtopics = subtopic_relevant.group_by(QUERY).agg(pl.len().alias("subtopics"))
     found = pl.col("rank").rank("ordinal").over(QUERY, SUBTOPIC).cast(pl.Int64)
@@ -234,7 +239,86 @@ def intent_pairs(retrieved: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evalu
     )
 
 
-def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+GREEDY_IDEAL_MEASURES = ("alpha_nDCG", "nERR_IA", "nNRBP")
+# nNRBP's ideal is built to 55 + ceil(log2 S) ranks: deeper, a rank adds at most S * 0.5^(i - 1)
+# < 2^-53 to ndeval's sum (at least 1), which leaves its double unchanged
+NNRBP_DEPTH = 55
+
+
+def intent_greedy(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, rank, gain`` (sql/curves/intent_greedy.sql): ndeval's greedy ideal ranking
+    of each query with a document relevant to a subtopic. None unless alpha_nDCG, nERR_IA or
+    nNRBP is asked. Each rank takes, of the documents not yet placed, the one of the largest gain
+    (the sum over its subtopics of 0.5^(documents placed above relevant to it)), of equal gains
+    the greatest doc_id; as deep as the largest cutoff, or nNRBP's depth."""
+    if not set(GREEDY_IDEAL_MEASURES) & set(evaluation.columns):
+        return None
+    relevant_judgments = _relevant_judgments(qrels, evaluation).with_columns(pl.col(DOC).cast(pl.String))
+    subtopics = pl.col(SUBTOPIC).n_unique().over(QUERY)
+    nnrbp_depth = (NNRBP_DEPTH + subtopics.cast(pl.Float64).log(2).ceil()).cast(pl.Int64)
+    wanted = pl.max_horizontal(
+        pl.lit(max(evaluation.cutoffs, default=0)), nnrbp_depth if "nNRBP" in evaluation.columns else pl.lit(0)
+    )
+    pairs = relevant_judgments.select(
+        QUERY,
+        DOC,
+        pl.col(SUBTOPIC).rank("dense").over(QUERY).cast(pl.Int64).alias("subtopic_number"),
+        pl.min_horizontal(pl.col(DOC).n_unique().over(QUERY), wanted).cast(pl.Int64).alias("depth"),
+    )
+    schema = pl.Schema({QUERY: relevant_judgments.collect_schema()[QUERY], "rank": pl.Int64(), "gain": pl.Float64()})
+    return pairs.map_batches(_greedy_ranks, schema=schema, streamable=False)
+
+
+def intent_ideal(intent_greedy: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """``query_id, k, intent_ideal_err, intent_ideal_dcg, intent_ideal_nrbp``
+    (sql/curves/intent_ideal.sql): the greedy ideal's sums at each cutoff (k null: the whole
+    ranking) of g / i and g / log2(i + 1) over its ranks i <= k, and of 0.5^(i - 1) * g over
+    all, g its gain at i, each in rank order. None when the ideal is not asked."""
+    if intent_greedy is None:
+        return None
+    rank, gain = pl.col("rank"), pl.col("gain")
+    cutoffs = pl.LazyFrame({"k": [*evaluation.cutoffs, None]}, schema={"k": pl.Int64})
+    return (
+        intent_greedy.join(cutoffs, how="cross")
+        .filter(pl.col("k").is_null() | (rank <= pl.col("k")))
+        .group_by(QUERY, "k")
+        .agg(
+            in_rank_order_sum(gain / rank).alias("intent_ideal_err"),
+            in_rank_order_sum(gain * math.log(2.0) / (rank + 1.0).log()).alias("intent_ideal_dcg"),
+            in_rank_order_sum(pl.lit(NRBP_BETA).pow(rank - 1) * gain).alias("intent_ideal_nrbp"),
+        )
+    )
+
+
+def _greedy_ranks(pairs: pl.DataFrame) -> pl.DataFrame:
+    """``query_id, rank, gain`` of ndeval's greedy ideal from ``query_id, doc_id,
+    subtopic_number, depth`` (a row per document and subtopic it is relevant to): rank by rank,
+    every query at once, until each has its ``depth`` ranks."""
+    left = pairs.with_columns(pl.lit(1.0).alias("gain"))
+    placed = []
+    rank = 1
+    while left.height:
+        # sums of powers of 2, the same in any order to the rank 54 (docs/conventions.md)
+        scores = left.group_by(QUERY, DOC).agg(pl.col("gain").sum())
+        best = scores.filter(pl.col("gain") == pl.col("gain").max().over(QUERY))
+        picks = best.group_by(QUERY).agg(pl.col(DOC).max(), pl.col("gain").first())
+        placed.append(picks.select(QUERY, pl.lit(rank, pl.Int64).alias("rank"), "gain"))
+        covered = left.join(picks.select(QUERY, DOC), on=[QUERY, DOC]).select(QUERY, "subtopic_number", covered=True)
+        left = (
+            left.join(picks.select(QUERY, DOC), on=[QUERY, DOC], how="anti")
+            .join(covered, on=[QUERY, "subtopic_number"], how="left")
+            .with_columns(pl.when(pl.col("covered")).then(pl.col("gain") * INTENT_ALPHA_KEPT).otherwise("gain"))
+            .drop("covered")
+            .filter(pl.col("depth") > rank)
+        )
+        rank += 1
+    schema = pl.Schema({QUERY: pairs.schema[QUERY], "rank": pl.Int64(), "gain": pl.Float64()})
+    return pl.concat(placed) if placed else pl.DataFrame(schema=schema)
+
+
+def intent_curve(
+    intent_pairs: pl.LazyFrame | None, intent_ideal: pl.LazyFrame | None, evaluation: Evaluation
+) -> pl.LazyFrame | None:
     """``query_id, k, intent_subtopics, intent_covered, intent_pairs, intent_err_sum,
     intent_ap_sum, intent_dcg_sum, intent_nrbp_sum, intent_err_norm, intent_dcg_norm`` of each
     query and cutoff with a result relevant to a subtopic at or above k (k null: the whole
@@ -242,7 +326,8 @@ def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> p
     subtopic) pairs there; over those pairs, g = (1 - alpha)^(n - 1) the gain of a pair (n the
     results relevant to its subtopic at or above its rank; alpha 0.5, ndeval's), the sums of g /
     rank, n / rank / R, g / log2(rank + 1) and beta^(rank - 1) * g (beta 0.5); and ERR-IA's and
-    alpha-DCG's ideal ideal at k for one subtopic. None when no measure asked reads it."""
+    alpha-DCG's ideal ideal at k for one subtopic; and the greedy ideal's sums (intent_ideal), when
+    asked. None when no measure asked reads it."""
     if intent_pairs is None:
         return None
     rank, found = pl.col("rank"), pl.col("found_so_far")
@@ -292,7 +377,10 @@ def intent_curve(intent_pairs: pl.LazyFrame | None, evaluation: Evaluation) -> p
         },
         schema={"k": pl.Int64, "intent_err_norm": pl.Float64, "intent_dcg_norm": pl.Float64},
     )
-    return sums_at_cutoffs(running, evaluation).join(norms, on="k", how="left")
+    curve = sums_at_cutoffs(running, evaluation).join(norms, on="k", how="left")
+    if intent_ideal is None:
+        return curve
+    return curve.join(intent_ideal, on=[QUERY, "k"], how="left", nulls_equal=True)
 
 
 # 1 - alpha: the share of its gain a result relevant to a subtopic keeps for each earlier one

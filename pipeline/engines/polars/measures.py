@@ -200,13 +200,17 @@ def intent_measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, com
     ``companions`` false, none), one formula each, over S (``intent_subtopics``; S = 0, or no
     relevant result at or above k: 0) from curves.intent_curve's sums. ERR_IA and alpha_DCG
     divide by ndeval's ideal ideal, but not at k = 1 (ndeval normalises from the second rank on);
-    NRBP scales by (1 - (1 - alpha) * beta) / S, alpha and beta ndeval's 0.5."""
+    NRBP scales by (1 - (1 - alpha) * beta) / S, alpha and beta ndeval's 0.5. alpha_nDCG, nERR_IA
+    and nNRBP divide the sums by the greedy ideal's."""
     k = pl.col("k")
     subtopics = pl.col("intent_subtopics").fill_null(0)
 
     def normalised(total: str, norm: str) -> pl.Expr:
         summed = pl.col(total).fill_null(0.0)
         return pl.when(k == 1).then(summed).when(k.is_not_null()).then(_ratio(summed, subtopics * pl.col(norm)))
+
+    def ideal_share(total: str, ideal: str) -> pl.Expr:
+        return _ratio(pl.col(total).fill_null(0.0), pl.col(ideal).fill_null(0.0))
 
     formulas = {
         # null for the whole ranking (k null)
@@ -219,6 +223,10 @@ def intent_measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, com
         "NRBP": pl.when(k.is_null()).then(
             _ratio((1.0 - 0.5 * 0.5) * pl.col("intent_nrbp_sum").fill_null(0.0), subtopics)
         ),
+        # over the greedy ideal's sums (curves.intent_ideal)
+        "alpha_nDCG": pl.when(k.is_not_null()).then(ideal_share("intent_dcg_sum", "intent_ideal_dcg")),
+        "nERR_IA": pl.when(k.is_not_null()).then(ideal_share("intent_err_sum", "intent_ideal_err")),
+        "nNRBP": pl.when(k.is_null()).then(ideal_share("intent_nrbp_sum", "intent_ideal_nrbp")),
     }
     asked = [name for name in evaluation.columns if name in formulas] if companions else []
     return top_k_measures.with_columns(formulas[name].alias(name) for name in asked)
