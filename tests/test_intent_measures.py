@@ -309,6 +309,33 @@ def test_the_ndeval_profile_equals_pyndeval_on_random_judgments_per_subtopic_and
         assert sum(abs(descending[key] - value) > 1e-9 for key, value in got.items()) > 10
 
 
+# pyndeval's own test (seanmacavaney/pyndeval, tests/test_pyndeval.py, test_basic): its four judgments
+# per subtopic, its run and the values it asserts, to 4 decimals (strec 0.6666: 2/3 cut, not rounded)
+PYNDEVAL_QRELS = [("0", "a", "A", 1), ("0", "b", "B", 1), ("0", "b", "D", 1), ("0", "c", "C", 1)]
+PYNDEVAL_RUN = [("0", "A", 9.3), ("0", "D", 8.4), ("0", "E", 8.1), ("0", "B", 7.6)]
+PYNDEVAL_ASSERTS = {
+    **{"ERR-IA@5": 0.3933, "ERR-IA@10": 0.3907, "ERR-IA@20": 0.3907},
+    **{"nERR-IA@5": 0.8297, "nERR-IA@10": 0.8297, "nERR-IA@20": 0.8297},
+    **{"alpha-DCG@5": 0.4052, "alpha-DCG@10": 0.3998, "alpha-DCG@20": 0.3997},
+    **{"alpha-nDCG@5": 0.7868, "alpha-nDCG@10": 0.7868, "alpha-nDCG@20": 0.7868},
+    **{"NRBP": 0.3906, "nNRBP": 0.8620, "MAP-IA": 0.5000},
+    **{"P-IA@5": 0.2000, "P-IA@10": 0.1000, "P-IA@20": 0.0500},
+    **{"strec@5": 0.6666, "strec@10": 0.6666, "strec@20": 0.6666},
+}
+
+
+def test_pyndeval_s_own_asserted_values() -> None:
+    evaluation = PROFILES["ndeval"].evaluation(cutoffs=(5, 10, 20), measures=("ndcg", *INTENT_MEASURES))
+    qrels = pl.DataFrame(PYNDEVAL_QRELS, schema=["query_id", "subtopic", "doc_id", "relevance"], orient="row")
+    run = pl.DataFrame(PYNDEVAL_RUN, schema=["query_id", "doc_id", "score"], orient="row")
+    for engine in ("polars", "duckdb"):
+        got = _intent_values(compute(engine, run.lazy(), qrels.lazy(), evaluation))
+        for name in INTENT_MEASURES:
+            for k in (None,) if name in WHOLE_ONLY else (5, 10, 20):
+                peer = NDEVAL_NAMES[name] if k is None else f"{NDEVAL_NAMES[name]}@{k}"
+                assert got[("0", k, name)] == pytest.approx(PYNDEVAL_ASSERTS[peer], abs=1e-4), (engine, peer)
+
+
 def test_the_intent_measures_and_the_refusal_on_spark(collection: Path, local_spark: object) -> None:
     """Spark runs the same SQL, transpiled; it reads Parquet, whose integer subtopics become text."""
     result = evaluate(
