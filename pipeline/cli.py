@@ -97,10 +97,25 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.registry import asked_values, named_lines, relstring_asked
     from pipeline.units import option_values
 
-    if args.output_format == "gdeval" and args.query_weights:
+    if args.output_format in ("gdeval", "ndeval") and args.query_weights:
         raise UsageError(
-            "--output-format gdeval prints gdeval's amean, the plain mean of its lines; it cannot go with "
-            "--query-weights (weighted means): print them with --output-format table, json or trec"
+            f"--output-format {args.output_format} prints {args.output_format}'s amean, the plain mean of its "
+            "lines; it cannot go with --query-weights (weighted means): print them with --output-format table, "
+            "json or trec"
+        )
+    if args.output_format == "ndeval":
+        # ndeval's numbers: its profile, its nine measures at its three cutoffs
+        from pipeline.io.ndeval_format import ndeval_defaults
+
+        args.profile, args.measures, args.k = ndeval_defaults(
+            profile=args.profile,
+            measures=args.measures,
+            k_given=args.k is not None,
+            digits=args.digits,
+            group_by=args.group_by,
+            skip_unchanged=args.skip_unchanged,
+            allow_fractional_labels=args.allow_fractional_labels,
+            as_json=args.json,
         )
     if args.output_format == "gdeval":
         # gdeval's numbers: its profile and its two measures, unless given (and then checked)
@@ -122,12 +137,16 @@ def _evaluate(args: argparse.Namespace) -> int:
         raise UsageError("no run given: pass --run PATH or set `run` in the --config file")
     check_out_folder(args.out, [("run", args.run), ("qrels", args.qrels), ("query attributes", args.query_attributes)])
     evaluation = _evaluation_from(args)
-    # gdeval's one k, its conventions checked before anything runs
+    # gdeval's one k, its conventions checked before anything runs (and ndeval's)
     gdeval_k = (
         gdeval_cutoff(evaluation, k_given=args.k is not None, measures=args.measures)
         if args.output_format == "gdeval"
         else None
     )
+    if args.output_format == "ndeval":
+        from pipeline.io.ndeval_format import check_ndeval_conventions
+
+        check_ndeval_conventions(evaluation)
     job = Job(
         run=args.run,
         qrels=args.qrels,
@@ -149,7 +168,10 @@ def _evaluate(args: argparse.Namespace) -> int:
         decisions.append({"partition": str(partition) if partition else None, "skipped": skipped, "reason": reason})
 
     units = run_job(
-        job, on_unit=_progress(job), before_write=_stdout_check(output_format, str(job.run)), on_decision=decided
+        job,
+        on_unit=_progress(job),
+        before_write=_stdout_check(output_format, str(job.run), str(job.qrels)),
+        on_decision=decided,
     )
     skipped = [d for d in decisions if d["skipped"]]
     # the warnings before the answer, never between its lines (stderr and stdout share a terminal)
@@ -197,6 +219,8 @@ def _evaluate(args: argparse.Namespace) -> int:
         gdeval_id = gdeval_run_id(str(job.run), trec_run_id(Source.of(job.run, job.run_format)))
         for unit in units:  # one: a partitioned run is refused before
             sys.stdout.write(gdeval_lines(unit.result.per_query, gdeval_k, gdeval_id))
+    if output_format == "ndeval":
+        sys.stdout.write(_ndeval_output(job, evaluation, units))
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -250,6 +274,26 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ndeval_output(job: Any, evaluation: Evaluation, units: list[Any]) -> str:
+    """ndeval's lines: the per-query table, and the topics of the run and of the judgments (a
+    topic of the run without judgments has a line of zeros; the amean counts the others), read
+    again by Polars, their query ids only."""
+    import polars as pl
+
+    from pipeline.inputs import prepare
+    from pipeline.io.gdeval_format import gdeval_run_id
+    from pipeline.io.ndeval_format import ndeval_lines
+    from pipeline.io.read import Source, trec_run_id
+
+    (unit,) = units  # a partitioned run is refused before
+    prepared = prepare(job.run, job.qrels, job.columns, job.run_format, job.qrels_format, evaluation)
+    run_topics, judged_topics = pl.collect_all(
+        [frame.select(pl.col("query_id").unique()) for frame in (prepared.run, prepared.qrels)]
+    )
+    run_id = gdeval_run_id(str(job.run), trec_run_id(Source.of(job.run, job.run_format), first=True))
+    return ndeval_lines(unit.result.per_query, run_topics["query_id"], judged_topics["query_id"], run_id)
+
+
 def _relstrings(job: Any, evaluation: Evaluation, units: list[Any]) -> tuple[str, dict[str, str]] | None:
     """trec_eval's relstring lines when ``--measures`` asks for them: ``(line name, {query:
     string})``, of the run as the evaluation ranks it (read again by Polars, whatever the
@@ -274,7 +318,7 @@ def _relstrings(job: Any, evaluation: Evaluation, units: list[Any]) -> tuple[str
     return asked[0], dict(table.collect().iter_rows())
 
 
-def _stdout_check(output_format: str, run: str) -> Callable[[list], None]:
+def _stdout_check(output_format: str, run: str, qrels: str) -> Callable[[list], None]:
     """What stdout will print is checked before any output is written: trec lines cannot carry
     every query id, nor gdeval's (which also print one run's, not a partitioned run's)."""
 
@@ -287,6 +331,12 @@ def _stdout_check(output_format: str, run: str) -> Callable[[list], None]:
                 check_trec_ids(unit.result.per_query)
         elif output_format == "gdeval":
             check_gdeval_units(units, run)
+        elif output_format == "ndeval":
+            from pipeline.io.ndeval_format import check_ndeval_labels
+
+            check_gdeval_units(units, run, "ndeval", "ndeval")
+            for unit in units:
+                check_ndeval_labels(unit.result.warnings, qrels)
 
     return check
 

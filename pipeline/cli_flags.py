@@ -249,8 +249,9 @@ def _add_execution_and_output(evaluate: argparse.ArgumentParser) -> None:
     output.add_argument(
         "--output-format",
         default="table",
-        choices=("table", "trec", "json", "gdeval"),
-        help="what to print on stdout (gdeval: gdeval.pl's CSV lines, under its conventions, at one k)",
+        choices=("table", "trec", "json", "gdeval", "ndeval"),
+        help="what to print on stdout (gdeval: gdeval.pl's CSV lines, under its conventions, at one k; ndeval: "
+        "ndeval's CSV lines of its intent-aware measures at k 5, 10, 20)",
     )
     output.add_argument(
         "--per-query", action="store_true", help="each query's values too, above the summary (json: a per_query list)"

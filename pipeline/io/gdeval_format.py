@@ -56,16 +56,52 @@ def gdeval_defaults(
 ) -> tuple[str, tuple[str, ...]]:
     """The profile and measures ``--output-format gdeval`` evaluates (``--profile gdeval`` and
     nDCG and ERR when left out), after refusing (exit 2) the flags that cannot go with it."""
-    prefix = "--output-format gdeval prints what gdeval.pl prints"
+    prefix = refuse_flags(
+        "gdeval",
+        "gdeval.pl",
+        GDEVAL_DIGITS,
+        profile=profile,
+        digits=digits,
+        group_by=group_by,
+        skip_unchanged=skip_unchanged,
+        allow_fractional_labels=allow_fractional_labels,
+        as_json=as_json,
+    )
+    if measures:
+        lost = [name for name in measures if not _gdevals(name)]
+        if lost:
+            raise UsageError(
+                f"{prefix}, its two measures nDCG@k and ERR@k, and --measures {', '.join(lost)} would be lost: "
+                f"leave {'it' if len(lost) == 1 else 'them'} out, {_ELSEWHERE}"
+            )
+    return GDEVAL_PROFILE, _with_err(tuple(measures)) if measures else GDEVAL_MEASURES
+
+
+def refuse_flags(
+    output_format: str,
+    tool: str,
+    native_digits: int,
+    *,
+    profile: str | None,
+    digits: int,
+    group_by: str | None,
+    skip_unchanged: bool,
+    allow_fractional_labels: bool,
+    as_json: bool,
+) -> str:
+    """Refuse (exit 2) the flags a peer tool's format (gdeval's, ndeval's) cannot go with: another
+    profile than its own, other decimals, groups, --skip-unchanged, fractional labels, --json.
+    Returns the words the format's other refusals begin with."""
+    prefix = f"--output-format {output_format} prints what {tool} prints"
     if as_json:
-        raise UsageError("--json is --output-format json; it cannot go with --output-format gdeval")
-    if profile not in (None, GDEVAL_PROFILE):
+        raise UsageError(f"--json is --output-format json; it cannot go with --output-format {output_format}")
+    if profile not in (None, output_format):
         raise UsageError(
-            f"{prefix}, under gdeval's conventions (--profile gdeval), not those of --profile {profile}: leave "
-            f"--profile out, {_ELSEWHERE}"
+            f"{prefix}, under {output_format}'s conventions (--profile {output_format}), not those of --profile "
+            f"{profile}: leave --profile out, {_ELSEWHERE}"
         )
-    if digits not in (4, GDEVAL_DIGITS):  # 4: --digits left out
-        raise UsageError(f"{prefix}, with its {GDEVAL_DIGITS} decimals: leave --digits {digits} out, {_ELSEWHERE}")
+    if digits not in (4, native_digits):  # 4: --digits left out
+        raise UsageError(f"{prefix}, with its {native_digits} decimals: leave --digits {digits} out, {_ELSEWHERE}")
     if group_by:
         raise UsageError(f"{prefix}, which has no groups: leave --group-by out, {_ELSEWHERE}")
     if skip_unchanged:
@@ -78,14 +114,7 @@ def gdeval_defaults(
             f"{prefix}, which reads whole-number labels only (it refuses any other): leave "
             f"--allow-fractional-labels out, {_ELSEWHERE}"
         )
-    if measures:
-        lost = [name for name in measures if not _gdevals(name)]
-        if lost:
-            raise UsageError(
-                f"{prefix}, its two measures nDCG@k and ERR@k, and --measures {', '.join(lost)} would be lost: "
-                f"leave {'it' if len(lost) == 1 else 'them'} out, {_ELSEWHERE}"
-            )
-    return GDEVAL_PROFILE, _with_err(tuple(measures)) if measures else GDEVAL_MEASURES
+    return prefix
 
 
 def _with_err(measures: tuple[str, ...]) -> tuple[str, ...]:
@@ -120,18 +149,7 @@ def gdeval_cutoff(evaluation: Evaluation, *, k_given: bool, measures: Sequence[s
     gdeval = profile_named(GDEVAL_PROFILE).evaluation(
         cutoffs=evaluation.cutoffs, measures=evaluation.measures, err_max_grade=GDEVAL_MAX_GRADE
     )
-    ours, theirs = convention_settings(evaluation), convention_settings(gdeval)
-    differing = [
-        f"{CONVENTION[name].flag} {_text(name, value)} (gdeval's: {_text(name, theirs[name])})"
-        for name, value in ours.items()
-        if name not in ("k", "measures", *_UNREAD) and value != theirs[name]
-    ]
-    if differing:
-        raise UsageError(
-            "--output-format gdeval prints gdeval.pl's numbers, under its conventions (--profile gdeval), and "
-            f"{'this differs' if len(differing) == 1 else 'these differ'}: {', '.join(differing)}; leave "
-            f"{'it' if len(differing) == 1 else 'them'} out, {_ELSEWHERE}"
-        )
+    refuse_other_conventions(evaluation, gdeval, "gdeval", "gdeval.pl", _UNREAD)
     if len(evaluation.cutoffs) != 1:
         if k_given:
             where = "--k and the cutoffs --measures names give"
@@ -147,56 +165,77 @@ def gdeval_cutoff(evaluation: Evaluation, *, k_given: bool, measures: Sequence[s
     return evaluation.cutoffs[0]
 
 
+def refuse_other_conventions(
+    evaluation: Evaluation, reference: Evaluation, output_format: str, tool: str, unread: Sequence[str]
+) -> None:
+    """Refuse (exit 2, naming each flag) a convention of ``evaluation`` other than the format's
+    profile's (``reference``), but for cutoffs, measures and the ``unread`` conventions."""
+    ours, theirs = convention_settings(evaluation), convention_settings(reference)
+    differing = [
+        f"{CONVENTION[name].flag} {_text(name, value)} ({output_format}'s: {_text(name, theirs[name])})"
+        for name, value in ours.items()
+        if name not in ("k", "measures", *unread) and value != theirs[name]
+    ]
+    if differing:
+        raise UsageError(
+            f"--output-format {output_format} prints {tool}'s numbers, under its conventions (--profile "
+            f"{output_format}), and {'this differs' if len(differing) == 1 else 'these differ'}: "
+            f"{', '.join(differing)}; leave {'it' if len(differing) == 1 else 'them'} out, {_ELSEWHERE}"
+        )
+
+
 def _text(name: str, value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "none" if value is None else setting_text(name, value)
 
 
-def check_gdeval_ids(per_query: pl.DataFrame, run: str) -> None:
-    """Refuse (exit 3, naming the id) a query id gdeval's lines cannot carry: gdeval.pl reads a
-    topic id as a number (digits only) and compares topics as numbers, so an id that is not one
-    has no line of gdeval's, and two ids of one number (``7``, ``07``) would be merged."""
+def check_gdeval_ids(per_query: pl.DataFrame, run: str, tool: str = "gdeval.pl") -> None:
+    """Refuse (exit 3, naming the id) a query id the lines of ``tool`` cannot carry: gdeval.pl (and
+    ndeval) read a topic id as a number (digits only) and compare topics as numbers, so an id that
+    is not one has no line of theirs, and two ids of one number (``7``, ``07``) would be merged."""
     ids = per_query.get_column("query_id").unique()
     if ids.dtype.is_integer():
         negative = ids.filter(ids < 0)
         if negative.len():
-            _not_a_topic(run, str(negative.min()))
+            _not_a_topic(run, str(negative.min()), tool)
         return
     text = ids.cast(pl.String)
     bad = text.filter(text.is_null() | ~text.str.contains(r"^[0-9]+$"))
     if bad.len():
-        _not_a_topic(run, bad.sort(nulls_last=False)[0])
+        _not_a_topic(run, bad.sort(nulls_last=False)[0], tool)
     by_number: dict[int, str] = {}
     for query in text.sort().to_list():
         number = int(query)
         if number in by_number:
             raise InvalidInput(
                 f"{run}: query ids {by_number[number]!r} and {query!r} are the same number, and "
-                "gdeval.pl, which compares topic ids as numbers, would merge them: rename one, "
+                f"{tool}, which compares topic ids as numbers, would merge them: rename one, "
                 f"{_ELSEWHERE}"
             )
         by_number[number] = query
 
 
-def _not_a_topic(run: str, query: str | None) -> None:
+def _not_a_topic(run: str, query: str | None, tool: str) -> None:
     raise InvalidInput(
-        f"{run}: query id {query!r} is not a topic number (digits only), and gdeval.pl reads no "
+        f"{run}: query id {query!r} is not a topic number (digits only), and {tool} reads no "
         f"other (it refuses the run, and orders its lines by number): number the queries, {_ELSEWHERE}"
     )
 
 
-def check_gdeval_units(units: Sequence[object], run: str) -> None:
-    """Refuse what gdeval's lines cannot print, before any output is written: a partitioned
-    run's several evaluations (exit 2; gdeval reads one run) and query ids that are not topic
-    numbers (exit 3)."""
+def check_gdeval_units(
+    units: Sequence[object], run: str, output_format: str = "gdeval", tool: str = "gdeval.pl"
+) -> None:
+    """Refuse what the lines of ``tool`` cannot print, before any output is written: a
+    partitioned run's several evaluations (exit 2; it reads one run) and query ids that are not
+    topic numbers (exit 3)."""
     if any(getattr(unit, "partition", None) for unit in units):
         raise UsageError(
-            "--output-format gdeval prints what gdeval.pl prints for one run, and this run is partitioned: "
+            f"--output-format {output_format} prints what {tool} prints for one run, and this run is partitioned: "
             f"evaluate one partition's folder, {_ELSEWHERE}"
         )
     for unit in units:
-        check_gdeval_ids(unit.result.per_query, run)  # type: ignore[attr-defined]
+        check_gdeval_ids(unit.result.per_query, run, tool)  # type: ignore[attr-defined]
 
 
 def gdeval_run_id(run: str, tag: str | None) -> str:

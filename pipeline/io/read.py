@@ -25,7 +25,15 @@ from pipeline.io.names import DOC, LABEL, PROVENANCE, QUERY, SCORE, SUBTOPIC
 from pipeline.io.objects import filesystem_for, scrub
 from pipeline.io.objects import storage_options as store_options
 from pipeline.io.partitions import check_partition_keys, is_partition_folder
-from pipeline.io.trec import QRELS_LINES, RUN_LINES, TrecLines, last_content_line, scan_lines, trec_fields
+from pipeline.io.trec import (
+    QRELS_LINES,
+    RUN_LINES,
+    TrecLines,
+    first_content_line,
+    last_content_line,
+    scan_lines,
+    trec_fields,
+)
 
 Format = Literal["parquet", "trec", "csv", "tsv", "delta"]
 FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv", "delta")
@@ -684,15 +692,18 @@ def _scan_trec(
     return scan_lines(files, lines_of, names, casts)
 
 
-def trec_run_id(source: Source) -> str | None:
+def trec_run_id(source: Source, *, first: bool = False) -> str | None:
     """trec_eval's ``runid`` of a run: the tag (6th field) of the last content line of a local
     TREC text run, the one trec_eval keeps (get_trec_results.c), read from the file's end; None
     for another format, a file that is not local, or a last line without a tag. Of several files, the last
-    one's."""
+    one's. ``first``: the first content line's, of the first file (ndeval keeps that one)."""
     if source.format != "trec" or not source.location.is_local:
         return None
     files = [local_path(path) for path in source.files()]
-    line = last_content_line(files[-1]) if files else None
+    if first:
+        line = first_content_line(files[0]) if files else None
+    else:
+        line = last_content_line(files[-1]) if files else None
     fields = trec_fields(line) if line else []
     return fields[5] if len(fields) >= 6 else None
 

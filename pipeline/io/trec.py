@@ -188,6 +188,17 @@ def last_content_line(path: str, block: int = 1 << 16) -> str | None:
     return None
 
 
+def first_content_line(path: str) -> str | None:
+    """The first line of ``path`` that is neither blank nor a comment."""
+    comment = re.compile(_TREC_RUN_COMMENT)
+    with open(path, "rb") as handle:
+        for raw in handle:
+            text = raw.decode("utf-8", errors="replace").removeprefix(_BOM).rstrip("\r\n")
+            if text.strip(TREC_SPACE) and not comment.match(text):
+                return text
+    return None
+
+
 def check_shape(path: str, *, qrels: bool) -> None:
     """A run given as qrels (or qrels as a run) is named from its first line, which is all
     it takes to tell them apart: a run line has 6 fields (``qid Q0 docno rank score tag``),
