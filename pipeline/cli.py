@@ -167,12 +167,11 @@ def _evaluate(args: argparse.Namespace) -> int:
         print(text_line(f"ndcg: {'skipped' if skipped else 'recomputing'} {where}: {reason}"), file=sys.stderr)
         decisions.append({"partition": str(partition) if partition else None, "skipped": skipped, "reason": reason})
 
-    units = run_job(
-        job,
-        on_unit=_progress(job),
-        before_write=_stdout_check(output_format, str(job.run), str(job.qrels)),
-        on_decision=decided,
-    )
+    check = _stdout_check(output_format, str(job.run), str(job.qrels))
+    ndeval_topics: list[Any] = []  # the run's and the judgments' topics, read and checked before writing
+    if output_format == "ndeval":
+        check = _with_ndeval_topics(check, job, evaluation, ndeval_topics)
+    units = run_job(job, on_unit=_progress(job), before_write=check, on_decision=decided)
     skipped = [d for d in decisions if d["skipped"]]
     # the warnings before the answer, never between its lines (stderr and stdout share a terminal)
     for unit in units:
@@ -219,8 +218,12 @@ def _evaluate(args: argparse.Namespace) -> int:
         gdeval_id = gdeval_run_id(str(job.run), trec_run_id(Source.of(job.run, job.run_format)))
         for unit in units:  # one: a partitioned run is refused before
             sys.stdout.write(gdeval_lines(unit.result.per_query, gdeval_k, gdeval_id))
-    if output_format == "ndeval":
-        sys.stdout.write(_ndeval_output(job, evaluation, units))
+    if output_format == "ndeval" and units:
+        from pipeline.io.gdeval_format import gdeval_run_id
+        from pipeline.io.ndeval_format import ndeval_lines
+
+        run_id = gdeval_run_id(str(job.run), trec_run_id(Source.of(job.run, job.run_format), first=True))
+        sys.stdout.write(ndeval_lines(units[0].result.per_query, ndeval_topics[0], ndeval_topics[1], run_id))
     for unit in units:
         label = text_line(f"# partition {unit.partition}") + "\n" if unit.partition and output_format != "json" else ""
         if output_format == "trec":
@@ -274,24 +277,29 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ndeval_output(job: Any, evaluation: Evaluation, units: list[Any]) -> str:
-    """ndeval's lines: the per-query table, and the topics of the run and of the judgments (a
-    topic of the run without judgments has a line of zeros; the amean counts the others), read
-    again by Polars, their query ids only."""
-    import polars as pl
+def _with_ndeval_topics(
+    check: Callable[[list], None], job: Any, evaluation: Evaluation, topics: list[Any]
+) -> Callable[[list], None]:
+    """``check``, then the topics of the run and of the judgments, read again by Polars (their
+    query ids only) into ``topics``, each id checked as a topic number: a topic of the run without
+    judgments has a line of zeros in ndeval's output, and ndeval refuses an id that is not one."""
 
-    from pipeline.inputs import prepare
-    from pipeline.io.gdeval_format import gdeval_run_id
-    from pipeline.io.ndeval_format import ndeval_lines
-    from pipeline.io.read import Source, trec_run_id
+    def checked(units: list) -> None:
+        import polars as pl
 
-    (unit,) = units  # a partitioned run is refused before
-    prepared = prepare(job.run, job.qrels, job.columns, job.run_format, job.qrels_format, evaluation)
-    run_topics, judged_topics = pl.collect_all(
-        [frame.select(pl.col("query_id").unique()) for frame in (prepared.run, prepared.qrels)]
-    )
-    run_id = gdeval_run_id(str(job.run), trec_run_id(Source.of(job.run, job.run_format), first=True))
-    return ndeval_lines(unit.result.per_query, run_topics["query_id"], judged_topics["query_id"], run_id)
+        from pipeline.inputs import prepare
+        from pipeline.io.gdeval_format import check_gdeval_ids
+
+        check(units)
+        prepared = prepare(job.run, job.qrels, job.columns, job.run_format, job.qrels_format, evaluation)
+        run_topics, judged_topics = pl.collect_all(
+            [frame.select(pl.col("query_id").unique()) for frame in (prepared.run, prepared.qrels)]
+        )
+        check_gdeval_ids(run_topics, str(job.run), "ndeval")
+        check_gdeval_ids(judged_topics, str(job.qrels), "ndeval")
+        topics[:] = [run_topics["query_id"], judged_topics["query_id"]]
+
+    return checked
 
 
 def _relstrings(job: Any, evaluation: Evaluation, units: list[Any]) -> tuple[str, dict[str, str]] | None:

@@ -82,10 +82,18 @@ def test_inputs_ndeval_cannot_read_are_refused(tmp_path: Path) -> None:
     pl.DataFrame({"query_id": ["q1"], "subtopic": ["1"], "doc_id": ["a"], "relevance": [1]}).write_parquet(qrels)
     done = run_cli("evaluate", "--run", run, "--qrels", qrels, "--output-format", "ndeval")
     assert (done.returncode, done.stdout) == (3, "")
-    assert done.stderr.endswith(
-        f"ndcg: error: {run}: query id 'q1' is not a topic number (digits only), and ndeval reads no other (it "
-        f"refuses the run, and orders its lines by number): number the queries, {ELSEWHERE}\n"
+    tail = (
+        "and ndeval reads no other (it refuses the run, and orders its lines by number): number the queries, "
+        f"{ELSEWHERE}\n"
     )
+    assert done.stderr.endswith(f"ndcg: error: {run}: query id 'q1' is not a topic number (digits only), {tail}")
+    # a topic of the run only has a line of its own in ndeval's output: its id is read too, before --out
+    pl.DataFrame({"query_id": ["1", "wt09-2"], "doc_id": ["a", "a"], "score": [1.0, 1.0]}).write_parquet(run)
+    pl.DataFrame({"query_id": ["1"], "subtopic": ["1"], "doc_id": ["a"], "relevance": [1]}).write_parquet(qrels)
+    out = tmp_path / "out"
+    done = run_cli("evaluate", "--run", run, "--qrels", qrels, "--output-format", "ndeval", "--out", out)
+    assert (done.returncode, done.stdout, out.exists()) == (3, "", False), done.stderr
+    assert done.stderr.endswith(f"ndcg: error: {run}: query id 'wt09-2' is not a topic number (digits only), {tail}")
     pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]}).write_parquet(run)
     pl.DataFrame(
         {"query_id": ["1", "1"], "subtopic": ["1", "2"], "doc_id": ["a", "b"], "relevance": [1, -1]}
