@@ -297,6 +297,10 @@ def _with_ndeval_topics(
         )
         check_gdeval_ids(run_topics, str(job.run), "ndeval")
         check_gdeval_ids(judged_topics, str(job.qrels), "ndeval")
+        # ndeval matches a run's topic to the judgments' by number: 7 in one and 07 in the other
+        # are one topic to it and two queries here
+        both = pl.concat([frame.select(pl.col("query_id").cast(pl.String)) for frame in (run_topics, judged_topics)])
+        check_gdeval_ids(both.unique(), str(job.run), "ndeval")
         topics[:] = [run_topics["query_id"], judged_topics["query_id"]]
 
     return checked

@@ -94,6 +94,17 @@ def test_inputs_ndeval_cannot_read_are_refused(tmp_path: Path) -> None:
     done = run_cli("evaluate", "--run", run, "--qrels", qrels, "--output-format", "ndeval", "--out", out)
     assert (done.returncode, done.stdout, out.exists()) == (3, "", False), done.stderr
     assert done.stderr.endswith(f"ndcg: error: {run}: query id 'wt09-2' is not a topic number (digits only), {tail}")
+    # 7 in the run and 07 in the judgments: two queries here, one topic to ndeval
+    pl.DataFrame({"query_id": ["1", "7"], "doc_id": ["a", "a"], "score": [1.0, 1.0]}).write_parquet(run)
+    pl.DataFrame(
+        {"query_id": ["1", "07"], "subtopic": ["1", "1"], "doc_id": ["a", "a"], "relevance": [1, 1]}
+    ).write_parquet(qrels)
+    done = run_cli("evaluate", "--run", run, "--qrels", qrels, "--output-format", "ndeval")
+    assert (done.returncode, done.stdout) == (3, ""), done.stderr
+    assert done.stderr.endswith(
+        f"ndcg: error: {run}: query ids '07' and '7' are the same number, and ndeval, which compares topic ids as "
+        f"numbers, would merge them: rename one, {ELSEWHERE}\n"
+    )
     pl.DataFrame({"query_id": ["1"], "doc_id": ["a"], "score": [1.0]}).write_parquet(run)
     pl.DataFrame(
         {"query_id": ["1", "1"], "subtopic": ["1", "2"], "doc_id": ["a", "b"], "relevance": [1, -1]}
