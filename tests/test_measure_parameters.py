@@ -176,6 +176,23 @@ def test_the_table_of_parameters_is_ir_measures_own() -> None:
         assert measure.at == theirs.AT_PARAM, measure.name
         for alias in measure.aliases:
             assert measure.name == ir_measures.measures.registry[alias].NAME
+    # and every alias ir_measures registers for a measure we compute is one of ours
+    ours = {measure.name: set(measure.aliases) for measure in IR_MEASURES}
+    for name, theirs in ir_measures.measures.registry.items():
+        if theirs.NAME in ours and name != theirs.NAME:
+            assert name in ours[theirs.NAME], (name, theirs.NAME)
+
+
+# ir_measures' aliases (registered beside the names: ir_measures.measures.registry), written
+# plain or with a cutoff: each is its measure, under the name as written (MAP is trec_eval's map in
+# another case, as test_measure_names.py holds)
+ALIASES = ("MRR@3", "Precision@2", "Recall@3", "MAP_IA", "α_nDCG@5", "α_DCG@3", "NumRelRet", "SetRelP")
+
+
+def test_ir_measures_aliases_give_its_numbers_under_the_names_written() -> None:
+    # distinct scores: the intent-aware names break ties as pyndeval does only under --ties docid-asc
+    run_rows, qrels_rows = random_data(0, distinct_scores=True)
+    _assert_same(_ours(run_rows, qrels_rows, ALIASES), _theirs(run_rows, qrels_rows, ALIASES))
 
 
 NO_PROVIDER = (

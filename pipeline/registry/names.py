@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 from pipeline.registry.base import DEFAULT_CUTOFFS, MAX_CUTOFF, SpecError
 from pipeline.registry.measures import MEASURE_FAMILIES, MEASURES, PRIMARY_MEASURE, Measure
-from pipeline.registry.parameters import ParameterName, parameter_name, same_setting, setting_text, split_measures
+from pipeline.registry.parameters import (
+    ParameterName,
+    ir_measure,
+    parameter_name,
+    same_setting,
+    setting_text,
+    split_measures,
+)
 
 # trec_eval 10.0's measure table (measures.c's te_trec_measures, its prefs and avgjg measures
 # aside): the order it prints a query's lines in, and its summary's. A name is a measure of
@@ -134,8 +141,14 @@ _SPELLINGS = sorted({pattern.pattern.replace(r"(\d+)", "10").replace("\\", "") f
 
 
 def _with_parameters(name: str) -> bool:
-    """Whether ``name`` has ir_measures' parameters (``P(rel=2)@5``)."""
-    return "(" in name
+    """Whether ``name`` is read by ir_measures' parser: it has parameters (``P(rel=2)@5``), or
+    it is one of ir_measures' aliases that no spelling of ours matches in any case (``MRR``,
+    ``MAP_IA``, ``Precision@5``, ``α_nDCG@10``), which is its measure's name as written."""
+    if "(" in name:
+        return True
+    head = name.partition("@")[0].strip()
+    found = ir_measure(head)
+    return found is not None and found[0] != found[1].name and not _matched(_ANY_CASE_PATTERNS, name)
 
 
 def _plain(name: str) -> str:

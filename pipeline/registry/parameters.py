@@ -201,15 +201,15 @@ _RBP_REL = (
 )
 IR_MEASURES: tuple[IrMeasure, ...] = (
     IrMeasure("nDCG", ("cutoff", "dcg", "gains", "judged_only"), ("NDCG",), refuse=_ndcg_refuses),
-    IrMeasure("P", ("cutoff", "rel", "judged_only"), needs_at=True),
-    IrMeasure("R", ("cutoff", "rel", "judged_only"), needs_at=True),
+    IrMeasure("P", ("cutoff", "rel", "judged_only"), ("Precision",), needs_at=True),
+    IrMeasure("R", ("cutoff", "rel", "judged_only"), ("Recall",), needs_at=True),
     IrMeasure("AP", ("cutoff", "rel", "judged_only"), ("MAP",)),
-    IrMeasure("RR", ("cutoff", "rel", "judged_only"), refuse=_rr_refuses),
+    IrMeasure("RR", ("cutoff", "rel", "judged_only"), ("MRR",), refuse=_rr_refuses),
     IrMeasure("Success", ("cutoff", "rel", "judged_only"), needs_at=True),
     IrMeasure("NumQ", ()),
     IrMeasure("NumRet", ("rel",), ("NumRelRet",), fixed=_JUDGED_TOO),
     IrMeasure("NumRel", ("rel",), refuse=_numrel_refuses),
-    IrMeasure("SetP", ("rel", "relative", "judged_only")),
+    IrMeasure("SetP", ("rel", "relative", "judged_only"), ("SetRelP",)),
     IrMeasure("SetR", ("rel",), fixed=_JUDGED_TOO),
     IrMeasure("SetF", ("rel", "beta", "judged_only"), refuse=_set_f_refuses),
     IrMeasure("Judged", ("cutoff",), fixed=_JUDGED_TOO),
@@ -254,17 +254,27 @@ IR_MEASURES: tuple[IrMeasure, ...] = (
     IrMeasure("ERR_IA", ("cutoff", "rel", "judged_only"), needs_at=True, fixed=_PYNDEVAL),
     IrMeasure("AP_IA", ("rel", "judged_only"), ("MAP_IA",), fixed=_PYNDEVAL),
     IrMeasure(
-        "alpha_DCG", ("cutoff", "alpha", "rel", "judged_only"), needs_at=True, refuse=_ndeval_refuses, fixed=_PYNDEVAL
+        "alpha_DCG",
+        ("cutoff", "alpha", "rel", "judged_only"),
+        ("α_DCG",),
+        needs_at=True,
+        refuse=_ndeval_refuses,
+        fixed=_PYNDEVAL,
     ),
     IrMeasure("NRBP", ("alpha", "beta", "rel"), refuse=_ndeval_refuses, fixed=_PYNDEVAL),
     IrMeasure(
-        "alpha_nDCG", ("cutoff", "alpha", "rel", "judged_only"), needs_at=True, refuse=_ndeval_refuses, fixed=_PYNDEVAL
+        "alpha_nDCG",
+        ("cutoff", "alpha", "rel", "judged_only"),
+        ("α_nDCG",),
+        needs_at=True,
+        refuse=_ndeval_refuses,
+        fixed=_PYNDEVAL,
     ),
     IrMeasure("nERR_IA", ("cutoff", "rel", "judged_only"), needs_at=True, fixed=_PYNDEVAL),
     IrMeasure("nNRBP", ("alpha", "beta", "rel"), refuse=_ndeval_refuses, fixed=_PYNDEVAL),
 )
 # ir_measures' aliases are parameters already given (NumRelRet is NumRet(rel=1))
-_ALIAS_PARAMETERS: dict[str, dict[str, Any]] = {"NumRelRet": {"rel": 1}}
+_ALIAS_PARAMETERS: dict[str, dict[str, Any]] = {"NumRelRet": {"rel": 1}, "SetRelP": {"relative": True}}
 _BY_NAME: dict[str, tuple[str, IrMeasure]] = {
     name.lower(): (name, measure) for measure in IR_MEASURES for name in (measure.name, *measure.aliases)
 }
