@@ -152,3 +152,16 @@ def test_trec_output_prints_a_measure_trec_eval_lacks_under_ir_measures_name() -
     # over the whole ranking, its name without the cutoff
     whole, _ = evaluate("--measures", "err", "--k", "5", "--output-format", "trec")
     assert [line.split("\t")[0].strip() for line in whole.splitlines()] == ["ndcg", "ERR", "ndcg_cut_5", "ERR@5"]
+
+
+def test_trec_output_prints_rr_at_k_named_one_by_one_under_ir_measures_name() -> None:
+    # trec_eval's recip_rank has no cutoff, so RR@3 (or its alias MRR@3) had no line: left out
+    # silently, exit 0. Named one by one, it prints under ir_measures' name; all_trec's lines
+    # stay trec_eval's own (tests/test_trec_eval_measures.py diffs them).
+    stdout, _ = evaluate("--measures", "MRR@3,recip_rank,P@5", "--output-format", "trec", "--per-query")
+    lines = [line.split("\t") for line in stdout.splitlines()]
+    assert {name.strip() for name, _, _ in lines} == {"RR@3", "recip_rank", "P_5"}
+    summary = json.loads(evaluate("--measures", "RR@3", "--json")[0])
+    (mean,) = [row["recip_rank"] for row in summary["summary"] if row["k"] == 3]
+    (printed,) = [float(value) for name, query, value in lines if name.strip() == "RR@3" and query == "all"]
+    assert printed == pytest.approx(mean, abs=5e-5)

@@ -106,6 +106,10 @@ def _trec_cells(
             elif trec_sets and measure.selected_by not in beside:
                 continue
             name = measure.line_name(row["k"])
+            if name is None and named is not None and named.shows(measure.name, row["k"]):
+                # named one by one where trec_eval has no line of it (RR@3): ir_measures' name,
+                # as for a measure trec_eval lacks, never left out silently
+                name = _ir_measures_line(measure, row["k"])
             if name is None:
                 continue
             trec_measure = trec_eval_measure(measure, row["k"])
@@ -122,6 +126,13 @@ def _trec_cells(
     if trec_order:
         keyed.sort(key=lambda item: item[0])
     return [cell for _, cell in keyed]
+
+
+def _ir_measures_line(measure: Measure, k: int | None) -> str | None:
+    """ir_measures' name of a measure at ``k`` (``RR@3``), or None where it has none."""
+    if k is None:
+        return measure.ir_measures
+    return None if measure.ir_measures_cut is None else measure.ir_measures_cut.format(k=k)
 
 
 def _families_beside(trec_sets: tuple[str, ...], columns: list[str]) -> set[str]:
