@@ -32,3 +32,14 @@ def test_more_cutoffs_read_the_run_no_more_often_for_any_measure() -> None:
         if (one := _reads_of_the_run(family, [10])) != (seven := _reads_of_the_run(family, [1, 5, 10, 15, 20, 30, 100]))
     }
     assert not grown, f"the run is read again per cutoff (reads at 1 cutoff, at 7): {grown}"
+
+
+def test_every_measure_reads_the_run_as_often_as_ndcg_alone() -> None:
+    # the counters, curves and sums each project their own columns of the ranking; without one
+    # shared cache Polars ranked and joined the run again for each (all_trec read it 5 times)
+    families = sorted({measure.selected_by for measure in MEASURES})
+    ndcg_alone = _reads_of_the_run("ndcg", [10])
+    more = {
+        family: reads for family in [*families, "all_trec"] if (reads := _reads_of_the_run(family, [10])) != ndcg_alone
+    }
+    assert not more, f"reads of the run per measure set, against {ndcg_alone} for NDCG alone: {more}"
