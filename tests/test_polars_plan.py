@@ -43,3 +43,18 @@ def test_every_measure_reads_the_run_as_often_as_ndcg_alone() -> None:
         family: reads for family in [*families, "all_trec"] if (reads := _reads_of_the_run(family, [10])) != ndcg_alone
     }
     assert not more, f"reads of the run per measure set, against {ndcg_alone} for NDCG alone: {more}"
+
+
+def test_num_ret_counts_every_rank_while_the_measures_carry_only_the_judged_ones() -> None:
+    # all_trec kept every rank of the run through the join with the judgments for num_ret's
+    # count alone (2M rows on through the plan, not 0.4M); the count reads the ranking before it
+    from pipeline.engines.polars import ranking
+    from pipeline.expressions import with_input_order
+
+    evaluation = make_evaluation(k=[10], measures="all_trec")
+    run = with_input_order(pl.LazyFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]}))
+    judged = ranking.judgments(pl.LazyFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]}), evaluation)
+    by_score = ranking.ranked(run, evaluation, "retrieved")
+    retrieved = ranking.orderings(by_score, run, judged, evaluation)["retrieved"]
+    assert retrieved.select("doc_id", "rank").collect().rows() == [("b", 2)]
+    assert ranking.counted_ranks(by_score, retrieved, evaluation).collect().height == 3

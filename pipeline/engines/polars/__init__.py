@@ -57,7 +57,10 @@ def per_query(
     # the run here (a join over every row) but left out of the evaluated queries below.
     run = with_input_order(run)
     deduplicated = ranking.deduplicated(run, evaluation)
-    retrieved = ranking.orderings(deduplicated, judged, evaluation)
+    # the ranking by score before the judgments are joined, cached: num_ret counts its ranks,
+    # and the join then keeps only the judged ones (see ranking.orderings)
+    by_score = ranking.ranked(deduplicated, evaluation, "retrieved").cache()
+    retrieved = ranking.orderings(by_score, deduplicated, judged, evaluation)
     # Read by the counters, the curves, the sums and the retrieved count, each projecting its
     # own columns: Polars' common-subplan elimination saw those branches as different plans and
     # read, ranked and joined the run with the judgments once per branch (3 times for all_trec).
@@ -69,7 +72,7 @@ def per_query(
         # ranking is empty)
         run.select(QUERY).unique() if run_queries is None else run_queries.lazy(),
         judged_ids,
-        retrieved["retrieved"],
+        ranking.counted_ranks(by_score, retrieved["retrieved"], evaluation),
         evaluation,
     )
     evaluated = counters.counters(evaluated, judged, evaluation)
