@@ -51,19 +51,30 @@ def per_query(
         run, qrels = run.with_columns(QUERY_HASH), qrels.with_columns(QUERY_HASH)
         run_queries = hashed_ids.filter(pl.col("in_run")).select(pl.col(HASHED).alias(QUERY))
         judged_queries = hashed_ids.filter(pl.col("judged")).select(pl.col(HASHED).alias(QUERY))
-    judged = ranking.judgments(qrels, evaluation)
+    # cached for the same reason as the ranking below: the counters, curves and ideal each read
+    # their own columns of it, and all_trec read the qrels 8 times (2M rows: ~0.2 s CPU of 4)
+    judged = ranking.judgments(qrels, evaluation).cache()
     judged_ids = judged.select(QUERY).unique() if judged_queries is None else judged_queries.lazy()
     # Every step is per query, so the run's queries without judgments are not filtered out of
     # the run here (a join over every row) but left out of the evaluated queries below.
     run = with_input_order(run)
     deduplicated = ranking.deduplicated(run, evaluation)
-    retrieved = ranking.orderings(deduplicated, judged, evaluation)
+    # the ranking by score before the judgments are joined, cached: num_ret counts its ranks,
+    # and the join then keeps only the judged ones (see ranking.orderings)
+    by_score = ranking.ranked(deduplicated, evaluation, "retrieved").cache()
+    retrieved = ranking.orderings(by_score, deduplicated, judged, evaluation)
+    # Read by the counters, the curves, the sums and the retrieved count, each projecting its
+    # own columns: Polars' common-subplan elimination saw those branches as different plans and
+    # read, ranked and joined the run with the judgments once per branch (3 times for all_trec).
+    # One explicit cache makes every branch read the one ranking (all_trec: 6.6 s -> 4.0 s CPU
+    # at 2M rows).
+    retrieved = {name: frame.cache() for name, frame in retrieved.items()}
     evaluated = counters.evaluated_queries(
         # the run's queries, also those whose every result retrieved_scores removed (their
         # ranking is empty)
         run.select(QUERY).unique() if run_queries is None else run_queries.lazy(),
         judged_ids,
-        retrieved["retrieved"],
+        ranking.counted_ranks(by_score, retrieved["retrieved"], evaluation),
         evaluation,
     )
     evaluated = counters.counters(evaluated, judged, evaluation)

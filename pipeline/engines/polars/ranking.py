@@ -64,9 +64,13 @@ def deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame
     return run_rows
 
 
-def orderings(deduplicated: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Evaluation) -> dict[str, pl.LazyFrame]:
+def orderings(
+    by_score: pl.LazyFrame, deduplicated: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Evaluation
+) -> dict[str, pl.LazyFrame]:
     """``{ordering: ranking}``: the retrieved ranking (and with tie bounds the worst and best
-    orders of its ties) with each rank's judgment, cut at max_results."""
+    orders of its ties) with each rank's judgment, cut at max_results. ``by_score`` is
+    ``ranked(deduplicated, evaluation, "retrieved")``, which the caller also counts for num_ret
+    (without tie bounds the ranking returned may hold only its judged ranks)."""
     if evaluation.tie_bounds:
         ranking = ranked(_gained(deduplicated, judged), evaluation, "retrieved")
         return {
@@ -75,7 +79,7 @@ def orderings(deduplicated: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Eval
         }
     # ranked first and cut at max_results: the join with the judgments then carries fewer
     # columns and rows (measured 10% faster at 10M rows)
-    ranking = ranked(deduplicated, evaluation, "retrieved")
+    ranking = by_score
     if _only_earning_ranks_read(evaluation):
         # an inner join with the judgments the later steps read: at 10M rows it carries a
         # tenth of the rows on (ranks are given before it, so dropping rows changes none)
@@ -83,6 +87,13 @@ def orderings(deduplicated: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Eval
     else:
         ranking = _gained(ranking, judged)
     return {"retrieved": retrieved(ranking, evaluation, "retrieved")}
+
+
+def counted_ranks(by_score: pl.LazyFrame, retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    """The ranks num_ret counts (``retrieved_in_ranking``): those of the ranking by score, read
+    before the join that keeps only the judged ranks when :func:`orderings` keeps only those,
+    else of the evaluated ranking itself (after an unjudged drop, or with tie bounds)."""
+    return by_score if _only_earning_ranks_read(evaluation) else retrieved
 
 
 def tie_orders(deduplicated: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Evaluation) -> dict[str, pl.LazyFrame]:
@@ -100,13 +111,16 @@ def _gained(run_rows: pl.LazyFrame, judged: pl.LazyFrame) -> pl.LazyFrame:
 def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
     """Whether nothing after the join reads a rank that earns nothing and has no judgment (a
     judged rank's signals are read when counters are asked): no renumbering without the
-    unjudged, no tie groups' mean gain, no count of the retrieved results, no tie bounds."""
+    unjudged, no tie groups' mean gain, no tie bounds, no Compat (its ranking's length). num_ret
+    counts the ranking before this join (the caller's ``by_score``): keeping every rank for it
+    carried all the run's rows through the join and on (all_trec, 2M rows: 1.2 s of the join
+    alone)."""
     return (
         evaluation.unjudged != "drop"
         and evaluation.ideal != "judged-cut-at-hits"
         and evaluation.ties != "average"
         and not evaluation.tie_bounds
-        and not evaluation.counts_retrieved  # num_ret counts every retrieved rank
+        and "compat_curve" not in evaluation.curves
     )
 
 
