@@ -108,8 +108,9 @@ ACCUMULATIONS: dict[str, str] = {
     "in_ranking": "documents of the query's ranking by score (after max_results and unjudged drop)",
 }
 # The one count of the ranking itself, not of a signal of the judgments: how many documents
-# were retrieved (trec_eval's num_ret). Asking for it keeps every rank of the ranking by score
-# (an unjudged rank is retrieved too), so only the measures that read it pay for it.
+# were retrieved (trec_eval's num_ret). An unjudged rank is retrieved too: the SQL steps keep
+# every rank of the ranking by score when it is asked, so only the measures that read it pay
+# for it; the Polars engine counts the ranking before the join with the judgments instead.
 RETRIEVED = "retrieved"
 
 
