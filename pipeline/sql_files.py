@@ -103,6 +103,7 @@ PER_QUERY_STEPS = (
     "curves/user_model_curve.sql",
     "curves/nerr_runs.sql",
     "curves/nerr_curve.sql",
+    "curves/target_runs.sql",
     "curves/target_curve.sql",
     "curves/bpm_curve.sql",
     "curves/compat_curve.sql",

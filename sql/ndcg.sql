@@ -63,6 +63,7 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/curves/user_model_curve.sql
 .read sql/curves/nerr_runs.sql
 .read sql/curves/nerr_curve.sql
+.read sql/curves/target_runs.sql
 .read sql/curves/target_curve.sql
 .read sql/curves/bpm_curve.sql
 .read sql/curves/compat_curve.sql

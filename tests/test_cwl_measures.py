@@ -327,3 +327,48 @@ def test_the_measures_on_spark(tmp_path: Path, local_spark: object) -> None:
         assert set(got) == set(expected)
         for key, value in expected.items():
             assert got[key] == pytest.approx(value, abs=TOLERANCE), (measure, key)
+
+
+def _long_and_short_collection() -> tuple[list[tuple], list[tuple]]:
+    """Rankings of one result (a full gain that stops NERR's reader, a partial one), of 900 to 1005
+    results (random labels, all relevant, one relevant result at rank 950, gains at 1000 and past
+    it), and sparse ones: cwl_eval's 1000 positions end inside some and far past others."""
+    rng = random.Random(52)
+    rankings = {
+        "one_full": [4],
+        "one_partial": [2],
+        "zero_then_gain": [0, None, 3],
+        "long": [rng.choice((None, 0, 0, 0, 1, 2, 3, 4)) for _ in range(1005)],
+        "dense": [1] * 920,
+        "late": [None] * 949 + [3],
+        "at_the_depth": [None] * 999 + [2, 4, 4],
+        "sparse": [rng.choice((None,) * 30 + (1, 2, 3)) for _ in range(960)],
+    }
+    run_rows, qrels_rows = [], []
+    for query, labels in rankings.items():
+        for rank, label in enumerate(labels, start=1):
+            run_rows.append((query, f"d{rank}", float(10_000 - rank)))
+            if label is not None:
+                qrels_rows.append((query, f"d{rank}", label))
+    return run_rows, qrels_rows
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_the_measures_past_a_rankings_end_are_cwl_evals() -> None:
+    """INST, INSQ, NERR10 and NERR11 sum their reader's chances over the positions past a
+    ranking's end in closed form, not position by position: ir_measures with cwl_eval, run here, on
+    rankings of one result and of 900 and more, with a target T near its floor 0.5 and far above
+    it, and a persistence near 1 and far below."""
+    run_rows, qrels_rows = _long_and_short_collection()
+    run, qrels = frames(run_rows, qrels_rows)
+    for target, persistence in ((0.51, 0.99), (40.0, 0.5)):
+        names = [f"{measure}(max_rel=4, T={target})" for measure in ("INST", "INSQ", "NERR11")]
+        names.append(f"NERR10(max_rel=4, p={persistence})")
+        expected = _peer(run_rows, qrels_rows, names)
+        assert len(expected) == 32
+        evaluation = Evaluation(measures=tuple(names))
+        for engine in ENGINES:
+            table = compute(engine, run, qrels, evaluation)
+            for (query, name), value in expected.items():
+                got = _values(table, name.partition("(")[0])[(query, None)]
+                assert got == pytest.approx(value, rel=1e-12, abs=1e-15), (engine, name, query)

@@ -1,100 +1,85 @@
 -- target_curve.sql: per query, cwl_eval's measures read over its first 1000 positions: INST and
 -- INSQ (Moffat et al., ADCS 2015), NERR10 and NERR11 (Azzopardi et al., ICTIR 2021).
 --
--- Reads: view cwl_gains (sql/curves/cwl_gains.sql: the ranks of positive gain).
+-- Reads: view target_runs (sql/curves/target_runs.sql: the ranks read, with their chances).
 --
--- Variables:
---   SET VARIABLE curves = ['target_curve'];  -- the curves the asked measures read (the registry's)
---   SET VARIABLE cwl_target = 1;             -- T, the gain the reader seeks (unset: 1, ir_measures')
---   SET VARIABLE rbp_persistence = 0.9;      -- NERR10's p (unset: 0.9, ir_measures' and ours)
+-- Variables: none.
 --
 -- Creates: view target_curve (query_id, inst_value, insq_value, nerr10_value, nerr11_value), one
--- row per query with a rank i <= 1000 of positive gain when `curves` names it (else no row). Over
--- the positions 1 to 1000 (past the ranking or unjudged: gain 0), G(i) the gain at or above i, the
--- reader goes on from i with c(i), reaches i with P(i) = c(1) * ... * c(i - 1), and the value is
--- the sum of P(i) * gain(i) over the sum of P(i): c(i) = ((i + a - 1) / (i + a))^2, a = 2T - G(i)
--- (INST) or 2T (INSQ); NERR10's p * (1 - gain(i)); NERR11's INSQ's c times (1 - gain(i)). P is exp
--- of a sum of logarithms, as Spark has no product aggregate (cwl_target > 0.5 keeps INST's c > 0);
--- 1 - gain is 0 at a gain of 1, so past one P is 0.
+-- row per query with a rank i <= 1000 of positive gain. Over the positions 1 to 1000 (past the
+-- ranking or unjudged: gain 0) the reader goes on from i with c(i), reaches i with P(i) = c(1) *
+-- ... * c(i - 1), and the value is the sum of P(i) * gain(i) over the sum of P(i): c(i) = ((i + a -
+-- 1) / (i + a))^2, a = 2T - G(i) (INST, G(i) the gain at or above i) or 2T (INSQ); NERR10's p * (1
+-- - gain(i)); NERR11's INSQ's c times (1 - gain(i)). From a row of target_runs to the next the
+-- gain is 0, so P's sum there has a closed form: INST's P(i) * (i + b)^2 * (psi_1(i + b) -
+-- psi_1(next + b)), psi_1 the trigamma function (its first ten terms added, then its asymptotic
+-- series at z = x + 10 to z^-15, whose next term is below 1e-16 of it); NERR10's and NERR11's the
+-- chance of no stop at or above i times the sums over positions target_runs carries.
 
 create or replace temp view target_curve as
 with
 
-settings as (
-    select
-        coalesce(getvariable('cwl_target'), 1.0) as wanted,
-        coalesce(getvariable('rbp_persistence'), 0.9) as patience
-),
-
-gains as (
-    select cwl_gains.*
-    from cwl_gains
-    where list_contains(getvariable('curves'), 'target_curve')
-),
-
-positions as (
-    select unnest(range(1, 1001)) as i
-),
-
--- every position of each query with a gain, its gain (0 where none) and the gain at or above it
-read as (
-    select
-        queries.query_id,
-        positions.i,
-        coalesce(ranked.gain, 0.0) as gain,
-        sum(coalesce(ranked.gain, 0.0)) over (
-            partition by queries.query_id order by positions.i asc rows between unbounded preceding and current row
-        ) as gained
-    from (select distinct gains.query_id from gains) as queries
-    cross join positions
-    left join gains as ranked on queries.query_id = ranked.query_id and positions.i = ranked.rank
-),
-
-chances as (
-    select
-        read.*,
-        power((read.i + 2.0 * settings.wanted - read.gained - 1.0) / (read.i + 2.0 * settings.wanted - read.gained), 2)
-            as inst_c,
-        power((read.i + 2.0 * settings.wanted - 1.0) / (read.i + 2.0 * settings.wanted), 2) as insq_c,
-        -- the chance of no stop at i, as a logarithm where it is above 0, and where it is 0
-        case when read.gain < 1.0 then ln(1.0 - read.gain) else 0.0 end as kept_ln,
-        case when read.gain >= 1.0 then 1 else 0 end as stopped
-    from read
-    cross join settings
-),
-
--- P(i): exp of the sum of ln c over the positions above it
+-- psi_1(inst_from) - psi_1(inst_to): the first ten terms of each, then 1 / z at z = x + 10
 reached as (
     select
-        chances.query_id,
-        chances.i,
-        chances.gain,
-        exp(coalesce(sum(ln(chances.inst_c)) over above, 0.0)) as inst_p,
-        exp(coalesce(sum(ln(chances.insq_c)) over above, 0.0)) as insq_p,
-        case
-            when coalesce(sum(chances.stopped) over above, 0) > 0 then 0.0
-            else exp(coalesce(sum(chances.kept_ln) over above, 0.0))
-        end as kept
-    from chances
-    window above as (
-        partition by chances.query_id order by chances.i asc rows between unbounded preceding and 1 preceding
-    )
+        target_runs.*,
+        target_runs.kept_before * (1.0 - target_runs.gain) as kept_past,
+        1.0 / power(target_runs.inst_from, 2) - 1.0 / power(target_runs.inst_to, 2)
+        + 1.0 / power(target_runs.inst_from + 1.0, 2) - 1.0 / power(target_runs.inst_to + 1.0, 2)
+        + 1.0 / power(target_runs.inst_from + 2.0, 2) - 1.0 / power(target_runs.inst_to + 2.0, 2)
+        + 1.0 / power(target_runs.inst_from + 3.0, 2) - 1.0 / power(target_runs.inst_to + 3.0, 2)
+        + 1.0 / power(target_runs.inst_from + 4.0, 2) - 1.0 / power(target_runs.inst_to + 4.0, 2)
+        + 1.0 / power(target_runs.inst_from + 5.0, 2) - 1.0 / power(target_runs.inst_to + 5.0, 2)
+        + 1.0 / power(target_runs.inst_from + 6.0, 2) - 1.0 / power(target_runs.inst_to + 6.0, 2)
+        + 1.0 / power(target_runs.inst_from + 7.0, 2) - 1.0 / power(target_runs.inst_to + 7.0, 2)
+        + 1.0 / power(target_runs.inst_from + 8.0, 2) - 1.0 / power(target_runs.inst_to + 8.0, 2)
+        + 1.0 / power(target_runs.inst_from + 9.0, 2) - 1.0 / power(target_runs.inst_to + 9.0, 2)
+            as inst_near,
+        1.0 / (target_runs.inst_from + 10.0) as from_z,
+        1.0 / (target_runs.inst_to + 10.0) as to_z
+    from target_runs
+),
+
+-- the sum of each measure's P over the positions from the rank to the next
+spanned as (
+    select
+        reached.*,
+        reached.inst_p * power(reached.inst_from, 2) * (
+            reached.inst_near
+            + reached.from_z + power(reached.from_z, 2) / 2.0 + power(reached.from_z, 3) * (
+                1.0 / 6.0 - power(reached.from_z, 2) * (1.0 / 30.0 - power(reached.from_z, 2) * (
+                    1.0 / 42.0 - power(reached.from_z, 2) * (1.0 / 30.0 - power(reached.from_z, 2) * (
+                        5.0 / 66.0 - power(reached.from_z, 2) * (691.0 / 2730.0 - power(reached.from_z, 2) * 7.0 / 6.0)
+                    ))
+                ))
+            )
+            - reached.to_z - power(reached.to_z, 2) / 2.0 - power(reached.to_z, 3) * (
+                1.0 / 6.0 - power(reached.to_z, 2) * (1.0 / 30.0 - power(reached.to_z, 2) * (
+                    1.0 / 42.0 - power(reached.to_z, 2) * (1.0 / 30.0 - power(reached.to_z, 2) * (
+                        5.0 / 66.0 - power(reached.to_z, 2) * (691.0 / 2730.0 - power(reached.to_z, 2) * 7.0 / 6.0)
+                    ))
+                ))
+            )
+        ) as inst_reach,
+        reached.patience_p * reached.kept_before
+        + reached.kept_past * (reached.nerr10_sum_last - reached.nerr10_sum) as nerr10_reach,
+        reached.insq_p * reached.kept_before
+        + reached.kept_past * (reached.insq_sum_last - reached.insq_sum) as nerr11_reach
+    from reached
 ),
 
 final as (
     select
-        reached.query_id,
-        sum(reached.inst_p * reached.gain order by reached.i asc) / sum(reached.inst_p order by reached.i asc)
-            as inst_value,
-        sum(reached.insq_p * reached.gain order by reached.i asc) / sum(reached.insq_p order by reached.i asc)
-            as insq_value,
-        sum(power(settings.patience, reached.i - 1) * reached.kept * reached.gain order by reached.i asc)
-        / sum(power(settings.patience, reached.i - 1) * reached.kept order by reached.i asc) as nerr10_value,
-        sum(reached.insq_p * reached.kept * reached.gain order by reached.i asc)
-        / sum(reached.insq_p * reached.kept order by reached.i asc) as nerr11_value
-    from reached
-    cross join settings
-    group by reached.query_id
+        spanned.query_id,
+        sum(spanned.inst_p * spanned.gain order by spanned.rank asc)
+        / sum(spanned.inst_reach order by spanned.rank asc) as inst_value,
+        sum(spanned.insq_p * spanned.gain order by spanned.rank asc) / max(spanned.insq_total) as insq_value,
+        sum(spanned.patience_p * spanned.kept_before * spanned.gain order by spanned.rank asc)
+        / sum(spanned.nerr10_reach order by spanned.rank asc) as nerr10_value,
+        sum(spanned.insq_p * spanned.kept_before * spanned.gain order by spanned.rank asc)
+        / sum(spanned.nerr11_reach order by spanned.rank asc) as nerr11_value
+    from spanned
+    group by spanned.query_id
 )
 
 select * from final;

@@ -5052,94 +5052,180 @@ FROM (
     SELECT
       *
     FROM nerr_curve__final AS final
-  ), target_curve AS (
-    WITH target_curve__settings AS (
+  ), target_runs AS (
+    WITH target_runs__settings AS (
       SELECT
         COALESCE(cwl_target, 1.0) AS wanted,
         COALESCE(rbp_persistence, 0.9) AS patience
-    ), target_curve__gains AS (
+    ), target_runs__positions AS (
       SELECT
-        cwl_gains.*
+        UNNEST(RANGE(1, 1001)) AS i
+    ), target_runs__position_sums AS (
+      SELECT
+        positions.i,
+        SUM(
+          POWER(2.0 * settings.wanted / (
+            positions.i + 2.0 * settings.wanted - 1.0
+          ), 2)
+        ) OVER upward AS insq_sum,
+        SUM(POWER(settings.patience, positions.i - 1)) OVER upward AS nerr10_sum
+      FROM target_runs__positions AS positions
+      CROSS JOIN target_runs__settings AS settings
+      WINDOW upward AS (
+        ORDER BY positions.i ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    ), target_runs__read_ranks AS (
+      SELECT
+        cwl_gains.query_id,
+        cwl_gains.rank,
+        cwl_gains.gain
       FROM cwl_gains
       WHERE
         ARRAY_CONTAINS(curves, 'target_curve')
-    ), target_curve__positions AS (
+      UNION ALL
       SELECT
-        UNNEST(RANGE(1, 1001)) AS i
-    ), target_curve__read AS (
+        cwl_gains.query_id,
+        1 AS rank,
+        0.0 AS gain
+      FROM cwl_gains
+      WHERE
+        ARRAY_CONTAINS(curves, 'target_curve')
+      GROUP BY
+        cwl_gains.query_id
+      HAVING
+        MIN(cwl_gains.rank) > 1
+    ), target_runs__read AS (
       SELECT
-        queries.query_id,
-        positions.i,
-        COALESCE(ranked.gain, 0.0) AS gain,
-        SUM(COALESCE(ranked.gain, 0.0)) OVER (
-          PARTITION BY queries.query_id
-          ORDER BY positions.i ASC NULLS LAST
+        read_ranks.*,
+        COALESCE(
+          LEAD(read_ranks.rank) OVER (PARTITION BY read_ranks.query_id ORDER BY read_ranks.rank ASC NULLS LAST),
+          1001
+        ) AS next_rank,
+        2.0 * settings.wanted - 1.0 - SUM(read_ranks.gain) OVER (
+          PARTITION BY read_ranks.query_id
+          ORDER BY read_ranks.rank ASC NULLS LAST
           rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-        ) AS gained
-      FROM (
-        SELECT DISTINCT
-          gains.query_id
-        FROM target_curve__gains AS gains
-      ) AS queries
-      CROSS JOIN target_curve__positions AS positions
-      LEFT JOIN target_curve__gains AS ranked
-        ON queries.query_id = ranked.query_id AND positions.i = ranked.rank
-    ), target_curve__chances AS (
+        ) AS inst_b,
+        CASE WHEN read_ranks.gain < 1.0 THEN LN(1.0 - read_ranks.gain) ELSE 0.0 END AS kept_ln,
+        CASE WHEN read_ranks.gain >= 1.0 THEN 1 ELSE 0 END AS stopped
+      FROM target_runs__read_ranks AS read_ranks
+      CROSS JOIN target_runs__settings AS settings
+    ), target_runs__final AS (
       SELECT
-        read.*,
-        POWER(
-          (
-            read.i + 2.0 * settings.wanted - read.gained - 1.0
-          ) / (
-            read.i + 2.0 * settings.wanted - read.gained
-          ),
-          2
-        ) AS inst_c,
-        POWER(
-          (
-            read.i + 2.0 * settings.wanted - 1.0
-          ) / (
-            read.i + 2.0 * settings.wanted
-          ),
-          2
-        ) AS insq_c,
-        CASE WHEN read.gain < 1.0 THEN LN(1.0 - read.gain) ELSE 0.0 END AS kept_ln,
-        CASE WHEN read.gain >= 1.0 THEN 1 ELSE 0 END AS stopped
-      FROM target_curve__read AS read
-      CROSS JOIN target_curve__settings AS settings
-    ), target_curve__reached AS (
-      SELECT
-        chances.query_id,
-        chances.i,
-        chances.gain,
-        EXP(COALESCE(SUM(LN(chances.inst_c)) OVER above, 0.0)) AS inst_p,
-        EXP(COALESCE(SUM(LN(chances.insq_c)) OVER above, 0.0)) AS insq_p,
+        read.query_id,
+        read.rank,
+        read.gain,
+        read.next_rank,
+        read.rank + read.inst_b AS inst_from,
+        read.next_rank + read.inst_b AS inst_to,
+        EXP(
+          COALESCE(
+            SUM(2.0 * LN((
+              read.rank + read.inst_b
+            ) / (
+              read.next_rank + read.inst_b
+            ))) OVER above,
+            0.0
+          )
+        ) AS inst_p,
+        POWER(2.0 * settings.wanted / (
+          read.rank + 2.0 * settings.wanted - 1.0
+        ), 2) AS insq_p,
+        POWER(settings.patience, read.rank - 1) AS patience_p,
         CASE
-          WHEN COALESCE(SUM(chances.stopped) OVER above, 0) > 0
+          WHEN COALESCE(SUM(read.stopped) OVER above, 0) > 0
           THEN 0.0
-          ELSE EXP(COALESCE(SUM(chances.kept_ln) OVER above, 0.0))
-        END AS kept
-      FROM target_curve__chances AS chances
+          ELSE EXP(COALESCE(SUM(read.kept_ln) OVER above, 0.0))
+        END AS kept_before,
+        at_rank.insq_sum,
+        at_rank.nerr10_sum,
+        at_last.insq_sum AS insq_sum_last,
+        at_last.nerr10_sum AS nerr10_sum_last,
+        at_depth.insq_sum AS insq_total
+      FROM target_runs__read AS read
+      CROSS JOIN target_runs__settings AS settings
+      INNER JOIN target_runs__position_sums AS at_rank
+        ON read.rank = at_rank.i
+      INNER JOIN target_runs__position_sums AS at_last
+        ON read.next_rank - 1 = at_last.i
+      INNER JOIN target_runs__position_sums AS at_depth
+        ON at_depth.i = 1000
       WINDOW above AS (
-        PARTITION BY chances.query_id
-        ORDER BY chances.i ASC NULLS LAST
+        PARTITION BY read.query_id
+        ORDER BY read.rank ASC NULLS LAST
         rows BETWEEN UNBOUNDED preceding AND 1 preceding
       )
+    )
+    SELECT
+      *
+    FROM target_runs__final AS final
+  ), target_curve AS (
+    WITH target_curve__reached AS (
+      SELECT
+        target_runs.*,
+        target_runs.kept_before * (
+          1.0 - target_runs.gain
+        ) AS kept_past,
+        1.0 / POWER(target_runs.inst_from, 2) - 1.0 / POWER(target_runs.inst_to, 2) + 1.0 / POWER(target_runs.inst_from + 1.0, 2) - 1.0 / POWER(target_runs.inst_to + 1.0, 2) + 1.0 / POWER(target_runs.inst_from + 2.0, 2) - 1.0 / POWER(target_runs.inst_to + 2.0, 2) + 1.0 / POWER(target_runs.inst_from + 3.0, 2) - 1.0 / POWER(target_runs.inst_to + 3.0, 2) + 1.0 / POWER(target_runs.inst_from + 4.0, 2) - 1.0 / POWER(target_runs.inst_to + 4.0, 2) + 1.0 / POWER(target_runs.inst_from + 5.0, 2) - 1.0 / POWER(target_runs.inst_to + 5.0, 2) + 1.0 / POWER(target_runs.inst_from + 6.0, 2) - 1.0 / POWER(target_runs.inst_to + 6.0, 2) + 1.0 / POWER(target_runs.inst_from + 7.0, 2) - 1.0 / POWER(target_runs.inst_to + 7.0, 2) + 1.0 / POWER(target_runs.inst_from + 8.0, 2) - 1.0 / POWER(target_runs.inst_to + 8.0, 2) + 1.0 / POWER(target_runs.inst_from + 9.0, 2) - 1.0 / POWER(target_runs.inst_to + 9.0, 2) AS inst_near,
+        1.0 / (
+          target_runs.inst_from + 10.0
+        ) AS from_z,
+        1.0 / (
+          target_runs.inst_to + 10.0
+        ) AS to_z
+      FROM target_runs
+    ), target_curve__spanned AS (
+      SELECT
+        reached.*,
+        reached.inst_p * POWER(reached.inst_from, 2) * (
+          reached.inst_near + reached.from_z + POWER(reached.from_z, 2) / 2.0 + POWER(reached.from_z, 3) * (
+            1.0 / 6.0 - POWER(reached.from_z, 2) * (
+              1.0 / 30.0 - POWER(reached.from_z, 2) * (
+                1.0 / 42.0 - POWER(reached.from_z, 2) * (
+                  1.0 / 30.0 - POWER(reached.from_z, 2) * (
+                    5.0 / 66.0 - POWER(reached.from_z, 2) * (
+                      691.0 / 2730.0 - POWER(reached.from_z, 2) * 7.0 / 6.0
+                    )
+                  )
+                )
+              )
+            )
+          ) - reached.to_z - POWER(reached.to_z, 2) / 2.0 - POWER(reached.to_z, 3) * (
+            1.0 / 6.0 - POWER(reached.to_z, 2) * (
+              1.0 / 30.0 - POWER(reached.to_z, 2) * (
+                1.0 / 42.0 - POWER(reached.to_z, 2) * (
+                  1.0 / 30.0 - POWER(reached.to_z, 2) * (
+                    5.0 / 66.0 - POWER(reached.to_z, 2) * (
+                      691.0 / 2730.0 - POWER(reached.to_z, 2) * 7.0 / 6.0
+                    )
+                  )
+                )
+              )
+            )
+          )
+        ) AS inst_reach,
+        reached.patience_p * reached.kept_before + reached.kept_past * (
+          reached.nerr10_sum_last - reached.nerr10_sum
+        ) AS nerr10_reach,
+        reached.insq_p * reached.kept_before + reached.kept_past * (
+          reached.insq_sum_last - reached.insq_sum
+        ) AS nerr11_reach
+      FROM target_curve__reached AS reached
     ), target_curve__final AS (
       SELECT
-        reached.query_id,
-        SUM(reached.inst_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.inst_p ORDER BY reached.i ASC NULLS LAST) AS inst_value,
-        SUM(reached.insq_p * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p ORDER BY reached.i ASC NULLS LAST) AS insq_value,
+        spanned.query_id,
+        SUM(spanned.inst_p * spanned.gain ORDER BY spanned.rank ASC NULLS LAST) / SUM(spanned.inst_reach ORDER BY spanned.rank ASC NULLS LAST) AS inst_value,
+        SUM(spanned.insq_p * spanned.gain ORDER BY spanned.rank ASC NULLS LAST) / MAX(spanned.insq_total) AS insq_value,
         SUM(
-          POWER(settings.patience, reached.i - 1) * reached.kept * reached.gain ORDER BY reached.i ASC NULLS LAST
-        ) / SUM(
-          POWER(settings.patience, reached.i - 1) * reached.kept ORDER BY reached.i ASC NULLS LAST
-        ) AS nerr10_value,
-        SUM(reached.insq_p * reached.kept * reached.gain ORDER BY reached.i ASC NULLS LAST) / SUM(reached.insq_p * reached.kept ORDER BY reached.i ASC NULLS LAST) AS nerr11_value
-      FROM target_curve__reached AS reached
-      CROSS JOIN target_curve__settings AS settings
+          spanned.patience_p * spanned.kept_before * spanned.gain ORDER BY spanned.rank ASC NULLS LAST
+        ) / SUM(spanned.nerr10_reach ORDER BY spanned.rank ASC NULLS LAST) AS nerr10_value,
+        SUM(
+          spanned.insq_p * spanned.kept_before * spanned.gain ORDER BY spanned.rank ASC NULLS LAST
+        ) / SUM(spanned.nerr11_reach ORDER BY spanned.rank ASC NULLS LAST) AS nerr11_value
+      FROM target_curve__spanned AS spanned
       GROUP BY
-        reached.query_id
+        spanned.query_id
     )
     SELECT
       *

@@ -96,7 +96,7 @@ def per_query(
     cwl_gains = curves.cwl_gains(rankings["retrieved"], evaluation)
     user_model_curve = curves.user_model_curve(cwl_gains, evaluation)
     nerr_curve = curves.nerr_curve(curves.nerr_runs(cwl_gains, evaluation), evaluation)
-    target_curve = curves.target_curve(cwl_gains, evaluation)
+    target_curve = curves.target_curve(curves.target_runs(cwl_gains, evaluation))
     bpm_curve = curves.bpm_curve(cwl_gains, evaluation)
     compat_curve = curves.compat_curve(retrieved["retrieved"], judged, evaluation)
     per_ordering = {}

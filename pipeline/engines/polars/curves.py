@@ -402,6 +402,9 @@ def _ideal_ideal(k: int, discount: Callable[[int], float]) -> float:
 # cwl_eval reads the first 1000 results of a ranking (its max_n), and its weights run that deep
 CWL_DEPTH = 1000
 
+# the terms of psi_1 added before its asymptotic series takes over, at x + 10
+TRIGAMMA_SHIFT = 10
+
 
 # the curves of cwl_eval's measures, which read cwl_gains
 CWL_CURVES = ("user_model_curve", "nerr_curve", "target_curve", "bpm_curve")
@@ -517,44 +520,102 @@ def nerr_curve(runs: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFram
     )
 
 
-def target_curve(gains: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+def target_runs(gains: pl.LazyFrame | None, evaluation: Evaluation) -> pl.LazyFrame | None:
+    """Each rank i <= 1000 of positive gain and rank 1 (gain 0 where none) of a query with one
+    (sql/curves/target_runs.sql): ``gain, next_rank`` (none: 1001), ``inst_from, inst_to`` (i + b,
+    next_rank + b; b = 2T - 1 - the gain at or above i), INST's ``inst_p`` (its c telescopes
+    between rows: the product of ((j + b_j) / (next_j + b_j))^2 over the rows above), INSQ's
+    ``insq_p`` = (2T / (i + 2T - 1))^2, ``patience_p`` = p^(i - 1), ``kept_before`` (no stop above
+    i), the sums over the positions 1..i and 1..next_rank - 1 of INSQ's P and of p^(j - 1), and
+    INSQ's over 1..1000 (``insq_total``); or None when no measure reads target_curve."""
+    if gains is None or "target_curve" not in evaluation.curves:
+        return None
+    twice, patience = 2.0 * evaluation.cwl_target, evaluation.rbp_persistence
+    positions = pl.LazyFrame({"rank": list(range(1, CWL_DEPTH + 1))}, schema={"rank": pl.Int64})
+    n = pl.col("rank").cast(pl.Float64)
+    # added in position order once for every query
+    position_sums = positions.select(
+        "rank",
+        ((twice / (n + twice - 1.0)) ** 2).cum_sum().alias("insq_sum"),
+        (patience ** (n - 1.0)).cum_sum().alias("nerr10_sum"),
+    )
+    insq_total = position_sums.filter(pl.col("rank") == CWL_DEPTH).select(pl.col("insq_sum").alias("insq_total"))
+    ranked = gains.with_columns(pl.col("rank").cast(pl.Int64))
+    first = ranked.select(QUERY).unique().with_columns(pl.lit(1, pl.Int64).alias("rank"), pl.lit(0.0).alias("gain"))
+    b = 2.0 * evaluation.cwl_target - 1.0 - pl.col("gain").cum_sum().over(QUERY, order_by="rank")
+    read = pl.concat([ranked, first.join(ranked, on=[QUERY, "rank"], how="anti")]).with_columns(
+        pl.col("rank").shift(-1).over(QUERY, order_by="rank").fill_null(CWL_DEPTH + 1).alias("next_rank"),
+        b.alias("inst_b"),
+    )
+    i, following = pl.col("rank").cast(pl.Float64), pl.col("next_rank").cast(pl.Float64)
+    return (
+        read.with_columns(
+            (i + pl.col("inst_b")).alias("inst_from"),
+            (following + pl.col("inst_b")).alias("inst_to"),
+            (((i + pl.col("inst_b")) / (following + pl.col("inst_b"))) ** 2)
+            .cum_prod()
+            .shift(1, fill_value=1.0)
+            .over(QUERY, order_by="rank")
+            .alias("inst_p"),
+            ((twice / (i + twice - 1.0)) ** 2).alias("insq_p"),
+            (patience ** (i - 1.0)).alias("patience_p"),
+            (1.0 - pl.col("gain"))
+            .cum_prod()
+            .shift(1, fill_value=1.0)
+            .over(QUERY, order_by="rank")
+            .alias("kept_before"),
+            (pl.col("next_rank") - 1).alias("last_rank"),
+        )
+        .join(position_sums, on="rank", how="left")
+        .join(position_sums, left_on="last_rank", right_on="rank", how="left", suffix="_last")
+        .join(insq_total, how="cross")
+        .drop("inst_b", "last_rank")
+    )
+
+
+def trigamma(x: pl.Expr) -> pl.Expr:
+    """psi_1(x), the sum over j >= 0 of 1 / (x + j)^2, for x > 0: the first ten terms added, then
+    the asymptotic series at z = x + 10 >= 10 to z^-15, whose next term is below 1e-16 of it."""
+    near = pl.sum_horizontal(*(1.0 / ((x + j) * (x + j)) for j in range(TRIGAMMA_SHIFT)))
+    z = x + float(TRIGAMMA_SHIFT)
+    w = 1.0 / (z * z)
+    series = w / z * (1 / 6 - w * (1 / 30 - w * (1 / 42 - w * (1 / 30 - w * (5 / 66 - w * (691 / 2730 - w * 7 / 6))))))
+    return near + 1.0 / z + w / 2.0 + series
+
+
+def target_curve(runs: pl.LazyFrame | None) -> pl.LazyFrame | None:
     """``query_id, inst_value, insq_value, nerr10_value, nerr11_value`` of each query with a rank
     i <= 1000 of positive gain (sql/curves/target_curve.sql): over the positions 1 to 1000 (past
     the ranking, gain 0), the sum of P(i) * gain(i) over the sum of P(i), P(i) = c(1) * ... *
     c(i - 1), c(i) = ((i + a - 1) / (i + a))^2, a = 2T - G(i) (INST, G(i) the gain at or above i)
     or 2T (INSQ); p * (1 - gain(i)) (NERR10); INSQ's c times (1 - gain(i)) (NERR11); or None when
-    none is asked for."""
-    if gains is None or "target_curve" not in evaluation.curves:
+    none is asked for. From a row of ``runs`` to the next the gain is 0, so P's sum there has a
+    closed form: INST's P(i) * (i + b)^2 * (psi_1(i + b) - psi_1(next + b)); NERR10's and
+    NERR11's the chance of no stop at or above i times the sums over positions the runs carry."""
+    if runs is None:
         return None
-    positions = pl.LazyFrame({"rank": list(range(1, CWL_DEPTH + 1))}, schema={"rank": pl.Int64})
-    read = (
-        gains.select(QUERY)
-        .unique()
-        .join(positions, how="cross")
-        .join(gains.with_columns(pl.col("rank").cast(pl.Int64)), on=[QUERY, "rank"], how="left")
-        .with_columns(pl.col("gain").fill_null(0.0))
-    )
-    i, twice = pl.col("rank").cast(pl.Float64), 2.0 * evaluation.cwl_target
-
-    def reach(goes_on: pl.Expr) -> pl.Expr:
-        # the chance of reaching i: the chances of going on above it, multiplied in rank order
-        return goes_on.cum_prod().shift(1, fill_value=1.0).over(QUERY, order_by="rank")
-
-    gained = pl.col("gain").cum_sum().over(QUERY, order_by="rank")
-    kept = 1.0 - pl.col("gain")
-    read = read.with_columns(
-        reach(((i + twice - gained - 1.0) / (i + twice - gained)) ** 2).alias("inst_p"),
-        reach(((i + twice - 1.0) / (i + twice)) ** 2).alias("insq_p"),
-        reach(evaluation.rbp_persistence * kept).alias("nerr10_p"),
-        reach(((i + twice - 1.0) / (i + twice)) ** 2 * kept).alias("nerr11_p"),
+    kept_past = pl.col("kept_before") * (1.0 - pl.col("gain"))
+    spanned = runs.with_columns(
+        (
+            pl.col("inst_p") * pl.col("inst_from") ** 2 * (trigamma(pl.col("inst_from")) - trigamma(pl.col("inst_to")))
+        ).alias("inst_reach"),
+        (
+            pl.col("patience_p") * pl.col("kept_before")
+            + kept_past * (pl.col("nerr10_sum_last") - pl.col("nerr10_sum"))
+        ).alias("nerr10_reach"),
+        (pl.col("insq_p") * pl.col("kept_before") + kept_past * (pl.col("insq_sum_last") - pl.col("insq_sum"))).alias(
+            "nerr11_reach"
+        ),
+        (pl.col("patience_p") * pl.col("kept_before")).alias("nerr10_p"),
+        (pl.col("insq_p") * pl.col("kept_before")).alias("nerr11_p"),
     )
 
-    def expected_gain(chance: str) -> pl.Expr:
-        weight = pl.col(chance)
-        return in_rank_order_sum(weight * pl.col("gain")) / in_rank_order_sum(weight)
+    def expected_gain(name: str) -> pl.Expr:
+        reach = pl.col("insq_total").first() if name == "insq" else in_rank_order_sum(pl.col(f"{name}_reach"))
+        return in_rank_order_sum(pl.col(f"{name}_p") * pl.col("gain")) / reach
 
-    return read.group_by(QUERY).agg(
-        *(expected_gain(f"{name}_p").alias(f"{name}_value") for name in ("inst", "insq", "nerr10", "nerr11"))
+    return spanned.group_by(QUERY).agg(
+        *(expected_gain(name).alias(f"{name}_value") for name in ("inst", "insq", "nerr10", "nerr11"))
     )
 
 
