@@ -245,6 +245,13 @@ def _gain_map(evaluation: Any) -> tuple[list[float], list[float]] | None:
     return ([level for level, _ in levels], [gain for _, gain in levels]) if levels else None
 
 
+def _column_name(text: str) -> str:
+    """A column name as given: not empty (the input's own names are checked when it is read)."""
+    if not text.strip():
+        raise SpecError("a column name must not be empty")
+    return text
+
+
 def _variable(name: str, spark_type: str) -> Variable:
     """The variable of the same name as an Evaluation field, bound to that field's value."""
     return Variable(name, spark_type, lambda evaluation: getattr(evaluation, name))
@@ -592,6 +599,22 @@ CONVENTIONS: tuple[Convention, ...] = (
         described_as="retrieved_scores",
         in_profiles=True,
         absent_means_default=True,
+    ),
+    Convention(
+        "doc_weight_col",
+        "doc_weight_col",
+        "the run's column of per-document weights (finite, >= 0), as TF-Ranking's NDCGMetric reads its weights: "
+        "each result's gain times its weight in the DCG and in its ideal (the results sorted by weight x gain), a "
+        "result weighing 0 removed from the list, and each mean weighted by TF-Ranking's list weight (sum of "
+        "weight x gain / sum of gain over the query's results); NDCG (cg, dcg, idcg) only; the ideal is the weighted "
+        "results' own (--ideal retrieved, which it sets)",
+        default=None,
+        parse=_column_name,
+        metavar="COL",
+        variables=(_variable("doc_weight_col", "STRING"),),
+        described_as="doc_weight_col",
+        absent_means_default=True,
+        examples=(("w", "w"),),
     ),
     Convention(
         "err_max_grade",

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -599,7 +599,14 @@ WITH text_lines AS (
     aligned.doc_id,
     TRY_CAST(aligned.score AS DOUBLE) AS score,
     aligned.arrival,
-    CAST(NULL AS DOUBLE) AS input_rank
+    CAST(NULL AS DOUBLE) AS input_rank,
+    CAST(CASE
+      WHEN doc_weight_col IS NULL
+      THEN 1.0
+      ELSE ERROR(
+        'doc_weight_col = ''' || doc_weight_col || ''' is not supported by sql/ndcg.sql and ' || 'the table macros: the run''s per-document weights are read and checked by the polars and ' || 'duckdb engines; use ndcg evaluate --doc-weight-col with --engine polars or duckdb'
+      )
+    END AS DOUBLE) AS doc_weight /* every result weighs 1: the run's weights are read and checked by the engines alone, refused here by name */
   FROM (
     SELECT
       run_given.query_id,
@@ -3783,8 +3790,22 @@ FROM (
         run.doc_id,
         run.score,
         CAST(run.arrival AS BIGINT) AS arrival,
-        CAST(run.input_rank AS DOUBLE) AS input_rank
+        CAST(run.input_rank AS DOUBLE) AS input_rank,
+        CAST(1.0 AS DOUBLE) AS doc_weight
       FROM run
+      WHERE
+        doc_weight_col IS NULL
+      UNION ALL
+      SELECT
+        run.query_id,
+        run.doc_id,
+        run.score,
+        CAST(run.arrival AS BIGINT) AS arrival,
+        CAST(run.input_rank AS DOUBLE) AS input_rank,
+        CAST(run.doc_weight AS DOUBLE) AS doc_weight
+      FROM run
+      WHERE
+        NOT doc_weight_col IS NULL
     ), deduplicated__numbered_copies AS (
       SELECT
         run_rows.*,
@@ -3801,7 +3822,8 @@ FROM (
         doc_id,
         score,
         arrival,
-        input_rank
+        input_rank,
+        doc_weight
       FROM deduplicated__run_rows AS run_rows
       WHERE
         COALESCE(duplicates, 'error') = 'error'
@@ -3811,7 +3833,8 @@ FROM (
         doc_id,
         score,
         arrival,
-        input_rank
+        input_rank,
+        doc_weight
       FROM deduplicated__numbered_copies AS numbered_copies
       WHERE
         copy_number = 1
@@ -3820,7 +3843,12 @@ FROM (
         kept_copies.*
       FROM deduplicated__kept_copies AS kept_copies
       WHERE
-        COALESCE(retrieved_scores, 'all') <> 'positive' OR kept_copies.score > 0
+        (
+          COALESCE(retrieved_scores, 'all') <> 'positive' OR kept_copies.score > 0
+        )
+        AND (
+          doc_weight_col IS NULL OR kept_copies.doc_weight > 0
+        )
     )
     SELECT
       *
@@ -3884,6 +3912,7 @@ FROM (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         ROW_NUMBER() OVER (
           PARTITION BY deduplicated.query_id
           ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -3897,6 +3926,7 @@ FROM (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         ROW_NUMBER() OVER (
           PARTITION BY deduplicated.query_id
           ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) ASC NULLS LAST
@@ -3910,6 +3940,7 @@ FROM (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         ROW_NUMBER() OVER (
           PARTITION BY deduplicated.query_id
           ORDER BY deduplicated.input_rank ASC NULLS LAST, deduplicated.score DESC NULLS LAST, deduplicated.arrival ASC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -3925,7 +3956,7 @@ FROM (
         ranked_by_score.score,
         ranked_by_score.input_rank,
         judgments.label,
-        COALESCE(judgments.gain, 0.0) AS gain,
+        COALESCE(judgments.gain, 0.0) * ranked_by_score.doc_weight AS gain,
         ranked_by_score.position
       FROM ranked__ranked_by_score AS ranked_by_score
       LEFT JOIN judgments
@@ -5902,7 +5933,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -6403,6 +6434,7 @@ FROM NDCG_PER_QUERY_STEPS(
   rbp_persistence := rbp_persistence,
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
+  doc_weight_col := doc_weight_col,
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
@@ -6415,7 +6447,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6616,6 +6648,7 @@ FROM NDCG_PER_QUERY_TABLE(
   rbp_persistence := rbp_persistence,
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
+  doc_weight_col := doc_weight_col,
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
@@ -6628,7 +6661,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6833,6 +6866,7 @@ FROM (
       rbp_persistence := rbp_persistence,
       rbp_gain := rbp_gain,
       retrieved_scores := retrieved_scores,
+      doc_weight_col := doc_weight_col,
       err_max_grade := err_max_grade,
       cwl_min_rel := cwl_min_rel,
       cwl_max_rel := cwl_max_rel,

@@ -74,8 +74,22 @@ WITH cutoffs AS (
       run.doc_id,
       run.score,
       CAST(run.arrival AS BIGINT) AS arrival,
-      CAST(run.input_rank AS DOUBLE) AS input_rank
+      CAST(run.input_rank AS DOUBLE) AS input_rank,
+      CAST(1.0 AS DOUBLE) AS doc_weight
     FROM run
+    WHERE
+      GETVARIABLE('doc_weight_col') IS NULL
+    UNION ALL
+    SELECT
+      run.query_id,
+      run.doc_id,
+      run.score,
+      CAST(run.arrival AS BIGINT) AS arrival,
+      CAST(run.input_rank AS DOUBLE) AS input_rank,
+      CAST(run.doc_weight AS DOUBLE) AS doc_weight
+    FROM run
+    WHERE
+      NOT GETVARIABLE('doc_weight_col') IS NULL
   ), deduplicated__numbered_copies AS (
     SELECT
       run_rows.*,
@@ -92,7 +106,8 @@ WITH cutoffs AS (
       doc_id,
       score,
       arrival,
-      input_rank
+      input_rank,
+      doc_weight
     FROM deduplicated__run_rows AS run_rows
     WHERE
       COALESCE(GETVARIABLE('duplicates'), 'error') = 'error'
@@ -102,7 +117,8 @@ WITH cutoffs AS (
       doc_id,
       score,
       arrival,
-      input_rank
+      input_rank,
+      doc_weight
     FROM deduplicated__numbered_copies AS numbered_copies
     WHERE
       copy_number = 1
@@ -111,8 +127,13 @@ WITH cutoffs AS (
       kept_copies.*
     FROM deduplicated__kept_copies AS kept_copies
     WHERE
-      COALESCE(GETVARIABLE('retrieved_scores'), 'all') <> 'positive'
-      OR kept_copies.score > 0
+      (
+        COALESCE(GETVARIABLE('retrieved_scores'), 'all') <> 'positive'
+        OR kept_copies.score > 0
+      )
+      AND (
+        GETVARIABLE('doc_weight_col') IS NULL OR kept_copies.doc_weight > 0
+      )
   )
   SELECT
     *
@@ -176,6 +197,7 @@ WITH cutoffs AS (
       deduplicated.doc_id,
       deduplicated.score,
       deduplicated.input_rank,
+      deduplicated.doc_weight,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
         ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -189,6 +211,7 @@ WITH cutoffs AS (
       deduplicated.doc_id,
       deduplicated.score,
       deduplicated.input_rank,
+      deduplicated.doc_weight,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
         ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) ASC NULLS LAST
@@ -202,6 +225,7 @@ WITH cutoffs AS (
       deduplicated.doc_id,
       deduplicated.score,
       deduplicated.input_rank,
+      deduplicated.doc_weight,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
         ORDER BY deduplicated.input_rank ASC NULLS LAST, deduplicated.score DESC NULLS LAST, deduplicated.arrival ASC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -217,7 +241,7 @@ WITH cutoffs AS (
       ranked_by_score.score,
       ranked_by_score.input_rank,
       judgments.label,
-      COALESCE(judgments.gain, 0.0) AS gain,
+      COALESCE(judgments.gain, 0.0) * ranked_by_score.doc_weight AS gain,
       ranked_by_score.position
     FROM ranked__ranked_by_score AS ranked_by_score
     LEFT JOIN judgments
