@@ -90,8 +90,38 @@ TF_RANKING_CASES = [
     ("p_topn_1", [3.0, 2.0, 1.0], [1.0, 0.0, 1.0], None, {("P", 1): 1.0, ("P", 2): 1 / 2, ("P", 6): 2 / 3}, {}),
     ("p_topn_2", [3.0, 2.0, 1.0], [0.0, 1.0, 0.0], None, {("P", 1): 0.0, ("P", 2): 1 / 2, ("P", 6): 1 / 3}, {}),
     ("p_topn_3", [3.0, 2.0, 1.0], [0.0, 0.0, 1.0], None, {("P", 1): 0.0, ("P", 2): 0.0, ("P", 6): 1 / 3}, {}),
-    # metrics_impl_test.py PrecisionMetricTest.test_precision_weights_should_be_avg_of_weights_of_rel_items
-    ("p_weights_avg", [1.0, 3.0, 2.0], [1.0, 0.0, 2.0], [13.0, 7.0, 29.0], {}, {"P": (13.0 + 29.0) / 2.0}),
+    # metrics_impl_test.py PrecisionMetricTest.test_precision_weights_should_be_avg_of_weights_of_rel_items and
+    # MeanAveragePrecisionMetricTest.test_map_weights_should_be_avg_of_weights_of_rel_items (the same inputs); its
+    # AP written out from MeanAveragePrecisionMetric._compute_impl: sum of P@i * w_i over the relevant ranks
+    # (ranked: 7 at rank 1, not relevant; 29 at rank 2; 13 at rank 3) / sum of the relevant weights
+    (
+        "p_weights_avg",
+        [1.0, 3.0, 2.0],
+        [1.0, 0.0, 2.0],
+        [13.0, 7.0, 29.0],
+        {("map", None): (1 / 2 * 29.0 + 2 / 3 * 13.0) / (29.0 + 13.0), ("map", 2): (1 / 2 * 29.0) / (29.0 + 13.0)},
+        {"P": (13.0 + 29.0) / 2.0, "map": (13.0 + 29.0) / 2.0},
+    ),
+    # metrics_impl_test.py MeanAveragePrecisionMetricTest.test_map_should_handle_topn (topn 1, 2 and 6)
+    (
+        "ap_topn_1",
+        [3.0, 2.0, 1.0],
+        [1.0, 0.0, 2.0],
+        None,
+        {("map", 1): 1 / 2, ("map", 2): 1 / 2, ("map", 6): (1 + 2 / 3) / 2},
+        {},
+    ),
+    ("ap_topn_2", [3.0, 2.0, 1.0], [0.0, 1.0, 0.0], None, {("map", 1): 0.0, ("map", 2): 1 / 2, ("map", 6): 1 / 2}, {}),
+    ("ap_topn_3", [3.0, 2.0, 1.0], [0.0, 0.0, 1.0], None, {("map", 1): 0.0, ("map", 2): 0.0, ("map", 6): 1 / 3}, {}),
+    # metrics_impl_test.py MeanAveragePrecisionMetricTest.test_map_should_treat_graded_relevance_as_binary_relevance
+    (
+        "ap_graded",
+        [3.0, 4.0, 1.0, 2.0],
+        [0.0, 2.0, 1.0, 3.0],
+        None,
+        {("map", None): (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0},
+        {},
+    ),
     # metrics_impl_test.py PrecisionMetricTest.test_precision_weights_should_ignore_topn
     ("p_weights_topn", [1.0, 3.0, 2.0], [1.0, 1.0, 0.0], [3.0, 7.0, 15.0], {("P", 1): 1.0}, {"P": (3.0 + 7.0) / 2.0}),
 ]
@@ -125,11 +155,11 @@ def list_weights(relevance: Callable[[float], float]) -> dict[str, float]:
     return {q: 0.0 if q in zero else average if weight is None else weight for q, weight in own.items()}
 
 
-TF_RANKING = PROFILES["tfranking"].evaluation(cutoffs=(1, 2, 6), measures=("ndcg", "P"), doc_weight_col="w")
+TF_RANKING = PROFILES["tfranking"].evaluation(cutoffs=(1, 2, 6), measures=("ndcg", "P", "map"), doc_weight_col="w")
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
-def test_tf_ranking_s_weighted_ndcg_and_p_and_list_weights(engine: str) -> None:
+def test_tf_ranking_s_weighted_ndcg_p_ap_and_list_weights(engine: str) -> None:
     run, qrels = _case_frames()
     result = api.evaluate(run, qrels, evaluation=TF_RANKING, engine=engine)
     values = {(row["query_id"], row["k"]): row for row in result.per_query.iter_rows(named=True)}
@@ -137,16 +167,17 @@ def test_tf_ranking_s_weighted_ndcg_and_p_and_list_weights(engine: str) -> None:
     expected_weights = {
         "ndcg": list_weights(lambda label: 2.0**label - 1.0),
         "P": list_weights(lambda label: label >= 1),
+        "map": list_weights(lambda label: label >= 1),
     }
     for query, _, _, _, expected, asserted_weights in TF_RANKING_CASES:
         for (measure, k), value in expected.items():
             assert values[(query, k)][measure] == pytest.approx(value, abs=TOLERANCE), (query, measure, k)
-        for measure, column in (("ndcg", "weight"), ("P", "weight_P")):
+        for measure, column in (("ndcg", "weight"), ("P", "weight_P"), ("map", "weight_map")):
             assert weights[query][column] == pytest.approx(expected_weights[measure][query], abs=TOLERANCE)
             if measure in asserted_weights:
                 assert weights[query][column] == pytest.approx(asserted_weights[measure], abs=TOLERANCE), query
     # the summary's means: sum(list weight * value) / sum(list weight), each measure by its own list weight
-    for measure, k in (("ndcg", None), ("ndcg", 1), ("P", 2)):
+    for measure, k in (("ndcg", None), ("ndcg", 1), ("P", 2), ("map", None), ("map", 2)):
         rows = result.per_query.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
         weighed = expected_weights[measure]
         mean = sum(weighed[q] * x for q, x in rows.select("query_id", measure).iter_rows()) / sum(weighed.values())
@@ -178,13 +209,13 @@ def test_one_case_written_out_and_engines_agree_on_random_queries(tmp_path: Path
                 judged.append((f"q{q}", f"d{d}", rng.randint(0, 3)))
     run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score", "w"], orient="row")
     qrels = pl.DataFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
-    options = {"doc_weight_col": "w", "gain": "exponential", "k": [1, 3, 10], "measures": ["ndcg", "P"]}
+    options = {"doc_weight_col": "w", "gain": "exponential", "k": [1, 3, 10], "measures": ["ndcg", "P", "map"]}
     polars_result = api.evaluate(run, qrels, engine="polars", **options)
     duckdb_result = api.evaluate(run, qrels, engine="duckdb", **options)
     for table in ("per_query", "summary"):
         ours, theirs = getattr(polars_result, table), getattr(duckdb_result, table)
         assert ours.columns == theirs.columns and ours.height == theirs.height
-        for column in ("cg", "dcg", "idcg", "ndcg", "P"):
+        for column in ("cg", "dcg", "idcg", "ndcg", "P", "map"):
             assert ((ours[column] - theirs[column]).abs() < TOLERANCE).all(), (table, column)
             assert ours[column].is_null().to_list() == theirs[column].is_null().to_list()
 
@@ -209,17 +240,20 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
     for engine in ("polars", "duckdb"):
         done = run_cli(*base, "w", "--engine", engine)
         assert done.returncode == 3 and words in done.stderr, done.stderr
-    with pytest.raises(InvalidInput, match="2 row\\(s\\) with a negative weight in column 'w', first row 2"):
-        api.evaluate(str(run_path), str(qrels_path), ideal="retrieved", doc_weight_col="w")
+    done = run_cli("validate", "--run", run_path, "--qrels", qrels_path, "--doc-weight-col", "w")
+    assert done.returncode == 3 and words in done.stdout, done.stdout
+    for call in (api.evaluate, api.check):
+        with pytest.raises(InvalidInput, match="2 row\\(s\\) with a negative weight in column 'w', first row 2"):
+            call(str(run_path), str(qrels_path), doc_weight_col="w")
     for extra, said in (
         ([], "no weight column 'weight'; columns found: 'query_id', 'doc_id', 'score', 'w'"),
-        (["--measures", "ndcg,P,map"], None),
+        (["--measures", "ndcg,P,map,recip_rank"], None),
     ):
         done = run_cli(*base, "weight" if not extra else "w", *extra)
         if said:
             assert done.returncode == 3 and said in done.stderr, done.stderr
         else:
-            assert done.returncode == 2 and "map would not be weighted" in done.stderr, done.stderr
+            assert done.returncode == 2 and "recip_rank would not be weighted" in done.stderr, done.stderr
     done = run_cli(*base, "w", "--ideal", "judged-cut-at-hits")
     assert done.returncode == 2 and "needs ideal retrieved" in done.stderr, done.stderr
     done = run_cli(*base, "w", "--engine", "spark")

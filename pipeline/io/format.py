@@ -424,7 +424,7 @@ def document_weights_line(evaluation: Evaluation) -> str | None:
     return text_line(
         f"# document weights: column {evaluation.doc_weight_col} of the run, as TF-Ranking weighs them: weight x gain "
         "in the DCG and its ideal; each mean is sum(lw*x)/sum(lw) with lw the query's list weight, sum(w*g)/sum(g) "
-        "for ndcg and sum(w*rel)/sum(rel) for P (a query without relevance: the mean list weight)"
+        "for ndcg and sum(w*rel)/sum(rel) for P and map (a query without relevance: the mean list weight)"
     )
 
 

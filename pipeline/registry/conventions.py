@@ -603,11 +603,11 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "doc_weight_col",
         "doc_weight_col",
-        "the run's column of per-document weights (finite, >= 0), as TF-Ranking's NDCGMetric reads its weights: "
-        "each result's gain times its weight in the DCG and in its ideal (the results sorted by weight x gain), a "
-        "result weighing 0 removed from the list, and each mean weighted by TF-Ranking's list weight (sum of "
-        "weight x gain / sum of gain over the query's results); NDCG (cg, dcg, idcg) only; the ideal is the weighted "
-        "results' own (--ideal retrieved, which it sets)",
+        "the run's column of per-document weights (finite, >= 0), weighed as TF-Ranking's metrics weigh them: a "
+        "result weighing 0 leaves the list; NDCG (cg, dcg, idcg) sums weight x gain, its ideal the results by weight "
+        "x gain; P@k divides by min(k, list size); map sums P@i x weight over the relevant results, over their "
+        "weight; each mean is weighted by the query's list weight (sum of weight x relevance / sum of relevance: the "
+        "gain for NDCG, 0 or 1 for P and map); sets --ideal retrieved and --precision-denominator min-k-retrieved",
         default=None,
         parse=_column_name,
         metavar="COL",
@@ -690,9 +690,10 @@ CONVENTIONS: tuple[Convention, ...] = (
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 # The conventions that decide which labels validation refuses (pipeline.rules.label_bounds): the
-# gain (a label whose gain overflows a double) and ERR's g_max when ERR is among the measures.
+# gain (a label whose gain overflows a double) and ERR's g_max when ERR is among the measures; and
+# the run's weight column, whose weights are checked (pipeline.weights.document_weights).
 # The checks alone (ndcg validate, check()) take these, so that they refuse what evaluate would.
-LABEL_BOUND_CONVENTIONS: tuple[str, ...] = ("gain", "measures", "err_max_grade")
+LABEL_BOUND_CONVENTIONS: tuple[str, ...] = ("gain", "measures", "err_max_grade", "doc_weight_col")
 
 # The choices a plain Evaluation field must take (gain and discount kinds are checked by Gain
 # and Discount, which also accept parameters).

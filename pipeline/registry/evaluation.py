@@ -18,7 +18,8 @@ from pipeline.registry.parameters import same_setting, setting_text
 # What per-document weights (doc_weight_col) weigh, and the conventions they need: TF-Ranking's
 # NDCGMetric sorts the list it is given and finds its ideal among the same results, so the list is
 # the run's rows of weight above 0, whole and each once.
-DOCUMENT_WEIGHTED_MEASURES = ("cg", "dcg", "idcg", "ndcg", "P")
+DOCUMENT_WEIGHTED_MEASURES = ("cg", "dcg", "idcg", "ndcg", "P", "map")
+WEIGHTED_AP_CURVE = "weighted_ap_curve"
 DOCUMENT_WEIGHT_CONVENTIONS: dict[str, object] = {
     "ideal": "retrieved",  # "judged", the default, is taken as "retrieved" (_check_document_weights)
     "tie_bounds": False,
@@ -190,8 +191,9 @@ class Evaluation:
         unweighted = [name for name in self.columns if name not in DOCUMENT_WEIGHTED_MEASURES]
         if unweighted:
             raise SpecError(
-                f"doc_weight_col {column!r}: per-document weights are defined here for ndcg (with cg, dcg, idcg) "
-                f"and P only, as TF-Ranking's NDCGMetric and PrecisionMetric weigh them; {', '.join(unweighted)} "
+                f"doc_weight_col {column!r}: per-document weights are defined here for ndcg (with cg, dcg, idcg), "
+                f"P and map only, as TF-Ranking's NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh "
+                f"them; {', '.join(unweighted)} "
                 "would not be weighted: evaluate them without doc_weight_col"
             )
         if self.ideal == DEFAULTS["ideal"]:
@@ -265,6 +267,8 @@ class Evaluation:
     def curves(self) -> tuple[str, ...]:
         """The per-query curves (:data:`~pipeline.registry.measures.CURVES`) the measures asked read."""
         read = {MEASURE[name].curve for name in self.columns}
+        if self.doc_weight_col is not None and "map" in self.columns:
+            read.add(WEIGHTED_AP_CURVE)  # map's weighted sums (TF-Ranking's AP), beside its counters
         return tuple(curve for curve in CURVES if curve in read)
 
     @property

@@ -5333,6 +5333,67 @@ FROM (
     SELECT
       *
     FROM compat_curve__final AS final
+  ), weighted_ap_curve AS (
+    WITH weighted_ap_curve__weighted_ranks AS (
+      SELECT
+        retrieved.query_id,
+        retrieved.rank,
+        deduplicated.doc_weight,
+        COALESCE(
+          CASE
+            WHEN relevance_threshold IS NULL
+            THEN retrieved.label > 0
+            ELSE retrieved.label >= relevance_threshold
+          END,
+          FALSE
+        ) AS is_relevant
+      FROM retrieved
+      INNER JOIN deduplicated
+        ON retrieved.query_id = deduplicated.query_id
+        AND retrieved.doc_id = deduplicated.doc_id
+      WHERE
+        retrieved.ordering = 'retrieved' AND ARRAY_CONTAINS(curves, 'weighted_ap_curve')
+    ), weighted_ap_curve__found AS (
+      SELECT
+        weighted_ranks.*,
+        SUM(CASE WHEN weighted_ranks.is_relevant THEN 1 ELSE 0 END) OVER (
+          PARTITION BY weighted_ranks.query_id
+          ORDER BY weighted_ranks.rank ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS relevant_above
+      FROM weighted_ap_curve__weighted_ranks AS weighted_ranks
+    ), weighted_ap_curve__contributions AS (
+      SELECT
+        found.query_id,
+        found.rank,
+        CASE
+          WHEN found.is_relevant
+          THEN CAST(found.relevant_above AS DOUBLE) / found.rank * found.doc_weight
+          ELSE 0.0
+        END AS contribution,
+        CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight
+      FROM weighted_ap_curve__found AS found
+    ), weighted_ap_curve__final AS (
+      SELECT
+        contributions.query_id,
+        cutoffs.k,
+        SUM(
+          CASE
+            WHEN cutoffs.k IS NULL OR contributions.rank <= cutoffs.k
+            THEN contributions.contribution
+            ELSE 0.0
+          END
+        ) AS weighted_precision_sum,
+        SUM(contributions.relevant_weight) AS relevant_weight
+      FROM weighted_ap_curve__contributions AS contributions
+      CROSS JOIN cutoffs
+      GROUP BY
+        contributions.query_id,
+        cutoffs.k
+    )
+    SELECT
+      *
+    FROM weighted_ap_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -5374,7 +5435,9 @@ FROM (
         user_model_curve.sdcg_value,
         nerr_curve.*
         EXCLUDE (query_id, k),
-        bpm_curve.bpm_value
+        bpm_curve.bpm_value,
+        weighted_ap_curve.*
+        EXCLUDE (query_id, k)
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -5414,6 +5477,10 @@ FROM (
         ON orderings.ordering = 'retrieved'
         AND counters.query_id = bpm_curve.query_id
         AND cutoffs.k IS NOT DISTINCT FROM bpm_curve.k
+      LEFT JOIN weighted_ap_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = weighted_ap_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM weighted_ap_curve.k
     )
     SELECT
       *
@@ -5734,6 +5801,8 @@ FROM (
           THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_in_qrels, 0), 0.0)
         END AS recall,
         CASE
+          WHEN ARRAY_CONTAINS(measures, 'map') AND NOT doc_weight_col IS NULL
+          THEN COALESCE(c.weighted_precision_sum / NULLIF(c.relevant_weight, 0), 0.0)
           WHEN ARRAY_CONTAINS(measures, 'map')
           THEN COALESCE(c.relevant_precision_sum / NULLIF(c.ap_divisor, 0), 0.0)
         END AS "map",
@@ -6131,7 +6200,8 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Compat'] AS TEXT[])), FALSE)
         THEN ['compat_curve']
         ELSE CAST([] AS TEXT[])
-      END
+      END,
+      CASE WHEN FALSE THEN ['weighted_ap_curve'] ELSE CAST([] AS TEXT[]) END
     ]
   ),
   FLATTEN(
