@@ -535,6 +535,12 @@ def transpile(
         raise ValueError("columns are kept of a statement whose stars are spelled out only")
     if dialect == "spark":
         check_supported(variables)
+    elif variables.get("doc_weight_col") is not None:
+        raise UsageError(
+            f"doc_weight_col = {variables['doc_weight_col']!r} is not supported by ndcg sql: its statements check no "
+            "weights and take no list weights in the means; use ndcg evaluate --doc-weight-col with --engine polars "
+            "or duckdb"
+        )
     statements = []
     kept = None if keep is None else tuple(keep)
     for bound in _bound_trees(file_name, variables, dialect, columns, spell_out_stars, kept):

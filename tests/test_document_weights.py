@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import random
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -279,10 +281,21 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
     assert done.returncode == 2 and refused.format("compare") in done.stderr, done.stderr
     done = run_cli("report", out, "--html", tmp_path / "report.html")
     assert done.returncode == 2 and refused.format("report") in done.stderr, done.stderr
+    done = run_cli("sql", "--dialect", "duckdb", "--doc-weight-col", "w")
+    assert done.returncode == 2 and "doc_weight_col = 'w' is not supported by ndcg sql" in done.stderr, done.stderr
     # the SQL fronts: the table macros and sql/ndcg.sql refuse the variable by name
     connection = duckdb.connect()
     connection.execute((ROOT / "sql/generated/macros.sql").read_text())
     sql_words = "doc_weight_col = 'w' is not supported by sql/ndcg.sql and the table macros"
+    runs = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.read_csv(good).write_parquet(runs[0])
+    pl.read_csv(qrels_path).write_parquet(runs[1])
+    script = [f"SET VARIABLE run_path = '{runs[0]}'", f"SET VARIABLE qrels_path = '{runs[1]}'"]
+    script += ["SET VARIABLE ks = [10]", "SET VARIABLE doc_weight_col = 'w'"]
+    commands = [str(Path(sys.executable).parent / "duckdb"), "-bail"]
+    commands += [*(a for line in script for a in ("-cmd", line)), "-c", ".read sql/ndcg.sql"]
+    done = subprocess.run(commands, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and sql_words in done.stderr, done.stderr
     with pytest.raises(duckdb.Error, match=sql_words):
         connection.sql(
             f"select * from ndcg_per_query('{run_path}', '{qrels_path}', run_format := 'csv', qrels_format := 'csv', "
