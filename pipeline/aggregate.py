@@ -19,6 +19,9 @@ from pipeline.registry import MEASURE, MEASURE_NAMES, MIN_GEOMETRIC_MEAN, PRIMAR
 
 # The weight of each query while the means are taken (--query-weights): a column of no output
 WEIGHT = "_query_weight"
+# A weights table's column ``weight_<measure>`` weighs that measure's mean instead of ``weight``
+# (--doc-weight-col: TF-Ranking's list weight of P reads relevance where NDCG's reads gain)
+MEASURE_WEIGHT = "weight_"
 
 MEASURES = MEASURE_NAMES
 TIE_BOUNDS = ("ndcg_min", "ndcg_max")
@@ -65,20 +68,32 @@ def summarize(
     columns null). With tie bounds in ``per_query``, also the means ``ndcg_min``,
     ``ndcg_max`` and ``tie_sensitive_queries``, how many queries an order of ties could score
     differently. With ``weights`` (``query_id, weight`` of every evaluated query, checked by
-    :mod:`pipeline.weights`), every mean and geometric mean is weighted by its queries' weights;
-    sums and the counts of queries are not."""
+    :mod:`pipeline.weights`), every mean and geometric mean is weighted by its queries' weights
+    (a column ``weight_<measure>`` of ``weights`` weighs that measure's); sums and the counts of
+    queries are not."""
     # every measure is combined over the evaluated queries (spec.Measure.aggregate): those
     # whose primary measure is not null
     counted = pl.col(PRIMARY_MEASURE).is_not_null()
     columns = per_query.collect_schema().names()
-    weight = None
+    weight, own_weights = None, set()
     if weights is not None:
+        own_weights = {c[len(MEASURE_WEIGHT) :] for c in weights.columns if c.startswith(MEASURE_WEIGHT)}
         per_query = per_query.join(
-            weights.lazy().select("query_id", pl.col("weight").alias(WEIGHT)), on="query_id", how="left"
+            weights.lazy().select(
+                "query_id",
+                pl.col("weight").alias(WEIGHT),
+                *[pl.col(MEASURE_WEIGHT + m).alias(WEIGHT + m) for m in own_weights],
+            ),
+            on="query_id",
+            how="left",
         )
         weight = pl.col(WEIGHT)
+
+    def weight_of(measure: str) -> pl.Expr | None:
+        return pl.col(WEIGHT + measure) if measure in own_weights else weight
+
     means = [counted.sum().cast(pl.Int64).alias("queries")]
-    means += [_combined(m, AGGREGATE_OF[m], counted, weight).alias(m) for m in columns if m in AGGREGATE_OF]
+    means += [_combined(m, AGGREGATE_OF[m], counted, weight_of(m)).alias(m) for m in columns if m in AGGREGATE_OF]
     if "ndcg_min" in columns:
         # queries that an order of their ties could score differently (see sql/summary.sql)
         sensitive = (pl.col("ndcg_max") - pl.col("ndcg_min")) > TIE_SENSITIVITY

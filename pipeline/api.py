@@ -227,7 +227,8 @@ def check(
     queries with more than ``warn_results_over`` results). ``options`` are the input and
     validation options of :func:`per_query`, and the conventions that decide which labels are
     refused (``gain``, ``measures``, ``err_max_grade``: a label whose gain overflows, one above
-    ERR's g_max when ERR is asked), so that it refuses what :func:`evaluate` would; with
+    ERR's g_max when ERR is asked) and the run's weight column (``doc_weight_col``: each weight a
+    finite number >= 0), so that it refuses what :func:`evaluate` would; with
     ``query_weights``, the weights' table and a weight for each query with results and judgments
     (:func:`pipeline.weights.check_weights_cover`)."""
     given = _given("check", options, columns)

@@ -81,6 +81,7 @@ def _evaluate(args: argparse.Namespace) -> int:
         asked_rows,
         asked_table,
         conventions_header,
+        document_weights_line,
         json_text,
         per_query_rows,
         per_query_table,
@@ -97,10 +98,11 @@ def _evaluate(args: argparse.Namespace) -> int:
     from pipeline.registry import asked_values, named_lines, relstring_asked
     from pipeline.units import option_values
 
-    if args.output_format in ("gdeval", "ndeval") and args.query_weights:
+    weighing = "--query-weights" if args.query_weights else "--doc-weight-col" if args.doc_weight_col else None
+    if args.output_format in ("gdeval", "ndeval") and weighing:
         raise UsageError(
             f"--output-format {args.output_format} prints {args.output_format}'s amean, the plain mean of its "
-            "lines; it cannot go with --query-weights (weighted means): print them with --output-format table, "
+            f"lines; it cannot go with {weighing} (weighted means): print them with --output-format table, "
             "json or trec"
         )
     if args.output_format == "ndeval":
@@ -184,7 +186,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             )
         if units:
             sys.stdout.write(conventions_header(evaluation, args.profile, verbose=args.verbose) + "\n")
-            weighted = weights_line(job.weights.describe())
+            weighted = weights_line(job.weights.describe()) or document_weights_line(evaluation)
             if weighted:
                 sys.stdout.write(weighted + "\n")
     elif job.weights.path and units and output_format != "json":

@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_input_arguments(validate, "validate")
     bounds = validate.add_argument_group(
-        "measure", "the conventions that decide which labels are refused, as evaluate takes them"
+        "measure", "the conventions that decide which labels (and document weights) are refused, as evaluate takes them"
     )
     add_measure_flags(bounds, LABEL_BOUND_CONVENTIONS, profile=False)
     weights = validate.add_argument_group(

@@ -137,6 +137,8 @@ def compare_job(
     from pipeline.io.write import check_out_folder
 
     requested = QueryWeights(systems.query_weights, systems.weight_col, systems.missing_query_weight)
+    if systems.runs and systems.evaluation_options.get("doc_weight_col") is not None:
+        refuse_document_weights(["the runs"], "ndcg compare")
     if systems.runs and (systems.baseline or systems.candidates):
         raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
     if systems.query_attributes and not systems.runs:
@@ -163,6 +165,7 @@ def compare_job(
         weights, query_column = requested, QUERY
     else:
         tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
+        refuse_document_weights(document_weighted_systems(conventions), "ndcg compare")
         weights, query_column = output_weights(requested, conventions, recorded_weight_files(systems, conventions))
         judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
     if gate is not None and gate.partitions and not partition_by:
@@ -385,6 +388,22 @@ def shared_judgments(qrels: str | None) -> dict[str, Any] | None:
         identity = dict(UNKNOWN)
     digest = judgments_digest(identity)
     return {"path": qrels, "identity": identity, **({"sha256": digest} if digest else {})}
+
+
+def document_weighted_systems(conventions: Mapping[str, Any]) -> list[str]:
+    """The systems whose recorded conventions say they were evaluated with ``--doc-weight-col``."""
+    return [name for name, found in conventions.items() if isinstance(found, dict) and found.get("doc_weight_col")]
+
+
+def refuse_document_weights(systems: list[str], command: str) -> None:
+    """Per-document weights weigh the means by TF-Ranking's list weights, which the comparison's
+    means, tests and figures do not take yet: refused (exit 2), never compared unweighted."""
+    if systems:
+        raise UsageError(
+            f"{', '.join(systems)} evaluated with --doc-weight-col: {command} does not weigh queries by TF-Ranking's "
+            "list weights yet (its means, tests and figures would count every query alike); compare the summaries "
+            "ndcg evaluate prints, or evaluate without --doc-weight-col"
+        )
 
 
 def weighted_systems(conventions: Mapping[str, Any]) -> list[str]:

@@ -23,6 +23,7 @@ QUERY, DOC, SCORE = "query_id", "doc_id", "score"
 # Where a row stands in its input (files in the order listed, then rows), and the input's own
 # rank column when it has one: what the "input-order" ties and the duplicate policies read.
 ARRIVAL, INPUT_RANK, RANK_COLUMN = "arrival", "input_rank", "rank"
+DOC_WEIGHT = "doc_weight"
 # The columns that tie bounds add (Evaluation.tie_bounds) to the per-query table and the summary.
 TIE_BOUNDS_PER_QUERY = ("ndcg_min", "ndcg_max", "ties_straddle_k")
 TIE_BOUNDS_SUMMARY = ("ndcg_min", "ndcg_max", "tie_sensitive_queries")
@@ -93,16 +94,21 @@ def rank_ties_by_gain(
 
 
 def with_input_order(run: pl.LazyFrame) -> pl.LazyFrame:
-    """The run as ``query_id, doc_id, score, arrival, input_rank``.
+    """The run as ``query_id, doc_id, score, arrival, input_rank, doc_weight``.
 
     ``arrival`` is kept when the reader added it and is otherwise the row's position in
-    ``run``; ``input_rank`` is the run's ``rank`` column as Float64, or null without one.
+    ``run``; ``input_rank`` is the run's ``rank`` column as Float64, or null without one;
+    ``doc_weight`` the run's document weights (``--doc-weight-col``), or 1.
     """
     names = run.collect_schema().names()
     if ARRIVAL not in names:
         run = run.with_row_index(ARRIVAL)
     input_rank = pl.col(RANK_COLUMN).cast(pl.Float64) if RANK_COLUMN in names else pl.lit(None, dtype=pl.Float64)
-    return run.select(QUERY, DOC, SCORE, pl.col(ARRIVAL).cast(pl.Int64), input_rank.alias(INPUT_RANK))
+    # weight 1 multiplies every gain exactly: the run's weights only under --doc-weight-col
+    weight = pl.col(DOC_WEIGHT).cast(pl.Float64) if DOC_WEIGHT in names else pl.lit(1.0, dtype=pl.Float64)
+    return run.select(
+        QUERY, DOC, SCORE, pl.col(ARRIVAL).cast(pl.Int64), input_rank.alias(INPUT_RANK), weight.alias(DOC_WEIGHT)
+    )
 
 
 def first_copy(query: str = QUERY, doc: str = DOC, *, by_score: bool) -> pl.Expr:

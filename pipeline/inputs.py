@@ -35,6 +35,7 @@ from pipeline.io.read import (
 )
 from pipeline.registry import Evaluation, InputChecks
 from pipeline.validate import Checked, check_inputs, collect_input
+from pipeline.weights import document_weights
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,10 @@ def prepare(
     run_frame = (
         run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL).with_columns(pl.col(ARRIVAL).cast(pl.Int64))
     )
+    if evaluation.doc_weight_col is not None:
+        if run_source is not None and run_source.format == "trec":
+            raise InvalidInput(f"{run_name}: a TREC run has no weight column; give the weights in a Parquet or CSV run")
+        run_frame = document_weights(run_frame, evaluation.doc_weight_col, run_name)
     rank_type = run_frame.collect_schema().get(RANK_COLUMN)
     if evaluation.reads_input_rank and rank_type is not None and not rank_type.is_numeric():
         raise InvalidInput(f"{run_name}: column {RANK_COLUMN!r} has type {rank_type}; input-order ties need numbers")
@@ -188,11 +193,13 @@ def input_identities(inputs: Inputs) -> dict[str, dict[str, Any]]:
 def native_parquet(validated: Validated, evaluation: Evaluation) -> tuple[Source, Source | None] | None:
     """The Parquet sources an engine may read itself (DuckDB does), or None when it must be
     handed the frames: the input order is read, a name would be expanded as a pattern, a file
-    is not Parquet, or validation changed a column's type."""
+    is not Parquet, validation changed a column's type, or the run's weights are read
+    (``--doc-weight-col``: checked and named ``doc_weight`` as Polars reads them)."""
     prepared, checked = validated.prepared, validated.checked
     run_source, qrels_source = prepared.run_source, prepared.qrels_source
     native = (
         not evaluation.reads_input_order
+        and evaluation.doc_weight_col is None
         and run_source is not None
         and run_source.format == "parquet"
         and not _any_remote(run_source, qrels_source)

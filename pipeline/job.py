@@ -36,7 +36,7 @@ from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
 from pipeline.registry import OPTION, Evaluation, InputChecks, QueryWeights
 from pipeline.units import Result, evaluate_inputs
-from pipeline.weights import check_weight_totals
+from pipeline.weights import check_weight_totals, list_weights_source
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,12 @@ def _evaluate_unit(job: Job, engine: Engine, planned: _Planned, started: str) ->
         if unlabelled is not None:
             result = replace(result, warnings=(*result.warnings, unlabelled))
         if result.query_weights is not None:
-            check_weight_totals(per_query, result.query_weights, str(job.weights.path), job.group_by)
+            weighed_by = (
+                list_weights_source(str(run_path), job.evaluation)
+                if job.evaluation.doc_weight_col is not None
+                else str(job.weights.path)
+            )
+            check_weight_totals(per_query, result.query_weights, weighed_by, job.group_by)
         summary = summarize(per_query.lazy(), group_by=job.group_by, weights=result.query_weights).collect()
         per_query = per_query.select(QUERY, *job.group_by, pl.exclude(QUERY, *job.group_by))
     if partition:

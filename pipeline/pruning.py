@@ -190,7 +190,14 @@ def _without_left_joins_of_nothing(tree: exp.Expr, empty: set[str]) -> None:
 # typing the nulls that stand for a pruned join's columns. Ids take the input's own type, so a
 # column typed as text here is never replaced (:data:`NULL_TYPES`).
 INPUT_TYPES: dict[str, object] = {
-    "run": {"query_id": "VARCHAR", "doc_id": "VARCHAR", "score": "DOUBLE", "arrival": "BIGINT", "input_rank": "DOUBLE"},
+    "run": {
+        "query_id": "VARCHAR",
+        "doc_id": "VARCHAR",
+        "score": "DOUBLE",
+        "arrival": "BIGINT",
+        "input_rank": "DOUBLE",
+        "doc_weight": "DOUBLE",
+    },
     "qrels": {"query_id": "VARCHAR", "doc_id": "VARCHAR", "relevance": "DOUBLE"},
 }
 NULL_TYPES = frozenset(

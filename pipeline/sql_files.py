@@ -107,6 +107,7 @@ PER_QUERY_STEPS = (
     "curves/target_curve.sql",
     "curves/bpm_curve.sql",
     "curves/compat_curve.sql",
+    "curves/weighted_ap_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

@@ -33,7 +33,14 @@ from pipeline.inputs import check as check_prepared
 from pipeline.io.read import COLLECT_ENGINE, Columns, Source
 from pipeline.registry import Evaluation, InputChecks, QueryWeights, option_fields
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
-from pipeline.weights import read_query_weights, weigh
+from pipeline.weights import (
+    check_weight_totals,
+    list_weight_sums,
+    list_weights,
+    list_weights_source,
+    read_query_weights,
+    weigh,
+)
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +87,11 @@ def evaluate_inputs(
     An input that changes while it is read is refused (:func:`pipeline.inputs.unchanged_while_read`).
     With ``weights.path``, the summary's means are weighted by the queries' weights
     (:mod:`pipeline.weights`), taken from the engine's per-query table, as the groups' are."""
+    if evaluation.doc_weight_col is not None and weights is not None and weights.path is not None:
+        raise UsageError(
+            "--query-weights and --doc-weight-col both weigh the means (the second by TF-Ranking's list weights): "
+            "give one of them"
+        )
     # the weights' own rules are checked before the evaluation, not after an hour of it
     table = None if weights is None or weights.path is None else read_query_weights(weights, inputs.columns)
     with unchanged_while_read(inputs):
@@ -106,7 +118,21 @@ def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution:
         validated = engine.load(inputs, evaluation, execution)
     per_query_table, summary = engine.compute(validated, evaluation, execution)
     rows = validated.checked.rows if isinstance(validated, Validated) else None
-    return Result(per_query_table, summary, evaluation, engine.name, validated.warnings, rows)
+    result = Result(per_query_table, summary, evaluation, engine.name, validated.warnings, rows)
+    if evaluation.doc_weight_col is None:
+        return result
+    # TF-Ranking's mean weighs each list (--doc-weight-col): the means weighted as --query-weights weighs them
+    sums = list_weight_sums(validated.checked.run, validated.checked.qrels, evaluation)
+    return _list_weighted(result, sums, validated.prepared.run_name, evaluation)
+
+
+def _list_weighted(result: Result, sums: pl.DataFrame, run_name: str, evaluation: Evaluation) -> Result:
+    """The result with its summary's means weighted by TF-Ranking's list weights
+    (:func:`pipeline.weights.list_weights`), which the groups' means take too."""
+    table = list_weights(result.per_query, sums)
+    check_weight_totals(result.per_query, table, list_weights_source(run_name, evaluation))
+    summary = summarize(result.per_query.lazy(), weights=table).collect()
+    return replace(result, summary=summary, query_weights=table)
 
 
 # What an engine holds per run row while it evaluates beyond its floor (measured: about 160
@@ -164,6 +190,7 @@ def _evaluate_in_buckets(
     order as always, by the engine's own sums, so the bits are the same too."""
     log.info("evaluating in %d buckets of queries to stay within %s", buckets, execution.memory_limit)
     tables: list[pl.DataFrame] = []
+    weight_sums: list[pl.DataFrame] = []
     warnings: list[tuple[ValidationWarning, ...]] = []
     if prepared.run.select(pl.len()).collect().item() == 0:
         raise InvalidInput(f"{prepared.run_name}: no rows to evaluate (the input is empty)")
@@ -180,9 +207,14 @@ def _evaluate_in_buckets(
                 tables.append(plan.collect(engine=COLLECT_ENGINE))
             except MemoryError:
                 raise out_of_memory(engine, "") from None
+            if evaluation.doc_weight_col is not None:
+                weight_sums.append(list_weight_sums(checked.run, checked.qrels, evaluation))
     per_query_table = pl.concat(tables).sort(["query_id", "k"], nulls_last=False)
     summary = engine.summarize(per_query_table)
-    return Result(per_query_table, summary, evaluation, engine.name, merge_warnings(warnings))
+    result = Result(per_query_table, summary, evaluation, engine.name, merge_warnings(warnings))
+    if evaluation.doc_weight_col is None:
+        return result
+    return _list_weighted(result, pl.concat(weight_sums), prepared.run_name, evaluation)
 
 
 def split_into_buckets(prepared: Prepared, buckets: int, folder: Path) -> list[Prepared]:

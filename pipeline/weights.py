@@ -23,8 +23,9 @@ from collections.abc import Sequence
 import polars as pl
 
 from pipeline.errors import InvalidInput
+from pipeline.expressions import DOC_WEIGHT, gain, relevant
 from pipeline.io.read import QUERY, Columns, Source, is_id_type, scan_attributes
-from pipeline.registry import PRIMARY_MEASURE, QueryWeights
+from pipeline.registry import PRIMARY_MEASURE, Evaluation, QueryWeights
 
 WHAT = "query weights"
 
@@ -172,3 +173,108 @@ def check_weights_cover(run: pl.LazyFrame, qrels: pl.LazyFrame, weights: QueryWe
         run.select(QUERY).unique().join(judged, left_on=as_text, right_on="_judged", how="semi").sort(as_text).collect()
     )
     evaluated_weights(evaluated, table, weights)
+
+
+DOCUMENT_WEIGHT_PROBLEMS = (
+    ("a null weight", lambda weight: weight.is_null()),
+    ("a NaN weight", lambda weight: weight.is_nan()),
+    ("an infinite weight", lambda weight: weight.is_infinite()),
+    ("a negative weight", lambda weight: weight < 0),
+)
+
+
+def document_weights(run: pl.LazyFrame, column: str, run_name: str, arrival: str = "arrival") -> pl.LazyFrame:
+    """The run with its weight ``column`` as ``doc_weight`` (Float64), every weight checked as
+    :func:`read_query_weights` checks a query's: a weight that is not a finite number >= 0 is an
+    error naming the file, the column, the first row (counted from 1 in input order, a CSV header
+    not counted) and how many rows are wrong."""
+    found = run.collect_schema()
+    if column not in found.names():
+        given = [name for name in found.names() if name != arrival]  # arrival is ours, not the file's
+        raise InvalidInput(
+            f"{run_name}: no weight column {column!r}; columns found: {', '.join(map(repr, given))}; "
+            "name it with --doc-weight-col"
+        )
+    if column in (QUERY, "doc_id", "score", arrival):
+        raise InvalidInput(
+            f"{run_name}: --doc-weight-col names {column!r}, a column read as another; name the weight column"
+        )
+    if not found[column].is_numeric():
+        raise InvalidInput(
+            f"{run_name}: weight column {column!r} holds {found[column]} values; expected numbers (a weight is a "
+            "finite number >= 0)"
+        )
+    weighted = run.with_columns(pl.col(column).cast(pl.Float64).alias(DOC_WEIGHT))
+    weight = pl.col(DOC_WEIGHT)
+    bad = weighted.select(
+        *[
+            pl.struct(
+                count=problem(weight).sum(),
+                row=pl.col(arrival).filter(problem(weight)).first(),
+                query=pl.col(QUERY).filter(problem(weight)).first().cast(pl.String),
+                doc=pl.col("doc_id").filter(problem(weight)).first().cast(pl.String),
+                weight=weight.filter(problem(weight)).first(),
+            ).alias(str(i))
+            for i, (_, problem) in enumerate(DOCUMENT_WEIGHT_PROBLEMS)
+        ]
+    ).collect()
+    for i, (problem, _) in enumerate(DOCUMENT_WEIGHT_PROBLEMS):
+        first = bad[str(i)][0]
+        if first["count"]:
+            raise InvalidInput(
+                f"{run_name}: {first['count']} row(s) with {problem} in column {column!r}, first row "
+                f"{first['row'] + 1} (query {first['query']!r}, document {first['doc']!r}, weight {first['weight']}); "
+                "a weight is a finite number >= 0, one per result: fix or remove those rows"
+            )
+    return weighted if column == DOC_WEIGHT else weighted.drop(column)
+
+
+def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:
+    """``query_id, results, weighted_gain, gain, weighted_relevant, relevant``: over each query's
+    list (its results weighing above 0, as TF-Ranking masks the others), how many they are and the
+    sums that TF-Ranking's ``_per_example_weights_to_per_list_weights`` reads: of weight x gain and
+    of gain for NDCG, of weight x relevant and of relevant (0 or 1) for P."""
+    labels = qrels.group_by(QUERY, "doc_id").agg(pl.col("relevance").max())  # judged per subtopic: the largest
+    gained = gain(pl.col("relevance"), evaluation.gain, evaluation.relevance_threshold).fill_null(0.0)
+    relevance = relevant(pl.col("relevance"), evaluation.relevance_threshold).fill_null(False).cast(pl.Float64)
+    listed = run.filter(pl.col(DOC_WEIGHT) > 0).join(labels, on=[QUERY, "doc_id"], how="left")
+    return (
+        listed.group_by(QUERY)
+        .agg(
+            pl.len().alias("results"),
+            (pl.col(DOC_WEIGHT) * gained).sum().alias("weighted_gain"),
+            gained.sum().alias("gain"),
+            (pl.col(DOC_WEIGHT) * relevance).sum().alias("weighted_relevant"),
+            relevance.sum().alias("relevant"),
+        )
+        .collect()
+    )
+
+
+def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
+    """``query_id, weight, weight_P, weight_map``: TF-Ranking's list weights of each evaluated query
+    of ``per_query`` (NDCG's, whose relevance is the gain; P's and AP's, whose relevance is 0 or 1), from its
+    :func:`list_weight_sums`, the evaluated queries taken as one batch: sum(w x rel) / sum(rel)
+    for a list with relevance; for a list without, the mean of those weights over the lists with
+    relevance (1 when none has any); 0 for a query none of whose results weighs above 0."""
+    evaluated = per_query.select(QUERY).unique(maintain_order=True)
+    sums = evaluated.join(sums, on=QUERY, how="left").with_columns(pl.exclude(QUERY).fill_null(0))
+
+    def weight(weighted: str, relevance: str) -> pl.Expr:
+        own = pl.col(weighted) / pl.col(relevance)
+        with_relevance = sums.filter(pl.col(relevance) > 0)
+        average = with_relevance.select(own.sum()).item() / with_relevance.height if with_relevance.height else 1.0
+        chosen = pl.when(pl.col("results") == 0).then(0.0).when(pl.col(relevance) > 0).then(own).otherwise(average)
+        return chosen.cast(pl.Float64)
+
+    return sums.select(
+        QUERY,
+        weight("weighted_gain", "gain").alias("weight"),
+        weight("weighted_relevant", "relevant").alias("weight_P"),
+        weight("weighted_relevant", "relevant").alias("weight_map"),
+    )
+
+
+def list_weights_source(run_name: str, evaluation: Evaluation) -> str:
+    """Where the list weights come from, as an error about their totals names it."""
+    return f"{run_name} (the list weights of --doc-weight-col {evaluation.doc_weight_col!r})"

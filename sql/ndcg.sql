@@ -67,6 +67,7 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/curves/target_curve.sql
 .read sql/curves/bpm_curve.sql
 .read sql/curves/compat_curve.sql
+.read sql/curves/weighted_ap_curve.sql
 .read sql/measures/counted.sql
 .read sql/measures/set_measures.sql
 .read sql/measures/curve_measures.sql

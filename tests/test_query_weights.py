@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 
 from pipeline import api
-from pipeline.errors import InvalidInput
+from pipeline.errors import InvalidInput, UsageError
 from pipeline.job import Job, run_job
 from pipeline.registry import Evaluation, QueryWeights
 from pipeline.weights import weigh
@@ -331,6 +331,9 @@ def test_spark_s_weighted_summary_equals_polars(tmp_path: Path, local_spark: obj
         for name in ("ndcg", "map", "gm_map"):
             expected = _summary_row(polars, k)[name]
             assert _summary_row(spark.summary, k)[name] == pytest.approx(expected, abs=TOLERANCE), (k, name)
+    # per-document weights (--doc-weight-col) are refused by name on Spark, computed by polars and duckdb
+    with pytest.raises(UsageError, match="doc_weight_col = 'w' is not supported on the spark engine"):
+        api.evaluate(run_path, qrels_path, engine="spark", doc_weight_col="w")
 
 
 def test_lightgbm_s_row_weights_and_xgboost_s_group_weights_are_query_weights(tmp_path: Path) -> None:

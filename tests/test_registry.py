@@ -237,7 +237,8 @@ def test_the_counters_are_the_registry_s() -> None:
     (sql/counters/counters.sql); each measure reads only counters of the registry."""
     connection = duckdb.connect()
     connection.execute(
-        "create view run as select 'q' as query_id, 'd' as doc_id, 1.0 as score, 0 as arrival, null as input_rank"
+        "create view run as select 'q' as query_id, 'd' as doc_id, 1.0 as score, 0 as arrival, null as input_rank, "
+        "1.0 as doc_weight"
     )
     connection.execute(
         "create view qrels as select 'q' as query_id, 'd' as doc_id, 1 as relevance, null::varchar as subtopic"

@@ -67,7 +67,9 @@ def test_printed_spark_sql_runs_when_pasted(spark: pyspark_sql.SparkSession) -> 
     notebook = spark.newSession()  # its own temp views
     run, qrels = pl.scan_parquet(RUN), pl.scan_parquet(QRELS)
     # the run view's input-order columns: null when, as here, the run has no order to keep
-    with_order = run.with_columns(arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64))
+    with_order = run.with_columns(
+        arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64), doc_weight=pl.lit(1.0)
+    )
     to_spark(notebook, with_order).createOrReplaceTempView("run")
     to_spark(notebook, qrels).createOrReplaceTempView("qrels")
     for statement in sqlglot.parse(transpile.sql_text(evaluation, dialect="spark"), read="spark"):
@@ -90,7 +92,7 @@ def test_printed_duckdb_sql_runs_in_duckdb() -> None:
     connection.register(
         "run",
         pl.read_parquet(RUN).with_columns(
-            arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64)
+            arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64), doc_weight=pl.lit(1.0)
         ),
     )
     connection.register("qrels", pl.read_parquet(QRELS))
@@ -198,7 +200,9 @@ def inputs_on_duckdb() -> duckdb.DuckDBPyConnection:
     dropped by the duplicates policies) and an input rank."""
     connection = duckdb.connect()
     run = pl.read_parquet(RUN).with_columns(
-        arrival=pl.int_range(pl.len(), dtype=pl.Int64), input_rank=pl.int_range(pl.len()).cast(pl.Float64)
+        arrival=pl.int_range(pl.len(), dtype=pl.Int64),
+        input_rank=pl.int_range(pl.len()).cast(pl.Float64),
+        doc_weight=pl.lit(1.0),
     )
     connection.register("run", run)
     # the aligned inputs' shape (sql/aligned_inputs.sql), which the unpruned statement reads: the
@@ -263,7 +267,9 @@ def spark_shaped_per_query(evaluation: _Evaluation, keep: list[str] | None = Non
     gets it, run on DuckDB."""
     connection = duckdb.connect()
     run = pl.read_parquet(RUN).with_columns(
-        arrival=pl.int_range(pl.len(), dtype=pl.Int64), input_rank=pl.int_range(pl.len()).cast(pl.Float64)
+        arrival=pl.int_range(pl.len(), dtype=pl.Int64),
+        input_rank=pl.int_range(pl.len()).cast(pl.Float64),
+        doc_weight=pl.lit(1.0),
     )
     connection.register("run", run)
     connection.register("qrels", pl.read_parquet(QRELS))
@@ -297,7 +303,7 @@ def test_left_out_columns_are_not_computed() -> None:
     """What Spark plans: the companion measures' columns, which a default evaluation leaves out,
     are not in its statement at all (planning them was about half of a small evaluation's)."""
     columns = {
-        "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
+        "run": ["query_id", "doc_id", "score", "arrival", "input_rank", "doc_weight"],
         "qrels": ["query_id", "doc_id", "relevance"],
     }
     evaluation = make_evaluation(k=[10])
@@ -324,7 +330,7 @@ def test_columns_are_left_out_only_where_the_shape_is_known() -> None:
 @pytest.mark.slow  # seconds: left out of make test-fast
 def test_pruned_joins_leave_out_the_measures_not_asked_for() -> None:
     columns = {
-        "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
+        "run": ["query_id", "doc_id", "score", "arrival", "input_rank", "doc_weight"],
         "qrels": ["query_id", "doc_id", "relevance"],
     }
 
@@ -380,7 +386,7 @@ def test_the_parsed_steps_kept_for_new_values_are_never_changed_by_binding(monke
     so the statement for some values is the same before and after others were bound."""
     monkeypatch.setattr(transpile, "_BOUND_TREES", {})
     columns = {
-        "run": ["query_id", "doc_id", "score", "arrival", "input_rank"],
+        "run": ["query_id", "doc_id", "score", "arrival", "input_rank", "doc_weight"],
         "qrels": ["query_id", "doc_id", "relevance"],
     }
 
@@ -408,7 +414,9 @@ def test_spelled_out_stars_give_duckdbs_own_tables(tie_bounds: bool) -> None:
     tables = {}
     for spell_out in (False, True):
         connection = duckdb.connect()
-        connection.register("run", pl.read_parquet(RUN).with_columns(arrival=pl.int_range(pl.len()), input_rank=None))
+        connection.register(
+            "run", pl.read_parquet(RUN).with_columns(arrival=pl.int_range(pl.len()), input_rank=None, doc_weight=1.0)
+        )
         connection.register("qrels", pl.read_parquet(QRELS))
         columns: dict[str, list[str]] = {}
         for _, statements in transpile.portable_files(variables, dialect="duckdb"):

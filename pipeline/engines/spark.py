@@ -185,6 +185,8 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
             "score",
             functions.lit(None).cast("bigint").alias("arrival"),
             functions.lit(None).cast("double").alias("input_rank"),
+            # every result weighs 1: --doc-weight-col is refused on Spark (pipeline.engines.SparkEngine.check_job)
+            functions.lit(1.0).cast("double").alias("doc_weight"),
         ),
         "qrels": qrels.select(
             "query_id",

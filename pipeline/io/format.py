@@ -427,6 +427,18 @@ def weights_line(weights: dict[str, object] | None) -> str | None:
     )
 
 
+def document_weights_line(evaluation: Evaluation) -> str | None:
+    """The line under the conventions line when the run's per-document weights weigh the numbers
+    (``--doc-weight-col``), else None."""
+    if evaluation.doc_weight_col is None:
+        return None
+    return text_line(
+        f"# document weights: column {evaluation.doc_weight_col} of the run, as TF-Ranking weighs them: weight x gain "
+        "in the DCG and its ideal; each mean is sum(lw*x)/sum(lw) with lw the query's list weight, sum(w*g)/sum(g) "
+        "for ndcg and sum(w*rel)/sum(rel) for P and map (a query without relevance: the mean list weight)"
+    )
+
+
 IR_MEASURES_PROFILE = "ir_measures"
 
 

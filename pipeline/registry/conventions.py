@@ -245,6 +245,13 @@ def _gain_map(evaluation: Any) -> tuple[list[float], list[float]] | None:
     return ([level for level, _ in levels], [gain for _, gain in levels]) if levels else None
 
 
+def _column_name(text: str) -> str:
+    """A column name as given: not empty (the input's own names are checked when it is read)."""
+    if not text.strip():
+        raise SpecError("a column name must not be empty")
+    return text
+
+
 def _variable(name: str, spark_type: str) -> Variable:
     """The variable of the same name as an Evaluation field, bound to that field's value."""
     return Variable(name, spark_type, lambda evaluation: getattr(evaluation, name))
@@ -594,6 +601,22 @@ CONVENTIONS: tuple[Convention, ...] = (
         absent_means_default=True,
     ),
     Convention(
+        "doc_weight_col",
+        "doc_weight_col",
+        "the run's column of per-document weights (finite, >= 0), weighed as TF-Ranking's metrics weigh them: a "
+        "result weighing 0 leaves the list; NDCG (cg, dcg, idcg) sums weight x gain, its ideal the results by weight "
+        "x gain; P@k divides by min(k, list size); map sums P@i x weight over the relevant results, over their "
+        "weight; each mean is weighted by the query's list weight (sum of weight x relevance / sum of relevance: the "
+        "gain for NDCG, 0 or 1 for P and map); sets --ideal retrieved and --precision-denominator min-k-retrieved",
+        default=None,
+        parse=_column_name,
+        metavar="COL",
+        variables=(_variable("doc_weight_col", "STRING"),),
+        described_as="doc_weight_col",
+        absent_means_default=True,
+        examples=(("w", "w"),),
+    ),
+    Convention(
         "err_max_grade",
         "err_max_grade",
         "g_max of ERR (expected reciprocal rank): a rank labelled g stops the reader with probability "
@@ -667,9 +690,10 @@ CONVENTIONS: tuple[Convention, ...] = (
 )
 CONVENTION: dict[str, Convention] = {convention.name: convention for convention in CONVENTIONS}
 # The conventions that decide which labels validation refuses (pipeline.rules.label_bounds): the
-# gain (a label whose gain overflows a double) and ERR's g_max when ERR is among the measures.
+# gain (a label whose gain overflows a double) and ERR's g_max when ERR is among the measures; and
+# the run's weight column, whose weights are checked (pipeline.weights.document_weights).
 # The checks alone (ndcg validate, check()) take these, so that they refuse what evaluate would.
-LABEL_BOUND_CONVENTIONS: tuple[str, ...] = ("gain", "measures", "err_max_grade")
+LABEL_BOUND_CONVENTIONS: tuple[str, ...] = ("gain", "measures", "err_max_grade", "doc_weight_col")
 
 # The choices a plain Evaluation field must take (gain and discount kinds are checked by Gain
 # and Discount, which also accept parameters).

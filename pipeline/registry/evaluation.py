@@ -15,6 +15,21 @@ from pipeline.registry.measures import COMPANION_MEASURES, CURVES, MEASURE, MEAS
 from pipeline.registry.names import measure_conventions, measure_cutoffs, resolve_measures
 from pipeline.registry.parameters import same_setting, setting_text
 
+# What per-document weights (doc_weight_col) weigh, and the conventions they need: TF-Ranking's
+# NDCGMetric sorts the list it is given and finds its ideal among the same results, so the list is
+# the run's rows of weight above 0, whole and each once.
+DOCUMENT_WEIGHTED_MEASURES = ("cg", "dcg", "idcg", "ndcg", "P", "map")
+WEIGHTED_AP_CURVE = "weighted_ap_curve"
+DOCUMENT_WEIGHT_CONVENTIONS: dict[str, object] = {
+    "ideal": "retrieved",  # "judged", the default, is taken as "retrieved" (_check_document_weights)
+    "tie_bounds": False,
+    "max_results": None,
+    "unjudged": "zero",
+    "duplicates": "error",
+    "retrieved_scores": "all",
+    "all_queries": False,
+}
+
 Ties = Literal["docid-desc", "docid-asc", "input-order", "average"]
 Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
@@ -89,6 +104,7 @@ class Evaluation:
     cwl_max_rel: float = DEFAULTS["cwl_max_rel"]
     cwl_target: float = DEFAULTS["cwl_target"]
     compat_persistence: float = DEFAULTS["compat_persistence"]
+    doc_weight_col: str | None = DEFAULTS["doc_weight_col"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
@@ -136,6 +152,7 @@ class Evaluation:
             # 2^g_max must be a finite double
             raise SpecError(f"err_max_grade must be a positive integer up to {MAX_ERR_GRADE}, got {grade!r}")
         self._check_cwl_scale()
+        self._check_document_weights()
         object.__setattr__(self, "cutoffs", tuple(sorted(self.cutoffs)))
         if threshold is not None:
             object.__setattr__(self, "relevance_threshold", float(threshold))
@@ -161,6 +178,44 @@ class Evaluation:
             # at 0.5 or below INST's chance of going on, ((i + 2T - G - 1) / (i + 2T - G))^2, can be 0
             raise SpecError(f"cwl_target must be a finite number above 0.5, got {target!r}")
         object.__setattr__(self, "cwl_target", float(target))
+
+    def _check_document_weights(self) -> None:
+        """Per-document weights (``doc_weight_col``) are TF-Ranking's, defined for its NDCG over the
+        list it is given: the measures and conventions where they have no such meaning are
+        refused by name, never computed unweighted."""
+        column = self.doc_weight_col
+        if column is None:
+            return
+        if not isinstance(column, str) or not column.strip():
+            raise SpecError(f"doc_weight_col must name a column of the run, got {column!r}")
+        unweighted = [name for name in self.columns if name not in DOCUMENT_WEIGHTED_MEASURES]
+        if unweighted:
+            raise SpecError(
+                f"doc_weight_col {column!r}: per-document weights are defined here for ndcg (with cg, dcg, idcg), "
+                f"P and map only, as TF-Ranking's NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh "
+                f"them; {', '.join(unweighted)} "
+                "would not be weighted: evaluate them without doc_weight_col"
+            )
+        if self.ideal == DEFAULTS["ideal"]:
+            # the weights are the run's: a judged document the run does not list has none, so the ideal
+            # is TF-Ranking's, the weighted list's own results by weight x gain (shown as ideal retrieved)
+            object.__setattr__(self, "ideal", "retrieved")
+        if self.precision_denominator == DEFAULTS["precision_denominator"]:
+            # TF-Ranking's P@k divides by min(k, the list's size): its masked results are not in the list
+            object.__setattr__(self, "precision_denominator", "min-k-retrieved")
+        if self.ties == "average":
+            # TF-Ranking orders tied scores at random; one order of them is kept here, never their mean gain
+            raise SpecError(
+                f"doc_weight_col {column!r} needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied "
+                "scores at random, one order of them; the mean gain of --ties average is not its), got ties average"
+            )
+        for name, allowed in DOCUMENT_WEIGHT_CONVENTIONS.items():
+            value = getattr(self, name)
+            if value != allowed:
+                raise SpecError(
+                    f"doc_weight_col {column!r} needs {name} {setting_text(name, allowed)} (TF-Ranking weighs the "
+                    f"list it is given, as given), got {name} {setting_text(name, value)}"
+                )
 
     def _take_measure_parameters(self) -> None:
         """The conventions ir_measures' parameters of the measures named ask for (``P(rel=2)@5``:
@@ -212,6 +267,8 @@ class Evaluation:
     def curves(self) -> tuple[str, ...]:
         """The per-query curves (:data:`~pipeline.registry.measures.CURVES`) the measures asked read."""
         read = {MEASURE[name].curve for name in self.columns}
+        if self.doc_weight_col is not None and "map" in self.columns:
+            read.add(WEIGHTED_AP_CURVE)  # map's weighted sums (TF-Ranking's AP), beside its counters
         return tuple(curve for curve in CURVES if curve in read)
 
     @property

@@ -31,9 +31,8 @@ AGGREGATES: tuple[str, ...] = ("mean", "sum", "geometric_mean")
 # Which way a measure moves when the system gets better (the gate's "worse"); None: neither
 Better = Literal["higher", "lower"] | None
 BETTER: tuple[str | None, ...] = ("higher", "lower", None)
-# The per-query steps a measure's formula may read besides the counters (sql/curves/, the
-# Polars engine's curves module): where the relevant results sit, and the gains beside the
-# ideal's. An engine computes a curve only when a measure asked reads it.
+# The per-query steps a measure's formula may read besides the counters (sql/curves/, the Polars
+# engine's curves module); an engine computes a curve only when a measure asked reads it.
 CURVES: dict[str, str] = {
     "relevance_curve": "per query, sums over the ranks of its relevant results (Rprec, iprec, bpref, infAP, binG)",
     "gain_curve": "per query, sums over its ranking's gains beside the ideal ranking's (G, Rndcg, ndcg_rel, rbp)",
@@ -45,10 +44,11 @@ CURVES: dict[str, str] = {
     "target_curve": "per query, the C/W/L measures read over 1000 positions (INST, INSQ, NERR10, NERR11)",
     "bpm_curve": "per query and cutoff, the C/W/L measure whose reader stops at a target gain or k (BPM)",
     "compat_curve": "per query, the rank-biased overlap of its ranking with the ideal ranking (Compat)",
+    "weighted_ap_curve": "per query and cutoff, TF-Ranking's AP sums with document weights (doc_weight_col)",
 }
-# The curves read at every cutoff (a row per query and cutoff); the others are of the whole
-# ranking only.
+# The curves read at every cutoff (a row per query and cutoff); the others: the whole ranking only.
 CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve", "intent_curve", "user_model_curve", "nerr_curve", "bpm_curve")
+CUTOFF_CURVES = (*CUTOFF_CURVES, "weighted_ap_curve")
 
 
 @dataclass(frozen=True)

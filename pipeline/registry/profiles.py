@@ -122,6 +122,18 @@ PROFILES: dict[str, Profile] = {
             retrieved_scores="positive",
         ),
         _profile(
+            "tfranking",
+            "TF-Ranking's NDCGMetric and PrecisionMetric (gains 2^label - 1, the ideal from the list given, P@k over "
+            "min(k, list size), every list evaluated); with --doc-weight-col, its document and list weights",
+            "TF-Ranking orders tied scores at random (shuffle_ties), where doc_id descending stands in; it drops a "
+            "result labelled below 0 from the list as padding, where it keeps its rank here, unjudged; its MAP, MRR, "
+            "recall and other metrics with weights are not computed here (refused with --doc-weight-col)",
+            gain=Gain("exponential"),
+            ideal="retrieved",
+            precision_denominator="min-k-retrieved",
+            queries_without_judgments="evaluate",
+        ),
+        _profile(
             "elasticsearch",
             "Elasticsearch rank_eval dcg with normalize: true, precision (ignore_unlabeled: false), "
             "mean_reciprocal_rank; every rated request is averaged, one without ratings too",

@@ -17,7 +17,12 @@ from pathlib import Path
 from markupsafe import Markup
 
 from pipeline.compare import cutoff_label, select_cutoffs
-from pipeline.compare_job import check_conventions, weighted_systems
+from pipeline.compare_job import (
+    check_conventions,
+    document_weighted_systems,
+    refuse_document_weights,
+    weighted_systems,
+)
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io.outputs import COMPARISON, DELTAS, MANIFEST, PER_QUERY, SUMMARY
 from pipeline.io.write import GENERATOR, OutputError, check_file_target, write_files
@@ -74,6 +79,7 @@ def build_report(
     inputs = measure_inputs(load(paths, names), measure)
     if not inputs.systems and not inputs.comparisons:
         raise InvalidInput("nothing to report: give at least one output directory")
+    refuse_document_weights(document_weighted_systems(recorded_conventions(inputs)), "ndcg report")
     weighted = weighted_systems(recorded_conventions(inputs))
     # a comparison weighted by compare --query-weights: its rows are weighted means, its figures would not be
     options = [(c.path, c.manifest.get("options")) for c in inputs.comparisons]

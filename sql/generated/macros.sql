@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -599,7 +599,14 @@ WITH text_lines AS (
     aligned.doc_id,
     TRY_CAST(aligned.score AS DOUBLE) AS score,
     aligned.arrival,
-    CAST(NULL AS DOUBLE) AS input_rank
+    CAST(NULL AS DOUBLE) AS input_rank,
+    CAST(CASE
+      WHEN doc_weight_col IS NULL
+      THEN 1.0
+      ELSE ERROR(
+        'doc_weight_col = ''' || doc_weight_col || ''' is not supported by sql/ndcg.sql and ' || 'the table macros: the run''s per-document weights are read and checked by the polars and ' || 'duckdb engines; use ndcg evaluate --doc-weight-col with --engine polars or duckdb'
+      )
+    END AS DOUBLE) AS doc_weight /* every result weighs 1: the run's weights are read and checked by the engines alone, refused here by name */
   FROM (
     SELECT
       run_given.query_id,
@@ -3783,8 +3790,22 @@ FROM (
         run.doc_id,
         run.score,
         CAST(run.arrival AS BIGINT) AS arrival,
-        CAST(run.input_rank AS DOUBLE) AS input_rank
+        CAST(run.input_rank AS DOUBLE) AS input_rank,
+        CAST(1.0 AS DOUBLE) AS doc_weight
       FROM run
+      WHERE
+        doc_weight_col IS NULL
+      UNION ALL
+      SELECT
+        run.query_id,
+        run.doc_id,
+        run.score,
+        CAST(run.arrival AS BIGINT) AS arrival,
+        CAST(run.input_rank AS DOUBLE) AS input_rank,
+        CAST(run.doc_weight AS DOUBLE) AS doc_weight
+      FROM run
+      WHERE
+        NOT doc_weight_col IS NULL
     ), deduplicated__numbered_copies AS (
       SELECT
         run_rows.*,
@@ -3801,7 +3822,8 @@ FROM (
         doc_id,
         score,
         arrival,
-        input_rank
+        input_rank,
+        doc_weight
       FROM deduplicated__run_rows AS run_rows
       WHERE
         COALESCE(duplicates, 'error') = 'error'
@@ -3811,7 +3833,8 @@ FROM (
         doc_id,
         score,
         arrival,
-        input_rank
+        input_rank,
+        doc_weight
       FROM deduplicated__numbered_copies AS numbered_copies
       WHERE
         copy_number = 1
@@ -3820,7 +3843,12 @@ FROM (
         kept_copies.*
       FROM deduplicated__kept_copies AS kept_copies
       WHERE
-        COALESCE(retrieved_scores, 'all') <> 'positive' OR kept_copies.score > 0
+        (
+          COALESCE(retrieved_scores, 'all') <> 'positive' OR kept_copies.score > 0
+        )
+        AND (
+          doc_weight_col IS NULL OR kept_copies.doc_weight > 0
+        )
     )
     SELECT
       *
@@ -3884,6 +3912,7 @@ FROM (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         ROW_NUMBER() OVER (
           PARTITION BY deduplicated.query_id
           ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -3897,6 +3926,7 @@ FROM (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         ROW_NUMBER() OVER (
           PARTITION BY deduplicated.query_id
           ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) ASC NULLS LAST
@@ -3910,6 +3940,7 @@ FROM (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         ROW_NUMBER() OVER (
           PARTITION BY deduplicated.query_id
           ORDER BY deduplicated.input_rank ASC NULLS LAST, deduplicated.score DESC NULLS LAST, deduplicated.arrival ASC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -3925,7 +3956,7 @@ FROM (
         ranked_by_score.score,
         ranked_by_score.input_rank,
         judgments.label,
-        COALESCE(judgments.gain, 0.0) AS gain,
+        COALESCE(judgments.gain, 0.0) * ranked_by_score.doc_weight AS gain,
         ranked_by_score.position
       FROM ranked__ranked_by_score AS ranked_by_score
       LEFT JOIN judgments
@@ -5388,6 +5419,67 @@ FROM (
     SELECT
       *
     FROM compat_curve__final AS final
+  ), weighted_ap_curve AS (
+    WITH weighted_ap_curve__weighted_ranks AS (
+      SELECT
+        retrieved.query_id,
+        retrieved.rank,
+        deduplicated.doc_weight,
+        COALESCE(
+          CASE
+            WHEN relevance_threshold IS NULL
+            THEN retrieved.label > 0
+            ELSE retrieved.label >= relevance_threshold
+          END,
+          FALSE
+        ) AS is_relevant
+      FROM retrieved
+      INNER JOIN deduplicated
+        ON retrieved.query_id = deduplicated.query_id
+        AND retrieved.doc_id = deduplicated.doc_id
+      WHERE
+        retrieved.ordering = 'retrieved' AND ARRAY_CONTAINS(curves, 'weighted_ap_curve')
+    ), weighted_ap_curve__found AS (
+      SELECT
+        weighted_ranks.*,
+        SUM(CASE WHEN weighted_ranks.is_relevant THEN 1 ELSE 0 END) OVER (
+          PARTITION BY weighted_ranks.query_id
+          ORDER BY weighted_ranks.rank ASC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS relevant_above
+      FROM weighted_ap_curve__weighted_ranks AS weighted_ranks
+    ), weighted_ap_curve__contributions AS (
+      SELECT
+        found.query_id,
+        found.rank,
+        CASE
+          WHEN found.is_relevant
+          THEN CAST(found.relevant_above AS DOUBLE) / found.rank * found.doc_weight
+          ELSE 0.0
+        END AS contribution,
+        CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight
+      FROM weighted_ap_curve__found AS found
+    ), weighted_ap_curve__final AS (
+      SELECT
+        contributions.query_id,
+        cutoffs.k,
+        SUM(
+          CASE
+            WHEN cutoffs.k IS NULL OR contributions.rank <= cutoffs.k
+            THEN contributions.contribution
+            ELSE 0.0
+          END
+        ) AS weighted_precision_sum,
+        SUM(contributions.relevant_weight) AS relevant_weight
+      FROM weighted_ap_curve__contributions AS contributions
+      CROSS JOIN cutoffs
+      GROUP BY
+        contributions.query_id,
+        cutoffs.k
+    )
+    SELECT
+      *
+    FROM weighted_ap_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -5429,7 +5521,9 @@ FROM (
         user_model_curve.sdcg_value,
         nerr_curve.*
         EXCLUDE (query_id, k),
-        bpm_curve.bpm_value
+        bpm_curve.bpm_value,
+        weighted_ap_curve.*
+        EXCLUDE (query_id, k)
       FROM counters
       LEFT JOIN relevance_curve
         ON counters.query_id = relevance_curve.query_id
@@ -5469,6 +5563,10 @@ FROM (
         ON orderings.ordering = 'retrieved'
         AND counters.query_id = bpm_curve.query_id
         AND cutoffs.k IS NOT DISTINCT FROM bpm_curve.k
+      LEFT JOIN weighted_ap_curve
+        ON orderings.ordering = 'retrieved'
+        AND counters.query_id = weighted_ap_curve.query_id
+        AND cutoffs.k IS NOT DISTINCT FROM weighted_ap_curve.k
     )
     SELECT
       *
@@ -5789,6 +5887,8 @@ FROM (
           THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_in_qrels, 0), 0.0)
         END AS recall,
         CASE
+          WHEN ARRAY_CONTAINS(measures, 'map') AND NOT doc_weight_col IS NULL
+          THEN COALESCE(c.weighted_precision_sum / NULLIF(c.relevant_weight, 0), 0.0)
           WHEN ARRAY_CONTAINS(measures, 'map')
           THEN COALESCE(c.relevant_precision_sum / NULLIF(c.ap_divisor, 0), 0.0)
         END AS "map",
@@ -5988,7 +6088,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -6186,7 +6286,8 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['Compat'] AS TEXT[])), FALSE)
         THEN ['compat_curve']
         ELSE CAST([] AS TEXT[])
-      END
+      END,
+      CASE WHEN FALSE THEN ['weighted_ap_curve'] ELSE CAST([] AS TEXT[]) END
     ]
   ),
   FLATTEN(
@@ -6489,6 +6590,7 @@ FROM NDCG_PER_QUERY_STEPS(
   rbp_persistence := rbp_persistence,
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
+  doc_weight_col := doc_weight_col,
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
@@ -6501,7 +6603,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6702,6 +6804,7 @@ FROM NDCG_PER_QUERY_TABLE(
   rbp_persistence := rbp_persistence,
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
+  doc_weight_col := doc_weight_col,
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
@@ -6714,7 +6817,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -6919,6 +7022,7 @@ FROM (
       rbp_persistence := rbp_persistence,
       rbp_gain := rbp_gain,
       retrieved_scores := retrieved_scores,
+      doc_weight_col := doc_weight_col,
       err_max_grade := err_max_grade,
       cwl_min_rel := cwl_min_rel,
       cwl_max_rel := cwl_max_rel,

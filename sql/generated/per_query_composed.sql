@@ -74,8 +74,22 @@ WITH cutoffs AS (
       run.doc_id,
       run.score,
       CAST(run.arrival AS BIGINT) AS arrival,
-      CAST(run.input_rank AS DOUBLE) AS input_rank
+      CAST(run.input_rank AS DOUBLE) AS input_rank,
+      CAST(1.0 AS DOUBLE) AS doc_weight
     FROM run
+    WHERE
+      GETVARIABLE('doc_weight_col') IS NULL
+    UNION ALL
+    SELECT
+      run.query_id,
+      run.doc_id,
+      run.score,
+      CAST(run.arrival AS BIGINT) AS arrival,
+      CAST(run.input_rank AS DOUBLE) AS input_rank,
+      CAST(run.doc_weight AS DOUBLE) AS doc_weight
+    FROM run
+    WHERE
+      NOT GETVARIABLE('doc_weight_col') IS NULL
   ), deduplicated__numbered_copies AS (
     SELECT
       run_rows.*,
@@ -92,7 +106,8 @@ WITH cutoffs AS (
       doc_id,
       score,
       arrival,
-      input_rank
+      input_rank,
+      doc_weight
     FROM deduplicated__run_rows AS run_rows
     WHERE
       COALESCE(GETVARIABLE('duplicates'), 'error') = 'error'
@@ -102,7 +117,8 @@ WITH cutoffs AS (
       doc_id,
       score,
       arrival,
-      input_rank
+      input_rank,
+      doc_weight
     FROM deduplicated__numbered_copies AS numbered_copies
     WHERE
       copy_number = 1
@@ -111,8 +127,13 @@ WITH cutoffs AS (
       kept_copies.*
     FROM deduplicated__kept_copies AS kept_copies
     WHERE
-      COALESCE(GETVARIABLE('retrieved_scores'), 'all') <> 'positive'
-      OR kept_copies.score > 0
+      (
+        COALESCE(GETVARIABLE('retrieved_scores'), 'all') <> 'positive'
+        OR kept_copies.score > 0
+      )
+      AND (
+        GETVARIABLE('doc_weight_col') IS NULL OR kept_copies.doc_weight > 0
+      )
   )
   SELECT
     *
@@ -176,6 +197,7 @@ WITH cutoffs AS (
       deduplicated.doc_id,
       deduplicated.score,
       deduplicated.input_rank,
+      deduplicated.doc_weight,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
         ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -189,6 +211,7 @@ WITH cutoffs AS (
       deduplicated.doc_id,
       deduplicated.score,
       deduplicated.input_rank,
+      deduplicated.doc_weight,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
         ORDER BY deduplicated.score DESC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) ASC NULLS LAST
@@ -202,6 +225,7 @@ WITH cutoffs AS (
       deduplicated.doc_id,
       deduplicated.score,
       deduplicated.input_rank,
+      deduplicated.doc_weight,
       ROW_NUMBER() OVER (
         PARTITION BY deduplicated.query_id
         ORDER BY deduplicated.input_rank ASC NULLS LAST, deduplicated.score DESC NULLS LAST, deduplicated.arrival ASC NULLS LAST, CAST(deduplicated.doc_id AS TEXT) DESC NULLS LAST
@@ -217,7 +241,7 @@ WITH cutoffs AS (
       ranked_by_score.score,
       ranked_by_score.input_rank,
       judgments.label,
-      COALESCE(judgments.gain, 0.0) AS gain,
+      COALESCE(judgments.gain, 0.0) * ranked_by_score.doc_weight AS gain,
       ranked_by_score.position
     FROM ranked__ranked_by_score AS ranked_by_score
     LEFT JOIN judgments
@@ -1686,6 +1710,68 @@ WITH cutoffs AS (
   SELECT
     *
   FROM compat_curve__final AS final
+), weighted_ap_curve AS (
+  WITH weighted_ap_curve__weighted_ranks AS (
+    SELECT
+      retrieved.query_id,
+      retrieved.rank,
+      deduplicated.doc_weight,
+      COALESCE(
+        CASE
+          WHEN GETVARIABLE('relevance_threshold') IS NULL
+          THEN retrieved.label > 0
+          ELSE retrieved.label >= GETVARIABLE('relevance_threshold')
+        END,
+        FALSE
+      ) AS is_relevant
+    FROM retrieved
+    INNER JOIN deduplicated
+      ON retrieved.query_id = deduplicated.query_id
+      AND retrieved.doc_id = deduplicated.doc_id
+    WHERE
+      retrieved.ordering = 'retrieved'
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'weighted_ap_curve')
+  ), weighted_ap_curve__found AS (
+    SELECT
+      weighted_ranks.*,
+      SUM(CASE WHEN weighted_ranks.is_relevant THEN 1 ELSE 0 END) OVER (
+        PARTITION BY weighted_ranks.query_id
+        ORDER BY weighted_ranks.rank ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      ) AS relevant_above
+    FROM weighted_ap_curve__weighted_ranks AS weighted_ranks
+  ), weighted_ap_curve__contributions AS (
+    SELECT
+      found.query_id,
+      found.rank,
+      CASE
+        WHEN found.is_relevant
+        THEN CAST(found.relevant_above AS DOUBLE) / found.rank * found.doc_weight
+        ELSE 0.0
+      END AS contribution,
+      CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight
+    FROM weighted_ap_curve__found AS found
+  ), weighted_ap_curve__final AS (
+    SELECT
+      contributions.query_id,
+      cutoffs.k,
+      SUM(
+        CASE
+          WHEN cutoffs.k IS NULL OR contributions.rank <= cutoffs.k
+          THEN contributions.contribution
+          ELSE 0.0
+        END
+      ) AS weighted_precision_sum,
+      SUM(contributions.relevant_weight) AS relevant_weight
+    FROM weighted_ap_curve__contributions AS contributions
+    CROSS JOIN cutoffs
+    GROUP BY
+      contributions.query_id,
+      cutoffs.k
+  )
+  SELECT
+    *
+  FROM weighted_ap_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -1727,7 +1813,9 @@ WITH cutoffs AS (
       user_model_curve.sdcg_value,
       nerr_curve.*
       EXCLUDE (query_id, k),
-      bpm_curve.bpm_value
+      bpm_curve.bpm_value,
+      weighted_ap_curve.*
+      EXCLUDE (query_id, k)
     FROM counters
     LEFT JOIN relevance_curve
       ON counters.query_id = relevance_curve.query_id
@@ -1767,6 +1855,10 @@ WITH cutoffs AS (
       ON orderings.ordering = 'retrieved'
       AND counters.query_id = bpm_curve.query_id
       AND cutoffs.k IS NOT DISTINCT FROM bpm_curve.k
+    LEFT JOIN weighted_ap_curve
+      ON orderings.ordering = 'retrieved'
+      AND counters.query_id = weighted_ap_curve.query_id
+      AND cutoffs.k IS NOT DISTINCT FROM weighted_ap_curve.k
   )
   SELECT
     *
@@ -2097,6 +2189,9 @@ WITH cutoffs AS (
         THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_in_qrels, 0), 0.0)
       END AS recall,
       CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'map')
+        AND NOT GETVARIABLE('doc_weight_col') IS NULL
+        THEN COALESCE(c.weighted_precision_sum / NULLIF(c.relevant_weight, 0), 0.0)
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'map')
         THEN COALESCE(c.relevant_precision_sum / NULLIF(c.ap_divisor, 0), 0.0)
       END AS "map",

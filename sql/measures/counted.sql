@@ -3,7 +3,8 @@
 --
 -- Reads: views counters (sql/counters/counters.sql), cutoffs (sql/ranking/cutoffs.sql),
 -- sums_at_cutoffs (sql/counters/sums_at_cutoffs.sql), relevance_curve, gain_curve, cascade_curve,
--- intent_curve, user_model_curve, nerr_curve, target_curve, bpm_curve and compat_curve (sql/curves/).
+-- intent_curve, user_model_curve, nerr_curve, target_curve, bpm_curve, compat_curve and
+-- weighted_ap_curve (sql/curves/).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
@@ -11,7 +12,8 @@
 -- Creates: view counted (ordering, query_id, k, cg, dcg and the rank counters of sums_at_cutoffs,
 -- idcg, then the per-query counters of sql/counters/counters.sql, the sums of relevance_curve,
 -- gain_curve, target_curve and compat_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's,
--- user_model_curve's, nerr_curve's and bpm_curve's at each cutoff, null where they have no row):
+-- user_model_curve's, nerr_curve's, bpm_curve's and weighted_ap_curve's at each cutoff, null where
+-- they have no row):
 -- ordering is 'retrieved' (with tie_bounds also 'worst', 'best'); a sum or rank counter is null
 -- where nothing at or above k earns or is counted; idcg is the ideal ranking's dcg.
 
@@ -49,7 +51,8 @@ final as (
         intent_curve.* exclude (query_id, k),  -- noqa: RF02
         user_model_curve.sdcg_value,
         nerr_curve.* exclude (query_id, k),  -- noqa: RF02
-        bpm_curve.bpm_value
+        bpm_curve.bpm_value,
+        weighted_ap_curve.* exclude (query_id, k)  -- noqa: RF02
     from counters
     left join relevance_curve on counters.query_id = relevance_curve.query_id
     left join gain_curve on counters.query_id = gain_curve.query_id
@@ -85,6 +88,10 @@ final as (
         on orderings.ordering = 'retrieved'
         and counters.query_id = bpm_curve.query_id
         and cutoffs.k is not distinct from bpm_curve.k
+    left join weighted_ap_curve
+        on orderings.ordering = 'retrieved'
+        and counters.query_id = weighted_ap_curve.query_id
+        and cutoffs.k is not distinct from weighted_ap_curve.k
 )
 
 select * from final;

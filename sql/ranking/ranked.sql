@@ -11,8 +11,8 @@
 --   SET VARIABLE tie_bounds = true;          -- every rank is kept, and tie_orders added
 --   SET VARIABLE count_retrieved = true;     -- num_ret: every rank is kept, to count
 --   SET VARIABLE signals = ['relevant'];     -- some: every judged rank is kept, for its signals
---
--- Creates: view ranked (ordering, query_id, doc_id, score, input_rank, label, gain, position): ordering
+-- Creates: view ranked (ordering, query_id, doc_id, score, input_rank, label, gain, position): gain
+-- times the result's doc_weight (1 without doc_weight_col: TF-Ranking's weights); ordering
 -- 'retrieved' is the ranking by score, ties by doc_id desc in string order (asc under
 -- 'docid-asc'), or by input_rank then arrival ('input-order'); 'worst' and 'best' come from
 -- tie_orders. label is null for a document the judgments do not list.
@@ -20,15 +20,15 @@
 create or replace temp view ranked as
 with
 
--- ranked before the gains are joined: the sort then carries fewer columns. A select per
--- ordering rather than one ordering switched by CASE keys: a key that folds to a constant null
--- is still compared on every row (measured 20% of the sort)
+-- ranked before the gains are joined (fewer columns sorted). A select per ordering, not CASE
+-- keys: a key that folds to a constant null is still compared on every row (20% of the sort)
 ranked_by_score as (
     select
         deduplicated.query_id,
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         row_number() over (
             partition by deduplicated.query_id
             order by deduplicated.score desc, cast(deduplicated.doc_id as varchar) desc
@@ -41,6 +41,7 @@ ranked_by_score as (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         row_number() over (
             partition by deduplicated.query_id
             order by deduplicated.score desc, cast(deduplicated.doc_id as varchar) asc
@@ -53,6 +54,7 @@ ranked_by_score as (
         deduplicated.doc_id,
         deduplicated.score,
         deduplicated.input_rank,
+        deduplicated.doc_weight,
         row_number() over (
             partition by deduplicated.query_id
             order by
@@ -73,7 +75,7 @@ final as (
         ranked_by_score.score,
         ranked_by_score.input_rank,
         judgments.label,
-        coalesce(judgments.gain, 0.0) as gain,
+        coalesce(judgments.gain, 0.0) * ranked_by_score.doc_weight as gain,
         ranked_by_score.position
     from ranked_by_score
     left join judgments

@@ -99,6 +99,7 @@ def per_query(
     target_curve = curves.target_curve(curves.target_runs(cwl_gains, evaluation))
     bpm_curve = curves.bpm_curve(cwl_gains, evaluation)
     compat_curve = curves.compat_curve(retrieved["retrieved"], judged, evaluation)
+    weighted_ap_curve = curves.weighted_ap_curve(retrieved["retrieved"], deduplicated, evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -117,6 +118,7 @@ def per_query(
             target_curve if companions else None,
             bpm_curve if companions else None,
             compat_curve if companions else None,
+            weighted_ap_curve if companions else None,
         )
         steps = (
             measures.set_measures,

@@ -27,6 +27,7 @@ def counted(
     target_curve: pl.LazyFrame | None = None,
     bpm_curve: pl.LazyFrame | None = None,
     compat_curve: pl.LazyFrame | None = None,
+    weighted_ap_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
@@ -40,7 +41,7 @@ def counted(
         .join(sums_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
         .join(ideal_at_cutoffs, on=[QUERY, "k"], how="left", nulls_equal=True)
     )
-    for curve in (cascade_curve, intent_curve, user_model_curve, nerr_curve, bpm_curve):
+    for curve in (cascade_curve, intent_curve, user_model_curve, nerr_curve, bpm_curve, weighted_ap_curve):
         if curve is not None:
             table = table.join(curve, on=[QUERY, "k"], how="left", nulls_equal=True)
     return table
@@ -176,6 +177,11 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
     average_precision = (
         pl.when(ap_divisor > 0).then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor).otherwise(0.0)
     )
+    if evaluation.doc_weight_col is not None:
+        # TF-Ranking's AP with per-document weights (curves.weighted_ap_curve)
+        relevant_weight = pl.col("relevant_weight").fill_null(0.0)
+        weighted = pl.col("weighted_precision_sum").fill_null(0.0)
+        average_precision = pl.when(relevant_weight > 0).then(weighted / relevant_weight).otherwise(0.0)
     formulas = {
         "P": precision(found, evaluation),
         "recall": pl.when(pl.col("relevant_in_qrels") > 0).then(found / pl.col("relevant_in_qrels")).otherwise(0.0),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import polars as pl
 
 from pipeline.expressions import (
+    DOC_WEIGHT,
     INPUT_RANK,
     first_copy,
     gain,
@@ -61,6 +62,9 @@ def deduplicated(run_rows: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame
         run_rows = run_rows.filter(first_copy(by_score=evaluation.duplicates == "max-score"))
     if evaluation.retrieved_scores == "positive":
         run_rows = run_rows.filter(pl.col(SCORE) > 0)
+    if evaluation.doc_weight_col is not None:
+        # TF-Ranking masks a result weighing 0: it leaves the list, and takes no rank
+        run_rows = run_rows.filter(pl.col(DOC_WEIGHT) > 0)
     return run_rows
 
 
@@ -138,7 +142,7 @@ def ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.Laz
     else:
         position = rank_ties_by_gain(ties=evaluation.ties, best_first=ordering == "best")
     judged = [c for c in (JUDGMENT, "gain") if c in frame.collect_schema().names()]
-    ranking = frame.select(QUERY, DOC, SCORE, INPUT_RANK, *judged, position.alias("position"))
+    ranking = frame.select(QUERY, DOC, SCORE, INPUT_RANK, DOC_WEIGHT, *judged, position.alias("position"))
     if evaluation.max_results is not None:
         ranking = ranking.filter(pl.col("position") <= evaluation.max_results)
     return ranking
@@ -154,9 +158,19 @@ def retrieved(ranking: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
     else:
         rank = pl.col("position")
     averaged = evaluation.ties == "average" and ordering == "retrieved"
-    credited = pl.col("gain").mean().over(QUERY, SCORE) if averaged else pl.col("gain")
+    # a result's gain times its weight (--doc-weight-col; 1 without), as TF-Ranking's DCG weighs it
+    # (ranked.sql weighs it as it joins the judgments)
+    gained = pl.col("gain") * pl.col(DOC_WEIGHT) if evaluation.doc_weight_col is not None else pl.col("gain")
+    credited = gained.mean().over(QUERY, SCORE) if averaged else gained
     return ranking.select(
-        QUERY, DOC, SCORE, INPUT_RANK, rank.alias("rank"), JUDGMENT, "gain", credited.alias("credited_gain")
+        QUERY,
+        DOC,
+        SCORE,
+        INPUT_RANK,
+        rank.alias("rank"),
+        JUDGMENT,
+        gained.alias("gain"),
+        credited.alias("credited_gain"),
     )
 
 

@@ -1,0 +1,303 @@
+"""``--doc-weight-col``: per-document weights as TF-Ranking weighs them in its NDCG (each result's
+gain times its weight in the DCG and in its ideal, sorted by weight x gain; a result weighing 0
+masked out of the list) and in its mean (each list weighted by ``sum(w*g) / sum(g)``; a list
+without gain by the mean of the others'). Expected values are TF-Ranking's own asserted ones,
+copied with their inputs from its tests, and one case written out by hand; the weights' rules
+are refused on every front in the same words."""
+
+from __future__ import annotations
+
+import math
+import random
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from pipeline import api
+from pipeline.errors import InvalidInput, UsageError
+from pipeline.registry import PROFILES, Evaluation
+from pipeline.registry.base import SpecError
+from tests.helpers import run_cli
+
+TOLERANCE = 1e-9
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def log2p1(rank: float) -> float:
+    return math.log2(rank + 1.0)
+
+
+def _dcg(label: float, rank: int, weight: float = 1.0) -> float:
+    """tensorflow_ranking/python/metrics_test.py's ``_dcg``: weight * (2^label - 1) / log2(rank + 1)."""
+    return weight * (2.0**label - 1.0) / log2p1(rank)
+
+
+# TF-Ranking's own cases, inputs and asserted values copied from
+# github.com/tensorflow/ranking at 5b1d1338c1cb76507466d062e2d48bae57b17ac4 (None: no weights given, 1 each):
+# (query, scores, labels, weights, {(measure, cutoff): expected, cutoff None: topn=None}, {measure: list weight})
+TF_RANKING_CASES = [
+    # metrics_impl_test.py NDCGMetricTest.test_ndcg_with_weights
+    (
+        "ndcg_with_weights",
+        [1.0, 2.0, 3.0],
+        [1.0, 2.0, 3.0],
+        [4.0, 1.0, 1.0],
+        {
+            ("ndcg", None): ((2**3.0 - 1.0) / log2p1(1) + (2**2.0 - 1.0) / log2p1(2) + (2**1.0 - 1.0) / log2p1(3) * 4.0)
+            / ((2**3.0 - 1.0) / log2p1(1) + (2**2.0 - 1.0) / log2p1(3) + (2**1.0 - 1.0) / log2p1(2) * 4.0)
+        },
+        {},
+    ),
+    # metrics_test.py test_make_normalized_discounted_cumulative_gain_fn, item-wise weights (m_weight, m_top)
+    (
+        "ndcg_item_wise",
+        [1.0, 3.0, 2.0],
+        [0.0, 0.0, 1.0],
+        [1.0, 2.0, 3.0],
+        {
+            ("ndcg", None): (_dcg(0.0, 1, 2.0) + _dcg(1.0, 2, 3.0) + _dcg(0.0, 3, 1.0))
+            / (_dcg(1.0, 1, 3.0) + _dcg(0.0, 2, 1.0) + _dcg(0.0, 3, 2.0)),
+            ("ndcg", 1): _dcg(0.0, 1, 2.0) / _dcg(1.0, 1, 3.0),
+        },
+        {},
+    ),
+    # metrics_impl_test.py NDCGMetricTest.test_ndcg_weights_should_be_average_of_weighted_gain
+    (
+        "ndcg_weighted_gain",
+        [1.0, 3.0, 2.0],
+        [1.0, 0.0, 2.0],
+        [3.0, 7.0, 9.0],
+        {},
+        {"ndcg": (1.0 * 3.0 + 3.0 * 9.0) / 4.0},
+    ),
+    # metrics_impl_test.py NDCGMetricTest.test_ndcg_with_all_zero_weights: NDCG 0, list weight 0
+    (
+        "ndcg_all_zero",
+        [1.0, 2.0, 3.0],
+        [1.0, 2.0, 3.0],
+        [0.0, 0.0, 0.0],
+        {("ndcg", None): 0.0},
+        {"ndcg": 0.0, "P": 0.0},
+    ),
+    # metrics_impl_test.py NDCGMetricTest.test_ndcg_weights_should_be_1_when_no_rel_items (1 alone in its
+    # batch; in a batch, the mean of the lists' with relevance: list_weight below)
+    ("ndcg_no_rel", [1.0, 3.0, 2.0], [0.0, 0.0, 0.0], [2.0, 4.0, 4.0], {}, {}),
+    # metrics_impl_test.py PrecisionMetricTest.test_precision_should_handle_topn (topn 1, 2 and 6)
+    ("p_topn_1", [3.0, 2.0, 1.0], [1.0, 0.0, 1.0], None, {("P", 1): 1.0, ("P", 2): 1 / 2, ("P", 6): 2 / 3}, {}),
+    ("p_topn_2", [3.0, 2.0, 1.0], [0.0, 1.0, 0.0], None, {("P", 1): 0.0, ("P", 2): 1 / 2, ("P", 6): 1 / 3}, {}),
+    ("p_topn_3", [3.0, 2.0, 1.0], [0.0, 0.0, 1.0], None, {("P", 1): 0.0, ("P", 2): 0.0, ("P", 6): 1 / 3}, {}),
+    # metrics_impl_test.py PrecisionMetricTest.test_precision_weights_should_be_avg_of_weights_of_rel_items and
+    # MeanAveragePrecisionMetricTest.test_map_weights_should_be_avg_of_weights_of_rel_items (the same inputs); its
+    # AP written out from MeanAveragePrecisionMetric._compute_impl: sum of P@i * w_i over the relevant ranks
+    # (ranked: 7 at rank 1, not relevant; 29 at rank 2; 13 at rank 3) / sum of the relevant weights
+    (
+        "p_weights_avg",
+        [1.0, 3.0, 2.0],
+        [1.0, 0.0, 2.0],
+        [13.0, 7.0, 29.0],
+        {("map", None): (1 / 2 * 29.0 + 2 / 3 * 13.0) / (29.0 + 13.0), ("map", 2): (1 / 2 * 29.0) / (29.0 + 13.0)},
+        {"P": (13.0 + 29.0) / 2.0, "map": (13.0 + 29.0) / 2.0},
+    ),
+    # metrics_impl_test.py MeanAveragePrecisionMetricTest.test_map_should_handle_topn (topn 1, 2 and 6)
+    (
+        "ap_topn_1",
+        [3.0, 2.0, 1.0],
+        [1.0, 0.0, 2.0],
+        None,
+        {("map", 1): 1 / 2, ("map", 2): 1 / 2, ("map", 6): (1 + 2 / 3) / 2},
+        {},
+    ),
+    ("ap_topn_2", [3.0, 2.0, 1.0], [0.0, 1.0, 0.0], None, {("map", 1): 0.0, ("map", 2): 1 / 2, ("map", 6): 1 / 2}, {}),
+    ("ap_topn_3", [3.0, 2.0, 1.0], [0.0, 0.0, 1.0], None, {("map", 1): 0.0, ("map", 2): 0.0, ("map", 6): 1 / 3}, {}),
+    # metrics_impl_test.py MeanAveragePrecisionMetricTest.test_map_should_treat_graded_relevance_as_binary_relevance
+    (
+        "ap_graded",
+        [3.0, 4.0, 1.0, 2.0],
+        [0.0, 2.0, 1.0, 3.0],
+        None,
+        {("map", None): (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0},
+        {},
+    ),
+    # metrics_impl_test.py PrecisionMetricTest.test_precision_weights_should_ignore_topn
+    ("p_weights_topn", [1.0, 3.0, 2.0], [1.0, 1.0, 0.0], [3.0, 7.0, 15.0], {("P", 1): 1.0}, {"P": (3.0 + 7.0) / 2.0}),
+]
+
+
+def _case_frames() -> tuple[pl.DataFrame, pl.DataFrame]:
+    run, qrels = [], []
+    for query, scores, labels, weights, _, _ in TF_RANKING_CASES:
+        for i, (score, label) in enumerate(zip(scores, labels, strict=True)):
+            run.append((query, f"d{i}", score, 1.0 if weights is None else weights[i]))
+            qrels.append((query, f"d{i}", int(label)))
+    return (
+        pl.DataFrame(run, schema=["query_id", "doc_id", "score", "w"], orient="row"),
+        pl.DataFrame(qrels, schema=["query_id", "doc_id", "relevance"], orient="row"),
+    )
+
+
+def list_weights(relevance: Callable[[float], float]) -> dict[str, float]:
+    """TF-Ranking's ``_per_example_weights_to_per_list_weights`` over the cases as one batch,
+    written out from its source: sum(w * rel) / sum(rel); a list without relevance takes the
+    mean of the others' (1 when none has any); a list whose weights sum to 0 weighs 0."""
+    own, zero = {}, set()
+    for query, _, labels, weights, _, _ in TF_RANKING_CASES:
+        weights = weights or [1.0] * len(labels)
+        rel = [relevance(label) if weight > 0 else 0.0 for label, weight in zip(labels, weights, strict=True)]
+        if sum(weights) == 0:
+            zero.add(query)
+        own[query] = sum(w * r for w, r in zip(weights, rel, strict=True)) / sum(rel) if sum(rel) else None
+    counted = [weight for query, weight in own.items() if weight is not None and query not in zero]
+    average = sum(counted) / len(counted) if counted else 1.0
+    return {q: 0.0 if q in zero else average if weight is None else weight for q, weight in own.items()}
+
+
+TF_RANKING = PROFILES["tfranking"].evaluation(cutoffs=(1, 2, 6), measures=("ndcg", "P", "map"), doc_weight_col="w")
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_tf_ranking_s_weighted_ndcg_p_ap_and_list_weights(engine: str) -> None:
+    run, qrels = _case_frames()
+    result = api.evaluate(run, qrels, evaluation=TF_RANKING, engine=engine)
+    values = {(row["query_id"], row["k"]): row for row in result.per_query.iter_rows(named=True)}
+    weights = {row["query_id"]: row for row in result.query_weights.iter_rows(named=True)}
+    expected_weights = {
+        "ndcg": list_weights(lambda label: 2.0**label - 1.0),
+        "P": list_weights(lambda label: label >= 1),
+        "map": list_weights(lambda label: label >= 1),
+    }
+    for query, _, _, _, expected, asserted_weights in TF_RANKING_CASES:
+        for (measure, k), value in expected.items():
+            assert values[(query, k)][measure] == pytest.approx(value, abs=TOLERANCE), (query, measure, k)
+        for measure, column in (("ndcg", "weight"), ("P", "weight_P"), ("map", "weight_map")):
+            assert weights[query][column] == pytest.approx(expected_weights[measure][query], abs=TOLERANCE)
+            if measure in asserted_weights:
+                assert weights[query][column] == pytest.approx(asserted_weights[measure], abs=TOLERANCE), query
+    # the summary's means: sum(list weight * value) / sum(list weight), each measure by its own list weight
+    for measure, k in (("ndcg", None), ("ndcg", 1), ("P", 2), ("map", None), ("map", 2)):
+        rows = result.per_query.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
+        weighed = expected_weights[measure]
+        mean = sum(weighed[q] * x for q, x in rows.select("query_id", measure).iter_rows()) / sum(weighed.values())
+        summary = result.summary.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
+        assert summary[measure][0] == pytest.approx(mean, abs=TOLERANCE), (measure, k)
+
+
+def test_one_case_written_out_and_engines_agree_on_random_queries(tmp_path: Path) -> None:
+    """Arithmetic for one query, then Polars and DuckDB over 300 random queries, one evaluation each."""
+    # one query, linear gains: ranked c (label 2, weight 0.5), b (weight 0: masked, no rank), a (label 1, weight 2)
+    run = pl.DataFrame(
+        {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 2.0, 3.0], "w": [2.0, 0.0, 0.5]}
+    )
+    qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 3, 2]})
+    result = api.evaluate(run, qrels, ideal="retrieved", doc_weight_col="w", k=[1])
+    row = result.per_query.filter(pl.col("k").is_null()).row(0, named=True)
+    dcg = 0.5 * 2 / math.log2(2) + 2.0 * 1 / math.log2(3)  # c at rank 1, a at rank 2
+    idcg = 2.0 * 1 / math.log2(2) + 0.5 * 2 / math.log2(3)  # by weight x gain: a (2), then c (1)
+    assert row["dcg"] == pytest.approx(dcg, abs=TOLERANCE) and row["idcg"] == pytest.approx(idcg, abs=TOLERANCE)
+    assert row["ndcg"] == pytest.approx(dcg / idcg, abs=TOLERANCE)
+    assert result.query_weights["weight"][0] == pytest.approx((2.0 * 1 + 0.5 * 2) / 3, abs=TOLERANCE)
+
+    rng = random.Random(50)
+    rows, judged = [], []
+    for q in range(300):
+        for d in range(rng.randint(1, 12)):
+            rows.append((f"q{q}", f"d{d}", float(rng.randint(0, 6)), rng.randint(0, 16) / 8))
+            if rng.random() < 0.8:
+                judged.append((f"q{q}", f"d{d}", rng.randint(0, 3)))
+    run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score", "w"], orient="row")
+    qrels = pl.DataFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
+    options = {"doc_weight_col": "w", "gain": "exponential", "k": [1, 3, 10], "measures": ["ndcg", "P", "map"]}
+    polars_result = api.evaluate(run, qrels, engine="polars", **options)
+    duckdb_result = api.evaluate(run, qrels, engine="duckdb", **options)
+    for table in ("per_query", "summary"):
+        ours, theirs = getattr(polars_result, table), getattr(duckdb_result, table)
+        assert ours.columns == theirs.columns and ours.height == theirs.height
+        for column in ("cg", "dcg", "idcg", "ndcg", "P", "map"):
+            assert ((ours[column] - theirs[column]).abs() < TOLERANCE).all(), (table, column)
+            assert ours[column].is_null().to_list() == theirs[column].is_null().to_list()
+
+
+def test_weights_refused_on_every_front(tmp_path: Path) -> None:
+    """Bad weights (exit 3) and what weights do not weigh (exit 2), on the CLI, the API, Spark and SQL."""
+    run_path, qrels_path = tmp_path / "run.csv", tmp_path / "qrels.csv"
+    pl.DataFrame(
+        {
+            "query_id": ["q"] * 4,
+            "doc_id": ["a", "b", "c", "d"],
+            "score": [4.0, 3.0, 2.0, 1.0],
+            "w": [1.0, -1.0, 2.0, -3.0],
+        }
+    ).write_csv(run_path)
+    pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]}).write_csv(qrels_path)
+    words = (
+        f"{run_path}: 2 row(s) with a negative weight in column 'w', first row 2 (query 'q', document 'b', "
+        "weight -1.0); a weight is a finite number >= 0, one per result: fix or remove those rows"
+    )
+    base = ["evaluate", "--run", run_path, "--qrels", qrels_path, "--ideal", "retrieved", "--doc-weight-col"]
+    for engine in ("polars", "duckdb"):
+        done = run_cli(*base, "w", "--engine", engine)
+        assert done.returncode == 3 and words in done.stderr, done.stderr
+    done = run_cli("validate", "--run", run_path, "--qrels", qrels_path, "--doc-weight-col", "w")
+    assert done.returncode == 3 and words in done.stdout, done.stdout
+    for call in (api.evaluate, api.check):
+        with pytest.raises(InvalidInput, match="2 row\\(s\\) with a negative weight in column 'w', first row 2"):
+            call(str(run_path), str(qrels_path), doc_weight_col="w")
+    for extra, said in (
+        ([], "no weight column 'weight'; columns found: 'query_id', 'doc_id', 'score', 'w'"),
+        (["--measures", "ndcg,P,map,recip_rank"], None),
+    ):
+        done = run_cli(*base, "weight" if not extra else "w", *extra)
+        if said:
+            assert done.returncode == 3 and said in done.stderr, done.stderr
+        else:
+            assert done.returncode == 2 and "recip_rank would not be weighted" in done.stderr, done.stderr
+    done = run_cli(*base, "w", "--ideal", "judged-cut-at-hits")
+    assert done.returncode == 2 and "needs ideal retrieved" in done.stderr, done.stderr
+    done = run_cli(*base, "w", "--engine", "spark")
+    assert done.returncode == 2 and "doc_weight_col = 'w' is not supported on the spark engine" in done.stderr
+    with pytest.raises(SpecError, match="ties average"):
+        Evaluation(ideal="retrieved", ties="average", doc_weight_col="w")
+    with pytest.raises(UsageError, match="--query-weights and --doc-weight-col both weigh the means"):
+        api.evaluate(str(run_path), str(qrels_path), ideal="retrieved", doc_weight_col="w", query_weights=str(run_path))
+    # what would take plain means of weighted per-query values: gdeval's and ndeval's amean, compare, report
+    done = run_cli(*base, "w", "--output-format", "ndeval", "--profile", "ndeval")
+    assert done.returncode == 2 and "it cannot go with --doc-weight-col" in done.stderr, done.stderr
+    good = tmp_path / "good.csv"
+    pl.read_csv(run_path).with_columns(pl.col("w").abs()).write_csv(good)
+    out = tmp_path / "out"
+    assert (
+        run_cli("evaluate", "--run", good, "--qrels", qrels_path, "--doc-weight-col", "w", "--out", out).returncode == 0
+    )
+    refused = "evaluated with --doc-weight-col: ndcg {} does not weigh queries by TF-Ranking's list weights yet"
+    shutil.copytree(out, tmp_path / "again")
+    done = run_cli("compare", "--baseline", out, "--candidate", tmp_path / "again")
+    assert done.returncode == 2 and refused.format("compare") in done.stderr, done.stderr
+    done = run_cli("compare", "--run", good, "--run", good, "--qrels", qrels_path, "--doc-weight-col", "w")
+    assert done.returncode == 2 and refused.format("compare") in done.stderr, done.stderr
+    done = run_cli("report", out, "--html", tmp_path / "report.html")
+    assert done.returncode == 2 and refused.format("report") in done.stderr, done.stderr
+    done = run_cli("sql", "--dialect", "duckdb", "--doc-weight-col", "w")
+    assert done.returncode == 2 and "doc_weight_col = 'w' is not supported by ndcg sql" in done.stderr, done.stderr
+    # the SQL fronts: the table macros and sql/ndcg.sql refuse the variable by name
+    connection = duckdb.connect()
+    connection.execute((ROOT / "sql/generated/macros.sql").read_text())
+    sql_words = "doc_weight_col = 'w' is not supported by sql/ndcg.sql and the table macros"
+    runs = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.read_csv(good).write_parquet(runs[0])
+    pl.read_csv(qrels_path).write_parquet(runs[1])
+    script = [f"SET VARIABLE run_path = '{runs[0]}'", f"SET VARIABLE qrels_path = '{runs[1]}'"]
+    script += ["SET VARIABLE ks = [10]", "SET VARIABLE doc_weight_col = 'w'"]
+    commands = [str(Path(sys.executable).parent / "duckdb"), "-bail"]
+    commands += [*(a for line in script for a in ("-cmd", line)), "-c", ".read sql/ndcg.sql"]
+    done = subprocess.run(commands, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and sql_words in done.stderr, done.stderr
+    with pytest.raises(duckdb.Error, match=sql_words):
+        connection.sql(
+            f"select * from ndcg_per_query('{run_path}', '{qrels_path}', run_format := 'csv', qrels_format := 'csv', "
+            "ideal := 'retrieved', doc_weight_col := 'w')"
+        ).fetchall()
