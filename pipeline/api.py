@@ -39,6 +39,7 @@ from pipeline.registry import (
     parse_cutoffs,
     profile_named,
 )
+from pipeline.registry.evaluation import DOCUMENT_WEIGHT_SETS
 from pipeline.registry.parameters import same_setting, setting_text
 from pipeline.units import Result, evaluate_inputs, option_values
 from pipeline.validate import ValidationWarning
@@ -86,6 +87,7 @@ def make_evaluation(
             if value is not None:
                 _set(settings, convention, value)
         _take_measure_parameters(settings, options)
+        _refuse_what_doc_weights_set(options)
         return chosen.evaluation(cutoffs=() if k is None else _cutoffs(k), **settings)
     except SpecError as error:
         raise UsageError(str(error)) from None
@@ -108,6 +110,23 @@ def _take_measure_parameters(settings: dict[str, object], options: dict[str, Any
                     f"{convention.flag} out (the parameter sets it), or evaluate {asker} in a command of its own"
                 )
         _set(settings, convention, value)
+
+
+def _refuse_what_doc_weights_set(options: dict[str, Any]) -> None:
+    """``doc_weight_col`` sets the ideal and P's denominator that TF-Ranking's weights are defined
+    over where they are left to their default (:class:`Evaluation`); an option given as anything
+    else is refused, naming both, never overridden."""
+    if options.get("doc_weight_col") is None:
+        return
+    for name, needed in DOCUMENT_WEIGHT_SETS.items():
+        given = options.get(name)
+        if given is not None and given != needed:
+            flag = CONVENTION[name].flag
+            raise SpecError(
+                f"{flag} {setting_text(name, given)} contradicts --doc-weight-col, whose weights are TF-Ranking's, "
+                f"defined for {name} {setting_text(name, needed)}; leave {flag} out (--doc-weight-col sets it), or "
+                "evaluate without --doc-weight-col"
+            )
 
 
 def _set(settings: dict[str, object], convention: Convention, value: object) -> None:

@@ -256,8 +256,13 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
             assert done.returncode == 3 and said in done.stderr, done.stderr
         else:
             assert done.returncode == 2 and "recip_rank would not be weighted" in done.stderr, done.stderr
-    done = run_cli(*base, "w", "--ideal", "judged-cut-at-hits")
-    assert done.returncode == 2 and "needs ideal retrieved" in done.stderr, done.stderr
+    # what --doc-weight-col sets where left out is refused when given otherwise, the default too
+    # (the ideal and the denominator were taken over silently)
+    for flag, value in (("--ideal", "judged-cut-at-hits"), ("--ideal", "judged"), ("--precision-denominator", "k")):
+        done = run_cli(*base[:-3], "--doc-weight-col", "w", flag, value)
+        assert done.returncode == 2 and f"{flag} {value} contradicts --doc-weight-col" in done.stderr, done.stderr
+    with pytest.raises(UsageError, match="--ideal judged contradicts --doc-weight-col"):
+        api.make_evaluation(doc_weight_col="w", ideal="judged")
     done = run_cli(*base, "w", "--engine", "spark")
     assert done.returncode == 2 and "doc_weight_col = 'w' is not supported on the spark engine" in done.stderr
     with pytest.raises(SpecError, match="ties average"):

@@ -20,8 +20,11 @@ from pipeline.registry.parameters import same_setting, setting_text
 # the run's rows of weight above 0, whole and each once.
 DOCUMENT_WEIGHTED_MEASURES = ("cg", "dcg", "idcg", "ndcg", "P", "map")
 WEIGHTED_AP_CURVE = "weighted_ap_curve"
+# What doc_weight_col sets where the field holds its default: TF-Ranking's ideal is among the
+# list's own results, and its P@k divides by min(k, the list's size)
+DOCUMENT_WEIGHT_SETS: dict[str, object] = {"ideal": "retrieved", "precision_denominator": "min-k-retrieved"}
 DOCUMENT_WEIGHT_CONVENTIONS: dict[str, object] = {
-    "ideal": "retrieved",  # "judged", the default, is taken as "retrieved" (_check_document_weights)
+    "ideal": "retrieved",  # "judged", the default, is taken as "retrieved" (DOCUMENT_WEIGHT_SETS)
     "tie_bounds": False,
     "max_results": None,
     "unjudged": "zero",
@@ -196,13 +199,13 @@ class Evaluation:
                 f"them; {', '.join(unweighted)} "
                 "would not be weighted: evaluate them without doc_weight_col"
             )
-        if self.ideal == DEFAULTS["ideal"]:
-            # the weights are the run's: a judged document the run does not list has none, so the ideal
-            # is TF-Ranking's, the weighted list's own results by weight x gain (shown as ideal retrieved)
-            object.__setattr__(self, "ideal", "retrieved")
-        if self.precision_denominator == DEFAULTS["precision_denominator"]:
-            # TF-Ranking's P@k divides by min(k, the list's size): its masked results are not in the list
-            object.__setattr__(self, "precision_denominator", "min-k-retrieved")
+        # the weights are the run's: a judged document the run does not list has none, so the ideal
+        # is TF-Ranking's, the weighted list's own results by weight x gain (shown as ideal
+        # retrieved), and its P@k divides by min(k, the list's size); a default is taken as those,
+        # an option given otherwise is refused (pipeline.api.make_evaluation)
+        for name, needed in DOCUMENT_WEIGHT_SETS.items():
+            if getattr(self, name) == DEFAULTS[name]:
+                object.__setattr__(self, name, needed)
         if self.ties == "average":
             # TF-Ranking orders tied scores at random; one order of them is kept here, never their mean gain
             raise SpecError(
