@@ -96,12 +96,13 @@ PROFILES: dict[str, Profile] = {
         ),
         _profile(
             "ndeval",
-            "ndeval 4.5's intent-aware measures (strec, P-IA, ERR-IA, MAP-IA, alpha-DCG, NRBP) as pyndeval, and so "
-            "ir_measures, runs it: results by score, then docno ascending; the mean over the run's judged topics",
+            "ndeval 4.5's intent-aware measures (strec, P-IA, ERR-IA, MAP-IA, alpha-DCG, NRBP; alpha-nDCG, nERR-IA, "
+            "nNRBP over its greedy ideal) as pyndeval, and so ir_measures, runs it: results by score, then docno "
+            "ascending; the mean over the run's judged topics",
             "ndeval run by hand orders by the run's rank column (--ties input-order on a run with a rank column) or, "
             "with -traditional, by score then docno descending (--ties docid-desc); it scores at most 20 ranks, "
-            "refuses negative judgments and topics that are not numbers, and its alpha-nDCG, nERR-IA and nNRBP "
-            "(normalised by a greedy ideal) are not computed here",
+            "refuses negative judgments and topics that are not numbers, and prints -nan for the nNRBP of a topic "
+            "without a relevant judgment, 0 here",
             ties="docid-asc",
         ),
         _profile(
@@ -124,10 +125,13 @@ PROFILES: dict[str, Profile] = {
         _profile(
             "tfranking",
             "TF-Ranking's NDCGMetric and PrecisionMetric (gains 2^label - 1, the ideal from the list given, P@k over "
-            "min(k, list size), every list evaluated); with --doc-weight-col, its document and list weights",
+            "min(k, list size), every list evaluated); with --doc-weight-col, its document and list weights and its "
+            "MeanAveragePrecisionMetric",
             "TF-Ranking orders tied scores at random (shuffle_ties), where doc_id descending stands in; it drops a "
-            "result labelled below 0 from the list as padding, where it keeps its rank here, unjudged; its MAP, MRR, "
-            "recall and other metrics with weights are not computed here (refused with --doc-weight-col)",
+            "result labelled below 0 from the list as padding, where it keeps its rank here, unjudged; its MAP "
+            "divides by the relevant results of the list, which map here does with --doc-weight-col only (else by "
+            "the qrels' relevant documents, trec_eval's R); its MRR, recall and other metrics with weights are not "
+            "computed here (refused with --doc-weight-col)",
             gain=Gain("exponential"),
             ideal="retrieved",
             precision_denominator="min-k-retrieved",
