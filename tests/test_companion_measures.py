@@ -390,13 +390,17 @@ def test_trec_lines_carry_trec_eval_names() -> None:
         ("p", ("P", None)),
         ("ndcg@10", ("ndcg", 10)),
         ("MAP", ("map", None)),
+        # ir_measures' aliases (its registry's)
+        ("MRR", ("recip_rank", None)),
+        ("Precision@5", ("P", 5)),
+        ("α_nDCG@10", ("alpha_nDCG", 10)),
     ],
 )
 def test_measure_names_of_trec_eval_and_ir_measures(text: str, expected: tuple) -> None:
     assert measure_named(text) == expected
 
 
-@pytest.mark.parametrize("text", ["precision", "P@0", "P@", "nDCG@x", "MRR", "map_cut_", ""])
+@pytest.mark.parametrize("text", ["precision", "P@0", "P@", "nDCG@x", "hit_rate", "map_cut_", ""])
 def test_unknown_measures_are_refused(text: str) -> None:
     with pytest.raises(SpecError):
         measure_named(text)
@@ -413,15 +417,15 @@ def test_named_cutoffs_join_k_and_ndcg_is_always_computed() -> None:
 def test_the_api_takes_a_text_or_a_list() -> None:
     assert make_evaluation(measures="map,RR").measures == ("ndcg", "map", "recip_rank")
     assert make_evaluation(measures=["success", "P"]).measures == ("ndcg", "P", "success")
-    with pytest.raises(UsageError, match="unknown measure 'MRR'"):
-        make_evaluation(measures="MRR")
+    with pytest.raises(UsageError, match="unknown measure 'hit_rate'"):
+        make_evaluation(measures="hit_rate")
 
 
 def test_cli_refuses_an_unknown_measure_with_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
-        main(["evaluate", "--run", "data/run.parquet", "--qrels", "data/qrels.parquet", "--measures", "ndcg,MRR"])
+        main(["evaluate", "--run", "data/run.parquet", "--qrels", "data/qrels.parquet", "--measures", "ndcg,hit_rate"])
     assert exited.value.code == 2
-    assert "unknown measure 'MRR'" in capsys.readouterr().err
+    assert "unknown measure 'hit_rate'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag", ["--relevance-threshold", "--log-base"])

@@ -96,7 +96,15 @@ def limit_for(buckets: int, run_rows: int) -> str:
 # DuckDB enforces its memory limit (a few KB fail), so its buckets come from a larger size per
 # run row than the real one, as in tests/test_out_of_core.py.
 DUCKDB_LIMIT = 64_000_000
-DUCKDB_FLOOR = 20 * 2**20  # pipeline.engines.duckdb.statement_floor of NDCG alone
+
+
+def duckdb_floor() -> int:
+    """pipeline.engines.duckdb.statement_floor of NDCG alone (whatever the cutoffs: a whole
+    number of 4 MiB steps), measured as the engine measures it: it moves with the statement's
+    steps (20 MiB, then 24 MiB with the C/W/L closed-form steps)."""
+    from pipeline.engines.duckdb import statement_floor
+
+    return statement_floor(Evaluation(cutoffs=(1,)))
 
 
 def cli_in_buckets(engine: str, buckets: int, run_rows: int, *args: object) -> subprocess.CompletedProcess[str]:
@@ -107,7 +115,7 @@ def cli_in_buckets(engine: str, buckets: int, run_rows: int, *args: object) -> s
         return run_cli("evaluate", *args, "--engine", engine, "--memory-limit", limit_for(buckets, run_rows))
     # the room DuckDB's floor leaves, over the buckets asked (the floor of NDCG's statement,
     # whatever the cutoffs: a whole number of 4 MiB steps)
-    row_size = (DUCKDB_LIMIT - DUCKDB_FLOOR) * buckets // run_rows
+    row_size = (DUCKDB_LIMIT - duckdb_floor()) * buckets // run_rows
     program = (
         "import sys; from pipeline import units; from pipeline.cli import main; "
         f"units.BYTES_PER_RUN_ROW = {row_size}; sys.exit(main(sys.argv[1:]))"
@@ -120,7 +128,7 @@ def api_limit(engine: str, buckets: int, run_rows: int, monkeypatch: pytest.Monk
     """The memory limit (and on DuckDB the size of a run row) that makes about ``buckets``."""
     if engine == "polars":
         return limit_for(buckets, run_rows)
-    monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", (DUCKDB_LIMIT - DUCKDB_FLOOR) * buckets // run_rows)
+    monkeypatch.setattr(units, "BYTES_PER_RUN_ROW", (DUCKDB_LIMIT - duckdb_floor()) * buckets // run_rows)
     return f"{DUCKDB_LIMIT}B"
 
 
