@@ -315,6 +315,8 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
     for given in (run, qrels):
         if given.lines:
             rules += text_refusals.scan_rules(given.role, given.name)
+        elif front == "script":  # the files' columns, as sql/input_columns.sql found them
+            rules.append(text_refusals.script_missing_columns_rule(given.role, given.name, given.columns))
     for given in (run, qrels):
         stats = f"{given.role}_stats"
         for column in ("query_id", "doc_id"):

@@ -1,6 +1,6 @@
 -- ndcg.sql: the whole evaluation in the duckdb CLI: Parquet run + qrels -> printed summary.
 --
--- Reads sql/inputs.sql and sql/aligned_inputs.sql, sql/generated/derived_variables.sql (the variables the registry derives
+-- Reads sql/input_columns.sql, sql/inputs.sql and sql/aligned_inputs.sql, sql/generated/derived_variables.sql (the variables the registry derives
 -- from measures and relevance_threshold), sql/generated/refusals.sql (what the command line would
 -- refuse, an error in its words before any number is printed), the steps of the per-query table in order
 -- (sql/ranking/, sql/counters/, sql/curves/, sql/measures/) and sql/summary.sql (run it from the
@@ -23,6 +23,7 @@
 -- bounds' columns when the variable tie_bounds is true), one row per cutoff; the row with k null
 -- is the whole ranking.
 
+.read sql/input_columns.sql
 .read sql/inputs.sql
 .read sql/aligned_inputs.sql
 .read sql/generated/derived_variables.sql

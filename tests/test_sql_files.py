@@ -85,7 +85,7 @@ def test_ndcg_sql_reads_the_steps_in_order() -> None:
     # after the summary, the query weights (read, checked) and the summary they weigh
     weighted = ["query_weights.sql", "query_weight_rules.sql", "weighted_summary.sql"]
     steps = [DERIVED_VARIABLES, REFUSALS, *PER_QUERY_STEPS]
-    assert reads == ["inputs.sql", "aligned_inputs.sql", *steps, "summary.sql", *weighted]
+    assert reads == ["input_columns.sql", "inputs.sql", "aligned_inputs.sql", *steps, "summary.sql", *weighted]
 
 
 HAND_WRITTEN = sorted(

@@ -1692,6 +1692,1218 @@ SELECT
         ) || ''''
       END || ', under which two text ids that differ in case or accents would be one; run RESET default_collation (or SET default_collation = '''') before evaluating'
     )
+    WHEN LENGTH(
+      LIST_FILTER(
+        [
+          COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id'),
+          COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id'),
+          COALESCE(GETVARIABLE('score_col'), 'score')
+        ],
+        LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), n)
+      )
+    ) > 0
+    THEN ERROR(
+      CAST(GETVARIABLE('run_path') AS TEXT) || ': missing column(s) ' || ARRAY_TO_STRING(
+        LIST_TRANSFORM(
+          LIST_FILTER(
+            [
+              COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id'),
+              COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id'),
+              COALESCE(GETVARIABLE('score_col'), 'score')
+            ],
+            LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), n)
+          ),
+          LAMBDA n : CASE
+            WHEN n IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+            WHEN TYPEOF(n) <> 'VARCHAR'
+            THEN CAST(n AS TEXT)
+            WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ),
+        '; '
+      ) || '; columns found: ' || COALESCE(
+        NULLIF(
+          ARRAY_TO_STRING(
+            LIST_TRANSFORM(
+              GETVARIABLE('run_columns_found'),
+              LAMBDA f : CASE
+                WHEN f IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(f), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(f AS TEXT) || ''')'
+                WHEN TYPEOF(f) <> 'VARCHAR'
+                THEN CAST(f AS TEXT)
+                WHEN CONTAINS(CAST(f AS TEXT), '''') AND NOT CONTAINS(CAST(f AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(f AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(f AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ),
+            ', '
+          ),
+          ''
+        ),
+        'none'
+      ) || CASE
+        WHEN (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('run_columns_found'),
+            COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id')
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('run_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('run_columns_found'),
+            COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id')
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('run_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              [
+                'did',
+                'doc',
+                'doc_id',
+                'docid',
+                'docno',
+                'document',
+                'document_id',
+                'passage_id',
+                'pid'
+              ],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), COALESCE(GETVARIABLE('score_col'), 'score')) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('run_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        THEN '; to read them so: ' || ARRAY_TO_STRING(
+          LIST_FILTER(
+            [
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('run_columns_found'),
+                  COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id')
+                )
+                THEN 'SET VARIABLE ' || 'run_query_col' || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('run_columns_found'),
+                  COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id')
+                )
+                THEN 'SET VARIABLE ' || 'run_doc_col' || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), COALESCE(GETVARIABLE('score_col'), 'score'))
+                THEN 'SET VARIABLE ' || 'score_col' || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END
+            ],
+            LAMBDA s : NOT s IS NULL
+          ),
+          '; '
+        )
+        ELSE '; name the run''s columns with SET VARIABLE (run_query_col, run_doc_col, score_col; query_col and doc_col: both inputs'')'
+      END
+    )
+    WHEN LENGTH(
+      LIST_FILTER(
+        [
+          COALESCE(
+            CASE
+              WHEN GETVARIABLE('qrels_path') IS NULL
+              THEN GETVARIABLE('run_query_col')
+              ELSE GETVARIABLE('qrels_query_col')
+            END,
+            GETVARIABLE('query_col'),
+            'query_id'
+          ),
+          COALESCE(
+            CASE
+              WHEN GETVARIABLE('qrels_path') IS NULL
+              THEN GETVARIABLE('run_doc_col')
+              ELSE GETVARIABLE('qrels_doc_col')
+            END,
+            GETVARIABLE('doc_col'),
+            'doc_id'
+          ),
+          COALESCE(
+            CASE
+              WHEN NOT (
+                GETVARIABLE('qrels_path') IS NULL
+              )
+              THEN GETVARIABLE('qrels_label_col')
+            END,
+            GETVARIABLE('label_col'),
+            'relevance'
+          )
+        ],
+        LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('qrels_columns_found'), n)
+      )
+    ) > 0
+    THEN ERROR(
+      CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT) || ': missing column(s) ' || ARRAY_TO_STRING(
+        LIST_TRANSFORM(
+          LIST_FILTER(
+            [
+              COALESCE(
+                CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN GETVARIABLE('run_query_col')
+                  ELSE GETVARIABLE('qrels_query_col')
+                END,
+                GETVARIABLE('query_col'),
+                'query_id'
+              ),
+              COALESCE(
+                CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN GETVARIABLE('run_doc_col')
+                  ELSE GETVARIABLE('qrels_doc_col')
+                END,
+                GETVARIABLE('doc_col'),
+                'doc_id'
+              ),
+              COALESCE(
+                CASE
+                  WHEN NOT (
+                    GETVARIABLE('qrels_path') IS NULL
+                  )
+                  THEN GETVARIABLE('qrels_label_col')
+                END,
+                GETVARIABLE('label_col'),
+                'relevance'
+              )
+            ],
+            LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('qrels_columns_found'), n)
+          ),
+          LAMBDA n : CASE
+            WHEN n IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+            WHEN TYPEOF(n) <> 'VARCHAR'
+            THEN CAST(n AS TEXT)
+            WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ),
+        '; '
+      ) || '; columns found: ' || COALESCE(
+        NULLIF(
+          ARRAY_TO_STRING(
+            LIST_TRANSFORM(
+              GETVARIABLE('qrels_columns_found'),
+              LAMBDA f : CASE
+                WHEN f IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(f), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(f AS TEXT) || ''')'
+                WHEN TYPEOF(f) <> 'VARCHAR'
+                THEN CAST(f AS TEXT)
+                WHEN CONTAINS(CAST(f AS TEXT), '''') AND NOT CONTAINS(CAST(f AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(f AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(f AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ),
+            ', '
+          ),
+          ''
+        ),
+        'none'
+      ) || CASE
+        WHEN (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('qrels_columns_found'),
+            COALESCE(
+              CASE
+                WHEN GETVARIABLE('qrels_path') IS NULL
+                THEN GETVARIABLE('run_query_col')
+                ELSE GETVARIABLE('qrels_query_col')
+              END,
+              GETVARIABLE('query_col'),
+              'query_id'
+            )
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('qrels_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('qrels_columns_found'),
+            COALESCE(
+              CASE
+                WHEN GETVARIABLE('qrels_path') IS NULL
+                THEN GETVARIABLE('run_doc_col')
+                ELSE GETVARIABLE('qrels_doc_col')
+              END,
+              GETVARIABLE('doc_col'),
+              'doc_id'
+            )
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('qrels_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              [
+                'did',
+                'doc',
+                'doc_id',
+                'docid',
+                'docno',
+                'document',
+                'document_id',
+                'passage_id',
+                'pid'
+              ],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('qrels_columns_found'),
+            COALESCE(
+              CASE
+                WHEN NOT (
+                  GETVARIABLE('qrels_path') IS NULL
+                )
+                THEN GETVARIABLE('qrels_label_col')
+              END,
+              GETVARIABLE('label_col'),
+              'relevance'
+            )
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('qrels_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              [
+                'gain',
+                'grade',
+                'judgement',
+                'judgment',
+                'label',
+                'labels',
+                'qrel',
+                'rating',
+                'rel',
+                'relevance'
+              ],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        THEN '; to read them so: ' || ARRAY_TO_STRING(
+          LIST_FILTER(
+            [
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('qrels_columns_found'),
+                  COALESCE(
+                    CASE
+                      WHEN GETVARIABLE('qrels_path') IS NULL
+                      THEN GETVARIABLE('run_query_col')
+                      ELSE GETVARIABLE('qrels_query_col')
+                    END,
+                    GETVARIABLE('query_col'),
+                    'query_id'
+                  )
+                )
+                THEN 'SET VARIABLE ' || CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN 'run_query_col'
+                  ELSE 'qrels_query_col'
+                END || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('qrels_columns_found'),
+                  COALESCE(
+                    CASE
+                      WHEN GETVARIABLE('qrels_path') IS NULL
+                      THEN GETVARIABLE('run_doc_col')
+                      ELSE GETVARIABLE('qrels_doc_col')
+                    END,
+                    GETVARIABLE('doc_col'),
+                    'doc_id'
+                  )
+                )
+                THEN 'SET VARIABLE ' || CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN 'run_doc_col'
+                  ELSE 'qrels_doc_col'
+                END || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('qrels_columns_found'),
+                  COALESCE(
+                    CASE
+                      WHEN NOT (
+                        GETVARIABLE('qrels_path') IS NULL
+                      )
+                      THEN GETVARIABLE('qrels_label_col')
+                    END,
+                    GETVARIABLE('label_col'),
+                    'relevance'
+                  )
+                )
+                THEN 'SET VARIABLE ' || CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN 'label_col'
+                  ELSE 'qrels_label_col'
+                END || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'gain',
+                        'grade',
+                        'judgement',
+                        'judgment',
+                        'label',
+                        'labels',
+                        'qrel',
+                        'rating',
+                        'rel',
+                        'relevance'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'gain',
+                            'grade',
+                            'judgement',
+                            'judgment',
+                            'label',
+                            'labels',
+                            'qrel',
+                            'rating',
+                            'rel',
+                            'relevance'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'gain',
+                        'grade',
+                        'judgement',
+                        'judgment',
+                        'label',
+                        'labels',
+                        'qrel',
+                        'rating',
+                        'rel',
+                        'relevance'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'gain',
+                        'grade',
+                        'judgement',
+                        'judgment',
+                        'label',
+                        'labels',
+                        'qrel',
+                        'rating',
+                        'rel',
+                        'relevance'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'gain',
+                            'grade',
+                            'judgement',
+                            'judgment',
+                            'label',
+                            'labels',
+                            'qrel',
+                            'rating',
+                            'rel',
+                            'relevance'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END
+            ],
+            LAMBDA s : NOT s IS NULL
+          ),
+          '; '
+        )
+        ELSE '; name the qrels''s columns with SET VARIABLE (qrels_query_col, qrels_doc_col, qrels_label_col; query_col and doc_col: both inputs'')'
+      END
+    )
     WHEN NOT run_stats.query_id_type IS NULL
     AND NOT ARRAY_CONTAINS(
       [
