@@ -295,7 +295,6 @@ def script_missing_columns_rule(role: str, name: Sql, looked_for: dict[str, Sql]
     the columns found, and the variable to set (each missing column's likely one, as the macros
     guess it, when every missing column has one)."""
     found = _variable(f"{role}_columns_found")
-    names = list(looked_for)
     wanted = "[" + ", ".join(looked_for.values()) + "]"
     missing = f"list_filter({wanted}, n -> not list_contains({found}, n))"
     shown_missing = f"array_to_string(list_transform({missing}, n -> {_repr('n')}), '; ')"
@@ -313,11 +312,13 @@ def script_missing_columns_rule(role: str, name: Sql, looked_for: dict[str, Sql]
             own = f"case when {inline} then {_text(SCRIPT_COLUMN_VARIABLES['inline'][column])} else {own} end"
         return f"'SET VARIABLE ' || {own} || ' = ' || {_repr(guess(column))}"
 
-    absent = [f"not list_contains({found}, {looked_for[column]})" for column in names]
-    every_guessed = " and ".join(f"({test} = false or {guess(column)} is not null)" for column, test in zip(names, absent))
+    absent = {
+        column: f"not list_contains({found}, {name_looked_for})" for column, name_looked_for in looked_for.items()
+    }
+    every_guessed = " and ".join(f"({test} = false or {guess(column)} is not null)" for column, test in absent.items())
     settings = (
         "array_to_string(list_filter(["
-        + ", ".join(f"case when {test} then {setting(column)} end" for column, test in zip(names, absent))
+        + ", ".join(f"case when {test} then {setting(column)} end" for column, test in absent.items())
         + "], s -> s is not null), '; ')"
     )
     variables = ", ".join(SCRIPT_COLUMN_VARIABLES[role].values())
