@@ -183,22 +183,42 @@ DOCUMENT_WEIGHT_PROBLEMS = (
 )
 
 
+# How each front names the option, and how it says to set it: the command line and the API
+# (its flag), sql/ndcg.sql (its variable); the words around them are one (pipeline/sql_weight_refusals.py)
+WEIGHT_OPTION = {"cli": "--doc-weight-col", "script": "doc_weight_col"}
+WEIGHT_FIX = {"cli": "--doc-weight-col", "script": "SET VARIABLE doc_weight_col"}
+# the run's columns the weights cannot be: read as the ids, the score, or the input order
+READ_AS_ANOTHER = (QUERY, "doc_id", "score", "arrival")
+
+
+def read_as_another_message(run_name: str, column: str, front: str = "cli") -> str:
+    return f"{run_name}: {WEIGHT_OPTION[front]} names {column!r}, a column read as another; name the weight column"
+
+
+def missing_weight_column_message(run_name: str, column: str, names: Sequence[str], front: str = "cli") -> str:
+    return (
+        f"{run_name}: no weight column {column!r}; columns found: {', '.join(map(repr, names))}; "
+        f"name it with {WEIGHT_FIX[front]}"
+    )
+
+
+def weight_type_message(run_name: str, column: str, shown_type: str) -> str:
+    return (
+        f"{run_name}: weight column {column!r} holds {shown_type} values; expected numbers (a weight is a "
+        "finite number >= 0)"
+    )
+
+
 def weight_column_problem(run_name: str, column: str, names: Sequence[str], shown_type: str | None) -> str | None:
-    """What is wrong with the run's weight ``column`` itself, in every engine's words: not among
-    the run's column ``names``, one read as another (an id or the score), or of a type
+    """What is wrong with the run's weight ``column`` itself, in every engine's words: one read
+    as another (an id, the score), not among the run's column ``names``, or of a type
     (``shown_type``, Polars' name; None when numeric) that holds no numbers. None: nothing."""
-    if column in (QUERY, "doc_id", "score", "arrival"):  # arrival: the input order, which the engines keep there
-        return f"{run_name}: --doc-weight-col names {column!r}, a column read as another; name the weight column"
+    if column in READ_AS_ANOTHER:
+        return read_as_another_message(run_name, column)
     if column not in names:
-        return (
-            f"{run_name}: no weight column {column!r}; columns found: {', '.join(map(repr, names))}; "
-            "name it with --doc-weight-col"
-        )
+        return missing_weight_column_message(run_name, column, names)
     if shown_type is not None:
-        return (
-            f"{run_name}: weight column {column!r} holds {shown_type} values; expected numbers (a weight is a "
-            "finite number >= 0)"
-        )
+        return weight_type_message(run_name, column, shown_type)
     return None
 
 

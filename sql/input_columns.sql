@@ -1,7 +1,8 @@
 -- input_columns.sql: the columns the run and qrels files hold, read before sql/inputs.sql.
 --
 -- Reads the variables of sql/inputs.sql: run_path, qrels_path, query_col, doc_col, score_col,
--- label_col, run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col. sql/ndcg.sql
+-- label_col, run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col, and
+-- doc_weight_col (the run's weight column, --doc-weight-col). sql/ndcg.sql
 -- reads it first, so that a column the variables name and a file lacks is refused in the command
 -- line's words (sql/generated/refusals.sql: the columns found, the variable to set) rather than
 -- by DuckDB's binder; without it, sql/inputs.sql binds the names as given.
@@ -9,7 +10,7 @@
 -- Creates: views run_file and qrels_file (the files as read); sets the variables
 -- run_columns_found and qrels_columns_found (each file's column names, in order) and
 -- run_columns_read and qrels_columns_read (the names sql/inputs.sql reads: query, doc, then
--- score or label; a name the file lacks is read as ndcg_absent, a null column).
+-- score and weight, or label; a name the file lacks is read as ndcg_absent, a null column).
 
 create or replace temp view run_file as
 from read_parquet(getvariable('run_path'), hive_partitioning = false);
@@ -34,7 +35,8 @@ set variable run_columns_read = list_transform(
     [
         coalesce(getvariable('run_query_col'), getvariable('query_col'), 'query_id'),
         coalesce(getvariable('run_doc_col'), getvariable('doc_col'), 'doc_id'),
-        coalesce(getvariable('score_col'), 'score')
+        coalesce(getvariable('score_col'), 'score'),
+        coalesce(cast(getvariable('doc_weight_col') as varchar), 'ndcg_absent')
     ],
     lambda name: case when list_contains(getvariable('run_columns_found'), name) then name else 'ndcg_absent' end
 );

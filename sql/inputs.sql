@@ -4,25 +4,20 @@
 -- dt=2026-11-21/ folder's value never replaces a data column (the job adds partition keys
 -- itself, from its own listing). Columns are picked by name from variables (never SQL text).
 --
--- Variables (only run_path is required):
---   run_path    Parquet path, glob or list of them
---   qrels_path  Parquet path, glob or list; unset = inline labels: the run's label column
---   query_col, doc_col, score_col, label_col   column names (default query_id, doc_id,
---               score, relevance); the same names are used in both files
---   run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col
---               a name in one file only, over the shared one (inline labels: the run's
---               names are read, the qrels_ ones unused)
---
--- Run from the repository root in the duckdb CLI (sql/input_columns.sql first sets run_columns_read
--- and qrels_columns_read, so that a column a file lacks is refused in the command line's words):
+-- Variables (only run_path is required): run_path and qrels_path, Parquet paths, globs or lists
+-- (qrels_path unset: inline labels, the run's label column); query_col, doc_col, score_col,
+-- label_col (default query_id, doc_id, score, relevance), the names in both files, under
+-- run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col (one file's own
+-- name; inline labels: the run's); doc_weight_col (the run's weight column; unset: none).
+-- From the repository root in the duckdb CLI (sql/input_columns.sql sets run_columns_read, qrels_columns_read):
 --   SET VARIABLE run_path = 'data/run.parquet';
 --   .read sql/input_columns.sql
 --   .read sql/inputs.sql
 --
--- Creates: views run_given (query_id, doc_id, score, arrival) and qrels_given (query_id, doc_id,
--- relevance, subtopic, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql turns
--- into the views run and qrels the steps read. arrival increases in input order (files in the
--- order given, then rows within a file).
+-- Creates: views run_given (query_id, doc_id, score, doc_weight, arrival) and qrels_given (query_id,
+-- doc_id, relevance, subtopic, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql
+-- turns into the views run and qrels the steps read. arrival increases in input order (files in
+-- the order given, then rows within a file).
 
 create or replace temp view run_given as
 select
@@ -37,6 +32,11 @@ select
         )
     ) as doc_id,
     columns(lambda c: c = coalesce(getvariable('run_columns_read')[3], getvariable('score_col'), 'score')) as score,
+    columns(
+        lambda c: c = coalesce(
+            getvariable('run_columns_read')[4], cast(getvariable('doc_weight_col') as varchar), 'ndcg_absent'
+        )
+    ) as doc_weight,
     -- only the order matters: file first, then row (2^32 rows per file is beyond any input)
     cast(file_index as bigint) * 4294967296 + file_row_number as arrival
 from (

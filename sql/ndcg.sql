@@ -80,6 +80,8 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/summary.sql
 .read sql/query_weights.sql
 .read sql/query_weight_rules.sql
+.read sql/list_weights.sql
+.read sql/list_weighted_summary.sql
 .read sql/weighted_summary.sql
 
 -- the columns asked for: the tie bounds' only under tie_bounds (the measures' are narrowed by the summary)

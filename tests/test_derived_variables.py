@@ -26,13 +26,16 @@ def evaluations() -> list[Evaluation]:
     found = []
     for measures, threshold, denominator in itertools.product(MEASURE_LISTS, THRESHOLDS, ("k", "min-k-retrieved")):
         found.append(Evaluation(measures=measures, relevance_threshold=threshold, precision_denominator=denominator))
+    # the run's weights: map reads its weighted sums (TF-Ranking's AP) as well
+    for measures in (("ndcg",), ("map",), ("P", "map")):
+        found.append(Evaluation(measures=measures, doc_weight_col="w", ideal="retrieved"))
     return found
 
 
 def test_the_duckdb_cli_derives_what_the_engines_bind() -> None:
     """One connection, every case: the variables the file reads set as the engine sets them,
     then the file, then each derived variable equal to the engine's."""
-    assert set(READ) == {"measures", "precision_denominator"}
+    assert set(READ) == {"measures", "precision_denominator", "doc_weight_col"}
     connection = duckdb.connect()
     script = derived_variables_sql()
     compared = 0
