@@ -24,7 +24,7 @@ import polars as pl
 
 from pipeline.errors import InvalidInput
 from pipeline.expressions import DOC_WEIGHT, gain, relevant
-from pipeline.io.read import QUERY, Columns, Source, is_id_type, scan_attributes
+from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
 from pipeline.registry import PRIMARY_MEASURE, Evaluation, QueryWeights
 
 WHAT = "query weights"
@@ -183,11 +183,18 @@ DOCUMENT_WEIGHT_PROBLEMS = (
 )
 
 
-def weight_column_problem(run_name: str, column: str, names: Sequence[str], shown_type: str | None) -> str | None:
+def weight_column_problem(
+    run_name: str,
+    column: str,
+    names: Sequence[str],
+    shown_type: str | None,
+    read_as_another: Sequence[str] = (QUERY, "doc_id", "score"),
+) -> str | None:
     """What is wrong with the run's weight ``column`` itself, in every engine's words: not among
-    the run's column ``names``, one read as another (an id or the score), or of a type
-    (``shown_type``, Polars' name; None when numeric) that holds no numbers. None: nothing."""
-    if column in (QUERY, "doc_id", "score", "arrival"):  # arrival: the input order, which the engines keep there
+    the run's column ``names``, one read as another (``read_as_another``: the ids and the score, by
+    the names the user gave them), or of a type (``shown_type``, Polars' name; None when numeric)
+    that holds no numbers. None: nothing."""
+    if column in (*read_as_another, "arrival"):  # arrival: the input order, which the engines keep there
         return f"{run_name}: --doc-weight-col names {column!r}, a column read as another; name the weight column"
     if column not in names:
         return (
@@ -213,19 +220,27 @@ def bad_weights_message(run_name: str, column: str, problem: str, count: int, fi
     )
 
 
-def document_weights(run: pl.LazyFrame, column: str, run_name: str, arrival: str = "arrival") -> pl.LazyFrame:
+def document_weights(
+    run: pl.LazyFrame, column: str, run_name: str, names: Columns | None = None, arrival: str = "arrival"
+) -> pl.LazyFrame:
     """The run with its weight ``column`` as ``doc_weight`` (Float64), every weight checked as
     :func:`read_query_weights` checks a query's: a weight that is not a finite number >= 0 is an
     error naming the file, the column, the first such row (in input order: its query, document
-    and weight) and how many rows are wrong (:func:`bad_weights_message`)."""
+    and weight) and how many rows are wrong (:func:`bad_weights_message`). ``names`` are the
+    user's names of the run's columns (``--score-col sim``), which ``run`` holds under ours: the
+    ids and the score are refused by the names given them, the columns found listed by the file's
+    names; the inline labels' column, and ``rank``, weigh and stay read as they were."""
+    names = names or Columns()
     found = run.collect_schema()
-    given = [name for name in found.names() if name != arrival]  # arrival is ours, not the file's
-    dtype = found.get(column)
+    as_in_file = {QUERY: names.query, "doc_id": names.doc, "score": names.score, LABEL: names.label}
+    given = [as_in_file.get(name, name) for name in found.names() if name != arrival]  # arrival is ours
+    held = LABEL if column == names.label and LABEL in found.names() else column
+    dtype = found.get(held)
     shown = None if dtype is None or dtype.is_numeric() else str(dtype)
-    problem = weight_column_problem(run_name, column, given, shown)
+    problem = weight_column_problem(run_name, column, given, shown, (names.query, names.doc, names.score))
     if problem:
         raise InvalidInput(problem)
-    weighted = run.with_columns(pl.col(column).cast(pl.Float64).alias(DOC_WEIGHT))
+    weighted = run.with_columns(pl.col(held).cast(pl.Float64).alias(DOC_WEIGHT))
     weight = pl.col(DOC_WEIGHT)
     bad = weighted.select(
         *[
@@ -242,7 +257,8 @@ def document_weights(run: pl.LazyFrame, column: str, run_name: str, arrival: str
         first = bad[str(i)][0]
         if first["count"]:
             raise InvalidInput(bad_weights_message(run_name, column, problem, first["count"], first))
-    return weighted if column == DOC_WEIGHT else weighted.drop(column)
+    # the column stays: read as another too (the inline labels, the input ranks), it is read as that
+    return weighted
 
 
 def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:

@@ -307,3 +307,34 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
             f"select * from ndcg_per_query('{run_path}', '{qrels_path}', run_format := 'csv', qrels_format := 'csv', "
             "ideal := 'retrieved', doc_weight_col := 'w')"
         ).fetchall()
+
+
+def test_a_weight_column_read_as_another_column(tmp_path: Path) -> None:
+    """The weight column named like a column read for something else: the inline labels and the
+    input ranks are still read (it weighed them, then was dropped: an internal error, and input
+    order ties silently by arrival), the query, document and score columns are refused under the
+    names the user gave them, and a missing column is reported with the file's names."""
+    qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    # tied scores: the input ranks put b first (label 0), arrival a (label 1)
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 1.0], "rank": [2, 1]})
+    for engine in ("polars", "duckdb"):
+        ranked = api.evaluate(run, qrels, engine=engine, doc_weight_col="rank", ties="input-order", k=[1])
+        row = ranked.per_query.filter(pl.col("k") == 1).row(0, named=True)
+        assert row["dcg"] == 0.0 and row["idcg"] == pytest.approx(2.0 * 1.0, abs=TOLERANCE), (engine, row)
+    # inline labels weighing themselves: a (label 2) at rank 1, b (label 1) at 2, linear gains
+    labelled = pl.DataFrame(
+        {"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "lab": [2.0, 1.0], "s": [0.0, 0.0]}
+    )
+    inline = api.evaluate(labelled, None, doc_weight_col="lab", label_col="lab", k=[2])
+    row = inline.per_query.filter(pl.col("k").is_null()).row(0, named=True)
+    assert row["dcg"] == pytest.approx(2.0 * 2.0 + 1.0 * 1.0 / math.log2(3), abs=TOLERANCE), row
+    assert inline.query_weights["weight"][0] == pytest.approx((2.0 * 2.0 + 1.0 * 1.0) / 3.0, abs=TOLERANCE)
+    path = tmp_path / "run.csv"
+    labelled.rename({"score": "sim"}).write_csv(path)
+    done = run_cli("evaluate", "--run", path, "--score-col", "sim", "--label-col", "lab", "--doc-weight-col", "sim")
+    assert done.returncode == 3 and "--doc-weight-col names 'sim', a column read as another" in done.stderr, done.stderr
+    done = run_cli(
+        "evaluate", "--run", path, "--score-col", "sim", "--label-col", "lab", "--doc-weight-col", "relevance"
+    )
+    said = "no weight column 'relevance'; columns found: 'query_id', 'doc_id', 'sim', 'lab', 's'"
+    assert done.returncode == 3 and said in done.stderr, done.stderr
