@@ -18,6 +18,7 @@ Every error is :class:`~pipeline.errors.InvalidInput` (exit 3), except a bad opt
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 
 import polars as pl
@@ -305,6 +306,44 @@ def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
         weight("weighted_relevant", "relevant").alias("weight_P"),
         weight("weighted_relevant", "relevant").alias("weight_map"),
     )
+
+
+def check_weighted_values_representable(
+    per_query: pl.DataFrame, weights: pl.DataFrame, column: str, run_name: str
+) -> None:
+    """Weights whose products with the gains leave Float64's normal numbers are refused, naming
+    the first query and value: so large that weight x gain, or a sum of them, overflows (NDCG
+    inf / inf: a NaN mean, exit 0), or so small that the ideal DCG or a list weight is subnormal,
+    where Float64 keeps few digits (weights of 5e-324 gave an NDCG of 0.667 for 0.860; a DCG
+    below a normal ideal is a tiny NDCG, whatever its digits). Checked on every engine's values,
+    after the evaluation: the weights alone cannot say it, the gains can."""
+    sums = [name for name in ("cg", "dcg", "idcg") if name in per_query.columns]
+    listed = [name for name in weights.columns if name != QUERY]
+    ideal = [name for name in sums if name == "idcg"]
+    checks = ((True, per_query, sums), (True, weights, listed), (False, per_query, ideal), (False, weights, listed))
+    for large, table, names in checks:
+        found = (
+            table.filter(pl.any_horizontal(_unrepresentable(pl.col(name), large) for name in names)) if names else None
+        )
+        if found is None or not found.height:
+            continue
+        first = found.sort(QUERY).head(1)
+        name = next(name for name in names if first.select(_unrepresentable(pl.col(name), large)).item())
+        effect = (
+            "too large: weight x gain overflows Float64"
+            if large
+            else "too small: weight x gain is a subnormal number, which keeps few digits"
+        )
+        raise InvalidInput(
+            f"{run_name}: the weights of column {column!r} are {effect} in query {first[QUERY][0]!r} ({name} "
+            f"{first[name][0]}); scale them {'down' if large else 'up'} (one factor for every weight changes no "
+            "value: NDCG, P and AP are ratios, and the list weights weigh the means relative to each other)"
+        )
+
+
+def _unrepresentable(value: pl.Expr, large: bool) -> pl.Expr:
+    """Overflowed (``large``), or a subnormal number above 0."""
+    return value.is_infinite() if large else (value > 0) & (value < sys.float_info.min)
 
 
 def list_weights_source(run_name: str, evaluation: Evaluation) -> str:

@@ -338,3 +338,27 @@ def test_a_weight_column_read_as_another_column(tmp_path: Path) -> None:
     )
     said = "no weight column 'relevance'; columns found: 'query_id', 'doc_id', 'sim', 'lab', 's'"
     assert done.returncode == 3 and said in done.stderr, done.stderr
+
+
+def test_weights_whose_products_leave_float64_are_refused() -> None:
+    """A weight so large that weight x gain (or a sum of them) overflows gave NaN NDCG and means
+    (exit 0), and a subnormal one (5e-324) an NDCG of 0.667 for 0.860: both refused, naming the
+    column and the query; weights near either end of the normal range are computed."""
+    qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 2, 0]})
+
+    def run(weight: float) -> pl.DataFrame:
+        return pl.DataFrame(
+            {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0], "w": [weight] * 3}
+        )
+
+    expected = (1.0 + 2.0 / math.log2(3)) / (2.0 + 1.0 / math.log2(3))  # a (1) then b (2); ideal b, a
+    for engine in ("polars", "duckdb"):
+        for weight in (1e300, 1e-300):
+            result = api.evaluate(run(weight), qrels, engine=engine, doc_weight_col="w", measures=["ndcg"])
+            assert result.per_query["ndcg"][0] == pytest.approx(expected, rel=1e-12), (engine, weight)
+        too_large = "column 'w' are too large: weight x gain overflows Float64 in query 'q'"
+        with pytest.raises(InvalidInput, match=too_large):
+            api.evaluate(run(1e308), qrels, engine=engine, doc_weight_col="w", measures=["ndcg", "map"])
+        too_small = "column 'w' are too small: weight x gain is a subnormal number, which keeps few digits in query 'q'"
+        with pytest.raises(InvalidInput, match=too_small):
+            api.evaluate(run(5e-324), qrels, engine=engine, doc_weight_col="w", measures=["ndcg"])
