@@ -209,9 +209,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     trec_sets = tuple(name for name in MEASURE_SETS if name in evaluation.measures)
     run_id = trec_run_id(Source.of(job.run, job.run_format)) if output_format == "trec" and trec_sets else None
     relstrings = _relstrings(job, evaluation, units) if output_format == "trec" and args.per_query else None
-    # the measures named one by one beside the sets (nDCG@10,AP: only those lines)
     one_by_one = [n for n in args.measures or () if n not in MEASURE_SETS and relstring_asked((n,)) is None]
-    named = named_lines(one_by_one, k_given=args.k is not None)
+    named, named_cuts = named_lines(one_by_one, k_given=args.k is not None), named_lines(one_by_one, k_given=False)
     # named one by one with their cutoffs (nDCG@10,P@5,AP): exactly those values, in that order
     asked = asked_values(args.measures, k_given=args.k is not None, cutoffs=evaluation.cutoffs)
     if gdeval_k is not None:
@@ -240,6 +239,7 @@ def _evaluate(args: argparse.Namespace) -> int:
                     run_id=run_id,
                     relstrings=relstrings,
                     named=named,
+                    named_cuts=named_cuts,
                 )
             )
         elif output_format == "table":

@@ -116,7 +116,7 @@ def prepare(
     if evaluation.doc_weight_col is not None:
         if run_source is not None and run_source.format == "trec":
             raise InvalidInput(f"{run_name}: a TREC run has no weight column; give the weights in a Parquet or CSV run")
-        run_frame = document_weights(run_frame, evaluation.doc_weight_col, run_name)
+        run_frame = document_weights(run_frame, evaluation.doc_weight_col, run_name, columns.of("run"))
     rank_type = run_frame.collect_schema().get(RANK_COLUMN)
     if evaluation.reads_input_rank and rank_type is not None and not rank_type.is_numeric():
         raise InvalidInput(f"{run_name}: column {RANK_COLUMN!r} has type {rank_type}; input-order ties need numbers")

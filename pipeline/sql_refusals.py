@@ -301,7 +301,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
         elif front == "script":  # the files' columns, as sql/input_columns.sql found them
             rules.append(text_refusals.script_missing_columns_rule(given.role, given.name, given.columns))
     if front == "script":  # the run's weights, checked as the engines read the run
-        rules += weight_refusals.input_rules(run.name)
+        rules += weight_refusals.input_rules(run.name, run.columns)
     for given in (run, qrels):
         stats = f"{given.role}_stats"
         for column in ("query_id", "doc_id"):

@@ -20,8 +20,8 @@ from pipeline.sql_words import sql_repr as _repr
 from pipeline.sql_words import sql_text as _text
 from pipeline.sql_words import variable as _variable
 from pipeline.weights import (
+    ALWAYS_READ_AS_ANOTHER,
     DOCUMENT_WEIGHT_PROBLEMS,
-    READ_AS_ANOTHER,
     bad_weights_message,
     missing_weight_column_message,
     read_as_another_message,
@@ -131,10 +131,11 @@ def parameter_rules() -> list[tuple[str, Sql]]:
     return rules
 
 
-def input_rules(run_name: Sql) -> list[tuple[str, Sql]]:
+def input_rules(run_name: Sql, looked_for: Mapping[str, Sql]) -> list[tuple[str, Sql]]:
     """The run's weight column as the engines check it as they read the run
-    (:func:`pipeline.weights.document_weights`): read as another column, not in the file, not
-    numbers, then null, NaN, infinite or negative weights (how many, and the first read)."""
+    (:func:`pipeline.weights.document_weights`): read as another column (``looked_for``: the
+    names the run's ids and score are read by), not in the file, not numbers, then null, NaN,
+    infinite or negative weights (how many, and the first read)."""
     given = f"{COLUMN} is not null"
     name, column = _marker("name"), _marker("column")
     values = {repr(column): _repr(COLUMN), name: run_name}
@@ -142,9 +143,11 @@ def input_rules(run_name: Sql) -> list[tuple[str, Sql]]:
     listed = f"coalesce(nullif(array_to_string(list_transform({found}, f -> {_repr('f')}), ', '), ''), 'none')"
     missing_words = missing_weight_column_message(name, column, [_marker("found")], front="script")
     number_types = repr(list(NUMBER_SQL_TYPES))
+    # the ids and the score by the names the variables give them, and the input order
+    read_as_another = ", ".join([*looked_for.values(), *map(_text, ALWAYS_READ_AS_ANOTHER)])
     rules = [
         (
-            f"{given} and list_contains({list(READ_AS_ANOTHER)!r}, {COLUMN})",
+            f"{given} and list_contains([{read_as_another}], {COLUMN})",
             _as_sql(read_as_another_message(name, column, front="script"), values),
         ),
         (

@@ -35,6 +35,7 @@ from pipeline.registry import Evaluation, InputChecks, QueryWeights, option_fiel
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
 from pipeline.weights import (
     check_weight_totals,
+    check_weighted_values_representable,
     list_weight_sums,
     list_weights,
     list_weights_source,
@@ -135,6 +136,7 @@ def _list_weighted(result: Result, sums: pl.DataFrame, run_name: str, evaluation
     """The result with its summary's means weighted by TF-Ranking's list weights
     (:func:`pipeline.weights.list_weights`), which the groups' means take too."""
     table = list_weights(result.per_query, sums)
+    check_weighted_values_representable(result.per_query, table, str(evaluation.doc_weight_col), run_name)
     check_weight_totals(result.per_query, table, list_weights_source(run_name, evaluation))
     summary = summarize(result.per_query.lazy(), weights=table).collect()
     return replace(result, summary=summary, query_weights=table)

@@ -18,13 +18,14 @@ Every error is :class:`~pipeline.errors.InvalidInput` (exit 3), except a bad opt
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from pipeline.errors import InvalidInput
 from pipeline.expressions import DOC_WEIGHT, gain, relevant
-from pipeline.io.read import QUERY, Columns, Source, is_id_type, scan_attributes
+from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
 from pipeline.registry import PRIMARY_MEASURE, Evaluation, QueryWeights
 
 WHAT = "query weights"
@@ -187,8 +188,9 @@ DOCUMENT_WEIGHT_PROBLEMS = (
 # (its flag), sql/ndcg.sql (its variable); the words around them are one (pipeline/sql_weight_refusals.py)
 WEIGHT_OPTION = {"cli": "--doc-weight-col", "script": "doc_weight_col"}
 WEIGHT_FIX = {"cli": "--doc-weight-col", "script": "SET VARIABLE doc_weight_col"}
-# the run's columns the weights cannot be: read as the ids, the score, or the input order
-READ_AS_ANOTHER = (QUERY, "doc_id", "score", "arrival")
+# the run's columns the weights cannot be, beside those the user named the ids and the score by:
+# the input order, which the engines keep there
+ALWAYS_READ_AS_ANOTHER = ("arrival",)
 
 
 def read_as_another_message(run_name: str, column: str, front: str = "cli") -> str:
@@ -209,11 +211,18 @@ def weight_type_message(run_name: str, column: str, shown_type: str) -> str:
     )
 
 
-def weight_column_problem(run_name: str, column: str, names: Sequence[str], shown_type: str | None) -> str | None:
+def weight_column_problem(
+    run_name: str,
+    column: str,
+    names: Sequence[str],
+    shown_type: str | None,
+    read_as_another: Sequence[str] = (QUERY, "doc_id", "score"),
+) -> str | None:
     """What is wrong with the run's weight ``column`` itself, in every engine's words: one read
-    as another (an id, the score), not among the run's column ``names``, or of a type
-    (``shown_type``, Polars' name; None when numeric) that holds no numbers. None: nothing."""
-    if column in READ_AS_ANOTHER:
+    as another (``read_as_another``: the ids and the score, by the names the user gave them),
+    not among the run's column ``names``, or of a type (``shown_type``, Polars' name; None when
+    numeric) that holds no numbers. None: nothing."""
+    if column in (*read_as_another, *ALWAYS_READ_AS_ANOTHER):
         return read_as_another_message(run_name, column)
     if column not in names:
         return missing_weight_column_message(run_name, column, names)
@@ -233,19 +242,27 @@ def bad_weights_message(run_name: str, column: str, problem: str, count: int, fi
     )
 
 
-def document_weights(run: pl.LazyFrame, column: str, run_name: str, arrival: str = "arrival") -> pl.LazyFrame:
+def document_weights(
+    run: pl.LazyFrame, column: str, run_name: str, names: Columns | None = None, arrival: str = "arrival"
+) -> pl.LazyFrame:
     """The run with its weight ``column`` as ``doc_weight`` (Float64), every weight checked as
     :func:`read_query_weights` checks a query's: a weight that is not a finite number >= 0 is an
     error naming the file, the column, the first such row (in input order: its query, document
-    and weight) and how many rows are wrong (:func:`bad_weights_message`)."""
+    and weight) and how many rows are wrong (:func:`bad_weights_message`). ``names`` are the
+    user's names of the run's columns (``--score-col sim``), which ``run`` holds under ours: the
+    ids and the score are refused by the names given them, the columns found listed by the file's
+    names; the inline labels' column, and ``rank``, weigh and stay read as they were."""
+    names = names or Columns()
     found = run.collect_schema()
-    given = [name for name in found.names() if name != arrival]  # arrival is ours, not the file's
-    dtype = found.get(column)
+    as_in_file = {QUERY: names.query, "doc_id": names.doc, "score": names.score, LABEL: names.label}
+    given = [as_in_file.get(name, name) for name in found.names() if name != arrival]  # arrival is ours
+    held = LABEL if column == names.label and LABEL in found.names() else column
+    dtype = found.get(held)
     shown = None if dtype is None or dtype.is_numeric() else str(dtype)
-    problem = weight_column_problem(run_name, column, given, shown)
+    problem = weight_column_problem(run_name, column, given, shown, (names.query, names.doc, names.score))
     if problem:
         raise InvalidInput(problem)
-    weighted = run.with_columns(pl.col(column).cast(pl.Float64).alias(DOC_WEIGHT))
+    weighted = run.with_columns(pl.col(held).cast(pl.Float64).alias(DOC_WEIGHT))
     weight = pl.col(DOC_WEIGHT)
     bad = weighted.select(
         *[
@@ -262,7 +279,8 @@ def document_weights(run: pl.LazyFrame, column: str, run_name: str, arrival: str
         first = bad[str(i)][0]
         if first["count"]:
             raise InvalidInput(bad_weights_message(run_name, column, problem, first["count"], first))
-    return weighted if column == DOC_WEIGHT else weighted.drop(column)
+    # the column stays: read as another too (the inline labels, the input ranks), it is read as that
+    return weighted
 
 
 def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:
@@ -309,6 +327,44 @@ def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
         weight("weighted_relevant", "relevant").alias("weight_P"),
         weight("weighted_relevant", "relevant").alias("weight_map"),
     )
+
+
+def check_weighted_values_representable(
+    per_query: pl.DataFrame, weights: pl.DataFrame, column: str, run_name: str
+) -> None:
+    """Weights whose products with the gains leave Float64's normal numbers are refused, naming
+    the first query and value: so large that weight x gain, or a sum of them, overflows (NDCG
+    inf / inf: a NaN mean, exit 0), or so small that the ideal DCG or a list weight is subnormal,
+    where Float64 keeps few digits (weights of 5e-324 gave an NDCG of 0.667 for 0.860; a DCG
+    below a normal ideal is a tiny NDCG, whatever its digits). Checked on every engine's values,
+    after the evaluation: the weights alone cannot say it, the gains can."""
+    sums = [name for name in ("cg", "dcg", "idcg") if name in per_query.columns]
+    listed = [name for name in weights.columns if name != QUERY]
+    ideal = [name for name in sums if name == "idcg"]
+    checks = ((True, per_query, sums), (True, weights, listed), (False, per_query, ideal), (False, weights, listed))
+    for large, table, names in checks:
+        found = (
+            table.filter(pl.any_horizontal(_unrepresentable(pl.col(name), large) for name in names)) if names else None
+        )
+        if found is None or not found.height:
+            continue
+        first = found.sort(QUERY).head(1)
+        name = next(name for name in names if first.select(_unrepresentable(pl.col(name), large)).item())
+        effect = (
+            "too large: weight x gain overflows Float64"
+            if large
+            else "too small: weight x gain is a subnormal number, which keeps few digits"
+        )
+        raise InvalidInput(
+            f"{run_name}: the weights of column {column!r} are {effect} in query {first[QUERY][0]!r} ({name} "
+            f"{first[name][0]}); scale them {'down' if large else 'up'} (one factor for every weight changes no "
+            "value: NDCG, P and AP are ratios, and the list weights weigh the means relative to each other)"
+        )
+
+
+def _unrepresentable(value: pl.Expr, large: bool) -> pl.Expr:
+    """Overflowed (``large``), or a subnormal number above 0."""
+    return value.is_infinite() if large else (value > 0) & (value < sys.float_info.min)
 
 
 def list_weights_source(run_name: str, evaluation: Evaluation) -> str:

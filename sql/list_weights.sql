@@ -4,7 +4,7 @@
 -- Variables: doc_weight_col (the run's weight column; unset: no rows), relevance_threshold, and
 -- run_path (the run's name in the error).
 --
--- Creates: view list_weights (query_id as text, weight, weight_relevant): over each evaluated
+-- Creates: view list_weights (query_id, weight, weight_relevant): over each evaluated
 -- query's list (its results weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg, idcg)
 -- and sum(w * relevant) / sum(relevant) (P, map); a list without gain (or relevance) weighs the
 -- mean weight of the lists with some (1 when none has), a list whose results all weigh 0 weighs 0:
@@ -52,7 +52,7 @@ averages as (
 
 weighed as (
     select
-        cast(sums.query_id as varchar) as query_id,
+        sums.query_id,
         case
             when sums.results = 0 then 0.0
             when sums.gain > 0 then sums.weighted_gain / sums.gain
@@ -73,7 +73,7 @@ counted as (
         coalesce(sum(weighed.weight), 0.0) as total
     from weighed
     where weighed.query_id in (
-        select cast(per_query.query_id as varchar) from per_query
+        select per_query.query_id from per_query
         where per_query.ndcg is not null
     )
 )

@@ -357,11 +357,12 @@ def _long_and_short_collection() -> tuple[list[tuple], list[tuple]]:
 def test_the_measures_past_a_rankings_end_are_cwl_evals() -> None:
     """INST, INSQ, NERR10 and NERR11 sum their reader's chances over the positions past a
     ranking's end in closed form, not position by position: ir_measures with cwl_eval, run here, on
-    rankings of one result and of 900 and more, with a target T near its floor 0.5 and far above
-    it, and a persistence near 1 and far below."""
+    rankings of one result and of 900 and more, with a target T near its floor 0.5, far above it
+    and huge (INST's sum between two gains, a difference of trigamma values about 1 / T apart, lost
+    its digits to cancellation there: 1e-6 off at T = 1e10), and a persistence near 1 and far below."""
     run_rows, qrels_rows = _long_and_short_collection()
     run, qrels = frames(run_rows, qrels_rows)
-    for target, persistence in ((0.51, 0.99), (40.0, 0.5)):
+    for target, persistence in ((0.51, 0.99), (40.0, 0.5), (1e10, 0.9999)):
         names = [f"{measure}(max_rel=4, T={target})" for measure in ("INST", "INSQ", "NERR11")]
         names.append(f"NERR10(max_rel=4, p={persistence})")
         expected = _peer(run_rows, qrels_rows, names)

@@ -394,6 +394,31 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     with pytest.raises(duckdb.Error) as refused:
         connection.sql("select * from list_weights").fetchall()
     assert str(refused.value).removeprefix("Invalid Input Error: ") == next(w for p, _, w in cases if p == "zero")
+    # weights whose products leave float64's normal numbers, judged as the engines judge them
+    # (pipeline.weights.check_weighted_values_representable) over the same tables
+    from pipeline.weights import check_weighted_values_representable
+
+    tiny, huge = 5e-324, float("inf")
+    for cg, idcg, weight in ((1.0, 2.0, huge), (huge, 2.0, 1.0), (1.0, tiny, 1.0), (1.0, 2.0, tiny)):
+        per_query = pl.DataFrame(
+            {"query_id": ["q1", "q2"], "k": [None, None], "cg": [1.0, cg], "dcg": [1.0, 1.0], "idcg": [2.0, idcg]},
+            schema_overrides={"k": pl.Int64},
+        ).with_columns(ndcg=pl.col("dcg") / pl.col("idcg"))
+        weights = pl.DataFrame({"query_id": ["q1", "q2"], "weight": [1.0, weight], "weight_P": [1.0, weight]})
+        with pytest.raises(InvalidInput) as judged:
+            check_weighted_values_representable(per_query, weights, "w", str(paths["zero"]))
+        connection.register("given_per_query", per_query)
+        connection.register("given_weights", weights)
+        connection.execute("create or replace temp table per_query as from given_per_query")
+        connection.execute("drop view if exists list_weights")
+        connection.execute(
+            "create or replace temp view list_weights as select query_id, weight, weight_P as weight_relevant "
+            "from given_weights"
+        )
+        connection.execute((ROOT / "sql/list_weighted_summary.sql").read_text())
+        with pytest.raises(duckdb.Error) as refused:
+            connection.sql("select * from list_weighted_summary").fetchall()
+        assert str(refused.value).removeprefix("Invalid Input Error: ") == str(judged.value)
     # the weighed summary in the duckdb CLI
     script = ["SET VARIABLE ks = [3, 5];", f"SET VARIABLE qrels_path = '{paths['qrels']}';"]
     script += [f"SET VARIABLE {name} = {value};" for name, value in tfranking.items()]
@@ -410,3 +435,58 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
         found, wanted = printed[column].cast(pl.Float64), expected[column].cast(pl.Float64)
         assert found.is_null().to_list() == wanted.is_null().to_list(), column
         assert ((found - wanted).abs().fill_null(0) < TOLERANCE).all(), column
+
+
+def test_a_weight_column_read_as_another_column(tmp_path: Path) -> None:
+    """The weight column named like a column read for something else: the inline labels and the
+    input ranks are still read (it weighed them, then was dropped: an internal error, and input
+    order ties silently by arrival), the query, document and score columns are refused under the
+    names the user gave them, and a missing column is reported with the file's names."""
+    qrels = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "relevance": [1, 0]})
+    # tied scores: the input ranks put b first (label 0), arrival a (label 1)
+    run = pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [1.0, 1.0], "rank": [2, 1]})
+    for engine in ("polars", "duckdb"):
+        ranked = api.evaluate(run, qrels, engine=engine, doc_weight_col="rank", ties="input-order", k=[1])
+        row = ranked.per_query.filter(pl.col("k") == 1).row(0, named=True)
+        assert row["dcg"] == 0.0 and row["idcg"] == pytest.approx(2.0 * 1.0, abs=TOLERANCE), (engine, row)
+    # inline labels weighing themselves: a (label 2) at rank 1, b (label 1) at 2, linear gains
+    labelled = pl.DataFrame(
+        {"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "lab": [2.0, 1.0], "s": [0.0, 0.0]}
+    )
+    inline = api.evaluate(labelled, None, doc_weight_col="lab", label_col="lab", k=[2])
+    row = inline.per_query.filter(pl.col("k").is_null()).row(0, named=True)
+    assert row["dcg"] == pytest.approx(2.0 * 2.0 + 1.0 * 1.0 / math.log2(3), abs=TOLERANCE), row
+    assert inline.query_weights["weight"][0] == pytest.approx((2.0 * 2.0 + 1.0 * 1.0) / 3.0, abs=TOLERANCE)
+    path = tmp_path / "run.csv"
+    labelled.rename({"score": "sim"}).write_csv(path)
+    done = run_cli("evaluate", "--run", path, "--score-col", "sim", "--label-col", "lab", "--doc-weight-col", "sim")
+    assert done.returncode == 3 and "--doc-weight-col names 'sim', a column read as another" in done.stderr, done.stderr
+    done = run_cli(
+        "evaluate", "--run", path, "--score-col", "sim", "--label-col", "lab", "--doc-weight-col", "relevance"
+    )
+    said = "no weight column 'relevance'; columns found: 'query_id', 'doc_id', 'sim', 'lab', 's'"
+    assert done.returncode == 3 and said in done.stderr, done.stderr
+
+
+def test_weights_whose_products_leave_float64_are_refused() -> None:
+    """A weight so large that weight x gain (or a sum of them) overflows gave NaN NDCG and means
+    (exit 0), and a subnormal one (5e-324) an NDCG of 0.667 for 0.860: both refused, naming the
+    column and the query; weights near either end of the normal range are computed."""
+    qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 2, 0]})
+
+    def run(weight: float) -> pl.DataFrame:
+        return pl.DataFrame(
+            {"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0], "w": [weight] * 3}
+        )
+
+    expected = (1.0 + 2.0 / math.log2(3)) / (2.0 + 1.0 / math.log2(3))  # a (1) then b (2); ideal b, a
+    for engine in ("polars", "duckdb"):
+        for weight in (1e300, 1e-300):
+            result = api.evaluate(run(weight), qrels, engine=engine, doc_weight_col="w", measures=["ndcg"])
+            assert result.per_query["ndcg"][0] == pytest.approx(expected, rel=1e-12), (engine, weight)
+        too_large = "column 'w' are too large: weight x gain overflows Float64 in query 'q'"
+        with pytest.raises(InvalidInput, match=too_large):
+            api.evaluate(run(1e308), qrels, engine=engine, doc_weight_col="w", measures=["ndcg", "map"])
+        too_small = "column 'w' are too small: weight x gain is a subnormal number, which keeps few digits in query 'q'"
+        with pytest.raises(InvalidInput, match=too_small):
+            api.evaluate(run(5e-324), qrels, engine=engine, doc_weight_col="w", measures=["ndcg"])

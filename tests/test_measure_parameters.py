@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 from pipeline import evaluate, make_evaluation
@@ -426,3 +427,20 @@ def test_the_note_names_what_still_differs_from_ir_measures_defaults() -> None:
     written = run_cli("evaluate", *SAMPLE, "--measures", "RBP(p=0.5),P@5", "--all-queries")
     assert written.returncode == 0, written.stderr
     assert "spelling" not in written.stdout  # p written: nothing differs
+
+
+def test_rr_at_k_is_held_to_the_msmarco_providers_order_of_ties() -> None:
+    """ir_measures computes RR@k (MRR@k) by its msmarco provider, which orders tied scores by
+    docno ascending (RR without a cutoff by trec_eval's, descending): the note said nothing, so
+    MRR@3 over tied scores was silently another number than ir_measures'. It names the order now,
+    and --ties docid-asc gives ir_measures' numbers on tied data."""
+    names = ["MRR@3", "RR@5"]
+    note = spelling_note(names, make_evaluation(measures=names), None)
+    assert note is not None and "ties=docid-desc (ir_measures: docid-asc)" in note, note
+    run_rows, qrels_rows = random_data(1)  # many tied scores
+    run, qrels = frames(run_rows, qrels_rows)
+    result = evaluate(run, qrels, measures=",".join(names), profile="ir_measures", ties="docid-asc")
+    theirs = _theirs(run_rows, qrels_rows, tuple(names))
+    for name, k in (("MRR@3", 3), ("RR@5", 5)):
+        ours = {row["query_id"]: row["recip_rank"] for row in result.per_query.filter(pl.col("k") == k).to_dicts()}
+        assert ours == pytest.approx(theirs[name], abs=TOLERANCE), name

@@ -165,3 +165,9 @@ def test_trec_output_prints_rr_at_k_named_one_by_one_under_ir_measures_name() ->
     (mean,) = [row["recip_rank"] for row in summary["summary"] if row["k"] == 3]
     (printed,) = [float(value) for name, query, value in lines if name.strip() == "RR@3" and query == "all"]
     assert printed == pytest.approx(mean, abs=5e-5)
+    # with --k too (every measure at every cutoff): RR@3 was left out again, only recip_rank printed
+    gridded, _ = evaluate("--measures", "MRR@3,P", "--k", "3,5", "--output-format", "trec")
+    names = [line.split("\t")[0].strip() for line in gridded.splitlines()]
+    assert "RR@3" in names and "RR@5" not in names and "P_5" in names, names
+    (printed,) = [float(line.split("\t")[2]) for line in gridded.splitlines() if line.startswith("RR@3 ")]
+    assert printed == pytest.approx(mean, abs=5e-5)

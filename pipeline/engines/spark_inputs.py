@@ -67,8 +67,13 @@ def validated(
     in_run, in_qrels = columns.of("run"), columns.of("qrels")
     # as the other engines read them: inline labels are the run's three columns, and the run
     # keeps its other columns but the label
+    weighted = run.frame
+    if evaluation.doc_weight_col is not None:  # by the file's names, as the other engines check them
+        wanted = {QUERY: in_run.query, DOC: in_run.doc, SCORE: in_run.score}
+        _require_columns(run.frame, wanted, run.name, "run (inline labels)" if inline else "run")
+        weighted = _document_weights(run.frame, evaluation.doc_weight_col, run.name, in_run)
     run_frame = _canonical(
-        run.frame,
+        weighted,
         {in_run.query: "query_id", in_run.doc: "doc_id", in_run.score: "score"},
         run.name,
         role="run",
@@ -81,8 +86,6 @@ def validated(
         role="qrels",
         others=not inline,
     )
-    if evaluation.doc_weight_col is not None:
-        run_frame = _document_weights(run_frame, evaluation.doc_weight_col, run.name)
     run_ids = {in_run.query: QUERY, in_run.doc: DOC}
     qrels_ids = {in_qrels.query: QUERY, in_qrels.doc: DOC}
     unsigned: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
@@ -101,21 +104,23 @@ def validated(
     )
 
 
-def _document_weights(run: DataFrame, column: str, run_name: str) -> DataFrame:
-    """The run with its weight ``column`` as ``doc_weight`` (a double), checked by the other
-    engines' rules in their words (:func:`pipeline.weights.document_weights`): one Spark job
-    counts each problem, a second reads the first row of the first problem found."""
+def _document_weights(run: DataFrame, column: str, run_name: str, names: Columns) -> DataFrame:
+    """The run (under the file's names) with its weight ``column`` as ``doc_weight`` (a double),
+    checked by the other engines' rules in their words (:func:`pipeline.weights.document_weights`):
+    one Spark job counts each problem, a second reads the first row of the first problem found.
+    The column stays as it is: read as another too (the inline labels), it is read as that."""
     from pyspark.sql import functions
 
     from pipeline.engines import spark_stats as stats
     from pipeline.expressions import DOC_WEIGHT
     from pipeline.weights import DOCUMENT_WEIGHT_PROBLEMS, bad_weights_message, weight_column_problem
 
+    read_as_another = (names.query, names.doc, names.score)
     shown = None
-    if column in run.columns and column not in (QUERY, DOC, SCORE):
+    if column in run.columns and column not in read_as_another:
         found = stats.column_types(run, (column,))[column]
         shown = None if found.kind in ("integer", "float", "decimal") else found.shown
-    problem = weight_column_problem(run_name, column, run.columns, shown)
+    problem = weight_column_problem(run_name, column, run.columns, shown, read_as_another)
     if problem:
         raise InvalidInput(problem)
     weight = functions.col(quoted(column)).cast("double")
@@ -132,14 +137,13 @@ def _document_weights(run: DataFrame, column: str, run_name: str) -> DataFrame:
     for i, (problem, test) in enumerate(tests.items()):
         if counts[i]:
             first = run.filter(test).select(
-                functions.col(QUERY).cast("string").alias("query"),
-                functions.col(DOC).cast("string").alias("doc"),
+                functions.col(quoted(names.query)).cast("string").alias("query"),
+                functions.col(quoted(names.doc)).cast("string").alias("doc"),
                 weight.alias("weight"),
             )
             (row,) = stats.collect(run_name, first.limit(1))
             raise InvalidInput(bad_weights_message(run_name, column, problem, counts[i], row.asDict()))
-    weighted = run.withColumn(DOC_WEIGHT, weight)
-    return weighted if column == DOC_WEIGHT else weighted.drop(column)
+    return run.withColumn(DOC_WEIGHT, weight)
 
 
 def _read_from_uint64(frame: DataFrame, name: str) -> bool:

@@ -76,6 +76,7 @@ def _trec_cells(
     trec_sets: tuple[str, ...] = (),
     relstrings: tuple[str, dict[str, str]] | None = None,
     named: NamedLines | None = None,
+    named_cuts: NamedLines | None = None,
 ) -> list[tuple[str, str, float | str, bool]]:
     """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
     row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
@@ -85,7 +86,11 @@ def _trec_cells(
     string})``: each query's relstring line (an empty string for a query not in it). With
     either, the lines are in trec_eval's order: query by query, then its measure table's order,
     a measure's cutoffs ascending. ``named``: beside the sets, only the measures ``--measures``
-    names one by one (``nDCG@10,AP``: ``ndcg_cut_10`` and ``map``)."""
+    names one by one (``nDCG@10,AP``: ``ndcg_cut_10`` and ``map``). ``named_cuts``: the names
+    with a cutoff, ``--k`` given or not: one trec_eval has no line of (``RR@3``) is printed under
+    ir_measures' name (``named`` is None under ``--k``, which prints every measure at every cutoff,
+    trec_eval's lines)."""
+    by_name = named_cuts if named_cuts is not None else named
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
     queries = frame["query_id"].cast(pl.String) if per_query else pl.repeat("all", frame.height, eager=True)
@@ -98,18 +103,18 @@ def _trec_cells(
         zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True)
     ):
         for measure_index, measure in enumerate(measures):
-            if trec_sets and in_trec_eval_sets(measure, row["k"], trec_sets):
+            name = measure.line_name(row["k"])
+            if name is None and by_name is not None and by_name.shows(measure.name, row["k"]):
+                # named one by one where trec_eval has no line of it (RR@3): ir_measures' name,
+                # as for a measure trec_eval lacks, never left out silently (beside a set, --k too)
+                name = _ir_measures_line(measure, row["k"])
+            elif trec_sets and in_trec_eval_sets(measure, row["k"], trec_sets):
                 pass
             elif named is not None:
                 if not named.shows(measure.name, row["k"]):
                     continue
             elif trec_sets and measure.selected_by not in beside:
                 continue
-            name = measure.line_name(row["k"])
-            if name is None and named is not None and named.shows(measure.name, row["k"]):
-                # named one by one where trec_eval has no line of it (RR@3): ir_measures' name,
-                # as for a measure trec_eval lacks, never left out silently
-                name = _ir_measures_line(measure, row["k"])
             if name is None:
                 continue
             trec_measure = trec_eval_measure(measure, row["k"])
@@ -164,6 +169,7 @@ def trec_lines(
     run_id: str | None = None,
     relstrings: tuple[str, dict[str, str]] | None = None,
     named: NamedLines | None = None,
+    named_cuts: NamedLines | None = None,
 ) -> str:
     """``measure<TAB>query<TAB>value`` lines as trec_eval prints them: per query (with
     ``per_query_lines``), then the summary's lines as query ``all``. ``summary`` is the
@@ -178,7 +184,8 @@ def trec_lines(
     ``relstrings``, ``(line name, {query: string})``: trec_eval's relstring line of each query
     (per query only, as trec_eval prints it; :func:`pipeline.engines.polars.relstrings`).
     ``named``: beside the sets, only the measures ``--measures`` names one by one
-    (:func:`pipeline.registry.named_lines`)."""
+    (:func:`pipeline.registry.named_lines`); ``named_cuts``, those it names with a cutoff, ``--k``
+    given or not (see :func:`_trec_cells`)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
@@ -186,7 +193,7 @@ def trec_lines(
     counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        cells = _trec_cells(counted, trec_sets, relstrings, named)
+        cells = _trec_cells(counted, trec_sets, relstrings, named, named_cuts)
         lines += [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
     if summary is None:
         measures = [m for m in TREC_MEASURES if m.name in rows.columns]
@@ -196,7 +203,11 @@ def trec_lines(
     if trec_sets and run_id is not None:
         # trec_eval prints the run's name among the summary's lines only (m_runid.c), as it is
         lines.append(f"{'runid':<22}\tall\t{text_value(run_id)}")
-    lines += [_trec_line(*cell, digits) for cell in _trec_cells(summary, trec_sets, named=named) if cell[2] is not None]
+    lines += [
+        _trec_line(*cell, digits)
+        for cell in _trec_cells(summary, trec_sets, named=named, named_cuts=named_cuts)
+        if cell[2] is not None
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -326,6 +326,10 @@ class ParameterName:
             held["gain"] = (Gain(kind, levels), bool({"dcg", "gains"} & given))  # type: ignore[arg-type]
             if "dcg" in given:
                 held["discount"] = ("log2", True)
+        if self.measure.name == "RR" and "cutoff" in params:
+            # RR@k is its msmarco provider's, which sorts a query's results by score, then docno
+            # ascending; RR without a cutoff is trec_eval's (docno descending)
+            held["ties"] = ("docid-asc", False)
         return held
 
 

@@ -13,7 +13,9 @@
 -- - gain(i)); NERR11's INSQ's c times (1 - gain(i)). From a row of target_runs to the next the
 -- gain is 0, so P's sum there has a closed form: INST's P(i) * (i + b)^2 * (psi_1(i + b) -
 -- psi_1(next + b)), psi_1 the trigamma function (its first ten terms added, then its asymptotic
--- series at z = x + 10 to z^-15, whose next term is below 1e-16 of it); NERR10's and NERR11's the
+-- series at z = x + 10 to z^-15, whose next term is below 1e-16 of it; the difference of its
+-- leading terms 1/z taken as (next - i) / (z_i z_next), which a subtraction of two values about
+-- 1 / (i + b) apart by about (next - i) / (i + b)^2 loses at a huge T); NERR10's and NERR11's the
 -- chance of no stop at or above i times the sums over positions target_runs carries.
 
 create or replace temp view target_curve as
@@ -46,14 +48,17 @@ spanned as (
         reached.*,
         reached.inst_p * power(reached.inst_from, 2) * (
             reached.inst_near
-            + reached.from_z + power(reached.from_z, 2) / 2.0 + power(reached.from_z, 3) * (
+            -- 1/z_from - 1/z_to and half of 1/z_from^2 - 1/z_to^2, without the subtraction
+            + (reached.next_rank - reached.rank) * reached.from_z * reached.to_z
+            * (1.0 + (reached.from_z + reached.to_z) / 2.0)
+            + power(reached.from_z, 3) * (
                 1.0 / 6.0 - power(reached.from_z, 2) * (1.0 / 30.0 - power(reached.from_z, 2) * (
                     1.0 / 42.0 - power(reached.from_z, 2) * (1.0 / 30.0 - power(reached.from_z, 2) * (
                         5.0 / 66.0 - power(reached.from_z, 2) * (691.0 / 2730.0 - power(reached.from_z, 2) * 7.0 / 6.0)
                     ))
                 ))
             )
-            - reached.to_z - power(reached.to_z, 2) / 2.0 - power(reached.to_z, 3) * (
+            - power(reached.to_z, 3) * (
                 1.0 / 6.0 - power(reached.to_z, 2) * (1.0 / 30.0 - power(reached.to_z, 2) * (
                     1.0 / 42.0 - power(reached.to_z, 2) * (1.0 / 30.0 - power(reached.to_z, 2) * (
                         5.0 / 66.0 - power(reached.to_z, 2) * (691.0 / 2730.0 - power(reached.to_z, 2) * 7.0 / 6.0)

@@ -5216,7 +5216,13 @@ FROM (
       SELECT
         reached.*,
         reached.inst_p * POWER(reached.inst_from, 2) * (
-          reached.inst_near + reached.from_z + POWER(reached.from_z, 2) / 2.0 + POWER(reached.from_z, 3) * (
+          reached.inst_near + (
+            reached.next_rank - reached.rank
+          ) * reached.from_z * reached.to_z * (
+            1.0 + (
+              reached.from_z + reached.to_z
+            ) / 2.0
+          ) + POWER(reached.from_z, 3) * (
             1.0 / 6.0 - POWER(reached.from_z, 2) * (
               1.0 / 30.0 - POWER(reached.from_z, 2) * (
                 1.0 / 42.0 - POWER(reached.from_z, 2) * (
@@ -5228,7 +5234,7 @@ FROM (
                 )
               )
             )
-          ) - reached.to_z - POWER(reached.to_z, 2) / 2.0 - POWER(reached.to_z, 3) * (
+          ) - POWER(reached.to_z, 3) * (
             1.0 / 6.0 - POWER(reached.to_z, 2) * (
               1.0 / 30.0 - POWER(reached.to_z, 2) * (
                 1.0 / 42.0 - POWER(reached.to_z, 2) * (

@@ -3085,7 +3085,15 @@ SELECT
       END
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
-    AND ARRAY_CONTAINS(['query_id', 'doc_id', 'score', 'arrival'], GETVARIABLE('doc_weight_col'))
+    AND ARRAY_CONTAINS(
+      [
+        COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id'),
+        COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id'),
+        COALESCE(GETVARIABLE('score_col'), 'score'),
+        'arrival'
+      ],
+      GETVARIABLE('doc_weight_col')
+    )
     THEN ERROR(
       (
         CAST(GETVARIABLE('run_path') AS TEXT)
