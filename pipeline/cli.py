@@ -65,11 +65,9 @@ def _evaluation_from(args: argparse.Namespace) -> Evaluation:
 def _sql(args: argparse.Namespace) -> int:
     from pipeline.transpile import sql_text
 
-    if args.macros:
+    if args.macros:  # the shipped file (`make generate` writes it); generating it again is 2 s of sqlglot
         from pipeline.sql_files import MACROS, sql_file
 
-        # the shipped sql/generated/macros.sql, which `make generate` writes and tests/test_sql_macros.py
-        # holds equal to the generator's text: generating it again took 2 s of sqlglot per call
         sys.stdout.write(sql_file(MACROS))
         return 0
 
