@@ -28,6 +28,7 @@ from pipeline.registry import (
     signals_of,
     summary_variables,
 )
+from pipeline.registry.evaluation import WEIGHTED_AP_CURVE
 
 # The derived variables, in the order they are set, and the Spark type of each.
 DERIVED: dict[str, str] = {
@@ -40,7 +41,7 @@ DERIVED: dict[str, str] = {
 }
 # What they derive from: the variables a user sets (the measures, and the conventions under which
 # a measure reads more counters).
-READ = tuple(dict.fromkeys(["measures", *(c for m in MEASURES for c, _, _ in m.counters_under)]))
+READ = tuple(dict.fromkeys(["measures", *(c for m in MEASURES for c, _, _ in m.counters_under), "doc_weight_col"]))
 
 Reader = Callable[[str], exp.Expr]
 
@@ -98,10 +99,16 @@ def derived(name: str, read: Reader = getvariable) -> exp.Expr:
     if name == "count_retrieved":
         return _signal_read(RETRIEVED, read)
     if name == "curves":
+        # map's weighted sums (TF-Ranking's AP) with the run's weights, as Evaluation.curves reads them
+        weighted_map = exp.and_(
+            exp.Not(this=exp.Is(this=read("doc_weight_col"), expression=exp.Null())), _any_asked(["map"], read)
+        )
         return _chosen(
             [
                 (
-                    _any_asked(list(dict.fromkeys(m.selected_by for m in MEASURES if m.curve == curve)), read),
+                    weighted_map
+                    if curve == WEIGHTED_AP_CURVE
+                    else _any_asked(list(dict.fromkeys(m.selected_by for m in MEASURES if m.curve == curve)), read),
                     exp.Literal.string(curve),
                 )
                 for curve in CURVES

@@ -48,6 +48,8 @@ VARIABLES = (
     "allow_fractional_labels",
     # sql/ndcg.sql's verdict of sql/generated/refusals.sql, which sql/export.sql reads
     "refusals_verdict",
+    # what sql/input_columns.sql finds in the files and sql/inputs.sql reads by (a missing column refused)
+    *(f"{role}_columns_{what}" for role in ("run", "qrels") for what in ("found", "read")),
 )
 # The Spark type of each variable the engines bind (the registry's): the type of its literal,
 # and of the NULL of an unset one.

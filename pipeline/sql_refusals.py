@@ -36,9 +36,11 @@ import sqlglot
 from sqlglot import exp
 
 from pipeline import sql_text_refusals as text_refusals
+from pipeline import sql_weight_refusals as weight_refusals
 from pipeline.registry import CONVENTIONS, DEFAULTS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
 from pipeline.rules import ERR, EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
-from pipeline.sql_words import Sql
+from pipeline.sql_words import ID_SQL_TYPES, NUMBER_SQL_TYPES, UNSIGNED_ID_SQL_TYPES, Sql
+from pipeline.sql_words import shown_type as _shown_type
 from pipeline.sql_words import sql_repr as _repr
 from pipeline.sql_words import sql_text as _text
 from pipeline.sql_words import variable as _variable
@@ -49,20 +51,6 @@ BINARY_COLLATIONS = ("", "binary", "c", "posix")
 ARRIVAL_OPTIONS: dict[str, str] = {"duplicates": "first", "ties": "input-order"}
 # The measure families a macro or the script takes (``measures``).
 FAMILIES: tuple[str, ...] = tuple(dict.fromkeys(measure.selected_by for measure in MEASURES))
-# DuckDB's type names as the command line shows them (Polars' names); others as DuckDB names them.
-SHOWN_TYPES = {
-    "VARCHAR": "String",
-    "BOOLEAN": "Boolean",
-    "DOUBLE": "Float64",
-    "FLOAT": "Float32",
-    "DATE": "Date",
-    "TIME": "Time",
-    "BLOB": "Binary",
-    "INTERVAL": "Duration",
-}
-ID_SQL_TYPES = ("VARCHAR", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
-UNSIGNED_ID_SQL_TYPES = ("UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")
-NUMBER_SQL_TYPES = (*ID_SQL_TYPES[1:], *UNSIGNED_ID_SQL_TYPES, "FLOAT", "DOUBLE")
 
 
 def _words(rule: str, front: Front, **fields: str) -> Sql:
@@ -101,11 +89,6 @@ def _label_text(value: str) -> Sql:
         f"case when {value} = floor({value}) and abs({value}) < {EXACT_INTEGER} "
         f"then cast(cast({value} as bigint) as varchar) else cast(cast({value} as double) as varchar) end"
     )
-
-
-def _shown_type(type_name: str) -> Sql:
-    cases = " ".join(f"when {type_name} = {_text(duck)} then {_text(shown)}" for duck, shown in SHOWN_TYPES.items())
-    return Sql(f"case {cases} else {type_name} end")
 
 
 @dataclass(frozen=True)
@@ -315,6 +298,10 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
     for given in (run, qrels):
         if given.lines:
             rules += text_refusals.scan_rules(given.role, given.name)
+        elif front == "script":  # the files' columns, as sql/input_columns.sql found them
+            rules.append(text_refusals.script_missing_columns_rule(given.role, given.name, given.columns))
+    if front == "script":  # the run's weights, checked as the engines read the run
+        rules += weight_refusals.input_rules(run.name)
     for given in (run, qrels):
         stats = f"{given.role}_stats"
         for column in ("query_id", "doc_id"):
@@ -663,7 +650,8 @@ def refusals_query(front: Front) -> exp.Select:
         ),
     )
     arguments = text_refusals.argument_rules() if front == "macro" else []
-    rules = [*_parameter_rules(front), *arguments, session, *_folding_rules(front), *_input_rules(front)]
+    weights = weight_refusals.parameter_rules() if front == "script" else []
+    rules = [*_parameter_rules(front), *weights, *arguments, session, *_folding_rules(front), *_input_rules(front)]
     prefix = f"{_variable('caller')} || ': ' || " if front == "macro" else ""
     cases = "\n".join(f"when {condition} then error({prefix}{words})" for condition, words in rules)
     text = (
@@ -676,7 +664,7 @@ def refusals_query(front: Front) -> exp.Select:
         + (
             f", {text_refusals.columns_looked_up('run')}, {text_refusals.columns_looked_up('qrels')}"
             if front == "macro"
-            else ""
+            else f", {weight_refusals.weight_stats()}"
         )
     )
     return sqlglot.parse_one(text, read="duckdb", into=exp.Select)

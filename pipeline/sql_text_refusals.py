@@ -278,3 +278,55 @@ def unparsed_rule(role: str, name: Sql) -> tuple[str, Sql]:
             f"' such line(s) in ' || {name} || ')'"
         ),
     )
+
+
+# The variables sql/ndcg.sql names a column of each input with, by canonical column (inline
+# labels: the qrels are the run's file, named by the run's variables and label_col).
+SCRIPT_COLUMN_VARIABLES = {
+    "run": {"query_id": "run_query_col", "doc_id": "run_doc_col", "score": "score_col"},
+    "qrels": {"query_id": "qrels_query_col", "doc_id": "qrels_doc_col", "relevance": "qrels_label_col"},
+    "inline": {"query_id": "run_query_col", "doc_id": "run_doc_col", "relevance": "label_col"},
+}
+
+
+def script_missing_columns_rule(role: str, name: Sql, looked_for: dict[str, Sql]) -> tuple[str, Sql]:
+    """sql/ndcg.sql's refusal of a column the variables name and the file lacks (the files'
+    columns found by sql/input_columns.sql), in the command line's words: the names looked for,
+    the columns found, and the variable to set (each missing column's likely one, as the macros
+    guess it, when every missing column has one)."""
+    found = _variable(f"{role}_columns_found")
+    wanted = "[" + ", ".join(looked_for.values()) + "]"
+    missing = f"list_filter({wanted}, n -> not list_contains({found}, n))"
+    shown_missing = f"array_to_string(list_transform({missing}, n -> {_repr('n')}), '; ')"
+    shown_found = f"coalesce(nullif(array_to_string(list_transform({found}, f -> {_repr('f')}), ', '), ''), 'none')"
+
+    def guess(column: str) -> str:
+        aliases = sorted({column, *_COLUMN_ALIASES[_canonical(column)]})
+        return f"list_filter({found}, f -> list_contains({aliases!r}, lower(f)))[1]"
+
+    inline = f"{_variable('qrels_path')} is null"
+
+    def setting(column: str) -> str:
+        own = _text(SCRIPT_COLUMN_VARIABLES[role][column])
+        if role == "qrels":
+            own = f"case when {inline} then {_text(SCRIPT_COLUMN_VARIABLES['inline'][column])} else {own} end"
+        return f"'SET VARIABLE ' || {own} || ' = ' || {_repr(guess(column))}"
+
+    absent = {
+        column: f"not list_contains({found}, {name_looked_for})" for column, name_looked_for in looked_for.items()
+    }
+    every_guessed = " and ".join(f"({test} = false or {guess(column)} is not null)" for column, test in absent.items())
+    settings = (
+        "array_to_string(list_filter(["
+        + ", ".join(f"case when {test} then {setting(column)} end" for column, test in absent.items())
+        + "], s -> s is not null), '; ')"
+    )
+    variables = ", ".join(SCRIPT_COLUMN_VARIABLES[role].values())
+    generic = _text(f"; name the {role}'s columns with SET VARIABLE ({variables}; query_col and doc_col: both inputs')")
+    return (
+        f"len({missing}) > 0",
+        Sql(
+            f"{name} || ': missing column(s) ' || {shown_missing} || '; columns found: ' || {shown_found} || "
+            f"case when {every_guessed} then '; to read them so: ' || {settings} else {generic} end"
+        ),
+    )

@@ -29,3 +29,27 @@ def sql_repr(value: str) -> Sql:
         f"when contains({text}, '''') and not contains({text}, '\"') then '\"' || {escaped} || '\"' "
         f"else '''' || replace({escaped}, '''', '\\''') || '''' end"
     )
+
+
+# DuckDB's type names as the command line shows them (Polars' names); others as DuckDB names them.
+SHOWN_TYPES = {
+    "VARCHAR": "String",
+    "BOOLEAN": "Boolean",
+    "DOUBLE": "Float64",
+    "FLOAT": "Float32",
+    "DATE": "Date",
+    "TIME": "Time",
+    "BLOB": "Binary",
+    "INTERVAL": "Duration",
+}
+ID_SQL_TYPES = ("VARCHAR", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT")
+UNSIGNED_ID_SQL_TYPES = ("UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT")
+NUMBER_SQL_TYPES = (*ID_SQL_TYPES[1:], *UNSIGNED_ID_SQL_TYPES, "FLOAT", "DOUBLE")
+
+
+def shown_type(type_name: str) -> Sql:
+    """A DuckDB type name (SQL) as the command line shows it (Polars' name)."""
+    cases = " ".join(
+        f"when {type_name} = {sql_text(duck)} then {sql_text(shown)}" for duck, shown in SHOWN_TYPES.items()
+    )
+    return Sql(f"case {cases} else {type_name} end")

@@ -124,12 +124,6 @@ def literal(value: Any, type_name: str | None = None) -> exp.Expr:
 
 def check_supported(variables: Mapping[str, Any]) -> None:
     """Refuse options that Spark cannot compute with the same meaning."""
-    if variables.get("doc_weight_col") is not None:
-        # the weights' rules are checked as the run is read by Polars (pipeline.weights.document_weights)
-        raise UsageError(
-            f"doc_weight_col = {variables['doc_weight_col']!r} is not supported on the spark engine: the run's "
-            "per-document weights are read and checked by the polars and duckdb engines; use --engine polars or duckdb"
-        )
     for name, value in variables.items():
         reason = UNSUPPORTED.get(name, {}).get(value) if isinstance(value, str) else None
         if reason:
@@ -535,12 +529,6 @@ def transpile(
         raise ValueError("columns are kept of a statement whose stars are spelled out only")
     if dialect == "spark":
         check_supported(variables)
-    elif variables.get("doc_weight_col") is not None:
-        raise UsageError(
-            f"doc_weight_col = {variables['doc_weight_col']!r} is not supported by ndcg sql: its statements check no "
-            "weights and take no list weights in the means; use ndcg evaluate --doc-weight-col with --engine polars "
-            "or duckdb"
-        )
     statements = []
     kept = None if keep is None else tuple(keep)
     for bound in _bound_trees(file_name, variables, dialect, columns, spell_out_stars, kept):
@@ -620,9 +608,20 @@ def _parsed_trees(file_name: str, dialect: str, texts: tuple[str, ...]) -> tuple
     return tuple(trees)
 
 
+def _refuse_printing_document_weights(variables: Mapping[str, Any]) -> None:
+    """The printed statements (``ndcg sql``) check no weights and weigh no means: the engines do
+    both around the same statements (:mod:`pipeline.weights`)."""
+    if variables.get("doc_weight_col") is not None:
+        raise UsageError(
+            f"doc_weight_col = {variables['doc_weight_col']!r} is not supported by ndcg sql: its statements check no "
+            "weights and take no list weights in the means; use ndcg evaluate --doc-weight-col"
+        )
+
+
 def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> list[tuple[str, list[Statement]]]:
     """Every file of :data:`PORTABLE_FILES` transpiled, in order, each reading the views the
     ones before it define (whose columns spell out its stars)."""
+    _refuse_printing_document_weights(variables)
     transpiled = []
     columns: dict[str, list[str]] = {}
     for file_name in PORTABLE_FILES:

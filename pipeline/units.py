@@ -122,8 +122,13 @@ def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution:
     if evaluation.doc_weight_col is None:
         return result
     # TF-Ranking's mean weighs each list (--doc-weight-col): the means weighted as --query-weights weighs them
-    sums = list_weight_sums(validated.checked.run, validated.checked.qrels, evaluation)
-    return _list_weighted(result, sums, validated.prepared.run_name, evaluation)
+    sums = engine.list_weight_sums(validated, evaluation)
+    return _list_weighted(result, sums, _run_name(validated), evaluation)
+
+
+def _run_name(validated: Any) -> str:
+    """The run's name in messages, whichever engine validated it."""
+    return validated.prepared.run_name if isinstance(validated, Validated) else validated.run_name
 
 
 def _list_weighted(result: Result, sums: pl.DataFrame, run_name: str, evaluation: Evaluation) -> Result:

@@ -18,7 +18,7 @@ Every error is :class:`~pipeline.errors.InvalidInput` (exit 3), except a bad opt
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
@@ -183,34 +183,74 @@ DOCUMENT_WEIGHT_PROBLEMS = (
 )
 
 
+# How each front names the option, and how it says to set it: the command line and the API
+# (its flag), sql/ndcg.sql (its variable); the words around them are one (pipeline/sql_weight_refusals.py)
+WEIGHT_OPTION = {"cli": "--doc-weight-col", "script": "doc_weight_col"}
+WEIGHT_FIX = {"cli": "--doc-weight-col", "script": "SET VARIABLE doc_weight_col"}
+# the run's columns the weights cannot be: read as the ids, the score, or the input order
+READ_AS_ANOTHER = (QUERY, "doc_id", "score", "arrival")
+
+
+def read_as_another_message(run_name: str, column: str, front: str = "cli") -> str:
+    return f"{run_name}: {WEIGHT_OPTION[front]} names {column!r}, a column read as another; name the weight column"
+
+
+def missing_weight_column_message(run_name: str, column: str, names: Sequence[str], front: str = "cli") -> str:
+    return (
+        f"{run_name}: no weight column {column!r}; columns found: {', '.join(map(repr, names))}; "
+        f"name it with {WEIGHT_FIX[front]}"
+    )
+
+
+def weight_type_message(run_name: str, column: str, shown_type: str) -> str:
+    return (
+        f"{run_name}: weight column {column!r} holds {shown_type} values; expected numbers (a weight is a "
+        "finite number >= 0)"
+    )
+
+
+def weight_column_problem(run_name: str, column: str, names: Sequence[str], shown_type: str | None) -> str | None:
+    """What is wrong with the run's weight ``column`` itself, in every engine's words: one read
+    as another (an id, the score), not among the run's column ``names``, or of a type
+    (``shown_type``, Polars' name; None when numeric) that holds no numbers. None: nothing."""
+    if column in READ_AS_ANOTHER:
+        return read_as_another_message(run_name, column)
+    if column not in names:
+        return missing_weight_column_message(run_name, column, names)
+    if shown_type is not None:
+        return weight_type_message(run_name, column, shown_type)
+    return None
+
+
+def bad_weights_message(run_name: str, column: str, problem: str, count: int, first: Mapping[str, object]) -> str:
+    """The words of every engine for ``count`` rows of ``problem`` (one of
+    :data:`DOCUMENT_WEIGHT_PROBLEMS`), ``first`` the first such row read (its ``query``, ``doc``
+    and ``weight``): Spark reads rows in no order of the file, so no engine numbers it."""
+    return (
+        f"{run_name}: {count} row(s) with {problem} in column {column!r}, first: query {first['query']!r}, "
+        f"document {first['doc']!r}, weight {first['weight']}; a weight is a finite number >= 0, one per result: "
+        "fix or remove those rows"
+    )
+
+
 def document_weights(run: pl.LazyFrame, column: str, run_name: str, arrival: str = "arrival") -> pl.LazyFrame:
     """The run with its weight ``column`` as ``doc_weight`` (Float64), every weight checked as
     :func:`read_query_weights` checks a query's: a weight that is not a finite number >= 0 is an
-    error naming the file, the column, the first row (counted from 1 in input order, a CSV header
-    not counted) and how many rows are wrong."""
+    error naming the file, the column, the first such row (in input order: its query, document
+    and weight) and how many rows are wrong (:func:`bad_weights_message`)."""
     found = run.collect_schema()
-    if column not in found.names():
-        given = [name for name in found.names() if name != arrival]  # arrival is ours, not the file's
-        raise InvalidInput(
-            f"{run_name}: no weight column {column!r}; columns found: {', '.join(map(repr, given))}; "
-            "name it with --doc-weight-col"
-        )
-    if column in (QUERY, "doc_id", "score", arrival):
-        raise InvalidInput(
-            f"{run_name}: --doc-weight-col names {column!r}, a column read as another; name the weight column"
-        )
-    if not found[column].is_numeric():
-        raise InvalidInput(
-            f"{run_name}: weight column {column!r} holds {found[column]} values; expected numbers (a weight is a "
-            "finite number >= 0)"
-        )
+    given = [name for name in found.names() if name != arrival]  # arrival is ours, not the file's
+    dtype = found.get(column)
+    shown = None if dtype is None or dtype.is_numeric() else str(dtype)
+    problem = weight_column_problem(run_name, column, given, shown)
+    if problem:
+        raise InvalidInput(problem)
     weighted = run.with_columns(pl.col(column).cast(pl.Float64).alias(DOC_WEIGHT))
     weight = pl.col(DOC_WEIGHT)
     bad = weighted.select(
         *[
             pl.struct(
                 count=problem(weight).sum(),
-                row=pl.col(arrival).filter(problem(weight)).first(),
                 query=pl.col(QUERY).filter(problem(weight)).first().cast(pl.String),
                 doc=pl.col("doc_id").filter(problem(weight)).first().cast(pl.String),
                 weight=weight.filter(problem(weight)).first(),
@@ -221,11 +261,7 @@ def document_weights(run: pl.LazyFrame, column: str, run_name: str, arrival: str
     for i, (problem, _) in enumerate(DOCUMENT_WEIGHT_PROBLEMS):
         first = bad[str(i)][0]
         if first["count"]:
-            raise InvalidInput(
-                f"{run_name}: {first['count']} row(s) with {problem} in column {column!r}, first row "
-                f"{first['row'] + 1} (query {first['query']!r}, document {first['doc']!r}, weight {first['weight']}); "
-                "a weight is a finite number >= 0, one per result: fix or remove those rows"
-            )
+            raise InvalidInput(bad_weights_message(run_name, column, problem, first["count"], first))
     return weighted if column == DOC_WEIGHT else weighted.drop(column)
 
 

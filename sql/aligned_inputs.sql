@@ -9,8 +9,8 @@
 -- integers), as the engines align them, and scores and labels as doubles, so
 -- that the steps bind whatever the inputs hold; sql/generated/refusals.sql names what is wrong
 -- with them. input_rank is null: to use a rank column with ties = 'input-order', define the run
--- view yourself. doc_weight is 1: the run's weights (variable doc_weight_col, --doc-weight-col) are
--- read and checked by the engines of ndcg evaluate alone, and refused here by name.
+-- view yourself. doc_weight is the run's weight column doc_weight_col (--doc-weight-col) as a double,
+-- or 1 without one.
 
 create or replace temp view run as
 select
@@ -19,21 +19,16 @@ select
     try_cast(aligned.score as double) as score,
     aligned.arrival,
     cast(null as double) as input_rank,
-    -- every result weighs 1: the run's weights are read and checked by the engines alone, refused here by name
-    cast(
-        case
-            when getvariable('doc_weight_col') is null then 1.0
-            else error(
-                'doc_weight_col = ''' || getvariable('doc_weight_col') || ''' is not supported by sql/ndcg.sql and '
-                || 'the table macros: the run''s per-document weights are read and checked by the polars and '
-                || 'duckdb engines; use ndcg evaluate --doc-weight-col with --engine polars or duckdb'
-            )
-        end as double
-    ) as doc_weight
+    -- the run's weights (doc_weight_col), checked by sql/generated/refusals.sql; each result weighs 1 without
+    case
+        when getvariable('doc_weight_col') is null then 1.0 else try_cast(aligned.doc_weight as double)
+    end as doc_weight
 from (
-    select run_given.query_id, run_given.doc_id, run_given.score, run_given.arrival from run_given
+    select run_given.query_id, run_given.doc_id, run_given.score, run_given.arrival, run_given.doc_weight
+    from run_given
     union all
-    select qrels_given.query_id, qrels_given.doc_id, null as score, null as arrival from qrels_given
+    select qrels_given.query_id, qrels_given.doc_id, null as score, null as arrival, null as doc_weight
+    from qrels_given
     where false
 ) as aligned;
 

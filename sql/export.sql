@@ -1,8 +1,8 @@
 -- export.sql: write the per-query table and the summary as Parquet files.
 --
 -- Input: views per_query and weighted_summary (the summary, its means weighted when
--- query_weights_path is set), and the variable refusals_verdict (run sql/ndcg.sql
--- first); nothing is written when the inputs or the variables were refused.
+-- query_weights_path or doc_weight_col is set), and the variable refusals_verdict (run sql/ndcg.sql
+-- first); nothing is written when the inputs or the variables were refused. Creates: table export_summary.
 -- Variables:
 --   SET VARIABLE out_path = 'out/sql';   -- an existing directory
 --
@@ -20,20 +20,23 @@
 -- Query ids are only unique within a day in most logs, so partitions are never mixed in
 -- one evaluation.
 
+-- the summary first, into a table: a refusal found only as it is computed (query weights or list
+-- weights whose means are 0/0) stops the export before any file is written; the copies below
+-- read the table, so with it missing (dropped here, not made) they write nothing either
+drop table if exists export_summary;
+
+create temp table export_summary as
+from weighted_summary
+where coalesce(
+    getvariable('refusals_verdict') = 0,
+    error('the inputs or the variables were refused (the error above): nothing is written')
+);
+
 copy (
     from per_query
-    where coalesce(
-        getvariable('refusals_verdict') = 0,
-        error('the inputs or the variables were refused (the error above): nothing is written')
-    )
+    where (select count(*) from export_summary) >= 0
 )
 to (getvariable('out_path') || '/per_query.parquet') (format parquet);
 
-copy (
-    from weighted_summary
-    where coalesce(
-        getvariable('refusals_verdict') = 0,
-        error('the inputs or the variables were refused (the error above): nothing is written')
-    )
-)
+copy (from export_summary)
 to (getvariable('out_path') || '/summary.parquet') (format parquet);

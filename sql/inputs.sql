@@ -2,46 +2,55 @@
 --
 -- Reads a Parquet file, a directory, a glob or a list of them. Hive partitioning is off: a
 -- dt=2026-11-21/ folder's value never replaces a data column (the job adds partition keys
--- itself, from its own listing). Columns are picked by name from variables, so
--- user column names never become SQL text.
+-- itself, from its own listing). Columns are picked by name from variables (never SQL text).
 --
--- Variables (only run_path is required):
---   run_path    Parquet path, glob or list of them
---   qrels_path  Parquet path, glob or list; unset = inline labels: the run's label column
---   query_col, doc_col, score_col, label_col   column names (default query_id, doc_id,
---               score, relevance); the same names are used in both files
---   run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col
---               a name in one file only, over the shared one (inline labels: the run's
---               names are read, the qrels_ ones unused)
---
--- Run from the repository root in the duckdb CLI:
+-- Variables (only run_path is required): run_path and qrels_path, Parquet paths, globs or lists
+-- (qrels_path unset: inline labels, the run's label column); query_col, doc_col, score_col,
+-- label_col (default query_id, doc_id, score, relevance), the names in both files, under
+-- run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col (one file's own
+-- name; inline labels: the run's); doc_weight_col (the run's weight column; unset: none).
+-- From the repository root in the duckdb CLI (sql/input_columns.sql sets run_columns_read, qrels_columns_read):
 --   SET VARIABLE run_path = 'data/run.parquet';
---   SET VARIABLE qrels_path = 'data/qrels.parquet';
+--   .read sql/input_columns.sql
 --   .read sql/inputs.sql
 --
--- Creates: views run_given (query_id, doc_id, score, arrival) and qrels_given (query_id, doc_id,
--- relevance, subtopic, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql turns
--- into the views run and qrels the steps read. arrival increases in input order (files in the
--- order given, then rows within a file).
+-- Creates: views run_given (query_id, doc_id, score, doc_weight, arrival) and qrels_given (query_id,
+-- doc_id, relevance, subtopic, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql
+-- turns into the views run and qrels the steps read. arrival increases in input order (files in
+-- the order given, then rows within a file).
 
 create or replace temp view run_given as
 select
     columns(
-        lambda c: c = coalesce(getvariable('run_query_col'), getvariable('query_col'), 'query_id')
+        lambda c: c = coalesce(
+            getvariable('run_columns_read')[1], getvariable('run_query_col'), getvariable('query_col'), 'query_id'
+        )
     ) as query_id,
     columns(
-        lambda c: c = coalesce(getvariable('run_doc_col'), getvariable('doc_col'), 'doc_id')
+        lambda c: c = coalesce(
+            getvariable('run_columns_read')[2], getvariable('run_doc_col'), getvariable('doc_col'), 'doc_id'
+        )
     ) as doc_id,
-    columns(lambda c: c = coalesce(getvariable('score_col'), 'score')) as score,
+    columns(lambda c: c = coalesce(getvariable('run_columns_read')[3], getvariable('score_col'), 'score')) as score,
+    columns(
+        lambda c: c = coalesce(
+            getvariable('run_columns_read')[4], cast(getvariable('doc_weight_col') as varchar), 'ndcg_absent'
+        )
+    ) as doc_weight,
     -- only the order matters: file first, then row (2^32 rows per file is beyond any input)
     cast(file_index as bigint) * 4294967296 + file_row_number as arrival
-from read_parquet(getvariable('run_path'), hive_partitioning = false);
+from (
+    -- ndcg_absent: what a column the file lacks is read as, refused (sql/input_columns.sql)
+    select *, file_index, file_row_number, cast(null as varchar) as ndcg_absent  -- noqa: LT09
+    from read_parquet(getvariable('run_path'), hive_partitioning = false)
+) as run_rows;
 
 -- with inline labels (no qrels_path) the qrels are the run file, under the run's names
 create or replace temp view qrels_given as
 select
     columns(
         lambda c: c = coalesce(
+            getvariable('qrels_columns_read')[1],
             case
                 when getvariable('qrels_path') is null then getvariable('run_query_col')
                 else getvariable('qrels_query_col')
@@ -52,6 +61,7 @@ select
     ) as query_id,
     columns(
         lambda c: c = coalesce(
+            getvariable('qrels_columns_read')[2],
             case
                 when getvariable('qrels_path') is null then getvariable('run_doc_col')
                 else getvariable('qrels_doc_col')
@@ -62,6 +72,7 @@ select
     ) as doc_id,
     columns(
         lambda c: c = coalesce(
+            getvariable('qrels_columns_read')[3],
             case when getvariable('qrels_path') is not null then getvariable('qrels_label_col') end,
             getvariable('label_col'),
             'relevance'
@@ -76,7 +87,8 @@ from (
     select
         *,
         file_index,
-        file_row_number
+        file_row_number,
+        cast(null as varchar) as ndcg_absent
     from
         read_parquet(
             coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false

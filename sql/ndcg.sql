@@ -1,6 +1,6 @@
 -- ndcg.sql: the whole evaluation in the duckdb CLI: Parquet run + qrels -> printed summary.
 --
--- Reads sql/inputs.sql and sql/aligned_inputs.sql, sql/generated/derived_variables.sql (the variables the registry derives
+-- Reads sql/input_columns.sql, sql/inputs.sql and sql/aligned_inputs.sql, sql/generated/derived_variables.sql (the variables the registry derives
 -- from measures and relevance_threshold), sql/generated/refusals.sql (what the command line would
 -- refuse, an error in its words before any number is printed), the steps of the per-query table in order
 -- (sql/ranking/, sql/counters/, sql/curves/, sql/measures/) and sql/summary.sql (run it from the
@@ -23,6 +23,7 @@
 -- bounds' columns when the variable tie_bounds is true), one row per cutoff; the row with k null
 -- is the whole ranking.
 
+.read sql/input_columns.sql
 .read sql/inputs.sql
 .read sql/aligned_inputs.sql
 .read sql/generated/derived_variables.sql
@@ -79,6 +80,8 @@ create or replace temp view qrels as from qrels_aligned;
 .read sql/summary.sql
 .read sql/query_weights.sql
 .read sql/query_weight_rules.sql
+.read sql/list_weights.sql
+.read sql/list_weighted_summary.sql
 .read sql/weighted_summary.sql
 
 -- the columns asked for: the tie bounds' only under tie_bounds (the measures' are narrowed by the summary)

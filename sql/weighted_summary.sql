@@ -1,11 +1,9 @@
--- weighted_summary.sql: the summary's means weighted by the query weights, as `ndcg evaluate --query-weights`.
---
--- Input: per_query, views summary (sql/summary.sql) and query_weights (sql/query_weight_rules.sql);
--- the variables sum_measures, geometric_mean_measures (summary.sql) and query_weights_path.
---
--- Creates: view weighted_summary: without query_weights_path, summary; with it, summary's columns
--- with each mean sum(w * x) / sum(w) over the queries summary.sql averages and each geometric mean
--- exp(sum(w * ln(max(x, 1e-5))) / sum(w)); sums, queries and tie_sensitive_queries not weighted.
+-- weighted_summary.sql: the summary's means weighted, as `ndcg evaluate --query-weights` or --doc-weight-col.
+-- Input: per_query, views summary (sql/summary.sql), query_weights (sql/query_weight_rules.sql), list_weighted_summary
+-- (sql/list_weighted_summary.sql); variables sum_measures, geometric_mean_measures, query_weights_path, doc_weight_col.
+-- Creates: view weighted_summary: with query_weights_path, summary's columns with each mean sum(w * x) / sum(w) over
+-- the queries summary.sql averages and each geometric mean exp(sum(w * ln(max(x, 1e-5))) / sum(w)), sums, queries
+-- and tie_sensitive_queries not weighted (summed in query order); doc_weight_col: list_weighted_summary; else summary.
 
 create or replace temp view weighted_summary as
 with
@@ -21,7 +19,6 @@ kept as (
     where per_query.ndcg is not null
 ),
 
--- running sums in query order, as in sql/summary.sql, the means' and geometric means' weighted
 -- noqa: disable=RF02,RF03
 cumulative as (
     select
@@ -93,8 +90,11 @@ weighted as (
 -- noqa: enable=RF02,RF03
 
 select * from summary
-where getvariable('query_weights_path') is null
+where getvariable('query_weights_path') is null and getvariable('doc_weight_col') is null
 union all by name
 select * from weighted
 where getvariable('query_weights_path') is not null
+union all by name
+select * from list_weighted_summary
+where getvariable('doc_weight_col') is not null
 order by k asc nulls first;

@@ -159,6 +159,57 @@ def test_sql_inputs_reads_each_file_under_its_own_names(renamed: dict[str, Path]
     assert qrels.equals(pl.read_parquet(QRELS).select("query_id", "doc_id", "relevance").sort(pl.all()))
 
 
+@pytest.mark.subprocess
+def test_ndcg_sql_names_a_missing_column_and_the_variable_to_set(tmp_path: Path) -> None:
+    """sql/ndcg.sql in the duckdb CLI refuses a column the variables name and a file lacks as the
+    command line does (the names looked for, the columns found), with the variable to set, not
+    with DuckDB's binder error; four cases in one CLI process, each error printed once."""
+    import sys
+
+    renamed = tmp_path / "renamed.parquet"
+    pl.read_parquet(RUN).select(qid="query_id", docno="doc_id", sim="score").write_parquet(renamed)
+    points = tmp_path / "points.parquet"
+    pl.read_parquet(RUN).select("query_id", "doc_id", points="score").write_parquet(points)
+    graded = tmp_path / "graded.parquet"
+    pl.DataFrame({"query_id": ["q"], "doc_id": ["a"], "score": [1.0], "Grade": [1]}).write_parquet(graded)
+    cases = [  # (variables, the command line's columns, the script's fix)
+        ({"run_path": renamed, "qrels_path": QRELS}, Columns(), (
+            "; to read them so: SET VARIABLE run_query_col = 'qid'; SET VARIABLE run_doc_col = 'docno'; "
+            "SET VARIABLE score_col = 'sim'"
+        )),
+        ({"run_path": RUN, "qrels_path": QRELS, "qrels_label_col": "grade"}, Columns(qrels_label="grade"), (
+            "; to read them so: SET VARIABLE qrels_label_col = 'relevance'"
+        )),
+        ({"run_path": points, "qrels_path": QRELS}, Columns(), (
+            "; name the run's columns with SET VARIABLE (run_query_col, run_doc_col, score_col; query_col and "
+            "doc_col: both inputs')"
+        )),
+        ({"run_path": graded}, Columns(), "; to read them so: SET VARIABLE label_col = 'Grade'"),
+    ]  # fmt: skip
+    commands = ["SET VARIABLE ks = [5];"]
+    expected = []
+    for variables, columns, fix in cases:
+        commands += ["RESET VARIABLE qrels_path;", "RESET VARIABLE qrels_label_col;"]
+        commands += [f"SET VARIABLE {key} = '{value}';" for key, value in variables.items()]
+        commands += [".read sql/ndcg.sql"]
+        with pytest.raises(InvalidInput) as refused:
+            evaluate(str(variables["run_path"]), variables.get("qrels_path"), columns=columns)
+        # the command line's words up to its fix, which is its flags: the script's is its variables
+        problem = str(refused.value).split("; columns found: ")[0]
+        found = ", ".join(map(repr, pl.read_parquet_schema(problem.split(": missing column")[0])))
+        expected.append(f"Invalid Input Error: {problem}; columns found: {found}{fix}")
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "duckdb"), "-csv"],
+        input="\n".join(commands) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    errors = [line for line in done.stderr.splitlines() if "Error" in line]
+    assert errors == expected, done.stderr
+
+
 @pytest.mark.spark
 def test_spark_reads_each_input_under_its_own_names(
     renamed: dict[str, Path], spark_cli: Callable[..., subprocess.CompletedProcess[str]]

@@ -26,6 +26,9 @@ def evaluations() -> list[Evaluation]:
     found = []
     for measures, threshold, denominator in itertools.product(MEASURE_LISTS, THRESHOLDS, ("k", "min-k-retrieved")):
         found.append(Evaluation(measures=measures, relevance_threshold=threshold, precision_denominator=denominator))
+    # the run's weights: map reads its weighted sums (TF-Ranking's AP) as well
+    for measures in (("ndcg",), ("map",), ("P", "map")):
+        found.append(Evaluation(measures=measures, doc_weight_col="w", ideal="retrieved"))
     return found
 
 
@@ -36,7 +39,7 @@ def test_the_duckdb_cli_derives_what_the_engines_bind() -> None:
     The file reads only READ, so the evaluations that bind the same values there (the
     thresholds) give the CLI the same inputs: it runs once for them (24 ms a run, 530 runs
     before), and its one answer is compared with each evaluation's own variables."""
-    assert set(READ) == {"measures", "precision_denominator"}
+    assert set(READ) == {"measures", "precision_denominator", "doc_weight_col"}
     connection = duckdb.connect()
     script = derived_variables_sql()
     cases = evaluations()

@@ -223,7 +223,7 @@ def test_one_case_written_out_and_engines_agree_on_random_queries(tmp_path: Path
 
 
 def test_weights_refused_on_every_front(tmp_path: Path) -> None:
-    """Bad weights (exit 3) and what weights do not weigh (exit 2), on the CLI, the API, Spark and SQL."""
+    """Bad weights (exit 3) and what weights do not weigh (exit 2): CLI, API, SQL (Spark: test_query_weights)."""
     run_path, qrels_path = tmp_path / "run.csv", tmp_path / "qrels.csv"
     pl.DataFrame(
         {
@@ -235,8 +235,8 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
     ).write_csv(run_path)
     pl.DataFrame({"query_id": ["q"] * 2, "doc_id": ["a", "b"], "relevance": [1, 0]}).write_csv(qrels_path)
     words = (
-        f"{run_path}: 2 row(s) with a negative weight in column 'w', first row 2 (query 'q', document 'b', "
-        "weight -1.0); a weight is a finite number >= 0, one per result: fix or remove those rows"
+        f"{run_path}: 2 row(s) with a negative weight in column 'w', first: query 'q', document 'b', "
+        "weight -1.0; a weight is a finite number >= 0, one per result: fix or remove those rows"
     )
     base = ["evaluate", "--run", run_path, "--qrels", qrels_path, "--ideal", "retrieved", "--doc-weight-col"]
     for engine in ("polars", "duckdb"):
@@ -245,7 +245,9 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
     done = run_cli("validate", "--run", run_path, "--qrels", qrels_path, "--doc-weight-col", "w")
     assert done.returncode == 3 and words in done.stdout, done.stdout
     for call in (api.evaluate, api.check):
-        with pytest.raises(InvalidInput, match="2 row\\(s\\) with a negative weight in column 'w', first row 2"):
+        with pytest.raises(
+            InvalidInput, match="2 row\\(s\\) with a negative weight in column 'w', first: query 'q', document 'b'"
+        ):
             call(str(run_path), str(qrels_path), doc_weight_col="w")
     for extra, said in (
         ([], "no weight column 'weight'; columns found: 'query_id', 'doc_id', 'score', 'w'"),
@@ -263,8 +265,6 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
         assert done.returncode == 2 and f"{flag} {value} contradicts --doc-weight-col" in done.stderr, done.stderr
     with pytest.raises(UsageError, match="--ideal judged contradicts --doc-weight-col"):
         api.make_evaluation(doc_weight_col="w", ideal="judged")
-    done = run_cli(*base, "w", "--engine", "spark")
-    assert done.returncode == 2 and "doc_weight_col = 'w' is not supported on the spark engine" in done.stderr
     with pytest.raises(SpecError, match="ties average"):
         Evaluation(ideal="retrieved", ties="average", doc_weight_col="w")
     with pytest.raises(UsageError, match="--query-weights and --doc-weight-col both weigh the means"):
@@ -286,23 +286,127 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
     assert done.returncode == 2 and refused.format("compare") in done.stderr, done.stderr
     done = run_cli("report", out, "--html", tmp_path / "report.html")
     assert done.returncode == 2 and refused.format("report") in done.stderr, done.stderr
-    done = run_cli("sql", "--dialect", "duckdb", "--doc-weight-col", "w")
-    assert done.returncode == 2 and "doc_weight_col = 'w' is not supported by ndcg sql" in done.stderr, done.stderr
-    # the SQL fronts: the table macros and sql/ndcg.sql refuse the variable by name
+    for dialect in ("duckdb", "spark"):  # the printed statements check no weights, whatever the engine
+        done = run_cli("sql", "--dialect", dialect, "--doc-weight-col", "w")
+        assert done.returncode == 2 and "doc_weight_col = 'w' is not supported by ndcg sql" in done.stderr, done.stderr
+    # the table macros refuse the variable by name (sql/ndcg.sql computes it: the next test)
     connection = duckdb.connect()
     connection.execute((ROOT / "sql/generated/macros.sql").read_text())
-    sql_words = "doc_weight_col = 'w' is not supported by sql/ndcg.sql and the table macros"
-    runs = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
-    pl.read_csv(good).write_parquet(runs[0])
-    pl.read_csv(qrels_path).write_parquet(runs[1])
-    script = [f"SET VARIABLE run_path = '{runs[0]}'", f"SET VARIABLE qrels_path = '{runs[1]}'"]
-    script += ["SET VARIABLE ks = [10]", "SET VARIABLE doc_weight_col = 'w'"]
-    commands = [str(Path(sys.executable).parent / "duckdb"), "-bail"]
-    commands += [*(a for line in script for a in ("-cmd", line)), "-c", ".read sql/ndcg.sql"]
-    done = subprocess.run(commands, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert done.returncode != 0 and sql_words in done.stderr, done.stderr
-    with pytest.raises(duckdb.Error, match=sql_words):
+    with pytest.raises(duckdb.Error, match="doc_weight_col = 'w' is not supported by the table macros"):
         connection.sql(
             f"select * from ndcg_per_query('{run_path}', '{qrels_path}', run_format := 'csv', qrels_format := 'csv', "
             "ideal := 'retrieved', doc_weight_col := 'w')"
         ).fetchall()
+
+
+@pytest.mark.subprocess
+def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None:
+    """sql/ndcg.sql with doc_weight_col, in the duckdb CLI: the summary of the polars engine (its
+    list-weighted means), and each refusal in the command line's words, the option spelled as
+    the script's variable; one CLI process reads every case in turn."""
+    rng = random.Random(23)
+    rows = [(f"q{q:02d}", f"d{d}") for q in range(24) for d in range(7)]
+    run = pl.DataFrame(
+        {
+            "query_id": [q for q, _ in rows],
+            "doc_id": [d for _, d in rows],
+            "score": [float(rng.randint(0, 4)) for _ in rows],  # ties
+            "w": [0.0 if q == "q03" else rng.randint(0, 8) / 4 for q, _ in rows],  # q03: every result weighs 0
+            "s": ["x"] * len(rows),
+        }
+    )
+    qrels = pl.DataFrame(
+        {
+            "query_id": [q for q, _ in rows],
+            "doc_id": [d for _, d in rows],
+            "relevance": [rng.randint(-1, 3) for _ in rows],
+        }
+    ).filter(pl.col("query_id") != "q05")  # q05 unjudged: evaluated, its list weight the mean
+    paths = {name: tmp_path / f"{name}.parquet" for name in ("run", "qrels", "bad", "zero")}
+    run.write_parquet(paths["run"])
+    qrels.write_parquet(paths["qrels"])
+    run.with_columns(w=pl.when(pl.col("doc_id") == "d3").then(-1.0).otherwise("w")).write_parquet(paths["bad"])
+    run.with_columns(w=pl.lit(0.0)).write_parquet(paths["zero"])
+    options = {"k": [3, 5], "measures": "ndcg,P,map", "profile": "tfranking", "doc_weight_col": "w"}
+    tfranking = {"gain": "'exponential'", "ideal": "'retrieved'", "precision_denominator": "'min-k-retrieved'"}
+    tfranking |= {
+        "queries_without_judgments": "'evaluate'",
+        "doc_weight_col": "'w'",
+        "measures": "['ndcg', 'P', 'map']",
+    }
+
+    def words_of(call: Callable[[], object], script_option: str = "doc_weight_col") -> str:
+        with pytest.raises((InvalidInput, UsageError)) as refused:
+            call()
+        said = str(refused.value).replace("name it with --doc-weight-col", "name it with SET VARIABLE doc_weight_col")
+        return said.replace("--doc-weight-col", script_option)
+
+    cases: list[tuple[str, dict[str, str], str | None]] = [("run", {}, None)]
+    for column in ("w", "nope", "s", "score"):
+        words = words_of(
+            lambda c=column: api.evaluate(str(paths["bad"]), str(paths["qrels"]), **{**options, "doc_weight_col": c})
+        )
+        cases.append(("bad", {"doc_weight_col": f"'{column}'"}, words))
+    cases.append(("zero", {}, words_of(lambda: api.evaluate(str(paths["zero"]), str(paths["qrels"]), **options))))
+    for name, value, given in (
+        ("tie_bounds", "true", True),
+        ("ties", "'average'", "average"),
+        ("measures", "['err']", "err"),
+    ):
+        words = words_of(
+            lambda n=name, g=given: api.evaluate(str(paths["run"]), str(paths["qrels"]), **{**options, n: g})
+        )
+        cases.append(("run", {name: value}, words))
+    unset_ideal = (
+        "doc_weight_col 'w' needs ideal retrieved (TF-Ranking weighs the list it is given, as given), got ideal "
+        "judged; SET VARIABLE ideal = 'retrieved'"
+    )
+    cases.append(("run", {"ideal": "NULL"}, unset_ideal))
+    both = (
+        "query_weights_path and doc_weight_col both weigh the means (the second by TF-Ranking's list weights): set "
+        "one of them"
+    )
+    cases.append(("run", {"query_weights_path": f"'{paths['qrels']}'"}, both))
+    # the refusals before any step, in one connection: the files sql/ndcg.sql reads first
+    connection = duckdb.connect()
+    first_files = ("input_columns.sql", "inputs.sql", "aligned_inputs.sql", "generated/derived_variables.sql")
+    for path, changes, words in cases[1:]:
+        if path == "zero":
+            continue  # found as the means are taken, after the steps: in the CLI below
+        settings = {"ks": "[3, 5]", "qrels_path": f"'{paths['qrels']}'", "run_path": f"'{paths[path]}'"}
+        for name, value in {**settings, **tfranking, **changes}.items():
+            connection.execute(f"RESET VARIABLE {name}" if value == "NULL" else f"SET VARIABLE {name} = {value}")
+        for file in (*first_files, "generated/refusals.sql"):
+            connection.execute((ROOT / "sql" / file).read_text())
+        with pytest.raises(duckdb.Error) as refused:
+            connection.sql("select count(refused) from refusals").fetchall()
+        assert str(refused.value).removeprefix("Invalid Input Error: ") == words
+        for name in changes:
+            connection.execute(f"RESET VARIABLE {name}")
+    # the means' 0/0, found as they are taken (sql/list_weights.sql), over the steps' views as the
+    # zero run makes them: every result weighs 0, every evaluated query's ndcg counted
+    connection.execute(f"SET VARIABLE run_path = '{paths['zero']}'")
+    connection.execute("create or replace temp table per_query as select distinct query_id, 0.0 as ndcg from run")
+    connection.execute(
+        "create or replace temp view judgments as select query_id, doc_id, 1.0 as label, 1.0 as gain from qrels"
+    )
+    connection.execute((ROOT / "sql/list_weights.sql").read_text())
+    with pytest.raises(duckdb.Error) as refused:
+        connection.sql("select * from list_weights").fetchall()
+    assert str(refused.value).removeprefix("Invalid Input Error: ") == next(w for p, _, w in cases if p == "zero")
+    # the weighed summary in the duckdb CLI
+    script = ["SET VARIABLE ks = [3, 5];", f"SET VARIABLE qrels_path = '{paths['qrels']}';"]
+    script += [f"SET VARIABLE {name} = {value};" for name, value in tfranking.items()]
+    script += [f"SET VARIABLE run_path = '{paths['run']}';", ".read sql/ndcg.sql"]
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "duckdb"), "-csv"],
+        input="\n".join(script) + "\n", cwd=ROOT, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    printed = pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
+    expected = api.evaluate(str(paths["run"]), str(paths["qrels"]), **options).summary
+    assert printed.columns == expected.columns and printed.height == expected.height
+    for column in ("queries", "cg", "dcg", "idcg", "ndcg", "P", "map"):
+        found, wanted = printed[column].cast(pl.Float64), expected[column].cast(pl.Float64)
+        assert found.is_null().to_list() == wanted.is_null().to_list(), column
+        assert ((found - wanted).abs().fill_null(0) < TOLERANCE).all(), column

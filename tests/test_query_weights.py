@@ -320,7 +320,10 @@ def test_the_report_refuses_weighted_outputs_rather_than_draw_them_unweighted(tm
     assert not (tmp_path / "report.html").exists()
 
 
-def test_spark_s_weighted_summary_equals_polars(tmp_path: Path, local_spark: object) -> None:
+def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: object) -> None:
+    """Query weights and TF-Ranking's document weights (their checks' words too) on Spark as on Polars."""
+    from pipeline.engines import spark as spark_engine
+
     run, table, _ = _random_lists(seed=3, queries=12)
     run_path = _write(tmp_path, "run.parquet", run.drop("relevance"))
     qrels_path = _write(tmp_path, "qrels.parquet", run.select("query_id", "doc_id", "relevance"))
@@ -331,9 +334,45 @@ def test_spark_s_weighted_summary_equals_polars(tmp_path: Path, local_spark: obj
         for name in ("ndcg", "map", "gm_map"):
             expected = _summary_row(polars, k)[name]
             assert _summary_row(spark.summary, k)[name] == pytest.approx(expected, abs=TOLERANCE), (k, name)
-    # per-document weights (--doc-weight-col) are refused by name on Spark, computed by polars and duckdb
-    with pytest.raises(UsageError, match="doc_weight_col = 'w' is not supported on the spark engine"):
-        api.evaluate(run_path, qrels_path, engine="spark", doc_weight_col="w")
+    # per-document weights: some 0 (the result leaves the list), tied scores, a query with none relevant
+    rng = np.random.default_rng(4)
+    weighted = run.with_columns(
+        score=pl.col("score").floor() // 3,
+        w=pl.Series(rng.integers(0, 9, run.height) / 4),
+        relevance=pl.when(pl.col("query_id") == "q001").then(0).otherwise(pl.col("relevance")),
+    )
+    weighted_run = _write(tmp_path, "weighted.parquet", weighted.drop("relevance"))
+    weighted_qrels = _write(tmp_path, "weighted_qrels.parquet", weighted.select("query_id", "doc_id", "relevance"))
+    options = {"k": [3, 5], "measures": "ndcg,P,map", "profile": "tfranking", "doc_weight_col": "w"}
+    by_engine = {
+        engine: api.evaluate(weighted_run, weighted_qrels, engine=engine, **options) for engine in ("polars", "spark")
+    }
+    ours, theirs = by_engine["polars"], by_engine["spark"]
+    for name in ("per_query", "summary", "query_weights"):
+        expected, found = (
+            getattr(ours, name),
+            getattr(theirs, name).sort(getattr(ours, name).columns[:2], nulls_last=False),
+        )
+        expected = expected.sort(expected.columns[:2], nulls_last=False)
+        assert expected.columns == found.columns and expected.height == found.height, name
+        for column in expected.columns:
+            if expected.schema[column].is_float():
+                assert ((expected[column] - found[column]).abs() < TOLERANCE).all(), (name, column)
+                assert expected[column].is_null().to_list() == found[column].is_null().to_list(), (name, column)
+            else:
+                assert expected[column].to_list() == found[column].to_list(), (name, column)
+    # a bad weight in the same words; the lazy Spark API, whose summary is a plain mean, refuses weights
+    bad = _write(tmp_path, "bad.parquet", weighted.drop("relevance").with_columns(w=pl.col("w") - 1))
+    said = {}
+    for engine in ("polars", "spark"):
+        with pytest.raises(
+            InvalidInput, match="row\\(s\\) with a negative weight in column 'w', first: query"
+        ) as error:
+            api.evaluate(bad, weighted_qrels, engine=engine, **options)
+        said[engine] = str(error.value)
+    assert said["spark"] == said["polars"]
+    with pytest.raises(UsageError, match=r"pipeline\.engines\.spark\.evaluate does not weigh its summary"):
+        spark_engine.evaluate(weighted_run, weighted_qrels, evaluation=api.make_evaluation(**options))
 
 
 def test_lightgbm_s_row_weights_and_xgboost_s_group_weights_are_query_weights(tmp_path: Path) -> None:

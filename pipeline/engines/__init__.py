@@ -63,6 +63,11 @@ class Engine(Protocol):
         """The summary of a per-query table, as :meth:`compute` sums it (same bits)."""
         ...
 
+    def list_weight_sums(self, validated: Any, evaluation: Evaluation) -> pl.DataFrame:
+        """The sums of TF-Ranking's list weights over the validated run (``--doc-weight-col``):
+        :func:`pipeline.weights.list_weight_sums`."""
+        ...
+
     def memory_floor(self, evaluation: Evaluation, execution: Execution) -> int:
         """Bytes the engine takes to evaluate whatever the run's size (its memory limit counts
         them before the run's rows: :func:`pipeline.units.bucket_count`)."""
@@ -115,6 +120,11 @@ class _PolarsRead:
 
     def check_job(self, job: Any) -> None:
         pass
+
+    def list_weight_sums(self, validated: Validated, evaluation: Evaluation) -> pl.DataFrame:
+        from pipeline.weights import list_weight_sums
+
+        return list_weight_sums(validated.checked.run, validated.checked.qrels, evaluation)
 
     def memory_floor(self, evaluation: Evaluation, execution: Execution) -> int:
         # Polars has no cap of its own: the bytes per run row are measured over its whole use
@@ -284,6 +294,11 @@ class SparkEngine:
 
     def summarize(self, per_query_table: pl.DataFrame) -> pl.DataFrame:
         raise UsageError("the spark engine does not evaluate in buckets; size Spark with spark-submit")
+
+    def list_weight_sums(self, validated: Any, evaluation: Evaluation) -> pl.DataFrame:
+        from pipeline.engines import spark as spark_engine
+
+        return spark_engine.list_weight_sums(validated, evaluation)
 
     def memory_floor(self, evaluation: Evaluation, execution: Execution) -> int:
         raise UsageError("the spark engine does not evaluate in buckets; size Spark with spark-submit")

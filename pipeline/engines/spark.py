@@ -27,7 +27,7 @@ import sqlglot
 from pipeline import rules
 from pipeline.engines.spark_inputs import UNSIGNED, SparkChecked, SparkInput, quoted, validated
 from pipeline.errors import UsageError, install_hint
-from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
+from pipeline.expressions import DOC_WEIGHT, TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY
 from pipeline.io import hadoop
 from pipeline.io.read import Columns, Source
 from pipeline.registry import Evaluation, InputChecks, summary_variables
@@ -185,8 +185,10 @@ def per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> DataF
             "score",
             functions.lit(None).cast("bigint").alias("arrival"),
             functions.lit(None).cast("double").alias("input_rank"),
-            # every result weighs 1: --doc-weight-col is refused on Spark (pipeline.engines.SparkEngine.check_job)
-            functions.lit(1.0).cast("double").alias("doc_weight"),
+            # the weights checked as read (spark_inputs._document_weights); 1 without --doc-weight-col
+            functions.col(DOC_WEIGHT)
+            if evaluation.doc_weight_col is not None
+            else functions.lit(1.0).cast("double").alias(DOC_WEIGHT),
         ),
         "qrels": qrels.select(
             "query_id",
@@ -250,6 +252,13 @@ def evaluate(
     executors' storage, so a lost executor fails the job rather than recomputing it)."""
     from pipeline.inputs import Inputs
 
+    if evaluation.doc_weight_col is not None:
+        # its summary is summary.sql's plain means, planned lazily in Spark
+        raise UsageError(
+            f"doc_weight_col = {evaluation.doc_weight_col!r}: pipeline.engines.spark.evaluate does not weigh its "
+            "summary by TF-Ranking's list weights; use pipeline.api.evaluate(..., engine='spark') or ndcg evaluate "
+            "--engine spark, which do"
+        )
     inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, checks or InputChecks())
     checked = load(inputs, evaluation, spark=spark)
     # checkpointed lazily: planned here, computed by the first action on either table and kept
@@ -345,6 +354,29 @@ def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame
     on the sample; caching the table did not spare it)."""
     table = per_query(checked.run, checked.qrels, evaluation).localCheckpoint(eager=True)
     return _to_polars(table), _to_polars(summarize(table))
+
+
+def list_weight_sums(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFrame:
+    """:func:`pipeline.weights.list_weight_sums` computed by Spark (one row per query, brought
+    back): the sums TF-Ranking's list weights are made of, under ``--doc-weight-col``."""
+    from pyspark.sql import functions
+
+    from pipeline.engines.spark_stats import gain
+
+    labels = checked.qrels.groupBy("query_id", "doc_id").agg(functions.max("relevance").alias("relevance"))
+    listed = checked.run.filter(functions.col(DOC_WEIGHT) > 0).join(labels, ["query_id", "doc_id"], "left")
+    label, weight = functions.col("relevance"), functions.col(DOC_WEIGHT)
+    threshold = evaluation.relevance_threshold
+    relevant = functions.coalesce(label > 0 if threshold is None else label >= threshold, functions.lit(False))
+    gained, relevance = gain(label, evaluation), relevant.cast("double")
+    sums = listed.groupBy("query_id").agg(
+        functions.count(functions.lit(1)).alias("results"),
+        functions.sum(weight * gained).alias("weighted_gain"),
+        functions.sum(gained).alias("gain"),
+        functions.sum(weight * relevance).alias("weighted_relevant"),
+        functions.sum(relevance).alias("relevant"),
+    )
+    return _to_polars(sums)
 
 
 def per_query_table(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFrame:

@@ -81,6 +81,8 @@ def validated(
         role="qrels",
         others=not inline,
     )
+    if evaluation.doc_weight_col is not None:
+        run_frame = _document_weights(run_frame, evaluation.doc_weight_col, run.name)
     run_ids = {in_run.query: QUERY, in_run.doc: DOC}
     qrels_ids = {in_qrels.query: QUERY, in_qrels.doc: DOC}
     unsigned: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
@@ -97,6 +99,47 @@ def validated(
         evaluation=evaluation,
         unsigned_ids=unsigned,
     )
+
+
+def _document_weights(run: DataFrame, column: str, run_name: str) -> DataFrame:
+    """The run with its weight ``column`` as ``doc_weight`` (a double), checked by the other
+    engines' rules in their words (:func:`pipeline.weights.document_weights`): one Spark job
+    counts each problem, a second reads the first row of the first problem found."""
+    from pyspark.sql import functions
+
+    from pipeline.engines import spark_stats as stats
+    from pipeline.expressions import DOC_WEIGHT
+    from pipeline.weights import DOCUMENT_WEIGHT_PROBLEMS, bad_weights_message, weight_column_problem
+
+    shown = None
+    if column in run.columns and column not in (QUERY, DOC, SCORE):
+        found = stats.column_types(run, (column,))[column]
+        shown = None if found.kind in ("integer", "float", "decimal") else found.shown
+    problem = weight_column_problem(run_name, column, run.columns, shown)
+    if problem:
+        raise InvalidInput(problem)
+    weight = functions.col(quoted(column)).cast("double")
+    tests = {
+        "a null weight": weight.isNull(),
+        "a NaN weight": functions.isnan(weight),
+        "an infinite weight": functions.abs(weight) == functions.lit(float("inf")),
+        "a negative weight": weight < 0,  # NaN sorts above every number in Spark, as it does not count here
+    }
+    assert tuple(tests) == tuple(problem for problem, _ in DOCUMENT_WEIGHT_PROBLEMS)
+    (counts,) = stats.collect(
+        run_name, run.select(*(functions.count_if(test).alias(str(i)) for i, test in enumerate(tests.values())))
+    )
+    for i, (problem, test) in enumerate(tests.items()):
+        if counts[i]:
+            first = run.filter(test).select(
+                functions.col(QUERY).cast("string").alias("query"),
+                functions.col(DOC).cast("string").alias("doc"),
+                weight.alias("weight"),
+            )
+            (row,) = stats.collect(run_name, first.limit(1))
+            raise InvalidInput(bad_weights_message(run_name, column, problem, counts[i], row.asDict()))
+    weighted = run.withColumn(DOC_WEIGHT, weight)
+    return weighted if column == DOC_WEIGHT else weighted.drop(column)
 
 
 def _read_from_uint64(frame: DataFrame, name: str) -> bool:
@@ -197,6 +240,8 @@ class SparkChecked:
     run: DataFrame
     qrels: DataFrame
     warnings: tuple[rules.ValidationWarning, ...] = ()
+    # the run's name in messages (the list weights' totals under --doc-weight-col)
+    run_name: str = "run"
 
 
 def check_inputs(
@@ -268,7 +313,8 @@ def check_inputs(
     if SUBTOPIC in qrels.columns:
         # one type on every engine: an integer subtopic 3 is the text "3", as in a TREC file
         qrels = qrels.withColumn(SUBTOPIC, functions.col(SUBTOPIC).cast("string"))
-    return SparkChecked(run, qrels, rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy))
+    found = rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy)
+    return SparkChecked(run, qrels, found, run_name)
 
 
 def _aligned_ids(

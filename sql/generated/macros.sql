@@ -446,6 +446,12 @@ WITH text_lines AS (
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
+    CAST(CASE
+      WHEN NOT doc_weight_col IS NULL
+      THEN ERROR(
+        'doc_weight_col = ''' || doc_weight_col || ''' is not supported by the table ' || 'macros: they weigh no means; use .read sql/ndcg.sql or ndcg evaluate --doc-weight-col'
+      )
+    END AS DOUBLE) AS doc_weight, /* the run's weights are sql/ndcg.sql's and the engines', refused here by name */
     CAST(0 AS BIGINT) AS arrival,
     run_rows.ndcg_file,
     run_rows.ndcg_line_number,
@@ -600,26 +606,26 @@ WITH text_lines AS (
     TRY_CAST(aligned.score AS DOUBLE) AS score,
     aligned.arrival,
     CAST(NULL AS DOUBLE) AS input_rank,
-    CAST(CASE
+    CASE
       WHEN doc_weight_col IS NULL
       THEN 1.0
-      ELSE ERROR(
-        'doc_weight_col = ''' || doc_weight_col || ''' is not supported by sql/ndcg.sql and ' || 'the table macros: the run''s per-document weights are read and checked by the polars and ' || 'duckdb engines; use ndcg evaluate --doc-weight-col with --engine polars or duckdb'
-      )
-    END AS DOUBLE) AS doc_weight /* every result weighs 1: the run's weights are read and checked by the engines alone, refused here by name */
+      ELSE TRY_CAST(aligned.doc_weight AS DOUBLE)
+    END AS doc_weight /* the run's weights (doc_weight_col), checked by sql/generated/refusals.sql; each result weighs 1 without */
   FROM (
     SELECT
       run_given.query_id,
       run_given.doc_id,
       run_given.score,
-      run_given.arrival
+      run_given.arrival,
+      run_given.doc_weight
     FROM run_given
     UNION ALL
     SELECT
       qrels_given.query_id,
       qrels_given.doc_id,
       NULL AS score,
-      NULL AS arrival
+      NULL AS arrival,
+      NULL AS doc_weight
     FROM qrels_given
     WHERE
       FALSE
@@ -6287,7 +6293,12 @@ FROM NDCG_PER_QUERY_STEPS(
         THEN ['compat_curve']
         ELSE CAST([] AS TEXT[])
       END,
-      CASE WHEN FALSE THEN ['weighted_ap_curve'] ELSE CAST([] AS TEXT[]) END
+      CASE
+        WHEN NOT doc_weight_col IS NULL
+        AND COALESCE(LIST_HAS_ANY(measures, CAST(['map'] AS TEXT[])), FALSE)
+        THEN ['weighted_ap_curve']
+        ELSE CAST([] AS TEXT[])
+      END
     ]
   ),
   FLATTEN(

@@ -1667,6 +1667,186 @@ SELECT
         )[1].key AS DOUBLE) AS TEXT)
       END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
     )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND LENGTH(
+      LIST_FILTER(
+        GETVARIABLE('measure_columns'),
+        LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map'], c)
+      )
+    ) > 0
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map only, as TF-Ranking''s NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them; ' || ARRAY_TO_STRING(
+        LIST_FILTER(
+          GETVARIABLE('measure_columns'),
+          LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map'], c)
+        ),
+        ', '
+      ) || ' would not be weighted: evaluate them without doc_weight_col'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND GETVARIABLE('ties') = 'average'
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied scores at random, one order of them; the mean gain of --ties average is not its), got ties average'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND COALESCE(CAST(GETVARIABLE('ideal') AS TEXT) <> 'retrieved', TRUE)
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs ideal retrieved (TF-Ranking weighs the list it is given, as given)' || ', got ideal ' || COALESCE(CAST(GETVARIABLE('ideal') AS TEXT), 'judged') || '; SET VARIABLE ideal = ''retrieved'''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND COALESCE(CAST(GETVARIABLE('precision_denominator') AS TEXT) <> 'min-k-retrieved', TRUE)
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs precision_denominator min-k-retrieved (TF-Ranking weighs the list it is given, as given)' || ', got precision_denominator ' || COALESCE(CAST(GETVARIABLE('precision_denominator') AS TEXT), 'k') || '; SET VARIABLE precision_denominator = ''min-k-retrieved'''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT GETVARIABLE('tie_bounds') IS NULL
+    AND GETVARIABLE('tie_bounds') IS DISTINCT FROM FALSE
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs tie_bounds False (TF-Ranking weighs the list it is given, as given)' || ', got tie_bounds ' || CASE WHEN GETVARIABLE('tie_bounds') THEN 'True' ELSE 'False' END || ''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT GETVARIABLE('max_results') IS NULL
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs max_results None (TF-Ranking weighs the list it is given, as given)' || ', got max_results ' || CAST(GETVARIABLE('max_results') AS TEXT) || ''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT GETVARIABLE('unjudged') IS NULL
+    AND CAST(GETVARIABLE('unjudged') AS TEXT) <> 'zero'
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs unjudged zero (TF-Ranking weighs the list it is given, as given)' || ', got unjudged ' || CAST(GETVARIABLE('unjudged') AS TEXT) || ''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT GETVARIABLE('duplicates') IS NULL
+    AND CAST(GETVARIABLE('duplicates') AS TEXT) <> 'error'
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs duplicates error (TF-Ranking weighs the list it is given, as given)' || ', got duplicates ' || CAST(GETVARIABLE('duplicates') AS TEXT) || ''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT GETVARIABLE('retrieved_scores') IS NULL
+    AND CAST(GETVARIABLE('retrieved_scores') AS TEXT) <> 'all'
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs retrieved_scores all (TF-Ranking weighs the list it is given, as given)' || ', got retrieved_scores ' || CAST(GETVARIABLE('retrieved_scores') AS TEXT) || ''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT GETVARIABLE('all_queries') IS NULL
+    AND GETVARIABLE('all_queries') IS DISTINCT FROM FALSE
+    THEN ERROR(
+      'doc_weight_col ' || CASE
+        WHEN GETVARIABLE('doc_weight_col') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || ' needs all_queries False (TF-Ranking weighs the list it is given, as given)' || ', got all_queries ' || CASE WHEN GETVARIABLE('all_queries') THEN 'True' ELSE 'False' END || ''
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT GETVARIABLE('query_weights_path') IS NULL
+    THEN ERROR(
+      'query_weights_path and doc_weight_col both weigh the means (the second by TF-Ranking''s list weights): set one of them'
+    )
     WHEN NOT ARRAY_CONTAINS(['', 'binary', 'c', 'posix'], LOWER(CURRENT_SETTING('default_collation')))
     AND (
       run_stats.query_id_type = 'VARCHAR'
@@ -1691,6 +1871,1625 @@ SELECT
           '\'''
         ) || ''''
       END || ', under which two text ids that differ in case or accents would be one; run RESET default_collation (or SET default_collation = '''') before evaluating'
+    )
+    WHEN LENGTH(
+      LIST_FILTER(
+        [
+          COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id'),
+          COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id'),
+          COALESCE(GETVARIABLE('score_col'), 'score')
+        ],
+        LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), n)
+      )
+    ) > 0
+    THEN ERROR(
+      CAST(GETVARIABLE('run_path') AS TEXT) || ': missing column(s) ' || ARRAY_TO_STRING(
+        LIST_TRANSFORM(
+          LIST_FILTER(
+            [
+              COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id'),
+              COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id'),
+              COALESCE(GETVARIABLE('score_col'), 'score')
+            ],
+            LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), n)
+          ),
+          LAMBDA n : CASE
+            WHEN n IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+            WHEN TYPEOF(n) <> 'VARCHAR'
+            THEN CAST(n AS TEXT)
+            WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ),
+        '; '
+      ) || '; columns found: ' || COALESCE(
+        NULLIF(
+          ARRAY_TO_STRING(
+            LIST_TRANSFORM(
+              GETVARIABLE('run_columns_found'),
+              LAMBDA f : CASE
+                WHEN f IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(f), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(f AS TEXT) || ''')'
+                WHEN TYPEOF(f) <> 'VARCHAR'
+                THEN CAST(f AS TEXT)
+                WHEN CONTAINS(CAST(f AS TEXT), '''') AND NOT CONTAINS(CAST(f AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(f AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(f AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ),
+            ', '
+          ),
+          ''
+        ),
+        'none'
+      ) || CASE
+        WHEN (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('run_columns_found'),
+            COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id')
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('run_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('run_columns_found'),
+            COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id')
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('run_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              [
+                'did',
+                'doc',
+                'doc_id',
+                'docid',
+                'docno',
+                'document',
+                'document_id',
+                'passage_id',
+                'pid'
+              ],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), COALESCE(GETVARIABLE('score_col'), 'score')) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('run_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        THEN '; to read them so: ' || ARRAY_TO_STRING(
+          LIST_FILTER(
+            [
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('run_columns_found'),
+                  COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id')
+                )
+                THEN 'SET VARIABLE ' || 'run_query_col' || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('run_columns_found'),
+                  COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id')
+                )
+                THEN 'SET VARIABLE ' || 'run_doc_col' || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), COALESCE(GETVARIABLE('score_col'), 'score'))
+                THEN 'SET VARIABLE ' || 'score_col' || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('run_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('run_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('run_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['rank_score', 'retrieval_score', 'score', 'scores', 'sim', 'similarity'],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END
+            ],
+            LAMBDA s : NOT s IS NULL
+          ),
+          '; '
+        )
+        ELSE '; name the run''s columns with SET VARIABLE (run_query_col, run_doc_col, score_col; query_col and doc_col: both inputs'')'
+      END
+    )
+    WHEN LENGTH(
+      LIST_FILTER(
+        [
+          COALESCE(
+            CASE
+              WHEN GETVARIABLE('qrels_path') IS NULL
+              THEN GETVARIABLE('run_query_col')
+              ELSE GETVARIABLE('qrels_query_col')
+            END,
+            GETVARIABLE('query_col'),
+            'query_id'
+          ),
+          COALESCE(
+            CASE
+              WHEN GETVARIABLE('qrels_path') IS NULL
+              THEN GETVARIABLE('run_doc_col')
+              ELSE GETVARIABLE('qrels_doc_col')
+            END,
+            GETVARIABLE('doc_col'),
+            'doc_id'
+          ),
+          COALESCE(
+            CASE
+              WHEN NOT (
+                GETVARIABLE('qrels_path') IS NULL
+              )
+              THEN GETVARIABLE('qrels_label_col')
+            END,
+            GETVARIABLE('label_col'),
+            'relevance'
+          )
+        ],
+        LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('qrels_columns_found'), n)
+      )
+    ) > 0
+    THEN ERROR(
+      CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT) || ': missing column(s) ' || ARRAY_TO_STRING(
+        LIST_TRANSFORM(
+          LIST_FILTER(
+            [
+              COALESCE(
+                CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN GETVARIABLE('run_query_col')
+                  ELSE GETVARIABLE('qrels_query_col')
+                END,
+                GETVARIABLE('query_col'),
+                'query_id'
+              ),
+              COALESCE(
+                CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN GETVARIABLE('run_doc_col')
+                  ELSE GETVARIABLE('qrels_doc_col')
+                END,
+                GETVARIABLE('doc_col'),
+                'doc_id'
+              ),
+              COALESCE(
+                CASE
+                  WHEN NOT (
+                    GETVARIABLE('qrels_path') IS NULL
+                  )
+                  THEN GETVARIABLE('qrels_label_col')
+                END,
+                GETVARIABLE('label_col'),
+                'relevance'
+              )
+            ],
+            LAMBDA n : NOT ARRAY_CONTAINS(GETVARIABLE('qrels_columns_found'), n)
+          ),
+          LAMBDA n : CASE
+            WHEN n IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(n), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(n AS TEXT) || ''')'
+            WHEN TYPEOF(n) <> 'VARCHAR'
+            THEN CAST(n AS TEXT)
+            WHEN CONTAINS(CAST(n AS TEXT), '''') AND NOT CONTAINS(CAST(n AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(n AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(n AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ),
+        '; '
+      ) || '; columns found: ' || COALESCE(
+        NULLIF(
+          ARRAY_TO_STRING(
+            LIST_TRANSFORM(
+              GETVARIABLE('qrels_columns_found'),
+              LAMBDA f : CASE
+                WHEN f IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(f), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(f AS TEXT) || ''')'
+                WHEN TYPEOF(f) <> 'VARCHAR'
+                THEN CAST(f AS TEXT)
+                WHEN CONTAINS(CAST(f AS TEXT), '''') AND NOT CONTAINS(CAST(f AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(f AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(f AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ),
+            ', '
+          ),
+          ''
+        ),
+        'none'
+      ) || CASE
+        WHEN (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('qrels_columns_found'),
+            COALESCE(
+              CASE
+                WHEN GETVARIABLE('qrels_path') IS NULL
+                THEN GETVARIABLE('run_query_col')
+                ELSE GETVARIABLE('qrels_query_col')
+              END,
+              GETVARIABLE('query_col'),
+              'query_id'
+            )
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('qrels_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('qrels_columns_found'),
+            COALESCE(
+              CASE
+                WHEN GETVARIABLE('qrels_path') IS NULL
+                THEN GETVARIABLE('run_doc_col')
+                ELSE GETVARIABLE('qrels_doc_col')
+              END,
+              GETVARIABLE('doc_col'),
+              'doc_id'
+            )
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('qrels_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              [
+                'did',
+                'doc',
+                'doc_id',
+                'docid',
+                'docno',
+                'document',
+                'document_id',
+                'passage_id',
+                'pid'
+              ],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        AND (
+          NOT ARRAY_CONTAINS(
+            GETVARIABLE('qrels_columns_found'),
+            COALESCE(
+              CASE
+                WHEN NOT (
+                  GETVARIABLE('qrels_path') IS NULL
+                )
+                THEN GETVARIABLE('qrels_label_col')
+              END,
+              GETVARIABLE('label_col'),
+              'relevance'
+            )
+          ) = FALSE
+          OR NOT LIST_FILTER(
+            GETVARIABLE('qrels_columns_found'),
+            LAMBDA f : ARRAY_CONTAINS(
+              [
+                'gain',
+                'grade',
+                'judgement',
+                'judgment',
+                'label',
+                'labels',
+                'qrel',
+                'rating',
+                'rel',
+                'relevance'
+              ],
+              LOWER(f)
+            )
+          )[1] IS NULL
+        )
+        THEN '; to read them so: ' || ARRAY_TO_STRING(
+          LIST_FILTER(
+            [
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('qrels_columns_found'),
+                  COALESCE(
+                    CASE
+                      WHEN GETVARIABLE('qrels_path') IS NULL
+                      THEN GETVARIABLE('run_query_col')
+                      ELSE GETVARIABLE('qrels_query_col')
+                    END,
+                    GETVARIABLE('query_col'),
+                    'query_id'
+                  )
+                )
+                THEN 'SET VARIABLE ' || CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN 'run_query_col'
+                  ELSE 'qrels_query_col'
+                END || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          ['q_id', 'qid', 'query', 'query_id', 'queryid', 'topic', 'topic_id', 'topicid'],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('qrels_columns_found'),
+                  COALESCE(
+                    CASE
+                      WHEN GETVARIABLE('qrels_path') IS NULL
+                      THEN GETVARIABLE('run_doc_col')
+                      ELSE GETVARIABLE('qrels_doc_col')
+                    END,
+                    GETVARIABLE('doc_col'),
+                    'doc_id'
+                  )
+                )
+                THEN 'SET VARIABLE ' || CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN 'run_doc_col'
+                  ELSE 'qrels_doc_col'
+                END || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'did',
+                        'doc',
+                        'doc_id',
+                        'docid',
+                        'docno',
+                        'document',
+                        'document_id',
+                        'passage_id',
+                        'pid'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'did',
+                          'doc',
+                          'doc_id',
+                          'docid',
+                          'docno',
+                          'document',
+                          'document_id',
+                          'passage_id',
+                          'pid'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'did',
+                            'doc',
+                            'doc_id',
+                            'docid',
+                            'docno',
+                            'document',
+                            'document_id',
+                            'passage_id',
+                            'pid'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END,
+              CASE
+                WHEN NOT ARRAY_CONTAINS(
+                  GETVARIABLE('qrels_columns_found'),
+                  COALESCE(
+                    CASE
+                      WHEN NOT (
+                        GETVARIABLE('qrels_path') IS NULL
+                      )
+                      THEN GETVARIABLE('qrels_label_col')
+                    END,
+                    GETVARIABLE('label_col'),
+                    'relevance'
+                  )
+                )
+                THEN 'SET VARIABLE ' || CASE
+                  WHEN GETVARIABLE('qrels_path') IS NULL
+                  THEN 'label_col'
+                  ELSE 'qrels_label_col'
+                END || ' = ' || CASE
+                  WHEN LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'gain',
+                        'grade',
+                        'judgement',
+                        'judgment',
+                        'label',
+                        'labels',
+                        'qrel',
+                        'rating',
+                        'rel',
+                        'relevance'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(
+                    TYPEOF(
+                      LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'gain',
+                            'grade',
+                            'judgement',
+                            'judgment',
+                            'label',
+                            'labels',
+                            'qrel',
+                            'rating',
+                            'rel',
+                            'relevance'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1]
+                    ),
+                    'DECIMAL'
+                  )
+                  THEN 'Decimal(''' || CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'gain',
+                        'grade',
+                        'judgement',
+                        'judgment',
+                        'label',
+                        'labels',
+                        'qrel',
+                        'rating',
+                        'rel',
+                        'relevance'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT) || ''')'
+                  WHEN TYPEOF(
+                    LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1]
+                  ) <> 'VARCHAR'
+                  THEN CAST(LIST_FILTER(
+                    GETVARIABLE('qrels_columns_found'),
+                    LAMBDA f : ARRAY_CONTAINS(
+                      [
+                        'gain',
+                        'grade',
+                        'judgement',
+                        'judgment',
+                        'label',
+                        'labels',
+                        'qrel',
+                        'rating',
+                        'rel',
+                        'relevance'
+                      ],
+                      LOWER(f)
+                    )
+                  )[1] AS TEXT)
+                  WHEN CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    ''''
+                  )
+                  AND NOT CONTAINS(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '"'
+                  )
+                  THEN '"' || REPLACE(
+                    CAST(LIST_FILTER(
+                      GETVARIABLE('qrels_columns_found'),
+                      LAMBDA f : ARRAY_CONTAINS(
+                        [
+                          'gain',
+                          'grade',
+                          'judgement',
+                          'judgment',
+                          'label',
+                          'labels',
+                          'qrel',
+                          'rating',
+                          'rel',
+                          'relevance'
+                        ],
+                        LOWER(f)
+                      )
+                    )[1] AS TEXT),
+                    '\',
+                    '\\'
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      CAST(LIST_FILTER(
+                        GETVARIABLE('qrels_columns_found'),
+                        LAMBDA f : ARRAY_CONTAINS(
+                          [
+                            'gain',
+                            'grade',
+                            'judgement',
+                            'judgment',
+                            'label',
+                            'labels',
+                            'qrel',
+                            'rating',
+                            'rel',
+                            'relevance'
+                          ],
+                          LOWER(f)
+                        )
+                      )[1] AS TEXT),
+                      '\',
+                      '\\'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              END
+            ],
+            LAMBDA s : NOT s IS NULL
+          ),
+          '; '
+        )
+        ELSE '; name the qrels''s columns with SET VARIABLE (qrels_query_col, qrels_doc_col, qrels_label_col; query_col and doc_col: both inputs'')'
+      END
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND ARRAY_CONTAINS(['query_id', 'doc_id', 'score', 'arrival'], GETVARIABLE('doc_weight_col'))
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': doc_weight_col names ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', a column read as another; name the weight column'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), GETVARIABLE('doc_weight_col'))
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': no weight column ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || '; columns found: ' || (
+        COALESCE(
+          NULLIF(
+            ARRAY_TO_STRING(
+              LIST_TRANSFORM(
+                GETVARIABLE('run_columns_found'),
+                LAMBDA f : CASE
+                  WHEN f IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(f), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(f AS TEXT) || ''')'
+                  WHEN TYPEOF(f) <> 'VARCHAR'
+                  THEN CAST(f AS TEXT)
+                  WHEN CONTAINS(CAST(f AS TEXT), '''') AND NOT CONTAINS(CAST(f AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(f AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(f AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ),
+              ', '
+            ),
+            ''
+          ),
+          'none'
+        )
+      ) || '; name it with SET VARIABLE doc_weight_col'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND NOT (
+      ARRAY_CONTAINS(
+        [
+          'TINYINT',
+          'SMALLINT',
+          'INTEGER',
+          'BIGINT',
+          'HUGEINT',
+          'UTINYINT',
+          'USMALLINT',
+          'UINTEGER',
+          'UBIGINT',
+          'UHUGEINT',
+          'FLOAT',
+          'DOUBLE'
+        ],
+        (
+          SELECT
+            duckdb_columns.data_type
+          FROM DUCKDB_COLUMNS()
+          WHERE
+            duckdb_columns.database_name = 'temp'
+            AND duckdb_columns.table_name = 'run_given'
+            AND duckdb_columns.column_name = 'doc_weight'
+        )
+      )
+      OR (
+        SELECT
+          duckdb_columns.data_type
+        FROM DUCKDB_COLUMNS()
+        WHERE
+          duckdb_columns.database_name = 'temp'
+          AND duckdb_columns.table_name = 'run_given'
+          AND duckdb_columns.column_name = 'doc_weight'
+      ) LIKE 'DECIMAL%'
+    )
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': weight column ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' holds ' || (
+        CASE
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'VARCHAR'
+          THEN 'String'
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'BOOLEAN'
+          THEN 'Boolean'
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'DOUBLE'
+          THEN 'Float64'
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'FLOAT'
+          THEN 'Float32'
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'DATE'
+          THEN 'Date'
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'TIME'
+          THEN 'Time'
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'BLOB'
+          THEN 'Binary'
+          WHEN (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          ) = 'INTERVAL'
+          THEN 'Duration'
+          ELSE (
+            SELECT
+              duckdb_columns.data_type
+            FROM DUCKDB_COLUMNS()
+            WHERE
+              duckdb_columns.database_name = 'temp'
+              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.column_name = 'doc_weight'
+          )
+        END
+      ) || ' values; expected numbers (a weight is a finite number >= 0)'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_1_count > 0
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': ' || (
+        CAST(run_weights.problem_1_count AS TEXT)
+      ) || ' row(s) with a null weight in column ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', first: query ' || (
+        CASE
+          WHEN run_weights.problem_1_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_1_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_1_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_1_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_1_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_1_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_1_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_1_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_1_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', document ' || (
+        CASE
+          WHEN run_weights.problem_1_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_1_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_1_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_1_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_1_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_1_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_1_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_1_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_1_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', weight ' || (
+        COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
+      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_2_count > 0
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': ' || (
+        CAST(run_weights.problem_2_count AS TEXT)
+      ) || ' row(s) with a NaN weight in column ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', first: query ' || (
+        CASE
+          WHEN run_weights.problem_2_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_2_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_2_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_2_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_2_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_2_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_2_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_2_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_2_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', document ' || (
+        CASE
+          WHEN run_weights.problem_2_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_2_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_2_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_2_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_2_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_2_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_2_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_2_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_2_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', weight ' || (
+        COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
+      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_3_count > 0
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': ' || (
+        CAST(run_weights.problem_3_count AS TEXT)
+      ) || ' row(s) with an infinite weight in column ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', first: query ' || (
+        CASE
+          WHEN run_weights.problem_3_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_3_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_3_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_3_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_3_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_3_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_3_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_3_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_3_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', document ' || (
+        CASE
+          WHEN run_weights.problem_3_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_3_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_3_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_3_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_3_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_3_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_3_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_3_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_3_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', weight ' || (
+        COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
+      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_4_count > 0
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': ' || (
+        CAST(run_weights.problem_4_count AS TEXT)
+      ) || ' row(s) with a negative weight in column ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', first: query ' || (
+        CASE
+          WHEN run_weights.problem_4_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_4_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_4_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_4_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_4_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_4_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_4_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_4_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_4_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', document ' || (
+        CASE
+          WHEN run_weights.problem_4_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.problem_4_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.problem_4_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.problem_4_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.problem_4_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.problem_4_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.problem_4_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.problem_4_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_4_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', weight ' || (
+        COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
+      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
     )
     WHEN NOT run_stats.query_id_type IS NULL
     AND NOT ARRAY_CONTAINS(
@@ -2540,4 +4339,44 @@ FROM run_stats, qrels_stats, (
       GETVARIABLE('ks'),
       LAMBDA k : k IS NULL OR NOT ISFINITE(k) OR k < 1 OR k <> FLOOR(k)
     )[1] AS bad_k
-) AS looked_up;
+) AS looked_up, (
+  SELECT
+    COUNT(*) FILTER(WHERE
+      w IS NULL) AS problem_1_count,
+    ARG_MIN(
+      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+      arrival
+    ) FILTER(WHERE
+      w IS NULL) AS problem_1_first,
+    COUNT(*) FILTER(WHERE
+      ISNAN(w)) AS problem_2_count,
+    ARG_MIN(
+      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+      arrival
+    ) FILTER(WHERE
+      ISNAN(w)) AS problem_2_first,
+    COUNT(*) FILTER(WHERE
+      ISINF(w)) AS problem_3_count,
+    ARG_MIN(
+      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+      arrival
+    ) FILTER(WHERE
+      ISINF(w)) AS problem_3_first,
+    COUNT(*) FILTER(WHERE
+      w < 0) AS problem_4_count,
+    ARG_MIN(
+      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+      arrival
+    ) FILTER(WHERE
+      w < 0) AS problem_4_first
+  FROM (
+    SELECT
+      run_given.query_id,
+      run_given.doc_id,
+      run_given.arrival,
+      TRY_CAST(run_given.doc_weight AS DOUBLE) AS w
+    FROM run_given
+    WHERE
+      NOT GETVARIABLE('doc_weight_col') IS NULL
+  )
+) AS run_weights;

@@ -1,0 +1,69 @@
+-- input_columns.sql: the columns the run and qrels files hold, read before sql/inputs.sql.
+--
+-- Reads the variables of sql/inputs.sql: run_path, qrels_path, query_col, doc_col, score_col,
+-- label_col, run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col, and
+-- doc_weight_col (the run's weight column, --doc-weight-col). sql/ndcg.sql
+-- reads it first, so that a column the variables name and a file lacks is refused in the command
+-- line's words (sql/generated/refusals.sql: the columns found, the variable to set) rather than
+-- by DuckDB's binder; without it, sql/inputs.sql binds the names as given.
+--
+-- Creates: views run_file and qrels_file (the files as read); sets the variables
+-- run_columns_found and qrels_columns_found (each file's column names, in order) and
+-- run_columns_read and qrels_columns_read (the names sql/inputs.sql reads: query, doc, then
+-- score and weight, or label; a name the file lacks is read as ndcg_absent, a null column).
+
+create or replace temp view run_file as
+from read_parquet(getvariable('run_path'), hive_partitioning = false);
+
+create or replace temp view qrels_file as
+from read_parquet(coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false);
+
+set variable run_columns_found = (
+    select list(duckdb_columns.column_name order by duckdb_columns.column_index)
+    from duckdb_columns()
+    where duckdb_columns.database_name = 'temp' and duckdb_columns.table_name = 'run_file'
+);
+
+set variable qrels_columns_found = (
+    select list(duckdb_columns.column_name order by duckdb_columns.column_index)
+    from duckdb_columns()
+    where duckdb_columns.database_name = 'temp' and duckdb_columns.table_name = 'qrels_file'
+);
+
+-- the names looked for, as sql/inputs.sql picks them (an input's own name, else the shared one)
+set variable run_columns_read = list_transform(
+    [
+        coalesce(getvariable('run_query_col'), getvariable('query_col'), 'query_id'),
+        coalesce(getvariable('run_doc_col'), getvariable('doc_col'), 'doc_id'),
+        coalesce(getvariable('score_col'), 'score'),
+        coalesce(cast(getvariable('doc_weight_col') as varchar), 'ndcg_absent')
+    ],
+    lambda name: case when list_contains(getvariable('run_columns_found'), name) then name else 'ndcg_absent' end
+);
+
+set variable qrels_columns_read = list_transform(
+    [
+        coalesce(
+            case
+                when getvariable('qrels_path') is null then getvariable('run_query_col')
+                else getvariable('qrels_query_col')
+            end,
+            getvariable('query_col'),
+            'query_id'
+        ),
+        coalesce(
+            case
+                when getvariable('qrels_path') is null then getvariable('run_doc_col')
+                else getvariable('qrels_doc_col')
+            end,
+            getvariable('doc_col'),
+            'doc_id'
+        ),
+        coalesce(
+            case when getvariable('qrels_path') is not null then getvariable('qrels_label_col') end,
+            getvariable('label_col'),
+            'relevance'
+        )
+    ],
+    lambda name: case when list_contains(getvariable('qrels_columns_found'), name) then name else 'ndcg_absent' end
+);
