@@ -18,8 +18,8 @@ import polars as pl
 import pytest
 
 from pipeline import evaluate
-from pipeline.macros import macros_sql
 from pipeline.registry import Evaluation, SpecError
+from pipeline.sql_files import MACROS, sql_file
 from tests.helpers import ENGINES, TOLERANCE, compute, frames
 
 ir_measures = pytest.importorskip("ir_measures")
@@ -289,7 +289,7 @@ def test_the_scale_is_refused_in_one_rules_words(tmp_path: Path) -> None:
     call = "select query_id, k, \"SDCG\" from ndcg_per_query($run, $qrels, measures := ['SDCG'], ks := [5]"
     connection = duckdb.connect()
     try:
-        connection.execute(macros_sql())
+        connection.execute(sql_file(MACROS))
         default = connection.execute(f"{call}) where k = 5 order by query_id", inputs).fetchall()
         with pytest.raises(duckdb.Error, match=re.escape("cwl_max_rel must be above cwl_min_rel (1), got 0.5")):
             connection.execute(f"{call}, cwl_min_rel := 1, cwl_max_rel := 0.5)", inputs).fetchall()

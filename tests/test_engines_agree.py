@@ -237,18 +237,34 @@ def test_random_data_random_conventions(seed: int) -> None:
     assert_engines_and_reference_agree(run_rows, qrels_rows, evaluation, pl.String, sides, str(1000 + seed))
 
 
+def copy_of(name: str, rows: list[tuple]) -> list[tuple]:
+    """The rows with each query id prefixed ``name/``: a copy of the input beside another."""
+    return [(f"{name}/{query}", *rest) for query, *rest in rows]
+
+
+def own_rows(name: str, table: dict) -> dict:
+    """The rows of the copy ``name`` of a table, under their own query ids."""
+    prefix = f"{name}/"
+    return {(query.removeprefix(prefix), k): row for (query, k), row in table.items() if query.startswith(prefix)}
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_shuffling_rows_changes_nothing(seed: int) -> None:
+    """The input as drawn and shuffled in one evaluation per engine, each a copy of its own
+    (query ids prefixed), the shuffled copy's rows in their shuffled order after the drawn ones:
+    every number of a query is its rows' alone, so the copies must score alike."""
     run_rows, qrels_rows, evaluation = random_case(100 + seed)
-    run, qrels = frames(run_rows, qrels_rows)
-    shuffled_run, shuffled_qrels = frames(
-        random.Random(seed).sample(run_rows, len(run_rows)), random.Random(seed).sample(qrels_rows, len(qrels_rows))
+    shuffled_run = random.Random(seed).sample(run_rows, len(run_rows))
+    shuffled_qrels = random.Random(seed).sample(qrels_rows, len(qrels_rows))
+    both = frames(
+        copy_of("drawn", run_rows) + copy_of("shuffled", shuffled_run),
+        copy_of("drawn", qrels_rows) + copy_of("shuffled", shuffled_qrels),
     )
     for engine in ("polars", "duckdb"):
-        assert_tables_close(
-            as_table(compute(engine, shuffled_run, shuffled_qrels, evaluation)),
-            as_table(compute(engine, run, qrels, evaluation)),
-        )
+        table = as_table(compute(engine, *both, evaluation))
+        drawn = own_rows("drawn", table)
+        assert drawn and len(drawn) * 2 == len(table)
+        assert_tables_close(own_rows("shuffled", table), drawn)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -26,8 +26,8 @@ import pytest
 from pipeline import evaluate
 from pipeline.cli import main
 from pipeline.errors import InvalidInput
-from pipeline.macros import macros_sql
 from pipeline.registry import MEASURE, PROFILES, Discount, Evaluation, Gain, SpecError
+from pipeline.sql_files import MACROS, sql_file
 from tests.helpers import ENGINES, TOLERANCE, compute, frames
 from tests.helpers.batch import Batch, Case
 from tests.helpers.cases import CASES, OPTION_CASES, OPTION_VALUES, run_frame
@@ -142,7 +142,7 @@ def test_a_label_above_g_max_is_refused_as_gdeval_refuses_it(tmp_path: Path) -> 
     qrels.collect().write_parquet(tmp_path / "qrels.parquet")
     connection = duckdb.connect()
     try:
-        connection.execute(macros_sql())
+        connection.execute(sql_file(MACROS))
         call = "ndcg_per_query($run, $qrels, measures := ['err'], ks := [2], allow_fractional_labels := true"
         inputs = {"run": str(tmp_path / "run.parquet"), "qrels": str(tmp_path / "qrels.parquet")}
         with pytest.raises(duckdb.Error, match=r"2 label\(s\) above ERR's .* the largest label is 5: pass err_max"):
@@ -233,7 +233,7 @@ def test_the_macros_give_gdevals_lines_and_refuse_a_bad_g_max(tmp_path: Path) ->
     qrels.collect().write_parquet(tmp_path / "qrels.parquet")
     connection = duckdb.connect()
     try:
-        connection.execute(macros_sql())
+        connection.execute(sql_file(MACROS))
         call = "ndcg_per_query($run, $qrels, measures := ['err'], ks := [1, 5, 10, 20], gain := 'exponential', "
         inputs = {"run": str(tmp_path / "run.parquet"), "qrels": str(tmp_path / "qrels.parquet")}
         rows = connection.execute(

@@ -27,8 +27,8 @@ import pytest
 
 from pipeline.api import evaluate
 from pipeline.errors import InvalidInput
-from pipeline.macros import macros_sql
 from pipeline.registry import PROFILES, Evaluation
+from pipeline.sql_files import MACROS, sql_file
 from tests.helpers import ROOT, compute
 
 DUCKDB_CLI = Path(sys.executable).parent / "duckdb"
@@ -116,7 +116,7 @@ def collection(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def macros() -> duckdb.DuckDBPyConnection:
     """One connection with the table macros defined (defining them costs as much as a call)."""
     connection = duckdb.connect()
-    connection.execute(macros_sql())
+    connection.execute(sql_file(MACROS))
     return connection
 
 

@@ -357,7 +357,10 @@ def _text(path: Path) -> str:
 def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
     """SIGKILL the job the moment it starts writing; every partition folder must then hold a
     whole output, the old one or the new one, never a mix and never a half-written file."""
-    rows = 30_000 * 4  # 30,000 queries of 4 results per partition
+    # 10,000 queries of 4 results per partition: each partition's files take long enough to write
+    # that the kill lands in one (every kill of 9 did at 7,500 on a busy machine); 30,000 made each
+    # of the four runs evaluate 8 partitions of 120,000 rows before writing any (20 s of the 33 s)
+    rows = 10_000 * 4
     run = pl.DataFrame({"i": pl.int_range(rows, eager=True)}).select(
         query_id=pl.format("q{}", pl.col("i") // 4),
         doc_id=pl.format("d{}", pl.col("i") % 4),
@@ -390,8 +393,10 @@ def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
         deadline = time.monotonic() + 120
         written = 0
         while process.poll() is None and time.monotonic() < deadline:
-            staging = [p for p in out.iterdir() if p.name.startswith(".staging-")]
-            done = sum(1 for p in out.glob("dt=*/manifest.json") if '"cutoffs": [\n      5' in _text(p))
+            # the manifests are read only while a folder is staged (the only moment a kill is sent)
+            staging = any(name.startswith(".staging-") for name in os.listdir(out))
+            manifests = out.glob("dt=*/manifest.json") if staging else ()
+            done = sum(1 for p in manifests if '"cutoffs": [\n      5' in _text(p))
             if staging and done >= attempt * 2:
                 os.kill(process.pid, signal.SIGKILL)
                 written = done

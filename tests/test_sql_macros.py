@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import io
 import math
-import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -23,7 +24,7 @@ from pipeline.macros import parameters as macro_parameters
 from pipeline.registry import MEASURES, SQL_VARIABLES, Evaluation
 from pipeline.sql_files import MACROS, sql_file
 from pipeline.transpile import literal
-from tests.helpers import frames
+from tests.helpers import frames, run_cli
 from tests.helpers.batch import SEPARATOR
 from tests.helpers.cases import CASES, OPTION_CASES, OPTION_VALUES
 
@@ -62,15 +63,9 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     pl.DataFrame(
         {"query_id": [r[0] for r in qrels], "doc_id": [r[2] for r in qrels], "relevance": [float(r[3]) for r in qrels]}
     ).write_parquet(folder / "qrels.parquet")
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    printed = subprocess.run(
-        [sys.executable, "-m", "pipeline", "sql", "--macros"],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    # the command line's main in this process, in the folder: its output is what the script prints
+    printed = run_cli("sql", "--macros", cwd=folder)
+    assert printed.returncode == 0, printed.stderr
     (folder / "ndcg_macros.sql").write_text(printed.stdout)
     return folder
 
@@ -114,60 +109,73 @@ def test_trec_eval_numbers_from_a_folder_outside_the_repository(folder: Path) ->
     assert {row["query_id"]: row["ndcg"] for row in exponential if row["k"] == "10"} == linear
 
 
-@pytest.mark.parametrize(
-    ("call", "message"),
-    [
-        ("ndcg_per_query('run.parquet')", "ndcg_per_query: qrels is missing"),
-        ("ndcg_summary('run.parquet')", "ndcg_summary: qrels is missing"),
-        (
-            "ndcg_per_query('run.parquet', 'qrels.parquet', gain := 'expo')",
-            "unknown gain 'expo'; expected one of linear",
-        ),
-        (
-            "ndcg_per_query('run.parquet', 'qrels.parquet', measures := ['Px'])",
-            "unknown measure 'Px'; expected ndcg, P",
-        ),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [0])", "cutoff k must be a positive integer, got 0"),
-        (
-            "ndcg_per_query('run.parquet', 'run.parquet')",
-            "ndcg_per_query: run.parquet: missing column(s) 'relevance'; columns found: 'query_id', 'doc_id', 'score'",
-        ),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', duplicates := 'first')", "reads the order rows arrive in"),
-        ("ndcg_per_query('twice', 'qrels.parquet')", "is listed 2 times for query '301'"),
-        # the parameters the command line and the API refuse, in their words (issue 51)
-        (
-            "ndcg_per_query('run.parquet', 'qrels.parquet', discount := 'jk', log_base := 1)",
-            "ndcg_per_query: log base must be a finite number greater than 1, got 1.0",
-        ),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [2.5])", "cutoff k must be a positive integer"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [])", "at least one cutoff k is needed"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := NULL)", "ks must be a list of positive integers"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [3, 3])", "cutoffs repeat a value"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', measures := NULL)", "measures must be a list"),
-        ("ndcg_per_query('run.parquet', 'qrels.parquet', max_results := 1.5)", "max_results must be a positive"),
-        (
-            "ndcg_per_query('run.parquet', 'qrels.parquet', gain_map := map {1: 1e308})",
-            "gain map value 1e+308 (level 1) is beyond the largest gain 1e+300",
-        ),
-    ],
-)
-def test_errors_name_the_argument(folder: Path, call: str, message: str) -> None:
-    twice = (
-        "create or replace view twice as (select * from 'run.parquet' union all select * from 'run.parquet' limit 2000)"
-    )
+ERROR_CASES = [
+    ("ndcg_per_query('run.parquet')", "ndcg_per_query: qrels is missing"),
+    ("ndcg_summary('run.parquet')", "ndcg_summary: qrels is missing"),
+    (
+        "ndcg_per_query('run.parquet', 'qrels.parquet', gain := 'expo')",
+        "unknown gain 'expo'; expected one of linear",
+    ),
+    (
+        "ndcg_per_query('run.parquet', 'qrels.parquet', measures := ['Px'])",
+        "unknown measure 'Px'; expected ndcg, P",
+    ),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [0])", "cutoff k must be a positive integer, got 0"),
+    (
+        "ndcg_per_query('run.parquet', 'run.parquet')",
+        "ndcg_per_query: run.parquet: missing column(s) 'relevance'; columns found: 'query_id', 'doc_id', 'score'",
+    ),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', duplicates := 'first')", "reads the order rows arrive in"),
+    ("ndcg_per_query('twice', 'qrels.parquet')", "is listed 2 times for query '301'"),
+    # the parameters the command line and the API refuse, in their words (issue 51)
+    (
+        "ndcg_per_query('run.parquet', 'qrels.parquet', discount := 'jk', log_base := 1)",
+        "ndcg_per_query: log base must be a finite number greater than 1, got 1.0",
+    ),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [2.5])", "cutoff k must be a positive integer"),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [])", "at least one cutoff k is needed"),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := NULL)", "ks must be a list of positive integers"),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', ks := [3, 3])", "cutoffs repeat a value"),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', measures := NULL)", "measures must be a list"),
+    ("ndcg_per_query('run.parquet', 'qrels.parquet', max_results := 1.5)", "max_results must be a positive"),
+    (
+        "ndcg_per_query('run.parquet', 'qrels.parquet', gain_map := map {1: 1e308})",
+        "gain map value 1e+308 (level 1) is beyond the largest gain 1e+300",
+    ),
+]
+TWICE = "create or replace view twice as (select * from 'run.parquet' union all select * from 'run.parquet' limit 2000)"
+
+
+@functools.cache
+def said_in_one_session(folder: Path) -> tuple[str, ...]:
+    """What the duckdb CLI says on stderr to each call of ERROR_CASES, all in one session (the
+    script on its standard input, where an error ends the statement, not the CLI): reading the
+    macros costs as much as a refused call, once here, not once per call. A refused call leaves
+    the session as it was. Each call follows a marker error of its own, which splits stderr."""
+    script = [".read ndcg_macros.sql", f"{TWICE};"]
+    for number, (call, _) in enumerate(ERROR_CASES):
+        script += [f"select error('-- call {number} --');", f"select * from {call};"]
     done = subprocess.run(
-        [str(DUCKDB_CLI), "-c", ".read ndcg_macros.sql", "-c", twice, "-c", f"select * from {call}"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
+        [str(DUCKDB_CLI)], input="\n".join(script) + "\n", cwd=folder, capture_output=True, text=True, timeout=120
     )
-    assert message in done.stderr + done.stdout
+    parts = re.split(r"^Invalid Input Error: -- call (\d+) --$", done.stderr, flags=re.MULTILINE)
+    said = dict(zip(map(int, parts[1::2]), parts[2::2], strict=True))
+    assert sorted(said) == list(range(len(ERROR_CASES))), done.stderr
+    return tuple(said[number] for number in range(len(ERROR_CASES)))
+
+
+@pytest.mark.parametrize(
+    ("number", "message"),
+    [(n, message) for n, (_, message) in enumerate(ERROR_CASES)],
+    ids=[f"{call}-{message}" for call, message in ERROR_CASES],
+)
+def test_errors_name_the_argument(folder: Path, number: int, message: str) -> None:
+    assert message in said_in_one_session(folder)[number], ERROR_CASES[number][0]
 
 
 def test_through_the_python_api(folder: Path) -> None:
     connection = duckdb.connect()
-    connection.execute(macros_sql())
+    connection.execute(sql_file(MACROS))
     expected = trec_eval_expected("ndcg_cut_10")
     rows = connection.execute(
         "select query_id, ndcg from ndcg_per_query($run, $qrels) where k = 10",
@@ -246,7 +254,7 @@ def test_the_edge_case_matrix_through_the_macros_equals_the_polars_engine(tmp_pa
         evaluation = dataclasses.replace(matrix[numbers[0]][3], cutoffs=cutoffs)
         call = _macro_call(f"run{group}.parquet", f"qrels{group}.parquet", evaluation)
         statements.append(f"copy (select * from {call}) to 'out{group}.parquet' (format parquet);")
-    (tmp_path / "macros.sql").write_text(macros_sql(), encoding="utf-8")
+    (tmp_path / "macros.sql").write_text(sql_file(MACROS), encoding="utf-8")
     (tmp_path / "matrix.sql").write_text("\n".join(statements) + "\n", encoding="utf-8")
     done = subprocess.run(
         [str(DUCKDB_CLI), "-c", ".read macros.sql", "-c", ".read matrix.sql"],
