@@ -388,6 +388,7 @@ def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
         "0",
     ]
     assert subprocess.run([*base, "--k", "10"], cwd=ROOT, capture_output=True).returncode == 0
+    killed = 0
     for attempt in range(3):
         process = subprocess.Popen([*base, "--k", "5"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 120
@@ -402,7 +403,7 @@ def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
                 written = done
                 break
             time.sleep(0.0005)
-        process.wait()
+        killed += process.wait() == -signal.SIGKILL
         for folder in sorted(out.glob("dt=*")):
             names = sorted(p.name for p in folder.iterdir())
             assert names == ["_SUCCESS", "manifest.json", "per_query.parquet", "summary.parquet"], (folder, names)
@@ -412,6 +413,7 @@ def test_kill_mid_write_leaves_previous_outputs_intact(tmp_path: Path) -> None:
             assert ks == summary_ks == manifest_ks and ks in ({5}, {10}), (folder, ks, summary_ks, manifest_ks)
         assert len(list(out.glob("dt=*"))) == 8
         assert written >= 0
+    assert killed, "no kill landed while a folder was staged: the test did not test what it says"
 
 
 def test_swap_exchanges_folders_in_one_step(tmp_path: Path) -> None:
