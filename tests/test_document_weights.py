@@ -490,3 +490,22 @@ def test_weights_whose_products_leave_float64_are_refused() -> None:
         too_small = "column 'w' are too small: weight x gain is a subnormal number, which keeps few digits in query 'q'"
         with pytest.raises(InvalidInput, match=too_small):
             api.evaluate(run(5e-324), qrels, engine=engine, doc_weight_col="w", measures=["ndcg"])
+
+
+def test_a_kept_duckdb_connection_forgets_the_weights(tmp_path: Path) -> None:
+    """The DuckDB engine keeps its connection between evaluations, and reads Parquet inputs itself
+    with sql/inputs.sql, which reads the variable doc_weight_col: an evaluation with weights left it
+    set, and the next one without them, on a file without that column, failed to bind (internal error)."""
+    run, qrels = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    pl.DataFrame({"query_id": ["q", "q"], "doc_id": ["a", "b"], "score": [2.0, 1.0], "w": [1.0, 2.0]}).write_parquet(
+        run
+    )
+    pl.DataFrame({"query_id": ["q"], "doc_id": ["b"], "relevance": [1]}).write_parquet(qrels)
+    weighed = api.evaluate(str(run), str(qrels), engine="duckdb", doc_weight_col="w", k=[2])
+    plain = tmp_path / "plain.parquet"
+    pl.read_parquet(run).drop("w").write_parquet(plain)
+    unweighed = api.evaluate(str(plain), str(qrels), engine="duckdb", k=[2])
+    # b (label 1) at rank 2: weighed 2 / log2(3) over its ideal 2; plain 1 / log2(3) over 1
+    for result in (weighed, unweighed):
+        assert result.per_query["ndcg"][0] == pytest.approx(1 / math.log2(3), abs=TOLERANCE)
+    assert weighed.per_query["dcg"][0] == pytest.approx(2 / math.log2(3), abs=TOLERANCE)

@@ -158,9 +158,13 @@ def read_parquet_inputs(
 ) -> None:
     """Define the views ``run`` and ``qrels`` over Parquet files with ``sql/inputs.sql`` and
     ``sql/aligned_inputs.sql``."""
+    # unset what a kept connection's last evaluation may have left that sql/inputs.sql reads: the
+    # weight column (the engine's weights are read and checked by Polars, never here) and the names
+    # sql/input_columns.sql found (sql/ndcg.sql's, never run here)
+    unset = dict.fromkeys(("doc_weight_col", "run_columns_read", "qrels_columns_read"))
     set_variables(
         connection,
-        {"run_path": list(run_paths), "qrels_path": list(qrels_paths) if qrels_paths else None, **columns},
+        {**unset, "run_path": list(run_paths), "qrels_path": list(qrels_paths) if qrels_paths else None, **columns},
     )
     connection.execute(sql_file("inputs.sql"))
     connection.execute(sql_file("aligned_inputs.sql"))
