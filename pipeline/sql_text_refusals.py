@@ -182,14 +182,20 @@ def columns_looked_up(role: str) -> str:
     guesses = []
     # the other input's value column too: a run given as qrels is told by its score column
     for column in ("query_id", "doc_id", "score", "relevance"):
-        aliases = sorted({column, *_COLUMN_ALIASES[_canonical(column)]})
-        guesses.append(f"list_filter({found}, f -> list_contains({aliases!r}, lower(f)))[1] as guess_{column}")
+        guesses.append(f"{_likely_column(found, column)} as guess_{column}")
     return (
         f"(select {found}, {role}_found_columns.files_read, {role}_found_columns.paths, "
         f"{role}_found_columns.headers_read, "
         f"list_contains({list(TEXT_FORMATS)!r}, {_variable(f'{role}_read_as')}) as is_text, {header} as has_header, "
         f"{missing} as missing, {', '.join(guesses)} from {role}_found_columns) as {role}_columns"
     )
+
+
+def _likely_column(found: str, column: str) -> str:
+    """The first of the ``found`` columns (a SQL list) that is likely ``column``: its own name or
+    a name other tools give it, in any case (null: none)."""
+    aliases = sorted({column, *_COLUMN_ALIASES[_canonical(column)]})
+    return f"list_filter({found}, f -> list_contains({aliases!r}, lower(f)))[1]"
 
 
 def _text_input(role: str) -> str:
@@ -301,8 +307,7 @@ def script_missing_columns_rule(role: str, name: Sql, looked_for: dict[str, Sql]
     shown_found = f"coalesce(nullif(array_to_string(list_transform({found}, f -> {_repr('f')}), ', '), ''), 'none')"
 
     def guess(column: str) -> str:
-        aliases = sorted({column, *_COLUMN_ALIASES[_canonical(column)]})
-        return f"list_filter({found}, f -> list_contains({aliases!r}, lower(f)))[1]"
+        return _likely_column(found, column)
 
     inline = f"{_variable('qrels_path')} is null"
 

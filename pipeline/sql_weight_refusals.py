@@ -13,7 +13,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from pipeline.registry import DEFAULTS
-from pipeline.registry.evaluation import DOCUMENT_WEIGHT_CONVENTIONS, DOCUMENT_WEIGHT_SETS, DOCUMENT_WEIGHTED_MEASURES
+from pipeline.registry.evaluation import (
+    DOCUMENT_WEIGHT_CONVENTIONS,
+    DOCUMENT_WEIGHT_SETS,
+    DOCUMENT_WEIGHTED_MEASURES,
+    convention_needed_message,
+    ties_average_message,
+    unweighted_measures_message,
+)
 from pipeline.registry.parameters import setting_text
 from pipeline.sql_words import NUMBER_SQL_TYPES, Sql, shown_type
 from pipeline.sql_words import sql_repr as _repr
@@ -68,55 +75,36 @@ def parameter_rules() -> list[tuple[str, Sql]]:
     TF-Ranking's (ideal, precision_denominator), a variable unset or set otherwise; then
     query_weights_path beside it (both weigh the means)."""
     given = f"{COLUMN} is not null"
-    column = _repr(COLUMN)
+    column, listed, shown = _marker("column"), _marker("unweighted"), _marker("value")
     weighted = list(DOCUMENT_WEIGHTED_MEASURES)
     unweighted = f"list_filter(getvariable('measure_columns'), c -> not list_contains({weighted!r}, c))"
+    values = {column: _repr(COLUMN)}
     rules = [
         (
             f"{given} and len({unweighted}) > 0",
-            Sql(
-                f"'doc_weight_col ' || {column} || "
-                + _text(
-                    ": per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map only, as "
-                    "TF-Ranking's NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them; "
-                )
-                + f" || array_to_string({unweighted}, ', ') || "
-                + _text(" would not be weighted: evaluate them without doc_weight_col")
+            _as_sql(
+                unweighted_measures_message(column, listed), {**values, listed: f"array_to_string({unweighted}, ', ')"}
             ),
         ),
-        (
-            f"{given} and {_variable('ties')} = 'average'",
-            Sql(
-                f"'doc_weight_col ' || {column} || "
-                + _text(
-                    " needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied scores at random, one "
-                    "order of them; the mean gain of --ties average is not its), got ties average"
-                )
-            ),
-        ),
+        (f"{given} and {_variable('ties')} = 'average'", _as_sql(ties_average_message(column), values)),
     ]
-    for name, needed in {**DOCUMENT_WEIGHT_SETS, **DOCUMENT_WEIGHT_CONVENTIONS}.items():  # ideal once
-        value = _variable(name)
+    for name in {**DOCUMENT_WEIGHT_SETS, **DOCUMENT_WEIGHT_CONVENTIONS}:  # ideal once
+        needed, value, fix = {**DOCUMENT_WEIGHT_CONVENTIONS, **DOCUMENT_WEIGHT_SETS}[name], _variable(name), ""
         if name in DOCUMENT_WEIGHT_SETS:
             # the script takes no default as TF-Ranking's: unset, the variable is the default's
             broken = f"coalesce(cast({value} as varchar) <> {_text(str(needed))}, true)"
-            shown = f"coalesce(cast({value} as varchar), {_text(setting_text(name, DEFAULTS[name]))})"
-            fix = _text(f"; SET VARIABLE {name} = {needed!r}")
+            got = f"coalesce(cast({value} as varchar), {_text(setting_text(name, DEFAULTS[name]))})"
+            fix = f"; SET VARIABLE {name} = {needed!r}"
         elif isinstance(needed, bool):
             broken = f"{value} is not null and {value} is distinct from {str(needed).lower()}"
-            shown, fix = f"case when {value} then 'True' else 'False' end", "''"
+            got = f"case when {value} then 'True' else 'False' end"
         elif needed is None:
-            broken, shown, fix = f"{value} is not null", f"cast({value} as varchar)", "''"
+            broken, got = f"{value} is not null", f"cast({value} as varchar)"
         else:
             broken = f"{value} is not null and cast({value} as varchar) <> {_text(str(needed))}"
-            shown, fix = f"cast({value} as varchar)", "''"
-        words = _text(f" needs {name} {setting_text(name, needed)} (TF-Ranking weighs the list it is given, as given)")
-        rules.append(
-            (
-                f"{given} and {broken}",
-                Sql(f"'doc_weight_col ' || {column} || {words} || {_text(f', got {name} ')} || {shown} || {fix}"),
-            )
-        )
+            got = f"cast({value} as varchar)"
+        words = convention_needed_message(column, name, shown) + fix
+        rules.append((f"{given} and {broken}", _as_sql(words, {**values, shown: got})))
     rules.append(
         (
             f"{given} and {_variable('query_weights_path')} is not null",

@@ -33,6 +33,33 @@ DOCUMENT_WEIGHT_CONVENTIONS: dict[str, object] = {
     "all_queries": False,
 }
 
+
+# The words of the refusals of _check_document_weights, each value given as shown (the column as
+# its repr): pipeline/sql_weight_refusals.py builds sql/ndcg.sql's from the same functions.
+def unweighted_measures_message(column: str, unweighted: str) -> str:
+    return (
+        f"doc_weight_col {column}: per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map "
+        "only, as TF-Ranking's NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them; "
+        f"{unweighted} would not be weighted: evaluate them without doc_weight_col"
+    )
+
+
+def ties_average_message(column: str) -> str:
+    # TF-Ranking orders tied scores at random; one order of them is kept here, never their mean gain
+    return (
+        f"doc_weight_col {column} needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied scores at "
+        "random, one order of them; the mean gain of --ties average is not its), got ties average"
+    )
+
+
+def convention_needed_message(column: str, name: str, value: str) -> str:
+    needed = {**DOCUMENT_WEIGHT_CONVENTIONS, **DOCUMENT_WEIGHT_SETS}[name]
+    return (
+        f"doc_weight_col {column} needs {name} {setting_text(name, needed)} (TF-Ranking weighs the list it is "
+        f"given, as given), got {name} {value}"
+    )
+
+
 Ties = Literal["docid-desc", "docid-asc", "input-order", "average"]
 Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
@@ -193,12 +220,7 @@ class Evaluation:
             raise SpecError(f"doc_weight_col must name a column of the run, got {column!r}")
         unweighted = [name for name in self.columns if name not in DOCUMENT_WEIGHTED_MEASURES]
         if unweighted:
-            raise SpecError(
-                f"doc_weight_col {column!r}: per-document weights are defined here for ndcg (with cg, dcg, idcg), "
-                f"P and map only, as TF-Ranking's NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh "
-                f"them; {', '.join(unweighted)} "
-                "would not be weighted: evaluate them without doc_weight_col"
-            )
+            raise SpecError(unweighted_measures_message(repr(column), ", ".join(unweighted)))
         # the weights are the run's: a judged document the run does not list has none, so the ideal
         # is TF-Ranking's, the weighted list's own results by weight x gain (shown as ideal
         # retrieved), and its P@k divides by min(k, the list's size); a default is taken as those,
@@ -208,17 +230,11 @@ class Evaluation:
                 object.__setattr__(self, name, needed)
         if self.ties == "average":
             # TF-Ranking orders tied scores at random; one order of them is kept here, never their mean gain
-            raise SpecError(
-                f"doc_weight_col {column!r} needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied "
-                "scores at random, one order of them; the mean gain of --ties average is not its), got ties average"
-            )
+            raise SpecError(ties_average_message(repr(column)))
         for name, allowed in DOCUMENT_WEIGHT_CONVENTIONS.items():
             value = getattr(self, name)
             if value != allowed:
-                raise SpecError(
-                    f"doc_weight_col {column!r} needs {name} {setting_text(name, allowed)} (TF-Ranking weighs the "
-                    f"list it is given, as given), got {name} {setting_text(name, value)}"
-                )
+                raise SpecError(convention_needed_message(repr(column), name, setting_text(name, value)))
 
     def _take_measure_parameters(self) -> None:
         """The conventions ir_measures' parameters of the measures named ask for (``P(rel=2)@5``:

@@ -1675,172 +1675,210 @@ SELECT
       )
     ) > 0
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map only, as TF-Ranking''s NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them; ' || ARRAY_TO_STRING(
-        LIST_FILTER(
-          GETVARIABLE('measure_columns'),
-          LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map'], c)
-        ),
-        ', '
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map only, as TF-Ranking''s NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them; ' || (
+        ARRAY_TO_STRING(
+          LIST_FILTER(
+            GETVARIABLE('measure_columns'),
+            LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map'], c)
+          ),
+          ', '
+        )
       ) || ' would not be weighted: evaluate them without doc_weight_col'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND GETVARIABLE('ties') = 'average'
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied scores at random, one order of them; the mean gain of --ties average is not its), got ties average'
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied scores at random, one order of them; the mean gain of --ties average is not its), got ties average'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND COALESCE(CAST(GETVARIABLE('ideal') AS TEXT) <> 'retrieved', TRUE)
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs ideal retrieved (TF-Ranking weighs the list it is given, as given)' || ', got ideal ' || COALESCE(CAST(GETVARIABLE('ideal') AS TEXT), 'judged') || '; SET VARIABLE ideal = ''retrieved'''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs ideal retrieved (TF-Ranking weighs the list it is given, as given), got ideal ' || (
+        COALESCE(CAST(GETVARIABLE('ideal') AS TEXT), 'judged')
+      ) || '; SET VARIABLE ideal = ''retrieved'''
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND COALESCE(CAST(GETVARIABLE('precision_denominator') AS TEXT) <> 'min-k-retrieved', TRUE)
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs precision_denominator min-k-retrieved (TF-Ranking weighs the list it is given, as given)' || ', got precision_denominator ' || COALESCE(CAST(GETVARIABLE('precision_denominator') AS TEXT), 'k') || '; SET VARIABLE precision_denominator = ''min-k-retrieved'''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs precision_denominator min-k-retrieved (TF-Ranking weighs the list it is given, as given), got precision_denominator ' || (
+        COALESCE(CAST(GETVARIABLE('precision_denominator') AS TEXT), 'k')
+      ) || '; SET VARIABLE precision_denominator = ''min-k-retrieved'''
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND NOT GETVARIABLE('tie_bounds') IS NULL
     AND GETVARIABLE('tie_bounds') IS DISTINCT FROM FALSE
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs tie_bounds False (TF-Ranking weighs the list it is given, as given)' || ', got tie_bounds ' || CASE WHEN GETVARIABLE('tie_bounds') THEN 'True' ELSE 'False' END || ''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs tie_bounds False (TF-Ranking weighs the list it is given, as given), got tie_bounds ' || (
+        CASE WHEN GETVARIABLE('tie_bounds') THEN 'True' ELSE 'False' END
+      )
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND NOT GETVARIABLE('max_results') IS NULL
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs max_results None (TF-Ranking weighs the list it is given, as given)' || ', got max_results ' || CAST(GETVARIABLE('max_results') AS TEXT) || ''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs max_results None (TF-Ranking weighs the list it is given, as given), got max_results ' || (
+        CAST(GETVARIABLE('max_results') AS TEXT)
+      )
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND NOT GETVARIABLE('unjudged') IS NULL
     AND CAST(GETVARIABLE('unjudged') AS TEXT) <> 'zero'
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs unjudged zero (TF-Ranking weighs the list it is given, as given)' || ', got unjudged ' || CAST(GETVARIABLE('unjudged') AS TEXT) || ''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs unjudged zero (TF-Ranking weighs the list it is given, as given), got unjudged ' || (
+        CAST(GETVARIABLE('unjudged') AS TEXT)
+      )
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND NOT GETVARIABLE('duplicates') IS NULL
     AND CAST(GETVARIABLE('duplicates') AS TEXT) <> 'error'
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs duplicates error (TF-Ranking weighs the list it is given, as given)' || ', got duplicates ' || CAST(GETVARIABLE('duplicates') AS TEXT) || ''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs duplicates error (TF-Ranking weighs the list it is given, as given), got duplicates ' || (
+        CAST(GETVARIABLE('duplicates') AS TEXT)
+      )
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND NOT GETVARIABLE('retrieved_scores') IS NULL
     AND CAST(GETVARIABLE('retrieved_scores') AS TEXT) <> 'all'
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs retrieved_scores all (TF-Ranking weighs the list it is given, as given)' || ', got retrieved_scores ' || CAST(GETVARIABLE('retrieved_scores') AS TEXT) || ''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs retrieved_scores all (TF-Ranking weighs the list it is given, as given), got retrieved_scores ' || (
+        CAST(GETVARIABLE('retrieved_scores') AS TEXT)
+      )
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND NOT GETVARIABLE('all_queries') IS NULL
     AND GETVARIABLE('all_queries') IS DISTINCT FROM FALSE
     THEN ERROR(
-      'doc_weight_col ' || CASE
-        WHEN GETVARIABLE('doc_weight_col') IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-        WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-        THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-        WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END || ' needs all_queries False (TF-Ranking weighs the list it is given, as given)' || ', got all_queries ' || CASE WHEN GETVARIABLE('all_queries') THEN 'True' ELSE 'False' END || ''
+      'doc_weight_col ' || (
+        CASE
+          WHEN GETVARIABLE('doc_weight_col') IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ' needs all_queries False (TF-Ranking weighs the list it is given, as given), got all_queries ' || (
+        CASE WHEN GETVARIABLE('all_queries') THEN 'True' ELSE 'False' END
+      )
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND NOT GETVARIABLE('query_weights_path') IS NULL
