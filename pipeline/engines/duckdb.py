@@ -88,8 +88,9 @@ def release_connection(
     failed: bool,
 ) -> None:
     """Back to the cache without what the evaluation left (the inputs' views and frames, the
-    tables of ``per_query.sql`` and ``summary.sql``; every variable is set again by the next),
-    or closed: after any error, and when the thread already holds an idle one like it."""
+    tables of ``per_query.sql`` and ``summary.sql``, every variable: ``sql/inputs.sql`` reads some
+    before the next evaluation sets them), or closed: after any error, and when the thread
+    already holds an idle one like it."""
     key = (os.getpid(), threads, memory_limit)
     if failed or key in _CONNECTIONS.idle:
         connection.close()
@@ -100,6 +101,8 @@ def release_connection(
             connection.execute(f"drop view if exists {name}")  # or a view of sql/inputs.sql
         connection.execute("drop table if exists per_query")
         connection.execute("drop view if exists summary")
+        for (name,) in connection.execute("select name from duckdb_variables()").fetchall():
+            connection.execute(f'RESET VARIABLE "{name}"')  # names of VARIABLES, set by set_variables
     except BaseException:
         connection.close()
         raise
@@ -158,13 +161,9 @@ def read_parquet_inputs(
 ) -> None:
     """Define the views ``run`` and ``qrels`` over Parquet files with ``sql/inputs.sql`` and
     ``sql/aligned_inputs.sql``."""
-    # unset what a kept connection's last evaluation may have left that sql/inputs.sql reads: the
-    # weight column (the engine's weights are read and checked by Polars, never here) and the names
-    # sql/input_columns.sql found (sql/ndcg.sql's, never run here)
-    unset = dict.fromkeys(("doc_weight_col", "run_columns_read", "qrels_columns_read"))
     set_variables(
         connection,
-        {**unset, "run_path": list(run_paths), "qrels_path": list(qrels_paths) if qrels_paths else None, **columns},
+        {"run_path": list(run_paths), "qrels_path": list(qrels_paths) if qrels_paths else None, **columns},
     )
     connection.execute(sql_file("inputs.sql"))
     connection.execute(sql_file("aligned_inputs.sql"))
