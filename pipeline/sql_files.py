@@ -110,6 +110,7 @@ PER_QUERY_STEPS = (
     "curves/bpm_curve.sql",
     "curves/compat_curve.sql",
     "curves/weighted_ap_curve.sql",
+    "curves/threshold_curve.sql",
     "measures/counted.sql",
     "measures/set_measures.sql",
     "measures/curve_measures.sql",

@@ -306,8 +306,9 @@ def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluat
 
 
 def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
-    """``query_id, weight, weight_P, weight_map``: TF-Ranking's list weights of each evaluated query
-    of ``per_query`` (NDCG's, whose relevance is the gain; P's and AP's, whose relevance is 0 or 1), from its
+    """``query_id, weight, weight_P, weight_map, weight_average_precision_score``: TF-Ranking's list
+    weights of each evaluated query of ``per_query`` (NDCG's, whose relevance is the gain; P's and
+    AP's, whose relevance is 0 or 1; 1 for scikit-learn's AP, which weighs no list), from its
     :func:`list_weight_sums`, the evaluated queries taken as one batch: sum(w x rel) / sum(rel)
     for a list with relevance; for a list without, the mean of those weights over the lists with
     relevance (1 when none has any); 0 for a query none of whose results weighs above 0."""
@@ -326,6 +327,8 @@ def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
         weight("weighted_gain", "gain").alias("weight"),
         weight("weighted_relevant", "relevant").alias("weight_P"),
         weight("weighted_relevant", "relevant").alias("weight_map"),
+        # scikit-learn's AP is of one list, with no list weight: a plain mean of the lists
+        pl.when(pl.col("results") == 0).then(0.0).otherwise(1.0).alias("weight_average_precision_score"),
     )
 
 

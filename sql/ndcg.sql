@@ -11,9 +11,8 @@
 -- sets refusals_verdict (0 when nothing is refused), which sql/export.sql reads. For the sample data:
 --   duckdb -cmd "SET VARIABLE run_path = 'data/run.parquet'" -cmd "SET VARIABLE qrels_path = 'data/qrels.parquet'" \
 --          -cmd "SET VARIABLE ks = [5, 10, 20]" -c ".read sql/ndcg.sql"
--- With query_weights_path or doc_weight_col set, the summary's means are weighted, as `ndcg evaluate
--- --query-weights` or --doc-weight-col weighs them (sql/query_weights.sql, sql/query_weight_rules.sql,
--- sql/list_weights.sql, sql/list_weighted_summary.sql, sql/weighted_summary.sql; the same refusals).
+-- With query_weights_path or doc_weight_col set, the summary's means are weighted as `ndcg evaluate
+-- --query-weights` or --doc-weight-col weighs them (the files read after sql/summary.sql; the same refusals).
 -- Output: the summary (k, queries, cg, dcg, idcg, ndcg, then the measures asked, and the tie bounds'
 -- columns when the variable tie_bounds is true), one row per cutoff; the row with k null is the whole ranking.
 
@@ -44,8 +43,7 @@ create or replace temp view qrels as from qrels_aligned;
 -- the rankings and the counted rows kept in tables, read through their views: DuckDB binds a view
 -- again at each reference, and every later step reads these (4.3 s against 1.2 s on the sample, most
 -- of it binding); nothing is computed once the inputs or variables were refused
-create or replace temp table rankings_rows as
-from rankings where coalesce(getvariable('refusals_verdict') = 0, false);
+create or replace temp table rankings_rows as from rankings where coalesce(getvariable('refusals_verdict') = 0, false);
 create or replace temp view rankings as from rankings_rows;
 .read sql/counters/signals.sql
 .read sql/counters/running_sums.sql
@@ -69,9 +67,9 @@ create or replace temp view rankings as from rankings_rows;
 .read sql/curves/bpm_curve.sql
 .read sql/curves/compat_curve.sql
 .read sql/curves/weighted_ap_curve.sql
+.read sql/curves/threshold_curve.sql
 .read sql/measures/counted.sql
-create or replace temp table counted_rows as
-from counted where coalesce(getvariable('refusals_verdict') = 0, false);
+create or replace temp table counted_rows as from counted where coalesce(getvariable('refusals_verdict') = 0, false);
 create or replace temp view counted as from counted_rows;
 .read sql/measures/set_measures.sql
 .read sql/measures/curve_measures.sql
@@ -84,6 +82,7 @@ create or replace temp view counted as from counted_rows;
 .read sql/query_weights.sql
 .read sql/query_weight_rules.sql
 .read sql/list_weights.sql
+.read sql/list_weight_range.sql
 .read sql/list_weighted_summary.sql
 .read sql/weighted_summary.sql
 

@@ -327,12 +327,13 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     qrels.write_parquet(paths["qrels"])
     run.with_columns(w=pl.when(pl.col("doc_id") == "d3").then(-1.0).otherwise("w")).write_parquet(paths["bad"])
     run.with_columns(w=pl.lit(0.0)).write_parquet(paths["zero"])
-    options = {"k": [3, 5], "measures": "ndcg,P,map", "profile": "tfranking", "doc_weight_col": "w"}
+    options = {"k": [3, 5], "measures": "ndcg,P,map,average_precision_score", "profile": "tfranking"}
+    options |= {"doc_weight_col": "w"}
     tfranking = {"gain": "'exponential'", "ideal": "'retrieved'", "precision_denominator": "'min-k-retrieved'"}
     tfranking |= {
         "queries_without_judgments": "'evaluate'",
         "doc_weight_col": "'w'",
-        "measures": "['ndcg', 'P', 'map']",
+        "measures": "['ndcg', 'P', 'map', 'average_precision_score']",
     }
 
     def words_of(call: Callable[[], object], script_option: str = "doc_weight_col") -> str:
@@ -412,9 +413,10 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
         connection.execute("create or replace temp table per_query as from given_per_query")
         connection.execute("drop view if exists list_weights")
         connection.execute(
-            "create or replace temp view list_weights as select query_id, weight, weight_P as weight_relevant "
-            "from given_weights"
+            "create or replace temp view list_weights as select query_id, weight, weight_P as weight_relevant, "
+            "1.0 as weight_listed from given_weights"
         )
+        connection.execute((ROOT / "sql/list_weight_range.sql").read_text())
         connection.execute((ROOT / "sql/list_weighted_summary.sql").read_text())
         with pytest.raises(duckdb.Error) as refused:
             connection.sql("select * from list_weighted_summary").fetchall()
@@ -431,7 +433,7 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     printed = pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
     expected = api.evaluate(str(paths["run"]), str(paths["qrels"]), **options).summary
     assert printed.columns == expected.columns and printed.height == expected.height
-    for column in ("queries", "cg", "dcg", "idcg", "ndcg", "P", "map"):
+    for column in ("queries", "cg", "dcg", "idcg", "ndcg", "P", "map", "average_precision_score"):
         found, wanted = printed[column].cast(pl.Float64), expected[column].cast(pl.Float64)
         assert found.is_null().to_list() == wanted.is_null().to_list(), column
         assert ((found - wanted).abs().fill_null(0) < TOLERANCE).all(), column

@@ -83,8 +83,8 @@ def test_every_step_creates_one_view_and_the_last_the_table() -> None:
 def test_ndcg_sql_reads_the_steps_in_order() -> None:
     reads = re.findall(r"^\.read sql/(\S+)$", (SQL / "ndcg.sql").read_text(), re.MULTILINE)
     # after the summary, the query weights (read, checked) and the summary they weigh
-    weighted = ["query_weights.sql", "query_weight_rules.sql", "list_weights.sql", "list_weighted_summary.sql"]
-    weighted.append("weighted_summary.sql")
+    weighted = ["query_weights.sql", "query_weight_rules.sql", "list_weights.sql", "list_weight_range.sql"]
+    weighted += ["list_weighted_summary.sql", "weighted_summary.sql"]
     steps = [DERIVED_VARIABLES, REFUSALS, *PER_QUERY_STEPS]
     assert reads == ["input_columns.sql", "inputs.sql", "aligned_inputs.sql", *steps, "summary.sql", *weighted]
 

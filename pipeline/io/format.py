@@ -39,9 +39,12 @@ OVERALL_LABEL = "overall"
 WHOLE_RANKING = "all"
 
 # The measures the trec format prints: under trec_eval's names, or ir_measures' for a measure
-# trec_eval does not have (ERR@10, Judged@10; Measure.line_name). NDCG's sums (cg, dcg, idcg)
+# trec_eval does not have (ERR@10, Judged@10; Measure.line_name), or their own (scikit-learn's
+# average_precision_score). NDCG's sums (cg, dcg, idcg)
 # have no name in either and no line.
-TREC_MEASURES = tuple(m for m in MEASURES if m.trec_eval or m.trec_eval_cut or m.ir_measures or m.ir_measures_cut)
+TREC_MEASURES = tuple(
+    m for m in MEASURES if m.trec_eval or m.trec_eval_cut or m.ir_measures or m.ir_measures_cut or m.line
+)
 # trec_eval splits its lines on whitespace: an id holding a space, a tab or a line break (or a
 # control character, or nothing) would shift or forge fields and lines. Unicode's separators too:
 # Python readers split on them.

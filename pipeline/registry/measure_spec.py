@@ -29,6 +29,7 @@ CURVES: dict[str, str] = {
     "bpm_curve": "per query and cutoff, the C/W/L measure whose reader stops at a target gain or k (BPM)",
     "compat_curve": "per query, the rank-biased overlap of its ranking with the ideal ranking (Compat)",
     "weighted_ap_curve": "per query and cutoff, TF-Ranking's AP sums with document weights (doc_weight_col)",
+    "threshold_curve": "per query, scikit-learn's AP sums over its distinct scores (average_precision_score)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others: the whole ranking only.
 CUTOFF_CURVES: tuple[str, ...] = ("cascade_curve", "intent_curve", "user_model_curve", "nerr_curve", "bpm_curve")
@@ -58,7 +59,9 @@ class Measure:
     that value (P@k reads the retrieved count under ``precision_denominator`` min-k-retrieved).
     ``better`` is the direction of a better system, which the regression gate reads:
     ``higher``, ``lower`` (the unjudged fraction), or None for a count or a property of the
-    judgments (``num_ret``, ``idcg``), which no gate can read as better or worse.
+    judgments (``num_ret``, ``idcg``), which no gate can read as better or worse. ``line`` is
+    the name of its trec line (over the whole ranking) where neither trec_eval nor ir_measures
+    has the measure (scikit-learn's ``average_precision_score``).
     """
 
     name: str
@@ -80,6 +83,7 @@ class Measure:
     better: Better = "higher"
     curve: str = ""
     at_cutoffs: bool = True
+    line: str = ""
 
     def __post_init__(self) -> None:
         if self.curve and self.curve not in CURVES:
@@ -121,7 +125,8 @@ class Measure:
     def line_name(self, k: int | None) -> str | None:
         """The name of its trec line at cutoff ``k``: trec_eval's; for a measure trec_eval does
         not have at all, ir_measures' (over the whole ranking, its name without the cutoff),
-        so that a measure asked for is never left out silently. None: no line (a measure of
+        so that a measure asked for is never left out silently; for one neither has, its ``line``.
+        None: no line (a measure of
         trec_eval's families at a cutoff, or over the whole ranking, trec_eval does not print).
 
         >>> from pipeline.registry.measures import MEASURE
@@ -132,6 +137,8 @@ class Measure:
         """
         if self.trec_eval or self.trec_eval_cut:
             return self.trec_name(k)
+        if self.line:  # neither has it (scikit-learn's average_precision_score): its own
+            return self.line if k is None else None
         if k is not None:
             return None if self.ir_measures_cut is None else self.ir_measures_cut.format(k=k)
         if self.ir_measures:

@@ -172,3 +172,22 @@ PEER_MEASURES += tuple(
         ("nNRBP", "nNRBP", "NRBP", "of the whole ranking only", False),
     )
 )
+# scikit-learn's average precision of one ranking, a query's results as its y_true (relevant or not)
+# and y_score, with doc_weight_col's weights as its sample_weight (precision_recall_curve's
+# thresholds: each distinct score one, tied scores together)
+PEER_MEASURES += (
+    Measure(
+        "average_precision_score",
+        "AP over score thresholds (scikit-learn's average_precision_score)",
+        "sum over the distinct scores t of the ranking of (R(t) - R(t')) * P(t), t' the next higher score: P(t) "
+        "= the relevant weight scored >= t / the weight scored >= t, R(t) = the relevant weight scored >= t / the "
+        "relevant weight of the ranking; a result weighs doc_weight_col's weight (scikit-learn's sample_weight), "
+        "else 1; 0 when the ranking holds no relevant weight; of the whole ranking only",
+        counters=("retrieved_in_ranking",),
+        ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
+        "tie_bounds, ties (tied scores are one threshold, in any order). It follows relevance_threshold, "
+        "all_queries, queries_without_judgments, max_results, unjudged, duplicates, retrieved_scores, doc_weight_col",
+        curve="threshold_curve",
+        line="average_precision_score",
+    ),
+)

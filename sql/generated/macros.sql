@@ -1535,7 +1535,8 @@ WITH text_lines AS (
               'NRBP',
               'alpha_nDCG',
               'nERR_IA',
-              'nNRBP'
+              'nNRBP',
+              'average_precision_score'
             ],
             m
           )
@@ -1556,7 +1557,7 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
           END,
           'null'
-        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP, alpha_nDCG, nERR_IA, nNRBP (trec_eval''s families)'
+        ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP, alpha_nDCG, nERR_IA, nNRBP, average_precision_score (trec_eval''s families)'
       )
       WHEN ks IS NULL
       THEN ERROR(caller || ': ' || 'ks must be a list of positive integers, got null')
@@ -3447,7 +3448,8 @@ WITH text_lines AS (
             'NRBP',
             'alpha_nDCG',
             'nERR_IA',
-            'nNRBP'
+            'nNRBP',
+            'average_precision_score'
           ],
           m
         )
@@ -5492,6 +5494,65 @@ FROM (
     SELECT
       *
     FROM weighted_ap_curve__final AS final
+  ), threshold_curve AS (
+    WITH threshold_curve__thresholds AS (
+      SELECT
+        retrieved.query_id,
+        retrieved.score,
+        SUM(
+          CASE
+            WHEN COALESCE(
+              CASE
+                WHEN relevance_threshold IS NULL
+                THEN retrieved.label > 0
+                ELSE retrieved.label >= relevance_threshold
+              END,
+              FALSE
+            )
+            THEN deduplicated.doc_weight
+            ELSE 0.0
+          END
+        ) AS relevant_weight,
+        SUM(deduplicated.doc_weight) AS weight
+      FROM retrieved
+      INNER JOIN deduplicated
+        ON retrieved.query_id = deduplicated.query_id
+        AND retrieved.doc_id = deduplicated.doc_id
+      WHERE
+        retrieved.ordering = 'retrieved' AND ARRAY_CONTAINS(curves, 'threshold_curve')
+      GROUP BY
+        retrieved.query_id,
+        retrieved.score
+    ), threshold_curve__scored_at_or_above AS (
+      SELECT
+        thresholds.query_id,
+        thresholds.relevant_weight,
+        SUM(thresholds.relevant_weight) OVER above AS relevant_above,
+        SUM(thresholds.weight) OVER above AS weight_above
+      FROM threshold_curve__thresholds AS thresholds
+      WINDOW above AS (
+        PARTITION BY thresholds.query_id
+        ORDER BY thresholds.score DESC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    ), threshold_curve__final AS (
+      SELECT
+        scored_at_or_above.query_id,
+        SUM(
+          CASE
+            WHEN scored_at_or_above.weight_above > 0
+            THEN scored_at_or_above.relevant_weight * scored_at_or_above.relevant_above / scored_at_or_above.weight_above
+            ELSE 0.0
+          END
+        ) AS threshold_precision_sum,
+        SUM(scored_at_or_above.relevant_weight) AS threshold_relevant_weight
+      FROM threshold_curve__scored_at_or_above AS scored_at_or_above
+      GROUP BY
+        scored_at_or_above.query_id
+    )
+    SELECT
+      *
+    FROM threshold_curve__final AS final
   ), counted AS (
     WITH counted__sums AS (
       SELECT
@@ -5527,6 +5588,8 @@ FROM (
         target_curve.*
         EXCLUDE (query_id),
         compat_curve.compat_value,
+        threshold_curve.*
+        EXCLUDE (query_id),
         cascade_curve.err_sum,
         intent_curve.*
         EXCLUDE (query_id, k),
@@ -5545,6 +5608,8 @@ FROM (
         ON counters.query_id = target_curve.query_id
       LEFT JOIN compat_curve
         ON counters.query_id = compat_curve.query_id
+      LEFT JOIN threshold_curve
+        ON counters.query_id = threshold_curve.query_id
       CROSS JOIN cutoffs
       CROSS JOIN counted__orderings AS orderings
       LEFT JOIN counted__sums AS ranked
@@ -6012,7 +6077,13 @@ FROM (
         CASE WHEN NOT c.k IS NULL THEN COALESCE(c.bpm_value, 0.0) END AS "BPM",
         CASE WHEN c.k IS NULL THEN COALESCE(c.compat_value, 0.0) END AS "Compat",
         c.*
-        EXCLUDE (cg, dcg, idcg)
+        EXCLUDE (cg, dcg, idcg),
+        CASE
+          WHEN c.k IS NULL AND c.threshold_relevant_weight > 0
+          THEN c.threshold_precision_sum / c.threshold_relevant_weight
+          WHEN c.k IS NULL
+          THEN 0.0
+        END AS average_precision_score
       FROM intent_measures AS c
     ), measures__final AS (
       SELECT
@@ -6218,7 +6289,8 @@ FROM NDCG_PER_QUERY_STEPS(
         'bpref',
         'binG',
         'Rndcg',
-        'Compat'
+        'Compat',
+        'average_precision_score'
       ] AS TEXT[])
     ),
     FALSE
@@ -6303,6 +6375,11 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN NOT doc_weight_col IS NULL
         AND COALESCE(LIST_HAS_ANY(measures, CAST(['map'] AS TEXT[])), FALSE)
         THEN ['weighted_ap_curve']
+        ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['average_precision_score'] AS TEXT[])), FALSE)
+        THEN ['threshold_curve']
         ELSE CAST([] AS TEXT[])
       END
     ]
@@ -6582,6 +6659,11 @@ FROM NDCG_PER_QUERY_STEPS(
         WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['nNRBP'] AS TEXT[])), FALSE)
         THEN CAST(['nNRBP'] AS TEXT[])
         ELSE CAST([] AS TEXT[])
+      END,
+      CASE
+        WHEN COALESCE(LIST_HAS_ANY(measures, CAST(['average_precision_score'] AS TEXT[])), FALSE)
+        THEN CAST(['average_precision_score'] AS TEXT[])
+        ELSE CAST([] AS TEXT[])
       END
     ]
   ),
@@ -6787,6 +6869,13 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'nNRBP') THEN ['nNRBP'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'average_precision_score')
+              THEN ['average_precision_score']
+            END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'ties_straddle_k'] END,
             CAST([] AS TEXT[])
@@ -7001,6 +7090,13 @@ SELECT
             CAST([] AS TEXT[])
           ),
           COALESCE(CASE WHEN LIST_CONTAINS(measures, 'nNRBP') THEN ['nNRBP'] END, CAST([] AS TEXT[])),
+          COALESCE(
+            CASE
+              WHEN LIST_CONTAINS(measures, 'average_precision_score')
+              THEN ['average_precision_score']
+            END,
+            CAST([] AS TEXT[])
+          ),
           COALESCE(
             CASE WHEN tie_bounds THEN ['ndcg_min', 'ndcg_max', 'tie_sensitive_queries'] END,
             CAST([] AS TEXT[])

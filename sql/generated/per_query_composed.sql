@@ -1778,6 +1778,66 @@ WITH cutoffs AS (
   SELECT
     *
   FROM weighted_ap_curve__final AS final
+), threshold_curve AS (
+  WITH threshold_curve__thresholds AS (
+    SELECT
+      retrieved.query_id,
+      retrieved.score,
+      SUM(
+        CASE
+          WHEN COALESCE(
+            CASE
+              WHEN GETVARIABLE('relevance_threshold') IS NULL
+              THEN retrieved.label > 0
+              ELSE retrieved.label >= GETVARIABLE('relevance_threshold')
+            END,
+            FALSE
+          )
+          THEN deduplicated.doc_weight
+          ELSE 0.0
+        END
+      ) AS relevant_weight,
+      SUM(deduplicated.doc_weight) AS weight
+    FROM retrieved
+    INNER JOIN deduplicated
+      ON retrieved.query_id = deduplicated.query_id
+      AND retrieved.doc_id = deduplicated.doc_id
+    WHERE
+      retrieved.ordering = 'retrieved'
+      AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'threshold_curve')
+    GROUP BY
+      retrieved.query_id,
+      retrieved.score
+  ), threshold_curve__scored_at_or_above AS (
+    SELECT
+      thresholds.query_id,
+      thresholds.relevant_weight,
+      SUM(thresholds.relevant_weight) OVER above AS relevant_above,
+      SUM(thresholds.weight) OVER above AS weight_above
+    FROM threshold_curve__thresholds AS thresholds
+    WINDOW above AS (
+      PARTITION BY thresholds.query_id
+      ORDER BY thresholds.score DESC NULLS LAST
+      rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+    )
+  ), threshold_curve__final AS (
+    SELECT
+      scored_at_or_above.query_id,
+      SUM(
+        CASE
+          WHEN scored_at_or_above.weight_above > 0
+          THEN scored_at_or_above.relevant_weight * scored_at_or_above.relevant_above / scored_at_or_above.weight_above
+          ELSE 0.0
+        END
+      ) AS threshold_precision_sum,
+      SUM(scored_at_or_above.relevant_weight) AS threshold_relevant_weight
+    FROM threshold_curve__scored_at_or_above AS scored_at_or_above
+    GROUP BY
+      scored_at_or_above.query_id
+  )
+  SELECT
+    *
+  FROM threshold_curve__final AS final
 ), counted AS (
   WITH counted__sums AS (
     SELECT
@@ -1813,6 +1873,8 @@ WITH cutoffs AS (
       target_curve.*
       EXCLUDE (query_id),
       compat_curve.compat_value,
+      threshold_curve.*
+      EXCLUDE (query_id),
       cascade_curve.err_sum,
       intent_curve.*
       EXCLUDE (query_id, k),
@@ -1831,6 +1893,8 @@ WITH cutoffs AS (
       ON counters.query_id = target_curve.query_id
     LEFT JOIN compat_curve
       ON counters.query_id = compat_curve.query_id
+    LEFT JOIN threshold_curve
+      ON counters.query_id = threshold_curve.query_id
     CROSS JOIN cutoffs
     CROSS JOIN counted__orderings AS orderings
     LEFT JOIN counted__sums AS ranked
@@ -2312,7 +2376,13 @@ WITH cutoffs AS (
       CASE WHEN NOT c.k IS NULL THEN COALESCE(c.bpm_value, 0.0) END AS "BPM",
       CASE WHEN c.k IS NULL THEN COALESCE(c.compat_value, 0.0) END AS "Compat",
       c.*
-      EXCLUDE (cg, dcg, idcg)
+      EXCLUDE (cg, dcg, idcg),
+      CASE
+        WHEN c.k IS NULL AND c.threshold_relevant_weight > 0
+        THEN c.threshold_precision_sum / c.threshold_relevant_weight
+        WHEN c.k IS NULL
+        THEN 0.0
+      END AS average_precision_score
     FROM intent_measures AS c
   ), measures__final AS (
     SELECT

@@ -1443,7 +1443,8 @@ SELECT
             'NRBP',
             'alpha_nDCG',
             'nERR_IA',
-            'nNRBP'
+            'nNRBP',
+            'average_precision_score'
           ],
           m
         )
@@ -1464,7 +1465,7 @@ SELECT
           ELSE '''' || REPLACE(REPLACE(CAST(looked_up.unknown_measure AS TEXT), '\', '\\'), '''', '\''') || ''''
         END,
         'null'
-      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP, alpha_nDCG, nERR_IA, nNRBP (trec_eval''s families)'
+      ) || '; expected ndcg, P, recall, map, recip_rank, success, num_q, num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret, gm_map, relative_P, set_P, set_relative_P, set_recall, set_map, set_F, utility, unj, judged, Rprec, Rprec_mult, iprec_at_recall, bpref, infAP, G, binG, Rndcg, ndcg_rel, rbp, err, SDCG, NERR8, NERR9, INST, INSQ, NERR10, NERR11, BPM, Compat, strec, P_IA, ERR_IA, AP_IA, alpha_DCG, NRBP, alpha_nDCG, nERR_IA, nNRBP, average_precision_score (trec_eval''s families)'
     )
     WHEN GETVARIABLE('ks') IS NULL
     THEN ERROR('ks must be a list of positive integers, got null (SET VARIABLE ks = [10])')
@@ -1671,7 +1672,7 @@ SELECT
     AND LENGTH(
       LIST_FILTER(
         GETVARIABLE('measure_columns'),
-        LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map'], c)
+        LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map', 'average_precision_score'], c)
       )
     ) > 0
     THEN ERROR(
@@ -1688,11 +1689,11 @@ SELECT
           THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
           ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
         END
-      ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map only, as TF-Ranking''s NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them; ' || (
+      ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map, as TF-Ranking''s NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them, and for average_precision_score, as scikit-learn''s sample_weight weighs it, only; ' || (
         ARRAY_TO_STRING(
           LIST_FILTER(
             GETVARIABLE('measure_columns'),
-            LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map'], c)
+            LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map', 'average_precision_score'], c)
           ),
           ', '
         )
@@ -4376,7 +4377,8 @@ FROM run_stats, qrels_stats, (
           'NRBP',
           'alpha_nDCG',
           'nERR_IA',
-          'nNRBP'
+          'nNRBP',
+          'average_precision_score'
         ],
         m
       )

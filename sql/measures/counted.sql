@@ -3,19 +3,19 @@
 --
 -- Reads: views counters (sql/counters/counters.sql), cutoffs (sql/ranking/cutoffs.sql),
 -- sums_at_cutoffs (sql/counters/sums_at_cutoffs.sql), relevance_curve, gain_curve, cascade_curve,
--- intent_curve, user_model_curve, nerr_curve, target_curve, bpm_curve, compat_curve and
--- weighted_ap_curve (sql/curves/).
+-- intent_curve, user_model_curve, nerr_curve, target_curve, bpm_curve, compat_curve,
+-- weighted_ap_curve and threshold_curve (sql/curves/).
 --
 -- Variables:
 --   SET VARIABLE tie_bounds = true;          -- also the orderings 'worst' and 'best'
 --
 -- Creates: view counted (ordering, query_id, k, cg, dcg and the rank counters of sums_at_cutoffs,
 -- idcg, then the per-query counters of sql/counters/counters.sql, the sums of relevance_curve,
--- gain_curve, target_curve and compat_curve, and of the ordering 'retrieved' cascade_curve's, intent_curve's,
--- user_model_curve's, nerr_curve's, bpm_curve's and weighted_ap_curve's at each cutoff, null where
--- they have no row):
--- ordering is 'retrieved' (with tie_bounds also 'worst', 'best'); a sum or rank counter is null
--- where nothing at or above k earns or is counted; idcg is the ideal ranking's dcg.
+-- gain_curve, target_curve, compat_curve and threshold_curve, and of the ordering 'retrieved'
+-- cascade_curve's, intent_curve's, user_model_curve's, nerr_curve's, bpm_curve's and
+-- weighted_ap_curve's at each cutoff, null where they have no row): ordering is 'retrieved' (with
+-- tie_bounds also 'worst', 'best'); a sum or rank counter is null where nothing at or above k earns
+-- or is counted; idcg is the ideal ranking's dcg.
 
 create or replace temp view counted as
 with
@@ -47,6 +47,7 @@ final as (
         gain_curve.* exclude (query_id),  -- noqa: RF02
         target_curve.* exclude (query_id),  -- noqa: RF02
         compat_curve.compat_value,
+        threshold_curve.* exclude (query_id),  -- noqa: RF02
         cascade_curve.err_sum,
         intent_curve.* exclude (query_id, k),  -- noqa: RF02
         user_model_curve.sdcg_value,
@@ -58,6 +59,7 @@ final as (
     left join gain_curve on counters.query_id = gain_curve.query_id
     left join target_curve on counters.query_id = target_curve.query_id
     left join compat_curve on counters.query_id = compat_curve.query_id
+    left join threshold_curve on counters.query_id = threshold_curve.query_id
     cross join cutoffs
     cross join orderings
     left join sums as ranked

@@ -12,9 +12,9 @@
 -- `measure_columns`, in the order the steps compute them) of each evaluated query, cutoff and
 -- ordering (those of sql/measures/counted.sql): cg, dcg, idcg and NDCG from the sums of the
 -- ranking and the ideal (null where nothing at or above k earns, read as 0), cwl_eval's SDCG@k,
--- NERR8@k, NERR9@k, BPM@k (null for the whole ranking), INST, INSQ, NERR10, NERR11 and
--- ir_measures' Compat (of it only) from sql/curves/, and the measures of the steps before it. A
--- measure not asked is no column.
+-- NERR8@k, NERR9@k, BPM@k (null for the whole ranking), INST, INSQ, NERR10, NERR11,
+-- ir_measures' Compat and scikit-learn's average_precision_score (of it only) from sql/curves/, and
+-- the measures of the steps before it. A measure not asked is no column.
 
 create or replace temp view measures as
 with
@@ -42,7 +42,13 @@ computed as (
         case when c.k is null then coalesce(c.nerr11_value, 0.0) end as "NERR11",
         case when c.k is not null then coalesce(c.bpm_value, 0.0) end as "BPM",
         case when c.k is null then coalesce(c.compat_value, 0.0) end as "Compat",
-        c.* exclude (cg, dcg, idcg)  -- noqa: RF02
+        c.* exclude (cg, dcg, idcg),  -- noqa: RF02
+        -- scikit-learn's AP over score thresholds: a ranking without relevant weight scores 0
+        case
+            when c.k is null and c.threshold_relevant_weight > 0
+                then c.threshold_precision_sum / c.threshold_relevant_weight
+            when c.k is null then 0.0
+        end as average_precision_score
     from intent_measures as c
 ),
 

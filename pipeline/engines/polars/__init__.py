@@ -100,6 +100,7 @@ def per_query(
     bpm_curve = curves.bpm_curve(cwl_gains, evaluation)
     compat_curve = curves.compat_curve(retrieved["retrieved"], judged, evaluation)
     weighted_ap_curve = curves.weighted_ap_curve(retrieved["retrieved"], deduplicated, evaluation)
+    threshold_curve = curves.threshold_curve(retrieved["retrieved"], deduplicated, evaluation)
     per_ordering = {}
     for ordering, ranks in rankings.items():
         companions = ordering == "retrieved"
@@ -119,6 +120,7 @@ def per_query(
             bpm_curve if companions else None,
             compat_curve if companions else None,
             weighted_ap_curve if companions else None,
+            threshold_curve if companions else None,
         )
         steps = (
             measures.set_measures,

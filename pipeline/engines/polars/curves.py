@@ -3,7 +3,8 @@
 (:func:`ideal_curve`, :func:`gain_curve`) that trec_eval's curve and gain measures read, and per
 query and cutoff the sum ERR reads (:func:`cascade_curve`) and the subtopics ndeval's
 intent-aware measures read (:func:`intent_curve`), and the C/W/L measures' expected gain per
-result read (:func:`user_model_curve`). A curve is computed only when a measure
+result read (:func:`user_model_curve`); the AP curves that weigh each result are in
+:mod:`pipeline.engines.polars.weighted_curves`. A curve is computed only when a measure
 asked reads it (the registry's ``Measure.curve``).
 """
 
@@ -15,8 +16,12 @@ from collections.abc import Callable
 import polars as pl
 
 from pipeline.engines.polars.counters import holds, sums_at_cutoffs
-from pipeline.engines.polars.ranking import DOC, JUDGMENT, LABEL, QUERY, SCORE, SUBTOPIC, cutoffs
-from pipeline.expressions import DOC_WEIGHT, discount, relevant
+from pipeline.engines.polars.ranking import DOC, JUDGMENT, LABEL, QUERY, SCORE, SUBTOPIC
+
+# the AP curves that weigh each result, in their own module: steps of this stage all the same
+from pipeline.engines.polars.weighted_curves import threshold_curve as threshold_curve
+from pipeline.engines.polars.weighted_curves import weighted_ap_curve as weighted_ap_curve
+from pipeline.expressions import discount
 from pipeline.registry import INFAP_EPSILON, MEASURE, RECALL_LEVELS, RPREC_MULTIPLES, SIGNAL, Evaluation
 
 
@@ -719,42 +724,3 @@ def compat_curve(retrieved: pl.LazyFrame, judged: pl.LazyFrame, evaluation: Eval
     best = pl.col("compat_best")
     # an empty ideal (no document labelled above 0) scores 0
     return sums.select(QUERY, pl.when(best > 0).then(pl.col("compat_sum") / best).otherwise(0.0).alias("compat_value"))
-
-
-def weighted_ap_curve(
-    retrieved: pl.LazyFrame, deduplicated: pl.LazyFrame, evaluation: Evaluation
-) -> pl.LazyFrame | None:
-    """``query_id, k, weighted_precision_sum, relevant_weight`` of each query with a ranking and
-    cutoff (sql/curves/weighted_ap_curve.sql): the sum over its relevant results at or above k of
-    (relevant at or above its rank / its rank) x its weight, and the weight of the relevant results
-    of its whole list, TF-Ranking's AP with per-document weights; or None unless map is asked
-    under ``doc_weight_col``."""
-    if "weighted_ap_curve" not in evaluation.curves:
-        return None
-    is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
-    weight = pl.col(DOC_WEIGHT)
-    ranks = (
-        retrieved.select(QUERY, DOC, "rank", JUDGMENT)
-        .join(deduplicated.select(QUERY, DOC, DOC_WEIGHT), on=[QUERY, DOC], how="inner")
-        .with_columns(is_relevant.alias("is_relevant"))
-        .with_columns(pl.col("is_relevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("above"))
-        .select(
-            QUERY,
-            "rank",
-            pl.when("is_relevant").then(pl.col("above") / pl.col("rank") * weight).otherwise(0.0).alias("contribution"),
-            pl.when("is_relevant").then(weight).otherwise(0.0).alias("relevant_weight"),
-        )
-    )
-    k = pl.col("k")
-    return (
-        ranks.join(cutoffs(evaluation), how="cross")
-        .group_by(QUERY, "k")
-        .agg(
-            pl.when(k.is_null() | (pl.col("rank") <= k))
-            .then(pl.col("contribution"))
-            .otherwise(0.0)
-            .sum()
-            .alias("weighted_precision_sum"),
-            pl.col("relevant_weight").sum(),
-        )
-    )

@@ -28,12 +28,13 @@ def counted(
     bpm_curve: pl.LazyFrame | None = None,
     compat_curve: pl.LazyFrame | None = None,
     weighted_ap_curve: pl.LazyFrame | None = None,
+    threshold_curve: pl.LazyFrame | None = None,
 ) -> pl.LazyFrame:
     """Every evaluated query at each cutoff, with its sums and rank counters (null where none
     was kept at or above k), its ``idcg`` and its per-query counters (those of the curves too,
     when asked; ``cascade_curve``'s, ``intent_curve``'s, ``user_model_curve``'s,
     ``nerr_curve``'s and ``bpm_curve``'s at each cutoff, given for the ranking by score)."""
-    for curve in (relevance_curve, gain_curve, target_curve, compat_curve):
+    for curve in (relevance_curve, gain_curve, target_curve, compat_curve, threshold_curve):
         if curve is not None:
             counters = counters.join(curve, on=QUERY, how="left")
     table = (
@@ -259,6 +260,10 @@ def measures(top_k_measures: pl.LazyFrame, evaluation: Evaluation, *, companions
         "NERR11": pl.when(pl.col("k").is_null()).then(pl.col("nerr11_value").fill_null(0.0)),
         "BPM": pl.when(pl.col("k").is_not_null()).then(pl.col("bpm_value").fill_null(0.0)),
         "Compat": pl.when(pl.col("k").is_null()).then(pl.col("compat_value").fill_null(0.0)),
+        # scikit-learn's AP over score thresholds (weighted_curves.threshold_curve): no relevant weight is 0
+        "average_precision_score": pl.when(pl.col("k").is_null()).then(
+            _ratio(pl.col("threshold_precision_sum"), pl.col("threshold_relevant_weight")).fill_null(0.0)
+        ),
     }
     asked = evaluation.columns if companions else measure_columns((PRIMARY_MEASURE,))
     return top_k_measures.select(

@@ -115,7 +115,8 @@ def _gained(run_rows: pl.LazyFrame, judged: pl.LazyFrame) -> pl.LazyFrame:
 def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
     """Whether nothing after the join reads a rank that earns nothing and has no judgment (a
     judged rank's signals are read when counters are asked): no renumbering without the
-    unjudged, no tie groups' mean gain, no tie bounds, no Compat (its ranking's length). num_ret
+    unjudged, no tie groups' mean gain, no tie bounds, no Compat (its ranking's length), no
+    average_precision_score (the weight of every result scored at or above a threshold). num_ret
     counts the ranking before this join (the caller's ``by_score``): keeping every rank for it
     carried all the run's rows through the join and on (all_trec, 2M rows: 1.2 s of the join
     alone)."""
@@ -125,6 +126,7 @@ def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
         and evaluation.ties != "average"
         and not evaluation.tie_bounds
         and "compat_curve" not in evaluation.curves
+        and "threshold_curve" not in evaluation.curves
     )
 
 
