@@ -446,10 +446,16 @@ def document_weights_line(evaluation: Evaluation) -> str | None:
     (``--doc-weight-col``), else None."""
     if evaluation.doc_weight_col is None:
         return None
+    plain = (
+        "; average_precision_score weighs each result as scikit-learn's sample_weight, its mean plain over the "
+        "queries with a result weighing above 0"
+        if "average_precision_score" in evaluation.columns
+        else ""
+    )
     return text_line(
         f"# document weights: column {evaluation.doc_weight_col} of the run, as TF-Ranking weighs them: weight x gain "
         "in the DCG and its ideal; each mean is sum(lw*x)/sum(lw) with lw the query's list weight, sum(w*g)/sum(g) "
-        "for ndcg and sum(w*rel)/sum(rel) for P and map (a query without relevance: the mean list weight)"
+        f"for ndcg and sum(w*rel)/sum(rel) for P and map (a query without relevance: the mean list weight){plain}"
     )
 
 
