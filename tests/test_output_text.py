@@ -171,3 +171,18 @@ def test_trec_output_prints_rr_at_k_named_one_by_one_under_ir_measures_name() ->
     assert "RR@3" in names and "RR@5" not in names and "P_5" in names, names
     (printed,) = [float(line.split("\t")[2]) for line in gridded.splitlines() if line.startswith("RR@3 ")]
     assert printed == pytest.approx(mean, abs=5e-5)
+
+
+def test_trec_files_hold_rr_at_k_under_ir_measures_name(tmp_path: Path) -> None:
+    # --out-format trec renders the tables: recip_rank at each cutoff, which trec_eval has no
+    # line of, was left out of both files silently (the parquet held it)
+    out = tmp_path / "out"
+    evaluate("--measures", "MRR@3,P", "--k", "3,5", "--out", out, "--out-format", "trec")
+    tables = {name: (out / f"{name}.trec").read_text().splitlines() for name in ("per_query", "summary")}
+    for name, lines in tables.items():
+        names = {line.split("\t")[0].strip() for line in lines}
+        assert {"recip_rank", "RR@3", "RR@5", "P_3", "P_5"} <= names, (name, names)
+    summary = json.loads(evaluate("--measures", "MRR@3,P", "--k", "3,5", "--json")[0])
+    (mean,) = [row["recip_rank"] for row in summary["summary"] if row["k"] == 5]
+    (written,) = [float(line.split("\t")[2]) for line in tables["summary"] if line.startswith("RR@5 ")]
+    assert written == pytest.approx(mean, abs=5e-5)

@@ -80,6 +80,7 @@ def _trec_cells(
     relstrings: tuple[str, dict[str, str]] | None = None,
     named: NamedLines | None = None,
     named_cuts: NamedLines | None = None,
+    whole_tables: bool = False,
 ) -> list[tuple[str, str, float | str, bool]]:
     """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
     row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
@@ -92,7 +93,9 @@ def _trec_cells(
     names one by one (``nDCG@10,AP``: ``ndcg_cut_10`` and ``map``). ``named_cuts``: the names
     with a cutoff, ``--k`` given or not: one trec_eval has no line of (``RR@3``) is printed under
     ir_measures' name (``named`` is None under ``--k``, which prints every measure at every cutoff,
-    trec_eval's lines)."""
+    trec_eval's lines). ``whole_tables``: every value a name carries, a measure trec_eval has no
+    line of at a cutoff under ir_measures' name (``RR@3`` of recip_rank; the files of
+    ``--out-format trec``, which render the tables)."""
     by_name = named_cuts if named_cuts is not None else named
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
@@ -107,7 +110,9 @@ def _trec_cells(
     ):
         for measure_index, measure in enumerate(measures):
             name = measure.line_name(row["k"])
-            if name is None and by_name is not None and by_name.shows(measure.name, row["k"]):
+            if name is None and whole_tables:
+                name = _ir_measures_line(measure, row["k"])
+            elif name is None and by_name is not None and by_name.shows(measure.name, row["k"]):
                 # named one by one where trec_eval has no line of it (RR@3): ir_measures' name,
                 # as for a measure trec_eval lacks, never left out silently (beside a set, --k too)
                 name = _ir_measures_line(measure, row["k"])
@@ -215,18 +220,21 @@ def trec_lines(
 
 
 def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
-    """A per-query table as trec_eval's per-query lines, or a summary as its ``all`` lines; as
+    """A per-query table as trec_eval's per-query lines, or a summary as its ``all`` lines, each
+    value under trec_eval's name, or ir_measures' where trec_eval has none (``RR@10``); as
     :func:`trec_lines`, a query whose ndcg is null (``empty_ideal`` skip) has no lines, and a
-    null value (P over the whole ranking) none."""
+    null value (P over the whole ranking) none. The set measures and counts of the top k
+    (``set_P``, ``num_ret`` at a cutoff), which neither names, are in the other formats' tables."""
     if "query_id" in frame.columns:
         check_trec_ids(frame)
         rows = frame.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
         if "ndcg" in rows.columns:
             rows = rows.filter(pl.col("ndcg").is_not_null())
-        cells = _trec_cells(rows)
+        cells = _trec_cells(rows, whole_tables=True)
     else:
         # a grouped summary: only its overall rows (a null group value is a group, not overall)
-        cells = _trec_cells(frame.filter(pl.col("overall")) if "overall" in frame.columns else frame)
+        overall = frame.filter(pl.col("overall")) if "overall" in frame.columns else frame
+        cells = _trec_cells(overall, whole_tables=True)
     lines = [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
     return "\n".join(lines) + "\n"
 
