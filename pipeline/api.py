@@ -196,7 +196,10 @@ def _given(function: str, options: dict[str, object], columns: Columns | None) -
             f"{function}() got unknown option(s) {unknown_keywords(unknown, known)}; "
             f"options are {', '.join(known)} (or evaluation=Evaluation(...))"
         )
-    fields = option_values({name: value for name, value in options.items() if name in taken})
+    try:
+        fields = option_values({name: value for name, value in options.items() if name in taken})
+    except SpecError as error:  # an option's own rule (missing_query_weight's)
+        raise UsageError(str(error)) from None
     if columns is not None:
         if "columns" in fields:
             given = [name for name in options if OPTION.get(name) and OPTION[name].holder == "columns"]

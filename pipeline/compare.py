@@ -404,14 +404,27 @@ def _weighted_means(compared: pl.DataFrame) -> tuple[pl.Expr, ...]:
 
 
 def _refuse_weightless_segments(table: pl.DataFrame, scope: list[str], path: str) -> None:
-    """Paired queries that all weigh 0 have no weighted mean (0/0): refused, naming the segment,
-    as ``ndcg evaluate --query-weights`` refuses a group that weighs 0."""
+    """Paired queries that all weigh 0 have no weighted mean (0/0), nor have those that weigh
+    more together than Float64 holds (inf/inf): refused, naming the segment, as ``ndcg evaluate
+    --query-weights`` refuses such a group."""
+
+    def segment(first: dict) -> str:
+        return ", ".join(
+            f"k={cutoff_label(first['k'])}" if column == "k" else f"{column}={first[column]!r}" for column in scope
+        )
+
+    overflown = table.filter(pl.col("sum_of_weights").is_infinite())
+    if overflown.height:
+        first = overflown.row(0, named=True)
+        raise InvalidInput(
+            f"{path}: the {first['queries']} paired queries at {segment(first)} weigh more together than Float64 "
+            "holds (their sum overflows), so their weighted mean is inf/inf; scale every weight down (one factor "
+            "for every weight changes no mean)"
+        )
     weightless = table.filter((pl.col("queries") > 0) & (pl.col("sum_of_weights") == 0))
     if weightless.height:
         first = weightless.row(0, named=True)
-        where = ", ".join(
-            f"k={cutoff_label(first['k'])}" if column == "k" else f"{column}={first[column]!r}" for column in scope
-        )
+        where = segment(first)
         raise InvalidInput(
             f"{path}: all {first['queries']} paired queries at {where} weigh 0 ({weightless.height} such "
             "row(s)), so their weighted mean is 0/0; give one of them a weight above 0"

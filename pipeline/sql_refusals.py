@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -38,6 +39,7 @@ from sqlglot import exp
 from pipeline import sql_text_refusals as text_refusals
 from pipeline import sql_weight_refusals as weight_refusals
 from pipeline.registry import CONVENTIONS, DEFAULTS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
+from pipeline.registry.options import WEIGHT_NOT_FINITE, WEIGHT_SUBNORMAL
 from pipeline.rules import ERR, EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
 from pipeline.sql_words import ID_SQL_TYPES, NUMBER_SQL_TYPES, UNSIGNED_ID_SQL_TYPES, Sql
 from pipeline.sql_words import shown_type as _shown_type
@@ -570,6 +572,8 @@ def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:
         )
     )
     rules.extend(_cwl_scale_rules(unset))
+    if front == "script":  # the macros take no query weights
+        rules.extend(_missing_weight_rules())
     not_finite = f"list_filter({_levels()}, x -> not isfinite(x))"
     rules.append(
         (
@@ -714,3 +718,20 @@ def _cwl_scale_rules(unset: Callable[[str], str]) -> list[tuple[str, Sql]]:
         ),
     ]
     return rules
+
+
+def _missing_weight_rules() -> list[tuple[str, Sql]]:
+    """``missing_query_weight`` as :class:`pipeline.registry.QueryWeights` reads it (0 or a finite
+    number >= 0 that is not subnormal), in its words."""
+    weight = _variable("missing_query_weight")
+    given = f"{_text(chr(39))} || {_number(weight)} || {_text(chr(39))}"  # quoted, as Python's repr of the text
+    return [
+        (
+            f"not isfinite({weight}) or {weight} < 0",
+            Sql(f"{_text(f'missing_query_weight: {WEIGHT_NOT_FINITE}, got ')} || {given}"),
+        ),
+        (
+            f"{weight} > 0 and {weight} < {sys.float_info.min!r}",
+            Sql(f"{_text(f'missing_query_weight: {WEIGHT_SUBNORMAL}, got ')} || {given}"),
+        ),
+    ]

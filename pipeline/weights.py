@@ -37,6 +37,14 @@ def _rows(numbers: pl.Series) -> str:
     return shown + (f" and {numbers.len() - 3} more" if numbers.len() > 3 else "")
 
 
+# A weight above 0 too small for Float64 to keep its digits: the weighted means would lose theirs
+# (weights of 5e-324 gave a mean of 1.0 for 0.8155); one factor for every weight changes no mean
+SUBNORMAL_WEIGHT = (
+    f"a subnormal weight (above 0 and below {sys.float_info.min}, where Float64 keeps few digits: scale every "
+    "weight up)"
+)
+
+
 def read_query_weights(weights: QueryWeights, columns: Columns | None = None) -> pl.DataFrame:
     """``query_id, weight``, one row per query, from ``weights.path``, every rule of the
     module's checked: a weight that is not a finite number >= 0, a query without an id or given
@@ -73,6 +81,7 @@ def read_query_weights(weights: QueryWeights, columns: Columns | None = None) ->
         ("a NaN weight", weight.is_nan()),
         ("an infinite weight", weight.is_infinite()),
         ("a negative weight", weight < 0),
+        (SUBNORMAL_WEIGHT, (weight > 0) & (weight < sys.float_info.min)),
     ):
         rows = table.filter(bad)
         if rows.height:
@@ -121,8 +130,8 @@ def check_weight_totals(
     per_query: pl.DataFrame, weights: pl.DataFrame, path: str, group_by: Sequence[str] = ()
 ) -> None:
     """The queries averaged together (all of them; with ``group_by``, each group's too) must not
-    all weigh 0: their weighted mean would be 0/0. A query left out of the means (a null ndcg,
-    ``--empty-ideal skip``) weighs nothing here either."""
+    all weigh 0 (their weighted mean would be 0/0), nor more than Float64 holds (inf/inf). A query
+    left out of the means (a null ndcg, ``--empty-ideal skip``) weighs nothing here either."""
     counted = per_query.filter(pl.col(PRIMARY_MEASURE).is_not_null()).select(QUERY, *group_by).unique()
     weighed = counted.join(weights, on=QUERY, how="left")
     for by in ([], list(group_by)) if group_by else ([],):
@@ -131,6 +140,15 @@ def check_weight_totals(
             if by
             else weighed.select(pl.col("weight").sum(), pl.len().alias("queries"))
         )
+        overflown = totals.filter(pl.col("weight").is_infinite())
+        if overflown.height:
+            first = overflown.sort(by, nulls_last=False).row(0, named=True) if by else overflown.row(0, named=True)
+            where = " of group " + ", ".join(f"{g}={first[g]!r}" for g in by) if by else ""
+            raise InvalidInput(
+                f"{path}: the {first['queries']} evaluated queries{where} weigh more together than Float64 holds "
+                "(their sum overflows), so their weighted mean is inf/inf; scale every weight down (one factor "
+                "for every weight changes no mean)"
+            )
         zero = totals.filter((pl.col("weight") == 0) & (pl.col("queries") > 0))
         if zero.height:
             first = zero.sort(by, nulls_last=False).row(0, named=True) if by else zero.row(0, named=True)

@@ -2,23 +2,14 @@
 --
 -- Input: views query_weights_given, query_weights_columns and query_weights_evaluated (sql/query_weights.sql).
 -- Variables: query_weights_path and missing_query_weight (sql/query_weights.sql).
---
--- Creates: view query_weights (query_id as text, weight): each evaluated query's weight, or the
--- command line's error (pipeline/weights.py) in its words, the first rule broken in its order: a
--- column missing, a weight that is not a number, a row with a null query id, a null, NaN, infinite or
--- negative weight (its first row and how many), a query given twice, an evaluated query without a
--- weight (missing_query_weight unset), every query in the means weighing 0.
+-- Creates: view query_weights (query_id as text, weight): each evaluated query's weight, or the command line's error
+-- (pipeline/weights.py) in its words, the first rule broken in its order: a column missing, a weight that is not a
+-- number, a row with a null query id, a null, NaN, infinite or negative weight, or a subnormal one (its first row
+-- and how many), a query given twice, an evaluated query without a weight (missing_query_weight unset), every query
+-- in the means weighing 0, or more together than Float64 holds.
 
 create or replace temp view query_weights as
 with
-
-missed as (
-    select weighed.query_id
-    from query_weights_evaluated as weighed
-    where weighed.missing
-    order by weighed.query_id
-    limit 5
-),
 
 -- each rule's message (null while it holds)
 messages as (
@@ -60,18 +51,29 @@ messages as (
                 count(*) filter (where weighed.missing) || ' of the ' || count(*)
                 || ' evaluated queries have no weight'
                 || if(bool_and(weighed.missing), ' (none of them has one: are they the same ids?)', '')
-                || ', e.g. ' || (select string_agg('''' || missed.query_id || '''', ', ') from missed)
+                || ', e.g. '
+                || array_to_string(list('''' || weighed.query_id || '''' order by weighed.query_id) filter (
+                    where weighed.missing
+                )[1:5], ', ')
                 || '; add a row for each, or SET VARIABLE missing_query_weight = W to weigh each such query W'
             from query_weights_evaluated as weighed
             having bool_or(weighed.missing) and getvariable('missing_query_weight') is null
         ) as unweighed,
         (
             select
-                'all ' || count(*)
-                || ' evaluated queries weigh 0, so their weighted mean is 0/0; give one of them a weight above 0'
+                case
+                    when sum(weighed.weight) = 0
+                        then
+                            'all ' || count(*) || ' evaluated queries weigh 0, so their weighted mean is 0/0; '
+                            || 'give one of them a weight above 0'
+                    when isinf(sum(weighed.weight))
+                        then
+                            'the ' || count(*) || ' evaluated queries weigh more together than Float64 holds '
+                            || '(their sum overflows), so their weighted mean is inf/inf; scale every weight down (one '
+                            || 'factor for every weight changes no mean)'
+                end
             from query_weights_evaluated as weighed
             where weighed.counted
-            having sum(weighed.weight) = 0
         ) as weightless
 ),
 

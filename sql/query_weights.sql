@@ -11,9 +11,7 @@
 -- in the means; missing, whether it has no row; weight, its own or missing_query_weight).
 
 create or replace temp view no_query_weights as
-select
-    cast(null as varchar) as query_id,
-    cast(null as double) as weight
+select cast(null as varchar) as query_id, cast(null as double) as weight
 where false;
 
 -- the table as given, a view of its own so that duckdb_columns lists its columns
@@ -78,13 +76,15 @@ from query_weights_given
 inner join (
     values
     (1, 'a null query id (column ''query_id'')'), (2, 'a null weight'), (3, 'a NaN weight'),
-    (4, 'an infinite weight'), (5, 'a negative weight')
+    (4, 'an infinite weight'), (5, 'a negative weight'),
+    (6, 'a subnormal weight (above 0 and below 2.2250738585072014e-308, where Float64 keeps few digits: scale every weight up)')
 ) as rules (position, words)
     on (rules.position = 1 and query_weights_given.query_id is null)
     or (rules.position = 2 and query_weights_given.weight is null)
     or (rules.position = 3 and isnan(query_weights_given.weight))
     or (rules.position = 4 and isinf(query_weights_given.weight))
     or (rules.position = 5 and query_weights_given.weight < 0)
+    or (rules.position = 6 and query_weights_given.weight > 0 and query_weights_given.weight < 2.2250738585072014e-308)
 group by rules.position;
 
 create or replace temp view query_weights_repeated as

@@ -140,6 +140,10 @@ def test_queries_of_weight_0_cannot_make_a_gate_fail() -> None:
         _gate([0.5] * 12, [0.1] * 12, [1.0, 1.0] + [0.0] * 10)
     with pytest.raises(InvalidInput, match=r"w.csv: all 12 paired queries at k=10 weigh 0"):
         _gate([0.5] * 12, [0.1] * 12, [0.0] * 12)
+    # weights whose sum overflows: inf/inf, a NaN mean difference
+    overflown = r"w.csv: the 12 paired queries at k=10 weigh more together than Float64 holds \(their sum overflows\)"
+    with pytest.raises(InvalidInput, match=overflown):
+        _gate([0.5] * 12, [0.1] * 12, [1e308] * 12)
 
 
 def _runs(tmp_path: Path) -> tuple[str, str, str, str]:

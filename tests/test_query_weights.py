@@ -197,6 +197,18 @@ REFUSALS = [
         "or give --missing-query-weight W",
     ),
     ({**IDS, "weight": [0.0, 0.0, 0.0]}, r"all 3 evaluated queries weigh 0, so their weighted mean is 0/0"),
+    # Float64 keeps few digits below 2.2250738585072014e-308: weights of 5e-324 gave a mean of 1.0 for 0.8155
+    (
+        {**IDS, "weight": [1.0, 5e-324, 0.0]},
+        r"1 row\(s\) with a subnormal weight \(above 0 and below 2.2250738585072014e-308, .*scale every weight up\) "
+        r".* first row 2 \(query 'q2', weight 5e-324\)",
+    ),
+    # their sum overflows: inf / inf, a mean of 0.0 printed with exit 0
+    (
+        {**IDS, "weight": [1e308, 1e308, 1.0]},
+        r"the 3 evaluated queries weigh more together than Float64 holds \(their sum overflows\), so their "
+        r"weighted mean is inf/inf; scale every weight down",
+    ),
     (
         {**IDS, "wt": [1.0, 1.0, 1.0]},
         r"no weight column 'weight'; columns found: 'query_id', 'wt'; name it with --weight-col",
@@ -224,10 +236,11 @@ def test_check_refuses_what_evaluate_refuses_before_it_evaluates(
 ) -> None:
     """``check()`` (``ndcg validate``) reads the table by evaluate's rules and wants a weight for
     each query with results and judgments, in evaluate's words; evaluate reads the table before
-    the engine runs, so that a bad table fails a long job at once. The one check neither can
-    make before the per-query table exists, a group whose queries all weigh 0, is evaluate's."""
+    the engine runs, so that a bad table fails a long job at once. The checks neither can make
+    before the per-query table exists, of the evaluated queries' total weight (0, or more than
+    Float64 holds), are evaluate's."""
     for rows, message in REFUSALS:
-        if "weigh 0" in message:
+        if "weigh 0" in message or "weigh more together" in message:
             continue
         path = _write(tmp_path, "weights.parquet", pl.DataFrame(rows))
         with pytest.raises(InvalidInput, match=message):
@@ -537,4 +550,46 @@ def test_the_sql_rules_refuse_each_bad_table_in_the_command_line_s_words(
     with pytest.raises(duckdb.Error) as sql_refused:
         connection.sql("from query_weights").fetchall()
     assert words in str(sql_refused.value)
+    connection.close()
+
+
+def test_a_missing_query_weight_is_refused_alike_by_the_api_and_sql_ndcg_sql(tmp_path: Path) -> None:
+    """The weight of a query without a row: negative, infinite or subnormal (its products lose
+    their digits) is refused by the API (it was taken, exit 0) and by sql/ndcg.sql's rules (it
+    was taken too), in one set of words; 0 and a normal number are taken."""
+    import duckdb
+
+    root = Path(__file__).resolve().parent.parent
+    run_path = _write(tmp_path, "run.parquet", HAND_RUN)
+    qrels_path = _write(tmp_path, "qrels.parquet", HAND_QRELS)
+    weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS.head(2))
+    connection = duckdb.connect()
+    settings = {"ks": "[1]", "run_path": f"'{run_path}'", "qrels_path": f"'{qrels_path}'"}
+    settings["query_weights_path"] = f"'{weights}'"
+    files = ("input_columns.sql", "inputs.sql", "aligned_inputs.sql", "generated/derived_variables.sql")
+    for given, words in (
+        (-1.0, "missing_query_weight: expected a finite number >= 0, got '-1.0'"),
+        (float("inf"), "missing_query_weight: expected a finite number >= 0, got 'inf'"),
+        (
+            1e-320,
+            "missing_query_weight: expected 0 or a finite number from 2.2250738585072014e-308 up (a subnormal "
+            "weight keeps few digits), got '1e-320'",
+        ),
+        (0.0, None),
+        (2.5e-300, None),
+    ):
+        for name, value in {**settings, "missing_query_weight": f"'{given!r}'::double"}.items():
+            connection.execute(f"SET VARIABLE {name} = {value}")
+        for file in (*files, "generated/refusals.sql"):
+            connection.execute((root / "sql" / file).read_text())
+        if words is None:
+            assert api.evaluate(run_path, qrels_path, query_weights=weights, missing_query_weight=given).summary.height
+            assert connection.sql("select count(refused) from refusals").fetchall() == [(0,)]
+            continue
+        with pytest.raises(UsageError) as refused:
+            api.evaluate(run_path, qrels_path, query_weights=weights, missing_query_weight=given)
+        assert str(refused.value) == words
+        with pytest.raises(duckdb.Error) as sql_refused:
+            connection.sql("select count(refused) from refusals").fetchall()
+        assert str(sql_refused.value).removeprefix("Invalid Input Error: ") == words
     connection.close()

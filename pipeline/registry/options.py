@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -102,14 +103,23 @@ def results_limit(text: str) -> int | None:
     return int(text) or None
 
 
+# The words of query_weight's refusals (sql/ndcg.sql's missing_query_weight rules are built from them)
+WEIGHT_NOT_FINITE = "expected a finite number >= 0"
+# a subnormal number keeps few digits: the weighted means would lose theirs
+WEIGHT_SUBNORMAL = f"expected 0 or a finite number from {sys.float_info.min} up (a subnormal weight keeps few digits)"
+
+
 def query_weight(text: str) -> float:
-    """``--missing-query-weight``' text: a finite number >= 0 (a weight the queries may take)."""
+    """``--missing-query-weight``' text: 0 or a finite number >= 0 that is not subnormal (a
+    weight the queries may take)."""
     try:
         value = float(text)
     except ValueError:
         raise SpecError(f"expected a number >= 0, got {text!r}") from None
     if not math.isfinite(value) or value < 0:
-        raise SpecError(f"expected a finite number >= 0, got {text!r}")
+        raise SpecError(f"{WEIGHT_NOT_FINITE}, got {text!r}")
+    if 0 < value < sys.float_info.min:
+        raise SpecError(f"{WEIGHT_SUBNORMAL}, got {text!r}")
     return value
 
 
@@ -328,6 +338,15 @@ class QueryWeights:
     def __post_init__(self) -> None:
         if self.path is not None:  # a pathlib.Path given to the API: recorded as its text
             object.__setattr__(self, "path", os.fspath(self.path))
+        missing = self.missing
+        if missing is not None:
+            # as --missing-query-weight reads it (query_weight), given as a number to the API
+            if isinstance(missing, bool) or not isinstance(missing, int | float):
+                raise SpecError(f"missing_query_weight: expected a number >= 0, got {missing!r}")
+            try:
+                object.__setattr__(self, "missing", query_weight(repr(float(missing))))
+            except SpecError as error:
+                raise SpecError(f"missing_query_weight: {error}") from None
 
     def describe(self) -> dict[str, Any] | None:
         """As the manifest, the JSON output and the comparison's checks record it (None without)."""

@@ -1608,6 +1608,16 @@ SELECT
     THEN ERROR(
       'cwl_target must be a finite number above 0.5, got ' || COALESCE(CAST(CAST(GETVARIABLE('cwl_target') AS DOUBLE) AS TEXT), 'None')
     )
+    WHEN NOT ISFINITE(GETVARIABLE('missing_query_weight'))
+    OR GETVARIABLE('missing_query_weight') < 0
+    THEN ERROR(
+      'missing_query_weight: expected a finite number >= 0, got ' || '''' || CAST(CAST(GETVARIABLE('missing_query_weight') AS DOUBLE) AS TEXT) || ''''
+    )
+    WHEN GETVARIABLE('missing_query_weight') > 0
+    AND GETVARIABLE('missing_query_weight') < 2.2250738585072014e-308
+    THEN ERROR(
+      'missing_query_weight: expected 0 or a finite number from 2.2250738585072014e-308 up (a subnormal weight keeps few digits), got ' || '''' || CAST(CAST(GETVARIABLE('missing_query_weight') AS DOUBLE) AS TEXT) || ''''
+    )
     WHEN LENGTH(
       LIST_FILTER(
         COALESCE(MAP_KEYS(GETVARIABLE('gain_map')), CAST([] AS DOUBLE[])),
