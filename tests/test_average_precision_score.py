@@ -25,7 +25,8 @@ metrics = pytest.importorskip("sklearn.metrics")
 
 # tie: a (rel) and b tied at 3, then c (rel); unjudged: a not judged above b (rel); beyond: z is
 # relevant and never retrieved (scikit-learn sees the ranking alone); none: nothing relevant;
-# graded: a labelled 1 above b labelled 2, read with a relevance threshold; below: a labelled -1
+# graded: a labelled 1 above b labelled 2, read with a relevance threshold; below: a labelled -1;
+# signed: a scored -0.0 and b 0.0, one score
 HAND_RUN = [
     ("tie", "a", 3.0),
     ("tie", "b", 3.0),
@@ -39,6 +40,9 @@ HAND_RUN = [
     ("graded", "b", 1.0),
     ("below", "a", 2.0),
     ("below", "b", 1.0),
+    ("signed", "a", -0.0),
+    ("signed", "b", 0.0),
+    ("signed", "c", -1.0),
 ]
 HAND_QRELS = [
     ("tie", "a", 1),
@@ -53,6 +57,9 @@ HAND_QRELS = [
     ("graded", "b", 2),
     ("below", "a", -1),
     ("below", "b", 1),
+    ("signed", "a", 1),
+    ("signed", "b", 0),
+    ("signed", "c", 1),
 ]
 
 
@@ -73,6 +80,7 @@ def test_written_out() -> None:
         "none": 0.0,
         "graded": 1 / 2 * 1 / 1 + 1 / 2 * 2 / 2,  # both relevant (label > 0)
         "below": 1 * 1 / 2,  # -1 counts as unjudged: not relevant, still in the ranking
+        "signed": 1 / 2 * 1 / 2 + 1 / 2 * 2 / 3,  # -0.0 and 0.0 are one score, as tie's a and b
     }
     # relevance_threshold 2: only the labels of 2 are relevant (tie's c, graded's b)
     at_two = {query: 0.0 for query in expected} | {"tie": 1 * 1 / 3, "graded": 1 * 1 / 2}
