@@ -102,6 +102,35 @@ def test_written_out() -> None:
             assert got[query] == pytest.approx(value, abs=TOLERANCE), (engine, "threshold 2", query)
 
 
+# scikit-learn's own asserted values (scikit-learn 1.9.1, sklearn/metrics/tests/test_ranking.py:
+# test_precision_recall_curve_toydata's binary cases and test_average_precision_constant_values),
+# each case a query: (y_true, y_score, the average_precision_score asserted)
+SCIKIT_LEARN_CASES = [
+    ([0, 1], [0, 1], 1.0),
+    ([0, 1], [1, 0], 0.5),
+    ([1, 0], [1, 1], 0.5),
+    ([1, 0], [1, 0], 1.0),
+    ([1, 0], [0.5, 0.5], 0.5),
+    ([0, 0], [0.25, 0.75], 0.0),  # no positive class: it warns and gives 0
+    ([1, 1], [0.25, 0.75], 1.0),
+    ([1 if i % 4 == 0 else 0 for i in range(100)], [1.0] * 100, 0.25),  # a constant predictor: the positives' share
+]
+
+
+def test_scikit_learn_s_own_asserted_values() -> None:
+    rows = [
+        (f"case{case}", f"d{i:03d}", score, label)
+        for case, (labels, scores, _) in enumerate(SCIKIT_LEARN_CASES)
+        for i, (label, score) in enumerate(zip(labels, scores, strict=True))
+    ]
+    run, qrels = frames([row[:3] for row in rows], [(q, d, label) for q, d, _, label in rows])
+    evaluation = Evaluation(measures=("average_precision_score",))
+    for engine in ENGINES:
+        got = _whole(compute(engine, run, qrels, evaluation))
+        for case, (_, _, asserted) in enumerate(SCIKIT_LEARN_CASES):
+            assert got[f"case{case}"] == pytest.approx(asserted, abs=TOLERANCE), (engine, case)
+
+
 def test_weighted_written_out() -> None:
     """With doc_weight_col, a result counts its weight where it counted 1 (scikit-learn's
     sample_weight), and a result weighing 0 leaves the ranking; the mean is plain, over the
