@@ -101,7 +101,8 @@ def derived(name: str, read: Reader = getvariable) -> exp.Expr:
     if name == "curves":
         # map's weighted sums (TF-Ranking's AP) with the run's weights, as Evaluation.curves reads them
         weighted_map = exp.and_(
-            exp.Not(this=exp.Is(this=read("doc_weight_col"), expression=exp.Null())), _any_asked(["map"], read)
+            exp.Not(this=exp.Is(this=read("doc_weight_col"), expression=exp.Null())),
+            _any_asked(["map", "recall"], read),
         )
         return _chosen(
             [

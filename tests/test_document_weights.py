@@ -168,6 +168,30 @@ TF_RANKING_CASES = [
         {("recip_rank", None): 1.0},
         {"recip_rank": (2.0 + 3.0) / 2.0, "success": (2.0 + 3.0) / 2.0},
     ),
+    # RecallMetricTest.test_recall_should_ignore_masked_items (topn 3): the mask as a weight of 0; TF-Ranking's
+    # recall divides by the list's relevant results (2), not the judged ones (3)
+    (
+        "recall_masked",
+        [5.0, 4.0, 3.0, 2.0, 1.0],
+        [0.0, 1.0, 1.0, 0.0, 1.0],
+        [1.0, 0.0, 1.0, 1.0, 1.0],
+        {("recall", 2): 1 / 2},
+        {},
+    ),
+    # RecallMetricTest.test_recall_should_be_single_value_per_list (topn 2) and test_recall_should_handle_topn
+    ("recall_list_1", [1.0, 3.0, 2.0], [1.0, 0.0, 1.0], None, {("recall", 2): 1 / 2, ("recall", None): 1.0}, {}),
+    ("recall_list_2", [1.0, 3.0, 4.0], [0.0, 1.0, 1.0], None, {("recall", 2): 1.0}, {}),
+    (
+        "recall_topn",
+        [1.0, 3.0, 2.0],
+        [0.0, 0.0, 1.0],
+        None,
+        {("recall", 1): 0.0, ("recall", 2): 1.0, ("recall", 6): 1.0},
+        {},
+    ),
+    # RecallMetricTest.test_recall_weights_should_be_avg_of_rel_items, ..._should_ignore_graded_relevance
+    ("recall_weights", [1.0, 3.0, 2.0], [1.0, 1.0, 0.0], [3.0, 9.0, 2.0], {}, {"recall": (3.0 + 9.0) / 2.0}),
+    ("recall_graded", [1.0, 3.0, 2.0], [4.0, 0.0, 2.0], [3.0, 9.0, 2.0], {}, {"recall": (3.0 + 2.0) / 2.0}),
     # MRRMetricTest.test_mrr_weights_should_be_regardless_of_topn (topn 2; a weight of 0 masks its result)
     ("mrr_weights_topn", [3.0, 2.0, 1.0], [1.0, 0.0, 1.0], [2.0, 0.0, 5.0], {}, {"recip_rank": (5.0 + 2.0) / 2.0}),
 ]
@@ -202,7 +226,7 @@ def list_weights(relevance: Callable[[float], float]) -> dict[str, float]:
 
 
 TF_RANKING = PROFILES["tfranking"].evaluation(
-    cutoffs=(1, 2, 6), measures=("ndcg", "P", "map", "recip_rank", "success"), doc_weight_col="w"
+    cutoffs=(1, 2, 6), measures=("ndcg", "P", "recall", "map", "recip_rank", "success"), doc_weight_col="w"
 )
 
 
@@ -214,19 +238,19 @@ def test_tf_ranking_s_weighted_ndcg_p_ap_and_list_weights(engine: str) -> None:
     weights = {row["query_id"]: row for row in result.query_weights.iter_rows(named=True)}
     expected_weights = {
         "ndcg": list_weights(lambda label: 2.0**label - 1.0),
-        **{measure: list_weights(lambda label: label >= 1) for measure in ("P", "map", "recip_rank", "success")},
+        **{m: list_weights(lambda label: label >= 1) for m in ("P", "recall", "map", "recip_rank", "success")},
     }
     for query, _, _, _, expected, asserted_weights in TF_RANKING_CASES:
         for (measure, k), value in expected.items():
             assert values[(query, k)][measure] == pytest.approx(value, abs=TOLERANCE), (query, measure, k)
         for measure, column in [("ndcg", "weight")] + [
-            (m, f"weight_{m}") for m in ("P", "map", "recip_rank", "success")
+            (m, f"weight_{m}") for m in ("P", "recall", "map", "recip_rank", "success")
         ]:
             assert weights[query][column] == pytest.approx(expected_weights[measure][query], abs=TOLERANCE)
             if measure in asserted_weights:
                 assert weights[query][column] == pytest.approx(asserted_weights[measure], abs=TOLERANCE), query
     # the summary's means: sum(list weight * value) / sum(list weight), each measure by its own list weight
-    for measure, k in (("ndcg", None), ("ndcg", 1), ("P", 2), ("map", None), ("recip_rank", 2), ("success", 1)):
+    for measure, k in (("ndcg", None), ("P", 2), ("recall", 2), ("map", None), ("recip_rank", 2), ("success", 1)):
         rows = result.per_query.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
         weighed = expected_weights[measure]
         mean = sum(weighed[q] * x for q, x in rows.select("query_id", measure).iter_rows()) / sum(weighed.values())
@@ -258,14 +282,25 @@ def test_one_case_written_out_and_engines_agree_on_random_queries(tmp_path: Path
                 judged.append((f"q{q}", f"d{d}", rng.randint(0, 3)))
     run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score", "w"], orient="row")
     qrels = pl.DataFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
-    measures = ["ndcg", "P", "map", "recip_rank", "success", "average_precision_score"]
+    measures = ["ndcg", "P", "recall", "map", "recip_rank", "success", "average_precision_score"]
     options = {"doc_weight_col": "w", "gain": "exponential", "k": [1, 3, 10], "measures": measures}
     polars_result = api.evaluate(run, qrels, engine="polars", **options)
     duckdb_result = api.evaluate(run, qrels, engine="duckdb", **options)
     for table in ("per_query", "summary"):
         ours, theirs = getattr(polars_result, table), getattr(duckdb_result, table)
         assert ours.columns == theirs.columns and ours.height == theirs.height
-        for column in ("cg", "dcg", "idcg", "ndcg", "P", "map", "recip_rank", "success", "average_precision_score"):
+        for column in (
+            "cg",
+            "dcg",
+            "idcg",
+            "ndcg",
+            "P",
+            "recall",
+            "map",
+            "recip_rank",
+            "success",
+            "average_precision_score",
+        ):
             assert ((ours[column] - theirs[column]).abs() < TOLERANCE).all(), (table, column)
             assert ours[column].is_null().to_list() == theirs[column].is_null().to_list()
 
@@ -299,13 +334,13 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
             call(str(run_path), str(qrels_path), doc_weight_col="w")
     for extra, said in (
         ([], "no weight column 'weight'; columns found: 'query_id', 'doc_id', 'score', 'w'"),
-        (["--measures", "ndcg,P,map,recall"], None),
+        (["--measures", "ndcg,P,map,bpref"], None),
     ):
         done = run_cli(*base, "weight" if not extra else "w", *extra)
         if said:
             assert done.returncode == 3 and said in done.stderr, done.stderr
         else:
-            assert done.returncode == 2 and "recall would not be weighted" in done.stderr, done.stderr
+            assert done.returncode == 2 and "bpref would not be weighted" in done.stderr, done.stderr
     # what --doc-weight-col sets where left out is refused when given otherwise, the default too
     # (the ideal and the denominator were taken over silently)
     for flag, value in (("--ideal", "judged-cut-at-hits"), ("--ideal", "judged"), ("--precision-denominator", "k")):
@@ -375,14 +410,14 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     qrels.write_parquet(paths["qrels"])
     run.with_columns(w=pl.when(pl.col("doc_id") == "d3").then(-1.0).otherwise("w")).write_parquet(paths["bad"])
     run.with_columns(w=pl.lit(0.0)).write_parquet(paths["zero"])
-    options = {"k": [3, 5], "measures": "ndcg,P,map,recip_rank,success,average_precision_score"}
+    options = {"k": [3, 5], "measures": "ndcg,P,recall,map,recip_rank,success,average_precision_score"}
     options |= {"profile": "tfranking"}
     options |= {"doc_weight_col": "w"}
     tfranking = {"gain": "'exponential'", "ideal": "'retrieved'", "precision_denominator": "'min-k-retrieved'"}
     tfranking |= {
         "queries_without_judgments": "'evaluate'",
         "doc_weight_col": "'w'",
-        "measures": "['ndcg', 'P', 'map', 'recip_rank', 'success', 'average_precision_score']",
+        "measures": "['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success', 'average_precision_score']",
     }
 
     def words_of(call: Callable[[], object], script_option: str = "doc_weight_col") -> str:

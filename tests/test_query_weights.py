@@ -356,7 +356,12 @@ def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: ob
     )
     weighted_run = _write(tmp_path, "weighted.parquet", weighted.drop("relevance"))
     weighted_qrels = _write(tmp_path, "weighted_qrels.parquet", weighted.select("query_id", "doc_id", "relevance"))
-    options = {"k": [3, 5], "measures": "ndcg,P,map,recip_rank,success", "profile": "tfranking", "doc_weight_col": "w"}
+    options = {
+        "k": [3, 5],
+        "measures": "ndcg,P,recall,map,recip_rank,success",
+        "profile": "tfranking",
+        "doc_weight_col": "w",
+    }
     by_engine = {
         engine: api.evaluate(weighted_run, weighted_qrels, engine=engine, **options) for engine in ("polars", "spark")
     }

@@ -18,20 +18,10 @@ from pipeline.registry.parameters import same_setting, setting_text
 # What per-document weights (doc_weight_col) weigh, and the conventions they need: TF-Ranking's
 # NDCGMetric sorts the list it is given and finds its ideal among the same results, so the list is
 # the run's rows of weight above 0, whole and each once.
-# scikit-learn's average_precision_score reads them as its sample_weight.
-DOCUMENT_WEIGHTED_MEASURES = (
-    "cg",
-    "dcg",
-    "idcg",
-    "ndcg",
-    "P",
-    "map",
-    "recip_rank",
-    "success",
-    "average_precision_score",
-)
-# Those whose mean weighs each list by its relevance (TF-Ranking's list weight of P, AP, MRR, Hits)
-RELEVANCE_WEIGHTED_MEASURES = ("P", "map", "recip_rank", "success")
+# scikit-learn's average_precision_score reads them as its sample_weight. The means of P, recall,
+# AP, MRR and Hits weigh each list by its relevance (TF-Ranking's list weight), NDCG's by its gain.
+RELEVANCE_WEIGHTED_MEASURES = ("P", "recall", "map", "recip_rank", "success")
+DOCUMENT_WEIGHTED_MEASURES = ("cg", "dcg", "idcg", "ndcg", *RELEVANCE_WEIGHTED_MEASURES, "average_precision_score")
 WEIGHTED_AP_CURVE = "weighted_ap_curve"
 # What doc_weight_col sets where the field holds its default: TF-Ranking's ideal is among the
 # list's own results, and its P@k divides by min(k, the list's size)
@@ -51,9 +41,10 @@ DOCUMENT_WEIGHT_CONVENTIONS: dict[str, object] = {
 # its repr): pipeline/sql_weight_refusals.py builds sql/ndcg.sql's from the same functions.
 def unweighted_measures_message(column: str, unweighted: str) -> str:
     return (
-        f"doc_weight_col {column}: per-document weights are defined here for ndcg (with cg, dcg, idcg), P, map, "
-        "recip_rank and success, as TF-Ranking's NDCGMetric, PrecisionMetric, MeanAveragePrecisionMetric, MRRMetric "
-        "and HitsMetric weigh them, and for average_precision_score, as scikit-learn's sample_weight weighs it, only; "
+        f"doc_weight_col {column}: per-document weights are defined here for ndcg (with cg, dcg, idcg), P, recall, "
+        "map, recip_rank and success, as TF-Ranking's NDCGMetric, PrecisionMetric, RecallMetric, "
+        "MeanAveragePrecisionMetric, MRRMetric and HitsMetric weigh them, and for average_precision_score, as "
+        "scikit-learn's sample_weight weighs it, only; "
         f"{unweighted} would not be weighted: evaluate them without doc_weight_col"
     )
 
@@ -300,8 +291,9 @@ class Evaluation:
     def curves(self) -> tuple[str, ...]:
         """The per-query curves (:data:`~pipeline.registry.measures.CURVES`) the measures asked read."""
         read = {MEASURE[name].curve for name in self.columns}
-        if self.doc_weight_col is not None and "map" in self.columns:
-            read.add(WEIGHTED_AP_CURVE)  # map's weighted sums (TF-Ranking's AP), beside its counters
+        if self.doc_weight_col is not None and {"map", "recall"} & set(self.columns):
+            # TF-Ranking's AP sums and the list's relevant results (its recall's divisor), beside the counters
+            read.add(WEIGHTED_AP_CURVE)
         return tuple(curve for curve in CURVES if curve in read)
 
     @property

@@ -28,7 +28,8 @@ CURVES: dict[str, str] = {
     "target_curve": "per query, the C/W/L measures read over 1000 positions (INST, INSQ, NERR10, NERR11)",
     "bpm_curve": "per query and cutoff, the C/W/L measure whose reader stops at a target gain or k (BPM)",
     "compat_curve": "per query, the rank-biased overlap of its ranking with the ideal ranking (Compat)",
-    "weighted_ap_curve": "per query and cutoff, TF-Ranking's AP sums with document weights (doc_weight_col)",
+    "weighted_ap_curve": "per query and cutoff, TF-Ranking's AP sums with document weights and the list's relevant "
+    "results (map, recall under doc_weight_col)",
     "threshold_curve": "per query, scikit-learn's AP sums over its distinct scores (average_precision_score)",
 }
 # The curves read at every cutoff (a row per query and cutoff); the others: the whole ranking only.

@@ -1,4 +1,4 @@
--- weighted_ap_curve.sql: per query and cutoff, the sums of TF-Ranking's AP with per-document weights.
+-- weighted_ap_curve.sql: per query and cutoff, the sums of TF-Ranking's AP and recall with per-document weights.
 --
 -- Reads: views retrieved (sql/ranking/retrieved.sql), deduplicated (sql/ranking/deduplicated.sql:
 -- each result's doc_weight) and cutoffs (sql/ranking/cutoffs.sql).
@@ -7,12 +7,13 @@
 --   SET VARIABLE curves = ['weighted_ap_curve'];  -- the curves the asked measures read (the registry's)
 --   SET VARIABLE relevance_threshold = 1;     -- a label >= this is relevant (null: a label above 0)
 --
--- Creates: view weighted_ap_curve (query_id, k, weighted_precision_sum, relevant_weight), a row per
--- query with a ranking and cutoff (k null: the whole ranking) when the measures asked read it
--- (map under doc_weight_col): weighted_precision_sum is the sum over the relevant results at or
+-- Creates: view weighted_ap_curve (query_id, k, weighted_precision_sum, relevant_weight, relevant_listed),
+-- a row per query with a ranking and cutoff (k null: the whole ranking) when the measures asked read it
+-- (map or recall under doc_weight_col): weighted_precision_sum is the sum over the relevant results at or
 -- above k of (relevant at or above its rank / its rank) x its weight, relevant_weight the sum of the
 -- weights of the relevant results of the whole list (TF-Ranking's MeanAveragePrecisionMetric: its
--- total_relevance ignores topn), so AP@k is their ratio (0 when the list has no relevant weight).
+-- total_relevance ignores topn), so AP@k is their ratio (0 when the list has no relevant weight);
+-- relevant_listed how many they are, what TF-Ranking's RecallMetric divides by.
 
 create or replace temp view weighted_ap_curve as
 with
@@ -54,7 +55,8 @@ contributions as (
             when found.is_relevant then cast(found.relevant_above as double) / found.rank * found.doc_weight
             else 0.0
         end as contribution,
-        case when found.is_relevant then found.doc_weight else 0.0 end as relevant_weight
+        case when found.is_relevant then found.doc_weight else 0.0 end as relevant_weight,
+        case when found.is_relevant then 1 else 0 end as relevant_listed
     from found
 ),
 
@@ -65,7 +67,8 @@ final as (
         sum(
             case when cutoffs.k is null or contributions.rank <= cutoffs.k then contributions.contribution else 0.0 end
         ) as weighted_precision_sum,
-        sum(contributions.relevant_weight) as relevant_weight
+        sum(contributions.relevant_weight) as relevant_weight,
+        sum(contributions.relevant_listed) as relevant_listed
     from contributions
     cross join cutoffs
     group by contributions.query_id, cutoffs.k

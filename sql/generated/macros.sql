@@ -5471,7 +5471,8 @@ FROM (
           THEN CAST(found.relevant_above AS DOUBLE) / found.rank * found.doc_weight
           ELSE 0.0
         END AS contribution,
-        CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight
+        CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight,
+        CASE WHEN found.is_relevant THEN 1 ELSE 0 END AS relevant_listed
       FROM weighted_ap_curve__found AS found
     ), weighted_ap_curve__final AS (
       SELECT
@@ -5484,7 +5485,8 @@ FROM (
             ELSE 0.0
           END
         ) AS weighted_precision_sum,
-        SUM(contributions.relevant_weight) AS relevant_weight
+        SUM(contributions.relevant_weight) AS relevant_weight,
+        SUM(contributions.relevant_listed) AS relevant_listed
       FROM weighted_ap_curve__contributions AS contributions
       CROSS JOIN cutoffs
       GROUP BY
@@ -5960,6 +5962,8 @@ FROM (
           )
         END AS "P",
         CASE
+          WHEN ARRAY_CONTAINS(measures, 'recall') AND NOT doc_weight_col IS NULL
+          THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_listed, 0), 0.0)
           WHEN ARRAY_CONTAINS(measures, 'recall')
           THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_in_qrels, 0), 0.0)
         END AS recall,
@@ -6373,7 +6377,7 @@ FROM NDCG_PER_QUERY_STEPS(
       END,
       CASE
         WHEN NOT doc_weight_col IS NULL
-        AND COALESCE(LIST_HAS_ANY(measures, CAST(['map'] AS TEXT[])), FALSE)
+        AND COALESCE(LIST_HAS_ANY(measures, CAST(['map', 'recall'] AS TEXT[])), FALSE)
         THEN ['weighted_ap_curve']
         ELSE CAST([] AS TEXT[])
       END,

@@ -1755,7 +1755,8 @@ WITH cutoffs AS (
         THEN CAST(found.relevant_above AS DOUBLE) / found.rank * found.doc_weight
         ELSE 0.0
       END AS contribution,
-      CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight
+      CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight,
+      CASE WHEN found.is_relevant THEN 1 ELSE 0 END AS relevant_listed
     FROM weighted_ap_curve__found AS found
   ), weighted_ap_curve__final AS (
     SELECT
@@ -1768,7 +1769,8 @@ WITH cutoffs AS (
           ELSE 0.0
         END
       ) AS weighted_precision_sum,
-      SUM(contributions.relevant_weight) AS relevant_weight
+      SUM(contributions.relevant_weight) AS relevant_weight,
+      SUM(contributions.relevant_listed) AS relevant_listed
     FROM weighted_ap_curve__contributions AS contributions
     CROSS JOIN cutoffs
     GROUP BY
@@ -2255,6 +2257,9 @@ WITH cutoffs AS (
         )
       END AS "P",
       CASE
+        WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'recall')
+        AND NOT GETVARIABLE('doc_weight_col') IS NULL
+        THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_listed, 0), 0.0)
         WHEN ARRAY_CONTAINS(GETVARIABLE('measures'), 'recall')
         THEN COALESCE(CAST(c.rel_ret AS DOUBLE) / NULLIF(c.relevant_in_qrels, 0), 0.0)
       END AS recall,

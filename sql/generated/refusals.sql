@@ -1689,6 +1689,7 @@ SELECT
             'idcg',
             'ndcg',
             'P',
+            'recall',
             'map',
             'recip_rank',
             'success',
@@ -1712,7 +1713,7 @@ SELECT
           THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
           ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
         END
-      ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P, map, recip_rank and success, as TF-Ranking''s NDCGMetric, PrecisionMetric, MeanAveragePrecisionMetric, MRRMetric and HitsMetric weigh them, and for average_precision_score, as scikit-learn''s sample_weight weighs it, only; ' || (
+      ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P, recall, map, recip_rank and success, as TF-Ranking''s NDCGMetric, PrecisionMetric, RecallMetric, MeanAveragePrecisionMetric, MRRMetric and HitsMetric weigh them, and for average_precision_score, as scikit-learn''s sample_weight weighs it, only; ' || (
         ARRAY_TO_STRING(
           LIST_FILTER(
             GETVARIABLE('measure_columns'),
@@ -1723,6 +1724,7 @@ SELECT
                 'idcg',
                 'ndcg',
                 'P',
+                'recall',
                 'map',
                 'recip_rank',
                 'success',

@@ -6,7 +6,7 @@
 --   SET VARIABLE precision_denominator = 'k';  -- P@k / k; or 'min-k-retrieved': / min(k, retrieved)
 --   SET VARIABLE ap_denominator = 'relevant';  -- AP@k / R; or 'min-k-relevant': / min(k, R)
 --   SET VARIABLE measures = ['P', 'recall', 'map', 'recip_rank', 'success'];
---   SET VARIABLE doc_weight_col = NULL;      -- set (the engines'): map is weighted_ap_curve's, TF-Ranking's
+--   SET VARIABLE doc_weight_col = NULL;      -- set: map and recall are weighted_ap_curve's, TF-Ranking's
 --
 -- Creates: view top_k_measures (the columns of gain_measures, then P, recall, map, recip_rank,
 -- success, gm_map, relative_P, unj, judged, err), the registry's formulas, from the counters
@@ -46,6 +46,9 @@ final as (
                 )
         end as "P",
         case
+            -- TF-Ranking's recall with per-document weights: over the list's relevant results
+            when list_contains(getvariable('measures'), 'recall') and getvariable('doc_weight_col') is not null
+                then coalesce(cast(c.rel_ret as double) / nullif(c.relevant_listed, 0), 0.0)
             when list_contains(getvariable('measures'), 'recall')
                 then coalesce(cast(c.rel_ret as double) / nullif(c.relevant_in_qrels, 0), 0.0)
         end as recall,

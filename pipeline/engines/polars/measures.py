@@ -178,14 +178,17 @@ def top_k_measures(gain_measures: pl.LazyFrame, evaluation: Evaluation, *, compa
     average_precision = (
         pl.when(ap_divisor > 0).then(pl.col("relevant_precision_sum").fill_null(0.0) / ap_divisor).otherwise(0.0)
     )
+    recall = pl.when(pl.col("relevant_in_qrels") > 0).then(found / pl.col("relevant_in_qrels")).otherwise(0.0)
     if evaluation.doc_weight_col is not None:
-        # TF-Ranking's AP with per-document weights (curves.weighted_ap_curve)
+        # TF-Ranking's AP with per-document weights, and its recall over the list's relevant
+        # results, not the judged ones (curves.weighted_ap_curve)
         relevant_weight = pl.col("relevant_weight").fill_null(0.0)
         weighted = pl.col("weighted_precision_sum").fill_null(0.0)
         average_precision = pl.when(relevant_weight > 0).then(weighted / relevant_weight).otherwise(0.0)
+        recall = _ratio(found, pl.col("relevant_listed").fill_null(0))
     formulas = {
         "P": precision(found, evaluation),
-        "recall": pl.when(pl.col("relevant_in_qrels") > 0).then(found / pl.col("relevant_in_qrels")).otherwise(0.0),
+        "recall": recall,
         "map": average_precision,
         # the first relevant rank is null where none is at or above k
         "recip_rank": (1.0 / pl.col("relevant_first_rank")).fill_null(0.0),

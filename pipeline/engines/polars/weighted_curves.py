@@ -13,11 +13,11 @@ from pipeline.registry import Evaluation
 
 
 def weighted_ap_curve(retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
-    """``query_id, k, weighted_precision_sum, relevant_weight`` of each query with a ranking and
-    cutoff (sql/curves/weighted_ap_curve.sql): the sum over its relevant results at or above k of
-    (relevant at or above its rank / its rank) x its weight, and the weight of the relevant results
-    of its whole list, TF-Ranking's AP with per-document weights; or None unless map is asked
-    under ``doc_weight_col``."""
+    """``query_id, k, weighted_precision_sum, relevant_weight, relevant_listed`` of each query with a
+    ranking and cutoff (sql/curves/weighted_ap_curve.sql): the sum over its relevant results at or
+    above k of (relevant at or above its rank / its rank) x its weight, the weight of the relevant
+    results of its whole list (TF-Ranking's AP with per-document weights), and how many they are
+    (its recall's divisor); or None unless map or recall is asked under ``doc_weight_col``."""
     if "weighted_ap_curve" not in evaluation.curves:
         return None
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
@@ -31,6 +31,7 @@ def weighted_ap_curve(retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.Laz
             "rank",
             pl.when("is_relevant").then(pl.col("above") / pl.col("rank") * weight).otherwise(0.0).alias("contribution"),
             pl.when("is_relevant").then(weight).otherwise(0.0).alias("relevant_weight"),
+            pl.col("is_relevant").cast(pl.Int64).alias("relevant_listed"),
         )
     )
     k = pl.col("k")
@@ -44,6 +45,7 @@ def weighted_ap_curve(retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.Laz
             .sum()
             .alias("weighted_precision_sum"),
             pl.col("relevant_weight").sum(),
+            pl.col("relevant_listed").sum(),
         )
     )
 
