@@ -48,8 +48,9 @@ def gain(label: pl.Expr, spec: Gain, relevance_threshold: float | None = None) -
 
 
 def relevant(label: pl.Expr, relevance_threshold: float | None = None) -> pl.Expr:
-    """Whether each label counts as relevant: ``>= relevance_threshold``, or ``> 0`` without one."""
-    return label > 0 if relevance_threshold is None else label >= relevance_threshold
+    """Whether each label counts as relevant: a judged label (>= 0: a negative one counts as
+    unjudged) ``>= relevance_threshold``, or ``> 0`` without one (the signal ``relevant``)."""
+    return label > 0 if relevance_threshold is None else label >= max(relevance_threshold, 0.0)
 
 
 def discount(rank: pl.Expr, spec: Discount) -> pl.Expr:

@@ -22,7 +22,7 @@ listed as (
         coalesce(judgments.gain, 0.0) as gain,
         case
             when getvariable('relevance_threshold') is null then coalesce(judgments.label > 0, false)
-            else coalesce(judgments.label >= getvariable('relevance_threshold'), false)
+            else coalesce(judgments.label >= greatest(getvariable('relevance_threshold'), 0), false)
         end as is_relevant
     from run
     left join judgments on run.query_id = judgments.query_id and run.doc_id = judgments.doc_id

@@ -100,6 +100,13 @@ def test_written_out() -> None:
         got = _whole(compute(engine, run, qrels, threshold))
         for query, value in at_two.items():
             assert got[query] == pytest.approx(value, abs=TOLERANCE), (engine, "threshold 2", query)
+        # a threshold of -1: every judged label (>= 0) is relevant, a label of -1 still unjudged, as map reads it
+        below_zero = compute(
+            engine, run, qrels, Evaluation(measures=("average_precision_score", "map"), relevance_threshold=-1)
+        )
+        got = _whole(below_zero)
+        assert got["tie"] == pytest.approx(1.0, abs=TOLERANCE) and got["below"] == pytest.approx(1 / 2, abs=TOLERANCE)
+        assert _whole(below_zero, "map")["below"] == pytest.approx(1 / 2, abs=TOLERANCE), engine
 
 
 # scikit-learn's own asserted values (scikit-learn 1.9.1, sklearn/metrics/tests/test_ranking.py:

@@ -148,5 +148,6 @@ class Discount:
 
 
 def is_relevant(label: float, relevance_threshold: float | None = None) -> bool:
-    """Whether a label counts as relevant: ``>= relevance_threshold``, or ``> 0`` without one."""
-    return label > 0 if relevance_threshold is None else label >= relevance_threshold
+    """Whether a label counts as relevant: a judged label (>= 0) ``>= relevance_threshold``, or
+    ``> 0`` without one."""
+    return label > 0 if relevance_threshold is None else label >= max(relevance_threshold, 0.0)

@@ -27,7 +27,7 @@ thresholds as (
                 when coalesce(
                     case
                         when getvariable('relevance_threshold') is null then retrieved.label > 0
-                        else retrieved.label >= getvariable('relevance_threshold')
+                        else retrieved.label >= greatest(getvariable('relevance_threshold'), 0)
                     end,
                     false
                 ) then deduplicated.doc_weight

@@ -26,7 +26,7 @@ weighted_ranks as (
         coalesce(
             case
                 when getvariable('relevance_threshold') is null then retrieved.label > 0
-                else retrieved.label >= getvariable('relevance_threshold')
+                else retrieved.label >= greatest(getvariable('relevance_threshold'), 0)
             end,
             false
         ) as is_relevant

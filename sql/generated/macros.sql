@@ -5443,7 +5443,7 @@ FROM (
           CASE
             WHEN relevance_threshold IS NULL
             THEN retrieved.label > 0
-            ELSE retrieved.label >= relevance_threshold
+            ELSE retrieved.label >= GREATEST(relevance_threshold, 0)
           END,
           FALSE
         ) AS is_relevant
@@ -5507,7 +5507,7 @@ FROM (
               CASE
                 WHEN relevance_threshold IS NULL
                 THEN retrieved.label > 0
-                ELSE retrieved.label >= relevance_threshold
+                ELSE retrieved.label >= GREATEST(relevance_threshold, 0)
               END,
               FALSE
             )

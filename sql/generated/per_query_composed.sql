@@ -1726,7 +1726,7 @@ WITH cutoffs AS (
         CASE
           WHEN GETVARIABLE('relevance_threshold') IS NULL
           THEN retrieved.label > 0
-          ELSE retrieved.label >= GETVARIABLE('relevance_threshold')
+          ELSE retrieved.label >= GREATEST(GETVARIABLE('relevance_threshold'), 0)
         END,
         FALSE
       ) AS is_relevant
@@ -1791,7 +1791,7 @@ WITH cutoffs AS (
             CASE
               WHEN GETVARIABLE('relevance_threshold') IS NULL
               THEN retrieved.label > 0
-              ELSE retrieved.label >= GETVARIABLE('relevance_threshold')
+              ELSE retrieved.label >= GREATEST(GETVARIABLE('relevance_threshold'), 0)
             END,
             FALSE
           )
