@@ -19,6 +19,7 @@ from pipeline.registry import (
     MEASURES,
     MIN_GEOMETRIC_MEAN,
     PRIMARY_MEASURE,
+    RELEVANCE_WEIGHTED_MEASURES,
     RELSTRING,
     TREC_EVAL_ORDER,
     AskedValue,
@@ -31,7 +32,6 @@ from pipeline.registry import (
     profile_named,
     trec_eval_measure,
 )
-from pipeline.registry.evaluation import RELEVANCE_WEIGHTED_MEASURES
 
 # The one word for the rows over all queries of a grouped table, in every table of every command
 # (evaluate's summary, compare's table, the report): the name of the grouped summary's column that

@@ -61,6 +61,7 @@ from pipeline.registry.counters import (
     signals_of,
 )
 from pipeline.registry.evaluation import (
+    RELEVANCE_WEIGHTED_MEASURES,
     ApDenominator,
     Duplicates,
     EmptyIdeal,
@@ -192,6 +193,7 @@ __all__ = [
     "PROFILES",
     "RECALL_LEVELS",
     "RELEVANCE_LEVEL",
+    "RELEVANCE_WEIGHTED_MEASURES",
     "RELSTRING",
     "RELSTRING_LENGTH",
     "RETRIEVED",
