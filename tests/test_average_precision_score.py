@@ -186,6 +186,21 @@ def test_equals_scikit_learn_on_random_data() -> None:
     _assert_equal(rows, _scikit_learn(run, qrels, weighted=False), "macros")
 
 
+def test_weights_far_from_one() -> None:
+    """Weights of 1e-200 or 1e200 (each query one scale) give scikit-learn's values: the
+    precision at a threshold is a ratio of weights, and the product of two weights underflowed to
+    0 (1e-200) or overflowed to inf (1e200) in the SQL's sum, where the precision came last."""
+    run, qrels = _random_collection(63)
+    scale = pl.when(pl.col("query_id").str.slice(1).cast(pl.Int64) % 2 == 0).then(1e-200).otherwise(1e200)
+    run = run.with_columns(pl.col("w") * scale)
+    expected = _scikit_learn(run, qrels, weighted=True)
+    for engine in ENGINES:
+        result = evaluate(run, qrels, engine=engine, measures=("average_precision_score",), doc_weight_col="w")
+        _assert_equal(result.per_query, expected, engine)
+        mean = result.summary.filter(pl.col("k").is_null())["average_precision_score"].item()
+        assert mean == pytest.approx(float(np.mean(list(expected.values()))), abs=TOLERANCE), engine
+
+
 @pytest.mark.timeout(900)
 def test_on_spark(local_spark: object) -> None:
     """Spark runs the same SQL, transpiled: weighted, per query and the mean."""

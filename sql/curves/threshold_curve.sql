@@ -62,9 +62,10 @@ final as (
         sum(
             case
                 when scored_at_or_above.weight_above > 0
+                    -- the precision first: weight x weight underflows (1e-200) or overflows (1e200)
                     then
-                        scored_at_or_above.relevant_weight * scored_at_or_above.relevant_above
-                        / scored_at_or_above.weight_above
+                        scored_at_or_above.relevant_weight
+                        * (scored_at_or_above.relevant_above / scored_at_or_above.weight_above)
                 else 0.0
             end
         ) as threshold_precision_sum,

@@ -1826,7 +1826,9 @@ WITH cutoffs AS (
       SUM(
         CASE
           WHEN scored_at_or_above.weight_above > 0
-          THEN scored_at_or_above.relevant_weight * scored_at_or_above.relevant_above / scored_at_or_above.weight_above
+          THEN scored_at_or_above.relevant_weight * (
+            scored_at_or_above.relevant_above / scored_at_or_above.weight_above
+          )
           ELSE 0.0
         END
       ) AS threshold_precision_sum,
