@@ -77,7 +77,11 @@ inner join (
     values
     (1, 'a null query id (column ''query_id'')'), (2, 'a null weight'), (3, 'a NaN weight'),
     (4, 'an infinite weight'), (5, 'a negative weight'),
-    (6, 'a subnormal weight (above 0 and below 2.2250738585072014e-308, where Float64 keeps few digits: scale every weight up)')
+    (
+        6,
+        'a subnormal weight (above 0 and below 2.2250738585072014e-308, where Float64 keeps few digits: '
+        || 'scale every weight up)'
+    )
 ) as rules (position, words)
     on (rules.position = 1 and query_weights_given.query_id is null)
     or (rules.position = 2 and query_weights_given.weight is null)
