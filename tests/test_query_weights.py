@@ -593,3 +593,17 @@ def test_a_missing_query_weight_is_refused_alike_by_the_api_and_sql_ndcg_sql(tmp
             connection.sql("select count(refused) from refusals").fetchall()
         assert str(sql_refused.value).removeprefix("Invalid Input Error: ") == words
     connection.close()
+
+
+def test_a_missing_query_weight_given_to_the_api_as_any_real_number(tmp_path: Path) -> None:
+    """NumPy's integers are numbers (np.int64(1) was refused as "expected a number"); an integer
+    too large for Float64 is refused in the words of an infinite one (it was a traceback,
+    OverflowError)."""
+    weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS.head(1))  # q1 weighs 2, q2 and q3 the missing 1
+    result = api.evaluate(HAND_RUN, HAND_QRELS, query_weights=weights, missing_query_weight=np.int64(1))
+    ndcg = {"q1": 2 / (2 + 1 / LN3), "q2": 1 / LN3, "q3": 1.0}
+    expected = (2 * ndcg["q1"] + ndcg["q2"] + ndcg["q3"]) / 4
+    assert _summary_row(result.summary, None)["ndcg"] == pytest.approx(expected, abs=TOLERANCE)
+    with pytest.raises(UsageError) as refused:
+        api.evaluate(HAND_RUN, HAND_QRELS, query_weights=weights, missing_query_weight=10**400)
+    assert str(refused.value) == "missing_query_weight: expected a finite number >= 0, got '1.00e+400'"
