@@ -390,9 +390,12 @@ def _weighted_means(compared: pl.DataFrame) -> tuple[pl.Expr, ...]:
     weigh more than 0 (a total of 0 gives null means, refused by the caller)."""
     weight = pl.col(WEIGHT)
     total = weight.sum()
+    # scaled by the largest (one factor changes no mean): weight x score cannot overflow, as
+    # pipeline.stats.weighed scales them for the tests (weights of 3e306 gave a mean cg of inf)
+    scaled = weight / weight.max()
 
     def mean(column: str) -> pl.Expr:
-        return pl.when(total > 0).then((weight * pl.col(column)).sum() / total).otherwise(None)
+        return pl.when(total > 0).then((scaled * pl.col(column)).sum() / scaled.sum()).otherwise(None)
 
     return (
         mean(f"{SCORE}_baseline").alias("mean_baseline"),
