@@ -201,6 +201,25 @@ def test_weights_far_from_one() -> None:
         assert mean == pytest.approx(float(np.mean(list(expected.values()))), abs=TOLERANCE), engine
 
 
+def test_weights_whose_sum_overflows_written_out() -> None:
+    """Results whose weights sum beyond Float64 (3 x 1e308, 3 x 6e307): the precision at a
+    threshold is a ratio of weights, which the weights over their ranking's largest keep (all 1
+    here). scikit-learn's own sums overflow (it gives 0.0), and so did ours: 0.0, NaN in SQL."""
+    rows = [("late", "a", 3.0, 1e308), ("late", "b", 2.0, 1e308), ("late", "c", 1.0, 1e308)]
+    rows += [("tie", "a", 1.0, 6e307), ("tie", "b", 1.0, 6e307), ("tie", "c", 1.0, 6e307), ("tie", "d", 0.0, 6e307)]
+    run = pl.LazyFrame(rows, schema=["query_id", "doc_id", "score", "w"], orient="row")
+    judged = [("late", "c", 1), ("tie", "a", 1), ("tie", "b", 1)]
+    qrels = pl.LazyFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
+    # late: c relevant at the third threshold, precision 1/3; tie: t = 1 holds a, b (relevant) and
+    # c, precision 2/3 and recall 1 (the list weights, 1e308 and 6e307, sum below Float64's largest)
+    expected = {"late": 1 / 3, "tie": 2 / 3}
+    for engine in ENGINES:
+        result = evaluate(run, qrels, engine=engine, measures=("average_precision_score",), doc_weight_col="w")
+        got = _whole(result.per_query)
+        for query, value in expected.items():
+            assert got[query] == pytest.approx(value, abs=TOLERANCE), (engine, query)
+
+
 @pytest.mark.timeout(900)
 def test_on_spark(local_spark: object) -> None:
     """Spark runs the same SQL, transpiled: weighted, per query and the mean."""

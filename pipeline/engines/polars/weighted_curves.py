@@ -63,12 +63,17 @@ def threshold_curve(retrieved: pl.LazyFrame, deduplicated: pl.LazyFrame, evaluat
     results, each distinct score t one threshold, tied scores together whatever their order: the
     sum over the thresholds of (the relevant weight scored t) x (the relevant weight scored >= t) /
     (the weight scored >= t), and the relevant weight of the ranking; or None unless
-    average_precision_score is asked. Weights are doc_weight_col's (scikit-learn's sample_weight), else 1."""
+    average_precision_score is asked. Weights are doc_weight_col's (scikit-learn's sample_weight), else 1,
+    each divided by the largest of its ranking."""
     if "threshold_curve" not in evaluation.curves:
         return None
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
+    # each weight scaled by the largest of its ranking (AP is a ratio of its weights): a ranking's
+    # weights summed stay finite (three of 1e308 gave 0.0 for 1/3)
+    weight, largest = pl.col(DOC_WEIGHT), pl.col(DOC_WEIGHT).max().over(QUERY)
     thresholds = (
         _weighted(retrieved, deduplicated, SCORE)
+        .with_columns(pl.when(largest > 0).then(weight / largest).otherwise(weight).alias(DOC_WEIGHT))
         .group_by(QUERY, SCORE)
         .agg(
             pl.when(is_relevant).then(pl.col(DOC_WEIGHT)).otherwise(0.0).sum().alias("relevant_weight"),
