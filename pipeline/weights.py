@@ -28,6 +28,7 @@ from pipeline.expressions import DOC_WEIGHT, gain, relevant
 from pipeline.io.format import WHOLE_RANKING
 from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
 from pipeline.registry import PRIMARY_MEASURE, Evaluation, QueryWeights
+from pipeline.registry.evaluation import RELEVANCE_WEIGHTED_MEASURES
 
 WHAT = "query weights"
 
@@ -40,10 +41,7 @@ def _rows(numbers: pl.Series) -> str:
 
 # A weight above 0 too small for Float64 to keep its digits: the weighted means would lose theirs
 # (weights of 5e-324 gave a mean of 1.0 for 0.8155); one factor for every weight changes no mean
-SUBNORMAL_WEIGHT = (
-    f"a subnormal weight (above 0 and below {sys.float_info.min}, where Float64 keeps few digits: scale every "
-    "weight up)"
-)
+SUBNORMAL_WEIGHT = f"a subnormal weight (above 0, below {sys.float_info.min}: few digits kept; scale every weight up)"
 
 
 def read_query_weights(weights: QueryWeights, columns: Columns | None = None) -> pl.DataFrame:
@@ -352,9 +350,10 @@ def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluat
 
 
 def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
-    """``query_id, weight, weight_P, weight_map, weight_average_precision_score``: TF-Ranking's list
-    weights of each evaluated query of ``per_query`` (NDCG's, whose relevance is the gain; P's and
-    AP's, whose relevance is 0 or 1; 1 for scikit-learn's AP, which weighs no list), from its
+    """``query_id, weight, weight_P, weight_map, weight_recip_rank, weight_success,
+    weight_average_precision_score``: TF-Ranking's list weights of each evaluated query of
+    ``per_query`` (NDCG's, whose relevance is the gain; P's, AP's, MRR's and Hits', whose relevance
+    is 0 or 1; 1 for scikit-learn's AP, which weighs no list), from its
     :func:`list_weight_sums`, the evaluated queries taken as one batch: sum(w x rel) / sum(rel)
     for a list with relevance; for a list without, the mean of those weights over the lists with
     relevance (1 when none has any); 0 for a query none of whose results weighs above 0."""
@@ -371,8 +370,7 @@ def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
     return sums.select(
         QUERY,
         weight("weighted_gain", "gain").alias("weight"),
-        weight("weighted_relevant", "relevant").alias("weight_P"),
-        weight("weighted_relevant", "relevant").alias("weight_map"),
+        *(weight("weighted_relevant", "relevant").alias(f"weight_{name}") for name in RELEVANCE_WEIGHTED_MEASURES),
         # scikit-learn's AP is of one list, with no list weight: a plain mean of the lists
         pl.when(pl.col("results") == 0).then(0.0).otherwise(1.0).alias("weight_average_precision_score"),
     )

@@ -3,9 +3,9 @@
 -- (sql/list_weight_range.sql); variables doc_weight_col, run_path.
 -- Creates: view list_weighted_summary (k, queries and the measures as per_query has them): per cutoff, each
 -- mean sum(w * x) / sum(w) over the queries sql/summary.sql averages, w the measure's list weight (weight:
--- ndcg, cg, dcg, idcg; weight_relevant: P, map; weight_listed: average_precision_score), summed in query
--- order as sql/summary.sql sums; or the command line's error for weights whose products leave float64's
--- normal numbers (the first that does, unrepresentable_weights).
+-- ndcg, cg, dcg, idcg; weight_relevant: P, map, recip_rank, success; weight_listed: average_precision_score),
+-- summed in query order as sql/summary.sql sums; or the command line's error for weights whose products leave
+-- float64's normal numbers (the first that does, unrepresentable_weights).
 
 create or replace temp view list_weighted_summary as
 with
@@ -38,7 +38,10 @@ cumulative as (
         sum(
             columns(lambda c: list_contains(['cg', 'dcg', 'idcg', 'ndcg', 'ndcg_anchor'], c)) * kept.ndcg_weight
         ) over running,
-        sum(columns(lambda c: list_contains(['P', 'map', 'relevant_anchor'], c)) * kept.relevant_weight) over running,
+        sum(
+            columns(lambda c: list_contains(['P', 'map', 'recip_rank', 'success', 'relevant_anchor'], c))
+            * kept.relevant_weight
+        ) over running,
         sum(kept.listed_weight) over running as listed_total,
         sum(columns(lambda c: list_contains(['average_precision_score', 'listed_anchor'], c)) * kept.listed_weight)
             over running
@@ -51,7 +54,8 @@ totals as (
         cumulative.k,
         cumulative.queries,
         columns(lambda c: list_contains(['cg', 'dcg', 'idcg', 'ndcg', 'ndcg_anchor'], c)) / cumulative.ndcg_total,
-        columns(lambda c: list_contains(['P', 'map', 'relevant_anchor'], c)) / cumulative.relevant_total,
+        columns(lambda c: list_contains(['P', 'map', 'recip_rank', 'success', 'relevant_anchor'], c))
+        / cumulative.relevant_total,
         columns(lambda c: list_contains(['average_precision_score', 'listed_anchor'], c)) / cumulative.listed_total
     from cumulative
     where cumulative.position = cumulative.queries

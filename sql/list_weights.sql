@@ -4,11 +4,11 @@
 -- Variables: doc_weight_col (the run's weight column; unset: no rows), relevance_threshold, and
 -- run_path (the run's name in the error).
 --
--- Creates: view list_weights (query_id, weight, weight_relevant, weight_listed): over each
--- evaluated query's list (its results weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg,
--- idcg), sum(w * relevant) / sum(relevant) (P, map) and 1 (average_precision_score); a list without
--- gain (or relevance) weighs the mean weight of the lists with some (1 when none has), a list whose
--- results all weigh 0 weighs 0: TF-Ranking's _per_example_weights_to_per_list_weights, as
+-- Creates: view list_weights (query_id, weight, weight_relevant, weight_listed): over each evaluated
+-- query's list (its results weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg, idcg), sum(w
+-- * relevant) / sum(relevant) (P, map, recip_rank, success) and 1 (average_precision_score); a list
+-- without gain (or relevance) weighs the mean weight of the lists with some (1 when none has), a list
+-- whose results all weigh 0 weighs 0: TF-Ranking's _per_example_weights_to_per_list_weights, as
 -- pipeline/weights.py computes it. The queries in the means all weighing 0 is the command line's
 -- error, in its words.
 

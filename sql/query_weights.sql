@@ -4,6 +4,7 @@
 --   SET VARIABLE query_weights_path = 'docs/conventions/weights.csv';  -- Parquet, CSV, a table or a view
 --   SET VARIABLE missing_query_weight = 1.0;   -- the weight of an evaluated query without a row
 -- query_weights_path has the columns query_id and weight (a view renames others); unset: no weights.
+--
 -- Creates: views query_weights_given (query_id as text, weight, weight_type, file_row: the rows
 -- counted from 1 as read; none without query_weights_path), query_weights_columns (the words for a
 -- column it lacks) and query_weights_evaluated (each evaluated query: counted, whether its ndcg is
@@ -66,25 +67,24 @@ select
     rules.position,
     count(*) as found,
     any_value(rules.words) as words,
-    min(given.file_row) as first_row,
-    arg_min(coalesce('''' || given.query_id || '''', 'None'), given.file_row) as first_query,
-    arg_min(coalesce(cast(given.weight as varchar), 'None'), given.file_row) as first_weight
-from query_weights_given as given
+    min(query_weights_given.file_row) as first_row,
+    arg_min(
+        coalesce('''' || query_weights_given.query_id || '''', 'None'), query_weights_given.file_row
+    ) as first_query,
+    arg_min(coalesce(cast(query_weights_given.weight as varchar), 'None'), query_weights_given.file_row) as first_weight
+from query_weights_given
 inner join (
     values
     (1, 'a null query id (column ''query_id'')'), (2, 'a null weight'), (3, 'a NaN weight'),
     (4, 'an infinite weight'), (5, 'a negative weight'),
-    (
-        6, 'a subnormal weight (above 0 and below 2.2250738585072014e-308, where Float64 keeps few digits: '
-        || 'scale every weight up)'
-    )
+    (6, 'a subnormal weight (above 0, below 2.2250738585072014e-308: few digits kept; scale every weight up)')
 ) as rules (position, words)
-    on (rules.position = 1 and given.query_id is null)
-    or (rules.position = 2 and given.weight is null)
-    or (rules.position = 3 and isnan(given.weight))
-    or (rules.position = 4 and isinf(given.weight))
-    or (rules.position = 5 and given.weight < 0)
-    or (rules.position = 6 and given.weight > 0 and given.weight < 2.2250738585072014e-308)
+    on (rules.position = 1 and query_weights_given.query_id is null)
+    or (rules.position = 2 and query_weights_given.weight is null)
+    or (rules.position = 3 and isnan(query_weights_given.weight))
+    or (rules.position = 4 and isinf(query_weights_given.weight))
+    or (rules.position = 5 and query_weights_given.weight < 0)
+    or (rules.position = 6 and query_weights_given.weight > 0 and query_weights_given.weight < 2.2250738585072014e-308)
 group by rules.position;
 
 create or replace temp view query_weights_repeated as

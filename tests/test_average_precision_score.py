@@ -25,7 +25,8 @@ metrics = pytest.importorskip("sklearn.metrics")
 
 # tie: a (rel) and b tied at 3, then c (rel); unjudged: a not judged above b (rel); beyond: z is
 # relevant and never retrieved (scikit-learn sees the ranking alone); none: nothing relevant;
-# graded: a labelled 1 above b labelled 2, read with a relevance threshold; below: a labelled -1
+# graded: a labelled 1 above b labelled 2, read with a relevance threshold; below: a labelled -1;
+# signed: a scored -0.0 and b 0.0, one score
 HAND_RUN = [
     ("tie", "a", 3.0),
     ("tie", "b", 3.0),
@@ -39,6 +40,9 @@ HAND_RUN = [
     ("graded", "b", 1.0),
     ("below", "a", 2.0),
     ("below", "b", 1.0),
+    ("signed", "a", -0.0),
+    ("signed", "b", 0.0),
+    ("signed", "c", -1.0),
 ]
 HAND_QRELS = [
     ("tie", "a", 1),
@@ -53,6 +57,9 @@ HAND_QRELS = [
     ("graded", "b", 2),
     ("below", "a", -1),
     ("below", "b", 1),
+    ("signed", "a", 1),
+    ("signed", "b", 0),
+    ("signed", "c", 1),
 ]
 
 
@@ -73,6 +80,7 @@ def test_written_out() -> None:
         "none": 0.0,
         "graded": 1 / 2 * 1 / 1 + 1 / 2 * 2 / 2,  # both relevant (label > 0)
         "below": 1 * 1 / 2,  # -1 counts as unjudged: not relevant, still in the ranking
+        "signed": 1 / 2 * 1 / 2 + 1 / 2 * 2 / 3,  # -0.0 and 0.0 are one score, as tie's a and b
     }
     # relevance_threshold 2: only the labels of 2 are relevant (tie's c, graded's b)
     at_two = {query: 0.0 for query in expected} | {"tie": 1 * 1 / 3, "graded": 1 * 1 / 2}
@@ -92,6 +100,35 @@ def test_written_out() -> None:
         got = _whole(compute(engine, run, qrels, threshold))
         for query, value in at_two.items():
             assert got[query] == pytest.approx(value, abs=TOLERANCE), (engine, "threshold 2", query)
+
+
+# scikit-learn's own asserted values (scikit-learn 1.9.1, sklearn/metrics/tests/test_ranking.py:
+# test_precision_recall_curve_toydata's binary cases and test_average_precision_constant_values),
+# each case a query: (y_true, y_score, the average_precision_score asserted)
+SCIKIT_LEARN_CASES = [
+    ([0, 1], [0, 1], 1.0),
+    ([0, 1], [1, 0], 0.5),
+    ([1, 0], [1, 1], 0.5),
+    ([1, 0], [1, 0], 1.0),
+    ([1, 0], [0.5, 0.5], 0.5),
+    ([0, 0], [0.25, 0.75], 0.0),  # no positive class: it warns and gives 0
+    ([1, 1], [0.25, 0.75], 1.0),
+    ([1 if i % 4 == 0 else 0 for i in range(100)], [1.0] * 100, 0.25),  # a constant predictor: the positives' share
+]
+
+
+def test_scikit_learn_s_own_asserted_values() -> None:
+    rows = [
+        (f"case{case}", f"d{i:03d}", score, label)
+        for case, (labels, scores, _) in enumerate(SCIKIT_LEARN_CASES)
+        for i, (label, score) in enumerate(zip(labels, scores, strict=True))
+    ]
+    run, qrels = frames([row[:3] for row in rows], [(q, d, label) for q, d, _, label in rows])
+    evaluation = Evaluation(measures=("average_precision_score",))
+    for engine in ENGINES:
+        got = _whole(compute(engine, run, qrels, evaluation))
+        for case, (_, _, asserted) in enumerate(SCIKIT_LEARN_CASES):
+            assert got[f"case{case}"] == pytest.approx(asserted, abs=TOLERANCE), (engine, case)
 
 
 def test_weighted_written_out() -> None:

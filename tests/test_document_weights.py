@@ -126,6 +126,50 @@ TF_RANKING_CASES = [
     ),
     # metrics_impl_test.py PrecisionMetricTest.test_precision_weights_should_ignore_topn
     ("p_weights_topn", [1.0, 3.0, 2.0], [1.0, 1.0, 0.0], [3.0, 7.0, 15.0], {("P", 1): 1.0}, {"P": (3.0 + 7.0) / 2.0}),
+    # metrics_impl_test.py MRRMetricTest.test_mrr_should_be_single_value, test_mrr_should_be_0_when_no_rel_item_in_topn
+    # and HitsMetricTest's same inputs (Hits of the whole list: at 6, past its 3 results)
+    (
+        "mrr_single",
+        [1.0, 3.0, 2.0],
+        [0.0, 0.0, 1.0],
+        None,
+        {("recip_rank", None): 1 / 2, ("recip_rank", 1): 0.0, ("success", 1): 0.0, ("success", 6): 1.0},
+        {},
+    ),
+    # MRRMetricTest.test_mrr_should_handle_topn and HitsMetricTest.test_hits_should_handle_topn (topn 1, 2 and 6)
+    *(
+        (
+            f"mrr_topn_{first}",
+            [3.0, 2.0, 1.0],
+            [1.0 if i == first else 0.0 for i in range(3)],
+            None,
+            {
+                **{("recip_rank", k): (1 / (first + 1) if first < k else 0.0) for k in (1, 2, 6)},
+                **{("success", k): (1.0 if first < k else 0.0) for k in (1, 2, 6)},
+            },
+            {},
+        )
+        for first in range(3)
+    ),
+    # MRRMetricTest.test_mrr_weights_should_be_average_weight_of_rel_items (and HitsMetricTest's): its two lists
+    (
+        "mrr_weights_1",
+        [1.0, 3.0, 2.0],
+        [1.0, 0.0, 0.0],
+        [2.0, 5.0, 1.0],
+        {("recip_rank", None): 1 / 3},
+        {"recip_rank": 2.0},
+    ),
+    (
+        "mrr_weights_2",
+        [1.0, 2.0, 3.0],
+        [0.0, 1.0, 1.0],
+        [1.0, 2.0, 3.0],
+        {("recip_rank", None): 1.0},
+        {"recip_rank": (2.0 + 3.0) / 2.0, "success": (2.0 + 3.0) / 2.0},
+    ),
+    # MRRMetricTest.test_mrr_weights_should_be_regardless_of_topn (topn 2; a weight of 0 masks its result)
+    ("mrr_weights_topn", [3.0, 2.0, 1.0], [1.0, 0.0, 1.0], [2.0, 0.0, 5.0], {}, {"recip_rank": (5.0 + 2.0) / 2.0}),
 ]
 
 
@@ -157,7 +201,9 @@ def list_weights(relevance: Callable[[float], float]) -> dict[str, float]:
     return {q: 0.0 if q in zero else average if weight is None else weight for q, weight in own.items()}
 
 
-TF_RANKING = PROFILES["tfranking"].evaluation(cutoffs=(1, 2, 6), measures=("ndcg", "P", "map"), doc_weight_col="w")
+TF_RANKING = PROFILES["tfranking"].evaluation(
+    cutoffs=(1, 2, 6), measures=("ndcg", "P", "map", "recip_rank", "success"), doc_weight_col="w"
+)
 
 
 @pytest.mark.parametrize("engine", ["polars", "duckdb"])
@@ -168,18 +214,19 @@ def test_tf_ranking_s_weighted_ndcg_p_ap_and_list_weights(engine: str) -> None:
     weights = {row["query_id"]: row for row in result.query_weights.iter_rows(named=True)}
     expected_weights = {
         "ndcg": list_weights(lambda label: 2.0**label - 1.0),
-        "P": list_weights(lambda label: label >= 1),
-        "map": list_weights(lambda label: label >= 1),
+        **{measure: list_weights(lambda label: label >= 1) for measure in ("P", "map", "recip_rank", "success")},
     }
     for query, _, _, _, expected, asserted_weights in TF_RANKING_CASES:
         for (measure, k), value in expected.items():
             assert values[(query, k)][measure] == pytest.approx(value, abs=TOLERANCE), (query, measure, k)
-        for measure, column in (("ndcg", "weight"), ("P", "weight_P"), ("map", "weight_map")):
+        for measure, column in [("ndcg", "weight")] + [
+            (m, f"weight_{m}") for m in ("P", "map", "recip_rank", "success")
+        ]:
             assert weights[query][column] == pytest.approx(expected_weights[measure][query], abs=TOLERANCE)
             if measure in asserted_weights:
                 assert weights[query][column] == pytest.approx(asserted_weights[measure], abs=TOLERANCE), query
     # the summary's means: sum(list weight * value) / sum(list weight), each measure by its own list weight
-    for measure, k in (("ndcg", None), ("ndcg", 1), ("P", 2), ("map", None), ("map", 2)):
+    for measure, k in (("ndcg", None), ("ndcg", 1), ("P", 2), ("map", None), ("recip_rank", 2), ("success", 1)):
         rows = result.per_query.filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
         weighed = expected_weights[measure]
         mean = sum(weighed[q] * x for q, x in rows.select("query_id", measure).iter_rows()) / sum(weighed.values())
@@ -211,13 +258,14 @@ def test_one_case_written_out_and_engines_agree_on_random_queries(tmp_path: Path
                 judged.append((f"q{q}", f"d{d}", rng.randint(0, 3)))
     run = pl.DataFrame(rows, schema=["query_id", "doc_id", "score", "w"], orient="row")
     qrels = pl.DataFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
-    options = {"doc_weight_col": "w", "gain": "exponential", "k": [1, 3, 10], "measures": ["ndcg", "P", "map"]}
+    measures = ["ndcg", "P", "map", "recip_rank", "success", "average_precision_score"]
+    options = {"doc_weight_col": "w", "gain": "exponential", "k": [1, 3, 10], "measures": measures}
     polars_result = api.evaluate(run, qrels, engine="polars", **options)
     duckdb_result = api.evaluate(run, qrels, engine="duckdb", **options)
     for table in ("per_query", "summary"):
         ours, theirs = getattr(polars_result, table), getattr(duckdb_result, table)
         assert ours.columns == theirs.columns and ours.height == theirs.height
-        for column in ("cg", "dcg", "idcg", "ndcg", "P", "map"):
+        for column in ("cg", "dcg", "idcg", "ndcg", "P", "map", "recip_rank", "success", "average_precision_score"):
             assert ((ours[column] - theirs[column]).abs() < TOLERANCE).all(), (table, column)
             assert ours[column].is_null().to_list() == theirs[column].is_null().to_list()
 
@@ -251,13 +299,13 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
             call(str(run_path), str(qrels_path), doc_weight_col="w")
     for extra, said in (
         ([], "no weight column 'weight'; columns found: 'query_id', 'doc_id', 'score', 'w'"),
-        (["--measures", "ndcg,P,map,recip_rank"], None),
+        (["--measures", "ndcg,P,map,recall"], None),
     ):
         done = run_cli(*base, "weight" if not extra else "w", *extra)
         if said:
             assert done.returncode == 3 and said in done.stderr, done.stderr
         else:
-            assert done.returncode == 2 and "recip_rank would not be weighted" in done.stderr, done.stderr
+            assert done.returncode == 2 and "recall would not be weighted" in done.stderr, done.stderr
     # what --doc-weight-col sets where left out is refused when given otherwise, the default too
     # (the ideal and the denominator were taken over silently)
     for flag, value in (("--ideal", "judged-cut-at-hits"), ("--ideal", "judged"), ("--precision-denominator", "k")):
@@ -327,13 +375,14 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     qrels.write_parquet(paths["qrels"])
     run.with_columns(w=pl.when(pl.col("doc_id") == "d3").then(-1.0).otherwise("w")).write_parquet(paths["bad"])
     run.with_columns(w=pl.lit(0.0)).write_parquet(paths["zero"])
-    options = {"k": [3, 5], "measures": "ndcg,P,map,average_precision_score", "profile": "tfranking"}
+    options = {"k": [3, 5], "measures": "ndcg,P,map,recip_rank,success,average_precision_score"}
+    options |= {"profile": "tfranking"}
     options |= {"doc_weight_col": "w"}
     tfranking = {"gain": "'exponential'", "ideal": "'retrieved'", "precision_denominator": "'min-k-retrieved'"}
     tfranking |= {
         "queries_without_judgments": "'evaluate'",
         "doc_weight_col": "'w'",
-        "measures": "['ndcg', 'P', 'map', 'average_precision_score']",
+        "measures": "['ndcg', 'P', 'map', 'recip_rank', 'success', 'average_precision_score']",
     }
 
     def words_of(call: Callable[[], object], script_option: str = "doc_weight_col") -> str:
@@ -433,7 +482,18 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     printed = pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
     expected = api.evaluate(str(paths["run"]), str(paths["qrels"]), **options).summary
     assert printed.columns == expected.columns and printed.height == expected.height
-    for column in ("queries", "cg", "dcg", "idcg", "ndcg", "P", "map", "average_precision_score"):
+    for column in (
+        "queries",
+        "cg",
+        "dcg",
+        "idcg",
+        "ndcg",
+        "P",
+        "map",
+        "recip_rank",
+        "success",
+        "average_precision_score",
+    ):
         found, wanted = printed[column].cast(pl.Float64), expected[column].cast(pl.Float64)
         assert found.is_null().to_list() == wanted.is_null().to_list(), column
         assert ((found - wanted).abs().fill_null(0) < TOLERANCE).all(), column

@@ -31,6 +31,7 @@ from pipeline.registry import (
     profile_named,
     trec_eval_measure,
 )
+from pipeline.registry.evaluation import RELEVANCE_WEIGHTED_MEASURES
 
 # The one word for the rows over all queries of a grouped table, in every table of every command
 # (evaluate's summary, compare's table, the report): the name of the grouped summary's column that
@@ -451,9 +452,13 @@ def weights_line(weights: dict[str, object] | None) -> str | None:
 
 def document_weights_line(evaluation: Evaluation) -> str | None:
     """The line under the conventions line when the run's per-document weights weigh the numbers
-    (``--doc-weight-col``), else None."""
+    (``--doc-weight-col``), else None: how each mean asked weighs its queries."""
     if evaluation.doc_weight_col is None:
         return None
+    means = ["sum(w*g)/sum(g) for ndcg"]
+    weighed = [name for name in RELEVANCE_WEIGHTED_MEASURES if name in evaluation.columns]
+    if weighed:
+        means.append(f"sum(w*rel)/sum(rel) for {' and '.join(filter(None, (', '.join(weighed[:-1]), weighed[-1])))}")
     plain = (
         "; average_precision_score weighs each result as scikit-learn's sample_weight, its mean plain over the "
         "queries with a result weighing above 0"
@@ -462,8 +467,8 @@ def document_weights_line(evaluation: Evaluation) -> str | None:
     )
     return text_line(
         f"# document weights: column {evaluation.doc_weight_col} of the run, as TF-Ranking weighs them: weight x gain "
-        "in the DCG and its ideal; each mean is sum(lw*x)/sum(lw) with lw the query's list weight, sum(w*g)/sum(g) "
-        f"for ndcg and sum(w*rel)/sum(rel) for P and map (a query without relevance: the mean list weight){plain}"
+        "in the DCG and its ideal; each mean is sum(lw*x)/sum(lw) with lw the query's list weight, "
+        f"{' and '.join(means)} (a query without relevance: the mean list weight){plain}"
     )
 
 

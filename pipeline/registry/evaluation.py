@@ -19,7 +19,19 @@ from pipeline.registry.parameters import same_setting, setting_text
 # NDCGMetric sorts the list it is given and finds its ideal among the same results, so the list is
 # the run's rows of weight above 0, whole and each once.
 # scikit-learn's average_precision_score reads them as its sample_weight.
-DOCUMENT_WEIGHTED_MEASURES = ("cg", "dcg", "idcg", "ndcg", "P", "map", "average_precision_score")
+DOCUMENT_WEIGHTED_MEASURES = (
+    "cg",
+    "dcg",
+    "idcg",
+    "ndcg",
+    "P",
+    "map",
+    "recip_rank",
+    "success",
+    "average_precision_score",
+)
+# Those whose mean weighs each list by its relevance (TF-Ranking's list weight of P, AP, MRR, Hits)
+RELEVANCE_WEIGHTED_MEASURES = ("P", "map", "recip_rank", "success")
 WEIGHTED_AP_CURVE = "weighted_ap_curve"
 # What doc_weight_col sets where the field holds its default: TF-Ranking's ideal is among the
 # list's own results, and its P@k divides by min(k, the list's size)
@@ -39,9 +51,9 @@ DOCUMENT_WEIGHT_CONVENTIONS: dict[str, object] = {
 # its repr): pipeline/sql_weight_refusals.py builds sql/ndcg.sql's from the same functions.
 def unweighted_measures_message(column: str, unweighted: str) -> str:
     return (
-        f"doc_weight_col {column}: per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map, "
-        "as TF-Ranking's NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them, and for "
-        "average_precision_score, as scikit-learn's sample_weight weighs it, only; "
+        f"doc_weight_col {column}: per-document weights are defined here for ndcg (with cg, dcg, idcg), P, map, "
+        "recip_rank and success, as TF-Ranking's NDCGMetric, PrecisionMetric, MeanAveragePrecisionMetric, MRRMetric "
+        "and HitsMetric weigh them, and for average_precision_score, as scikit-learn's sample_weight weighs it, only; "
         f"{unweighted} would not be weighted: evaluate them without doc_weight_col"
     )
 

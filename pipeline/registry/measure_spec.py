@@ -126,8 +126,8 @@ class Measure:
         """The name of its trec line at cutoff ``k``: trec_eval's; for a measure trec_eval does
         not have at all, ir_measures' (over the whole ranking, its name without the cutoff),
         so that a measure asked for is never left out silently; for one neither has, its ``line``.
-        None: no line (a measure of
-        trec_eval's families at a cutoff, or over the whole ranking, trec_eval does not print).
+        None: no line (a measure of trec_eval's families at a cutoff, or over the whole ranking,
+        trec_eval does not print).
 
         >>> from pipeline.registry.measures import MEASURE
         >>> MEASURE["ndcg"].line_name(10), MEASURE["err"].line_name(10), MEASURE["err"].line_name(None)

@@ -126,11 +126,11 @@ PROFILES: dict[str, Profile] = {
             "tfranking",
             "TF-Ranking's NDCGMetric and PrecisionMetric (gains 2^label - 1, the ideal from the list given, P@k over "
             "min(k, list size), every list evaluated); with --doc-weight-col, its document and list weights and its "
-            "MeanAveragePrecisionMetric",
+            "MeanAveragePrecisionMetric, MRRMetric and HitsMetric",
             "TF-Ranking orders tied scores at random (shuffle_ties), where doc_id descending stands in; it drops a "
             "result labelled below 0 from the list as padding, where it keeps its rank here, unjudged; its MAP "
             "divides by the relevant results of the list, which map here does with --doc-weight-col only (else by "
-            "the qrels' relevant documents, trec_eval's R); its MRR, recall and other metrics with weights are not "
+            "the qrels' relevant documents, trec_eval's R); its recall and other metrics with weights are not "
             "computed here (refused with --doc-weight-col)",
             gain=Gain("exponential"),
             ideal="retrieved",

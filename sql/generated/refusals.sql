@@ -1682,7 +1682,20 @@ SELECT
     AND LENGTH(
       LIST_FILTER(
         GETVARIABLE('measure_columns'),
-        LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map', 'average_precision_score'], c)
+        LAMBDA c : NOT ARRAY_CONTAINS(
+          [
+            'cg',
+            'dcg',
+            'idcg',
+            'ndcg',
+            'P',
+            'map',
+            'recip_rank',
+            'success',
+            'average_precision_score'
+          ],
+          c
+        )
       )
     ) > 0
     THEN ERROR(
@@ -1699,11 +1712,24 @@ SELECT
           THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
           ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
         END
-      ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P and map, as TF-Ranking''s NDCGMetric, PrecisionMetric and MeanAveragePrecisionMetric weigh them, and for average_precision_score, as scikit-learn''s sample_weight weighs it, only; ' || (
+      ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P, map, recip_rank and success, as TF-Ranking''s NDCGMetric, PrecisionMetric, MeanAveragePrecisionMetric, MRRMetric and HitsMetric weigh them, and for average_precision_score, as scikit-learn''s sample_weight weighs it, only; ' || (
         ARRAY_TO_STRING(
           LIST_FILTER(
             GETVARIABLE('measure_columns'),
-            LAMBDA c : NOT ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'P', 'map', 'average_precision_score'], c)
+            LAMBDA c : NOT ARRAY_CONTAINS(
+              [
+                'cg',
+                'dcg',
+                'idcg',
+                'ndcg',
+                'P',
+                'map',
+                'recip_rank',
+                'success',
+                'average_precision_score'
+              ],
+              c
+            )
           ),
           ', '
         )

@@ -115,8 +115,8 @@ def _gained(run_rows: pl.LazyFrame, judged: pl.LazyFrame) -> pl.LazyFrame:
 def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
     """Whether nothing after the join reads a rank that earns nothing and has no judgment (a
     judged rank's signals are read when counters are asked): no renumbering without the
-    unjudged, no tie groups' mean gain, no tie bounds, no Compat (its ranking's length), no
-    average_precision_score (the weight of every result scored at or above a threshold). num_ret
+    unjudged, no tie groups' mean gain, no tie bounds, no Compat (its ranking's length).
+    average_precision_score weighs every result through the ranks num_ret counts (the caller's). num_ret
     counts the ranking before this join (the caller's ``by_score``): keeping every rank for it
     carried all the run's rows through the join and on (all_trec, 2M rows: 1.2 s of the join
     alone)."""
@@ -126,7 +126,6 @@ def _only_earning_ranks_read(evaluation: Evaluation) -> bool:
         and evaluation.ties != "average"
         and not evaluation.tie_bounds
         and "compat_curve" not in evaluation.curves
-        and "threshold_curve" not in evaluation.curves
     )
 
 
@@ -151,7 +150,8 @@ def ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.Laz
 
 
 def retrieved(ranking: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
-    """``query_id, doc_id, score, input_rank, rank, label, gain, credited_gain``: the evaluated ranking.
+    """``query_id, doc_id, score, input_rank, rank, label, gain, credited_gain, doc_weight``: the
+    evaluated ranking (doc_weight: 1 without doc_weight_col).
     ``credited_gain`` is what the rank earns: the document's gain, or its tie group's mean
     gain under ``average`` (the tie bounds' orderings are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
@@ -173,6 +173,7 @@ def retrieved(ranking: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
         JUDGMENT,
         gained.alias("gain"),
         credited.alias("credited_gain"),
+        DOC_WEIGHT,
     )
 
 

@@ -7,21 +7,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.engines.polars.ranking import DOC, JUDGMENT, QUERY, SCORE, cutoffs
+from pipeline.engines.polars.ranking import JUDGMENT, QUERY, SCORE, cutoffs
 from pipeline.expressions import DOC_WEIGHT, relevant
 from pipeline.registry import Evaluation
 
 
-def _weighted(retrieved: pl.LazyFrame, deduplicated: pl.LazyFrame, *columns: str) -> pl.LazyFrame:
-    """The ranked results with their weight (``deduplicated``'s: 1 without doc_weight_col)."""
-    return retrieved.select(QUERY, DOC, *columns, JUDGMENT).join(
-        deduplicated.select(QUERY, DOC, DOC_WEIGHT), on=[QUERY, DOC], how="inner"
-    )
-
-
-def weighted_ap_curve(
-    retrieved: pl.LazyFrame, deduplicated: pl.LazyFrame, evaluation: Evaluation
-) -> pl.LazyFrame | None:
+def weighted_ap_curve(retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
     """``query_id, k, weighted_precision_sum, relevant_weight`` of each query with a ranking and
     cutoff (sql/curves/weighted_ap_curve.sql): the sum over its relevant results at or above k of
     (relevant at or above its rank / its rank) x its weight, and the weight of the relevant results
@@ -32,7 +23,7 @@ def weighted_ap_curve(
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
     weight = pl.col(DOC_WEIGHT)
     ranks = (
-        _weighted(retrieved, deduplicated, "rank")
+        retrieved.select(QUERY, "rank", JUDGMENT, DOC_WEIGHT)
         .with_columns(is_relevant.alias("is_relevant"))
         .with_columns(pl.col("is_relevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("above"))
         .select(
@@ -57,36 +48,43 @@ def weighted_ap_curve(
     )
 
 
-def threshold_curve(retrieved: pl.LazyFrame, deduplicated: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
+def threshold_curve(retrieved: pl.LazyFrame, ranks: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame | None:
     """``query_id, threshold_precision_sum, threshold_relevant_weight`` of each query with a
     ranking (sql/curves/threshold_curve.sql): scikit-learn's ``average_precision_score`` over its
     results, each distinct score t one threshold, tied scores together whatever their order: the
     sum over the thresholds of (the relevant weight scored t) x (the relevant weight scored >= t) /
     (the weight scored >= t), and the relevant weight of the ranking; or None unless
-    average_precision_score is asked. Weights are doc_weight_col's (scikit-learn's sample_weight), else 1,
-    each divided by the largest of its ranking."""
+    average_precision_score is asked. Weights are doc_weight_col's (scikit-learn's sample_weight),
+    each over the largest of its ranking, else 1. The relevant weights are read from the evaluated
+    ranking, every judged rank of which it keeps (the measure reads a signal); the weight of every
+    result from ``ranks``, the ranks num_ret counts
+    (:func:`pipeline.engines.polars.ranking.counted_ranks`), which hold the unjudged ones too."""
     if "threshold_curve" not in evaluation.curves:
         return None
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
-    # each weight scaled by the largest of its ranking (AP is a ratio of its weights): a ranking's
-    # weights summed stay finite (three of 1e308 gave 0.0 for 1/3)
-    weight, largest = pl.col(DOC_WEIGHT), pl.col(DOC_WEIGHT).max().over(QUERY)
-    thresholds = (
-        _weighted(retrieved, deduplicated, SCORE)
-        .with_columns(pl.when(largest > 0).then(weight / largest).otherwise(weight).alias(DOC_WEIGHT))
-        .group_by(QUERY, SCORE)
-        .agg(
-            pl.when(is_relevant).then(pl.col(DOC_WEIGHT)).otherwise(0.0).sum().alias("relevant_weight"),
-            pl.col(DOC_WEIGHT).sum().alias("weight"),
+    if evaluation.doc_weight_col is not None:
+        # each weight over the largest of its ranking (AP is a ratio of its weights): a ranking's
+        # weights summed stay finite (three of 1e308 gave 0.0 for 1/3); without, every weight is 1
+        largest = ranks.group_by(QUERY).agg(pl.col(DOC_WEIGHT).max().alias("largest"))
+        weight, most = pl.col(DOC_WEIGHT), pl.col("largest")
+        scaled = pl.when(most > 0).then(weight / most).otherwise(weight).alias(DOC_WEIGHT)
+        ranks, retrieved = (
+            frame.join(largest, on=QUERY, how="left").with_columns(scaled) for frame in (ranks, retrieved)
         )
+    relevant_weights = (
+        retrieved.filter(is_relevant).group_by(QUERY, SCORE).agg(pl.col(DOC_WEIGHT).sum().alias("relevant_weight"))
     )
-
-    def scored_at_or_above(column: str) -> pl.Expr:
-        return pl.col(column).cum_sum().over(QUERY, order_by=SCORE, descending=True)
-
-    above = scored_at_or_above("weight")
-    precision = pl.when(above > 0).then(scored_at_or_above("relevant_weight") / above).otherwise(0.0)
+    thresholds = (
+        ranks.group_by(QUERY, SCORE)
+        .agg(pl.col(DOC_WEIGHT).sum().alias("weight"))
+        .join(relevant_weights, on=[QUERY, SCORE], how="left", nulls_equal=True)
+        .with_columns(pl.col("relevant_weight").fill_null(0.0))
+    )
+    # each query's thresholds highest first, in one pass over its group
+    relevant_weight = pl.col("relevant_weight").sort_by(SCORE, descending=True)
+    weight_above = pl.col("weight").sort_by(SCORE, descending=True).cum_sum()
+    precision = pl.when(weight_above > 0).then(relevant_weight.cum_sum() / weight_above).otherwise(0.0)
     return thresholds.group_by(QUERY).agg(
-        (pl.col("relevant_weight") * precision).sum().alias("threshold_precision_sum"),
+        (relevant_weight * precision).sum().alias("threshold_precision_sum"),
         pl.col("relevant_weight").sum().alias("threshold_relevant_weight"),
     )
