@@ -42,7 +42,8 @@ def _combined(column: str, aggregate: str, counted: pl.Expr, weight: pl.Expr | N
     mean() would let the optimizer drop the sort), so that reruns give the same bits; divided
     by the count for a mean; of ln(max(value, 1e-5)), divided, then exp, for a geometric mean
     (trec_eval's gm_map: MIN_GEO_MEAN). With ``weight`` (``--query-weights``), a mean is
-    sum(w * x) / sum(w) and a geometric mean exp(sum(w * ln x) / sum(w)); a sum stays a sum."""
+    sum(w * x) / sum(w) and a geometric mean exp(sum(w * ln x) / sum(w)), the weights scaled by
+    the largest of the counted queries (as :func:`pipeline.stats.weighed` scales them); a sum stays a sum."""
     value = pl.col(column).filter(counted)
     if aggregate == "geometric_mean":
         # a null value stays null (max_horizontal alone would take the floor for it)
@@ -53,7 +54,10 @@ def _combined(column: str, aggregate: str, counted: pl.Expr, weight: pl.Expr | N
     if weight is None:
         total, count = value.sort_by(order).cum_sum().last(), counted.sum()
     else:
+        # scaled by the largest, one factor for every weight (it changes no mean): weight x value and
+        # their sums stay finite (weights of 3e306 gave a mean cg of inf and a gm_map of 0.0, exit 0)
         weights = weight.filter(counted)
+        weights = weights / weights.max()
         total, count = (value * weights).sort_by(order).cum_sum().last(), weights.sort_by(order).cum_sum().last()
     return (total / count).exp() if aggregate == "geometric_mean" else total / count
 

@@ -92,6 +92,7 @@ from pipeline.stats import (
     paired_t_test,
     sign_flip_p_value,
 )
+from pipeline.weights import refuse_weightless_segments
 
 # The weight of each paired query (``--query-weights``), in the deltas table when weighted.
 WEIGHT = "query_weight"
@@ -367,7 +368,7 @@ def compare_pair(
             pl.col("queries").fill_null(0), pl.col("wins", "ties", "losses").fill_null(0)
         )
         if weighted:
-            _refuse_weightless_segments(table, scope, str((options.query_weights or {}).get("path")))
+            refuse_weightless_segments(table, scope, str((options.query_weights or {}).get("path")))
             table = table.with_columns(pl.col("weighed_queries").fill_null(0))
         tests = _tests_per_segment(compared, scope, options)
         table = table.join(tests, on=scope, how="left", nulls_equal=True)
@@ -390,9 +391,11 @@ def _weighted_means(compared: pl.DataFrame) -> tuple[pl.Expr, ...]:
     weigh more than 0 (a total of 0 gives null means, refused by the caller)."""
     weight = pl.col(WEIGHT)
     total = weight.sum()
+    # over the largest (one factor changes no mean), as stats.weighed: w*x stays finite (3e306: cg inf)
+    scaled = weight / weight.max()
 
     def mean(column: str) -> pl.Expr:
-        return pl.when(total > 0).then((weight * pl.col(column)).sum() / total).otherwise(None)
+        return pl.when(total > 0).then((scaled * pl.col(column)).sum() / scaled.sum()).otherwise(None)
 
     return (
         mean(f"{SCORE}_baseline").alias("mean_baseline"),
@@ -401,34 +404,6 @@ def _weighted_means(compared: pl.DataFrame) -> tuple[pl.Expr, ...]:
         total.alias("sum_of_weights"),
         (weight > 0).sum().cast(pl.Int64).alias("weighed_queries"),
     )
-
-
-def _refuse_weightless_segments(table: pl.DataFrame, scope: list[str], path: str) -> None:
-    """Paired queries that all weigh 0 have no weighted mean (0/0), nor have those that weigh
-    more together than Float64 holds (inf/inf): refused, naming the segment, as ``ndcg evaluate
-    --query-weights`` refuses such a group."""
-
-    def segment(first: dict) -> str:
-        return ", ".join(
-            f"k={cutoff_label(first['k'])}" if column == "k" else f"{column}={first[column]!r}" for column in scope
-        )
-
-    overflown = table.filter(pl.col("sum_of_weights").is_infinite())
-    if overflown.height:
-        first = overflown.row(0, named=True)
-        raise InvalidInput(
-            f"{path}: the {first['queries']} paired queries at {segment(first)} weigh more together than Float64 "
-            "holds (their sum overflows), so their weighted mean is inf/inf; scale every weight down (one factor "
-            "for every weight changes no mean)"
-        )
-    weightless = table.filter((pl.col("queries") > 0) & (pl.col("sum_of_weights") == 0))
-    if weightless.height:
-        first = weightless.row(0, named=True)
-        where = segment(first)
-        raise InvalidInput(
-            f"{path}: all {first['queries']} paired queries at {where} weigh 0 ({weightless.height} such "
-            "row(s)), so their weighted mean is 0/0; give one of them a weight above 0"
-        )
 
 
 def _tests_per_segment(compared: pl.DataFrame, scope: list[str], options: Options) -> pl.DataFrame:

@@ -25,6 +25,7 @@ import polars as pl
 
 from pipeline.errors import InvalidInput
 from pipeline.expressions import DOC_WEIGHT, gain, relevant
+from pipeline.io.format import WHOLE_RANKING
 from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
 from pipeline.registry import PRIMARY_MEASURE, Evaluation, QueryWeights
 from pipeline.registry.evaluation import RELEVANCE_WEIGHTED_MEASURES
@@ -159,6 +160,33 @@ def check_weight_totals(
                 f"{path}: all {first['queries']} evaluated queries{where} weigh 0, so their weighted mean is 0/0; "
                 "give one of them a weight above 0"
             )
+
+
+def refuse_weightless_segments(table: pl.DataFrame, scope: list[str], path: str) -> None:
+    """``ndcg compare``'s segments (a cutoff, a group: the columns ``scope`` of ``table``, with its
+    ``queries`` and ``sum_of_weights``): paired queries that all weigh 0 have no weighted mean
+    (0/0), nor have those that weigh more together than Float64 holds (inf/inf): refused, naming
+    the segment, as :func:`check_weight_totals` refuses such a group of ``ndcg evaluate``."""
+
+    def segment(first: dict) -> str:
+        cutoff = WHOLE_RANKING if first["k"] is None else first["k"]  # as compare.cutoff_label shows it
+        return ", ".join(f"k={cutoff}" if column == "k" else f"{column}={first[column]!r}" for column in scope)
+
+    overflown = table.filter(pl.col("sum_of_weights").is_infinite())
+    if overflown.height:
+        first = overflown.row(0, named=True)
+        raise InvalidInput(
+            f"{path}: the {first['queries']} paired queries at {segment(first)} weigh more together than Float64 "
+            "holds (their sum overflows), so their weighted mean is inf/inf; scale every weight down (one factor "
+            "for every weight changes no mean)"
+        )
+    weightless = table.filter((pl.col("queries") > 0) & (pl.col("sum_of_weights") == 0))
+    if weightless.height:
+        first = weightless.row(0, named=True)
+        raise InvalidInput(
+            f"{path}: all {first['queries']} paired queries at {segment(first)} weigh 0 ({weightless.height} such "
+            "row(s)), so their weighted mean is 0/0; give one of them a weight above 0"
+        )
 
 
 def weigh(

@@ -13,15 +13,18 @@ with
 kept as (
     select
         per_query.*,
-        list_weights.weight as ndcg_weight,
-        list_weights.weight_relevant as relevant_weight,
-        list_weights.weight_listed as listed_weight,
+        -- each weight over its largest, one factor that changes no mean: weight x value stays a normal
+        -- number (list weights of 1e-200 gave a mean cg of 0.0, as pipeline.aggregate scales them)
+        list_weights.weight / max(list_weights.weight) over cutoff as ndcg_weight,
+        list_weights.weight_relevant / max(list_weights.weight_relevant) over cutoff as relevant_weight,
+        list_weights.weight_listed / max(list_weights.weight_listed) over cutoff as listed_weight,
         cast(null as double) as ndcg_anchor,  -- each group of columns has one at least: P, map may be unasked
         cast(null as double) as relevant_anchor,
         cast(null as double) as listed_anchor
     from per_query
     inner join list_weights on per_query.query_id = list_weights.query_id
     where per_query.ndcg is not null
+    window cutoff as (partition by per_query.k)
 ),
 
 -- noqa: disable=RF02,RF03

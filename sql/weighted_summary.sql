@@ -1,9 +1,9 @@
 -- weighted_summary.sql: the summary's means weighted, as `ndcg evaluate --query-weights` or --doc-weight-col.
 -- Input: per_query, views summary (sql/summary.sql), query_weights (sql/query_weight_rules.sql), list_weighted_summary
 -- (sql/list_weighted_summary.sql); variables sum_measures, geometric_mean_measures, query_weights_path, doc_weight_col.
--- Creates: view weighted_summary: with query_weights_path, summary's columns with each mean sum(w * x) / sum(w) over
--- the queries summary.sql averages and each geometric mean exp(sum(w * ln(max(x, 1e-5))) / sum(w)), sums, queries
--- and tie_sensitive_queries not weighted (summed in query order); doc_weight_col: list_weighted_summary; else summary.
+-- Creates: view weighted_summary: with query_weights_path, summary's columns over the queries summary.sql averages,
+-- each mean sum(w * x) / sum(w), each geometric mean exp(sum(w * ln(max(x, 1e-5))) / sum(w)), w over the largest (w * x
+-- stays finite); sums, queries, tie_sensitive_queries unweighted; doc_weight_col: list_weighted_summary; else summary.
 
 create or replace temp view weighted_summary as
 with
@@ -11,7 +11,7 @@ with
 kept as (
     select
         per_query.*,
-        query_weights.weight as query_weight,
+        query_weights.weight / max(query_weights.weight) over (partition by per_query.k) as query_weight,
         cast(null as double) as sum_anchor,
         cast(null as double) as geometric_mean_anchor
     from per_query

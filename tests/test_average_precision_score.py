@@ -230,6 +230,40 @@ def test_equals_scikit_learn_on_random_data() -> None:
     _assert_equal(rows, _scikit_learn(run, qrels, weighted=False), "macros")
 
 
+def test_weights_far_from_one() -> None:
+    """Weights of 1e-200 or 1e200 (each query one scale) give scikit-learn's values: the
+    precision at a threshold is a ratio of weights, and the product of two weights underflowed to
+    0 (1e-200) or overflowed to inf (1e200) in the SQL's sum, where the precision came last."""
+    run, qrels = _random_collection(63)
+    scale = pl.when(pl.col("query_id").str.slice(1).cast(pl.Int64) % 2 == 0).then(1e-200).otherwise(1e200)
+    run = run.with_columns(pl.col("w") * scale)
+    expected = _scikit_learn(run, qrels, weighted=True)
+    for engine in ENGINES:
+        result = evaluate(run, qrels, engine=engine, measures=("average_precision_score",), doc_weight_col="w")
+        _assert_equal(result.per_query, expected, engine)
+        mean = result.summary.filter(pl.col("k").is_null())["average_precision_score"].item()
+        assert mean == pytest.approx(float(np.mean(list(expected.values()))), abs=TOLERANCE), engine
+
+
+def test_weights_whose_sum_overflows_written_out() -> None:
+    """Results whose weights sum beyond Float64 (3 x 1e308, 3 x 6e307): the precision at a
+    threshold is a ratio of weights, which the weights over their ranking's largest keep (all 1
+    here). scikit-learn's own sums overflow (it gives 0.0), and so did ours: 0.0, NaN in SQL."""
+    rows = [("late", "a", 3.0, 1e308), ("late", "b", 2.0, 1e308), ("late", "c", 1.0, 1e308)]
+    rows += [("tie", "a", 1.0, 6e307), ("tie", "b", 1.0, 6e307), ("tie", "c", 1.0, 6e307), ("tie", "d", 0.0, 6e307)]
+    run = pl.LazyFrame(rows, schema=["query_id", "doc_id", "score", "w"], orient="row")
+    judged = [("late", "c", 1), ("tie", "a", 1), ("tie", "b", 1)]
+    qrels = pl.LazyFrame(judged, schema=["query_id", "doc_id", "relevance"], orient="row")
+    # late: c relevant at the third threshold, precision 1/3; tie: t = 1 holds a, b (relevant) and
+    # c, precision 2/3 and recall 1 (the list weights, 1e308 and 6e307, sum below Float64's largest)
+    expected = {"late": 1 / 3, "tie": 2 / 3}
+    for engine in ENGINES:
+        result = evaluate(run, qrels, engine=engine, measures=("average_precision_score",), doc_weight_col="w")
+        got = _whole(result.per_query)
+        for query, value in expected.items():
+            assert got[query] == pytest.approx(value, abs=TOLERANCE), (engine, query)
+
+
 @pytest.mark.timeout(900)
 def test_on_spark(local_spark: object) -> None:
     """Spark runs the same SQL, transpiled: weighted, per query and the mean."""

@@ -247,3 +247,16 @@ def test_outputs_evaluated_with_query_col_read_their_weights_by_it(tmp_path: Pat
         assert made.returncode == 0, made.stderr
     compared = compare_job(Systems(baseline=str(tmp_path / "a"), candidates=[str(tmp_path / "b")]), k="2")
     assert compared.result.comparison["mean_difference"][0] == pytest.approx(2 * (1 / np.log2(3) - 1) / 10)
+
+
+def test_weights_near_float64_s_largest_give_the_written_out_means() -> None:
+    """Weights of 1e307 to 3e307 (their sum 8e307 held by Float64) on scores up to 9.5 (cg's):
+    w x score and its sum overflowed, a mean of inf; the means are those of the first test x 10."""
+    base, cand = [10 * x for x in BASE], [10 * x for x in CAND]
+    options = Options(permutations=100, bootstrap_samples=1, seed=7, query_weights=WEIGHTS)
+    weights = _weights([w * 1e307 for w in W])
+    row = compare_systems(_tables(base, cand), options, weights=weights).comparison.row(0, named=True)
+    total = sum(W)  # the weights / 1e307: 8.0
+    assert row["mean_candidate"] == pytest.approx(10 * (1.2 + 0.5 + 0.45 + 0.3 + 1.425) / total, abs=1e-9)
+    assert row["mean_baseline"] == pytest.approx(10 * (1.0 + 0.6 + 0.35 + 1.2 + 1.35) / total, abs=1e-9)
+    assert row["mean_difference"] == pytest.approx(10 * -0.625 / total, abs=1e-9)

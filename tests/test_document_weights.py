@@ -606,3 +606,39 @@ def test_a_kept_duckdb_connection_forgets_the_weights(tmp_path: Path) -> None:
     for result in (weighed, unweighed):
         assert result.per_query["ndcg"][0] == pytest.approx(1 / math.log2(3), abs=TOLERANCE)
     assert weighed.per_query["dcg"][0] == pytest.approx(2 / math.log2(3), abs=TOLERANCE)
+
+
+def test_tiny_weights_weigh_the_means_as_their_ratios(tmp_path: Path) -> None:
+    """Weights of 1e-200: cg and its list weight are both about 1e-200, and their product, which
+    the weighted mean summed, underflowed to 0: a mean cg of 0.0 printed (Polars and DuckDB alike,
+    exit 0). The means are those of the weights x 1e200, x 1e-200; compared relatively, as an
+    absolute tolerance of 1e-9 cannot tell 0 from 1e-200."""
+    tiny = 1e-200
+    # q: c (label 2, weight 0.5) above a (label 1, weight 2): cg 0.5*2 + 2*1 = 3, list weight
+    # (2*1 + 0.5*2) / 3 = 1; r: a alone relevant (label 1, weight 4): cg 4, list weight 4
+    run = pl.DataFrame(
+        {
+            "query_id": ["q", "q", "r", "r"],
+            "doc_id": ["a", "c", "a", "b"],
+            "score": [1.0, 3.0, 2.0, 1.0],
+            "w": [2.0 * tiny, 0.5 * tiny, 4.0 * tiny, 3.0 * tiny],
+        }
+    )
+    qrels = pl.DataFrame({"query_id": ["q", "q", "r", "r"], "doc_id": ["a", "c", "a", "b"], "relevance": [1, 2, 1, 0]})
+    cg = (1 * 3 + 4 * 4) / (1 + 4) * tiny
+    for engine in ("polars", "duckdb"):
+        summary = api.evaluate(run, qrels, engine=engine, ideal="retrieved", doc_weight_col="w", k=[1]).summary
+        assert summary.filter(pl.col("k").is_null())["cg"].item() == pytest.approx(cg, rel=1e-12, abs=0), engine
+    paths = {name: tmp_path / f"{name}.parquet" for name in ("run", "qrels")}
+    run.write_parquet(paths["run"])
+    qrels.write_parquet(paths["qrels"])
+    script = [f"SET VARIABLE {name}_path = '{path}';" for name, path in paths.items()]
+    script += ["SET VARIABLE ks = [1];", "SET VARIABLE ideal = 'retrieved';", "SET VARIABLE doc_weight_col = 'w';"]
+    script += ["SET VARIABLE precision_denominator = 'min-k-retrieved';", ".read sql/ndcg.sql"]
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "duckdb"), "-csv"],
+        input="\n".join(script) + "\n", cwd=ROOT, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    printed = pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
+    assert printed.filter(pl.col("k").is_null())["cg"].item() == pytest.approx(cg, rel=1e-12, abs=0)

@@ -598,3 +598,45 @@ def test_a_missing_query_weight_is_refused_alike_by_the_api_and_sql_ndcg_sql(tmp
             connection.sql("select count(refused) from refusals").fetchall()
         assert str(sql_refused.value).removeprefix("Invalid Input Error: ") == words
     connection.close()
+
+
+def test_a_missing_query_weight_given_to_the_api_as_any_real_number(tmp_path: Path) -> None:
+    """NumPy's integers are numbers (np.int64(1) was refused as "expected a number"); an integer
+    too large for Float64 is refused in the words of an infinite one (it was a traceback,
+    OverflowError)."""
+    weights = _write(tmp_path, "weights.parquet", HAND_WEIGHTS.head(1))  # q1 weighs 2, q2 and q3 the missing 1
+    result = api.evaluate(HAND_RUN, HAND_QRELS, query_weights=weights, missing_query_weight=np.int64(1))
+    ndcg = {"q1": 2 / (2 + 1 / LN3), "q2": 1 / LN3, "q3": 1.0}
+    expected = (2 * ndcg["q1"] + ndcg["q2"] + ndcg["q3"]) / 4
+    assert _summary_row(result.summary, None)["ndcg"] == pytest.approx(expected, abs=TOLERANCE)
+    with pytest.raises(UsageError) as refused:
+        api.evaluate(HAND_RUN, HAND_QRELS, query_weights=weights, missing_query_weight=10**400)
+    assert str(refused.value) == "missing_query_weight: expected a finite number >= 0, got '1.00e+400'"
+
+
+def test_weights_near_float64_s_largest_give_the_written_out_means(tmp_path: Path) -> None:
+    """Weights of 1e308, 5e307 and 2.5e307 (2 : 1 : 0.5, their sum 1.75e308 held by Float64)
+    weigh the means as 2, 1 and 0.5 do, on both engines and sql/ndcg.sql: w x cg overflowed
+    (1e308 x 3), a mean cg of inf printed with exit 0."""
+    huge = _write(tmp_path, "huge.csv", HAND_WEIGHTS.with_columns(pl.col("weight") * 5e307))
+    ndcg = {"q1": 2 / (2 + 1 / LN3), "q2": 1 / LN3, "q3": 1.0}
+    ap = {"q1": (1 + 2 / 3) / 2, "q2": 0.5, "q3": 1.0}
+    expected = {
+        "cg": (2 * 3 + 1 * 1 + 0.5 * 1) / 3.5,  # q1: 1 + 0 + 2, q2: 1, q3: 1
+        "ndcg": (2 * ndcg["q1"] + 1 * ndcg["q2"] + 0.5 * ndcg["q3"]) / 3.5,
+        "gm_map": math.exp((2 * math.log(ap["q1"]) + 1 * math.log(ap["q2"]) + 0.5 * math.log(ap["q3"])) / 3.5),
+    }
+    for engine in ("polars", "duckdb"):
+        row = _summary_row(
+            api.evaluate(HAND_RUN, HAND_QRELS, engine=engine, measures="gm_map", query_weights=huge).summary, None
+        )
+        for name, value in expected.items():
+            assert row[name] == pytest.approx(value, abs=TOLERANCE), (engine, name)
+    run_path = _write(tmp_path, "run.parquet", HAND_RUN)
+    qrels_path = _write(tmp_path, "qrels.parquet", HAND_QRELS)
+    settings = [f"run_path = '{run_path}'", f"qrels_path = '{qrels_path}'", "ks = [1]", "measures = ['gm_map']"]
+    printed = _ndcg_sql(tmp_path, *settings, f"query_weights_path = '{huge}'")
+    assert printed.returncode == 0, printed.stderr
+    whole = next(row for row in csv.DictReader(io.StringIO(printed.stdout)) if row["k"] == "NULL")
+    for name, value in expected.items():
+        assert float(whole[name]) == pytest.approx(value, abs=TOLERANCE), ("sql/ndcg.sql", name)

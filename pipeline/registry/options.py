@@ -11,10 +11,12 @@ is, is the conventions'.
 from __future__ import annotations
 
 import math
+import numbers
 import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from pipeline.registry.base import SpecError
@@ -341,10 +343,16 @@ class QueryWeights:
         missing = self.missing
         if missing is not None:
             # as --missing-query-weight reads it (query_weight), given as a number to the API
-            if isinstance(missing, bool) or not isinstance(missing, int | float):
+            # any real number (NumPy's np.int64(2) too); an integer beyond Float64 is not finite
+            if isinstance(missing, bool) or not isinstance(missing, numbers.Real):
                 raise SpecError(f"missing_query_weight: expected a number >= 0, got {missing!r}")
             try:
-                object.__setattr__(self, "missing", query_weight(repr(float(missing))))
+                value = float(missing)
+            except OverflowError:
+                shown = format(Decimal(int(missing)), ".3g")  # float() cannot show it: it is too large for one
+                raise SpecError(f"missing_query_weight: {WEIGHT_NOT_FINITE}, got {shown!r}") from None
+            try:
+                object.__setattr__(self, "missing", query_weight(repr(value)))
             except SpecError as error:
                 raise SpecError(f"missing_query_weight: {error}") from None
 

@@ -10,7 +10,8 @@
 -- Creates: view threshold_curve (query_id, threshold_precision_sum, threshold_relevant_weight), a
 -- row per query with a ranking when the measures asked read it (average_precision_score):
 -- scikit-learn's precision_recall_curve over the ranking, each distinct score t one threshold, tied
--- scores together whatever their order, a result weighing its doc_weight (its sample_weight).
+-- scores together whatever their order, a result weighing its doc_weight (its sample_weight) over the
+-- largest of its ranking's.
 -- threshold_precision_sum is the sum over the thresholds of (the relevant weight scored t) x (the
 -- relevant weight scored >= t) / (the weight scored >= t), threshold_relevant_weight the relevant
 -- weight of the ranking, so average_precision_score is their ratio (0 when there is none).
@@ -18,28 +19,43 @@
 create or replace temp view threshold_curve as
 with
 
-thresholds as (
+-- each result's weight scaled by the largest of its ranking (AP is a ratio of its weights): a
+-- ranking's weights summed stay finite (three of 1e308 gave 0.0 for 1/3)
+weighed as (
     select
         retrieved.query_id,
         retrieved.score,
-        sum(
-            case
-                when coalesce(
-                    case
-                        when getvariable('relevance_threshold') is null then retrieved.label > 0
-                        else retrieved.label >= greatest(getvariable('relevance_threshold'), 0)
-                    end,
-                    false
-                ) then deduplicated.doc_weight
-                else 0.0
-            end
-        ) as relevant_weight,
-        sum(deduplicated.doc_weight) as weight
+        retrieved.label,
+        case
+            when max(deduplicated.doc_weight) over (partition by retrieved.query_id) > 0
+                then deduplicated.doc_weight / max(deduplicated.doc_weight) over (partition by retrieved.query_id)
+            else deduplicated.doc_weight
+        end as weight
     from retrieved
     inner join deduplicated
         on retrieved.query_id = deduplicated.query_id and retrieved.doc_id = deduplicated.doc_id
     where retrieved.ordering = 'retrieved' and list_contains(getvariable('curves'), 'threshold_curve')
-    group by retrieved.query_id, retrieved.score
+),
+
+thresholds as (
+    select
+        weighed.query_id,
+        weighed.score,
+        sum(
+            case
+                when coalesce(
+                    case
+                        when getvariable('relevance_threshold') is null then weighed.label > 0
+                        else weighed.label >= greatest(getvariable('relevance_threshold'), 0)
+                    end,
+                    false
+                ) then weighed.weight
+                else 0.0
+            end
+        ) as relevant_weight,
+        sum(weighed.weight) as weight
+    from weighed
+    group by weighed.query_id, weighed.score
 ),
 
 scored_at_or_above as (
@@ -62,9 +78,10 @@ final as (
         sum(
             case
                 when scored_at_or_above.weight_above > 0
+                    -- the precision first: weight x weight underflows (1e-200) or overflows (1e200)
                     then
-                        scored_at_or_above.relevant_weight * scored_at_or_above.relevant_above
-                        / scored_at_or_above.weight_above
+                        scored_at_or_above.relevant_weight
+                        * (scored_at_or_above.relevant_above / scored_at_or_above.weight_above)
                 else 0.0
             end
         ) as threshold_precision_sum,

@@ -1781,25 +1781,16 @@ WITH cutoffs AS (
     *
   FROM weighted_ap_curve__final AS final
 ), threshold_curve AS (
-  WITH threshold_curve__thresholds AS (
+  WITH threshold_curve__weighed AS (
     SELECT
       retrieved.query_id,
       retrieved.score,
-      SUM(
-        CASE
-          WHEN COALESCE(
-            CASE
-              WHEN GETVARIABLE('relevance_threshold') IS NULL
-              THEN retrieved.label > 0
-              ELSE retrieved.label >= GREATEST(GETVARIABLE('relevance_threshold'), 0)
-            END,
-            FALSE
-          )
-          THEN deduplicated.doc_weight
-          ELSE 0.0
-        END
-      ) AS relevant_weight,
-      SUM(deduplicated.doc_weight) AS weight
+      retrieved.label,
+      CASE
+        WHEN MAX(deduplicated.doc_weight) OVER (PARTITION BY retrieved.query_id) > 0
+        THEN deduplicated.doc_weight / MAX(deduplicated.doc_weight) OVER (PARTITION BY retrieved.query_id)
+        ELSE deduplicated.doc_weight
+      END AS weight
     FROM retrieved
     INNER JOIN deduplicated
       ON retrieved.query_id = deduplicated.query_id
@@ -1807,9 +1798,29 @@ WITH cutoffs AS (
     WHERE
       retrieved.ordering = 'retrieved'
       AND ARRAY_CONTAINS(GETVARIABLE('curves'), 'threshold_curve')
+  ), threshold_curve__thresholds AS (
+    SELECT
+      weighed.query_id,
+      weighed.score,
+      SUM(
+        CASE
+          WHEN COALESCE(
+            CASE
+              WHEN GETVARIABLE('relevance_threshold') IS NULL
+              THEN weighed.label > 0
+              ELSE weighed.label >= GREATEST(GETVARIABLE('relevance_threshold'), 0)
+            END,
+            FALSE
+          )
+          THEN weighed.weight
+          ELSE 0.0
+        END
+      ) AS relevant_weight,
+      SUM(weighed.weight) AS weight
+    FROM threshold_curve__weighed AS weighed
     GROUP BY
-      retrieved.query_id,
-      retrieved.score
+      weighed.query_id,
+      weighed.score
   ), threshold_curve__scored_at_or_above AS (
     SELECT
       thresholds.query_id,
@@ -1828,7 +1839,9 @@ WITH cutoffs AS (
       SUM(
         CASE
           WHEN scored_at_or_above.weight_above > 0
-          THEN scored_at_or_above.relevant_weight * scored_at_or_above.relevant_above / scored_at_or_above.weight_above
+          THEN scored_at_or_above.relevant_weight * (
+            scored_at_or_above.relevant_above / scored_at_or_above.weight_above
+          )
           ELSE 0.0
         END
       ) AS threshold_precision_sum,

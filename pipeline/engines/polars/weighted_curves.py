@@ -57,12 +57,22 @@ def threshold_curve(retrieved: pl.LazyFrame, ranks: pl.LazyFrame, evaluation: Ev
     sum over the thresholds of (the relevant weight scored t) x (the relevant weight scored >= t) /
     (the weight scored >= t), and the relevant weight of the ranking; or None unless
     average_precision_score is asked. Weights are doc_weight_col's (scikit-learn's sample_weight),
-    else 1. The relevant weights are read from the evaluated ranking, every judged rank of which it
-    keeps (the measure reads a signal); the weight of every result from ``ranks``, the ranks num_ret
-    counts (:func:`pipeline.engines.polars.ranking.counted_ranks`), which hold the unjudged ones too."""
+    each over the largest of its ranking, else 1. The relevant weights are read from the evaluated
+    ranking, every judged rank of which it keeps (the measure reads a signal); the weight of every
+    result from ``ranks``, the ranks num_ret counts
+    (:func:`pipeline.engines.polars.ranking.counted_ranks`), which hold the unjudged ones too."""
     if "threshold_curve" not in evaluation.curves:
         return None
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
+    if evaluation.doc_weight_col is not None:
+        # each weight over the largest of its ranking (AP is a ratio of its weights): a ranking's
+        # weights summed stay finite (three of 1e308 gave 0.0 for 1/3); without, every weight is 1
+        largest = ranks.group_by(QUERY).agg(pl.col(DOC_WEIGHT).max().alias("largest"))
+        weight, most = pl.col(DOC_WEIGHT), pl.col("largest")
+        scaled = pl.when(most > 0).then(weight / most).otherwise(weight).alias(DOC_WEIGHT)
+        ranks, retrieved = (
+            frame.join(largest, on=QUERY, how="left").with_columns(scaled) for frame in (ranks, retrieved)
+        )
     relevant_weights = (
         retrieved.filter(is_relevant).group_by(QUERY, SCORE).agg(pl.col(DOC_WEIGHT).sum().alias("relevant_weight"))
     )
