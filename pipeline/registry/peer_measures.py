@@ -185,7 +185,8 @@ PEER_MEASURES += (
         "else 1; 0 when the ranking holds no relevant weight; of the whole ranking only",
         counters=("retrieved_in_ranking",),
         ignores="gain, discount, log_base, ideal, empty_ideal (but a query it skips is left out of every mean), "
-        "tie_bounds, ties (tied scores are one threshold, in any order). It follows relevance_threshold, "
+        "tie_bounds, ties (tied scores are one threshold, in any order; but max_results cutting a tie group keeps "
+        "the results the tie order ranks first). It follows relevance_threshold, "
         "all_queries, queries_without_judgments, max_results, unjudged, duplicates, retrieved_scores, doc_weight_col",
         curve="threshold_curve",
         line="average_precision_score",
