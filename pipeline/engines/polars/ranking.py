@@ -150,8 +150,8 @@ def ranked(frame: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.Laz
 
 
 def retrieved(ranking: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> pl.LazyFrame:
-    """``query_id, doc_id, score, input_rank, rank, label, gain, credited_gain, doc_weight``: the
-    evaluated ranking (doc_weight: 1 without doc_weight_col).
+    """``query_id, doc_id, score, input_rank, rank, label, gain, credited_gain`` and, under
+    ``doc_weight_col``, ``doc_weight``: the evaluated ranking.
     ``credited_gain`` is what the rank earns: the document's gain, or its tie group's mean
     gain under ``average`` (the tie bounds' orderings are orders of the ties: their own gains)."""
     if evaluation.unjudged == "drop":
@@ -173,7 +173,8 @@ def retrieved(ranking: pl.LazyFrame, evaluation: Evaluation, ordering: str) -> p
         JUDGMENT,
         gained.alias("gain"),
         credited.alias("credited_gain"),
-        DOC_WEIGHT,
+        # the weights only where they weigh (doc_weight_col): a column less through the later steps
+        *([DOC_WEIGHT] if evaluation.doc_weight_col is not None else []),
     )
 
 

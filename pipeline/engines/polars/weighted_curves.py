@@ -64,6 +64,8 @@ def threshold_curve(retrieved: pl.LazyFrame, ranks: pl.LazyFrame, evaluation: Ev
     if "threshold_curve" not in evaluation.curves:
         return None
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
+    # without doc_weight_col the ranking carries no weights: each result weighs 1, a sum is a count
+    summed = pl.len().cast(pl.Float64)
     if evaluation.doc_weight_col is not None:
         # each weight over the largest of its ranking (AP is a ratio of its weights): a ranking's
         # weights summed stay finite (three of 1e308 gave 0.0 for 1/3); without, every weight is 1
@@ -73,12 +75,11 @@ def threshold_curve(retrieved: pl.LazyFrame, ranks: pl.LazyFrame, evaluation: Ev
         ranks, retrieved = (
             frame.join(largest, on=QUERY, how="left").with_columns(scaled) for frame in (ranks, retrieved)
         )
-    relevant_weights = (
-        retrieved.filter(is_relevant).group_by(QUERY, SCORE).agg(pl.col(DOC_WEIGHT).sum().alias("relevant_weight"))
-    )
+        summed = pl.col(DOC_WEIGHT).sum()
+    relevant_weights = retrieved.filter(is_relevant).group_by(QUERY, SCORE).agg(summed.alias("relevant_weight"))
     thresholds = (
         ranks.group_by(QUERY, SCORE)
-        .agg(pl.col(DOC_WEIGHT).sum().alias("weight"))
+        .agg(summed.alias("weight"))
         .join(relevant_weights, on=[QUERY, SCORE], how="left", nulls_equal=True)
         .with_columns(pl.col("relevant_weight").fill_null(0.0))
     )
