@@ -22,29 +22,38 @@ def weighted_ap_curve(retrieved: pl.LazyFrame, evaluation: Evaluation) -> pl.Laz
         return None
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
     weight = pl.col(DOC_WEIGHT)
+    contribution = pl.when("is_relevant").then(pl.col("above") / pl.col("rank") * weight).otherwise(0.0)
     ranks = (
         retrieved.select(QUERY, "rank", JUDGMENT, DOC_WEIGHT)
         .with_columns(is_relevant.alias("is_relevant"))
         .with_columns(pl.col("is_relevant").cast(pl.Int64).cum_sum().over(QUERY, order_by="rank").alias("above"))
+        # running sums added in rank order, the same bits on every run (summed per cutoff in
+        # whatever order the rows sat, a map of 0.972789 differed in its last bit between runs)
         .select(
             QUERY,
             "rank",
-            pl.when("is_relevant").then(pl.col("above") / pl.col("rank") * weight).otherwise(0.0).alias("contribution"),
-            pl.when("is_relevant").then(weight).otherwise(0.0).alias("relevant_weight"),
+            contribution.cum_sum().over(QUERY, order_by="rank").alias("precision_above"),
+            pl.when("is_relevant")
+            .then(weight)
+            .otherwise(0.0)
+            .cum_sum()
+            .over(QUERY, order_by="rank")
+            .alias("weight_above"),
             pl.col("is_relevant").cast(pl.Int64).alias("relevant_listed"),
         )
     )
     k = pl.col("k")
+    # every term is >= 0 (weights are), so a running sum's largest is its value at the last rank read
     return (
         ranks.join(cutoffs(evaluation), how="cross")
         .group_by(QUERY, "k")
         .agg(
-            pl.when(k.is_null() | (pl.col("rank") <= k))
-            .then(pl.col("contribution"))
-            .otherwise(0.0)
-            .sum()
+            pl.col("precision_above")
+            .filter(k.is_null() | (pl.col("rank") <= k))
+            .max()
+            .fill_null(0.0)
             .alias("weighted_precision_sum"),
-            pl.col("relevant_weight").sum(),
+            pl.col("weight_above").max().alias("relevant_weight"),
             pl.col("relevant_listed").sum(),
         )
     )
@@ -64,8 +73,6 @@ def threshold_curve(retrieved: pl.LazyFrame, ranks: pl.LazyFrame, evaluation: Ev
     if "threshold_curve" not in evaluation.curves:
         return None
     is_relevant = relevant(pl.col(JUDGMENT), evaluation.relevance_threshold).fill_null(False)
-    # without doc_weight_col the ranking carries no weights: each result weighs 1, a sum is a count
-    summed = pl.len().cast(pl.Float64)
     if evaluation.doc_weight_col is not None:
         # each weight over the largest of its ranking (AP is a ratio of its weights): a ranking's
         # weights summed stay finite (three of 1e308 gave 0.0 for 1/3); without, every weight is 1
@@ -75,19 +82,30 @@ def threshold_curve(retrieved: pl.LazyFrame, ranks: pl.LazyFrame, evaluation: Ev
         ranks, retrieved = (
             frame.join(largest, on=QUERY, how="left").with_columns(scaled) for frame in (ranks, retrieved)
         )
-        summed = pl.col(DOC_WEIGHT).sum()
-    relevant_weights = retrieved.filter(is_relevant).group_by(QUERY, SCORE).agg(summed.alias("relevant_weight"))
-    thresholds = (
-        ranks.group_by(QUERY, SCORE)
-        .agg(summed.alias("weight"))
-        .join(relevant_weights, on=[QUERY, SCORE], how="left", nulls_equal=True)
-        .with_columns(pl.col("relevant_weight").fill_null(0.0))
+
+    # the weight scored at or above each score, and its relevant part: running sums from the
+    # highest score down (within a score, heaviest first), as scikit-learn's cumsum adds them and
+    # the same bits on every run (sum() over a score's rows added them in whatever order they sat:
+    # 340 of 3,000 rankings changed in their last bits from run to run)
+    def at_or_above(frame: pl.LazyFrame, name: str) -> pl.LazyFrame:
+        if evaluation.doc_weight_col is None:
+            # the ranking carries no weights: each result weighs 1, and counts add exactly in any order
+            counted = frame.group_by(QUERY, SCORE).agg(pl.len().cast(pl.Float64).alias(name))
+            return counted.with_columns(pl.col(name).cum_sum().over(QUERY, order_by=SCORE, descending=True))
+        running = pl.col(DOC_WEIGHT).cum_sum().over(QUERY, order_by=[SCORE, DOC_WEIGHT], descending=True)
+        # every weight is >= 0: a score's largest running sum is the one at its last row
+        return frame.with_columns(running.alias(name)).group_by(QUERY, SCORE).agg(pl.col(name).max())
+
+    thresholds = at_or_above(ranks, "weight_above").join(
+        at_or_above(retrieved.filter(is_relevant), "relevant_above"), on=[QUERY, SCORE], how="left", nulls_equal=True
     )
-    # each query's thresholds highest first, in one pass over its group
-    relevant_weight = pl.col("relevant_weight").sort_by(SCORE, descending=True)
-    weight_above = pl.col("weight").sort_by(SCORE, descending=True).cum_sum()
-    precision = pl.when(weight_above > 0).then(relevant_weight.cum_sum() / weight_above).otherwise(0.0)
+    # each query's thresholds highest first, in one pass over its group; a score without a
+    # relevant result holds the relevant weight above it
+    weight_above = pl.col("weight_above").sort_by(SCORE, descending=True)
+    relevant_above = pl.col("relevant_above").sort_by(SCORE, descending=True).forward_fill().fill_null(0.0)
+    relevant_weight = relevant_above - relevant_above.shift(1).fill_null(0.0)
+    precision = pl.when(weight_above > 0).then(relevant_above / weight_above).otherwise(0.0)
     return thresholds.group_by(QUERY).agg(
-        (relevant_weight * precision).sum().alias("threshold_precision_sum"),
-        pl.col("relevant_weight").sum().alias("threshold_relevant_weight"),
+        (relevant_weight * precision).cum_sum().last().alias("threshold_precision_sum"),
+        relevant_above.last().alias("threshold_relevant_weight"),
     )
