@@ -13,6 +13,7 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import polars as pl
@@ -379,6 +380,20 @@ def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: ob
                 assert expected[column].is_null().to_list() == found[column].is_null().to_list(), (name, column)
             else:
                 assert expected[column].to_list() == found[column].to_list(), (name, column)
+    # Spark's own list weight sums: a label of -1 is not relevant under --relevance-threshold -1
+    # (it was: weight_P (2 + 1) / 2 where TF-Ranking's sum(w x rel) / sum(rel) is 1 / 1)
+    lists = SimpleNamespace(
+        run=local_spark.createDataFrame(  # type: ignore[attr-defined]
+            [("q1", "a", 2.0), ("q1", "b", 1.0), ("q2", "a", 3.0)], ["query_id", "doc_id", "doc_weight"]
+        ),
+        qrels=local_spark.createDataFrame(  # type: ignore[attr-defined]
+            [("q1", "a", -1), ("q1", "b", 1), ("q2", "a", 0)], ["query_id", "doc_id", "relevance"]
+        ),
+    )
+    negative = api.make_evaluation(doc_weight_col="w", relevance_threshold=-1, measures="ndcg,P")
+    sums = spark_engine.list_weight_sums(lists, negative).sort("query_id")  # type: ignore[arg-type]
+    # q1: only b (label 1) is relevant, weight 1; q2: a (label 0 >= max(-1, 0)) is, weight 3
+    assert sums.select("relevant", "weighted_relevant").rows() == [(1.0, 1.0), (1.0, 3.0)]
     # a bad weight in the same words; the lazy Spark API, whose summary is a plain mean, refuses weights
     bad = _write(tmp_path, "bad.parquet", weighted.drop("relevance").with_columns(w=pl.col("w") - 1))
     said = {}

@@ -367,7 +367,9 @@ def list_weight_sums(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFr
     listed = checked.run.filter(functions.col(DOC_WEIGHT) > 0).join(labels, ["query_id", "doc_id"], "left")
     label, weight = functions.col("relevance"), functions.col(DOC_WEIGHT)
     threshold = evaluation.relevance_threshold
-    relevant = functions.coalesce(label > 0 if threshold is None else label >= threshold, functions.lit(False))
+    # a negative label is never relevant, whatever the threshold (pipeline.expressions.relevant)
+    relevant = label > 0 if threshold is None else label >= max(threshold, 0.0)
+    relevant = functions.coalesce(relevant, functions.lit(False))
     gained, relevance = gain(label, evaluation), relevant.cast("double")
     sums = listed.groupBy("query_id").agg(
         functions.count(functions.lit(1)).alias("results"),
