@@ -336,14 +336,20 @@ def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluat
     gained = gain(pl.col("relevance"), evaluation.gain, evaluation.relevance_threshold).fill_null(0.0)
     relevance = relevant(pl.col("relevance"), evaluation.relevance_threshold).fill_null(False).cast(pl.Float64)
     listed = run.filter(pl.col(DOC_WEIGHT) > 0).join(labels, on=[QUERY, "doc_id"], how="left")
+
+    def summed(value: pl.Expr) -> pl.Expr:
+        # in doc_id order, whatever order the rows came in: the same bits on every run (a running
+        # sum, as pipeline.aggregate sums: before sum() the optimizer may drop the sort)
+        return value.sort_by("doc_id").cum_sum().last()
+
     return (
         listed.group_by(QUERY)
         .agg(
             pl.len().alias("results"),
-            (pl.col(DOC_WEIGHT) * gained).sum().alias("weighted_gain"),
-            gained.sum().alias("gain"),
-            (pl.col(DOC_WEIGHT) * relevance).sum().alias("weighted_relevant"),
-            relevance.sum().alias("relevant"),
+            summed(pl.col(DOC_WEIGHT) * gained).alias("weighted_gain"),
+            summed(gained).alias("gain"),
+            summed(pl.col(DOC_WEIGHT) * relevance).alias("weighted_relevant"),
+            summed(relevance).alias("relevant"),
         )
         .collect()
     )

@@ -45,7 +45,7 @@ warnings.filterwarnings("ignore", message="PySpark does not yet fully support pa
 
 if TYPE_CHECKING:
     import polars as pl
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
     from pipeline.inputs import Inputs
 
@@ -371,13 +371,21 @@ def list_weight_sums(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFr
     relevant = label > 0 if threshold is None else label >= max(threshold, 0.0)
     relevant = functions.coalesce(relevant, functions.lit(False))
     gained, relevance = gain(label, evaluation), relevant.cast("double")
-    sums = listed.groupBy("query_id").agg(
+    terms = {"weighted_gain": weight * gained, "gain": gained, "weighted_relevant": weight * relevance}
+    terms["relevant"] = relevance
+    # each sum in doc_id order, as pipeline.weights sums it: the same bits on every run (Spark's sum()
+    # adds its partitions' in whatever order they finish)
+    listed = listed.groupBy("query_id").agg(
         functions.count(functions.lit(1)).alias("results"),
-        functions.sum(weight * gained).alias("weighted_gain"),
-        functions.sum(gained).alias("gain"),
-        functions.sum(weight * relevance).alias("weighted_relevant"),
-        functions.sum(relevance).alias("relevant"),
+        functions.array_sort(
+            functions.collect_list(functions.struct(functions.col("doc_id"), *(v.alias(k) for k, v in terms.items())))
+        ).alias("terms"),
     )
+
+    def in_order(name: str) -> Column:
+        return functions.aggregate("terms", functions.lit(0.0), lambda total, term: total + term[name]).alias(name)
+
+    sums = listed.select("query_id", "results", *(in_order(name) for name in terms))
     return _to_polars(sums)
 
 

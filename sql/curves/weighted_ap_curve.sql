@@ -47,27 +47,40 @@ found as (
     from weighted_ranks
 ),
 
+-- running sums down the ranks, in rank order: the same bits on every run (a sum() over a query's
+-- rows adds them in whatever order they sit); every term is >= 0, so a sum to k is the largest at
+-- or above k
 contributions as (
     select
         found.query_id,
         found.rank,
-        case
-            when found.is_relevant then cast(found.relevant_above as double) / found.rank * found.doc_weight
-            else 0.0
-        end as contribution,
-        case when found.is_relevant then found.doc_weight else 0.0 end as relevant_weight,
+        sum(
+            case
+                when found.is_relevant then cast(found.relevant_above as double) / found.rank * found.doc_weight
+                else 0.0
+            end
+        ) over down_the_ranks as contribution_above,
+        sum(case when found.is_relevant then found.doc_weight else 0.0 end) over down_the_ranks as relevant_weight,
         case when found.is_relevant then 1 else 0 end as relevant_listed
     from found
+    window down_the_ranks as (
+        partition by found.query_id order by found.rank asc rows between unbounded preceding and current row
+    )
 ),
 
 final as (
     select
         contributions.query_id,
         cutoffs.k,
-        sum(
-            case when cutoffs.k is null or contributions.rank <= cutoffs.k then contributions.contribution else 0.0 end
+        coalesce(
+            max(
+                case
+                    when cutoffs.k is null or contributions.rank <= cutoffs.k then contributions.contribution_above
+                end
+            ),
+            0.0
         ) as weighted_precision_sum,
-        sum(contributions.relevant_weight) as relevant_weight,
+        max(contributions.relevant_weight) as relevant_weight,
         sum(contributions.relevant_listed) as relevant_listed
     from contributions
     cross join cutoffs

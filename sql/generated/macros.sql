@@ -5466,26 +5466,35 @@ FROM (
       SELECT
         found.query_id,
         found.rank,
-        CASE
-          WHEN found.is_relevant
-          THEN CAST(found.relevant_above AS DOUBLE) / found.rank * found.doc_weight
-          ELSE 0.0
-        END AS contribution,
-        CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END AS relevant_weight,
+        SUM(
+          CASE
+            WHEN found.is_relevant
+            THEN CAST(found.relevant_above AS DOUBLE) / found.rank * found.doc_weight
+            ELSE 0.0
+          END
+        ) OVER down_the_ranks AS contribution_above,
+        SUM(CASE WHEN found.is_relevant THEN found.doc_weight ELSE 0.0 END) OVER down_the_ranks AS relevant_weight,
         CASE WHEN found.is_relevant THEN 1 ELSE 0 END AS relevant_listed
       FROM weighted_ap_curve__found AS found
+      WINDOW down_the_ranks AS (
+        PARTITION BY found.query_id
+        ORDER BY found.rank ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
     ), weighted_ap_curve__final AS (
       SELECT
         contributions.query_id,
         cutoffs.k,
-        SUM(
-          CASE
-            WHEN cutoffs.k IS NULL OR contributions.rank <= cutoffs.k
-            THEN contributions.contribution
-            ELSE 0.0
-          END
+        COALESCE(
+          MAX(
+            CASE
+              WHEN cutoffs.k IS NULL OR contributions.rank <= cutoffs.k
+              THEN contributions.contribution_above
+            END
+          ),
+          0.0
         ) AS weighted_precision_sum,
-        SUM(contributions.relevant_weight) AS relevant_weight,
+        MAX(contributions.relevant_weight) AS relevant_weight,
         SUM(contributions.relevant_listed) AS relevant_listed
       FROM weighted_ap_curve__contributions AS contributions
       CROSS JOIN cutoffs
@@ -5501,69 +5510,71 @@ FROM (
       SELECT
         retrieved.query_id,
         retrieved.score,
-        retrieved.label,
-        CASE
-          WHEN MAX(deduplicated.doc_weight) OVER (PARTITION BY retrieved.query_id) > 0
-          THEN deduplicated.doc_weight / MAX(deduplicated.doc_weight) OVER (PARTITION BY retrieved.query_id)
-          ELSE deduplicated.doc_weight
-        END AS weight
+        deduplicated.doc_weight / MAX(deduplicated.doc_weight) OVER (PARTITION BY retrieved.query_id) AS weight,
+        COALESCE(
+          CASE
+            WHEN relevance_threshold IS NULL
+            THEN retrieved.label > 0
+            ELSE retrieved.label >= GREATEST(relevance_threshold, 0)
+          END,
+          FALSE
+        ) AS is_relevant
       FROM retrieved
       INNER JOIN deduplicated
         ON retrieved.query_id = deduplicated.query_id
         AND retrieved.doc_id = deduplicated.doc_id
       WHERE
         retrieved.ordering = 'retrieved' AND ARRAY_CONTAINS(curves, 'threshold_curve')
-    ), threshold_curve__thresholds AS (
+    ), threshold_curve__running AS (
       SELECT
         weighed.query_id,
         weighed.score,
-        SUM(
-          CASE
-            WHEN COALESCE(
-              CASE
-                WHEN relevance_threshold IS NULL
-                THEN weighed.label > 0
-                ELSE weighed.label >= GREATEST(relevance_threshold, 0)
-              END,
-              FALSE
-            )
-            THEN weighed.weight
-            ELSE 0.0
-          END
-        ) AS relevant_weight,
-        SUM(weighed.weight) AS weight
+        SUM(weighed.weight) OVER ordered AS weight_above,
+        SUM(CASE WHEN weighed.is_relevant THEN weighed.weight ELSE 0.0 END) OVER ordered AS relevant_above
       FROM threshold_curve__weighed AS weighed
-      GROUP BY
-        weighed.query_id,
-        weighed.score
-    ), threshold_curve__scored_at_or_above AS (
-      SELECT
-        thresholds.query_id,
-        thresholds.relevant_weight,
-        SUM(thresholds.relevant_weight) OVER above AS relevant_above,
-        SUM(thresholds.weight) OVER above AS weight_above
-      FROM threshold_curve__thresholds AS thresholds
-      WINDOW above AS (
-        PARTITION BY thresholds.query_id
-        ORDER BY thresholds.score DESC NULLS LAST
+      WINDOW ordered AS (
+        PARTITION BY weighed.query_id
+        ORDER BY weighed.score DESC NULLS LAST, weighed.weight DESC NULLS LAST
         rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
       )
-    ), threshold_curve__final AS (
+    ), threshold_curve__thresholds AS (
       SELECT
-        scored_at_or_above.query_id,
+        running.query_id,
+        running.score,
+        MAX(running.weight_above) AS weight_above,
+        MAX(running.relevant_above) AS relevant_above,
+        MAX(running.relevant_above) - COALESCE(LAG(MAX(running.relevant_above)) OVER highest_first, 0.0) AS relevant_weight
+      FROM threshold_curve__running AS running
+      GROUP BY
+        running.query_id,
+        running.score
+      WINDOW highest_first AS (PARTITION BY running.query_id ORDER BY running.score DESC NULLS LAST)
+    ), threshold_curve__summed AS (
+      SELECT
+        thresholds.query_id,
+        thresholds.relevant_above,
         SUM(
           CASE
-            WHEN scored_at_or_above.weight_above > 0
-            THEN scored_at_or_above.relevant_weight * (
-              scored_at_or_above.relevant_above / scored_at_or_above.weight_above
+            WHEN thresholds.weight_above > 0
+            THEN thresholds.relevant_weight * (
+              thresholds.relevant_above / thresholds.weight_above
             )
             ELSE 0.0
           END
-        ) AS threshold_precision_sum,
-        SUM(scored_at_or_above.relevant_weight) AS threshold_relevant_weight
-      FROM threshold_curve__scored_at_or_above AS scored_at_or_above
+        ) OVER (
+          PARTITION BY thresholds.query_id
+          ORDER BY thresholds.score DESC NULLS LAST
+          rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+        ) AS precision_sum
+      FROM threshold_curve__thresholds AS thresholds
+    ), threshold_curve__final AS (
+      SELECT
+        summed.query_id,
+        MAX(summed.precision_sum) AS threshold_precision_sum,
+        MAX(summed.relevant_above) AS threshold_relevant_weight
+      FROM threshold_curve__summed AS summed
       GROUP BY
-        scored_at_or_above.query_id
+        summed.query_id
     )
     SELECT
       *
