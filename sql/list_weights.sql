@@ -1,16 +1,12 @@
 -- list_weights.sql: TF-Ranking's list weight of each evaluated query, from the run's weights.
---
--- Input: views run (its doc_weight), judgments (sql/ranking/judgments.sql) and the table per_query.
--- Variables: doc_weight_col (the run's weight column; unset: no rows), relevance_threshold, and
--- run_path (the run's name in the error).
---
--- Creates: view list_weights (query_id, weight, weight_relevant, weight_listed): over each evaluated
--- query's list (its results weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg, idcg), sum(w
--- * relevant) / sum(relevant) (P, recall, map, recip_rank, success) and 1 (average_precision_score); a list
--- without gain (or relevance) weighs the mean weight of the lists with some (1 when none has), a list
--- whose results all weigh 0 weighs 0: TF-Ranking's _per_example_weights_to_per_list_weights, as
--- pipeline/weights.py computes it. The queries in the means all weighing 0 is the command line's
--- error, in its words.
+-- Input: views run (its doc_weight), judgments (sql/ranking/judgments.sql), the table per_query; variables
+-- doc_weight_col (the run's weight column; unset: no rows), relevance_threshold, run_path (for the error).
+-- Creates: view list_weights (query_id, weight, weight_relevant, weight_listed): over each evaluated query's
+-- list (its results weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg, idcg), sum(w * relevant) /
+-- sum(relevant) (P, recall, map, recip_rank, success) and 1 (average_precision_score); a list without gain
+-- (or relevance) weighs the mean weight of the lists with some (1 when none has), a list whose results all
+-- weigh 0 weighs 0: TF-Ranking's _per_example_weights_to_per_list_weights, as pipeline/weights.py computes
+-- it. The queries in the means all weighing 0 is the command line's error, in its words.
 
 create or replace temp view list_weights as
 with
@@ -18,6 +14,7 @@ with
 listed as (
     select
         run.query_id,
+        run.doc_id,
         run.doc_weight,
         coalesce(judgments.gain, 0.0) as gain,
         case
@@ -29,13 +26,17 @@ listed as (
     where getvariable('doc_weight_col') is not null and run.doc_weight > 0
 ),
 
+-- sums in doc_id order, averages in query order (sum() adds as rows sit): the same bits every run
 sums as (
     select
         evaluated.query_id,
         count(listed.query_id) as results,
-        coalesce(sum(listed.doc_weight * listed.gain), 0.0) as weighted_gain,
-        coalesce(sum(listed.gain), 0.0) as gain,
-        coalesce(sum(case when listed.is_relevant then listed.doc_weight else 0.0 end), 0.0) as weighted_relevant,
+        coalesce(list_sum(list(listed.doc_weight * listed.gain order by listed.doc_id)), 0.0) as weighted_gain,
+        coalesce(list_sum(list(listed.gain order by listed.doc_id)), 0.0) as gain,
+        coalesce(
+            list_sum(list(case when listed.is_relevant then listed.doc_weight else 0.0 end order by listed.doc_id)),
+            0.0
+        ) as weighted_relevant,
         coalesce(sum(case when listed.is_relevant then 1.0 else 0.0 end), 0.0) as relevant
     from (select distinct per_query.query_id from per_query) as evaluated
     left join listed on evaluated.query_id = listed.query_id
@@ -44,9 +45,17 @@ sums as (
 
 averages as (
     select
-        coalesce(avg(sums.weighted_gain / sums.gain) filter (where sums.gain > 0), 1.0) as gain_average,
         coalesce(
-            avg(sums.weighted_relevant / sums.relevant) filter (where sums.relevant > 0), 1.0
+            list_sum(list(sums.weighted_gain / sums.gain order by sums.query_id) filter (where sums.gain > 0))
+            / count(*) filter (where sums.gain > 0),
+            1.0
+        ) as gain_average,
+        coalesce(
+            list_sum(
+                list(sums.weighted_relevant / sums.relevant order by sums.query_id) filter (where sums.relevant > 0)
+            )
+            / count(*) filter (where sums.relevant > 0),
+            1.0
         ) as relevant_average
     from sums
 ),
