@@ -1,15 +1,16 @@
 -- threshold_curve.sql: per query, the sums of scikit-learn's average precision over its distinct scores.
 --
--- Reads: views retrieved (sql/ranking/retrieved.sql) and deduplicated (sql/ranking/deduplicated.sql:
--- each result's doc_weight, 1 without doc_weight_col). Variables: curves (the registry's: the curves the
--- asked measures read), relevance_threshold (a label >= it is relevant; null: a label above 0).
+-- Reads: views retrieved (sql/ranking/retrieved.sql), deduplicated (each result's doc_weight, 1 without one).
+--
+-- Variables:
+--   SET VARIABLE curves = ['threshold_curve'];  -- the curves the asked measures read (the registry's)
+--   SET VARIABLE relevance_threshold = 1;     -- a label >= this is relevant (null: a label above 0)
 --
 -- Creates: view threshold_curve (query_id, threshold_precision_sum, threshold_relevant_weight), a row per
--- query with a ranking when average_precision_score is asked: scikit-learn's precision_recall_curve over the
--- ranking, each distinct score t one threshold (tied scores together, in any order), a result weighing its
--- doc_weight (its sample_weight) over the largest of its ranking's: threshold_precision_sum the sum over
--- the thresholds of (the relevant weight scored t) x (the relevant weight scored >= t) / (the weight scored
--- >= t), threshold_relevant_weight the ranking's relevant weight (their ratio is the measure; 0 without).
+-- query with a ranking when average_precision_score is asked: scikit-learn's precision_recall_curve over
+-- the ranking, each distinct score t one threshold (tied scores together), a result weighing its doc_weight
+-- over the largest of its ranking's: the sum over the thresholds of (the relevant weight scored t) x (the
+-- relevant weight scored >= t) / (the weight scored >= t), and the ranking's relevant weight.
 
 create or replace temp view threshold_curve as
 with
