@@ -382,6 +382,16 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
         ).fetchall()
 
 
+def _summary_of_ndcg_sql(script: list[str]) -> pl.DataFrame:
+    """What ``script`` (its lines, ``.read sql/ndcg.sql`` last) prints in the duckdb CLI, as a table."""
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "duckdb"), "-csv"],
+        input="\n".join(script) + "\n", cwd=ROOT, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    return pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
+
+
 @pytest.mark.subprocess
 def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None:
     """sql/ndcg.sql with doc_weight_col, in the duckdb CLI: the summary of the polars engine (its
@@ -509,12 +519,7 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     script = ["SET VARIABLE ks = [3, 5];", f"SET VARIABLE qrels_path = '{paths['qrels']}';"]
     script += [f"SET VARIABLE {name} = {value};" for name, value in tfranking.items()]
     script += [f"SET VARIABLE run_path = '{paths['run']}';", ".read sql/ndcg.sql"]
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "duckdb"), "-csv"],
-        input="\n".join(script) + "\n", cwd=ROOT, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
-    assert done.returncode == 0 and not done.stderr, done.stderr
-    printed = pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
+    printed = _summary_of_ndcg_sql(script)
     expected = api.evaluate(str(paths["run"]), str(paths["qrels"]), **options).summary
     assert printed.columns == expected.columns and printed.height == expected.height
     for column in (
@@ -635,10 +640,5 @@ def test_tiny_weights_weigh_the_means_as_their_ratios(tmp_path: Path) -> None:
     script = [f"SET VARIABLE {name}_path = '{path}';" for name, path in paths.items()]
     script += ["SET VARIABLE ks = [1];", "SET VARIABLE ideal = 'retrieved';", "SET VARIABLE doc_weight_col = 'w';"]
     script += ["SET VARIABLE precision_denominator = 'min-k-retrieved';", ".read sql/ndcg.sql"]
-    done = subprocess.run(
-        [str(Path(sys.executable).parent / "duckdb"), "-csv"],
-        input="\n".join(script) + "\n", cwd=ROOT, capture_output=True, text=True, timeout=240,
-    )  # fmt: skip
-    assert done.returncode == 0 and not done.stderr, done.stderr
-    printed = pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
+    printed = _summary_of_ndcg_sql(script)
     assert printed.filter(pl.col("k").is_null())["cg"].item() == pytest.approx(cg, rel=1e-12, abs=0)
