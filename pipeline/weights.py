@@ -27,8 +27,7 @@ from pipeline.errors import InvalidInput
 from pipeline.expressions import DOC_WEIGHT, gain, relevant
 from pipeline.io.format import WHOLE_RANKING
 from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
-from pipeline.registry import PRIMARY_MEASURE, Evaluation, QueryWeights
-from pipeline.registry.evaluation import RELEVANCE_WEIGHTED_MEASURES
+from pipeline.registry import PRIMARY_MEASURE, RELEVANCE_WEIGHTED_MEASURES, Evaluation, QueryWeights
 
 WHAT = "query weights"
 
@@ -143,11 +142,7 @@ def check_weight_totals(
         if overflown.height:
             first = overflown.sort(by, nulls_last=False).row(0, named=True) if by else overflown.row(0, named=True)
             where = " of group " + ", ".join(f"{g}={first[g]!r}" for g in by) if by else ""
-            raise InvalidInput(
-                f"{path}: the {first['queries']} evaluated queries{where} weigh more together than Float64 holds "
-                "(their sum overflows), so their weighted mean is inf/inf; scale every weight down (one factor "
-                "for every weight changes no mean)"
-            )
+            raise InvalidInput(_overflown_message(path, f"the {first['queries']} evaluated queries{where}"))
         zero = totals.filter((pl.col("weight") == 0) & (pl.col("queries") > 0))
         if zero.height:
             first = zero.sort(by, nulls_last=False).row(0, named=True) if by else zero.row(0, named=True)
@@ -160,6 +155,13 @@ def check_weight_totals(
                 f"{path}: all {first['queries']} evaluated queries{where} weigh 0, so their weighted mean is 0/0; "
                 "give one of them a weight above 0"
             )
+
+
+def _overflown_message(path: str, queries: str) -> str:
+    return (
+        f"{path}: {queries} weigh more together than Float64 holds (their sum overflows), so their weighted "
+        "mean is inf/inf; scale every weight down (one factor for every weight changes no mean)"
+    )
 
 
 def refuse_weightless_segments(table: pl.DataFrame, scope: list[str], path: str) -> None:
@@ -175,11 +177,7 @@ def refuse_weightless_segments(table: pl.DataFrame, scope: list[str], path: str)
     overflown = table.filter(pl.col("sum_of_weights").is_infinite())
     if overflown.height:
         first = overflown.row(0, named=True)
-        raise InvalidInput(
-            f"{path}: the {first['queries']} paired queries at {segment(first)} weigh more together than Float64 "
-            "holds (their sum overflows), so their weighted mean is inf/inf; scale every weight down (one factor "
-            "for every weight changes no mean)"
-        )
+        raise InvalidInput(_overflown_message(path, f"the {first['queries']} paired queries at {segment(first)}"))
     weightless = table.filter((pl.col("queries") > 0) & (pl.col("sum_of_weights") == 0))
     if weightless.height:
         first = weightless.row(0, named=True)
