@@ -344,6 +344,24 @@ def test_the_torchmetrics_profile_computes_torchmetrics_arithmetic(engine: str) 
     assert rows[("m", None)]["ndcg"] == pytest.approx(1.0)  # a, b alone: the ideal is a's 1
 
 
+def test_the_tfranking_profile_takes_a_label_of_1_or_more_as_relevant(engine: str) -> None:
+    """TF-Ranking's PrecisionMetric (and its recall, MAP, MRR, Hits) "converts graded relevance to
+    binary relevance by setting y_i = 1 if y_i >= 1" (its docstring): a fractional label of 0.5
+    counts in the gains, not as relevant."""
+    run = pl.LazyFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [3.0, 2.0, 1.0]})
+    qrels = pl.LazyFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [0.5, 2.0, 0.0]})
+    options = {"k": [2], "measures": "ndcg,P,recip_rank", "allow_fractional_labels": True, "engine": engine}
+    row = ndcg_rows(run, qrels, profile="tfranking", **options)[("q", 2)]
+    # a (0.5) is not relevant, b (2) is: P@2 = 1 / min(2, 3), the first relevant at rank 2
+    assert (row["P"], row["recip_rank"]) == pytest.approx((1 / 2, 1 / 2))
+    # the gains keep a's label: 2^0.5 - 1 at rank 1, 2^2 - 1 at rank 2; the ideal b, a
+    dcg, ideal = (2**0.5 - 1) + 3 / log2(3), 3 + (2**0.5 - 1) / log2(3)
+    assert row["ndcg"] == pytest.approx(dcg / ideal)
+    # an explicit threshold wins over the profile's
+    row = ndcg_rows(run, qrels, profile="tfranking", relevance_threshold=0.5, **options)[("q", 2)]
+    assert (row["P"], row["recip_rank"]) == pytest.approx((1, 1))
+
+
 def test_describe_names_every_choice() -> None:
     described = make_evaluation(profile="sklearn", unjudged="drop", duplicates="first").describe()
     assert described["ties"] == "score desc, tied gains averaged"

@@ -426,6 +426,7 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     tfranking = {"gain": "'exponential'", "ideal": "'retrieved'", "precision_denominator": "'min-k-retrieved'"}
     tfranking |= {
         "queries_without_judgments": "'evaluate'",
+        "relevance_threshold": "1",
         "doc_weight_col": "'w'",
         "measures": "['ndcg', 'P', 'recall', 'map', 'recip_rank', 'success', 'average_precision_score']",
     }

@@ -125,8 +125,8 @@ PROFILES: dict[str, Profile] = {
         _profile(
             "tfranking",
             "TF-Ranking's NDCGMetric and PrecisionMetric (gains 2^label - 1, the ideal from the list given, P@k over "
-            "min(k, list size), every list evaluated); with --doc-weight-col, its document and list weights and its "
-            "RecallMetric, MeanAveragePrecisionMetric, MRRMetric and HitsMetric",
+            "min(k, list size), a label >= 1 relevant, every list evaluated); with --doc-weight-col, its document and "
+            "list weights and its RecallMetric, MeanAveragePrecisionMetric, MRRMetric and HitsMetric",
             "TF-Ranking orders tied scores at random (shuffle_ties), where doc_id descending stands in; it drops a "
             "result labelled below 0 from the list as padding, where it keeps its rank here, unjudged; its MAP "
             "divides by the relevant results of the list, which map here does with --doc-weight-col only (else by "
@@ -136,6 +136,9 @@ PROFILES: dict[str, Profile] = {
             ideal="retrieved",
             precision_denominator="min-k-retrieved",
             queries_without_judgments="evaluate",
+            # its binary relevance (P, recall, AP, MRR, Hits and their list weights) is label >= 1: the
+            # same as label > 0 for integer labels, not for fractional ones
+            relevance_threshold=1.0,
         ),
         _profile(
             "elasticsearch",
