@@ -38,6 +38,7 @@ WARNING_ORDER = (
     "queries_without_relevant",
     "negative_labels",
     "results_over_limit",
+    "results_not_retrieved",
 )
 # Columns an engine adds for itself; an example row shows only the user's columns.
 # ("arrival" is the Polars and DuckDB engines' input position, which Spark rows do not have.)
@@ -523,6 +524,10 @@ def warnings(
             f"queries with more than {policy.checks.warn_results_over} results in {run_name} "
             "(--max-results keeps the best N; --warn-results-over changes this limit)"
         ),
+        "results_not_retrieved": (
+            f"queries with results scored 0 or below in {run_name}, left out of their rankings as not retrieved "
+            "(--retrieved-scores positive; --retrieved-scores all ranks them)"
+        ),
     }
     briefs = {
         "queries_only_in_run": (
@@ -535,6 +540,7 @@ def warnings(
         f"{_empty_ideal_effect(evaluation)})",
         "negative_labels": f"negative labels in {qrels_name}, counted as unjudged",
         "results_over_limit": f"queries with more than {policy.checks.warn_results_over} results in {run_name}",
+        "results_not_retrieved": f"queries with results scored 0 or below in {run_name}, not retrieved",
     }
     found = []
     for code in WARNING_ORDER:

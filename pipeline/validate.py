@@ -132,7 +132,7 @@ def check_inputs(
                 ranks=evaluation.reads_input_rank,
             ),
             _repeated_pair_hashes(run),
-            _results_per_query(run),
+            _results_per_query(run, evaluation),
         ],
     )
     qrels_stats, qrels_repeats, qrels_queries, negative = collect_input(
@@ -174,19 +174,22 @@ def _tallies(
 ) -> tuple[dict[str, rules.Tally], pl.DataFrame, pl.DataFrame]:
     """What each warning counts, and the query ids of each input: from the small per-query
     tables, not from another read of the inputs."""
-    only_in_run, only_in_qrels, without_relevant, crowded, run_query_ids, qrels_query_ids = pl.collect_all(
-        [
-            _summarized(in_run.join(in_qrels, on=QUERY, how="anti")),
-            _summarized(in_qrels.join(in_run, on=QUERY, how="anti")),
-            _summarized(in_qrels.filter(~pl.col("any_relevant"))),
-            _summarized(
-                in_run.filter(pl.col("results") > warn_results_over)
-                if warn_results_over is not None
-                else in_run.head(0)
-            ),
-            in_run.select(QUERY),
-            in_qrels.select(QUERY),
-        ]
+    only_in_run, only_in_qrels, without_relevant, crowded, not_retrieved, run_query_ids, qrels_query_ids = (
+        pl.collect_all(
+            [
+                _summarized(in_run.join(in_qrels, on=QUERY, how="anti")),
+                _summarized(in_qrels.join(in_run, on=QUERY, how="anti")),
+                _summarized(in_qrels.filter(~pl.col("any_relevant"))),
+                _summarized(
+                    in_run.filter(pl.col("results") > warn_results_over)
+                    if warn_results_over is not None
+                    else in_run.head(0)
+                ),
+                _summarized(in_run.filter(pl.col("not_retrieved") > 0)),
+                in_run.select(QUERY),
+                in_qrels.select(QUERY),
+            ]
+        )
     )
     summaries = {
         "queries_only_in_run": only_in_run,
@@ -194,6 +197,7 @@ def _tallies(
         "queries_without_relevant": without_relevant,
         "negative_labels": negative,
         "results_over_limit": crowded,
+        "results_not_retrieved": not_retrieved,
     }
     tallies = {
         code: rules.Tally(int(summary["count"][0]), tuple(summary["examples"][0]))
@@ -452,8 +456,11 @@ def _summarized(ids: pl.LazyFrame, column: str = QUERY) -> pl.LazyFrame:
     )
 
 
-def _results_per_query(run: pl.LazyFrame) -> pl.LazyFrame:
-    return run.group_by(QUERY).agg(pl.len().alias("results"))
+def _results_per_query(run: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:
+    # the results --retrieved-scores positive leaves out of the ranking (rules.warnings says so)
+    positive_only = evaluation.retrieved_scores == "positive"
+    not_retrieved = (pl.col(SCORE) <= 0).sum() if positive_only else pl.lit(0, pl.UInt32)
+    return run.group_by(QUERY).agg(pl.len().alias("results"), not_retrieved.alias("not_retrieved"))
 
 
 def _relevant_per_query(qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFrame:

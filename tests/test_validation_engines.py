@@ -177,6 +177,14 @@ CASES: dict[str, Case] = {
         run_frame(), qrels_frame(), 0, warnings=("results_over_limit",), warn_results_over=1
     ),
     "warn limit off": Case(run_frame(), qrels_frame(), 0, warn_results_over=None),
+    "results scored 0 or below, not retrieved": Case(
+        run_frame([3.0, 0.0, -1.0, 5.0]),
+        qrels_frame(),
+        0,
+        warnings=("results_not_retrieved",),
+        options={"retrieved_scores": "positive"},
+    ),
+    "results scored 0 or below, retrieved": Case(run_frame([3.0, 0.0, -1.0, 5.0]), qrels_frame(), 0),
     "negative labels": Case(run_frame(), qrels_frame([1, -1, 1]), 0, warnings=("negative_labels",)),
     "queries only on one side": Case(
         run_frame(query_id=["q1", "q1", "q1", "q9"]),
@@ -294,6 +302,7 @@ def assert_expected(case: Case, found: Outcome) -> None:
         "queries_only_in_run": "only in the run",
         "queries_only_in_qrels": "only in the qrels",
         "queries_without_relevant": "without any relevant document",
+        "results_not_retrieved": "scored 0 or below",
     }
     for code, words in codes.items():
         assert any(words in warning for warning in found.warnings) == (code in case.warnings), (code, found)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.io.names import SUBTOPIC
-from pipeline.io.read import DOC, LABEL, QUERY
+from pipeline.io.read import DOC, LABEL, QUERY, SCORE
 from pipeline.registry import Evaluation
 
 if TYPE_CHECKING:
@@ -277,8 +277,13 @@ def _per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> Data
     whether any of its judgments gains more than 0 under the evaluation."""
     from pyspark.sql import functions
 
+    # the results --retrieved-scores positive leaves out of the ranking (rules.warnings says so)
+    positive_only = evaluation.retrieved_scores == "positive"
+    not_retrieved = functions.count_if(functions.col(SCORE) <= 0) if positive_only else functions.lit(0)
     per_run = run.groupBy(QUERY).agg(
-        functions.count(functions.lit(1)).alias("results"), functions.lit(True).alias("in_run")
+        functions.count(functions.lit(1)).alias("results"),
+        not_retrieved.alias("not_retrieved"),
+        functions.lit(True).alias("in_run"),
     )
     per_qrels = qrels.groupBy(QUERY).agg(
         functions.bool_or(gain(functions.col(LABEL), evaluation) > 0).alias("any_relevant"),
@@ -297,6 +302,7 @@ def _query_tests(warn_results_over: int | None) -> dict[str, Column]:
         "queries_only_in_qrels": functions.col("in_run").isNull(),
         "queries_without_relevant": functions.col("in_qrels") & ~functions.col("any_relevant"),
         "results_over_limit": functions.col("in_run") & over,
+        "results_not_retrieved": functions.col("in_run") & (functions.col("not_retrieved") > 0),
     }
 
 
