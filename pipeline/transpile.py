@@ -142,10 +142,11 @@ def _bind_variables(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
             raise UsageError(f"SQL reads variable {name!r}, which is not one of {', '.join(VARIABLES)}")
         return literal(variables.get(name), VARIABLE_TYPES.get(name))
 
-    return _without_subtopics_unread(tree.transform(bind), variables)
+    # the one copy of the tree given (a cached parse): what binding returns is changed in place after
+    return _without_subtopics_unread(tree.transform(bind), variables, copy=False)
 
 
-def _without_subtopics_unread(tree: exp.Expr, variables: Mapping[str, Any]) -> exp.Expr:
+def _without_subtopics_unread(tree: exp.Expr, variables: Mapping[str, Any], *, copy: bool = True) -> exp.Expr:
     """``qrels.subtopic`` as a null of its type where no measure asked reads the judgments per
     subtopic (the intent curve, sql/curves/intent_pairs.sql): a statement printed for views of
     one's own (``ndcg sql``) then reads the qrels' ``query_id, doc_id, relevance`` alone, as it
@@ -159,7 +160,7 @@ def _without_subtopics_unread(tree: exp.Expr, variables: Mapping[str, Any]) -> e
             return exp.alias_(null, "subtopic") if isinstance(node.parent, exp.Select) else null
         return node
 
-    return tree.transform(unread)
+    return tree.transform(unread, copy=copy)
 
 
 # --- DuckDB's star forms, spelled out ---------------------------------------------------------
@@ -326,7 +327,7 @@ _SUM_IN_ORDER_FOR_SPARK = (
 )
 
 
-def _sums_in_order_for_spark(tree: exp.Expr) -> exp.Expr:
+def _sums_in_order_for_spark(tree: exp.Expr, *, copy: bool = True) -> exp.Expr:
     """``sum(x order by r)`` (the steps' sums in rank order, the same bits on every run) as
     Spark can run it, which has no ordered aggregate: the values gathered beside their rank,
     sorted, and added one by one; null where no value is, as ``sum``."""
@@ -346,13 +347,13 @@ def _sums_in_order_for_spark(tree: exp.Expr) -> exp.Expr:
 
         return sqlglot.parse_one(_SUM_IN_ORDER_FOR_SPARK, read="spark").transform(place)
 
-    return tree.transform(rewrite)
+    return tree.transform(rewrite, copy=copy)
 
 
 _PRODUCT_FOR_SPARK = "IF(SIZE(values_) = 0, NULL, AGGREGATE(values_, CAST(1 AS DOUBLE), (total, v) -> total * v))"
 
 
-def _products_for_spark(tree: exp.Expr) -> exp.Expr:
+def _products_for_spark(tree: exp.Expr, *, copy: bool = True) -> exp.Expr:
     """``product(x) over (...)`` (ERR's chance of reaching a rank, sql/curves/cascade_curve.sql)
     as Spark can run it, which has no product aggregate: the window's values gathered, then
     multiplied one by one; null where no value is, as ``product``."""
@@ -371,10 +372,10 @@ def _products_for_spark(tree: exp.Expr) -> exp.Expr:
 
         return sqlglot.parse_one(_PRODUCT_FOR_SPARK, read="spark").transform(place)
 
-    return tree.transform(rewrite)
+    return tree.transform(rewrite, copy=copy)
 
 
-def _folds_for_spark(tree: exp.Expr) -> exp.Expr:
+def _folds_for_spark(tree: exp.Expr, *, copy: bool = True) -> exp.Expr:
     """``list_reduce(list, lambda, initial)`` (ndeval's greedy ideal rank by rank,
     sql/curves/intent_ideal.sql) as Spark spells the same fold from the same start,
     ``aggregate(list, initial, lambda)``."""
@@ -386,7 +387,7 @@ def _folds_for_spark(tree: exp.Expr) -> exp.Expr:
         values, merge, initial = (_folds_for_spark(part.copy()) for part in node.expressions)
         return exp.Anonymous(this="AGGREGATE", expressions=[values, initial, merge])
 
-    return tree.transform(rewrite)
+    return tree.transform(rewrite, copy=copy)
 
 
 def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
@@ -583,10 +584,13 @@ def _bound_trees(
             tree = pruned(expanded_stars(tree, columns))
         if keep is not None:
             tree = narrowed(tree, keep, columns or {})
-        # after the cuts, which read a plain sum (the rewrite's lambda is no column of a CTE)
-        trees.append(
-            _folds_for_spark(_products_for_spark(_sums_in_order_for_spark(tree))) if dialect == "spark" else tree
-        )
+        # after the cuts, which read a plain sum (the rewrite's lambda is no column of a CTE); in
+        # place: the tree is this call's own since binding copied it (a copy of the whole statement
+        # is a tenth of a second)
+        if dialect == "spark":
+            tree = _sums_in_order_for_spark(tree, copy=False)
+            tree = _folds_for_spark(_products_for_spark(tree, copy=False), copy=False)
+        trees.append(tree)
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)
         while len(_BOUND_TREES) >= BOUND_TREES_KEPT:
