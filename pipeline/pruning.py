@@ -99,9 +99,13 @@ def pruned(tree: exp.Expr, *, cut_joins: bool = True) -> exp.Expr:
     """
     empty: set[str] = set()
     ctes = list(tree.find_all(exp.CTE))
+    # each where's verdict, by node: the loop below asks again after each round, nothing changes in between
+    verdicts: dict[int, bool | None] = {}
     while True:  # a CTE is empty when what it reads is: until no more are found
         found = {
-            cte.alias_or_name for cte in ctes if cte.alias_or_name not in empty and _selects_nothing(cte.this, empty)
+            cte.alias_or_name
+            for cte in ctes
+            if cte.alias_or_name not in empty and _selects_nothing(cte.this, empty, verdicts)
         }
         if not found:
             break
@@ -113,7 +117,7 @@ def pruned(tree: exp.Expr, *, cut_joins: bool = True) -> exp.Expr:
         left, right = union.this, union.expression
         # a union's columns are named by its left side: the right one can go whatever it names
         for dead, kept in ((right, left), (left, right)):
-            if _selects_nothing(dead, empty) and (dead is right or dead.named_selects == kept.named_selects):
+            if _selects_nothing(dead, empty, verdicts) and (dead is right or dead.named_selects == kept.named_selects):
                 kept.set("with_", union.args.get("with_") or kept.args.get("with_"))
                 if union is tree:
                     tree = kept
@@ -125,14 +129,17 @@ def pruned(tree: exp.Expr, *, cut_joins: bool = True) -> exp.Expr:
     return _without_unread_ctes(tree)
 
 
-def _selects_nothing(query: exp.Expr, empty: set[str]) -> bool:
+def _selects_nothing(query: exp.Expr, empty: set[str], verdicts: dict[int, bool | None]) -> bool:
     if type(query) is exp.Union and query.args.get("distinct") is False:
-        return _selects_nothing(query.this, empty) and _selects_nothing(query.expression, empty)
+        return _selects_nothing(query.this, empty, verdicts) and _selects_nothing(query.expression, empty, verdicts)
     if not isinstance(query, exp.Select):
         return False
     where = query.args.get("where")
-    if where is not None and _always(where.this) is False:
-        return True
+    if where is not None:
+        if id(where.this) not in verdicts:
+            verdicts[id(where.this)] = _always(where.this)
+        if verdicts[id(where.this)] is False:
+            return True
     source = query.args.get("from_")
     table = source.this if source is not None else None
     if not (isinstance(table, exp.Table) and not table.db and table.name in empty):
