@@ -9,6 +9,8 @@ source, in one command.
   (:mod:`pipeline.derived`);
 - ``sql/generated/refusals.sql``: what ``sql/ndcg.sql`` refuses, in the command line's words
   (:mod:`pipeline.sql_refusals`);
+- ``sql/generated/variable_types.sql``: a variable of ``sql/ndcg.sql`` set to a value of another
+  type, refused in words (:mod:`pipeline.sql_variable_types`);
 - the tables of docs/reference.md between its ``registry`` and ``options`` markers
   (:mod:`pipeline.registry.tables`);
 - the keyword tables of docs/python-api.md between its ``keywords`` and ``compare keywords``
@@ -30,8 +32,9 @@ from pipeline.counter_steps import counters_sql, running_sums_sql, signals_sql
 from pipeline.derived import derived_variables_sql
 from pipeline.macros import macros_sql
 from pipeline.registry.tables import reference_tables
-from pipeline.sql_files import DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED, REFUSALS
+from pipeline.sql_files import DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED, REFUSALS, VARIABLE_TYPES_CHECK
 from pipeline.sql_refusals import refusals_sql
+from pipeline.sql_variable_types import variable_types_sql
 from pipeline.transpile import composed_per_query_sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +51,7 @@ def generated() -> dict[str, Callable[[str], str]]:
         f"sql/{MACROS}": lambda _: macros_sql(),
         f"sql/{DERIVED_VARIABLES}": lambda _: derived_variables_sql(),
         f"sql/{REFUSALS}": lambda _: refusals_sql(),
+        f"sql/{VARIABLE_TYPES_CHECK}": lambda _: variable_types_sql(),
         "docs/reference.md": reference_tables,
         "docs/python-api.md": python_api_tables,
     }

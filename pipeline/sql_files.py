@@ -136,6 +136,8 @@ MACROS = f"{GENERATED}/macros.sql"
 DERIVED_VARIABLES = f"{GENERATED}/derived_variables.sql"
 # what sql/ndcg.sql refuses, in the command line's words (pipeline/sql_refusals.py)
 REFUSALS = f"{GENERATED}/refusals.sql"
+# a variable sql/ndcg.sql reads set to a value of another type, refused first (pipeline/sql_variable_types.py)
+VARIABLE_TYPES_CHECK = f"{GENERATED}/variable_types.sql"
 
 
 def step_name(path: str) -> str:

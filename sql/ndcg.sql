@@ -1,11 +1,11 @@
 -- ndcg.sql: the whole evaluation in the duckdb CLI: Parquet run + qrels -> printed summary.
 --
--- Reads sql/input_columns.sql, sql/inputs.sql, sql/aligned_inputs.sql, sql/generated/derived_variables.sql
--- (what the registry derives from the measures and conventions), sql/generated/refusals.sql (what the
--- command line would refuse, in its words, before any number), the steps of the per-query table in order
--- (sql/ranking/, sql/counters/, sql/curves/, sql/measures/) and sql/summary.sql (run it from the repository
--- root), and prints the summary; the views run, qrels, summary, each step's view (rankings and counted over
--- the tables rankings_rows and counted_rows) and the table per_query stay defined; sql/export.sql writes them.
+-- Reads sql/generated/variable_types.sql (a variable of another type, refused first), sql/input_columns.sql,
+-- sql/inputs.sql, sql/aligned_inputs.sql, sql/generated/derived_variables.sql (what the registry derives),
+-- sql/generated/refusals.sql (what the command line would refuse, in its words, before any number), the steps
+-- of the per-query table in order (sql/ranking/, sql/counters/, sql/curves/, sql/measures/), sql/summary.sql
+-- (run it from the repository root), and prints the summary; the views run, qrels, summary, each step's view
+-- (rankings, counted: over tables) and the table per_query stay defined; sql/export.sql writes them.
 --
 -- Variables: those of inputs.sql, of the steps and allow_fractional_labels (refusals.sql); it
 -- sets refusals_verdict (0 when nothing is refused), which sql/export.sql reads. For the sample data:
@@ -16,6 +16,7 @@
 -- Output: the summary (k, queries, cg, dcg, idcg, ndcg, then the measures asked, and the tie bounds'
 -- columns when the variable tie_bounds is true), one row per cutoff; the row with k null is the whole ranking.
 
+.read sql/generated/variable_types.sql
 .read sql/input_columns.sql
 .read sql/inputs.sql
 .read sql/aligned_inputs.sql
