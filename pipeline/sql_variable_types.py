@@ -15,32 +15,28 @@ from __future__ import annotations
 from pipeline.derived import DERIVED
 from pipeline.registry import SQL_VARIABLES, Evaluation
 
-# DuckDB's typeof of each number type a numeric variable takes (a decimal's carries its width)
-_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER")
-_NUMBERS = (*_INTEGERS, "UBIGINT", "UHUGEINT", "FLOAT", "DOUBLE")
+# DuckDB's typeof of each number type a numeric variable takes, as a regular expression
+_NUMBER = r"(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT|UTINYINT|USMALLINT|UINTEGER|UBIGINT|UHUGEINT|FLOAT|DOUBLE"
+_NUMBER += r"|DECIMAL\(\d+,\d+\))"
 
 
-def _is_number(type_text: str) -> str:
-    return f"(list_contains({list(_NUMBERS)!r}, {type_text}) or starts_with({type_text}, 'DECIMAL'))"
+def _typed(pattern: str) -> str:
+    return f"regexp_full_match({{type}}, '{pattern}')"
 
 
-def _list_of(element_test: str, type_text: str) -> str:
-    element = f"left({type_text}, length({type_text}) - 2)"
-    return f"(ends_with({type_text}, '[]') and {element_test.format(element)})"
-
-
-# what each of the registry's types reads as: (in words, the test of DuckDB's typeof text)
+# what each of the registry's types reads as: (in words, the test of a value {value} of DuckDB type {type})
 KINDS: dict[str, tuple[str, str]] = {
-    "DOUBLE": ("a number", _is_number("{0}")),
+    "DOUBLE": ("a number", _typed(_NUMBER)),
     # a fractional value is refused by the value's own rule, in the registry's words
-    "BIGINT": ("a whole number", _is_number("{0}")),
-    "BOOLEAN": ("true or false", "{0} = 'BOOLEAN'"),
-    "STRING": ("text in quotes", "{0} = 'VARCHAR'"),
-    "ARRAY<BIGINT>": ("a list of whole numbers", _list_of(_is_number("{0}"), "{0}")),
-    "ARRAY<STRING>": ("a list of names in quotes", "{0} = 'VARCHAR[]'"),
-    "MAP<DOUBLE, DOUBLE>": ("a map of labels to gains", "starts_with({0}, 'MAP(')"),
+    "BIGINT": ("a whole number", _typed(_NUMBER)),
+    # what DuckDB casts to a truth value, as the steps read it: 1, 0, 'true', 'yes', ...
+    "BOOLEAN": ("true or false", "try_cast(cast({value} as varchar) as boolean) is not null"),
+    "STRING": ("text in quotes", "{type} = 'VARCHAR'"),
+    "ARRAY<BIGINT>": ("a list of whole numbers", _typed(_NUMBER + r"\[\]")),
+    "ARRAY<STRING>": ("a list of names in quotes", "{type} = 'VARCHAR[]'"),
+    "MAP<DOUBLE, DOUBLE>": ("a map of labels to gains", _typed(rf"MAP\({_NUMBER}, {_NUMBER}\)")),
     # a path, or a list of them (read_parquet takes either)
-    "PATHS": ("a path in quotes, or a list of them", "{0} in ('VARCHAR', 'VARCHAR[]')"),
+    "PATHS": ("a path in quotes, or a list of them", "{type} in ('VARCHAR', 'VARCHAR[]')"),
 }
 
 # The variables the script reads beside the registry's conventions, with their types
@@ -106,7 +102,7 @@ def variable_types_sql() -> str:
     defaults = {variable.name: variable.value(Evaluation()) for variable in SQL_VARIABLES}
     cases = []
     for name, type_name in checked_variables().items():
-        test = KINDS[type_name][1].format(f"typeof(getvariable('{name}'))")
+        test = KINDS[type_name][1].format(type=f"typeof(getvariable('{name}'))", value=f"getvariable('{name}')")
         words = refusal_words(name, type_name, defaults.get(name))
         cases.append(f"    when getvariable('{name}') is not null and not {test}\n        then error({words})")
     header = [

@@ -226,9 +226,7 @@ WRONG_TYPES = {
         "max_results must be a whole number, got '10' of type VARCHAR (SET VARIABLE max_results = 100)"
     ),
     "gain = 2": "gain must be text in quotes, got 2 of type INTEGER (SET VARIABLE gain = 'linear')",
-    "tie_bounds = 'yes'": (
-        "tie_bounds must be true or false, got 'yes' of type VARCHAR (SET VARIABLE tie_bounds = false)"
-    ),
+    "tie_bounds = 'on'": "tie_bounds must be true or false, got 'on' of type VARCHAR (SET VARIABLE tie_bounds = false)",
     "gain_map = [3]": (
         "gain_map must be a map of labels to gains, got [3] of type INTEGER[] "
         "(SET VARIABLE gain_map = MAP {1: 3.0, 2: 9.0})"
@@ -249,6 +247,10 @@ def test_a_variable_of_another_type_is_refused_in_words(tmp_path: Path) -> None:
     done = evaluate_in_duckdb_cli(tmp_path, "ks = [5.5]")
     assert "cutoff k must be a positive integer, got Decimal('5.5')" in done.stderr
     done = evaluate_in_duckdb_cli(tmp_path, "ks = [5]", "doc_weight_col = NULL", "relevance_threshold = 2")
+    assert done.returncode == 0, done.stderr
+    # what DuckDB casts to a truth value, as the steps always took it (1, 'yes'), and a map of integers
+    settings = ("ks = [5]", "tie_bounds = 1", "all_queries = 'yes'", "gain_map = MAP {1: 3}")
+    done = evaluate_in_duckdb_cli(tmp_path, *settings)
     assert done.returncode == 0, done.stderr
 
 
