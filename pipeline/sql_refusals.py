@@ -136,10 +136,9 @@ def _inputs(front: Front) -> tuple[_Input, _Input]:
             return {column: Sql(_text(column)) for column in ("query_id", "doc_id", value)}
 
     else:
-        names = {
-            "run": Sql(f"cast({_variable('run_path')} as varchar)"),
-            "qrels": Sql(f"cast(coalesce({_variable('qrels_path')}, {_variable('run_path')}) as varchar)"),
-        }
+        run_path, qrels_path = (f"cast({_variable(name)} as varchar)" for name in ("run_path", "qrels_path"))
+        # each cast first: either variable may be a path and the other a list of them
+        names = {"run": Sql(run_path), "qrels": Sql(f"coalesce({qrels_path}, {run_path})")}
 
         def columns(role: str) -> dict[str, Sql]:
             # as sql/inputs.sql picks them: an input's own name, else the shared one

@@ -16,7 +16,14 @@ create or replace temp view run_file as
 from read_parquet(getvariable('run_path'), hive_partitioning = false);
 
 create or replace temp view qrels_file as
-from read_parquet(coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false);
+-- each path variable a path or a list of them, not necessarily alike: as JSON, of one type
+from read_parquet(
+    from_json(
+        '[' || trim(coalesce(to_json(getvariable('qrels_path')), to_json(getvariable('run_path'))), '[]') || ']',
+        '["VARCHAR"]'
+    ),
+    hive_partitioning = false
+);
 
 set variable run_columns_found = (
     select list(duckdb_columns.column_name order by duckdb_columns.column_index)

@@ -51,10 +51,7 @@ select
     columns(
         lambda c: c = coalesce(
             getvariable('qrels_columns_read')[1],
-            case
-                when getvariable('qrels_path') is null then getvariable('run_query_col')
-                else getvariable('qrels_query_col')
-            end,
+            if(getvariable('qrels_path') is null, getvariable('run_query_col'), getvariable('qrels_query_col')),
             getvariable('query_col'),
             'query_id'
         )
@@ -62,10 +59,7 @@ select
     columns(
         lambda c: c = coalesce(
             getvariable('qrels_columns_read')[2],
-            case
-                when getvariable('qrels_path') is null then getvariable('run_doc_col')
-                else getvariable('qrels_doc_col')
-            end,
+            if(getvariable('qrels_path') is null, getvariable('run_doc_col'), getvariable('qrels_doc_col')),
             getvariable('doc_col'),
             'doc_id'
         )
@@ -84,14 +78,17 @@ select
     ) as subtopic,
     cast(file_index as bigint) * 4294967296 + file_row_number as arrival
 from (
-    select
-        *,
-        file_index,
-        file_row_number,
-        cast(null as varchar) as ndcg_absent
+    select *, file_index, file_row_number, cast(null as varchar) as ndcg_absent  -- noqa: LT09
+    -- each path variable a path or a list of them, not necessarily alike: as JSON, of one type
     from
         read_parquet(
-            coalesce(getvariable('qrels_path'), getvariable('run_path')), hive_partitioning = false
+            from_json(
+                '['
+                || trim(coalesce(to_json(getvariable('qrels_path')), to_json(getvariable('run_path'))), '[]')
+                || ']',
+                '["VARCHAR"]'
+            ),
+            hive_partitioning = false
         )
     -- a file without the column gets it, null (union by name fills a missing column)
     union all by name

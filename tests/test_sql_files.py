@@ -254,6 +254,34 @@ def test_a_variable_of_another_type_is_refused_in_words(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_either_path_a_list_and_the_other_not_reads_the_same_files(tmp_path: Path) -> None:
+    """run_path and qrels_path each take a path or a list of them, and neither need be of the
+    other's form (before: DuckDB's "Conversion Error ... can't be cast to VARCHAR[]" when one was
+    a list and the other text); inline labels with the run as a list too."""
+    shapes = {
+        "text": ("run_path = 'data/run.parquet'", "qrels_path = 'data/qrels.parquet'"),
+        "run list": ("run_path = ['data/run.parquet']", "qrels_path = 'data/qrels.parquet'"),
+        "qrels list": ("run_path = 'data/run.parquet'", "qrels_path = ['data/qrels.parquet']"),
+        "lists": ("run_path = ['data/run.parquet']", "qrels_path = ['data/qrels.parquet']"),
+    }
+    summaries = {}
+    for shape, settings in shapes.items():
+        out = tmp_path / shape.replace(" ", "_")
+        out.mkdir()
+        done = evaluate_in_duckdb_cli(out, "ks = [5, 10]", *settings)
+        assert done.returncode == 0, (shape, done.stderr)
+        summaries[shape] = (out / "summary.parquet").read_bytes()
+    assert len(set(summaries.values())) == 1, "the summaries differ by the paths' form"
+    inline = {}
+    for shape, run_path in {"text": "'data/labelled.parquet'", "list": "['data/labelled.parquet']"}.items():
+        out = tmp_path / f"inline_{shape}"
+        out.mkdir()
+        done = evaluate_in_duckdb_cli(out, "ks = [5]", f"run_path = {run_path}", "qrels_path = NULL")
+        assert done.returncode == 0, (shape, done.stderr)
+        inline[shape] = (out / "summary.parquet").read_bytes()
+    assert inline["text"] == inline["list"]
+
+
 def test_documented_set_variable_lines_run_in_the_duckdb_cli(tmp_path: Path) -> None:
     """Paste every SET VARIABLE line of every header into the CLI, then read the files."""
     lines = []

@@ -2477,7 +2477,7 @@ SELECT
       )
     ) > 0
     THEN ERROR(
-      CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT) || ': missing column(s) ' || ARRAY_TO_STRING(
+      COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT)) || ': missing column(s) ' || ARRAY_TO_STRING(
         LIST_TRANSFORM(
           LIST_FILTER(
             [
@@ -3802,7 +3802,7 @@ SELECT
     )
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.query_id_shown
       ) || ' has type ' || (
@@ -3846,7 +3846,7 @@ SELECT
     )
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.doc_id_shown
       ) || ' has type ' || (
@@ -3874,7 +3874,7 @@ SELECT
     WHEN qrels_stats.relevance_type = 'VARCHAR' AND qrels_stats.text > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' holds text such as ' || (
@@ -3917,7 +3917,7 @@ SELECT
     WHEN qrels_stats.relevance_type = 'VARCHAR'
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' holds numbers stored as text (type ' || (
@@ -3965,7 +3965,7 @@ SELECT
     )
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' has type ' || (
@@ -4074,13 +4074,13 @@ SELECT
     WHEN qrels_stats.row_count = 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': no rows to evaluate (the input is empty)'
     )
     WHEN qrels_stats.null_query_id > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.query_id_shown
       ) || ' has ' || (
@@ -4092,7 +4092,7 @@ SELECT
     WHEN qrels_stats.null_doc_id > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.doc_id_shown
       ) || ' has ' || (
@@ -4104,7 +4104,7 @@ SELECT
     WHEN qrels_stats.null_relevance > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' has ' || (
@@ -4116,7 +4116,7 @@ SELECT
     WHEN qrels_stats.not_finite > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' has ' || (
@@ -4141,7 +4141,7 @@ SELECT
     WHEN qrels_stats.fractional > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' has ' || (
@@ -4155,7 +4155,7 @@ SELECT
     WHEN qrels_stats.over_gain > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' has ' || (
@@ -4189,7 +4189,7 @@ SELECT
     WHEN qrels_stats.over_err_grade > 0
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': column ' || (
         qrels_stats.relevance_shown
       ) || ' has ' || (
@@ -4246,7 +4246,7 @@ SELECT
     WHEN NOT qrels_duplicate.subtopic IS NULL
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': document ' || (
         CASE
           WHEN qrels_duplicate.doc_id IS NULL
@@ -4293,7 +4293,7 @@ SELECT
     WHEN NOT qrels_duplicate IS NULL
     THEN ERROR(
       (
-        CAST(COALESCE(GETVARIABLE('qrels_path'), GETVARIABLE('run_path')) AS TEXT)
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
       ) || ': document ' || (
         CASE
           WHEN qrels_duplicate.doc_id IS NULL
