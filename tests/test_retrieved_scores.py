@@ -20,7 +20,7 @@ from math import log2
 import polars as pl
 import pytest
 
-from pipeline import per_query
+from pipeline import evaluate, per_query
 from pipeline.registry import CONVENTION
 
 MEASURES = "P,recall,map,recip_rank,num_ret,num_rel_ret"
@@ -114,3 +114,8 @@ def test_results_are_removed_after_duplicates_and_before_ranking(engine: str) ->
         whole = table.filter(pl.col("k").is_null()).row(0, named=True)
         assert whole["num_ret"] == retrieved, duplicates
         assert whole["recip_rank"] == (0.0 if duplicates == "first" else 1.0), duplicates
+        # the warning counts the copy kept: under first, a's -1 is left out; under max-score, its 0.7 ranks
+        warnings = evaluate(
+            run, qrels, engine=engine, k=[1], duplicates=duplicates, retrieved_scores="positive"
+        ).warnings
+        assert [w.code for w in warnings] == (["results_not_retrieved"] if duplicates == "first" else []), duplicates

@@ -185,6 +185,28 @@ CASES: dict[str, Case] = {
         options={"retrieved_scores": "positive"},
     ),
     "results scored 0 or below, retrieved": Case(run_frame([3.0, 0.0, -1.0, 5.0]), qrels_frame(), 0),
+    # under a duplicates policy a result is the copy kept: q1's a at 3 and at -1 is a at 3, retrieved
+    "a copy scored 0 or below that max-score drops": Case(
+        run_frame([3.0, 2.0, -1.0, 5.0], doc_id=["a", "b", "a", "a"]),
+        qrels_frame(),
+        0,
+        options={"retrieved_scores": "positive", "duplicates": "max-score"},
+    ),
+    "every copy scored 0 or below, max-score": Case(
+        run_frame([0.0, 2.0, -1.0, 5.0], doc_id=["a", "b", "a", "a"]),
+        qrels_frame(),
+        0,
+        warnings=("results_not_retrieved",),
+        options={"retrieved_scores": "positive", "duplicates": "max-score"},
+    ),
+    # q1's three copies of a are one result: not over a limit of 1
+    "copies of one result under the warn limit, max-score": Case(
+        run_frame(doc_id=["a", "a", "a", "a"]),
+        qrels_frame(),
+        0,
+        warn_results_over=1,
+        options={"duplicates": "max-score"},
+    ),
     "negative labels": Case(run_frame(), qrels_frame([1, -1, 1]), 0, warnings=("negative_labels",)),
     "queries only on one side": Case(
         run_frame(query_id=["q1", "q1", "q1", "q9"]),

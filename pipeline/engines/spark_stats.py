@@ -277,7 +277,10 @@ def _per_query(run: DataFrame, qrels: DataFrame, evaluation: Evaluation) -> Data
     whether any of its judgments gains more than 0 under the evaluation."""
     from pyspark.sql import functions
 
-    # the results --retrieved-scores positive leaves out of the ranking (rules.warnings says so)
+    # the results --retrieved-scores positive leaves out of the ranking (rules.warnings says so); under
+    # max-score (first is refused on Spark) a result is the copy kept, as pipeline.validate counts it
+    if evaluation.duplicates == "max-score":
+        run = run.groupBy(QUERY, DOC).agg(functions.max(SCORE).alias(SCORE))
     positive_only = evaluation.retrieved_scores == "positive"
     not_retrieved = functions.count_if(functions.col(SCORE) <= 0) if positive_only else functions.lit(0)
     per_run = run.groupBy(QUERY).agg(
