@@ -106,6 +106,32 @@ def test_each_thread_has_its_own_connection() -> None:
     assert_frame_equal(results[0], on_a_new_connection(INTEGER_IDS, GRADED))
 
 
+def test_threads_evaluating_at_once_share_the_parsed_statements() -> None:
+    """The statements of sql/ are parsed once a process and copied by DuckDB at each execution:
+    threads that evaluate at once, each on its own connection, get the bits of a new connection."""
+    expected = {
+        name: on_a_new_connection(inputs, evaluation)
+        for name, inputs, evaluation in (("text", TEXT_IDS, ALL_TREC), ("integer", INTEGER_IDS, GRADED))
+    }
+    failures: list[BaseException] = []
+
+    def evaluate_in_a_thread(number: int) -> None:
+        name, inputs, evaluation = ("text", TEXT_IDS, ALL_TREC) if number % 2 else ("integer", INTEGER_IDS, GRADED)
+        try:
+            for _ in range(3):
+                assert_frame_equal(duckdb_engine.per_query(*inputs, evaluation).collect(), expected[name])
+        except BaseException as error:  # the assertion below reports it
+            failures.append(error)
+
+    threads = [threading.Thread(target=evaluate_in_a_thread, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not failures, failures
+    assert duckdb_engine._parsed.cache_info().hits > 0
+
+
 def test_duckdb_spills_under_tmpdir_never_into_the_working_directory() -> None:
     """DuckDB's default spill folder is ``.tmp`` in the working directory: a folder the user did
     not ask for, left beside their files. Ours is a folder of the process under TMPDIR."""
