@@ -168,17 +168,35 @@ def _inputs(front: Front) -> tuple[_Input, _Input]:
     )
 
 
+def _many_digits(value: str) -> str:
+    digits = f"length(regexp_replace(replace(replace(cast({value} as varchar), '-', ''), '.', ''), '^0+|0+$', '', 'g'))"
+    return f"{digits} > {EXACT_DIGITS}"
+
+
+def _beyond_exact_integers(value: str) -> str:
+    exact = f"cast({EXACT_INTEGER} as hugeint)"
+    return (
+        f"coalesce(try_cast({value} as hugeint) not between -{exact} and {exact}, "
+        f"abs(try_cast({value} as double)) > {EXACT_INTEGER}.0)"
+    )
+
+
+# A CSV column whose every value is written as an integer is read by the command line as integers
+# (Polars' inference: -?[0-9]+), to which the inexact rule applies; the macros read text as doubles,
+# so they apply it to such a column's texts
+_INTEGER_TEXT = "'-?[0-9]+'"
+
+
+def _inexact_text(view: str) -> str:
+    text = f"{view}.ndcg_value_text"
+    return f"regexp_full_match({text}, {_INTEGER_TEXT}) and {_beyond_exact_integers(text)} and {_many_digits(text)}"
+
+
 def _inexact(score: str) -> str:
     """True on a score a double cannot hold exactly, by the test of
     :func:`pipeline.validate.inexact_score`: a 64-bit (or wider) integer beyond 2^53 with more
     than 15 significant digits, a decimal with more than 15."""
-    digits = f"length(regexp_replace(replace(replace(cast({score} as varchar), '-', ''), '.', ''), '^0+|0+$', '', 'g'))"
-    many_digits = f"{digits} > {EXACT_DIGITS}"
-    exact = f"cast({EXACT_INTEGER} as hugeint)"
-    beyond = (
-        f"coalesce(try_cast({score} as hugeint) not between -{exact} and {exact}, "
-        f"abs(try_cast({score} as double)) > {EXACT_INTEGER}.0)"
-    )
+    many_digits, beyond = _many_digits(score), _beyond_exact_integers(score)
     return (
         f"case when typeof({score}) in ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT') then {beyond} and {many_digits} "
         f"when starts_with(typeof({score}), 'DECIMAL') then {many_digits} else false end"
@@ -237,6 +255,15 @@ def _stats(given: _Input, front: Front) -> str:
         text_value = text_refusals.value_text_condition(given.view, given.value)
         counted.append(f"count(*) filter (where {text_value}) as value_text")
         examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
+        if given.role == "run":  # a CSV column of integers, as the command line reads it (_inexact_text)
+            text, inexact = f"{given.view}.ndcg_value_text", _inexact_text(given.view)
+            integers = row.replace(f"{given.view}.{given.value}", f"try_cast({text} as hugeint) as {given.value}")
+            not_integer = f"{text} is not null and not regexp_full_match({text}, {_INTEGER_TEXT})"
+            counted += [
+                f"count(*) filter (where {not_integer}) as not_integer_text",
+                f"count(*) filter (where {inexact}) as inexact_text",
+            ]
+            examples.append(f"arg_min({integers}, {first}) filter (where {inexact}) as inexact_text_row")
     types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
     rows = ", ".join(f"measured.{name}_row" for name in conditions)
     shown = [f"{_repr(name)} as {column}_shown" for column, name in given.columns.items()]
@@ -377,6 +404,21 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                         count=Sql(f"{stats}.{rule}"),
                         value=shown_values[rule](f"{stats}.{rule}_row.{given.value}"),
                         row=given.row(rule),
+                    ),
+                )
+            )
+        if given.lines and given.role == "run":
+            rules.append(
+                (
+                    f"{stats}.inexact_text > 0 and {stats}.not_integer_text = 0",
+                    _words(
+                        "inexact",
+                        front,
+                        name=given.name,
+                        column=given.column(given.value),
+                        count=Sql(f"{stats}.inexact_text"),
+                        value=Sql(f"cast({stats}.inexact_text_row.{given.value} as varchar)"),
+                        row=given.described(f"{stats}.inexact_text_row"),
                     ),
                 )
             )

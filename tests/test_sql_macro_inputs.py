@@ -173,6 +173,8 @@ BAD_FILES = {
     "empty_id.tsv": "query_id\tdoc_id\tscore\nq1\t\t1.5\n",
     "header_only.csv": "query_id,doc_id,score\n",
     "empty.csv": "",
+    # integers all: the command line reads the column as integers, and a double holds neither of the first two
+    "big_integers.csv": "query_id,doc_id,score\nq1,d1,1700000000000000001\nq1,d2,-1700000000000000003\nq1,d3,7\n",
 }
 # (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
 # that names a flag)
@@ -196,6 +198,7 @@ CASES = {
     "an empty id in TSV": ("empty_id.tsv", "qrels.txt", None),
     "a CSV header and no rows": ("header_only.csv", "qrels.txt", None),
     "an empty CSV file": ("empty.csv", "qrels.txt", None),
+    "CSV integer scores beyond 2^53": ("big_integers.csv", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
     "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),
@@ -241,6 +244,18 @@ def test_wrong_inputs_are_refused_in_the_command_lines_words(bad_files: Path, mo
         else:
             assert fix_starts in refused and fix_starts in expected, (case, refused, expected)
             assert refused.split(fix_starts)[0] == expected.split(fix_starts)[0], case
+
+
+def test_a_csv_column_of_integers_and_decimals_is_read_as_doubles_by_both(
+    bad_files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a decimal among them the command line reads a CSV column as doubles, as the macros
+    read every text score: an integer beyond 2^53 is then one more double on both fronts, as in a
+    TREC file (not refused by either)."""
+    (bad_files / "mixed.csv").write_text("query_id,doc_id,score\nq1,d1,1700000000000000001\nq1,d2,0.5\n")
+    connection = connected(bad_files, monkeypatch)
+    check("mixed.csv", "qrels.txt")
+    connection.sql("select * from ndcg_per_query('mixed.csv', 'qrels.txt')").fetchall()  # no refusal
 
 
 def test_arguments_the_command_line_has_no_word_for(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -853,6 +853,23 @@ WITH text_lines AS (
           COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged,
         COUNT(*) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text,
+        COUNT(*) FILTER(WHERE
+          NOT run_given.ndcg_value_text IS NULL
+          AND NOT REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
+        COUNT(*) FILTER(WHERE
+          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
+          AND COALESCE(
+            NOT TRY_CAST(run_given.ndcg_value_text AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+            ABS(TRY_CAST(run_given.ndcg_value_text AS DOUBLE)) > 9007199254740992.0
+          )
+          AND LENGTH(
+            REGEXP_REPLACE(
+              REPLACE(REPLACE(CAST(run_given.ndcg_value_text AS TEXT), '-', ''), '.', ''),
+              '^0+|0+$',
+              '',
+              'g'
+            )
+          ) > 15) AS inexact_text,
         ARG_MIN(
           {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
@@ -922,6 +939,23 @@ WITH text_lines AS (
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': TRY_CAST(run_given.ndcg_value_text AS INT128), 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
+        ) FILTER(WHERE
+          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
+          AND COALESCE(
+            NOT TRY_CAST(run_given.ndcg_value_text AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+            ABS(TRY_CAST(run_given.ndcg_value_text AS DOUBLE)) > 9007199254740992.0
+          )
+          AND LENGTH(
+            REGEXP_REPLACE(
+              REPLACE(REPLACE(CAST(run_given.ndcg_value_text AS TEXT), '-', ''), '.', ''),
+              '^0+|0+$',
+              '',
+              'g'
+            )
+          ) > 15) AS inexact_text_row,
         ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
         ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
         ANY_VALUE(TYPEOF(run_given.score)) AS score_type
@@ -3063,6 +3097,134 @@ WITH text_lines AS (
           CAST(run_stats.inexact_row.score AS TEXT)
         ) || '; first at ' || (
           run_stats.row_texts[6]
+        ) || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
+      )
+      WHEN run_stats.inexact_text > 0 AND run_stats.not_integer_text = 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          run_stats.score_shown
+        ) || ' has ' || (
+          run_stats.inexact_text
+        ) || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || (
+          CAST(run_stats.inexact_text_row.score AS TEXT)
+        ) || '; first at ' || (
+          CASE
+            WHEN (
+              NOT run_stats.inexact_text_row.ndcg_line_number IS NULL
+              AND run_stats.inexact_text_row.ndcg_expected_fields IS NULL
+            )
+            THEN run_stats.inexact_text_row.ndcg_file || ':' || CAST(run_stats.inexact_text_row.ndcg_line_number AS TEXT) || ': ' || (
+              CASE
+                WHEN CONTAINS(run_stats.inexact_text_row.ndcg_line, '''')
+                AND NOT CONTAINS(run_stats.inexact_text_row.ndcg_line, '"')
+                THEN '"' || REPLACE(
+                  REPLACE(
+                    REPLACE(
+                      REPLACE(REPLACE(run_stats.inexact_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                      CHR(11),
+                      '\x0b'
+                    ),
+                    CHR(12),
+                    '\x0c'
+                  ),
+                  CHR(13),
+                  '\r'
+                ) || '"'
+                ELSE '''' || REPLACE(
+                  REPLACE(
+                    REPLACE(
+                      REPLACE(
+                        REPLACE(REPLACE(run_stats.inexact_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                        CHR(11),
+                        '\x0b'
+                      ),
+                      CHR(12),
+                      '\x0c'
+                    ),
+                    CHR(13),
+                    '\r'
+                  ),
+                  '''',
+                  '\'''
+                ) || ''''
+              END
+            )
+            ELSE 'row {' || CASE
+              WHEN 'query_id' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+              WHEN TYPEOF('query_id') <> 'VARCHAR'
+              THEN CAST('query_id' AS TEXT)
+              WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN run_stats.inexact_text_row.query_id IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.query_id), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.query_id AS TEXT) || ''')'
+                WHEN TYPEOF(run_stats.inexact_text_row.query_id) <> 'VARCHAR'
+                THEN CAST(run_stats.inexact_text_row.query_id AS TEXT)
+                WHEN CONTAINS(CAST(run_stats.inexact_text_row.query_id AS TEXT), '''')
+                AND NOT CONTAINS(CAST(run_stats.inexact_text_row.query_id AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || ', ' || CASE
+              WHEN 'doc_id' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+              WHEN TYPEOF('doc_id') <> 'VARCHAR'
+              THEN CAST('doc_id' AS TEXT)
+              WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN run_stats.inexact_text_row.doc_id IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.doc_id), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.doc_id AS TEXT) || ''')'
+                WHEN TYPEOF(run_stats.inexact_text_row.doc_id) <> 'VARCHAR'
+                THEN CAST(run_stats.inexact_text_row.doc_id AS TEXT)
+                WHEN CONTAINS(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '''')
+                AND NOT CONTAINS(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || ', ' || CASE
+              WHEN 'score' IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+              THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+              WHEN TYPEOF('score') <> 'VARCHAR'
+              THEN CAST('score' AS TEXT)
+              WHEN CONTAINS(CAST('score' AS TEXT), '''')
+              AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+              THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END || ': ' || (
+              CASE
+                WHEN run_stats.inexact_text_row.score IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.score), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.score AS TEXT) || ''')'
+                WHEN TYPEOF(run_stats.inexact_text_row.score) <> 'VARCHAR'
+                THEN CAST(run_stats.inexact_text_row.score AS TEXT)
+                WHEN CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '''')
+                AND NOT CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
+            ) || '}'
+          END
         ) || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
       )
       WHEN qrels_stats.row_count = 0
