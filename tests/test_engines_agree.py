@@ -145,6 +145,34 @@ def test_query_ids_that_hash_alike_are_not_merged(monkeypatch: pytest.MonkeyPatc
     assert_tables_match(table, reference_table(run_rows, qrels_rows, evaluation))
 
 
+def test_duckdb_hashes_text_query_ids_only_where_none_hash_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The DuckDB engine gives its statement each text query id's hash in its place and the ids
+    back after; where two ids hash alike (here every id, by a hash of one value) it keeps the
+    ids. Both give the reference's numbers, the rows in the ids' order, and the same bits."""
+    run_rows = [("q1", "a", 2.0), ("q1", "b", 1.0), ("q2", "a", 1.0), ("q2", "b", 2.0), ("q10", "c", 1.0)]
+    qrels_rows = [("q1", "a", 1), ("q2", "a", 1), ("q10", "c", 2), ("q3", "d", 1)]
+    run, qrels = frames(run_rows, qrels_rows)
+    evaluation = Evaluation(cutoffs=(1, 2), measures=("ndcg", "P", "map", "bpref", "rbp"), all_queries=True)
+    hashed: list[bool] = []
+    hash_query_ids = duckdb_engine.hash_query_ids
+
+    def recorded(*args: object) -> bool:
+        hashed.append(hash_query_ids(*args))  # type: ignore[arg-type]
+        return hashed[-1]
+
+    monkeypatch.setattr(duckdb_engine, "hash_query_ids", recorded)
+    tables = {}
+    for name, hash_expression in (("hashed", duckdb_engine.HASH), ("one hash", "hash('q')")):
+        monkeypatch.setattr(duckdb_engine, "HASH", hash_expression)
+        tables[name] = evaluate(run, qrels, evaluation=evaluation, engine="duckdb").per_query
+    assert hashed == [True, False]
+    assert tables["hashed"]["query_id"].to_list() == sorted(tables["hashed"]["query_id"].to_list())
+    assert_frame_equal(tables["hashed"], tables["one hash"])
+    ndcg_only = Evaluation(cutoffs=(1, 2), all_queries=True)
+    expected = reference_table(run_rows, qrels_rows, ndcg_only)
+    assert_tables_match(as_table(tables["hashed"].select("query_id", "k", "cg", "dcg", "idcg", "ndcg")), expected)
+
+
 @cache
 def edge_cases() -> EngineSides:
     return EngineSides(

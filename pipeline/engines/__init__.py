@@ -239,6 +239,7 @@ class DuckDBEngine(_PolarsRead):
                 )
             else:
                 duckdb_engine.register_inputs(connection, validated.checked.run, validated.checked.qrels)
+            duckdb_engine.hash_query_ids(connection, validated.checked.run_queries, validated.checked.qrels_queries)
             result = tables(connection, evaluation)
             failed = False
             return result
