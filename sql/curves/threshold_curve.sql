@@ -35,9 +35,9 @@ weighed as (
     where retrieved.ordering = 'retrieved' and list_contains(getvariable('curves'), 'threshold_curve')
 ),
 
--- the weight scored at or above each result and its relevant part: running sums from the highest
--- score down, within a score the heaviest first (equal weights add alike in either order), as
--- scikit-learn's cumsum adds them: the same bits on every run, and the Polars engine's
+-- the weight scored at or above each result and its relevant part: running sums from the highest score
+-- down, within a score the heaviest, then the relevant first: rows tied on all three add alike, and DuckDB
+-- adds a window's terms in a tree shaped by the rows' places, not one by one: the same bits on every run
 running as (
     select
         weighed.query_id,
@@ -47,7 +47,7 @@ running as (
     from weighed
     window ordered as (
         partition by weighed.query_id
-        order by weighed.score desc nulls last, weighed.weight desc
+        order by weighed.score desc nulls last, weighed.weight desc, weighed.is_relevant desc
         rows between unbounded preceding and current row
     )
 ),

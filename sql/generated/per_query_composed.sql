@@ -1819,7 +1819,7 @@ WITH cutoffs AS (
     FROM threshold_curve__weighed AS weighed
     WINDOW ordered AS (
       PARTITION BY weighed.query_id
-      ORDER BY weighed.score DESC NULLS LAST, weighed.weight DESC NULLS LAST
+      ORDER BY weighed.score DESC NULLS LAST, weighed.weight DESC NULLS LAST, weighed.is_relevant DESC NULLS LAST
       rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
     )
   ), threshold_curve__thresholds AS (
