@@ -15,6 +15,7 @@ from polars.testing import assert_frame_equal
 
 from pipeline import Evaluation, Gain
 from pipeline.engines import duckdb as duckdb_engine
+from pipeline.errors import InvalidInput
 
 TEXT_IDS = (
     pl.LazyFrame({"query_id": ["q1", "q1", "q1", "q2"], "doc_id": ["a", "b", "c", "d"], "score": [3.0, 2.0, 2.0, 1.0]}),
@@ -130,6 +131,20 @@ def test_threads_evaluating_at_once_share_the_parsed_statements() -> None:
         thread.join(timeout=120)
     assert not failures, failures
     assert duckdb_engine._parsed.cache_info().hits > 0
+
+
+def test_a_query_id_the_checks_did_not_read_is_refused_not_dropped() -> None:
+    """The hashed ids are given back by the ids validation counted: an id DuckDB reads beyond them
+    (a file changed between the two reads) is an error, never a row left out."""
+    connection = duckdb_engine.connect()
+    try:
+        duckdb_engine.register_inputs(connection, *TEXT_IDS)
+        counted = pl.DataFrame({"query_id": ["q1"]})  # q2 is in both inputs
+        assert duckdb_engine.hash_query_ids(connection, counted, counted)
+        with pytest.raises(InvalidInput, match="query ids the checks did not read"):
+            duckdb_engine.per_query_table(connection, ALL_TREC)
+    finally:
+        connection.close()
 
 
 def test_duckdb_spills_under_tmpdir_never_into_the_working_directory() -> None:

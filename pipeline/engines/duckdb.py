@@ -23,6 +23,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
+from pipeline.errors import InvalidInput
 from pipeline.expressions import TIE_BOUNDS_PER_QUERY, TIE_BOUNDS_SUMMARY, with_input_order
 from pipeline.io.names import QUERY
 from pipeline.registry import Evaluation, summary_variables
@@ -248,14 +249,20 @@ def per_query_table(connection: duckdb.DuckDBPyConnection, evaluation: Evaluatio
     # the steps as the CTEs of one statement, not as views: DuckDB binds a view again at each
     # reference, and the steps read each other many times (0.18 s a small evaluation, 0.07 s)
     run_sql_file(connection, PER_QUERY_COMPOSED)
-    rows = "from per_query"
-    if _hashed_ids(connection):  # each id for its hash (hash_query_ids), in the statement's order
+    rows, hashed = "from per_query", _hashed_ids(connection)
+    if hashed:  # each id for its hash (hash_query_ids), in the statement's order
         rows = (
             f"select ids.query_id, per_query.* exclude (query_id) from per_query "
-            f"join {QUERY_HASHES} as ids on per_query.query_id = ids.{HASHED} "
+            f"left join {QUERY_HASHES} as ids on per_query.query_id = ids.{HASHED} "
             "order by ids.query_id asc nulls last, per_query.k asc nulls first"
         )
     table = _from_arrow_stream(connection.sql(rows))
+    if hashed and table[QUERY].null_count():
+        # validation and DuckDB read the files apart: one of them changed in between
+        raise InvalidInput(
+            "DuckDB cannot read the inputs: they hold query ids the checks did not read (a file was replaced or "
+            "changed while it was evaluated); run it again"
+        )
     # the tie bounds without tie_bounds are null columns of the SQL's fixed shape: left out
     # before the summary, which averages every column it is given; the measures in the
     # registry's order (the SQL gives them in the order its steps compute them)
