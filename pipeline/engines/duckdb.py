@@ -249,8 +249,9 @@ def per_query_table(connection: duckdb.DuckDBPyConnection, evaluation: Evaluatio
     # the steps as the CTEs of one statement, not as views: DuckDB binds a view again at each
     # reference, and the steps read each other many times (0.18 s a small evaluation, 0.07 s)
     run_sql_file(connection, PER_QUERY_COMPOSED)
-    rows, hashed = "from per_query", _hashed_ids(connection)
-    if hashed:  # each id for its hash (hash_query_ids), in the statement's order
+    # ordered here: the statement leaves its rows unordered (pipeline.transpile.composed_per_query_sql)
+    rows, hashed = "from per_query order by query_id asc nulls last, k asc nulls first", _hashed_ids(connection)
+    if hashed:  # each id for its hash (hash_query_ids), in the ids' order
         rows = (
             f"select ids.query_id, per_query.* exclude (query_id) from per_query "
             f"left join {QUERY_HASHES} as ids on per_query.query_id = ids.{HASHED} "
