@@ -154,19 +154,22 @@ def gain_curve(
         in_rank_order_sum(pl.max_horizontal(gain, pl.lit(0.0)) * weight).alias("rbp_sum"),
         in_rank_order_sum(pl.when(judged).then(weight)).alias("judged_weight"),
     )
-    # NDCG@b at each rank b where the ideal's gain changes: the ranking's dcg at its last rank <= b
+    # NDCG@b at each rank b where the ideal's gain changes: the ranking's dcg at its last rank <= b,
+    # found by an as-of join (each boundary beside every rank of its query, then filtered, was 0.17 s of
+    # all_trec's 2.5 s CPU at 2M rows; the same bits)
     boundaries = ideal.filter(pl.col("next_gain").is_null() | (pl.col("next_gain") != gain)).select(
         QUERY, pl.col("rank").alias("boundary"), "idcg"
     )
-    dcg_at = (
-        boundaries.join(ranks.select(QUERY, "rank", "next_rank", "dcg"), on=QUERY, how="inner")
-        .filter(
-            (rank <= pl.col("boundary")) & (pl.col("next_rank").is_null() | (pl.col("next_rank") > pl.col("boundary")))
-        )
-        .select(QUERY, "boundary", "dcg")
-    )
     points = (
-        boundaries.join(dcg_at, on=[QUERY, "boundary"], how="left")
+        boundaries.sort(QUERY, "boundary")
+        .join_asof(
+            ranks.select(QUERY, "rank", "dcg").sort(QUERY, "rank"),
+            left_on="boundary",
+            right_on="rank",
+            by=QUERY,
+            strategy="backward",
+            check_sortedness=False,
+        )
         .group_by(QUERY)
         .agg(
             in_rank_order_sum(pl.col("dcg").fill_null(0.0) / pl.col("idcg"), "boundary").alias("rndcg_sum"),
