@@ -202,8 +202,9 @@ def hash_query_ids(
     """Give the views ``run`` and ``qrels`` DuckDB's 64-bit hash of each text query id in its
     place, when no two of the ids (``run_queries`` and ``judged_queries``, the distinct ids
     validation counted) hash alike: every step groups, joins and partitions by query, and a
-    UBIGINT costs less than text there (2M rows, the statement's CPU: NDCG 1.31 s -> 1.06 s,
-    every measure 3.87 s -> 3.33 s), as the Polars engine does with its own hash
+    UBIGINT costs less than text there (2M rows, the statement's CPU: NDCG 1.52 s -> 1.30 s, every
+    measure 4.07 s -> 3.87 s, read from Parquet; 1.31 s -> 1.06 s and 3.87 s -> 3.33 s from frames),
+    as the Polars engine does with its own hash
     (:func:`pipeline.engines.polars._hashed_query_ids`). No value depends on an id but through
     its equality; :func:`per_query_table` gives the ids back. Returns whether it did."""
     if run_queries is None or judged_queries is None:
