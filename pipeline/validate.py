@@ -35,7 +35,7 @@ import polars as pl
 
 from pipeline import rules
 from pipeline.errors import InvalidInput
-from pipeline.expressions import ARRIVAL, RANK_COLUMN
+from pipeline.expressions import RANK_COLUMN, first_copy, with_input_order
 from pipeline.expressions import gain as gain_of
 from pipeline.io.fs import data_files
 from pipeline.io.names import DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, SUBTOPIC
@@ -461,10 +461,8 @@ def _results_per_query(run: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyFram
     (rules.warnings says so). Under a duplicates policy a result is the copy the policy keeps,
     as the engines rank it: a copy scored 0 or below that the policy drops is no result left
     out, and the copies of one result are one result."""
-    if evaluation.duplicates != "error":
-        ordered = run if ARRIVAL in run.collect_schema().names() else run.with_row_index(ARRIVAL)
-        kept = pl.col(SCORE).max() if evaluation.duplicates == "max-score" else pl.col(SCORE).sort_by(ARRIVAL).first()
-        run = ordered.group_by(QUERY, DOC).agg(kept.alias(SCORE))
+    if evaluation.duplicates != "error":  # the engines' own rule (pipeline.engines.polars.ranking.deduplicated)
+        run = with_input_order(run).filter(first_copy(by_score=evaluation.duplicates == "max-score"))
     positive_only = evaluation.retrieved_scores == "positive"
     not_retrieved = (pl.col(SCORE) <= 0).sum() if positive_only else pl.lit(0, pl.UInt32)
     return run.group_by(QUERY).agg(pl.len().alias("results"), not_retrieved.alias("not_retrieved"))
