@@ -35,7 +35,7 @@ from pipeline.registry.tables import reference_tables
 from pipeline.sql_files import DERIVED_VARIABLES, MACROS, PER_QUERY_COMPOSED, REFUSALS, VARIABLE_TYPES_CHECK
 from pipeline.sql_refusals import refusals_sql
 from pipeline.sql_variable_types import variable_types_sql
-from pipeline.transpile import composed_per_query_sql
+from pipeline.transpile import collector_paused, composed_per_query_sql
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, make in generated().items():
         path = ROOT / name
         current = path.read_text(encoding="utf-8") if path.exists() else ""
-        text = make(current)  # before the file is opened: a failure leaves the old file as it was
+        with collector_paused():  # the files are made of sqlglot's trees (see collector_paused)
+            text = make(current)  # before the file is opened: a failure leaves the old file as it was
         if text == current:
             continue
         stale.append(name)

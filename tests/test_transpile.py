@@ -5,6 +5,8 @@ registry)."""
 
 from __future__ import annotations
 
+import gc
+import threading
 from functools import cache
 
 import duckdb
@@ -476,3 +478,32 @@ def test_sql_written_for_duckdb_reads_no_default_null_order(query: str) -> None:
         assert connection.execute(written).fetchall() == expected, written
     finally:
         connection.close()
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["collector on", "collector off"])
+def test_transpiling_leaves_the_cycle_collector_as_it_found_it(enabled: bool) -> None:
+    """Transpiling pauses Python's cycle collector (transpile.collector_paused), in threads at once
+    too; the process's own setting is given back, whatever it was, and an error inside gives it
+    back as well."""
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        seen = []
+
+        def work(k: int) -> None:
+            with transpile.collector_paused():
+                seen.append(gc.isenabled())
+                transpile.sql_text(make_evaluation(k=[k]), dialect="duckdb")
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in (31, 32, 33)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert seen == [False, False, False]
+        assert gc.isenabled() is enabled
+        with pytest.raises(UsageError), transpile.collector_paused():
+            raise UsageError("inside")
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
