@@ -282,7 +282,7 @@ def evaluate(
 
     ``threads`` is DuckDB's. ``memory_limit`` (e.g. ``"4GB"``) bounds both engines: when the
     run has more rows than fit (about :data:`pipeline.units.BYTES_PER_RUN_ROW` bytes each, beyond
-    what DuckDB's statement takes whatever the rows: 20 MiB for NDCG, 52 MiB for every measure),
+    what DuckDB's statement takes whatever the rows: 28 MiB for NDCG, 60 MiB for every measure),
     its queries are split by a hash of their id into buckets that are validated and evaluated one
     after the other, each within the limit (DuckDB also gets it as its ``memory_limit``). The
     buckets are written once, in a temporary folder of ``TMPDIR``, about the inputs' size. The
