@@ -185,6 +185,9 @@ def _beyond_exact_integers(value: str) -> str:
 # (Polars' inference: -?[0-9]+), to which the inexact rule applies; the macros read text as doubles,
 # so they apply it to such a column's texts
 _INTEGER_TEXT = "'-?[0-9]+'"
+# and as floats where every value is one of these or an integer; a column holding any other value
+# (+5, nan, 1_000) is text there, refused as numbers stored as text where each value casts
+_FLOAT_TEXT = "'[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'"
 
 
 def _inexact_text(view: str) -> str:
@@ -254,6 +257,8 @@ def _stats(given: _Input, front: Front) -> str:
         as_written = row.replace(f"{given.view}.{given.value}", f"{given.view}.ndcg_value_text as {given.value}")
         text_value = text_refusals.value_text_condition(given.view, given.value)
         counted.append(f"count(*) filter (where {text_value}) as value_text")
+        read_as_text = f"not regexp_full_match({given.view}.ndcg_value_text, {_INTEGER_TEXT} || '|' || {_FLOAT_TEXT})"
+        counted.append(f"count(*) filter (where {read_as_text}) as numbers_text")
         examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
         if given.role == "run":  # a CSV column of integers, as the command line reads it (_inexact_text)
             text, inexact = f"{given.view}.ndcg_value_text", _inexact_text(given.view)
@@ -357,6 +362,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                     ),
                 )
             )
+            rules.append((f"{stats}.numbers_text > 0", _words("numbers_as_text", front, **{**shown, "type": "String"})))
         rules.append(
             (
                 f"{found} = 'VARCHAR' and {stats}.text > 0",

@@ -15,13 +15,14 @@ import json
 import os
 import subprocess
 import sys
+from math import log2
 from pathlib import Path
 
 import duckdb
 import polars as pl
 import pytest
 
-from pipeline.api import check
+from pipeline.api import check, evaluate
 from pipeline.errors import InvalidInput
 from pipeline.rules import FIXES
 from pipeline.sql_files import MACROS, sql_file
@@ -175,6 +176,15 @@ BAD_FILES = {
     "empty.csv": "",
     # integers all: the command line reads the column as integers, and a double holds neither of the first two
     "big_integers.csv": "query_id,doc_id,score\nq1,d1,1700000000000000001\nq1,d2,-1700000000000000003\nq1,d3,7\n",
+    # values that cast to numbers but that Polars' inference reads as text (its patterns: -?[0-9]+ for
+    # integers, and floats as written by Rust), anywhere in the file: a column of text, not of numbers
+    "plus.csv": "query_id,doc_id,score\nq1,d1,+5\nq1,d2,3\n",
+    "lower_nan.csv": "query_id,doc_id,score\nq1,d1,nan\nq1,d2,3\n",
+    "late_plus.csv": "query_id,doc_id,score\n" + "".join(f"q1,d{i},{i}\n" for i in range(150)) + "q1,dx,+5\n",
+    "plus_label.csv": "query_id,doc_id,relevance\nq1,d1,1\nq1,d2,+2\n",
+    # Polars casts neither to a number (DuckDB's own cast takes both)
+    "spaced.csv": "query_id,doc_id,score\nq1,d1, 5\nq1,d2,3\n",
+    "plus_minus.txt": "q1 Q0 d1 1 +-2 tag\nq1 Q0 d2 2 1 tag\n",
 }
 # (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
 # that names a flag)
@@ -199,6 +209,12 @@ CASES = {
     "a CSV header and no rows": ("header_only.csv", "qrels.txt", None),
     "an empty CSV file": ("empty.csv", "qrels.txt", None),
     "CSV integer scores beyond 2^53": ("big_integers.csv", "qrels.txt", None),
+    "a CSV score written +5": ("plus.csv", "qrels.txt", None),
+    "a CSV score written nan": ("lower_nan.csv", "qrels.txt", None),
+    "a CSV score written +5 after 150 integers": ("late_plus.csv", "qrels.txt", None),
+    "a CSV label written +2": ("good_run.txt", "plus_label.csv", None),
+    "a CSV score with a space before it": ("spaced.csv", "qrels.txt", None),
+    "a TREC score written +-2": ("plus_minus.txt", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
     "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),
@@ -256,6 +272,25 @@ def test_a_csv_column_of_integers_and_decimals_is_read_as_doubles_by_both(
     connection = connected(bad_files, monkeypatch)
     check("mixed.csv", "qrels.txt")
     connection.sql("select * from ndcg_per_query('mixed.csv', 'qrels.txt')").fetchall()  # no refusal
+
+
+def test_a_csv_column_is_typed_by_all_its_rows_on_both_fronts(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decimal after 150 integers makes a column of doubles, as the macros read it. The
+    command line typed a CSV column by its first 100 rows, and then could not parse 2.5 as an
+    integer; the macros computed it."""
+    rows = "".join(f"q1,d{i},{i}\n" for i in range(150))
+    (bad_files / "late_decimal.csv").write_text("query_id,doc_id,score\n" + rows + "q1,dx,2.5\n")
+    (bad_files / "late_qrels.csv").write_text("query_id,doc_id,relevance\nq1,dx,1\nq1,d149,2\n")
+    connection = connected(bad_files, monkeypatch)
+    by_macro = connection.sql(
+        "select k, ndcg from ndcg_per_query('late_decimal.csv', 'late_qrels.csv', ks := [1, 5])"
+    ).fetchall()
+    # ranked by score: d149 (149, gain 2) first, d148 to d3 (148 to 3), dx (2.5, gain 1) 148th, d2 to d0
+    ideal = 2 + 1 / log2(3)
+    expected = {1: 2 / 2, 5: 2 / ideal, None: (2 + 1 / log2(149)) / ideal}
+    assert dict(by_macro) == pytest.approx(expected, abs=1e-12)
+    by_command_line = evaluate("late_decimal.csv", "late_qrels.csv", k=[1, 5]).per_query
+    assert dict(by_command_line.select("k", "ndcg").iter_rows()) == pytest.approx(expected, abs=1e-12)
 
 
 def test_arguments_the_command_line_has_no_word_for(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:

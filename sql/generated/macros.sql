@@ -207,9 +207,12 @@ WITH text_lines AS (
       SELECT
         numbered.*,
         CASE
-          WHEN CONTAINS(numbered.line_fields[numbered.value_at], '_')
-          THEN NULL
-          ELSE TRY_CAST(NULLIF(numbered.line_fields[numbered.value_at], '') AS DOUBLE)
+          WHEN REGEXP_FULL_MATCH(
+            numbered.line_fields[numbered.value_at],
+            '[+-]?(([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))'
+          )
+          THEN TRY_CAST(numbered.line_fields[numbered.value_at] AS DOUBLE)
+          ELSE NULL
         END AS number
       FROM (
         SELECT
@@ -854,6 +857,11 @@ WITH text_lines AS (
         COUNT(*) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text,
         COUNT(*) FILTER(WHERE
+          NOT REGEXP_FULL_MATCH(
+            run_given.ndcg_value_text,
+            '-?[0-9]+' || '|' || '[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
+          )) AS numbers_text,
+        COUNT(*) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL
           AND NOT REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
         COUNT(*) FILTER(WHERE
@@ -1171,6 +1179,11 @@ WITH text_lines AS (
           COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged,
         COUNT(*) FILTER(WHERE
           NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text,
+        COUNT(*) FILTER(WHERE
+          NOT REGEXP_FULL_MATCH(
+            qrels_given.ndcg_value_text,
+            '-?[0-9]+' || '|' || '[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
+          )) AS numbers_text,
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
@@ -2516,6 +2529,14 @@ WITH text_lines AS (
           END
         )
       )
+      WHEN run_stats.numbers_text > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          run_stats.score_shown
+        ) || ' holds numbers stored as text (type ' || 'String' || '); expected numbers'
+      )
       WHEN run_stats.score_type = 'VARCHAR' AND run_stats.text > 0
       THEN ERROR(
         caller || ': ' || (
@@ -2859,6 +2880,14 @@ WITH text_lines AS (
             ) || '}'
           END
         )
+      )
+      WHEN qrels_stats.numbers_text > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          qrels_stats.relevance_shown
+        ) || ' holds numbers stored as text (type ' || 'String' || '); expected numbers'
       )
       WHEN qrels_stats.relevance_type = 'VARCHAR' AND qrels_stats.text > 0
       THEN ERROR(
