@@ -259,6 +259,12 @@ def _stats(given: _Input, front: Front) -> str:
         counted.append(f"count(*) filter (where {text_value}) as value_text")
         read_as_text = f"not regexp_full_match({given.view}.ndcg_value_text, {_INTEGER_TEXT} || '|' || {_FLOAT_TEXT})"
         counted.append(f"count(*) filter (where {read_as_text}) as numbers_text")
+        truth = f"regexp_full_match({given.view}.ndcg_value_text, '(?i)true|false')"
+        texts = f"count({given.view}.ndcg_value_text)"
+        counted.append(f"{texts} > 0 and {texts} = count(*) filter (where {truth}) as truth_values")
+        # a CSV column of empty fields alone is text there too (CSV rows have a header's field count)
+        from_csv = f"count(*) filter (where {given.view}.ndcg_expected_fields is not null)"
+        counted.append(f"{from_csv} > 0 and {texts} = 0 as empty_text_column")
         examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
         if given.role == "run":  # a CSV column of integers, as the command line reads it (_inexact_text)
             text, inexact = f"{given.view}.ndcg_value_text", _inexact_text(given.view)
@@ -349,7 +355,8 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
         found = f"{stats}.{given.value}_type"
         number_ok = f"(list_contains({list(NUMBER_SQL_TYPES)!r}, {found}) or {found} like 'DECIMAL%')"
         shown = {"name": given.name, "column": given.column(given.value), "type": _shown_type(found)}
-        if given.lines:
+        if given.lines:  # a column of true and false is read as truth values, then text, then numbers
+            rules.append((f"{stats}.truth_values", _words("value_type", front, **{**shown, "type": "Boolean"})))
             rules.append(
                 (
                     f"{stats}.value_text > 0",
@@ -362,7 +369,12 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                     ),
                 )
             )
-            rules.append((f"{stats}.numbers_text > 0", _words("numbers_as_text", front, **{**shown, "type": "String"})))
+            rules.append(
+                (
+                    f"{stats}.numbers_text > 0 or {stats}.empty_text_column",
+                    _words("numbers_as_text", front, **{**shown, "type": "String"}),
+                )
+            )
         rules.append(
             (
                 f"{found} = 'VARCHAR' and {stats}.text > 0",

@@ -185,6 +185,9 @@ BAD_FILES = {
     # Polars casts neither to a number (DuckDB's own cast takes both)
     "spaced.csv": "query_id,doc_id,score\nq1,d1, 5\nq1,d2,3\n",
     "plus_minus.txt": "q1 Q0 d1 1 +-2 tag\nq1 Q0 d2 2 1 tag\n",
+    # truth values (any case) make a column of them; empty fields alone, a column of text
+    "truth.csv": "query_id,doc_id,score\nq1,d1,true\nq1,d2,FALSE\nq1,d3,\n",
+    "empty_scores.csv": "query_id,doc_id,score\nq1,d1,\nq1,d2,\n",
 }
 # (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
 # that names a flag)
@@ -215,6 +218,8 @@ CASES = {
     "a CSV label written +2": ("good_run.txt", "plus_label.csv", None),
     "a CSV score with a space before it": ("spaced.csv", "qrels.txt", None),
     "a TREC score written +-2": ("plus_minus.txt", "qrels.txt", None),
+    "a CSV score column of true and false": ("truth.csv", "qrels.txt", None),
+    "a CSV score column of empty fields": ("empty_scores.csv", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
     "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),

@@ -861,6 +861,12 @@ WITH text_lines AS (
             run_given.ndcg_value_text,
             '-?[0-9]+' || '|' || '[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
           )) AS numbers_text,
+        COUNT(run_given.ndcg_value_text) > 0
+        AND COUNT(run_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
+          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '(?i)true|false')) AS truth_values,
+        COUNT(*) FILTER(WHERE
+          NOT run_given.ndcg_expected_fields IS NULL) > 0
+        AND COUNT(run_given.ndcg_value_text) = 0 AS empty_text_column,
         COUNT(*) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL
           AND NOT REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
@@ -1184,6 +1190,12 @@ WITH text_lines AS (
             qrels_given.ndcg_value_text,
             '-?[0-9]+' || '|' || '[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
           )) AS numbers_text,
+        COUNT(qrels_given.ndcg_value_text) > 0
+        AND COUNT(qrels_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
+          REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '(?i)true|false')) AS truth_values,
+        COUNT(*) FILTER(WHERE
+          NOT qrels_given.ndcg_expected_fields IS NULL) > 0
+        AND COUNT(qrels_given.ndcg_value_text) = 0 AS empty_text_column,
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
@@ -2392,6 +2404,14 @@ WITH text_lines AS (
           END
         ) || '; ids must be string or integer'
       )
+      WHEN run_stats.truth_values
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          run_stats.score_shown
+        ) || ' has type ' || 'Boolean' || '; expected numbers'
+      )
       WHEN run_stats.value_text > 0
       THEN ERROR(
         caller || ': ' || (
@@ -2529,7 +2549,7 @@ WITH text_lines AS (
           END
         )
       )
-      WHEN run_stats.numbers_text > 0
+      WHEN run_stats.numbers_text > 0 OR run_stats.empty_text_column
       THEN ERROR(
         caller || ': ' || (
           CAST(run AS TEXT)
@@ -2744,6 +2764,14 @@ WITH text_lines AS (
           END
         ) || '; ids must be string or integer'
       )
+      WHEN qrels_stats.truth_values
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          qrels_stats.relevance_shown
+        ) || ' has type ' || 'Boolean' || '; expected numbers'
+      )
       WHEN qrels_stats.value_text > 0
       THEN ERROR(
         caller || ': ' || (
@@ -2881,7 +2909,7 @@ WITH text_lines AS (
           END
         )
       )
-      WHEN qrels_stats.numbers_text > 0
+      WHEN qrels_stats.numbers_text > 0 OR qrels_stats.empty_text_column
       THEN ERROR(
         caller || ': ' || (
           CAST(qrels AS TEXT)
