@@ -487,7 +487,7 @@ def _own_ctes_prefixed(query: exp.Expr, step: str) -> exp.Expr:
 
 
 # where the parser found each node: a dict on thousands of nodes, which every copy of the tree
-# copied again with Python's deepcopy (half the time of binding a statement's values)
+# copied again with Python's deepcopy (with the collector paused, transpiling 5% faster without)
 POSITIONS = ("line", "col", "start", "end")
 
 

@@ -68,8 +68,8 @@ def spill_folder() -> str:
 
 
 # DuckDB's optimizer pass that moves projections up through the plan: on the composed statement
-# it was half of the optimizer's time, the same over 50 rows as over 2M (0.02 s of a 0.11 s NDCG
-# evaluation of the sample, 0.06 s of 0.18 s with the tie bounds, 0.02 s of 0.19 s with every
+# it was half of the optimizer's time, the same over 50 rows as over 2M (the statement over the
+# sample: 0.11 -> 0.09 s for NDCG, 0.18 -> 0.12 s with the tie bounds, 0.19 -> 0.17 s with every
 # measure) and bought nothing at 2M rows (the statement's CPU the same within the spread of 3
 # runs, 1.37-1.57 s against 1.45-1.50 s for NDCG, 3.72-3.88 s against 3.75-3.94 s with every
 # measure; the table's bits the same)
