@@ -652,3 +652,56 @@ def test_bad_flags_exit_2(flags: list[str]) -> None:
     assert result.returncode == 2, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
     assert "error" in result.stderr
+
+
+# the texts a CSV column may hold, as Polars' inference tells them apart
+INFERENCE_VALUES = (
+    *("0", "7", "-12", "007", "9223372036854775807", "9223372036854775808", "-99999999999999999999"),
+    *("2.5", ".5", "-.5", "+.5", "5.", "1e5", "1E+5", "-1e-5", "+1e5", "inf", "-inf", "NaN", "-NaN"),
+    *("true", "FALSE", "True", "+5", "nan", "Inf", "Infinity", " 5", "1_000", "0x10", "1e", "abc", '""', ""),
+)
+
+
+def test_csv_columns_are_typed_as_polars_infers_them_from_every_row(tmp_path: Path) -> None:
+    """The command line types each CSV column from every row in one streaming pass
+    (pipeline.io.read._csv_types), by Polars' rules written out: the peer here is Polars' own
+    inference over every row (``infer_schema_length=None``) of one file, on random columns of
+    the texts that tell its types apart, the telling value often past row 100. Split over two
+    files, the dataset is typed as one (Polars' own would type a column with no value in one
+    file as text, whatever the other holds)."""
+    import random
+
+    from pipeline.io.read import _csv_types
+
+    generator = random.Random(48)
+    columns = []
+    for number in range(400):
+        kinds = generator.sample(INFERENCE_VALUES, generator.choice((1, 1, 2, 3)))
+        values = [generator.choice(kinds) for _ in range(generator.choice((1, 5, 150)))]
+        columns.append((f"c{number}", values))
+    rows = max(len(values) for _, values in columns)
+    lines = [",".join(values[i] if i < len(values) else "" for _, values in columns) for i in range(rows)]
+    header = ",".join(name for name, _ in columns)
+    (tmp_path / "all.csv").write_text(header + "\n" + "\n".join(lines) + "\n")
+    (tmp_path / "a.csv").write_text(header + "\n" + "\n".join(lines[:60]) + "\n")
+    (tmp_path / "b.csv").write_text(header + "\n" + "\n".join(lines[60:]) + "\n")
+    names = [name for name, _ in columns]
+
+    def ours(*files: str) -> pl.Schema:
+        return _csv_types(pl.scan_csv([str(tmp_path / f) for f in files], glob=False, infer_schema_length=0), names, {})
+
+    polars = dict(pl.scan_csv(tmp_path / "all.csv", infer_schema_length=None).collect_schema())
+    # Polars reads integers within Int64, beyond it and floats together as text (three kinds of
+    # number: its rule keeps two at most); they are all numbers, read as doubles here and by the
+    # SQL front
+    for name, values in columns:
+        integers = [int(value) for value in values if value.lstrip("-").isdigit()]
+        both = any(abs(i) < 2**63 for i in integers) and any(abs(i) >= 2**63 for i in integers)
+        numbers = all(value in (*INFERENCE_VALUES[:20], "") for value in values)
+        if both and numbers and polars[name] == pl.String:
+            polars[name] = pl.Float64
+    one_file = ours("all.csv")
+    differ = {name: (one_file[name], polars[name]) for name in names if one_file[name] != polars[name]}
+    assert not differ, differ
+    assert len(set(polars.values())) == 5  # every type told apart: Int64, Int128, Float64, Boolean, String
+    assert ours("a.csv", "b.csv") == one_file
