@@ -38,6 +38,7 @@ from sqlglot import exp
 
 from pipeline import sql_text_refusals as text_refusals
 from pipeline import sql_weight_refusals as weight_refusals
+from pipeline.io.read import CSV_FLOAT, CSV_INTEGER, CSV_TRUTH_VALUE
 from pipeline.registry import CONVENTIONS, DEFAULTS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
 from pipeline.registry.options import WEIGHT_NOT_FINITE, WEIGHT_SUBNORMAL
 from pipeline.rules import ERR, EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
@@ -182,12 +183,11 @@ def _beyond_exact_integers(value: str) -> str:
 
 
 # A CSV column whose every value is written as an integer is read by the command line as integers
-# (Polars' inference: -?[0-9]+), to which the inexact rule applies; the macros read text as doubles,
-# so they apply it to such a column's texts
-_INTEGER_TEXT = "'-?[0-9]+'"
-# and as floats where every value is one of these or an integer; a column holding any other value
-# (+5, nan, 1_000) is text there, refused as numbers stored as text where each value casts
-_FLOAT_TEXT = "'[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'"
+# (its inference, pipeline.io.read), to which the inexact rule applies; the macros read text as
+# doubles, so they apply it to such a column's texts. A column holding a value neither an integer
+# nor a float there (+5, nan, 1_000) is text, refused as numbers stored as text where each value casts
+_INTEGER_TEXT = _text(CSV_INTEGER)
+_NUMBER_TEXT = _text(f"{CSV_INTEGER}|{CSV_FLOAT}")
 
 
 def _inexact_text(view: str) -> str:
@@ -257,9 +257,9 @@ def _stats(given: _Input, front: Front) -> str:
         as_written = row.replace(f"{given.view}.{given.value}", f"{given.view}.ndcg_value_text as {given.value}")
         text_value = text_refusals.value_text_condition(given.view, given.value)
         counted.append(f"count(*) filter (where {text_value}) as value_text")
-        read_as_text = f"not regexp_full_match({given.view}.ndcg_value_text, {_INTEGER_TEXT} || '|' || {_FLOAT_TEXT})"
+        read_as_text = f"not regexp_full_match({given.view}.ndcg_value_text, {_NUMBER_TEXT})"
         counted.append(f"count(*) filter (where {read_as_text}) as numbers_text")
-        truth = f"regexp_full_match({given.view}.ndcg_value_text, '(?i)true|false')"
+        truth = f"regexp_full_match({given.view}.ndcg_value_text, {_text(CSV_TRUTH_VALUE)})"
         texts = f"count({given.view}.ndcg_value_text)"
         counted.append(f"{texts} > 0 and {texts} = count(*) filter (where {truth}) as truth_values")
         # a CSV column of empty fields alone is text there too (CSV rows have a header's field count)

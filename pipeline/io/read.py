@@ -426,10 +426,15 @@ def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str], *, role
 
 
 # Polars' inference of a CSV column's type from its texts (checked against Polars' own on generated
-# values: tests/test_reading.py), written out to apply it to every row in one streaming pass
-_TRUTH_VALUE = r"^(?i:true|false)$"
-_INTEGER = r"^-?[0-9]+$"
-_FLOAT = r"^[-+]?(([0-9]*\.[0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+\.)$"
+# values: tests/test_reading.py), written out to apply it to every row in one streaming pass; the
+# table macros refuse by the same patterns (pipeline/sql_refusals.py), each matching a whole text
+CSV_TRUTH_VALUE = "(?i:true|false)"
+CSV_INTEGER = "-?[0-9]+"
+CSV_FLOAT = "[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])"
+
+
+def _whole(pattern: str) -> str:
+    return f"^(?:{pattern})$"
 
 
 def _csv_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -> pl.Schema:
@@ -444,12 +449,13 @@ def _csv_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -> 
     checks = []
     for name in typed:
         column, given = pl.col(name), pl.col(name).is_not_null()
+        integer = column.str.contains(_whole(CSV_INTEGER))
         checks += [
             given.any().alias(f"{name}:any"),
-            (column.str.contains(_TRUTH_VALUE) | ~given).all().alias(f"{name}:bool"),
-            (column.str.contains(_INTEGER) | ~given).all().alias(f"{name}:int"),
+            (column.str.contains(_whole(CSV_TRUTH_VALUE)) | ~given).all().alias(f"{name}:bool"),
+            (integer | ~given).all().alias(f"{name}:int"),
             (column.str.to_integer(strict=False).is_not_null() | ~given).all().alias(f"{name}:int64"),
-            (column.str.contains(_INTEGER) | column.str.contains(_FLOAT) | ~given).all().alias(f"{name}:float"),
+            (integer | column.str.contains(_whole(CSV_FLOAT)) | ~given).all().alias(f"{name}:float"),
         ]
     found = texts.select(checks).collect(engine=COLLECT_ENGINE).row(0, named=True) if checks else {}
     types: dict[str, pl.DataType | type[pl.DataType]] = {}

@@ -859,11 +859,11 @@ WITH text_lines AS (
         COUNT(*) FILTER(WHERE
           NOT REGEXP_FULL_MATCH(
             run_given.ndcg_value_text,
-            '-?[0-9]+' || '|' || '[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
+            '-?[0-9]+|[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
           )) AS numbers_text,
         COUNT(run_given.ndcg_value_text) > 0
         AND COUNT(run_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
-          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '(?i)true|false')) AS truth_values,
+          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '(?i:true|false)')) AS truth_values,
         COUNT(*) FILTER(WHERE
           NOT run_given.ndcg_expected_fields IS NULL) > 0
         AND COUNT(run_given.ndcg_value_text) = 0 AS empty_text_column,
@@ -1188,11 +1188,11 @@ WITH text_lines AS (
         COUNT(*) FILTER(WHERE
           NOT REGEXP_FULL_MATCH(
             qrels_given.ndcg_value_text,
-            '-?[0-9]+' || '|' || '[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
+            '-?[0-9]+|[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
           )) AS numbers_text,
         COUNT(qrels_given.ndcg_value_text) > 0
         AND COUNT(qrels_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
-          REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '(?i)true|false')) AS truth_values,
+          REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '(?i:true|false)')) AS truth_values,
         COUNT(*) FILTER(WHERE
           NOT qrels_given.ndcg_expected_fields IS NULL) > 0
         AND COUNT(qrels_given.ndcg_value_text) = 0 AS empty_text_column,
