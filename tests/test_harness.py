@@ -10,7 +10,6 @@ rest pass. The S3 server fixture's process is replaced the same way when it dies
 
 from __future__ import annotations
 
-import os
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from tests.helpers.s3 import S3Server
-from tests.helpers.spark import CODEGEN_MODE, SHARED_SPARK, generated_code
+from tests.helpers.spark import CODEGEN_MODE, SHARED_SPARK, generated_code, quick_jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -78,13 +77,7 @@ def active_rows():
 @pytest.mark.timeout(1800)
 def test_a_py4j_timeout_fails_only_its_own_test(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the inner session imports tests.helpers
-    # The inner session's two JVMs each start and run a few tiny queries, where C2's compiling
-    # and the parallel collector's threads on the other core cost more than they save (this
-    # test: 131 s, then 65 s with C1 alone and a serial collector, on a busy machine, busier the
-    # first time). The flags change how fast the JVM runs, not what it does.
-    submit = os.environ.get("PYSPARK_SUBMIT_ARGS", "pyspark-shell")
-    java = "'-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'"
-    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", f"--driver-java-options {java} {submit}")
+    quick_jvm(monkeypatch)  # the inner session's two JVMs each run a few tiny queries
     pytester.makeini(
         """
         [pytest]

@@ -23,6 +23,7 @@ from pipeline.errors import UsageError
 from tests.helpers import as_table, assert_tables_close, compute, frames, run_cli_process
 from tests.helpers.batch import Batch, Case
 from tests.helpers.cases import CASES
+from tests.helpers.spark import quick_jvm
 from tests.helpers.spark_frames import QRELS, RUN, to_polars, to_spark
 
 pytestmark = pytest.mark.spark
@@ -352,11 +353,14 @@ def test_library_evaluate_on_spark_returns_polars_frames(spark: pyspark_sql.Spar
     assert by_spark.summary["queries"].to_list() == by_polars.summary["queries"].to_list()
 
 
-def test_cli_with_a_master_url_prints_no_progress_bars_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+def test_cli_with_a_master_url_prints_no_progress_bars_when_stderr_is_not_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A scheduler's log is not a terminal: Spark's console progress bars stay off there, with
     --spark-master too (a new JVM in a subprocess, as a scheduler starts it). Three rows: a
     new JVM's first stages outlast the half second after which Spark draws a bar, on a terminal
     (`script`) even for these (29.7 s for the sample, 23.1 s for them, on a quiet machine)."""
+    quick_jvm(monkeypatch)
     pl.DataFrame({"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "a"], "score": [2.0, 1.0, 1.0]}).write_parquet(
         run := tmp_path / "run.parquet"
     )

@@ -20,6 +20,7 @@ inner pytest sessions of tests/test_harness.py, which test this module).
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -59,6 +60,20 @@ SESSION_CONFIG = {
     # and, as there, no Python call site recorded per DataFrame-API call
     WITHOUT_CALL_SITES[0]: WITHOUT_CALL_SITES[1],
 }
+
+
+# For a JVM a test starts in a subprocess, to run a few tiny queries: the first-tier compiler
+# alone and a serial collector, where the optimising compiler's and the parallel collector's
+# threads on the other core cost more than they save (tests/test_harness.py's inner session:
+# 131 s, then 65 s with them, on a busy machine). They change how fast the JVM runs, not what
+# it does. Not for the shared session, which runs for minutes (slower there when tried).
+QUICK_JVM = "'-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'"
+
+
+def quick_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every JVM pyspark starts in this test's subprocesses starts with :data:`QUICK_JVM`."""
+    submit = os.environ.get("PYSPARK_SUBMIT_ARGS", "pyspark-shell")
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", f"--driver-java-options {QUICK_JVM} {submit}")
 
 
 def build_session() -> SparkSession:
