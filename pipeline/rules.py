@@ -54,7 +54,7 @@ TypeKind = Literal["string", "categorical", "integer", "float", "decimal", "othe
 # the labels beyond a bound of the evaluation (:func:`label_bounds`), each refused in its own words
 LabelRule = Literal["over_gain", "over_err_grade"]
 ConditionKind = Literal[
-    "null", "not_finite", "inexact", "fractional", "over_gain", "over_err_grade", "text", "unparsed"
+    "null", "value", "not_finite", "inexact", "fractional", "over_gain", "over_err_grade", "text", "unparsed"
 ]
 # the measure whose g_max bounds the labels (:func:`label_bounds`)
 ERR = "err"
@@ -138,8 +138,8 @@ class ColumnType:
 
 @dataclass(frozen=True)
 class Condition:
-    """Which rows an example is wanted of: ``column`` is null, not finite (NaN, ±inf), a
-    fractional number, a label beyond a bound of the evaluation (``over_gain``,
+    """Which rows an example is wanted of: ``column`` is null, not null (``value``), not finite
+    (NaN, ±inf), a fractional number, a label beyond a bound of the evaluation (``over_gain``,
     ``over_err_grade``: :func:`label_bounds`), text that is not a number; or (``unparsed``) a
     line of a text file that did not parse."""
 
@@ -223,6 +223,8 @@ MESSAGES: dict[str, str] = {
     "id_type": "{name}: column {column} has type {type}; ids must be " + ID_TYPES,
     "value_type": "{name}: column {column} has type {type}; expected numbers",
     "numbers_as_text": "{name}: column {column} holds numbers stored as text (type {type}); expected numbers",
+    # a column with no value is typed text (an empty CSV field, a Parquet column written of nulls alone)
+    "no_values": "{name}: column {column} is null in every row (type {type}); expected numbers",
     "text_values": "{name}: column {column} holds text such as {value} (type {type}); expected numbers; first at {row}",
     "empty": "{name}: no rows to evaluate (the input is empty)",
     "nulls": "{name}: column {column} has {count} null value(s); first at {row}",
@@ -324,6 +326,10 @@ def check_types(measured: Measured, policy: Policy) -> None:
         raise InvalidInput(message("value_type", **given))
     row = measured.probe.first_row(Condition("text", column))
     if row is None:
+        if measured.probe.first_row(Condition("value", column)) is None and measured.probe.first_row(
+            Condition("null", column)
+        ):
+            raise InvalidInput(message("no_values", **given))
         raise InvalidInput(message("numbers_as_text", **given))
     shown = describe_row(row, policy.columns.of(measured.role))
     raise InvalidInput(message("text_values", **given, value=repr(row[column]), row=shown))

@@ -369,12 +369,8 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                     ),
                 )
             )
-            rules.append(
-                (
-                    f"{stats}.numbers_text > 0 or {stats}.empty_text_column",
-                    _words("numbers_as_text", front, **{**shown, "type": "String"}),
-                )
-            )
+            rules.append((f"{stats}.empty_text_column", _words("no_values", front, **{**shown, "type": "String"})))
+            rules.append((f"{stats}.numbers_text > 0", _words("numbers_as_text", front, **{**shown, "type": "String"})))
         rules.append(
             (
                 f"{found} = 'VARCHAR' and {stats}.text > 0",
@@ -387,6 +383,8 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                 ),
             )
         )
+        no_values = f"{found} = 'VARCHAR' and {stats}.row_count > 0 and {stats}.null_{given.value} = {stats}.row_count"
+        rules.append((no_values, _words("no_values", front, **shown)))
         rules.append((f"{found} = 'VARCHAR'", _words("numbers_as_text", front, **shown)))
         rules.append((f"{found} is not null and not {number_ok}", _words("value_type", front, **shown)))
     for given in (run, qrels):

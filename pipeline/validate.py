@@ -281,6 +281,8 @@ class _Probe:
         column = pl.col(condition.column)
         if condition.kind == "null":
             return column.is_null()
+        if condition.kind == "value":
+            return column.is_not_null()
         if condition.kind == "not_finite":
             return ~column.is_finite()
         if condition.kind == "text":

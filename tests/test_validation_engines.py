@@ -154,6 +154,13 @@ CASES: dict[str, Case] = {
         run_frame(["3", "high", "1", "5"]), qrels_frame(), 3, ("'score'", "text such as 'high'", "type String")
     ),
     "numbers stored as text": Case(run_frame(["3", "2", "1", "5"]), qrels_frame(), 3, ("numbers stored as text",)),
+    # a column written of nulls alone is typed text: said as it is, not as numbers stored as text
+    "text labels null in every row": Case(
+        run_frame(),
+        qrels_frame(pl.Series([None, None, None], dtype=pl.String)),
+        3,
+        ("qrels.parquet: column 'relevance' is null in every row (type String); expected numbers",),
+    ),
     "float ids": Case(run_frame(doc_id=[1.5, 2.5, 3.5, 1.5]), qrels_frame(), 3, ("'doc_id'", "Float64", "string or")),
     "renamed score column": Case(
         run_frame([3.0, NAN, 1.0, 5.0]).rename({"score": "s"}),

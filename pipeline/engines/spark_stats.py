@@ -98,6 +98,8 @@ class SparkProbe:
         column = functions.col(condition.column)
         if condition.kind == "null":
             return column.isNull()
+        if condition.kind == "value":
+            return column.isNotNull()
         if condition.kind == "not_finite":
             return column.isNotNull() & ~finite(column)
         if condition.kind == "text":

@@ -2549,7 +2549,15 @@ WITH text_lines AS (
           END
         )
       )
-      WHEN run_stats.numbers_text > 0 OR run_stats.empty_text_column
+      WHEN run_stats.empty_text_column
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          run_stats.score_shown
+        ) || ' is null in every row (type ' || 'String' || '); expected numbers'
+      )
+      WHEN run_stats.numbers_text > 0
       THEN ERROR(
         caller || ': ' || (
           CAST(run AS TEXT)
@@ -2599,6 +2607,36 @@ WITH text_lines AS (
         ) || '); expected numbers; first at ' || (
           run_stats.row_texts[5]
         )
+      )
+      WHEN run_stats.score_type = 'VARCHAR'
+      AND run_stats.row_count > 0
+      AND run_stats.null_score = run_stats.row_count
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': column ' || (
+          run_stats.score_shown
+        ) || ' is null in every row (type ' || (
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) || '); expected numbers'
       )
       WHEN run_stats.score_type = 'VARCHAR'
       THEN ERROR(
@@ -2909,7 +2947,15 @@ WITH text_lines AS (
           END
         )
       )
-      WHEN qrels_stats.numbers_text > 0 OR qrels_stats.empty_text_column
+      WHEN qrels_stats.empty_text_column
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          qrels_stats.relevance_shown
+        ) || ' is null in every row (type ' || 'String' || '); expected numbers'
+      )
+      WHEN qrels_stats.numbers_text > 0
       THEN ERROR(
         caller || ': ' || (
           CAST(qrels AS TEXT)
@@ -2959,6 +3005,36 @@ WITH text_lines AS (
         ) || '); expected numbers; first at ' || (
           qrels_stats.row_texts[5]
         )
+      )
+      WHEN qrels_stats.relevance_type = 'VARCHAR'
+      AND qrels_stats.row_count > 0
+      AND qrels_stats.null_relevance = qrels_stats.row_count
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': column ' || (
+          qrels_stats.relevance_shown
+        ) || ' is null in every row (type ' || (
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) || '); expected numbers'
       )
       WHEN qrels_stats.relevance_type = 'VARCHAR'
       THEN ERROR(
