@@ -173,10 +173,39 @@ def test_spaces_astray_anywhere_split_as_trec_eval_splits(
     assert found[("num_ret", "q1")] == pytest.approx(302.0)
 
 
+@pytest.mark.local_engines("the text is read by pipeline.io for every engine; Spark reads Parquet only")
+def test_lines_of_more_fields_than_the_csv_reader_keeps_split_as_trec_eval_splits(tmp_path: Path, engine: str) -> None:
+    """A comment of many words as the first line of the run and of the qrels (trec_eval skips
+    both), a run line whose tag holds spaces, and a unit separator inside a docno of a file that
+    is not single-spaced: d2 (label 1) ranked first, d1 (label 0) second, d\x1f3 third, so P@1 = 1,
+    P@2 = 1/2, P@3 = 2/3 (d\x1f3 is judged 1 under its own name) and num_ret 3."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text(
+        "# bm25 run k1=0.9 b=0.4 on robust04 title queries\n"
+        "q1 Q0 d2 1 2.0 tag with spaces in it and more\nq1 Q0 d1 2 1.0 t\nq1\tQ0 d\x1f3 3 0.5 t\n"
+    )
+    qrels.write_text("# judged by two assessors, merged by majority vote\nq1 0 d1 0\nq1 0 d2 1\nq1 0 d\x1f3 1\n")
+    found = trec_values("--run", run, "--qrels", qrels, "--engine", engine, "--measures", "P,num_ret", k="1,2,3")
+    assert found[("P_1", "q1")] == pytest.approx(1.0)
+    assert found[("P_2", "q1")] == pytest.approx(1 / 2)
+    assert found[("P_3", "q1")] == pytest.approx(2 / 3, abs=5e-5)  # printed to 4 decimals
+    assert found[("num_ret", "q1")] == pytest.approx(3.0)
+
+
+def test_a_line_that_does_not_parse_is_quoted_whole(tmp_path: Path) -> None:
+    """A qrels line of ten fields, in an otherwise single-spaced file: the message quotes all ten."""
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    run.write_text("q1 Q0 d2 1 2.0 tag\nq1 Q0 d1 2 1.0 t\n")
+    qrels.write_text("q1 0 d1 0\nq1 0 d2 1 a b c d e f\n")
+    done = run_cli("evaluate", "--run", str(run), "--qrels", str(qrels), "--k", "1")
+    assert done.returncode == 3
+    assert f"{qrels}:2: cannot read line 'q1 0 d2 1 a b c d e f' as 'qid iter docno rel'" in done.stderr
+
+
 def test_single_spaced_files_are_told_apart_in_utf8_and_not(tmp_path: Path) -> None:
     """Lines read by Polars where they are UTF-8; searched byte by byte where they are not (or
     hold a unit separator, Polars' separator for whole lines): the same answer."""
-    from pipeline.io.trec import _single_spaced
+    from pipeline.io.trec import _single_spaced, whole_line_separator
 
     cases = {
         "plain.txt": (b"q1 Q0 d1 1 2.0 tag\nq1 Q0 d2 2 1.0 tag\n", True),
@@ -186,8 +215,11 @@ def test_single_spaced_files_are_told_apart_in_utf8_and_not(tmp_path: Path) -> N
         "unit_end.txt": (b"q1 Q0 d\x1f1 1 2.0 tag\nq1 Q0 d2 2 1.0 tag \nq1 Q0 d3 3 0.5 tag\n", False),
         "tab.txt": (b"q1\tQ0 d1 1 2.0 tag\n", False),
         "blank.txt": (b"q1 Q0 d1 1 2.0 tag\n\nq1 Q0 d2 2 1.0 tag\n", True),
+        "nine_fields.txt": (b"q1 Q0 d1 1 2.0 tag\nq1 Q0 d2 2 1.0 tag of four words\n", False),
+        "latin1_nine_fields.txt": (b"# r\xe9sum\xe9 of a run of many words\nq1 Q0 d1 1 2.0 tag\n", True),
         "empty.txt": (b"", False),
     }
     for name, (content, expected) in cases.items():
         (tmp_path / name).write_bytes(content)
-        assert _single_spaced(str(tmp_path / name)) is expected, name
+        path = str(tmp_path / name)
+        assert _single_spaced(path, whole_line_separator(path)) is expected, name
