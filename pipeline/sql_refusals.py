@@ -68,7 +68,8 @@ def _words(rule: str, front: Front, **fields: str) -> Sql:
                 pieces.append(_text(part))
         else:
             value = values[part]
-            pieces.append(f"({value})" if isinstance(value, Sql) else _text(value))
+            # never null: error(null) raises nothing, and the refusal would pass unsaid
+            pieces.append(f"coalesce(cast(({value}) as varchar), 'None')" if isinstance(value, Sql) else _text(value))
     return Sql(" || ".join(pieces))
 
 
@@ -266,14 +267,16 @@ def _stats(given: _Input, front: Front) -> str:
         from_csv = f"count(*) filter (where {given.view}.ndcg_expected_fields is not null)"
         counted.append(f"{from_csv} > 0 and {texts} = 0 as empty_text_column")
         examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
+        text = f"{given.view}.ndcg_value_text"
+        not_integer = f"{text} is not null and not regexp_full_match({text}, {_INTEGER_TEXT})"
+        # an integer beyond HUGEINT (Int128) makes a column of integers text to the command line
+        beyond = f"regexp_full_match({text}, {_INTEGER_TEXT}) and try_cast({text} as hugeint) is null"
+        counted.append(f"count(*) filter (where {not_integer}) as not_integer_text")
+        counted.append(f"count(*) filter (where {beyond}) as beyond_hugeint_text")
         if given.role == "run":  # a CSV column of integers, as the command line reads it (_inexact_text)
-            text, inexact = f"{given.view}.ndcg_value_text", _inexact_text(given.view)
+            inexact = _inexact_text(given.view)
             integers = row.replace(f"{given.view}.{given.value}", f"try_cast({text} as hugeint) as {given.value}")
-            not_integer = f"{text} is not null and not regexp_full_match({text}, {_INTEGER_TEXT})"
-            counted += [
-                f"count(*) filter (where {not_integer}) as not_integer_text",
-                f"count(*) filter (where {inexact}) as inexact_text",
-            ]
+            counted.append(f"count(*) filter (where {inexact}) as inexact_text")
             examples.append(f"arg_min({integers}, {first}) filter (where {inexact}) as inexact_text_row")
     types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
     rows = ", ".join(f"measured.{name}_row" for name in conditions)
@@ -370,7 +373,8 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                 )
             )
             rules.append((f"{stats}.empty_text_column", _words("no_values", front, **{**shown, "type": "String"})))
-            rules.append((f"{stats}.numbers_text > 0", _words("numbers_as_text", front, **{**shown, "type": "String"})))
+            as_text = f"{stats}.numbers_text > 0 or ({stats}.beyond_hugeint_text > 0 and {stats}.not_integer_text = 0)"
+            rules.append((as_text, _words("numbers_as_text", front, **{**shown, "type": "String"})))
         rules.append(
             (
                 f"{found} = 'VARCHAR' and {stats}.text > 0",

@@ -188,6 +188,9 @@ BAD_FILES = {
     # truth values (any case) make a column of them; empty fields alone, a column of text
     "truth.csv": "query_id,doc_id,score\nq1,d1,true\nq1,d2,FALSE\nq1,d3,\n",
     "empty_scores.csv": "query_id,doc_id,score\nq1,d1,\nq1,d2,\n",
+    # integers beyond Int128 (HUGEINT), which Polars cannot parse as integers: a column of text
+    "huge_scores.csv": f"query_id,doc_id,score\nq1,d1,{10**40 + 2}\nq1,d2,{10**40 + 1}\nq1,d3,1\n",
+    "huge_labels.csv": f"query_id,doc_id,relevance\nq1,d1,1\nq1,d2,{2**127}\n",
 }
 # (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
 # that names a flag)
@@ -220,6 +223,8 @@ CASES = {
     "a TREC score written +-2": ("plus_minus.txt", "qrels.txt", None),
     "a CSV score column of true and false": ("truth.csv", "qrels.txt", None),
     "a CSV score column of empty fields": ("empty_scores.csv", "qrels.txt", None),
+    "CSV integer scores beyond Int128": ("huge_scores.csv", "qrels.txt", None),
+    "a CSV integer label beyond Int128": ("good_run.txt", "huge_labels.csv", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
     "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),
@@ -348,3 +353,16 @@ def test_what_duckdb_says_before_any_macro_code_runs(folder: Path, monkeypatch: 
         with pytest.raises(duckdb.Error) as refused:
             connection.sql(f"select * from {call}").fetchall()
         assert words in str(refused.value), call
+
+
+def test_a_refusal_s_words_are_never_null() -> None:
+    """DuckDB's error(NULL) raises nothing: a value of a message that is null (an example row's
+    cast that failed) would let the input through unsaid. Each value is shown as None instead."""
+    from pipeline.sql_refusals import _words
+    from pipeline.sql_words import Sql
+
+    words = _words("nulls", "macro", name="run.csv", column="'score'", count=Sql("null"), row=Sql("null::varchar"))
+    said = duckdb.sql(f"select {words}").fetchall()[0][0]
+    assert said == "run.csv: column 'score' has None null value(s); first at None"
+    with pytest.raises(duckdb.InvalidInputException, match="has None null value"):
+        duckdb.sql(f"select error({words})").fetchall()

@@ -439,8 +439,9 @@ def _whole(pattern: str) -> str:
 
 def _csv_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -> pl.Schema:
     """Each column's type as Polars infers it, from every row: a truth value, an integer (Int128
-    beyond Int64), a float, or text (also a column with no value), the ids text; but integers
-    within and beyond Int64 beside floats are floats, where Polars makes them text. Polars' own
+    beyond Int64; text beyond Int128, which Polars fails to parse), a float, or text (also a
+    column with no value), the ids text; but integers within and beyond Int64 beside floats are
+    floats, where Polars makes them text. Polars' own
     inference from every row held about five times the file in memory (222 MB for a 45 MB run)
     and took 0.6 s on 2M rows; from its first 100 rows (its default), a score of 2.5 after 100
     integers failed to parse, and a +5 there was read as 5, where the SQL front, reading the same
@@ -455,6 +456,7 @@ def _csv_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -> 
             (column.str.contains(_whole(CSV_TRUTH_VALUE)) | ~given).all().alias(f"{name}:bool"),
             (integer | ~given).all().alias(f"{name}:int"),
             (column.str.to_integer(strict=False).is_not_null() | ~given).all().alias(f"{name}:int64"),
+            (column.str.to_integer(dtype=pl.Int128, strict=False).is_not_null() | ~given).all().alias(f"{name}:int128"),
             (integer | column.str.contains(_whole(CSV_FLOAT)) | ~given).all().alias(f"{name}:float"),
         ]
     found = texts.select(checks).collect(engine=COLLECT_ENGINE).row(0, named=True) if checks else {}
@@ -465,7 +467,7 @@ def _csv_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -> 
         elif found[f"{name}:bool"]:
             types[name] = pl.Boolean
         elif found[f"{name}:int"]:
-            types[name] = pl.Int64 if found[f"{name}:int64"] else pl.Int128
+            types[name] = pl.Int64 if found[f"{name}:int64"] else pl.Int128 if found[f"{name}:int128"] else pl.String
         else:
             types[name] = pl.Float64 if found[f"{name}:float"] else pl.String
     return pl.Schema(types)

@@ -872,6 +872,9 @@ WITH text_lines AS (
           AND NOT REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
         COUNT(*) FILTER(WHERE
           REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
+          AND TRY_CAST(run_given.ndcg_value_text AS INT128) IS NULL) AS beyond_hugeint_text,
+        COUNT(*) FILTER(WHERE
+          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
           AND COALESCE(
             NOT TRY_CAST(run_given.ndcg_value_text AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
             ABS(TRY_CAST(run_given.ndcg_value_text AS DOUBLE)) > 9007199254740992.0
@@ -1196,6 +1199,12 @@ WITH text_lines AS (
         COUNT(*) FILTER(WHERE
           NOT qrels_given.ndcg_expected_fields IS NULL) > 0
         AND COUNT(qrels_given.ndcg_value_text) = 0 AS empty_text_column,
+        COUNT(*) FILTER(WHERE
+          NOT qrels_given.ndcg_value_text IS NULL
+          AND NOT REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
+        COUNT(*) FILTER(WHERE
+          REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '-?[0-9]+')
+          AND TRY_CAST(qrels_given.ndcg_value_text AS INT128) IS NULL) AS beyond_hugeint_text,
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
@@ -2334,30 +2343,33 @@ WITH text_lines AS (
         run_stats.query_id_type
       )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.query_id_shown
-        ) || ' has type ' || (
-          CASE
-            WHEN run_stats.query_id_type = 'VARCHAR'
-            THEN 'String'
-            WHEN run_stats.query_id_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN run_stats.query_id_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN run_stats.query_id_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN run_stats.query_id_type = 'DATE'
-            THEN 'Date'
-            WHEN run_stats.query_id_type = 'TIME'
-            THEN 'Time'
-            WHEN run_stats.query_id_type = 'BLOB'
-            THEN 'Binary'
-            WHEN run_stats.query_id_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE run_stats.query_id_type
-          END
+        ) AS TEXT), 'None') || ' has type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.query_id_type = 'VARCHAR'
+              THEN 'String'
+              WHEN run_stats.query_id_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN run_stats.query_id_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN run_stats.query_id_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN run_stats.query_id_type = 'DATE'
+              THEN 'Date'
+              WHEN run_stats.query_id_type = 'TIME'
+              THEN 'Time'
+              WHEN run_stats.query_id_type = 'BLOB'
+              THEN 'Binary'
+              WHEN run_stats.query_id_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE run_stats.query_id_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '; ids must be string or integer'
       )
       WHEN NOT run_stats.doc_id_type IS NULL
@@ -2378,84 +2390,77 @@ WITH text_lines AS (
         run_stats.doc_id_type
       )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.doc_id_shown
-        ) || ' has type ' || (
-          CASE
-            WHEN run_stats.doc_id_type = 'VARCHAR'
-            THEN 'String'
-            WHEN run_stats.doc_id_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN run_stats.doc_id_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN run_stats.doc_id_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN run_stats.doc_id_type = 'DATE'
-            THEN 'Date'
-            WHEN run_stats.doc_id_type = 'TIME'
-            THEN 'Time'
-            WHEN run_stats.doc_id_type = 'BLOB'
-            THEN 'Binary'
-            WHEN run_stats.doc_id_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE run_stats.doc_id_type
-          END
+        ) AS TEXT), 'None') || ' has type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.doc_id_type = 'VARCHAR'
+              THEN 'String'
+              WHEN run_stats.doc_id_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN run_stats.doc_id_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN run_stats.doc_id_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN run_stats.doc_id_type = 'DATE'
+              THEN 'Date'
+              WHEN run_stats.doc_id_type = 'TIME'
+              THEN 'Time'
+              WHEN run_stats.doc_id_type = 'BLOB'
+              THEN 'Binary'
+              WHEN run_stats.doc_id_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE run_stats.doc_id_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '; ids must be string or integer'
       )
       WHEN run_stats.truth_values
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' has type ' || 'Boolean' || '; expected numbers'
+        ) AS TEXT), 'None') || ' has type ' || 'Boolean' || '; expected numbers'
       )
       WHEN run_stats.value_text > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' holds text such as ' || (
-          CASE
-            WHEN run_stats.value_text_row.score IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
-            WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
-            THEN CAST(run_stats.value_text_row.score AS TEXT)
-            WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
-            AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' (type ' || 'String' || '); expected numbers; first at ' || (
-          CASE
-            WHEN (
-              NOT run_stats.value_text_row.ndcg_line_number IS NULL
-              AND run_stats.value_text_row.ndcg_expected_fields IS NULL
-            )
-            THEN run_stats.value_text_row.ndcg_file || ':' || CAST(run_stats.value_text_row.ndcg_line_number AS TEXT) || ': ' || (
-              CASE
-                WHEN CONTAINS(run_stats.value_text_row.ndcg_line, '''')
-                AND NOT CONTAINS(run_stats.value_text_row.ndcg_line, '"')
-                THEN '"' || REPLACE(
-                  REPLACE(
-                    REPLACE(
-                      REPLACE(REPLACE(run_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
-                      CHR(11),
-                      '\x0b'
-                    ),
-                    CHR(12),
-                    '\x0c'
-                  ),
-                  CHR(13),
-                  '\r'
-                ) || '"'
-                ELSE '''' || REPLACE(
-                  REPLACE(
+        ) AS TEXT), 'None') || ' holds text such as ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.value_text_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.value_text_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' (type ' || 'String' || '); expected numbers; first at ' || COALESCE(
+          CAST((
+            CASE
+              WHEN (
+                NOT run_stats.value_text_row.ndcg_line_number IS NULL
+                AND run_stats.value_text_row.ndcg_expected_fields IS NULL
+              )
+              THEN run_stats.value_text_row.ndcg_file || ':' || CAST(run_stats.value_text_row.ndcg_line_number AS TEXT) || ': ' || (
+                CASE
+                  WHEN CONTAINS(run_stats.value_text_row.ndcg_line, '''')
+                  AND NOT CONTAINS(run_stats.value_text_row.ndcg_line, '"')
+                  THEN '"' || REPLACE(
                     REPLACE(
                       REPLACE(
                         REPLACE(REPLACE(run_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
@@ -2467,203 +2472,234 @@ WITH text_lines AS (
                     ),
                     CHR(13),
                     '\r'
-                  ),
-                  '''',
-                  '\'''
-                ) || ''''
-              END
-            )
-            ELSE 'row {' || CASE
-              WHEN 'query_id' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-              WHEN TYPEOF('query_id') <> 'VARCHAR'
-              THEN CAST('query_id' AS TEXT)
-              WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN run_stats.value_text_row.query_id IS NULL
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      REPLACE(
+                        REPLACE(
+                          REPLACE(REPLACE(run_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                          CHR(11),
+                          '\x0b'
+                        ),
+                        CHR(12),
+                        '\x0c'
+                      ),
+                      CHR(13),
+                      '\r'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              )
+              ELSE 'row {' || CASE
+                WHEN 'query_id' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.query_id), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(run_stats.value_text_row.query_id AS TEXT) || ''')'
-                WHEN TYPEOF(run_stats.value_text_row.query_id) <> 'VARCHAR'
-                THEN CAST(run_stats.value_text_row.query_id AS TEXT)
-                WHEN CONTAINS(CAST(run_stats.value_text_row.query_id AS TEXT), '''')
-                AND NOT CONTAINS(CAST(run_stats.value_text_row.query_id AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || ', ' || CASE
-              WHEN 'doc_id' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-              WHEN TYPEOF('doc_id') <> 'VARCHAR'
-              THEN CAST('doc_id' AS TEXT)
-              WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN run_stats.value_text_row.doc_id IS NULL
+                WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+                WHEN TYPEOF('query_id') <> 'VARCHAR'
+                THEN CAST('query_id' AS TEXT)
+                WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN run_stats.value_text_row.query_id IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.query_id), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(run_stats.value_text_row.query_id AS TEXT) || ''')'
+                  WHEN TYPEOF(run_stats.value_text_row.query_id) <> 'VARCHAR'
+                  THEN CAST(run_stats.value_text_row.query_id AS TEXT)
+                  WHEN CONTAINS(CAST(run_stats.value_text_row.query_id AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(run_stats.value_text_row.query_id AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || ', ' || CASE
+                WHEN 'doc_id' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.doc_id), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(run_stats.value_text_row.doc_id AS TEXT) || ''')'
-                WHEN TYPEOF(run_stats.value_text_row.doc_id) <> 'VARCHAR'
-                THEN CAST(run_stats.value_text_row.doc_id AS TEXT)
-                WHEN CONTAINS(CAST(run_stats.value_text_row.doc_id AS TEXT), '''')
-                AND NOT CONTAINS(CAST(run_stats.value_text_row.doc_id AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || ', ' || CASE
-              WHEN 'score' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-              WHEN TYPEOF('score') <> 'VARCHAR'
-              THEN CAST('score' AS TEXT)
-              WHEN CONTAINS(CAST('score' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN run_stats.value_text_row.score IS NULL
+                WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+                WHEN TYPEOF('doc_id') <> 'VARCHAR'
+                THEN CAST('doc_id' AS TEXT)
+                WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN run_stats.value_text_row.doc_id IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.doc_id), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(run_stats.value_text_row.doc_id AS TEXT) || ''')'
+                  WHEN TYPEOF(run_stats.value_text_row.doc_id) <> 'VARCHAR'
+                  THEN CAST(run_stats.value_text_row.doc_id AS TEXT)
+                  WHEN CONTAINS(CAST(run_stats.value_text_row.doc_id AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(run_stats.value_text_row.doc_id AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || ', ' || CASE
+                WHEN 'score' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
-                WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
-                THEN CAST(run_stats.value_text_row.score AS TEXT)
-                WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
-                AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || '}'
-          END
+                WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+                WHEN TYPEOF('score') <> 'VARCHAR'
+                THEN CAST('score' AS TEXT)
+                WHEN CONTAINS(CAST('score' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN run_stats.value_text_row.score IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
+                  WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
+                  THEN CAST(run_stats.value_text_row.score AS TEXT)
+                  WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || '}'
+            END
+          ) AS TEXT),
+          'None'
         )
       )
       WHEN run_stats.empty_text_column
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' is null in every row (type ' || 'String' || '); expected numbers'
+        ) AS TEXT), 'None') || ' is null in every row (type ' || 'String' || '); expected numbers'
       )
       WHEN run_stats.numbers_text > 0
+      OR (
+        run_stats.beyond_hugeint_text > 0 AND run_stats.not_integer_text = 0
+      )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' holds numbers stored as text (type ' || 'String' || '); expected numbers'
+        ) AS TEXT), 'None') || ' holds numbers stored as text (type ' || 'String' || '); expected numbers'
       )
       WHEN run_stats.score_type = 'VARCHAR' AND run_stats.text > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' holds text such as ' || (
-          CASE
-            WHEN run_stats.text_row.score IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(run_stats.text_row.score), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(run_stats.text_row.score AS TEXT) || ''')'
-            WHEN TYPEOF(run_stats.text_row.score) <> 'VARCHAR'
-            THEN CAST(run_stats.text_row.score AS TEXT)
-            WHEN CONTAINS(CAST(run_stats.text_row.score AS TEXT), '''')
-            AND NOT CONTAINS(CAST(run_stats.text_row.score AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' (type ' || (
-          CASE
-            WHEN run_stats.score_type = 'VARCHAR'
-            THEN 'String'
-            WHEN run_stats.score_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN run_stats.score_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN run_stats.score_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN run_stats.score_type = 'DATE'
-            THEN 'Date'
-            WHEN run_stats.score_type = 'TIME'
-            THEN 'Time'
-            WHEN run_stats.score_type = 'BLOB'
-            THEN 'Binary'
-            WHEN run_stats.score_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE run_stats.score_type
-          END
-        ) || '); expected numbers; first at ' || (
+        ) AS TEXT), 'None') || ' holds text such as ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.text_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.text_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.text_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.text_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.text_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.text_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.text_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' (type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.score_type = 'VARCHAR'
+              THEN 'String'
+              WHEN run_stats.score_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN run_stats.score_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN run_stats.score_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN run_stats.score_type = 'DATE'
+              THEN 'Date'
+              WHEN run_stats.score_type = 'TIME'
+              THEN 'Time'
+              WHEN run_stats.score_type = 'BLOB'
+              THEN 'Binary'
+              WHEN run_stats.score_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE run_stats.score_type
+            END
+          ) AS TEXT),
+          'None'
+        ) || '); expected numbers; first at ' || COALESCE(CAST((
           run_stats.row_texts[5]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN run_stats.score_type = 'VARCHAR'
       AND run_stats.row_count > 0
       AND run_stats.null_score = run_stats.row_count
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' is null in every row (type ' || (
-          CASE
-            WHEN run_stats.score_type = 'VARCHAR'
-            THEN 'String'
-            WHEN run_stats.score_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN run_stats.score_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN run_stats.score_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN run_stats.score_type = 'DATE'
-            THEN 'Date'
-            WHEN run_stats.score_type = 'TIME'
-            THEN 'Time'
-            WHEN run_stats.score_type = 'BLOB'
-            THEN 'Binary'
-            WHEN run_stats.score_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE run_stats.score_type
-          END
+        ) AS TEXT), 'None') || ' is null in every row (type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.score_type = 'VARCHAR'
+              THEN 'String'
+              WHEN run_stats.score_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN run_stats.score_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN run_stats.score_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN run_stats.score_type = 'DATE'
+              THEN 'Date'
+              WHEN run_stats.score_type = 'TIME'
+              THEN 'Time'
+              WHEN run_stats.score_type = 'BLOB'
+              THEN 'Binary'
+              WHEN run_stats.score_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE run_stats.score_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '); expected numbers'
       )
       WHEN run_stats.score_type = 'VARCHAR'
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' holds numbers stored as text (type ' || (
-          CASE
-            WHEN run_stats.score_type = 'VARCHAR'
-            THEN 'String'
-            WHEN run_stats.score_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN run_stats.score_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN run_stats.score_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN run_stats.score_type = 'DATE'
-            THEN 'Date'
-            WHEN run_stats.score_type = 'TIME'
-            THEN 'Time'
-            WHEN run_stats.score_type = 'BLOB'
-            THEN 'Binary'
-            WHEN run_stats.score_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE run_stats.score_type
-          END
+        ) AS TEXT), 'None') || ' holds numbers stored as text (type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.score_type = 'VARCHAR'
+              THEN 'String'
+              WHEN run_stats.score_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN run_stats.score_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN run_stats.score_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN run_stats.score_type = 'DATE'
+              THEN 'Date'
+              WHEN run_stats.score_type = 'TIME'
+              THEN 'Time'
+              WHEN run_stats.score_type = 'BLOB'
+              THEN 'Binary'
+              WHEN run_stats.score_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE run_stats.score_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '); expected numbers'
       )
       WHEN NOT run_stats.score_type IS NULL
@@ -2688,30 +2724,33 @@ WITH text_lines AS (
         OR run_stats.score_type LIKE 'DECIMAL%'
       )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' has type ' || (
-          CASE
-            WHEN run_stats.score_type = 'VARCHAR'
-            THEN 'String'
-            WHEN run_stats.score_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN run_stats.score_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN run_stats.score_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN run_stats.score_type = 'DATE'
-            THEN 'Date'
-            WHEN run_stats.score_type = 'TIME'
-            THEN 'Time'
-            WHEN run_stats.score_type = 'BLOB'
-            THEN 'Binary'
-            WHEN run_stats.score_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE run_stats.score_type
-          END
+        ) AS TEXT), 'None') || ' has type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.score_type = 'VARCHAR'
+              THEN 'String'
+              WHEN run_stats.score_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN run_stats.score_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN run_stats.score_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN run_stats.score_type = 'DATE'
+              THEN 'Date'
+              WHEN run_stats.score_type = 'TIME'
+              THEN 'Time'
+              WHEN run_stats.score_type = 'BLOB'
+              THEN 'Binary'
+              WHEN run_stats.score_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE run_stats.score_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '; expected numbers'
       )
       WHEN NOT qrels_stats.query_id_type IS NULL
@@ -2732,30 +2771,33 @@ WITH text_lines AS (
         qrels_stats.query_id_type
       )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.query_id_shown
-        ) || ' has type ' || (
-          CASE
-            WHEN qrels_stats.query_id_type = 'VARCHAR'
-            THEN 'String'
-            WHEN qrels_stats.query_id_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN qrels_stats.query_id_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN qrels_stats.query_id_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN qrels_stats.query_id_type = 'DATE'
-            THEN 'Date'
-            WHEN qrels_stats.query_id_type = 'TIME'
-            THEN 'Time'
-            WHEN qrels_stats.query_id_type = 'BLOB'
-            THEN 'Binary'
-            WHEN qrels_stats.query_id_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE qrels_stats.query_id_type
-          END
+        ) AS TEXT), 'None') || ' has type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.query_id_type = 'VARCHAR'
+              THEN 'String'
+              WHEN qrels_stats.query_id_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN qrels_stats.query_id_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN qrels_stats.query_id_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN qrels_stats.query_id_type = 'DATE'
+              THEN 'Date'
+              WHEN qrels_stats.query_id_type = 'TIME'
+              THEN 'Time'
+              WHEN qrels_stats.query_id_type = 'BLOB'
+              THEN 'Binary'
+              WHEN qrels_stats.query_id_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE qrels_stats.query_id_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '; ids must be string or integer'
       )
       WHEN NOT qrels_stats.doc_id_type IS NULL
@@ -2776,84 +2818,77 @@ WITH text_lines AS (
         qrels_stats.doc_id_type
       )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.doc_id_shown
-        ) || ' has type ' || (
-          CASE
-            WHEN qrels_stats.doc_id_type = 'VARCHAR'
-            THEN 'String'
-            WHEN qrels_stats.doc_id_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN qrels_stats.doc_id_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN qrels_stats.doc_id_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN qrels_stats.doc_id_type = 'DATE'
-            THEN 'Date'
-            WHEN qrels_stats.doc_id_type = 'TIME'
-            THEN 'Time'
-            WHEN qrels_stats.doc_id_type = 'BLOB'
-            THEN 'Binary'
-            WHEN qrels_stats.doc_id_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE qrels_stats.doc_id_type
-          END
+        ) AS TEXT), 'None') || ' has type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.doc_id_type = 'VARCHAR'
+              THEN 'String'
+              WHEN qrels_stats.doc_id_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN qrels_stats.doc_id_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN qrels_stats.doc_id_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN qrels_stats.doc_id_type = 'DATE'
+              THEN 'Date'
+              WHEN qrels_stats.doc_id_type = 'TIME'
+              THEN 'Time'
+              WHEN qrels_stats.doc_id_type = 'BLOB'
+              THEN 'Binary'
+              WHEN qrels_stats.doc_id_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE qrels_stats.doc_id_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '; ids must be string or integer'
       )
       WHEN qrels_stats.truth_values
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' has type ' || 'Boolean' || '; expected numbers'
+        ) AS TEXT), 'None') || ' has type ' || 'Boolean' || '; expected numbers'
       )
       WHEN qrels_stats.value_text > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' holds text such as ' || (
-          CASE
-            WHEN qrels_stats.value_text_row.relevance IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
-            THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
-            WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' (type ' || 'String' || '); expected numbers; first at ' || (
-          CASE
-            WHEN (
-              NOT qrels_stats.value_text_row.ndcg_line_number IS NULL
-              AND qrels_stats.value_text_row.ndcg_expected_fields IS NULL
-            )
-            THEN qrels_stats.value_text_row.ndcg_file || ':' || CAST(qrels_stats.value_text_row.ndcg_line_number AS TEXT) || ': ' || (
-              CASE
-                WHEN CONTAINS(qrels_stats.value_text_row.ndcg_line, '''')
-                AND NOT CONTAINS(qrels_stats.value_text_row.ndcg_line, '"')
-                THEN '"' || REPLACE(
-                  REPLACE(
-                    REPLACE(
-                      REPLACE(REPLACE(qrels_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
-                      CHR(11),
-                      '\x0b'
-                    ),
-                    CHR(12),
-                    '\x0c'
-                  ),
-                  CHR(13),
-                  '\r'
-                ) || '"'
-                ELSE '''' || REPLACE(
-                  REPLACE(
+        ) AS TEXT), 'None') || ' holds text such as ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.value_text_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' (type ' || 'String' || '); expected numbers; first at ' || COALESCE(
+          CAST((
+            CASE
+              WHEN (
+                NOT qrels_stats.value_text_row.ndcg_line_number IS NULL
+                AND qrels_stats.value_text_row.ndcg_expected_fields IS NULL
+              )
+              THEN qrels_stats.value_text_row.ndcg_file || ':' || CAST(qrels_stats.value_text_row.ndcg_line_number AS TEXT) || ': ' || (
+                CASE
+                  WHEN CONTAINS(qrels_stats.value_text_row.ndcg_line, '''')
+                  AND NOT CONTAINS(qrels_stats.value_text_row.ndcg_line, '"')
+                  THEN '"' || REPLACE(
                     REPLACE(
                       REPLACE(
                         REPLACE(REPLACE(qrels_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
@@ -2865,203 +2900,234 @@ WITH text_lines AS (
                     ),
                     CHR(13),
                     '\r'
-                  ),
-                  '''',
-                  '\'''
-                ) || ''''
-              END
-            )
-            ELSE 'row {' || CASE
-              WHEN 'query_id' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-              WHEN TYPEOF('query_id') <> 'VARCHAR'
-              THEN CAST('query_id' AS TEXT)
-              WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN qrels_stats.value_text_row.query_id IS NULL
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      REPLACE(
+                        REPLACE(
+                          REPLACE(REPLACE(qrels_stats.value_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                          CHR(11),
+                          '\x0b'
+                        ),
+                        CHR(12),
+                        '\x0c'
+                      ),
+                      CHR(13),
+                      '\r'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              )
+              ELSE 'row {' || CASE
+                WHEN 'query_id' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.query_id), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.query_id AS TEXT) || ''')'
-                WHEN TYPEOF(qrels_stats.value_text_row.query_id) <> 'VARCHAR'
-                THEN CAST(qrels_stats.value_text_row.query_id AS TEXT)
-                WHEN CONTAINS(CAST(qrels_stats.value_text_row.query_id AS TEXT), '''')
-                AND NOT CONTAINS(CAST(qrels_stats.value_text_row.query_id AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || ', ' || CASE
-              WHEN 'doc_id' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-              WHEN TYPEOF('doc_id') <> 'VARCHAR'
-              THEN CAST('doc_id' AS TEXT)
-              WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN qrels_stats.value_text_row.doc_id IS NULL
+                WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+                WHEN TYPEOF('query_id') <> 'VARCHAR'
+                THEN CAST('query_id' AS TEXT)
+                WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN qrels_stats.value_text_row.query_id IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.query_id), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.query_id AS TEXT) || ''')'
+                  WHEN TYPEOF(qrels_stats.value_text_row.query_id) <> 'VARCHAR'
+                  THEN CAST(qrels_stats.value_text_row.query_id AS TEXT)
+                  WHEN CONTAINS(CAST(qrels_stats.value_text_row.query_id AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(qrels_stats.value_text_row.query_id AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || ', ' || CASE
+                WHEN 'doc_id' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.doc_id), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.doc_id AS TEXT) || ''')'
-                WHEN TYPEOF(qrels_stats.value_text_row.doc_id) <> 'VARCHAR'
-                THEN CAST(qrels_stats.value_text_row.doc_id AS TEXT)
-                WHEN CONTAINS(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '''')
-                AND NOT CONTAINS(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || ', ' || CASE
-              WHEN 'relevance' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-              WHEN TYPEOF('relevance') <> 'VARCHAR'
-              THEN CAST('relevance' AS TEXT)
-              WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN qrels_stats.value_text_row.relevance IS NULL
+                WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+                WHEN TYPEOF('doc_id') <> 'VARCHAR'
+                THEN CAST('doc_id' AS TEXT)
+                WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN qrels_stats.value_text_row.doc_id IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.doc_id), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.doc_id AS TEXT) || ''')'
+                  WHEN TYPEOF(qrels_stats.value_text_row.doc_id) <> 'VARCHAR'
+                  THEN CAST(qrels_stats.value_text_row.doc_id AS TEXT)
+                  WHEN CONTAINS(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || ', ' || CASE
+                WHEN 'relevance' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
-                WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
-                THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
-                WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
-                AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || '}'
-          END
+                WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
+                WHEN TYPEOF('relevance') <> 'VARCHAR'
+                THEN CAST('relevance' AS TEXT)
+                WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN qrels_stats.value_text_row.relevance IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
+                  WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
+                  THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
+                  WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || '}'
+            END
+          ) AS TEXT),
+          'None'
         )
       )
       WHEN qrels_stats.empty_text_column
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' is null in every row (type ' || 'String' || '); expected numbers'
+        ) AS TEXT), 'None') || ' is null in every row (type ' || 'String' || '); expected numbers'
       )
       WHEN qrels_stats.numbers_text > 0
+      OR (
+        qrels_stats.beyond_hugeint_text > 0 AND qrels_stats.not_integer_text = 0
+      )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' holds numbers stored as text (type ' || 'String' || '); expected numbers'
+        ) AS TEXT), 'None') || ' holds numbers stored as text (type ' || 'String' || '); expected numbers'
       )
       WHEN qrels_stats.relevance_type = 'VARCHAR' AND qrels_stats.text > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' holds text such as ' || (
-          CASE
-            WHEN qrels_stats.text_row.relevance IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.relevance), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_stats.text_row.relevance AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_stats.text_row.relevance) <> 'VARCHAR'
-            THEN CAST(qrels_stats.text_row.relevance AS TEXT)
-            WHEN CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' (type ' || (
-          CASE
-            WHEN qrels_stats.relevance_type = 'VARCHAR'
-            THEN 'String'
-            WHEN qrels_stats.relevance_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN qrels_stats.relevance_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN qrels_stats.relevance_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN qrels_stats.relevance_type = 'DATE'
-            THEN 'Date'
-            WHEN qrels_stats.relevance_type = 'TIME'
-            THEN 'Time'
-            WHEN qrels_stats.relevance_type = 'BLOB'
-            THEN 'Binary'
-            WHEN qrels_stats.relevance_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE qrels_stats.relevance_type
-          END
-        ) || '); expected numbers; first at ' || (
+        ) AS TEXT), 'None') || ' holds text such as ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.text_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.text_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.text_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.text_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' (type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.relevance_type = 'VARCHAR'
+              THEN 'String'
+              WHEN qrels_stats.relevance_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN qrels_stats.relevance_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN qrels_stats.relevance_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN qrels_stats.relevance_type = 'DATE'
+              THEN 'Date'
+              WHEN qrels_stats.relevance_type = 'TIME'
+              THEN 'Time'
+              WHEN qrels_stats.relevance_type = 'BLOB'
+              THEN 'Binary'
+              WHEN qrels_stats.relevance_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE qrels_stats.relevance_type
+            END
+          ) AS TEXT),
+          'None'
+        ) || '); expected numbers; first at ' || COALESCE(CAST((
           qrels_stats.row_texts[5]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN qrels_stats.relevance_type = 'VARCHAR'
       AND qrels_stats.row_count > 0
       AND qrels_stats.null_relevance = qrels_stats.row_count
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' is null in every row (type ' || (
-          CASE
-            WHEN qrels_stats.relevance_type = 'VARCHAR'
-            THEN 'String'
-            WHEN qrels_stats.relevance_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN qrels_stats.relevance_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN qrels_stats.relevance_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN qrels_stats.relevance_type = 'DATE'
-            THEN 'Date'
-            WHEN qrels_stats.relevance_type = 'TIME'
-            THEN 'Time'
-            WHEN qrels_stats.relevance_type = 'BLOB'
-            THEN 'Binary'
-            WHEN qrels_stats.relevance_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE qrels_stats.relevance_type
-          END
+        ) AS TEXT), 'None') || ' is null in every row (type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.relevance_type = 'VARCHAR'
+              THEN 'String'
+              WHEN qrels_stats.relevance_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN qrels_stats.relevance_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN qrels_stats.relevance_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN qrels_stats.relevance_type = 'DATE'
+              THEN 'Date'
+              WHEN qrels_stats.relevance_type = 'TIME'
+              THEN 'Time'
+              WHEN qrels_stats.relevance_type = 'BLOB'
+              THEN 'Binary'
+              WHEN qrels_stats.relevance_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE qrels_stats.relevance_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '); expected numbers'
       )
       WHEN qrels_stats.relevance_type = 'VARCHAR'
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' holds numbers stored as text (type ' || (
-          CASE
-            WHEN qrels_stats.relevance_type = 'VARCHAR'
-            THEN 'String'
-            WHEN qrels_stats.relevance_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN qrels_stats.relevance_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN qrels_stats.relevance_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN qrels_stats.relevance_type = 'DATE'
-            THEN 'Date'
-            WHEN qrels_stats.relevance_type = 'TIME'
-            THEN 'Time'
-            WHEN qrels_stats.relevance_type = 'BLOB'
-            THEN 'Binary'
-            WHEN qrels_stats.relevance_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE qrels_stats.relevance_type
-          END
+        ) AS TEXT), 'None') || ' holds numbers stored as text (type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.relevance_type = 'VARCHAR'
+              THEN 'String'
+              WHEN qrels_stats.relevance_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN qrels_stats.relevance_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN qrels_stats.relevance_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN qrels_stats.relevance_type = 'DATE'
+              THEN 'Date'
+              WHEN qrels_stats.relevance_type = 'TIME'
+              THEN 'Time'
+              WHEN qrels_stats.relevance_type = 'BLOB'
+              THEN 'Binary'
+              WHEN qrels_stats.relevance_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE qrels_stats.relevance_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '); expected numbers'
       )
       WHEN NOT qrels_stats.relevance_type IS NULL
@@ -3086,37 +3152,40 @@ WITH text_lines AS (
         OR qrels_stats.relevance_type LIKE 'DECIMAL%'
       )
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' has type ' || (
-          CASE
-            WHEN qrels_stats.relevance_type = 'VARCHAR'
-            THEN 'String'
-            WHEN qrels_stats.relevance_type = 'BOOLEAN'
-            THEN 'Boolean'
-            WHEN qrels_stats.relevance_type = 'DOUBLE'
-            THEN 'Float64'
-            WHEN qrels_stats.relevance_type = 'FLOAT'
-            THEN 'Float32'
-            WHEN qrels_stats.relevance_type = 'DATE'
-            THEN 'Date'
-            WHEN qrels_stats.relevance_type = 'TIME'
-            THEN 'Time'
-            WHEN qrels_stats.relevance_type = 'BLOB'
-            THEN 'Binary'
-            WHEN qrels_stats.relevance_type = 'INTERVAL'
-            THEN 'Duration'
-            ELSE qrels_stats.relevance_type
-          END
+        ) AS TEXT), 'None') || ' has type ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.relevance_type = 'VARCHAR'
+              THEN 'String'
+              WHEN qrels_stats.relevance_type = 'BOOLEAN'
+              THEN 'Boolean'
+              WHEN qrels_stats.relevance_type = 'DOUBLE'
+              THEN 'Float64'
+              WHEN qrels_stats.relevance_type = 'FLOAT'
+              THEN 'Float32'
+              WHEN qrels_stats.relevance_type = 'DATE'
+              THEN 'Date'
+              WHEN qrels_stats.relevance_type = 'TIME'
+              THEN 'Time'
+              WHEN qrels_stats.relevance_type = 'BLOB'
+              THEN 'Binary'
+              WHEN qrels_stats.relevance_type = 'INTERVAL'
+              THEN 'Duration'
+              ELSE qrels_stats.relevance_type
+            END
+          ) AS TEXT),
+          'None'
         ) || '; expected numbers'
       )
       WHEN run_stats.row_count = 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': no rows to evaluate (the input is empty)'
+        ) AS TEXT), 'None') || ': no rows to evaluate (the input is empty)'
       )
       WHEN run_stats.unparsed > 0
       THEN ERROR(
@@ -3159,114 +3228,104 @@ WITH text_lines AS (
       )
       WHEN run_stats.null_query_id > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.query_id_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           run_stats.null_query_id
-        ) || ' null value(s); first at ' || (
+        ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
           run_stats.row_texts[1]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN run_stats.null_doc_id > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.doc_id_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           run_stats.null_doc_id
-        ) || ' null value(s); first at ' || (
+        ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
           run_stats.row_texts[2]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN run_stats.null_score > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           run_stats.null_score
-        ) || ' null value(s); first at ' || (
+        ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
           run_stats.row_texts[3]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN run_stats.not_finite > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           run_stats.not_finite
-        ) || ' NaN or infinite value(s), such as ' || (
-          CASE
-            WHEN run_stats.not_finite_row.score IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.score), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(run_stats.not_finite_row.score AS TEXT) || ''')'
-            WHEN TYPEOF(run_stats.not_finite_row.score) <> 'VARCHAR'
-            THEN CAST(run_stats.not_finite_row.score AS TEXT)
-            WHEN CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '''')
-            AND NOT CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || '; first at ' || (
+        ) AS TEXT), 'None') || ' NaN or infinite value(s), such as ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_stats.not_finite_row.score IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.score), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_stats.not_finite_row.score AS TEXT) || ''')'
+              WHEN TYPEOF(run_stats.not_finite_row.score) <> 'VARCHAR'
+              THEN CAST(run_stats.not_finite_row.score AS TEXT)
+              WHEN CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || '; first at ' || COALESCE(CAST((
           run_stats.row_texts[4]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN run_stats.inexact > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           run_stats.inexact
-        ) || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || (
+        ) AS TEXT), 'None') || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || COALESCE(CAST((
           CAST(run_stats.inexact_row.score AS TEXT)
-        ) || '; first at ' || (
+        ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
           run_stats.row_texts[6]
-        ) || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
+        ) AS TEXT), 'None') || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
       )
       WHEN run_stats.inexact_text > 0 AND run_stats.not_integer_text = 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           run_stats.score_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           run_stats.inexact_text
-        ) || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || (
+        ) AS TEXT), 'None') || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || COALESCE(CAST((
           CAST(run_stats.inexact_text_row.score AS TEXT)
-        ) || '; first at ' || (
-          CASE
-            WHEN (
-              NOT run_stats.inexact_text_row.ndcg_line_number IS NULL
-              AND run_stats.inexact_text_row.ndcg_expected_fields IS NULL
-            )
-            THEN run_stats.inexact_text_row.ndcg_file || ':' || CAST(run_stats.inexact_text_row.ndcg_line_number AS TEXT) || ': ' || (
-              CASE
-                WHEN CONTAINS(run_stats.inexact_text_row.ndcg_line, '''')
-                AND NOT CONTAINS(run_stats.inexact_text_row.ndcg_line, '"')
-                THEN '"' || REPLACE(
-                  REPLACE(
-                    REPLACE(
-                      REPLACE(REPLACE(run_stats.inexact_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
-                      CHR(11),
-                      '\x0b'
-                    ),
-                    CHR(12),
-                    '\x0c'
-                  ),
-                  CHR(13),
-                  '\r'
-                ) || '"'
-                ELSE '''' || REPLACE(
-                  REPLACE(
+        ) AS TEXT), 'None') || '; first at ' || COALESCE(
+          CAST((
+            CASE
+              WHEN (
+                NOT run_stats.inexact_text_row.ndcg_line_number IS NULL
+                AND run_stats.inexact_text_row.ndcg_expected_fields IS NULL
+              )
+              THEN run_stats.inexact_text_row.ndcg_file || ':' || CAST(run_stats.inexact_text_row.ndcg_line_number AS TEXT) || ': ' || (
+                CASE
+                  WHEN CONTAINS(run_stats.inexact_text_row.ndcg_line, '''')
+                  AND NOT CONTAINS(run_stats.inexact_text_row.ndcg_line, '"')
+                  THEN '"' || REPLACE(
                     REPLACE(
                       REPLACE(
                         REPLACE(REPLACE(run_stats.inexact_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
@@ -3278,93 +3337,109 @@ WITH text_lines AS (
                     ),
                     CHR(13),
                     '\r'
-                  ),
-                  '''',
-                  '\'''
-                ) || ''''
-              END
-            )
-            ELSE 'row {' || CASE
-              WHEN 'query_id' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-              WHEN TYPEOF('query_id') <> 'VARCHAR'
-              THEN CAST('query_id' AS TEXT)
-              WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN run_stats.inexact_text_row.query_id IS NULL
+                  ) || '"'
+                  ELSE '''' || REPLACE(
+                    REPLACE(
+                      REPLACE(
+                        REPLACE(
+                          REPLACE(REPLACE(run_stats.inexact_text_row.ndcg_line, '\', '\\'), CHR(9), '\t'),
+                          CHR(11),
+                          '\x0b'
+                        ),
+                        CHR(12),
+                        '\x0c'
+                      ),
+                      CHR(13),
+                      '\r'
+                    ),
+                    '''',
+                    '\'''
+                  ) || ''''
+                END
+              )
+              ELSE 'row {' || CASE
+                WHEN 'query_id' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.query_id), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.query_id AS TEXT) || ''')'
-                WHEN TYPEOF(run_stats.inexact_text_row.query_id) <> 'VARCHAR'
-                THEN CAST(run_stats.inexact_text_row.query_id AS TEXT)
-                WHEN CONTAINS(CAST(run_stats.inexact_text_row.query_id AS TEXT), '''')
-                AND NOT CONTAINS(CAST(run_stats.inexact_text_row.query_id AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || ', ' || CASE
-              WHEN 'doc_id' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-              WHEN TYPEOF('doc_id') <> 'VARCHAR'
-              THEN CAST('doc_id' AS TEXT)
-              WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN run_stats.inexact_text_row.doc_id IS NULL
+                WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
+                WHEN TYPEOF('query_id') <> 'VARCHAR'
+                THEN CAST('query_id' AS TEXT)
+                WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN run_stats.inexact_text_row.query_id IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.query_id), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.query_id AS TEXT) || ''')'
+                  WHEN TYPEOF(run_stats.inexact_text_row.query_id) <> 'VARCHAR'
+                  THEN CAST(run_stats.inexact_text_row.query_id AS TEXT)
+                  WHEN CONTAINS(CAST(run_stats.inexact_text_row.query_id AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(run_stats.inexact_text_row.query_id AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || ', ' || CASE
+                WHEN 'doc_id' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.doc_id), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.doc_id AS TEXT) || ''')'
-                WHEN TYPEOF(run_stats.inexact_text_row.doc_id) <> 'VARCHAR'
-                THEN CAST(run_stats.inexact_text_row.doc_id AS TEXT)
-                WHEN CONTAINS(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '''')
-                AND NOT CONTAINS(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || ', ' || CASE
-              WHEN 'score' IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-              THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-              WHEN TYPEOF('score') <> 'VARCHAR'
-              THEN CAST('score' AS TEXT)
-              WHEN CONTAINS(CAST('score' AS TEXT), '''')
-              AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-              THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-            END || ': ' || (
-              CASE
-                WHEN run_stats.inexact_text_row.score IS NULL
+                WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
+                WHEN TYPEOF('doc_id') <> 'VARCHAR'
+                THEN CAST('doc_id' AS TEXT)
+                WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN run_stats.inexact_text_row.doc_id IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.doc_id), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.doc_id AS TEXT) || ''')'
+                  WHEN TYPEOF(run_stats.inexact_text_row.doc_id) <> 'VARCHAR'
+                  THEN CAST(run_stats.inexact_text_row.doc_id AS TEXT)
+                  WHEN CONTAINS(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || ', ' || CASE
+                WHEN 'score' IS NULL
                 THEN 'None'
-                WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.score), 'DECIMAL')
-                THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.score AS TEXT) || ''')'
-                WHEN TYPEOF(run_stats.inexact_text_row.score) <> 'VARCHAR'
-                THEN CAST(run_stats.inexact_text_row.score AS TEXT)
-                WHEN CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '''')
-                AND NOT CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '"')
-                THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END
-            ) || '}'
-          END
+                WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
+                THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
+                WHEN TYPEOF('score') <> 'VARCHAR'
+                THEN CAST('score' AS TEXT)
+                WHEN CONTAINS(CAST('score' AS TEXT), '''')
+                AND NOT CONTAINS(CAST('score' AS TEXT), '"')
+                THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END || ': ' || (
+                CASE
+                  WHEN run_stats.inexact_text_row.score IS NULL
+                  THEN 'None'
+                  WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.score), 'DECIMAL')
+                  THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.score AS TEXT) || ''')'
+                  WHEN TYPEOF(run_stats.inexact_text_row.score) <> 'VARCHAR'
+                  THEN CAST(run_stats.inexact_text_row.score AS TEXT)
+                  WHEN CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '''')
+                  AND NOT CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '"')
+                  THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\') || '"'
+                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+                END
+              ) || '}'
+            END
+          ) AS TEXT),
+          'None'
         ) || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
       )
       WHEN qrels_stats.row_count = 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': no rows to evaluate (the input is empty)'
+        ) AS TEXT), 'None') || ': no rows to evaluate (the input is empty)'
       )
       WHEN qrels_stats.unparsed > 0
       THEN ERROR(
@@ -3407,249 +3482,282 @@ WITH text_lines AS (
       )
       WHEN qrels_stats.null_query_id > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.query_id_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           qrels_stats.null_query_id
-        ) || ' null value(s); first at ' || (
+        ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
           qrels_stats.row_texts[1]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN qrels_stats.null_doc_id > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.doc_id_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           qrels_stats.null_doc_id
-        ) || ' null value(s); first at ' || (
+        ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
           qrels_stats.row_texts[2]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN qrels_stats.null_relevance > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           qrels_stats.null_relevance
-        ) || ' null value(s); first at ' || (
+        ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
           qrels_stats.row_texts[3]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN qrels_stats.not_finite > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           qrels_stats.not_finite
-        ) || ' NaN or infinite value(s), such as ' || (
-          CASE
-            WHEN qrels_stats.not_finite_row.relevance IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.relevance), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.relevance AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_stats.not_finite_row.relevance) <> 'VARCHAR'
-            THEN CAST(qrels_stats.not_finite_row.relevance AS TEXT)
-            WHEN CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || '; first at ' || (
+        ) AS TEXT), 'None') || ' NaN or infinite value(s), such as ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.not_finite_row.relevance IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.relevance), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.relevance AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_stats.not_finite_row.relevance) <> 'VARCHAR'
+              THEN CAST(qrels_stats.not_finite_row.relevance AS TEXT)
+              WHEN CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || '; first at ' || COALESCE(CAST((
           qrels_stats.row_texts[4]
-        )
+        ) AS TEXT), 'None')
       )
       WHEN qrels_stats.fractional > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           qrels_stats.fractional
-        ) || ' label(s) with a fractional part, such as ' || (
+        ) AS TEXT), 'None') || ' label(s) with a fractional part, such as ' || COALESCE(CAST((
           CAST(qrels_stats.fractional_row.relevance AS TEXT)
-        ) || '; first at ' || (
+        ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
           qrels_stats.row_texts[6]
-        ) || '. Labels must be integers; pass ' || 'allow_fractional_labels := true' || ' to accept them'
+        ) AS TEXT), 'None') || '. Labels must be integers; pass ' || 'allow_fractional_labels := true' || ' to accept them'
       )
       WHEN qrels_stats.over_gain > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           qrels_stats.over_gain
-        ) || ' label(s) whose gain under ' || 'gain' || ' ' || (
+        ) AS TEXT), 'None') || ' label(s) whose gain under ' || 'gain' || ' ' || COALESCE(CAST((
           COALESCE(gain, 'linear')
-        ) || ' (' || (
-          CASE COALESCE(gain, 'linear')
-            WHEN 'linear'
-            THEN 'gain = label'
-            WHEN 'exponential'
-            THEN 'gain = 2^label - 1'
-            WHEN 'binary'
-            THEN 'gain = 0 or 1'
-          END
-        ) || ') exceeds the largest gain ' || '1e+300' || ', such as ' || (
+        ) AS TEXT), 'None') || ' (' || COALESCE(
+          CAST((
+            CASE COALESCE(gain, 'linear')
+              WHEN 'linear'
+              THEN 'gain = label'
+              WHEN 'exponential'
+              THEN 'gain = 2^label - 1'
+              WHEN 'binary'
+              THEN 'gain = 0 or 1'
+            END
+          ) AS TEXT),
+          'None'
+        ) || ') exceeds the largest gain ' || '1e+300' || ', such as ' || COALESCE(CAST((
           CAST(qrels_stats.over_gain_row.relevance AS TEXT)
-        ) || '; first at ' || (
+        ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
           qrels_stats.row_texts[7]
-        ) || '. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up to ' || (
-          CASE COALESCE(gain, 'linear')
-            WHEN 'linear'
-            THEN '1e+300'
-            WHEN 'exponential'
-            THEN '996.578'
-            WHEN 'binary'
-            THEN 'inf'
-          END
+        ) AS TEXT), 'None') || '. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up to ' || COALESCE(
+          CAST((
+            CASE COALESCE(gain, 'linear')
+              WHEN 'linear'
+              THEN '1e+300'
+              WHEN 'exponential'
+              THEN '996.578'
+              WHEN 'binary'
+              THEN 'inf'
+            END
+          ) AS TEXT),
+          'None'
         ) || ' are accepted under this gain: map larger levels to smaller gains (e.g. ' || 'gain_map := map {1024: 1e6}' || ') or use ' || 'gain := ''linear'''
       )
       WHEN qrels_stats.over_err_grade > 0
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': column ' || (
+        ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
           qrels_stats.relevance_shown
-        ) || ' has ' || (
+        ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
           qrels_stats.over_err_grade
-        ) || ' label(s) above ERR''s largest grade g_max = ' || (
+        ) AS TEXT), 'None') || ' label(s) above ERR''s largest grade g_max = ' || COALESCE(CAST((
           CAST(COALESCE(err_max_grade, 4) AS TEXT)
-        ) || ', such as ' || (
+        ) AS TEXT), 'None') || ', such as ' || COALESCE(CAST((
           CAST(qrels_stats.over_err_grade_row.relevance AS TEXT)
-        ) || '; first at ' || (
+        ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
           qrels_stats.row_texts[8]
-        ) || '. ERR stops a reader at a label g with the chance (2^g - 1) / 2^g_max, which passes 1 above g_max (gdeval refuses such a label); the largest label is ' || (
-          CASE
-            WHEN qrels_stats.over_err_grade_largest = FLOOR(qrels_stats.over_err_grade_largest)
-            AND ABS(qrels_stats.over_err_grade_largest) < 9007199254740992
-            THEN CAST(CAST(qrels_stats.over_err_grade_largest AS BIGINT) AS TEXT)
-            ELSE CAST(CAST(qrels_stats.over_err_grade_largest AS DOUBLE) AS TEXT)
-          END
+        ) AS TEXT), 'None') || '. ERR stops a reader at a label g with the chance (2^g - 1) / 2^g_max, which passes 1 above g_max (gdeval refuses such a label); the largest label is ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_stats.over_err_grade_largest = FLOOR(qrels_stats.over_err_grade_largest)
+              AND ABS(qrels_stats.over_err_grade_largest) < 9007199254740992
+              THEN CAST(CAST(qrels_stats.over_err_grade_largest AS BIGINT) AS TEXT)
+              ELSE CAST(CAST(qrels_stats.over_err_grade_largest AS DOUBLE) AS TEXT)
+            END
+          ) AS TEXT),
+          'None'
         ) || ': ' || 'pass err_max_grade := G' || ' with G at least that (up to ' || '1023' || '), or leave ERR out of ' || 'measures := [...]'
       )
       WHEN NOT run_duplicate IS NULL
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(run AS TEXT)
-        ) || ': document ' || (
-          CASE
-            WHEN run_duplicate.doc_id IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(run_duplicate.doc_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(run_duplicate.doc_id AS TEXT) || ''')'
-            WHEN TYPEOF(run_duplicate.doc_id) <> 'VARCHAR'
-            THEN CAST(run_duplicate.doc_id AS TEXT)
-            WHEN CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' is listed ' || (
+        ) AS TEXT), 'None') || ': document ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_duplicate.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_duplicate.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_duplicate.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_duplicate.doc_id) <> 'VARCHAR'
+              THEN CAST(run_duplicate.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' is listed ' || COALESCE(CAST((
           run_duplicate.times
-        ) || ' times for query ' || (
-          CASE
-            WHEN run_duplicate.query_id IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(run_duplicate.query_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(run_duplicate.query_id AS TEXT) || ''')'
-            WHEN TYPEOF(run_duplicate.query_id) <> 'VARCHAR'
-            THEN CAST(run_duplicate.query_id AS TEXT)
-            WHEN CONTAINS(CAST(run_duplicate.query_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(run_duplicate.query_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+        ) AS TEXT), 'None') || ' times for query ' || COALESCE(
+          CAST((
+            CASE
+              WHEN run_duplicate.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(run_duplicate.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(run_duplicate.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(run_duplicate.query_id) <> 'VARCHAR'
+              THEN CAST(run_duplicate.query_id AS TEXT)
+              WHEN CONTAINS(CAST(run_duplicate.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(run_duplicate.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
         ) || '; each (query_id, doc_id) may appear once in the ' || 'run' || ' (or keep one row with duplicates := ''max-score'')'
       )
       WHEN NOT qrels_duplicate.subtopic IS NULL
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': document ' || (
-          CASE
-            WHEN qrels_duplicate.doc_id IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
-            THEN CAST(qrels_duplicate.doc_id AS TEXT)
-            WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' is judged ' || (
+        ) AS TEXT), 'None') || ': document ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_duplicate.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_duplicate.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' is judged ' || COALESCE(CAST((
           qrels_duplicate.times
-        ) || ' times for query ' || (
-          CASE
-            WHEN qrels_duplicate.query_id IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
-            THEN CAST(qrels_duplicate.query_id AS TEXT)
-            WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' under subtopic ' || (
-          CASE
-            WHEN qrels_duplicate.subtopic IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.subtopic), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_duplicate.subtopic AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_duplicate.subtopic) <> 'VARCHAR'
-            THEN CAST(qrels_duplicate.subtopic AS TEXT)
-            WHEN CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+        ) AS TEXT), 'None') || ' times for query ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_duplicate.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_duplicate.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' under subtopic ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_duplicate.subtopic IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_duplicate.subtopic), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_duplicate.subtopic AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_duplicate.subtopic) <> 'VARCHAR'
+              THEN CAST(qrels_duplicate.subtopic AS TEXT)
+              WHEN CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
         ) || '; each (query_id, subtopic, doc_id) may appear once in the qrels'
       )
       WHEN NOT qrels_duplicate IS NULL
       THEN ERROR(
-        caller || ': ' || (
+        caller || ': ' || COALESCE(CAST((
           CAST(qrels AS TEXT)
-        ) || ': document ' || (
-          CASE
-            WHEN qrels_duplicate.doc_id IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
-            THEN CAST(qrels_duplicate.doc_id AS TEXT)
-            WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
-        ) || ' is listed ' || (
+        ) AS TEXT), 'None') || ': document ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_duplicate.doc_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
+              THEN CAST(qrels_duplicate.doc_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
+        ) || ' is listed ' || COALESCE(CAST((
           qrels_duplicate.times
-        ) || ' times for query ' || (
-          CASE
-            WHEN qrels_duplicate.query_id IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
-            THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
-            WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
-            THEN CAST(qrels_duplicate.query_id AS TEXT)
-            WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
-            AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
-            THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END
+        ) AS TEXT), 'None') || ' times for query ' || COALESCE(
+          CAST((
+            CASE
+              WHEN qrels_duplicate.query_id IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
+              THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
+              WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
+              THEN CAST(qrels_duplicate.query_id AS TEXT)
+              WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
+              AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
+              THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
+              ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+            END
+          ) AS TEXT),
+          'None'
         ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels' || ''
       )
     END AS refused

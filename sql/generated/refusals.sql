@@ -3594,30 +3594,33 @@ SELECT
       run_stats.query_id_type
     )
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.query_id_shown
-      ) || ' has type ' || (
-        CASE
-          WHEN run_stats.query_id_type = 'VARCHAR'
-          THEN 'String'
-          WHEN run_stats.query_id_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN run_stats.query_id_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN run_stats.query_id_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN run_stats.query_id_type = 'DATE'
-          THEN 'Date'
-          WHEN run_stats.query_id_type = 'TIME'
-          THEN 'Time'
-          WHEN run_stats.query_id_type = 'BLOB'
-          THEN 'Binary'
-          WHEN run_stats.query_id_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE run_stats.query_id_type
-        END
+      ) AS TEXT), 'None') || ' has type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.query_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.query_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.query_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.query_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.query_id_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.query_id_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.query_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.query_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.query_id_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '; ids must be string or integer'
     )
     WHEN NOT run_stats.doc_id_type IS NULL
@@ -3638,131 +3641,146 @@ SELECT
       run_stats.doc_id_type
     )
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.doc_id_shown
-      ) || ' has type ' || (
-        CASE
-          WHEN run_stats.doc_id_type = 'VARCHAR'
-          THEN 'String'
-          WHEN run_stats.doc_id_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN run_stats.doc_id_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN run_stats.doc_id_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN run_stats.doc_id_type = 'DATE'
-          THEN 'Date'
-          WHEN run_stats.doc_id_type = 'TIME'
-          THEN 'Time'
-          WHEN run_stats.doc_id_type = 'BLOB'
-          THEN 'Binary'
-          WHEN run_stats.doc_id_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE run_stats.doc_id_type
-        END
+      ) AS TEXT), 'None') || ' has type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.doc_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.doc_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.doc_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.doc_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.doc_id_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.doc_id_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.doc_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.doc_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.doc_id_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '; ids must be string or integer'
     )
     WHEN run_stats.score_type = 'VARCHAR' AND run_stats.text > 0
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.score_shown
-      ) || ' holds text such as ' || (
-        CASE
-          WHEN run_stats.text_row.score IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_stats.text_row.score), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_stats.text_row.score AS TEXT) || ''')'
-          WHEN TYPEOF(run_stats.text_row.score) <> 'VARCHAR'
-          THEN CAST(run_stats.text_row.score AS TEXT)
-          WHEN CONTAINS(CAST(run_stats.text_row.score AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_stats.text_row.score AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ' (type ' || (
-        CASE
-          WHEN run_stats.score_type = 'VARCHAR'
-          THEN 'String'
-          WHEN run_stats.score_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN run_stats.score_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN run_stats.score_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN run_stats.score_type = 'DATE'
-          THEN 'Date'
-          WHEN run_stats.score_type = 'TIME'
-          THEN 'Time'
-          WHEN run_stats.score_type = 'BLOB'
-          THEN 'Binary'
-          WHEN run_stats.score_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE run_stats.score_type
-        END
-      ) || '); expected numbers; first at ' || (
+      ) AS TEXT), 'None') || ' holds text such as ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.text_row.score IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_stats.text_row.score), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_stats.text_row.score AS TEXT) || ''')'
+            WHEN TYPEOF(run_stats.text_row.score) <> 'VARCHAR'
+            THEN CAST(run_stats.text_row.score AS TEXT)
+            WHEN CONTAINS(CAST(run_stats.text_row.score AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_stats.text_row.score AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || ' (type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) AS TEXT),
+        'None'
+      ) || '); expected numbers; first at ' || COALESCE(CAST((
         run_stats.row_texts[5]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN run_stats.score_type = 'VARCHAR'
     AND run_stats.row_count > 0
     AND run_stats.null_score = run_stats.row_count
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.score_shown
-      ) || ' is null in every row (type ' || (
-        CASE
-          WHEN run_stats.score_type = 'VARCHAR'
-          THEN 'String'
-          WHEN run_stats.score_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN run_stats.score_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN run_stats.score_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN run_stats.score_type = 'DATE'
-          THEN 'Date'
-          WHEN run_stats.score_type = 'TIME'
-          THEN 'Time'
-          WHEN run_stats.score_type = 'BLOB'
-          THEN 'Binary'
-          WHEN run_stats.score_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE run_stats.score_type
-        END
+      ) AS TEXT), 'None') || ' is null in every row (type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '); expected numbers'
     )
     WHEN run_stats.score_type = 'VARCHAR'
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.score_shown
-      ) || ' holds numbers stored as text (type ' || (
-        CASE
-          WHEN run_stats.score_type = 'VARCHAR'
-          THEN 'String'
-          WHEN run_stats.score_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN run_stats.score_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN run_stats.score_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN run_stats.score_type = 'DATE'
-          THEN 'Date'
-          WHEN run_stats.score_type = 'TIME'
-          THEN 'Time'
-          WHEN run_stats.score_type = 'BLOB'
-          THEN 'Binary'
-          WHEN run_stats.score_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE run_stats.score_type
-        END
+      ) AS TEXT), 'None') || ' holds numbers stored as text (type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '); expected numbers'
     )
     WHEN NOT run_stats.score_type IS NULL
@@ -3787,30 +3805,33 @@ SELECT
       OR run_stats.score_type LIKE 'DECIMAL%'
     )
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.score_shown
-      ) || ' has type ' || (
-        CASE
-          WHEN run_stats.score_type = 'VARCHAR'
-          THEN 'String'
-          WHEN run_stats.score_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN run_stats.score_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN run_stats.score_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN run_stats.score_type = 'DATE'
-          THEN 'Date'
-          WHEN run_stats.score_type = 'TIME'
-          THEN 'Time'
-          WHEN run_stats.score_type = 'BLOB'
-          THEN 'Binary'
-          WHEN run_stats.score_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE run_stats.score_type
-        END
+      ) AS TEXT), 'None') || ' has type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.score_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_stats.score_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_stats.score_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_stats.score_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_stats.score_type = 'DATE'
+            THEN 'Date'
+            WHEN run_stats.score_type = 'TIME'
+            THEN 'Time'
+            WHEN run_stats.score_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_stats.score_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_stats.score_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '; expected numbers'
     )
     WHEN NOT qrels_stats.query_id_type IS NULL
@@ -3831,30 +3852,36 @@ SELECT
       qrels_stats.query_id_type
     )
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.query_id_shown
-      ) || ' has type ' || (
-        CASE
-          WHEN qrels_stats.query_id_type = 'VARCHAR'
-          THEN 'String'
-          WHEN qrels_stats.query_id_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN qrels_stats.query_id_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN qrels_stats.query_id_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN qrels_stats.query_id_type = 'DATE'
-          THEN 'Date'
-          WHEN qrels_stats.query_id_type = 'TIME'
-          THEN 'Time'
-          WHEN qrels_stats.query_id_type = 'BLOB'
-          THEN 'Binary'
-          WHEN qrels_stats.query_id_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE qrels_stats.query_id_type
-        END
+      ) AS TEXT), 'None') || ' has type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.query_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.query_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.query_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.query_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.query_id_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.query_id_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.query_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.query_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.query_id_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '; ids must be string or integer'
     )
     WHEN NOT qrels_stats.doc_id_type IS NULL
@@ -3875,131 +3902,158 @@ SELECT
       qrels_stats.doc_id_type
     )
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.doc_id_shown
-      ) || ' has type ' || (
-        CASE
-          WHEN qrels_stats.doc_id_type = 'VARCHAR'
-          THEN 'String'
-          WHEN qrels_stats.doc_id_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN qrels_stats.doc_id_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN qrels_stats.doc_id_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN qrels_stats.doc_id_type = 'DATE'
-          THEN 'Date'
-          WHEN qrels_stats.doc_id_type = 'TIME'
-          THEN 'Time'
-          WHEN qrels_stats.doc_id_type = 'BLOB'
-          THEN 'Binary'
-          WHEN qrels_stats.doc_id_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE qrels_stats.doc_id_type
-        END
+      ) AS TEXT), 'None') || ' has type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.doc_id_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.doc_id_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.doc_id_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.doc_id_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.doc_id_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.doc_id_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.doc_id_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.doc_id_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.doc_id_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '; ids must be string or integer'
     )
     WHEN qrels_stats.relevance_type = 'VARCHAR' AND qrels_stats.text > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' holds text such as ' || (
-        CASE
-          WHEN qrels_stats.text_row.relevance IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.relevance), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(qrels_stats.text_row.relevance AS TEXT) || ''')'
-          WHEN TYPEOF(qrels_stats.text_row.relevance) <> 'VARCHAR'
-          THEN CAST(qrels_stats.text_row.relevance AS TEXT)
-          WHEN CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '''')
-          AND NOT CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ' (type ' || (
-        CASE
-          WHEN qrels_stats.relevance_type = 'VARCHAR'
-          THEN 'String'
-          WHEN qrels_stats.relevance_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN qrels_stats.relevance_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN qrels_stats.relevance_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN qrels_stats.relevance_type = 'DATE'
-          THEN 'Date'
-          WHEN qrels_stats.relevance_type = 'TIME'
-          THEN 'Time'
-          WHEN qrels_stats.relevance_type = 'BLOB'
-          THEN 'Binary'
-          WHEN qrels_stats.relevance_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE qrels_stats.relevance_type
-        END
-      ) || '); expected numbers; first at ' || (
+      ) AS TEXT), 'None') || ' holds text such as ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.text_row.relevance IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_stats.text_row.relevance), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_stats.text_row.relevance AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_stats.text_row.relevance) <> 'VARCHAR'
+            THEN CAST(qrels_stats.text_row.relevance AS TEXT)
+            WHEN CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_stats.text_row.relevance AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || ' (type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) AS TEXT),
+        'None'
+      ) || '); expected numbers; first at ' || COALESCE(CAST((
         qrels_stats.row_texts[5]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN qrels_stats.relevance_type = 'VARCHAR'
     AND qrels_stats.row_count > 0
     AND qrels_stats.null_relevance = qrels_stats.row_count
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' is null in every row (type ' || (
-        CASE
-          WHEN qrels_stats.relevance_type = 'VARCHAR'
-          THEN 'String'
-          WHEN qrels_stats.relevance_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN qrels_stats.relevance_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN qrels_stats.relevance_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN qrels_stats.relevance_type = 'DATE'
-          THEN 'Date'
-          WHEN qrels_stats.relevance_type = 'TIME'
-          THEN 'Time'
-          WHEN qrels_stats.relevance_type = 'BLOB'
-          THEN 'Binary'
-          WHEN qrels_stats.relevance_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE qrels_stats.relevance_type
-        END
+      ) AS TEXT), 'None') || ' is null in every row (type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '); expected numbers'
     )
     WHEN qrels_stats.relevance_type = 'VARCHAR'
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' holds numbers stored as text (type ' || (
-        CASE
-          WHEN qrels_stats.relevance_type = 'VARCHAR'
-          THEN 'String'
-          WHEN qrels_stats.relevance_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN qrels_stats.relevance_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN qrels_stats.relevance_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN qrels_stats.relevance_type = 'DATE'
-          THEN 'Date'
-          WHEN qrels_stats.relevance_type = 'TIME'
-          THEN 'Time'
-          WHEN qrels_stats.relevance_type = 'BLOB'
-          THEN 'Binary'
-          WHEN qrels_stats.relevance_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE qrels_stats.relevance_type
-        END
+      ) AS TEXT), 'None') || ' holds numbers stored as text (type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '); expected numbers'
     )
     WHEN NOT qrels_stats.relevance_type IS NULL
@@ -4024,364 +4078,439 @@ SELECT
       OR qrels_stats.relevance_type LIKE 'DECIMAL%'
     )
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' has type ' || (
-        CASE
-          WHEN qrels_stats.relevance_type = 'VARCHAR'
-          THEN 'String'
-          WHEN qrels_stats.relevance_type = 'BOOLEAN'
-          THEN 'Boolean'
-          WHEN qrels_stats.relevance_type = 'DOUBLE'
-          THEN 'Float64'
-          WHEN qrels_stats.relevance_type = 'FLOAT'
-          THEN 'Float32'
-          WHEN qrels_stats.relevance_type = 'DATE'
-          THEN 'Date'
-          WHEN qrels_stats.relevance_type = 'TIME'
-          THEN 'Time'
-          WHEN qrels_stats.relevance_type = 'BLOB'
-          THEN 'Binary'
-          WHEN qrels_stats.relevance_type = 'INTERVAL'
-          THEN 'Duration'
-          ELSE qrels_stats.relevance_type
-        END
+      ) AS TEXT), 'None') || ' has type ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.relevance_type = 'VARCHAR'
+            THEN 'String'
+            WHEN qrels_stats.relevance_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN qrels_stats.relevance_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN qrels_stats.relevance_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN qrels_stats.relevance_type = 'DATE'
+            THEN 'Date'
+            WHEN qrels_stats.relevance_type = 'TIME'
+            THEN 'Time'
+            WHEN qrels_stats.relevance_type = 'BLOB'
+            THEN 'Binary'
+            WHEN qrels_stats.relevance_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE qrels_stats.relevance_type
+          END
+        ) AS TEXT),
+        'None'
       ) || '; expected numbers'
     )
     WHEN run_stats.row_count = 0
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': no rows to evaluate (the input is empty)'
+      ) AS TEXT), 'None') || ': no rows to evaluate (the input is empty)'
     )
     WHEN run_stats.null_query_id > 0
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.query_id_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         run_stats.null_query_id
-      ) || ' null value(s); first at ' || (
+      ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
         run_stats.row_texts[1]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN run_stats.null_doc_id > 0
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.doc_id_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         run_stats.null_doc_id
-      ) || ' null value(s); first at ' || (
+      ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
         run_stats.row_texts[2]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN run_stats.null_score > 0
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.score_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         run_stats.null_score
-      ) || ' null value(s); first at ' || (
+      ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
         run_stats.row_texts[3]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN run_stats.not_finite > 0
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.score_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         run_stats.not_finite
-      ) || ' NaN or infinite value(s), such as ' || (
-        CASE
-          WHEN run_stats.not_finite_row.score IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.score), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_stats.not_finite_row.score AS TEXT) || ''')'
-          WHEN TYPEOF(run_stats.not_finite_row.score) <> 'VARCHAR'
-          THEN CAST(run_stats.not_finite_row.score AS TEXT)
-          WHEN CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || '; first at ' || (
+      ) AS TEXT), 'None') || ' NaN or infinite value(s), such as ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_stats.not_finite_row.score IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_stats.not_finite_row.score), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_stats.not_finite_row.score AS TEXT) || ''')'
+            WHEN TYPEOF(run_stats.not_finite_row.score) <> 'VARCHAR'
+            THEN CAST(run_stats.not_finite_row.score AS TEXT)
+            WHEN CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_stats.not_finite_row.score AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_stats.not_finite_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || '; first at ' || COALESCE(CAST((
         run_stats.row_texts[4]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN run_stats.inexact > 0
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': column ' || (
+      ) AS TEXT), 'None') || ': column ' || COALESCE(CAST((
         run_stats.score_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         run_stats.inexact
-      ) || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || (
+      ) AS TEXT), 'None') || ' score(s) a double cannot hold exactly (integers beyond 2^53, decimals beyond 15 significant digits), such as ' || COALESCE(CAST((
         CAST(run_stats.inexact_row.score AS TEXT)
-      ) || '; first at ' || (
+      ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
         run_stats.row_texts[6]
-      ) || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
+      ) AS TEXT), 'None') || '. Every engine compares scores as doubles, as trec_eval reads them, so scores that differ only there would tie: shift or scale them into that range (subtract a base, divide)'
     )
     WHEN qrels_stats.row_count = 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
       ) || ': no rows to evaluate (the input is empty)'
     )
     WHEN qrels_stats.null_query_id > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.query_id_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         qrels_stats.null_query_id
-      ) || ' null value(s); first at ' || (
+      ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
         qrels_stats.row_texts[1]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN qrels_stats.null_doc_id > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.doc_id_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         qrels_stats.null_doc_id
-      ) || ' null value(s); first at ' || (
+      ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
         qrels_stats.row_texts[2]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN qrels_stats.null_relevance > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         qrels_stats.null_relevance
-      ) || ' null value(s); first at ' || (
+      ) AS TEXT), 'None') || ' null value(s); first at ' || COALESCE(CAST((
         qrels_stats.row_texts[3]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN qrels_stats.not_finite > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         qrels_stats.not_finite
-      ) || ' NaN or infinite value(s), such as ' || (
-        CASE
-          WHEN qrels_stats.not_finite_row.relevance IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.relevance), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.relevance AS TEXT) || ''')'
-          WHEN TYPEOF(qrels_stats.not_finite_row.relevance) <> 'VARCHAR'
-          THEN CAST(qrels_stats.not_finite_row.relevance AS TEXT)
-          WHEN CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '''')
-          AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || '; first at ' || (
+      ) AS TEXT), 'None') || ' NaN or infinite value(s), such as ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.not_finite_row.relevance IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_stats.not_finite_row.relevance), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_stats.not_finite_row.relevance AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_stats.not_finite_row.relevance) <> 'VARCHAR'
+            THEN CAST(qrels_stats.not_finite_row.relevance AS TEXT)
+            WHEN CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.not_finite_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || '; first at ' || COALESCE(CAST((
         qrels_stats.row_texts[4]
-      )
+      ) AS TEXT), 'None')
     )
     WHEN qrels_stats.fractional > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         qrels_stats.fractional
-      ) || ' label(s) with a fractional part, such as ' || (
+      ) AS TEXT), 'None') || ' label(s) with a fractional part, such as ' || COALESCE(CAST((
         CAST(qrels_stats.fractional_row.relevance AS TEXT)
-      ) || '; first at ' || (
+      ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
         qrels_stats.row_texts[6]
-      ) || '. Labels must be integers; pass ' || 'SET VARIABLE allow_fractional_labels = true' || ' to accept them'
+      ) AS TEXT), 'None') || '. Labels must be integers; pass ' || 'SET VARIABLE allow_fractional_labels = true' || ' to accept them'
     )
     WHEN qrels_stats.over_gain > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         qrels_stats.over_gain
-      ) || ' label(s) whose gain under ' || 'gain' || ' ' || (
+      ) AS TEXT), 'None') || ' label(s) whose gain under ' || 'gain' || ' ' || COALESCE(CAST((
         COALESCE(GETVARIABLE('gain'), 'linear')
-      ) || ' (' || (
-        CASE COALESCE(GETVARIABLE('gain'), 'linear')
-          WHEN 'linear'
-          THEN 'gain = label'
-          WHEN 'exponential'
-          THEN 'gain = 2^label - 1'
-          WHEN 'binary'
-          THEN 'gain = 0 or 1'
-        END
-      ) || ') exceeds the largest gain ' || '1e+300' || ', such as ' || (
+      ) AS TEXT), 'None') || ' (' || COALESCE(
+        CAST((
+          CASE COALESCE(GETVARIABLE('gain'), 'linear')
+            WHEN 'linear'
+            THEN 'gain = label'
+            WHEN 'exponential'
+            THEN 'gain = 2^label - 1'
+            WHEN 'binary'
+            THEN 'gain = 0 or 1'
+          END
+        ) AS TEXT),
+        'None'
+      ) || ') exceeds the largest gain ' || '1e+300' || ', such as ' || COALESCE(CAST((
         CAST(qrels_stats.over_gain_row.relevance AS TEXT)
-      ) || '; first at ' || (
+      ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
         qrels_stats.row_texts[7]
-      ) || '. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up to ' || (
-        CASE COALESCE(GETVARIABLE('gain'), 'linear')
-          WHEN 'linear'
-          THEN '1e+300'
-          WHEN 'exponential'
-          THEN '996.578'
-          WHEN 'binary'
-          THEN 'inf'
-        END
+      ) AS TEXT), 'None') || '. Sums of such gains overflow a double (an infinite IDCG, a NaN NDCG); labels up to ' || COALESCE(
+        CAST((
+          CASE COALESCE(GETVARIABLE('gain'), 'linear')
+            WHEN 'linear'
+            THEN '1e+300'
+            WHEN 'exponential'
+            THEN '996.578'
+            WHEN 'binary'
+            THEN 'inf'
+          END
+        ) AS TEXT),
+        'None'
       ) || ' are accepted under this gain: map larger levels to smaller gains (e.g. ' || 'SET VARIABLE gain_map = MAP {1024: 1e6}' || ') or use ' || 'SET VARIABLE gain = ''linear'''
     )
     WHEN qrels_stats.over_err_grade > 0
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': column ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': column ' || COALESCE(CAST((
         qrels_stats.relevance_shown
-      ) || ' has ' || (
+      ) AS TEXT), 'None') || ' has ' || COALESCE(CAST((
         qrels_stats.over_err_grade
-      ) || ' label(s) above ERR''s largest grade g_max = ' || (
-        CAST(COALESCE(GETVARIABLE('err_max_grade'), 4) AS TEXT)
-      ) || ', such as ' || (
+      ) AS TEXT), 'None') || ' label(s) above ERR''s largest grade g_max = ' || COALESCE(
+        CAST((
+          CAST(COALESCE(GETVARIABLE('err_max_grade'), 4) AS TEXT)
+        ) AS TEXT),
+        'None'
+      ) || ', such as ' || COALESCE(CAST((
         CAST(qrels_stats.over_err_grade_row.relevance AS TEXT)
-      ) || '; first at ' || (
+      ) AS TEXT), 'None') || '; first at ' || COALESCE(CAST((
         qrels_stats.row_texts[8]
-      ) || '. ERR stops a reader at a label g with the chance (2^g - 1) / 2^g_max, which passes 1 above g_max (gdeval refuses such a label); the largest label is ' || (
-        CASE
-          WHEN qrels_stats.over_err_grade_largest = FLOOR(qrels_stats.over_err_grade_largest)
-          AND ABS(qrels_stats.over_err_grade_largest) < 9007199254740992
-          THEN CAST(CAST(qrels_stats.over_err_grade_largest AS BIGINT) AS TEXT)
-          ELSE CAST(CAST(qrels_stats.over_err_grade_largest AS DOUBLE) AS TEXT)
-        END
+      ) AS TEXT), 'None') || '. ERR stops a reader at a label g with the chance (2^g - 1) / 2^g_max, which passes 1 above g_max (gdeval refuses such a label); the largest label is ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_stats.over_err_grade_largest = FLOOR(qrels_stats.over_err_grade_largest)
+            AND ABS(qrels_stats.over_err_grade_largest) < 9007199254740992
+            THEN CAST(CAST(qrels_stats.over_err_grade_largest AS BIGINT) AS TEXT)
+            ELSE CAST(CAST(qrels_stats.over_err_grade_largest AS DOUBLE) AS TEXT)
+          END
+        ) AS TEXT),
+        'None'
       ) || ': ' || 'run SET VARIABLE err_max_grade = G' || ' with G at least that (up to ' || '1023' || '), or leave ERR out of ' || 'SET VARIABLE measures'
     )
     WHEN NOT run_duplicate IS NULL
     THEN ERROR(
-      (
+      COALESCE(CAST((
         CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': document ' || (
-        CASE
-          WHEN run_duplicate.doc_id IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_duplicate.doc_id), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_duplicate.doc_id AS TEXT) || ''')'
-          WHEN TYPEOF(run_duplicate.doc_id) <> 'VARCHAR'
-          THEN CAST(run_duplicate.doc_id AS TEXT)
-          WHEN CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ' is listed ' || (
+      ) AS TEXT), 'None') || ': document ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_duplicate.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_duplicate.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_duplicate.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(run_duplicate.doc_id) <> 'VARCHAR'
+            THEN CAST(run_duplicate.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_duplicate.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || ' is listed ' || COALESCE(CAST((
         run_duplicate.times
-      ) || ' times for query ' || (
-        CASE
-          WHEN run_duplicate.query_id IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_duplicate.query_id), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_duplicate.query_id AS TEXT) || ''')'
-          WHEN TYPEOF(run_duplicate.query_id) <> 'VARCHAR'
-          THEN CAST(run_duplicate.query_id AS TEXT)
-          WHEN CONTAINS(CAST(run_duplicate.query_id AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_duplicate.query_id AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+      ) AS TEXT), 'None') || ' times for query ' || COALESCE(
+        CAST((
+          CASE
+            WHEN run_duplicate.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_duplicate.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_duplicate.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(run_duplicate.query_id) <> 'VARCHAR'
+            THEN CAST(run_duplicate.query_id AS TEXT)
+            WHEN CONTAINS(CAST(run_duplicate.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_duplicate.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
       ) || '; each (query_id, doc_id) may appear once in the ' || 'run' || ' (or keep one row with SET VARIABLE duplicates = ''first'' or ''max-score'')'
     )
     WHEN NOT qrels_duplicate.subtopic IS NULL
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': document ' || (
-        CASE
-          WHEN qrels_duplicate.doc_id IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
-          WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
-          THEN CAST(qrels_duplicate.doc_id AS TEXT)
-          WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
-          AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ' is judged ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': document ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_duplicate.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || ' is judged ' || COALESCE(CAST((
         qrels_duplicate.times
-      ) || ' times for query ' || (
-        CASE
-          WHEN qrels_duplicate.query_id IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
-          WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
-          THEN CAST(qrels_duplicate.query_id AS TEXT)
-          WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
-          AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ' under subtopic ' || (
-        CASE
-          WHEN qrels_duplicate.subtopic IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.subtopic), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(qrels_duplicate.subtopic AS TEXT) || ''')'
-          WHEN TYPEOF(qrels_duplicate.subtopic) <> 'VARCHAR'
-          THEN CAST(qrels_duplicate.subtopic AS TEXT)
-          WHEN CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '''')
-          AND NOT CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+      ) AS TEXT), 'None') || ' times for query ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_duplicate.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.query_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || ' under subtopic ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_duplicate.subtopic IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.subtopic), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.subtopic AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.subtopic) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.subtopic AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.subtopic AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.subtopic AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
       ) || '; each (query_id, subtopic, doc_id) may appear once in the qrels'
     )
     WHEN NOT qrels_duplicate IS NULL
     THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': document ' || (
-        CASE
-          WHEN qrels_duplicate.doc_id IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
-          WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
-          THEN CAST(qrels_duplicate.doc_id AS TEXT)
-          WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
-          AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ' is listed ' || (
+      COALESCE(
+        CAST((
+          COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+        ) AS TEXT),
+        'None'
+      ) || ': document ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_duplicate.doc_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.doc_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.doc_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.doc_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.doc_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.doc_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
+      ) || ' is listed ' || COALESCE(CAST((
         qrels_duplicate.times
-      ) || ' times for query ' || (
-        CASE
-          WHEN qrels_duplicate.query_id IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
-          WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
-          THEN CAST(qrels_duplicate.query_id AS TEXT)
-          WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
-          AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+      ) AS TEXT), 'None') || ' times for query ' || COALESCE(
+        CAST((
+          CASE
+            WHEN qrels_duplicate.query_id IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(qrels_duplicate.query_id), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(qrels_duplicate.query_id AS TEXT) || ''')'
+            WHEN TYPEOF(qrels_duplicate.query_id) <> 'VARCHAR'
+            THEN CAST(qrels_duplicate.query_id AS TEXT)
+            WHEN CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '''')
+            AND NOT CONTAINS(CAST(qrels_duplicate.query_id AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(qrels_duplicate.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) AS TEXT),
+        'None'
       ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels' || ''
     )
   END AS refused
