@@ -39,11 +39,15 @@ LINE_COLUMNS = ("ndcg_file", "ndcg_line_number", "ndcg_line", "ndcg_fields", "nd
 
 def line_conditions(view: str, role: str) -> dict[str, str]:
     """The tests of a row read from text, by name: a TREC line that did not parse, a file's first
-    line with the other kind's fields, a CSV line whose fields are not its header's."""
+    line with the other kind's fields, a CSV line with a quote left open (an odd count of them: a
+    quoted field running on to the next line, which the macros read as a row of its own, or a
+    stray quote), a CSV line whose fields are not its header's."""
     other_shape = f"{view}.ndcg_fields = 4" if role == "run" else f"{view}.ndcg_fields >= 5"
+    quotes = f"length({view}.ndcg_line) - length(replace({view}.ndcg_line, '\"', ''))"
     return {
         "unparsed": f"coalesce({view}.ndcg_unparsed and {view}.ndcg_expected_fields is null, false)",
         "shape": f"coalesce({view}.ndcg_first and {view}.ndcg_expected_fields is null and {other_shape}, false)",
+        "quote_open": f"coalesce({view}.ndcg_expected_fields is not null and ({quotes}) % 2 = 1, false)",
         "ragged": f"coalesce({view}.ndcg_fields <> {view}.ndcg_expected_fields, false)",
     }
 
@@ -112,7 +116,7 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
     not there, a CSV file without a header or rows, the first TREC line of the other kind, a
     ragged CSV line, the missing columns."""
     stats = f"{role}_stats"
-    shape_row, ragged_row = f"{stats}.shape_row", f"{stats}.ragged_row"
+    shape_row, ragged_row, quote_row = f"{stats}.shape_row", f"{stats}.ragged_row", f"{stats}.quote_open_row"
     place = "{row}.ndcg_file || ':' || cast({row}.ndcg_line_number as varchar) || ': '"
     if role == "run":
         shape = Sql(
@@ -139,6 +143,15 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
         f"{ragged_row}.ndcg_expected_fields then ' (a field too many; a value holding the separator must be quoted)' "
         "else ' (a field missing)' end"
     )
+    quote_open = Sql(
+        place.format(row=quote_row)
+        + " || "
+        + _text(
+            "a double quote left open on the line (an odd number of them): the table macros read one line as one "
+            "row, so a quoted field may not hold a line break, and a quote inside a field must be doubled "
+            '(""); ndcg evaluate reads quoted line breaks'
+        )
+    )
     found = f"{role}_columns"
     # a name without a pattern's characters that read_text found no file of (it skips them silently)
     absent = (
@@ -162,6 +175,7 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
         ),
         (f"{found}.has_header and {stats}.row_count = 0", Sql(f"{name} || ': no rows (a header only)'")),
         (f"{stats}.shape > 0", shape),
+        (f"{stats}.quote_open > 0", quote_open),
         (f"{stats}.ragged > 0", ragged),
         (f"len({_missing(role)}) > 0", _missing_message(role, name)),
     ]

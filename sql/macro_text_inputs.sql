@@ -11,7 +11,7 @@
 -- blank lines and trec_eval's comment lines skipped ('#' after blanks in a run, in the first
 -- column of qrels); a line that does not parse keeps its text and number for the refusal.
 -- CSV/TSV: a header naming the columns, ids read as text, quoted fields ("a,b", "a ""b""");
--- a field holding a line break is not read (one line, one row).
+-- a line with a quote left open (a field holding a line break) is refused (one line, one row).
 --
 -- Creates: views run_text_rows and qrels_text_rows (query_id, doc_id, score or relevance,
 -- ndcg_file, ndcg_line_number, ndcg_line, ndcg_unparsed, ndcg_value_text, ndcg_fields,

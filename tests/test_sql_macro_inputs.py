@@ -303,6 +303,42 @@ def test_a_csv_column_is_typed_by_all_its_rows_on_both_fronts(bad_files: Path, m
     assert dict(by_command_line.select("k", "ndcg").iter_rows()) == pytest.approx(expected, abs=1e-12)
 
 
+def test_quoted_csv_fields_are_read_on_one_line_or_refused(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The macros read one line as one row: quoted fields holding the separator or a doubled
+    quote are read as the command line reads them; a quote left open on its line (a field holding
+    a line break, which the command line reads, or a stray quote) is refused, naming the line,
+    never read as rows of their own (q2's line inside q1's field scored q2)."""
+    (bad_files / "quoted.csv").write_text('query_id,doc_id,score\nq1,"d,1",3\nq1,"d""2",2\nq2,d1,1\n')
+    (bad_files / "quoted_qrels.csv").write_text('query_id,doc_id,relevance\nq1,"d""2",1\nq2,d1,1\n')
+    connection = connected(bad_files, monkeypatch)
+    # q1: 'd,1' (score 3, unjudged) then 'd"2' (label 1) at rank 2; q2: d1 (label 1) at rank 1
+    expected = {("q1", 1): 0.0, ("q1", 2): 1 / log2(3), ("q2", 1): 1.0, ("q2", 2): 1.0}
+    call = "select query_id, k, ndcg from ndcg_per_query('quoted.csv', 'quoted_qrels.csv', ks := [1, 2])"
+    by_macro = {(q, k): ndcg for q, k, ndcg in connection.sql(call).fetchall() if k is not None}
+    assert by_macro == pytest.approx(expected, abs=1e-12)
+    by_command_line = evaluate("quoted.csv", "quoted_qrels.csv", k=[1, 2]).per_query.filter(pl.col("k").is_not_null())
+    assert {(q, k): v for q, k, v in by_command_line.select("query_id", "k", "ndcg").iter_rows()} == pytest.approx(
+        expected, abs=1e-12
+    )
+    open_quotes = {
+        "running_on.csv": 'query_id,doc_id,score\nq1,d2,5\nq1,"x,3\nq2,d1,1\nq1,y",1\n',
+        "line_break.csv": 'query_id,doc_id,score\nq2,d1,1\nq1,"d1\nx",3\n',
+        "stray.csv": 'query_id,doc_id,score\nq2,d1,1\nq1,d"1,3\n',
+    }
+    for name, text in open_quotes.items():
+        (bad_files / name).write_text(text)
+        with pytest.raises(duckdb.InvalidInputException) as refused:
+            connection.sql(f"select * from ndcg_per_query('{name}', 'quoted_qrels.csv')").fetchall()
+        assert str(refused.value) == (
+            f"Invalid Input Error: ndcg_per_query: {name}:3: a double quote left open on the line (an odd number "
+            "of them): the table macros read one line as one row, so a quoted field may not hold a line break, and "
+            'a quote inside a field must be doubled (""); ndcg evaluate reads quoted line breaks'
+        ), name
+    # the command line reads the quoted line break as CSV does: q1's one document is 'd1\nx', unjudged
+    broken = evaluate("line_break.csv", "quoted_qrels.csv", k=[1]).per_query.filter(pl.col("k") == 1)
+    assert dict(broken.select("query_id", "ndcg").iter_rows()) == pytest.approx({"q1": 0.0, "q2": 1.0}, abs=1e-12)
+
+
 def test_arguments_the_command_line_has_no_word_for(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """What only a macro can be given: a number or null as an input, a format it does not read;
     and the fixes of a missing column in a macro's terms."""

@@ -670,6 +670,7 @@ WITH text_lines AS (
           measured.inexact_row,
           measured.unparsed_row,
           measured.shape_row,
+          measured.quote_open_row,
           measured.ragged_row
         ],
         LAMBDA r : CASE
@@ -853,6 +854,14 @@ WITH text_lines AS (
             FALSE
           )) AS shape,
         COUNT(*) FILTER(WHERE
+          COALESCE(
+            NOT run_given.ndcg_expected_fields IS NULL
+            AND (
+              LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
+            ) % 2 = 1,
+            FALSE
+          )) AS quote_open,
+        COUNT(*) FILTER(WHERE
           COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged,
         COUNT(*) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text,
@@ -950,6 +959,17 @@ WITH text_lines AS (
           {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
+          COALESCE(
+            NOT run_given.ndcg_expected_fields IS NULL
+            AND (
+              LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
+            ) % 2 = 1,
+            FALSE
+          )) AS quote_open_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
+        ) FILTER(WHERE
           COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged_row,
         ARG_MIN(
           {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.ndcg_value_text, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
@@ -993,6 +1013,7 @@ WITH text_lines AS (
           measured.over_err_grade_row,
           measured.unparsed_row,
           measured.shape_row,
+          measured.quote_open_row,
           measured.ragged_row
         ],
         LAMBDA r : CASE
@@ -1185,6 +1206,14 @@ WITH text_lines AS (
             FALSE
           )) AS shape,
         COUNT(*) FILTER(WHERE
+          COALESCE(
+            NOT qrels_given.ndcg_expected_fields IS NULL
+            AND (
+              LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
+            ) % 2 = 1,
+            FALSE
+          )) AS quote_open,
+        COUNT(*) FILTER(WHERE
           COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged,
         COUNT(*) FILTER(WHERE
           NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text,
@@ -1279,6 +1308,17 @@ WITH text_lines AS (
             AND qrels_given.ndcg_fields >= 5,
             FALSE
           )) AS shape_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(
+            NOT qrels_given.ndcg_expected_fields IS NULL
+            AND (
+              LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
+            ) % 2 = 1,
+            FALSE
+          )) AS quote_open_row,
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
@@ -1993,6 +2033,10 @@ WITH text_lines AS (
       THEN ERROR(
         caller || ': ' || run_stats.shape_row.ndcg_file || ':' || CAST(run_stats.shape_row.ndcg_line_number AS TEXT) || ': ' || '4 fields where run lines have 6 (qid Q0 docno rank score tag): this looks like TREC qrels (qid iter docno rel); pass it as the second argument (qrels), and the run as the first (run)'
       )
+      WHEN run_stats.quote_open > 0
+      THEN ERROR(
+        caller || ': ' || run_stats.quote_open_row.ndcg_file || ':' || CAST(run_stats.quote_open_row.ndcg_line_number AS TEXT) || ': ' || 'a double quote left open on the line (an odd number of them): the table macros read one line as one row, so a quoted field may not hold a line break, and a quote inside a field must be doubled (""); ndcg evaluate reads quoted line breaks'
+      )
       WHEN run_stats.ragged > 0
       THEN ERROR(
         caller || ': ' || run_stats.ragged_row.ndcg_file || ':' || CAST(run_stats.ragged_row.ndcg_line_number AS TEXT) || ': ' || CAST(run_stats.ragged_row.ndcg_fields AS TEXT) || ' fields where the header has ' || CAST(run_stats.ragged_row.ndcg_expected_fields AS TEXT) || CASE
@@ -2178,6 +2222,10 @@ WITH text_lines AS (
       WHEN qrels_stats.shape > 0
       THEN ERROR(
         caller || ': ' || qrels_stats.shape_row.ndcg_file || ':' || CAST(qrels_stats.shape_row.ndcg_line_number AS TEXT) || ': ' || CAST(qrels_stats.shape_row.ndcg_fields AS TEXT) || ' fields where qrels lines have 4 (qid iter docno rel): this looks like a TREC run (qid Q0 docno rank score tag); pass it as the first argument (run), and the judgments as the second (qrels)'
+      )
+      WHEN qrels_stats.quote_open > 0
+      THEN ERROR(
+        caller || ': ' || qrels_stats.quote_open_row.ndcg_file || ':' || CAST(qrels_stats.quote_open_row.ndcg_line_number AS TEXT) || ': ' || 'a double quote left open on the line (an odd number of them): the table macros read one line as one row, so a quoted field may not hold a line break, and a quote inside a field must be doubled (""); ndcg evaluate reads quoted line breaks'
       )
       WHEN qrels_stats.ragged > 0
       THEN ERROR(
