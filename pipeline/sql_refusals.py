@@ -17,12 +17,11 @@ registry and the same message templates (:data:`pipeline.rules.MESSAGES`, ``make
 The query is one row, one column ``refused``: a ``case`` whose first broken rule raises its
 message through ``error()`` (null when nothing is broken), read by the result's ``where``
 (``(select count(refused) from refusals) = 0``) so that no number is given without it. It reads
-the views (CTEs, in the macros) ``run_given`` and ``qrels_given``, the inputs as given (their
-own types and ``arrival``), of ``sql/inputs.sql`` and ``sql/macro_inputs.sql``.
+the views (CTEs, in the macros) ``run_given`` and ``qrels_given`` of ``sql/inputs.sql`` and
+``sql/macro_inputs.sql``, the inputs as given (their own types and ``arrival``).
 
-Two fronts, two spellings of what the user changes (:data:`pipeline.rules.FIXES`): the macros
-name their parameters and prefix each message with the macro called; ``sql/ndcg.sql`` names its
-variables, and an unset variable is the registry's default.
+Two fronts, two spellings of a fix (:data:`pipeline.rules.FIXES`): the macros name their parameters
+and the macro called; ``sql/ndcg.sql`` its variables (one unset is the registry's default).
 """
 
 from __future__ import annotations
@@ -63,13 +62,11 @@ def _words(rule: str, front: Front, **fields: str) -> Sql:
     parts = re.split(r"\{(\w+)\}", MESSAGES[rule])
     pieces = []
     for index, part in enumerate(parts):
-        if index % 2 == 0:
-            if part:
-                pieces.append(_text(part))
-        else:
-            value = values[part]
-            # never null: error(null) raises nothing, and the refusal would pass unsaid
-            pieces.append(f"coalesce(cast(({value}) as varchar), 'None')" if isinstance(value, Sql) else _text(value))
+        value = part if index % 2 == 0 else values[part]
+        if isinstance(value, Sql):  # never null: error(null) raises nothing, and the refusal would pass unsaid
+            pieces.append(f"coalesce(cast(({value}) as varchar), 'None')")
+        elif value:
+            pieces.append(_text(value))
     return Sql(" || ".join(pieces))
 
 
@@ -108,12 +105,16 @@ class _Input:
     # rows may come from text (the macros read TREC and CSV files): each keeps its file and line
     lines: bool = False
 
-    def described(self, struct: str) -> Sql:
-        """``row {...}``, as :func:`pipeline.rules.describe_row` shows a row without a line; a
-        TREC line as ``file:line: 'text'``, as it shows a row with one."""
-        fields = " || ', ' || ".join(
-            f"{_repr(name)} || ': ' || ({_repr(f'{struct}.{column}')})" for column, name in self.columns.items()
-        )
+    def described(self, struct: str, stats: str = "measured") -> Sql:
+        """``row {...}``, as :func:`pipeline.rules.describe_row` shows a row without a line (a CSV
+        value of a column of integers as one, as the command line reads it); a TREC line as
+        ``file:line: 'text'``, as it shows a row with one."""
+        shown = {column: _repr(f"{struct}.{column}") for column in self.columns}
+        if self.lines:
+            integer = f"try_cast({struct}.ndcg_value_text as hugeint)"
+            value = f"case when {stats}.not_integer_text = 0 and {integer} is not null then cast({integer} as varchar)"
+            shown[self.value] = Sql(f"{value} else {shown[self.value]} end")
+        fields = " || ', ' || ".join(f"{_repr(name)} || ': ' || ({shown[c]})" for c, name in self.columns.items())
         row = f"'row {{' || {fields} || '}}'"
         if not self.lines:
             return Sql(row)
@@ -239,7 +240,7 @@ def _stats(given: _Input, front: Front) -> str:
     """One pass over an input: its row count, and each broken rule's count and first row; then
     each first row described and each column's name shown, once: the messages of every rule
     read them (written out in each, they were most of the time DuckDB took to bind the query)."""
-    kept = [*given.columns, *(text_refusals.LINE_COLUMNS if given.lines else ())]
+    kept = [*given.columns, *((*text_refusals.LINE_COLUMNS, "ndcg_value_text") if given.lines else ())]
     row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in kept)})"
     # the first row read: in arrival order, and a text file's by its lines
     first = given.view + ".arrival"
@@ -368,7 +369,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                         front,
                         **{**shown, "type": "String"},
                         value=_repr(f"{stats}.value_text_row.{given.value}"),
-                        row=given.described(f"{stats}.value_text_row"),
+                        row=given.described(f"{stats}.value_text_row", stats),
                     ),
                 )
             )
@@ -438,7 +439,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                         column=given.column(given.value),
                         count=Sql(f"{stats}.inexact_text"),
                         value=Sql(f"cast({stats}.inexact_text_row.{given.value} as varchar)"),
-                        row=given.described(f"{stats}.inexact_text_row"),
+                        row=given.described(f"{stats}.inexact_text_row", stats),
                     ),
                 )
             )

@@ -57,13 +57,11 @@ select
         text_lines.read_as = 'trec',
         list_filter(regexp_split_to_array(text_lines.line_text, '[ \t\n\x0B\x0C\r]+'), f -> f <> ''),
         list_transform(
+            -- each field after its separator, one put before the first: a pattern's empty match at the
+            -- line's start made the search skip the separator after it (',d1,3' gave 2 fields)
             regexp_extract_all(
-                text_lines.line_text,
-                if(
-                    text_lines.read_as = 'tsv',
-                    '(?:^|\t)("(?:[^"]|"")*"|[^\t]*)',
-                    '(?:^|,)("(?:[^"]|"")*"|[^,]*)'
-                ),
+                if(text_lines.read_as = 'tsv', chr(9), ',') || text_lines.line_text,
+                if(text_lines.read_as = 'tsv', '\t("(?:[^"]|"")*"|[^\t]*)', ',("(?:[^"]|"")*"|[^,]*)'),
                 1
             ),
             f -> if(

@@ -191,6 +191,7 @@ BAD_FILES = {
     # integers beyond Int128 (HUGEINT), which Polars cannot parse as integers: a column of text
     "huge_scores.csv": f"query_id,doc_id,score\nq1,d1,{10**40 + 2}\nq1,d2,{10**40 + 1}\nq1,d3,1\n",
     "huge_labels.csv": f"query_id,doc_id,relevance\nq1,d1,1\nq1,d2,{2**127}\n",
+    "empty_first_field.csv": "query_id,doc_id,score\nq1,d1,3\n,d2,2\n",
 }
 # (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
 # that names a flag)
@@ -225,6 +226,7 @@ CASES = {
     "a CSV score column of empty fields": ("empty_scores.csv", "qrels.txt", None),
     "CSV integer scores beyond Int128": ("huge_scores.csv", "qrels.txt", None),
     "a CSV integer label beyond Int128": ("good_run.txt", "huge_labels.csv", None),
+    "a CSV line whose first field is empty": ("empty_first_field.csv", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
     "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),
@@ -337,6 +339,29 @@ def test_quoted_csv_fields_are_read_on_one_line_or_refused(bad_files: Path, monk
     # the command line reads the quoted line break as CSV does: q1's one document is 'd1\nx', unjudged
     broken = evaluate("line_break.csv", "quoted_qrels.csv", k=[1]).per_query.filter(pl.col("k") == 1)
     assert dict(broken.select("query_id", "ndcg").iter_rows()) == pytest.approx({"q1": 0.0, "q2": 1.0}, abs=1e-12)
+
+
+def test_blank_csv_lines_are_skipped_on_both_fronts(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A blank line inside a CSV file and at its end are no rows, as CSV readers (Python's, the
+    macros') skip them; Polars reads each as a row of nulls, which the command line refused as a
+    null query id. A line of empty fields is still a row, refused on both fronts."""
+    (bad_files / "blank_lines.csv").write_text("query_id,doc_id,score\nq1,d1,3\n\nq1,d2,2\n\n\nq2,d1,1\n\n")
+    (bad_files / "blank_qrels.csv").write_text("query_id,doc_id,relevance\nq1,d2,1\n\nq2,d1,1\n\n")
+    # q1: d1 (unjudged) then d2 (label 1) at rank 2; q2: d1 (label 1) at rank 1
+    expected = {("q1", 1): 0.0, ("q1", 2): 1 / log2(3), ("q2", 1): 1.0, ("q2", 2): 1.0}
+    connection = connected(bad_files, monkeypatch)
+    call = "select query_id, k, ndcg from ndcg_per_query('blank_lines.csv', 'blank_qrels.csv', ks := [1, 2])"
+    by_macro = {(q, k): v for q, k, v in connection.sql(call).fetchall() if k is not None}
+    assert by_macro == pytest.approx(expected, abs=1e-12)
+    table = evaluate("blank_lines.csv", "blank_qrels.csv", k=[1, 2]).per_query.filter(pl.col("k").is_not_null())
+    assert {(q, k): v for q, k, v in table.select("query_id", "k", "ndcg").iter_rows()} == pytest.approx(
+        expected, abs=1e-12
+    )
+    (bad_files / "empty_fields.csv").write_text("query_id,doc_id,score\nq1,d1,3\n,,\n")
+    with pytest.raises(InvalidInput, match="column 'query_id' has 1 null value"):
+        check("empty_fields.csv", "blank_qrels.csv")
+    with pytest.raises(duckdb.InvalidInputException, match="column 'query_id' has 1 null value"):
+        connection.sql("select * from ndcg_per_query('empty_fields.csv', 'blank_qrels.csv')").fetchall()
 
 
 def test_arguments_the_command_line_has_no_word_for(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:

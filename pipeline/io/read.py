@@ -273,7 +273,7 @@ def _scan_table(source: Source) -> pl.LazyFrame:
             ids = {name: pl.String for name in (source.columns.query, source.columns.doc) if name in header}
             read = functools.partial(pl.scan_csv, files, separator=separator, glob=False, new_columns=header)
             frame = read(schema=_csv_types(read(infer_schema_length=0), header, ids))
-            _check_csv_rows(source, files, frame, header, separator)
+            frame = _check_csv_rows(source, files, frame, header, separator)
         names = frame.collect_schema().names()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         where = non_utf8_line(files) if "utf-8" in str(error).lower() and source.format != "parquet" else None
@@ -533,14 +533,18 @@ _OTHER_ENCODINGS = (
 )
 
 
-def _check_csv_rows(source: Source, files: list[str], frame: pl.LazyFrame, header: list[str], separator: str) -> None:
+def _check_csv_rows(
+    source: Source, files: list[str], frame: pl.LazyFrame, header: list[str], separator: str
+) -> pl.LazyFrame:
     """Every row has the header's number of fields. Polars only notices a field too many in a
     column it parses, so the checks that read three columns would never see it: all columns
     are parsed once here, and the line is looked for (in Python, only when something is
-    wrong) to name it."""
+    wrong) to name it. The frame is given back without the rows of blank lines (Polars reads
+    one as a row of nulls; CSV readers, Python's and the table macros', skip it): a file
+    ending in an empty line was refused for a null id."""
     wanted = [name for name in vars(source.columns).values() if name in header]
     if not wanted:
-        return  # none of the columns: the missing columns are reported by name, not a row
+        return frame  # none of the columns: the missing columns are reported by name, not a row
     try:
         # every column parsed (a projection of a few would skip the end of a ragged line)
         nulls = frame.select(pl.all().null_count()).collect(engine=COLLECT_ENGINE)
@@ -549,32 +553,48 @@ def _check_csv_rows(source: Source, files: list[str], frame: pl.LazyFrame, heade
     except pl.exceptions.PolarsError as error:
         problem, suspicious = _first_line(error), True
     if not suspicious:
-        return
+        return frame
     # ragged lines can also be read without an error (a field missing becomes a null)
+    blank_rows, rows_before = [], 0
     for path in files:
-        _raise_on_ragged_line(path, header, separator)
+        blank, rows = _raise_on_ragged_line(path, header, separator)
+        blank_rows += [rows_before + row for row in blank]
+        rows_before += rows
     if problem is not None:
         raise InvalidInput(f"{source.path}: cannot read as {source.format}: {problem}")
+    if not blank_rows:
+        return frame
+    # a row dropped only where Polars read nulls alone: were its rows and Python's apart, the
+    # nulls stay and are refused, never a row of values dropped
+    blank_row = pl.int_range(pl.len()).is_in(blank_rows) & pl.all_horizontal(pl.all().is_null())
+    return frame.filter(~blank_row)
 
 
-def _raise_on_ragged_line(path: str, header: list[str], separator: str) -> None:
+def _raise_on_ragged_line(path: str, header: list[str], separator: str) -> tuple[list[int], int]:
     try:
-        _ragged_lines(path, header, separator)
+        return _ragged_lines(path, header, separator)
     except UnicodeDecodeError:
         raise InvalidInput(non_utf8_line([path]) or f"{path}: not UTF-8") from None
 
 
-def _ragged_lines(path: str, header: list[str], separator: str) -> None:
+def _ragged_lines(path: str, header: list[str], separator: str) -> tuple[list[int], int]:
+    """Raise at the first row of another number of fields than the header's; else the indexes
+    of the blank rows among the rows under the header, and how many rows there are."""
+    blank, reader_rows = [], 0
     with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.reader(handle, delimiter=separator)
         next(reader, None)
-        for row in reader:
-            if row and len(row) != len(header):
+        for index, row in enumerate(reader):
+            reader_rows = index + 1
+            if not row:
+                blank.append(index)
+            elif len(row) != len(header):
                 what = "a field too many" if len(row) > len(header) else "a field missing"
                 hint = "; a value holding the separator must be quoted" if len(row) > len(header) else ""
                 raise InvalidInput(
                     f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)} ({what}{hint})"
                 )
+    return blank, reader_rows
 
 
 def non_utf8_line(paths: list[str]) -> str | None:

@@ -134,14 +134,14 @@ WITH text_lines AS (
       )
       ELSE LIST_TRANSFORM(
         REGEXP_EXTRACT_ALL(
-          text_lines.line_text,
+          CASE WHEN text_lines.read_as = 'tsv' THEN CHR(9) ELSE ',' END || text_lines.line_text,
           CASE
             WHEN text_lines.read_as = 'tsv'
-            THEN '(?:^|\t)("(?:[^"]|"")*"|[^\t]*)'
-            ELSE '(?:^|,)("(?:[^"]|"")*"|[^,]*)'
+            THEN '\t("(?:[^"]|"")*"|[^\t]*)'
+            ELSE ',("(?:[^"]|"")*"|[^,]*)'
           END,
           1
-        ),
+        ) /* each field after its separator, one put before the first: a pattern's empty match at the */ /* line's start made the search skip the separator after it (',d1,3' gave 2 fields) */,
         LAMBDA f : CASE
           WHEN LENGTH(f) >= 2 AND STARTS_WITH(f, '"') AND ENDS_WITH(f, '"')
           THEN REPLACE(f[2:-2], '""', '"')
@@ -765,16 +765,21 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
           END || ': ' || (
             CASE
-              WHEN r.score IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(r.score), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(r.score AS TEXT) || ''')'
-              WHEN TYPEOF(r.score) <> 'VARCHAR'
-              THEN CAST(r.score AS TEXT)
-              WHEN CONTAINS(CAST(r.score AS TEXT), '''')
-              AND NOT CONTAINS(CAST(r.score AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(r.score AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(r.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+              WHEN measured.not_integer_text = 0
+              AND NOT TRY_CAST(r.ndcg_value_text AS INT128) IS NULL
+              THEN CAST(TRY_CAST(r.ndcg_value_text AS INT128) AS TEXT)
+              ELSE CASE
+                WHEN r.score IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(r.score), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(r.score AS TEXT) || ''')'
+                WHEN TYPEOF(r.score) <> 'VARCHAR'
+                THEN CAST(r.score AS TEXT)
+                WHEN CONTAINS(CAST(r.score AS TEXT), '''')
+                AND NOT CONTAINS(CAST(r.score AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(r.score AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(r.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
             END
           ) || '}'
         END
@@ -897,32 +902,32 @@ WITH text_lines AS (
             )
           ) > 15) AS inexact_text,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           run_given.query_id IS NULL) AS null_query_id_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           run_given.doc_id IS NULL) AS null_doc_id_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           run_given.score IS NULL) AS null_score_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           CASE
@@ -941,12 +946,12 @@ WITH text_lines AS (
             ELSE FALSE
           END) AS inexact_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(run_given.ndcg_unparsed AND run_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
@@ -956,7 +961,7 @@ WITH text_lines AS (
             FALSE
           )) AS shape_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
@@ -967,17 +972,17 @@ WITH text_lines AS (
             FALSE
           )) AS quote_open_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.ndcg_value_text, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.ndcg_value_text, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text_row,
         ARG_MIN(
-          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': TRY_CAST(run_given.ndcg_value_text AS INT128), 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields},
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': TRY_CAST(run_given.ndcg_value_text AS INT128), 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
@@ -1108,16 +1113,21 @@ WITH text_lines AS (
             ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
           END || ': ' || (
             CASE
-              WHEN r.relevance IS NULL
-              THEN 'None'
-              WHEN STARTS_WITH(TYPEOF(r.relevance), 'DECIMAL')
-              THEN 'Decimal(''' || CAST(r.relevance AS TEXT) || ''')'
-              WHEN TYPEOF(r.relevance) <> 'VARCHAR'
-              THEN CAST(r.relevance AS TEXT)
-              WHEN CONTAINS(CAST(r.relevance AS TEXT), '''')
-              AND NOT CONTAINS(CAST(r.relevance AS TEXT), '"')
-              THEN '"' || REPLACE(CAST(r.relevance AS TEXT), '\', '\\') || '"'
-              ELSE '''' || REPLACE(REPLACE(CAST(r.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+              WHEN measured.not_integer_text = 0
+              AND NOT TRY_CAST(r.ndcg_value_text AS INT128) IS NULL
+              THEN CAST(TRY_CAST(r.ndcg_value_text AS INT128) AS TEXT)
+              ELSE CASE
+                WHEN r.relevance IS NULL
+                THEN 'None'
+                WHEN STARTS_WITH(TYPEOF(r.relevance), 'DECIMAL')
+                THEN 'Decimal(''' || CAST(r.relevance AS TEXT) || ''')'
+                WHEN TYPEOF(r.relevance) <> 'VARCHAR'
+                THEN CAST(r.relevance AS TEXT)
+                WHEN CONTAINS(CAST(r.relevance AS TEXT), '''')
+                AND NOT CONTAINS(CAST(r.relevance AS TEXT), '"')
+                THEN '"' || REPLACE(CAST(r.relevance AS TEXT), '\', '\\') || '"'
+                ELSE '''' || REPLACE(REPLACE(CAST(r.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+              END
             END
           ) || '}'
         END
@@ -1235,40 +1245,40 @@ WITH text_lines AS (
           REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '-?[0-9]+')
           AND TRY_CAST(qrels_given.ndcg_value_text AS INT128) IS NULL) AS beyond_hugeint_text,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           qrels_given.query_id IS NULL) AS null_query_id_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           qrels_given.doc_id IS NULL) AS null_doc_id_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           qrels_given.relevance IS NULL) AS null_relevance_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT qrels_given.relevance IS NULL
           AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT COALESCE(allow_fractional_labels, FALSE)
           AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
           AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
@@ -1287,19 +1297,19 @@ WITH text_lines AS (
             TRY_CAST(qrels_given.relevance AS DOUBLE)
           )) AS over_gain_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(ARRAY_CONTAINS(measures, 'err'), FALSE)
           AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
           AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4)) AS over_err_grade_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
@@ -1309,7 +1319,7 @@ WITH text_lines AS (
             FALSE
           )) AS shape_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
@@ -1320,7 +1330,7 @@ WITH text_lines AS (
             FALSE
           )) AS quote_open_row,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged_row,
@@ -1329,7 +1339,7 @@ WITH text_lines AS (
           AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
           AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4)) AS over_err_grade_largest,
         ARG_MIN(
-          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.ndcg_value_text, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields},
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.ndcg_value_text, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text_row,
@@ -2601,16 +2611,21 @@ WITH text_lines AS (
                 ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
               END || ': ' || (
                 CASE
-                  WHEN run_stats.value_text_row.score IS NULL
-                  THEN 'None'
-                  WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
-                  THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
-                  WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
-                  THEN CAST(run_stats.value_text_row.score AS TEXT)
-                  WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
-                  AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
-                  THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
-                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+                  WHEN run_stats.not_integer_text = 0
+                  AND NOT TRY_CAST(run_stats.value_text_row.ndcg_value_text AS INT128) IS NULL
+                  THEN CAST(TRY_CAST(run_stats.value_text_row.ndcg_value_text AS INT128) AS TEXT)
+                  ELSE CASE
+                    WHEN run_stats.value_text_row.score IS NULL
+                    THEN 'None'
+                    WHEN STARTS_WITH(TYPEOF(run_stats.value_text_row.score), 'DECIMAL')
+                    THEN 'Decimal(''' || CAST(run_stats.value_text_row.score AS TEXT) || ''')'
+                    WHEN TYPEOF(run_stats.value_text_row.score) <> 'VARCHAR'
+                    THEN CAST(run_stats.value_text_row.score AS TEXT)
+                    WHEN CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '''')
+                    AND NOT CONTAINS(CAST(run_stats.value_text_row.score AS TEXT), '"')
+                    THEN '"' || REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\') || '"'
+                    ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+                  END
                 END
               ) || '}'
             END
@@ -3029,16 +3044,21 @@ WITH text_lines AS (
                 ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
               END || ': ' || (
                 CASE
-                  WHEN qrels_stats.value_text_row.relevance IS NULL
-                  THEN 'None'
-                  WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
-                  THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
-                  WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
-                  THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
-                  WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
-                  AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
-                  THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
-                  ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+                  WHEN qrels_stats.not_integer_text = 0
+                  AND NOT TRY_CAST(qrels_stats.value_text_row.ndcg_value_text AS INT128) IS NULL
+                  THEN CAST(TRY_CAST(qrels_stats.value_text_row.ndcg_value_text AS INT128) AS TEXT)
+                  ELSE CASE
+                    WHEN qrels_stats.value_text_row.relevance IS NULL
+                    THEN 'None'
+                    WHEN STARTS_WITH(TYPEOF(qrels_stats.value_text_row.relevance), 'DECIMAL')
+                    THEN 'Decimal(''' || CAST(qrels_stats.value_text_row.relevance AS TEXT) || ''')'
+                    WHEN TYPEOF(qrels_stats.value_text_row.relevance) <> 'VARCHAR'
+                    THEN CAST(qrels_stats.value_text_row.relevance AS TEXT)
+                    WHEN CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '''')
+                    AND NOT CONTAINS(CAST(qrels_stats.value_text_row.relevance AS TEXT), '"')
+                    THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\') || '"'
+                    ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.relevance AS TEXT), '\', '\\'), '''', '\''') || ''''
+                  END
                 END
               ) || '}'
             END
@@ -3466,16 +3486,21 @@ WITH text_lines AS (
                 ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
               END || ': ' || (
                 CASE
-                  WHEN run_stats.inexact_text_row.score IS NULL
-                  THEN 'None'
-                  WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.score), 'DECIMAL')
-                  THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.score AS TEXT) || ''')'
-                  WHEN TYPEOF(run_stats.inexact_text_row.score) <> 'VARCHAR'
-                  THEN CAST(run_stats.inexact_text_row.score AS TEXT)
-                  WHEN CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '''')
-                  AND NOT CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '"')
-                  THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\') || '"'
-                  ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+                  WHEN run_stats.not_integer_text = 0
+                  AND NOT TRY_CAST(run_stats.inexact_text_row.ndcg_value_text AS INT128) IS NULL
+                  THEN CAST(TRY_CAST(run_stats.inexact_text_row.ndcg_value_text AS INT128) AS TEXT)
+                  ELSE CASE
+                    WHEN run_stats.inexact_text_row.score IS NULL
+                    THEN 'None'
+                    WHEN STARTS_WITH(TYPEOF(run_stats.inexact_text_row.score), 'DECIMAL')
+                    THEN 'Decimal(''' || CAST(run_stats.inexact_text_row.score AS TEXT) || ''')'
+                    WHEN TYPEOF(run_stats.inexact_text_row.score) <> 'VARCHAR'
+                    THEN CAST(run_stats.inexact_text_row.score AS TEXT)
+                    WHEN CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '''')
+                    AND NOT CONTAINS(CAST(run_stats.inexact_text_row.score AS TEXT), '"')
+                    THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\') || '"'
+                    ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.score AS TEXT), '\', '\\'), '''', '\''') || ''''
+                  END
                 END
               ) || '}'
             END
@@ -3806,7 +3831,7 @@ WITH text_lines AS (
             END
           ) AS TEXT),
           'None'
-        ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels' || ''
+        ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels'
       )
     END AS refused
   FROM run_stats, qrels_stats, (

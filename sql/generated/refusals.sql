@@ -4511,7 +4511,7 @@ SELECT
           END
         ) AS TEXT),
         'None'
-      ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels' || ''
+      ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels'
     )
   END AS refused
 FROM run_stats, qrels_stats, (
