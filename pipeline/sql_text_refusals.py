@@ -173,6 +173,7 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
             f"{found}.has_header and len({found}.files_read) > 0 and {found}.headers_read = 0",
             Sql(f"{found}.files_read[1] || ': empty file (no header)'"),
         ),
+        (f"{found}.has_header and {found}.other_header is not null", _other_header(role)),
         (f"{found}.has_header and {stats}.row_count = 0", Sql(f"{name} || ': no rows (a header only)'")),
         (f"{stats}.shape > 0", shape),
         (f"{stats}.quote_open > 0", quote_open),
@@ -199,9 +200,28 @@ def columns_looked_up(role: str) -> str:
         guesses.append(f"{_likely_column(found, column)} as guess_{column}")
     return (
         f"(select {found}, {role}_found_columns.files_read, {role}_found_columns.paths, "
-        f"{role}_found_columns.headers_read, "
+        f"coalesce(len({role}_found_columns.headers), 0) as headers_read, "
+        f"{role}_found_columns.headers[1] as first_header, list_filter({role}_found_columns.headers, "
+        f"h -> h.header_fields <> {role}_found_columns.headers[1].header_fields)[1] as other_header, "
         f"list_contains({list(TEXT_FORMATS)!r}, {_variable(f'{role}_read_as')}) as is_text, {header} as has_header, "
         f"{missing} as missing, {', '.join(guesses)} from {role}_found_columns) as {role}_columns"
+    )
+
+
+def _other_header(role: str) -> Sql:
+    """The command line's words for a file whose header is not the first file's (by name)."""
+    found, separator = f"{role}_columns", f"if({_variable(f'{role}_read_as')} = 'tsv', chr(9), ',')"
+    # quoted as Python's repr quotes a header of plain names (a full repr, escapes and all, was a
+    # tenth of the macros' text, which DuckDB binds at each call)
+    quote, possessive = _text("'"), _text("'s ")
+    other, first = (
+        f"{quote} || array_to_string({found}.{header}.header_fields, {separator}) || {quote}"
+        for header in ("other_header", "first_header")
+    )
+    return Sql(
+        f"{found}.other_header.source_file || ': header ' || {other} || ' differs from ' || "
+        f"{found}.first_header.source_file || {possessive} || {first} || "
+        "'; every file of one dataset must have the same columns in the same order'"
     )
 
 

@@ -10,7 +10,7 @@
 -- Creates: view ndcg_no_input (no rows: what query_table reads for an argument that is no name
 -- or path), views run_found_columns and qrels_found_columns (found: a CSV file's header, else the
 -- input's columns, from struct_keys of a row, which needs no row; files_read: the text files
--- read_text found; paths; headers_read: the CSV files with a header line).
+-- read_text found; paths; headers: each CSV file's header line, by the file's name).
 
 create or replace temp view ndcg_no_input as
 select null as query_id
@@ -35,9 +35,10 @@ select
     ) as files_read,
     getvariable('run_paths') as paths,
     (
-        select count(*) from text_headers
+        select list(struct_pack(text_headers.source_file, text_headers.header_fields) order by text_headers.source_file)
+        from text_headers
         where text_headers.input_role = 'run'
-    ) as headers_read
+    ) as headers
 from (select 1 as one) as one_row
 left join query_table(getvariable('run_source')) as run_row on false;
 
@@ -60,8 +61,9 @@ select
     ) as files_read,
     getvariable('qrels_paths') as paths,
     (
-        select count(*) from text_headers
+        select list(struct_pack(text_headers.source_file, text_headers.header_fields) order by text_headers.source_file)
+        from text_headers
         where text_headers.input_role = 'qrels'
-    ) as headers_read
+    ) as headers
 from (select 1 as one) as one_row
 left join query_table(getvariable('qrels_source')) as qrels_row on false;

@@ -308,11 +308,13 @@ WITH text_lines AS (
     END AS TEXT[]) AS paths,
     (
       SELECT
-        COUNT(*)
+        ARRAY_AGG(
+          {'source_file': text_headers.source_file, 'header_fields': text_headers.header_fields} ORDER BY text_headers.source_file NULLS LAST
+        )
       FROM text_headers
       WHERE
         text_headers.input_role = 'run'
-    ) AS headers_read
+    ) AS headers
   FROM (
     SELECT
       1 AS one
@@ -392,11 +394,13 @@ WITH text_lines AS (
     END AS TEXT[]) AS paths,
     (
       SELECT
-        COUNT(*)
+        ARRAY_AGG(
+          {'source_file': text_headers.source_file, 'header_fields': text_headers.header_fields} ORDER BY text_headers.source_file NULLS LAST
+        )
       FROM text_headers
       WHERE
         text_headers.input_role = 'qrels'
-    ) AS headers_read
+    ) AS headers
   FROM (
     SELECT
       1 AS one
@@ -2037,6 +2041,50 @@ WITH text_lines AS (
       AND LENGTH(run_columns.files_read) > 0
       AND run_columns.headers_read = 0
       THEN ERROR(caller || ': ' || run_columns.files_read[1] || ': empty file (no header)')
+      WHEN run_columns.has_header AND NOT run_columns.other_header IS NULL
+      THEN ERROR(
+        caller || ': ' || run_columns.other_header.source_file || ': header ' || '''' || ARRAY_TO_STRING(
+          run_columns.other_header.header_fields,
+          CASE
+            WHEN COALESCE(
+              LOWER(run_format),
+              CASE
+                WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            ) = 'tsv'
+            THEN CHR(9)
+            ELSE ','
+          END
+        ) || '''' || ' differs from ' || run_columns.first_header.source_file || '''s ' || '''' || ARRAY_TO_STRING(
+          run_columns.first_header.header_fields,
+          CASE
+            WHEN COALESCE(
+              LOWER(run_format),
+              CASE
+                WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            ) = 'tsv'
+            THEN CHR(9)
+            ELSE ','
+          END
+        ) || '''' || '; every file of one dataset must have the same columns in the same order'
+      )
       WHEN run_columns.has_header AND run_stats.row_count = 0
       THEN ERROR(caller || ': ' || CAST(run AS TEXT) || ': no rows (a header only)')
       WHEN run_stats.shape > 0
@@ -2227,6 +2275,50 @@ WITH text_lines AS (
       AND LENGTH(qrels_columns.files_read) > 0
       AND qrels_columns.headers_read = 0
       THEN ERROR(caller || ': ' || qrels_columns.files_read[1] || ': empty file (no header)')
+      WHEN qrels_columns.has_header AND NOT qrels_columns.other_header IS NULL
+      THEN ERROR(
+        caller || ': ' || qrels_columns.other_header.source_file || ': header ' || '''' || ARRAY_TO_STRING(
+          qrels_columns.other_header.header_fields,
+          CASE
+            WHEN COALESCE(
+              LOWER(qrels_format),
+              CASE
+                WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            ) = 'tsv'
+            THEN CHR(9)
+            ELSE ','
+          END
+        ) || '''' || ' differs from ' || qrels_columns.first_header.source_file || '''s ' || '''' || ARRAY_TO_STRING(
+          qrels_columns.first_header.header_fields,
+          CASE
+            WHEN COALESCE(
+              LOWER(qrels_format),
+              CASE
+                WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            ) = 'tsv'
+            THEN CHR(9)
+            ELSE ','
+          END
+        ) || '''' || '; every file of one dataset must have the same columns in the same order'
+      )
       WHEN qrels_columns.has_header AND qrels_stats.row_count = 0
       THEN ERROR(caller || ': ' || CAST(qrels AS TEXT) || ': no rows (a header only)')
       WHEN qrels_stats.shape > 0
@@ -3973,7 +4065,12 @@ WITH text_lines AS (
       run_found_columns.found,
       run_found_columns.files_read,
       run_found_columns.paths,
-      run_found_columns.headers_read,
+      COALESCE(LENGTH(run_found_columns.headers), 0) AS headers_read,
+      run_found_columns.headers[1] AS first_header,
+      LIST_FILTER(
+        run_found_columns.headers,
+        LAMBDA h : h.header_fields <> run_found_columns.headers[1].header_fields
+      )[1] AS other_header,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
@@ -4089,7 +4186,12 @@ WITH text_lines AS (
       qrels_found_columns.found,
       qrels_found_columns.files_read,
       qrels_found_columns.paths,
-      qrels_found_columns.headers_read,
+      COALESCE(LENGTH(qrels_found_columns.headers), 0) AS headers_read,
+      qrels_found_columns.headers[1] AS first_header,
+      LIST_FILTER(
+        qrels_found_columns.headers,
+        LAMBDA h : h.header_fields <> qrels_found_columns.headers[1].header_fields
+      )[1] AS other_header,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
