@@ -192,6 +192,9 @@ BAD_FILES = {
     "huge_scores.csv": f"query_id,doc_id,score\nq1,d1,{10**40 + 2}\nq1,d2,{10**40 + 1}\nq1,d3,1\n",
     "huge_labels.csv": f"query_id,doc_id,relevance\nq1,d1,1\nq1,d2,{2**127}\n",
     "empty_first_field.csv": "query_id,doc_id,score\nq1,d1,3\n,d2,2\n",
+    # a quoted empty field is as missing as an empty one (Polars reads it as an empty text)
+    "quoted_empty_id.csv": 'query_id,doc_id,score\nq1,d1,3\nq1,"",2\n',
+    "quoted_empty_scores.csv": 'query_id,doc_id,score\nq1,d1,""\nq1,d2,""\n',
     # one dataset of two files whose headers differ (read by name, the second's columns would be swapped)
     "header_a.csv": "query_id,doc_id,score\nq1,d1,3\n",
     "header_b.csv": "doc_id,query_id,score\nd2,q1,2\n",
@@ -230,6 +233,8 @@ CASES = {
     "CSV integer scores beyond Int128": ("huge_scores.csv", "qrels.txt", None),
     "a CSV integer label beyond Int128": ("good_run.txt", "huge_labels.csv", None),
     "a CSV line whose first field is empty": ("empty_first_field.csv", "qrels.txt", None),
+    "a CSV id written as an empty quoted field": ("quoted_empty_id.csv", "qrels.txt", None),
+    "a CSV score column of empty quoted fields": ("quoted_empty_scores.csv", "qrels.txt", None),
     "CSV files whose headers differ": ("header_*.csv", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),

@@ -272,7 +272,13 @@ def _scan_table(source: Source) -> pl.LazyFrame:
             # no "007" of the other input (a TREC file's, or Parquet text)
             ids = {name: pl.String for name in (source.columns.query, source.columns.doc) if name in header}
             read = functools.partial(pl.scan_csv, files, separator=separator, glob=False, new_columns=header)
-            frame = read(schema=_csv_types(read(infer_schema_length=0), header, ids))
+            types = _csv_types(read(infer_schema_length=0), header, ids)
+            # a quoted empty field ("") is as missing as an empty one, as the table macros read it
+            # (Polars reads it as an empty text in a column of text, where an empty field is null)
+            texts = [name for name, dtype in types.items() if dtype == pl.String]
+            frame = read(schema=types).with_columns(
+                pl.when(pl.col(name) != "").then(pl.col(name)).alias(name) for name in texts
+            )
             frame = _check_csv_rows(source, files, frame, header, separator)
         names = frame.collect_schema().names()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
@@ -449,7 +455,8 @@ def _csv_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -> 
     typed = [name for name in header if name not in ids]
     checks = []
     for name in typed:
-        column, given = pl.col(name), pl.col(name).is_not_null()
+        column = pl.col(name)
+        given = column.is_not_null() & (column != "")  # a quoted empty field ("") is none either
         integer = column.str.contains(_whole(CSV_INTEGER))
         checks += [
             given.any().alias(f"{name}:any"),
