@@ -37,7 +37,7 @@ from sqlglot import exp
 
 from pipeline import sql_text_refusals as text_refusals
 from pipeline import sql_weight_refusals as weight_refusals
-from pipeline.io.read import CSV_FLOAT, CSV_INTEGER, CSV_TRUTH_VALUE
+from pipeline.io.csv_text import CSV_FLOAT, CSV_INTEGER, CSV_TRUTH_VALUE
 from pipeline.registry import CONVENTIONS, DEFAULTS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
 from pipeline.registry.options import WEIGHT_NOT_FINITE, WEIGHT_SUBNORMAL
 from pipeline.rules import ERR, EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front

@@ -173,6 +173,13 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
             f"{found}.has_header and len({found}.files_read) > 0 and {found}.headers_read = 0",
             Sql(f"{found}.files_read[1] || ': empty file (no header)'"),
         ),
+        (
+            f"{found}.has_header and {found}.old_mac_header is not null",
+            Sql(
+                f"{found}.old_mac_header.source_file || "
+                + _text(": its lines end in a carriage return alone (old Mac endings); save it with \\n line endings")
+            ),
+        ),
         (f"{found}.has_header and {found}.other_header is not null", _other_header(role)),
         (f"{found}.has_header and {stats}.row_count = 0", Sql(f"{name} || ': no rows (a header only)'")),
         (f"{stats}.shape > 0", shape),
@@ -203,6 +210,9 @@ def columns_looked_up(role: str) -> str:
         f"coalesce(len({role}_found_columns.headers), 0) as headers_read, "
         f"{role}_found_columns.headers[1] as first_header, list_filter({role}_found_columns.headers, "
         f"h -> h.header_fields <> {role}_found_columns.headers[1].header_fields)[1] as other_header, "
+        # a file whose lines end in a carriage return alone is one line: its header holds the rest
+        f"list_filter({role}_found_columns.headers, h -> contains(array_to_string(h.header_fields, ','), chr(13)))[1]"
+        " as old_mac_header, "
         f"list_contains({list(TEXT_FORMATS)!r}, {_variable(f'{role}_read_as')}) as is_text, {header} as has_header, "
         f"{missing} as missing, {', '.join(guesses)} from {role}_found_columns) as {role}_columns"
     )

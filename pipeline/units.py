@@ -30,7 +30,8 @@ from pipeline.engines import Engine, Execution, out_of_memory
 from pipeline.errors import InvalidInput, UsageError, first_line
 from pipeline.inputs import Inputs, Prepared, Validated, prepare, unchanged_while_read
 from pipeline.inputs import check as check_prepared
-from pipeline.io.read import COLLECT_ENGINE, Columns, Source
+from pipeline.io.names import COLLECT_ENGINE
+from pipeline.io.read import Columns, Source
 from pipeline.registry import Evaluation, InputChecks, QueryWeights, option_fields
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
 from pipeline.weights import (

@@ -37,9 +37,10 @@ from pipeline import rules
 from pipeline.errors import InvalidInput
 from pipeline.expressions import RANK_COLUMN, first_copy, with_input_order
 from pipeline.expressions import gain as gain_of
+from pipeline.io.csv_text import non_utf8_line
 from pipeline.io.fs import data_files
-from pipeline.io.names import DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, SUBTOPIC
-from pipeline.io.read import COLLECT_ENGINE, Columns, is_id_type, non_utf8_line
+from pipeline.io.names import COLLECT_ENGINE, DOC, LABEL, LINE, PROVENANCE, QUERY, SCORE, SUBTOPIC
+from pipeline.io.read import Columns, is_id_type
 from pipeline.registry import Evaluation, InputChecks
 from pipeline.rules import (
     ID_TYPES,

@@ -1,5 +1,5 @@
 -- macro_text_inputs.sql: TREC and CSV/TSV text given to the table macros, read as the command
--- line reads it (pipeline/io/trec.py, pipeline/io/read.py). Not run on its own: each view becomes
+-- line reads it (pipeline/io/trec.py, pipeline/io/csv_text.py). Not run on its own: each view becomes
 -- a CTE of the macros (sql/generated/macros.sql), before those of sql/macro_inputs.sql.
 --
 -- Reads: the files of getvariable('run_text_paths') and getvariable('qrels_text_paths') (none

@@ -664,14 +664,14 @@ INFERENCE_VALUES = (
 
 def test_csv_columns_are_typed_as_polars_infers_them_from_every_row(tmp_path: Path) -> None:
     """The command line types each CSV column from every row in one streaming pass
-    (pipeline.io.read._csv_types), by Polars' rules written out: the peer here is Polars' own
+    (pipeline.io.csv_text.column_types), by Polars' rules written out: the peer here is Polars' own
     inference over every row (``infer_schema_length=None``) of one file, on random columns of
     the texts that tell its types apart, the telling value often past row 100 (a quoted empty
     field is no value, as an empty one). Split over two files, the dataset is typed as one
     (Polars' own would type a column with no value in one file as text, whatever the other holds)."""
     import random
 
-    from pipeline.io.read import _csv_types
+    from pipeline.io.csv_text import column_types
 
     generator = random.Random(48)
     columns = []
@@ -688,7 +688,8 @@ def test_csv_columns_are_typed_as_polars_infers_them_from_every_row(tmp_path: Pa
     names = [name for name, _ in columns]
 
     def ours(*files: str) -> pl.Schema:
-        return _csv_types(pl.scan_csv([str(tmp_path / f) for f in files], glob=False, infer_schema_length=0), names, {})
+        texts = pl.scan_csv([str(tmp_path / f) for f in files], glob=False, infer_schema_length=0)
+        return column_types(texts, names, {})
 
     # a quoted empty field ("") is no value here, as an empty one (Polars reads it as the text ""):
     # the peer reads the same rows with an empty field in its place
@@ -708,3 +709,35 @@ def test_csv_columns_are_typed_as_polars_infers_them_from_every_row(tmp_path: Pa
     assert not differ, differ
     assert len(set(polars.values())) == 5  # every type told apart: Int64, Int128, Float64, Boolean, String
     assert ours("a.csv", "b.csv") == one_file
+
+
+def test_what_stops_the_csv_reader_is_said_plainly(tmp_path: Path) -> None:
+    """A quote inside a field that is not quoted, and lines ending in a carriage return alone,
+    stopped Polars with its own words ("CSV malformed: expected 0 rows...", "new_columns does not
+    match"); they are named, with the line, and a quoted line break is still read."""
+    from pipeline.api import check
+    from pipeline.errors import InvalidInput
+
+    qrels = tmp_path / "qrels.csv"
+    qrels.write_text("query_id,doc_id,relevance\nq1,d1,1\n")
+    cases = {
+        "stray.csv": (
+            'query_id,doc_id,score\nq1,d0,1\nq1,d"1,3\n',
+            ':3: a double quote inside a field that is not quoted; quote the field and double the quote ("a""b")',
+        ),
+        "stray.tsv": (
+            'query_id\tdoc_id\tscore\nq1\td"1\t3\n',
+            ':2: a double quote inside a field that is not quoted; quote the field and double the quote ("a""b")',
+        ),
+        "old_mac.csv": (
+            "query_id,doc_id,score\rq1,d1,3\r",
+            ": its lines end in a carriage return alone (old Mac endings); save it with \\n line endings",
+        ),
+    }
+    for name, (text, said) in cases.items():
+        (tmp_path / name).write_bytes(text.encode())
+        with pytest.raises(InvalidInput) as refused:
+            check(str(tmp_path / name), str(qrels))
+        assert str(refused.value) == f"{tmp_path / name}{said}", name
+    (tmp_path / "quoted.csv").write_bytes(b'query_id,doc_id,score\nq1,"d\n1",3\nq1,"a""b",2\n')
+    check(str(tmp_path / "quoted.csv"), str(qrels))

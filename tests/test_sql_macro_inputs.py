@@ -195,6 +195,7 @@ BAD_FILES = {
     # a quoted empty field is as missing as an empty one (Polars reads it as an empty text)
     "quoted_empty_id.csv": 'query_id,doc_id,score\nq1,d1,3\nq1,"",2\n',
     "quoted_empty_scores.csv": 'query_id,doc_id,score\nq1,d1,""\nq1,d2,""\n',
+    "old_mac.csv": "query_id,doc_id,score\rq1,d1,3\rq1,d2,2\r",
     # one dataset of two files whose headers differ (read by name, the second's columns would be swapped)
     "header_a.csv": "query_id,doc_id,score\nq1,d1,3\n",
     "header_b.csv": "doc_id,query_id,score\nd2,q1,2\n",
@@ -235,6 +236,7 @@ CASES = {
     "a CSV line whose first field is empty": ("empty_first_field.csv", "qrels.txt", None),
     "a CSV id written as an empty quoted field": ("quoted_empty_id.csv", "qrels.txt", None),
     "a CSV score column of empty quoted fields": ("quoted_empty_scores.csv", "qrels.txt", None),
+    "CSV lines ending in a carriage return alone": ("old_mac.csv", "qrels.txt", None),
     "CSV files whose headers differ": ("header_*.csv", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),

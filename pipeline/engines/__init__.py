@@ -161,7 +161,7 @@ class PolarsEngine(_PolarsRead):
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         # One collect of the plan; the summary is a small aggregate of its result. (collect_all
         # over both plans measured 3.5x slower: the shared subplan was not reused.)
-        from pipeline.io.read import COLLECT_ENGINE
+        from pipeline.io.names import COLLECT_ENGINE
 
         try:
             table = self.per_query_plan(validated, evaluation, execution).collect(engine=COLLECT_ENGINE)

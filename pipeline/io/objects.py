@@ -47,6 +47,11 @@ CONNECT_TIMEOUT = 5.0
 REQUEST_TIMEOUT = 60.0
 
 
+def error_text(error: BaseException) -> str:
+    """The first line of an error's message, credentials blanked out (or its type's name)."""
+    return scrub(str(error).strip().splitlines()[0]) if str(error).strip() else type(error).__name__
+
+
 def scrub(text: str) -> str:
     """``text`` with the values of the credential variables of the environment blanked out."""
     for name in _SECRET_VARIABLES:

@@ -7,12 +7,10 @@ partition keys, group columns) are kept. Nothing here collects data.
 
 from __future__ import annotations
 
-import csv
 import difflib
 import functools
 import glob
 import shlex
-from collections.abc import Collection
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
@@ -21,10 +19,17 @@ import polars as pl
 
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.io import delta
+from pipeline.io.csv_text import (
+    check_rows,
+    column_types,
+    csv_text_problem,
+    files_and_header,
+    non_utf8_line,
+)
 from pipeline.io.fs import data_files
 from pipeline.io.location import Location, local_path
 from pipeline.io.names import DOC, LABEL, PROVENANCE, QUERY, SCORE, SUBTOPIC
-from pipeline.io.objects import filesystem_for, scrub
+from pipeline.io.objects import error_text, filesystem_for
 from pipeline.io.objects import storage_options as store_options
 from pipeline.io.partitions import check_partition_keys, is_partition_folder
 from pipeline.io.trec import (
@@ -40,13 +45,6 @@ from pipeline.io.trec import (
 Format = Literal["parquet", "trec", "csv", "tsv", "delta"]
 FORMATS: tuple[str, ...] = ("parquet", "trec", "csv", "tsv", "delta")
 
-
-# The Polars engine that collects the plans over these inputs (validation's checks and the
-# Polars engine's per-query plan). Streaming measured faster and smaller than in-memory with
-# the same bits (10M rows: the per-query plan 1.7 s against 2.7 s, the checks 0.9 s against
-# 1.2 s). Named rather than left to "auto", which means in-memory before Polars 2 and follows
-# the user's POLARS_ENGINE_AFFINITY.
-COLLECT_ENGINE: Literal["streaming"] = "streaming"
 
 # The flag that renames each canonical column in both inputs, for hints in error messages.
 COLUMN_FLAGS = {QUERY: "--query-col", DOC: "--doc-col", SCORE: "--score-col", LABEL: "--label-col"}
@@ -267,23 +265,24 @@ def _scan_table(source: Source) -> pl.LazyFrame:
                 files, hive_partitioning=False, missing_columns="raise", glob=False, storage_options=remote
             )
         else:
-            files, header = _csv_files_and_header(source.path, files, separator)
+            files, header = files_and_header(source.path, files, separator)
             # an id is text, whatever it looks like: read as a number, 007 would be 7 and match
             # no "007" of the other input (a TREC file's, or Parquet text)
             ids = {name: pl.String for name in (source.columns.query, source.columns.doc) if name in header}
             read = functools.partial(pl.scan_csv, files, separator=separator, glob=False, new_columns=header)
-            types = _csv_types(read(infer_schema_length=0), header, ids)
+            types = column_types(read(infer_schema_length=0), header, ids)
             # a quoted empty field ("") is as missing as an empty one, as the table macros read it
             # (Polars reads it as an empty text in a column of text, where an empty field is null)
             texts = [name for name, dtype in types.items() if dtype == pl.String]
             frame = read(schema=types).with_columns(
                 pl.when(pl.col(name) != "").then(pl.col(name)).alias(name) for name in texts
             )
-            frame = _check_csv_rows(source, files, frame, header, separator)
+            frame = check_rows(source.path, source.format, files, frame, header, separator, source.columns)
         names = frame.collect_schema().names()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         where = non_utf8_line(files) if "utf-8" in str(error).lower() and source.format != "parquet" else None
-        raise InvalidInput(where or f"{source.path}: cannot read as {source.format}: {_first_line(error)}") from None
+        where = where or (csv_text_problem(files, separator) if source.format in ("csv", "tsv") else None)
+        raise InvalidInput(where or f"{source.path}: cannot read as {source.format}: {error_text(error)}") from None
     check_partition_keys(files, names, dataset_root(source))
     return frame
 
@@ -351,7 +350,7 @@ def check_parquet_schemas(files: list[str]) -> None:
             scan = pl.scan_parquet(path, glob=False, hive_partitioning=False, storage_options=storage_options(path))
             schema = dict(scan.collect_schema())
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-            raise InvalidInput(_not_parquet(path) or f"{path}: cannot read as parquet: {_first_line(error)}") from None
+            raise InvalidInput(_not_parquet(path) or f"{path}: cannot read as parquet: {error_text(error)}") from None
         untyped = [name for name, dtype in schema.items() if dtype == pl.Null]
         if untyped and scan.select(pl.len()).collect().item() == 0:
             raise InvalidInput(
@@ -429,199 +428,6 @@ def _rename(source: Source, frame: pl.LazyFrame, wanted: dict[str, str], *, role
     # A user column that happens to carry a canonical name would shadow the renamed one.
     kept = [pl.col(c) for c in found if c not in taken and c not in clashes]
     return frame.select([pl.col(given).alias(canonical) for canonical, given in wanted.items()] + kept)
-
-
-# Polars' inference of a CSV column's type from its texts (checked against Polars' own on generated
-# values: tests/test_reading.py), written out to apply it to every row in one streaming pass; the
-# table macros refuse by the same patterns (pipeline/sql_refusals.py), each matching a whole text
-CSV_TRUTH_VALUE = "(?i:true|false)"
-CSV_INTEGER = "-?[0-9]+"
-CSV_FLOAT = "[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])"
-
-
-def _whole(pattern: str) -> str:
-    return f"^(?:{pattern})$"
-
-
-def _csv_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -> pl.Schema:
-    """Each column's type as Polars infers it, from every row: a truth value, an integer (Int128
-    beyond Int64; text beyond Int128, which Polars fails to parse), a float, or text (also a
-    column with no value), the ids text; but integers within and beyond Int64 beside floats are
-    floats, where Polars makes them text. Polars' own
-    inference from every row held about five times the file in memory (222 MB for a 45 MB run)
-    and took 0.6 s on 2M rows; from its first 100 rows (its default), a score of 2.5 after 100
-    integers failed to parse, and a +5 there was read as 5, where the SQL front, reading the same
-    text, reads every row."""
-    typed = [name for name in header if name not in ids]
-    checks = []
-    for name in typed:
-        column = pl.col(name)
-        given = column.is_not_null() & (column != "")  # a quoted empty field ("") is none either
-        integer = column.str.contains(_whole(CSV_INTEGER))
-        checks += [
-            given.any().alias(f"{name}:any"),
-            (column.str.contains(_whole(CSV_TRUTH_VALUE)) | ~given).all().alias(f"{name}:bool"),
-            (integer | ~given).all().alias(f"{name}:int"),
-            (column.str.to_integer(strict=False).is_not_null() | ~given).all().alias(f"{name}:int64"),
-            (column.str.to_integer(dtype=pl.Int128, strict=False).is_not_null() | ~given).all().alias(f"{name}:int128"),
-            (integer | column.str.contains(_whole(CSV_FLOAT)) | ~given).all().alias(f"{name}:float"),
-        ]
-    found = texts.select(checks).collect(engine=COLLECT_ENGINE).row(0, named=True) if checks else {}
-    types: dict[str, pl.DataType | type[pl.DataType]] = {}
-    for name in header:
-        if name in ids or not found[f"{name}:any"]:
-            types[name] = pl.String
-        elif found[f"{name}:bool"]:
-            types[name] = pl.Boolean
-        elif found[f"{name}:int"]:
-            types[name] = pl.Int64 if found[f"{name}:int64"] else pl.Int128 if found[f"{name}:int128"] else pl.String
-        else:
-            types[name] = pl.Float64 if found[f"{name}:float"] else pl.String
-    return pl.Schema(types)
-
-
-def _csv_files_and_header(name: str, files: list[str], separator: str) -> tuple[list[str], list[str]]:
-    """The files holding rows and their common header. Polars names the columns of every file
-    after the first file's header, so a file whose header differs would be read with its
-    columns swapped: refused. A file with a header and no rows adds nothing and is left out
-    (Polars would type every column of it as text)."""
-    header: list[str] | None = None
-    with_rows = []
-    for path in files:
-        this, has_rows = _csv_header(path, separator)
-        if header is None:
-            header = this
-        elif this != header:
-            raise InvalidInput(
-                f"{path}: header {separator.join(this)!r} differs from {files[0]}'s {separator.join(header)!r}; "
-                "every file of one dataset must have the same columns in the same order"
-            )
-        if has_rows:
-            with_rows.append(path)
-    if not with_rows:
-        raise InvalidInput(f"{name}: no rows (a header only)")
-    assert header is not None
-    return with_rows, header
-
-
-def _csv_header(path: str, separator: str) -> tuple[list[str], bool]:
-    """The header (read by Python's csv module: Polars keeps the doubled quotes of a quoted
-    header name, so a name holding a quote could not be found) and whether a row follows.
-    A UTF-8 byte-order mark, as spreadsheet exports write, is not part of the first name."""
-    try:
-        with open(path, "rb") as raw:
-            start = raw.read(4)
-        for mark, encoding in _OTHER_ENCODINGS:
-            if start.startswith(mark):
-                raise InvalidInput(f"{path}: the file is {encoding} (byte-order mark); save it as UTF-8")
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle, delimiter=separator)
-            header = next(reader, [])
-            has_rows = any(row for row in reader)
-    except UnicodeDecodeError:
-        raise InvalidInput(non_utf8_line([path]) or f"{path}: not UTF-8") from None
-    except (OSError, csv.Error) as error:
-        raise InvalidInput(f"{path}: cannot read the header: {_first_line(error)}") from None
-    if not header:
-        raise InvalidInput(f"{path}: empty file (no header)")
-    repeated = sorted({name for name in header if header.count(name) > 1})
-    if repeated:
-        raise InvalidInput(
-            f"{path}: the header names column {repeated[0]!r} more than once: {separator.join(header)!r}"
-        )
-    return header, has_rows
-
-
-_OTHER_ENCODINGS = (
-    (b"\xff\xfe\x00\x00", "UTF-32"),
-    (b"\x00\x00\xfe\xff", "UTF-32"),
-    (b"\xff\xfe", "UTF-16"),
-    (b"\xfe\xff", "UTF-16"),
-)
-
-
-def _check_csv_rows(
-    source: Source, files: list[str], frame: pl.LazyFrame, header: list[str], separator: str
-) -> pl.LazyFrame:
-    """Every row has the header's number of fields. Polars only notices a field too many in a
-    column it parses, so the checks that read three columns would never see it: all columns
-    are parsed once here, and the line is looked for (in Python, only when something is
-    wrong) to name it. The frame is given back without the rows of blank lines (Polars reads
-    one as a row of nulls; CSV readers, Python's and the table macros', skip it): a file
-    ending in an empty line was refused for a null id."""
-    wanted = [name for name in vars(source.columns).values() if name in header]
-    if not wanted:
-        return frame  # none of the columns: the missing columns are reported by name, not a row
-    try:
-        # every column parsed (a projection of a few would skip the end of a ragged line)
-        nulls = frame.select(pl.all().null_count()).collect(engine=COLLECT_ENGINE)
-        problem: str | None = None
-        suspicious = any(nulls.select(wanted).row(0))
-    except pl.exceptions.PolarsError as error:
-        problem, suspicious = _first_line(error), True
-    if not suspicious:
-        return frame
-    # ragged lines can also be read without an error (a field missing becomes a null)
-    blank_rows, rows_before = [], 0
-    for path in files:
-        blank, rows = _raise_on_ragged_line(path, header, separator)
-        blank_rows += [rows_before + row for row in blank]
-        rows_before += rows
-    if problem is not None:
-        raise InvalidInput(f"{source.path}: cannot read as {source.format}: {problem}")
-    if not blank_rows:
-        return frame
-    # a row dropped only where Polars read nulls alone: were its rows and Python's apart, the
-    # nulls stay and are refused, never a row of values dropped
-    blank_row = pl.int_range(pl.len()).is_in(blank_rows) & pl.all_horizontal(pl.all().is_null())
-    return frame.filter(~blank_row)
-
-
-def _raise_on_ragged_line(path: str, header: list[str], separator: str) -> tuple[list[int], int]:
-    try:
-        return _ragged_lines(path, header, separator)
-    except UnicodeDecodeError:
-        raise InvalidInput(non_utf8_line([path]) or f"{path}: not UTF-8") from None
-
-
-def _ragged_lines(path: str, header: list[str], separator: str) -> tuple[list[int], int]:
-    """Raise at the first row of another number of fields than the header's; else the indexes
-    of the blank rows among the rows under the header, and how many rows there are."""
-    blank, reader_rows = [], 0
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.reader(handle, delimiter=separator)
-        next(reader, None)
-        for index, row in enumerate(reader):
-            reader_rows = index + 1
-            if not row:
-                blank.append(index)
-            elif len(row) != len(header):
-                what = "a field too many" if len(row) > len(header) else "a field missing"
-                hint = "; a value holding the separator must be quoted" if len(row) > len(header) else ""
-                raise InvalidInput(
-                    f"{path}:{reader.line_num}: {len(row)} fields where the header has {len(header)} ({what}{hint})"
-                )
-    return blank, reader_rows
-
-
-def non_utf8_line(paths: list[str]) -> str | None:
-    """``file:line: byte 0xff at column 4 is not UTF-8; save the file as UTF-8`` for the first
-    bad byte in text ``paths``, or None. Read line by line only once a reader has failed."""
-    for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                for number, line in enumerate(handle, 1):
-                    try:
-                        line.decode("utf-8")
-                    except UnicodeDecodeError as error:
-                        byte = line[error.start]
-                        return (
-                            f"{path}:{number}: byte 0x{byte:02x} at column {error.start + 1} is not UTF-8; "
-                            "save the file as UTF-8"
-                        )
-        except OSError:
-            continue
-    return None
 
 
 def has_glob_characters(path: str) -> bool:
@@ -784,10 +590,6 @@ def trec_run_id(source: Source, *, first: bool = False) -> str | None:
         line = last_content_line(files[-1]) if files else None
     fields = trec_fields(line) if line else []
     return fields[5] if len(fields) >= 6 else None
-
-
-def _first_line(error: BaseException) -> str:
-    return scrub(str(error).strip().splitlines()[0]) if str(error).strip() else type(error).__name__
 
 
 def is_id_type(dtype: pl.DataType) -> bool:

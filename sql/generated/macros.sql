@@ -2041,6 +2041,10 @@ WITH text_lines AS (
       AND LENGTH(run_columns.files_read) > 0
       AND run_columns.headers_read = 0
       THEN ERROR(caller || ': ' || run_columns.files_read[1] || ': empty file (no header)')
+      WHEN run_columns.has_header AND NOT run_columns.old_mac_header IS NULL
+      THEN ERROR(
+        caller || ': ' || run_columns.old_mac_header.source_file || ': its lines end in a carriage return alone (old Mac endings); save it with \n line endings'
+      )
       WHEN run_columns.has_header AND NOT run_columns.other_header IS NULL
       THEN ERROR(
         caller || ': ' || run_columns.other_header.source_file || ': header ' || '''' || ARRAY_TO_STRING(
@@ -2275,6 +2279,10 @@ WITH text_lines AS (
       AND LENGTH(qrels_columns.files_read) > 0
       AND qrels_columns.headers_read = 0
       THEN ERROR(caller || ': ' || qrels_columns.files_read[1] || ': empty file (no header)')
+      WHEN qrels_columns.has_header AND NOT qrels_columns.old_mac_header IS NULL
+      THEN ERROR(
+        caller || ': ' || qrels_columns.old_mac_header.source_file || ': its lines end in a carriage return alone (old Mac endings); save it with \n line endings'
+      )
       WHEN qrels_columns.has_header AND NOT qrels_columns.other_header IS NULL
       THEN ERROR(
         caller || ': ' || qrels_columns.other_header.source_file || ': header ' || '''' || ARRAY_TO_STRING(
@@ -4071,6 +4079,10 @@ WITH text_lines AS (
         run_found_columns.headers,
         LAMBDA h : h.header_fields <> run_found_columns.headers[1].header_fields
       )[1] AS other_header,
+      LIST_FILTER(
+        run_found_columns.headers,
+        LAMBDA h : CONTAINS(ARRAY_TO_STRING(h.header_fields, ','), CHR(13))
+      )[1] AS old_mac_header,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
@@ -4192,6 +4204,10 @@ WITH text_lines AS (
         qrels_found_columns.headers,
         LAMBDA h : h.header_fields <> qrels_found_columns.headers[1].header_fields
       )[1] AS other_header,
+      LIST_FILTER(
+        qrels_found_columns.headers,
+        LAMBDA h : CONTAINS(ARRAY_TO_STRING(h.header_fields, ','), CHR(13))
+      )[1] AS old_mac_header,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
