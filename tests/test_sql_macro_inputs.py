@@ -316,6 +316,17 @@ def test_a_csv_column_is_typed_by_all_its_rows_on_both_fronts(bad_files: Path, m
     assert dict(by_command_line.select("k", "ndcg").iter_rows()) == pytest.approx(expected, abs=1e-12)
 
 
+def ndcg_on_both_fronts(connection: duckdb.DuckDBPyConnection, run: str, qrels: str) -> dict[str, dict]:
+    """NDCG@1 and @2 of each query, ``(query, k): value``, by the macros and by the command line's
+    reading (the API's evaluate)."""
+    call = f"select query_id, k, ndcg from ndcg_per_query('{run}', '{qrels}', ks := [1, 2])"
+    table = evaluate(run, qrels, k=[1, 2]).per_query.filter(pl.col("k").is_not_null())
+    return {
+        "macro": {(q, k): v for q, k, v in connection.sql(call).fetchall() if k is not None},
+        "command line": {(q, k): v for q, k, v in table.select("query_id", "k", "ndcg").iter_rows()},
+    }
+
+
 def test_quoted_csv_fields_are_read_on_one_line_or_refused(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The macros read one line as one row: quoted fields holding the separator or a doubled
     quote are read as the command line reads them; a quote left open on its line (a field holding
@@ -326,13 +337,8 @@ def test_quoted_csv_fields_are_read_on_one_line_or_refused(bad_files: Path, monk
     connection = connected(bad_files, monkeypatch)
     # q1: 'd,1' (score 3, unjudged) then 'd"2' (label 1) at rank 2; q2: d1 (label 1) at rank 1
     expected = {("q1", 1): 0.0, ("q1", 2): 1 / log2(3), ("q2", 1): 1.0, ("q2", 2): 1.0}
-    call = "select query_id, k, ndcg from ndcg_per_query('quoted.csv', 'quoted_qrels.csv', ks := [1, 2])"
-    by_macro = {(q, k): ndcg for q, k, ndcg in connection.sql(call).fetchall() if k is not None}
-    assert by_macro == pytest.approx(expected, abs=1e-12)
-    by_command_line = evaluate("quoted.csv", "quoted_qrels.csv", k=[1, 2]).per_query.filter(pl.col("k").is_not_null())
-    assert {(q, k): v for q, k, v in by_command_line.select("query_id", "k", "ndcg").iter_rows()} == pytest.approx(
-        expected, abs=1e-12
-    )
+    for front, found in ndcg_on_both_fronts(connection, "quoted.csv", "quoted_qrels.csv").items():
+        assert found == pytest.approx(expected, abs=1e-12), front
     open_quotes = {
         "running_on.csv": 'query_id,doc_id,score\nq1,d2,5\nq1,"x,3\nq2,d1,1\nq1,y",1\n',
         "line_break.csv": 'query_id,doc_id,score\nq2,d1,1\nq1,"d1\nx",3\n',
@@ -361,13 +367,8 @@ def test_blank_csv_lines_are_skipped_on_both_fronts(bad_files: Path, monkeypatch
     # q1: d1 (unjudged) then d2 (label 1) at rank 2; q2: d1 (label 1) at rank 1
     expected = {("q1", 1): 0.0, ("q1", 2): 1 / log2(3), ("q2", 1): 1.0, ("q2", 2): 1.0}
     connection = connected(bad_files, monkeypatch)
-    call = "select query_id, k, ndcg from ndcg_per_query('blank_lines.csv', 'blank_qrels.csv', ks := [1, 2])"
-    by_macro = {(q, k): v for q, k, v in connection.sql(call).fetchall() if k is not None}
-    assert by_macro == pytest.approx(expected, abs=1e-12)
-    table = evaluate("blank_lines.csv", "blank_qrels.csv", k=[1, 2]).per_query.filter(pl.col("k").is_not_null())
-    assert {(q, k): v for q, k, v in table.select("query_id", "k", "ndcg").iter_rows()} == pytest.approx(
-        expected, abs=1e-12
-    )
+    for front, found in ndcg_on_both_fronts(connection, "blank_lines.csv", "blank_qrels.csv").items():
+        assert found == pytest.approx(expected, abs=1e-12), front
     (bad_files / "empty_fields.csv").write_text("query_id,doc_id,score\nq1,d1,3\n,,\n")
     with pytest.raises(InvalidInput, match="column 'query_id' has 1 null value"):
         check("empty_fields.csv", "blank_qrels.csv")
