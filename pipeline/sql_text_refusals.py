@@ -16,6 +16,7 @@ over the views ``run_given`` and ``qrels_given`` and their one-pass statistics (
 
 from __future__ import annotations
 
+from pipeline.io.csv_text import TEXT_AFTER_QUOTE
 from pipeline.io.names import DOC, LABEL, QUERY, SCORE
 from pipeline.io.read import _COLUMN_ALIASES
 from pipeline.sql_words import Sql
@@ -44,10 +45,19 @@ def line_conditions(view: str, role: str) -> dict[str, str]:
     stray quote), a CSV line whose fields are not its header's."""
     other_shape = f"{view}.ndcg_fields = 4" if role == "run" else f"{view}.ndcg_fields >= 5"
     quotes = f"length({view}.ndcg_line) - length(replace({view}.ndcg_line, '\"', ''))"
+    # the fields as sql/macro_text_inputs.sql cuts them cover the line but where a quoted field's
+    # closing quote is followed by more than the separator (the cut skips to the next one)
+    separator = f"if({_variable(f'{role}_read_as')} = 'tsv', chr(9), ',')"
+    fields = (
+        f'regexp_extract_all({separator} || {view}.ndcg_line, {separator} || \'("(?:[^"]|"")*"|[^\' '
+        f"|| {separator} || ']*)', 0)"
+    )
+    covered = f"list_sum(list_transform({fields}, f -> length(f))) = length({view}.ndcg_line) + 1"
     return {
         "unparsed": f"coalesce({view}.ndcg_unparsed and {view}.ndcg_expected_fields is null, false)",
         "shape": f"coalesce({view}.ndcg_first and {view}.ndcg_expected_fields is null and {other_shape}, false)",
         "quote_open": f"coalesce({view}.ndcg_expected_fields is not null and ({quotes}) % 2 = 1, false)",
+        "quote_after": f"coalesce({view}.ndcg_expected_fields is not null and not ({covered}), false)",
         "ragged": f"coalesce({view}.ndcg_fields <> {view}.ndcg_expected_fields, false)",
     }
 
@@ -117,6 +127,7 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
     ragged CSV line, the missing columns."""
     stats = f"{role}_stats"
     shape_row, ragged_row, quote_row = f"{stats}.shape_row", f"{stats}.ragged_row", f"{stats}.quote_open_row"
+    after_row = f"{stats}.quote_after_row"
     place = "{row}.ndcg_file || ':' || cast({row}.ndcg_line_number as varchar) || ': '"
     if role == "run":
         shape = Sql(
@@ -170,8 +181,8 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
         ),
         # a CSV or TSV file without a header line, or with nothing under it, as the command line reads them
         (
-            f"{found}.has_header and len({found}.files_read) > 0 and {found}.headers_read = 0",
-            Sql(f"{found}.files_read[1] || ': empty file (no header)'"),
+            f"{found}.has_header and {found}.headerless is not null",
+            Sql(f"{found}.headerless || ': empty file (no header)'"),
         ),
         (
             f"{found}.has_header and {found}.old_mac_header is not null",
@@ -184,6 +195,7 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
         (f"{found}.has_header and {stats}.row_count = 0", Sql(f"{name} || ': no rows (a header only)'")),
         (f"{stats}.shape > 0", shape),
         (f"{stats}.quote_open > 0", quote_open),
+        (f"{stats}.quote_after > 0", Sql(place.format(row=after_row) + " || " + _text(TEXT_AFTER_QUOTE))),
         (f"{stats}.ragged > 0", ragged),
         (f"len({_missing(role)}) > 0", _missing_message(role, name)),
     ]
@@ -207,7 +219,8 @@ def columns_looked_up(role: str) -> str:
         guesses.append(f"{_likely_column(found, column)} as guess_{column}")
     return (
         f"(select {found}, {role}_found_columns.files_read, {role}_found_columns.paths, "
-        f"coalesce(len({role}_found_columns.headers), 0) as headers_read, "
+        f"list_filter(list_sort({role}_found_columns.files_read), f -> not list_contains(list_transform("
+        f"coalesce({role}_found_columns.headers, []), h -> h.source_file), f))[1] as headerless, "
         f"{role}_found_columns.headers[1] as first_header, list_filter({role}_found_columns.headers, "
         f"h -> h.header_fields <> {role}_found_columns.headers[1].header_fields)[1] as other_header, "
         # a file whose lines end in a carriage return alone is one line: its header holds the rest

@@ -729,6 +729,11 @@ def test_what_stops_the_csv_reader_is_said_plainly(tmp_path: Path) -> None:
             'query_id\tdoc_id\tscore\nq1\td"1\t3\n',
             ':2: a double quote inside a field that is not quoted; quote the field and double the quote ("a""b")',
         ),
+        # a space before a field's opening quote is as Polars reads it; the fault is on line 4
+        "after_quote.csv": (
+            'query_id,doc_id,score,tag\nq1,d1,3, "x"\nq1,d2,2,x\nq2,"d1"z,1,y\n',
+            ':4: text after a quoted field\'s closing quote; quote the whole field ("a""b")',
+        ),
         "old_mac.csv": (
             "query_id,doc_id,score\rq1,d1,3\r",
             ": its lines end in a carriage return alone (old Mac endings); save it with \\n line endings",

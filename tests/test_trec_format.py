@@ -216,6 +216,8 @@ def test_single_spaced_files_are_told_apart_in_utf8_and_not(tmp_path: Path) -> N
         "tab.txt": (b"q1\tQ0 d1 1 2.0 tag\n", False),
         "blank.txt": (b"q1 Q0 d1 1 2.0 tag\n\nq1 Q0 d2 2 1.0 tag\n", True),
         "nine_fields.txt": (b"q1 Q0 d1 1 2.0 tag\nq1 Q0 d2 2 1.0 tag of four words\n", False),
+        # control bytes (no whitespace to trec_eval) in a tag: the lines are read with one it lacks
+        "controls.txt": (b"q1 Q0 d1 1 2.0 t\x1f\x1e\x1d\x1c\x01\x02\x03\x04\nq1 Q0 d2 2 1.0 t\n", True),
         "latin1_nine_fields.txt": (b"# r\xe9sum\xe9 of a run of many words\nq1 Q0 d1 1 2.0 tag\n", True),
         "empty.txt": (b"", False),
     }

@@ -6,6 +6,7 @@ said with the file and line."""
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Collection
 
 import polars as pl
@@ -137,9 +138,10 @@ def check_rows(
         return frame  # none of the columns: the missing columns are reported by name, not a row
     try:
         # every column parsed (a projection of a few would skip the end of a ragged line)
-        nulls = frame.select(pl.all().null_count()).collect(engine=COLLECT_ENGINE)
+        nulls = frame.select(pl.all().null_count(), pl.len().alias("\x00rows")).collect(engine=COLLECT_ENGINE)
         problem: str | None = None
         suspicious = any(nulls.select(wanted).row(0))
+        polars_rows = nulls["\x00rows"][0]
     except pl.exceptions.PolarsError as error:
         problem, suspicious = error_text(error), True
     if not suspicious:
@@ -153,10 +155,11 @@ def check_rows(
     if problem is not None:
         where = csv_text_problem(files, separator)
         raise InvalidInput(where or f"{name}: cannot read as {fmt}: {problem}")
-    if not blank_rows:
+    # Python's rows and Polars' apart (a \r\r\n is a blank row to the one, not to the other): no
+    # row is dropped, and the nulls are refused
+    if not blank_rows or rows_before != polars_rows:
         return frame
-    # a row dropped only where Polars read nulls alone: were its rows and Python's apart, the
-    # nulls stay and are refused, never a row of values dropped
+    # and only where Polars read nulls alone
     blank_row = pl.int_range(pl.len()).is_in(blank_rows) & pl.all_horizontal(pl.all().is_null())
     return frame.filter(~blank_row)
 
@@ -188,37 +191,62 @@ def _ragged_lines(path: str, header: list[str], separator: str) -> tuple[list[in
     return blank, reader_rows
 
 
+_OLD_MAC_ENDINGS = "its lines end in a carriage return alone (old Mac endings); save it with \\n line endings"
+_STRAY_QUOTE = 'a double quote inside a field that is not quoted; quote the field and double the quote ("a""b")'
+# the table macros refuse it in these words too (pipeline/sql_text_refusals.py)
+TEXT_AFTER_QUOTE = 'text after a quoted field\'s closing quote; quote the whole field ("a""b")'
+
+
 def csv_text_problem(paths: list[str], separator: str) -> str | None:
-    """What stopped Polars' CSV reader, said plainly: lines ending in a carriage return alone,
-    or a double quote inside a field that is not quoted (which Polars calls malformed).
-    Read in Python, a character at a time, only once the reader has failed."""
+    """What stopped Polars' CSV reader, said plainly: lines ending in a carriage return alone, a
+    double quote inside a field that is not quoted (Polars calls it malformed), or text after a
+    quoted field's closing quote. Read a line at a time, only once the reader has failed."""
     for path in paths:
         try:
             with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
-                text = handle.read()
+                start = handle.read(1 << 16)
+                if "\r" in start and "\n" not in start:
+                    return f"{path}: {_OLD_MAC_ENDINGS}"
+                handle.seek(0)
+                quoted = False  # inside a quoted field, which may hold line breaks
+                sep = re.escape(separator)
+                field = rf'(?: *"(?:[^"]|"")*"|[^"{sep}\r\n]*)'
+                well_quoted = re.compile(rf"{field}(?:{sep}{field})*\r?\n?")
+                for number, line in enumerate(handle, 1):
+                    if quoted or ('"' in line and not well_quoted.fullmatch(line)):
+                        quoted, fault = _quotes(line, separator, quoted)
+                        if fault:
+                            return f"{path}:{number}: {fault}"
         except OSError:
             continue
-        if "\r" in text and "\n" not in text:
-            return f"{path}: its lines end in a carriage return alone (old Mac endings); save it with \\n line endings"
-        line, quoted, field_start, index = 1, False, True, 0
-        while index < len(text):
-            character = text[index]
-            if quoted and character == '"':
-                if text[index + 1 : index + 2] == '"':
-                    index += 1  # a doubled quote inside a quoted field
-                else:
-                    quoted = False
-            elif character == '"':
-                if not field_start:
-                    return (
-                        f"{path}:{line}: a double quote inside a field that is not quoted; quote the field and "
-                        'double the quote ("a""b")'
-                    )
-                quoted = True
-            field_start = not quoted and character in (separator, "\n")
-            line += character == "\n"
-            index += 1
     return None
+
+
+def _quotes(line: str, separator: str, quoted: bool) -> tuple[bool, str | None]:
+    """Walk one line's quotes: whether it ends inside a quoted field, and what is wrong with it."""
+    field_start, index = not quoted, 0
+    while index < len(line):
+        character = line[index]
+        if quoted:
+            if character == '"' and line[index + 1 : index + 2] == '"':
+                index += 1  # a doubled quote inside a quoted field
+            elif character == '"':
+                quoted, after = False, line[index + 1 : index + 2]
+                if after not in ("", separator, "\n", "\r"):
+                    return False, TEXT_AFTER_QUOTE
+        elif character == '"':
+            if not field_start:
+                return (
+                    False,
+                    'a double quote inside a field that is not quoted; quote the field and double the quote ("a""b")',
+                )
+            quoted = True
+        elif character == separator:
+            field_start = True
+        elif character != " ":  # a field may begin with spaces before its quote, as Polars reads it
+            field_start = False
+        index += 1
+    return quoted, None
 
 
 def non_utf8_line(paths: list[str]) -> str | None:

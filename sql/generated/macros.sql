@@ -675,6 +675,7 @@ WITH text_lines AS (
           measured.unparsed_row,
           measured.shape_row,
           measured.quote_open_row,
+          measured.quote_after_row,
           measured.ragged_row
         ],
         LAMBDA r : CASE
@@ -871,6 +872,73 @@ WITH text_lines AS (
             FALSE
           )) AS quote_open,
         COUNT(*) FILTER(WHERE
+          COALESCE(
+            NOT run_given.ndcg_expected_fields IS NULL
+            AND NOT (
+              LIST_SUM(
+                LIST_TRANSFORM(
+                  REGEXP_EXTRACT_ALL(
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || run_given.ndcg_line,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || '("(?:[^"]|"")*"|[^' || CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || ']*)'
+                  ),
+                  LAMBDA f : LENGTH(f)
+                )
+              ) = LENGTH(run_given.ndcg_line) + 1
+            ),
+            FALSE
+          )) AS quote_after,
+        COUNT(*) FILTER(WHERE
           COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged,
         COUNT(*) FILTER(WHERE
           NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text,
@@ -979,6 +1047,76 @@ WITH text_lines AS (
           {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
+          COALESCE(
+            NOT run_given.ndcg_expected_fields IS NULL
+            AND NOT (
+              LIST_SUM(
+                LIST_TRANSFORM(
+                  REGEXP_EXTRACT_ALL(
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || run_given.ndcg_line,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || '("(?:[^"]|"")*"|[^' || CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || ']*)'
+                  ),
+                  LAMBDA f : LENGTH(f)
+                )
+              ) = LENGTH(run_given.ndcg_line) + 1
+            ),
+            FALSE
+          )) AS quote_after_row,
+        ARG_MIN(
+          {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
+          {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
+        ) FILTER(WHERE
           COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged_row,
         ARG_MIN(
           {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.ndcg_value_text, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
@@ -1023,6 +1161,7 @@ WITH text_lines AS (
           measured.unparsed_row,
           measured.shape_row,
           measured.quote_open_row,
+          measured.quote_after_row,
           measured.ragged_row
         ],
         LAMBDA r : CASE
@@ -1228,6 +1367,73 @@ WITH text_lines AS (
             FALSE
           )) AS quote_open,
         COUNT(*) FILTER(WHERE
+          COALESCE(
+            NOT qrels_given.ndcg_expected_fields IS NULL
+            AND NOT (
+              LIST_SUM(
+                LIST_TRANSFORM(
+                  REGEXP_EXTRACT_ALL(
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || qrels_given.ndcg_line,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || '("(?:[^"]|"")*"|[^' || CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || ']*)'
+                  ),
+                  LAMBDA f : LENGTH(f)
+                )
+              ) = LENGTH(qrels_given.ndcg_line) + 1
+            ),
+            FALSE
+          )) AS quote_after,
+        COUNT(*) FILTER(WHERE
           COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged,
         COUNT(*) FILTER(WHERE
           NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text,
@@ -1333,6 +1539,76 @@ WITH text_lines AS (
             ) % 2 = 1,
             FALSE
           )) AS quote_open_row,
+        ARG_MIN(
+          {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
+          {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
+        ) FILTER(WHERE
+          COALESCE(
+            NOT qrels_given.ndcg_expected_fields IS NULL
+            AND NOT (
+              LIST_SUM(
+                LIST_TRANSFORM(
+                  REGEXP_EXTRACT_ALL(
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || qrels_given.ndcg_line,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || '("(?:[^"]|"")*"|[^' || CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || ']*)'
+                  ),
+                  LAMBDA f : LENGTH(f)
+                )
+              ) = LENGTH(qrels_given.ndcg_line) + 1
+            ),
+            FALSE
+          )) AS quote_after_row,
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
@@ -2037,10 +2313,8 @@ WITH text_lines AS (
           END
         ) || ' files)'
       )
-      WHEN run_columns.has_header
-      AND LENGTH(run_columns.files_read) > 0
-      AND run_columns.headers_read = 0
-      THEN ERROR(caller || ': ' || run_columns.files_read[1] || ': empty file (no header)')
+      WHEN run_columns.has_header AND NOT run_columns.headerless IS NULL
+      THEN ERROR(caller || ': ' || run_columns.headerless || ': empty file (no header)')
       WHEN run_columns.has_header AND NOT run_columns.old_mac_header IS NULL
       THEN ERROR(
         caller || ': ' || run_columns.old_mac_header.source_file || ': its lines end in a carriage return alone (old Mac endings); save it with \n line endings'
@@ -2098,6 +2372,10 @@ WITH text_lines AS (
       WHEN run_stats.quote_open > 0
       THEN ERROR(
         caller || ': ' || run_stats.quote_open_row.ndcg_file || ':' || CAST(run_stats.quote_open_row.ndcg_line_number AS TEXT) || ': ' || 'a double quote left open on the line (an odd number of them): the table macros read one line as one row, so a quoted field may not hold a line break, and a quote inside a field must be doubled (""); ndcg evaluate reads quoted line breaks'
+      )
+      WHEN run_stats.quote_after > 0
+      THEN ERROR(
+        caller || ': ' || run_stats.quote_after_row.ndcg_file || ':' || CAST(run_stats.quote_after_row.ndcg_line_number AS TEXT) || ': ' || 'text after a quoted field''s closing quote; quote the whole field ("a""b")'
       )
       WHEN run_stats.ragged > 0
       THEN ERROR(
@@ -2275,10 +2553,8 @@ WITH text_lines AS (
           END
         ) || ' files)'
       )
-      WHEN qrels_columns.has_header
-      AND LENGTH(qrels_columns.files_read) > 0
-      AND qrels_columns.headers_read = 0
-      THEN ERROR(caller || ': ' || qrels_columns.files_read[1] || ': empty file (no header)')
+      WHEN qrels_columns.has_header AND NOT qrels_columns.headerless IS NULL
+      THEN ERROR(caller || ': ' || qrels_columns.headerless || ': empty file (no header)')
       WHEN qrels_columns.has_header AND NOT qrels_columns.old_mac_header IS NULL
       THEN ERROR(
         caller || ': ' || qrels_columns.old_mac_header.source_file || ': its lines end in a carriage return alone (old Mac endings); save it with \n line endings'
@@ -2336,6 +2612,10 @@ WITH text_lines AS (
       WHEN qrels_stats.quote_open > 0
       THEN ERROR(
         caller || ': ' || qrels_stats.quote_open_row.ndcg_file || ':' || CAST(qrels_stats.quote_open_row.ndcg_line_number AS TEXT) || ': ' || 'a double quote left open on the line (an odd number of them): the table macros read one line as one row, so a quoted field may not hold a line break, and a quote inside a field must be doubled (""); ndcg evaluate reads quoted line breaks'
+      )
+      WHEN qrels_stats.quote_after > 0
+      THEN ERROR(
+        caller || ': ' || qrels_stats.quote_after_row.ndcg_file || ':' || CAST(qrels_stats.quote_after_row.ndcg_line_number AS TEXT) || ': ' || 'text after a quoted field''s closing quote; quote the whole field ("a""b")'
       )
       WHEN qrels_stats.ragged > 0
       THEN ERROR(
@@ -4073,7 +4353,13 @@ WITH text_lines AS (
       run_found_columns.found,
       run_found_columns.files_read,
       run_found_columns.paths,
-      COALESCE(LENGTH(run_found_columns.headers), 0) AS headers_read,
+      LIST_FILTER(
+        LIST_SORT(run_found_columns.files_read),
+        LAMBDA f : NOT ARRAY_CONTAINS(
+          LIST_TRANSFORM(COALESCE(run_found_columns.headers, []), LAMBDA h : h.source_file),
+          f
+        )
+      )[1] AS headerless,
       run_found_columns.headers[1] AS first_header,
       LIST_FILTER(
         run_found_columns.headers,
@@ -4198,7 +4484,13 @@ WITH text_lines AS (
       qrels_found_columns.found,
       qrels_found_columns.files_read,
       qrels_found_columns.paths,
-      COALESCE(LENGTH(qrels_found_columns.headers), 0) AS headers_read,
+      LIST_FILTER(
+        LIST_SORT(qrels_found_columns.files_read),
+        LAMBDA f : NOT ARRAY_CONTAINS(
+          LIST_TRANSFORM(COALESCE(qrels_found_columns.headers, []), LAMBDA h : h.source_file),
+          f
+        )
+      )[1] AS headerless,
       qrels_found_columns.headers[1] AS first_header,
       LIST_FILTER(
         qrels_found_columns.headers,
