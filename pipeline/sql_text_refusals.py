@@ -16,7 +16,7 @@ over the views ``run_given`` and ``qrels_given`` and their one-pass statistics (
 
 from __future__ import annotations
 
-from pipeline.io.csv_text import TEXT_AFTER_QUOTE
+from pipeline.io.csv_text import OLD_MAC_ENDINGS, TEXT_AFTER_QUOTE
 from pipeline.io.names import DOC, LABEL, QUERY, SCORE
 from pipeline.io.read import _COLUMN_ALIASES
 from pipeline.sql_words import Sql
@@ -186,10 +186,7 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
         ),
         (
             f"{found}.has_header and {found}.old_mac_header is not null",
-            Sql(
-                f"{found}.old_mac_header.source_file || "
-                + _text(": its lines end in a carriage return alone (old Mac endings); save it with \\n line endings")
-            ),
+            Sql(f"{found}.old_mac_header.source_file || " + _text(f": {OLD_MAC_ENDINGS}")),
         ),
         (f"{found}.has_header and {found}.other_header is not null", _other_header(role)),
         (f"{found}.has_header and {stats}.row_count = 0", Sql(f"{name} || ': no rows (a header only)'")),

@@ -58,7 +58,8 @@ select
         list_filter(regexp_split_to_array(text_lines.line_text, '[ \t\n\x0B\x0C\r]+'), f -> f <> ''),
         list_transform(
             -- each field after its separator, one put before the first: a pattern's empty match at the
-            -- line's start made the search skip the separator after it (',d1,3' gave 2 fields)
+            -- line's start made the search skip the separator after it (',d1,3' gave 2 fields); the
+            -- refusal of text after a closing quote cuts with this pattern too (pipeline/sql_text_refusals.py)
             regexp_extract_all(
                 if(text_lines.read_as = 'tsv', chr(9), ',') || text_lines.line_text,
                 if(text_lines.read_as = 'tsv', '\t("(?:[^"]|"")*"|[^\t]*)', ',("(?:[^"]|"")*"|[^,]*)'),

@@ -31,11 +31,10 @@ def column_types(texts: pl.LazyFrame, header: list[str], ids: Collection[str]) -
     """Each column's type as Polars infers it, from every row: a truth value, an integer (Int128
     beyond Int64; text beyond Int128, which Polars fails to parse), a float, or text (also a
     column with no value), the ids text; but integers within and beyond Int64 beside floats are
-    floats, where Polars makes them text. Polars' own
-    inference from every row held about five times the file in memory (222 MB for a 45 MB run)
-    and took 0.6 s on 2M rows; from its first 100 rows (its default), a score of 2.5 after 100
-    integers failed to parse, and a +5 there was read as 5, where the SQL front, reading the same
-    text, reads every row."""
+    floats, where Polars makes them text. Polars' own inference from every row held about five
+    times the file in memory (222 MB for a 45 MB run) and took 0.6 s on 2M rows; from its first
+    100 rows (its default), a score of 2.5 after 100 integers failed to parse, and a +5 there was
+    read as 5, where the SQL front, reading the same text, reads every row."""
     typed = [name for name in header if name not in ids]
     checks = []
     for name in typed:
@@ -125,15 +124,15 @@ _OTHER_ENCODINGS = (
 
 
 def check_rows(
-    name: str, fmt: str, files: list[str], frame: pl.LazyFrame, header: list[str], separator: str, columns: object
+    name: str, fmt: str, files: list[str], frame: pl.LazyFrame, header: list[str], separator: str, wanted: list[str]
 ) -> pl.LazyFrame:
     """Every row has the header's number of fields. Polars only notices a field too many in a
     column it parses, so the checks that read three columns would never see it: all columns
     are parsed once here, and the line is looked for (in Python, only when something is
     wrong) to name it. The frame is given back without the rows of blank lines (Polars reads
     one as a row of nulls; CSV readers, Python's and the table macros', skip it): a file
-    ending in an empty line was refused for a null id."""
-    wanted = [column for column in vars(columns).values() if column in header]
+    ending in an empty line was refused for a null id. ``wanted``: the header's columns that
+    are read (their nulls send the file to Python's reader)."""
     if not wanted:
         return frame  # none of the columns: the missing columns are reported by name, not a row
     try:
@@ -191,9 +190,9 @@ def _ragged_lines(path: str, header: list[str], separator: str) -> tuple[list[in
     return blank, reader_rows
 
 
-_OLD_MAC_ENDINGS = "its lines end in a carriage return alone (old Mac endings); save it with \\n line endings"
 _STRAY_QUOTE = 'a double quote inside a field that is not quoted; quote the field and double the quote ("a""b")'
-# the table macros refuse it in these words too (pipeline/sql_text_refusals.py)
+# the table macros refuse these two in the same words (pipeline/sql_text_refusals.py)
+OLD_MAC_ENDINGS = "its lines end in a carriage return alone (old Mac endings); save it with \\n line endings"
 TEXT_AFTER_QUOTE = 'text after a quoted field\'s closing quote; quote the whole field ("a""b")'
 
 
@@ -206,7 +205,7 @@ def csv_text_problem(paths: list[str], separator: str) -> str | None:
             with open(path, encoding="utf-8-sig", errors="replace", newline="") as handle:
                 start = handle.read(1 << 16)
                 if "\r" in start and "\n" not in start:
-                    return f"{path}: {_OLD_MAC_ENDINGS}"
+                    return f"{path}: {OLD_MAC_ENDINGS}"
                 handle.seek(0)
                 quoted = False  # inside a quoted field, which may hold line breaks
                 sep = re.escape(separator)
@@ -236,10 +235,7 @@ def _quotes(line: str, separator: str, quoted: bool) -> tuple[bool, str | None]:
                     return False, TEXT_AFTER_QUOTE
         elif character == '"':
             if not field_start:
-                return (
-                    False,
-                    'a double quote inside a field that is not quoted; quote the field and double the quote ("a""b")',
-                )
+                return False, _STRAY_QUOTE
             quoted = True
         elif character == separator:
             field_start = True

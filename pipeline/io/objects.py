@@ -49,7 +49,7 @@ REQUEST_TIMEOUT = 60.0
 
 def error_text(error: BaseException) -> str:
     """The first line of an error's message, credentials blanked out (or its type's name)."""
-    return scrub(str(error).strip().splitlines()[0]) if str(error).strip() else type(error).__name__
+    return scrub(first_line(error))
 
 
 def scrub(text: str) -> str:

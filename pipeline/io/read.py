@@ -277,7 +277,8 @@ def _scan_table(source: Source) -> pl.LazyFrame:
             frame = read(schema=types).with_columns(
                 pl.when(pl.col(name) != "").then(pl.col(name)).alias(name) for name in texts
             )
-            frame = check_rows(source.path, source.format, files, frame, header, separator, source.columns)
+            wanted = [name for name in vars(source.columns).values() if name in header]
+            frame = check_rows(source.path, source.format, files, frame, header, separator, wanted)
         names = frame.collect_schema().names()
     except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
         where = non_utf8_line(files) if "utf-8" in str(error).lower() and source.format != "parquet" else None

@@ -141,7 +141,7 @@ WITH text_lines AS (
             ELSE ',("(?:[^"]|"")*"|[^,]*)'
           END,
           1
-        ) /* each field after its separator, one put before the first: a pattern's empty match at the */ /* line's start made the search skip the separator after it (',d1,3' gave 2 fields) */,
+        ) /* each field after its separator, one put before the first: a pattern's empty match at the */ /* line's start made the search skip the separator after it (',d1,3' gave 2 fields); the */ /* refusal of text after a closing quote cuts with this pattern too (pipeline/sql_text_refusals.py) */,
         LAMBDA f : CASE
           WHEN LENGTH(f) >= 2 AND STARTS_WITH(f, '"') AND ENDS_WITH(f, '"')
           THEN REPLACE(f[2:-2], '""', '"')
