@@ -12,6 +12,30 @@
 -- run_columns_read and qrels_columns_read (the names sql/inputs.sql reads: query, doc, then
 -- score and weight, or label; a name the file lacks is read as ndcg_absent, a null column).
 
+-- a text file (by its ending, as ndcg evaluate tells) refused in words before read_parquet; set below, so no row prints
+set variable run_columns_found = (
+    select
+        error(
+            texts.named || ': sql/ndcg.sql reads Parquet only, not ' || texts.text_format || '; read it with the '
+            || 'table macros (ndcg_per_query) or ndcg evaluate, or convert it to Parquet'
+        )
+    from (
+        select
+            paths.named,
+            replace(regexp_extract(lower(paths.named), '\.(txt|csv|tsv)$', 1), 'txt', 'trec') as text_format
+        from (
+            select unnest(from_json(
+                '[' || trim(to_json(getvariable('run_path')), '[]') || ','
+                || trim(coalesce(to_json(getvariable('qrels_path')), '""'), '[]') || ']',
+                '["VARCHAR"]'
+            )) as named
+        ) as paths
+    ) as texts
+    where texts.text_format <> ''
+    order by texts.named
+    limit 1
+);
+
 create or replace temp view run_file as
 from read_parquet(getvariable('run_path'), hive_partitioning = false);
 

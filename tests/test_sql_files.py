@@ -444,3 +444,38 @@ def test_the_reference_lists_the_steps_in_their_order() -> None:
     table = (ROOT / "docs" / "sql.md").read_text(encoding="utf-8")
     listed = re.findall(rf"^\| `sql/((?:{'|'.join(STAGES)})/\w+\.sql)` \|", table, re.MULTILINE)
     assert listed == list(PER_QUERY_STEPS)
+
+
+def test_ndcg_sql_refuses_text_files_by_name_before_reading_them(tmp_path: Path) -> None:
+    """sql/ndcg.sql reads Parquet; a TREC, CSV or TSV file (told by its ending, as ndcg evaluate
+    tells it) is refused in words, not by read_parquet's "No magic bytes found"."""
+    (tmp_path / "run.csv").write_text("query_id,doc_id,score\nq1,d1,1\n")
+    (tmp_path / "qrels.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "more.tsv").write_text("query_id\tdoc_id\tscore\nq1\td2\t2\n")
+    cases = {
+        (
+            f"'{tmp_path / 'run.csv'}'",
+            "'data/qrels.parquet'",
+        ): f"{tmp_path / 'run.csv'}: sql/ndcg.sql reads Parquet only, not csv",
+        (
+            "'data/run.parquet'",
+            f"'{tmp_path / 'qrels.txt'}'",
+        ): f"{tmp_path / 'qrels.txt'}: sql/ndcg.sql reads Parquet only, not trec",
+        (f"['data/run.parquet', '{tmp_path / 'more.tsv'}']", "'data/qrels.parquet'"): (
+            f"{tmp_path / 'more.tsv'}: sql/ndcg.sql reads Parquet only, not tsv"
+        ),
+    }
+    for (run, qrels), said in cases.items():
+        done = duckdb_cli(
+            "-cmd",
+            f"SET VARIABLE run_path = {run}",
+            "-cmd",
+            f"SET VARIABLE qrels_path = {qrels}",
+            "-c",
+            ".read sql/ndcg.sql",
+        )
+        first = done.stderr.splitlines()[0]
+        assert first == (
+            f"Invalid Input Error: {said}; read it with the table macros (ndcg_per_query) or ndcg evaluate, or "
+            "convert it to Parquet"
+        ), done.stderr
