@@ -330,8 +330,35 @@ def test_a_session_the_engine_starts_records_no_python_call_sites_and_compiles_q
         assert options["spark.python.sql.dataFrameDebugging.enabled"] == "false"
         # the first-tier compiler alone for the local JVM the engine starts; a master URL's
         # driver keeps the JVM options its cluster gives
-        quick = options.get("spark.driver.extraJavaOptions") == "-XX:TieredStopAtLevel=1"
-        assert quick == (master is None)
+        # (with room for the code it compiles: C1's own 48 MB filled in two evaluations)
+        jvm_options = options.get("spark.driver.extraJavaOptions", "").split()
+        assert ("-XX:TieredStopAtLevel=1" in jvm_options) == (master is None)
+        assert ("-XX:ReservedCodeCacheSize=512m" in jvm_options) == (master is None)
+
+
+def test_the_jvm_the_engine_starts_writes_its_stdout_to_our_stderr(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """HotSpot prints its warnings ("CodeCache is full. Compiler has been disabled.") on its
+    stdout, which was ours: results printed there had the JVM's lines among them. A child
+    process stands in for the JVM (it inherits the descriptors as spark-submit does)."""
+    import subprocess
+    import sys
+
+    def get_or_create(builder: pyspark_sql.SparkSession.Builder) -> object:
+        subprocess.run([sys.executable, "-c", "print('a line of the jvm')"], check=True)
+        return SimpleNamespace(sparkContext=SimpleNamespace(setLogLevel=lambda level: None))
+
+    monkeypatch.setattr(pyspark_sql.SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    monkeypatch.setattr(spark_engine, "java_available", lambda environ=None: True)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.setattr(pyspark_sql.SparkSession.Builder, "getOrCreate", get_or_create)
+    print("before")
+    spark_engine.session()
+    print("after")
+    captured = capfd.readouterr()
+    assert captured.out == "before\nafter\n"
+    assert captured.err == "a line of the jvm\n"
 
 
 def test_ndcg_sql_prints_both_dialects(capsys: pytest.CaptureFixture[str]) -> None:

@@ -56,7 +56,10 @@ SPARK_DRIVER_MEMORY = "3g"
 # A session the engine starts on one machine lives for one evaluation, or a job's few: the JVM's
 # first-tier compiler alone (C1) has Spark's planner compiled sooner than the full tiers, whose
 # optimising compiler spends the cores on code that runs a few times. Only for a JVM it starts.
-QUICK_COMPILER = "-XX:TieredStopAtLevel=1"
+# C1 alone reserves 48 MB for compiled code, which two evaluations of every measure filled: the
+# JVM then stopped compiling (interpreting all after it, an evaluation 1.5x slower) and said so
+# on its standard output.
+QUICK_COMPILER = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m"
 
 
 # --- session --------------------------------------------------------------------------------
@@ -116,10 +119,32 @@ def session(master: str | None = None) -> SparkSession:
         # than the JVM's default heap of 1 GB: it ran out there while analysing the plan
         builder = builder.config("spark.driver.memory", SPARK_DRIVER_MEMORY)
         builder = builder.config("spark.driver.extraJavaOptions", QUICK_COMPILER)
-    spark = builder.getOrCreate()
+    spark = builder.getOrCreate() if submitted else _started_with_stderr_as_its_stdout(builder)
     if not submitted:
         spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _started_with_stderr_as_its_stdout(builder: SparkSession.Builder) -> SparkSession:
+    """The session, a JVM it starts given this process's stderr as its stdout: the JVM writes its
+    own warnings there ("CodeCache is full", ...), which must not mix into results printed on
+    our stdout (``ndcg evaluate --output-format trec > results.txt``)."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        our_stdout = os.dup(1)
+    except (OSError, ValueError):  # no stdout to keep apart
+        return builder.getOrCreate()
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr: the JVM keeps the stdout it would have had
+        os.close(our_stdout)
+        return builder.getOrCreate()
+    try:
+        return builder.getOrCreate()
+    finally:
+        os.dup2(our_stdout, 1)
+        os.close(our_stdout)
 
 
 @contextmanager
