@@ -368,7 +368,7 @@ def compare_pair(
             pl.col("queries").fill_null(0), pl.col("wins", "ties", "losses").fill_null(0)
         )
         if weighted:
-            refuse_weightless_segments(table, scope, str((options.query_weights or {}).get("path")))
+            refuse_weightless_segments(table, scope, weights_source(options.query_weights or {}))
             table = table.with_columns(pl.col("weighed_queries").fill_null(0))
         tests = _tests_per_segment(compared, scope, options)
         table = table.join(tests, on=scope, how="left", nulls_equal=True)
@@ -758,12 +758,25 @@ def weighting_note(options: Options) -> str | None:
         return None
     missing = weights.get("missing_query_weight")
     unweighted = f", a query without a row {missing:g}" if isinstance(missing, int | float) else ""
+    whose = f"query weights: {weights.get('path')} (column {weights.get('weight_column')}{unweighted})"
+    if "doc_weight_col" in weights:
+        whose = (
+            f"list weights (TF-Ranking's) of --doc-weight-col {weights['doc_weight_col']!r} for "
+            f"{weights.get('measure')}: {weights.get('list_weight')} over each query's results, the same in every run"
+        )
     return (
-        f"query weights: {weights.get('path')} (column {weights.get('weight_column')}{unweighted}): means are "
+        f"{whose}: means are "
         "sum(w*x)/sum(w) over the paired queries; the randomization test (p(perm), what the gate reads) flips "
         "the signs of the weighted differences, the bootstrap resamples queries with their weights; no t-test "
         "(p(t) -); n and W/T/L count queries, a query of weight 0 moves no mean or test"
     )
+
+
+def weights_source(weights: Mapping[str, object]) -> str:
+    """Whose weights a comparison is weighted by, as its errors name them."""
+    if "doc_weight_col" in weights:
+        return f"the runs (the list weights of --doc-weight-col {weights['doc_weight_col']!r})"
+    return str(weights.get("path"))
 
 
 def comparison_json(

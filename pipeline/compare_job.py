@@ -53,6 +53,7 @@ from pipeline.registry import (
     parse_cutoffs,
 )
 from pipeline.rules import shared_warnings
+from pipeline.weights import BOTH_WEIGHTS, shared_list_weights
 
 if TYPE_CHECKING:
     from pipeline.job import Job
@@ -137,8 +138,10 @@ def compare_job(
     from pipeline.io.write import check_out_folder
 
     requested = QueryWeights(systems.query_weights, systems.weight_col, systems.missing_query_weight)
-    if systems.runs and systems.evaluation_options.get("doc_weight_col") is not None:
-        refuse_document_weights(["the runs"], "ndcg compare")
+    # TF-Ranking's list weights (--doc-weight-col) weigh the runs scored here, as query weights do
+    doc_weight_col = systems.evaluation_options.get("doc_weight_col") if systems.runs else None
+    if doc_weight_col is not None and requested.path is not None:
+        raise UsageError(BOTH_WEIGHTS)
     if systems.runs and (systems.baseline or systems.candidates):
         raise UsageError("give either --run (runs to evaluate) or --baseline/--candidate (evaluation outputs)")
     if systems.query_attributes and not systems.runs:
@@ -159,7 +162,9 @@ def compare_job(
     # runs scored here compute what the gate reads: Judged@k for a coverage floor
     also = (JUDGED,) if gate is not None and gate.min_judged is not None else ()
     if systems.runs:
-        tables, conventions, partition_by = _evaluate_runs(systems, k, groups, all_queries, filters, measure, also)
+        tables, conventions, partition_by, run_list_weights = _evaluate_runs(
+            systems, k, groups, all_queries, filters, measure, also
+        )
         # every run is scored against the one --qrels: the same judgments, recorded
         judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
         weights, query_column = requested, QUERY
@@ -174,6 +179,10 @@ def compare_job(
     differences = check_conventions(conventions, allow_different_conventions)
     tables = defined_rows(tables, conventions, measure)
     weight_table = weights_of(tables, weights, query_column) if weights.path is not None else None
+    described = weights.describe()
+    if doc_weight_col is not None:
+        weight_table = shared_list_weights(run_list_weights, measure, doc_weight_col)
+        described = document_weights_described(doc_weight_col, measure, next(iter(run_list_weights.values())))
     options = Options(
         cutoffs=compare_cutoffs(k),
         group_by=groups,
@@ -183,7 +192,7 @@ def compare_job(
         seed=seed,
         correction=correction,
         partition_by=partition_by,
-        query_weights=weights.describe(),
+        query_weights=described,
     )
     result = compare_systems(tables, options, measure=measure, weights=weight_table)
     refused: GateCannotFail | None = None
@@ -263,11 +272,13 @@ def _write_comparison(out: str, compared: Compared, measure: str, systems: list[
     manifest["judgments"] = compared.judgments
     if compared.gate is not None:
         manifest["gate"] = compared.gate.describe()
-    if compared.options.query_weights is not None:  # which file weighed the means, as evaluate records it
+    weights = compared.options.query_weights
+    if weights is not None and "doc_weight_col" in weights:  # the runs' own list weights
+        manifest["document_weights"] = dict(weights)
+    elif weights is not None:  # which file weighed the means, as evaluate records it
         from pipeline.io.identity import identify
 
-        path = str(compared.options.query_weights["path"])
-        manifest["query_weights"] = {**compared.options.query_weights, "identity": identify(path)}
+        manifest["query_weights"] = {**weights, "identity": identify(str(weights["path"]))}
     write_tables(
         out,
         {"comparison": compared.result.comparison, "deltas": compared.result.deltas},
@@ -395,14 +406,31 @@ def document_weighted_systems(conventions: Mapping[str, Any]) -> list[str]:
     return [name for name, found in conventions.items() if isinstance(found, dict) and found.get("doc_weight_col")]
 
 
+def document_weights_described(column: str, measure: str, list_weights: pl.DataFrame) -> dict[str, Any]:
+    """What weighs a comparison of runs scored with ``--doc-weight-col``, as its outputs record it."""
+    from pipeline.weights import list_weight_column
+
+    relevance = "gain" if list_weight_column(list_weights, measure) == "weight" else "relevant"
+    formula = "1 (a plain mean)" if measure == "average_precision_score" else f"sum(w*{relevance})/sum({relevance})"
+    return {"doc_weight_col": column, "measure": measure, "list_weight": formula}
+
+
 def refuse_document_weights(systems: list[str], command: str) -> None:
-    """Per-document weights weigh the means by TF-Ranking's list weights, which the comparison's
-    means, tests and figures do not take yet: refused (exit 2), never compared unweighted."""
+    """Outputs evaluated with per-document weights: their means are weighted by TF-Ranking's list
+    weights, which an output's per-query table does not hold, so neither compare nor the report
+    can weigh its queries: refused (exit 2), never compared unweighted. Compare takes the runs."""
     if systems:
+        remedy = (
+            "compare the runs themselves (ndcg compare --run A --run B --qrels Q --doc-weight-col COL), which "
+            "weighs each query by its list weight"
+            if command == "ndcg compare"
+            else "ndcg compare --run A --run B --qrels Q --doc-weight-col COL prints the weighted comparison; for a "
+            "report, evaluate without --doc-weight-col"
+        )
         raise UsageError(
-            f"{', '.join(systems)} evaluated with --doc-weight-col: {command} does not weigh queries by TF-Ranking's "
-            "list weights yet (its means, tests and figures would count every query alike); compare the summaries "
-            "ndcg evaluate prints, or evaluate without --doc-weight-col"
+            f"{', '.join(systems)} evaluated with --doc-weight-col: {command} does not weigh their queries by "
+            "TF-Ranking's list weights (an output's per-query table does not hold them; its means, tests and "
+            f"figures would count every query alike); {remedy}"
         )
 
 
@@ -579,18 +607,25 @@ def _evaluate_runs(
     filters: dict[str, set[str]],
     measure: str = PRIMARY_MEASURE,
     also: Sequence[str] = (),
-) -> tuple[dict, dict, tuple[str, ...]]:
+) -> tuple[dict, dict, tuple[str, ...], dict]:
     """Partitioned runs evaluated partition by partition, else :func:`evaluate_runs` (with the
-    measures ``also`` computed beside ``measure``)."""
+    measures ``also`` computed beside ``measure``); with their partition keys and their list weights."""
     from pipeline.compare_partitions import check_filters, evaluate_partitioned_runs, run_partitions
 
     if len(systems.runs) >= 2 and any(run_partitions(run) for run in systems.runs):
+        if systems.evaluation_options.get("doc_weight_col") is not None:
+            raise UsageError(
+                "hive-partitioned runs evaluated with --doc-weight-col: ndcg compare does not weigh them by "
+                "TF-Ranking's list weights partition by partition; compare one partition's runs (--run "
+                "RUN/dt=...), or the weighted summaries ndcg evaluate prints"
+            )
         job = run_job_of(systems, k, all_queries, measure, also)
         names = system_names(systems.names, systems.runs)
         tables, keys, _ = evaluate_partitioned_runs(names, systems.runs, job, filters, group_by)
-        return tables, dict.fromkeys(names, job.evaluation.describe()), keys
+        return tables, dict.fromkeys(names, job.evaluation.describe()), keys, {}
     check_filters(filters)
-    return (*evaluate_runs(systems, k, group_by, all_queries, measure, also), ())
+    tables, conventions, list_weights = evaluate_runs(systems, k, group_by, all_queries, measure, also)
+    return tables, conventions, (), list_weights
 
 
 def run_evaluation(
@@ -658,11 +693,12 @@ def evaluate_runs(
     all_queries: bool,
     measure: str = PRIMARY_MEASURE,
     also: Sequence[str] = (),
-) -> tuple[dict, dict]:
+) -> tuple[dict, dict, dict]:
     """Each run scored alike by the evaluation job (with ``measure`` among its measures), its
     warnings logged as ``ndcg evaluate`` logs them; with ``group_by``, each query's groups
     attached by :func:`pipeline.groups.attach_shared_groups` (from ``--query-attributes``, or
-    else from every run, so that paired queries are in the same group)."""
+    else from every run, so that paired queries are in the same group); with ``--doc-weight-col``,
+    each run's list weights (:func:`pipeline.weights.list_weights`) by its name."""
     from pipeline.engines import engine_named
     from pipeline.job import run_job
 
@@ -675,11 +711,15 @@ def evaluate_runs(
     engine = engine_named(job.engine)
     for path in systems.runs:
         engine.check_job(dataclasses.replace(job, run=path))
-    tables, found = {}, []
+    tables, found, list_weights = {}, [], {}
     for name, path in zip(names, systems.runs, strict=True):
         units = run_job(dataclasses.replace(job, run=path))
         found += [(name, warning) for unit in units for warning in unit.result.warnings]
         tables[name] = pl.concat([unit.per_query for unit in units], how="diagonal_relaxed")
+        if job.evaluation.doc_weight_col is not None:  # TF-Ranking's list weights of its queries
+            list_weights[name] = pl.concat(
+                [unit.result.query_weights for unit in units if unit.result.query_weights is not None]
+            )
     for shared_by, warning in shared_warnings(found):
         log.warning("%s: %s", shared_by, warning)
     if group_by:  # the rule of `ndcg evaluate --group-by`, over every run
@@ -688,7 +728,7 @@ def evaluate_runs(
         )
         for name, warning in warnings:
             log.warning("%s: %s", name, warning)
-    return tables, dict.fromkeys(names, job.evaluation.describe())
+    return tables, dict.fromkeys(names, job.evaluation.describe()), list_weights
 
 
 def compare_cutoffs(text: str | None) -> tuple[int | None, ...] | None:

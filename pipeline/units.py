@@ -35,6 +35,7 @@ from pipeline.io.read import Columns, Source
 from pipeline.registry import Evaluation, InputChecks, QueryWeights, option_fields
 from pipeline.validate import WARNING_EXAMPLES, WARNING_ORDER, ValidationWarning, align_ids, id_casts
 from pipeline.weights import (
+    BOTH_WEIGHTS,
     check_weight_totals,
     check_weighted_values_representable,
     list_weight_sums,
@@ -90,10 +91,7 @@ def evaluate_inputs(
     With ``weights.path``, the summary's means are weighted by the queries' weights
     (:mod:`pipeline.weights`), taken from the engine's per-query table, as the groups' are."""
     if evaluation.doc_weight_col is not None and weights is not None and weights.path is not None:
-        raise UsageError(
-            "--query-weights and --doc-weight-col both weigh the means (the second by TF-Ranking's list weights): "
-            "give one of them"
-        )
+        raise UsageError(BOTH_WEIGHTS)
     # the weights' own rules are checked before the evaluation, not after an hour of it
     table = None if weights is None or weights.path is None else read_query_weights(weights, inputs.columns)
     with unchanged_while_read(inputs):

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from pipeline.errors import InvalidInput
+from pipeline.errors import InvalidInput, UsageError
 from pipeline.expressions import DOC_WEIGHT, gain, relevant
 from pipeline.io.format import WHOLE_RANKING
 from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
@@ -353,6 +353,12 @@ def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluat
     )
 
 
+BOTH_WEIGHTS = (
+    "--query-weights and --doc-weight-col both weigh the means (the second by TF-Ranking's list weights): "
+    "give one of them"
+)
+
+
 def list_weights(per_query: pl.DataFrame, sums: pl.DataFrame) -> pl.DataFrame:
     """``query_id, weight, weight_P, weight_map, weight_recip_rank, weight_success,
     weight_average_precision_score``: TF-Ranking's list weights of each evaluated query of
@@ -421,3 +427,47 @@ def _unrepresentable(value: pl.Expr, large: bool) -> pl.Expr:
 def list_weights_source(run_name: str, evaluation: Evaluation) -> str:
     """Where the list weights come from, as an error about their totals names it."""
     return f"{run_name} (the list weights of --doc-weight-col {evaluation.doc_weight_col!r})"
+
+
+def list_weight_column(weights: pl.DataFrame, measure: str) -> str:
+    """The column of :func:`list_weights` that weighs ``measure`` (as pipeline.aggregate picks it)."""
+    own = f"weight_{measure}"
+    return own if own in weights.columns else "weight"
+
+
+def shared_list_weights(per_run: Mapping[str, pl.DataFrame], measure: str, column: str) -> pl.DataFrame:
+    """``query_id, weight``: each query's list weight for ``measure``, which every run that
+    evaluated the query must give alike (within 1e-12, relatively): a paired comparison weighs a
+    query once, for both sides. Runs that list the same documents with the same weights do (the
+    list weight reads the list, not its order); otherwise refused (exit 2), naming the first
+    query that differs, since weighing one side by the other's weights would compare weighted
+    means that are not either run's own."""
+    rows = [
+        table.select(QUERY, pl.col(list_weight_column(table, measure)).alias("weight"), pl.lit(name).alias("run"))
+        for name, table in per_run.items()
+    ]
+    spread = (
+        pl.concat(rows, how="vertical_relaxed")
+        .group_by(QUERY, maintain_order=True)
+        .agg(
+            pl.col("weight").first(),
+            pl.col("run").first(),
+            pl.col("weight").arg_max().alias("largest"),
+            pl.col("weight").arg_min().alias("smallest"),
+            pl.col("weight").max().alias("high"),
+            pl.col("weight").min().alias("low"),
+            pl.col("run").alias("runs"),
+        )
+    )
+    differing = spread.filter(pl.col("high") - pl.col("low") > 1e-12 * pl.col("high").abs()).sort(QUERY)
+    if differing.height:
+        first = differing.row(0, named=True)
+        low_run, high_run = first["runs"][first["smallest"]], first["runs"][first["largest"]]
+        raise UsageError(
+            f"the runs' list weights of --doc-weight-col {column!r} differ for {measure} in {differing.height} "
+            f"query(ies), first {first[QUERY]!r}: {first['low']!r} in {low_run}, {first['high']!r} in {high_run}; "
+            "a paired comparison weighs each query once, for both runs, so the runs must give each query the same "
+            "list weight (the same documents with the same weights; the order does not matter). Compare the "
+            "weighted summaries ndcg evaluate prints, or compare without --doc-weight-col"
+        )
+    return spread.select(QUERY, "weight")

@@ -260,3 +260,82 @@ def test_weights_near_float64_s_largest_give_the_written_out_means() -> None:
     assert row["mean_candidate"] == pytest.approx(10 * (1.2 + 0.5 + 0.45 + 0.3 + 1.425) / total, abs=1e-9)
     assert row["mean_baseline"] == pytest.approx(10 * (1.0 + 0.6 + 0.35 + 1.2 + 1.35) / total, abs=1e-9)
     assert row["mean_difference"] == pytest.approx(10 * -0.625 / total, abs=1e-9)
+
+
+def _document_weighted_runs(tmp_path: Path) -> tuple[str, str, str]:
+    """Two runs listing the same documents with the same weights (column w), in other orders:
+    q1 (a relevant, weights 2 and 1), q2 (c of label 2, weights 0.5 and 3), q3 (e alone, 1)."""
+    pl.DataFrame(
+        {"query_id": ["q1", "q1", "q2", "q2", "q3"], "doc_id": list("abcde"), "relevance": [1, 0, 2, 0, 1]}
+    ).write_csv(tmp_path / "qrels.csv")
+    weights = [2.0, 1.0, 0.5, 3.0, 1.0]
+    for name, scores in (("a", [2, 1, 2, 1, 1]), ("b", [1, 2, 1, 2, 1])):
+        pl.DataFrame(
+            {"query_id": ["q1", "q1", "q2", "q2", "q3"], "doc_id": list("abcde"), "score": scores, "w": weights}
+        ).write_csv(tmp_path / f"{name}.csv")
+    return str(tmp_path / "a.csv"), str(tmp_path / "b.csv"), str(tmp_path / "qrels.csv")
+
+
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_runs_scored_with_document_weights_compare_by_their_list_weights(tmp_path: Path, engine: str) -> None:
+    """TF-Ranking's list weights (sum(w*gain)/sum(gain) for NDCG, sum(w*rel)/sum(rel) for P) weigh
+    the comparison as query weights do. a ranks every relevant document first (NDCG 1); b ranks it
+    second in q1 and q2: DCG w*g/log2(3) against the ideal w*g, so NDCG 1/log2(3); q3 is unchanged.
+    List weights: q1 2*1/1 = 2, q2 0.5*2/2 = 0.5, q3 1 (3.5 in all)."""
+    run_a, run_b, qrels = _document_weighted_runs(tmp_path)
+    second = 1 / np.log2(3)
+    flags = ("compare", "--run", run_a, "--run", run_b, "--qrels", qrels, "--doc-weight-col", "w", "--engine", engine)
+    done = run_cli(*flags, "--k", "5", "--json", "--out", tmp_path / "cmp")
+    assert done.returncode == 0, done.stderr
+    (row,) = json.loads(done.stdout)["comparison"]
+    assert row["mean_baseline"] == pytest.approx(1.0, abs=TOLERANCE)
+    assert row["mean_candidate"] == pytest.approx((2 * second + 0.5 * second + 1) / 3.5, abs=TOLERANCE)
+    assert row["sum_of_weights"] == pytest.approx(3.5) and row["weighed_queries"] == 3 and row["p_value_t"] is None
+    # every sign vector: |2 s1 + 0.5 s2| (1 - 1/log2(3)) reaches the observed 2.5 (1 - 1/log2(3)) when s1 = s2
+    assert row["p_value_permutation"] == pytest.approx(0.5, abs=TOLERANCE)
+    manifest = json.loads((tmp_path / "cmp" / "manifest.json").read_text())
+    assert manifest["document_weights"] == {
+        "doc_weight_col": "w",
+        "measure": "ndcg",
+        "list_weight": "sum(w*gain)/sum(gain)",
+    }
+    # P@1: a 1 everywhere; b 0 in q1 and q2, 1 in q3; the same list weights (one relevant result each)
+    done = run_cli(*flags, "--k", "1", "--measure", "P")
+    assert done.returncode == 0, done.stderr
+    said = "# list weights (TF-Ranking's) of --doc-weight-col 'w' for P: sum(w*relevant)/sum(relevant) over each"
+    assert said in done.stdout and "0.2857" in done.stdout  # 1 / 3.5
+    # the weights a gate reads are said too, and so is the weighted mean it failed
+    done = run_cli(*flags, "--k", "5", "--fail-if-drop-over", "0.1")
+    assert done.returncode == 6 and "weighted mean 1.0000 -> 0.7364" in done.stderr, done.stderr  # exit 6: gate failed
+
+
+def test_document_weights_a_comparison_cannot_take_are_refused(tmp_path: Path) -> None:
+    run_a, run_b, qrels = _document_weighted_runs(tmp_path)
+    heavier = tmp_path / "c.csv"
+    pl.read_csv(run_b).with_columns(
+        pl.when(pl.col("doc_id") == "a").then(3.0).otherwise(pl.col("w")).alias("w")
+    ).write_csv(heavier)
+    flags = ("compare", "--run", run_a, "--run", heavier, "--qrels", qrels, "--doc-weight-col", "w")
+    done = run_cli(*flags)
+    assert done.returncode == 2, done.stderr
+    assert (
+        "the runs' list weights of --doc-weight-col 'w' differ for ndcg in 1 query(ies), first 'q1': 2.0 in a, 3.0 in c"
+        in done.stderr
+    )
+    done = run_cli(*flags, "--query-weights", qrels)
+    assert done.returncode == 2 and "--query-weights and --doc-weight-col both weigh the means" in done.stderr
+    # an output's per-query table holds no list weights: compare takes the runs
+    for name, run in (("a", run_a), ("b", run_b)):
+        made = run_cli("evaluate", "--run", run, "--qrels", qrels, "--doc-weight-col", "w", "--out", tmp_path / name)
+        assert made.returncode == 0, made.stderr
+    done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b")
+    assert done.returncode == 2 and "an output's per-query table does not hold them" in done.stderr
+    assert "compare the runs themselves (ndcg compare --run A --run B --qrels Q --doc-weight-col COL)" in done.stderr
+    # hive-partitioned runs are compared partition by partition, which list weights are not yet
+    for name, run in (("pa", run_a), ("pb", run_b)):
+        (tmp_path / name / "dt=1").mkdir(parents=True)
+        pl.read_csv(run).write_parquet(tmp_path / name / "dt=1" / "part.parquet")
+    done = run_cli(
+        "compare", "--run", tmp_path / "pa", "--run", tmp_path / "pb", "--qrels", qrels, "--doc-weight-col", "w"
+    )
+    assert done.returncode == 2 and "hive-partitioned runs evaluated with --doc-weight-col" in done.stderr
