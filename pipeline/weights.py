@@ -442,8 +442,11 @@ def shared_list_weights(per_run: Mapping[str, pl.DataFrame], measure: str, colum
     list weight reads the list, not its order); otherwise refused (exit 2), naming the first
     query that differs, since weighing one side by the other's weights would compare weighted
     means that are not either run's own."""
+    # ids of other types in other runs are paired as text (pipeline.compare.pair), and so weighed
+    as_text = len({table.schema[QUERY] for table in per_run.values()}) > 1
+    query = pl.col(QUERY).cast(pl.String) if as_text else pl.col(QUERY)
     rows = [
-        table.select(QUERY, pl.col(list_weight_column(table, measure)).alias("weight"), pl.lit(name).alias("run"))
+        table.select(query, pl.col(list_weight_column(table, measure)).alias("weight"), pl.lit(name).alias("run"))
         for name, table in per_run.items()
     ]
     spread = (
