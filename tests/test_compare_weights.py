@@ -348,5 +348,5 @@ def test_list_weights_of_runs_whose_ids_differ_in_type_are_shared_by_text() -> N
     texts = pl.DataFrame({"query_id": ["1", "2"], "weight": [1.0, 2.0], "weight_P": [3.0, 4.0 + 1e-15]})
     shared = shared_list_weights({"a": numbers, "b": texts}, "P", "w")
     assert shared.schema["query_id"] == pl.String and shared["weight"].to_list() == pytest.approx([3.0, 4.0])
-    with pytest.raises(UsageError, match="differ for ndcg in 1 query\\(ies\\), first '2': 2.0 in a, 2.5 in b"):
+    with pytest.raises(UsageError, match=r"differ for ndcg in 1 query\(ies\), first '2': 2\.0 in a, 2\.5 in b"):
         shared_list_weights({"a": numbers, "b": texts.with_columns(weight=pl.Series([1.0, 2.5]))}, "ndcg", "w")
