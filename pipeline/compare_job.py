@@ -37,7 +37,7 @@ from pipeline.compare import (
     unpaired_queries,
 )
 from pipeline.coverage import JUDGED, candidate_judged
-from pipeline.errors import UsageError
+from pipeline.errors import InvalidInput, UsageError
 from pipeline.gate import DROP_FLAG, Gate, GateCannotFail, GateResult, check_gate, check_gated_measure
 from pipeline.groups import attach_shared_groups, parse_group_by
 from pipeline.io.outputs import read_conventions, read_per_query
@@ -170,7 +170,8 @@ def compare_job(
         weights, query_column = requested, QUERY
     else:
         tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
-        refuse_document_weights(document_weighted_systems(conventions), "ndcg compare")
+        run_list_weights = output_list_weights(systems, conventions, partition_by, requested)
+        doc_weight_col = _weight_column(conventions) if run_list_weights else None
         weights, query_column = output_weights(requested, conventions, recorded_weight_files(systems, conventions))
         judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
     if gate is not None and gate.partitions and not partition_by:
@@ -415,22 +416,60 @@ def document_weights_described(column: str, measure: str, list_weights: pl.DataF
     return {"doc_weight_col": column, "measure": measure, "list_weight": formula}
 
 
-def refuse_document_weights(systems: list[str], command: str) -> None:
-    """Outputs evaluated with per-document weights: their means are weighted by TF-Ranking's list
-    weights, which an output's per-query table does not hold, so neither compare nor the report
-    can weigh its queries: refused (exit 2), never compared unweighted. Compare takes the runs."""
-    if systems:
-        remedy = (
-            "compare the runs themselves (ndcg compare --run A --run B --qrels Q --doc-weight-col COL), which "
-            "weighs each query by its list weight"
-            if command == "ndcg compare"
-            else "ndcg compare --run A --run B --qrels Q --doc-weight-col COL prints the weighted comparison; for a "
-            "report, evaluate without --doc-weight-col"
+def output_list_weights(
+    systems: Systems, conventions: Mapping[str, Any], partition_by: tuple[str, ...], requested: QueryWeights
+) -> dict[str, pl.DataFrame]:
+    """The list weights of outputs evaluated with ``--doc-weight-col`` (each folder's
+    ``list_weights.parquet``), by system; none when no output was. Refused (exit 2): outputs some
+    weighted and others not, partitioned ones, and ``--query-weights`` beside them."""
+    from pipeline.io.outputs import LIST_WEIGHTS
+
+    weighted = document_weighted_systems(conventions)
+    if not weighted:
+        return {}
+    plain = [name for name in conventions if name not in weighted]
+    if plain:
+        raise UsageError(
+            f"{', '.join(weighted)} evaluated with --doc-weight-col and {', '.join(plain)} without: a comparison "
+            "would weigh one side by list weights that are not its own; evaluate them alike"
         )
+    if partition_by:
+        raise UsageError(
+            f"{', '.join(weighted)} evaluated with --doc-weight-col: ndcg compare does not weigh partitioned outputs "
+            "by TF-Ranking's list weights partition by partition; compare one partition's folders (--baseline "
+            "OUT/dt=... --candidate ...)"
+        )
+    if requested.path is not None:
+        raise UsageError(BOTH_WEIGHTS)
+    found = {}
+    for name, path in zip(conventions, [str(systems.baseline), *systems.candidates], strict=True):
+        folder = Path(path) if Path(path).is_dir() else Path(path).parent
+        if not (folder / LIST_WEIGHTS).is_file():
+            raise InvalidInput(
+                f"{folder}: no {LIST_WEIGHTS} beside its per-query table, though it was evaluated with "
+                "--doc-weight-col (an output of an ndcg before it wrote them, or one written in TREC text): "
+                "evaluate it again with --out (Parquet)"
+            )
+        table = pl.read_parquet(folder / LIST_WEIGHTS)
+        if not {"query_id", "weight"} <= set(table.columns) or not table.schema["weight"].is_numeric():
+            raise InvalidInput(f"{folder / LIST_WEIGHTS}: expected the columns query_id and weight (numbers)")
+        found[name] = table
+    return found
+
+
+def _weight_column(conventions: Mapping[str, Any]) -> str:
+    """The weight column the outputs were evaluated with (the first's: they differ only when allowed)."""
+    return str(next(found["doc_weight_col"] for found in conventions.values() if isinstance(found, dict)))
+
+
+def refuse_document_weights(systems: list[str], command: str) -> None:
+    """Outputs evaluated with per-document weights, whose figures would count every query alike
+    (the report's): refused (exit 2), never drawn unweighted. ``ndcg compare`` weighs them."""
+    if systems:
         raise UsageError(
             f"{', '.join(systems)} evaluated with --doc-weight-col: {command} does not weigh their queries by "
-            "TF-Ranking's list weights (an output's per-query table does not hold them; its means, tests and "
-            f"figures would count every query alike); {remedy}"
+            "TF-Ranking's list weights (its figures would count every query alike); ndcg compare prints the "
+            "weighted comparison; for a report, evaluate without --doc-weight-col"
         )
 
 

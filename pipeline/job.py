@@ -30,6 +30,7 @@ from pipeline.inputs import Inputs
 from pipeline.io import delta, fs
 from pipeline.io.format import check_trec_ids
 from pipeline.io.identity import refuse_changed
+from pipeline.io.outputs import LIST_WEIGHTS_STEM
 from pipeline.io.partitions import Partition, hive_partitions, judgments_partition, partition_values, select_partitions
 from pipeline.io.read import QUERY, Columns, Source, table_source
 from pipeline.io.write import FORMATS, exchange_folders, publish
@@ -137,7 +138,17 @@ def run_job(
     if job.out and engine.writes(job.out):
         write_units(job.out if fs.is_object_store(job.out) else Path(job.out), units, job.out_format, on_unit=on_unit)
     elif job.out:  # a cluster's file system (s3a://, hdfs://): the engine that reads it writes it
-        tables = [(str(unit.partition or ""), {"per_query": unit.per_query, "summary": unit.summary}) for unit in units]
+        tables = [
+            (
+                str(unit.partition or ""),
+                {
+                    "per_query": unit.per_query,
+                    "summary": unit.summary,
+                    **({LIST_WEIGHTS_STEM: unit.result.list_weights} if unit.result.list_weights is not None else {}),
+                },
+            )
+            for unit in units
+        ]
         engine.write_remote(job.out, tables, job.execution)
     return units
 
@@ -313,6 +324,7 @@ def write_units(
             files={
                 f"per_query{suffix}": _writer(write, unit.per_query),
                 f"summary{suffix}": _writer(write, unit.summary),
+                **_list_weights_file(unit, out_format),
             },
             manifest={**unit.manifest, "finished_at": finished},
         )
@@ -320,6 +332,17 @@ def write_units(
     ]
     written = dict(zip(map(id, files), units, strict=True))
     return publish(out, files, on_written=(lambda f: on_unit(written[id(f)])) if on_unit else None)
+
+
+def _list_weights_file(unit: Unit, out_format: str) -> dict[str, Callable[[Path], None]]:
+    """``list_weights<suffix>`` under ``--doc-weight-col``: each query's TF-Ranking list weights,
+    which weigh the summary's means and ``ndcg compare``'s (a per-query table does not hold them).
+    Not in TREC text, whose lines are measures."""
+    weights = unit.result.list_weights
+    if weights is None or out_format == "trec":
+        return {}
+    suffix, write = FORMATS[out_format]
+    return {f"{LIST_WEIGHTS_STEM}{suffix}": _writer(write, weights.sort(QUERY))}
 
 
 def write_unit(out: Path, unit: Unit, out_format: str) -> Path:

@@ -74,8 +74,14 @@ class Result:
     warnings: tuple[ValidationWarning, ...] = ()
     # the rows validation counted in the run and the qrels (None: not counted here, as on Spark)
     input_rows: tuple[int, int] | None = None
-    # ``query_id, weight`` of every evaluated query when the means are weighted (--query-weights)
+    # ``query_id, weight`` of every evaluated query when the means are weighted (--query-weights),
+    # or its TF-Ranking list weights (--doc-weight-col: pipeline.weights.list_weights)
     query_weights: pl.DataFrame | None = None
+
+    @property
+    def list_weights(self) -> pl.DataFrame | None:
+        """The list weights of ``--doc-weight-col`` (None without it), which its outputs hold."""
+        return self.query_weights if self.evaluation.doc_weight_col is not None else None
 
 
 def evaluate_inputs(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -293,6 +294,17 @@ def test_runs_scored_with_document_weights_compare_by_their_list_weights(tmp_pat
     assert row["sum_of_weights"] == pytest.approx(3.5) and row["weighed_queries"] == 3 and row["p_value_t"] is None
     # every sign vector: |2 s1 + 0.5 s2| (1 - 1/log2(3)) reaches the observed 2.5 (1 - 1/log2(3)) when s1 = s2
     assert row["p_value_permutation"] == pytest.approx(0.5, abs=TOLERANCE)
+    # the outputs of ndcg evaluate --doc-weight-col --out compare alike, by the list weights beside them
+    for name, run in (("a", run_a), ("b", run_b)):
+        made = run_cli("evaluate", "--run", run, "--qrels", qrels, "--doc-weight-col", "w", "--engine", engine,
+                       "--k", "5", "--out", tmp_path / name)  # fmt: skip
+        assert made.returncode == 0, made.stderr
+        assert pl.read_parquet(tmp_path / name / "list_weights.parquet")["weight"].to_list() == [2.0, 0.5, 1.0]
+    done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b", "--k", "5", "--json")
+    assert done.returncode == 0, done.stderr
+    (again,) = json.loads(done.stdout)["comparison"]
+    assert all(again[key] == pytest.approx(row[key], abs=TOLERANCE) for key in ("mean_baseline", "mean_candidate"))
+    assert again["sum_of_weights"] == pytest.approx(3.5) and again["p_value_t"] is None
     manifest = json.loads((tmp_path / "cmp" / "manifest.json").read_text())
     assert manifest["document_weights"] == {
         "doc_weight_col": "w",
@@ -324,13 +336,25 @@ def test_document_weights_a_comparison_cannot_take_are_refused(tmp_path: Path) -
     )
     done = run_cli(*flags, "--query-weights", qrels)
     assert done.returncode == 2 and "--query-weights and --doc-weight-col both weigh the means" in done.stderr
-    # an output's per-query table holds no list weights: compare takes the runs
-    for name, run in (("a", run_a), ("b", run_b)):
-        made = run_cli("evaluate", "--run", run, "--qrels", qrels, "--doc-weight-col", "w", "--out", tmp_path / name)
+    # outputs bring their list weights (list_weights.parquet); without that file, or some weighted and
+    # others not, or with --query-weights, they are refused
+    for name, run, extra in (("a", run_a, ("--doc-weight-col", "w")), ("c", heavier, ("--doc-weight-col", "w"))):
+        made = run_cli("evaluate", "--run", run, "--qrels", qrels, *extra, "--k", "5", "--out", tmp_path / name)
         assert made.returncode == 0, made.stderr
-    done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "b")
-    assert done.returncode == 2 and "an output's per-query table does not hold them" in done.stderr
-    assert "compare the runs themselves (ndcg compare --run A --run B --qrels Q --doc-weight-col COL)" in done.stderr
+    made = run_cli("evaluate", "--run", run_b, "--qrels", qrels, "--k", "5", "--out", tmp_path / "plain")
+    assert made.returncode == 0, made.stderr
+    done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "c")
+    assert done.returncode == 2 and "first 'q1': 2.0 in a, 3.0 in c" in done.stderr, done.stderr
+    done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "c", "--query-weights", qrels)
+    assert done.returncode == 2 and "both weigh the means" in done.stderr, done.stderr
+    done = run_cli(
+        "compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "plain", "--allow-different-conventions"
+    )
+    assert done.returncode == 2 and "a evaluated with --doc-weight-col and plain without" in done.stderr, done.stderr
+    shutil.copytree(tmp_path / "a", tmp_path / "old")
+    (tmp_path / "old" / "list_weights.parquet").unlink()
+    done = run_cli("compare", "--baseline", tmp_path / "old", "--candidate", tmp_path / "a")
+    assert done.returncode == 3 and "no list_weights.parquet beside its per-query table" in done.stderr, done.stderr
     # hive-partitioned runs are compared partition by partition, which list weights are not yet
     for name, run in (("pa", run_a), ("pb", run_b)):
         (tmp_path / name / "dt=1").mkdir(parents=True)

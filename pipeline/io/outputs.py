@@ -22,6 +22,9 @@ from pipeline.registry import PRIMARY_MEASURE
 
 PER_QUERY = "per_query.parquet"
 SUMMARY = "summary.parquet"
+# --doc-weight-col's TF-Ranking list weights of each query, beside the per-query table
+LIST_WEIGHTS_STEM = "list_weights"
+LIST_WEIGHTS = f"{LIST_WEIGHTS_STEM}.parquet"
 COMPARISON = "comparison.parquet"
 DELTAS = "deltas.parquet"
 MANIFEST = "manifest.json"
