@@ -539,13 +539,15 @@ def compare_systems(
 
 def _with_weights(paired: pl.DataFrame, weights: pl.DataFrame) -> pl.DataFrame:
     """Each paired query's weight (``query_weight``), by its id (as text when the id types
-    differ, as pairing matches them); a query without one is a caller's error, since the weights
-    were matched to every query of every table before."""
+    differ, as pairing matches them) and the partition columns ``weights`` has (list weights are
+    a partition's); a query without one is a caller's error, since the weights were matched to
+    every query of every table before."""
     as_text = paired.schema["query_id"] != weights.schema["query_id"]
     key = pl.col("query_id").cast(pl.String) if as_text else pl.col("query_id")
-    table = weights.select(key.alias("_weight_key"), pl.col("weight").cast(pl.Float64).alias(WEIGHT))
+    partitions = [name for name in weights.columns if name not in ("query_id", "weight")]
+    table = weights.select(*partitions, key.alias("_weight_key"), pl.col("weight").cast(pl.Float64).alias(WEIGHT))
     joined = paired.with_columns(key.alias("_weight_key")).join(
-        table, on="_weight_key", how="left", maintain_order="left"
+        table, on=[*partitions, "_weight_key"], how="left", maintain_order="left"
     )
     if joined.get_column(WEIGHT).null_count():
         raise ValueError("a paired query without a weight: weights must cover every query of every table")

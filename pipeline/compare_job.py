@@ -37,9 +37,10 @@ from pipeline.compare import (
     unpaired_queries,
 )
 from pipeline.coverage import JUDGED, candidate_judged
-from pipeline.errors import InvalidInput, UsageError
+from pipeline.errors import UsageError
 from pipeline.gate import DROP_FLAG, Gate, GateCannotFail, GateResult, check_gate, check_gated_measure
 from pipeline.groups import attach_shared_groups, parse_group_by
+from pipeline.io.outputs import PER_QUERY as PER_QUERY_FILE
 from pipeline.io.outputs import read_conventions, read_per_query
 from pipeline.judgments import check_judgments, describe_judgment_differences
 from pipeline.registry import (
@@ -169,8 +170,8 @@ def compare_job(
         judgments: dict[str, Any] = {"shared": shared_judgments(systems.qrels), "differences": []}
         weights, query_column = requested, QUERY
     else:
-        tables, conventions, partition_by, recorded = _read_outputs(systems, filters)
-        run_list_weights = output_list_weights(systems, conventions, partition_by, requested)
+        tables, conventions, partition_by, recorded, partitioned_weights = _read_outputs(systems, filters)
+        run_list_weights = output_list_weights(systems, conventions, requested, partitioned_weights)
         doc_weight_col = _weight_column(conventions) if run_list_weights else None
         weights, query_column = output_weights(requested, conventions, recorded_weight_files(systems, conventions))
         judgments = {"differences": check_output_judgments(recorded, allow_different_judgments)}
@@ -182,7 +183,7 @@ def compare_job(
     weight_table = weights_of(tables, weights, query_column) if weights.path is not None else None
     described = weights.describe()
     if doc_weight_col is not None:
-        weight_table = shared_list_weights(run_list_weights, measure, doc_weight_col)
+        weight_table = shared_list_weights(run_list_weights, measure, doc_weight_col, partition_by)
         described = document_weights_described(doc_weight_col, measure, next(iter(run_list_weights.values())))
     options = Options(
         cutoffs=compare_cutoffs(k),
@@ -417,12 +418,16 @@ def document_weights_described(column: str, measure: str, list_weights: pl.DataF
 
 
 def output_list_weights(
-    systems: Systems, conventions: Mapping[str, Any], partition_by: tuple[str, ...], requested: QueryWeights
+    systems: Systems,
+    conventions: Mapping[str, Any],
+    requested: QueryWeights,
+    partitioned: Mapping[str, pl.DataFrame] | None,
 ) -> dict[str, pl.DataFrame]:
     """The list weights of outputs evaluated with ``--doc-weight-col`` (each folder's
-    ``list_weights.parquet``), by system; none when no output was. Refused (exit 2): outputs some
-    weighted and others not, partitioned ones, and ``--query-weights`` beside them."""
-    from pipeline.io.outputs import LIST_WEIGHTS
+    ``list_weights.parquet``; ``partitioned``: those read with every partition's folder), by
+    system; none when no output was. Refused: outputs some weighted and others not, and
+    ``--query-weights`` beside them (exit 2); a weighted output without the file (exit 3)."""
+    from pipeline.io.outputs import read_list_weights
 
     weighted = document_weighted_systems(conventions)
     if not weighted:
@@ -433,28 +438,17 @@ def output_list_weights(
             f"{', '.join(weighted)} evaluated with --doc-weight-col and {', '.join(plain)} without: a comparison "
             "would weigh one side by list weights that are not its own; evaluate them alike"
         )
-    if partition_by:
-        raise UsageError(
-            f"{', '.join(weighted)} evaluated with --doc-weight-col: ndcg compare does not weigh partitioned outputs "
-            "by TF-Ranking's list weights partition by partition; compare one partition's folders (--baseline "
-            "OUT/dt=... --candidate ...)"
-        )
     if requested.path is not None:
         raise UsageError(BOTH_WEIGHTS)
-    found = {}
-    for name, path in zip(conventions, [str(systems.baseline), *systems.candidates], strict=True):
-        folder = Path(path) if Path(path).is_dir() else Path(path).parent
-        if not (folder / LIST_WEIGHTS).is_file():
-            raise InvalidInput(
-                f"{folder}: no {LIST_WEIGHTS} beside its per-query table, though it was evaluated with "
-                "--doc-weight-col (an output of an ndcg before it wrote them, or one written in TREC text): "
-                "evaluate it again with --out (Parquet)"
-            )
-        table = pl.read_parquet(folder / LIST_WEIGHTS)
-        if not {"query_id", "weight"} <= set(table.columns) or not table.schema["weight"].is_numeric():
-            raise InvalidInput(f"{folder / LIST_WEIGHTS}: expected the columns query_id and weight (numbers)")
-        found[name] = table
-    return found
+    paths = [str(systems.baseline), *systems.candidates]
+    names = system_names(systems.names, paths)
+    if partitioned is None:
+        return {name: read_list_weights(path) for name, path in zip(names, paths, strict=True)}
+    for name, path in zip(names, paths, strict=True):
+        if name not in partitioned:  # some partition's folder lacks it: that folder's error
+            for folder in sorted(Path(path).rglob(PER_QUERY_FILE)):
+                read_list_weights(str(folder.parent))
+    return dict(partitioned)
 
 
 def _weight_column(conventions: Mapping[str, Any]) -> str:
@@ -619,9 +613,12 @@ def system_names(names: str | None, paths: Sequence[str]) -> list[str]:
     return found
 
 
-def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict, dict, tuple[str, ...], dict]:
+def _read_outputs(
+    systems: Systems, filters: dict[str, set[str]]
+) -> tuple[dict, dict, tuple[str, ...], dict, dict[str, pl.DataFrame] | None]:
     """Partitioned outputs partition by partition, else :func:`read_outputs`; with the judgments
-    each was scored against (``{partition or None: {system: record}}``)."""
+    each was scored against (``{partition or None: {system: record}}``) and, when partitioned,
+    the list weights read with them (see :func:`output_list_weights`)."""
     from pipeline.compare_partitions import check_filters, read_partitioned_outputs
     from pipeline.io.outputs import output_partitions, recorded_judgments
 
@@ -629,13 +626,13 @@ def _read_outputs(systems: Systems, filters: dict[str, set[str]]) -> tuple[dict,
         paths = [systems.baseline, *systems.candidates]
         if any(output_partitions(path) for path in paths):
             names = system_names(systems.names, paths)
-            tables, conventions, keys, _, judgments = read_partitioned_outputs(names, paths, filters)
-            return tables, conventions, keys, judgments
+            tables, conventions, keys, _, judgments, list_weights = read_partitioned_outputs(names, paths, filters)
+            return tables, conventions, keys, judgments, list_weights
     check_filters(filters)
     tables, conventions = read_outputs(systems)
     paths = [str(systems.baseline), *systems.candidates]
     judgments = {None: {name: recorded_judgments(path) for name, path in zip(tables, paths, strict=True)}}
-    return tables, conventions, (), judgments
+    return tables, conventions, (), judgments, None
 
 
 def _evaluate_runs(
@@ -652,16 +649,10 @@ def _evaluate_runs(
     from pipeline.compare_partitions import check_filters, evaluate_partitioned_runs, run_partitions
 
     if len(systems.runs) >= 2 and any(run_partitions(run) for run in systems.runs):
-        if systems.evaluation_options.get("doc_weight_col") is not None:
-            raise UsageError(
-                "hive-partitioned runs evaluated with --doc-weight-col: ndcg compare does not weigh them by "
-                "TF-Ranking's list weights partition by partition; compare one partition's runs (--run "
-                "RUN/dt=...), or the weighted summaries ndcg evaluate prints"
-            )
         job = run_job_of(systems, k, all_queries, measure, also)
         names = system_names(systems.names, systems.runs)
-        tables, keys, _ = evaluate_partitioned_runs(names, systems.runs, job, filters, group_by)
-        return tables, dict.fromkeys(names, job.evaluation.describe()), keys, {}
+        tables, keys, _, list_weights = evaluate_partitioned_runs(names, systems.runs, job, filters, group_by)
+        return tables, dict.fromkeys(names, job.evaluation.describe()), keys, list_weights
     check_filters(filters)
     tables, conventions, list_weights = evaluate_runs(systems, k, group_by, all_queries, measure, also)
     return tables, conventions, (), list_weights

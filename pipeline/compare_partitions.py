@@ -22,9 +22,11 @@ import polars as pl
 from pipeline.errors import InvalidInput, NothingToEvaluate, PartitionNotFound
 from pipeline.groups import RESERVED_COLUMNS, attach_shared_groups, check_group_names
 from pipeline.io.outputs import (
+    LIST_WEIGHTS,
     PER_QUERY,
     output_partitions,
     read_conventions,
+    read_list_weights,
     read_per_query,
     recorded_judgments,
     with_partition_columns,
@@ -83,11 +85,19 @@ def _listed(partitions: Sequence[Partition], most: int = 5) -> str:
 
 def read_partitioned_outputs(
     names: Sequence[str], paths: Sequence[str], filters: Mapping[str, set[str]]
-) -> tuple[dict[str, pl.DataFrame], dict[str, Any], tuple[str, ...], list[str], dict[str | None, dict[str, Any]]]:
+) -> tuple[
+    dict[str, pl.DataFrame],
+    dict[str, Any],
+    tuple[str, ...],
+    list[str],
+    dict[str | None, dict[str, Any]],
+    dict[str, pl.DataFrame],
+]:
     """Per-query tables (stacked over the paired partitions), the conventions of each
-    ``system/partition``, the partition keys, the notes on unpaired partitions, and the
+    ``system/partition``, the partition keys, the notes on unpaired partitions, the
     judgments each system's partition was scored against (``{partition: {system: record}}``,
-    :func:`pipeline.io.outputs.recorded_judgments`)."""
+    :func:`pipeline.io.outputs.recorded_judgments`), and the list weights (``--doc-weight-col``,
+    with their partition columns) of the systems that have them in every paired partition."""
     found = {name: output_partitions(path) for name, path in zip(names, paths, strict=True)}
     flat = [name for name, parts in found.items() if not parts]
     if flat:
@@ -103,6 +113,7 @@ def read_partitioned_outputs(
     read: dict[tuple[str, Partition], pl.DataFrame] = {}
     recorded: dict[tuple[str, Partition], Any] = {}
     judged: dict[tuple[str, Partition], Any] = {}
+    weighed: dict[tuple[str, Partition], pl.DataFrame] = {}  # --doc-weight-col's list weights, where written
     for name, path in zip(names, paths, strict=True):
         for partition in common:
             folder = str(partition.path(path))
@@ -114,6 +125,9 @@ def read_partitioned_outputs(
             read[name, partition] = with_partition_columns(table, partition, f"{folder}/{PER_QUERY}")
             recorded[name, partition] = read_conventions(folder)
             judged[name, partition] = recorded_judgments(folder)
+            if (Path(folder) / LIST_WEIGHTS).is_file():
+                weights = read_list_weights(folder)
+                weighed[name, partition] = with_partition_columns(weights, partition, f"{folder}/{LIST_WEIGHTS}")
     if len(read) < len(names) * len(common):  # an empty partition leaves the pairing
         common, notes = paired_partitions(found, filters, "outputs")
     _warn_unpaired(notes, common)
@@ -123,7 +137,13 @@ def read_partitioned_outputs(
     judgments: dict[str | None, dict[str, Any]] = {
         str(partition): {name: judged[name, partition] for name in names} for partition in common
     }
-    return {name: _stack(parts, name) for name, parts in tables.items()}, conventions, keys, notes, judgments
+    list_weights = {
+        name: _stack([weighed[name, partition] for partition in common], name)
+        for name in names
+        if all((name, partition) in weighed for partition in common)
+    }
+    stacked = {name: _stack(parts, name) for name, parts in tables.items()}
+    return stacked, conventions, keys, notes, judgments, list_weights
 
 
 def _stack(tables: list[pl.DataFrame], name: str) -> pl.DataFrame:
@@ -139,12 +159,13 @@ def evaluate_partitioned_runs(
     job: Job,
     filters: Mapping[str, set[str]],
     group_by: tuple[str, ...] = (),
-) -> tuple[dict[str, pl.DataFrame], tuple[str, ...], list[str]]:
+) -> tuple[dict[str, pl.DataFrame], tuple[str, ...], list[str], dict[str, pl.DataFrame]]:
     """Each run evaluated by ``job`` (its ``run`` replaced), over the partitions every run has:
     the job evaluates each partition as ``ndcg evaluate`` does (with its own judgments when they
     are partitioned like the run), and its per-query tables come with their partition columns.
     With ``group_by``, each partition's queries get their groups from that partition of every
-    run (or from the job's query attributes): :func:`pipeline.groups.attach_shared_groups`."""
+    run (or from the job's query attributes): :func:`pipeline.groups.attach_shared_groups`.
+    Under ``--doc-weight-col``, each run's list weights too, with their partition columns."""
     from pipeline.job import run_job
 
     found = {name: run_partitions(run) for name, run in zip(names, runs, strict=True)}
@@ -162,12 +183,17 @@ def evaluate_partitioned_runs(
     # no run pairs is left out below)
     chosen = {key: {value for p in common for k, value in p.values if k == key} for key, _ in common[0].values}
     evaluated: dict[Partition, dict[str, pl.DataFrame]] = {partition: {} for partition in common}
+    weighed: dict[Partition, dict[str, pl.DataFrame]] = {partition: {} for partition in common}
     warned: dict[Partition, list[tuple[str, ValidationWarning]]] = {partition: [] for partition in common}
     for name, run in zip(names, runs, strict=True):
         for unit in run_job(replace(job, run=run, partition_filters=chosen, out=None)):
             if unit.partition in evaluated:
                 warned[unit.partition] += [(name, warning) for warning in unit.result.warnings]
                 evaluated[unit.partition][name] = unit.per_query
+                if unit.result.list_weights is not None:  # --doc-weight-col's, as the partition's rows
+                    weighed[unit.partition][name] = with_partition_columns(
+                        unit.result.list_weights, unit.partition, name
+                    )
     for partition, found_in_partition in warned.items():
         for shared_by, warning in shared_warnings(found_in_partition):
             log.warning("%s, partition %s: %s", shared_by, partition, warning)
@@ -181,7 +207,12 @@ def evaluate_partitioned_runs(
                 log.warning("%s, partition %s: %s", name, partition, warning)
     stacked = {name: _stack([evaluated[partition][name] for partition in common], name) for name in names}
     keys = tuple(key for key, _ in common[0].values)
-    return stacked, keys, notes
+    list_weights = {
+        name: _stack([weighed[partition][name] for partition in common], name)
+        for name in names
+        if job.evaluation.doc_weight_col is not None
+    }
+    return stacked, keys, notes, list_weights
 
 
 def check_filters(filters: Mapping[str, set[str]]) -> None:

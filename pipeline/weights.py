@@ -435,8 +435,11 @@ def list_weight_column(weights: pl.DataFrame, measure: str) -> str:
     return own if own in weights.columns else "weight"
 
 
-def shared_list_weights(per_run: Mapping[str, pl.DataFrame], measure: str, column: str) -> pl.DataFrame:
-    """``query_id, weight``: each query's list weight for ``measure``, which every run that
+def shared_list_weights(
+    per_run: Mapping[str, pl.DataFrame], measure: str, column: str, partition_by: Sequence[str] = ()
+) -> pl.DataFrame:
+    """``query_id, weight`` (after the ``partition_by`` columns, each partition's queries weighed
+    apart): each query's list weight for ``measure``, which every run that
     evaluated the query must give alike (within 1e-12, relatively): a paired comparison weighs a
     query once, for both sides. Runs that list the same documents with the same weights do (the
     list weight reads the list, not its order); otherwise refused (exit 2), naming the first
@@ -446,12 +449,14 @@ def shared_list_weights(per_run: Mapping[str, pl.DataFrame], measure: str, colum
     as_text = len({table.schema[QUERY] for table in per_run.values()}) > 1
     query = pl.col(QUERY).cast(pl.String) if as_text else pl.col(QUERY)
     rows = [
-        table.select(query, pl.col(list_weight_column(table, measure)).alias("weight"), pl.lit(name).alias("run"))
+        table.select(
+            *partition_by, query, pl.col(list_weight_column(table, measure)).alias("weight"), pl.lit(name).alias("run")
+        )
         for name, table in per_run.items()
     ]
     spread = (
         pl.concat(rows, how="vertical_relaxed")
-        .group_by(QUERY, maintain_order=True)
+        .group_by(*partition_by, QUERY, maintain_order=True)
         .agg(
             pl.col("weight").first(),
             pl.col("run").first(),
@@ -462,15 +467,17 @@ def shared_list_weights(per_run: Mapping[str, pl.DataFrame], measure: str, colum
             pl.col("run").alias("runs"),
         )
     )
-    differing = spread.filter(pl.col("high") - pl.col("low") > 1e-12 * pl.col("high").abs()).sort(QUERY)
+    differing = spread.filter(pl.col("high") - pl.col("low") > 1e-12 * pl.col("high").abs())
     if differing.height:
-        first = differing.row(0, named=True)
+        first = differing.sort(*partition_by, QUERY).row(0, named=True)
         low_run, high_run = first["runs"][first["smallest"]], first["runs"][first["largest"]]
+        where = "".join(f", {key}={first[key]}" for key in partition_by)
         raise UsageError(
             f"the runs' list weights of --doc-weight-col {column!r} differ for {measure} in {differing.height} "
-            f"query(ies), first {first[QUERY]!r}: {first['low']!r} in {low_run}, {first['high']!r} in {high_run}; "
+            f"query(ies), first {first[QUERY]!r}{where}: {first['low']!r} in {low_run}, {first['high']!r} in "
+            f"{high_run}; "
             "a paired comparison weighs each query once, for both runs, so the runs must give each query the same "
             "list weight (the same documents with the same weights; the order does not matter). Compare the "
             "weighted summaries ndcg evaluate prints, or compare without --doc-weight-col"
         )
-    return spread.select(QUERY, "weight")
+    return spread.select(*partition_by, QUERY, "weight")

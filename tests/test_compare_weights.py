@@ -355,14 +355,6 @@ def test_document_weights_a_comparison_cannot_take_are_refused(tmp_path: Path) -
     (tmp_path / "old" / "list_weights.parquet").unlink()
     done = run_cli("compare", "--baseline", tmp_path / "old", "--candidate", tmp_path / "a")
     assert done.returncode == 3 and "no list_weights.parquet beside its per-query table" in done.stderr, done.stderr
-    # hive-partitioned runs are compared partition by partition, which list weights are not yet
-    for name, run in (("pa", run_a), ("pb", run_b)):
-        (tmp_path / name / "dt=1").mkdir(parents=True)
-        pl.read_csv(run).write_parquet(tmp_path / name / "dt=1" / "part.parquet")
-    done = run_cli(
-        "compare", "--run", tmp_path / "pa", "--run", tmp_path / "pb", "--qrels", qrels, "--doc-weight-col", "w"
-    )
-    assert done.returncode == 2 and "hive-partitioned runs evaluated with --doc-weight-col" in done.stderr
 
 
 def test_list_weights_of_runs_whose_ids_differ_in_type_are_shared_by_text() -> None:
@@ -374,3 +366,43 @@ def test_list_weights_of_runs_whose_ids_differ_in_type_are_shared_by_text() -> N
     assert shared.schema["query_id"] == pl.String and shared["weight"].to_list() == pytest.approx([3.0, 4.0])
     with pytest.raises(UsageError, match=r"differ for ndcg in 1 query\(ies\), first '2': 2\.0 in a, 2\.5 in b"):
         shared_list_weights({"a": numbers, "b": texts.with_columns(weight=pl.Series([1.0, 2.5]))}, "ndcg", "w")
+
+
+def test_partitioned_runs_and_outputs_weigh_each_partition_by_its_own_list_weights(tmp_path: Path) -> None:
+    """dt=1 holds the runs above (list weights 2, 0.5, 1); dt=2 the same with a's weight 4 (q1
+    weighs 4). Pooled, each partition's queries keep their own weights: the candidate's mean is
+    (2 + 0.5 + 4 + 0.5) / log2(3) + 1 + 1, over 9; each partition's as in the first test."""
+    run_a, run_b, qrels = _document_weighted_runs(tmp_path)
+    for name, run in (("a", run_a), ("b", run_b)):
+        for dt, weight in (("1", 2.0), ("2", 4.0)):
+            (tmp_path / f"p{name}" / f"dt={dt}").mkdir(parents=True)
+            table = pl.read_csv(run).with_columns(
+                pl.when(pl.col("doc_id") == "a").then(weight).otherwise("w").alias("w")
+            )
+            table.write_parquet(tmp_path / f"p{name}" / f"dt={dt}" / "part.parquet")
+    second = 1 / np.log2(3)
+    expected = {
+        None: (7 * second + 2) / 9,
+        "dt=1": (2.5 * second + 1) / 3.5,
+        "dt=2": (4.5 * second + 1) / 5.5,
+    }
+    runs = ("--run", tmp_path / "pa", "--run", tmp_path / "pb", "--qrels", qrels, "--doc-weight-col", "w", "--k", "5")
+    for name in ("a", "b"):
+        flags = ("--qrels", qrels, "--doc-weight-col", "w", "--k", "5", "--out", tmp_path / f"o{name}")
+        made = run_cli("evaluate", "--run", tmp_path / f"p{name}", *flags)
+        assert made.returncode == 0, made.stderr
+    outputs = ("--baseline", tmp_path / "oa", "--candidate", tmp_path / "ob", "--k", "5")
+    for flags in (runs, outputs):
+        done = run_cli("compare", *flags, "--json")
+        assert done.returncode == 0, done.stderr
+        rows = json.loads(done.stdout)["comparison"]
+        assert len(rows) == 3
+        for row in rows:
+            partition = None if row["dt"] is None else f"dt={row['dt']}"
+            assert row["mean_baseline"] == pytest.approx(1.0, abs=TOLERANCE)
+            assert row["mean_candidate"] == pytest.approx(expected[partition], abs=TOLERANCE), row
+        # every sign vector of the four weighed differences: the observed sum only with all four alike
+        assert rows[0]["p_value_permutation"] == pytest.approx(2 / 16, abs=TOLERANCE)
+    (tmp_path / "ob" / "dt=2" / "list_weights.parquet").unlink()
+    done = run_cli("compare", *outputs)
+    assert done.returncode == 3 and "dt=2: no list_weights.parquet beside its per-query table" in done.stderr

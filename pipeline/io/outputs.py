@@ -92,6 +92,30 @@ def read_manifest(folder: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
+def read_list_weights(path: str) -> pl.DataFrame:
+    """The list weights an output evaluated with ``--doc-weight-col`` holds beside its per-query
+    table (a folder, or a file in it): ``query_id, weight, weight_<measure>...``."""
+    folder = Path(path) if Path(path).is_dir() else Path(path).parent
+    if not (folder / LIST_WEIGHTS).is_file():
+        raise InvalidInput(
+            f"{folder}: no {LIST_WEIGHTS} beside its per-query table, though it was evaluated with "
+            "--doc-weight-col (an output of an ndcg before it wrote them, or one written in TREC text): "
+            "evaluate it again with --out (Parquet)"
+        )
+    table = _read_parquet(folder / LIST_WEIGHTS)
+    numbers = [name for name in table.columns if name.startswith("weight")]
+    if (
+        "query_id" not in table.columns
+        or "weight" not in numbers
+        or any(not table.schema[name].is_numeric() for name in numbers)
+    ):
+        raise InvalidInput(
+            f"{folder / LIST_WEIGHTS}: expected the columns query_id and weight, and weight_<measure>, of numbers; "
+            f"found {', '.join(f'{name} ({dtype})' for name, dtype in table.schema.items())}"
+        )
+    return check_types(table, str(folder / LIST_WEIGHTS))
+
+
 def read_conventions(path: str) -> dict[str, object] | None:
     """The conventions recorded beside an output (a folder, or a file in it): ``manifest.json``
     holding either a ``conventions`` (or ``evaluation``) object or the ``Evaluation.describe()``
