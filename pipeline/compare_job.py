@@ -54,7 +54,7 @@ from pipeline.registry import (
     parse_cutoffs,
 )
 from pipeline.rules import shared_warnings
-from pipeline.weights import BOTH_WEIGHTS, shared_list_weights
+from pipeline.weights import BOTH_WEIGHTS, check_list_weights_cover, shared_list_weights
 
 if TYPE_CHECKING:
     from pipeline.job import Job
@@ -162,6 +162,11 @@ def compare_job(
     partition_by: tuple[str, ...] = ()
     # runs scored here compute what the gate reads: Judged@k for a coverage floor
     also = (JUDGED,) if gate is not None and gate.min_judged is not None else ()
+    if also and doc_weight_col is not None:
+        raise UsageError(
+            "--min-judged gates on Judged@k, which --doc-weight-col does not weigh (TF-Ranking weighs no judgment "
+            "coverage): gate the coverage in a comparison without --doc-weight-col"
+        )
     if systems.runs:
         tables, conventions, partition_by, run_list_weights = _evaluate_runs(
             systems, k, groups, all_queries, filters, measure, also
@@ -183,6 +188,7 @@ def compare_job(
     weight_table = weights_of(tables, weights, query_column) if weights.path is not None else None
     described = weights.describe()
     if doc_weight_col is not None:
+        check_list_weights_cover(tables, run_list_weights, partition_by)
         weight_table = shared_list_weights(run_list_weights, measure, doc_weight_col, partition_by)
         described = document_weights_described(doc_weight_col, measure, next(iter(run_list_weights.values())))
     options = Options(

@@ -481,3 +481,23 @@ def shared_list_weights(
             "weighted summaries ndcg evaluate prints, or compare without --doc-weight-col"
         )
     return spread.select(*partition_by, QUERY, "weight")
+
+
+def check_list_weights_cover(
+    tables: Mapping[str, pl.DataFrame], per_run: Mapping[str, pl.DataFrame], partition_by: Sequence[str] = ()
+) -> None:
+    """Each system's list weights weigh every query of its per-query table (a file written beside
+    an output, then edited, may not): exit 3 naming the system and the first query without one."""
+    keys = [*partition_by, QUERY]
+    for name, table in tables.items():
+        as_text = [pl.col(key).cast(pl.String) for key in keys]
+        missing = (
+            table.select(as_text).unique().join(per_run[name].select(as_text).unique(), on=keys, how="anti").sort(keys)
+        )
+        if missing.height:
+            first = ", ".join(f"{key}={missing[key][0]}" for key in partition_by)
+            raise InvalidInput(
+                f"{name}: its list weights (--doc-weight-col) lack {missing.height} of its evaluated queries, "
+                f"first {missing[QUERY][0]!r}{' (' + first + ')' if first else ''}: every query of its per-query "
+                "table needs one; evaluate it again with --out"
+            )

@@ -351,6 +351,18 @@ def test_document_weights_a_comparison_cannot_take_are_refused(tmp_path: Path) -
         "compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "plain", "--allow-different-conventions"
     )
     assert done.returncode == 2 and "a evaluated with --doc-weight-col and plain without" in done.stderr, done.stderr
+    done = run_cli(
+        "compare", "--run", run_a, "--run", run_b, "--qrels", qrels, "--doc-weight-col", "w", "--min-judged", "0.5"
+    )
+    assert (
+        done.returncode == 2 and "--min-judged gates on Judged@k, which --doc-weight-col does not weigh" in done.stderr
+    )
+    shutil.copytree(tmp_path / "a", tmp_path / "short")
+    weights = pl.read_parquet(tmp_path / "a" / "list_weights.parquet")
+    weights.filter(pl.col("query_id") != "q2").write_parquet(tmp_path / "short" / "list_weights.parquet")
+    done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "short")
+    assert done.returncode == 3, done.stderr
+    assert "short: its list weights (--doc-weight-col) lack 1 of its evaluated queries, first 'q2'" in done.stderr
     shutil.copytree(tmp_path / "a", tmp_path / "old")
     (tmp_path / "old" / "list_weights.parquet").unlink()
     done = run_cli("compare", "--baseline", tmp_path / "old", "--candidate", tmp_path / "a")
