@@ -55,12 +55,17 @@ ALL_TREC = tuple(tool + ALL_TREC_SUFFIX for tool in OURS)
 TREC_SUFFIX = "-trec"
 TREC_EVAL = "trec_eval"
 TREC_EVAL_ALL = "trec_eval-all_trec"
-OURS_ON_TREC = tuple(tool + TREC_SUFFIX + tail for tool in OURS for tail in ("", ALL_TREC_SUFFIX))
+# trec_eval's default output (no -m) and ours with --measures official, both printing trec_eval's
+# per-query lines (-q; --output-format trec --per-query), which are compared line by line
+OFFICIAL_SUFFIX = "-official"
+TREC_EVAL_OFFICIAL = "trec_eval-official"
+TREC_EVALS = (TREC_EVAL, TREC_EVAL_ALL, TREC_EVAL_OFFICIAL)
+OURS_ON_TREC = tuple(tool + TREC_SUFFIX + tail for tool in OURS for tail in ("", ALL_TREC_SUFFIX, OFFICIAL_SUFFIX))
 # the table macros in a plain DuckDB session (validation included), and the SQL path's
 # validation alone (sql/generated/refusals.sql over the inputs): what its checks cost
 MACROS = "ndcg-macros"
 SQL_REFUSALS = "sql_refusals"
-TOOLS = (*OURS, *ALL_TREC, MACROS, SQL_REFUSALS, *OURS_ON_TREC, TREC_EVAL, TREC_EVAL_ALL, HAND, *PEERS, *FLOORS)
+TOOLS = (*OURS, *ALL_TREC, MACROS, SQL_REFUSALS, *OURS_ON_TREC, *TREC_EVALS, HAND, *PEERS, *FLOORS)
 LAYOUTS = ("shuffled", "clustered", "chunked")
 DEFAULT_LAYOUTS = ("shuffled", "clustered")
 LAYOUT_TEXT = {
@@ -105,12 +110,16 @@ def our_tool(tool: str, ndcg: Path, others: dict[str, Path]) -> OurTool | None:
         measures, cutoffs = families.flags(family[1])
         return OurTool(family[0].split("-")[1], measures, ndcg, cutoffs=cutoffs)
     trec_text = TREC_SUFFIX + "-" in name + "-"
-    base = name.removesuffix(ALL_TREC_SUFFIX).removesuffix(TREC_SUFFIX)
+    base = name.removesuffix(ALL_TREC_SUFFIX).removesuffix(OFFICIAL_SUFFIX).removesuffix(TREC_SUFFIX)
     if base not in OURS:
         return None
     extra: tuple[str, ...] = ("--measures", "all_trec") if name.endswith(ALL_TREC_SUFFIX) else ()
     if trec_text:
         extra += ("--run-format", "trec", "--qrels-format", "trec")
+    if name.endswith(OFFICIAL_SUFFIX):
+        # trec_eval's own cutoffs (no --k) and its per-query lines on stdout, as trec_eval -q prints them
+        extra += ("--measures", "official", "--output-format", "trec", "--per-query")
+        return OurTool(base.split("-")[1], extra, others[other] if other else ndcg, trec_text, cutoffs=())
     return OurTool(base.split("-")[1], extra, others[other] if other else ndcg, trec_text)
 
 
@@ -155,6 +164,12 @@ def run_once(
     if ours:
         inputs = (text_run, text_qrels) if ours.trec_text else (run, qrels)
         command = ours_command(ours.engine, *inputs, out, [*ours.extra, *extra], ours.ndcg, ours.cutoffs)
+        if tool.partition("@")[0].endswith(OFFICIAL_SUFFIX):  # its trec_eval lines, to a file
+            stdout_to = (out / "lines.txt").open("w")  # type: ignore[assignment]
+    elif tool == TREC_EVAL_OFFICIAL:
+        # trec_eval's default measures, its per-query lines (-q) to a file as ours prints them
+        command = [str(trec_eval_binary()), "-q", text_qrels, text_run]
+        stdout_to = (out / "lines.txt").open("w")  # type: ignore[assignment]
     elif tool in (TREC_EVAL, TREC_EVAL_ALL):
         # trec_eval's per-query lines (-q), as ours writes per-query tables, to a file
         measures = ["-m", "all_trec"] if tool == TREC_EVAL_ALL else ["-m", f"ndcg_cut.{','.join(map(str, CUTOFFS))}"]
@@ -431,12 +446,12 @@ def bench(
         generator = [sys.executable, str(HERE / "generate.py"), "--size", size, "--layout", layout, "--out", str(data)]
         subprocess.run(generator, check=True)
     notes: list[str] = []
-    if TREC_EVAL in tools or TREC_EVAL_ALL in tools:
+    if any(tool in TREC_EVALS for tool in tools):
         why_not = find_trec_eval(trec_eval)
         if why_not:
             notes.append(f"trec_eval: {why_not}.")
-            tools = [tool for tool in tools if tool not in (TREC_EVAL, TREC_EVAL_ALL)]
-    text_read = any(tool in (TREC_EVAL, TREC_EVAL_ALL) or TREC_SUFFIX + "-" in tool + "-" for tool in tools)
+            tools = [tool for tool in tools if tool not in TREC_EVALS]
+    text_read = any(tool in TREC_EVALS or TREC_SUFFIX + "-" in tool + "-" for tool in tools)
     if text_read and not (data / "trec" / "qrels.txt").exists():
         print(f"writing the data as TREC text into {data / 'trec'} ...", flush=True)
         writer = [sys.executable, str(HERE / "tools.py"), "write_trec", str(data / "run"), str(data / "qrels")]
@@ -489,16 +504,39 @@ def bench(
                 + ("all_trec" if tool == TREC_EVAL_ALL else "ndcg_cut")
                 + " -m ndcg`, TREC text; values to its 4 printed decimals"
             )
-        if commands[tool]:
+        if tool == TREC_EVAL_OFFICIAL:
+            results[tool].note = "`-q` (its default measures), TREC text; per-query lines to a file"
+        elif commands[tool] and tool.partition("@")[0].endswith(OFFICIAL_SUFFIX):
+            results[tool].note = official_lines_note(out_root / tool, out_root / TREC_EVAL_OFFICIAL)
+        elif commands[tool]:
             ours_values(out_root / tool)
             if tool.partition("@")[0].endswith(ALL_TREC_SUFFIX):
                 results[tool].note = all_trec_note(out_root / tool)
-    checked_under_defaults = [tool for tool in tools if tool == HAND or (commands[tool] and tool != "ndcg-polars")]
+    checked_under_defaults = [
+        tool for tool in tools if tool in (HAND, TREC_EVAL, TREC_EVAL_ALL) or (commands[tool] and tool != "ndcg-polars")
+    ]
     references = {tool: reference_values(tool, data, out_root) for tool in tools if tool in MATCHING_FLAGS}
     if "ndcg-polars" not in tools:
         references |= {tool: reference_values(tool, data, out_root) for tool in checked_under_defaults}
     stem = f"{name}-{label}" if label else name
     write(measured, stem, size, layout, rows, out_root, runner_rss, references, ndcg, others, notes)
+
+
+def official_lines_note(ours: Path, theirs: Path) -> str:
+    """Our ``--measures official --output-format trec --per-query`` lines against trec_eval's
+    ``-q`` lines, both as printed (4 decimals): the lines trec_eval prints that ours prints alike.
+    trec_eval prints its lines over all queries only when every query of the run is judged; ours
+    always does, so only trec_eval's lines are looked up in ours."""
+    if not (theirs / "lines.txt").exists():
+        return "`--measures official --output-format trec --per-query`; not checked: trec_eval-official did not run"
+
+    def lines(folder: Path) -> set[tuple[str, ...]]:
+        return {tuple(field.strip() for field in line.split("\t")) for line in (folder / "lines.txt").open()}
+
+    ours_lines, theirs_lines = lines(ours), lines(theirs)
+    missing = theirs_lines - ours_lines
+    verdict = "all equal" if not missing else f"{len(missing)} differ, e.g. {sorted(missing)[0]}"
+    return f"`--measures official --output-format trec --per-query`; trec_eval's {len(theirs_lines)} lines: {verdict}"
 
 
 def all_trec_note(out: Path) -> str:
@@ -529,6 +567,28 @@ def ndcg_version(ndcg: Path) -> str:
     return (done.stdout or done.stderr).strip() or "unknown version"
 
 
+def trec_text_ratio_lines(best: dict[str, float], ratios: dict[str, float]) -> list[str]:
+    """Ours on TREC text against trec_eval on the same files, for each work both did (NDCG,
+    all_trec, the official measures): the ratios the issue sets, beside whatever else ran."""
+    lines: list[str] = []
+    for tail, reference in (("", TREC_EVAL), (ALL_TREC_SUFFIX, TREC_EVAL_ALL), (OFFICIAL_SUFFIX, TREC_EVAL_OFFICIAL)):
+        on_text = {engine: engine + TREC_SUFFIX + tail for engine in OURS if engine + TREC_SUFFIX + tail in best}
+        if reference in best and on_text:
+            for tool in on_text.values():
+                ratios[f"{tool} / {reference}"] = best[tool] / best[reference]
+            parts = "; ".join(f"{engine} {best[tool] / best[reference]:.2f}x" for engine, tool in on_text.items())
+            fastest = min(best[tool] for tool in on_text.values()) / best[reference]
+            what = {
+                "": "NDCG",
+                ALL_TREC_SUFFIX: "`--measures all_trec` / `-m all_trec`",
+                OFFICIAL_SUFFIX: "`--measures official` / its default measures",
+            }[tail]
+            lines.append(
+                f"- ours on TREC text / {reference}, {what}, per-query lines both: **{fastest:.2f}x** ({parts})"
+            )
+    return lines
+
+
 def ratio_lines(
     best: dict[str, float], best_cpu: dict[str, float], others: dict[str, Path]
 ) -> tuple[list[str], dict[str, float]]:
@@ -536,7 +596,7 @@ def ratio_lines(
     the tools it needs ran. "ours" is the better of our two engines."""
     engines = [tool for tool in OURS if tool in best]
     ratios: dict[str, float] = {}
-    lines: list[str] = []
+    lines: list[str] = trec_text_ratio_lines(best, ratios)
     if not engines:
         return lines, ratios
     ours_tool = min(engines, key=best.__getitem__)
@@ -576,17 +636,6 @@ def ratio_lines(
     if len(engines) == 2:
         ratios["duckdb / polars"] = best["ndcg-duckdb"] / best["ndcg-polars"]
         lines.append(f"- duckdb / polars: **{ratios['duckdb / polars']:.2f}x**")
-    for tail, reference in (("", TREC_EVAL), (ALL_TREC_SUFFIX, TREC_EVAL_ALL)):
-        on_text = {engine: engine + TREC_SUFFIX + tail for engine in OURS if engine + TREC_SUFFIX + tail in best}
-        if reference in best and on_text:
-            for tool in on_text.values():
-                ratios[f"{tool} / {reference}"] = best[tool] / best[reference]
-            parts = "; ".join(f"{engine} {best[tool] / best[reference]:.2f}x" for engine, tool in on_text.items())
-            fastest = min(best[tool] for tool in on_text.values()) / best[reference]
-            what = "`--measures all_trec` / `-m all_trec`" if tail else "NDCG"
-            lines.append(
-                f"- ours on TREC text / {reference}, {what}, per-query lines both: **{fastest:.2f}x** ({parts})"
-            )
     if MACROS in best and "ndcg-duckdb" in best:
         ratios[f"{MACROS} / ndcg-duckdb"] = best[MACROS] / best["ndcg-duckdb"]
         lines.append(f"- {MACROS} / ndcg-duckdb: **{ratios[f'{MACROS} / ndcg-duckdb']:.2f}x**")
