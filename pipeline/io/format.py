@@ -100,46 +100,98 @@ def _trec_cells(
     by_name = named_cuts if named_cuts is not None else named
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
-    queries = frame["query_id"].cast(pl.String) if per_query else pl.repeat("all", frame.height, eager=True)
     beside = _families_beside(trec_sets, frame.columns)
     trec_order = bool(trec_sets or relstrings)
-    # rows come sorted by query, then k (the whole ranking first)
-    first_row = {query: index for index, query in reversed(list(enumerate(queries)))}
-    keyed: list[tuple[tuple[int, ...], tuple[str, str, float | str, bool]]] = []
-    for row_index, (query, row) in enumerate(
-        zip(queries, frame.select("k", *(m.name for m in measures)).iter_rows(named=True), strict=True)
-    ):
-        for measure_index, measure in enumerate(measures):
-            name = measure.line_name(row["k"])
-            if name is None and whole_tables:
-                name = _ir_measures_line(measure, row["k"])
-            elif name is None and by_name is not None and by_name.shows(measure.name, row["k"]):
-                # named one by one where trec_eval has no line of it (RR@3): ir_measures' name,
-                # as for a measure trec_eval lacks, never left out silently (beside a set, --k too)
-                name = _ir_measures_line(measure, row["k"])
-            elif trec_sets and in_trec_eval_sets(measure, row["k"], trec_sets):
-                pass
-            elif named is not None:
-                if not named.shows(measure.name, row["k"]):
-                    continue
-            elif trec_sets and measure.selected_by not in beside:
-                continue
+
+    def line_name(measure: Measure, k: int | None) -> str | None:
+        """The line a measure at ``k`` prints under, or None when it prints none."""
+        name = measure.line_name(k)
+        if name is None and whole_tables:
+            return _ir_measures_line(measure, k)
+        if name is None and by_name is not None and by_name.shows(measure.name, k):
+            # named one by one where trec_eval has no line of it (RR@3): ir_measures' name,
+            # as for a measure trec_eval lacks, never left out silently (beside a set, --k too)
+            return _ir_measures_line(measure, k)
+        if trec_sets and in_trec_eval_sets(measure, k, trec_sets):
+            return name
+        if named is not None:
+            return name if named.shows(measure.name, k) else None
+        if trec_sets and measure.selected_by not in beside:
+            return None
+        return name
+
+    # which line each measure prints at each cutoff, and where: decided once per (measure, k),
+    # the rows then laid out by Polars (per row in Python, 540,000 lines took 4.5 s)
+    plan = []
+    for measure_index, measure in enumerate(measures):
+        for k in frame.get_column("k").unique().to_list():
+            name = line_name(measure, k)
             if name is None:
                 continue
-            trec_measure = trec_eval_measure(measure, row["k"])
+            trec_measure = trec_eval_measure(measure, k)
             order = TREC_EVAL_ORDER.index(trec_measure) if trec_measure else len(TREC_EVAL_ORDER)
-            key = (first_row[query], order, measure_index, row_index) if trec_order else (row_index, measure_index)
-            keyed.append((key, (name, query, row[measure.name], measure.whole_number)))
+            plan.append((measure.name, k, name, order, measure_index, measure.whole_number))
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        "_measure": pl.String,
+        "k": frame.schema["k"],
+        "_name": pl.String,
+        "_order": pl.Int64,
+        "_measure_index": pl.Int64,
+        "_whole": pl.Boolean,
+    }
+    rows = frame.select(
+        (pl.col("query_id").cast(pl.String) if per_query else pl.lit("all", dtype=pl.String)).alias("_query"),
+        "k",
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
+        *(pl.col(m.name).cast(pl.Float64) for m in measures),
+    ).with_columns(pl.col("_row").min().over("_query").alias("_first"))  # rows come sorted by query
+    lines = (
+        rows.unpivot(
+            index=["_query", "k", "_row", "_first"],
+            on=[m.name for m in measures],
+            variable_name="_measure",
+            value_name="_value",
+        )
+        # typed even with no measure to print (a relstring alone)
+        .with_columns(pl.col("_measure").cast(pl.String), pl.col("_value").cast(pl.Float64))
+        .join(pl.DataFrame(plan, schema=schema, orient="row"), on=["_measure", "k"], nulls_equal=True)
+        .with_columns(pl.lit(None, dtype=pl.String).alias("_text"))
+    )
     if relstrings is not None and per_query:
         name, strings = relstrings
-        order = TREC_EVAL_ORDER.index(RELSTRING)
-        keyed += [
-            ((index, order, -1, index), (name, query, strings.get(query, ""), False))
-            for query, index in first_row.items()
-        ]
-    if trec_order:
-        keyed.sort(key=lambda item: item[0])
-    return [cell for _, cell in keyed]
+        relstring_lines = (
+            rows.group_by("_query")
+            .agg(pl.col("_first").first())
+            .select(
+                "_query",
+                pl.lit(None, dtype=frame.schema["k"]).alias("k"),
+                pl.col("_first").alias("_row"),
+                "_first",
+                pl.lit(None, dtype=pl.String).alias("_measure"),
+                pl.lit(None, dtype=pl.Float64).alias("_value"),
+                pl.lit(name).alias("_name"),
+                pl.lit(TREC_EVAL_ORDER.index(RELSTRING), dtype=pl.Int64).alias("_order"),
+                pl.lit(-1, dtype=pl.Int64).alias("_measure_index"),
+                pl.lit(False).alias("_whole"),
+                pl.col("_query").replace_strict(strings, default="", return_dtype=pl.String).alias("_text"),
+            )
+        )
+        lines = pl.concat([lines, relstring_lines.select(lines.columns)])
+    keys = ["_first", "_order", "_measure_index", "_row"] if trec_order else ["_row", "_measure_index"]
+    lines = lines.sort(keys)
+    values = [
+        text if text is not None else value
+        for text, value in zip(lines.get_column("_text").to_list(), lines.get_column("_value").to_list(), strict=True)
+    ]
+    return list(
+        zip(
+            lines.get_column("_name").to_list(),
+            lines.get_column("_query").to_list(),
+            values,
+            lines.get_column("_whole").to_list(),
+            strict=True,
+        )
+    )
 
 
 def _ir_measures_line(measure: Measure, k: int | None) -> str | None:
