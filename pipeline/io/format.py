@@ -75,19 +75,20 @@ def check_trec_ids(per_query: pl.DataFrame) -> None:
         )
 
 
-def _trec_cells(
+def _trec_lines_of(
     frame: pl.DataFrame,
     trec_sets: tuple[str, ...] = (),
     relstrings: tuple[str, dict[str, str]] | None = None,
     named: NamedLines | None = None,
     named_cuts: NamedLines | None = None,
     whole_tables: bool = False,
-) -> list[tuple[str, str, float | str, bool]]:
-    """``(trec_eval name, query, value, whole number)`` of each measure trec_eval knows, row by
-    row; the query is ``all`` in a table of means (no ``query_id`` column), and per query only
-    the measures trec_eval prints per query. ``trec_sets``, the named sets asked for
-    (``all_trec``, ``official``): the lines of their measures at trec_eval's own cutoffs of
-    each, and those of the families asked beside them. ``relstrings``, ``(line name, {query:
+    digits: int = 4,
+) -> list[str]:
+    """The lines ``name<TAB>query<TAB>value`` (``digits`` decimals) of each measure trec_eval
+    knows that has a value, row by row; the query is ``all`` in a table of means (no
+    ``query_id`` column), and per query only the measures trec_eval prints per query.
+    ``trec_sets``, the named sets asked for (``all_trec``, ``official``): the lines of their
+    measures at trec_eval's own cutoffs of each, and those of the families asked beside them. ``relstrings``, ``(line name, {query:
     string})``: each query's relstring line (an empty string for a query not in it). With
     either, the lines are in trec_eval's order: query by query, then its measure table's order,
     a measure's cutoffs ascending. ``named``: beside the sets, only the measures ``--measures``
@@ -120,43 +121,47 @@ def _trec_cells(
             return None
         return name
 
+    rows = frame.select(
+        (pl.col("query_id").cast(pl.String) if per_query else pl.lit("all", dtype=pl.String)).alias("_query"),
+        "k",
+        pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
+        *(m.name for m in measures),
+    ).with_columns(pl.col("_row").min().over("_query").alias("_first"))  # rows come sorted by query
     # which line each measure prints at each cutoff, and where: decided once per (measure, k),
-    # the rows then laid out by Polars (per row in Python, 540,000 lines took 4.5 s)
-    plan = []
-    for measure_index, measure in enumerate(measures):
-        for k in frame.get_column("k").unique().to_list():
+    # and its cells taken from the rows of that k (per cell in Python, 540,000 lines took 4.5 s)
+    cells = [
+        pl.LazyFrame(
+            schema={"_query": pl.String, "k": frame.schema["k"], "_row": pl.Int64, "_first": pl.Int64}
+        ).with_columns(
+            pl.lit(None, dtype=pl.Float64).alias("_value"),
+            pl.lit(None, dtype=pl.String).alias("_name"),
+            pl.lit(None, dtype=pl.Int64).alias("_order"),
+            pl.lit(None, dtype=pl.Int64).alias("_measure_index"),
+            pl.lit(None, dtype=pl.Boolean).alias("_whole"),
+        )
+    ]
+    for k in rows.get_column("k").unique().to_list():
+        at_k = rows.lazy().filter(pl.col("k").is_null() if k is None else pl.col("k") == k)
+        for measure_index, measure in enumerate(measures):
             name = line_name(measure, k)
             if name is None:
                 continue
             trec_measure = trec_eval_measure(measure, k)
             order = TREC_EVAL_ORDER.index(trec_measure) if trec_measure else len(TREC_EVAL_ORDER)
-            plan.append((measure.name, k, name, order, measure_index, measure.whole_number))
-    schema: dict[str, pl.DataType | type[pl.DataType]] = {
-        "_measure": pl.String,
-        "k": frame.schema["k"],
-        "_name": pl.String,
-        "_order": pl.Int64,
-        "_measure_index": pl.Int64,
-        "_whole": pl.Boolean,
-    }
-    rows = frame.select(
-        (pl.col("query_id").cast(pl.String) if per_query else pl.lit("all", dtype=pl.String)).alias("_query"),
-        "k",
-        pl.int_range(pl.len(), dtype=pl.Int64).alias("_row"),
-        *(pl.col(m.name).cast(pl.Float64) for m in measures),
-    ).with_columns(pl.col("_row").min().over("_query").alias("_first"))  # rows come sorted by query
-    lines = (
-        rows.unpivot(
-            index=["_query", "k", "_row", "_first"],
-            on=[m.name for m in measures],
-            variable_name="_measure",
-            value_name="_value",
-        )
-        # typed even with no measure to print (a relstring alone)
-        .with_columns(pl.col("_measure").cast(pl.String), pl.col("_value").cast(pl.Float64))
-        .join(pl.DataFrame(plan, schema=schema, orient="row"), on=["_measure", "k"], nulls_equal=True)
-        .with_columns(pl.lit(None, dtype=pl.String).alias("_text"))
-    )
+            cells.append(
+                at_k.select(
+                    "_query",
+                    "k",
+                    "_row",
+                    "_first",
+                    pl.col(measure.name).cast(pl.Float64).alias("_value"),
+                    pl.lit(name, dtype=pl.String).alias("_name"),
+                    pl.lit(order, dtype=pl.Int64).alias("_order"),
+                    pl.lit(measure_index, dtype=pl.Int64).alias("_measure_index"),
+                    pl.lit(measure.whole_number).alias("_whole"),
+                )
+            )
+    lines = pl.concat(cells).with_columns(pl.lit(None, dtype=pl.String).alias("_text")).collect()
     if relstrings is not None and per_query:
         name, strings = relstrings
         relstring_lines = (
@@ -167,7 +172,6 @@ def _trec_cells(
                 pl.lit(None, dtype=frame.schema["k"]).alias("k"),
                 pl.col("_first").alias("_row"),
                 "_first",
-                pl.lit(None, dtype=pl.String).alias("_measure"),
                 pl.lit(None, dtype=pl.Float64).alias("_value"),
                 pl.lit(name).alias("_name"),
                 pl.lit(TREC_EVAL_ORDER.index(RELSTRING), dtype=pl.Int64).alias("_order"),
@@ -178,19 +182,25 @@ def _trec_cells(
         )
         lines = pl.concat([lines, relstring_lines.select(lines.columns)])
     keys = ["_first", "_order", "_measure_index", "_row"] if trec_order else ["_row", "_measure_index"]
-    lines = lines.sort(keys)
-    values = [
-        text if text is not None else value
-        for text, value in zip(lines.get_column("_text").to_list(), lines.get_column("_value").to_list(), strict=True)
-    ]
-    return list(
-        zip(
-            lines.get_column("_name").to_list(),
-            lines.get_column("_query").to_list(),
-            values,
+    # a cell without a value (P over the whole ranking) prints no line
+    lines = lines.filter(pl.col("_text").is_not_null() | pl.col("_value").is_not_null()).sort(keys)
+    # trec_eval prints its counts as whole numbers (%ld), a relstring quoted ('%s'), every other
+    # value with 4 decimals; formatted by Python, whose rounding is C's (an exact tie to even)
+    shown = [
+        f"'{text}'" if text is not None else f"{value:.0f}" if whole else f"{value:.{digits}f}"
+        for text, value, whole in zip(
+            lines.get_column("_text").to_list(),
+            lines.get_column("_value").to_list(),
             lines.get_column("_whole").to_list(),
             strict=True,
         )
+    ]
+    return (
+        lines.select(
+            pl.concat_str(pl.col("_name").str.pad_end(22), "_query", pl.Series(shown, dtype=pl.String), separator="\t")
+        )
+        .to_series()
+        .to_list()
     )
 
 
@@ -240,13 +250,13 @@ def trec_lines(
     queries whose ndcg is not null. The queries the summary leaves out (a null ndcg:
     ``empty_ideal`` skip) have no lines, and neither has a null value (P over the whole ranking).
     ``trec_sets``: the named sets asked for (``all_trec``, ``official``), whose lines are
-    printed as trec_eval prints them (see :func:`_trec_cells`), the summary's led by trec_eval's
+    printed as trec_eval prints them (see :func:`_trec_lines_of`), the summary's led by trec_eval's
     ``runid`` line when ``run_id``, the run's name, is known (:func:`pipeline.io.read.trec_run_id`).
     ``relstrings``, ``(line name, {query: string})``: trec_eval's relstring line of each query
     (per query only, as trec_eval prints it; :func:`pipeline.engines.polars.relstrings`).
     ``named``: beside the sets, only the measures ``--measures`` names one by one
     (:func:`pipeline.registry.named_lines`); ``named_cuts``, those it names with a cutoff, ``--k``
-    given or not (see :func:`_trec_cells`)."""
+    given or not (see :func:`_trec_lines_of`)."""
     check_trec_ids(per_query)
     rows = per_query.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
     # the queries the summary averages: a query whose ndcg is null (empty_ideal skip) is left out
@@ -254,8 +264,7 @@ def trec_lines(
     counted = rows.filter(pl.col("ndcg").is_not_null())
     lines = []
     if per_query_lines:
-        cells = _trec_cells(counted, trec_sets, relstrings, named, named_cuts)
-        lines += [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
+        lines += _trec_lines_of(counted, trec_sets, relstrings, named, named_cuts, digits=digits)
     if summary is None:
         measures = [m for m in TREC_MEASURES if m.name in rows.columns]
         summary = counted.group_by("k").agg(_combined(m) for m in measures).sort("k", nulls_last=False)
@@ -264,11 +273,7 @@ def trec_lines(
     if trec_sets and run_id is not None:
         # trec_eval prints the run's name among the summary's lines only (m_runid.c), as it is
         lines.append(f"{'runid':<22}\tall\t{text_value(run_id)}")
-    lines += [
-        _trec_line(*cell, digits)
-        for cell in _trec_cells(summary, trec_sets, named=named, named_cuts=named_cuts)
-        if cell[2] is not None
-    ]
+    lines += _trec_lines_of(summary, trec_sets, named=named, named_cuts=named_cuts, digits=digits)
     return "\n".join(lines) + "\n"
 
 
@@ -283,23 +288,12 @@ def trec_file_text(frame: pl.DataFrame, *, digits: int = 4) -> str:
         rows = frame.with_columns(pl.col("query_id").cast(pl.String)).sort(["query_id", "k"], nulls_last=False)
         if "ndcg" in rows.columns:
             rows = rows.filter(pl.col("ndcg").is_not_null())
-        cells = _trec_cells(rows, whole_tables=True)
+        lines = _trec_lines_of(rows, whole_tables=True, digits=digits)
     else:
         # a grouped summary: only its overall rows (a null group value is a group, not overall)
         overall = frame.filter(pl.col("overall")) if "overall" in frame.columns else frame
-        cells = _trec_cells(overall, whole_tables=True)
-    lines = [_trec_line(*cell, digits) for cell in cells if cell[2] is not None]
+        lines = _trec_lines_of(overall, whole_tables=True, digits=digits)
     return "\n".join(lines) + "\n"
-
-
-def _trec_line(measure: str, query: str, value: float | str, whole_number: bool, digits: int) -> str:
-    # trec_eval prints its counts as whole numbers (%ld), a relstring quoted ('%s'), every
-    # other value with 4 decimals
-    if isinstance(value, str):
-        shown = f"'{value}'"
-    else:
-        shown = f"{value:.0f}" if whole_number and value is not None else f"{value:.{digits}f}"
-    return f"{measure:<22}\t{query}\t{shown}"
 
 
 def text_value(value: object) -> str:
