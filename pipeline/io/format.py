@@ -84,20 +84,20 @@ def _trec_lines_of(
     whole_tables: bool = False,
     digits: int = 4,
 ) -> list[str]:
-    """The lines ``name<TAB>query<TAB>value`` (``digits`` decimals) of each measure trec_eval
-    knows that has a value, row by row; the query is ``all`` in a table of means (no
-    ``query_id`` column), and per query only the measures trec_eval prints per query.
-    ``trec_sets``, the named sets asked for (``all_trec``, ``official``): the lines of their
-    measures at trec_eval's own cutoffs of each, and those of the families asked beside them. ``relstrings``, ``(line name, {query:
-    string})``: each query's relstring line (an empty string for a query not in it). With
-    either, the lines are in trec_eval's order: query by query, then its measure table's order,
-    a measure's cutoffs ascending. ``named``: beside the sets, only the measures ``--measures``
-    names one by one (``nDCG@10,AP``: ``ndcg_cut_10`` and ``map``). ``named_cuts``: the names
-    with a cutoff, ``--k`` given or not: one trec_eval has no line of (``RR@3``) is printed under
-    ir_measures' name (``named`` is None under ``--k``, which prints every measure at every cutoff,
-    trec_eval's lines). ``whole_tables``: every value a name carries, a measure trec_eval has no
-    line of at a cutoff under ir_measures' name (``RR@3`` of recip_rank; the files of
-    ``--out-format trec``, which render the tables)."""
+    """The lines ``name<TAB>query<TAB>value`` (``digits`` decimals) of each measure trec_eval knows
+    that has a value, row by row; the query is ``all`` in a table of means (no ``query_id``
+    column), and per query only the measures trec_eval prints per query. ``trec_sets``, the
+    named sets asked for (``all_trec``, ``official``): the lines of their measures at
+    trec_eval's own cutoffs of each, and those of the families asked beside them.
+    ``relstrings``, ``(line name, {query: string})``: each query's relstring line (an empty
+    string for a query not in it). With either, the lines are in trec_eval's order: query by
+    query, then its measure table's order, a measure's cutoffs ascending. ``named``: beside the
+    sets, only the measures ``--measures`` names one by one (``nDCG@10,AP``: ``ndcg_cut_10`` and
+    ``map``). ``named_cuts``: the names with a cutoff, ``--k`` given or not: one trec_eval has
+    no line of (``RR@3``) is printed under ir_measures' name (``named`` is None under ``--k``,
+    which prints every measure at every cutoff, trec_eval's lines). ``whole_tables``: every
+    value a name carries, a measure trec_eval has no line of at a cutoff under ir_measures' name
+    (``RR@3`` of recip_rank; the files of ``--out-format trec``, which render the tables)."""
     by_name = named_cuts if named_cuts is not None else named
     per_query = "query_id" in frame.columns
     measures = [m for m in TREC_MEASURES if m.name in frame.columns and (m.trec_per_query or not per_query)]
