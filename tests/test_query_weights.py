@@ -394,7 +394,25 @@ def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: ob
     sums = spark_engine.list_weight_sums(lists, negative).sort("query_id")  # type: ignore[arg-type]
     # q1: only b (label 1) is relevant, weight 1; q2: a (label 0 >= max(-1, 0)) is, weight 3
     assert sums.select("relevant", "weighted_relevant").rows() == [(1.0, 1.0), (1.0, 3.0)]
-    # a bad weight in the same words; the lazy Spark API, whose summary is a plain mean, refuses weights
+    # the lazy Spark API plans the same weighted summary in Spark
+    lazy = spark_engine.evaluate(weighted_run, weighted_qrels, evaluation=api.make_evaluation(**options))
+    planned = spark_engine._to_polars(lazy.summary)
+    expected = ours.summary.sort("k", nulls_last=False)
+    assert planned.columns == expected.columns and planned.height == expected.height
+    for column in expected.columns:
+        if expected.schema[column].is_float():
+            assert ((expected[column] - planned[column]).abs() < TOLERANCE).all(), column
+            assert expected[column].is_null().to_list() == planned[column].is_null().to_list(), column
+        else:
+            assert expected[column].to_list() == planned[column].to_list(), column
+    # queries that all weigh 0 fail its first action, in the command line's words
+    weightless = _write(tmp_path, "weightless.parquet", weighted.drop("relevance").with_columns(w=pl.lit(0.0)))
+    with pytest.raises(InvalidInput, match="all 12 evaluated queries weigh 0, so their weighted mean is 0/0"):
+        api.evaluate(weightless, weighted_qrels, engine="polars", **options)
+    nothing = spark_engine.evaluate(weightless, weighted_qrels, evaluation=api.make_evaluation(**options))
+    with pytest.raises(Exception, match="all 12 evaluated queries weigh 0, so their weighted mean is 0/0"):
+        nothing.summary.collect()
+    # a bad weight in the same words
     bad = _write(tmp_path, "bad.parquet", weighted.drop("relevance").with_columns(w=pl.col("w") - 1))
     said = {}
     for engine in ("polars", "spark"):
@@ -404,8 +422,6 @@ def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: ob
             api.evaluate(bad, weighted_qrels, engine=engine, **options)
         said[engine] = str(error.value)
     assert said["spark"] == said["polars"]
-    with pytest.raises(UsageError, match=r"pipeline\.engines\.spark\.evaluate does not weigh its summary"):
-        spark_engine.evaluate(weighted_run, weighted_qrels, evaluation=api.make_evaluation(**options))
 
 
 def test_lightgbm_s_row_weights_and_xgboost_s_group_weights_are_query_weights(tmp_path: Path) -> None:

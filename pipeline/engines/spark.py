@@ -274,23 +274,126 @@ def evaluate(
     engines' (:func:`pipeline.engines.spark_inputs.check_inputs`); its warnings are in the
     result. The tables stay in Spark, lazy; the per-query table is checkpointed
     locally (planned now, computed once by the first action on either table, kept in the
-    executors' storage, so a lost executor fails the job rather than recomputing it)."""
+    executors' storage, so a lost executor fails the job rather than recomputing it). With
+    ``evaluation.doc_weight_col``, the summary's means are weighted by TF-Ranking's list weights
+    (:func:`list_weighted_summary`)."""
     from pipeline.inputs import Inputs
 
-    if evaluation.doc_weight_col is not None:
-        # its summary is summary.sql's plain means, planned lazily in Spark
-        raise UsageError(
-            f"doc_weight_col = {evaluation.doc_weight_col!r}: pipeline.engines.spark.evaluate does not weigh its "
-            "summary by TF-Ranking's list weights; use pipeline.api.evaluate(..., engine='spark') or ndcg evaluate "
-            "--engine spark, which do"
-        )
     inputs = Inputs(run, qrels, columns or Columns(), run_format, qrels_format, checks or InputChecks())
     checked = load(inputs, evaluation, spark=spark)
     # checkpointed lazily: planned here, computed by the first action on either table and kept
     # for the second, and the summary is planned over the table's rows, not over
     # sql/measures/per_query.sql again (which took Spark 90 s to analyse and optimise on a 3-row input)
     table = per_query(checked.run, checked.qrels, evaluation).localCheckpoint(eager=False)
-    return SparkResult(per_query=table, summary=summarize(table), evaluation=evaluation, warnings=checked.warnings)
+    summary = (
+        summarize(table)
+        if evaluation.doc_weight_col is None
+        else list_weighted_summary(table, _list_weight_sums(checked, evaluation), checked.run_name, evaluation)
+    )
+    return SparkResult(per_query=table, summary=summary, evaluation=evaluation, warnings=checked.warnings)
+
+
+def list_weighted_summary(
+    per_query_table: DataFrame, sums: DataFrame, run_name: str, evaluation: Evaluation
+) -> DataFrame:
+    """The summary's means weighted by TF-Ranking's list weights, planned in Spark: those of
+    :func:`pipeline.weights.list_weights` from the run's ``sums`` (:func:`_list_weight_sums`),
+    each mean ``sum(w * x) / sum(w)`` over the queries averaged, as :func:`pipeline.aggregate.summarize`
+    takes it (each weight over the cutoff's largest; summed in query order: the same bits on every
+    run). Queries that all weigh 0 at a cutoff fail the first action on the summary, in the words of
+    :func:`pipeline.weights.check_weight_totals`."""
+    from pyspark.sql import Window, functions
+
+    from pipeline.registry.evaluation import DOCUMENT_WEIGHTED_MEASURES, RELEVANCE_WEIGHTED_MEASURES
+    from pipeline.weights import list_weights_source
+
+    def in_query_order(value: Column) -> Column:
+        """A sum over the rows in query order, whatever order Spark's partitions finish in."""
+        ordered = functions.array_sort(
+            functions.collect_list(functions.struct(functions.col("query_id"), value.alias("value")))
+        )
+        return functions.aggregate(ordered, functions.lit(0.0), lambda total, item: total + item["value"])
+
+    evaluated = per_query_table.select("query_id").distinct()
+    sums = evaluated.join(sums, "query_id", "left").na.fill(0)
+    relevance_of = {"weight": ("weighted_gain", "gain"), "weight_relevant": ("weighted_relevant", "relevant")}
+    averages = sums.agg(
+        *(
+            functions.coalesce(
+                in_query_order(
+                    functions.when(
+                        functions.col(relevance) > 0, functions.col(weighted) / functions.col(relevance)
+                    ).otherwise(0.0)
+                )
+                / functions.nullif(functions.count_if(functions.col(relevance) > 0), functions.lit(0)),
+                functions.lit(1.0),
+            ).alias(f"{name}_average")
+            for name, (weighted, relevance) in relevance_of.items()
+        )
+    )
+    listed = functions.col("results") > 0
+    weights = sums.crossJoin(averages).select(
+        "query_id",
+        *(
+            functions.when(~listed, 0.0)
+            .when(functions.col(relevance) > 0, functions.col(weighted) / functions.col(relevance))
+            .otherwise(functions.col(f"{name}_average"))
+            .alias(name)
+            for name, (weighted, relevance) in relevance_of.items()
+        ),
+        functions.when(listed, 1.0).otherwise(0.0).alias("weight_listed"),
+    )
+    weight_of = {
+        **dict.fromkeys(RELEVANCE_WEIGHTED_MEASURES, "weight_relevant"),
+        "average_precision_score": "weight_listed",
+    }
+    # the measures --doc-weight-col allows, each a mean (pipeline.registry refuses the others)
+    measures = [m for m in per_query_table.columns if m in DOCUMENT_WEIGHTED_MEASURES]
+    counted = per_query_table.filter(functions.col("ndcg").isNotNull()).join(weights, "query_id", "left")
+    cutoff = Window.partitionBy("k")
+    scaled = counted.select(
+        "k",
+        "query_id",
+        *measures,
+        *(
+            # (all 0 at a cutoff: null, and the queries' count below says why)
+            functions.try_divide(functions.col(name), functions.max(name).over(cutoff)).alias(f"{name}_scaled")
+            for name in ("weight", "weight_relevant", "weight_listed")
+        ),
+        functions.sum("weight").over(cutoff).alias("total_weight"),
+    )
+    source = list_weights_source(run_name, evaluation)
+    zero = functions.raise_error(
+        functions.concat(
+            functions.lit(f"{source}: all "),
+            functions.count(functions.lit(1)).cast("string"),
+            functions.lit(
+                " evaluated queries weigh 0, so their weighted mean is 0/0; give one of them a weight above 0"
+            ),
+        )
+    )
+
+    def mean(name: str) -> Column:
+        weight = functions.col(f"{weight_of.get(name, 'weight')}_scaled")
+        return functions.try_divide(in_query_order(functions.col(name) * weight), in_query_order(weight)).alias(name)
+
+    summary = scaled.groupBy("k").agg(
+        functions.when(functions.max("total_weight") > 0, functions.count(functions.lit(1)))
+        .otherwise(zero.cast("long"))
+        .alias("queries"),
+        *(mean(name) for name in measures),
+    )
+    # every cutoff, also one no query was averaged at (0 queries, null means), as summary.sql gives
+    cutoffs = per_query_table.select(functions.col("k").alias("cutoff")).distinct()
+    return (
+        cutoffs.join(summary, cutoffs["cutoff"].eqNullSafe(summary["k"]), "left")
+        .select(
+            functions.col("cutoff").alias("k"),
+            functions.coalesce(functions.col("queries"), functions.lit(0)).alias("queries"),
+            *measures,
+        )
+        .orderBy(functions.col("k").asc_nulls_first())
+    )
 
 
 def load(
@@ -387,6 +490,11 @@ def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame
 def list_weight_sums(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFrame:
     """:func:`pipeline.weights.list_weight_sums` computed by Spark (one row per query, brought
     back): the sums TF-Ranking's list weights are made of, under ``--doc-weight-col``."""
+    return _to_polars(_list_weight_sums(checked, evaluation))
+
+
+def _list_weight_sums(checked: SparkChecked, evaluation: Evaluation) -> DataFrame:
+    """``query_id, results, weighted_gain, gain, weighted_relevant, relevant``, planned in Spark."""
     from pyspark.sql import functions
 
     from pipeline.engines.spark_stats import gain
@@ -413,8 +521,7 @@ def list_weight_sums(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFr
     def in_order(name: str) -> Column:
         return functions.aggregate("terms", functions.lit(0.0), lambda total, term: total + term[name]).alias(name)
 
-    sums = listed.select("query_id", "results", *(in_order(name) for name in terms))
-    return _to_polars(sums)
+    return listed.select("query_id", "results", *(in_order(name) for name in terms))
 
 
 def per_query_table(checked: SparkChecked, evaluation: Evaluation) -> pl.DataFrame:
