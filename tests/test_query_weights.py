@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -412,6 +413,14 @@ def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: ob
     nothing = spark_engine.evaluate(weightless, weighted_qrels, evaluation=api.make_evaluation(**options))
     with pytest.raises(Exception, match="all 12 evaluated queries weigh 0, so their weighted mean is 0/0"):
         nothing.summary.collect()
+    # and weights whose products overflow, naming the same query and sum as the command line
+    huge = _write(tmp_path, "huge.parquet", weighted.drop("relevance").with_columns(w=pl.col("w") * 4e307))
+    with pytest.raises(InvalidInput, match="are too large: weight x gain overflows Float64 in query") as error:
+        api.evaluate(huge, weighted_qrels, engine="polars", **options)
+    said_first = str(error.value).split(" (")[0]  # the value itself is printed by each in its own way
+    overflown = spark_engine.evaluate(huge, weighted_qrels, evaluation=api.make_evaluation(**options))
+    with pytest.raises(Exception, match=re.escape(said_first)):
+        overflown.summary.collect()
     # a bad weight in the same words
     bad = _write(tmp_path, "bad.parquet", weighted.drop("relevance").with_columns(w=pl.col("w") - 1))
     said = {}

@@ -377,11 +377,22 @@ def list_weighted_summary(
         weight = functions.col(f"{weight_of.get(name, 'weight')}_scaled")
         return functions.try_divide(in_query_order(functions.col(name) * weight), in_query_order(weight)).alias(name)
 
-    summary = scaled.groupBy("k").agg(
-        functions.when(functions.max("total_weight") > 0, functions.count(functions.lit(1)))
-        .otherwise(zero.cast("long"))
-        .alias("queries"),
-        *(mean(name) for name in measures),
+    problem = _unrepresentable_weights(per_query_table, weights, run_name, str(evaluation.doc_weight_col))
+    summary = (
+        scaled.groupBy("k")
+        .agg(
+            functions.when(functions.max("total_weight") > 0, functions.count(functions.lit(1)))
+            .otherwise(zero.cast("long"))
+            .alias("queries"),
+            *(mean(name) for name in measures),
+        )
+        .crossJoin(problem)
+        .withColumn(
+            "queries",
+            functions.when(functions.col("problem").isNull(), functions.col("queries")).otherwise(
+                functions.raise_error(functions.col("problem")).cast("long")
+            ),
+        )
     )
     # every cutoff, also one no query was averaged at (0 queries, null means), as summary.sql gives
     cutoffs = per_query_table.select(functions.col("k").alias("cutoff")).distinct()
@@ -394,6 +405,66 @@ def list_weighted_summary(
         )
         .orderBy(functions.col("k").asc_nulls_first())
     )
+
+
+def _unrepresentable_weights(per_query_table: DataFrame, weights: DataFrame, run_name: str, column: str) -> DataFrame:
+    """One row: ``problem``, the words of :func:`pipeline.weights.check_weighted_values_representable`
+    for the first weight whose products leave Float64's normal numbers (null when none does), in
+    its order: overflowed sums, then list weights; then a subnormal ideal, then list weights; by query."""
+    from pyspark.sql import functions
+
+    sums: list[str] = [name for name in ("cg", "dcg", "idcg") if name in per_query_table.columns]
+    ideal = [name for name in sums if name == "idcg"]
+    listed = ["weight", "weight_relevant", "weight_listed"]
+    checks: list[tuple[bool, DataFrame, list[str]]] = [
+        (True, per_query_table, sums),
+        (True, weights, listed),
+        (False, per_query_table, ideal),
+        (False, weights, listed),
+    ]
+    found = []
+    for index, (large, table, names) in enumerate(checks):
+        for position, name in enumerate(names):
+            value = functions.col(name)
+            bad = functions.abs(value) == float("inf") if large else (value > 0) & (value < sys.float_info.min)
+            found.append(
+                table.filter(bad).select(
+                    functions.struct(
+                        functions.lit(index).alias("check"),
+                        functions.col("query_id").alias("query"),
+                        functions.lit(position).alias("position"),
+                        functions.lit(name).alias("name"),
+                        value.cast("string").alias("value"),
+                        functions.lit(large).alias("large"),
+                    ).alias("found")
+                )
+            )
+    first = functions.min("found")
+    quote = functions.lit("'" if dict(per_query_table.dtypes)["query_id"] == "string" else "")
+    words = functions.concat(
+        functions.lit(f"{run_name}: the weights of column {column!r} are "),
+        functions.when(first["large"], "too large: weight x gain overflows Float64").otherwise(
+            "too small: weight x gain is a subnormal number, which keeps few digits"
+        ),
+        functions.lit(" in query "),
+        quote,
+        first["query"].cast("string"),
+        quote,
+        functions.lit(" ("),
+        first["name"],
+        functions.lit(" "),
+        first["value"],
+        functions.lit("); scale them "),
+        functions.when(first["large"], "down").otherwise("up"),
+        functions.lit(
+            " (one factor for every weight changes no value: NDCG, P and AP are ratios, and the list weights "
+            "weigh the means relative to each other)"
+        ),
+    )
+    union = found[0]
+    for part in found[1:]:
+        union = union.unionByName(part)
+    return union.agg(functions.when(first.isNotNull(), words).alias("problem"))
 
 
 def load(
