@@ -189,7 +189,9 @@ def compare_job(
     described = weights.describe()
     if doc_weight_col is not None:
         check_list_weights_cover(tables, run_list_weights, partition_by)
-        weight_table = shared_list_weights(run_list_weights, measure, doc_weight_col, partition_by)
+        weight_table = shared_list_weights(
+            run_list_weights, measure, doc_weight_col, partition_by, outputs=not systems.runs
+        )
         described = document_weights_described(doc_weight_col, measure, next(iter(run_list_weights.values())))
     options = Options(
         cutoffs=compare_cutoffs(k),
@@ -445,7 +447,10 @@ def output_list_weights(
             "would weigh one side by list weights that are not its own; evaluate them alike"
         )
     if requested.path is not None:
-        raise UsageError(BOTH_WEIGHTS)
+        raise UsageError(
+            f"{', '.join(weighted)} evaluated with --doc-weight-col, whose list weights weigh this comparison: "
+            "--query-weights would weigh it a second time; leave --query-weights out"
+        )
     paths = [str(systems.baseline), *systems.candidates]
     names = system_names(systems.names, paths)
     if partitioned is None:
@@ -469,7 +474,7 @@ def refuse_document_weights(systems: list[str], command: str) -> None:
         raise UsageError(
             f"{', '.join(systems)} evaluated with --doc-weight-col: {command} does not weigh their queries by "
             "TF-Ranking's list weights (its figures would count every query alike); ndcg compare prints the "
-            "weighted comparison; for a report, evaluate without --doc-weight-col"
+            "weighted comparison; for a report, evaluate and compare without --doc-weight-col"
         )
 
 

@@ -26,6 +26,7 @@ import polars as pl
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.expressions import DOC_WEIGHT, gain, relevant
 from pipeline.io.format import WHOLE_RANKING
+from pipeline.io.outputs import LIST_WEIGHTS as LIST_WEIGHTS_FILE
 from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
 from pipeline.registry import PRIMARY_MEASURE, RELEVANCE_WEIGHTED_MEASURES, Evaluation, QueryWeights
 
@@ -436,7 +437,12 @@ def list_weight_column(weights: pl.DataFrame, measure: str) -> str:
 
 
 def shared_list_weights(
-    per_run: Mapping[str, pl.DataFrame], measure: str, column: str, partition_by: Sequence[str] = ()
+    per_run: Mapping[str, pl.DataFrame],
+    measure: str,
+    column: str,
+    partition_by: Sequence[str] = (),
+    *,
+    outputs: bool = False,
 ) -> pl.DataFrame:
     """``query_id, weight`` (after the ``partition_by`` columns, each partition's queries weighed
     apart): each query's list weight for ``measure``, which every run that
@@ -472,13 +478,22 @@ def shared_list_weights(
         first = differing.sort(*partition_by, QUERY).row(0, named=True)
         low_run, high_run = first["runs"][first["smallest"]], first["runs"][first["largest"]]
         where = "".join(f", {key}={first[key]}" for key in partition_by)
+        whose = (
+            f"the outputs' list weights (their {LIST_WEIGHTS_FILE}, of --doc-weight-col {column!r})"
+            if outputs
+            else f"the runs' list weights of --doc-weight-col {column!r}"
+        )
+        remedy = (
+            "compare the weighted summaries ndcg evaluate printed, or evaluate the runs without --doc-weight-col"
+            if outputs
+            else "compare the weighted summaries ndcg evaluate prints, or compare without --doc-weight-col"
+        )
         raise UsageError(
-            f"the runs' list weights of --doc-weight-col {column!r} differ for {measure} in {differing.height} "
-            f"query(ies), first {first[QUERY]!r}{where}: {first['low']!r} in {low_run}, {first['high']!r} in "
-            f"{high_run}; "
-            "a paired comparison weighs each query once, for both runs, so the runs must give each query the same "
-            "list weight (the same documents with the same weights; the order does not matter). Compare the "
-            "weighted summaries ndcg evaluate prints, or compare without --doc-weight-col"
+            f"{whose} differ for {measure} in {differing.height} query(ies), first {first[QUERY]!r}{where}: "
+            f"{first['low']!r} in {low_run}, {first['high']!r} in {high_run}; a paired comparison weighs each query "
+            "once, for both sides, so each must give a query the same list weight: the same documents with the same "
+            "weights (in any order, not scaled) and, for a query without relevance, which weighs the mean of its "
+            f"run's lists with relevance, the same queries evaluated; {remedy}"
         )
     return spread.select(*partition_by, QUERY, "weight")
 

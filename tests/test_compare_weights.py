@@ -345,8 +345,13 @@ def test_document_weights_a_comparison_cannot_take_are_refused(tmp_path: Path) -
     assert made.returncode == 0, made.stderr
     done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "c")
     assert done.returncode == 2 and "first 'q1': 2.0 in a, 3.0 in c" in done.stderr, done.stderr
+    assert "the outputs' list weights (their list_weights.parquet, of --doc-weight-col 'w') differ" in done.stderr
+    assert "or evaluate the runs without --doc-weight-col" in done.stderr
     done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "c", "--query-weights", qrels)
-    assert done.returncode == 2 and "both weigh the means" in done.stderr, done.stderr
+    assert done.returncode == 2, done.stderr
+    assert (
+        "a, c evaluated with --doc-weight-col, whose list weights weigh this comparison: --query-weights" in done.stderr
+    )
     done = run_cli(
         "compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "plain", "--allow-different-conventions"
     )
@@ -363,6 +368,21 @@ def test_document_weights_a_comparison_cannot_take_are_refused(tmp_path: Path) -
     done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / "short")
     assert done.returncode == 3, done.stderr
     assert "short: its list weights (--doc-weight-col) lack 1 of its evaluated queries, first 'q2'" in done.stderr
+    # a list weights file edited by hand: a weight that is no finite number >= 0, a query twice, a column gone
+    edits = {
+        "nan": (lambda t: t.with_columns(weight=pl.lit(float("nan"))), "first in column 'weight', query 'q1': nan"),
+        "none": (lambda t: t.with_columns(weight_P=pl.lit(None, pl.Float64)), "column 'weight_P', query 'q1': None"),
+        "negative": (lambda t: t.with_columns(weight=-pl.col("weight")), "3 list weight(s) that are not a finite"),
+        "twice": (lambda t: pl.concat([t, t.head(1)]), "query 'q1' has 2 rows; one per query"),
+        "no_p": (lambda t: t.drop("weight_P"), "expected the columns query_id and weight, weight_P, weight_recall"),
+    }
+    for name, (edit, said) in edits.items():
+        shutil.copytree(tmp_path / "a", tmp_path / name)
+        edit(pl.read_parquet(tmp_path / "a" / "list_weights.parquet")).write_parquet(
+            tmp_path / name / "list_weights.parquet"
+        )
+        done = run_cli("compare", "--baseline", tmp_path / "a", "--candidate", tmp_path / name)
+        assert done.returncode == 3 and said in done.stderr, (name, done.stderr)
     shutil.copytree(tmp_path / "a", tmp_path / "old")
     (tmp_path / "old" / "list_weights.parquet").unlink()
     done = run_cli("compare", "--baseline", tmp_path / "old", "--candidate", tmp_path / "a")

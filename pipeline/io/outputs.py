@@ -18,7 +18,7 @@ import polars as pl
 from pipeline.errors import InvalidInput
 from pipeline.io.partitions import Partition, hive_partitions
 from pipeline.io.read import is_id_type
-from pipeline.registry import PRIMARY_MEASURE
+from pipeline.registry import PRIMARY_MEASURE, RELEVANCE_WEIGHTED_MEASURES
 
 PER_QUERY = "per_query.parquet"
 SUMMARY = "summary.parquet"
@@ -103,15 +103,33 @@ def read_list_weights(path: str) -> pl.DataFrame:
             "evaluate it again with --out (Parquet)"
         )
     table = _read_parquet(folder / LIST_WEIGHTS)
-    numbers = [name for name in table.columns if name.startswith("weight")]
-    if (
-        "query_id" not in table.columns
-        or "weight" not in numbers
-        or any(not table.schema[name].is_numeric() for name in numbers)
-    ):
+    where = folder / LIST_WEIGHTS
+    # what ndcg evaluate writes: NDCG's weight, one per relevance-weighted measure, scikit-learn AP's
+    expected = ["weight", *(f"weight_{name}" for name in RELEVANCE_WEIGHTED_MEASURES), "weight_average_precision_score"]
+    missing = [name for name in ["query_id", *expected] if name not in table.columns]
+    if missing or any(not table.schema[name].is_numeric() for name in expected):
         raise InvalidInput(
-            f"{folder / LIST_WEIGHTS}: expected the columns query_id and weight, and weight_<measure>, of numbers; "
-            f"found {', '.join(f'{name} ({dtype})' for name, dtype in table.schema.items())}"
+            f"{where}: expected the columns query_id and {', '.join(expected)} (numbers), as ndcg evaluate writes "
+            f"them; found {', '.join(f'{name} ({dtype})' for name, dtype in table.schema.items())}"
+        )
+    # a list weight is finite and >= 0, one per query: a file edited by hand is refused, never averaged
+    weight = pl.col("weight_value")
+    long = table.unpivot(index="query_id", on=expected, variable_name="column", value_name="weight_value")
+    bad = long.with_columns(weight.cast(pl.Float64)).filter(
+        weight.is_null() | weight.is_nan() | weight.is_infinite() | (weight < 0)
+    )
+    if bad.height:
+        first = bad.row(0, named=True)
+        raise InvalidInput(
+            f"{where}: {bad.height} list weight(s) that are not a finite number >= 0, first in column "
+            f"{first['column']!r}, query {first['query_id']!r}: {first['weight_value']}; evaluate the output again "
+            "with --out rather than edit it"
+        )
+    repeated = table.filter(pl.col("query_id").is_duplicated())
+    if repeated.height:
+        raise InvalidInput(
+            f"{where}: query {repeated['query_id'][0]!r} has {repeated.height} rows; one per query, as ndcg evaluate "
+            "writes it: evaluate the output again with --out"
         )
     return check_types(table, str(folder / LIST_WEIGHTS))
 
