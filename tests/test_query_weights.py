@@ -24,7 +24,13 @@ from pipeline import api
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.job import Job, run_job
 from pipeline.registry import Evaluation, QueryWeights
-from pipeline.weights import weigh
+from pipeline.weights import (
+    check_weight_totals,
+    check_weighted_values_representable,
+    list_weights,
+    list_weights_source,
+    weigh,
+)
 from tests.helpers import run_cli, settle
 
 TOLERANCE = 1e-9
@@ -406,21 +412,35 @@ def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: ob
             assert expected[column].is_null().to_list() == planned[column].is_null().to_list(), column
         else:
             assert expected[column].to_list() == planned[column].to_list(), column
-    # queries that all weigh 0 fail its first action, in the command line's words
-    weightless = _write(tmp_path, "weightless.parquet", weighted.drop("relevance").with_columns(w=pl.lit(0.0)))
-    with pytest.raises(InvalidInput, match="all 12 evaluated queries weigh 0, so their weighted mean is 0/0"):
-        api.evaluate(weightless, weighted_qrels, engine="polars", **options)
-    nothing = spark_engine.evaluate(weightless, weighted_qrels, evaluation=api.make_evaluation(**options))
-    with pytest.raises(Exception, match="all 12 evaluated queries weigh 0, so their weighted mean is 0/0"):
-        nothing.summary.collect()
-    # and weights whose products overflow, naming the same query and sum as the command line
-    huge = _write(tmp_path, "huge.parquet", weighted.drop("relevance").with_columns(w=pl.col("w") * 4e307))
-    with pytest.raises(InvalidInput, match="are too large: weight x gain overflows Float64 in query") as error:
-        api.evaluate(huge, weighted_qrels, engine="polars", **options)
-    said_first = str(error.value).split(" (")[0]  # the value itself is printed by each in its own way
-    overflown = spark_engine.evaluate(huge, weighted_qrels, evaluation=api.make_evaluation(**options))
-    with pytest.raises(Exception, match=re.escape(said_first)):
-        overflown.summary.collect()
+    # its summary's refusals, in the command line's words, on small tables (no statement planned again):
+    # queries that all weigh 0, then weights whose products overflow (the words before the value)
+    evaluation = api.make_evaluation(**options)
+    table = pl.DataFrame(
+        {"query_id": ["q1", "q2"], "k": [None, None], "ndcg": [1.0, 0.5], "cg": [1.0, math.inf], "idcg": [1.0, 1.0]},
+        schema_overrides={"k": pl.Int64},
+    )
+    sums = {
+        "results": [1, 1],
+        "weighted_gain": [1.0, 2.0],
+        "gain": [1.0, 1.0],
+        "weighted_relevant": [1.0, 2.0],
+        "relevant": [1.0, 1.0],
+    }
+    weightless = pl.DataFrame({"query_id": ["q1", "q2"], **sums, "results": [0, 0]})
+    with pytest.raises(InvalidInput, match="all 2 evaluated queries weigh 0") as error:
+        check_weight_totals(table, list_weights(table, weightless), list_weights_source("run.parquet", evaluation))
+    overflown = pl.DataFrame({"query_id": ["q1", "q2"], **sums})
+    with pytest.raises(InvalidInput, match="too large: weight x gain overflows Float64 in query 'q2'") as overflow:
+        check_weighted_values_representable(table, list_weights(table, overflown), "w", "run.parquet")
+    for sums_table, words in ((weightless, str(error.value)), (overflown, str(overflow.value).split(" (")[0])):
+        planned = spark_engine.list_weighted_summary(
+            local_spark.createDataFrame(table.to_arrow()),  # type: ignore[attr-defined]
+            local_spark.createDataFrame(sums_table.to_arrow()),  # type: ignore[attr-defined]
+            "run.parquet",
+            evaluation,
+        )
+        with pytest.raises(Exception, match=re.escape(words)):
+            planned.collect()
     # a bad weight in the same words
     bad = _write(tmp_path, "bad.parquet", weighted.drop("relevance").with_columns(w=pl.col("w") - 1))
     said = {}
