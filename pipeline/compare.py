@@ -777,7 +777,7 @@ def weighting_note(options: Options) -> str | None:
 def weights_source(weights: Mapping[str, object]) -> str:
     """Whose weights a comparison is weighted by, as its errors name them."""
     if "doc_weight_col" in weights:
-        return f"the runs (the list weights of --doc-weight-col {weights['doc_weight_col']!r})"
+        return f"the systems (their list weights of --doc-weight-col {weights['doc_weight_col']!r})"
     return str(weights.get("path"))
 
 

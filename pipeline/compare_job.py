@@ -40,7 +40,6 @@ from pipeline.coverage import JUDGED, candidate_judged
 from pipeline.errors import UsageError
 from pipeline.gate import DROP_FLAG, Gate, GateCannotFail, GateResult, check_gate, check_gated_measure
 from pipeline.groups import attach_shared_groups, parse_group_by
-from pipeline.io.outputs import PER_QUERY as PER_QUERY_FILE
 from pipeline.io.outputs import read_conventions, read_per_query
 from pipeline.judgments import check_judgments, describe_judgment_differences
 from pipeline.registry import (
@@ -432,7 +431,7 @@ def output_list_weights(
     partitioned: Mapping[str, pl.DataFrame] | None,
 ) -> dict[str, pl.DataFrame]:
     """The list weights of outputs evaluated with ``--doc-weight-col`` (each folder's
-    ``list_weights.parquet``; ``partitioned``: those read with every partition's folder), by
+    ``list_weights.parquet``; ``partitioned``: those read with each partition's folder), by
     system; none when no output was. Refused: outputs some weighted and others not, and
     ``--query-weights`` beside them (exit 2); a weighted output without the file (exit 3)."""
     from pipeline.io.outputs import read_list_weights
@@ -455,11 +454,7 @@ def output_list_weights(
     names = system_names(systems.names, paths)
     if partitioned is None:
         return {name: read_list_weights(path) for name, path in zip(names, paths, strict=True)}
-    for name, path in zip(names, paths, strict=True):
-        if name not in partitioned:  # some partition's folder lacks it: that folder's error
-            for folder in sorted(Path(path).rglob(PER_QUERY_FILE)):
-                read_list_weights(str(folder.parent))
-    return dict(partitioned)
+    return dict(partitioned)  # read with each partition's folder
 
 
 def _weight_column(conventions: Mapping[str, Any]) -> str:

@@ -96,8 +96,8 @@ def read_partitioned_outputs(
     """Per-query tables (stacked over the paired partitions), the conventions of each
     ``system/partition``, the partition keys, the notes on unpaired partitions, the
     judgments each system's partition was scored against (``{partition: {system: record}}``,
-    :func:`pipeline.io.outputs.recorded_judgments`), and the list weights (``--doc-weight-col``,
-    with their partition columns) of the systems that have them in every paired partition."""
+    :func:`pipeline.io.outputs.recorded_judgments`), and the list weights (with their partition
+    columns) of the systems evaluated with ``--doc-weight-col`` in every paired partition."""
     found = {name: output_partitions(path) for name, path in zip(names, paths, strict=True)}
     flat = [name for name, parts in found.items() if not parts]
     if flat:
@@ -125,7 +125,8 @@ def read_partitioned_outputs(
             read[name, partition] = with_partition_columns(table, partition, f"{folder}/{PER_QUERY}")
             recorded[name, partition] = read_conventions(folder)
             judged[name, partition] = recorded_judgments(folder)
-            if (Path(folder) / LIST_WEIGHTS).is_file():
+            if isinstance(recorded[name, partition], dict) and recorded[name, partition].get("doc_weight_col"):
+                # evaluated with --doc-weight-col: its list weights, read (and refused without) here
                 weights = read_list_weights(folder)
                 weighed[name, partition] = with_partition_columns(weights, partition, f"{folder}/{LIST_WEIGHTS}")
     if len(read) < len(names) * len(common):  # an empty partition leaves the pairing

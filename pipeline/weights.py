@@ -465,18 +465,16 @@ def shared_list_weights(
         .group_by(*partition_by, QUERY, maintain_order=True)
         .agg(
             pl.col("weight").first(),
-            pl.col("run").first(),
-            pl.col("weight").arg_max().alias("largest"),
-            pl.col("weight").arg_min().alias("smallest"),
-            pl.col("weight").max().alias("high"),
             pl.col("weight").min().alias("low"),
-            pl.col("run").alias("runs"),
+            pl.col("weight").max().alias("high"),
+            pl.col("run").sort_by("weight").first().alias("low_run"),
+            pl.col("run").sort_by("weight").last().alias("high_run"),
         )
     )
     differing = spread.filter(pl.col("high") - pl.col("low") > 1e-12 * pl.col("high").abs())
     if differing.height:
         first = differing.sort(*partition_by, QUERY).row(0, named=True)
-        low_run, high_run = first["runs"][first["smallest"]], first["runs"][first["largest"]]
+        low_run, high_run = first["low_run"], first["high_run"]
         where = "".join(f", {key}={first[key]}" for key in partition_by)
         whose = (
             f"the outputs' list weights (their {LIST_WEIGHTS_FILE}, of --doc-weight-col {column!r})"

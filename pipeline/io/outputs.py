@@ -131,7 +131,7 @@ def read_list_weights(path: str) -> pl.DataFrame:
             f"{where}: query {repeated['query_id'][0]!r} has {repeated.height} rows; one per query, as ndcg evaluate "
             "writes it: evaluate the output again with --out"
         )
-    return check_types(table, str(folder / LIST_WEIGHTS))
+    return check_types(table, str(where))
 
 
 def read_conventions(path: str) -> dict[str, object] | None:
