@@ -305,6 +305,10 @@ def test_runs_scored_with_document_weights_compare_by_their_list_weights(tmp_pat
     (again,) = json.loads(done.stdout)["comparison"]
     assert all(again[key] == pytest.approx(row[key], abs=TOLERANCE) for key in ("mean_baseline", "mean_candidate"))
     assert again["sum_of_weights"] == pytest.approx(3.5) and again["p_value_t"] is None
+    # the Python API, the same
+    api = compare_runs([run_a, run_b], qrels, doc_weight_col="w", engine=engine, k=5).result.comparison
+    assert api["mean_candidate"][0] == pytest.approx(row["mean_candidate"], abs=TOLERANCE)
+    assert api["p_value_permutation"][0] == pytest.approx(0.5, abs=TOLERANCE)
     manifest = json.loads((tmp_path / "cmp" / "manifest.json").read_text())
     assert manifest["document_weights"] == {
         "doc_weight_col": "w",
