@@ -35,7 +35,7 @@ from pipeline.io.read import (
 )
 from pipeline.registry import Evaluation, InputChecks
 from pipeline.validate import Checked, check_inputs, collect_input
-from pipeline.weights import document_weights
+from pipeline.weights import document_weights, trec_weights_message
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def prepare(
     )
     if evaluation.doc_weight_col is not None:
         if run_source is not None and run_source.format == "trec":
-            raise InvalidInput(f"{run_name}: a TREC run has no weight column; give the weights in a Parquet or CSV run")
+            raise InvalidInput(trec_weights_message(run_name))
         run_frame = document_weights(run_frame, evaluation.doc_weight_col, run_name, columns.of("run"))
     rank_type = run_frame.collect_schema().get(RANK_COLUMN)
     if evaluation.reads_input_rank and rank_type is not None and not rank_type.is_numeric():

@@ -24,6 +24,8 @@ That one is the transpiler's composition of the steps
   measures' counters read, the curves, the columns asked) replaced by its parameter, which
   ``ndcg_per_query_table`` computes in SQL from the parameters (``ndcg_summary`` computes the
   registry's sum and geometric-mean measures so);
+- the list weights of ``doc_weight_col`` (``sql/list_weights.sql``) as columns of the table, for
+  ``ndcg_summary`` alone, which weighs its means by them (``sql/list_weighted_summary.sql``);
 - a ``refusals`` CTE (:mod:`pipeline.sql_refusals`), read by the final select, that raises, in
   the command line's words and naming the macro called, what the command line refuses: a
   parameter the registry does not accept (and the options a macro cannot honour), a session
@@ -127,7 +129,9 @@ def _text_list(values: list[str] | tuple[str, ...]) -> exp.Expr:
     return literal(list(values), "ARRAY<STRING>")
 
 
-def _bind(tree: exp.Expr, parameter_names: set[str] | frozenset[str], inserted: list[exp.Expr]) -> exp.Expr:
+def _bind(
+    tree: exp.Expr, parameter_names: set[str] | frozenset[str], inserted: list[exp.Expr], run_named: str
+) -> exp.Expr:
 
     def parameter(name: str) -> exp.Expr:
         column = exp.column(name)
@@ -140,6 +144,10 @@ def _bind(tree: exp.Expr, parameter_names: set[str] | frozenset[str], inserted: 
         name = node.expressions[0].name
         if name in parameter_names or name in ("run", "qrels"):
             return parameter(name)
+        if name == RUN_PATH:
+            named = sqlglot.parse_one(run_named, read="duckdb")
+            inserted.extend(named.find_all(exp.Column))
+            return named
         if name in INPUT_VARIABLES:
             computed = sqlglot.parse_one(INPUT_VARIABLES[name], read="duckdb")
             inserted.extend(computed.find_all(exp.Column))
@@ -183,6 +191,17 @@ INPUT_FILES = (
 
 # The macro a message names: the one the user called, which passes its name to the table macro
 CALLER = "caller"
+# The run as the list weights' messages name it (sql/ndcg.sql's variable), in a macro: the macro
+# called, then the run given, as the refusals name them
+RUN_PATH = "run_path"
+RUN_NAMED_BY_CALLER = f"{CALLER} || ': ' || cast(run as varchar)"
+# The list weights (sql/list_weights.sql), computed in the steps for ndcg_summary's means alone
+# (ndcg_per_query weighs no mean), as columns of the per-query table: name in the table -> in the view
+LIST_WEIGHT_COLUMNS = {
+    "list_weight": "weight",
+    "list_weight_relevant": "weight_relevant",
+    "list_weight_listed": "weight_listed",
+}
 
 
 def _input_ctes() -> list[exp.CTE]:
@@ -238,9 +257,32 @@ def steps_query() -> exp.Expr:
     the macro the user called) where an argument or the run is not what the registry accepts."""
     per_query = _strip_comments(composed_per_query()).expression
     steps = per_query.args["with_"].expressions
+    per_query.set("with_", None)
+    # the list weights, for ndcg_summary alone: for ndcg_per_query their where folds to false
+    weights = _view_query("list_weights.sql")
+    summary_calls = exp.EQ(this=_parameter(CALLER), expression=exp.Literal.string(SUMMARY_MACRO))
+    weights.set("where", exp.Where(this=exp.and_(summary_calls, weights.args["where"].this)))
+    with_weights = (
+        exp.select(
+            exp.Column(this=exp.Star(), table=exp.to_identifier("per_query")),
+            *(exp.column(column, "list_weights").as_(name) for name, column in LIST_WEIGHT_COLUMNS.items()),
+        )
+        .from_("per_query")
+        .join("list_weights", on="per_query.query_id = list_weights.query_id", join_type="left")
+    )
+    with_weights.set(
+        "with_",
+        exp.With(
+            expressions=[
+                *steps,
+                exp.CTE(this=per_query, alias=exp.TableAlias(this=exp.to_identifier("per_query"))),
+                exp.CTE(this=weights, alias=exp.TableAlias(this=exp.to_identifier("list_weights"))),
+            ]
+        ),
+    )
     checked = (
         exp.select(exp.Star())
-        .from_(exp.Subquery(this=per_query, alias=exp.TableAlias(this=exp.to_identifier("result"))))
+        .from_(exp.Subquery(this=with_weights, alias=exp.TableAlias(this=exp.to_identifier("result"))))
         .where(
             exp.EQ(
                 this=exp.Subquery(this=exp.select(exp.func("count", exp.column("refused"))).from_("refusals")),
@@ -249,10 +291,9 @@ def steps_query() -> exp.Expr:
         )
     )
     # the inputs' CTEs are read by the refusals as well: at the top, with the refusals
-    per_query.set("with_", exp.With(expressions=steps))
     refused = exp.CTE(this=refusals_query("macro"), alias=exp.TableAlias(this=exp.to_identifier("refusals")))
     checked.set("with_", exp.With(expressions=[*_input_ctes(), refused]))
-    return _bound(checked, derived_given=frozenset(steps_derived()))
+    return _bound(checked, derived_given=frozenset(steps_derived()), run_named=RUN_NAMED_BY_CALLER)
 
 
 def table_query() -> exp.Expr:
@@ -290,25 +331,55 @@ def macro_query(summary: bool) -> exp.Expr:
     table = exp.Table(this=_table_call(macro))
     if not summary:
         return _bound(exp.select(_columns_of(_wanted(summary))).from_(table))
-    (summary_tree,) = _parse("summary.sql", sql_file("summary.sql"))
-    result = _strip_comments(summary_tree).expression
-    own = result.args["with_"].expressions
-    per_query = exp.CTE(
-        this=exp.select(exp.Star()).from_(table), alias=exp.TableAlias(this=exp.to_identifier("per_query"))
+    plain = _view_query("summary.sql")
+    own = plain.args["with_"].expressions
+    plain.set("with_", None)
+    unweighted = exp.Is(this=_parameter("doc_weight_col"), expression=exp.Null())
+    # the list weights the steps computed for this macro, one row a query
+    weights = (
+        exp.select(
+            exp.column("query_id"), *(exp.column(name).as_(column) for name, column in LIST_WEIGHT_COLUMNS.items())
+        )
+        .distinct()
+        .from_("per_query")
     )
-    result.set("with_", exp.With(expressions=[per_query, *own]))
+    ctes = [("per_query", exp.select(exp.Star()).from_(table)), *((cte.alias, cte.this) for cte in own)]
+    ctes += [("plain_summary", plain), ("list_weights", weights)]
+    ctes += [("unrepresentable_weights", _view_query("list_weight_range.sql"))]
+    ctes += [("list_weighted_summary", _view_query("list_weighted_summary.sql"))]
+    result = exp.Union(
+        this=exp.select(exp.Star()).from_("plain_summary").where(unweighted),
+        expression=exp.select(exp.Star()).from_("list_weighted_summary"),
+        distinct=False,
+        by_name=True,
+    )
+    result.set(
+        "with_",
+        exp.With(
+            expressions=[exp.CTE(this=body, alias=exp.TableAlias(this=exp.to_identifier(name))) for name, body in ctes]
+        ),
+    )
     checked = exp.select(_columns_of(_wanted(summary))).from_(
         exp.Subquery(this=result, alias=exp.TableAlias(this=exp.to_identifier("result")))
     )
-    return _bound(checked.order_by(exp.Ordered(this=exp.column("k"), nulls_first=True)))
+    named = f"'{SUMMARY_MACRO}: ' || cast(run as varchar)"
+    return _bound(checked.order_by(exp.Ordered(this=exp.column("k"), nulls_first=True)), run_named=named)
 
 
-def _bound(query: exp.Expr, derived_given: frozenset[str] = frozenset()) -> exp.Expr:
+def _view_query(name: str) -> exp.Expr:
+    """The query of the one view ``sql/<name>`` creates (a comment after its last statement is
+    no statement)."""
+    (view,) = (tree for tree in _parse(name, sql_file(name)) if isinstance(tree, exp.Create))
+    return _strip_comments(view).expression
+
+
+def _bound(query: exp.Expr, derived_given: frozenset[str] = frozenset(), run_named: str = "run") -> exp.Expr:
     """``query`` with the variables the SQL reads as the macro's parameters; the derived ones
-    computed from them, but those of ``derived_given``, which are parameters too."""
+    computed from them, but those of ``derived_given``, which are parameters too; ``run_path``
+    (the list weights' messages) as ``run_named``."""
     names = {name for name, _ in parameters()} | {"run", "qrels", CALLER} | derived_given
     inserted: list[exp.Expr] = []
-    bound = _bind(query, names, inserted)
+    bound = _bind(query, names, inserted, run_named)
     _check_no_column_named_as_a_parameter(bound, names, inserted)
     return bound
 

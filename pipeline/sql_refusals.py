@@ -343,8 +343,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
             rules += text_refusals.scan_rules(given.role, given.name)
         elif front == "script":  # the files' columns, as sql/input_columns.sql found them
             rules.append(text_refusals.script_missing_columns_rule(given.role, given.name, given.columns))
-    if front == "script":  # the run's weights, checked as the engines read the run
-        rules += weight_refusals.input_rules(run.name, run.columns)
+    rules += weight_refusals.input_rules(front, run.name, run.columns)  # as the engines read the run
     for given in (run, qrels):
         stats = f"{given.role}_stats"
         for column in ("query_id", "doc_id"):
@@ -716,7 +715,7 @@ def refusals_query(front: Front) -> exp.Select:
         ),
     )
     arguments = text_refusals.argument_rules() if front == "macro" else []
-    weights = weight_refusals.parameter_rules() if front == "script" else []
+    weights = weight_refusals.parameter_rules(front)
     rules = [*_parameter_rules(front), *weights, *arguments, session, *_folding_rules(front), *_input_rules(front)]
     prefix = f"{_variable('caller')} || ': ' || " if front == "macro" else ""
     cases = "\n".join(f"when {condition} then error({prefix}{words})" for condition, words in rules)
@@ -727,10 +726,11 @@ def refusals_query(front: Front) -> exp.Select:
         f"(select {_duplicate(run, front)} as run_duplicate, {_duplicate(qrels, front)} as qrels_duplicate, "
         f"{_unknown_measures()}[1] as unknown_measure, {_bad_ks()}[1] as bad_k"
         f"{', ' + _folded_id() + ' as folded_id' if front == 'macro' else ''}) as looked_up"
+        + f", {weight_refusals.weight_stats(front)}"
         + (
             f", {text_refusals.columns_looked_up('run')}, {text_refusals.columns_looked_up('qrels')}"
             if front == "macro"
-            else f", {weight_refusals.weight_stats()}"
+            else ""
         )
     )
     return sqlglot.parse_one(text, read="duckdb", into=exp.Select)

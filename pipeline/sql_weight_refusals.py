@@ -1,17 +1,17 @@
-"""What ``sql/ndcg.sql`` refuses of the run's per-document weights (the variable
-``doc_weight_col``), in the words of the command line (:mod:`pipeline.weights`,
-:meth:`pipeline.registry.Evaluation._check_document_weights`), the option spelled as the script
-spells it: its variable, and ``SET VARIABLE`` for a fix.
+"""What ``sql/ndcg.sql`` and the table macros refuse of the run's per-document weights (the
+variable or parameter ``doc_weight_col``), in the words of the command line (:mod:`pipeline.weights`,
+:meth:`pipeline.registry.Evaluation._check_document_weights`), the option spelled as each front
+spells it: the script's variable and ``SET VARIABLE`` for a fix, the macros' parameter and ``:=``.
 
 The words are the Python functions' own, called with markers in place of each value and turned
-into a SQL concatenation (:func:`_as_sql`), so that the two cannot drift apart. The table macros
-refuse the variable whole (``sql/macro_inputs.sql``): they weigh no means.
+into a SQL concatenation (:func:`_as_sql`), so that the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pipeline.io.csv_text import CSV_FLOAT, CSV_INTEGER
 from pipeline.registry import DEFAULTS
 from pipeline.registry.evaluation import (
     DOCUMENT_WEIGHT_CONVENTIONS,
@@ -22,6 +22,7 @@ from pipeline.registry.evaluation import (
     unweighted_measures_message,
 )
 from pipeline.registry.parameters import setting_text
+from pipeline.rules import Front
 from pipeline.sql_words import NUMBER_SQL_TYPES, Sql, shown_type
 from pipeline.sql_words import sql_repr as _repr
 from pipeline.sql_words import sql_text as _text
@@ -32,17 +33,28 @@ from pipeline.weights import (
     bad_weights_message,
     missing_weight_column_message,
     read_as_another_message,
+    trec_weights_message,
     weight_type_message,
 )
 
 COLUMN = _variable("doc_weight_col")
 # What the rules read: the run's weights measured once (sql_refusals' from clause) and the type of
-# the run_given view's weight column (the file's own, as sql/inputs.sql reads it).
+# the run_given view's weight column (the file's own, as sql/inputs.sql reads it; in the macros, a
+# table's own or, CSV text, as the command line types the column: String unless every value written
+# is a number, Float64 otherwise).
 WEIGHT_STATS = "run_weights"
-WEIGHT_TYPE = (
-    "(select duckdb_columns.data_type from duckdb_columns() where duckdb_columns.database_name = 'temp' "
-    "and duckdb_columns.table_name = 'run_given' and duckdb_columns.column_name = 'doc_weight')"
-)
+WEIGHT_TYPE = {
+    "script": (
+        "(select duckdb_columns.data_type from duckdb_columns() where duckdb_columns.database_name = 'temp' "
+        "and duckdb_columns.table_name = 'run_given' and duckdb_columns.column_name = 'doc_weight')"
+    ),
+    "macro": f"{WEIGHT_STATS}.weight_type",
+}
+# The column's name as Python's repr shows it, written once in the rules' from clause (DuckDB binds
+# each copy of an expression: one in each message made the macros a tenth longer)
+COLUMN_SHOWN = f"{WEIGHT_STATS}.column_shown"
+# The columns the run was found to have: sql/input_columns.sql's variable, the macros' run_columns
+FOUND = {"script": _variable("run_columns_found"), "macro": "run_columns.found"}
 # The SQL conditions of DOCUMENT_WEIGHT_PROBLEMS, in their order, over the weight as a double
 PROBLEM_TESTS = ("w is null", "isnan(w)", "isinf(w)", "w < 0")
 
@@ -68,17 +80,18 @@ def _marker(name: str) -> str:
     return f"\u27e6{name}\u27e7"
 
 
-def parameter_rules() -> list[tuple[str, Sql]]:
+def parameter_rules(front: Front) -> list[tuple[str, Sql]]:
     """The measures and conventions doc_weight_col has no meaning with, as the Evaluation refuses
     them: a measure but ndcg (cg, dcg, idcg), P and map; ties average; a convention of
     DOCUMENT_WEIGHT_CONVENTIONS set otherwise; and, where the command line takes a default as
-    TF-Ranking's (ideal, precision_denominator), a variable unset or set otherwise; then
-    query_weights_path beside it (both weigh the means)."""
+    TF-Ranking's (ideal, precision_denominator), a variable unset or a parameter left at its
+    default, or either set otherwise; then (the script's) query_weights_path beside it (both weigh
+    the means)."""
     given = f"{COLUMN} is not null"
     column, listed, shown = _marker("column"), _marker("unweighted"), _marker("value")
     weighted = list(DOCUMENT_WEIGHTED_MEASURES)
     unweighted = f"list_filter(getvariable('measure_columns'), c -> not list_contains({weighted!r}, c))"
-    values = {column: _repr(COLUMN)}
+    values = {column: COLUMN_SHOWN}
     rules = [
         (
             f"{given} and len({unweighted}) > 0",
@@ -91,10 +104,10 @@ def parameter_rules() -> list[tuple[str, Sql]]:
     for name in {**DOCUMENT_WEIGHT_SETS, **DOCUMENT_WEIGHT_CONVENTIONS}:  # ideal once
         needed, value, fix = {**DOCUMENT_WEIGHT_CONVENTIONS, **DOCUMENT_WEIGHT_SETS}[name], _variable(name), ""
         if name in DOCUMENT_WEIGHT_SETS:
-            # the script takes no default as TF-Ranking's: unset, the variable is the default's
+            # SQL takes no default as TF-Ranking's: an unset variable, a parameter left, is the default's
             broken = f"coalesce(cast({value} as varchar) <> {_text(str(needed))}, true)"
             got = f"coalesce(cast({value} as varchar), {_text(setting_text(name, DEFAULTS[name]))})"
-            fix = f"; SET VARIABLE {name} = {needed!r}"
+            fix = f"; SET VARIABLE {name} = {needed!r}" if front == "script" else f"; {name} := {needed!r}"
         elif isinstance(needed, bool):
             broken = f"{value} is not null and {value} is distinct from {str(needed).lower()}"
             got = f"case when {value} then 'True' else 'False' end"
@@ -105,6 +118,8 @@ def parameter_rules() -> list[tuple[str, Sql]]:
             got = f"cast({value} as varchar)"
         words = convention_needed_message(column, name, shown) + fix
         rules.append((f"{given} and {broken}", _as_sql(words, {**values, shown: got})))
+    if front == "macro":  # the macros take no query weights
+        return rules
     rules.append(
         (
             f"{given} and {_variable('query_weights_path')} is not null",
@@ -119,33 +134,35 @@ def parameter_rules() -> list[tuple[str, Sql]]:
     return rules
 
 
-def input_rules(run_name: Sql, looked_for: Mapping[str, Sql]) -> list[tuple[str, Sql]]:
+def input_rules(front: Front, run_name: Sql, looked_for: Mapping[str, Sql]) -> list[tuple[str, Sql]]:
     """The run's weight column as the engines check it as they read the run
-    (:func:`pipeline.weights.document_weights`): read as another column (``looked_for``: the
-    names the run's ids and score are read by), not in the file, not numbers, then null, NaN,
-    infinite or negative weights (how many, and the first read)."""
+    (:func:`pipeline.weights.document_weights`): a TREC run (the macros'), read as another column
+    (``looked_for``: the names the run's ids and score are read by), not in the file, not
+    numbers, then null, NaN, infinite or negative weights (how many, and the first read)."""
     given = f"{COLUMN} is not null"
     name, column = _marker("name"), _marker("column")
-    values = {repr(column): _repr(COLUMN), name: run_name}
-    found = _variable("run_columns_found")
+    values = {repr(column): COLUMN_SHOWN, name: run_name}
+    found, weight_type = FOUND[front], WEIGHT_TYPE[front]
     listed = f"coalesce(nullif(array_to_string(list_transform({found}, f -> {_repr('f')}), ', '), ''), 'none')"
-    missing_words = missing_weight_column_message(name, column, [_marker("found")], front="script")
+    missing_words = missing_weight_column_message(name, column, [_marker("found")], front=front)
     number_types = repr(list(NUMBER_SQL_TYPES))
     # the ids and the score by the names the variables give them, and the input order
     read_as_another = ", ".join([*looked_for.values(), *map(_text, ALWAYS_READ_AS_ANOTHER)])
+    trec = [(f"{given} and {_variable('run_read_as')} = 'trec'", _as_sql(trec_weights_message(name), values))]
     rules = [
+        *(trec if front == "macro" else []),
         (
             f"{given} and list_contains([{read_as_another}], {COLUMN})",
-            _as_sql(read_as_another_message(name, column, front="script"), values),
+            _as_sql(read_as_another_message(name, column, front=front), values),
         ),
         (
             f"{given} and not list_contains({found}, {COLUMN})",
             _as_sql(missing_words, {**values, repr(_marker("found")): listed}),
         ),
         (
-            f"{given} and not (list_contains({number_types}, {WEIGHT_TYPE}) or {WEIGHT_TYPE} like 'DECIMAL%')",
+            f"{given} and not (list_contains({number_types}, {weight_type}) or {weight_type} like 'DECIMAL%')",
             _as_sql(
-                weight_type_message(name, column, _marker("type")), {**values, _marker("type"): shown_type(WEIGHT_TYPE)}
+                weight_type_message(name, column, _marker("type")), {**values, _marker("type"): shown_type(weight_type)}
             ),
         ),
     ]
@@ -156,26 +173,42 @@ def input_rules(run_name: Sql, looked_for: Mapping[str, Sql]) -> list[tuple[str,
         row_values = {
             **values,
             _marker("count"): f"cast({stats}_count as varchar)",
-            repr(first["query"]): _repr(f"{stats}_first.query"),
-            repr(first["doc"]): _repr(f"{stats}_first.doc"),
+            repr(first["query"]): f"{stats}_query_shown",
+            repr(first["doc"]): f"{stats}_doc_shown",
             first["weight"]: f"coalesce(cast({stats}_first.weight as varchar), 'None')",
         }
         rules.append((f"{given} and {stats}_count > 0", _as_sql(words, row_values)))
     return rules
 
 
-def weight_stats() -> str:
+def weight_stats(front: Front) -> str:
     """The subquery ``run_weights`` the input rules read: each problem's count and first row in
     input order (its query and document as text, its weight), over the weights as doubles; no
-    row is read without doc_weight_col."""
-    columns = []
+    row is read without doc_weight_col. In the macros, the first by file and line of text (a
+    table's order is not seen), and the column's type."""
+    first, columns = "arrival", []
+    if front == "macro":
+        first = "struct_pack(arrival, ndcg_file, ndcg_line_number)"
+        number = _text(f"{CSV_INTEGER}|{CSV_FLOAT}")
+        # CSV text: a value written as no number, or none written at all, makes the column text
+        as_text = f"count(ndcg_weight_text) filter (where not regexp_full_match(ndcg_weight_text, {number})) > 0"
+        as_text += " or (count(ndcg_file) > 0 and count(ndcg_weight_text) = 0)"
+        columns.append(f"case when {as_text} then 'VARCHAR' else any_value(weight_type) end as weight_type")
     for index, test in enumerate(PROBLEM_TESTS, start=1):
         columns.append(f"count(*) filter (where {test}) as problem_{index}_count")
         columns.append(
-            f"arg_min({{'query': cast(query_id as varchar), 'doc': cast(doc_id as varchar), 'weight': w}}, arrival) "
+            f"arg_min({{'query': cast(query_id as varchar), 'doc': cast(doc_id as varchar), 'weight': w}}, {first}) "
             f"filter (where {test}) as problem_{index}_first"
         )
-    return (
-        f"(select {', '.join(columns)} from (select run_given.query_id, run_given.doc_id, run_given.arrival, "
-        f"try_cast(run_given.doc_weight as double) as w from run_given where {COLUMN} is not null)) as {WEIGHT_STATS}"
-    )
+    read = ["run_given.query_id", "run_given.doc_id", "run_given.arrival"]
+    if front == "macro":
+        read += ["run_given.ndcg_file", "run_given.ndcg_line_number", "run_given.ndcg_weight_text"]
+        read += ["typeof(run_given.doc_weight) as weight_type"]
+    read += ["try_cast(run_given.doc_weight as double) as w"]
+    shown = [f"{_repr(COLUMN)} as column_shown"]
+    for index in range(1, len(PROBLEM_TESTS) + 1):
+        first_row = f"measured.problem_{index}_first"
+        shown += [f"{_repr(f'{first_row}.query')} as problem_{index}_query_shown"]
+        shown += [f"{_repr(f'{first_row}.doc')} as problem_{index}_doc_shown"]
+    measured = f"(select {', '.join(columns)} from (select {', '.join(read)} from run_given where {COLUMN} is not null))"
+    return f"(select measured.*, {', '.join(shown)} from {measured} as measured) as {WEIGHT_STATS}"

@@ -228,9 +228,10 @@ DOCUMENT_WEIGHT_PROBLEMS = (
 
 
 # How each front names the option, and how it says to set it: the command line and the API
-# (its flag), sql/ndcg.sql (its variable); the words around them are one (pipeline/sql_weight_refusals.py)
-WEIGHT_OPTION = {"cli": "--doc-weight-col", "script": "doc_weight_col"}
-WEIGHT_FIX = {"cli": "--doc-weight-col", "script": "SET VARIABLE doc_weight_col"}
+# (its flag), sql/ndcg.sql (its variable), the table macros (their parameter); the words around
+# them are one (pipeline/sql_weight_refusals.py)
+WEIGHT_OPTION = {"cli": "--doc-weight-col", "script": "doc_weight_col", "macro": "doc_weight_col"}
+WEIGHT_FIX = {"cli": "--doc-weight-col", "script": "SET VARIABLE doc_weight_col", "macro": "doc_weight_col := '...'"}
 # the run's columns the weights cannot be, beside those the user named the ids and the score by:
 # the input order, which the engines keep there
 ALWAYS_READ_AS_ANOTHER = ("arrival",)
@@ -245,6 +246,10 @@ def missing_weight_column_message(run_name: str, column: str, names: Sequence[st
         f"{run_name}: no weight column {column!r}; columns found: {', '.join(map(repr, names))}; "
         f"name it with {WEIGHT_FIX[front]}"
     )
+
+
+def trec_weights_message(run_name: str) -> str:
+    return f"{run_name}: a TREC run has no weight column; give the weights in a Parquet or CSV run"
 
 
 def weight_type_message(run_name: str, column: str, shown_type: str) -> str:

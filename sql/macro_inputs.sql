@@ -14,8 +14,9 @@
 -- with the canonical columns), and the refusals name it rather than DuckDB's binder; the names
 -- found are kept for that message by sql/macro_found_columns.sql.
 -- The order rows arrive in is not seen through query_table, so arrival is one value for every
--- row: the macros refuse the options that read it (duplicates 'first', ties 'input-order'), and
--- getvariable('doc_weight_col'), the run's weights, whose means they do not weigh.
+-- row: the macros refuse the options that read it (duplicates 'first', ties 'input-order').
+-- The run's weights: its column getvariable('doc_weight_col') in its own type (CSV text's parsed as
+-- numbers, ndcg_weight_text as written), judged by the refusals; null without.
 --
 -- Creates: views run_given and qrels_given, as sql/inputs.sql does (sql/aligned_inputs.sql
 -- turns them into run and qrels, CTEs of the macros too), with the text line of each row read
@@ -27,16 +28,10 @@ select
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
-    -- the run's weights are sql/ndcg.sql's and the engines', refused here by name
-    cast(
-        case
-            when getvariable('doc_weight_col') is not null
-                then error(
-                    'doc_weight_col = ''' || getvariable('doc_weight_col') || ''' is not supported by the table '
-                    || 'macros: they weigh no means; use .read sql/ndcg.sql or ndcg evaluate --doc-weight-col'
-                )
-        end as double
-    ) as doc_weight,
+    coalesce(*columns(
+        lambda c: c = getvariable('doc_weight_col') or list_contains(['ndcg_weight', 'ndcg_absent'], c)  -- noqa: RF03
+    )) as doc_weight,
+    run_rows.ndcg_weight_text,
     cast(0 as bigint) as arrival,
     run_rows.ndcg_file,
     run_rows.ndcg_line_number,
@@ -58,7 +53,10 @@ from (
         null as ndcg_value_text,
         null as ndcg_fields,
         null as ndcg_expected_fields,
-        null as ndcg_first
+        null as ndcg_first,
+        null as ndcg_weight,
+        null as ndcg_weight_text,
+        null as ndcg_absent
     where false
     union all by name
     select * from query_table(getvariable('run_source'))

@@ -367,14 +367,7 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
     for dialect in ("duckdb", "spark"):  # the printed statements check no weights, whatever the engine
         done = run_cli("sql", "--dialect", dialect, "--doc-weight-col", "w")
         assert done.returncode == 2 and "doc_weight_col = 'w' is not supported by ndcg sql" in done.stderr, done.stderr
-    # the table macros refuse the variable by name (sql/ndcg.sql computes it: the next test)
-    connection = duckdb.connect()
-    connection.execute((ROOT / "sql/generated/macros.sql").read_text())
-    with pytest.raises(duckdb.Error, match="doc_weight_col = 'w' is not supported by the table macros"):
-        connection.sql(
-            f"select * from ndcg_per_query('{run_path}', '{qrels_path}', run_format := 'csv', qrels_format := 'csv', "
-            "ideal := 'retrieved', doc_weight_col := 'w')"
-        ).fetchall()
+    # (sql/ndcg.sql and the table macros weigh and refuse: the next tests)
 
 
 def _summary_of_ndcg_sql(script: list[str]) -> pl.DataFrame:
@@ -385,6 +378,85 @@ def _summary_of_ndcg_sql(script: list[str]) -> pl.DataFrame:
     )  # fmt: skip
     assert done.returncode == 0 and not done.stderr, done.stderr
     return pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
+
+
+# the macros' arguments for TF-Ranking's conventions (the command line's profile tfranking)
+MACRO_TFRANKING = (
+    "gain := 'exponential', ideal := 'retrieved', precision_denominator := 'min-k-retrieved', "
+    "queries_without_judgments := 'evaluate', relevance_threshold := 1"
+)
+
+
+def test_the_table_macros_weigh_and_refuse_as_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ndcg_summary and ndcg_per_query with doc_weight_col: the polars engine's numbers (its
+    list-weighted means) from Parquet and from CSV text, and each refusal in the command line's
+    words, the option spelled as the macros' parameter."""
+    monkeypatch.chdir(ROOT)
+    rng = random.Random(29)
+    rows = [(f"q{q:02d}", f"d{d}") for q in range(12) for d in range(6)]
+    run = pl.DataFrame(
+        {
+            "query_id": [q for q, _ in rows],
+            "doc_id": [d for _, d in rows],
+            "score": [float(rng.randint(0, 3)) for _ in rows],  # ties
+            "w": [0.0 if q == "q03" else rng.randint(0, 8) / 4 for q, _ in rows],  # q03: every result weighs 0
+        }
+    )
+    labels = [rng.randint(-1, 3) for _ in rows]
+    qrels = pl.DataFrame({"query_id": [q for q, _ in rows], "doc_id": [d for _, d in rows], "relevance": labels})
+    qrels = qrels.filter(pl.col("query_id") != "q05")  # q05 unjudged: evaluated, its list weight the mean
+    run.write_parquet(run_path := tmp_path / "run.parquet")
+    qrels.write_parquet(qrels_path := tmp_path / "qrels.parquet")
+    connection = duckdb.connect()
+    connection.execute((ROOT / "sql/generated/macros.sql").read_text())
+    measures = ["ndcg", "P", "map", "average_precision_score"]
+    options = {"profile": "tfranking", "k": [2, 4], "measures": ",".join(measures), "doc_weight_col": "w"}
+    arguments = f"ks := [2, 4], measures := {measures}, {MACRO_TFRANKING}, doc_weight_col := 'w'"
+
+    def by_macro(macro: str, run: object, qrels: object, given: str = arguments) -> pl.DataFrame:
+        return connection.sql(f"select * from {macro}('{run}', '{qrels}', {given})").pl()
+
+    expected = api.evaluate(str(run_path), str(qrels_path), **options)  # type: ignore[arg-type]
+    for found, wanted in (
+        (by_macro("ndcg_summary", run_path, qrels_path), expected.summary),
+        (by_macro("ndcg_per_query", run_path, qrels_path), expected.per_query),
+    ):
+        assert found.columns == wanted.columns and found.height == wanted.height
+        for column in found.columns[1:]:
+            got, want = found[column].cast(pl.Float64), wanted[column].cast(pl.Float64)
+            assert got.is_null().to_list() == want.is_null().to_list(), column
+            assert ((got - want).abs().fill_null(0) < TOLERANCE).all(), column
+    # CSV text, the documentation's example (docs/conventions.md): q1 (TF-Ranking's own
+    # test_ndcg_with_weights) ranks c (gain 7), b (3), a (1, weight 4), its ideal c, a, b by weight x
+    # gain; q2's y weighs 0 and leaves, z (gain 3) ranks 2nd; q3 has no relevance: NDCG 0, its list
+    # weight the mean of the others' (14/11 for q1, 1 for q2)
+    text = "docs/conventions/doc_weights.csv", "docs/conventions/doc_weights_qrels.csv"
+    summary = by_macro("ndcg_summary", *text, f"ks := [2], {MACRO_TFRANKING}, doc_weight_col := 'weight'")
+    q1, q2 = (7 + 3 / log2p1(2)) / (7 + 4 / log2p1(2)), (3 / log2p1(2)) / 3
+    weights = [14 / 11, 1.0, (14 / 11 + 1.0) / 2]
+    assert summary.filter(pl.col("k") == 2)["ndcg"][0] == pytest.approx(
+        (weights[0] * q1 + weights[1] * q2 + 0.0) / sum(weights), abs=TOLERANCE
+    )
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query_id,doc_id,score,w,s\nq1,a,4,1,x\nq1,b,3,-1,x\nq1,c,2,2,x\nq1,d,1,-3,x\n")
+    run.with_columns(w=pl.lit(0.0)).write_parquet(zero := tmp_path / "zero.parquet")
+    cases = [(bad, "w"), (bad, "nope"), (bad, "s"), (bad, "score"), (zero, "w"), ("data/trec/run.txt", "w")]
+    for run_given, column in cases:
+        with pytest.raises((InvalidInput, UsageError)) as refused:
+            api.evaluate(str(run_given), str(qrels_path), **{**options, "doc_weight_col": column})  # type: ignore[arg-type]
+        said = str(refused.value).replace("name it with --doc-weight-col", "name it with doc_weight_col := '...'")
+        said = said.replace("--doc-weight-col", "doc_weight_col")
+        with pytest.raises(duckdb.Error) as macro:
+            by_macro("ndcg_summary", run_given, qrels_path, arguments.replace("'w'", f"'{column}'"))
+        assert str(macro.value) == f"Invalid Input Error: ndcg_summary: {said}"
+    # a macro's parameter left at its default is not taken as TF-Ranking's, as sql/ndcg.sql's variable
+    with pytest.raises(duckdb.Error) as macro:
+        by_macro("ndcg_per_query", run_path, qrels_path, "doc_weight_col := 'w'")
+    assert str(macro.value) == (
+        "Invalid Input Error: ndcg_per_query: doc_weight_col 'w' needs ideal retrieved (TF-Ranking weighs the list "
+        "it is given, as given), got ideal judged; ideal := 'retrieved'"
+    )
 
 
 @pytest.mark.subprocess

@@ -175,7 +175,9 @@ WITH text_lines AS (
     placed.input_role,
     CASE WHEN placed.parsed THEN NULLIF(placed.line_fields[placed.query_at], '') END AS query_id,
     CASE WHEN placed.parsed THEN NULLIF(placed.line_fields[placed.doc_at], '') END AS doc_id,
-    CASE WHEN placed.parsed THEN placed.number END AS value,
+    CASE WHEN placed.parsed THEN placed.numbers[1] END AS value,
+    CASE WHEN placed.parsed THEN placed.numbers[2] END AS ndcg_weight,
+    NULLIF(placed.line_fields[placed.weight_at], '') AS ndcg_weight_text,
     CASE
       WHEN placed.parsed AND placed.input_role = 'qrels'
       THEN NULLIF(placed.line_fields[placed.subtopic_at], '')
@@ -196,7 +198,7 @@ WITH text_lines AS (
       located.*,
       located.read_as <> 'trec'
       OR (
-        NOT located.number IS NULL
+        NOT located.numbers[1] IS NULL
         AND CASE
           WHEN located.input_role = 'run'
           THEN LENGTH(located.line_fields) >= 5
@@ -206,14 +208,17 @@ WITH text_lines AS (
     FROM (
       SELECT
         numbered.*,
-        CASE
-          WHEN REGEXP_FULL_MATCH(
+        LIST_TRANSFORM(
+          [
             numbered.line_fields[numbered.value_at],
-            '[+-]?(([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))'
-          )
-          THEN TRY_CAST(numbered.line_fields[numbered.value_at] AS DOUBLE)
-          ELSE NULL
-        END AS number
+            numbered.line_fields[numbered.weight_at]
+          ],
+          LAMBDA f : CASE
+            WHEN REGEXP_FULL_MATCH(f, '[+-]?(([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))')
+            THEN TRY_CAST(f AS DOUBLE)
+            ELSE NULL
+          END
+        ) AS numbers
       FROM (
         SELECT
           text_fields.*,
@@ -242,7 +247,12 @@ WITH text_lines AS (
             WHEN text_fields.input_role = 'run'
             THEN 5
             ELSE 4
-          END AS value_at
+          END AS value_at,
+          CASE
+            WHEN text_fields.read_as <> 'trec' AND text_fields.input_role = 'run'
+            THEN LIST_POSITION(text_headers.header_fields, doc_weight_col)
+            ELSE NULL
+          END AS weight_at
         FROM text_fields
         LEFT JOIN text_headers
           ON text_fields.input_role = text_headers.input_role
@@ -266,8 +276,8 @@ WITH text_lines AS (
 ), qrels_text_rows AS (
   SELECT
     text_rows.*
-    EXCLUDE (input_role, value),
-    text_rows.value AS relevance /* noqa: RF03 */
+    EXCLUDE (input_role, value, ndcg_weight, ndcg_weight_text), /* noqa: RF03 */
+    text_rows.value AS relevance
   FROM text_rows
   WHERE
     text_rows.input_role = 'qrels'
@@ -453,12 +463,12 @@ WITH text_lines AS (
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
-    CAST(CASE
-      WHEN NOT doc_weight_col IS NULL
-      THEN ERROR(
-        'doc_weight_col = ''' || doc_weight_col || ''' is not supported by the table ' || 'macros: they weigh no means; use .read sql/ndcg.sql or ndcg evaluate --doc-weight-col'
+    COALESCE(
+      *COLUMNS(
+        LAMBDA c : c = doc_weight_col OR ARRAY_CONTAINS(['ndcg_weight', 'ndcg_absent'], c)
       )
-    END AS DOUBLE) AS doc_weight, /* the run's weights are sql/ndcg.sql's and the engines', refused here by name */
+    ) AS doc_weight,
+    run_rows.ndcg_weight_text,
     CAST(0 AS BIGINT) AS arrival,
     run_rows.ndcg_file,
     run_rows.ndcg_line_number,
@@ -480,7 +490,10 @@ WITH text_lines AS (
       NULL AS ndcg_value_text,
       NULL AS ndcg_fields,
       NULL AS ndcg_expected_fields,
-      NULL AS ndcg_first
+      NULL AS ndcg_first,
+      NULL AS ndcg_weight,
+      NULL AS ndcg_weight_text,
+      NULL AS ndcg_absent
     WHERE
       FALSE
     UNION ALL BY NAME
@@ -2119,6 +2132,135 @@ WITH text_lines AS (
           ))[1].key AS DOUBLE) AS TEXT)
         END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
       )
+      WHEN NOT doc_weight_col IS NULL
+      AND LENGTH(
+        LIST_FILTER(
+          measure_columns,
+          LAMBDA c : NOT ARRAY_CONTAINS(
+            [
+              'cg',
+              'dcg',
+              'idcg',
+              'ndcg',
+              'P',
+              'recall',
+              'map',
+              'recip_rank',
+              'success',
+              'average_precision_score'
+            ],
+            c
+          )
+        )
+      ) > 0
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P, recall, map, recip_rank and success, as TF-Ranking''s NDCGMetric, PrecisionMetric, RecallMetric, MeanAveragePrecisionMetric, MRRMetric and HitsMetric weigh them, and for average_precision_score, as scikit-learn''s sample_weight weighs it, only; ' || (
+          ARRAY_TO_STRING(
+            LIST_FILTER(
+              measure_columns,
+              LAMBDA c : NOT ARRAY_CONTAINS(
+                [
+                  'cg',
+                  'dcg',
+                  'idcg',
+                  'ndcg',
+                  'P',
+                  'recall',
+                  'map',
+                  'recip_rank',
+                  'success',
+                  'average_precision_score'
+                ],
+                c
+              )
+            ),
+            ', '
+          )
+        ) || ' would not be weighted: evaluate them without doc_weight_col'
+      )
+      WHEN NOT doc_weight_col IS NULL AND ties = 'average'
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied scores at random, one order of them; the mean gain of --ties average is not its), got ties average'
+      )
+      WHEN NOT doc_weight_col IS NULL AND COALESCE(CAST(ideal AS TEXT) <> 'retrieved', TRUE)
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs ideal retrieved (TF-Ranking weighs the list it is given, as given), got ideal ' || (
+          COALESCE(CAST(ideal AS TEXT), 'judged')
+        ) || '; ideal := ''retrieved'''
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND COALESCE(CAST(precision_denominator AS TEXT) <> 'min-k-retrieved', TRUE)
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs precision_denominator min-k-retrieved (TF-Ranking weighs the list it is given, as given), got precision_denominator ' || (
+          COALESCE(CAST(precision_denominator AS TEXT), 'k')
+        ) || '; precision_denominator := ''min-k-retrieved'''
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT tie_bounds IS NULL
+      AND tie_bounds IS DISTINCT FROM FALSE
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs tie_bounds False (TF-Ranking weighs the list it is given, as given), got tie_bounds ' || (
+          CASE WHEN tie_bounds THEN 'True' ELSE 'False' END
+        )
+      )
+      WHEN NOT doc_weight_col IS NULL AND NOT max_results IS NULL
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs max_results None (TF-Ranking weighs the list it is given, as given), got max_results ' || (
+          CAST(max_results AS TEXT)
+        )
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT unjudged IS NULL
+      AND CAST(unjudged AS TEXT) <> 'zero'
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs unjudged zero (TF-Ranking weighs the list it is given, as given), got unjudged ' || (
+          CAST(unjudged AS TEXT)
+        )
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT duplicates IS NULL
+      AND CAST(duplicates AS TEXT) <> 'error'
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs duplicates error (TF-Ranking weighs the list it is given, as given), got duplicates ' || (
+          CAST(duplicates AS TEXT)
+        )
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT retrieved_scores IS NULL
+      AND CAST(retrieved_scores AS TEXT) <> 'all'
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs retrieved_scores all (TF-Ranking weighs the list it is given, as given), got retrieved_scores ' || (
+          CAST(retrieved_scores AS TEXT)
+        )
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT all_queries IS NULL
+      AND all_queries IS DISTINCT FROM FALSE
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col ' || (
+          run_weights.column_shown
+        ) || ' needs all_queries False (TF-Ranking weighs the list it is given, as given), got all_queries ' || (
+          CASE WHEN all_queries THEN 'True' ELSE 'False' END
+        )
+      )
       WHEN COALESCE(
         LOWER(run_format),
         CASE
@@ -2762,6 +2904,180 @@ WITH text_lines AS (
             END || ')), and pass ''qrels_columns'''
           END
         END
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND COALESCE(
+        LOWER(run_format),
+        CASE
+          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+          THEN 'none'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+          THEN 'trec'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+          THEN 'csv'
+          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+          THEN 'tsv'
+          ELSE 'parquet'
+        END
+      ) = 'trec'
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': a TREC run has no weight column; give the weights in a Parquet or CSV run'
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND ARRAY_CONTAINS(['query_id', 'doc_id', 'score', 'arrival'], doc_weight_col)
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': doc_weight_col names ' || (
+          run_weights.column_shown
+        ) || ', a column read as another; name the weight column'
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT ARRAY_CONTAINS(run_columns.found, doc_weight_col)
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': no weight column ' || (
+          run_weights.column_shown
+        ) || '; columns found: ' || (
+          COALESCE(
+            NULLIF(
+              ARRAY_TO_STRING(
+                LIST_TRANSFORM(
+                  run_columns.found,
+                  LAMBDA f : CASE
+                    WHEN f IS NULL
+                    THEN 'None'
+                    WHEN STARTS_WITH(TYPEOF(f), 'DECIMAL')
+                    THEN 'Decimal(''' || CAST(f AS TEXT) || ''')'
+                    WHEN TYPEOF(f) <> 'VARCHAR'
+                    THEN CAST(f AS TEXT)
+                    WHEN CONTAINS(CAST(f AS TEXT), '''') AND NOT CONTAINS(CAST(f AS TEXT), '"')
+                    THEN '"' || REPLACE(CAST(f AS TEXT), '\', '\\') || '"'
+                    ELSE '''' || REPLACE(REPLACE(CAST(f AS TEXT), '\', '\\'), '''', '\''') || ''''
+                  END
+                ),
+                ', '
+              ),
+              ''
+            ),
+            'none'
+          )
+        ) || '; name it with doc_weight_col := ''...'''
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT (
+        ARRAY_CONTAINS(
+          [
+            'TINYINT',
+            'SMALLINT',
+            'INTEGER',
+            'BIGINT',
+            'HUGEINT',
+            'UTINYINT',
+            'USMALLINT',
+            'UINTEGER',
+            'UBIGINT',
+            'UHUGEINT',
+            'FLOAT',
+            'DOUBLE'
+          ],
+          run_weights.weight_type
+        )
+        OR run_weights.weight_type LIKE 'DECIMAL%'
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': weight column ' || (
+          run_weights.column_shown
+        ) || ' holds ' || (
+          CASE
+            WHEN run_weights.weight_type = 'VARCHAR'
+            THEN 'String'
+            WHEN run_weights.weight_type = 'BOOLEAN'
+            THEN 'Boolean'
+            WHEN run_weights.weight_type = 'DOUBLE'
+            THEN 'Float64'
+            WHEN run_weights.weight_type = 'FLOAT'
+            THEN 'Float32'
+            WHEN run_weights.weight_type = 'DATE'
+            THEN 'Date'
+            WHEN run_weights.weight_type = 'TIME'
+            THEN 'Time'
+            WHEN run_weights.weight_type = 'BLOB'
+            THEN 'Binary'
+            WHEN run_weights.weight_type = 'INTERVAL'
+            THEN 'Duration'
+            ELSE run_weights.weight_type
+          END
+        ) || ' values; expected numbers (a weight is a finite number >= 0)'
+      )
+      WHEN NOT doc_weight_col IS NULL AND run_weights.problem_1_count > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': ' || (
+          CAST(run_weights.problem_1_count AS TEXT)
+        ) || ' row(s) with a null weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_1_query_shown
+        ) || ', document ' || (
+          run_weights.problem_1_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      )
+      WHEN NOT doc_weight_col IS NULL AND run_weights.problem_2_count > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': ' || (
+          CAST(run_weights.problem_2_count AS TEXT)
+        ) || ' row(s) with a NaN weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_2_query_shown
+        ) || ', document ' || (
+          run_weights.problem_2_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      )
+      WHEN NOT doc_weight_col IS NULL AND run_weights.problem_3_count > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': ' || (
+          CAST(run_weights.problem_3_count AS TEXT)
+        ) || ' row(s) with an infinite weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_3_query_shown
+        ) || ', document ' || (
+          run_weights.problem_3_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      )
+      WHEN NOT doc_weight_col IS NULL AND run_weights.problem_4_count > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': ' || (
+          CAST(run_weights.problem_4_count AS TEXT)
+        ) || ' row(s) with a negative weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_4_query_shown
+        ) || ', document ' || (
+          run_weights.problem_4_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
       )
       WHEN NOT run_stats.query_id_type IS NULL
       AND NOT ARRAY_CONTAINS(
@@ -4349,6 +4665,174 @@ WITH text_lines AS (
         LIMIT 1
       ) AS folded_id
   ) AS looked_up, (
+    SELECT
+      measured.*,
+      CASE
+        WHEN doc_weight_col IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(doc_weight_col), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(doc_weight_col AS TEXT) || ''')'
+        WHEN TYPEOF(doc_weight_col) <> 'VARCHAR'
+        THEN CAST(doc_weight_col AS TEXT)
+        WHEN CONTAINS(CAST(doc_weight_col AS TEXT), '''')
+        AND NOT CONTAINS(CAST(doc_weight_col AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(doc_weight_col AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(doc_weight_col AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS column_shown,
+      CASE
+        WHEN measured.problem_1_first.query IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_1_first.query), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_1_first.query AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_1_first.query) <> 'VARCHAR'
+        THEN CAST(measured.problem_1_first.query AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_1_first.query AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_1_first.query AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_1_first.query AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_1_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_1_query_shown,
+      CASE
+        WHEN measured.problem_1_first.doc IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_1_first.doc), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_1_first.doc AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_1_first.doc) <> 'VARCHAR'
+        THEN CAST(measured.problem_1_first.doc AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_1_first.doc AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_1_first.doc AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_1_first.doc AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_1_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_1_doc_shown,
+      CASE
+        WHEN measured.problem_2_first.query IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_2_first.query), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_2_first.query AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_2_first.query) <> 'VARCHAR'
+        THEN CAST(measured.problem_2_first.query AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_2_first.query AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_2_first.query AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_2_first.query AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_2_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_2_query_shown,
+      CASE
+        WHEN measured.problem_2_first.doc IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_2_first.doc), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_2_first.doc AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_2_first.doc) <> 'VARCHAR'
+        THEN CAST(measured.problem_2_first.doc AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_2_first.doc AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_2_first.doc AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_2_first.doc AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_2_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_2_doc_shown,
+      CASE
+        WHEN measured.problem_3_first.query IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_3_first.query), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_3_first.query AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_3_first.query) <> 'VARCHAR'
+        THEN CAST(measured.problem_3_first.query AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_3_first.query AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_3_first.query AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_3_first.query AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_3_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_3_query_shown,
+      CASE
+        WHEN measured.problem_3_first.doc IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_3_first.doc), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_3_first.doc AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_3_first.doc) <> 'VARCHAR'
+        THEN CAST(measured.problem_3_first.doc AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_3_first.doc AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_3_first.doc AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_3_first.doc AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_3_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_3_doc_shown,
+      CASE
+        WHEN measured.problem_4_first.query IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_4_first.query), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_4_first.query AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_4_first.query) <> 'VARCHAR'
+        THEN CAST(measured.problem_4_first.query AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_4_first.query AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_4_first.query AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_4_first.query AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_4_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_4_query_shown,
+      CASE
+        WHEN measured.problem_4_first.doc IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(measured.problem_4_first.doc), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(measured.problem_4_first.doc AS TEXT) || ''')'
+        WHEN TYPEOF(measured.problem_4_first.doc) <> 'VARCHAR'
+        THEN CAST(measured.problem_4_first.doc AS TEXT)
+        WHEN CONTAINS(CAST(measured.problem_4_first.doc AS TEXT), '''')
+        AND NOT CONTAINS(CAST(measured.problem_4_first.doc AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END AS problem_4_doc_shown
+    FROM (
+      SELECT
+        CASE
+          WHEN COUNT(ndcg_weight_text) FILTER(WHERE
+            NOT REGEXP_FULL_MATCH(
+              ndcg_weight_text,
+              '-?[0-9]+|[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
+            )) > 0
+          OR (
+            COUNT(ndcg_file) > 0 AND COUNT(ndcg_weight_text) = 0
+          )
+          THEN 'VARCHAR'
+          ELSE ANY_VALUE(weight_type)
+        END AS weight_type,
+        COUNT(*) FILTER(WHERE
+          w IS NULL) AS problem_1_count,
+        ARG_MIN(
+          {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+          {'arrival': arrival, 'ndcg_file': ndcg_file, 'ndcg_line_number': ndcg_line_number}
+        ) FILTER(WHERE
+          w IS NULL) AS problem_1_first,
+        COUNT(*) FILTER(WHERE
+          ISNAN(w)) AS problem_2_count,
+        ARG_MIN(
+          {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+          {'arrival': arrival, 'ndcg_file': ndcg_file, 'ndcg_line_number': ndcg_line_number}
+        ) FILTER(WHERE
+          ISNAN(w)) AS problem_2_first,
+        COUNT(*) FILTER(WHERE
+          ISINF(w)) AS problem_3_count,
+        ARG_MIN(
+          {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+          {'arrival': arrival, 'ndcg_file': ndcg_file, 'ndcg_line_number': ndcg_line_number}
+        ) FILTER(WHERE
+          ISINF(w)) AS problem_3_first,
+        COUNT(*) FILTER(WHERE
+          w < 0) AS problem_4_count,
+        ARG_MIN(
+          {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+          {'arrival': arrival, 'ndcg_file': ndcg_file, 'ndcg_line_number': ndcg_line_number}
+        ) FILTER(WHERE
+          w < 0) AS problem_4_first
+      FROM (
+        SELECT
+          run_given.query_id,
+          run_given.doc_id,
+          run_given.arrival,
+          run_given.ndcg_file,
+          run_given.ndcg_line_number,
+          run_given.ndcg_weight_text,
+          TYPEOF(run_given.doc_weight) AS weight_type,
+          TRY_CAST(run_given.doc_weight AS DOUBLE) AS w
+        FROM run_given
+        WHERE
+          NOT doc_weight_col IS NULL
+      )
+    ) AS measured
+  ) AS run_weights, (
     SELECT
       run_found_columns.found,
       run_found_columns.files_read,
@@ -7069,13 +7553,133 @@ FROM (
       ON scores.query_id = straddles.query_id AND scores.k = straddles.rank
     WHERE
       scores.ordering = 'retrieved'
+  ), per_query AS (
+    SELECT
+      *
+    FROM final
+    ORDER BY
+      query_id ASC NULLS LAST,
+      k ASC NULLS FIRST
+  ), list_weights AS (
+    WITH listed AS (
+      SELECT
+        run.query_id,
+        run.doc_id,
+        run.doc_weight,
+        COALESCE(judgments.gain, 0.0) AS gain,
+        CASE
+          WHEN relevance_threshold IS NULL
+          THEN COALESCE(judgments.label > 0, FALSE)
+          ELSE COALESCE(judgments.label >= GREATEST(relevance_threshold, 0), FALSE)
+        END AS is_relevant
+      FROM run
+      LEFT JOIN judgments
+        ON run.query_id = judgments.query_id AND run.doc_id = judgments.doc_id
+      WHERE
+        NOT doc_weight_col IS NULL AND run.doc_weight > 0
+    ), sums AS (
+      SELECT
+        evaluated.query_id,
+        COUNT(listed.query_id) AS results,
+        COALESCE(
+          LIST_SUM(ARRAY_AGG(listed.doc_weight * listed.gain ORDER BY listed.doc_id NULLS LAST)),
+          0.0
+        ) AS weighted_gain,
+        COALESCE(LIST_SUM(ARRAY_AGG(listed.gain ORDER BY listed.doc_id NULLS LAST)), 0.0) AS gain,
+        COALESCE(
+          LIST_SUM(
+            ARRAY_AGG(
+              CASE WHEN listed.is_relevant THEN listed.doc_weight ELSE 0.0 END ORDER BY listed.doc_id NULLS LAST
+            )
+          ),
+          0.0
+        ) AS weighted_relevant,
+        COALESCE(SUM(CASE WHEN listed.is_relevant THEN 1.0 ELSE 0.0 END), 0.0) AS relevant
+      FROM (
+        SELECT DISTINCT
+          per_query.query_id
+        FROM per_query
+      ) AS evaluated
+      LEFT JOIN listed
+        ON evaluated.query_id = listed.query_id
+      GROUP BY
+        evaluated.query_id
+    ), averages AS (
+      SELECT
+        COALESCE(
+          LIST_SUM(
+            ARRAY_AGG(sums.weighted_gain / sums.gain ORDER BY sums.query_id NULLS LAST) FILTER(WHERE
+              sums.gain > 0)
+          ) / COUNT(*) FILTER(WHERE
+            sums.gain > 0),
+          1.0
+        ) AS gain_average,
+        COALESCE(
+          LIST_SUM(
+            ARRAY_AGG(sums.weighted_relevant / sums.relevant ORDER BY sums.query_id NULLS LAST) FILTER(WHERE
+              sums.relevant > 0)
+          ) / COUNT(*) FILTER(WHERE
+            sums.relevant > 0),
+          1.0
+        ) AS relevant_average
+      FROM sums
+    ), weighed AS (
+      SELECT
+        sums.query_id,
+        CASE
+          WHEN sums.results = 0
+          THEN 0.0
+          WHEN sums.gain > 0
+          THEN sums.weighted_gain / sums.gain
+          ELSE averages.gain_average
+        END AS weight,
+        CASE
+          WHEN sums.results = 0
+          THEN 0.0
+          WHEN sums.relevant > 0
+          THEN sums.weighted_relevant / sums.relevant
+          ELSE averages.relevant_average
+        END AS weight_relevant,
+        CASE WHEN sums.results = 0 THEN 0.0 ELSE 1.0 END AS weight_listed
+      FROM sums, averages
+    ), counted AS (
+      SELECT
+        COUNT(*) AS queries,
+        COALESCE(SUM(weighed.weight), 0.0) AS total
+      FROM weighed
+      WHERE
+        weighed.query_id IN (
+          SELECT
+            per_query.query_id
+          FROM per_query
+          WHERE
+            NOT per_query.ndcg IS NULL
+        )
+    )
+    SELECT
+      weighed.*
+    FROM weighed, counted
+    WHERE
+      caller = 'ndcg_summary'
+      AND (
+        NOT doc_weight_col IS NULL
+        AND (
+          counted.queries = 0
+          OR counted.total > 0
+          OR ERROR(
+            CAST(caller || ': ' || CAST(run AS TEXT) AS TEXT) || ' (the list weights of doc_weight_col ''' || doc_weight_col || '''): all ' || counted.queries || ' evaluated queries weigh 0, ' || 'so their weighted mean is 0/0; give one of them a weight above 0'
+          )
+        )
+      )
   )
   SELECT
-    *
-  FROM final
-  ORDER BY
-    query_id ASC NULLS LAST,
-    k ASC NULLS FIRST
+    per_query.*,
+    list_weights.weight AS list_weight,
+    list_weights.weight_relevant AS list_weight_relevant,
+    list_weights.weight_listed AS list_weight_listed
+  FROM per_query
+  LEFT JOIN list_weights
+    ON per_query.query_id = list_weights.query_id
 ) AS result
 WHERE
   (
@@ -8163,12 +8767,186 @@ FROM (
     FROM cutoffs
     LEFT JOIN totals
       ON totals.k IS NOT DISTINCT FROM cutoffs.k
+  ), plain_summary AS (
+    SELECT
+      *
+    FROM final
+    ORDER BY
+      k ASC NULLS FIRST
+  ), list_weights AS (
+    SELECT DISTINCT
+      query_id,
+      list_weight AS weight,
+      list_weight_relevant AS weight_relevant,
+      list_weight_listed AS weight_listed
+    FROM per_query
+  ), unrepresentable_weights AS (
+    WITH checked AS (
+      SELECT
+        1 AS part,
+        q.query_id,
+        q.k,
+        1 AS name_order,
+        'cg' AS measured,
+        q.cg AS amount
+      FROM per_query AS q
+      UNION ALL
+      SELECT
+        1 AS part,
+        q.query_id,
+        q.k,
+        2 AS name_order,
+        'dcg' AS measured,
+        q.dcg AS amount
+      FROM per_query AS q
+      UNION ALL
+      SELECT
+        1 AS part,
+        q.query_id,
+        q.k,
+        3 AS name_order,
+        'idcg' AS measured,
+        q.idcg AS amount
+      FROM per_query AS q
+      UNION ALL
+      SELECT
+        2 AS part,
+        w.query_id,
+        NULL AS k,
+        1 AS name_order,
+        'weight' AS measured,
+        w.weight AS amount
+      FROM list_weights AS w
+      UNION ALL
+      SELECT
+        2 AS part,
+        w.query_id,
+        NULL AS k,
+        2 AS name_order,
+        'weight_P' AS measured,
+        w.weight_relevant AS amount
+      FROM list_weights AS w
+    ), final AS (
+      SELECT
+        checked.query_id,
+        checked.measured,
+        checked.amount,
+        ISINF(checked.amount) AS too_large,
+        checked.part + CASE WHEN ISINF(checked.amount) THEN 0 ELSE 2 END AS step
+      FROM checked
+      WHERE
+        ISINF(checked.amount)
+        OR (
+          checked.part = 2 OR checked.measured = 'idcg'
+        )
+        AND checked.amount > 0
+        AND checked.amount < 2.2250738585072014e-308
+      ORDER BY
+        step ASC NULLS LAST,
+        checked.query_id ASC NULLS LAST,
+        checked.k ASC NULLS FIRST,
+        checked.name_order ASC NULLS LAST
+      LIMIT 1
+    )
+    SELECT
+      *
+    FROM final
+  ), list_weighted_summary AS (
+    WITH kept AS (
+      SELECT
+        per_query.*,
+        list_weights.weight / MAX(list_weights.weight) OVER cutoff AS ndcg_weight,
+        list_weights.weight_relevant / MAX(list_weights.weight_relevant) OVER cutoff AS relevant_weight,
+        list_weights.weight_listed / MAX(list_weights.weight_listed) OVER cutoff AS listed_weight,
+        CAST(NULL AS DOUBLE) AS ndcg_anchor,
+        CAST(NULL AS DOUBLE) AS relevant_anchor,
+        CAST(NULL AS DOUBLE) AS listed_anchor
+      FROM per_query
+      INNER JOIN list_weights
+        ON per_query.query_id = list_weights.query_id
+      WHERE
+        NOT per_query.ndcg IS NULL
+      WINDOW cutoff AS (PARTITION BY per_query.k)
+    ), cumulative AS (
+      SELECT
+        kept.k,
+        ROW_NUMBER() OVER running AS position,
+        COUNT(*) OVER (PARTITION BY kept.k) AS queries,
+        SUM(kept.ndcg_weight) OVER running AS ndcg_total,
+        SUM(kept.relevant_weight) OVER running AS relevant_total,
+        SUM(
+          COLUMNS(LAMBDA c : ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'ndcg_anchor'], c)) * kept.ndcg_weight
+        ) OVER running,
+        SUM(
+          COLUMNS(
+            LAMBDA c : ARRAY_CONTAINS(['P', 'recall', 'map', 'recip_rank', 'success', 'relevant_anchor'], c)
+          ) * kept.relevant_weight
+        ) OVER running,
+        SUM(kept.listed_weight) OVER running AS listed_total,
+        SUM(
+          COLUMNS(LAMBDA c : ARRAY_CONTAINS(['average_precision_score', 'listed_anchor'], c)) * kept.listed_weight
+        ) OVER running
+      FROM kept
+      WINDOW running AS (
+        PARTITION BY kept.k
+        ORDER BY kept.query_id ASC NULLS LAST
+        rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
+      )
+    ), totals AS (
+      SELECT
+        cumulative.k,
+        cumulative.queries,
+        COLUMNS(LAMBDA c : ARRAY_CONTAINS(['cg', 'dcg', 'idcg', 'ndcg', 'ndcg_anchor'], c)) / cumulative.ndcg_total,
+        COLUMNS(
+          LAMBDA c : ARRAY_CONTAINS(['P', 'recall', 'map', 'recip_rank', 'success', 'relevant_anchor'], c)
+        ) / cumulative.relevant_total,
+        COLUMNS(LAMBDA c : ARRAY_CONTAINS(['average_precision_score', 'listed_anchor'], c)) / cumulative.listed_total
+      FROM cumulative
+      WHERE
+        cumulative.position = cumulative.queries
+    )
+    SELECT
+      cutoffs.k,
+      COALESCE(totals.queries, 0) AS queries,
+      totals.*
+      EXCLUDE (k, queries, ndcg_anchor, relevant_anchor, listed_anchor)
+    FROM (
+      SELECT DISTINCT
+        per_query.k
+      FROM per_query
+    ) AS cutoffs
+    LEFT JOIN totals
+      ON totals.k IS NOT DISTINCT FROM cutoffs.k
+    WHERE
+      NOT doc_weight_col IS NULL
+      AND (
+        NOT EXISTS(
+          SELECT
+            *
+          FROM unrepresentable_weights
+        )
+        OR ERROR(
+          (
+            SELECT
+              CAST('ndcg_summary: ' || CAST(run AS TEXT) AS TEXT) || ': the weights of column ''' || doc_weight_col || ''' are ' || CASE
+                WHEN u.too_large
+                THEN 'too large: weight x gain overflows Float64'
+                ELSE 'too small: weight x gain is a subnormal number, which keeps few digits'
+              END || ' in query ''' || CAST(u.query_id AS TEXT) || ''' (' || u.measured || ' ' || CAST(u.amount AS TEXT) || '); scale them ' || CASE WHEN u.too_large THEN 'down' ELSE 'up' END || ' (one factor for every weight changes no value: NDCG, P and AP are ratios, and the list ' || 'weights weigh the means relative to each other)'
+            FROM unrepresentable_weights AS u
+          )
+        )
+      )
   )
   SELECT
     *
-  FROM final
-  ORDER BY
-    k ASC NULLS FIRST
+  FROM plain_summary
+  WHERE
+    doc_weight_col IS NULL
+  UNION ALL BY NAME
+  SELECT
+    *
+  FROM list_weighted_summary
 ) AS result
 ORDER BY
   k NULLS FIRST

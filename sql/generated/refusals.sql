@@ -1701,18 +1701,7 @@ SELECT
     ) > 0
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ': per-document weights are defined here for ndcg (with cg, dcg, idcg), P, recall, map, recip_rank and success, as TF-Ranking''s NDCGMetric, PrecisionMetric, RecallMetric, MeanAveragePrecisionMetric, MRRMetric and HitsMetric weigh them, and for average_precision_score, as scikit-learn''s sample_weight weighs it, only; ' || (
         ARRAY_TO_STRING(
           LIST_FILTER(
@@ -1740,36 +1729,14 @@ SELECT
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND GETVARIABLE('ties') = 'average'
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs ties docid-desc, docid-asc or input-order (TF-Ranking orders tied scores at random, one order of them; the mean gain of --ties average is not its), got ties average'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND COALESCE(CAST(GETVARIABLE('ideal') AS TEXT) <> 'retrieved', TRUE)
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs ideal retrieved (TF-Ranking weighs the list it is given, as given), got ideal ' || (
         COALESCE(CAST(GETVARIABLE('ideal') AS TEXT), 'judged')
       ) || '; SET VARIABLE ideal = ''retrieved'''
@@ -1778,18 +1745,7 @@ SELECT
     AND COALESCE(CAST(GETVARIABLE('precision_denominator') AS TEXT) <> 'min-k-retrieved', TRUE)
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs precision_denominator min-k-retrieved (TF-Ranking weighs the list it is given, as given), got precision_denominator ' || (
         COALESCE(CAST(GETVARIABLE('precision_denominator') AS TEXT), 'k')
       ) || '; SET VARIABLE precision_denominator = ''min-k-retrieved'''
@@ -1799,18 +1755,7 @@ SELECT
     AND GETVARIABLE('tie_bounds') IS DISTINCT FROM FALSE
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs tie_bounds False (TF-Ranking weighs the list it is given, as given), got tie_bounds ' || (
         CASE WHEN GETVARIABLE('tie_bounds') THEN 'True' ELSE 'False' END
       )
@@ -1819,18 +1764,7 @@ SELECT
     AND NOT GETVARIABLE('max_results') IS NULL
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs max_results None (TF-Ranking weighs the list it is given, as given), got max_results ' || (
         CAST(GETVARIABLE('max_results') AS TEXT)
       )
@@ -1840,18 +1774,7 @@ SELECT
     AND CAST(GETVARIABLE('unjudged') AS TEXT) <> 'zero'
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs unjudged zero (TF-Ranking weighs the list it is given, as given), got unjudged ' || (
         CAST(GETVARIABLE('unjudged') AS TEXT)
       )
@@ -1861,18 +1784,7 @@ SELECT
     AND CAST(GETVARIABLE('duplicates') AS TEXT) <> 'error'
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs duplicates error (TF-Ranking weighs the list it is given, as given), got duplicates ' || (
         CAST(GETVARIABLE('duplicates') AS TEXT)
       )
@@ -1882,18 +1794,7 @@ SELECT
     AND CAST(GETVARIABLE('retrieved_scores') AS TEXT) <> 'all'
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs retrieved_scores all (TF-Ranking weighs the list it is given, as given), got retrieved_scores ' || (
         CAST(GETVARIABLE('retrieved_scores') AS TEXT)
       )
@@ -1903,18 +1804,7 @@ SELECT
     AND GETVARIABLE('all_queries') IS DISTINCT FROM FALSE
     THEN ERROR(
       'doc_weight_col ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' needs all_queries False (TF-Ranking weighs the list it is given, as given), got all_queries ' || (
         CASE WHEN GETVARIABLE('all_queries') THEN 'True' ELSE 'False' END
       )
@@ -3175,18 +3065,7 @@ SELECT
       (
         CAST(GETVARIABLE('run_path') AS TEXT)
       ) || ': doc_weight_col names ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ', a column read as another; name the weight column'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
@@ -3195,18 +3074,7 @@ SELECT
       (
         CAST(GETVARIABLE('run_path') AS TEXT)
       ) || ': no weight column ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || '; columns found: ' || (
         COALESCE(
           NULLIF(
@@ -3274,18 +3142,7 @@ SELECT
       (
         CAST(GETVARIABLE('run_path') AS TEXT)
       ) || ': weight column ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ' holds ' || (
         CASE
           WHEN (
@@ -3387,44 +3244,11 @@ SELECT
       ) || ': ' || (
         CAST(run_weights.problem_1_count AS TEXT)
       ) || ' row(s) with a null weight in column ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ', first: query ' || (
-        CASE
-          WHEN run_weights.problem_1_first.query IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_1_first.query), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_1_first.query AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_1_first.query) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_1_first.query AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_1_first.query AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_1_first.query AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_1_first.query AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_1_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_1_query_shown
       ) || ', document ' || (
-        CASE
-          WHEN run_weights.problem_1_first.doc IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_1_first.doc), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_1_first.doc AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_1_first.doc) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_1_first.doc AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_1_first.doc AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_1_first.doc AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_1_first.doc AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_1_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_1_doc_shown
       ) || ', weight ' || (
         COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
       ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
@@ -3436,44 +3260,11 @@ SELECT
       ) || ': ' || (
         CAST(run_weights.problem_2_count AS TEXT)
       ) || ' row(s) with a NaN weight in column ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ', first: query ' || (
-        CASE
-          WHEN run_weights.problem_2_first.query IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_2_first.query), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_2_first.query AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_2_first.query) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_2_first.query AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_2_first.query AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_2_first.query AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_2_first.query AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_2_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_2_query_shown
       ) || ', document ' || (
-        CASE
-          WHEN run_weights.problem_2_first.doc IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_2_first.doc), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_2_first.doc AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_2_first.doc) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_2_first.doc AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_2_first.doc AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_2_first.doc AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_2_first.doc AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_2_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_2_doc_shown
       ) || ', weight ' || (
         COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
       ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
@@ -3485,44 +3276,11 @@ SELECT
       ) || ': ' || (
         CAST(run_weights.problem_3_count AS TEXT)
       ) || ' row(s) with an infinite weight in column ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ', first: query ' || (
-        CASE
-          WHEN run_weights.problem_3_first.query IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_3_first.query), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_3_first.query AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_3_first.query) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_3_first.query AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_3_first.query AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_3_first.query AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_3_first.query AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_3_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_3_query_shown
       ) || ', document ' || (
-        CASE
-          WHEN run_weights.problem_3_first.doc IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_3_first.doc), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_3_first.doc AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_3_first.doc) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_3_first.doc AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_3_first.doc AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_3_first.doc AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_3_first.doc AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_3_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_3_doc_shown
       ) || ', weight ' || (
         COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
       ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
@@ -3534,44 +3292,11 @@ SELECT
       ) || ': ' || (
         CAST(run_weights.problem_4_count AS TEXT)
       ) || ' row(s) with a negative weight in column ' || (
-        CASE
-          WHEN GETVARIABLE('doc_weight_col') IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
-          WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
-          THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
-          WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
-          AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.column_shown
       ) || ', first: query ' || (
-        CASE
-          WHEN run_weights.problem_4_first.query IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_4_first.query), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_4_first.query AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_4_first.query) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_4_first.query AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_4_first.query AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_4_first.query AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_4_first.query AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_4_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_4_query_shown
       ) || ', document ' || (
-        CASE
-          WHEN run_weights.problem_4_first.doc IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.problem_4_first.doc), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.problem_4_first.doc AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.problem_4_first.doc) <> 'VARCHAR'
-          THEN CAST(run_weights.problem_4_first.doc AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.problem_4_first.doc AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.problem_4_first.doc AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.problem_4_first.doc AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.problem_4_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
+        run_weights.problem_4_doc_shown
       ) || ', weight ' || (
         COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
       ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
@@ -4616,42 +4341,154 @@ FROM run_stats, qrels_stats, (
     )[1] AS bad_k
 ) AS looked_up, (
   SELECT
-    COUNT(*) FILTER(WHERE
-      w IS NULL) AS problem_1_count,
-    ARG_MIN(
-      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
-      arrival
-    ) FILTER(WHERE
-      w IS NULL) AS problem_1_first,
-    COUNT(*) FILTER(WHERE
-      ISNAN(w)) AS problem_2_count,
-    ARG_MIN(
-      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
-      arrival
-    ) FILTER(WHERE
-      ISNAN(w)) AS problem_2_first,
-    COUNT(*) FILTER(WHERE
-      ISINF(w)) AS problem_3_count,
-    ARG_MIN(
-      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
-      arrival
-    ) FILTER(WHERE
-      ISINF(w)) AS problem_3_first,
-    COUNT(*) FILTER(WHERE
-      w < 0) AS problem_4_count,
-    ARG_MIN(
-      {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
-      arrival
-    ) FILTER(WHERE
-      w < 0) AS problem_4_first
+    measured.*,
+    CASE
+      WHEN GETVARIABLE('doc_weight_col') IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weight_col')), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weight_col') AS TEXT) || ''')'
+      WHEN TYPEOF(GETVARIABLE('doc_weight_col')) <> 'VARCHAR'
+      THEN CAST(GETVARIABLE('doc_weight_col') AS TEXT)
+      WHEN CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '''')
+      AND NOT CONTAINS(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weight_col') AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS column_shown,
+    CASE
+      WHEN measured.problem_1_first.query IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_1_first.query), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_1_first.query AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_1_first.query) <> 'VARCHAR'
+      THEN CAST(measured.problem_1_first.query AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_1_first.query AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_1_first.query AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_1_first.query AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_1_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_1_query_shown,
+    CASE
+      WHEN measured.problem_1_first.doc IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_1_first.doc), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_1_first.doc AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_1_first.doc) <> 'VARCHAR'
+      THEN CAST(measured.problem_1_first.doc AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_1_first.doc AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_1_first.doc AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_1_first.doc AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_1_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_1_doc_shown,
+    CASE
+      WHEN measured.problem_2_first.query IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_2_first.query), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_2_first.query AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_2_first.query) <> 'VARCHAR'
+      THEN CAST(measured.problem_2_first.query AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_2_first.query AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_2_first.query AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_2_first.query AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_2_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_2_query_shown,
+    CASE
+      WHEN measured.problem_2_first.doc IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_2_first.doc), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_2_first.doc AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_2_first.doc) <> 'VARCHAR'
+      THEN CAST(measured.problem_2_first.doc AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_2_first.doc AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_2_first.doc AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_2_first.doc AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_2_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_2_doc_shown,
+    CASE
+      WHEN measured.problem_3_first.query IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_3_first.query), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_3_first.query AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_3_first.query) <> 'VARCHAR'
+      THEN CAST(measured.problem_3_first.query AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_3_first.query AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_3_first.query AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_3_first.query AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_3_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_3_query_shown,
+    CASE
+      WHEN measured.problem_3_first.doc IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_3_first.doc), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_3_first.doc AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_3_first.doc) <> 'VARCHAR'
+      THEN CAST(measured.problem_3_first.doc AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_3_first.doc AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_3_first.doc AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_3_first.doc AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_3_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_3_doc_shown,
+    CASE
+      WHEN measured.problem_4_first.query IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_4_first.query), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_4_first.query AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_4_first.query) <> 'VARCHAR'
+      THEN CAST(measured.problem_4_first.query AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_4_first.query AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_4_first.query AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_4_first.query AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_4_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_4_query_shown,
+    CASE
+      WHEN measured.problem_4_first.doc IS NULL
+      THEN 'None'
+      WHEN STARTS_WITH(TYPEOF(measured.problem_4_first.doc), 'DECIMAL')
+      THEN 'Decimal(''' || CAST(measured.problem_4_first.doc AS TEXT) || ''')'
+      WHEN TYPEOF(measured.problem_4_first.doc) <> 'VARCHAR'
+      THEN CAST(measured.problem_4_first.doc AS TEXT)
+      WHEN CONTAINS(CAST(measured.problem_4_first.doc AS TEXT), '''')
+      AND NOT CONTAINS(CAST(measured.problem_4_first.doc AS TEXT), '"')
+      THEN '"' || REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\') || '"'
+      ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+    END AS problem_4_doc_shown
   FROM (
     SELECT
-      run_given.query_id,
-      run_given.doc_id,
-      run_given.arrival,
-      TRY_CAST(run_given.doc_weight AS DOUBLE) AS w
-    FROM run_given
-    WHERE
-      NOT GETVARIABLE('doc_weight_col') IS NULL
-  )
+      COUNT(*) FILTER(WHERE
+        w IS NULL) AS problem_1_count,
+      ARG_MIN(
+        {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+        arrival
+      ) FILTER(WHERE
+        w IS NULL) AS problem_1_first,
+      COUNT(*) FILTER(WHERE
+        ISNAN(w)) AS problem_2_count,
+      ARG_MIN(
+        {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+        arrival
+      ) FILTER(WHERE
+        ISNAN(w)) AS problem_2_first,
+      COUNT(*) FILTER(WHERE
+        ISINF(w)) AS problem_3_count,
+      ARG_MIN(
+        {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+        arrival
+      ) FILTER(WHERE
+        ISINF(w)) AS problem_3_first,
+      COUNT(*) FILTER(WHERE
+        w < 0) AS problem_4_count,
+      ARG_MIN(
+        {'query': CAST(query_id AS TEXT), 'doc': CAST(doc_id AS TEXT), 'weight': w},
+        arrival
+      ) FILTER(WHERE
+        w < 0) AS problem_4_first
+    FROM (
+      SELECT
+        run_given.query_id,
+        run_given.doc_id,
+        run_given.arrival,
+        TRY_CAST(run_given.doc_weight AS DOUBLE) AS w
+      FROM run_given
+      WHERE
+        NOT GETVARIABLE('doc_weight_col') IS NULL
+    )
+  ) AS measured
 ) AS run_weights;
