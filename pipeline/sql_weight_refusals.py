@@ -210,5 +210,6 @@ def weight_stats(front: Front) -> str:
         first_row = f"measured.problem_{index}_first"
         shown += [f"{_repr(f'{first_row}.query')} as problem_{index}_query_shown"]
         shown += [f"{_repr(f'{first_row}.doc')} as problem_{index}_doc_shown"]
-    measured = f"(select {', '.join(columns)} from (select {', '.join(read)} from run_given where {COLUMN} is not null))"
+    weights = f"(select {', '.join(read)} from run_given where {COLUMN} is not null)"
+    measured = f"(select {', '.join(columns)} from {weights})"
     return f"(select measured.*, {', '.join(shown)} from {measured} as measured) as {WEIGHT_STATS}"

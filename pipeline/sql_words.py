@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 class Sql(str):
     """A piece of SQL (an expression), as opposed to text a message shows as it is."""
@@ -18,8 +20,14 @@ def variable(name: str) -> Sql:
     return Sql(f"getvariable({sql_text(name)})")
 
 
+_STRING_LITERAL = re.compile(r"'(?:[^']|'')*'")
+
+
 def sql_repr(value: str) -> Sql:
-    """How Python's ``repr`` shows a value of any type: None, text quoted, Decimal('0.50'), a number as is."""
+    """How Python's ``repr`` shows a value of any type: None, text quoted, Decimal('0.50'), a number as is.
+    A string literal's is written here (DuckDB binds each copy of the expression, for every call)."""
+    if _STRING_LITERAL.fullmatch(value):
+        return Sql(sql_text(repr(value[1:-1].replace("''", "'"))))
     text = f"cast({value} as varchar)"
     escaped = f"replace({text}, '\\', '\\\\')"
     return Sql(

@@ -722,18 +722,7 @@ WITH text_lines AS (
               ) || ''''
             END
           )
-          ELSE 'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
+          ELSE 'row {' || '''query_id''' || ': ' || (
             CASE
               WHEN r.query_id IS NULL
               THEN 'None'
@@ -746,18 +735,7 @@ WITH text_lines AS (
               THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
               ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
             END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
+          ) || ', ' || '''doc_id''' || ': ' || (
             CASE
               WHEN r.doc_id IS NULL
               THEN 'None'
@@ -770,18 +748,7 @@ WITH text_lines AS (
               THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
               ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
             END
-          ) || ', ' || CASE
-            WHEN 'score' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-            WHEN TYPEOF('score') <> 'VARCHAR'
-            THEN CAST('score' AS TEXT)
-            WHEN CONTAINS(CAST('score' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
+          ) || ', ' || '''score''' || ': ' || (
             CASE
               WHEN measured.not_integer_text = 0
               AND NOT TRY_CAST(r.ndcg_value_text AS INT128) IS NULL
@@ -802,42 +769,9 @@ WITH text_lines AS (
           ) || '}'
         END
       ) AS row_texts,
-      CASE
-        WHEN 'query_id' IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-        THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-        WHEN TYPEOF('query_id') <> 'VARCHAR'
-        THEN CAST('query_id' AS TEXT)
-        WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-        AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-        THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END AS query_id_shown,
-      CASE
-        WHEN 'doc_id' IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-        THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-        WHEN TYPEOF('doc_id') <> 'VARCHAR'
-        THEN CAST('doc_id' AS TEXT)
-        WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-        AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-        THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END AS doc_id_shown,
-      CASE
-        WHEN 'score' IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-        THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-        WHEN TYPEOF('score') <> 'VARCHAR'
-        THEN CAST('score' AS TEXT)
-        WHEN CONTAINS(CAST('score' AS TEXT), '''')
-        AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-        THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END AS score_shown
+      '''query_id''' AS query_id_shown,
+      '''doc_id''' AS doc_id_shown,
+      '''score''' AS score_shown
     FROM (
       SELECT
         COUNT(*) AS row_count,
@@ -1208,18 +1142,7 @@ WITH text_lines AS (
               ) || ''''
             END
           )
-          ELSE 'row {' || CASE
-            WHEN 'query_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-            WHEN TYPEOF('query_id') <> 'VARCHAR'
-            THEN CAST('query_id' AS TEXT)
-            WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
+          ELSE 'row {' || '''query_id''' || ': ' || (
             CASE
               WHEN r.query_id IS NULL
               THEN 'None'
@@ -1232,18 +1155,7 @@ WITH text_lines AS (
               THEN '"' || REPLACE(CAST(r.query_id AS TEXT), '\', '\\') || '"'
               ELSE '''' || REPLACE(REPLACE(CAST(r.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
             END
-          ) || ', ' || CASE
-            WHEN 'doc_id' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-            WHEN TYPEOF('doc_id') <> 'VARCHAR'
-            THEN CAST('doc_id' AS TEXT)
-            WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
+          ) || ', ' || '''doc_id''' || ': ' || (
             CASE
               WHEN r.doc_id IS NULL
               THEN 'None'
@@ -1256,18 +1168,7 @@ WITH text_lines AS (
               THEN '"' || REPLACE(CAST(r.doc_id AS TEXT), '\', '\\') || '"'
               ELSE '''' || REPLACE(REPLACE(CAST(r.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
             END
-          ) || ', ' || CASE
-            WHEN 'relevance' IS NULL
-            THEN 'None'
-            WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-            THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-            WHEN TYPEOF('relevance') <> 'VARCHAR'
-            THEN CAST('relevance' AS TEXT)
-            WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-            AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-            THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-            ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-          END || ': ' || (
+          ) || ', ' || '''relevance''' || ': ' || (
             CASE
               WHEN measured.not_integer_text = 0
               AND NOT TRY_CAST(r.ndcg_value_text AS INT128) IS NULL
@@ -1288,42 +1189,9 @@ WITH text_lines AS (
           ) || '}'
         END
       ) AS row_texts,
-      CASE
-        WHEN 'query_id' IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-        THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-        WHEN TYPEOF('query_id') <> 'VARCHAR'
-        THEN CAST('query_id' AS TEXT)
-        WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-        AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-        THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END AS query_id_shown,
-      CASE
-        WHEN 'doc_id' IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-        THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-        WHEN TYPEOF('doc_id') <> 'VARCHAR'
-        THEN CAST('doc_id' AS TEXT)
-        WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-        AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-        THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END AS doc_id_shown,
-      CASE
-        WHEN 'relevance' IS NULL
-        THEN 'None'
-        WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-        THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-        WHEN TYPEOF('relevance') <> 'VARCHAR'
-        THEN CAST('relevance' AS TEXT)
-        WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-        AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-        THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-        ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END AS relevance_shown
+      '''query_id''' AS query_id_shown,
+      '''doc_id''' AS doc_id_shown,
+      '''relevance''' AS relevance_shown
     FROM (
       SELECT
         COUNT(*) AS row_count,
@@ -3246,18 +3114,7 @@ WITH text_lines AS (
                   ) || ''''
                 END
               )
-              ELSE 'row {' || CASE
-                WHEN 'query_id' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-                WHEN TYPEOF('query_id') <> 'VARCHAR'
-                THEN CAST('query_id' AS TEXT)
-                WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ELSE 'row {' || '''query_id''' || ': ' || (
                 CASE
                   WHEN run_stats.value_text_row.query_id IS NULL
                   THEN 'None'
@@ -3270,18 +3127,7 @@ WITH text_lines AS (
                   THEN '"' || REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
                   ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
                 END
-              ) || ', ' || CASE
-                WHEN 'doc_id' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-                WHEN TYPEOF('doc_id') <> 'VARCHAR'
-                THEN CAST('doc_id' AS TEXT)
-                WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ) || ', ' || '''doc_id''' || ': ' || (
                 CASE
                   WHEN run_stats.value_text_row.doc_id IS NULL
                   THEN 'None'
@@ -3294,18 +3140,7 @@ WITH text_lines AS (
                   THEN '"' || REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
                   ELSE '''' || REPLACE(REPLACE(CAST(run_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
                 END
-              ) || ', ' || CASE
-                WHEN 'score' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-                WHEN TYPEOF('score') <> 'VARCHAR'
-                THEN CAST('score' AS TEXT)
-                WHEN CONTAINS(CAST('score' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ) || ', ' || '''score''' || ': ' || (
                 CASE
                   WHEN run_stats.not_integer_text = 0
                   AND NOT TRY_CAST(run_stats.value_text_row.ndcg_value_text AS INT128) IS NULL
@@ -3679,18 +3514,7 @@ WITH text_lines AS (
                   ) || ''''
                 END
               )
-              ELSE 'row {' || CASE
-                WHEN 'query_id' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-                WHEN TYPEOF('query_id') <> 'VARCHAR'
-                THEN CAST('query_id' AS TEXT)
-                WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ELSE 'row {' || '''query_id''' || ': ' || (
                 CASE
                   WHEN qrels_stats.value_text_row.query_id IS NULL
                   THEN 'None'
@@ -3703,18 +3527,7 @@ WITH text_lines AS (
                   THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\') || '"'
                   ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
                 END
-              ) || ', ' || CASE
-                WHEN 'doc_id' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-                WHEN TYPEOF('doc_id') <> 'VARCHAR'
-                THEN CAST('doc_id' AS TEXT)
-                WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ) || ', ' || '''doc_id''' || ': ' || (
                 CASE
                   WHEN qrels_stats.value_text_row.doc_id IS NULL
                   THEN 'None'
@@ -3727,18 +3540,7 @@ WITH text_lines AS (
                   THEN '"' || REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\') || '"'
                   ELSE '''' || REPLACE(REPLACE(CAST(qrels_stats.value_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
                 END
-              ) || ', ' || CASE
-                WHEN 'relevance' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('relevance'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('relevance' AS TEXT) || ''')'
-                WHEN TYPEOF('relevance') <> 'VARCHAR'
-                THEN CAST('relevance' AS TEXT)
-                WHEN CONTAINS(CAST('relevance' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('relevance' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('relevance' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('relevance' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ) || ', ' || '''relevance''' || ': ' || (
                 CASE
                   WHEN qrels_stats.not_integer_text = 0
                   AND NOT TRY_CAST(qrels_stats.value_text_row.ndcg_value_text AS INT128) IS NULL
@@ -4121,18 +3923,7 @@ WITH text_lines AS (
                   ) || ''''
                 END
               )
-              ELSE 'row {' || CASE
-                WHEN 'query_id' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('query_id'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('query_id' AS TEXT) || ''')'
-                WHEN TYPEOF('query_id') <> 'VARCHAR'
-                THEN CAST('query_id' AS TEXT)
-                WHEN CONTAINS(CAST('query_id' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('query_id' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('query_id' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('query_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ELSE 'row {' || '''query_id''' || ': ' || (
                 CASE
                   WHEN run_stats.inexact_text_row.query_id IS NULL
                   THEN 'None'
@@ -4145,18 +3936,7 @@ WITH text_lines AS (
                   THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\') || '"'
                   ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.query_id AS TEXT), '\', '\\'), '''', '\''') || ''''
                 END
-              ) || ', ' || CASE
-                WHEN 'doc_id' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('doc_id'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('doc_id' AS TEXT) || ''')'
-                WHEN TYPEOF('doc_id') <> 'VARCHAR'
-                THEN CAST('doc_id' AS TEXT)
-                WHEN CONTAINS(CAST('doc_id' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('doc_id' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('doc_id' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('doc_id' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ) || ', ' || '''doc_id''' || ': ' || (
                 CASE
                   WHEN run_stats.inexact_text_row.doc_id IS NULL
                   THEN 'None'
@@ -4169,18 +3949,7 @@ WITH text_lines AS (
                   THEN '"' || REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\') || '"'
                   ELSE '''' || REPLACE(REPLACE(CAST(run_stats.inexact_text_row.doc_id AS TEXT), '\', '\\'), '''', '\''') || ''''
                 END
-              ) || ', ' || CASE
-                WHEN 'score' IS NULL
-                THEN 'None'
-                WHEN STARTS_WITH(TYPEOF('score'), 'DECIMAL')
-                THEN 'Decimal(''' || CAST('score' AS TEXT) || ''')'
-                WHEN TYPEOF('score') <> 'VARCHAR'
-                THEN CAST('score' AS TEXT)
-                WHEN CONTAINS(CAST('score' AS TEXT), '''')
-                AND NOT CONTAINS(CAST('score' AS TEXT), '"')
-                THEN '"' || REPLACE(CAST('score' AS TEXT), '\', '\\') || '"'
-                ELSE '''' || REPLACE(REPLACE(CAST('score' AS TEXT), '\', '\\'), '''', '\''') || ''''
-              END || ': ' || (
+              ) || ', ' || '''score''' || ': ' || (
                 CASE
                   WHEN run_stats.not_integer_text = 0
                   AND NOT TRY_CAST(run_stats.inexact_text_row.ndcg_value_text AS INT128) IS NULL
