@@ -661,7 +661,8 @@ def _refuse_printing_document_weights(variables: Mapping[str, Any]) -> None:
     if variables.get("doc_weight_col") is not None:
         raise UsageError(
             f"doc_weight_col = {variables['doc_weight_col']!r} is not supported by ndcg sql: its statements check no "
-            "weights and take no list weights in the means; use ndcg evaluate --doc-weight-col"
+            "weights and take no list weights in the means; use ndcg evaluate --doc-weight-col, the table macros "
+            "(doc_weight_col := ...) or .read sql/ndcg.sql"
         )
 
 
