@@ -17,6 +17,8 @@ from pipeline.registry.evaluation import (
     DOCUMENT_WEIGHT_CONVENTIONS,
     DOCUMENT_WEIGHT_SETS,
     DOCUMENT_WEIGHTED_MEASURES,
+    WHITESPACE_CLASS,
+    blank_weight_column_message,
     convention_needed_message,
     ties_average_message,
     unweighted_measures_message,
@@ -93,6 +95,10 @@ def parameter_rules(front: Front) -> list[tuple[str, Sql]]:
     unweighted = f"list_filter(getvariable('measure_columns'), c -> not list_contains({weighted!r}, c))"
     values = {column: COLUMN_SHOWN}
     rules = [
+        (
+            f"{given} and regexp_full_match(cast({COLUMN} as varchar), {_text(WHITESPACE_CLASS + '*')})",
+            _as_sql(blank_weight_column_message(column), values),
+        ),
         (
             f"{given} and len({unweighted}) > 0",
             _as_sql(

@@ -339,7 +339,10 @@ def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluat
     labels = qrels.group_by(QUERY, "doc_id").agg(pl.col("relevance").max())  # judged per subtopic: the largest
     gained = gain(pl.col("relevance"), evaluation.gain, evaluation.relevance_threshold).fill_null(0.0)
     relevance = relevant(pl.col("relevance"), evaluation.relevance_threshold).fill_null(False).cast(pl.Float64)
-    listed = run.filter(pl.col(DOC_WEIGHT) > 0).join(labels, on=[QUERY, "doc_id"], how="left")
+    # the run's own columns but the ids and weights left out: one named "relevance" (the weights'
+    # own, --doc-weight-col relevance) took the place of the labels in the join
+    listed = run.select(QUERY, "doc_id", DOC_WEIGHT).filter(pl.col(DOC_WEIGHT) > 0)
+    listed = listed.join(labels, on=[QUERY, "doc_id"], how="left")
 
     def summed(value: pl.Expr) -> pl.Expr:
         # in doc_id order, whatever order the rows came in: the same bits on every run (a running

@@ -26,7 +26,8 @@ listed as (
     where getvariable('doc_weight_col') is not null and run.doc_weight > 0
 ),
 
--- sums in doc_id order, averages in query order (sum() adds as rows sit): the same bits every run
+-- sums in doc_id order, averages in query order (sum() adds as rows sit): the same bits every run;
+-- each ratio computed for every list, kept for those with gain (nullif: SET ieee_floating_point_ops)
 sums as (
     select
         evaluated.query_id,
@@ -45,18 +46,13 @@ sums as (
 
 averages as (
     select
-        coalesce(
-            list_sum(list(sums.weighted_gain / sums.gain order by sums.query_id) filter (where sums.gain > 0))
-            / count(*) filter (where sums.gain > 0),
-            1.0
-        ) as gain_average,
-        coalesce(
-            list_sum(
-                list(sums.weighted_relevant / sums.relevant order by sums.query_id) filter (where sums.relevant > 0)
-            )
-            / count(*) filter (where sums.relevant > 0),
-            1.0
-        ) as relevant_average
+        coalesce(list_sum(
+            list(sums.weighted_gain / nullif(sums.gain, 0) order by sums.query_id) filter (where sums.gain > 0)
+        ) / count(*) filter (where sums.gain > 0), 1.0) as gain_average,
+        coalesce(list_sum(
+            list(sums.weighted_relevant / nullif(sums.relevant, 0) order by sums.query_id)
+            filter (where sums.relevant > 0)
+        ) / count(*) filter (where sums.relevant > 0), 1.0) as relevant_average
     from sums
 ),
 

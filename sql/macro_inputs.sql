@@ -6,17 +6,16 @@
 -- by DuckDB's query_table), or TREC or CSV/TSV text (read by sql/macro_text_inputs.sql, whose
 -- views come before these). The format is the argument's ending (.txt TREC, .csv, .tsv; anything
 -- else query_table's) unless getvariable('run_format') or getvariable('qrels_format') names it.
--- pipeline/macros.py writes in, from those, getvariable('run_source') and
--- getvariable('qrels_source'): what query_table reads, the argument or the name of the view of
--- its text (or of ndcg_no_input, sql/macro_found_columns.sql's, for an argument that is no
--- name or path, which is refused).
--- Columns are read by name: one the input lacks is null here, of type "NULL" (a union by name
--- with the canonical columns), and the refusals name it rather than DuckDB's binder; the names
--- found are kept for that message by sql/macro_found_columns.sql.
--- The order rows arrive in is not seen through query_table, so arrival is one value for every
--- row: the macros refuse the options that read it (duplicates 'first', ties 'input-order').
--- The run's weights: its column getvariable('doc_weight_col') in its own type (CSV text's parsed as
--- numbers, ndcg_weight_text as written), judged by the refusals; null without.
+-- pipeline/macros.py writes in, from those, getvariable('run_read_as') and getvariable('qrels_read_as'),
+-- and getvariable('run_source') and getvariable('qrels_source'): what query_table reads, the argument
+-- or the view of its text (or ndcg_no_input, sql/macro_found_columns.sql's, for no name or path).
+-- Columns are read by name: one the input lacks is null here, of type "NULL" (a union by name with the
+-- canonical columns), and the refusals name it (sql/macro_found_columns.sql keeps the names found); a
+-- table's columns named as the text rows' own (ndcg_...) are left out, as others not read.
+-- The order rows arrive in is not seen through query_table, so arrival is one value for every row:
+-- the macros refuse the options that read it (duplicates 'first', ties 'input-order'). The run's
+-- weights: a table's column getvariable('doc_weight_col') in its own type, CSV text's parsed as
+-- numbers (ndcg_weight_text as written; never another column so named), judged by the refusals.
 --
 -- Creates: views run_given and qrels_given, as sql/inputs.sql does (sql/aligned_inputs.sql
 -- turns them into run and qrels, CTEs of the macros too), with the text line of each row read
@@ -28,9 +27,7 @@ select
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
-    coalesce(*columns(
-        lambda c: c = getvariable('doc_weight_col') or list_contains(['ndcg_weight', 'ndcg_absent'], c)  -- noqa: RF03
-    )) as doc_weight,
+    run_rows.ndcg_weight_read as doc_weight,
     run_rows.ndcg_weight_text,
     cast(0 as bigint) as arrival,
     run_rows.ndcg_file,
@@ -42,7 +39,7 @@ select
     run_rows.ndcg_expected_fields,
     run_rows.ndcg_first
 from (
-    select
+    select  -- noqa: AM07
         null as query_id,
         null as doc_id,
         null as score,
@@ -54,12 +51,17 @@ from (
         null as ndcg_fields,
         null as ndcg_expected_fields,
         null as ndcg_first,
-        null as ndcg_weight,
-        null as ndcg_weight_text,
-        null as ndcg_absent
+        null as ndcg_weight_text
     where false
     union all by name
-    select * from query_table(getvariable('run_source'))
+    select
+        columns(lambda c: not (getvariable('run_read_as') = 'parquet' and starts_with(c, 'ndcg_'))),  -- noqa: RF02
+        coalesce(*columns(
+            lambda c: c = 'ndcg_absent' or if(  -- noqa: RF02
+                getvariable('run_read_as') = 'parquet', c = getvariable('doc_weight_col'), c = 'ndcg_weight'
+            )
+        )) as ndcg_weight_read
+    from query_table(getvariable('run_source')), (select null as ndcg_absent) as absent
 ) as run_rows;
 
 create or replace temp view qrels_given as
@@ -78,7 +80,7 @@ select
     qrels_rows.ndcg_expected_fields,
     qrels_rows.ndcg_first
 from (
-    select
+    select  -- noqa: AM07
         null as query_id,
         null as doc_id,
         null as relevance,
@@ -93,5 +95,6 @@ from (
         null as ndcg_first
     where false
     union all by name
-    select * from query_table(getvariable('qrels_source'))
+    select columns(lambda c: not (getvariable('qrels_read_as') = 'parquet' and starts_with(c, 'ndcg_')))  -- noqa: RF02
+    from query_table(getvariable('qrels_source'))
 ) as qrels_rows;

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from pipeline import api
 from pipeline.errors import InvalidInput, UsageError
@@ -437,11 +438,33 @@ def test_the_table_macros_weigh_and_refuse_as_the_command_line(tmp_path: Path, m
     assert summary.filter(pl.col("k") == 2)["ndcg"][0] == pytest.approx(
         (weights[0] * q1 + weights[1] * q2 + 0.0) / sum(weights), abs=TOLERANCE
     )
+    # the same under a session that raises on a division by zero (the list weights divided every
+    # list's sums, the gainless' too), and with the weights under a name of the macros' own text
+    # columns: it took the number of fields of each line (4) for every weight
+    connection.execute("SET ieee_floating_point_ops = false")
+    assert_frame_equal(
+        by_macro("ndcg_summary", *text, f"ks := [2], {MACRO_TFRANKING}, doc_weight_col := 'weight'"), summary
+    )
+    connection.execute("RESET ieee_floating_point_ops")
+    internal = tmp_path / "internal.csv"
+    pl.read_csv(ROOT / text[0]).rename({"weight": "ndcg_fields"}).write_csv(internal)
+    pl.read_csv(internal).write_parquet(internal_parquet := tmp_path / "internal.parquet")
+    for run_given in (internal, internal_parquet):
+        named = by_macro(
+            "ndcg_summary", run_given, text[1], f"ks := [2], {MACRO_TFRANKING}, doc_weight_col := 'ndcg_fields'"
+        )
+        assert_frame_equal(named, summary)
+    # a table's columns so named, not read, are no text's either (they failed to bind, weights or not)
+    extra = run.with_columns(ndcg_line=pl.col("score").cast(pl.Int64), ndcg_weight_text=pl.lit(5))
+    extra.write_parquet(extra_path := tmp_path / "extra.parquet")
+    plain = api.evaluate(str(run_path), str(qrels_path), k=[2, 4]).summary
+    assert_frame_equal(by_macro("ndcg_summary", extra_path, qrels_path, "ks := [2, 4]"), plain, check_dtypes=False)
 
     bad = tmp_path / "bad.csv"
     bad.write_text("query_id,doc_id,score,w,s\nq1,a,4,1,x\nq1,b,3,-1,x\nq1,c,2,2,x\nq1,d,1,-3,x\n")
     run.with_columns(w=pl.lit(0.0)).write_parquet(zero := tmp_path / "zero.parquet")
     cases = [(bad, "w"), (bad, "nope"), (bad, "s"), (bad, "score"), (zero, "w"), ("data/trec/run.txt", "w")]
+    cases += [(bad, "query_id"), (bad, " ")]
     for run_given, column in cases:
         with pytest.raises((InvalidInput, UsageError)) as refused:
             api.evaluate(str(run_given), str(qrels_path), **{**options, "doc_weight_col": column})  # type: ignore[arg-type]
@@ -605,6 +628,21 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
         found, wanted = printed[column].cast(pl.Float64), expected[column].cast(pl.Float64)
         assert found.is_null().to_list() == wanted.is_null().to_list(), column
         assert ((found - wanted).abs().fill_null(0) < TOLERANCE).all(), column
+
+
+def test_a_run_s_weight_column_named_relevance_is_no_label() -> None:
+    """With judgments of their own, a run's weight column named "relevance" took the labels' place
+    when the list weights were summed: the documentation's example gave NDCG@2 0.4975 for 0.5337."""
+    run = pl.read_csv(ROOT / "docs/conventions/doc_weights.csv")
+    qrels = pl.read_csv(ROOT / "docs/conventions/doc_weights_qrels.csv")
+    options = {"profile": "tfranking", "k": [2], "measures": "ndcg,P,map"}
+    for engine in ("polars", "duckdb"):
+        named = {
+            column: api.evaluate(run.rename({"weight": column}), qrels, engine=engine, doc_weight_col=column, **options)
+            for column in ("weight", "relevance")
+        }
+        assert_frame_equal(named["relevance"].summary, named["weight"].summary)
+        assert_frame_equal(named["relevance"].query_weights, named["weight"].query_weights)
 
 
 def test_a_weight_column_read_as_another_column(tmp_path: Path) -> None:

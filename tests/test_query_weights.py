@@ -388,10 +388,12 @@ def test_spark_s_weighted_summaries_equal_polars(tmp_path: Path, local_spark: ob
             else:
                 assert expected[column].to_list() == found[column].to_list(), (name, column)
     # Spark's own list weight sums: a label of -1 is not relevant under --relevance-threshold -1
-    # (it was: weight_P (2 + 1) / 2 where TF-Ranking's sum(w x rel) / sum(rel) is 1 / 1)
+    # (it was: weight_P (2 + 1) / 2 where TF-Ranking's sum(w x rel) / sum(rel) is 1 / 1); the run's
+    # weight column named "relevance" (--doc-weight-col relevance) is no label
     lists = SimpleNamespace(
         run=local_spark.createDataFrame(  # type: ignore[attr-defined]
-            [("q1", "a", 2.0), ("q1", "b", 1.0), ("q2", "a", 3.0)], ["query_id", "doc_id", "doc_weight"]
+            [("q1", "a", 2.0, 2.0), ("q1", "b", 1.0, 1.0), ("q2", "a", 3.0, 3.0)],
+            ["query_id", "doc_id", "doc_weight", "relevance"],
         ),
         qrels=local_spark.createDataFrame(  # type: ignore[attr-defined]
             [("q1", "a", -1), ("q1", "b", 1), ("q2", "a", 0)], ["query_id", "doc_id", "relevance"]

@@ -572,7 +572,9 @@ def _list_weight_sums(checked: SparkChecked, evaluation: Evaluation) -> DataFram
     from pipeline.engines.spark_stats import gain
 
     labels = checked.qrels.groupBy("query_id", "doc_id").agg(functions.max("relevance").alias("relevance"))
-    listed = checked.run.filter(functions.col(DOC_WEIGHT) > 0).join(labels, ["query_id", "doc_id"], "left")
+    # the ids and weights alone: a run's column "relevance" (--doc-weight-col relevance) is no label
+    weights = checked.run.select("query_id", "doc_id", DOC_WEIGHT)
+    listed = weights.filter(functions.col(DOC_WEIGHT) > 0).join(labels, ["query_id", "doc_id"], "left")
     label, weight = functions.col("relevance"), functions.col(DOC_WEIGHT)
     threshold = evaluation.relevance_threshold
     # a negative label is never relevant, whatever the threshold (pipeline.expressions.relevant)

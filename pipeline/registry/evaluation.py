@@ -65,6 +65,14 @@ def convention_needed_message(column: str, name: str, value: str) -> str:
     )
 
 
+def blank_weight_column_message(shown: str) -> str:
+    return f"doc_weight_col must name a column of the run, got {shown}"
+
+
+# Python's whitespace (str.strip), as a regular expression's class: a name of it alone names no column
+WHITESPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in map(chr, range(0x110000)) if c.isspace()) + "]"
+
+
 Ties = Literal["docid-desc", "docid-asc", "input-order", "average"]
 Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
@@ -222,7 +230,7 @@ class Evaluation:
         if column is None:
             return
         if not isinstance(column, str) or not column.strip():
-            raise SpecError(f"doc_weight_col must name a column of the run, got {column!r}")
+            raise SpecError(blank_weight_column_message(repr(column)))
         unweighted = [name for name in self.columns if name not in DOCUMENT_WEIGHTED_MEASURES]
         if unweighted:
             raise SpecError(unweighted_measures_message(repr(column), ", ".join(unweighted)))

@@ -463,11 +463,7 @@ WITH text_lines AS (
     run_rows.query_id,
     run_rows.doc_id,
     run_rows.score,
-    COALESCE(
-      *COLUMNS(
-        LAMBDA c : c = doc_weight_col OR ARRAY_CONTAINS(['ndcg_weight', 'ndcg_absent'], c)
-      )
-    ) AS doc_weight,
+    run_rows.ndcg_weight_read AS doc_weight,
     run_rows.ndcg_weight_text,
     CAST(0 AS BIGINT) AS arrival,
     run_rows.ndcg_file,
@@ -479,6 +475,7 @@ WITH text_lines AS (
     run_rows.ndcg_expected_fields,
     run_rows.ndcg_first
   FROM (
+    /* noqa: AM07 */
     SELECT
       NULL AS query_id,
       NULL AS doc_id,
@@ -491,14 +488,53 @@ WITH text_lines AS (
       NULL AS ndcg_fields,
       NULL AS ndcg_expected_fields,
       NULL AS ndcg_first,
-      NULL AS ndcg_weight,
-      NULL AS ndcg_weight_text,
-      NULL AS ndcg_absent
+      NULL AS ndcg_weight_text
     WHERE
       FALSE
     UNION ALL BY NAME
     SELECT
-      *
+      COLUMNS(
+        LAMBDA c : NOT (
+          COALESCE(
+            LOWER(run_format),
+            CASE
+              WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+              THEN 'none'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+              THEN 'trec'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+              THEN 'csv'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+              THEN 'tsv'
+              ELSE 'parquet'
+            END
+          ) = 'parquet'
+          AND STARTS_WITH(c, 'ndcg_')
+        )
+      ), /* noqa: RF02 */
+      COALESCE(
+        *COLUMNS(
+          LAMBDA c : c = 'ndcg_absent'
+          OR CASE
+            WHEN COALESCE(
+              LOWER(run_format),
+              CASE
+                WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            ) = 'parquet'
+            THEN c = doc_weight_col
+            ELSE c = 'ndcg_weight'
+          END
+        )
+      ) AS ndcg_weight_read
     FROM QUERY_TABLE(
       CASE
         WHEN COALESCE(
@@ -540,7 +576,10 @@ WITH text_lines AS (
         THEN ['run_text_rows']
         ELSE ['ndcg_no_input']
       END
-    )
+    ), (
+      SELECT
+        NULL AS ndcg_absent
+    ) AS absent
   ) AS run_rows
 ), qrels_given AS (
   SELECT
@@ -558,6 +597,7 @@ WITH text_lines AS (
     qrels_rows.ndcg_expected_fields,
     qrels_rows.ndcg_first
   FROM (
+    /* noqa: AM07 */
     SELECT
       NULL AS query_id,
       NULL AS doc_id,
@@ -575,7 +615,25 @@ WITH text_lines AS (
       FALSE
     UNION ALL BY NAME
     SELECT
-      *
+      COLUMNS(
+        LAMBDA c : NOT (
+          COALESCE(
+            LOWER(qrels_format),
+            CASE
+              WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+              THEN 'none'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+              THEN 'trec'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+              THEN 'csv'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+              THEN 'tsv'
+              ELSE 'parquet'
+            END
+          ) = 'parquet'
+          AND STARTS_WITH(c, 'ndcg_')
+        )
+      ) /* noqa: RF02 */
     FROM QUERY_TABLE(
       CASE
         WHEN COALESCE(
@@ -1999,6 +2057,16 @@ WITH text_lines AS (
             ABS(x.value) <= 1e+300
           ))[1].key AS DOUBLE) AS TEXT)
         END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND REGEXP_FULL_MATCH(
+        CAST(doc_weight_col AS TEXT),
+        '[\x{9}\x{a}\x{b}\x{c}\x{d}\x{1c}\x{1d}\x{1e}\x{1f}\x{20}\x{85}\x{a0}\x{1680}\x{2000}\x{2001}\x{2002}\x{2003}\x{2004}\x{2005}\x{2006}\x{2007}\x{2008}\x{2009}\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]*'
+      )
+      THEN ERROR(
+        caller || ': ' || 'doc_weight_col must name a column of the run, got ' || (
+          run_weights.column_shown
+        )
       )
       WHEN NOT doc_weight_col IS NULL
       AND LENGTH(
@@ -7377,7 +7445,7 @@ FROM (
       SELECT
         COALESCE(
           LIST_SUM(
-            ARRAY_AGG(sums.weighted_gain / sums.gain ORDER BY sums.query_id NULLS LAST) FILTER(WHERE
+            ARRAY_AGG(sums.weighted_gain / NULLIF(sums.gain, 0) ORDER BY sums.query_id NULLS LAST) FILTER(WHERE
               sums.gain > 0)
           ) / COUNT(*) FILTER(WHERE
             sums.gain > 0),
@@ -7385,7 +7453,9 @@ FROM (
         ) AS gain_average,
         COALESCE(
           LIST_SUM(
-            ARRAY_AGG(sums.weighted_relevant / sums.relevant ORDER BY sums.query_id NULLS LAST) FILTER(WHERE
+            ARRAY_AGG(
+              sums.weighted_relevant / NULLIF(sums.relevant, 0) ORDER BY sums.query_id NULLS LAST
+            ) FILTER(WHERE
               sums.relevant > 0)
           ) / COUNT(*) FILTER(WHERE
             sums.relevant > 0),

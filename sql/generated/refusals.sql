@@ -1679,6 +1679,16 @@ SELECT
       END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND REGEXP_FULL_MATCH(
+      CAST(GETVARIABLE('doc_weight_col') AS TEXT),
+      '[\x{9}\x{a}\x{b}\x{c}\x{d}\x{1c}\x{1d}\x{1e}\x{1f}\x{20}\x{85}\x{a0}\x{1680}\x{2000}\x{2001}\x{2002}\x{2003}\x{2004}\x{2005}\x{2006}\x{2007}\x{2008}\x{2009}\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]*'
+    )
+    THEN ERROR(
+      'doc_weight_col must name a column of the run, got ' || (
+        run_weights.column_shown
+      )
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND LENGTH(
       LIST_FILTER(
         GETVARIABLE('measure_columns'),
