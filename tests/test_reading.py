@@ -237,6 +237,20 @@ def test_zero_row_file_with_null_columns_is_named(tmp_path: Path, engine: str, o
     assert f"{folder}/b.parquet: zero rows and column(s) 'query_id', 'doc_id', 'score' of type null" in stderr
 
 
+def test_an_interval_column_is_named_without_a_panic(tmp_path: Path, engine: str, out: Path) -> None:
+    """DuckDB writes INTERVAL columns to Parquet, which Polars cannot read: it panicked, printing
+    its message on stderr before the error (a Rust backtrace under RUST_BACKTRACE=1), for a column
+    not even read."""
+    import duckdb
+
+    run = tmp_path / "run.parquet"
+    SMALL_RUN.write_parquet(plain := tmp_path / "plain.parquet")
+    duckdb.execute(f"copy (select *, interval 1 day as waited from '{plain}') to '{run}' (format parquet)")
+    stderr = refused(engine, out, "--run", run, "--qrels", QRELS)
+    assert f"{run}: column(s) 'waited' of type INTERVAL, which Polars cannot read" in stderr
+    assert "panicked" not in stderr
+
+
 def csv_text(frame: pl.DataFrame) -> str:
     return frame.write_csv()
 

@@ -27,7 +27,7 @@ from pipeline.io.csv_text import (
     non_utf8_line,
 )
 from pipeline.io.fs import data_files
-from pipeline.io.location import Location, local_path
+from pipeline.io.location import Location, is_local, local_path
 from pipeline.io.names import DOC, LABEL, PROVENANCE, QUERY, SCORE, SUBTOPIC
 from pipeline.io.objects import error_text, filesystem_for
 from pipeline.io.objects import storage_options as store_options
@@ -346,6 +346,7 @@ def check_parquet_schemas(files: list[str]) -> None:
     schema), rather than failing later with a message that names neither. Footers only."""
     first: tuple[str, dict[str, pl.DataType]] | None = None
     for path in files:
+        _refuse_intervals(path)
         try:
             # not read_parquet_schema, which expands [ * ? in a name that exists
             scan = pl.scan_parquet(path, glob=False, hive_partitioning=False, storage_options=storage_options(path))
@@ -362,6 +363,27 @@ def check_parquet_schemas(files: list[str]) -> None:
             first = (path, schema)
             continue
         _compare_schemas(first, (path, schema))
+
+
+def _refuse_intervals(path: str) -> None:
+    """A local Parquet file with an INTERVAL column (DuckDB writes them), refused in our words:
+    Polars cannot read the type, and panics, its message printed on stderr before any error is
+    raised (whether the column is read or not)."""
+    if not is_local(path):
+        return
+    import pyarrow.lib
+    import pyarrow.parquet
+
+    try:
+        schema = pyarrow.parquet.ParquetFile(path).schema
+    except (OSError, pyarrow.lib.ArrowException):
+        return  # not Parquet, or not readable: said by the reader, in its words
+    intervals = [schema.column(i).path for i in range(len(schema)) if schema.column(i).converted_type == "INTERVAL"]
+    if intervals:
+        raise InvalidInput(
+            f"{path}: column(s) {', '.join(map(repr, intervals))} of type INTERVAL, which Polars cannot read; "
+            "write the file without them, or with them cast to a number (e.g. epoch(x) in DuckDB, seconds)"
+        )
 
 
 def _not_parquet(path: str) -> str | None:
