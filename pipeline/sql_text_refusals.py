@@ -16,10 +16,10 @@ over the views ``run_given`` and ``qrels_given`` and their one-pass statistics (
 
 from __future__ import annotations
 
-from pipeline.io.csv_text import OLD_MAC_ENDINGS, TEXT_AFTER_QUOTE
+from pipeline.io.csv_text import OLD_MAC_ENDINGS, TEXT_AFTER_QUOTE, repeated_column_message
 from pipeline.io.names import DOC, LABEL, QUERY, SCORE
 from pipeline.io.read import _COLUMN_ALIASES
-from pipeline.sql_words import Sql
+from pipeline.sql_words import Sql, as_sql, marker
 from pipeline.sql_words import sql_repr as _repr
 from pipeline.sql_words import sql_text as _text
 from pipeline.sql_words import variable as _variable
@@ -188,6 +188,7 @@ def scan_rules(role: str, name: Sql) -> list[tuple[str, Sql]]:
             f"{found}.has_header and {found}.old_mac_header is not null",
             Sql(f"{found}.old_mac_header.source_file || " + _text(f": {OLD_MAC_ENDINGS}")),
         ),
+        (f"{found}.has_header and {found}.repeated_header is not null", _repeated_column(role)),
         (f"{found}.has_header and {found}.other_header is not null", _other_header(role)),
         (f"{found}.has_header and {stats}.row_count = 0", Sql(f"{name} || ': no rows (a header only)'")),
         (f"{stats}.shape > 0", shape),
@@ -223,8 +224,24 @@ def columns_looked_up(role: str) -> str:
         # a file whose lines end in a carriage return alone is one line: its header holds the rest
         f"list_filter({role}_found_columns.headers, h -> contains(array_to_string(h.header_fields, ','), chr(13)))[1]"
         " as old_mac_header, "
+        f"list_filter({role}_found_columns.headers, h -> len(list_distinct(h.header_fields)) < len(h.header_fields))[1]"
+        " as repeated_header, "
         f"list_contains({list(TEXT_FORMATS)!r}, {_variable(f'{role}_read_as')}) as is_text, {header} as has_header, "
         f"{missing} as missing, {', '.join(guesses)} from {role}_found_columns) as {role}_columns"
+    )
+
+
+def _repeated_column(role: str) -> Sql:
+    """The command line's words for the first file (by name) whose header names a column twice:
+    the first such name in sorted order, and the header as written."""
+    header = f"{role}_columns.repeated_header"
+    fields = f"{header}.header_fields"
+    name = f"list_sort(list_filter(list_distinct({fields}), x -> len(list_filter({fields}, y -> y = x)) > 1))[1]"
+    written = f"array_to_string({fields}, if({_variable(f'{role}_read_as')} = 'tsv', chr(9), ','))"
+    shown = f"replace({_repr(written)}, chr(9), '\\t')"  # a tab as Python's repr shows it
+    words = repeated_column_message(marker("path"), marker("name"), marker("header"))
+    return as_sql(
+        words, {marker("path"): f"{header}.source_file", marker("name"): _repr(name), marker("header"): shown}
     )
 
 

@@ -26,6 +26,8 @@ from pipeline.registry.evaluation import (
 from pipeline.registry.parameters import setting_text
 from pipeline.rules import Front
 from pipeline.sql_words import NUMBER_SQL_TYPES, Sql, shown_type
+from pipeline.sql_words import as_sql as _as_sql
+from pipeline.sql_words import marker as _marker
 from pipeline.sql_words import sql_repr as _repr
 from pipeline.sql_words import sql_text as _text
 from pipeline.sql_words import variable as _variable
@@ -59,27 +61,6 @@ COLUMN_SHOWN = f"{WEIGHT_STATS}.column_shown"
 FOUND = {"script": _variable("run_columns_found"), "macro": "run_columns.found"}
 # The SQL conditions of DOCUMENT_WEIGHT_PROBLEMS, in their order, over the weight as a double
 PROBLEM_TESTS = ("w is null", "isnan(w)", "isinf(w)", "w < 0")
-
-
-def _as_sql(text: str, values: Mapping[str, str]) -> Sql:
-    """``text`` (a message built with the markers of ``values`` in place of its values, each as
-    written: plain or as its ``repr``) as a SQL concatenation of its words and the SQL of each value."""
-    pieces, rest = [], text
-    while rest:
-        found = [(rest.find(marker), marker) for marker in values if marker in rest]
-        if not found:
-            pieces.append(_text(rest))
-            break
-        at, marker = min(found)
-        if at:
-            pieces.append(_text(rest[:at]))
-        pieces.append(f"({values[marker]})")
-        rest = rest[at + len(marker) :]
-    return Sql(" || ".join(pieces))
-
-
-def _marker(name: str) -> str:
-    return f"\u27e6{name}\u27e7"
 
 
 def parameter_rules(front: Front) -> list[tuple[str, Sql]]:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 
 class Sql(str):
@@ -14,6 +15,27 @@ class Sql(str):
 def sql_text(value: str) -> str:
     """A SQL string literal of registry or template text (never a user's value)."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def as_sql(text: str, values: Mapping[str, str]) -> Sql:
+    """``text`` (a message built with the markers of ``values`` in place of its values, each as
+    written: plain or as its ``repr``) as a SQL concatenation of its words and the SQL of each value."""
+    pieces, rest = [], text
+    while rest:
+        found = [(rest.find(token), token) for token in values if token in rest]
+        if not found:
+            pieces.append(sql_text(rest))
+            break
+        at, token = min(found)
+        if at:
+            pieces.append(sql_text(rest[:at]))
+        pieces.append(f"({values[token]})")
+        rest = rest[at + len(token) :]
+    return Sql(" || ".join(pieces))
+
+
+def marker(name: str) -> str:
+    return f"\u27e6{name}\u27e7"
 
 
 def variable(name: str) -> Sql:

@@ -203,6 +203,9 @@ BAD_FILES = {
     # one dataset of two files whose headers differ (read by name, the second's columns would be swapped)
     "header_a.csv": "query_id,doc_id,score\nq1,d1,3\n",
     "header_b.csv": "doc_id,query_id,score\nd2,q1,2\n",
+    # a header naming a column twice: the macros read the first of them, the command line neither
+    "twice_named.csv": "query_id,doc_id,score,score\nq1,d1,3,1\nq1,d2,2,5\n",
+    "twice_named.tsv": "query_id\tdoc_id\tscore\tx\tx\nq1\td1\t3\t0\t0\n",
 }
 # (run, qrels, how much of the command line's message the macro says as it is: all, or up to a fix
 # that names a flag)
@@ -244,6 +247,8 @@ CASES = {
     "text after a quoted field's closing quote": ("after_quote.csv", "qrels.txt", None),
     "an empty file among CSV files": ("glob_*.csv", "qrels.txt", None),
     "CSV files whose headers differ": ("header_*.csv", "qrels.txt", None),
+    "a CSV header naming the score twice": ("twice_named.csv", "qrels.txt", None),
+    "a TSV header naming a column twice": ("twice_named.tsv", "qrels.txt", None),
     "a CSV header without the columns": ("renamed.csv", "qrels.txt", "; to read"),
     "a Parquet file without the columns": ("renamed.parquet", "qrels.parquet", "; to read"),
     "a Parquet run given as qrels": ("run.parquet", "run.parquet", "; this looks like"),

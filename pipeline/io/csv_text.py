@@ -109,10 +109,12 @@ def _csv_header(path: str, separator: str) -> tuple[list[str], bool]:
         raise InvalidInput(f"{path}: empty file (no header)")
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
-        raise InvalidInput(
-            f"{path}: the header names column {repeated[0]!r} more than once: {separator.join(header)!r}"
-        )
+        raise InvalidInput(repeated_column_message(path, repr(repeated[0]), repr(separator.join(header))))
     return header, has_rows
+
+
+def repeated_column_message(path: str, name_shown: str, header_shown: str) -> str:
+    return f"{path}: the header names column {name_shown} more than once: {header_shown}"
 
 
 _OTHER_ENCODINGS = (

@@ -2397,6 +2397,317 @@ WITH text_lines AS (
       THEN ERROR(
         caller || ': ' || run_columns.old_mac_header.source_file || ': its lines end in a carriage return alone (old Mac endings); save it with \n line endings'
       )
+      WHEN run_columns.has_header AND NOT run_columns.repeated_header IS NULL
+      THEN ERROR(
+        caller || ': ' || (
+          run_columns.repeated_header.source_file
+        ) || ': the header names column ' || (
+          CASE
+            WHEN LIST_SORT(
+              LIST_FILTER(
+                LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+              )
+            )[1] IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(
+              TYPEOF(
+                LIST_SORT(
+                  LIST_FILTER(
+                    LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                    LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                  )
+                )[1]
+              ),
+              'DECIMAL'
+            )
+            THEN 'Decimal(''' || CAST(LIST_SORT(
+              LIST_FILTER(
+                LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+              )
+            )[1] AS TEXT) || ''')'
+            WHEN TYPEOF(
+              LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1]
+            ) <> 'VARCHAR'
+            THEN CAST(LIST_SORT(
+              LIST_FILTER(
+                LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+              )
+            )[1] AS TEXT)
+            WHEN CONTAINS(
+              CAST(LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1] AS TEXT),
+              ''''
+            )
+            AND NOT CONTAINS(
+              CAST(LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1] AS TEXT),
+              '"'
+            )
+            THEN '"' || REPLACE(
+              CAST(LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1] AS TEXT),
+              '\',
+              '\\'
+            ) || '"'
+            ELSE '''' || REPLACE(
+              REPLACE(
+                CAST(LIST_SORT(
+                  LIST_FILTER(
+                    LIST_DISTINCT(run_columns.repeated_header.header_fields),
+                    LAMBDA x : LENGTH(LIST_FILTER(run_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                  )
+                )[1] AS TEXT),
+                '\',
+                '\\'
+              ),
+              '''',
+              '\'''
+            ) || ''''
+          END
+        ) || ' more than once: ' || (
+          REPLACE(
+            CASE
+              WHEN ARRAY_TO_STRING(
+                run_columns.repeated_header.header_fields,
+                CASE
+                  WHEN COALESCE(
+                    LOWER(run_format),
+                    CASE
+                      WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                      THEN 'none'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                      THEN 'trec'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                      THEN 'csv'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                      THEN 'tsv'
+                      ELSE 'parquet'
+                    END
+                  ) = 'tsv'
+                  THEN CHR(9)
+                  ELSE ','
+                END
+              ) IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(
+                TYPEOF(
+                  ARRAY_TO_STRING(
+                    run_columns.repeated_header.header_fields,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END
+                  )
+                ),
+                'DECIMAL'
+              )
+              THEN 'Decimal(''' || CAST(ARRAY_TO_STRING(
+                run_columns.repeated_header.header_fields,
+                CASE
+                  WHEN COALESCE(
+                    LOWER(run_format),
+                    CASE
+                      WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                      THEN 'none'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                      THEN 'trec'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                      THEN 'csv'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                      THEN 'tsv'
+                      ELSE 'parquet'
+                    END
+                  ) = 'tsv'
+                  THEN CHR(9)
+                  ELSE ','
+                END
+              ) AS TEXT) || ''')'
+              WHEN TYPEOF(
+                ARRAY_TO_STRING(
+                  run_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(run_format),
+                      CASE
+                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                )
+              ) <> 'VARCHAR'
+              THEN CAST(ARRAY_TO_STRING(
+                run_columns.repeated_header.header_fields,
+                CASE
+                  WHEN COALESCE(
+                    LOWER(run_format),
+                    CASE
+                      WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                      THEN 'none'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                      THEN 'trec'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                      THEN 'csv'
+                      WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                      THEN 'tsv'
+                      ELSE 'parquet'
+                    END
+                  ) = 'tsv'
+                  THEN CHR(9)
+                  ELSE ','
+                END
+              ) AS TEXT)
+              WHEN CONTAINS(
+                CAST(ARRAY_TO_STRING(
+                  run_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(run_format),
+                      CASE
+                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                ) AS TEXT),
+                ''''
+              )
+              AND NOT CONTAINS(
+                CAST(ARRAY_TO_STRING(
+                  run_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(run_format),
+                      CASE
+                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                ) AS TEXT),
+                '"'
+              )
+              THEN '"' || REPLACE(
+                CAST(ARRAY_TO_STRING(
+                  run_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(run_format),
+                      CASE
+                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                ) AS TEXT),
+                '\',
+                '\\'
+              ) || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(
+                  CAST(ARRAY_TO_STRING(
+                    run_columns.repeated_header.header_fields,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END
+                  ) AS TEXT),
+                  '\',
+                  '\\'
+                ),
+                '''',
+                '\'''
+              ) || ''''
+            END,
+            CHR(9),
+            '\t'
+          )
+        )
+      )
       WHEN run_columns.has_header AND NOT run_columns.other_header IS NULL
       THEN ERROR(
         caller || ': ' || run_columns.other_header.source_file || ': header ' || '''' || ARRAY_TO_STRING(
@@ -2636,6 +2947,317 @@ WITH text_lines AS (
       WHEN qrels_columns.has_header AND NOT qrels_columns.old_mac_header IS NULL
       THEN ERROR(
         caller || ': ' || qrels_columns.old_mac_header.source_file || ': its lines end in a carriage return alone (old Mac endings); save it with \n line endings'
+      )
+      WHEN qrels_columns.has_header AND NOT qrels_columns.repeated_header IS NULL
+      THEN ERROR(
+        caller || ': ' || (
+          qrels_columns.repeated_header.source_file
+        ) || ': the header names column ' || (
+          CASE
+            WHEN LIST_SORT(
+              LIST_FILTER(
+                LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+              )
+            )[1] IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(
+              TYPEOF(
+                LIST_SORT(
+                  LIST_FILTER(
+                    LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                    LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                  )
+                )[1]
+              ),
+              'DECIMAL'
+            )
+            THEN 'Decimal(''' || CAST(LIST_SORT(
+              LIST_FILTER(
+                LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+              )
+            )[1] AS TEXT) || ''')'
+            WHEN TYPEOF(
+              LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1]
+            ) <> 'VARCHAR'
+            THEN CAST(LIST_SORT(
+              LIST_FILTER(
+                LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+              )
+            )[1] AS TEXT)
+            WHEN CONTAINS(
+              CAST(LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1] AS TEXT),
+              ''''
+            )
+            AND NOT CONTAINS(
+              CAST(LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1] AS TEXT),
+              '"'
+            )
+            THEN '"' || REPLACE(
+              CAST(LIST_SORT(
+                LIST_FILTER(
+                  LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                  LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                )
+              )[1] AS TEXT),
+              '\',
+              '\\'
+            ) || '"'
+            ELSE '''' || REPLACE(
+              REPLACE(
+                CAST(LIST_SORT(
+                  LIST_FILTER(
+                    LIST_DISTINCT(qrels_columns.repeated_header.header_fields),
+                    LAMBDA x : LENGTH(LIST_FILTER(qrels_columns.repeated_header.header_fields, LAMBDA y : y = x)) > 1
+                  )
+                )[1] AS TEXT),
+                '\',
+                '\\'
+              ),
+              '''',
+              '\'''
+            ) || ''''
+          END
+        ) || ' more than once: ' || (
+          REPLACE(
+            CASE
+              WHEN ARRAY_TO_STRING(
+                qrels_columns.repeated_header.header_fields,
+                CASE
+                  WHEN COALESCE(
+                    LOWER(qrels_format),
+                    CASE
+                      WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                      THEN 'none'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                      THEN 'trec'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                      THEN 'csv'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                      THEN 'tsv'
+                      ELSE 'parquet'
+                    END
+                  ) = 'tsv'
+                  THEN CHR(9)
+                  ELSE ','
+                END
+              ) IS NULL
+              THEN 'None'
+              WHEN STARTS_WITH(
+                TYPEOF(
+                  ARRAY_TO_STRING(
+                    qrels_columns.repeated_header.header_fields,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END
+                  )
+                ),
+                'DECIMAL'
+              )
+              THEN 'Decimal(''' || CAST(ARRAY_TO_STRING(
+                qrels_columns.repeated_header.header_fields,
+                CASE
+                  WHEN COALESCE(
+                    LOWER(qrels_format),
+                    CASE
+                      WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                      THEN 'none'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                      THEN 'trec'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                      THEN 'csv'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                      THEN 'tsv'
+                      ELSE 'parquet'
+                    END
+                  ) = 'tsv'
+                  THEN CHR(9)
+                  ELSE ','
+                END
+              ) AS TEXT) || ''')'
+              WHEN TYPEOF(
+                ARRAY_TO_STRING(
+                  qrels_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(qrels_format),
+                      CASE
+                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                )
+              ) <> 'VARCHAR'
+              THEN CAST(ARRAY_TO_STRING(
+                qrels_columns.repeated_header.header_fields,
+                CASE
+                  WHEN COALESCE(
+                    LOWER(qrels_format),
+                    CASE
+                      WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                      THEN 'none'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                      THEN 'trec'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                      THEN 'csv'
+                      WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                      THEN 'tsv'
+                      ELSE 'parquet'
+                    END
+                  ) = 'tsv'
+                  THEN CHR(9)
+                  ELSE ','
+                END
+              ) AS TEXT)
+              WHEN CONTAINS(
+                CAST(ARRAY_TO_STRING(
+                  qrels_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(qrels_format),
+                      CASE
+                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                ) AS TEXT),
+                ''''
+              )
+              AND NOT CONTAINS(
+                CAST(ARRAY_TO_STRING(
+                  qrels_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(qrels_format),
+                      CASE
+                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                ) AS TEXT),
+                '"'
+              )
+              THEN '"' || REPLACE(
+                CAST(ARRAY_TO_STRING(
+                  qrels_columns.repeated_header.header_fields,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(qrels_format),
+                      CASE
+                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END
+                ) AS TEXT),
+                '\',
+                '\\'
+              ) || '"'
+              ELSE '''' || REPLACE(
+                REPLACE(
+                  CAST(ARRAY_TO_STRING(
+                    qrels_columns.repeated_header.header_fields,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END
+                  ) AS TEXT),
+                  '\',
+                  '\\'
+                ),
+                '''',
+                '\'''
+              ) || ''''
+            END,
+            CHR(9),
+            '\t'
+          )
+        )
       )
       WHEN qrels_columns.has_header AND NOT qrels_columns.other_header IS NULL
       THEN ERROR(
@@ -4690,6 +5312,10 @@ WITH text_lines AS (
         run_found_columns.headers,
         LAMBDA h : CONTAINS(ARRAY_TO_STRING(h.header_fields, ','), CHR(13))
       )[1] AS old_mac_header,
+      LIST_FILTER(
+        run_found_columns.headers,
+        LAMBDA h : LENGTH(LIST_DISTINCT(h.header_fields)) < LENGTH(h.header_fields)
+      )[1] AS repeated_header,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
@@ -4821,6 +5447,10 @@ WITH text_lines AS (
         qrels_found_columns.headers,
         LAMBDA h : CONTAINS(ARRAY_TO_STRING(h.header_fields, ','), CHR(13))
       )[1] AS old_mac_header,
+      LIST_FILTER(
+        qrels_found_columns.headers,
+        LAMBDA h : LENGTH(LIST_DISTINCT(h.header_fields)) < LENGTH(h.header_fields)
+      )[1] AS repeated_header,
       ARRAY_CONTAINS(
         ['trec', 'csv', 'tsv'],
         COALESCE(
