@@ -381,6 +381,25 @@ def _summary_of_ndcg_sql(script: list[str]) -> pl.DataFrame:
     return pl.read_csv(done.stdout.encode(), null_values=["NULL", ""])
 
 
+def weighted_lists(seed: int, queries: int, results: int, top_score: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A run of random tied scores (0 to ``top_score``) and weights (0 to 2, by quarters) and its
+    judgments (-1 to 3): every result of q03 weighs 0; q05 is not judged (evaluated, its list
+    weight the mean of the others')."""
+    rng = random.Random(seed)
+    rows = [(f"q{q:02d}", f"d{d}") for q in range(queries) for d in range(results)]
+    run = pl.DataFrame(
+        {
+            "query_id": [q for q, _ in rows],
+            "doc_id": [d for _, d in rows],
+            "score": [float(rng.randint(0, top_score)) for _ in rows],
+            "w": [0.0 if q == "q03" else rng.randint(0, 8) / 4 for q, _ in rows],
+        }
+    )
+    labels = [rng.randint(-1, 3) for _ in rows]
+    qrels = pl.DataFrame({"query_id": [q for q, _ in rows], "doc_id": [d for _, d in rows], "relevance": labels})
+    return run, qrels.filter(pl.col("query_id") != "q05")
+
+
 # the macros' arguments for TF-Ranking's conventions (the command line's profile tfranking)
 MACRO_TFRANKING = (
     "gain := 'exponential', ideal := 'retrieved', precision_denominator := 'min-k-retrieved', "
@@ -393,19 +412,7 @@ def test_the_table_macros_weigh_and_refuse_as_the_command_line(tmp_path: Path, m
     list-weighted means) from Parquet and from CSV text, and each refusal in the command line's
     words, the option spelled as the macros' parameter."""
     monkeypatch.chdir(ROOT)
-    rng = random.Random(29)
-    rows = [(f"q{q:02d}", f"d{d}") for q in range(12) for d in range(6)]
-    run = pl.DataFrame(
-        {
-            "query_id": [q for q, _ in rows],
-            "doc_id": [d for _, d in rows],
-            "score": [float(rng.randint(0, 3)) for _ in rows],  # ties
-            "w": [0.0 if q == "q03" else rng.randint(0, 8) / 4 for q, _ in rows],  # q03: every result weighs 0
-        }
-    )
-    labels = [rng.randint(-1, 3) for _ in rows]
-    qrels = pl.DataFrame({"query_id": [q for q, _ in rows], "doc_id": [d for _, d in rows], "relevance": labels})
-    qrels = qrels.filter(pl.col("query_id") != "q05")  # q05 unjudged: evaluated, its list weight the mean
+    run, qrels = weighted_lists(seed=29, queries=12, results=6, top_score=3)
     run.write_parquet(run_path := tmp_path / "run.parquet")
     qrels.write_parquet(qrels_path := tmp_path / "qrels.parquet")
     connection = duckdb.connect()
@@ -487,24 +494,8 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     """sql/ndcg.sql with doc_weight_col, in the duckdb CLI: the summary of the polars engine (its
     list-weighted means), and each refusal in the command line's words, the option spelled as
     the script's variable; one CLI process reads every case in turn."""
-    rng = random.Random(23)
-    rows = [(f"q{q:02d}", f"d{d}") for q in range(24) for d in range(7)]
-    run = pl.DataFrame(
-        {
-            "query_id": [q for q, _ in rows],
-            "doc_id": [d for _, d in rows],
-            "score": [float(rng.randint(0, 4)) for _ in rows],  # ties
-            "w": [0.0 if q == "q03" else rng.randint(0, 8) / 4 for q, _ in rows],  # q03: every result weighs 0
-            "s": ["x"] * len(rows),
-        }
-    )
-    qrels = pl.DataFrame(
-        {
-            "query_id": [q for q, _ in rows],
-            "doc_id": [d for _, d in rows],
-            "relevance": [rng.randint(-1, 3) for _ in rows],
-        }
-    ).filter(pl.col("query_id") != "q05")  # q05 unjudged: evaluated, its list weight the mean
+    run, qrels = weighted_lists(seed=23, queries=24, results=7, top_score=4)
+    run = run.with_columns(s=pl.lit("x"))
     paths = {name: tmp_path / f"{name}.parquet" for name in ("run", "qrels", "bad", "zero")}
     run.write_parquet(paths["run"])
     qrels.write_parquet(paths["qrels"])
