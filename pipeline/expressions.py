@@ -98,13 +98,17 @@ def with_input_order(run: pl.LazyFrame) -> pl.LazyFrame:
     """The run as ``query_id, doc_id, score, arrival, input_rank, doc_weight``.
 
     ``arrival`` is kept when the reader added it and is otherwise the row's position in
-    ``run``; ``input_rank`` is the run's ``rank`` column as Float64, or null without one;
+    ``run``; ``input_rank`` is the run's ``rank`` column as Float64, or null without a numeric one;
     ``doc_weight`` the run's document weights (``--doc-weight-col``), or 1.
     """
-    names = run.collect_schema().names()
+    schema = run.collect_schema()
+    names = schema.names()
     if ARRIVAL not in names:
         run = run.with_row_index(ARRIVAL)
-    input_rank = pl.col(RANK_COLUMN).cast(pl.Float64) if RANK_COLUMN in names else pl.lit(None, dtype=pl.Float64)
+    # a rank column of text is no input order (refused where one is read: pipeline.inputs); cast, a
+    # value such as 'zz' failed the DuckDB engine's reading of a run that never asked for it
+    ranked = RANK_COLUMN in names and schema[RANK_COLUMN].is_numeric()
+    input_rank = pl.col(RANK_COLUMN).cast(pl.Float64) if ranked else pl.lit(None, dtype=pl.Float64)
     # weight 1 multiplies every gain exactly: the run's weights only under --doc-weight-col
     weight = pl.col(DOC_WEIGHT).cast(pl.Float64) if DOC_WEIGHT in names else pl.lit(1.0, dtype=pl.Float64)
     return run.select(

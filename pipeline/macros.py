@@ -95,7 +95,8 @@ def input_variables(role: str) -> dict[str, str]:
     ending: ``.txt`` TREC as the command line reads it, ``.csv``, ``.tsv``, anything else
     query_table's ``parquet``; ``none`` for an argument that is not text); ``<role>_paths``, the
     argument as a list; ``<role>_source``,
-    what query_table reads; ``<role>_text_paths``, what read_text reads."""
+    what query_table reads; ``<role>_text_paths``, what read_text reads; ``<role>_table``, whether
+    query_table reads the argument itself (a table, a view or Parquet)."""
     argument, asked = role, f"{role}_format"
     # one list of names whether the argument is a name or a list of them
     paths = (
@@ -119,6 +120,7 @@ def input_variables(role: str) -> dict[str, str]:
             f"else ['{NO_INPUT}'] end"
         ),
         f"{role}_text_paths": f"if({text}, {paths}, []::varchar[])",
+        f"{role}_table": f"{read_as} = 'parquet'",
     }
 
 

@@ -42,7 +42,11 @@ VARIABLES = (
     "qrels",
     # their formats (the command line's --run-format, --qrels-format) and what pipeline/macros.py
     # derives from the arguments for sql/macro_inputs.sql and sql/macro_text_inputs.sql
-    *(f"{role}_{name}" for role in ("run", "qrels") for name in ("format", "paths", "read_as", "source", "text_paths")),
+    *(
+        f"{role}_{name}"
+        for role in ("run", "qrels")
+        for name in ("format", "paths", "read_as", "source", "text_paths", "table")
+    ),
     # what sql/generated/refusals.sql accepts beside the conventions: the command line's
     # --allow-fractional-labels
     "allow_fractional_labels",

@@ -463,6 +463,7 @@ def test_the_table_macros_weigh_and_refuse_as_the_command_line(tmp_path: Path, m
         assert_frame_equal(named, summary)
     # a table's columns so named, not read, are no text's either (they failed to bind, weights or not)
     extra = run.with_columns(ndcg_line=pl.col("score").cast(pl.Int64), ndcg_weight_text=pl.lit(5))
+    extra = extra.with_columns(NDCG_FIELDS=pl.lit("x"), ndcg_absent=pl.lit("a"))  # DuckDB's names know no case
     extra.write_parquet(extra_path := tmp_path / "extra.parquet")
     plain = api.evaluate(str(run_path), str(qrels_path), k=[2, 4]).summary
     assert_frame_equal(by_macro("ndcg_summary", extra_path, qrels_path, "ks := [2, 4]"), plain, check_dtypes=False)
@@ -634,6 +635,11 @@ def test_a_run_s_weight_column_named_relevance_is_no_label() -> None:
         }
         assert_frame_equal(named["relevance"].summary, named["weight"].summary)
         assert_frame_equal(named["relevance"].query_weights, named["weight"].query_weights)
+        # nor is a rank column of text an input order where none is read (DuckDB's reading cast it: 'zz' failed)
+        ranked = api.evaluate(
+            run.with_columns(rank=pl.lit("zz")), qrels, engine=engine, doc_weight_col="weight", **options
+        )
+        assert_frame_equal(ranked.summary, named["weight"].summary)
 
 
 def test_a_weight_column_read_as_another_column(tmp_path: Path) -> None:

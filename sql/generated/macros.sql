@@ -509,12 +509,12 @@ WITH text_lines AS (
               ELSE 'parquet'
             END
           ) = 'parquet'
-          AND STARTS_WITH(c, 'ndcg_')
+          AND STARTS_WITH(LOWER(c), 'ndcg_')
         )
       ), /* noqa: RF02 */
       COALESCE(
         *COLUMNS(
-          LAMBDA c : c = 'ndcg_absent'
+          LAMBDA c : c = 'ndcg_no_weight_column' /* noqa: RF02 */
           OR CASE
             WHEN COALESCE(
               LOWER(run_format),
@@ -535,30 +535,10 @@ WITH text_lines AS (
           END
         )
       ) AS ndcg_weight_read
-    FROM QUERY_TABLE(
-      CASE
-        WHEN COALESCE(
-          LOWER(run_format),
-          CASE
-            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-            THEN 'none'
-            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-            THEN 'trec'
-            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-            THEN 'csv'
-            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-            THEN 'tsv'
-            ELSE 'parquet'
-          END
-        ) = 'parquet'
-        THEN CAST(CASE
-          WHEN TYPEOF(run) = 'VARCHAR'
-          THEN CAST([run] AS TEXT)
-          ELSE CAST(run AS TEXT)
-        END AS TEXT[])
-        WHEN ARRAY_CONTAINS(
-          ['trec', 'csv', 'tsv'],
-          COALESCE(
+    FROM (
+      SELECT
+        COLUMNS(
+          LAMBDA c : NOT COALESCE(
             LOWER(run_format),
             CASE
               WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
@@ -571,14 +551,55 @@ WITH text_lines AS (
               THEN 'tsv'
               ELSE 'parquet'
             END
-          )
+          ) = 'parquet'
+          OR NOT STARTS_WITH(LOWER(c), 'ndcg_')
+          OR c = doc_weight_col
         )
-        THEN ['run_text_rows']
-        ELSE ['ndcg_no_input']
-      END
-    ), (
+      FROM QUERY_TABLE(
+        CASE
+          WHEN COALESCE(
+            LOWER(run_format),
+            CASE
+              WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+              THEN 'none'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+              THEN 'trec'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+              THEN 'csv'
+              WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+              THEN 'tsv'
+              ELSE 'parquet'
+            END
+          ) = 'parquet'
+          THEN CAST(CASE
+            WHEN TYPEOF(run) = 'VARCHAR'
+            THEN CAST([run] AS TEXT)
+            ELSE CAST(run AS TEXT)
+          END AS TEXT[])
+          WHEN ARRAY_CONTAINS(
+            ['trec', 'csv', 'tsv'],
+            COALESCE(
+              LOWER(run_format),
+              CASE
+                WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            )
+          )
+          THEN ['run_text_rows']
+          ELSE ['ndcg_no_input']
+        END
+      )
+    ) AS given, (
       SELECT
-        NULL AS ndcg_absent
+        NULL AS ndcg_no_weight_column
     ) AS absent
   ) AS run_rows
 ), qrels_given AS (
@@ -631,7 +652,7 @@ WITH text_lines AS (
               ELSE 'parquet'
             END
           ) = 'parquet'
-          AND STARTS_WITH(c, 'ndcg_')
+          AND STARTS_WITH(LOWER(c), 'ndcg_')
         )
       ) /* noqa: RF02 */
     FROM QUERY_TABLE(
