@@ -366,6 +366,22 @@ SCRIPT_COLUMN_VARIABLES = {
 }
 
 
+def script_column_rules(role: str, name: Sql, looked_for: dict[str, Sql]) -> list[tuple[str, Sql]]:
+    """sql/ndcg.sql's refusals of the files' columns: one the variables name and the file lacks;
+    and a run's rank column under input-order ties, which the command line orders them by and
+    the script does not read (its ties would follow the rows' arrival: another number, unsaid)."""
+    rules = [script_missing_columns_rule(role, name, looked_for)]
+    if role == "run":
+        ranked = f"{_variable('ties')} = 'input-order' and list_contains({_variable('run_columns_found')}, 'rank')"
+        words = (
+            ": column 'rank' orders input-order ties on the command line, and sql/ndcg.sql reads no rank column "
+            "(its ties would follow the rows as they arrive): rename or drop the column to order them so, or "
+            "define the view run yourself with input_rank (sql/aligned_inputs.sql)"
+        )
+        rules.append((ranked, Sql(f"{name} || {_text(words)}")))
+    return rules
+
+
 def script_missing_columns_rule(role: str, name: Sql, looked_for: dict[str, Sql]) -> tuple[str, Sql]:
     """sql/ndcg.sql's refusal of a column the variables name and the file lacks (the files'
     columns found by sql/input_columns.sql), in the command line's words: the names looked for,

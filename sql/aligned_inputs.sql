@@ -8,9 +8,9 @@
 -- both inputs, the type a union gives them (text against an integer, the wider of two
 -- integers), as the engines align them, and scores and labels as doubles, so
 -- that the steps bind whatever the inputs hold; sql/generated/refusals.sql names what is wrong
--- with them. input_rank is null: to use a rank column with ties = 'input-order', define the run
--- view yourself. doc_weight is the run's weight column doc_weight_col (--doc-weight-col) as a double,
--- or 1 without one.
+-- with them. input_rank is null: to use a rank column with ties = 'input-order' (refused with one,
+-- sql/generated/refusals.sql), define the run view yourself. doc_weight is the run's weight column
+-- doc_weight_col (--doc-weight-col) as a double, or 1 without one.
 
 create or replace temp view run as
 select

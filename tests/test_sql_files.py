@@ -479,3 +479,21 @@ def test_ndcg_sql_refuses_text_files_by_name_before_reading_them(tmp_path: Path)
             f"Invalid Input Error: {said}; read it with the table macros (ndcg_per_query) or ndcg evaluate, or "
             "convert it to Parquet"
         ), done.stderr
+
+
+def test_ndcg_sql_refuses_a_rank_column_under_input_order_ties(tmp_path: Path) -> None:
+    """The command line orders input-order ties by a run's rank column; sql/ndcg.sql reads none, so
+    its ties followed the rows' arrival: NDCG@1 0.5 for the command line's 1.0, unsaid."""
+    run = pl.DataFrame({"query_id": ["q1"] * 2, "doc_id": ["a", "b"], "score": [1.0, 1.0], "rank": [2, 1]})
+    run.write_parquet(run_path := tmp_path / "run.parquet")
+    pl.DataFrame({"query_id": ["q1"], "doc_id": ["b"], "relevance": [1]}).write_parquet(qrels := tmp_path / "q.parquet")
+    by_rank = per_query(str(run_path), str(qrels), evaluation=Evaluation(cutoffs=(1,), ties="input-order")).collect()
+    assert by_rank.filter(pl.col("k") == 1)["ndcg"].to_list() == [1.0]  # b, ranked 1, is the relevant one
+    variables = [f"SET VARIABLE {name} = {value}" for name, value in (("run_path", f"'{run_path}'"), ("ks", "[1]"))]
+    variables += [f"SET VARIABLE qrels_path = '{qrels}'", "SET VARIABLE ties = 'input-order'"]
+    done = duckdb_cli(*(arg for setting in variables for arg in ("-cmd", setting)), "-c", ".read sql/ndcg.sql")
+    assert done.stderr.splitlines()[0] == (
+        f"Invalid Input Error: {run_path}: column 'rank' orders input-order ties on the command line, and "
+        "sql/ndcg.sql reads no rank column (its ties would follow the rows as they arrive): rename or drop the "
+        "column to order them so, or define the view run yourself with input_rank (sql/aligned_inputs.sql)"
+    )

@@ -2341,6 +2341,11 @@ SELECT
         ELSE '; name the run''s columns with SET VARIABLE (run_query_col, run_doc_col, score_col; query_col and doc_col: both inputs'')'
       END
     )
+    WHEN GETVARIABLE('ties') = 'input-order'
+    AND ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), 'rank')
+    THEN ERROR(
+      CAST(GETVARIABLE('run_path') AS TEXT) || ': column ''rank'' orders input-order ties on the command line, and sql/ndcg.sql reads no rank column (its ties would follow the rows as they arrive): rename or drop the column to order them so, or define the view run yourself with input_rank (sql/aligned_inputs.sql)'
+    )
     WHEN LENGTH(
       LIST_FILTER(
         [
