@@ -7,10 +7,16 @@ partition keys, group columns) are kept. Nothing here collects data.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import functools
 import glob
+import os
 import shlex
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Literal
@@ -346,13 +352,16 @@ def check_parquet_schemas(files: list[str]) -> None:
     schema), rather than failing later with a message that names neither. Footers only."""
     first: tuple[str, dict[str, pl.DataType]] | None = None
     for path in files:
-        _refuse_intervals(path)
         try:
             # not read_parquet_schema, which expands [ * ? in a name that exists
             scan = pl.scan_parquet(path, glob=False, hive_partitioning=False, storage_options=storage_options(path))
-            schema = dict(scan.collect_schema())
+            with _panic_message_held():
+                schema = dict(scan.collect_schema())
         except (pl.exceptions.PolarsError, pl.exceptions.PanicException, OSError) as error:
-            raise InvalidInput(_not_parquet(path) or f"{path}: cannot read as parquet: {error_text(error)}") from None
+            said = (
+                _not_parquet(path) or _unreadable_types(path) or f"{path}: cannot read as parquet: {error_text(error)}"
+            )
+            raise InvalidInput(said) from None
         untyped = [name for name, dtype in schema.items() if dtype == pl.Null]
         if untyped and scan.select(pl.len()).collect().item() == 0:
             raise InvalidInput(
@@ -365,25 +374,55 @@ def check_parquet_schemas(files: list[str]) -> None:
         _compare_schemas(first, (path, schema))
 
 
-def _refuse_intervals(path: str) -> None:
-    """A local Parquet file with an INTERVAL column (DuckDB writes them), refused in our words:
-    Polars cannot read the type, and panics, its message printed on stderr before any error is
-    raised (whether the column is read or not)."""
+# fd 2 is the process's: one thread at a time points it elsewhere (a second would save the
+# first's file as the stderr to put back)
+_STDERR_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _panic_message_held() -> Iterator[None]:
+    """Standard error (fd 2) pointed at a temporary file while Polars reads a footer: a type it
+    cannot read (DuckDB's INTERVAL) makes it panic in Rust, whose hook prints the panic on stderr
+    before Python sees the error. After a panic, which the caller says in our words, the text is
+    dropped; anything else is written on as it came."""
+    with _STDERR_LOCK, tempfile.TemporaryFile() as held:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        panicked = False
+        try:
+            yield
+        except pl.exceptions.PanicException:
+            panicked = True
+            raise
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            text = held.read()
+            if text and not panicked:
+                os.write(2, text)
+
+
+def _unreadable_types(path: str) -> str | None:
+    """A local Parquet file's columns of INTERVAL type (DuckDB writes them), which Polars cannot
+    read, read or not, in our words; None when it has none (or cannot be read: said otherwise)."""
     if not is_local(path):
-        return
+        return None
     import pyarrow.lib
     import pyarrow.parquet
 
     try:
-        schema = pyarrow.parquet.ParquetFile(path).schema
+        schema = pyarrow.parquet.ParquetFile(local_path(path)).schema
     except (OSError, pyarrow.lib.ArrowException):
-        return  # not Parquet, or not readable: said by the reader, in its words
+        return None
     intervals = [schema.column(i).path for i in range(len(schema)) if schema.column(i).converted_type == "INTERVAL"]
-    if intervals:
-        raise InvalidInput(
-            f"{path}: column(s) {', '.join(map(repr, intervals))} of type INTERVAL, which Polars cannot read; "
-            "write the file without them, or with them cast to a number (e.g. epoch(x) in DuckDB, seconds)"
-        )
+    if not intervals:
+        return None
+    return (
+        f"{path}: column(s) {', '.join(map(repr, intervals))} of type INTERVAL, which Polars cannot read; "
+        "write the file without them, or with them cast to a number (e.g. epoch(x) in DuckDB, seconds)"
+    )
 
 
 def _not_parquet(path: str) -> str | None:
