@@ -386,7 +386,8 @@ def _panic_message_held() -> Iterator[None]:
     before Python sees the error. After a panic, which the caller says in our words, the text is
     dropped; anything else is written on as it came."""
     with _STDERR_LOCK, tempfile.TemporaryFile() as held:
-        sys.stderr.flush()
+        if sys.stderr is not None:
+            sys.stderr.flush()
         saved = os.dup(2)
         os.dup2(held.fileno(), 2)
         panicked = False
