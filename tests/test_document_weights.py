@@ -745,3 +745,11 @@ def test_tiny_weights_weigh_the_means_as_their_ratios(tmp_path: Path) -> None:
     script += ["SET VARIABLE precision_denominator = 'min-k-retrieved';", ".read sql/ndcg.sql"]
     printed = _summary_of_ndcg_sql(script)
     assert printed.filter(pl.col("k").is_null())["cg"].item() == pytest.approx(cg, rel=1e-12, abs=0)
+
+
+def test_the_whitespace_a_blank_weight_column_name_is_made_of_is_python_s() -> None:
+    """The SQL fronts refuse a doc_weight_col of whitespace alone as the command line does
+    (``not column.strip()``): with Python's whitespace, written out in the registry."""
+    from pipeline.registry.evaluation import PYTHON_WHITESPACE
+
+    assert set(PYTHON_WHITESPACE) == {c for c in map(chr, range(0x110000)) if c.isspace()}
