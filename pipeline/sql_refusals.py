@@ -37,11 +37,11 @@ from sqlglot import exp
 
 from pipeline import sql_text_refusals as text_refusals
 from pipeline import sql_weight_refusals as weight_refusals
-from pipeline.io.csv_text import CSV_FLOAT, CSV_INTEGER, CSV_TRUTH_VALUE
+from pipeline.io.csv_text import CSV_INTEGER, CSV_TRUTH_VALUE
 from pipeline.registry import CONVENTIONS, DEFAULTS, GAIN_KINDS, MAX_ERR_GRADE, MAX_GAIN, MEASURES, Gain
 from pipeline.registry.options import WEIGHT_NOT_FINITE, WEIGHT_SUBNORMAL
 from pipeline.rules import ERR, EXACT_DIGITS, EXACT_INTEGER, FIXES, ID_TYPES, MESSAGES, Front
-from pipeline.sql_words import ID_SQL_TYPES, NUMBER_SQL_TYPES, UNSIGNED_ID_SQL_TYPES, Sql
+from pipeline.sql_words import CSV_NUMBER_TEXT, ID_SQL_TYPES, NUMBER_SQL_TYPES, UNSIGNED_ID_SQL_TYPES, Sql
 from pipeline.sql_words import shown_type as _shown_type
 from pipeline.sql_words import sql_repr as _repr
 from pipeline.sql_words import sql_text as _text
@@ -189,7 +189,6 @@ def _beyond_exact_integers(value: str) -> str:
 # doubles, so they apply it to such a column's texts. A column holding a value neither an integer
 # nor a float there (+5, nan, 1_000) is text, refused as numbers stored as text where each value casts
 _INTEGER_TEXT = _text(CSV_INTEGER)
-_NUMBER_TEXT = _text(f"{CSV_INTEGER}|{CSV_FLOAT}")
 
 
 def _inexact_text(view: str) -> str:
@@ -259,7 +258,7 @@ def _stats(given: _Input, front: Front) -> str:
         as_written = row.replace(f"{given.view}.{given.value}", f"{given.view}.ndcg_value_text as {given.value}")
         text_value = text_refusals.value_text_condition(given.view, given.value)
         counted.append(f"count(*) filter (where {text_value}) as value_text")
-        read_as_text = f"not regexp_full_match({given.view}.ndcg_value_text, {_NUMBER_TEXT})"
+        read_as_text = f"not regexp_full_match({given.view}.ndcg_value_text, {CSV_NUMBER_TEXT})"
         counted.append(f"count(*) filter (where {read_as_text}) as numbers_text")
         truth = f"regexp_full_match({given.view}.ndcg_value_text, {_text(CSV_TRUTH_VALUE)})"
         texts = f"count({given.view}.ndcg_value_text)"

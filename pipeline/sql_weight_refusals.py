@@ -4,20 +4,18 @@ variable or parameter ``doc_weight_col``), in the words of the command line (:mo
 spells it: the script's variable and ``SET VARIABLE`` for a fix, the macros' parameter and ``:=``.
 
 The words are the Python functions' own, called with markers in place of each value and turned
-into a SQL concatenation (:func:`_as_sql`), so that the two cannot drift apart.
+into a SQL concatenation (:func:`pipeline.sql_words.as_sql`), so that the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pipeline.io.csv_text import CSV_FLOAT, CSV_INTEGER
 from pipeline.registry import DEFAULTS
 from pipeline.registry.evaluation import (
     DOCUMENT_WEIGHT_CONVENTIONS,
     DOCUMENT_WEIGHT_SETS,
     DOCUMENT_WEIGHTED_MEASURES,
-    WHITESPACE_CLASS,
     blank_weight_column_message,
     convention_needed_message,
     ties_average_message,
@@ -25,7 +23,7 @@ from pipeline.registry.evaluation import (
 )
 from pipeline.registry.parameters import setting_text
 from pipeline.rules import Front
-from pipeline.sql_words import NUMBER_SQL_TYPES, Sql, shown_type
+from pipeline.sql_words import CSV_NUMBER_TEXT, NUMBER_SQL_TYPES, Sql, shown_type
 from pipeline.sql_words import as_sql as _as_sql
 from pipeline.sql_words import marker as _marker
 from pipeline.sql_words import sql_repr as _repr
@@ -42,6 +40,15 @@ from pipeline.weights import (
 )
 
 COLUMN = _variable("doc_weight_col")
+# Python's whitespace (str.isspace, what str.strip removes), written out: finding it by testing every
+# character takes 0.05 s (tests/test_document_weights.py finds it so)
+PYTHON_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+# as a regular expression's class: a name of it alone names no column
+WHITESPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PYTHON_WHITESPACE) + "]"
+
 # What the rules read: the run's weights measured once (sql_refusals' from clause) and the type of
 # the run_given view's weight column (the file's own, as sql/inputs.sql reads it; in the macros, a
 # table's own or, CSV text, as the command line types the column: String unless every value written
@@ -176,9 +183,10 @@ def weight_stats(front: Front) -> str:
     first, columns = "arrival", []
     if front == "macro":
         first = "struct_pack(arrival, ndcg_file, ndcg_line_number)"
-        number = _text(f"{CSV_INTEGER}|{CSV_FLOAT}")
         # CSV text: a value written as no number, or none written at all, makes the column text
-        as_text = f"count(ndcg_weight_text) filter (where not regexp_full_match(ndcg_weight_text, {number})) > 0"
+        as_text = (
+            f"count(ndcg_weight_text) filter (where not regexp_full_match(ndcg_weight_text, {CSV_NUMBER_TEXT})) > 0"
+        )
         as_text += " or (count(ndcg_file) > 0 and count(ndcg_weight_text) = 0)"
         columns.append(f"case when {as_text} then 'VARCHAR' else any_value(weight_type) end as weight_type")
     for index, test in enumerate(PROBLEM_TESTS, start=1):

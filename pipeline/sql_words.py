@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from pipeline.io.csv_text import CSV_FLOAT, CSV_INTEGER
+
 
 class Sql(str):
     """A piece of SQL (an expression), as opposed to text a message shows as it is."""
@@ -60,6 +62,10 @@ def sql_repr(value: str) -> Sql:
         f"else '''' || replace({escaped}, '''', '\\''') || '''' end"
     )
 
+
+# A CSV value the command line's inference reads as a number (an integer or a float as Rust writes
+# one), as a SQL literal: a column with another value is text to it
+CSV_NUMBER_TEXT = sql_text(f"{CSV_INTEGER}|{CSV_FLOAT}")
 
 # DuckDB's type names as the command line shows them (Polars' names); others as DuckDB names them.
 SHOWN_TYPES = {

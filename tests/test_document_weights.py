@@ -749,7 +749,7 @@ def test_tiny_weights_weigh_the_means_as_their_ratios(tmp_path: Path) -> None:
 
 def test_the_whitespace_a_blank_weight_column_name_is_made_of_is_python_s() -> None:
     """The SQL fronts refuse a doc_weight_col of whitespace alone as the command line does
-    (``not column.strip()``): with Python's whitespace, written out in the registry."""
-    from pipeline.registry.evaluation import PYTHON_WHITESPACE
+    (``not column.strip()``): with Python's whitespace, written out where the SQL rule is made."""
+    from pipeline.sql_weight_refusals import PYTHON_WHITESPACE
 
     assert set(PYTHON_WHITESPACE) == {c for c in map(chr, range(0x110000)) if c.isspace()}

@@ -69,16 +69,6 @@ def blank_weight_column_message(shown: str) -> str:
     return f"doc_weight_col must name a column of the run, got {shown}"
 
 
-# Python's whitespace (str.isspace, what str.strip removes), written out: found at import, by testing
-# every character, it cost each process 0.05 s (tests/test_document_weights.py finds it so)
-PYTHON_WHITESPACE = (
-    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-# as a regular expression's class: a name of it alone names no column
-WHITESPACE_CLASS = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in PYTHON_WHITESPACE) + "]"
-
-
 Ties = Literal["docid-desc", "docid-asc", "input-order", "average"]
 Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
