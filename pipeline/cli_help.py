@@ -16,7 +16,8 @@ ADVANCED = frozenset(
         "run_query_col", "run_doc_col", "qrels_query_col", "qrels_doc_col", "qrels_label_col",
         "run_version", "qrels_version", "log_base", "ap_denominator", "precision_denominator",
         "queries_without_judgments", "rbp_persistence", "rbp_gain", "err_max_grade", "retrieved_scores",
-        "cwl_min_rel", "cwl_max_rel", "compat_persistence", "cwl_target", "doc_weight_col",
+        "cwl_min_rel", "cwl_max_rel", "compat_persistence", "cwl_target", "doc_weight_col", "doc_weights_in",
+        "unjudged_weight",
         "threads", "spark_master",
         "weight_col", "missing_query_weight", "missing_qrels_partition", "digits", "log_format", "print_config",
     }

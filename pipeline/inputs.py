@@ -35,7 +35,7 @@ from pipeline.io.read import (
 )
 from pipeline.registry import Evaluation, InputChecks
 from pipeline.validate import Checked, check_inputs, collect_input
-from pipeline.weights import document_weights, trec_weights_message
+from pipeline.weights import document_weights, inline_qrels_weights_message, trec_weights_message
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def prepare(
     run_frame = (
         run_frame.drop(ARRIVAL, strict=False).with_row_index(ARRIVAL).with_columns(pl.col(ARRIVAL).cast(pl.Int64))
     )
-    if evaluation.doc_weight_col is not None:
+    if evaluation.doc_weight_col is not None and evaluation.doc_weights_in == "run":
         if run_source is not None and run_source.format == "trec":
             raise InvalidInput(trec_weights_message(run_name))
         run_frame = document_weights(run_frame, evaluation.doc_weight_col, run_name, columns.of("run"))
@@ -133,6 +133,16 @@ def prepare(
         qrels_name = qrels_source.path if qrels_source else "qrels"
         if text_in_memory:
             qrels_frame = _parsed_once(qrels_frame, qrels_source, qrels_name)
+    if evaluation.doc_weight_col is not None and evaluation.doc_weights_in == "qrels":
+        # the judgments' weights, checked as read; each result takes its judgment's once the ids are
+        # aligned (pipeline.weights.judged_weights, at the end of validation)
+        if inline:
+            raise InvalidInput(inline_qrels_weights_message(run_name))
+        if qrels_source is not None and qrels_source.format == "trec":
+            raise InvalidInput(trec_weights_message(qrels_name, "qrels"))
+        qrels_frame = document_weights(
+            qrels_frame, evaluation.doc_weight_col, qrels_name, columns.of("qrels"), role="qrels"
+        )
     return Prepared(run_frame, qrels_frame, run_name, qrels_name, run_source, qrels_source, inline)
 
 

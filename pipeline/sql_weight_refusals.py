@@ -16,9 +16,12 @@ from pipeline.registry.evaluation import (
     DOCUMENT_WEIGHT_CONVENTIONS,
     DOCUMENT_WEIGHT_SETS,
     DOCUMENT_WEIGHTED_MEASURES,
+    QRELS_WEIGHTS_WITHOUT_COLUMN,
+    UNJUDGED_WEIGHT_WITHOUT_QRELS_WEIGHTS,
     blank_weight_column_message,
     convention_needed_message,
     ties_average_message,
+    unjudged_weight_message,
     unweighted_measures_message,
 )
 from pipeline.registry.parameters import setting_text
@@ -82,7 +85,29 @@ def parameter_rules(front: Front) -> list[tuple[str, Sql]]:
     weighted = list(DOCUMENT_WEIGHTED_MEASURES)
     unweighted = f"list_filter(getvariable('measure_columns'), c -> not list_contains({weighted!r}, c))"
     values = {column: COLUMN_SHOWN}
+    unjudged, source = _variable("unjudged_weight"), _variable("doc_weights_in")
+    here = "sql/ndcg.sql" if front == "script" else "the table macros"
     rules = [
+        # where the weights are read from, in the Evaluation's order
+        (
+            f"{unjudged} is not null and not ({unjudged} >= 0 and not isinf({unjudged}))",
+            _as_sql(unjudged_weight_message(shown), {shown: f"cast({unjudged} as varchar)"}),
+        ),
+        (
+            f"{unjudged} is not null and coalesce(cast({source} as varchar), 'run') <> 'qrels'",
+            Sql(_text(UNJUDGED_WEIGHT_WITHOUT_QRELS_WEIGHTS)),
+        ),
+        (f"{source} = 'qrels' and {COLUMN} is null", Sql(_text(QRELS_WEIGHTS_WITHOUT_COLUMN))),
+        (
+            f"{given} and {source} = 'qrels'",
+            Sql(
+                _text(
+                    f"doc_weights_in qrels is not read by {here} yet: join the qrels' weight column into the run "
+                    "(a view) and weigh by that column of the run, or evaluate with ndcg evaluate --doc-weights-in "
+                    "qrels or the Python API"
+                )
+            ),
+        ),
         (
             f"{given} and regexp_full_match(cast({COLUMN} as varchar), {_text(WHITESPACE_CLASS + '*')})",
             _as_sql(blank_weight_column_message(column), values),

@@ -48,6 +48,7 @@ from pipeline.rules import (
     WARNING_ORDER,
     ValidationWarning,
 )
+from pipeline.weights import judged_weights
 
 __all__ = [
     "ID_TYPES",
@@ -158,6 +159,8 @@ def check_inputs(
     if SUBTOPIC in qrels_schema.names():
         # one type on every engine: an integer subtopic 3 is the text "3", as in a TREC file
         qrels = qrels.with_columns(pl.col(SUBTOPIC).cast(pl.String))
+    if evaluation.doc_weight_col is not None and evaluation.doc_weights_in == "qrels":
+        run, qrels = judged_weights(run, qrels, evaluation, run_name, qrels_name)
     in_run, in_qrels = align_ids(run_queries.lazy(), casts), align_ids(qrels_queries.lazy(), casts)
     tallies, run_query_ids, qrels_query_ids = _tallies(in_run, in_qrels, negative, checks.warn_results_over)
     return Checked(

@@ -248,8 +248,33 @@ def missing_weight_column_message(run_name: str, column: str, names: Sequence[st
     )
 
 
-def trec_weights_message(run_name: str) -> str:
-    return f"{run_name}: a TREC run has no weight column; give the weights in a Parquet or CSV run"
+def trec_weights_message(run_name: str, role: str = "run") -> str:
+    return f"{run_name}: a TREC {role} has no weight column; give the weights in a Parquet or CSV {role}"
+
+
+def inline_qrels_weights_message(run_name: str) -> str:
+    return (
+        f"{run_name}: doc_weights_in qrels reads the weights from the qrels, and the labels are the run's own "
+        "(no qrels given): weigh by the run's column (leave doc_weights_in out), or give the qrels"
+    )
+
+
+def disagreeing_weights_message(qrels_name: str, column: str, count: int, first: Mapping[str, object]) -> str:
+    return (
+        f"{qrels_name}: {count} judged document(s) with differing weights in column {column!r}, first: query "
+        f"{first['query']!r}, document {first['doc']!r}, weights {first['low']} and {first['high']}; a document "
+        "weighs one weight, the same in every row that judges it (one per subtopic): make them agree"
+    )
+
+
+def unweighted_results_message(
+    run_name: str, qrels_name: str, column: str, count: int, first: Mapping[str, object]
+) -> str:
+    return (
+        f"{run_name}: {count} result(s) that {qrels_name} does not judge, so without a weight in its column "
+        f"{column!r} (doc_weights_in qrels), first: query {first['query']!r}, document {first['doc']!r}; judge "
+        "them there, or weigh each such result with unjudged_weight (--unjudged-weight W; 0: they leave the lists)"
+    )
 
 
 def weight_type_message(run_name: str, column: str, shown_type: str) -> str:
@@ -291,7 +316,12 @@ def bad_weights_message(run_name: str, column: str, problem: str, count: int, fi
 
 
 def document_weights(
-    run: pl.LazyFrame, column: str, run_name: str, names: Columns | None = None, arrival: str = "arrival"
+    run: pl.LazyFrame,
+    column: str,
+    run_name: str,
+    names: Columns | None = None,
+    arrival: str = "arrival",
+    role: str = "run",
 ) -> pl.LazyFrame:
     """The run with its weight ``column`` as ``doc_weight`` (Float64), every weight checked as
     :func:`read_query_weights` checks a query's: a weight that is not a finite number >= 0 is an
@@ -299,15 +329,18 @@ def document_weights(
     and weight) and how many rows are wrong (:func:`bad_weights_message`). ``names`` are the
     user's names of the run's columns (``--score-col sim``), which ``run`` holds under ours: the
     ids and the score are refused by the names given them, the columns found listed by the file's
-    names; the inline labels' column, and ``rank``, weigh and stay read as they were."""
+    names; the inline labels' column, and ``rank``, weigh and stay read as they were. ``role``
+    "qrels": the judgments' weights (``doc_weights_in`` qrels), checked alike, the label read as
+    another where the run's score is."""
     names = names or Columns()
     found = run.collect_schema()
     as_in_file = {QUERY: names.query, "doc_id": names.doc, "score": names.score, LABEL: names.label}
     given = [as_in_file.get(name, name) for name in found.names() if name != arrival]  # arrival is ours
-    held = LABEL if column == names.label and LABEL in found.names() else column
+    held = LABEL if column == names.label and LABEL in found.names() and role == "run" else column
     dtype = found.get(held)
     shown = None if dtype is None or dtype.is_numeric() else str(dtype)
-    problem = weight_column_problem(run_name, column, given, shown, (names.query, names.doc, names.score))
+    read_as_another = (names.query, names.doc, names.score if role == "run" else names.label)
+    problem = weight_column_problem(run_name, column, given, shown, read_as_another)
     if problem:
         raise InvalidInput(problem)
     weighted = run.with_columns(pl.col(held).cast(pl.Float64).alias(DOC_WEIGHT))
@@ -329,6 +362,47 @@ def document_weights(
             raise InvalidInput(bad_weights_message(run_name, column, problem, first["count"], first))
     # the column stays: read as another too (the inline labels, the input ranks), it is read as that
     return weighted
+
+
+def judged_weights(
+    run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation, run_name: str, qrels_name: str
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """``doc_weights_in`` qrels: each result of the run weighs its judgment's weight (the qrels'
+    ``doc_weight``, checked as read by :func:`document_weights`), a result the qrels do not judge
+    ``unjudged_weight``; the run with that ``doc_weight``, the qrels without it. Ids aligned
+    (validation's). Refused: a document whose rows (one per subtopic) give it differing weights,
+    and, without ``unjudged_weight``, a result the qrels do not judge (how many, and the first by
+    its ids: Spark reads rows in no order of the file)."""
+    column = str(evaluation.doc_weight_col)
+    weight = pl.col(DOC_WEIGHT)
+    judged = qrels.group_by(QUERY, "doc_id").agg(weight.min().alias("low"), weight.max().alias("high"))
+    differing = judged.filter(pl.col("low") != pl.col("high"))
+    weighted = run.drop(DOC_WEIGHT, strict=False).join(
+        judged.select(QUERY, "doc_id", pl.col("low").alias(DOC_WEIGHT)), on=[QUERY, "doc_id"], how="left"
+    )
+    unweighted = weighted.filter(weight.is_null())
+    disagreeing, unjudged = pl.collect_all(
+        [
+            differing.sort(QUERY, "doc_id").select(
+                pl.len().alias("count"), *(pl.col(name).first() for name in (QUERY, "doc_id", "low", "high"))
+            ),
+            unweighted.sort(QUERY, "doc_id").select(pl.len().alias("count"), pl.col(QUERY, "doc_id").first())
+            if evaluation.unjudged_weight is None
+            else pl.LazyFrame({"count": [0]}),
+        ]
+    )
+    if disagreeing["count"][0]:
+        (row,) = disagreeing.rows(named=True)
+        first = {"query": str(row[QUERY]), "doc": str(row["doc_id"]), "low": row["low"], "high": row["high"]}
+        raise InvalidInput(disagreeing_weights_message(qrels_name, column, row["count"], first))
+    if unjudged["count"][0]:
+        (row,) = unjudged.rows(named=True)
+        first = {"query": str(row[QUERY]), "doc": str(row["doc_id"])}
+        raise InvalidInput(unweighted_results_message(run_name, qrels_name, column, row["count"], first))
+    if evaluation.unjudged_weight is not None:
+        weighted = weighted.with_columns(weight.fill_null(evaluation.unjudged_weight))
+    # the run's columns in their order, the weight last (the other engines' order)
+    return weighted, qrels.drop(DOC_WEIGHT)
 
 
 def list_weight_sums(run: pl.LazyFrame, qrels: pl.LazyFrame, evaluation: Evaluation) -> pl.DataFrame:

@@ -753,3 +753,168 @@ def test_the_whitespace_a_blank_weight_column_name_is_made_of_is_python_s() -> N
     from pipeline.sql_weight_refusals import PYTHON_WHITESPACE
 
     assert set(PYTHON_WHITESPACE) == {c for c in map(chr, range(0x110000)) if c.isspace()}
+
+
+# --- weights read from the qrels (doc_weights_in qrels) ---------------------------------------------
+
+
+def qrels_weighted(seed: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """(run without weights, qrels with a weight per judged document in ``w``, the run with each
+    result's weight joined in: its judgment's, null where not judged): weighted_lists' queries,
+    q04 judged per subtopic (two rows a document, the same weight)."""
+    run, qrels = weighted_lists(seed, queries=9, results=7, top_score=3)
+    rng = random.Random(seed)
+    weights = qrels.select("query_id", "doc_id").with_columns(
+        w=pl.Series([0.0 if q == "q03" else rng.randint(0, 8) / 4 for q in qrels["query_id"]])
+    )
+    judged = qrels.join(weights, on=["query_id", "doc_id"]).filter(pl.col("doc_id") != "d2")  # d2: unjudged
+    per_subtopic = judged.with_columns(subtopic=pl.lit(1)).vstack(
+        judged.filter(pl.col("query_id") == "q04").with_columns(subtopic=pl.lit(2), relevance=pl.lit(0, pl.Int64))
+    )
+    joined = run.drop("w").join(judged.select("query_id", "doc_id", "w"), on=["query_id", "doc_id"], how="left")
+    return run.drop("w"), per_subtopic, joined
+
+
+def test_weights_read_from_the_qrels_are_each_result_s_judgment_s(tmp_path: Path) -> None:
+    """doc_weights_in qrels: TF-Ranking's own case with its weights in the qrels, written out; then
+    on random lists (ties, per-subtopic judgments, unjudged results weighing unjudged_weight) the
+    same numbers as the run's weights joined in, on both engines and from files."""
+    run = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "score": [1.0, 2.0, 3.0]})
+    qrels = pl.DataFrame({"query_id": ["q"] * 3, "doc_id": ["a", "b", "c"], "relevance": [1, 2, 3], "w": [4.0, 1, 1]})
+    result = api.evaluate(run, qrels, profile="tfranking", doc_weight_col="w", doc_weights_in="qrels", k=[3])
+    # TF-Ranking's test_ndcg_with_weights (exponential gains): c (7), b (3), a (4 x 1) ranked; the ideal
+    # by weight x gain: c (7), a (4), b (3)
+    expected = (7 + 3 / math.log2(3) + 4 * 1 / 2) / (7 + 4 / math.log2(3) + 3 / 2)
+    assert result.per_query.filter(pl.col("k") == 3)["ndcg"].item() == pytest.approx(expected, abs=TOLERANCE)
+
+    run, qrels, joined = qrels_weighted(seed=8)
+    options = {
+        "profile": "tfranking",
+        "doc_weight_col": "w",
+        "k": [2, 5],
+        "measures": ["ndcg", "P", "recall", "map", "recip_rank", "success", "average_precision_score"],
+    }
+    # a document judged per subtopic has its largest label (ndeval's), and one weight
+    labels = qrels.group_by("query_id", "doc_id").agg(pl.col("relevance").max())
+    expected = api.evaluate(joined.with_columns(pl.col("w").fill_null(0.75)), labels, **options)
+    run_path, qrels_path = tmp_path / "run.parquet", tmp_path / "qrels.csv"
+    run.write_parquet(run_path)
+    qrels.write_csv(qrels_path)
+    for engine, inputs in (("polars", (run, qrels)), ("duckdb", (run, qrels)), ("polars", (run_path, qrels_path))):
+        found = api.evaluate(*inputs, engine=engine, doc_weights_in="qrels", unjudged_weight=0.75, **options)
+        for name in ("per_query", "summary", "query_weights"):
+            ours, theirs = getattr(expected, name), getattr(found, name)
+            assert ours.columns == theirs.columns and ours.height == theirs.height, (engine, name)
+            for column in ours.columns:
+                if ours.schema[column].is_float():
+                    assert ((ours[column] - theirs[column]).abs() < TOLERANCE).all(), (engine, name, column)
+                    assert ours[column].is_null().to_list() == theirs[column].is_null().to_list()
+                else:
+                    assert ours[column].to_list() == theirs[column].to_list(), (engine, name, column)
+    # unjudged_weight 0: the unjudged results leave the lists, as a run weighing them 0
+    zero = api.evaluate(joined.with_columns(pl.col("w").fill_null(0.0)), labels, **options)
+    found = api.evaluate(run, qrels, doc_weights_in="qrels", unjudged_weight=0, **options)
+    assert ((zero.summary["ndcg"] - found.summary["ndcg"]).abs() < TOLERANCE).all()
+
+
+def test_weights_read_from_the_qrels_are_refused_as_the_run_s(tmp_path: Path) -> None:
+    """Each engine, the command line and ndcg validate refuse in one set of words: a result the qrels do
+    not judge (without unjudged_weight), a document whose subtopic rows disagree, the qrels' bad weights
+    and columns, TREC qrels, inline labels; the options without what they need; the SQL fronts say they
+    do not read them yet."""
+    run, qrels, _ = qrels_weighted(seed=9)
+    run_path, qrels_path = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    run.write_parquet(run_path)
+    qrels.write_parquet(qrels_path)
+    base = ["--run", run_path, "--qrels", qrels_path, "--profile", "tfranking", "--doc-weight-col", "w"]
+    count = run.join(qrels, on=["query_id", "doc_id"], how="anti").height  # d2 of each query, and q05's
+    unjudged = (
+        f"{run_path}: {count} result(s) that {qrels_path} does not judge, so without a weight in its column 'w' "
+        "(doc_weights_in qrels), first: query 'q00', document 'd2'; judge them there, or weigh each such result "
+        "with unjudged_weight (--unjudged-weight W; 0: they leave the lists)"
+    )
+    for engine in ("polars", "duckdb"):
+        done = run_cli("evaluate", *base, "--doc-weights-in", "qrels", "--engine", engine)
+        assert done.returncode == 3 and unjudged in done.stderr, done.stderr
+    done = run_cli("validate", *base[:4], "--doc-weight-col", "w", "--doc-weights-in", "qrels")
+    assert done.returncode == 3 and unjudged in done.stdout, done.stdout
+
+    def refused(qrels_frame: pl.DataFrame, words: str, **options: object) -> None:
+        for engine in ("polars", "duckdb"):
+            with pytest.raises(InvalidInput) as raised:
+                api.evaluate(run, qrels_frame, engine=engine, profile="tfranking", doc_weight_col="w",
+                             doc_weights_in="qrels", unjudged_weight=1, **options)  # fmt: skip
+            assert str(raised.value) == words, engine
+
+    differing = qrels.with_columns(
+        w=pl.when((pl.col("subtopic") == 2) & (pl.col("doc_id") == "d4")).then(9.0).otherwise(pl.col("w"))
+    )
+    first = differing.filter(pl.col("query_id") == "q04", pl.col("doc_id") == "d4")["w"].sort().to_list()
+    refused(
+        differing,
+        f"qrels: 1 judged document(s) with differing weights in column 'w', first: query 'q04', document 'd4', "
+        f"weights {first[0]} and {first[1]}; a document weighs one weight, the same in every row that judges it "
+        "(one per subtopic): make them agree",
+    )
+    negative = qrels.with_columns(w=pl.when(pl.col("doc_id") == "d1").then(-1.0).otherwise(pl.col("w")))
+    count = negative.filter(pl.col("w") < 0).height
+    refused(negative, f"qrels: {count} row(s) with a negative weight in column 'w', first: query 'q00', document 'd1', "
+            "weight -1.0; a weight is a finite number >= 0, one per result: fix or remove those rows")  # fmt: skip
+    refused(qrels.drop("w"), "qrels: no weight column 'w'; columns found: 'query_id', 'doc_id', 'relevance', "
+            "'subtopic'; name it with --doc-weight-col")  # fmt: skip
+    refused(qrels.with_columns(w=pl.lit("heavy")), "qrels: weight column 'w' holds String values; expected numbers "
+            "(a weight is a finite number >= 0)")  # fmt: skip
+    with pytest.raises(InvalidInput, match="--doc-weight-col names 'relevance', a column read as another"):
+        api.evaluate(run, qrels, profile="tfranking", doc_weight_col="relevance", doc_weights_in="qrels")
+    trec = tmp_path / "qrels.txt"
+    trec.write_text("q00 0 d0 1\n")
+    with pytest.raises(InvalidInput, match="a TREC qrels has no weight column; give the weights in a Parquet or CSV"):
+        api.evaluate(run, str(trec), profile="tfranking", doc_weight_col="w", doc_weights_in="qrels")
+    inline = run.with_columns(relevance=pl.lit(1), w=pl.lit(1.0))
+    with pytest.raises(InvalidInput, match="doc_weights_in qrels reads the weights from the qrels, and the labels"):
+        api.evaluate(inline, None, profile="tfranking", doc_weight_col="w", doc_weights_in="qrels")
+    for options, words in (
+        ({"doc_weights_in": "qrels"}, "doc_weights_in qrels reads the weights of doc_weight_col's column of the qrels"),
+        ({"doc_weight_col": "w", "unjudged_weight": 1}, "unjudged_weight weighs the results the qrels do not judge"),
+        ({"doc_weight_col": "w", "doc_weights_in": "qrels", "unjudged_weight": math.inf}, "got inf"),
+    ):
+        with pytest.raises(UsageError, match=words):
+            api.make_evaluation(profile="tfranking", **options)
+    done = run_cli("evaluate", *base[:4], "--unjudged-weight", "-1")
+    assert done.returncode == 2 and "unjudged_weight must be a finite number >= 0, got -1.0" in done.stderr
+    # the SQL fronts read the run's weights only: refused by name, in each front's words
+    macros = duckdb.connect()
+    macros.execute((ROOT / "sql" / "generated" / "macros.sql").read_text())
+    with pytest.raises(duckdb.InvalidInputException, match="doc_weights_in qrels is not read by the table macros yet"):
+        macros.sql(
+            f"select * from ndcg_per_query('{run_path}', '{qrels_path}', doc_weight_col := 'w', doc_weights_in := "
+            "'qrels', ideal := 'retrieved', precision_denominator := 'min-k-retrieved')"
+        ).fetchall()
+    with pytest.raises(duckdb.InvalidInputException, match="unjudged_weight weighs the results the qrels do not"):
+        macros.sql(f"select * from ndcg_summary('{run_path}', '{qrels_path}', unjudged_weight := 1)").fetchall()
+
+
+@pytest.mark.timeout(900)
+def test_weights_read_from_the_qrels_on_spark(tmp_path: Path, local_spark: object) -> None:
+    """Spark joins the qrels' weights as the other engines do, and refuses in their words."""
+    run, qrels, _ = qrels_weighted(seed=10)
+    run_path, qrels_path = tmp_path / "run.parquet", tmp_path / "qrels.parquet"
+    run.write_parquet(run_path)
+    qrels.write_parquet(qrels_path)
+    options = {"profile": "tfranking", "doc_weight_col": "w", "doc_weights_in": "qrels", "k": [3], "measures": "ndcg,P"}
+    expected = api.evaluate(run_path, qrels_path, unjudged_weight=0.5, **options)
+    found = api.evaluate(run_path, qrels_path, unjudged_weight=0.5, engine="spark", **options)
+    for name in ("per_query", "summary"):
+        ours, theirs = getattr(expected, name), getattr(found, name).sort(getattr(expected, name).columns[:2])
+        ours = ours.sort(ours.columns[:2])
+        for column in ("cg", "dcg", "idcg", "ndcg", "P"):
+            assert ((ours[column] - theirs[column]).abs() < TOLERANCE).all(), (name, column)
+    differing = tmp_path / "differing.parquet"
+    qrels.with_columns(w=pl.when(pl.col("subtopic") == 2).then(9.0).otherwise(pl.col("w"))).write_parquet(differing)
+    for qrels_file, unjudged in ((qrels_path, None), (differing, 1.0)):
+        with pytest.raises(InvalidInput) as polars_words:
+            api.evaluate(run_path, qrels_file, unjudged_weight=unjudged, **options)
+        with pytest.raises(InvalidInput) as spark_words:
+            api.evaluate(run_path, qrels_file, unjudged_weight=unjudged, engine="spark", **options)
+        assert str(spark_words.value) == str(polars_words.value)
+        assert ("does not judge" if unjudged is None else "differing weights") in str(spark_words.value)

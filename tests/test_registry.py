@@ -19,6 +19,7 @@ from pipeline.engines import polars as polars_engine
 from pipeline.engines.polars import PER_QUERY_COLUMNS
 from pipeline.errors import UsageError
 from pipeline.registry import (
+    CONVENTION,
     CONVENTIONS,
     COUNTERS,
     MEASURE_NAMES,
@@ -54,16 +55,24 @@ def cases() -> list[tuple[Convention, str, Any]]:
     return found
 
 
+def companions_of(name: str) -> dict[str, Any]:
+    """The settings a convention means something beside only (the registry's companions)."""
+    return dict(CONVENTION[name].companions) if name in CONVENTION else {}
+
+
 def from_cli(name: str, text: str) -> Evaluation:
     flag = "--" + name.replace("_", "-")
     argv = ["sql", flag] if text == "true" else ["sql", f"--no-{flag[2:]}"] if text == "false" else ["sql", flag, text]
+    for companion, value in companions_of(name.replace("-", "_")).items():
+        argv += ["--" + companion.replace("_", "-"), str(value)]
     return cli._evaluation_from(parse_args(build_parser(), argv))
 
 
 def from_config(tmp_path: Path, key: str, text: str, api_value: Any) -> Evaluation:
     value = str(api_value).lower() if isinstance(api_value, bool) else f'"{text}"'
     config = tmp_path / f"{key}.toml"
-    config.write_text(f"{key} = {value}\n")
+    companions = "".join(f'{name} = "{setting}"\n' for name, setting in companions_of(key.replace("-", "_")).items())
+    config.write_text(f"{key} = {value}\n{companions}")
     parser = build_parser()
     argv = ["evaluate", "--config", str(config)]
     return cli._evaluation_from(cli._apply_config(parser, parse_args(parser, argv), argv))
@@ -84,7 +93,7 @@ def test_every_convention_is_a_flag_a_config_key_and_an_api_option() -> None:
 def test_every_choice_means_the_same_by_flag_config_and_api(
     tmp_path: Path, convention: Convention, text: str, api_value: Any
 ) -> None:
-    by_api = make_evaluation(**{convention.name: api_value})
+    by_api = make_evaluation(**{convention.name: api_value, **dict(convention.companions)})
     assert from_cli(convention.name, text) == by_api
     for key in (convention.name, convention.name.replace("_", "-")):
         assert from_config(tmp_path, key, text, api_value) == by_api

@@ -188,9 +188,12 @@ def test_unknown_variables_and_unsupported_options_are_refused() -> None:
 
 def every_choice() -> list[tuple[str, object]]:
     """(option, value) for every choice of every convention of the registry, both states of each
-    switch, and a sample of each open one."""
+    switch, and a sample of each open one (a convention with companions is left to the engines'
+    tests: doc_weights_in, which ndcg sql refuses with its doc_weight_col)."""
     found: list[tuple[str, object]] = []
     for convention in CONVENTIONS:
+        if convention.companions:
+            continue
         found += [(convention.name, choice.value) for choice in convention.choices]
         if convention.switch:
             found += [(convention.name, True), (convention.name, False)]

@@ -67,11 +67,20 @@ def validated(
     in_run, in_qrels = columns.of("run"), columns.of("qrels")
     # as the other engines read them: inline labels are the run's three columns, and the run
     # keeps its other columns but the label
-    weighted = run.frame
+    weighted, judged = run.frame, qrels.frame
     if evaluation.doc_weight_col is not None:  # by the file's names, as the other engines check them
-        wanted = {QUERY: in_run.query, DOC: in_run.doc, SCORE: in_run.score}
-        _require_columns(run.frame, wanted, run.name, "run (inline labels)" if inline else "run")
-        weighted = _document_weights(run.frame, evaluation.doc_weight_col, run.name, in_run)
+        if evaluation.doc_weights_in == "run":
+            wanted = {QUERY: in_run.query, DOC: in_run.doc, SCORE: in_run.score}
+            _require_columns(run.frame, wanted, run.name, "run (inline labels)" if inline else "run")
+            weighted = _document_weights(run.frame, evaluation.doc_weight_col, run.name, in_run)
+        elif inline:
+            from pipeline.weights import inline_qrels_weights_message
+
+            raise InvalidInput(inline_qrels_weights_message(run.name))
+        else:
+            wanted = {QUERY: in_qrels.query, DOC: in_qrels.doc, LABEL: in_qrels.label}
+            _require_columns(qrels.frame, wanted, qrels.name, "qrels")
+            judged = _document_weights(qrels.frame, evaluation.doc_weight_col, qrels.name, in_qrels, role="qrels")
     run_frame = _canonical(
         weighted,
         {in_run.query: "query_id", in_run.doc: "doc_id", in_run.score: "score"},
@@ -80,7 +89,7 @@ def validated(
         drop=(in_run.label,) if inline else (),
     )
     qrels_frame = _canonical(
-        qrels.frame,
+        judged,
         {in_qrels.query: "query_id", in_qrels.doc: "doc_id", in_qrels.label: "relevance"},
         qrels.name,
         role="qrels",
@@ -104,18 +113,19 @@ def validated(
     )
 
 
-def _document_weights(run: DataFrame, column: str, run_name: str, names: Columns) -> DataFrame:
+def _document_weights(run: DataFrame, column: str, run_name: str, names: Columns, role: str = "run") -> DataFrame:
     """The run (under the file's names) with its weight ``column`` as ``doc_weight`` (a double),
     checked by the other engines' rules in their words (:func:`pipeline.weights.document_weights`):
     one Spark job counts each problem, a second reads the first row of the first problem found.
-    The column stays as it is: read as another too (the inline labels), it is read as that."""
+    The column stays as it is: read as another too (the inline labels), it is read as that.
+    ``role`` "qrels": the judgments' weights (``doc_weights_in`` qrels), the label read as another."""
     from pyspark.sql import functions
 
     from pipeline.engines import spark_stats as stats
     from pipeline.expressions import DOC_WEIGHT
     from pipeline.weights import DOCUMENT_WEIGHT_PROBLEMS, bad_weights_message, weight_column_problem
 
-    read_as_another = (names.query, names.doc, names.score)
+    read_as_another = (names.query, names.doc, names.score if role == "run" else names.label)
     shown = None
     if column in run.columns and column not in read_as_another:
         found = stats.column_types(run, (column,))[column]
@@ -314,11 +324,52 @@ def check_inputs(
     counts["negative_labels"] = qrels_stats.negative
     tallies = stats.tallies(*aligned, evaluation, checks.warn_results_over, counts, f"{run_name} and {qrels_name}")
     run, qrels = aligned
+    if evaluation.doc_weight_col is not None and evaluation.doc_weights_in == "qrels":
+        run, qrels = _judged_weights(run, qrels, evaluation, run_name, qrels_name)
     if SUBTOPIC in qrels.columns:
         # one type on every engine: an integer subtopic 3 is the text "3", as in a TREC file
         qrels = qrels.withColumn(SUBTOPIC, functions.col(SUBTOPIC).cast("string"))
     found = rules.warnings(tallies, run_name=run_name, qrels_name=qrels_name, policy=policy)
     return SparkChecked(run, qrels, found, run_name)
+
+
+def _judged_weights(
+    run: DataFrame, qrels: DataFrame, evaluation: Evaluation, run_name: str, qrels_name: str
+) -> tuple[DataFrame, DataFrame]:
+    """:func:`pipeline.weights.judged_weights` in Spark, in its words: each result weighs its
+    judgment's weight, or ``unjudged_weight``; one job counts the documents whose rows disagree and
+    the results without a judgment, a second reads the first of the first problem found."""
+    from pyspark.sql import functions
+
+    from pipeline.engines import spark_stats as stats
+    from pipeline.expressions import DOC_WEIGHT
+    from pipeline.weights import disagreeing_weights_message, unweighted_results_message
+
+    column, weight, ids = str(evaluation.doc_weight_col), functions.col(DOC_WEIGHT), ["query_id", "doc_id"]
+    judged = qrels.groupBy(*ids).agg(functions.min(weight).alias("low"), functions.max(weight).alias("high"))
+    differing = judged.filter(functions.col("low") != functions.col("high"))
+    weighted = run.drop(DOC_WEIGHT).join(judged.select(*ids, functions.col("low").alias(DOC_WEIGHT)), ids, "left")
+    unweighted = weighted.filter(weight.isNull()) if evaluation.unjudged_weight is None else weighted.limit(0)
+    (counts,) = stats.collect(
+        qrels_name,
+        differing.agg(functions.count(functions.lit(1)).alias("differing")).crossJoin(
+            unweighted.agg(functions.count(functions.lit(1)).alias("unweighted"))
+        ),
+    )
+    shown = [functions.col(name).cast("string").alias(name) for name in ids]
+    if counts["differing"]:
+        (row,) = stats.collect(qrels_name, differing.orderBy(*ids).select(*shown, "low", "high").limit(1))
+        first = {"query": row["query_id"], "doc": row["doc_id"], "low": row["low"], "high": row["high"]}
+        raise InvalidInput(disagreeing_weights_message(qrels_name, column, counts["differing"], first))
+    if counts["unweighted"]:
+        (row,) = stats.collect(run_name, unweighted.orderBy(*ids).select(*shown).limit(1))
+        first = {"query": row["query_id"], "doc": row["doc_id"]}
+        raise InvalidInput(unweighted_results_message(run_name, qrels_name, column, counts["unweighted"], first))
+    if evaluation.unjudged_weight is not None:
+        weighted = weighted.withColumn(
+            DOC_WEIGHT, functions.coalesce(weight, functions.lit(evaluation.unjudged_weight))
+        )
+    return weighted, qrels.drop(DOC_WEIGHT)
 
 
 def _aligned_ids(

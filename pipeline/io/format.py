@@ -29,6 +29,7 @@ from pipeline.registry import (
     in_trec_eval_sets,
     ir_measures_defaults,
     ir_measures_name,
+    number_text,
     profile_named,
     trec_eval_measure,
 )
@@ -511,8 +512,14 @@ def document_weights_line(evaluation: Evaluation) -> str | None:
         if "average_precision_score" in evaluation.columns
         else ""
     )
+    source = "the run"
+    if evaluation.doc_weights_in == "qrels":
+        unjudged = evaluation.unjudged_weight
+        source = "the qrels"
+        if unjudged is not None:
+            source += f" (a result they do not judge: {number_text(unjudged)})"
     return text_line(
-        f"# document weights: column {evaluation.doc_weight_col} of the run, as TF-Ranking weighs them: weight x gain "
+        f"# document weights: column {evaluation.doc_weight_col} of {source}, as TF-Ranking weighs them: weight x gain "
         "in the DCG and its ideal; each mean is sum(lw*x)/sum(lw) with lw the query's list weight, "
         f"{' and '.join(means)} (a query without relevance: the mean list weight){plain}"
     )

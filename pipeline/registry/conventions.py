@@ -177,7 +177,9 @@ class Convention:
     before the convention existed do not record it, and were evaluated by its default (the
     only behaviour there was), which ``compare`` then reads for them. ``examples`` are values
     of a convention without choices, each as a flag's text and as the API's value (the tests
-    try each through every front).
+    try each through every front). ``companions`` are the settings (API values) it means
+    something beside only, and is refused without (``unjudged_weight`` weighs the qrels'
+    weights' unjudged results): the tests set them with it.
     """
 
     name: str
@@ -199,6 +201,7 @@ class Convention:
     in_profiles: bool = False
     absent_means_default: bool = False
     examples: tuple[tuple[str, Any], ...] = ()
+    companions: tuple[tuple[str, Any], ...] = ()
 
     @property
     def attribute(self) -> str:
@@ -617,6 +620,38 @@ CONVENTIONS: tuple[Convention, ...] = (
         examples=(("w", "w"),),
     ),
     Convention(
+        "doc_weights_in",
+        "doc_weights_in",
+        "which input holds doc_weight_col's column",
+        default="run",
+        choices=(
+            Choice("run", "the run: a weight per result, as TF-Ranking's weights and scikit-learn's sample_weight"),
+            Choice(
+                "qrels",
+                "the qrels: a weight per judged document, the same in every row that judges it (one per subtopic); "
+                "each result weighs its judgment's weight, a result the qrels do not judge unjudged_weight",
+            ),
+        ),
+        variables=(_variable("doc_weights_in", "STRING"),),
+        described_as="doc_weights_in",
+        absent_means_default=True,
+        companions=(("doc_weight_col", "w"),),
+    ),
+    Convention(
+        "unjudged_weight",
+        "unjudged_weight",
+        "with doc_weights_in qrels, the weight of each result the qrels do not judge (finite, >= 0; 0: such "
+        "results leave the lists); unset: such a result is an error (exit 3)",
+        default=None,
+        parse=decimal,
+        metavar="W",
+        variables=(_variable("unjudged_weight", "DOUBLE"),),
+        described_as="unjudged_weight",
+        absent_means_default=True,
+        examples=(("1", 1.0), ("0", 0.0)),
+        companions=(("doc_weight_col", "w"), ("doc_weights_in", "qrels")),
+    ),
+    Convention(
         "err_max_grade",
         "err_max_grade",
         "g_max of ERR (expected reciprocal rank): a rank labelled g stops the reader with probability "
@@ -693,7 +728,14 @@ CONVENTION: dict[str, Convention] = {convention.name: convention for convention 
 # gain (a label whose gain overflows a double) and ERR's g_max when ERR is among the measures; and
 # the run's weight column, whose weights are checked (pipeline.weights.document_weights).
 # The checks alone (ndcg validate, check()) take these, so that they refuse what evaluate would.
-LABEL_BOUND_CONVENTIONS: tuple[str, ...] = ("gain", "measures", "err_max_grade", "doc_weight_col")
+LABEL_BOUND_CONVENTIONS: tuple[str, ...] = (
+    "gain",
+    "measures",
+    "err_max_grade",
+    "doc_weight_col",
+    "doc_weights_in",
+    "unjudged_weight",
+)
 
 # The choices a plain Evaluation field must take (gain and discount kinds are checked by Gain
 # and Discount, which also accept parameters).

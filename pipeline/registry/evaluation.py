@@ -69,6 +69,22 @@ def blank_weight_column_message(shown: str) -> str:
     return f"doc_weight_col must name a column of the run, got {shown}"
 
 
+# The words of the refusals of the weights' source (doc_weights_in, unjudged_weight), shared with
+# sql/ndcg.sql's and the macros' rules (pipeline/sql_weight_refusals.py)
+QRELS_WEIGHTS_WITHOUT_COLUMN = (
+    "doc_weights_in qrels reads the weights of doc_weight_col's column of the qrels: name the column with "
+    "doc_weight_col"
+)
+UNJUDGED_WEIGHT_WITHOUT_QRELS_WEIGHTS = (
+    "unjudged_weight weighs the results the qrels do not judge when the weights are the qrels' "
+    "(doc_weights_in qrels); the run's own weights weigh every result: leave unjudged_weight out"
+)
+
+
+def unjudged_weight_message(shown: str) -> str:
+    return f"unjudged_weight must be a finite number >= 0, got {shown}"
+
+
 Ties = Literal["docid-desc", "docid-asc", "input-order", "average"]
 Ideal = Literal["judged", "retrieved", "judged-cut-at-hits"]
 EmptyIdeal = Literal["zero", "one", "skip", "nan"]
@@ -78,6 +94,7 @@ QueriesWithoutJudgments = Literal["skip", "evaluate"]
 ApDenominator = Literal["relevant", "min-k-relevant"]
 PrecisionDenominator = Literal["k", "min-k-retrieved"]
 RetrievedScores = Literal["all", "positive"]
+DocWeightsIn = Literal["run", "qrels"]
 RbpGain = Literal["scaled", "unscaled"]
 
 # The conventions a measure's counters_under names must be the registry's
@@ -144,6 +161,8 @@ class Evaluation:
     cwl_target: float = DEFAULTS["cwl_target"]
     compat_persistence: float = DEFAULTS["compat_persistence"]
     doc_weight_col: str | None = DEFAULTS["doc_weight_col"]
+    doc_weights_in: DocWeightsIn = DEFAULTS["doc_weights_in"]
+    unjudged_weight: float | None = DEFAULTS["unjudged_weight"]
 
     def __post_init__(self) -> None:
         if not self.cutoffs:  # none given: the cutoffs the measures name, else the default
@@ -222,8 +241,16 @@ class Evaluation:
         """Per-document weights (``doc_weight_col``) are TF-Ranking's, defined for its NDCG over the
         list it is given: the measures and conventions where they have no such meaning are
         refused by name, never computed unweighted."""
-        column = self.doc_weight_col
+        column, unjudged = self.doc_weight_col, self.unjudged_weight
+        if unjudged is not None:
+            if isinstance(unjudged, bool) or not isinstance(unjudged, (int, float)) or not 0 <= unjudged < math.inf:
+                raise SpecError(unjudged_weight_message(repr(unjudged)))
+            if self.doc_weights_in != "qrels":
+                raise SpecError(UNJUDGED_WEIGHT_WITHOUT_QRELS_WEIGHTS)
+            object.__setattr__(self, "unjudged_weight", float(unjudged))
         if column is None:
+            if self.doc_weights_in == "qrels":
+                raise SpecError(QRELS_WEIGHTS_WITHOUT_COLUMN)
             return
         if not isinstance(column, str) or not column.strip():
             raise SpecError(blank_weight_column_message(repr(column)))

@@ -6,7 +6,7 @@
 -- Both read ndcg_per_query_table, the per-query table with every column, which reads ndcg_per_query_steps, the
 -- steps given the values derived from the parameters; call the first two, not these.
 
-create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_steps(run, qrels, signals, count_retrieved, curves, measure_columns, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), doc_weights_in := 'run', unjudged_weight := CAST(NULL AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 WITH text_lines AS (
   SELECT
     texts.input_role,
@@ -1836,6 +1836,26 @@ WITH text_lines AS (
       )
       WHEN NOT (
         FALSE
+      )
+      AND (
+        doc_weights_in IS NULL OR NOT ARRAY_CONTAINS(['run', 'qrels'], doc_weights_in)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unknown doc_weights_in ' || CASE
+          WHEN doc_weights_in IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(doc_weights_in), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(doc_weights_in AS TEXT) || ''')'
+          WHEN TYPEOF(doc_weights_in) <> 'VARCHAR'
+          THEN CAST(doc_weights_in AS TEXT)
+          WHEN CONTAINS(CAST(doc_weights_in AS TEXT), '''')
+          AND NOT CONTAINS(CAST(doc_weights_in AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(doc_weights_in AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(doc_weights_in AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END || '; expected one of run, qrels'
+      )
+      WHEN NOT (
+        FALSE
       ) AND measures IS NULL
       THEN ERROR(caller || ': ' || 'measures must be a list of measure names, got null')
       WHEN LENGTH(
@@ -2078,6 +2098,28 @@ WITH text_lines AS (
             ABS(x.value) <= 1e+300
           ))[1].key AS DOUBLE) AS TEXT)
         END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
+      )
+      WHEN NOT unjudged_weight IS NULL
+      AND NOT (
+        unjudged_weight >= 0 AND NOT ISINF(unjudged_weight)
+      )
+      THEN ERROR(
+        caller || ': ' || 'unjudged_weight must be a finite number >= 0, got ' || (
+          CAST(unjudged_weight AS TEXT)
+        )
+      )
+      WHEN NOT unjudged_weight IS NULL
+      AND COALESCE(CAST(doc_weights_in AS TEXT), 'run') <> 'qrels'
+      THEN ERROR(
+        caller || ': ' || 'unjudged_weight weighs the results the qrels do not judge when the weights are the qrels'' (doc_weights_in qrels); the run''s own weights weigh every result: leave unjudged_weight out'
+      )
+      WHEN doc_weights_in = 'qrels' AND doc_weight_col IS NULL
+      THEN ERROR(
+        caller || ': ' || 'doc_weights_in qrels reads the weights of doc_weight_col''s column of the qrels: name the column with doc_weight_col'
+      )
+      WHEN NOT doc_weight_col IS NULL AND doc_weights_in = 'qrels'
+      THEN ERROR(
+        caller || ': ' || 'doc_weights_in qrels is not read by the table macros yet: join the qrels'' weight column into the run (a view) and weigh by that column of the run, or evaluate with ndcg evaluate --doc-weights-in qrels or the Python API'
       )
       WHEN NOT doc_weight_col IS NULL
       AND REGEXP_FULL_MATCH(
@@ -8179,7 +8221,7 @@ WHERE
   ) = 0
 );
 
-create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+create or replace macro ndcg_per_query_table(run, qrels, caller := 'ndcg_per_query_table', ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), doc_weights_in := 'run', unjudged_weight := CAST(NULL AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   *
 FROM NDCG_PER_QUERY_STEPS(
@@ -8698,6 +8740,8 @@ FROM NDCG_PER_QUERY_STEPS(
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
   doc_weight_col := doc_weight_col,
+  doc_weights_in := doc_weights_in,
+  unjudged_weight := unjudged_weight,
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
@@ -8710,7 +8754,7 @@ FROM NDCG_PER_QUERY_STEPS(
 );
 
 create or replace macro ndcg_per_query(run) as table (select ERROR('ndcg_per_query: qrels is missing: call ndcg_per_query(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), doc_weights_in := 'run', unjudged_weight := CAST(NULL AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -8919,6 +8963,8 @@ FROM NDCG_PER_QUERY_TABLE(
   rbp_gain := rbp_gain,
   retrieved_scores := retrieved_scores,
   doc_weight_col := doc_weight_col,
+  doc_weights_in := doc_weights_in,
+  unjudged_weight := unjudged_weight,
   err_max_grade := err_max_grade,
   cwl_min_rel := cwl_min_rel,
   cwl_max_rel := cwl_max_rel,
@@ -8931,7 +8977,7 @@ FROM NDCG_PER_QUERY_TABLE(
 );
 
 create or replace macro ndcg_summary(run) as table (select ERROR('ndcg_summary: qrels is missing: call ndcg_summary(run, qrels, ks := [...], ...)') as refused),
-(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
+(run, qrels, ks := [CAST(10 AS BIGINT)], gain := 'linear', gain_map := CAST(NULL AS MAP(DOUBLE, DOUBLE)), discount := 'log2', log_base := CAST(2.0 AS DOUBLE), ties := 'docid-desc', ideal := 'judged', empty_ideal := 'zero', unjudged := 'zero', relevance_threshold := CAST(NULL AS DOUBLE), ap_denominator := 'relevant', precision_denominator := 'k', all_queries := FALSE, queries_without_judgments := 'skip', max_results := CAST(NULL AS BIGINT), duplicates := 'error', tie_bounds := FALSE, measures := ['ndcg'], rbp_persistence := CAST(0.9 AS DOUBLE), rbp_gain := 'scaled', retrieved_scores := 'all', doc_weight_col := CAST(NULL AS TEXT), doc_weights_in := 'run', unjudged_weight := CAST(NULL AS DOUBLE), err_max_grade := CAST(4 AS BIGINT), cwl_min_rel := CAST(0.0 AS DOUBLE), cwl_max_rel := CAST(4.0 AS DOUBLE), cwl_target := CAST(1.0 AS DOUBLE), compat_persistence := CAST(0.95 AS DOUBLE), allow_fractional_labels := FALSE, run_format := CAST(NULL AS TEXT), qrels_format := CAST(NULL AS TEXT)) as table (
 SELECT
   COLUMNS(
     LAMBDA c : LIST_CONTAINS(
@@ -9144,6 +9190,8 @@ FROM (
       rbp_gain := rbp_gain,
       retrieved_scores := retrieved_scores,
       doc_weight_col := doc_weight_col,
+      doc_weights_in := doc_weights_in,
+      unjudged_weight := unjudged_weight,
       err_max_grade := err_max_grade,
       cwl_min_rel := cwl_min_rel,
       cwl_max_rel := cwl_max_rel,

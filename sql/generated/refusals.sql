@@ -1385,6 +1385,27 @@ SELECT
       END || '; expected one of all, positive'
     )
     WHEN NOT (
+      GETVARIABLE('doc_weights_in') IS NULL
+    )
+    AND (
+      GETVARIABLE('doc_weights_in') IS NULL
+      OR NOT ARRAY_CONTAINS(['run', 'qrels'], GETVARIABLE('doc_weights_in'))
+    )
+    THEN ERROR(
+      'unknown doc_weights_in ' || CASE
+        WHEN GETVARIABLE('doc_weights_in') IS NULL
+        THEN 'None'
+        WHEN STARTS_WITH(TYPEOF(GETVARIABLE('doc_weights_in')), 'DECIMAL')
+        THEN 'Decimal(''' || CAST(GETVARIABLE('doc_weights_in') AS TEXT) || ''')'
+        WHEN TYPEOF(GETVARIABLE('doc_weights_in')) <> 'VARCHAR'
+        THEN CAST(GETVARIABLE('doc_weights_in') AS TEXT)
+        WHEN CONTAINS(CAST(GETVARIABLE('doc_weights_in') AS TEXT), '''')
+        AND NOT CONTAINS(CAST(GETVARIABLE('doc_weights_in') AS TEXT), '"')
+        THEN '"' || REPLACE(CAST(GETVARIABLE('doc_weights_in') AS TEXT), '\', '\\') || '"'
+        ELSE '''' || REPLACE(REPLACE(CAST(GETVARIABLE('doc_weights_in') AS TEXT), '\', '\\'), '''', '\''') || ''''
+      END || '; expected one of run, qrels'
+    )
+    WHEN NOT (
       GETVARIABLE('measures') IS NULL
     ) AND GETVARIABLE('measures') IS NULL
     THEN ERROR('measures must be a list of measure names, got null')
@@ -1677,6 +1698,29 @@ SELECT
           )
         )[1].key AS DOUBLE) AS TEXT)
       END || ') ' || 'is beyond the largest gain 1e+300: sums of such gains overflow a double'
+    )
+    WHEN NOT GETVARIABLE('unjudged_weight') IS NULL
+    AND NOT (
+      GETVARIABLE('unjudged_weight') >= 0 AND NOT ISINF(GETVARIABLE('unjudged_weight'))
+    )
+    THEN ERROR(
+      'unjudged_weight must be a finite number >= 0, got ' || (
+        CAST(GETVARIABLE('unjudged_weight') AS TEXT)
+      )
+    )
+    WHEN NOT GETVARIABLE('unjudged_weight') IS NULL
+    AND COALESCE(CAST(GETVARIABLE('doc_weights_in') AS TEXT), 'run') <> 'qrels'
+    THEN ERROR(
+      'unjudged_weight weighs the results the qrels do not judge when the weights are the qrels'' (doc_weights_in qrels); the run''s own weights weigh every result: leave unjudged_weight out'
+    )
+    WHEN GETVARIABLE('doc_weights_in') = 'qrels' AND GETVARIABLE('doc_weight_col') IS NULL
+    THEN ERROR(
+      'doc_weights_in qrels reads the weights of doc_weight_col''s column of the qrels: name the column with doc_weight_col'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND GETVARIABLE('doc_weights_in') = 'qrels'
+    THEN ERROR(
+      'doc_weights_in qrels is not read by sql/ndcg.sql yet: join the qrels'' weight column into the run (a view) and weigh by that column of the run, or evaluate with ndcg evaluate --doc-weights-in qrels or the Python API'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND REGEXP_FULL_MATCH(
