@@ -201,6 +201,11 @@ def _given(function: str, options: dict[str, object], columns: Columns | None) -
     except SpecError as error:  # an option's own rule (missing_query_weight's)
         raise UsageError(str(error)) from None
     if columns is not None:
+        if not isinstance(columns, Columns):
+            raise UsageError(
+                f"{function}() got columns={columns!r}; expected pipeline.Columns(...), or the keywords that name "
+                "the columns (query_col=, score_col=, qrels_label_col=, ...)"
+            )
         if "columns" in fields:
             given = [name for name in options if OPTION.get(name) and OPTION[name].holder == "columns"]
             raise UsageError(f"{function}() got columns= and {', '.join(given)}; name the columns one way")

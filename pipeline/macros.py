@@ -13,8 +13,8 @@ That one is the transpiler's composition of the steps
 (:func:`pipeline.transpile.composed_per_query`) with, on the syntax tree:
 
 - the views of ``sql/macro_text_inputs.sql``, ``sql/macro_text_rows.sql``,
-  ``sql/macro_found_columns.sql`` and ``sql/macro_inputs.sql`` as its first CTEs: the macro's
-  arguments read by ``query_table`` (a table or view name, or a Parquet path, glob or list) or,
+  ``sql/macro_found_columns.sql``, ``sql/macro_inputs.sql`` and ``sql/macro_qrels_inputs.sql`` as its
+  first CTEs: the macro's arguments read by ``query_table`` (a table or view name, or a Parquet path, glob or list) or,
   TREC or CSV/TSV text, by ``read_text`` and parsed as the command line parses it
   (:func:`input_variables`: the format told by the name's ending or by ``run_format`` and
   ``qrels_format``);
@@ -188,6 +188,7 @@ INPUT_FILES = (
     "macro_text_rows.sql",
     "macro_found_columns.sql",
     "macro_inputs.sql",
+    "macro_qrels_inputs.sql",
     "aligned_inputs.sql",
 )
 

@@ -342,7 +342,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
             rules += text_refusals.scan_rules(given.role, given.name)
         elif front == "script":  # the files' columns, as sql/input_columns.sql found them
             rules += text_refusals.script_column_rules(given.role, given.name, given.columns)
-    rules += weight_refusals.input_rules(front, run.name, run.columns)  # as the engines read the run
+    rules += weight_refusals.input_rules(front, run.name, run.columns, qrels.name, qrels.columns)  # as read
     for given in (run, qrels):
         stats = f"{given.role}_stats"
         for column in ("query_id", "doc_id"):

@@ -36,13 +36,18 @@ from pipeline.weights import (
     ALWAYS_READ_AS_ANOTHER,
     DOCUMENT_WEIGHT_PROBLEMS,
     bad_weights_message,
+    disagreeing_weights_message,
+    inline_qrels_weights_message,
     missing_weight_column_message,
     read_as_another_message,
     trec_weights_message,
+    unweighted_results_message,
     weight_type_message,
 )
 
 COLUMN = _variable("doc_weight_col")
+# the weights are the qrels' (doc_weights_in 'qrels'), else the run's (unset: the default, the run)
+FROM_QRELS = f"coalesce({_variable('doc_weights_in')} = 'qrels', false)"
 # Python's whitespace (str.isspace, what str.strip removes), written out: finding it by testing every
 # character takes 0.05 s (tests/test_document_weights.py finds it so)
 PYTHON_WHITESPACE = (
@@ -60,15 +65,20 @@ WEIGHT_STATS = "run_weights"
 WEIGHT_TYPE = {
     "script": (
         "(select duckdb_columns.data_type from duckdb_columns() where duckdb_columns.database_name = 'temp' "
-        "and duckdb_columns.table_name = 'run_given' and duckdb_columns.column_name = 'doc_weight')"
+        f"and duckdb_columns.table_name = if({FROM_QRELS}, 'qrels_given', 'run_given') "
+        "and duckdb_columns.column_name = 'doc_weight')"
     ),
     "macro": f"{WEIGHT_STATS}.weight_type",
 }
 # The column's name as Python's repr shows it, written once in the rules' from clause (DuckDB binds
 # each copy of an expression: one in each message made the macros a tenth longer)
 COLUMN_SHOWN = f"{WEIGHT_STATS}.column_shown"
-# The columns the run was found to have: sql/input_columns.sql's variable, the macros' run_columns
-FOUND = {"script": _variable("run_columns_found"), "macro": "run_columns.found"}
+# The columns the weighted input was found to have: sql/input_columns.sql's variables, the macros' run_columns
+# and qrels_columns
+FOUND = {
+    "script": f"if({FROM_QRELS}, {_variable('qrels_columns_found')}, {_variable('run_columns_found')})",
+    "macro": f"if({FROM_QRELS}, qrels_columns.found, run_columns.found)",
+}
 # The SQL conditions of DOCUMENT_WEIGHT_PROBLEMS, in their order, over the weight as a double
 PROBLEM_TESTS = ("w is null", "isnan(w)", "isinf(w)", "w < 0")
 
@@ -86,7 +96,6 @@ def parameter_rules(front: Front) -> list[tuple[str, Sql]]:
     unweighted = f"list_filter(getvariable('measure_columns'), c -> not list_contains({weighted!r}, c))"
     values = {column: COLUMN_SHOWN}
     unjudged, source = _variable("unjudged_weight"), _variable("doc_weights_in")
-    here = "sql/ndcg.sql" if front == "script" else "the table macros"
     rules = [
         # where the weights are read from, in the Evaluation's order
         (
@@ -98,16 +107,6 @@ def parameter_rules(front: Front) -> list[tuple[str, Sql]]:
             Sql(_text(UNJUDGED_WEIGHT_WITHOUT_QRELS_WEIGHTS)),
         ),
         (f"{source} = 'qrels' and {COLUMN} is null", Sql(_text(QRELS_WEIGHTS_WITHOUT_COLUMN))),
-        (
-            f"{given} and {source} = 'qrels'",
-            Sql(
-                _text(
-                    f"doc_weights_in qrels is not read by {here} yet: join the qrels' weight column into the run "
-                    "(a view) and weigh by that column of the run, or evaluate with ndcg evaluate --doc-weights-in "
-                    "qrels or the Python API"
-                )
-            ),
-        ),
         (
             f"{given} and regexp_full_match(cast({COLUMN} as varchar), {_text(WHITESPACE_CLASS + '*')})",
             _as_sql(blank_weight_column_message(column), values),
@@ -153,25 +152,48 @@ def parameter_rules(front: Front) -> list[tuple[str, Sql]]:
     return rules
 
 
-def input_rules(front: Front, run_name: Sql, looked_for: Mapping[str, Sql]) -> list[tuple[str, Sql]]:
-    """The run's weight column as the engines check it as they read the run
-    (:func:`pipeline.weights.document_weights`): a TREC run (the macros'), read as another column
-    (``looked_for``: the names the run's ids and score are read by), not in the file, not
-    numbers, then null, NaN, infinite or negative weights (how many, and the first read)."""
+def input_rules(
+    front: Front, run_name: Sql, looked_for: Mapping[str, Sql], qrels_name: Sql, qrels_looked_for: Mapping[str, Sql]
+) -> list[tuple[str, Sql]]:
+    """The weight column as the engines check it as they read the run, or the qrels under
+    doc_weights_in 'qrels' (:func:`pipeline.weights.document_weights`): a TREC input (the
+    macros'), read as another column (``looked_for``: the names the input's ids and score or
+    label are read by), not in the file, not numbers, then null, NaN, infinite or negative weights
+    (how many, and the first read); with the qrels' weights, inline labels, then a document whose
+    rows give differing weights and a result the qrels do not judge without unjudged_weight
+    (:func:`pipeline.weights.judged_weights`)."""
     given = f"{COLUMN} is not null"
     name, column = _marker("name"), _marker("column")
-    values = {repr(column): COLUMN_SHOWN, name: run_name}
+    weighted_name = Sql(f"if({FROM_QRELS}, {qrels_name}, {run_name})")
+    values = {repr(column): COLUMN_SHOWN, name: weighted_name}
     found, weight_type = FOUND[front], WEIGHT_TYPE[front]
     listed = f"coalesce(nullif(array_to_string(list_transform({found}, f -> {_repr('f')}), ', '), ''), 'none')"
     missing_words = missing_weight_column_message(name, column, [_marker("found")], front=front)
     number_types = repr(list(NUMBER_SQL_TYPES))
-    # the ids and the score by the names the variables give them, and the input order
-    read_as_another = ", ".join([*looked_for.values(), *map(_text, ALWAYS_READ_AS_ANOTHER)])
-    trec = [(f"{given} and {_variable('run_read_as')} = 'trec'", _as_sql(trec_weights_message(name), values))]
+    # the ids and the score (the label) by the names the variables give them, and the input order
+    # and by the names they are read under (pipeline.weights.read_as_another)
+    run_names = [*looked_for.values(), *map(_text, ("query_id", "doc_id", "score", *ALWAYS_READ_AS_ANOTHER))]
+    qrels_names = [
+        *qrels_looked_for.values(),
+        *map(_text, ("query_id", "doc_id", "relevance", "subtopic", *ALWAYS_READ_AS_ANOTHER)),
+    ]
+    read_as_another = f"if({FROM_QRELS}, [{', '.join(qrels_names)}], [{', '.join(run_names)}])"
+    inline = f"{_variable('qrels')} is null" if front == "macro" else f"{_variable('qrels_path')} is null"
+    trec = [
+        (
+            f"{given} and not {FROM_QRELS} and {_variable('run_read_as')} = 'trec'",
+            _as_sql(trec_weights_message(name), {name: run_name}),
+        ),
+        (
+            f"{given} and {FROM_QRELS} and {_variable('qrels_read_as')} = 'trec'",
+            _as_sql(trec_weights_message(name, "qrels"), {name: qrels_name}),
+        ),
+    ]
     rules = [
+        (f"{given} and {FROM_QRELS} and {inline}", _as_sql(inline_qrels_weights_message(name), {name: run_name})),
         *(trec if front == "macro" else []),
         (
-            f"{given} and list_contains([{read_as_another}], {COLUMN})",
+            f"{given} and list_contains({read_as_another}, {COLUMN})",
             _as_sql(read_as_another_message(name, column, front=front), values),
         ),
         (
@@ -188,7 +210,10 @@ def input_rules(front: Front, run_name: Sql, looked_for: Mapping[str, Sql]) -> l
     first = {"query": _marker("query"), "doc": _marker("doc"), "weight": _marker("weight")}
     for index, (problem, _) in enumerate(DOCUMENT_WEIGHT_PROBLEMS, start=1):
         stats = f"{WEIGHT_STATS}.problem_{index}"
-        words = bad_weights_message(name, column, problem, _marker("count"), first)  # type: ignore[arg-type]
+        words = {
+            role: bad_weights_message(name, column, problem, _marker("count"), first, role)  # type: ignore[arg-type]
+            for role in ("run", "qrels")
+        }
         row_values = {
             **values,
             _marker("count"): f"cast({stats}_count as varchar)",
@@ -196,7 +221,32 @@ def input_rules(front: Front, run_name: Sql, looked_for: Mapping[str, Sql]) -> l
             repr(first["doc"]): f"{stats}_doc_shown",
             first["weight"]: f"coalesce(cast({stats}_first.weight as varchar), 'None')",
         }
-        rules.append((f"{given} and {stats}_count > 0", _as_sql(words, row_values)))
+        said = f"if({FROM_QRELS}, {_as_sql(words['qrels'], row_values)}, {_as_sql(words['run'], row_values)})"
+        rules.append((f"{given} and {stats}_count > 0", Sql(said)))
+    count, low, high = _marker("count"), _marker("low"), _marker("high")
+    differing = f"{WEIGHT_STATS}.differing"
+    words = disagreeing_weights_message(name, column, count, {**first, "low": low, "high": high})  # type: ignore[arg-type]
+    differing_values = {
+        **values,
+        name: qrels_name,
+        count: f"cast({differing}_count as varchar)",
+        repr(first["query"]): f"{_repr(f'{differing}_first.query')}",
+        repr(first["doc"]): f"{_repr(f'{differing}_first.doc')}",
+        low: f"cast({differing}_first.low as varchar)",
+        high: f"cast({differing}_first.high as varchar)",
+    }
+    rules.append((f"{given} and {differing}_count > 0", _as_sql(words, differing_values)))
+    unjudged = f"{WEIGHT_STATS}.unjudged"
+    words = unweighted_results_message(name, _marker("qrels"), column, count, first)  # type: ignore[arg-type]
+    unjudged_values = {
+        **values,
+        name: run_name,
+        _marker("qrels"): qrels_name,
+        count: f"cast({unjudged}_count as varchar)",
+        repr(first["query"]): f"{_repr(f'{unjudged}_first.query')}",
+        repr(first["doc"]): f"{_repr(f'{unjudged}_first.doc')}",
+    }
+    rules.append((f"{given} and {unjudged}_count > 0", _as_sql(words, unjudged_values)))
     return rules
 
 
@@ -220,16 +270,51 @@ def weight_stats(front: Front) -> str:
             f"arg_min({{'query': cast(query_id as varchar), 'doc': cast(doc_id as varchar), 'weight': w}}, {first}) "
             f"filter (where {test}) as problem_{index}_first"
         )
-    read = ["run_given.query_id", "run_given.doc_id", "run_given.arrival"]
-    if front == "macro":
-        read += ["run_given.ndcg_file", "run_given.ndcg_line_number", "run_given.ndcg_weight_text"]
-        read += ["typeof(run_given.doc_weight) as weight_type"]
-    read += ["try_cast(run_given.doc_weight as double) as w"]
+
+    def read(view: str) -> str:
+        columns = [f"{view}.query_id", f"{view}.doc_id", f"{view}.arrival"]
+        if front == "macro":
+            columns += [f"{view}.ndcg_file", f"{view}.ndcg_line_number", f"{view}.ndcg_weight_text"]
+            columns += [f"typeof({view}.doc_weight) as weight_type"]
+        return ", ".join([*columns, f"try_cast({view}.doc_weight as double) as w"])
+
     shown = [f"{_repr(COLUMN)} as column_shown"]
     for index in range(1, len(PROBLEM_TESTS) + 1):
         first_row = f"measured.problem_{index}_first"
         shown += [f"{_repr(f'{first_row}.query')} as problem_{index}_query_shown"]
         shown += [f"{_repr(f'{first_row}.doc')} as problem_{index}_doc_shown"]
-    weights = f"(select {', '.join(read)} from run_given where {COLUMN} is not null)"
+    # the weighted input's rows: the run's, or the qrels' under doc_weights_in 'qrels'
+    weights = (
+        f"(select {read('run_given')} from run_given where {COLUMN} is not null and not {FROM_QRELS} "
+        f"union all by name select {read('qrels_given')} from qrels_given where {COLUMN} is not null and {FROM_QRELS})"
+    )
     measured = f"(select {', '.join(columns)} from {weights})"
-    return f"(select measured.*, {', '.join(shown)} from {measured} as measured) as {WEIGHT_STATS}"
+    return (
+        f"(select measured.*, {', '.join(shown)}, judged_stats.* from {measured} as measured, "
+        f"{_judged_stats()} as judged_stats) as {WEIGHT_STATS}"
+    )
+
+
+def _judged_stats() -> str:
+    """The qrels' weights against the run (doc_weights_in 'qrels'), ids as text (as
+    sql/aligned_inputs.sql joins them, and each engine orders the first): the documents whose rows
+    give differing weights, and the results no row judges (without unjudged_weight); each how
+    many, and the first by its ids."""
+    ids = "cast(query_id as varchar) as query, cast(doc_id as varchar) as doc"
+    judged = (
+        f"(select {ids}, min(try_cast(doc_weight as double)) as low, max(try_cast(doc_weight as double)) as high "
+        f"from qrels_given where {COLUMN} is not null and {FROM_QRELS} group by all)"
+    )
+    listed = f"(select {ids} from run_given where {COLUMN} is not null and {FROM_QRELS})"
+    unweighted = (
+        f"(select listed.query, listed.doc from {listed} as listed anti join {judged} as judged "
+        "on listed.query = judged.query and listed.doc = judged.doc "
+        f"where {_variable('unjudged_weight')} is null)"
+    )
+    return (
+        "(select differing_count, differing_first, unjudged_count, unjudged_first from "
+        "(select count(*) as differing_count, arg_min({'query': query, 'doc': doc, 'low': low, 'high': high}, "
+        f"(query, doc)) as differing_first from {judged} where low <> high), "
+        "(select count(*) as unjudged_count, arg_min({'query': query, 'doc': doc}, (query, doc)) as unjudged_first "
+        f"from {unweighted}))"
+    )

@@ -26,6 +26,7 @@ import polars as pl
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.expressions import DOC_WEIGHT, gain, relevant
 from pipeline.io.format import WHOLE_RANKING
+from pipeline.io.names import SUBTOPIC
 from pipeline.io.outputs import LIST_WEIGHTS as LIST_WEIGHTS_FILE
 from pipeline.io.read import LABEL, QUERY, Columns, Source, is_id_type, scan_attributes
 from pipeline.registry import PRIMARY_MEASURE, RELEVANCE_WEIGHTED_MEASURES, Evaluation, QueryWeights
@@ -284,18 +285,28 @@ def weight_type_message(run_name: str, column: str, shown_type: str) -> str:
     )
 
 
+def read_as_another(names: Columns, role: str = "run") -> tuple[str, ...]:
+    """The columns of the run (or of the qrels, ``role``) a weight column cannot be: the ids and
+    the score (the label, and the subtopic) by the names the user gave them, and by the names
+    they are read under (a file's column so named is not read when another one is), and the input
+    order's name (the engines keep theirs there)."""
+    value, canonical = (names.score, "score") if role == "run" else (names.label, LABEL)
+    extra = ALWAYS_READ_AS_ANOTHER if role == "run" else (SUBTOPIC, *ALWAYS_READ_AS_ANOTHER)
+    return tuple(dict.fromkeys((names.query, names.doc, value, QUERY, "doc_id", canonical, *extra)))
+
+
 def weight_column_problem(
     run_name: str,
     column: str,
     names: Sequence[str],
     shown_type: str | None,
-    read_as_another: Sequence[str] = (QUERY, "doc_id", "score"),
+    read_as_another: Sequence[str] = (QUERY, "doc_id", "score", *ALWAYS_READ_AS_ANOTHER),
 ) -> str | None:
-    """What is wrong with the run's weight ``column`` itself, in every engine's words: one read
-    as another (``read_as_another``: the ids and the score, by the names the user gave them),
-    not among the run's column ``names``, or of a type (``shown_type``, Polars' name; None when
-    numeric) that holds no numbers. None: nothing."""
-    if column in (*read_as_another, *ALWAYS_READ_AS_ANOTHER):
+    """What is wrong with the weight ``column`` itself, in every engine's words: one read as
+    another (``read_as_another``, :func:`read_as_another`), not among the input's column
+    ``names``, or of a type (``shown_type``, Polars' name; None when numeric) that holds no
+    numbers. None: nothing."""
+    if column in read_as_another:
         return read_as_another_message(run_name, column)
     if column not in names:
         return missing_weight_column_message(run_name, column, names)
@@ -304,13 +315,16 @@ def weight_column_problem(
     return None
 
 
-def bad_weights_message(run_name: str, column: str, problem: str, count: int, first: Mapping[str, object]) -> str:
+def bad_weights_message(
+    run_name: str, column: str, problem: str, count: int, first: Mapping[str, object], role: str = "run"
+) -> str:
     """The words of every engine for ``count`` rows of ``problem`` (one of
     :data:`DOCUMENT_WEIGHT_PROBLEMS`), ``first`` the first such row read (its ``query``, ``doc``
     and ``weight``): Spark reads rows in no order of the file, so no engine numbers it."""
+    each = "result" if role == "run" else "judged document"
     return (
         f"{run_name}: {count} row(s) with {problem} in column {column!r}, first: query {first['query']!r}, "
-        f"document {first['doc']!r}, weight {first['weight']}; a weight is a finite number >= 0, one per result: "
+        f"document {first['doc']!r}, weight {first['weight']}; a weight is a finite number >= 0, one per {each}: "
         "fix or remove those rows"
     )
 
@@ -334,13 +348,13 @@ def document_weights(
     another where the run's score is."""
     names = names or Columns()
     found = run.collect_schema()
-    as_in_file = {QUERY: names.query, "doc_id": names.doc, "score": names.score, LABEL: names.label}
+    as_in_file = {QUERY: names.query, "doc_id": names.doc, LABEL: names.label}
+    as_in_file |= {"score": names.score} if role == "run" else {}
     given = [as_in_file.get(name, name) for name in found.names() if name != arrival]  # arrival is ours
     held = LABEL if column == names.label and LABEL in found.names() and role == "run" else column
     dtype = found.get(held)
     shown = None if dtype is None or dtype.is_numeric() else str(dtype)
-    read_as_another = (names.query, names.doc, names.score if role == "run" else names.label)
-    problem = weight_column_problem(run_name, column, given, shown, read_as_another)
+    problem = weight_column_problem(run_name, column, given, shown, read_as_another(names, role))
     if problem:
         raise InvalidInput(problem)
     weighted = run.with_columns(pl.col(held).cast(pl.Float64).alias(DOC_WEIGHT))
@@ -359,7 +373,7 @@ def document_weights(
     for i, (problem, _) in enumerate(DOCUMENT_WEIGHT_PROBLEMS):
         first = bad[str(i)][0]
         if first["count"]:
-            raise InvalidInput(bad_weights_message(run_name, column, problem, first["count"], first))
+            raise InvalidInput(bad_weights_message(run_name, column, problem, first["count"], first, role))
     # the column stays: read as another too (the inline labels, the input ranks), it is read as that
     return weighted
 
@@ -372,7 +386,7 @@ def judged_weights(
     ``unjudged_weight``; the run with that ``doc_weight``, the qrels without it. Ids aligned
     (validation's). Refused: a document whose rows (one per subtopic) give it differing weights,
     and, without ``unjudged_weight``, a result the qrels do not judge (how many, and the first by
-    its ids: Spark reads rows in no order of the file)."""
+    its ids as text: Spark reads rows in no order of the file, and SQL orders ids of either type)."""
     column = str(evaluation.doc_weight_col)
     weight = pl.col(DOC_WEIGHT)
     judged = qrels.group_by(QUERY, "doc_id").agg(weight.min().alias("low"), weight.max().alias("high"))
@@ -381,12 +395,16 @@ def judged_weights(
         judged.select(QUERY, "doc_id", pl.col("low").alias(DOC_WEIGHT)), on=[QUERY, "doc_id"], how="left"
     )
     unweighted = weighted.filter(weight.is_null())
+    # the first by its ids as text, as the SQL fronts order them
+    as_text = [pl.col(QUERY).cast(pl.String), pl.col("doc_id").cast(pl.String)]
     disagreeing, unjudged = pl.collect_all(
         [
-            differing.sort(QUERY, "doc_id").select(
-                pl.len().alias("count"), *(pl.col(name).first() for name in (QUERY, "doc_id", "low", "high"))
-            ),
-            unweighted.sort(QUERY, "doc_id").select(pl.len().alias("count"), pl.col(QUERY, "doc_id").first())
+            differing.with_columns(as_text)
+            .sort(QUERY, "doc_id")
+            .select(pl.len().alias("count"), *(pl.col(name).first() for name in (QUERY, "doc_id", "low", "high"))),
+            unweighted.select(as_text)
+            .sort(QUERY, "doc_id")
+            .select(pl.len().alias("count"), pl.col(QUERY, "doc_id").first())
             if evaluation.unjudged_weight is None
             else pl.LazyFrame({"count": [0]}),
         ]
@@ -509,7 +527,8 @@ def _unrepresentable(value: pl.Expr, large: bool) -> pl.Expr:
 
 def list_weights_source(run_name: str, evaluation: Evaluation) -> str:
     """Where the list weights come from, as an error about their totals names it."""
-    return f"{run_name} (the list weights of --doc-weight-col {evaluation.doc_weight_col!r})"
+    read = ", read from the qrels" if evaluation.doc_weights_in == "qrels" else ""
+    return f"{run_name} (the list weights of --doc-weight-col {evaluation.doc_weight_col!r}{read})"
 
 
 def list_weight_column(weights: pl.DataFrame, measure: str) -> str:

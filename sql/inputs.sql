@@ -1,23 +1,20 @@
--- inputs.sql: Parquet run and qrels as the views `run` and `qrels` with canonical columns.
---
+-- inputs.sql: Parquet run and qrels as the views run_given and qrels_given with canonical columns.
 -- Reads a Parquet file, a directory, a glob or a list of them. Hive partitioning is off: a
 -- dt=2026-11-21/ folder's value never replaces a data column (the job adds partition keys
 -- itself, from its own listing). Columns are picked by name from variables (never SQL text).
---
 -- Variables (only run_path is required): run_path and qrels_path, Parquet paths, globs or lists
 -- (qrels_path unset: inline labels, the run's label column); query_col, doc_col, score_col,
 -- label_col (default query_id, doc_id, score, relevance), the names in both files, under
 -- run_query_col, run_doc_col, qrels_query_col, qrels_doc_col, qrels_label_col (one file's own
--- name; inline labels: the run's); doc_weight_col (the run's weight column; unset: none).
--- From the repository root in the duckdb CLI (sql/input_columns.sql sets run_columns_read, qrels_columns_read):
+-- name; inline labels: the run's); doc_weight_col (the weight column; unset: none), of the run or,
+-- with doc_weights_in = 'qrels', of the qrels. In the duckdb CLI, from the repository root:
 --   SET VARIABLE run_path = 'data/run.parquet';
 --   .read sql/input_columns.sql
 --   .read sql/inputs.sql
---
--- Creates: views run_given (query_id, doc_id, score, doc_weight, arrival) and qrels_given (query_id,
--- doc_id, relevance, subtopic, arrival), the inputs as the files hold them, which sql/aligned_inputs.sql
--- turns into the views run and qrels the steps read. arrival increases in input order (files in
--- the order given, then rows within a file).
+-- (sql/input_columns.sql sets run_columns_read and qrels_columns_read.) Creates: views run_given (query_id,
+-- doc_id, score, doc_weight, arrival) and qrels_given (query_id, doc_id, relevance, doc_weight, subtopic,
+-- arrival), the inputs as the files hold them, which sql/aligned_inputs.sql turns into the views run and
+-- qrels the steps read; arrival increases in input order (files in the order given, then rows in a file).
 
 create or replace temp view run_given as
 select
@@ -32,11 +29,11 @@ select
         )
     ) as doc_id,
     columns(lambda c: c = coalesce(getvariable('run_columns_read')[3], getvariable('score_col'), 'score')) as score,
-    columns(
-        lambda c: c = coalesce(
-            getvariable('run_columns_read')[4], cast(getvariable('doc_weight_col') as varchar), 'ndcg_absent'
-        )
-    ) as doc_weight,
+    columns(lambda c: c = coalesce(
+        getvariable('run_columns_read')[4],
+        if(getvariable('doc_weights_in') = 'qrels', null, cast(getvariable('doc_weight_col') as varchar)),
+        'ndcg_absent'
+    )) as doc_weight,
     -- only the order matters: file first, then row (2^32 rows per file is beyond any input)
     cast(file_index as bigint) * 4294967296 + file_row_number as arrival
 from (
@@ -72,6 +69,11 @@ select
             'relevance'
         )
     ) as relevance,
+    columns(lambda c: c = coalesce(  -- the judgments' weights: each result takes its judgment's (aligned_inputs.sql)
+        getvariable('qrels_columns_read')[4],
+        if(getvariable('doc_weights_in') = 'qrels', cast(getvariable('doc_weight_col') as varchar), null),
+        'ndcg_absent'
+    )) as doc_weight,
     -- judgments per subtopic: the qrels' column subtopic, as text (null: none; inline labels have none)
     cast(
         case when getvariable('qrels_path') is not null then columns(lambda c: c = 'subtopic') end as varchar

@@ -1,6 +1,7 @@
--- list_weights.sql: TF-Ranking's list weight of each evaluated query, from the run's weights.
+-- list_weights.sql: TF-Ranking's list weight of each evaluated query, from the results' weights.
 -- Input: views run (its doc_weight), judgments (sql/ranking/judgments.sql), the table per_query; variables
--- doc_weight_col (the run's weight column; unset: no rows), relevance_threshold, run_path (for the error).
+-- doc_weight_col (the weight column; unset: no rows), doc_weights_in, relevance_threshold, run_path (for the
+-- error).
 -- Creates: view list_weights (query_id, weight, weight_relevant, weight_listed): over each evaluated query's
 -- list (its results weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg, idcg), sum(w * relevant) /
 -- sum(relevant) (P, recall, map, recip_rank, success) and 1 (average_precision_score); a list without gain
@@ -90,7 +91,9 @@ select weighed.* from weighed, counted
 where getvariable('doc_weight_col') is not null and (
     counted.queries = 0 or counted.total > 0 or error(
         cast(getvariable('run_path') as varchar) || ' (the list weights of doc_weight_col '''
-        || getvariable('doc_weight_col') || '''): all ' || counted.queries || ' evaluated queries weigh 0, '
+        || getvariable('doc_weight_col') || ''''
+        || if(getvariable('doc_weights_in') = 'qrels', ', read from the qrels', '') || '): all '
+        || counted.queries || ' evaluated queries weigh 0, '
         || 'so their weighted mean is 0/0; give one of them a weight above 0'
     )
 );

@@ -10,11 +10,12 @@
 -- Columns are read by name: one the input lacks is null here (named by the refusals); a table's columns
 -- named as the text rows' own (ndcg_..., any case) are left out.
 -- Arrival is one value for every row (query_table shows no order; the macros refuse what reads it). The
--- run's weights: a table's column getvariable('doc_weight_col') in its own type, CSV text's parsed (as
--- written in ndcg_weight_text; never another column so named).
--- Creates: views run_given and qrels_given, as sql/inputs.sql does (sql/aligned_inputs.sql turns them
--- into run and qrels), with the line of each row read from text (the ndcg_ columns of
--- sql/macro_text_rows.sql; null for a table); the qrels' subtopic is text, null where none.
+-- run's weights (unless getvariable('doc_weights_in') is 'qrels'): a table's column
+-- getvariable('doc_weight_col') in its own type, CSV text's parsed (as written in ndcg_weight_text;
+-- never another column so named).
+-- Creates: view run_given, as sql/inputs.sql does (sql/aligned_inputs.sql turns it and qrels_given,
+-- sql/macro_qrels_inputs.sql, into run and qrels), with the line of each row read from text (the ndcg_
+-- columns of sql/macro_text_rows.sql; null for a table).
 
 create or replace temp view run_given as
 select
@@ -52,7 +53,11 @@ from (
         columns(lambda c: not (getvariable('run_table') and starts_with(lower(c), 'ndcg_'))),  -- noqa: RF02
         coalesce(*columns(
             lambda c: c = 'ndcg_no_weight_column'  -- noqa: RF02
-            or if(getvariable('run_table'), c = getvariable('doc_weight_col'), c = 'ndcg_weight')
+            or if(
+                getvariable('run_table'),
+                c = getvariable('doc_weight_col') and coalesce(getvariable('doc_weights_in'), 'run') <> 'qrels',
+                c = 'ndcg_weight'
+            )
         )) as ndcg_weight_read
     from (
         select
@@ -63,38 +68,3 @@ from (
         from query_table(getvariable('run_source'))
     ) as given, (select null as ndcg_no_weight_column) as absent
 ) as run_rows;
-
-create or replace temp view qrels_given as
-select
-    qrels_rows.query_id,
-    qrels_rows.doc_id,
-    qrels_rows.relevance,
-    cast(qrels_rows.subtopic as varchar) as subtopic,
-    cast(0 as bigint) as arrival,
-    qrels_rows.ndcg_file,
-    qrels_rows.ndcg_line_number,
-    qrels_rows.ndcg_line,
-    qrels_rows.ndcg_unparsed,
-    qrels_rows.ndcg_value_text,
-    qrels_rows.ndcg_fields,
-    qrels_rows.ndcg_expected_fields,
-    qrels_rows.ndcg_first
-from (
-    select  -- noqa: AM07
-        null as query_id,
-        null as doc_id,
-        null as relevance,
-        null as subtopic,
-        null as ndcg_file,
-        null as ndcg_line_number,
-        null as ndcg_line,
-        null as ndcg_unparsed,
-        null as ndcg_value_text,
-        null as ndcg_fields,
-        null as ndcg_expected_fields,
-        null as ndcg_first
-    where false
-    union all by name
-    select columns(lambda c: not (getvariable('qrels_table') and starts_with(lower(c), 'ndcg_')))  -- noqa: RF02
-    from query_table(getvariable('qrels_source'))
-) as qrels_rows;

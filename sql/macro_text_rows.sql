@@ -1,20 +1,18 @@
 -- macro_text_rows.sql: the rows of TREC and CSV/TSV text given to the table macros, from the
 -- lines and fields of sql/macro_text_inputs.sql. Not run on its own: each view becomes a CTE of
 -- the macros (sql/generated/macros.sql), read by sql/macro_inputs.sql through query_table.
---
 -- Reads: views text_fields and text_headers; getvariable('doc_weight_col'). A TREC run's fields 1,
 -- 3 and 5, a qrels line's 1, 3 and 4 and its subtopic 2; a CSV row's fields under the header's names
--- (a qrels' subtopic under 'subtopic', a run's weight under doc_weight_col). A value is a number as the
--- command line reads it: a double, of the text Polars casts to one (number's pattern below, found
--- equal on 11,807 generated strings; DuckDB's own cast also takes '1_000', '+-2' and ' 5'); a
--- TREC line whose fields do not parse gives nulls and ndcg_unparsed, as the command line's scan does.
---
+-- (a qrels' subtopic under 'subtopic', the weight under doc_weight_col: the run's, the qrels' when
+-- getvariable('doc_weights_in') is 'qrels'). A value is a number as the command line reads it: a
+-- double, of the text Polars casts to one (number's pattern below, found equal on 11,807 generated
+-- strings; DuckDB's own cast also takes '1_000', '+-2' and ' 5'); a TREC line whose fields do not
+-- parse gives nulls and ndcg_unparsed, as the command line's scan does.
 -- Creates: views text_rows (both inputs' rows, value the score or label), run_text_rows (query_id,
--- doc_id, score, ndcg_weight; ndcg_weight_text as written) and qrels_text_rows (query_id, doc_id,
--- relevance, subtopic), each with
--- ndcg_file, ndcg_line_number, ndcg_line, ndcg_unparsed, ndcg_value_text (a CSV value as
--- written), ndcg_fields (fields on the line), ndcg_expected_fields (the CSV header's) and
--- ndcg_first (the first line read of its file).
+-- doc_id, score) and qrels_text_rows (query_id, doc_id, relevance, subtopic), each with ndcg_weight
+-- (ndcg_weight_text as written), ndcg_file, ndcg_line_number, ndcg_line, ndcg_unparsed, ndcg_value_text
+-- (a CSV value as written), ndcg_fields (fields on the line), ndcg_expected_fields (the CSV header's)
+-- and ndcg_first (the first line read of its file).
 
 create or replace temp view text_rows as
 select
@@ -70,7 +68,8 @@ from (
                     else 4
                 end as value_at,
                 if(
-                    text_fields.read_as <> 'trec' and text_fields.input_role = 'run',
+                    text_fields.read_as <> 'trec'
+                    and text_fields.input_role = if(getvariable('doc_weights_in') = 'qrels', 'qrels', 'run'),
                     list_position(text_headers.header_fields, getvariable('doc_weight_col')),
                     null
                 ) as weight_at
@@ -93,7 +92,7 @@ where text_rows.input_role = 'run';
 
 create or replace temp view qrels_text_rows as
 select
-    text_rows.* exclude (input_role, value, ndcg_weight, ndcg_weight_text),  -- noqa: RF03
+    text_rows.* exclude (input_role, value),  -- noqa: RF03
     text_rows.value as relevance
 from text_rows
 where text_rows.input_role = 'qrels';

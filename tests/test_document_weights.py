@@ -858,14 +858,39 @@ def test_weights_read_from_the_qrels_are_refused_as_the_run_s(tmp_path: Path) ->
     )
     negative = qrels.with_columns(w=pl.when(pl.col("doc_id") == "d1").then(-1.0).otherwise(pl.col("w")))
     count = negative.filter(pl.col("w") < 0).height
-    refused(negative, f"qrels: {count} row(s) with a negative weight in column 'w', first: query 'q00', document 'd1', "
-            "weight -1.0; a weight is a finite number >= 0, one per result: fix or remove those rows")  # fmt: skip
+    refused(
+        negative,
+        f"qrels: {count} row(s) with a negative weight in column 'w', first: query 'q00', document 'd1', weight "
+        "-1.0; a weight is a finite number >= 0, one per judged document: fix or remove those rows",
+    )
     refused(qrels.drop("w"), "qrels: no weight column 'w'; columns found: 'query_id', 'doc_id', 'relevance', "
             "'subtopic'; name it with --doc-weight-col")  # fmt: skip
     refused(qrels.with_columns(w=pl.lit("heavy")), "qrels: weight column 'w' holds String values; expected numbers "
             "(a weight is a finite number >= 0)")  # fmt: skip
-    with pytest.raises(InvalidInput, match="--doc-weight-col names 'relevance', a column read as another"):
-        api.evaluate(run, qrels, profile="tfranking", doc_weight_col="relevance", doc_weights_in="qrels")
+    # the label and the subtopic are read as such, and so is a column of the qrels named as the label is read
+    # (the file's own "relevance" beside --qrels-label-col rel), and the input order's name; a qrels column
+    # named as the run's score is a column like any other
+    renamed = qrels.rename({"relevance": "rel"}).with_columns(relevance=pl.col("w"))
+    for qrels_frame, column, names in (
+        (qrels, "relevance", {}),
+        (qrels, "subtopic", {}),
+        (qrels.with_columns(arrival=pl.col("w")), "arrival", {}),
+        (renamed, "relevance", {"qrels_label_col": "rel"}),
+    ):
+        with pytest.raises(InvalidInput, match=f"--doc-weight-col names '{column}', a column read as another"):
+            api.evaluate(run, qrels_frame, profile="tfranking", doc_weight_col=column, doc_weights_in="qrels",
+                         unjudged_weight=1, **names)  # fmt: skip
+    plain = api.evaluate(run, qrels, profile="tfranking", doc_weight_col="w", doc_weights_in="qrels", unjudged_weight=1)
+    for column in ("score",):
+        found = api.evaluate(
+            run.rename({"score": "sim"}), qrels.rename({"w": column}), profile="tfranking", doc_weight_col=column,
+            doc_weights_in="qrels", unjudged_weight=1, score_col="sim",
+        )  # fmt: skip
+        assert ((found.summary["ndcg"] - plain.summary["ndcg"]).abs() < TOLERANCE).all(), column
+    # the queries all weighing 0 (0/0) names where the weights come from
+    with pytest.raises(InvalidInput, match="the list weights of --doc-weight-col 'w', read from the qrels\\): all"):
+        api.evaluate(run, qrels.with_columns(w=pl.lit(0.0)), profile="tfranking", doc_weight_col="w",
+                     doc_weights_in="qrels", unjudged_weight=0)  # fmt: skip
     trec = tmp_path / "qrels.txt"
     trec.write_text("q00 0 d0 1\n")
     with pytest.raises(InvalidInput, match="a TREC qrels has no weight column; give the weights in a Parquet or CSV"):
@@ -882,16 +907,102 @@ def test_weights_read_from_the_qrels_are_refused_as_the_run_s(tmp_path: Path) ->
             api.make_evaluation(profile="tfranking", **options)
     done = run_cli("evaluate", *base[:4], "--unjudged-weight", "-1")
     assert done.returncode == 2 and "unjudged_weight must be a finite number >= 0, got -1.0" in done.stderr
-    # the SQL fronts read the run's weights only: refused by name, in each front's words
+
+
+@pytest.mark.subprocess
+def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table macros (Parquet and CSV text) and sql/ndcg.sql with doc_weights_in 'qrels': the
+    polars engine's numbers, and its refusals in its words (the option spelled as each front's)."""
+    monkeypatch.chdir(ROOT)
+    run, qrels, _ = qrels_weighted(seed=11)
+    paths = {name: tmp_path / f"{name}.parquet" for name in ("run", "qrels", "differing", "negative")}
+    run.write_parquet(paths["run"])
+    qrels.write_parquet(paths["qrels"])
+    qrels.write_csv(qrels_csv := tmp_path / "qrels.csv")
+    qrels.with_columns(w=pl.when(pl.col("subtopic") == 2).then(9.0).otherwise("w")).write_parquet(paths["differing"])
+    negative = qrels.with_columns(w=pl.when(pl.col("doc_id") == "d4").then(-1.0).otherwise("w"))
+    negative.write_parquet(paths["negative"])
+    negative.write_csv(negative_csv := tmp_path / "negative.csv")
+    options = {"profile": "tfranking", "k": [2, 4], "measures": "ndcg,P,map", "doc_weight_col": "w"}
+    options |= {"doc_weights_in": "qrels", "unjudged_weight": 0.5}
+    settings = {"ks": "[2, 4]", "measures": "['ndcg', 'P', 'map']", "gain": "'exponential'", "ideal": "'retrieved'"}
+    settings |= {"precision_denominator": "'min-k-retrieved'", "queries_without_judgments": "'evaluate'"}
+    settings |= {"relevance_threshold": "1", "doc_weight_col": "'w'", "doc_weights_in": "'qrels'"}
+    settings |= {"unjudged_weight": "0.5"}
+    expected = api.evaluate(str(paths["run"]), str(paths["qrels"]), **options)  # type: ignore[arg-type]
     macros = duckdb.connect()
-    macros.execute((ROOT / "sql" / "generated" / "macros.sql").read_text())
-    with pytest.raises(duckdb.InvalidInputException, match="doc_weights_in qrels is not read by the table macros yet"):
-        macros.sql(
-            f"select * from ndcg_per_query('{run_path}', '{qrels_path}', doc_weight_col := 'w', doc_weights_in := "
-            "'qrels', ideal := 'retrieved', precision_denominator := 'min-k-retrieved')"
-        ).fetchall()
-    with pytest.raises(duckdb.InvalidInputException, match="unjudged_weight weighs the results the qrels do not"):
-        macros.sql(f"select * from ndcg_summary('{run_path}', '{qrels_path}', unjudged_weight := 1)").fetchall()
+    macros.execute((ROOT / "sql/generated/macros.sql").read_text())
+
+    def arguments(changes: dict[str, str]) -> str:
+        return ", ".join(f"{name} := {value}" for name, value in {**settings, **changes}.items() if value != "NULL")
+
+    def close(found: pl.DataFrame, wanted: pl.DataFrame) -> None:
+        assert found.columns == wanted.columns and found.height == wanted.height
+        for column in found.columns[1:]:
+            got, want = found[column].cast(pl.Float64), wanted[column].cast(pl.Float64)
+            assert got.is_null().to_list() == want.is_null().to_list(), column
+            assert ((got - want).abs().fill_null(0) < TOLERANCE).all(), column
+
+    for qrels_given in (paths["qrels"], qrels_csv):
+        for macro, wanted in (("ndcg_summary", expected.summary), ("ndcg_per_query", expected.per_query)):
+            close(macros.sql(f"select * from {macro}('{paths['run']}', '{qrels_given}', {arguments({})})").pl(), wanted)
+    script = [f"SET VARIABLE {name} = {value};" for name, value in settings.items()]
+    script += [f"SET VARIABLE qrels_path = '{paths['qrels']}';", f"SET VARIABLE run_path = '{paths['run']}';"]
+    close(_summary_of_ndcg_sql([*script, ".read sql/ndcg.sql"]), expected.summary)
+
+    def words_of(qrels_given: object, changes: dict[str, object]) -> str:
+        with pytest.raises((InvalidInput, UsageError)) as refused:
+            api.evaluate(str(paths["run"]), qrels_given, **{**options, **changes})  # type: ignore[arg-type]
+        return str(refused.value)
+
+    cases: list[tuple[object, dict[str, object], dict[str, str]]] = [
+        (paths["qrels"], {"unjudged_weight": None}, {"unjudged_weight": "NULL"}),
+        (paths["differing"], {}, {}),
+        (paths["negative"], {}, {}),
+        (paths["qrels"], {"doc_weight_col": "nope"}, {"doc_weight_col": "'nope'"}),
+        (paths["qrels"], {"doc_weight_col": "relevance"}, {"doc_weight_col": "'relevance'"}),
+    ]
+    script_connection = duckdb.connect()
+    first_files = ("input_columns.sql", "inputs.sql", "aligned_inputs.sql", "generated/derived_variables.sql")
+    for qrels_given, changes, variables in cases:
+        words = words_of(str(qrels_given), changes)
+        # the macros' first bad row is by file and line: of text (a table shows no order)
+        as_text = negative_csv if qrels_given == paths["negative"] else qrels_given
+        with pytest.raises(duckdb.Error) as macro:
+            macros.sql(f"select * from ndcg_summary('{paths['run']}', '{as_text}', {arguments(variables)})").fetchall()
+        said = words.replace("name it with --doc-weight-col", "name it with doc_weight_col := '...'")
+        said = said.replace("--doc-weight-col", "doc_weight_col").replace(str(paths["negative"]), str(negative_csv))
+        assert str(macro.value) == f"Invalid Input Error: ndcg_summary: {said}"
+        for name, value in {**settings, **variables, "run_path": f"'{paths['run']}'"}.items():
+            script_connection.execute(f"RESET VARIABLE {name}" if value == "NULL" else f"SET VARIABLE {name} = {value}")
+        script_connection.execute(f"SET VARIABLE qrels_path = '{qrels_given}'")
+        for file in (*first_files, "generated/refusals.sql"):
+            script_connection.execute((ROOT / "sql" / file).read_text())
+        with pytest.raises(duckdb.Error) as refused:
+            script_connection.sql("select count(refused) from refusals").fetchall()
+        said = words.replace("name it with --doc-weight-col", "name it with SET VARIABLE doc_weight_col")
+        assert str(refused.value).removeprefix("Invalid Input Error: ") == said.replace(
+            "--doc-weight-col", "doc_weight_col"
+        )
+    # inline labels (the script's qrels_path unset), and TREC qrels (the macros read text)
+    inline = run.with_columns(relevance=pl.lit(1), w=pl.lit(1.0))
+    inline.write_parquet(inline_path := tmp_path / "inline.parquet")
+    with pytest.raises(InvalidInput) as raised:
+        api.evaluate(str(inline_path), None, **options)  # type: ignore[arg-type]
+    script_connection.execute(f"SET VARIABLE run_path = '{inline_path}'")
+    script_connection.execute("RESET VARIABLE qrels_path")
+    for file in (*first_files, "generated/refusals.sql"):
+        script_connection.execute((ROOT / "sql" / file).read_text())
+    with pytest.raises(duckdb.Error) as refused:
+        script_connection.sql("select count(refused) from refusals").fetchall()
+    assert str(refused.value).removeprefix("Invalid Input Error: ") == str(raised.value)
+    trec = tmp_path / "qrels.txt"
+    trec.write_text("q00 0 d0 1\n")
+    with pytest.raises(duckdb.Error) as macro:
+        macros.sql(f"select * from ndcg_summary('{paths['run']}', '{trec}', {arguments({})})").fetchall()
+    assert str(macro.value) == f"Invalid Input Error: ndcg_summary: {words_of(str(trec), {})}"
 
 
 @pytest.mark.timeout(900)

@@ -123,14 +123,14 @@ def _document_weights(run: DataFrame, column: str, run_name: str, names: Columns
 
     from pipeline.engines import spark_stats as stats
     from pipeline.expressions import DOC_WEIGHT
-    from pipeline.weights import DOCUMENT_WEIGHT_PROBLEMS, bad_weights_message, weight_column_problem
+    from pipeline.weights import DOCUMENT_WEIGHT_PROBLEMS, bad_weights_message, read_as_another, weight_column_problem
 
-    read_as_another = (names.query, names.doc, names.score if role == "run" else names.label)
+    refused_names = read_as_another(names, role)
     shown = None
-    if column in run.columns and column not in read_as_another:
+    if column in run.columns and column not in refused_names:
         found = stats.column_types(run, (column,))[column]
         shown = None if found.kind in ("integer", "float", "decimal") else found.shown
-    problem = weight_column_problem(run_name, column, run.columns, shown, read_as_another)
+    problem = weight_column_problem(run_name, column, run.columns, shown, refused_names)
     if problem:
         raise InvalidInput(problem)
     weight = functions.col(quoted(column)).cast("double")
@@ -152,7 +152,7 @@ def _document_weights(run: DataFrame, column: str, run_name: str, names: Columns
                 weight.alias("weight"),
             )
             (row,) = stats.collect(run_name, first.limit(1))
-            raise InvalidInput(bad_weights_message(run_name, column, problem, counts[i], row.asDict()))
+            raise InvalidInput(bad_weights_message(run_name, column, problem, counts[i], row.asDict(), role))
     return run.withColumn(DOC_WEIGHT, weight)
 
 
@@ -356,13 +356,14 @@ def _judged_weights(
             unweighted.agg(functions.count(functions.lit(1)).alias("unweighted"))
         ),
     )
+    # the first by its ids as text, as the other engines order them
     shown = [functions.col(name).cast("string").alias(name) for name in ids]
     if counts["differing"]:
-        (row,) = stats.collect(qrels_name, differing.orderBy(*ids).select(*shown, "low", "high").limit(1))
+        (row,) = stats.collect(qrels_name, differing.select(*shown, "low", "high").orderBy(*ids).limit(1))
         first = {"query": row["query_id"], "doc": row["doc_id"], "low": row["low"], "high": row["high"]}
         raise InvalidInput(disagreeing_weights_message(qrels_name, column, counts["differing"], first))
     if counts["unweighted"]:
-        (row,) = stats.collect(run_name, unweighted.orderBy(*ids).select(*shown).limit(1))
+        (row,) = stats.collect(run_name, unweighted.select(*shown).orderBy(*ids).limit(1))
         first = {"query": row["query_id"], "doc": row["doc_id"]}
         raise InvalidInput(unweighted_results_message(run_name, qrels_name, column, counts["unweighted"], first))
     if evaluation.unjudged_weight is not None:

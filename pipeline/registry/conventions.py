@@ -606,7 +606,8 @@ CONVENTIONS: tuple[Convention, ...] = (
     Convention(
         "doc_weight_col",
         "doc_weight_col",
-        "the run's column of per-document weights (finite, >= 0), weighed as TF-Ranking's metrics weigh them: a "
+        "the column of per-document weights (finite, >= 0), the run's (or the qrels', doc_weights_in qrels), "
+        "weighed as TF-Ranking's metrics weigh them: a "
         "result weighing 0 leaves the list; NDCG (cg, dcg, idcg) sums weight x gain, its ideal the results by weight "
         "x gain; P@k divides by min(k, list size); map sums P@i x weight over the relevant results, over their "
         "weight; each mean is weighted by the query's list weight (sum of weight x relevance / sum of relevance: the "

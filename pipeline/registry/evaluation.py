@@ -4,6 +4,7 @@ for, checked once; what each engine reads, and what an output records of how it 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -66,7 +67,7 @@ def convention_needed_message(column: str, name: str, value: str) -> str:
 
 
 def blank_weight_column_message(shown: str) -> str:
-    return f"doc_weight_col must name a column of the run, got {shown}"
+    return f"doc_weight_col must name a column of the run (or of the qrels), got {shown}"
 
 
 # The words of the refusals of the weights' source (doc_weights_in, unjudged_weight), shared with
@@ -243,11 +244,16 @@ class Evaluation:
         refused by name, never computed unweighted."""
         column, unjudged = self.doc_weight_col, self.unjudged_weight
         if unjudged is not None:
-            if isinstance(unjudged, bool) or not isinstance(unjudged, (int, float)) or not 0 <= unjudged < math.inf:
+            number = isinstance(unjudged, numbers.Real) and not isinstance(unjudged, bool)
+            try:
+                value = float(unjudged) + 0.0 if number else math.nan  # + 0.0: -0 is 0
+            except OverflowError:  # an int beyond float64
+                value = math.inf
+            if not 0 <= value < math.inf:
                 raise SpecError(unjudged_weight_message(repr(unjudged)))
             if self.doc_weights_in != "qrels":
                 raise SpecError(UNJUDGED_WEIGHT_WITHOUT_QRELS_WEIGHTS)
-            object.__setattr__(self, "unjudged_weight", float(unjudged))
+            object.__setattr__(self, "unjudged_weight", value)
         if column is None:
             if self.doc_weights_in == "qrels":
                 raise SpecError(QRELS_WEIGHTS_WITHOUT_COLUMN)

@@ -249,7 +249,8 @@ WITH text_lines AS (
             ELSE 4
           END AS value_at,
           CASE
-            WHEN text_fields.read_as <> 'trec' AND text_fields.input_role = 'run'
+            WHEN text_fields.read_as <> 'trec'
+            AND text_fields.input_role = CASE WHEN doc_weights_in = 'qrels' THEN 'qrels' ELSE 'run' END
             THEN LIST_POSITION(text_headers.header_fields, doc_weight_col)
             ELSE NULL
           END AS weight_at
@@ -276,7 +277,7 @@ WITH text_lines AS (
 ), qrels_text_rows AS (
   SELECT
     text_rows.*
-    EXCLUDE (input_role, value, ndcg_weight, ndcg_weight_text), /* noqa: RF03 */
+    EXCLUDE (input_role, value), /* noqa: RF03 */
     text_rows.value AS relevance
   FROM text_rows
   WHERE
@@ -530,7 +531,7 @@ WITH text_lines AS (
                 ELSE 'parquet'
               END
             ) = 'parquet'
-            THEN c = doc_weight_col
+            THEN c = doc_weight_col AND COALESCE(doc_weights_in, 'run') <> 'qrels'
             ELSE c = 'ndcg_weight'
           END
         )
@@ -608,6 +609,8 @@ WITH text_lines AS (
     qrels_rows.doc_id,
     qrels_rows.relevance,
     CAST(qrels_rows.subtopic AS TEXT) AS subtopic,
+    qrels_rows.ndcg_weight_read AS doc_weight,
+    qrels_rows.ndcg_weight_text,
     CAST(0 AS BIGINT) AS arrival,
     qrels_rows.ndcg_file,
     qrels_rows.ndcg_line_number,
@@ -631,7 +634,8 @@ WITH text_lines AS (
       NULL AS ndcg_value_text,
       NULL AS ndcg_fields,
       NULL AS ndcg_expected_fields,
-      NULL AS ndcg_first
+      NULL AS ndcg_first,
+      NULL AS ndcg_weight_text
     WHERE
       FALSE
     UNION ALL BY NAME
@@ -654,31 +658,34 @@ WITH text_lines AS (
           ) = 'parquet'
           AND STARTS_WITH(LOWER(c), 'ndcg_')
         )
-      ) /* noqa: RF02 */
-    FROM QUERY_TABLE(
-      CASE
-        WHEN COALESCE(
-          LOWER(qrels_format),
-          CASE
-            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-            THEN 'none'
-            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-            THEN 'trec'
-            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-            THEN 'csv'
-            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-            THEN 'tsv'
-            ELSE 'parquet'
+      ), /* noqa: RF02 */
+      COALESCE(
+        *COLUMNS(
+          LAMBDA c : c = 'ndcg_no_weight_column' /* noqa: RF02 */
+          OR CASE
+            WHEN COALESCE(
+              LOWER(qrels_format),
+              CASE
+                WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            ) = 'parquet'
+            THEN c = doc_weight_col AND doc_weights_in = 'qrels'
+            ELSE c = 'ndcg_weight'
           END
-        ) = 'parquet'
-        THEN CAST(CASE
-          WHEN TYPEOF(qrels) = 'VARCHAR'
-          THEN CAST([qrels] AS TEXT)
-          ELSE CAST(qrels AS TEXT)
-        END AS TEXT[])
-        WHEN ARRAY_CONTAINS(
-          ['trec', 'csv', 'tsv'],
-          COALESCE(
+        )
+      ) AS ndcg_weight_read
+    FROM (
+      SELECT
+        COLUMNS(
+          LAMBDA c : NOT COALESCE(
             LOWER(qrels_format),
             CASE
               WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
@@ -691,26 +698,70 @@ WITH text_lines AS (
               THEN 'tsv'
               ELSE 'parquet'
             END
-          )
+          ) = 'parquet'
+          OR NOT STARTS_WITH(LOWER(c), 'ndcg_')
+          OR c = doc_weight_col
         )
-        THEN ['qrels_text_rows']
-        ELSE ['ndcg_no_input']
-      END
-    )
+      FROM QUERY_TABLE(
+        CASE
+          WHEN COALESCE(
+            LOWER(qrels_format),
+            CASE
+              WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+              THEN 'none'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+              THEN 'trec'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+              THEN 'csv'
+              WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+              THEN 'tsv'
+              ELSE 'parquet'
+            END
+          ) = 'parquet'
+          THEN CAST(CASE
+            WHEN TYPEOF(qrels) = 'VARCHAR'
+            THEN CAST([qrels] AS TEXT)
+            ELSE CAST(qrels AS TEXT)
+          END AS TEXT[])
+          WHEN ARRAY_CONTAINS(
+            ['trec', 'csv', 'tsv'],
+            COALESCE(
+              LOWER(qrels_format),
+              CASE
+                WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                THEN 'none'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                THEN 'trec'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                THEN 'csv'
+                WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                THEN 'tsv'
+                ELSE 'parquet'
+              END
+            )
+          )
+          THEN ['qrels_text_rows']
+          ELSE ['ndcg_no_input']
+        END
+      )
+    ) AS given, (
+      SELECT
+        NULL AS ndcg_no_weight_column
+    ) AS absent
   ) AS qrels_rows
 ), run AS (
-  SELECT
-    aligned.query_id,
-    aligned.doc_id,
-    TRY_CAST(aligned.score AS DOUBLE) AS score,
-    aligned.arrival,
-    CAST(NULL AS DOUBLE) AS input_rank,
-    CASE
-      WHEN doc_weight_col IS NULL
-      THEN 1.0
-      ELSE TRY_CAST(aligned.doc_weight AS DOUBLE)
-    END AS doc_weight /* the run's weights (doc_weight_col), checked by sql/generated/refusals.sql; each result weighs 1 without */
-  FROM (
+  WITH judged /* the judgments' weights (doc_weights_in = 'qrels'), one a document; ids as text, as the union aligns them */ AS (
+    SELECT
+      CAST(qrels_given.query_id AS TEXT) AS query_id,
+      CAST(qrels_given.doc_id AS TEXT) AS doc_id,
+      MIN(TRY_CAST(qrels_given.doc_weight AS DOUBLE)) AS weight
+    FROM qrels_given
+    WHERE
+      doc_weights_in = 'qrels'
+    GROUP BY
+      CAST(qrels_given.query_id AS TEXT),
+      CAST(qrels_given.doc_id AS TEXT)
+  ), aligned AS (
     SELECT
       run_given.query_id,
       run_given.doc_id,
@@ -728,7 +779,24 @@ WITH text_lines AS (
     FROM qrels_given
     WHERE
       FALSE
-  ) AS aligned
+  )
+  SELECT
+    aligned.query_id,
+    aligned.doc_id,
+    TRY_CAST(aligned.score AS DOUBLE) AS score,
+    aligned.arrival,
+    CAST(NULL AS DOUBLE) AS input_rank,
+    CASE
+      WHEN doc_weight_col IS NULL
+      THEN 1.0
+      WHEN doc_weights_in = 'qrels'
+      THEN COALESCE(judged.weight, unjudged_weight)
+      ELSE TRY_CAST(aligned.doc_weight AS DOUBLE)
+    END AS doc_weight /* the weights (doc_weight_col), checked by sql/generated/refusals.sql; each result weighs 1 without */
+  FROM aligned
+  LEFT JOIN judged
+    ON CAST(aligned.query_id AS TEXT) = judged.query_id
+    AND CAST(aligned.doc_id AS TEXT) = judged.doc_id
 ), qrels AS (
   SELECT
     aligned.query_id,
@@ -2117,17 +2185,13 @@ WITH text_lines AS (
       THEN ERROR(
         caller || ': ' || 'doc_weights_in qrels reads the weights of doc_weight_col''s column of the qrels: name the column with doc_weight_col'
       )
-      WHEN NOT doc_weight_col IS NULL AND doc_weights_in = 'qrels'
-      THEN ERROR(
-        caller || ': ' || 'doc_weights_in qrels is not read by the table macros yet: join the qrels'' weight column into the run (a view) and weigh by that column of the run, or evaluate with ndcg evaluate --doc-weights-in qrels or the Python API'
-      )
       WHEN NOT doc_weight_col IS NULL
       AND REGEXP_FULL_MATCH(
         CAST(doc_weight_col AS TEXT),
         '[\x{9}\x{a}\x{b}\x{c}\x{d}\x{1c}\x{1d}\x{1e}\x{1f}\x{20}\x{85}\x{a0}\x{1680}\x{2000}\x{2001}\x{2002}\x{2003}\x{2004}\x{2005}\x{2006}\x{2007}\x{2008}\x{2009}\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]*'
       )
       THEN ERROR(
-        caller || ': ' || 'doc_weight_col must name a column of the run, got ' || (
+        caller || ': ' || 'doc_weight_col must name a column of the run (or of the qrels), got ' || (
           run_weights.column_shown
         )
       )
@@ -3527,6 +3591,15 @@ WITH text_lines AS (
         END
       )
       WHEN NOT doc_weight_col IS NULL
+      AND COALESCE(doc_weights_in = 'qrels', FALSE)
+      AND qrels IS NULL
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(run AS TEXT)
+        ) || ': doc_weights_in qrels reads the weights from the qrels, and the labels are the run''s own (no qrels given): weigh by the run''s column (leave doc_weights_in out), or give the qrels'
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND NOT COALESCE(doc_weights_in = 'qrels', FALSE)
       AND COALESCE(
         LOWER(run_format),
         CASE
@@ -3547,19 +3620,71 @@ WITH text_lines AS (
         ) || ': a TREC run has no weight column; give the weights in a Parquet or CSV run'
       )
       WHEN NOT doc_weight_col IS NULL
-      AND ARRAY_CONTAINS(['query_id', 'doc_id', 'score', 'arrival'], doc_weight_col)
+      AND COALESCE(doc_weights_in = 'qrels', FALSE)
+      AND COALESCE(
+        LOWER(qrels_format),
+        CASE
+          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+          THEN 'none'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+          THEN 'trec'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+          THEN 'csv'
+          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+          THEN 'tsv'
+          ELSE 'parquet'
+        END
+      ) = 'trec'
       THEN ERROR(
         caller || ': ' || (
-          CAST(run AS TEXT)
+          CAST(qrels AS TEXT)
+        ) || ': a TREC qrels has no weight column; give the weights in a Parquet or CSV qrels'
+      )
+      WHEN NOT doc_weight_col IS NULL
+      AND ARRAY_CONTAINS(
+        CASE
+          WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+          THEN [
+            'query_id',
+            'doc_id',
+            'relevance',
+            'query_id',
+            'doc_id',
+            'relevance',
+            'subtopic',
+            'arrival'
+          ]
+          ELSE ['query_id', 'doc_id', 'score', 'query_id', 'doc_id', 'score', 'arrival']
+        END,
+        doc_weight_col
+      )
+      THEN ERROR(
+        caller || ': ' || (
+          CASE
+            WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+            THEN CAST(qrels AS TEXT)
+            ELSE CAST(run AS TEXT)
+          END
         ) || ': doc_weight_col names ' || (
           run_weights.column_shown
         ) || ', a column read as another; name the weight column'
       )
       WHEN NOT doc_weight_col IS NULL
-      AND NOT ARRAY_CONTAINS(run_columns.found, doc_weight_col)
+      AND NOT ARRAY_CONTAINS(
+        CASE
+          WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+          THEN qrels_columns.found
+          ELSE run_columns.found
+        END,
+        doc_weight_col
+      )
       THEN ERROR(
         caller || ': ' || (
-          CAST(run AS TEXT)
+          CASE
+            WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+            THEN CAST(qrels AS TEXT)
+            ELSE CAST(run AS TEXT)
+          END
         ) || ': no weight column ' || (
           run_weights.column_shown
         ) || '; columns found: ' || (
@@ -3567,7 +3692,11 @@ WITH text_lines AS (
             NULLIF(
               ARRAY_TO_STRING(
                 LIST_TRANSFORM(
-                  run_columns.found,
+                  CASE
+                    WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+                    THEN qrels_columns.found
+                    ELSE run_columns.found
+                  END,
                   LAMBDA f : CASE
                     WHEN f IS NULL
                     THEN 'None'
@@ -3611,7 +3740,11 @@ WITH text_lines AS (
       )
       THEN ERROR(
         caller || ': ' || (
-          CAST(run AS TEXT)
+          CASE
+            WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+            THEN CAST(qrels AS TEXT)
+            ELSE CAST(run AS TEXT)
+          END
         ) || ': weight column ' || (
           run_weights.column_shown
         ) || ' holds ' || (
@@ -3638,67 +3771,241 @@ WITH text_lines AS (
       )
       WHEN NOT doc_weight_col IS NULL AND run_weights.problem_1_count > 0
       THEN ERROR(
-        caller || ': ' || (
-          CAST(run AS TEXT)
-        ) || ': ' || (
-          CAST(run_weights.problem_1_count AS TEXT)
-        ) || ' row(s) with a null weight in column ' || (
-          run_weights.column_shown
-        ) || ', first: query ' || (
-          run_weights.problem_1_query_shown
-        ) || ', document ' || (
-          run_weights.problem_1_doc_shown
-        ) || ', weight ' || (
-          COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
-        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        caller || ': ' || CASE
+          WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+          THEN (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_1_count AS TEXT)
+          ) || ' row(s) with a null weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_1_query_shown
+          ) || ', document ' || (
+            run_weights.problem_1_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+          ELSE (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_1_count AS TEXT)
+          ) || ' row(s) with a null weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_1_query_shown
+          ) || ', document ' || (
+            run_weights.problem_1_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        END
       )
       WHEN NOT doc_weight_col IS NULL AND run_weights.problem_2_count > 0
       THEN ERROR(
-        caller || ': ' || (
-          CAST(run AS TEXT)
-        ) || ': ' || (
-          CAST(run_weights.problem_2_count AS TEXT)
-        ) || ' row(s) with a NaN weight in column ' || (
-          run_weights.column_shown
-        ) || ', first: query ' || (
-          run_weights.problem_2_query_shown
-        ) || ', document ' || (
-          run_weights.problem_2_doc_shown
-        ) || ', weight ' || (
-          COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
-        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        caller || ': ' || CASE
+          WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+          THEN (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_2_count AS TEXT)
+          ) || ' row(s) with a NaN weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_2_query_shown
+          ) || ', document ' || (
+            run_weights.problem_2_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+          ELSE (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_2_count AS TEXT)
+          ) || ' row(s) with a NaN weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_2_query_shown
+          ) || ', document ' || (
+            run_weights.problem_2_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        END
       )
       WHEN NOT doc_weight_col IS NULL AND run_weights.problem_3_count > 0
       THEN ERROR(
-        caller || ': ' || (
-          CAST(run AS TEXT)
-        ) || ': ' || (
-          CAST(run_weights.problem_3_count AS TEXT)
-        ) || ' row(s) with an infinite weight in column ' || (
-          run_weights.column_shown
-        ) || ', first: query ' || (
-          run_weights.problem_3_query_shown
-        ) || ', document ' || (
-          run_weights.problem_3_doc_shown
-        ) || ', weight ' || (
-          COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
-        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        caller || ': ' || CASE
+          WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+          THEN (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_3_count AS TEXT)
+          ) || ' row(s) with an infinite weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_3_query_shown
+          ) || ', document ' || (
+            run_weights.problem_3_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+          ELSE (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_3_count AS TEXT)
+          ) || ' row(s) with an infinite weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_3_query_shown
+          ) || ', document ' || (
+            run_weights.problem_3_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        END
       )
       WHEN NOT doc_weight_col IS NULL AND run_weights.problem_4_count > 0
+      THEN ERROR(
+        caller || ': ' || CASE
+          WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+          THEN (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_4_count AS TEXT)
+          ) || ' row(s) with a negative weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_4_query_shown
+          ) || ', document ' || (
+            run_weights.problem_4_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+          ELSE (
+            CASE
+              WHEN COALESCE(doc_weights_in = 'qrels', FALSE)
+              THEN CAST(qrels AS TEXT)
+              ELSE CAST(run AS TEXT)
+            END
+          ) || ': ' || (
+            CAST(run_weights.problem_4_count AS TEXT)
+          ) || ' row(s) with a negative weight in column ' || (
+            run_weights.column_shown
+          ) || ', first: query ' || (
+            run_weights.problem_4_query_shown
+          ) || ', document ' || (
+            run_weights.problem_4_doc_shown
+          ) || ', weight ' || (
+            COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
+          ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        END
+      )
+      WHEN NOT doc_weight_col IS NULL AND run_weights.differing_count > 0
+      THEN ERROR(
+        caller || ': ' || (
+          CAST(qrels AS TEXT)
+        ) || ': ' || (
+          CAST(run_weights.differing_count AS TEXT)
+        ) || ' judged document(s) with differing weights in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          CASE
+            WHEN run_weights.differing_first.query IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.query), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_weights.differing_first.query AS TEXT) || ''')'
+            WHEN TYPEOF(run_weights.differing_first.query) <> 'VARCHAR'
+            THEN CAST(run_weights.differing_first.query AS TEXT)
+            WHEN CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ', document ' || (
+          CASE
+            WHEN run_weights.differing_first.doc IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.doc), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_weights.differing_first.doc AS TEXT) || ''')'
+            WHEN TYPEOF(run_weights.differing_first.doc) <> 'VARCHAR'
+            THEN CAST(run_weights.differing_first.doc AS TEXT)
+            WHEN CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || ', weights ' || (
+          CAST(run_weights.differing_first.low AS TEXT)
+        ) || ' and ' || (
+          CAST(run_weights.differing_first.high AS TEXT)
+        ) || '; a document weighs one weight, the same in every row that judges it (one per subtopic): make them agree'
+      )
+      WHEN NOT doc_weight_col IS NULL AND run_weights.unjudged_count > 0
       THEN ERROR(
         caller || ': ' || (
           CAST(run AS TEXT)
         ) || ': ' || (
-          CAST(run_weights.problem_4_count AS TEXT)
-        ) || ' row(s) with a negative weight in column ' || (
+          CAST(run_weights.unjudged_count AS TEXT)
+        ) || ' result(s) that ' || (
+          CAST(qrels AS TEXT)
+        ) || ' does not judge, so without a weight in its column ' || (
           run_weights.column_shown
-        ) || ', first: query ' || (
-          run_weights.problem_4_query_shown
+        ) || ' (doc_weights_in qrels), first: query ' || (
+          CASE
+            WHEN run_weights.unjudged_first.query IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.query), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_weights.unjudged_first.query AS TEXT) || ''')'
+            WHEN TYPEOF(run_weights.unjudged_first.query) <> 'VARCHAR'
+            THEN CAST(run_weights.unjudged_first.query AS TEXT)
+            WHEN CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
         ) || ', document ' || (
-          run_weights.problem_4_doc_shown
-        ) || ', weight ' || (
-          COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
-        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+          CASE
+            WHEN run_weights.unjudged_first.doc IS NULL
+            THEN 'None'
+            WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.doc), 'DECIMAL')
+            THEN 'Decimal(''' || CAST(run_weights.unjudged_first.doc AS TEXT) || ''')'
+            WHEN TYPEOF(run_weights.unjudged_first.doc) <> 'VARCHAR'
+            THEN CAST(run_weights.unjudged_first.doc AS TEXT)
+            WHEN CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '''')
+            AND NOT CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '"')
+            THEN '"' || REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\') || '"'
+            ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+          END
+        ) || '; judge them there, or weigh each such result with unjudged_weight (--unjudged-weight W; 0: they leave the lists)'
       )
       WHEN NOT run_stats.query_id_type IS NULL
       AND NOT ARRAY_CONTAINS(
@@ -5296,7 +5603,8 @@ WITH text_lines AS (
         AND NOT CONTAINS(CAST(measured.problem_4_first.doc AS TEXT), '"')
         THEN '"' || REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\') || '"'
         ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-      END AS problem_4_doc_shown
+      END AS problem_4_doc_shown,
+      judged_stats.*
     FROM (
       SELECT
         CASE
@@ -5351,9 +5659,77 @@ WITH text_lines AS (
           TRY_CAST(run_given.doc_weight AS DOUBLE) AS w
         FROM run_given
         WHERE
-          NOT doc_weight_col IS NULL
+          NOT doc_weight_col IS NULL AND NOT COALESCE(doc_weights_in = 'qrels', FALSE)
+        UNION ALL BY NAME
+        SELECT
+          qrels_given.query_id,
+          qrels_given.doc_id,
+          qrels_given.arrival,
+          qrels_given.ndcg_file,
+          qrels_given.ndcg_line_number,
+          qrels_given.ndcg_weight_text,
+          TYPEOF(qrels_given.doc_weight) AS weight_type,
+          TRY_CAST(qrels_given.doc_weight AS DOUBLE) AS w
+        FROM qrels_given
+        WHERE
+          NOT doc_weight_col IS NULL AND COALESCE(doc_weights_in = 'qrels', FALSE)
       )
-    ) AS measured
+    ) AS measured, (
+      SELECT
+        differing_count,
+        differing_first,
+        unjudged_count,
+        unjudged_first
+      FROM (
+        SELECT
+          COUNT(*) AS differing_count,
+          ARG_MIN({'query': query, 'doc': doc, 'low': low, 'high': high}, (query, doc)) AS differing_first
+        FROM (
+          SELECT
+            CAST(query_id AS TEXT) AS query,
+            CAST(doc_id AS TEXT) AS doc,
+            MIN(TRY_CAST(doc_weight AS DOUBLE)) AS low,
+            MAX(TRY_CAST(doc_weight AS DOUBLE)) AS high
+          FROM qrels_given
+          WHERE
+            NOT doc_weight_col IS NULL AND COALESCE(doc_weights_in = 'qrels', FALSE)
+          GROUP BY ALL
+        )
+        WHERE
+          low <> high
+      ), (
+        SELECT
+          COUNT(*) AS unjudged_count,
+          ARG_MIN({'query': query, 'doc': doc}, (query, doc)) AS unjudged_first
+        FROM (
+          SELECT
+            listed.query,
+            listed.doc
+          FROM (
+            SELECT
+              CAST(query_id AS TEXT) AS query,
+              CAST(doc_id AS TEXT) AS doc
+            FROM run_given
+            WHERE
+              NOT doc_weight_col IS NULL AND COALESCE(doc_weights_in = 'qrels', FALSE)
+          ) AS listed
+          ANTI JOIN (
+            SELECT
+              CAST(query_id AS TEXT) AS query,
+              CAST(doc_id AS TEXT) AS doc,
+              MIN(TRY_CAST(doc_weight AS DOUBLE)) AS low,
+              MAX(TRY_CAST(doc_weight AS DOUBLE)) AS high
+            FROM qrels_given
+            WHERE
+              NOT doc_weight_col IS NULL AND COALESCE(doc_weights_in = 'qrels', FALSE)
+            GROUP BY ALL
+          ) AS judged
+            ON listed.query = judged.query AND listed.doc = judged.doc
+          WHERE
+            unjudged_weight IS NULL
+        )
+      )
+    ) AS judged_stats
   ) AS run_weights, (
     SELECT
       run_found_columns.found,
@@ -8199,7 +8575,7 @@ FROM (
           counted.queries = 0
           OR counted.total > 0
           OR ERROR(
-            CAST(caller || ': ' || CAST(run AS TEXT) AS TEXT) || ' (the list weights of doc_weight_col ''' || doc_weight_col || '''): all ' || counted.queries || ' evaluated queries weigh 0, ' || 'so their weighted mean is 0/0; give one of them a weight above 0'
+            CAST(caller || ': ' || CAST(run AS TEXT) AS TEXT) || ' (the list weights of doc_weight_col ''' || doc_weight_col || '''' || CASE WHEN doc_weights_in = 'qrels' THEN ', read from the qrels' ELSE '' END || '): all ' || counted.queries || ' evaluated queries weigh 0, ' || 'so their weighted mean is 0/0; give one of them a weight above 0'
           )
         )
       )

@@ -1718,17 +1718,12 @@ SELECT
       'doc_weights_in qrels reads the weights of doc_weight_col''s column of the qrels: name the column with doc_weight_col'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
-    AND GETVARIABLE('doc_weights_in') = 'qrels'
-    THEN ERROR(
-      'doc_weights_in qrels is not read by sql/ndcg.sql yet: join the qrels'' weight column into the run (a view) and weigh by that column of the run, or evaluate with ndcg evaluate --doc-weights-in qrels or the Python API'
-    )
-    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND REGEXP_FULL_MATCH(
       CAST(GETVARIABLE('doc_weight_col') AS TEXT),
       '[\x{9}\x{a}\x{b}\x{c}\x{d}\x{1c}\x{1d}\x{1e}\x{1f}\x{20}\x{85}\x{a0}\x{1680}\x{2000}\x{2001}\x{2002}\x{2003}\x{2004}\x{2005}\x{2006}\x{2007}\x{2008}\x{2009}\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}]*'
     )
     THEN ERROR(
-      'doc_weight_col must name a column of the run, got ' || (
+      'doc_weight_col must name a column of the run (or of the qrels), got ' || (
         run_weights.column_shown
       )
     )
@@ -3111,27 +3106,91 @@ SELECT
       END
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
+    AND COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+    AND GETVARIABLE('qrels_path') IS NULL
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': doc_weights_in qrels reads the weights from the qrels, and the labels are the run''s own (no qrels given): weigh by the run''s column (leave doc_weights_in out), or give the qrels'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
     AND ARRAY_CONTAINS(
-      [
-        COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id'),
-        COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id'),
-        COALESCE(GETVARIABLE('score_col'), 'score'),
-        'arrival'
-      ],
+      CASE
+        WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        THEN [
+          COALESCE(
+            CASE
+              WHEN GETVARIABLE('qrels_path') IS NULL
+              THEN GETVARIABLE('run_query_col')
+              ELSE GETVARIABLE('qrels_query_col')
+            END,
+            GETVARIABLE('query_col'),
+            'query_id'
+          ),
+          COALESCE(
+            CASE
+              WHEN GETVARIABLE('qrels_path') IS NULL
+              THEN GETVARIABLE('run_doc_col')
+              ELSE GETVARIABLE('qrels_doc_col')
+            END,
+            GETVARIABLE('doc_col'),
+            'doc_id'
+          ),
+          COALESCE(
+            CASE
+              WHEN NOT (
+                GETVARIABLE('qrels_path') IS NULL
+              )
+              THEN GETVARIABLE('qrels_label_col')
+            END,
+            GETVARIABLE('label_col'),
+            'relevance'
+          ),
+          'query_id',
+          'doc_id',
+          'relevance',
+          'subtopic',
+          'arrival'
+        ]
+        ELSE [
+          COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id'),
+          COALESCE(GETVARIABLE('run_doc_col'), GETVARIABLE('doc_col'), 'doc_id'),
+          COALESCE(GETVARIABLE('score_col'), 'score'),
+          'query_id',
+          'doc_id',
+          'score',
+          'arrival'
+        ]
+      END,
       GETVARIABLE('doc_weight_col')
     )
     THEN ERROR(
       (
-        CAST(GETVARIABLE('run_path') AS TEXT)
+        CASE
+          WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+          THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+          ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+        END
       ) || ': doc_weight_col names ' || (
         run_weights.column_shown
       ) || ', a column read as another; name the weight column'
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL
-    AND NOT ARRAY_CONTAINS(GETVARIABLE('run_columns_found'), GETVARIABLE('doc_weight_col'))
+    AND NOT ARRAY_CONTAINS(
+      CASE
+        WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        THEN GETVARIABLE('qrels_columns_found')
+        ELSE GETVARIABLE('run_columns_found')
+      END,
+      GETVARIABLE('doc_weight_col')
+    )
     THEN ERROR(
       (
-        CAST(GETVARIABLE('run_path') AS TEXT)
+        CASE
+          WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+          THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+          ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+        END
       ) || ': no weight column ' || (
         run_weights.column_shown
       ) || '; columns found: ' || (
@@ -3139,7 +3198,11 @@ SELECT
           NULLIF(
             ARRAY_TO_STRING(
               LIST_TRANSFORM(
-                GETVARIABLE('run_columns_found'),
+                CASE
+                  WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                  THEN GETVARIABLE('qrels_columns_found')
+                  ELSE GETVARIABLE('run_columns_found')
+                END,
                 LAMBDA f : CASE
                   WHEN f IS NULL
                   THEN 'None'
@@ -3183,7 +3246,11 @@ SELECT
           FROM DUCKDB_COLUMNS()
           WHERE
             duckdb_columns.database_name = 'temp'
-            AND duckdb_columns.table_name = 'run_given'
+            AND duckdb_columns.table_name = CASE
+              WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+              THEN 'qrels_given'
+              ELSE 'run_given'
+            END
             AND duckdb_columns.column_name = 'doc_weight'
         )
       )
@@ -3193,13 +3260,21 @@ SELECT
         FROM DUCKDB_COLUMNS()
         WHERE
           duckdb_columns.database_name = 'temp'
-          AND duckdb_columns.table_name = 'run_given'
+          AND duckdb_columns.table_name = CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN 'qrels_given'
+            ELSE 'run_given'
+          END
           AND duckdb_columns.column_name = 'doc_weight'
       ) LIKE 'DECIMAL%'
     )
     THEN ERROR(
       (
-        CAST(GETVARIABLE('run_path') AS TEXT)
+        CASE
+          WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+          THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+          ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+        END
       ) || ': weight column ' || (
         run_weights.column_shown
       ) || ' holds ' || (
@@ -3210,7 +3285,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'VARCHAR'
           THEN 'String'
@@ -3220,7 +3299,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'BOOLEAN'
           THEN 'Boolean'
@@ -3230,7 +3313,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'DOUBLE'
           THEN 'Float64'
@@ -3240,7 +3327,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'FLOAT'
           THEN 'Float32'
@@ -3250,7 +3341,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'DATE'
           THEN 'Date'
@@ -3260,7 +3355,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'TIME'
           THEN 'Time'
@@ -3270,7 +3369,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'BLOB'
           THEN 'Binary'
@@ -3280,7 +3383,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           ) = 'INTERVAL'
           THEN 'Duration'
@@ -3290,7 +3397,11 @@ SELECT
             FROM DUCKDB_COLUMNS()
             WHERE
               duckdb_columns.database_name = 'temp'
-              AND duckdb_columns.table_name = 'run_given'
+              AND duckdb_columns.table_name = CASE
+                WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+                THEN 'qrels_given'
+                ELSE 'run_given'
+              END
               AND duckdb_columns.column_name = 'doc_weight'
           )
         END
@@ -3298,67 +3409,241 @@ SELECT
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_1_count > 0
     THEN ERROR(
-      (
-        CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': ' || (
-        CAST(run_weights.problem_1_count AS TEXT)
-      ) || ' row(s) with a null weight in column ' || (
-        run_weights.column_shown
-      ) || ', first: query ' || (
-        run_weights.problem_1_query_shown
-      ) || ', document ' || (
-        run_weights.problem_1_doc_shown
-      ) || ', weight ' || (
-        COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
-      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      CASE
+        WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        THEN (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_1_count AS TEXT)
+        ) || ' row(s) with a null weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_1_query_shown
+        ) || ', document ' || (
+          run_weights.problem_1_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+        ELSE (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_1_count AS TEXT)
+        ) || ' row(s) with a null weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_1_query_shown
+        ) || ', document ' || (
+          run_weights.problem_1_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_1_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      END
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_2_count > 0
     THEN ERROR(
-      (
-        CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': ' || (
-        CAST(run_weights.problem_2_count AS TEXT)
-      ) || ' row(s) with a NaN weight in column ' || (
-        run_weights.column_shown
-      ) || ', first: query ' || (
-        run_weights.problem_2_query_shown
-      ) || ', document ' || (
-        run_weights.problem_2_doc_shown
-      ) || ', weight ' || (
-        COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
-      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      CASE
+        WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        THEN (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_2_count AS TEXT)
+        ) || ' row(s) with a NaN weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_2_query_shown
+        ) || ', document ' || (
+          run_weights.problem_2_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+        ELSE (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_2_count AS TEXT)
+        ) || ' row(s) with a NaN weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_2_query_shown
+        ) || ', document ' || (
+          run_weights.problem_2_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_2_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      END
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_3_count > 0
     THEN ERROR(
-      (
-        CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': ' || (
-        CAST(run_weights.problem_3_count AS TEXT)
-      ) || ' row(s) with an infinite weight in column ' || (
-        run_weights.column_shown
-      ) || ', first: query ' || (
-        run_weights.problem_3_query_shown
-      ) || ', document ' || (
-        run_weights.problem_3_doc_shown
-      ) || ', weight ' || (
-        COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
-      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      CASE
+        WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        THEN (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_3_count AS TEXT)
+        ) || ' row(s) with an infinite weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_3_query_shown
+        ) || ', document ' || (
+          run_weights.problem_3_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+        ELSE (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_3_count AS TEXT)
+        ) || ' row(s) with an infinite weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_3_query_shown
+        ) || ', document ' || (
+          run_weights.problem_3_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_3_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      END
     )
     WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.problem_4_count > 0
+    THEN ERROR(
+      CASE
+        WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        THEN (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_4_count AS TEXT)
+        ) || ' row(s) with a negative weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_4_query_shown
+        ) || ', document ' || (
+          run_weights.problem_4_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per judged document: fix or remove those rows'
+        ELSE (
+          CASE
+            WHEN COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+            THEN COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+            ELSE CAST(GETVARIABLE('run_path') AS TEXT)
+          END
+        ) || ': ' || (
+          CAST(run_weights.problem_4_count AS TEXT)
+        ) || ' row(s) with a negative weight in column ' || (
+          run_weights.column_shown
+        ) || ', first: query ' || (
+          run_weights.problem_4_query_shown
+        ) || ', document ' || (
+          run_weights.problem_4_doc_shown
+        ) || ', weight ' || (
+          COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
+        ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+      END
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.differing_count > 0
+    THEN ERROR(
+      (
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+      ) || ': ' || (
+        CAST(run_weights.differing_count AS TEXT)
+      ) || ' judged document(s) with differing weights in column ' || (
+        run_weights.column_shown
+      ) || ', first: query ' || (
+        CASE
+          WHEN run_weights.differing_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.differing_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.differing_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.differing_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', document ' || (
+        CASE
+          WHEN run_weights.differing_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.differing_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.differing_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.differing_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', weights ' || (
+        CAST(run_weights.differing_first.low AS TEXT)
+      ) || ' and ' || (
+        CAST(run_weights.differing_first.high AS TEXT)
+      ) || '; a document weighs one weight, the same in every row that judges it (one per subtopic): make them agree'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.unjudged_count > 0
     THEN ERROR(
       (
         CAST(GETVARIABLE('run_path') AS TEXT)
       ) || ': ' || (
-        CAST(run_weights.problem_4_count AS TEXT)
-      ) || ' row(s) with a negative weight in column ' || (
+        CAST(run_weights.unjudged_count AS TEXT)
+      ) || ' result(s) that ' || (
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+      ) || ' does not judge, so without a weight in its column ' || (
         run_weights.column_shown
-      ) || ', first: query ' || (
-        run_weights.problem_4_query_shown
+      ) || ' (doc_weights_in qrels), first: query ' || (
+        CASE
+          WHEN run_weights.unjudged_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.unjudged_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.unjudged_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.unjudged_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
       ) || ', document ' || (
-        run_weights.problem_4_doc_shown
-      ) || ', weight ' || (
-        COALESCE(CAST(run_weights.problem_4_first.weight AS TEXT), 'None')
-      ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
+        CASE
+          WHEN run_weights.unjudged_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.unjudged_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.unjudged_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.unjudged_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || '; judge them there, or weigh each such result with unjudged_weight (--unjudged-weight W; 0: they leave the lists)'
     )
     WHEN NOT run_stats.query_id_type IS NULL
     AND NOT ARRAY_CONTAINS(
@@ -4508,7 +4793,8 @@ FROM run_stats, qrels_stats, (
       AND NOT CONTAINS(CAST(measured.problem_4_first.doc AS TEXT), '"')
       THEN '"' || REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\') || '"'
       ELSE '''' || REPLACE(REPLACE(CAST(measured.problem_4_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-    END AS problem_4_doc_shown
+    END AS problem_4_doc_shown,
+    judged_stats.*
   FROM (
     SELECT
       COUNT(*) FILTER(WHERE
@@ -4548,6 +4834,75 @@ FROM run_stats, qrels_stats, (
       FROM run_given
       WHERE
         NOT GETVARIABLE('doc_weight_col') IS NULL
+        AND NOT COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+      UNION ALL BY NAME
+      SELECT
+        qrels_given.query_id,
+        qrels_given.doc_id,
+        qrels_given.arrival,
+        TRY_CAST(qrels_given.doc_weight AS DOUBLE) AS w
+      FROM qrels_given
+      WHERE
+        NOT GETVARIABLE('doc_weight_col') IS NULL
+        AND COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
     )
-  ) AS measured
+  ) AS measured, (
+    SELECT
+      differing_count,
+      differing_first,
+      unjudged_count,
+      unjudged_first
+    FROM (
+      SELECT
+        COUNT(*) AS differing_count,
+        ARG_MIN({'query': query, 'doc': doc, 'low': low, 'high': high}, (query, doc)) AS differing_first
+      FROM (
+        SELECT
+          CAST(query_id AS TEXT) AS query,
+          CAST(doc_id AS TEXT) AS doc,
+          MIN(TRY_CAST(doc_weight AS DOUBLE)) AS low,
+          MAX(TRY_CAST(doc_weight AS DOUBLE)) AS high
+        FROM qrels_given
+        WHERE
+          NOT GETVARIABLE('doc_weight_col') IS NULL
+          AND COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        GROUP BY ALL
+      )
+      WHERE
+        low <> high
+    ), (
+      SELECT
+        COUNT(*) AS unjudged_count,
+        ARG_MIN({'query': query, 'doc': doc}, (query, doc)) AS unjudged_first
+      FROM (
+        SELECT
+          listed.query,
+          listed.doc
+        FROM (
+          SELECT
+            CAST(query_id AS TEXT) AS query,
+            CAST(doc_id AS TEXT) AS doc
+          FROM run_given
+          WHERE
+            NOT GETVARIABLE('doc_weight_col') IS NULL
+            AND COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+        ) AS listed
+        ANTI JOIN (
+          SELECT
+            CAST(query_id AS TEXT) AS query,
+            CAST(doc_id AS TEXT) AS doc,
+            MIN(TRY_CAST(doc_weight AS DOUBLE)) AS low,
+            MAX(TRY_CAST(doc_weight AS DOUBLE)) AS high
+          FROM qrels_given
+          WHERE
+            NOT GETVARIABLE('doc_weight_col') IS NULL
+            AND COALESCE(GETVARIABLE('doc_weights_in') = 'qrels', FALSE)
+          GROUP BY ALL
+        ) AS judged
+          ON listed.query = judged.query AND listed.doc = judged.doc
+        WHERE
+          GETVARIABLE('unjudged_weight') IS NULL
+      )
+    )
+  ) AS judged_stats
 ) AS run_weights;
