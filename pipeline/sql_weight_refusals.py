@@ -210,7 +210,7 @@ def input_rules(
     first = {"query": _marker("query"), "doc": _marker("doc"), "weight": _marker("weight")}
     for index, (problem, _) in enumerate(DOCUMENT_WEIGHT_PROBLEMS, start=1):
         stats = f"{WEIGHT_STATS}.problem_{index}"
-        words = {
+        by_role = {
             role: bad_weights_message(name, column, problem, _marker("count"), first, role)  # type: ignore[arg-type]
             for role in ("run", "qrels")
         }
@@ -221,8 +221,18 @@ def input_rules(
             repr(first["doc"]): f"{stats}_doc_shown",
             first["weight"]: f"coalesce(cast({stats}_first.weight as varchar), 'None')",
         }
-        said = f"if({FROM_QRELS}, {_as_sql(words['qrels'], row_values)}, {_as_sql(words['run'], row_values)})"
+        said = f"if({FROM_QRELS}, {_as_sql(by_role['qrels'], row_values)}, {_as_sql(by_role['run'], row_values)})"
         rules.append((f"{given} and {stats}_count > 0", Sql(said)))
+    return rules + _judged_rules(values, run_name, qrels_name)
+
+
+def _judged_rules(values: Mapping[str, str], run_name: Sql, qrels_name: Sql) -> list[tuple[str, Sql]]:
+    """With the qrels' weights: a document whose rows give differing weights, and a result the
+    qrels do not judge without unjudged_weight (:func:`pipeline.weights.judged_weights`)."""
+    given = f"{COLUMN} is not null"
+    name, column = _marker("name"), _marker("column")
+    first = {"query": _marker("query"), "doc": _marker("doc")}
+    rules: list[tuple[str, Sql]] = []
     count, low, high = _marker("count"), _marker("low"), _marker("high")
     differing = f"{WEIGHT_STATS}.differing"
     words = disagreeing_weights_message(name, column, count, {**first, "low": low, "high": high})  # type: ignore[arg-type]
