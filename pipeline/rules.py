@@ -42,7 +42,8 @@ WARNING_ORDER = (
 )
 # Columns an engine adds for itself; an example row shows only the user's columns.
 # ("arrival" is the Polars and DuckDB engines' input position, which Spark rows do not have.)
-HIDDEN_COLUMNS = (*PROVENANCE, "arrival")
+# ours, not the user's: the input order, and the weights as read (--doc-weight-col's column stays shown)
+HIDDEN_COLUMNS = (*PROVENANCE, "arrival", "doc_weight")
 
 Role = Literal["run", "qrels"]
 # a double holds every integer up to 2^53 and every decimal of up to 15 significant digits

@@ -512,7 +512,7 @@ def _input_rules(front: Front) -> list[tuple[str, Sql]]:
                 ),
             )
         )
-    return rules
+    return rules + weight_refusals.judged_rules(front, run.name, qrels.name)
 
 
 def _parameter_rules(front: Front) -> list[tuple[str, Sql]]:

@@ -99,7 +99,7 @@ def parameter_rules(front: Front) -> list[tuple[str, Sql]]:
     rules = [
         # where the weights are read from, in the Evaluation's order
         (
-            f"{unjudged} is not null and not ({unjudged} >= 0 and not isinf({unjudged}))",
+            f"{unjudged} is not null and not ({unjudged} >= 0 and isfinite({unjudged}))",  # NaN >= 0 in DuckDB
             _as_sql(unjudged_weight_message(shown), {shown: f"cast({unjudged} as varchar)"}),
         ),
         (
@@ -223,14 +223,16 @@ def input_rules(
         }
         said = f"if({FROM_QRELS}, {_as_sql(by_role['qrels'], row_values)}, {_as_sql(by_role['run'], row_values)})"
         rules.append((f"{given} and {stats}_count > 0", Sql(said)))
-    return rules + _judged_rules(values, run_name, qrels_name)
+    return rules
 
 
-def _judged_rules(values: Mapping[str, str], run_name: Sql, qrels_name: Sql) -> list[tuple[str, Sql]]:
+def judged_rules(front: Front, run_name: Sql, qrels_name: Sql) -> list[tuple[str, Sql]]:
     """With the qrels' weights: a document whose rows give differing weights, and a result the
-    qrels do not judge without unjudged_weight (:func:`pipeline.weights.judged_weights`)."""
+    qrels do not judge without unjudged_weight (:func:`pipeline.weights.judged_weights`); after
+    every other rule over the inputs, as the engines join the weights once the inputs are valid."""
     given = f"{COLUMN} is not null"
     name, column = _marker("name"), _marker("column")
+    values = {repr(column): COLUMN_SHOWN}
     first = {"query": _marker("query"), "doc": _marker("doc")}
     rules: list[tuple[str, Sql]] = []
     count, low, high = _marker("count"), _marker("low"), _marker("high")
@@ -247,7 +249,7 @@ def _judged_rules(values: Mapping[str, str], run_name: Sql, qrels_name: Sql) -> 
     }
     rules.append((f"{given} and {differing}_count > 0", _as_sql(words, differing_values)))
     unjudged = f"{WEIGHT_STATS}.unjudged"
-    words = unweighted_results_message(name, _marker("qrels"), column, count, first)  # type: ignore[arg-type]
+    words = unweighted_results_message(name, _marker("qrels"), column, count, first, front)  # type: ignore[arg-type]
     unjudged_values = {
         **values,
         name: run_name,

@@ -268,13 +268,21 @@ def disagreeing_weights_message(qrels_name: str, column: str, count: int, first:
     )
 
 
+# how each front says to weigh the results the qrels do not judge
+UNJUDGED_WEIGHT_FIX = {
+    "cli": "--unjudged-weight W",
+    "script": "SET VARIABLE unjudged_weight = W",
+    "macro": "unjudged_weight := W",
+}
+
+
 def unweighted_results_message(
-    run_name: str, qrels_name: str, column: str, count: int, first: Mapping[str, object]
+    run_name: str, qrels_name: str, column: str, count: int, first: Mapping[str, object], front: str = "cli"
 ) -> str:
     return (
         f"{run_name}: {count} result(s) that {qrels_name} does not judge, so without a weight in its column "
         f"{column!r} (doc_weights_in qrels), first: query {first['query']!r}, document {first['doc']!r}; judge "
-        "them there, or weigh each such result with unjudged_weight (--unjudged-weight W; 0: they leave the lists)"
+        f"them there, or weigh each such result with {UNJUDGED_WEIGHT_FIX[front]} (0: they leave the lists)"
     )
 
 

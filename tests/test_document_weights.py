@@ -831,7 +831,7 @@ def test_weights_read_from_the_qrels_are_refused_as_the_run_s(tmp_path: Path) ->
     unjudged = (
         f"{run_path}: {count} result(s) that {qrels_path} does not judge, so without a weight in its column 'w' "
         "(doc_weights_in qrels), first: query 'q00', document 'd2'; judge them there, or weigh each such result "
-        "with unjudged_weight (--unjudged-weight W; 0: they leave the lists)"
+        "with --unjudged-weight W (0: they leave the lists)"
     )
     for engine in ("polars", "duckdb"):
         done = run_cli("evaluate", *base, "--doc-weights-in", "qrels", "--engine", engine)
@@ -974,6 +974,7 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
             macros.sql(f"select * from ndcg_summary('{paths['run']}', '{as_text}', {arguments(variables)})").fetchall()
         said = words.replace("name it with --doc-weight-col", "name it with doc_weight_col := '...'")
         said = said.replace("--doc-weight-col", "doc_weight_col").replace(str(paths["negative"]), str(negative_csv))
+        said = said.replace("--unjudged-weight W", "unjudged_weight := W")
         assert str(macro.value) == f"Invalid Input Error: ndcg_summary: {said}"
         for name, value in {**settings, **variables, "run_path": f"'{paths['run']}'"}.items():
             script_connection.execute(f"RESET VARIABLE {name}" if value == "NULL" else f"SET VARIABLE {name} = {value}")
@@ -983,9 +984,9 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
         with pytest.raises(duckdb.Error) as refused:
             script_connection.sql("select count(refused) from refusals").fetchall()
         said = words.replace("name it with --doc-weight-col", "name it with SET VARIABLE doc_weight_col")
-        assert str(refused.value).removeprefix("Invalid Input Error: ") == said.replace(
-            "--doc-weight-col", "doc_weight_col"
-        )
+        said = said.replace("--doc-weight-col", "doc_weight_col")
+        said = said.replace("--unjudged-weight W", "SET VARIABLE unjudged_weight = W")
+        assert str(refused.value).removeprefix("Invalid Input Error: ") == said
     # inline labels (the script's qrels_path unset), and TREC qrels (the macros read text)
     inline = run.with_columns(relevance=pl.lit(1), w=pl.lit(1.0))
     inline.write_parquet(inline_path := tmp_path / "inline.parquet")
@@ -998,6 +999,27 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
     with pytest.raises(duckdb.Error) as refused:
         script_connection.sql("select count(refused) from refusals").fetchall()
     assert str(refused.value).removeprefix("Invalid Input Error: ") == str(raised.value)
+    # the weights are joined once the inputs are valid: a run listing a document twice is that error first
+    twice = tmp_path / "twice.parquet"
+    pl.concat([run, run.head(1)]).write_parquet(twice)
+    with pytest.raises(InvalidInput) as raised:
+        api.evaluate(str(twice), str(paths["qrels"]), **{**options, "unjudged_weight": None})  # type: ignore[arg-type]
+    assert "listed 2 times" in str(raised.value)
+    without = arguments({"unjudged_weight": "NULL"})
+    with pytest.raises(duckdb.Error) as macro:
+        macros.sql(f"select * from ndcg_summary('{twice}', '{paths['qrels']}', {without})").fetchall()
+    # (the fix spelled as the macros' parameter: duplicates := 'max-score')
+    assert (
+        str(macro.value).partition(" with ")[0]
+        == f"Invalid Input Error: ndcg_summary: {raised.value}".partition(" with ")[0]
+    )
+    # a NaN weight for the results the qrels do not judge (NaN >= 0 holds in DuckDB)
+    with pytest.raises(UsageError) as raised:
+        api.evaluate(str(paths["run"]), str(paths["qrels"]), **{**options, "unjudged_weight": math.nan})  # type: ignore[arg-type]
+    nan = arguments({"unjudged_weight": "'nan'::double"})
+    with pytest.raises(duckdb.Error) as macro:
+        macros.sql(f"select * from ndcg_summary('{paths['run']}', '{paths['qrels']}', {nan})").fetchall()
+    assert str(macro.value) == f"Invalid Input Error: ndcg_summary: {raised.value}"
     trec = tmp_path / "qrels.txt"
     trec.write_text("q00 0 d0 1\n")
     with pytest.raises(duckdb.Error) as macro:

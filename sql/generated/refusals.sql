@@ -1701,7 +1701,7 @@ SELECT
     )
     WHEN NOT GETVARIABLE('unjudged_weight') IS NULL
     AND NOT (
-      GETVARIABLE('unjudged_weight') >= 0 AND NOT ISINF(GETVARIABLE('unjudged_weight'))
+      GETVARIABLE('unjudged_weight') >= 0 AND ISFINITE(GETVARIABLE('unjudged_weight'))
     )
     THEN ERROR(
       'unjudged_weight must be a finite number >= 0, got ' || (
@@ -3567,84 +3567,6 @@ SELECT
         ) || '; a weight is a finite number >= 0, one per result: fix or remove those rows'
       END
     )
-    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.differing_count > 0
-    THEN ERROR(
-      (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ': ' || (
-        CAST(run_weights.differing_count AS TEXT)
-      ) || ' judged document(s) with differing weights in column ' || (
-        run_weights.column_shown
-      ) || ', first: query ' || (
-        CASE
-          WHEN run_weights.differing_first.query IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.query), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.differing_first.query AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.differing_first.query) <> 'VARCHAR'
-          THEN CAST(run_weights.differing_first.query AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ', document ' || (
-        CASE
-          WHEN run_weights.differing_first.doc IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.doc), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.differing_first.doc AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.differing_first.doc) <> 'VARCHAR'
-          THEN CAST(run_weights.differing_first.doc AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ', weights ' || (
-        CAST(run_weights.differing_first.low AS TEXT)
-      ) || ' and ' || (
-        CAST(run_weights.differing_first.high AS TEXT)
-      ) || '; a document weighs one weight, the same in every row that judges it (one per subtopic): make them agree'
-    )
-    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.unjudged_count > 0
-    THEN ERROR(
-      (
-        CAST(GETVARIABLE('run_path') AS TEXT)
-      ) || ': ' || (
-        CAST(run_weights.unjudged_count AS TEXT)
-      ) || ' result(s) that ' || (
-        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
-      ) || ' does not judge, so without a weight in its column ' || (
-        run_weights.column_shown
-      ) || ' (doc_weights_in qrels), first: query ' || (
-        CASE
-          WHEN run_weights.unjudged_first.query IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.query), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.unjudged_first.query AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.unjudged_first.query) <> 'VARCHAR'
-          THEN CAST(run_weights.unjudged_first.query AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || ', document ' || (
-        CASE
-          WHEN run_weights.unjudged_first.doc IS NULL
-          THEN 'None'
-          WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.doc), 'DECIMAL')
-          THEN 'Decimal(''' || CAST(run_weights.unjudged_first.doc AS TEXT) || ''')'
-          WHEN TYPEOF(run_weights.unjudged_first.doc) <> 'VARCHAR'
-          THEN CAST(run_weights.unjudged_first.doc AS TEXT)
-          WHEN CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '''')
-          AND NOT CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '"')
-          THEN '"' || REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\') || '"'
-          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
-        END
-      ) || '; judge them there, or weigh each such result with unjudged_weight (--unjudged-weight W; 0: they leave the lists)'
-    )
     WHEN NOT run_stats.query_id_type IS NULL
     AND NOT ARRAY_CONTAINS(
       [
@@ -4581,6 +4503,84 @@ SELECT
         ) AS TEXT),
         'None'
       ) || '; each (query_id, doc_id) may appear once in the ' || 'qrels'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.differing_count > 0
+    THEN ERROR(
+      (
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+      ) || ': ' || (
+        CAST(run_weights.differing_count AS TEXT)
+      ) || ' judged document(s) with differing weights in column ' || (
+        run_weights.column_shown
+      ) || ', first: query ' || (
+        CASE
+          WHEN run_weights.differing_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.differing_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.differing_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.differing_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.differing_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', document ' || (
+        CASE
+          WHEN run_weights.differing_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.differing_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.differing_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.differing_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.differing_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.differing_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.differing_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', weights ' || (
+        CAST(run_weights.differing_first.low AS TEXT)
+      ) || ' and ' || (
+        CAST(run_weights.differing_first.high AS TEXT)
+      ) || '; a document weighs one weight, the same in every row that judges it (one per subtopic): make them agree'
+    )
+    WHEN NOT GETVARIABLE('doc_weight_col') IS NULL AND run_weights.unjudged_count > 0
+    THEN ERROR(
+      (
+        CAST(GETVARIABLE('run_path') AS TEXT)
+      ) || ': ' || (
+        CAST(run_weights.unjudged_count AS TEXT)
+      ) || ' result(s) that ' || (
+        COALESCE(CAST(GETVARIABLE('qrels_path') AS TEXT), CAST(GETVARIABLE('run_path') AS TEXT))
+      ) || ' does not judge, so without a weight in its column ' || (
+        run_weights.column_shown
+      ) || ' (doc_weights_in qrels), first: query ' || (
+        CASE
+          WHEN run_weights.unjudged_first.query IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.query), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.unjudged_first.query AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.unjudged_first.query) <> 'VARCHAR'
+          THEN CAST(run_weights.unjudged_first.query AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.unjudged_first.query AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.query AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || ', document ' || (
+        CASE
+          WHEN run_weights.unjudged_first.doc IS NULL
+          THEN 'None'
+          WHEN STARTS_WITH(TYPEOF(run_weights.unjudged_first.doc), 'DECIMAL')
+          THEN 'Decimal(''' || CAST(run_weights.unjudged_first.doc AS TEXT) || ''')'
+          WHEN TYPEOF(run_weights.unjudged_first.doc) <> 'VARCHAR'
+          THEN CAST(run_weights.unjudged_first.doc AS TEXT)
+          WHEN CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '''')
+          AND NOT CONTAINS(CAST(run_weights.unjudged_first.doc AS TEXT), '"')
+          THEN '"' || REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\') || '"'
+          ELSE '''' || REPLACE(REPLACE(CAST(run_weights.unjudged_first.doc AS TEXT), '\', '\\'), '''', '\''') || ''''
+        END
+      ) || '; judge them there, or weigh each such result with SET VARIABLE unjudged_weight = W (0: they leave the lists)'
     )
   END AS refused
 FROM run_stats, qrels_stats, (
