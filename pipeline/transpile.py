@@ -65,6 +65,15 @@ from pipeline.sql_files import (
 # (inputs.sql uses DuckDB's read_parquet and COLUMNS(lambda ...); ndcg.sql and export.sql are
 # CLI scripts: on Spark, Spark's own readers and writers take their place.)
 PORTABLE_FILES = (PER_QUERY_STEPS[-1], "summary.sql")
+# With TF-Ranking's document weights (doc_weight_col), in summary.sql's place: the judgments as a view
+# of their own (a CTE of per_query.sql otherwise), the list weights, their range and the weighted means,
+# the files sql/ndcg.sql reads after the steps, the last one's view named summary
+DOCUMENT_WEIGHT_FILES = (
+    "ranking/judgments.sql",
+    "list_weights.sql",
+    "list_weight_range.sql",
+    "list_weighted_summary.sql",
+)
 
 
 # Options whose meaning Spark cannot honour: variable -> value -> why (the registry's, in
@@ -392,6 +401,19 @@ def _folds_for_spark(tree: exp.Expr, *, copy: bool = True) -> exp.Expr:
     return tree.transform(rewrite, copy=copy)
 
 
+def _errors_for_spark(tree: exp.Expr) -> exp.Expr:
+    """DuckDB's ``error(message)`` is Spark's ``raise_error(message)``, a boolean where DuckDB's
+    is (``x or error(...)``: Spark's returns no type of its own)."""
+
+    def rewrite(node: exp.Expr) -> exp.Expr:
+        if isinstance(node, exp.Anonymous) and str(node.this).lower() == "error":
+            raised = exp.Anonymous(this="raise_error", expressions=node.expressions)
+            return exp.Cast(this=raised, to=exp.DataType.build("boolean"))
+        return node
+
+    return tree.transform(rewrite, copy=False)
+
+
 def _rename_tables(tree: exp.Expr, tables: Mapping[str, str]) -> exp.Expr:
     cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
 
@@ -566,8 +588,9 @@ def transpile(
     selects the columns ``keep``, in that order, and computes nothing only the others read
     (:func:`~pipeline.pruning.narrowed`; the stars must be spelled out); None: all of them."""
     spell_out_stars = dialect != "duckdb" if spell_out_stars is None else spell_out_stars
-    if file_name not in PORTABLE_FILES:
-        raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {', '.join(PORTABLE_FILES)}")
+    if file_name not in (*PORTABLE_FILES, *DOCUMENT_WEIGHT_FILES):
+        portable = ", ".join((*PORTABLE_FILES, *DOCUMENT_WEIGHT_FILES))
+        raise UsageError(f"sql/{file_name} is DuckDB-only; portable files: {portable}")
     if keep is not None and not spell_out_stars:
         raise ValueError("columns are kept of a statement whose stars are spelled out only")
     if dialect == "spark":
@@ -632,6 +655,7 @@ def _bound_trees(
         if dialect == "spark":
             tree = _sums_in_order_for_spark(tree, copy=False)
             tree = _folds_for_spark(_products_for_spark(tree, copy=False), copy=False)
+            tree = _errors_for_spark(tree)
         trees.append(tree)
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)
@@ -655,30 +679,47 @@ def _parsed_trees(file_name: str, dialect: str, texts: tuple[str, ...]) -> tuple
     return tuple(trees)
 
 
-def _refuse_printing_document_weights(variables: Mapping[str, Any]) -> None:
-    """The printed statements (``ndcg sql``) check no weights and weigh no means: the engines do
-    both around the same statements (:mod:`pipeline.weights`)."""
-    if variables.get("doc_weight_col") is not None:
+def _refuse_printing_qrels_weights(variables: Mapping[str, Any]) -> None:
+    """The printed statements read each result's weight from the run view's ``doc_weight``: the
+    qrels' weights are joined into it by whoever defines that view."""
+    if variables.get("doc_weights_in") == "qrels":
         raise UsageError(
-            f"doc_weight_col = {variables['doc_weight_col']!r} is not supported by ndcg sql: its statements check no "
-            "weights and take no list weights in the means; use ndcg evaluate --doc-weight-col, the table macros "
-            "(doc_weight_col := ...) or .read sql/ndcg.sql"
+            "doc_weights_in qrels is not read by ndcg sql: its statements read each result's weight from the run "
+            "view's column doc_weight; join the qrels' weights into that view and leave doc_weights_in out"
         )
 
 
 def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> list[tuple[str, list[Statement]]]:
     """Every file of :data:`PORTABLE_FILES` transpiled, in order, each reading the views the
-    ones before it define (whose columns spell out its stars)."""
-    _refuse_printing_document_weights(variables)
+    ones before it define (whose columns spell out its stars); with ``doc_weight_col``, those of
+    :data:`DOCUMENT_WEIGHT_FILES` in summary.sql's place, the last view named ``summary``."""
+    _refuse_printing_qrels_weights(variables)
+    weighted = variables.get("doc_weight_col") is not None
+    files = (PER_QUERY_STEPS[-1], *DOCUMENT_WEIGHT_FILES) if weighted else PORTABLE_FILES
+    if weighted and variables.get("run_path") is None:  # the errors name the run as the view it is
+        variables = {**variables, "run_path": "run"}
     transpiled = []
     columns: dict[str, list[str]] = {}
-    for file_name in PORTABLE_FILES:
-        statements = transpile(file_name, variables, dialect=dialect, columns=columns)
+    for file_name in files:
+        statements = [
+            statement
+            for statement in transpile(file_name, variables, dialect=dialect, columns=columns)
+            if isinstance(statement.statement, (exp.Create, exp.Query))  # not a file's closing comment
+        ]
         columns.update(
             (statement.view, output_columns(statement.query, columns)) for statement in statements if statement.view
         )
+        if weighted and file_name == files[-1]:
+            statements = [_named(statement, "summary") for statement in statements]
         transpiled.append((file_name, statements))
     return transpiled
+
+
+def _named(statement: Statement, view: str) -> Statement:
+    """The statement creating the view ``view`` instead."""
+    tree = statement.statement.copy()
+    tree.set("this", exp.to_table(view))
+    return Statement(view=view, query=tree.expression, statement=tree)
 
 
 def sql_text(evaluation: Evaluation, *, dialect: str = "spark") -> str:

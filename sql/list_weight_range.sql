@@ -30,11 +30,11 @@ final as (
         checked.query_id,
         checked.measured,
         checked.amount,
-        isinf(checked.amount) as too_large,
-        checked.part + case when isinf(checked.amount) then 0 else 2 end as step
+        abs(checked.amount) = cast('inf' as double) as too_large,
+        checked.part + case when abs(checked.amount) = cast('inf' as double) then 0 else 2 end as step
     from checked
     where
-        isinf(checked.amount)
+        abs(checked.amount) = cast('inf' as double)
         or (checked.part = 2 or checked.measured = 'idcg')
         and checked.amount > 0 and checked.amount < 2.2250738585072014e-308
     order by step asc, checked.query_id asc, checked.k asc nulls first, checked.name_order asc

@@ -1,17 +1,14 @@
--- list_weights.sql: TF-Ranking's list weight of each evaluated query, from the results' weights.
--- Input: views run (its doc_weight), judgments (sql/ranking/judgments.sql), the table per_query; variables
--- doc_weight_col (the weight column; unset: no rows), doc_weights_in, relevance_threshold, run_path (for the
--- error).
--- Creates: view list_weights (query_id, weight, weight_relevant, weight_listed): over each evaluated query's
--- list (its results weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg, idcg), sum(w * relevant) /
--- sum(relevant) (P, recall, map, recip_rank, success) and 1 (average_precision_score); a list without gain
--- (or relevance) weighs the mean weight of the lists with some (1 when none has), a list whose results all
--- weigh 0 weighs 0: TF-Ranking's _per_example_weights_to_per_list_weights, as pipeline/weights.py computes
--- it. The queries in the means all weighing 0 is the command line's error, in its words.
-
+-- list_weights.sql: TF-Ranking's list weight of each evaluated query, from the results' weights. Input: views run
+-- (its doc_weight), judgments (sql/ranking/judgments.sql), the table per_query; variables doc_weight_col (the
+-- weight column; unset: no rows), doc_weights_in, relevance_threshold, run_path (for the error). Creates: view
+-- list_weights (query_id, weight, weight_relevant, weight_listed): over each evaluated query's list (its results
+-- weighing above 0), sum(w * gain) / sum(gain) (ndcg, cg, dcg, idcg), sum(w * relevant) / sum(relevant) (P,
+-- recall, map, recip_rank, success) and 1 (average_precision_score); a list without gain (or relevance) weighs
+-- the mean weight of the lists with some (1 when none has), a list whose results all weigh 0 weighs 0:
+-- TF-Ranking's _per_example_weights_to_per_list_weights, as pipeline/weights.py computes it. The queries in the
+-- means all weighing 0 is the command line's error, in its words.
 create or replace temp view list_weights as
 with
-
 listed as (
     select
         run.query_id,
@@ -27,17 +24,16 @@ listed as (
     where getvariable('doc_weight_col') is not null and run.doc_weight > 0
 ),
 
--- sums in doc_id order, averages in query order (sum() adds as rows sit): the same bits every run;
--- each ratio computed for every list, kept for those with gain (nullif: SET ieee_floating_point_ops)
+-- sums in doc_id order, averages in query order: the same bits every run, on Spark too (ndcg sql); each ratio
+-- only of the lists with gain (a division by 0 fails under SET ieee_floating_point_ops = false)
 sums as (
     select
         evaluated.query_id,
         count(listed.query_id) as results,
-        coalesce(list_sum(list(listed.doc_weight * listed.gain order by listed.doc_id)), 0.0) as weighted_gain,
-        coalesce(list_sum(list(listed.gain order by listed.doc_id)), 0.0) as gain,
+        coalesce(sum(listed.doc_weight * listed.gain order by listed.doc_id), 0.0) as weighted_gain,
+        coalesce(sum(listed.gain order by listed.doc_id), 0.0) as gain,
         coalesce(
-            list_sum(list(case when listed.is_relevant then listed.doc_weight else 0.0 end order by listed.doc_id)),
-            0.0
+            sum(case when listed.is_relevant then listed.doc_weight else 0.0 end order by listed.doc_id), 0.0
         ) as weighted_relevant,
         coalesce(sum(case when listed.is_relevant then 1.0 else 0.0 end), 0.0) as relevant
     from (select distinct per_query.query_id from per_query) as evaluated
@@ -47,13 +43,16 @@ sums as (
 
 averages as (
     select
-        coalesce(list_sum(
-            list(sums.weighted_gain / nullif(sums.gain, 0) order by sums.query_id) filter (where sums.gain > 0)
-        ) / count(*) filter (where sums.gain > 0), 1.0) as gain_average,
-        coalesce(list_sum(
-            list(sums.weighted_relevant / nullif(sums.relevant, 0) order by sums.query_id)
-            filter (where sums.relevant > 0)
-        ) / count(*) filter (where sums.relevant > 0), 1.0) as relevant_average
+        coalesce(
+            sum(case when sums.gain > 0 then sums.weighted_gain / sums.gain end order by sums.query_id)
+            / nullif(count(*) filter (where sums.gain > 0), 0),
+            1.0
+        ) as gain_average,
+        coalesce(
+            sum(case when sums.relevant > 0 then sums.weighted_relevant / sums.relevant end order by sums.query_id)
+            / nullif(count(*) filter (where sums.relevant > 0), 0),
+            1.0
+        ) as relevant_average
     from sums
 ),
 

@@ -365,9 +365,10 @@ def test_weights_refused_on_every_front(tmp_path: Path) -> None:
     refused = "evaluated with --doc-weight-col: ndcg {} does not weigh their queries by TF-Ranking's list weights"
     done = run_cli("report", out, "--html", tmp_path / "report.html")
     assert done.returncode == 2 and refused.format("report") in done.stderr, done.stderr
-    for dialect in ("duckdb", "spark"):  # the printed statements check no weights, whatever the engine
-        done = run_cli("sql", "--dialect", dialect, "--doc-weight-col", "w")
-        assert done.returncode == 2 and "doc_weight_col = 'w' is not supported by ndcg sql" in done.stderr, done.stderr
+    # ndcg sql prints the weighted statements over the run view's doc_weight (test_ndcg_sql_prints_...), not the
+    # qrels' join
+    done = run_cli("sql", "--doc-weight-col", "w", "--doc-weights-in", "qrels", "--ideal", "retrieved")
+    assert done.returncode == 2 and "doc_weights_in qrels is not read by ndcg sql" in done.stderr, done.stderr
     # (sql/ndcg.sql and the table macros weigh and refuse: the next tests)
 
 
@@ -1051,3 +1052,69 @@ def test_weights_read_from_the_qrels_on_spark(tmp_path: Path, local_spark: objec
             api.evaluate(run_path, qrels_file, unjudged_weight=unjudged, engine="spark", **options)
         assert str(spark_words.value) == str(polars_words.value)
         assert ("does not judge" if unjudged is None else "differing weights") in str(spark_words.value)
+
+
+def _printed_weighted_sql(dialect: str, options: list[str]) -> str:
+    done = run_cli("sql", "--dialect", dialect, "--profile", "tfranking", "--doc-weight-col", "w", *options)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _weighted_run_view(run: pl.DataFrame) -> pl.DataFrame:
+    """The run view the printed statements read: each result's weight as doc_weight, no input order."""
+    return run.rename({"w": "doc_weight"}).with_columns(
+        arrival=pl.lit(None, dtype=pl.Int64), input_rank=pl.lit(None, dtype=pl.Float64)
+    )
+
+
+def _assert_summaries_close(found: pl.DataFrame, expected: pl.DataFrame) -> None:
+    found, expected = found.sort("k", nulls_last=False), expected.sort("k", nulls_last=False)
+    assert found.columns == expected.columns and found.height == expected.height
+    for column in expected.columns:
+        got, want = found[column].cast(pl.Float64), expected[column].cast(pl.Float64)
+        assert got.is_null().to_list() == want.is_null().to_list(), column
+        assert ((got - want).abs().fill_null(0) < TOLERANCE).all(), column
+
+
+PRINTED_OPTIONS = ["--k", "2,4", "--measures", "ndcg,P,recall,map,recip_rank,success,average_precision_score"]
+
+
+def test_ndcg_sql_prints_the_list_weighted_summary() -> None:
+    """ndcg sql --doc-weight-col: the per-query statement and, in summary.sql's place, the list
+    weights and the weighted means, run in DuckDB over a run view with doc_weight: the engines'
+    summary (TF-Ranking's list-weighted means); the queries all weighing 0 refused in its words."""
+    run, qrels = weighted_lists(seed=31, queries=10, results=6, top_score=3)
+    expected = api.evaluate(run, qrels, profile="tfranking", doc_weight_col="w", k=[2, 4], measures=PRINTED_OPTIONS[3])
+    text = _printed_weighted_sql("duckdb", PRINTED_OPTIONS)
+    connection = duckdb.connect()
+    connection.register("run", _weighted_run_view(run))
+    connection.register("qrels", qrels)
+    connection.execute(text)
+    _assert_summaries_close(connection.table("summary").pl(), expected.summary)
+    connection.register("run", _weighted_run_view(run.with_columns(w=pl.lit(0.0))))
+    connection.execute(text)
+    with pytest.raises(duckdb.Error, match="run \\(the list weights of doc_weight_col 'w'\\): all 10 evaluated"):
+        connection.table("summary").fetchall()
+
+
+@pytest.mark.timeout(900)
+def test_ndcg_sql_prints_a_list_weighted_summary_spark_runs(local_spark: object) -> None:
+    """The same statements printed for Spark, run over Spark views: the engines' summary."""
+    from tests.helpers.spark_frames import to_polars, to_spark
+
+    run, qrels = weighted_lists(seed=32, queries=8, results=5, top_score=3)
+    options = ["--k", "2,4", "--measures", "ndcg,P"]  # fewer measures than in DuckDB: Spark analyses each
+    expected = api.evaluate(run, qrels, profile="tfranking", doc_weight_col="w", k=[2, 4], measures="ndcg,P")
+    notebook = local_spark.newSession()  # type: ignore[attr-defined]
+    to_spark(notebook, _weighted_run_view(run).lazy()).createOrReplaceTempView("run")
+    to_spark(notebook, qrels.lazy()).createOrReplaceTempView("qrels")
+    import sqlglot
+
+    statements = [s for s in sqlglot.parse(_printed_weighted_sql("spark", options), read="spark") if s]
+    notebook.sql(statements[0].sql("spark"))
+    # per_query computed once and kept, as docs/spark.md says to: Spark analyses a view's SQL again at each
+    # reference, and the list weights' views read it six times over (the whole plan ran out of heap)
+    notebook.table("per_query").localCheckpoint().createOrReplaceTempView("per_query")
+    for statement in statements[1:]:
+        notebook.sql(statement.sql("spark"))
+    _assert_summaries_close(to_polars(notebook.table("summary")), expected.summary)

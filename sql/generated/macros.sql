@@ -8487,16 +8487,11 @@ FROM (
       SELECT
         evaluated.query_id,
         COUNT(listed.query_id) AS results,
+        COALESCE(SUM(listed.doc_weight * listed.gain ORDER BY listed.doc_id NULLS LAST), 0.0) AS weighted_gain,
+        COALESCE(SUM(listed.gain ORDER BY listed.doc_id NULLS LAST), 0.0) AS gain,
         COALESCE(
-          LIST_SUM(ARRAY_AGG(listed.doc_weight * listed.gain ORDER BY listed.doc_id NULLS LAST)),
-          0.0
-        ) AS weighted_gain,
-        COALESCE(LIST_SUM(ARRAY_AGG(listed.gain ORDER BY listed.doc_id NULLS LAST)), 0.0) AS gain,
-        COALESCE(
-          LIST_SUM(
-            ARRAY_AGG(
-              CASE WHEN listed.is_relevant THEN listed.doc_weight ELSE 0.0 END ORDER BY listed.doc_id NULLS LAST
-            )
+          SUM(
+            CASE WHEN listed.is_relevant THEN listed.doc_weight ELSE 0.0 END ORDER BY listed.doc_id NULLS LAST
           ),
           0.0
         ) AS weighted_relevant,
@@ -8513,21 +8508,17 @@ FROM (
     ), averages AS (
       SELECT
         COALESCE(
-          LIST_SUM(
-            ARRAY_AGG(sums.weighted_gain / NULLIF(sums.gain, 0) ORDER BY sums.query_id NULLS LAST) FILTER(WHERE
-              sums.gain > 0)
-          ) / COUNT(*) FILTER(WHERE
-            sums.gain > 0),
+          SUM(
+            CASE WHEN sums.gain > 0 THEN sums.weighted_gain / sums.gain END ORDER BY sums.query_id NULLS LAST
+          ) / NULLIF(COUNT(*) FILTER(WHERE
+            sums.gain > 0), 0),
           1.0
         ) AS gain_average,
         COALESCE(
-          LIST_SUM(
-            ARRAY_AGG(
-              sums.weighted_relevant / NULLIF(sums.relevant, 0) ORDER BY sums.query_id NULLS LAST
-            ) FILTER(WHERE
-              sums.relevant > 0)
-          ) / COUNT(*) FILTER(WHERE
-            sums.relevant > 0),
+          SUM(
+            CASE WHEN sums.relevant > 0 THEN sums.weighted_relevant / sums.relevant END ORDER BY sums.query_id NULLS LAST
+          ) / NULLIF(COUNT(*) FILTER(WHERE
+            sums.relevant > 0), 0),
           1.0
         ) AS relevant_average
       FROM sums
@@ -9745,11 +9736,11 @@ FROM (
         checked.query_id,
         checked.measured,
         checked.amount,
-        ISINF(checked.amount) AS too_large,
-        checked.part + CASE WHEN ISINF(checked.amount) THEN 0 ELSE 2 END AS step
+        ABS(checked.amount) = CAST('inf' AS DOUBLE) AS too_large,
+        checked.part + CASE WHEN ABS(checked.amount) = CAST('inf' AS DOUBLE) THEN 0 ELSE 2 END AS step
       FROM checked
       WHERE
-        ISINF(checked.amount)
+        ABS(checked.amount) = CAST('inf' AS DOUBLE)
         OR (
           checked.part = 2 OR checked.measured = 'idcg'
         )
