@@ -275,7 +275,9 @@ def _add_sql(commands: argparse._SubParsersAction) -> None:
         description="Print sql/measures/per_query.sql (with the steps before it) and sql/summary.sql with the "
         "measure options bound, in DuckDB's or Spark's dialect (transpiled by sqlglot). The SQL reads views "
         "run (query_id, doc_id, score, arrival, input_rank: the input position and rank, null when unused) "
-        "and qrels (query_id, doc_id, relevance) and defines the views per_query and summary.",
+        "and qrels (query_id, doc_id, relevance) and defines the views per_query and summary. With "
+        "--doc-weight-col, run has doc_weight too (each result's weight) and the summary's means are weighted by "
+        "TF-Ranking's list weights (views ndcg_judgments, list_weights and unrepresentable_weights before it).",
         epilog=EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

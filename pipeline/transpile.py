@@ -68,6 +68,7 @@ PORTABLE_FILES = (PER_QUERY_STEPS[-1], "summary.sql")
 # With TF-Ranking's document weights (doc_weight_col), in summary.sql's place: the judgments as a view
 # of their own (a CTE of per_query.sql otherwise), the list weights, their range and the weighted means,
 # the files sql/ndcg.sql reads after the steps, the last one's view named summary
+PRINTED_JUDGMENTS = "ndcg_judgments"
 DOCUMENT_WEIGHT_FILES = (
     "ranking/judgments.sql",
     "list_weights.sql",
@@ -700,10 +701,11 @@ def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> l
         variables = {**variables, "run_path": "run"}
     transpiled = []
     columns: dict[str, list[str]] = {}
+    tables = {"judgments": PRINTED_JUDGMENTS} if weighted else {}
     for file_name in files:
         statements = [
             statement
-            for statement in transpile(file_name, variables, dialect=dialect, columns=columns)
+            for statement in transpile(file_name, variables, dialect=dialect, columns=columns, tables=tables)
             if isinstance(statement.statement, (exp.Create, exp.Query))  # not a file's closing comment
         ]
         columns.update(
@@ -711,6 +713,10 @@ def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> l
         )
         if weighted and file_name == files[-1]:
             statements = [_named(statement, "summary") for statement in statements]
+        elif weighted and file_name == DOCUMENT_WEIGHT_FILES[0]:
+            # the steps' judgments are a CTE of per_query; as a view of its own it is named as ours, not
+            # as a table the user may have (a qrels view over it would read itself)
+            statements = [_named(statement, PRINTED_JUDGMENTS) for statement in statements]
         transpiled.append((file_name, statements))
     return transpiled
 

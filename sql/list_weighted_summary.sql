@@ -67,18 +67,20 @@ select
     totals.* exclude (k, queries, ndcg_anchor, relevant_anchor, listed_anchor)
 from (select distinct per_query.k from per_query) as cutoffs
 left join totals on totals.k is not distinct from cutoffs.k
-where getvariable('doc_weight_col') is not null and (
-    not exists (from unrepresentable_weights) or error((
-        select
-            cast(getvariable('run_path') as varchar) || ': the weights of column '''
-            || getvariable('doc_weight_col') || ''' are ' || case
-                when u.too_large then 'too large: weight x gain overflows Float64'
-                else 'too small: weight x gain is a subnormal number, which keeps few digits'
-            end || ' in query ''' || cast(u.query_id as varchar) || ''' (' || u.measured || ' '
-            || cast(u.amount as varchar) || '); scale them ' || case when u.too_large then 'down' else 'up' end
-            || ' (one factor for every weight changes no value: NDCG, P and AP are ratios, and the list '
-            || 'weights weigh the means relative to each other)'
-        from unrepresentable_weights as u
-    ))
-);
+where
+    getvariable('doc_weight_col') is not null and (
+        not exists (from unrepresentable_weights) or error((
+            select
+                cast(getvariable('run_path') as varchar) || ': the weights of column '''
+                || getvariable('doc_weight_col') || ''' are ' || case
+                    when u.too_large then 'too large: weight x gain overflows Float64'
+                    else 'too small: weight x gain is a subnormal number, which keeps few digits'
+                end || ' in query ''' || cast(u.query_id as varchar) || ''' (' || u.measured || ' '
+                || cast(u.amount as varchar) || '); scale them ' || case when u.too_large then 'down' else 'up' end
+                || ' (one factor for every weight changes no value: NDCG, P and AP are ratios, and the list '
+                || 'weights weigh the means relative to each other)'
+            from unrepresentable_weights as u
+        ))
+    )
+order by cutoffs.k asc nulls first;
 -- noqa: enable=RF02,RF03

@@ -1088,9 +1088,14 @@ def test_ndcg_sql_prints_the_list_weighted_summary() -> None:
     text = _printed_weighted_sql("duckdb", PRINTED_OPTIONS)
     connection = duckdb.connect()
     connection.register("run", _weighted_run_view(run))
-    connection.register("qrels", qrels)
+    # the user's judgments in a table of that common name, read by their qrels view: the printed
+    # judgments view of the steps is named as ours (it was judgments: the qrels view then read itself)
+    connection.register("given_qrels", qrels)
+    connection.execute("create table judgments as from given_qrels; create view qrels as from judgments")
     connection.execute(text)
-    _assert_summaries_close(connection.table("summary").pl(), expected.summary)
+    summary = connection.table("summary").pl()
+    assert summary["k"].to_list() == [None, 2, 4]  # in summary.sql's order
+    _assert_summaries_close(summary, expected.summary)
     connection.register("run", _weighted_run_view(run.with_columns(w=pl.lit(0.0))))
     connection.execute(text)
     with pytest.raises(duckdb.Error, match="run \\(the list weights of doc_weight_col 'w'\\): all 10 evaluated"):

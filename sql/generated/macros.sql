@@ -9842,6 +9842,8 @@ FROM (
           )
         )
       )
+    ORDER BY
+      cutoffs.k ASC NULLS FIRST
   )
   SELECT
     *
