@@ -197,8 +197,16 @@ def shared_spark() -> Iterator[SharedSpark]:
 def local_spark(shared_spark: SharedSpark, request: pytest.FixtureRequest) -> SparkSession:
     """The process's one small local SparkSession (1 core, no UI): starting a JVM costs
     seconds, so every test that needs Spark shares it, until a test that used it fails."""
+    from pyspark.sql import SparkSession
+
     request.node.stash[USED_SPARK] = True
-    return shared_spark.get()
+    spark = shared_spark.get()
+    # the active session is the one whose settings Spark reads as it runs (SQLConf.get): a test's own
+    # session (newSession(), a notebook's temp views) became it and stayed, and the next test ran under its
+    # settings (the harness's generated code switched on in the shared one went unread)
+    spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)  # type: ignore[attr-defined]
+    SparkSession._activeSession = spark
+    return spark
 
 
 @contextlib.contextmanager
