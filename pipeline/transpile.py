@@ -702,6 +702,9 @@ def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> l
     transpiled = []
     columns: dict[str, list[str]] = {}
     tables = {"judgments": PRINTED_JUDGMENTS} if weighted else {}
+    # the steps' judgments (a CTE of per_query) as a view named as ours, not as a table the user may have
+    # (a qrels view over it would read itself); the weighted means as the summary
+    views = {DOCUMENT_WEIGHT_FILES[0]: PRINTED_JUDGMENTS, DOCUMENT_WEIGHT_FILES[-1]: "summary"} if weighted else {}
     for file_name in files:
         statements = [
             statement
@@ -711,12 +714,8 @@ def portable_files(variables: Mapping[str, Any], *, dialect: str = "spark") -> l
         columns.update(
             (statement.view, output_columns(statement.query, columns)) for statement in statements if statement.view
         )
-        if weighted and file_name == files[-1]:
-            statements = [_named(statement, "summary") for statement in statements]
-        elif weighted and file_name == DOCUMENT_WEIGHT_FILES[0]:
-            # the steps' judgments are a CTE of per_query; as a view of its own it is named as ours, not
-            # as a table the user may have (a qrels view over it would read itself)
-            statements = [_named(statement, PRINTED_JUDGMENTS) for statement in statements]
+        if file_name in views:
+            statements = [_named(statement, views[file_name]) for statement in statements]
         transpiled.append((file_name, statements))
     return transpiled
 
