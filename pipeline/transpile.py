@@ -402,14 +402,18 @@ def _folds_for_spark(tree: exp.Expr, *, copy: bool = True) -> exp.Expr:
     return tree.transform(rewrite, copy=copy)
 
 
-def _errors_for_spark(tree: exp.Expr) -> exp.Expr:
+def _functions_for_spark(tree: exp.Expr) -> exp.Expr:
     """DuckDB's ``error(message)`` is Spark's ``raise_error(message)``, a boolean where DuckDB's
-    is (``x or error(...)``: Spark's returns no type of its own)."""
+    is (``x or error(...)``: Spark's returns no type of its own); DuckDB's ``list_has_any(a, b)``
+    is Spark's ``arrays_overlap(a, b)`` (sqlglot writes PostgreSQL's ``a && b``, which Spark does
+    not parse)."""
 
     def rewrite(node: exp.Expr) -> exp.Expr:
         if isinstance(node, exp.Anonymous) and str(node.this).lower() == "error":
             raised = exp.Anonymous(this="raise_error", expressions=node.expressions)
             return exp.Cast(this=raised, to=exp.DataType.build("boolean"))
+        if isinstance(node, exp.ArrayOverlaps):
+            return exp.Anonymous(this="arrays_overlap", expressions=[node.this, node.expression])
         return node
 
     return tree.transform(rewrite, copy=False)
@@ -656,7 +660,7 @@ def _bound_trees(
         if dialect == "spark":
             tree = _sums_in_order_for_spark(tree, copy=False)
             tree = _folds_for_spark(_products_for_spark(tree, copy=False), copy=False)
-            tree = _errors_for_spark(tree)
+            tree = _functions_for_spark(tree)
         trees.append(tree)
     result = tuple(trees)
     with _BOUND_TREES_LOCK:  # threads may evaluate at once (the job's partitions, a server)

@@ -65,3 +65,24 @@ def test_trec_eval_measures_read_the_qrels_as_often_as_ndcg_alone() -> None:
     # also read the qrels' subtopics, which the judgments do not carry
     ndcg_alone = _reads("ndcg", [10], of=QRELS.name)
     assert _reads("all_trec", [10], of=QRELS.name) == ndcg_alone
+
+
+def test_the_gain_curve_joins_only_what_the_asked_families_read() -> None:
+    # rbp read the ideal's running sums and NDCG at the ideal's boundaries, which only G, ndcg_rel
+    # and Rndcg read (2M rows: rbp alone cost 1.59x NDCG alone's CPU time, 1.40x after)
+    def plan(measures: str) -> str:
+        evaluation = make_evaluation(k=[10], measures=measures)
+        return polars_engine.per_query(pl.scan_parquet(RUN), pl.scan_parquet(QRELS), evaluation).explain().upper()
+
+    as_of, ideal_cost = "ASOF", '"COST"'
+    assert [(family, as_of in plan(family)) for family in ("rbp", "G", "ndcg_rel", "Rndcg")] == [
+        ("rbp", False),
+        ("G", False),
+        ("ndcg_rel", False),
+        ("Rndcg", True),
+    ]
+    assert [(family, ideal_cost in plan(family)) for family in ("rbp", "ndcg_rel", "G")] == [
+        ("rbp", False),
+        ("ndcg_rel", False),
+        ("G", True),
+    ]

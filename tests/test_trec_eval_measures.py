@@ -386,6 +386,20 @@ def test_gain_measures_match_pytrec_eval(engine: str, seed: int) -> None:
     assert set(rows) == set(evaluated)
 
 
+@pytest.mark.parametrize("engine", ["polars", "duckdb"])
+def test_each_gain_measure_asked_alone_matches_pytrec_eval(engine: str) -> None:
+    """Each measure of the gain curve alone: the engines join only the sums it reads (rbp none of
+    the ideal's), and what it reads is there."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    run_rows, qrels_rows = random_data(3)
+    run_dict, qrels_dict = as_dicts(run_rows, qrels_rows)
+    run, qrels = peer_frames(run_rows, qrels_rows)
+    for name in ("G", "Rndcg", "ndcg_rel"):
+        evaluated = pytrec_eval.RelevanceEvaluator(qrels_dict, {name}).evaluate(run_dict)
+        rows = _whole(compute(engine, run, qrels, Evaluation(measures=(name,))))
+        assert_same({query: rows[query][name] for query in evaluated}, {q: v[name] for q, v in evaluated.items()})
+
+
 @pytest.mark.parametrize(
     "options",
     [

@@ -5,14 +5,15 @@
 --
 -- Variables:
 --   SET VARIABLE curves = ['gain_curve'];    -- the curves the asked measures read (the registry's)
+--   SET VARIABLE measure_columns = ['rbp'];  -- the columns asked: what is joined (rbp reads no sums)
 --   SET VARIABLE rbp_persistence = 0.9;      -- p of rank-biased precision (unset: 0.9)
 --
 -- Creates: view gain_curve (query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum,
 -- positive_ranks, rbp_sum, judged_weight, rndcg_sum, rndcg_points), one row per judged query when
 -- `curves` names it (else no row), as the registry's G ... rbp_resid define them, with the ideal's
 -- M, idcg and cost c of sql/curves/ideal_curve.sql (c grows 1 a rank past M); judged_weight, of
--- the judged ranks; log2 as ln(x) / ln(2), the Polars engine's bits.
--- Every sum runs in rank order, so a rerun gives the same bits (a parallel sum() does not).
+-- the judged ranks; log2 as ln(x) / ln(2), the Polars engine's bits. Every sum runs in rank
+-- order, so a rerun gives the same bits (a parallel sum() does not).
 
 create or replace temp view gain_curve as
 with
@@ -20,10 +21,12 @@ with
 ranks as (
     select s.*, running_sums.next_rank, running_sums.cg, running_sums.dcg
     from signals as s
-    inner join running_sums
+    -- each rank has its running sums: left and inner joins keep the same rows
+    left join running_sums
         on s.ranking = running_sums.ranking
         and s.query_id = running_sums.query_id
         and s.rank = running_sums.rank
+        and list_has_any(getvariable('measure_columns'), ['G', 'Rndcg', 'ndcg_rel'])
     where s.source = 'ranking' and s.ranking = 'retrieved' and list_contains(getvariable('curves'), 'gain_curve')
 ),
 
@@ -35,9 +38,12 @@ beside_ideal as (
         power(coalesce(getvariable('rbp_persistence'), 0.9), ranks.rank - 1) as weight,
         coalesce(ideal.ideal_cost, 0.0) + greatest(ranks.rank - coalesce(totals.ideal_length, 0), 0) as rank_cost
     from ranks
-    left join ideal_curve as totals on ranks.query_id = totals.query_id and totals.rank = 1
+    left join ideal_curve as totals
+        on ranks.query_id = totals.query_id and totals.rank = 1
+        and list_has_any(getvariable('measure_columns'), ['G', 'ndcg_rel'])
     left join ideal_curve as ideal
         on ranks.query_id = ideal.query_id and least(ranks.rank, coalesce(totals.ideal_length, 0)) = ideal.rank
+        and list_has_any(getvariable('measure_columns'), ['G', 'ndcg_rel'])
 ),
 
 per_rank as (
@@ -66,7 +72,7 @@ points as (
         on ideal.query_id = ranks.query_id
         and ideal.rank >= ranks.rank
         and (ranks.next_rank is null or ideal.rank < ranks.next_rank)
-    where ideal.boundary
+    where ideal.boundary and list_contains(getvariable('measure_columns'), 'Rndcg')
     group by ideal.query_id
 ),
 

@@ -797,10 +797,11 @@ WITH cutoffs AS (
       running_sums.cg,
       running_sums.dcg
     FROM signals AS s
-    INNER JOIN running_sums
+    LEFT JOIN running_sums
       ON s.ranking = running_sums.ranking
       AND s.query_id = running_sums.query_id
       AND s.rank = running_sums.rank
+      AND GETVARIABLE('measure_columns') && ['G', 'Rndcg', 'ndcg_rel']
     WHERE
       s.source = 'ranking'
       AND s.ranking = 'retrieved'
@@ -813,10 +814,13 @@ WITH cutoffs AS (
       COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
     FROM gain_curve__ranks AS ranks
     LEFT JOIN ideal_curve AS totals
-      ON ranks.query_id = totals.query_id AND totals.rank = 1
+      ON ranks.query_id = totals.query_id
+      AND totals.rank = 1
+      AND GETVARIABLE('measure_columns') && ['G', 'ndcg_rel']
     LEFT JOIN ideal_curve AS ideal
       ON ranks.query_id = ideal.query_id
       AND LEAST(ranks.rank, COALESCE(totals.ideal_length, 0)) = ideal.rank
+      AND GETVARIABLE('measure_columns') && ['G', 'ndcg_rel']
   ), gain_curve__per_rank AS (
     SELECT
       b.query_id,
@@ -850,7 +854,7 @@ WITH cutoffs AS (
         ranks.next_rank IS NULL OR ideal.rank < ranks.next_rank
       )
     WHERE
-      ideal.boundary
+      ideal.boundary AND ARRAY_CONTAINS(GETVARIABLE('measure_columns'), 'Rndcg')
     GROUP BY
       ideal.query_id
   ), gain_curve__largest AS (

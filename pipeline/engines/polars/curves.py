@@ -115,24 +115,31 @@ def ideal_curve(ideal_ranking: pl.LazyFrame, evaluation: Evaluation) -> pl.LazyF
 def gain_curve(
     retrieved_ranking: pl.LazyFrame, ideal: pl.LazyFrame, judgments: pl.LazyFrame, evaluation: Evaluation
 ) -> pl.LazyFrame | None:
-    """``query_id, largest_gain, ideal_length, ideal_gain, g_sum, ndcg_rel_sum, positive_ranks,
-    rbp_sum, judged_weight, rndcg_sum, rndcg_points`` of each judged query (sql/curves/gain_curve.sql),
-    or None when no family of it is asked for."""
+    """``query_id, largest_gain``, then of the families asked for ``ideal_length, ideal_gain,
+    g_sum, ndcg_rel_sum, positive_ranks, rbp_sum, judged_weight, rndcg_sum, rndcg_points`` of each
+    judged query (sql/curves/gain_curve.sql), or None when no family of it is asked for. Only the
+    joins and sums the asked families read are made: rbp reads neither the ideal's sums nor the
+    ranking's running sums."""
     if "gain_curve" not in evaluation.curves:
         return None
+    asked = {MEASURE[name].selected_by for name in evaluation.columns if MEASURE[name].curve == "gain_curve"}
     gain, rank = pl.col("credited_gain"), pl.col("rank")
 
     def in_rank_order(expr: pl.Expr) -> pl.Expr:
         return expr.over(QUERY, order_by="rank")
 
+    # a negative label gains 0, so the largest gain of the judged is the largest of any
+    curve = judgments.group_by(QUERY).agg(pl.col("gain").max().alias("largest_gain"))
     totals = ideal.group_by(QUERY).agg(
         pl.len().cast(pl.Int64).alias("ideal_length"), in_rank_order_sum(gain).alias("ideal_gain")
     )
-    # the running sums of counters.running_sums, the same expressions in the same order
+    if asked & {"G", "Rndcg", "ndcg_rel"}:
+        curve = curve.join(totals, on=QUERY, how="left")
+    # the running sums of counters.running_sums, the same expressions in the same order (Polars
+    # computes those the asked sums read)
     ranks = retrieved_ranking.with_columns(
         in_rank_order(gain.cum_sum()).alias("cg"),
         in_rank_order((gain * discount(rank, evaluation.discount)).cum_sum()).alias("dcg"),
-        in_rank_order(rank.shift(-1)).alias("next_rank"),
     )
     # each rank beside the ideal's sums at rank min(i, M): the ideal's length M
     beside_ideal = (
@@ -143,24 +150,45 @@ def gain_curve(
             on=[QUERY, "ideal_rank"],
             how="left",
         )
+        if asked & {"G", "ndcg_rel"}
+        else ranks
     )
     cost = pl.col("cost").fill_null(0.0) + (rank - pl.col("ideal_length").fill_null(0)).clip(lower_bound=0)
     weight = pl.lit(evaluation.rbp_persistence).pow(rank - 1)
     judged = pl.col("judged") if "judged" in retrieved_ranking.collect_schema().names() else pl.lit(False)
-    per_rank = beside_ideal.group_by(QUERY).agg(
-        in_rank_order_sum(pl.when(gain != 0).then(gain / (2.0 + cost - pl.col("cg")).log(2))).alias("g_sum"),
-        in_rank_order_sum(pl.when(gain > 0).then(pl.col("dcg") / pl.col("idcg"))).alias("ndcg_rel_sum"),
-        (gain > 0).sum().cast(pl.Int64).alias("positive_ranks"),
-        in_rank_order_sum(pl.max_horizontal(gain, pl.lit(0.0)) * weight).alias("rbp_sum"),
-        in_rank_order_sum(pl.when(judged).then(weight)).alias("judged_weight"),
-    )
-    # NDCG@b at each rank b where the ideal's gain changes: the ranking's dcg at its last rank <= b,
-    # found by an as-of join (each boundary beside every rank of its query, then filtered, was 0.17 s of
-    # all_trec's 2.5 s CPU at 2M rows; the same bits)
+    sums = {
+        "G": lambda: [
+            in_rank_order_sum(pl.when(gain != 0).then(gain / (2.0 + cost - pl.col("cg")).log(2))).alias("g_sum")
+        ],
+        "ndcg_rel": lambda: [
+            in_rank_order_sum(pl.when(gain > 0).then(pl.col("dcg") / pl.col("idcg"))).alias("ndcg_rel_sum"),
+            (gain > 0).sum().cast(pl.Int64).alias("positive_ranks"),
+        ],
+        "rbp": lambda: [
+            in_rank_order_sum(pl.max_horizontal(gain, pl.lit(0.0)) * weight).alias("rbp_sum"),
+            in_rank_order_sum(pl.when(judged).then(weight)).alias("judged_weight"),
+        ],
+    }
+    if asked & set(sums):
+        per_rank = beside_ideal.group_by(QUERY).agg(
+            expression for family, made in sums.items() if family in asked for expression in made()
+        )
+        curve = curve.join(per_rank, on=QUERY, how="left")
+    if "Rndcg" in asked:
+        curve = curve.join(_rndcg_points(ranks, ideal), on=QUERY, how="left")
+    return curve
+
+
+def _rndcg_points(ranks: pl.LazyFrame, ideal: pl.LazyFrame) -> pl.LazyFrame:
+    """``query_id, rndcg_sum, rndcg_points``: NDCG@b at each rank b where the ideal's gain changes,
+    the ranking's dcg at its last rank <= b, found by an as-of join (each boundary beside every
+    rank of its query, then filtered, was 0.17 s of all_trec's 2.5 s CPU at 2M rows; the same
+    bits)."""
+    gain = pl.col("credited_gain")
     boundaries = ideal.filter(pl.col("next_gain").is_null() | (pl.col("next_gain") != gain)).select(
         QUERY, pl.col("rank").alias("boundary"), "idcg"
     )
-    points = (
+    return (
         boundaries.sort(QUERY, "boundary")
         .join_asof(
             ranks.select(QUERY, "rank", "dcg").sort(QUERY, "rank"),
@@ -175,13 +203,6 @@ def gain_curve(
             in_rank_order_sum(pl.col("dcg").fill_null(0.0) / pl.col("idcg"), "boundary").alias("rndcg_sum"),
             pl.len().cast(pl.Int64).alias("rndcg_points"),
         )
-    )
-    # a negative label gains 0, so the largest gain of the judged is the largest of any
-    largest = judgments.group_by(QUERY).agg(pl.col("gain").max().alias("largest_gain"))
-    return (
-        largest.join(totals, on=QUERY, how="left")
-        .join(per_rank, on=QUERY, how="left")
-        .join(points, on=QUERY, how="left")
     )
 
 
