@@ -15,28 +15,33 @@
 create or replace temp view summary as
 with
 
--- DuckDB refuses a columns(...) that selects no column: each aggregate's set holds a null
--- column of its own (an anchor), dropped at the end
+-- DuckDB refuses a columns(...) that selects no column: each aggregate's set holds a null column
+-- of its own (an anchor), dropped at the end. Each query's place in id order per cutoff: every sum
+-- below adds the queries one by one in that order, the same bits on every run (a parallel sum()
+-- does not), sorting by the place, not the id (220,000 rows: 1.13 s -> 0.81 s, from window sums).
 kept as (
-    select per_query.*, cast(null as double) as sum_anchor, cast(null as double) as geometric_mean_anchor
+    select
+        per_query.*,
+        row_number() over (partition by per_query.k order by per_query.query_id asc) as place,
+        cast(null as double) as sum_anchor,
+        cast(null as double) as geometric_mean_anchor
     from per_query
     where per_query.ndcg is not null
 ),
 
--- Running sums in query order, read off at the last query: the same bits on every run (a parallel
--- sum() does not give them). Every measure keeps its name; the geometric means sum logarithms.
+-- Every measure keeps its name; the geometric means sum logarithms.
 -- noqa: disable=RF02,RF03
-cumulative as (
+sums as (
     select
         kept.k,
-        row_number() over running as position,
-        count(*) over (partition by kept.k) as queries,
+        count(*) as queries,
         sum(
             columns(
-                lambda c: not list_contains(['query_id', 'k', 'ties_straddle_k', 'geometric_mean_anchor'], c)
+                lambda c: not list_contains(['query_id', 'k', 'place', 'ties_straddle_k', 'geometric_mean_anchor'], c)
                 and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
             )
-        ) over running,
+            order by kept.place
+        ),
         -- the floor is null where the value is (greatest skips a null): a measure null at a
         -- cutoff (gm_bpref, of the whole ranking only) has no geometric mean there, as on Polars
         sum(
@@ -47,39 +52,34 @@ cumulative as (
                 )],
                 lambda v: greatest(v, 1e-5) + 0 * v
             )[1])
-        ) over running,
-        sum(
-            case
-                when kept.ndcg_max - kept.ndcg_min > 1e-12 then cast(1 as bigint)
-                when kept.ndcg_min is not null then cast(0 as bigint)
-            end
-        ) over running as tie_sensitive_queries
+            order by kept.place
+        ),
+        sum(case when kept.ndcg_max - kept.ndcg_min > 1e-12 then 1 when kept.ndcg_min is not null then 0 end)
+            as tie_sensitive_queries
     from kept
-    window running as (partition by kept.k order by kept.query_id asc rows unbounded preceding)
+    group by kept.k
 ),
 
 -- each measure combined: a mean, a sum, or exp of the mean of the logarithms
 totals as (
     select
-        cumulative.k,
-        cumulative.queries,
+        sums.k,
+        sums.queries,
         columns(
-            lambda c: not list_contains(
-                ['k', 'position', 'queries', 'tie_sensitive_queries', 'sum_anchor', 'geometric_mean_anchor'], c
-            )
+            lambda c: not list_contains(['k', 'queries', 'tie_sensitive_queries'], c)
+            and not list_contains(['sum_anchor', 'geometric_mean_anchor'], c)
             and not list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
             and not list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
-        ) / cumulative.queries,
+        ) / sums.queries,
         columns(
             lambda c: c = 'sum_anchor' or list_contains(coalesce(getvariable('sum_measures'), cast([] as varchar[])), c)
         ),
         exp(columns(
             lambda c: c = 'geometric_mean_anchor'
             or list_contains(coalesce(getvariable('geometric_mean_measures'), cast([] as varchar[])), c)
-        ) / cumulative.queries),
-        cast(cumulative.tie_sensitive_queries as bigint) as tie_sensitive_queries
-    from cumulative
-    where cumulative.position = cumulative.queries
+        ) / sums.queries),
+        cast(sums.tie_sensitive_queries as bigint) as tie_sensitive_queries
+    from sums
 ),
 
 -- noqa: enable=RF02,RF03

@@ -262,7 +262,8 @@ class DuckDBEngine(_PolarsRead):
             duckdb_engine.release_connection(connection, threads=threads, memory_limit=memory_limit, failed=failed)
 
     def summarize(self, per_query_table: pl.DataFrame) -> pl.DataFrame:
-        """``sql/summary.sql``'s window sums (their bits differ from Polars' sums in the last place)."""
+        """``sql/summary.sql``'s sums, each adding the queries one by one in id order as Polars' do
+        (the same bits)."""
         from pipeline.engines import duckdb as duckdb_engine
 
         return duckdb_engine.summarize(per_query_table)

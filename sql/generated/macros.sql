@@ -9575,22 +9575,22 @@ FROM (
   ), kept AS (
     SELECT
       per_query.*,
+      ROW_NUMBER() OVER (PARTITION BY per_query.k ORDER BY per_query.query_id ASC NULLS LAST) AS place,
       CAST(NULL AS DOUBLE) AS sum_anchor,
       CAST(NULL AS DOUBLE) AS geometric_mean_anchor
     FROM per_query
     WHERE
       NOT per_query.ndcg IS NULL
-  ), cumulative AS (
+  ), sums AS (
     SELECT
       kept.k,
-      ROW_NUMBER() OVER running AS position,
-      COUNT(*) OVER (PARTITION BY kept.k) AS queries,
+      COUNT(*) AS queries,
       SUM(
         COLUMNS(
-          LAMBDA c : NOT ARRAY_CONTAINS(['query_id', 'k', 'ties_straddle_k', 'geometric_mean_anchor'], c)
+          LAMBDA c : NOT ARRAY_CONTAINS(['query_id', 'k', 'place', 'ties_straddle_k', 'geometric_mean_anchor'], c)
           AND NOT ARRAY_CONTAINS(COALESCE(CAST(['gm_map', 'gm_bpref'] AS TEXT[]), CAST([] AS TEXT[])), c)
-        )
-      ) OVER running,
+        ) ORDER BY kept.place NULLS LAST
+      ),
       SUM(
         LN(
           LIST_TRANSFORM(
@@ -9602,38 +9602,26 @@ FROM (
             ],
             LAMBDA v : GREATEST(v, 1e-5) + 0 * v
           )[1]
-        )
-      ) OVER running,
+        ) ORDER BY kept.place NULLS LAST
+      ),
       SUM(
         CASE
           WHEN kept.ndcg_max - kept.ndcg_min > 1e-12
-          THEN CAST(1 AS BIGINT)
+          THEN 1
           WHEN NOT kept.ndcg_min IS NULL
-          THEN CAST(0 AS BIGINT)
+          THEN 0
         END
-      ) OVER running AS tie_sensitive_queries
+      ) AS tie_sensitive_queries
     FROM kept
-    WINDOW running AS (
-      PARTITION BY kept.k
-      ORDER BY kept.query_id ASC NULLS LAST
-      rows BETWEEN UNBOUNDED preceding AND CURRENT ROW
-    )
+    GROUP BY
+      kept.k
   ), totals AS (
     SELECT
-      cumulative.k,
-      cumulative.queries,
+      sums.k,
+      sums.queries,
       COLUMNS(
-        LAMBDA c : NOT ARRAY_CONTAINS(
-          [
-            'k',
-            'position',
-            'queries',
-            'tie_sensitive_queries',
-            'sum_anchor',
-            'geometric_mean_anchor'
-          ],
-          c
-        )
+        LAMBDA c : NOT ARRAY_CONTAINS(['k', 'queries', 'tie_sensitive_queries'], c)
+        AND NOT ARRAY_CONTAINS(['sum_anchor', 'geometric_mean_anchor'], c)
         AND NOT ARRAY_CONTAINS(
           COALESCE(
             CAST(['num_q', 'num_ret', 'num_rel', 'num_rel_ret', 'num_nonrel_judged_ret'] AS TEXT[]),
@@ -9642,7 +9630,7 @@ FROM (
           c
         )
         AND NOT ARRAY_CONTAINS(COALESCE(CAST(['gm_map', 'gm_bpref'] AS TEXT[]), CAST([] AS TEXT[])), c)
-      ) / cumulative.queries,
+      ) / sums.queries,
       COLUMNS(
         LAMBDA c : c = 'sum_anchor'
         OR ARRAY_CONTAINS(
@@ -9657,12 +9645,10 @@ FROM (
         COLUMNS(
           LAMBDA c : c = 'geometric_mean_anchor'
           OR ARRAY_CONTAINS(COALESCE(CAST(['gm_map', 'gm_bpref'] AS TEXT[]), CAST([] AS TEXT[])), c)
-        ) / cumulative.queries
+        ) / sums.queries
       ),
-      CAST(cumulative.tie_sensitive_queries AS BIGINT) AS tie_sensitive_queries
-    FROM cumulative
-    WHERE
-      cumulative.position = cumulative.queries
+      CAST(sums.tie_sensitive_queries AS BIGINT) AS tie_sensitive_queries
+    FROM sums
   ), cutoffs AS (
     SELECT DISTINCT
       per_query.k
