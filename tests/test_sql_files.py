@@ -254,6 +254,29 @@ def test_a_variable_of_another_type_is_refused_in_words(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_a_measure_s_number_left_unset_or_written_as_a_decimal_is_read_as_the_engines_double(tmp_path: Path) -> None:
+    """The steps read rbp_persistence, compat_persistence and the C/W/L bounds as doubles, as the
+    engines bind them: unset, its default 0.9 was DuckDB's DECIMAL, and 1 - 0.9 exact in decimals
+    gave rbp 1 ulp off the engines' (0.019683000000000003 against 0.019683), as did a user's
+    `SET VARIABLE rbp_persistence = 0.9`. The same bits as the DuckDB engine, which runs the same
+    steps with the variables bound as doubles."""
+    measures = ["ndcg", "rbp", "Compat", "INST", "BPM"]
+    want = per_query(
+        "data/run.parquet", "data/qrels.parquet", k=[5], measures=",".join(measures), engine="duckdb"
+    ).collect()
+    columns = ["rbp", "rbp_resid", "Compat", "INST", "BPM"]
+
+    def bits(table: pl.DataFrame) -> list[tuple[object, ...]]:
+        rows = table.with_columns(pl.col("query_id").cast(pl.String)).sort("query_id", "k", nulls_last=True)
+        return [tuple(v.hex() if isinstance(v, float) else v for v in row) for row in rows.select(columns).rows()]
+
+    as_written = ("rbp_persistence = 0.9", "compat_persistence = 0.95", "cwl_target = 1.0", "cwl_max_rel = 4.0")
+    for settings in ((), as_written):
+        done = evaluate_in_duckdb_cli(tmp_path, "ks = [5]", f"measures = {measures}", *settings)
+        assert done.returncode == 0, done.stderr
+        assert bits(pl.read_parquet(tmp_path / "per_query.parquet")) == bits(want), settings
+
+
 def test_either_path_a_list_and_the_other_not_reads_the_same_files(tmp_path: Path) -> None:
     """run_path and qrels_path each take a path or a list of them, and neither need be of the
     other's form (before: DuckDB's "Conversion Error ... can't be cast to VARCHAR[]" when one was

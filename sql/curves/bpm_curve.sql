@@ -20,7 +20,7 @@ create or replace temp view bpm_curve as
 with
 
 settings as (
-    select coalesce(getvariable('cwl_target'), 1.0) as wanted
+    select cast(coalesce(getvariable('cwl_target'), 1.0) as double) as wanted
 ),
 
 gains as (

@@ -73,7 +73,8 @@ weighted as (
     select
         positions.query_id,
         positions.i,
-        power(coalesce(getvariable('compat_persistence'), 0.95), positions.i - 1) / positions.i as weight,
+        power(cast(coalesce(getvariable('compat_persistence'), 0.95) as double), positions.i - 1)
+        / positions.i as weight,
         least(positions.i, positions.ideal_length) as ideal_overlap,
         sum(coalesce(completed.documents, 0)) over (
             partition by positions.query_id order by positions.i asc rows between unbounded preceding and current row

@@ -23,8 +23,8 @@ with
 -- (ir_measures requires it)
 scale as (
     select
-        coalesce(getvariable('cwl_min_rel'), 0.0) as low,
-        coalesce(getvariable('cwl_max_rel'), 4.0) as high
+        cast(coalesce(getvariable('cwl_min_rel'), 0.0) as double) as low,
+        cast(coalesce(getvariable('cwl_max_rel'), 4.0) as double) as high
 ),
 
 final as (

@@ -35,7 +35,7 @@ beside_ideal as (
     select
         ranks.*,
         ideal.idcg,
-        power(coalesce(getvariable('rbp_persistence'), 0.9), ranks.rank - 1) as weight,
+        power(cast(coalesce(getvariable('rbp_persistence'), 0.9) as double), ranks.rank - 1) as weight,
         coalesce(ideal.ideal_cost, 0.0) + greatest(ranks.rank - coalesce(totals.ideal_length, 0), 0) as rank_cost
     from ranks
     left join ideal_curve as totals

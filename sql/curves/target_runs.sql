@@ -22,8 +22,8 @@ with
 
 settings as (
     select
-        coalesce(getvariable('cwl_target'), 1.0) as wanted,
-        coalesce(getvariable('rbp_persistence'), 0.9) as patience
+        cast(coalesce(getvariable('cwl_target'), 1.0) as double) as wanted,
+        cast(coalesce(getvariable('rbp_persistence'), 0.9) as double) as patience
 ),
 
 positions as (

@@ -6383,7 +6383,7 @@ FROM (
         kept.credited_gain,
         kept.credited_gain * CASE
           WHEN COALESCE(discount, 'log2') = 'jk'
-          THEN 1.0 / GREATEST(1.0, LN(kept.rank) / LN(COALESCE(log_base, 2.0)))
+          THEN 1.0 / GREATEST(1.0, LN(kept.rank) / LN(CAST(COALESCE(log_base, 2.0) AS DOUBLE)))
           ELSE 1.0 / (
             LN(kept.rank + 1.0) / LN(2.0)
           )
@@ -6803,7 +6803,7 @@ FROM (
       SELECT
         ranks.*,
         ideal.idcg,
-        POWER(COALESCE(rbp_persistence, 0.9), ranks.rank - 1) AS weight,
+        POWER(CAST(COALESCE(rbp_persistence, 0.9) AS DOUBLE), ranks.rank - 1) AS weight,
         COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
       FROM gain_curve__ranks AS ranks
       LEFT JOIN ideal_curve AS totals
@@ -7187,8 +7187,8 @@ FROM (
   ), cwl_gains AS (
     WITH cwl_gains__scale AS (
       SELECT
-        COALESCE(cwl_min_rel, 0.0) AS low,
-        COALESCE(cwl_max_rel, 4.0) AS high
+        CAST(COALESCE(cwl_min_rel, 0.0) AS DOUBLE) AS low,
+        CAST(COALESCE(cwl_max_rel, 4.0) AS DOUBLE) AS high
     ), cwl_gains__final AS (
       SELECT
         s.query_id,
@@ -7374,8 +7374,8 @@ FROM (
   ), target_runs AS (
     WITH target_runs__settings AS (
       SELECT
-        COALESCE(cwl_target, 1.0) AS wanted,
-        COALESCE(rbp_persistence, 0.9) AS patience
+        CAST(COALESCE(cwl_target, 1.0) AS DOUBLE) AS wanted,
+        CAST(COALESCE(rbp_persistence, 0.9) AS DOUBLE) AS patience
     ), target_runs__positions AS (
       SELECT
         UNNEST(RANGE(1, 1001)) AS i
@@ -7558,7 +7558,7 @@ FROM (
   ), bpm_curve AS (
     WITH bpm_curve__settings AS (
       SELECT
-        COALESCE(cwl_target, 1.0) AS wanted
+        CAST(COALESCE(cwl_target, 1.0) AS DOUBLE) AS wanted
     ), bpm_curve__gains AS (
       SELECT
         cwl_gains.*
@@ -7686,7 +7686,7 @@ FROM (
       SELECT
         positions.query_id,
         positions.i,
-        POWER(COALESCE(compat_persistence, 0.95), positions.i - 1) / positions.i AS weight,
+        POWER(CAST(COALESCE(compat_persistence, 0.95) AS DOUBLE), positions.i - 1) / positions.i AS weight,
         LEAST(positions.i, positions.ideal_length) AS ideal_overlap,
         SUM(COALESCE(completed.documents, 0)) OVER (
           PARTITION BY positions.query_id
@@ -8220,7 +8220,7 @@ FROM (
         CASE
           WHEN w.rbp_asked
           THEN (
-            1.0 - COALESCE(rbp_persistence, 0.9)
+            1.0 - CAST(COALESCE(rbp_persistence, 0.9) AS DOUBLE)
           ) * COALESCE(w.rbp_sum, 0.0) / CASE
             WHEN COALESCE(rbp_gain, 'scaled') = 'scaled'
             THEN GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
@@ -8231,7 +8231,7 @@ FROM (
           WHEN w.rbp_asked
           THEN GREATEST(
             1.0 - (
-              1.0 - COALESCE(rbp_persistence, 0.9)
+              1.0 - CAST(COALESCE(rbp_persistence, 0.9) AS DOUBLE)
             ) * COALESCE(w.judged_weight, 0.0),
             0.0
           )

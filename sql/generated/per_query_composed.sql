@@ -387,7 +387,7 @@ WITH cutoffs AS (
       kept.credited_gain,
       kept.credited_gain * CASE
         WHEN COALESCE(GETVARIABLE('discount'), 'log2') = 'jk'
-        THEN 1.0 / GREATEST(1.0, LN(kept.rank) / LN(COALESCE(GETVARIABLE('log_base'), 2.0)))
+        THEN 1.0 / GREATEST(1.0, LN(kept.rank) / LN(CAST(COALESCE(GETVARIABLE('log_base'), 2.0) AS DOUBLE)))
         ELSE 1.0 / (
           LN(kept.rank + 1.0) / LN(2.0)
         )
@@ -810,7 +810,7 @@ WITH cutoffs AS (
     SELECT
       ranks.*,
       ideal.idcg,
-      POWER(COALESCE(GETVARIABLE('rbp_persistence'), 0.9), ranks.rank - 1) AS weight,
+      POWER(CAST(COALESCE(GETVARIABLE('rbp_persistence'), 0.9) AS DOUBLE), ranks.rank - 1) AS weight,
       COALESCE(ideal.ideal_cost, 0.0) + GREATEST(ranks.rank - COALESCE(totals.ideal_length, 0), 0) AS rank_cost
     FROM gain_curve__ranks AS ranks
     LEFT JOIN ideal_curve AS totals
@@ -1194,8 +1194,8 @@ WITH cutoffs AS (
 ), cwl_gains AS (
   WITH cwl_gains__scale AS (
     SELECT
-      COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS low,
-      COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS high
+      CAST(COALESCE(GETVARIABLE('cwl_min_rel'), 0.0) AS DOUBLE) AS low,
+      CAST(COALESCE(GETVARIABLE('cwl_max_rel'), 4.0) AS DOUBLE) AS high
   ), cwl_gains__final AS (
     SELECT
       s.query_id,
@@ -1381,8 +1381,8 @@ WITH cutoffs AS (
 ), target_runs AS (
   WITH target_runs__settings AS (
     SELECT
-      COALESCE(GETVARIABLE('cwl_target'), 1.0) AS wanted,
-      COALESCE(GETVARIABLE('rbp_persistence'), 0.9) AS patience
+      CAST(COALESCE(GETVARIABLE('cwl_target'), 1.0) AS DOUBLE) AS wanted,
+      CAST(COALESCE(GETVARIABLE('rbp_persistence'), 0.9) AS DOUBLE) AS patience
   ), target_runs__positions AS (
     SELECT
       UNNEST(RANGE(1, 1001)) AS i
@@ -1565,7 +1565,7 @@ WITH cutoffs AS (
 ), bpm_curve AS (
   WITH bpm_curve__settings AS (
     SELECT
-      COALESCE(GETVARIABLE('cwl_target'), 1.0) AS wanted
+      CAST(COALESCE(GETVARIABLE('cwl_target'), 1.0) AS DOUBLE) AS wanted
   ), bpm_curve__gains AS (
     SELECT
       cwl_gains.*
@@ -1694,7 +1694,7 @@ WITH cutoffs AS (
     SELECT
       positions.query_id,
       positions.i,
-      POWER(COALESCE(GETVARIABLE('compat_persistence'), 0.95), positions.i - 1) / positions.i AS weight,
+      POWER(CAST(COALESCE(GETVARIABLE('compat_persistence'), 0.95) AS DOUBLE), positions.i - 1) / positions.i AS weight,
       LEAST(positions.i, positions.ideal_length) AS ideal_overlap,
       SUM(COALESCE(completed.documents, 0)) OVER (
         PARTITION BY positions.query_id
@@ -2239,7 +2239,7 @@ WITH cutoffs AS (
       CASE
         WHEN w.rbp_asked
         THEN (
-          1.0 - COALESCE(GETVARIABLE('rbp_persistence'), 0.9)
+          1.0 - CAST(COALESCE(GETVARIABLE('rbp_persistence'), 0.9) AS DOUBLE)
         ) * COALESCE(w.rbp_sum, 0.0) / CASE
           WHEN COALESCE(GETVARIABLE('rbp_gain'), 'scaled') = 'scaled'
           THEN GREATEST(COALESCE(w.largest_gain, 0.0), 1.0)
@@ -2250,7 +2250,7 @@ WITH cutoffs AS (
         WHEN w.rbp_asked
         THEN GREATEST(
           1.0 - (
-            1.0 - COALESCE(GETVARIABLE('rbp_persistence'), 0.9)
+            1.0 - CAST(COALESCE(GETVARIABLE('rbp_persistence'), 0.9) AS DOUBLE)
           ) * COALESCE(w.judged_weight, 0.0),
           0.0
         )

@@ -74,7 +74,7 @@ final as (
         case
             when w.rbp_asked
                 then
-                    (1.0 - coalesce(getvariable('rbp_persistence'), 0.9)) * coalesce(w.rbp_sum, 0.0)
+                    (1.0 - cast(coalesce(getvariable('rbp_persistence'), 0.9) as double)) * coalesce(w.rbp_sum, 0.0)
                     -- rbp_gain: trec_eval's scaling keeps rbp in [0, 1]; ranx and trectools credit the gain itself
                     / case
                         when coalesce(getvariable('rbp_gain'), 'scaled') = 'scaled'
@@ -87,7 +87,10 @@ final as (
         case
             when w.rbp_asked
                 then greatest(
-                    1.0 - (1.0 - coalesce(getvariable('rbp_persistence'), 0.9)) * coalesce(w.judged_weight, 0.0), 0.0
+                    1.0
+                    - (1.0 - cast(coalesce(getvariable('rbp_persistence'), 0.9) as double))
+                    * coalesce(w.judged_weight, 0.0),
+                    0.0
                 )
         end as rbp_resid
     from gains as w

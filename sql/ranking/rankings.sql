@@ -46,7 +46,7 @@ final as (
         kept.credited_gain,
         kept.credited_gain * case
             when coalesce(getvariable('discount'), 'log2') = 'jk'
-                then 1.0 / greatest(1.0, ln(kept.rank) / ln(coalesce(getvariable('log_base'), 2.0)))
+                then 1.0 / greatest(1.0, ln(kept.rank) / ln(cast(coalesce(getvariable('log_base'), 2.0) as double)))
             else 1.0 / (ln(kept.rank + 1.0) / ln(2.0))
         end as discounted_gain,
         kept.label
