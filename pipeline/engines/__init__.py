@@ -263,7 +263,7 @@ class DuckDBEngine(_PolarsRead):
 
     def summarize(self, per_query_table: pl.DataFrame) -> pl.DataFrame:
         """``sql/summary.sql``'s sums, each adding the queries one by one in id order as Polars' do
-        (the same bits)."""
+        (the same bits from the same per-query table)."""
         from pipeline.engines import duckdb as duckdb_engine
 
         return duckdb_engine.summarize(per_query_table)
