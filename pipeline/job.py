@@ -6,8 +6,8 @@ built in a staging folder and swapped into place whole, so a crash or a kill lea
 previous output of that unit intact, and a rerun replaces exactly the units it evaluates.
 All units are computed before any is written: a job that fails writes nothing. The job only
 orchestrates: the units are listed here, read, validated and evaluated by
-:func:`pipeline.units.evaluate_inputs` on an engine, grouped, and written by
-:func:`pipeline.io.write.publish` (the lock on ``--out``, the user's files kept, leftovers of a
+:func:`pipeline.units.evaluate_units` on an engine (on Spark, in one statement), grouped, and
+written by :func:`pipeline.io.write.publish` (the lock on ``--out``, the user's files kept, leftovers of a
 killed job repaired); which units ``--skip-unchanged`` leaves alone is :mod:`pipeline.reuse`'s.
 """
 
@@ -36,7 +36,7 @@ from pipeline.io.read import QUERY, Columns, Source, table_source
 from pipeline.io.write import FORMATS, exchange_folders, publish
 from pipeline.io.write import Unit as OutputUnit
 from pipeline.registry import OPTION, Evaluation, InputChecks, QueryWeights
-from pipeline.units import Result, evaluate_inputs
+from pipeline.units import Result, evaluate_units
 from pipeline.weights import check_weight_totals, list_weights_source
 
 
@@ -118,7 +118,10 @@ def run_job(
         planned = reuse.units_to_recompute(job.out, planned, on_decision)
         if not planned:
             return []
-    units = [_evaluate_unit(job, engine, unit, started) for unit in planned]
+    read = job.columns, job.run_format, job.qrels_format, job.checks
+    inputs = [Inputs(plan.run, plan.qrels, *read) for plan in planned]
+    results = evaluate_units(inputs, job.evaluation, engine, job.execution, job.weights)
+    units = [_unit(job, plan, result, started) for plan, result in zip(planned, results, strict=True)]
     for unit in units:
         if unit.per_query.height == 0:
             where = f" in partition {unit.partition}" if unit.partition else ""
@@ -245,10 +248,9 @@ def _run_path(job: Job, partition: Partition | None, run_table: Source | None = 
     return _under(job.run, partition) if partition else job.run
 
 
-def _evaluate_unit(job: Job, engine: Engine, planned: _Planned, started: str) -> Unit:
-    partition, run_path, qrels_path = planned.partition, planned.run, planned.qrels
-    inputs = Inputs(run_path, qrels_path, job.columns, job.run_format, job.qrels_format, job.checks)
-    result = evaluate_inputs(inputs, job.evaluation, engine, job.execution, job.weights)
+def _unit(job: Job, planned: _Planned, result: Result, started: str) -> Unit:
+    """One unit of output from its evaluation: its groups, its partition's columns, its manifest."""
+    partition, run_path = planned.partition, planned.run
     per_query, summary = result.per_query, result.summary
     if job.group_by:
         check_group_names(job.group_by, RESERVED_COLUMNS | set(partition.as_dict() if partition else ()))

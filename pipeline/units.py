@@ -17,8 +17,8 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -96,17 +96,51 @@ def evaluate_inputs(
     An input that changes while it is read is refused (:func:`pipeline.inputs.unchanged_while_read`).
     With ``weights.path``, the summary's means are weighted by the queries' weights
     (:mod:`pipeline.weights`), taken from the engine's per-query table, as the groups' are."""
+    (result,) = evaluate_units([inputs], evaluation, engine, execution, weights)
+    return result
+
+
+def evaluate_units(
+    units: Sequence[Inputs],
+    evaluation: Evaluation,
+    engine: Engine,
+    execution: Execution,
+    weights: QueryWeights | None = None,
+) -> list[Result]:
+    """:func:`evaluate_inputs` of each unit (a job's partitions), each result what the unit
+    alone gives. The engines that evaluate out of core take the units one after the other (a
+    unit may need buckets of its own); the others validate every unit, then compute them
+    together (:meth:`pipeline.engines.Engine.compute_units`: Spark plans one statement for
+    all of them)."""
     if evaluation.doc_weight_col is not None and weights is not None and weights.path is not None:
         raise UsageError(BOTH_WEIGHTS)
     # the weights' own rules are checked before the evaluation, not after an hour of it
-    table = None if weights is None or weights.path is None else read_query_weights(weights, inputs.columns)
-    with unchanged_while_read(inputs):
-        result = _evaluate(inputs, evaluation, engine, execution)
+    table = None
+    if weights is not None and weights.path is not None and units:
+        table = read_query_weights(weights, units[0].columns)
+    results = []
+    if engine.out_of_core:
+        for inputs in units:
+            with unchanged_while_read(inputs):
+                results.append(_evaluate(inputs, evaluation, engine, execution))
+    else:
+        with ExitStack() as reading:
+            for inputs in units:
+                reading.enter_context(unchanged_while_read(inputs))
+            validated = [engine.load(inputs, evaluation, execution) for inputs in units]
+            tables = engine.compute_units(validated, evaluation, execution)
+            results = [
+                _result(unit, per_query_table, summary, evaluation, engine)
+                for unit, (per_query_table, summary) in zip(validated, tables, strict=True)
+            ]
     if weights is None or table is None:
-        return result
-    table = weigh(result.per_query, weights, table=table)
-    summary = summarize(result.per_query.lazy(), weights=table).collect()
-    return replace(result, summary=summary, query_weights=table)
+        return results
+    weighed = []
+    for result in results:
+        query_weights = weigh(result.per_query, weights, table=table)
+        summary = summarize(result.per_query.lazy(), weights=query_weights).collect()
+        weighed.append(replace(result, summary=summary, query_weights=query_weights))
+    return weighed
 
 
 def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution: Execution) -> Result:
@@ -123,6 +157,14 @@ def _evaluate(inputs: Inputs, evaluation: Evaluation, engine: Engine, execution:
     else:
         validated = engine.load(inputs, evaluation, execution)
     per_query_table, summary = engine.compute(validated, evaluation, execution)
+    return _result(validated, per_query_table, summary, evaluation, engine)
+
+
+def _result(
+    validated: Any, per_query_table: pl.DataFrame, summary: pl.DataFrame, evaluation: Evaluation, engine: Engine
+) -> Result:
+    """One unit's result from its engine's tables; under ``--doc-weight-col`` its summary's
+    means weighted by the unit's list weights."""
     rows = validated.checked.rows if isinstance(validated, Validated) else None
     result = Result(per_query_table, summary, evaluation, engine.name, validated.warnings, rows)
     if evaluation.doc_weight_col is None:

@@ -11,16 +11,18 @@ import random
 from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 import polars as pl
 import pyspark.sql as pyspark_sql
 import pytest
+from polars.testing import assert_frame_equal
 
 from pipeline import Discount, Evaluation, Gain
 from pipeline.cli import main
 from pipeline.engines import spark as spark_engine
 from pipeline.errors import UsageError
-from tests.helpers import as_table, assert_tables_close, compute, frames, run_cli_process
+from tests.helpers import TOLERANCE, as_table, assert_tables_close, compute, frames, run_cli_process
 from tests.helpers.batch import Batch, Case
 from tests.helpers.cases import CASES
 from tests.helpers.spark import quick_jvm
@@ -188,7 +190,7 @@ def read_unit(out: Path, partition: str, table: str) -> pl.DataFrame:
     return pl.read_parquet(path / "*.parquet" if path.is_dir() else path)
 
 
-def test_partitions_are_evaluated_one_by_one_as_on_polars(
+def test_partitions_are_scored_each_with_its_own_judgments_as_on_polars(
     spark: pyspark_sql.SparkSession, hive: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Only dt=a and dt=b are read (dt=c is corrupt); each is its own unit, scored with the
@@ -226,6 +228,63 @@ def test_partitions_are_evaluated_one_by_one_as_on_polars(
     assert_tables_close(as_table(read_unit(out, "dt=a", "per_query")), as_table(sample))
     assert sorted(path.name for path in out.iterdir()) == ["dt=a", "dt=b"]
     assert sorted(path.name for path in (out / "dt=b").iterdir()) == [*UNIT_FILES]
+
+
+@pytest.fixture(scope="module")
+def hive_of_two_shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``dt=1`` and ``dt=2``: the sample with integer query ids (dt=2 ranked the other way round
+    and judged otherwise); ``dt=3``: the sample as it is, with text ids. Runs and judgments
+    partitioned alike."""
+    root = tmp_path_factory.mktemp("shapes")
+    run, qrels = pl.read_parquet(RUN), pl.read_parquet(QRELS)
+    as_integers = pl.col("query_id").str.strip_prefix("q").cast(pl.Int64)
+    reversed_labels = pl.col("relevance").max() - pl.col("relevance")
+    for folder, frame in (
+        ("runs/dt=1", run.with_columns(as_integers)),
+        ("runs/dt=2", run.with_columns(as_integers, -pl.col("score"))),
+        ("runs/dt=3", run),
+        ("qrels/dt=1", qrels.with_columns(as_integers)),
+        ("qrels/dt=2", qrels.with_columns(as_integers, reversed_labels)),
+        ("qrels/dt=3", qrels),
+    ):
+        (root / folder).mkdir(parents=True)
+        frame.write_parquet(root / folder / "part-0.parquet")
+    return root
+
+
+def test_a_job_s_partitions_of_one_shape_are_planned_in_one_statement(
+    spark: pyspark_sql.SparkSession,
+    hive_of_two_shapes: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Spark plans the per-query statement once for the partitions whose inputs have one shape
+    (dt=1 and dt=2: integer ids), each one's query ids keyed by its partition inside it, and
+    once more for dt=3 (text ids). Every partition's every measure is what Polars gives it."""
+    statements: list[str] = []
+    planned = spark_engine._run_query
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        statements.append(args[1])
+        return planned(*args, **kwargs)
+
+    monkeypatch.setattr(spark_engine, "_run_query", counted)
+    root = hive_of_two_shapes
+    flags = ["--run", root / "runs", "--qrels", root / "qrels", "--measures", "all_trec,err,rbp,BPM"]
+    for engine in ("spark", "polars"):
+        code = main(["evaluate", "--engine", engine, *map(str, flags), "--out", str(tmp_path / engine)])
+        assert code == 0, capsys.readouterr().err
+    assert statements == ["measures/per_query.sql"] * 2
+    for partition in ("dt=1", "dt=2", "dt=3"):
+        for table in ("per_query", "summary"):
+            by_spark, by_polars = (read_unit(tmp_path / engine, partition, table) for engine in ("spark", "polars"))
+            assert by_spark.schema == by_polars.schema
+            assert_frame_equal(by_spark, by_polars, rel_tol=0, abs_tol=TOLERANCE)
+    # the partitions are scored apart: the same queries, ranked and judged otherwise in dt=2
+    ndcg = {p: read_unit(tmp_path / "spark", p, "per_query")["ndcg"] for p in ("dt=1", "dt=2", "dt=3")}
+    assert ndcg["dt=1"].to_list() == pytest.approx(ndcg["dt=3"].to_list(), abs=TOLERANCE)
+    assert ndcg["dt=1"].to_list() != pytest.approx(ndcg["dt=2"].to_list(), abs=TOLERANCE)
 
 
 def test_the_corrupt_partition_breaks_a_run_that_reads_it(

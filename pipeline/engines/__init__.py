@@ -12,7 +12,7 @@ is used, not before: DuckDB costs a Polars-only run a tenth of a second, pyspark
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -55,6 +55,13 @@ class Engine(Protocol):
         self, validated: Any, evaluation: Evaluation, execution: Execution
     ) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The per-query table and its summary."""
+        ...
+
+    def compute_units(
+        self, validated: Sequence[Any], evaluation: Evaluation, execution: Execution
+    ) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+        """:meth:`compute` of several units (a job's partitions), each unit's tables as it alone
+        gives them: one by one, or (Spark) in one statement."""
         ...
 
     def per_query_plan(self, validated: Any, evaluation: Evaluation, execution: Execution) -> pl.LazyFrame: ...
@@ -117,6 +124,18 @@ class _PolarsRead:
 
     def filesystem(self, path: str, execution: Execution) -> fs.FileSystem:
         return filesystem_for(path)
+
+    def compute(
+        self, validated: Validated, evaluation: Evaluation, execution: Execution
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Each engine's own (:class:`PolarsEngine`, :class:`DuckDBEngine`)."""
+        raise NotImplementedError
+
+    def compute_units(
+        self, validated: Sequence[Validated], evaluation: Evaluation, execution: Execution
+    ) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+        # each unit's statement or plan is made in milliseconds: nothing to share
+        return [self.compute(unit, evaluation, execution) for unit in validated]
 
     def check_job(self, job: Any) -> None:
         pass
@@ -288,6 +307,13 @@ class SparkEngine:
         from pipeline.engines import spark as spark_engine
 
         return spark_engine.compute(validated, evaluation)
+
+    def compute_units(
+        self, validated: Sequence[Any], evaluation: Evaluation, execution: Execution
+    ) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
+        from pipeline.engines import spark as spark_engine
+
+        return spark_engine.compute_units(validated, evaluation)
 
     def per_query_plan(self, validated: Any, evaluation: Evaluation, execution: Execution) -> pl.LazyFrame:
         from pipeline.engines import spark as spark_engine
