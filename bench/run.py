@@ -152,6 +152,13 @@ class Measured:
         return min(self.cpus) if self.cpus else None
 
 
+# Our CLIs run without the current directory first on sys.path (Python 3.11's PYTHONSAFEPATH,
+# as ``python -P``): ``python -m pipeline`` puts it there, so a wrapper of another checkout
+# (``PYTHONPATH=/old python -m pipeline``, as --also-ndcg suggests) run from this checkout's root
+# imported this checkout's pipeline, and its "before" timed the code after
+OURS_ENVIRONMENT = {**os.environ, "PYTHONSAFEPATH": "1"}
+
+
 def run_once(
     tool: str, data: Path, out: Path, extra: list[str], ours: OurTool | None
 ) -> tuple[float, float, float, dict]:
@@ -178,7 +185,8 @@ def run_once(
     else:
         command = [sys.executable, str(HERE / "tools.py"), tool, run, qrels, str(out)]
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=stdout_to, stderr=subprocess.PIPE, text=True)
+    env = OURS_ENVIRONMENT if ours else None
+    process = subprocess.Popen(command, stdout=stdout_to, stderr=subprocess.PIPE, text=True, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - started
     stdout = process.stdout.read() if process.stdout else ""
@@ -260,7 +268,7 @@ def reference_values(tool: str, data: Path, out_root: Path) -> Path:
     folder = out_root / "reference" / ("_".join(flag.strip("-").replace("_", "-") for flag in flags) or "defaults")
     if not (folder / "ndcg" / "per_query.parquet").exists():
         command = ours_command("polars", str(data / "run"), str(data / "qrels"), folder, [*flags, "--tie-bounds"])
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=OURS_ENVIRONMENT)
     return folder / "ndcg" / "per_query.parquet"
 
 
@@ -563,7 +571,7 @@ def shown(path: Path) -> str:
 
 
 def ndcg_version(ndcg: Path) -> str:
-    done = subprocess.run([str(ndcg), "--version"], capture_output=True, text=True)
+    done = subprocess.run([str(ndcg), "--version"], capture_output=True, text=True, env=OURS_ENVIRONMENT)
     return (done.stdout or done.stderr).strip() or "unknown version"
 
 
