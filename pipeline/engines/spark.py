@@ -567,7 +567,8 @@ def compute_units(checked: Sequence[SparkChecked], evaluation: Evaluation) -> li
     """Several units' tables (a job's partitions), each as :func:`compute` makes it alone, from
     one statement per shape of the validated inputs (the columns' types: a partition whose ids
     are text cannot share a union with one whose ids are integers). Spark analyses the statement
-    once, not once per unit: the second partition of the sample cost 3.3 s more, now none."""
+    once, not once per unit: computing the sample's second partition took 3.8-4.1 s more planned
+    on its own, 0.4-0.8 s in the same statement (docs/benchmarks.md)."""
     shapes: dict[tuple[tuple[Any, ...], ...], list[int]] = {}
     for index, unit in enumerate(checked):
         shapes.setdefault((_shape(unit.run), _shape(unit.qrels)), []).append(index)
