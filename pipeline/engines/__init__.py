@@ -125,11 +125,8 @@ class _PolarsRead:
     def filesystem(self, path: str, execution: Execution) -> fs.FileSystem:
         return filesystem_for(path)
 
-    def compute(
-        self, validated: Validated, evaluation: Evaluation, execution: Execution
-    ) -> tuple[pl.DataFrame, pl.DataFrame]:
-        """Each engine's own (:class:`PolarsEngine`, :class:`DuckDBEngine`)."""
-        raise NotImplementedError
+    # each engine's own (PolarsEngine, DuckDBEngine)
+    compute: Callable[[Validated, Evaluation, Execution], tuple[pl.DataFrame, pl.DataFrame]]
 
     def compute_units(
         self, validated: Sequence[Validated], evaluation: Evaluation, execution: Execution
