@@ -1,8 +1,8 @@
 """``ndcg compare`` as a library call: systems (evaluation outputs, or runs scored here) ->
 checked conventions -> :func:`pipeline.compare.compare_systems` -> outputs.
 
-Runs are scored by the evaluation job (:func:`pipeline.job.run_job`, one :class:`~pipeline.job.Job`
-per system, nothing written), so ``compare --run`` takes the conventions, ``--profile``,
+Runs are scored by the evaluation job (:func:`pipeline.job.run_jobs`, one :class:`~pipeline.job.Job`
+per system, their units evaluated together, nothing written), so ``compare --run`` takes the conventions, ``--profile``,
 ``--measures`` and the input checks of ``ndcg evaluate`` and gives its numbers; their groups
 follow the rule of :mod:`pipeline.groups`. Evaluation outputs are read by :mod:`pipeline.io.outputs`.
 Everything here takes plain values (paths, names, numbers), so the command line only reads
@@ -736,7 +736,7 @@ def evaluate_runs(
     else from every run, so that paired queries are in the same group); with ``--doc-weight-col``,
     each run's list weights (:func:`pipeline.weights.list_weights`) by its name."""
     from pipeline.engines import engine_named
-    from pipeline.job import run_job
+    from pipeline.job import run_jobs
 
     if len(systems.runs) < 2:
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
@@ -748,8 +748,9 @@ def evaluate_runs(
     for path in systems.runs:
         engine.check_job(dataclasses.replace(job, run=path))
     tables, found, list_weights = {}, [], {}
-    for name, path in zip(names, systems.runs, strict=True):
-        units = run_job(dataclasses.replace(job, run=path))
+    # the runs' units evaluated together: on Spark, one statement for the runs of one shape
+    evaluated = run_jobs([dataclasses.replace(job, run=path) for path in systems.runs])
+    for name, units in zip(names, evaluated, strict=True):
         found += [(name, warning) for unit in units for warning in unit.result.warnings]
         tables[name] = pl.concat([unit.per_query for unit in units], how="diagonal_relaxed")
         if job.evaluation.doc_weight_col is not None:  # TF-Ranking's list weights of its queries

@@ -167,7 +167,7 @@ def evaluate_partitioned_runs(
     With ``group_by``, each partition's queries get their groups from that partition of every
     run (or from the job's query attributes): :func:`pipeline.groups.attach_shared_groups`.
     Under ``--doc-weight-col``, each run's list weights too, with their partition columns."""
-    from pipeline.job import run_job
+    from pipeline.job import run_jobs
 
     found = {name: run_partitions(run) for name, run in zip(names, runs, strict=True)}
     flat = [name for name, parts in found.items() if not parts]
@@ -186,8 +186,10 @@ def evaluate_partitioned_runs(
     evaluated: dict[Partition, dict[str, pl.DataFrame]] = {partition: {} for partition in common}
     weighed: dict[Partition, dict[str, pl.DataFrame]] = {partition: {} for partition in common}
     warned: dict[Partition, list[tuple[str, ValidationWarning]]] = {partition: [] for partition in common}
-    for name, run in zip(names, runs, strict=True):
-        for unit in run_job(replace(job, run=run, partition_filters=chosen, out=None)):
+    # every run's partitions evaluated together: on Spark, one statement for those of one shape
+    jobs = [replace(job, run=run, partition_filters=chosen, out=None) for run in runs]
+    for name, units in zip(names, run_jobs(jobs), strict=True):
+        for unit in units:
             if unit.partition in evaluated:
                 warned[unit.partition] += [(name, warning) for warning in unit.result.warnings]
                 evaluated[unit.partition][name] = unit.per_query

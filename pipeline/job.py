@@ -13,7 +13,7 @@ killed job repaired); which units ``--skip-unchanged`` leaves alone is :mod:`pip
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -108,20 +108,62 @@ def run_job(
     ``job.skip_unchanged``, a unit whose outputs are current is neither evaluated nor written
     (nor returned); ``on_decision(partition, skipped, reason)`` hears why each was skipped or
     recomputed."""
+    (units,) = run_jobs([job], on_unit=on_unit, before_write=before_write, on_decision=on_decision)
+    return units
+
+
+def run_jobs(
+    jobs: Sequence[Job],
+    *,
+    on_unit: Callable[[Unit], None] | None = None,
+    before_write: Callable[[list[Unit]], None] | None = None,
+    on_decision: Callable[[Partition | None, bool, str], None] | None = None,
+) -> list[list[Unit]]:
+    """:func:`run_job` of each job, for jobs that differ only in their inputs and outputs (the
+    runs of ``ndcg compare``): every job's units are evaluated together, so an engine that plans
+    one statement for several units (Spark) plans one for the units of every job, then each
+    job's units are checked and written as its own."""
     started = _now()
     # a file: URL is a local path (Spark users write them); listing and writing take paths
-    job = replace(job, run=_local(job.run), qrels=job.qrels and _local(job.qrels), out=job.out and _local(job.out))
-    engine = engine_named(job.engine)
-    engine.check_job(job)
-    planned = _plan(job, engine)
-    if job.skip_unchanged:
-        planned = reuse.units_to_recompute(job.out, planned, on_decision)
-        if not planned:
-            return []
-    read = job.columns, job.run_format, job.qrels_format, job.checks
-    inputs = [Inputs(plan.run, plan.qrels, *read) for plan in planned]
-    results = evaluate_units(inputs, job.evaluation, engine, job.execution, job.weights)
-    units = [_unit(job, plan, result, started) for plan, result in zip(planned, results, strict=True)]
+    jobs = [
+        replace(job, run=_local(job.run), qrels=job.qrels and _local(job.qrels), out=job.out and _local(job.out))
+        for job in jobs
+    ]
+    first = jobs[0]
+    shared = (first.engine, first.evaluation, first.execution, first.weights)
+    if any((job.engine, job.evaluation, job.execution, job.weights) != shared for job in jobs):
+        raise ValueError("run_jobs evaluates jobs of one engine, evaluation, execution and weights")
+    engine = engine_named(first.engine)
+    for job in jobs:
+        engine.check_job(job)
+    plans = []
+    for job in jobs:
+        planned = _plan(job, engine)
+        plans.append(reuse.units_to_recompute(job.out, planned, on_decision) if job.skip_unchanged else planned)
+    inputs = [
+        Inputs(plan.run, plan.qrels, job.columns, job.run_format, job.qrels_format, job.checks)
+        for job, planned in zip(jobs, plans, strict=True)
+        for plan in planned
+    ]
+    results = iter(evaluate_units(inputs, first.evaluation, engine, first.execution, first.weights) if inputs else [])
+    evaluated = [
+        [_unit(job, plan, next(results), started) for plan in planned] for job, planned in zip(jobs, plans, strict=True)
+    ]
+    # every job's units checked before any job's are written: one that fails writes nothing
+    for job, planned, units in zip(jobs, plans, evaluated, strict=True):
+        if planned:
+            _check(job, planned, units, before_write)
+    for job, planned, units in zip(jobs, plans, evaluated, strict=True):
+        if planned:
+            _write(job, engine, units, on_unit)
+    return evaluated
+
+
+def _check(
+    job: Job, planned: list[_Planned], units: list[Unit], before_write: Callable[[list[Unit]], None] | None
+) -> None:
+    """A job's evaluated units refused when one is empty or an input changed meanwhile, then
+    offered to ``before_write``."""
     for unit in units:
         if unit.per_query.height == 0:
             where = f" in partition {unit.partition}" if unit.partition else ""
@@ -138,6 +180,11 @@ def run_job(
         refuse_changed(plan.key["inputs"], reuse.reuse_key(job, plan.run, plan.qrels)["inputs"], names)
     if before_write:
         before_write(units)
+
+
+def _write(job: Job, engine: Engine, units: list[Unit], on_unit: Callable[[Unit], None] | None) -> None:
+    """A job's units written (when ``job.out``): by the job's writer, or by the engine that reads
+    a cluster's file system."""
     if job.out and engine.writes(job.out):
         write_units(job.out if fs.is_object_store(job.out) else Path(job.out), units, job.out_format, on_unit=on_unit)
     elif job.out:  # a cluster's file system (s3a://, hdfs://): the engine that reads it writes it
@@ -153,7 +200,6 @@ def run_job(
             for unit in units
         ]
         engine.write_remote(job.out, tables, job.execution)
-    return units
 
 
 def _plan(job: Job, engine: Engine) -> list[_Planned]:

@@ -10,14 +10,16 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 from pipeline import Evaluation, per_query
+from pipeline.errors import NothingToEvaluate
 from pipeline.io.identity import identify
-from pipeline.job import Job, run_job
+from pipeline.job import Job, run_job, run_jobs
 from tests.helpers import ROOT, as_table, assert_tables_close, run_cli, settle
 
 pytestmark = pytest.mark.local_engines("the command line in a subprocess (Spark's jobs: tests/test_spark.py)")
@@ -344,6 +346,23 @@ def test_nothing_to_evaluate_writes_nothing(tmp_path: Path) -> None:
     result = run_cli("evaluate", "--run", RUN, "--qrels", tmp_path / "q.parquet", "--out", tmp_path / "out")
     assert result.returncode == 5
     assert not (tmp_path / "out").exists()
+
+
+def test_jobs_evaluated_together_write_nothing_when_one_fails(tmp_path: Path) -> None:
+    """run_jobs (compare's runs): the first job's units are good, the second's run shares no
+    query with the judgments; every job is checked before any is written, so neither writes."""
+    elsewhere = tmp_path / "elsewhere.parquet"
+    pl.read_parquet(RUN).with_columns(pl.lit("elsewhere").alias("query_id")).unique("doc_id").write_parquet(elsewhere)
+    first = Job(run=str(RUN), qrels=str(QRELS), evaluation=Evaluation(cutoffs=(5,)), out=str(tmp_path / "a"))
+    second = replace(first, run=str(elsewhere), out=str(tmp_path / "b"))
+    with pytest.raises(NothingToEvaluate, match=r"elsewhere\.parquet"):
+        run_jobs([first, second])
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    # each alone: the first evaluates and writes what run_job writes for it
+    (units,) = run_jobs([first])
+    alone = per_query(RUN, QRELS, evaluation=Evaluation(cutoffs=(5,))).collect()
+    assert_tables_close(as_table(units[0].per_query), as_table(alone))
+    assert (tmp_path / "a" / "_SUCCESS").exists()
 
 
 def _text(path: Path) -> str:

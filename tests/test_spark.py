@@ -287,6 +287,49 @@ def test_a_job_s_partitions_of_one_shape_are_planned_in_one_statement(
     assert ndcg["dt=1"].to_list() != pytest.approx(ndcg["dt=2"].to_list(), abs=TOLERANCE)
 
 
+def test_compare_plans_one_statement_for_the_runs_of_one_shape(
+    spark: pyspark_sql.SparkSession,
+    hive_of_two_shapes: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``ndcg compare --run`` scores its runs through one job each, their units evaluated
+    together: two flat runs are one statement, and so are two partitioned runs' paired
+    partitions (dt=1 and dt=2; dt=3, in one run only, is left out). The means, wins and
+    losses are Polars'."""
+    statements: list[str] = []
+    planned = spark_engine._run_query
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        statements.append(args[1])
+        return planned(*args, **kwargs)
+
+    monkeypatch.setattr(spark_engine, "_run_query", counted)
+    root = hive_of_two_shapes
+    other = tmp_path / "other"
+    for partition, scores in (("dt=1", pl.col("score").rank("ordinal")), ("dt=2", -pl.col("score"))):
+        (other / partition).mkdir(parents=True)
+        frame = pl.read_parquet(root / "runs" / partition / "part-0.parquet").with_columns(scores.cast(pl.Float64))
+        frame.write_parquet(other / partition / "part-0.parquet")
+    flat = ["--run", root / "runs/dt=1", "--run", other / "dt=1", "--qrels", root / "qrels/dt=1"]
+    partitioned = ["--run", root / "runs", "--run", other, "--qrels", root / "qrels"]
+    for flags in (flat, partitioned):
+        payloads = {}
+        for engine in ("spark", "polars"):
+            given = ["compare", *map(str, flags), "--names", "a,b", "--k", "3,10", "--json", "--engine", engine]
+            assert main(given) == 0, capsys.readouterr().err
+            payloads[engine] = json.loads(capsys.readouterr().out)["comparison"]
+        # k = 3, 10; partitioned, also for each paired partition (dt null: all of them)
+        assert len(payloads["spark"]) == len(payloads["polars"]) == (2 if flags is flat else 6)
+        for by_spark, by_polars in zip(payloads["spark"], payloads["polars"], strict=True):
+            assert by_spark.get("dt") == by_polars.get("dt")
+            numbers = ("k", "queries", "wins", "ties", "losses", "mean_baseline", "mean_candidate")
+            assert {n: by_spark[n] for n in numbers} == pytest.approx({n: by_polars[n] for n in numbers}, abs=TOLERANCE)
+        assert any(row["wins"] and row["losses"] for row in payloads["spark"])  # the runs differ
+    assert statements == ["measures/per_query.sql"] * 2
+
+
 def test_the_corrupt_partition_breaks_a_run_that_reads_it(
     spark: pyspark_sql.SparkSession, hive: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
