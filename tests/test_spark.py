@@ -287,6 +287,35 @@ def test_a_job_s_partitions_of_one_shape_are_planned_in_one_statement(
     assert ndcg["dt=1"].to_list() != pytest.approx(ndcg["dt=2"].to_list(), abs=TOLERANCE)
 
 
+def test_units_of_one_shape_beyond_a_statement_s_share_take_more_statements(
+    spark: pyspark_sql.SparkSession,
+    hive_of_two_shapes: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """dt=1 and dt=2 have one shape; with one unit a statement (UNITS_PER_STATEMENT), each is
+    planned alone, and each scores what Polars gives it."""
+    statements: list[str] = []
+    planned = spark_engine._run_query
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        statements.append(args[1])
+        return planned(*args, **kwargs)
+
+    monkeypatch.setattr(spark_engine, "_run_query", counted)
+    monkeypatch.setattr(spark_engine, "UNITS_PER_STATEMENT", 1)
+    root = hive_of_two_shapes
+    flags = ["--run", root / "runs", "--qrels", root / "qrels", "--partition", "dt=1", "--partition", "dt=2"]
+    for engine in ("spark", "polars"):
+        code = main(["evaluate", "--engine", engine, *map(str, flags), "--k", "3", "--out", str(tmp_path / engine)])
+        assert code == 0, capsys.readouterr().err
+    assert statements == ["measures/per_query.sql"] * 2
+    for partition in ("dt=1", "dt=2"):
+        by_spark, by_polars = (read_unit(tmp_path / engine, partition, "per_query") for engine in ("spark", "polars"))
+        assert_frame_equal(by_spark, by_polars, rel_tol=0, abs_tol=TOLERANCE)
+
+
 def test_compare_plans_one_statement_for_the_runs_of_one_shape(
     spark: pyspark_sql.SparkSession,
     hive_of_two_shapes: Path,

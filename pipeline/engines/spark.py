@@ -561,21 +561,29 @@ def compute(checked: SparkChecked, evaluation: Evaluation) -> tuple[pl.DataFrame
 
 # A unit's query ids inside the one statement of several units: (unit, id) as one struct key
 UNIT, UNIT_QUERY = "unit", "id"
+# At most this many units share a statement. Spark's analysis of the union grows faster than its
+# units (the sample's partition repeated, NDCG, a warm local session: 15 units 7.9 s, 30 units
+# 15.2 s, 60 units 37.8 s; one unit planned alone about 3.5 s), so a job of hundreds of
+# partitions is planned in statements of this size rather than in one ever larger plan.
+UNITS_PER_STATEMENT = 32
 
 
 def compute_units(checked: Sequence[SparkChecked], evaluation: Evaluation) -> list[tuple[pl.DataFrame, pl.DataFrame]]:
     """Several units' tables (a job's partitions), each as :func:`compute` makes it alone, from
     one statement per shape of the validated inputs (the columns' types: a partition whose ids
-    are text cannot share a union with one whose ids are integers). Spark analyses the statement
+    are text cannot share a union with one whose ids are integers) and per
+    :data:`UNITS_PER_STATEMENT` units of it. Spark analyses the statement
     once, not once per unit: computing the sample's second partition took 3.8-4.1 s more planned
     on its own, 0.4-0.8 s in the same statement (docs/benchmarks.md)."""
     shapes: dict[tuple[tuple[Any, ...], ...], list[int]] = {}
     for index, unit in enumerate(checked):
         shapes.setdefault((_shape(unit.run), _shape(unit.qrels)), []).append(index)
     tables: dict[int, tuple[pl.DataFrame, pl.DataFrame]] = {}
-    for indices in shapes.values():
-        together = _compute_together([checked[index] for index in indices], evaluation)
-        tables.update(zip(indices, together, strict=True))
+    for same_shape in shapes.values():
+        for start in range(0, len(same_shape), UNITS_PER_STATEMENT):
+            indices = same_shape[start : start + UNITS_PER_STATEMENT]
+            together = _compute_together([checked[index] for index in indices], evaluation)
+            tables.update(zip(indices, together, strict=True))
     return [tables[index] for index in range(len(checked))]
 
 
