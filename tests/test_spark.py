@@ -252,24 +252,30 @@ def hive_of_two_shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture
+def statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The SQL files of the statements Spark is given to plan, in order, while a test runs."""
+    given: list[str] = []
+    run_query = spark_engine._run_query
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        given.append(args[1])
+        return run_query(*args, **kwargs)
+
+    monkeypatch.setattr(spark_engine, "_run_query", counted)
+    return given
+
+
 def test_a_job_s_partitions_of_one_shape_are_planned_in_one_statement(
     spark: pyspark_sql.SparkSession,
     hive_of_two_shapes: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    statements: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Spark plans the per-query statement once for the partitions whose inputs have one shape
     (dt=1 and dt=2: integer ids), each one's query ids keyed by its partition inside it, and
     once more for dt=3 (text ids). Every partition's every measure is what Polars gives it."""
-    statements: list[str] = []
-    planned = spark_engine._run_query
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        statements.append(args[1])
-        return planned(*args, **kwargs)
-
-    monkeypatch.setattr(spark_engine, "_run_query", counted)
     root = hive_of_two_shapes
     flags = ["--run", root / "runs", "--qrels", root / "qrels", "--measures", "all_trec,err,rbp,BPM"]
     for engine in ("spark", "polars"):
@@ -292,18 +298,11 @@ def test_units_of_one_shape_beyond_a_statement_s_share_take_more_statements(
     hive_of_two_shapes: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
+    statements: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """dt=1 and dt=2 have one shape; with one unit a statement (UNITS_PER_STATEMENT), each is
     planned alone, and each scores what Polars gives it."""
-    statements: list[str] = []
-    planned = spark_engine._run_query
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        statements.append(args[1])
-        return planned(*args, **kwargs)
-
-    monkeypatch.setattr(spark_engine, "_run_query", counted)
     monkeypatch.setattr(spark_engine, "UNITS_PER_STATEMENT", 1)
     root = hive_of_two_shapes
     flags = ["--run", root / "runs", "--qrels", root / "qrels", "--partition", "dt=1", "--partition", "dt=2"]
@@ -320,21 +319,13 @@ def test_compare_plans_one_statement_for_the_runs_of_one_shape(
     spark: pyspark_sql.SparkSession,
     hive_of_two_shapes: Path,
     tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    statements: list[str],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """``ndcg compare --run`` scores its runs through one job each, their units evaluated
     together: two flat runs are one statement, and so are two partitioned runs' paired
     partitions (dt=1 and dt=2; dt=3, in one run only, is left out). The means, wins and
     losses are Polars'."""
-    statements: list[str] = []
-    planned = spark_engine._run_query
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        statements.append(args[1])
-        return planned(*args, **kwargs)
-
-    monkeypatch.setattr(spark_engine, "_run_query", counted)
     root = hive_of_two_shapes
     other = tmp_path / "other"
     for partition, scores in (("dt=1", pl.col("score").rank("ordinal")), ("dt=2", -pl.col("score"))):
