@@ -1,12 +1,13 @@
 """``ndcg compare`` as a library call: systems (evaluation outputs, or runs scored here) ->
 checked conventions -> :func:`pipeline.compare.compare_systems` -> outputs.
 
-Runs are scored by the evaluation job (:func:`pipeline.job.run_jobs`, one :class:`~pipeline.job.Job`
-per system, their units evaluated together, nothing written), so ``compare --run`` takes the conventions, ``--profile``,
-``--measures`` and the input checks of ``ndcg evaluate`` and gives its numbers; their groups
-follow the rule of :mod:`pipeline.groups`. Evaluation outputs are read by :mod:`pipeline.io.outputs`.
-Everything here takes plain values (paths, names, numbers), so the command line only reads
-flags and prints; the statistics themselves live in :mod:`pipeline.stats`.
+Runs are scored by the evaluation job (:func:`pipeline.job.run_jobs`: one :class:`~pipeline.job.Job`
+per system, their units evaluated together, nothing written), so ``compare --run`` takes the
+conventions, ``--profile``, ``--measures`` and the input checks of ``ndcg evaluate`` and gives
+its numbers; their groups follow the rule of :mod:`pipeline.groups`. Evaluation outputs are
+read by :mod:`pipeline.io.outputs`. Everything here takes plain values (paths, names,
+numbers), so the command line only reads flags and prints; the statistics themselves live in
+:mod:`pipeline.stats`.
 
 What makes two outputs comparable is checked here, before any number: the conventions they were
 evaluated with (refused when they differ, unless allowed), the judgments they were scored against
