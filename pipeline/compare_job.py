@@ -736,20 +736,15 @@ def evaluate_runs(
     attached by :func:`pipeline.groups.attach_shared_groups` (from ``--query-attributes``, or
     else from every run, so that paired queries are in the same group); with ``--doc-weight-col``,
     each run's list weights (:func:`pipeline.weights.list_weights`) by its name."""
-    from pipeline.engines import engine_named
     from pipeline.job import run_jobs
 
     if len(systems.runs) < 2:
         raise UsageError("give at least two --run to compare (or --baseline and --candidate)")
     job = run_job_of(systems, k, all_queries, measure, also)
     names = system_names(systems.names, systems.runs)
-    # every run is refused before any is scored: an engine's refusal (Spark's of a TREC file) then
-    # comes before its session starts, not after the first run has started it
-    engine = engine_named(job.engine)
-    for path in systems.runs:
-        engine.check_job(dataclasses.replace(job, run=path))
     tables, found, list_weights = {}, [], {}
-    # the runs' units evaluated together: on Spark, one statement for the runs of one shape
+    # the runs' units evaluated together (every run refused, if at all, before any is scored):
+    # on Spark, one statement for the runs of one shape
     evaluated = run_jobs([dataclasses.replace(job, run=path) for path in systems.runs])
     for name, units in zip(names, evaluated, strict=True):
         found += [(name, warning) for unit in units for warning in unit.result.warnings]

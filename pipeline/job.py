@@ -134,6 +134,8 @@ def run_jobs(
     if any((job.engine, job.evaluation, job.execution, job.weights) != shared for job in jobs):
         raise ValueError("run_jobs evaluates jobs of one engine, evaluation, execution and weights")
     engine = engine_named(first.engine)
+    # every job is refused before any is read: an engine's refusal (Spark's of a TREC file) then
+    # comes before its session starts, not after the first job has started it
     for job in jobs:
         engine.check_job(job)
     plans = []
@@ -145,7 +147,7 @@ def run_jobs(
         for job, planned in zip(jobs, plans, strict=True)
         for plan in planned
     ]
-    results = iter(evaluate_units(inputs, first.evaluation, engine, first.execution, first.weights) if inputs else [])
+    results = iter(evaluate_units(inputs, first.evaluation, engine, first.execution, first.weights))
     evaluated = [
         [_unit(job, plan, next(results), started) for plan in planned] for job, planned in zip(jobs, plans, strict=True)
     ]
