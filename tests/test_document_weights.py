@@ -23,7 +23,7 @@ from pipeline import api
 from pipeline.errors import InvalidInput, UsageError
 from pipeline.registry import PROFILES, Evaluation
 from pipeline.registry.base import SpecError
-from tests.helpers import run_cli
+from tests.helpers import run_cli, selected
 
 TOLERANCE = 1e-9
 ROOT = Path(__file__).resolve().parent.parent
@@ -423,7 +423,7 @@ def test_the_table_macros_weigh_and_refuse_as_the_command_line(tmp_path: Path, m
     arguments = f"ks := [2, 4], measures := {measures}, {MACRO_TFRANKING}, doc_weight_col := 'w'"
 
     def by_macro(macro: str, run: object, qrels: object, given: str = arguments) -> pl.DataFrame:
-        return connection.sql(f"select * from {macro}('{run}', '{qrels}', {given})").pl()
+        return selected(connection, f"select * from {macro}('{run}', '{qrels}', {given})")
 
     expected = api.evaluate(str(run_path), str(qrels_path), **options)  # type: ignore[arg-type]
     for found, wanted in (
@@ -558,7 +558,7 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
         for file in (*first_files, "generated/refusals.sql"):
             connection.execute((ROOT / "sql" / file).read_text())
         with pytest.raises(duckdb.Error) as refused:
-            connection.sql("select count(refused) from refusals").fetchall()
+            connection.execute("select count(refused) from refusals").fetchall()
         assert str(refused.value).removeprefix("Invalid Input Error: ") == words
         for name in changes:
             connection.execute(f"RESET VARIABLE {name}")
@@ -571,7 +571,7 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
     )
     connection.execute((ROOT / "sql/list_weights.sql").read_text())
     with pytest.raises(duckdb.Error) as refused:
-        connection.sql("select * from list_weights").fetchall()
+        connection.execute("select * from list_weights").fetchall()
     assert str(refused.value).removeprefix("Invalid Input Error: ") == next(w for p, _, w in cases if p == "zero")
     # weights whose products leave float64's normal numbers, judged as the engines judge them
     # (pipeline.weights.check_weighted_values_representable) over the same tables
@@ -597,7 +597,7 @@ def test_ndcg_sql_weighs_and_refuses_as_the_command_line(tmp_path: Path) -> None
         connection.execute((ROOT / "sql/list_weight_range.sql").read_text())
         connection.execute((ROOT / "sql/list_weighted_summary.sql").read_text())
         with pytest.raises(duckdb.Error) as refused:
-            connection.sql("select * from list_weighted_summary").fetchall()
+            connection.execute("select * from list_weighted_summary").fetchall()
         assert str(refused.value).removeprefix("Invalid Input Error: ") == str(judged.value)
     # the weighed summary in the duckdb CLI
     script = ["SET VARIABLE ks = [3, 5];", f"SET VARIABLE qrels_path = '{paths['qrels']}';"]
@@ -948,7 +948,9 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
 
     for qrels_given in (paths["qrels"], qrels_csv):
         for macro, wanted in (("ndcg_summary", expected.summary), ("ndcg_per_query", expected.per_query)):
-            close(macros.sql(f"select * from {macro}('{paths['run']}', '{qrels_given}', {arguments({})})").pl(), wanted)
+            close(
+                selected(macros, f"select * from {macro}('{paths['run']}', '{qrels_given}', {arguments({})})"), wanted
+            )
     script = [f"SET VARIABLE {name} = {value};" for name, value in settings.items()]
     script += [f"SET VARIABLE qrels_path = '{paths['qrels']}';", f"SET VARIABLE run_path = '{paths['run']}';"]
     close(_summary_of_ndcg_sql([*script, ".read sql/ndcg.sql"]), expected.summary)
@@ -972,7 +974,9 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
         # the macros' first bad row is by file and line: of text (a table shows no order)
         as_text = negative_csv if qrels_given == paths["negative"] else qrels_given
         with pytest.raises(duckdb.Error) as macro:
-            macros.sql(f"select * from ndcg_summary('{paths['run']}', '{as_text}', {arguments(variables)})").fetchall()
+            macros.execute(
+                f"select * from ndcg_summary('{paths['run']}', '{as_text}', {arguments(variables)})"
+            ).fetchall()
         said = words.replace("name it with --doc-weight-col", "name it with doc_weight_col := '...'")
         said = said.replace("--doc-weight-col", "doc_weight_col").replace(str(paths["negative"]), str(negative_csv))
         said = said.replace("--unjudged-weight W", "unjudged_weight := W")
@@ -983,7 +987,7 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
         for file in (*first_files, "generated/refusals.sql"):
             script_connection.execute((ROOT / "sql" / file).read_text())
         with pytest.raises(duckdb.Error) as refused:
-            script_connection.sql("select count(refused) from refusals").fetchall()
+            script_connection.execute("select count(refused) from refusals").fetchall()
         said = words.replace("name it with --doc-weight-col", "name it with SET VARIABLE doc_weight_col")
         said = said.replace("--doc-weight-col", "doc_weight_col")
         said = said.replace("--unjudged-weight W", "SET VARIABLE unjudged_weight = W")
@@ -998,7 +1002,7 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
     for file in (*first_files, "generated/refusals.sql"):
         script_connection.execute((ROOT / "sql" / file).read_text())
     with pytest.raises(duckdb.Error) as refused:
-        script_connection.sql("select count(refused) from refusals").fetchall()
+        script_connection.execute("select count(refused) from refusals").fetchall()
     assert str(refused.value).removeprefix("Invalid Input Error: ") == str(raised.value)
     # the weights are joined once the inputs are valid: a run listing a document twice is that error first
     twice = tmp_path / "twice.parquet"
@@ -1008,7 +1012,7 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
     assert "listed 2 times" in str(raised.value)
     without = arguments({"unjudged_weight": "NULL"})
     with pytest.raises(duckdb.Error) as macro:
-        macros.sql(f"select * from ndcg_summary('{twice}', '{paths['qrels']}', {without})").fetchall()
+        macros.execute(f"select * from ndcg_summary('{twice}', '{paths['qrels']}', {without})").fetchall()
     # (the fix spelled as the macros' parameter: duplicates := 'max-score')
     assert (
         str(macro.value).partition(" with ")[0]
@@ -1019,12 +1023,12 @@ def test_the_sql_fronts_read_the_qrels_weights_as_the_command_line(
         api.evaluate(str(paths["run"]), str(paths["qrels"]), **{**options, "unjudged_weight": math.nan})  # type: ignore[arg-type]
     nan = arguments({"unjudged_weight": "'nan'::double"})
     with pytest.raises(duckdb.Error) as macro:
-        macros.sql(f"select * from ndcg_summary('{paths['run']}', '{paths['qrels']}', {nan})").fetchall()
+        macros.execute(f"select * from ndcg_summary('{paths['run']}', '{paths['qrels']}', {nan})").fetchall()
     assert str(macro.value) == f"Invalid Input Error: ndcg_summary: {raised.value}"
     trec = tmp_path / "qrels.txt"
     trec.write_text("q00 0 d0 1\n")
     with pytest.raises(duckdb.Error) as macro:
-        macros.sql(f"select * from ndcg_summary('{paths['run']}', '{trec}', {arguments({})})").fetchall()
+        macros.execute(f"select * from ndcg_summary('{paths['run']}', '{trec}', {arguments({})})").fetchall()
     assert str(macro.value) == f"Invalid Input Error: ndcg_summary: {words_of(str(trec), {})}"
 
 

@@ -63,7 +63,7 @@ def test_the_connection_is_reused_and_keeps_nothing_of_the_inputs() -> None:
     duckdb_engine.per_query(*INTEGER_IDS, GRADED).collect()
     connection = idle_connection()
     assert connection is first
-    left = connection.sql(  # type: ignore[attr-defined]
+    left = connection.execute(  # type: ignore[attr-defined]
         "select view_name from duckdb_views() where view_name in ('run', 'qrels', 'per_query', 'summary') "
         "union all select table_name from duckdb_tables()"
     ).fetchall()

@@ -500,7 +500,7 @@ def test_the_sql_statement_of_the_conventions_page_gives_the_weighted_means(
     connection = duckdb.connect()
     # the shipped file (tests/test_sql_macros.py holds it to the generator, which takes seconds)
     connection.execute((root / "sql" / "generated" / "macros.sql").read_text(encoding="utf-8"))
-    rows = connection.sql(statement).fetchall()
+    rows = connection.execute(statement).fetchall()
     expected = api.evaluate(
         "docs/conventions/weights.run",
         "docs/conventions/weights.qrels",
@@ -514,7 +514,7 @@ def test_the_sql_statement_of_the_conventions_page_gives_the_weighted_means(
     short = statement.replace("docs/conventions/weights.csv", str(tmp_path / "short.csv"))
     assert short != statement
     with pytest.raises(duckdb.Error, match="query q3 has no weight"):
-        connection.sql(short).fetchall()
+        connection.execute(short).fetchall()
     connection.close()
 
 
@@ -615,7 +615,7 @@ def test_the_sql_rules_refuse_each_bad_table_in_the_command_line_s_words(
     for name in ("query_weights.sql", "query_weight_rules.sql"):
         connection.execute((root / "sql" / name).read_text(encoding="utf-8"))
     with pytest.raises(duckdb.Error) as sql_refused:
-        connection.sql("from query_weights").fetchall()
+        connection.execute("from query_weights").fetchall()
     assert words in str(sql_refused.value)
     connection.close()
 
@@ -651,13 +651,13 @@ def test_a_missing_query_weight_is_refused_alike_by_the_api_and_sql_ndcg_sql(tmp
             connection.execute((root / "sql" / file).read_text())
         if words is None:
             assert api.evaluate(run_path, qrels_path, query_weights=weights, missing_query_weight=given).summary.height
-            assert connection.sql("select count(refused) from refusals").fetchall() == [(0,)]
+            assert connection.execute("select count(refused) from refusals").fetchall() == [(0,)]
             continue
         with pytest.raises(UsageError) as refused:
             api.evaluate(run_path, qrels_path, query_weights=weights, missing_query_weight=given)
         assert str(refused.value) == words
         with pytest.raises(duckdb.Error) as sql_refused:
-            connection.sql("select count(refused) from refusals").fetchall()
+            connection.execute("select count(refused) from refusals").fetchall()
         assert str(sql_refused.value).removeprefix("Invalid Input Error: ") == words
     connection.close()
 

@@ -286,7 +286,7 @@ def test_wrong_inputs_are_refused_in_the_command_lines_words(bad_files: Path, mo
             check(run, qrels)
         said = str(command_line.value)
         with pytest.raises(duckdb.InvalidInputException) as macro:
-            connection.sql(f"select * from ndcg_per_query('{run}', '{qrels}')").fetchall()
+            connection.execute(f"select * from ndcg_per_query('{run}', '{qrels}')").fetchall()
         refused = str(macro.value).removeprefix("Invalid Input Error: ")
         expected = "ndcg_per_query: " + _in_macro_words(said)
         if fix_starts is None:
@@ -305,7 +305,7 @@ def test_a_csv_column_of_integers_and_decimals_is_read_as_doubles_by_both(
     (bad_files / "mixed.csv").write_text("query_id,doc_id,score\nq1,d1,1700000000000000001\nq1,d2,0.5\n")
     connection = connected(bad_files, monkeypatch)
     check("mixed.csv", "qrels.txt")
-    connection.sql("select * from ndcg_per_query('mixed.csv', 'qrels.txt')").fetchall()  # no refusal
+    connection.execute("select * from ndcg_per_query('mixed.csv', 'qrels.txt')").fetchall()  # no refusal
 
 
 def test_a_csv_column_is_typed_by_all_its_rows_on_both_fronts(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -316,7 +316,7 @@ def test_a_csv_column_is_typed_by_all_its_rows_on_both_fronts(bad_files: Path, m
     (bad_files / "late_decimal.csv").write_text("query_id,doc_id,score\n" + rows + "q1,dx,2.5\n")
     (bad_files / "late_qrels.csv").write_text("query_id,doc_id,relevance\nq1,dx,1\nq1,d149,2\n")
     connection = connected(bad_files, monkeypatch)
-    by_macro = connection.sql(
+    by_macro = connection.execute(
         "select k, ndcg from ndcg_per_query('late_decimal.csv', 'late_qrels.csv', ks := [1, 5])"
     ).fetchall()
     # ranked by score: d149 (149, gain 2) first, d148 to d3 (148 to 3), dx (2.5, gain 1) 148th, d2 to d0
@@ -333,7 +333,7 @@ def ndcg_on_both_fronts(connection: duckdb.DuckDBPyConnection, run: str, qrels: 
     call = f"select query_id, k, ndcg from ndcg_per_query('{run}', '{qrels}', ks := [1, 2])"
     table = evaluate(run, qrels, k=[1, 2]).per_query.filter(pl.col("k").is_not_null())
     return {
-        "macro": {(q, k): v for q, k, v in connection.sql(call).fetchall() if k is not None},
+        "macro": {(q, k): v for q, k, v in connection.execute(call).fetchall() if k is not None},
         "command line": {(q, k): v for q, k, v in table.select("query_id", "k", "ndcg").iter_rows()},
     }
 
@@ -358,7 +358,7 @@ def test_quoted_csv_fields_are_read_on_one_line_or_refused(bad_files: Path, monk
     for name, text in open_quotes.items():
         (bad_files / name).write_text(text)
         with pytest.raises(duckdb.InvalidInputException) as refused:
-            connection.sql(f"select * from ndcg_per_query('{name}', 'quoted_qrels.csv')").fetchall()
+            connection.execute(f"select * from ndcg_per_query('{name}', 'quoted_qrels.csv')").fetchall()
         assert str(refused.value) == (
             f"Invalid Input Error: ndcg_per_query: {name}:3: a double quote left open on the line (an odd number "
             "of them): the table macros read one line as one row, so a quoted field may not hold a line break, and "
@@ -387,7 +387,7 @@ def test_blank_csv_lines_are_skipped_on_both_fronts(bad_files: Path, monkeypatch
         with pytest.raises(InvalidInput, match="column 'query_id' has 1 null value"):
             check(name, "blank_qrels.csv")
         with pytest.raises(duckdb.InvalidInputException, match="column 'query_id' has 1 null value"):
-            connection.sql(f"select * from ndcg_per_query('{name}', 'blank_qrels.csv')").fetchall()
+            connection.execute(f"select * from ndcg_per_query('{name}', 'blank_qrels.csv')").fetchall()
 
 
 def test_arguments_the_command_line_has_no_word_for(bad_files: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -418,10 +418,10 @@ def test_arguments_the_command_line_has_no_word_for(bad_files: Path, monkeypatch
     }
     for call, words in cases.items():
         with pytest.raises(duckdb.InvalidInputException) as refused:
-            connection.sql(f"select * from {call}").fetchall()
+            connection.execute(f"select * from {call}").fetchall()
         assert words in str(refused.value), call
     # the same query, run again as it should be, works: nothing was left behind in the session
-    (row,) = connection.sql("select count(*) from ndcg_per_query('run.txt', 'qrels.txt')").fetchall()
+    (row,) = connection.execute("select count(*) from ndcg_per_query('run.txt', 'qrels.txt')").fetchall()
     assert row[0] == 80
 
 
@@ -438,7 +438,7 @@ def test_what_duckdb_says_before_any_macro_code_runs(folder: Path, monkeypatch: 
     }
     for call, words in cases.items():
         with pytest.raises(duckdb.Error) as refused:
-            connection.sql(f"select * from {call}").fetchall()
+            connection.execute(f"select * from {call}").fetchall()
         assert words in str(refused.value), call
 
 

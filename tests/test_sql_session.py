@@ -24,6 +24,7 @@ from pipeline.engines import polars as polars_engine
 from pipeline.registry import Evaluation
 from pipeline.sql_files import MACROS, sql_file
 from pipeline.sql_refusals import FAMILIES
+from tests.helpers import selected
 
 ROOT = Path(__file__).resolve().parent.parent
 DUCKDB_CLI = Path(sys.executable).parent / "duckdb"
@@ -103,9 +104,9 @@ def macros_in_session(setting: str, run: Path, qrels: Path) -> pl.DataFrame:
     connection = duckdb.connect()
     connection.execute(setting)
     connection.execute(sql_file(MACROS))
-    return connection.sql(
-        f"select * from ndcg_per_query('{run}', '{qrels}', ks := {list(KS)}, measures := {list(FAMILIES)})"
-    ).pl()
+    return selected(
+        connection, f"select * from ndcg_per_query('{run}', '{qrels}', ks := {list(KS)}, measures := {list(FAMILIES)})"
+    )
 
 
 def script_in_session(setting: str, run: Path, qrels: Path, out: Path) -> subprocess.CompletedProcess[str]:
@@ -190,10 +191,12 @@ def test_macros_refuse_an_id_column_declared_with_a_folding_collation(collation:
     folded = "a" if collation == "nocase" else "e"
     connection.execute(f"insert into qq values ('q1', '{folded}', 3), ('q1', 'b', 1), ('q1', 'd', 2)")
     with pytest.raises(duckdb.InvalidInputException) as refused:
-        connection.sql("select * from ndcg_per_query('rr', 'qq', ks := [1, 3])").fetchall()
+        connection.execute("select * from ndcg_per_query('rr', 'qq', ks := [1, 3])").fetchall()
     assert "ndcg_per_query: the ids are compared under a collation that folds case or accents" in str(refused.value)
     connection.execute("create table qq_c as select query_id, doc_id collate c as doc_id, relevance from qq")
-    [(whole,)] = connection.sql("select ndcg from ndcg_per_query('rr', 'qq_c', ks := [1]) where k is null").fetchall()
+    [(whole,)] = connection.execute(
+        "select ndcg from ndcg_per_query('rr', 'qq_c', ks := [1]) where k is null"
+    ).fetchall()
     # ranked: A/é (unjudged), b (1) at rank 2, c (unjudged); ideal: 3, 2, 1 at ranks 1, 2, 3
     dcg = 1 / math.log2(3)
     idcg = 3 + 2 / math.log2(3) + 1 / math.log2(4)

@@ -455,7 +455,7 @@ def test_the_macros_refuse_as_the_command_line(tmp_path: Path, name: str) -> Non
     connection = connection_with_the_macros()
     named = ", ".join(f"{key} := {value}" for key, value in sql_arguments(case).items())
     try:
-        rows = connection.sql(f"select * from ndcg_per_query('{run}', '{qrels}', {named})").fetchall()
+        rows = connection.execute(f"select * from ndcg_per_query('{run}', '{qrels}', {named})").fetchall()
     except duckdb.Error as error:
         assert polars.error is not None, error
         assert str(error) == f"Invalid Input Error: ndcg_per_query: {in_sql_words(polars.error, 'macro')}"

@@ -186,7 +186,7 @@ def test_installed_sql_prints_and_runs(installed: Installed) -> None:
     )
     connection.execute(f"CREATE VIEW qrels AS SELECT query_id, doc_id, relevance FROM read_parquet('{qrels}')")
     connection.execute(duckdb_sql)
-    pasted = connection.sql("SELECT k, queries, cg, dcg, idcg, ndcg FROM summary ORDER BY k NULLS FIRST").fetchall()
+    pasted = connection.execute("SELECT k, queries, cg, dcg, idcg, ndcg FROM summary ORDER BY k NULLS FIRST").fetchall()
     expected = summary(installed, "duckdb")
     assert [row[0] for row in pasted] == [row["k"] for row in expected]
     for row, want in zip(pasted, expected, strict=True):

@@ -12,8 +12,10 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from subprocess import CompletedProcess
+from typing import Any
 
 import polars as pl
 import pytest
@@ -39,6 +41,7 @@ __all__ = [
     "limit_beyond_floor",
     "run_cli",
     "run_cli_process",
+    "selected",
     "settle",
 ]
 
@@ -51,6 +54,16 @@ CONFORMANCE = ROOT / "tests" / "data" / "trec_eval"
 ENGINES = ("polars", "duckdb")
 ALL_ENGINES = (*ENGINES, "spark")
 TOLERANCE = 1e-9
+
+
+def selected(connection: Any, query: str) -> pl.DataFrame:
+    """The rows of ``query`` on a DuckDB ``connection``, the statement bound once:
+    ``connection.sql(query).pl()`` binds it to make a relation and again to run it, which costs
+    0.3 s a call of the macros (most of a call on a few rows is binding their statement)."""
+    result = connection.execute(query)
+    with warnings.catch_warnings():  # DuckDB's note that a DB-API result is copied: a few rows
+        warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+        return pl.from_arrow(result.to_arrow_table())  # type: ignore[return-value]
 
 
 def limit_beyond_floor(engine: str, room: int, evaluation: Evaluation | None = None) -> str:
