@@ -6,14 +6,15 @@ create or replace temp view refusals as
 WITH run_stats AS (
   SELECT
     measured.*,
+    examples.*,
     LIST_TRANSFORM(
       [
-        measured.null_query_id_row,
-        measured.null_doc_id_row,
-        measured.null_score_row,
-        measured.not_finite_row,
-        measured.text_row,
-        measured.inexact_row
+        examples.null_query_id_row,
+        examples.null_doc_id_row,
+        examples.null_score_row,
+        examples.not_finite_row,
+        examples.text_row,
+        examples.inexact_row
       ],
       LAMBDA r : 'row {' || CASE
         WHEN COALESCE(GETVARIABLE('run_query_col'), GETVARIABLE('query_col'), 'query_id') IS NULL
@@ -246,6 +247,12 @@ WITH run_stats AS (
           ) > 15
           ELSE FALSE
         END) AS inexact,
+      ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
+      ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
+      ANY_VALUE(TYPEOF(run_given.score)) AS score_type
+    FROM run_given
+  ) AS measured, (
+    SELECT
       ARG_MIN(
         {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
         run_given.arrival
@@ -289,25 +296,47 @@ WITH run_stats AS (
             REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
           ) > 15
           ELSE FALSE
-        END) AS inexact_row,
-      ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
-      ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
-      ANY_VALUE(TYPEOF(run_given.score)) AS score_type
+        END) AS inexact_row
     FROM run_given
-  ) AS measured
+    WHERE
+      COALESCE(run_given.query_id IS NULL, FALSE)
+      OR COALESCE(run_given.doc_id IS NULL, FALSE)
+      OR COALESCE(run_given.score IS NULL, FALSE)
+      OR COALESCE(NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE)), FALSE)
+      OR COALESCE(NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL, FALSE)
+      OR COALESCE(
+        CASE
+          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
+          THEN COALESCE(
+            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
+          )
+          AND LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
+          THEN LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          ELSE FALSE
+        END,
+        FALSE
+      )
+  ) AS examples
 ), qrels_stats AS (
   SELECT
     measured.*,
+    examples.*,
     LIST_TRANSFORM(
       [
-        measured.null_query_id_row,
-        measured.null_doc_id_row,
-        measured.null_relevance_row,
-        measured.not_finite_row,
-        measured.text_row,
-        measured.fractional_row,
-        measured.over_gain_row,
-        measured.over_err_grade_row
+        examples.null_query_id_row,
+        examples.null_doc_id_row,
+        examples.null_relevance_row,
+        examples.not_finite_row,
+        examples.text_row,
+        examples.fractional_row,
+        examples.over_gain_row,
+        examples.over_err_grade_row
       ],
       LAMBDA r : 'row {' || CASE
         WHEN COALESCE(
@@ -1057,6 +1086,12 @@ WITH run_stats AS (
         COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
         AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
         AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade,
+      ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
+      ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
+      ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
+    FROM qrels_given
+  ) AS measured, (
+    SELECT
       ARG_MIN(
         {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
         qrels_given.arrival
@@ -1119,12 +1154,49 @@ WITH run_stats AS (
       MAX(TRY_CAST(qrels_given.relevance AS DOUBLE)) FILTER(WHERE
         COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
         AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade_largest,
-      ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
-      ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
-      ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade_largest
     FROM qrels_given
-  ) AS measured
+    WHERE
+      COALESCE(qrels_given.query_id IS NULL, FALSE)
+      OR COALESCE(qrels_given.doc_id IS NULL, FALSE)
+      OR COALESCE(qrels_given.relevance IS NULL, FALSE)
+      OR COALESCE(NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE)), FALSE)
+      OR COALESCE(
+        NOT qrels_given.relevance IS NULL
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL,
+        FALSE
+      )
+      OR COALESCE(
+        NOT COALESCE(GETVARIABLE('allow_fractional_labels'), FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE)),
+        FALSE
+      )
+      OR COALESCE(
+        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
+          CASE COALESCE(GETVARIABLE('gain'), 'linear')
+            WHEN 'linear'
+            THEN 1e+300
+            WHEN 'exponential'
+            THEN 996.5784284662087
+            WHEN 'binary'
+            THEN CAST('inf' AS DOUBLE)
+          END
+        )
+        AND NOT ARRAY_CONTAINS(
+          COALESCE(MAP_KEYS(GETVARIABLE('gain_map')), CAST([] AS DOUBLE[])),
+          TRY_CAST(qrels_given.relevance AS DOUBLE)
+        ),
+        FALSE
+      )
+      OR COALESCE(
+        COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4),
+        FALSE
+      )
+  ) AS examples
 )
 SELECT
   CASE
