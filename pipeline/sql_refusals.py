@@ -236,24 +236,19 @@ def _conditions(given: _Input) -> dict[str, str]:
 
 
 def _stats(given: _Input, front: Front) -> str:
-    """An input's row count and each broken rule's count in one pass, each broken rule's first
-    row in a second over the rows that break any; then each first row described and each
-    column's name shown, once: the messages of every rule read them (written out in each, they
-    were most of the time DuckDB took to bind the query). DuckDB makes an aggregate's arguments
-    for every row, its filter aside: the first rows taken in the counting pass cost 0.5 s at 2M
-    rows (a row struct per rule and row), the pass over the breaking rows nothing."""
+    """Row and rule counts in one pass, each rule's first row in a second over the breaking rows
+    (DuckDB makes an aggregate's arguments for every row, filter or not: 0.5 s at 2M rows), then
+    each first row described and each column's name shown once for every rule's message (written
+    out in each, they were most of the time DuckDB took to bind the query)."""
     kept = [*given.columns, *((*text_refusals.LINE_COLUMNS, "ndcg_value_text") if given.lines else ())]
     row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in kept)})"
-    # the first row read: in arrival order, and a text file's by its lines
-    first = given.view + ".arrival"
-    if given.lines:
-        first = f"struct_pack({given.view}.arrival, {given.view}.ndcg_file, {given.view}.ndcg_line_number)"
-    conditions = _conditions(given)
+    view, conditions = given.view, _conditions(given)
+    first = (  # the first row read: in arrival order, and a text file's by its lines
+        f"struct_pack({view}.arrival, {view}.ndcg_file, {view}.ndcg_line_number)" if given.lines else f"{view}.arrival"
+    )
     counted = [f"count(*) filter (where {condition}) as {name}" for name, condition in conditions.items()]
-    examples = [
-        f"arg_min({row}, {first}) filter (where {condition}) as {name}_row" for name, condition in conditions.items()
-    ]
-    breaking = list(conditions.values())
+    examples = [f"arg_min({row}, {first}) filter (where {test}) as {name}_row" for name, test in conditions.items()]
+    breaking = [f"coalesce({condition}, false)" for condition in conditions.values()]
     if given.role == "qrels":  # the largest label beyond ERR's bound, which its message names
         value = f"try_cast({given.view}.{given.value} as double)"
         examples.append(f"max({value}) filter (where {conditions['over_err_grade']}) as over_err_grade_largest")
@@ -271,7 +266,7 @@ def _stats(given: _Input, front: Front) -> str:
         from_csv = f"count(*) filter (where {given.view}.ndcg_expected_fields is not null)"
         counted.append(f"{from_csv} > 0 and {texts} = 0 as empty_text_column")
         examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
-        breaking.append(text_value)
+        breaking.append(f"coalesce({text_value}, false)")
         text = f"{given.view}.ndcg_value_text"
         not_integer = f"{text} is not null and not regexp_full_match({text}, {_INTEGER_TEXT})"
         # an integer beyond HUGEINT (Int128) makes a column of integers text to the command line
@@ -283,11 +278,10 @@ def _stats(given: _Input, front: Front) -> str:
             integers = row.replace(f"{given.view}.{given.value}", f"try_cast({text} as hugeint) as {given.value}")
             counted.append(f"count(*) filter (where {inexact}) as inexact_text")
             examples.append(f"arg_min({integers}, {first}) filter (where {inexact}) as inexact_text_row")
-            breaking.append(inexact)
+            breaking.append(f"coalesce({inexact}, false)")
     types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
     shown = [f"{_repr(name)} as {column}_shown" for column, name in given.columns.items()]
-    rows = ", ".join(f"examples.{name}_row" for name in conditions)
-    any_broken = " or ".join(f"coalesce({condition}, false)" for condition in breaking)
+    rows, any_broken = ", ".join(f"examples.{name}_row" for name in conditions), " or ".join(breaking)
     return (
         f"{given.role}_stats as (select measured.*, examples.*, "
         f"list_transform([{rows}], r -> {given.described('r')}) as row_texts, "
