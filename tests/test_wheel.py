@@ -71,12 +71,25 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def wheel(source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_build(source: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel built from the checkout's files, and what the build printed."""
     out = tmp_path_factory.mktemp("dist")
     offline = ["--no-build-isolation", "--no-index"] if _setuptools_builds_offline() else []
-    _check([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-w", str(out), str(source)])
+    done = _check([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-w", str(out), str(source)])
     (built,) = out.glob("ndcg_pipeline-*.whl")
-    return built
+    return built, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(wheel_build: tuple[Path, str]) -> Path:
+    return wheel_build[0]
+
+
+def test_the_build_warns_of_nothing(wheel_build: tuple[Path, str]) -> None:
+    """`make install` prints what setuptools warns while it builds: each folder of sql/ that
+    pyproject.toml's packages left out was a 40-line warning, 200 lines of a first install."""
+    _, printed = wheel_build
+    assert "BuildBackendWarning" not in printed and "SetuptoolsDeprecationWarning" not in printed, printed[-3000:]
 
 
 @dataclass(frozen=True)
