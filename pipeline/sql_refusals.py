@@ -236,10 +236,10 @@ def _conditions(given: _Input) -> dict[str, str]:
 
 
 def _stats(given: _Input, front: Front) -> str:
-    """Row and rule counts in one pass, each rule's first row in a second over the breaking rows
-    (DuckDB makes an aggregate's arguments for every row, filter or not: 0.5 s at 2M rows), then
-    each first row described and each column's name shown once for every rule's message (written
-    out in each, they were most of the time DuckDB took to bind the query)."""
+    """Row and rule counts in one pass, each rule's first row in a second only when a rule is
+    broken (DuckDB makes an aggregate's arguments for every row, filter or not: 0.5 s at 2M rows),
+    then each first row described and each column's name shown once for every rule's message
+    (written out in each, they were most of the time DuckDB took to bind the query)."""
     kept = [*given.columns, *((*text_refusals.LINE_COLUMNS, "ndcg_value_text") if given.lines else ())]
     row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in kept)})"
     view, conditions = given.view, _conditions(given)
@@ -248,7 +248,7 @@ def _stats(given: _Input, front: Front) -> str:
     )
     counted = [f"count(*) filter (where {condition}) as {name}" for name, condition in conditions.items()]
     examples = [f"arg_min({row}, {first}) filter (where {test}) as {name}_row" for name, test in conditions.items()]
-    breaking = [f"coalesce({condition}, false)" for condition in conditions.values()]
+    firsts = list(conditions)  # the counts of the rules whose first rows are taken
     if given.role == "qrels":  # the largest label beyond ERR's bound, which its message names
         value = f"try_cast({given.view}.{given.value} as double)"
         examples.append(f"max({value}) filter (where {conditions['over_err_grade']}) as over_err_grade_largest")
@@ -266,7 +266,7 @@ def _stats(given: _Input, front: Front) -> str:
         from_csv = f"count(*) filter (where {given.view}.ndcg_expected_fields is not null)"
         counted.append(f"{from_csv} > 0 and {texts} = 0 as empty_text_column")
         examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
-        breaking.append(f"coalesce({text_value}, false)")
+        firsts.append("value_text")
         text = f"{given.view}.ndcg_value_text"
         not_integer = f"{text} is not null and not regexp_full_match({text}, {_INTEGER_TEXT})"
         # an integer beyond HUGEINT (Int128) makes a column of integers text to the command line
@@ -278,16 +278,16 @@ def _stats(given: _Input, front: Front) -> str:
             integers = row.replace(f"{given.view}.{given.value}", f"try_cast({text} as hugeint) as {given.value}")
             counted.append(f"count(*) filter (where {inexact}) as inexact_text")
             examples.append(f"arg_min({integers}, {first}) filter (where {inexact}) as inexact_text_row")
-            breaking.append(f"coalesce({inexact}, false)")
+            firsts.append("inexact_text")
     types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
     shown = [f"{_repr(name)} as {column}_shown" for column, name in given.columns.items()]
-    rows, any_broken = ", ".join(f"examples.{name}_row" for name in conditions), " or ".join(breaking)
+    rows, counts = ", ".join(f"examples.{name}_row" for name in conditions), f"{given.role}_counts"
     return (
+        f"{counts} as materialized (select count(*) as row_count, {', '.join([*counted, *types])} from {view}), "
         f"{given.role}_stats as (select measured.*, examples.*, "
-        f"list_transform([{rows}], r -> {given.described('r')}) as row_texts, "
-        f"{', '.join(shown)} from (select count(*) as row_count, {', '.join([*counted, *types])} "
-        f"from {given.view}) as measured, "
-        f"(select {', '.join(examples)} from {given.view} where {any_broken}) as examples)"
+        f"list_transform([{rows}], r -> {given.described('r')}) as row_texts, {', '.join(shown)} "
+        f"from {counts} as measured, (select {', '.join(examples)} from {view} "
+        f"where (select {' + '.join(firsts)} > 0 from {counts})) as examples)"
     )
 
 

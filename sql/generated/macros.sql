@@ -821,7 +821,159 @@ WITH text_lines AS (
       FALSE
   ) AS aligned
 ), refusals AS (
-  WITH run_stats AS (
+  WITH run_counts AS MATERIALIZED (
+    SELECT
+      COUNT(*) AS row_count,
+      COUNT(*) FILTER(WHERE
+        run_given.query_id IS NULL) AS null_query_id,
+      COUNT(*) FILTER(WHERE
+        run_given.doc_id IS NULL) AS null_doc_id,
+      COUNT(*) FILTER(WHERE
+        run_given.score IS NULL) AS null_score,
+      COUNT(*) FILTER(WHERE
+        NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
+      COUNT(*) FILTER(WHERE
+        NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
+      COUNT(*) FILTER(WHERE
+        CASE
+          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
+          THEN COALESCE(
+            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
+          )
+          AND LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
+          THEN LENGTH(
+            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+          ) > 15
+          ELSE FALSE
+        END) AS inexact,
+      COUNT(*) FILTER(WHERE
+        COALESCE(run_given.ndcg_unparsed AND run_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed,
+      COUNT(*) FILTER(WHERE
+        COALESCE(
+          run_given.ndcg_first
+          AND run_given.ndcg_expected_fields IS NULL
+          AND run_given.ndcg_fields = 4,
+          FALSE
+        )) AS shape,
+      COUNT(*) FILTER(WHERE
+        COALESCE(
+          NOT run_given.ndcg_expected_fields IS NULL
+          AND (
+            LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
+          ) % 2 = 1,
+          FALSE
+        )) AS quote_open,
+      COUNT(*) FILTER(WHERE
+        COALESCE(
+          NOT run_given.ndcg_expected_fields IS NULL
+          AND NOT (
+            LIST_SUM(
+              LIST_TRANSFORM(
+                REGEXP_EXTRACT_ALL(
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(run_format),
+                      CASE
+                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END || run_given.ndcg_line,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(run_format),
+                      CASE
+                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END || '("(?:[^"]|"")*"|[^' || CASE
+                    WHEN COALESCE(
+                      LOWER(run_format),
+                      CASE
+                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END || ']*)'
+                ),
+                LAMBDA f : LENGTH(f)
+              )
+            ) = LENGTH(run_given.ndcg_line) + 1
+          ),
+          FALSE
+        )) AS quote_after,
+      COUNT(*) FILTER(WHERE
+        COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged,
+      COUNT(*) FILTER(WHERE
+        NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text,
+      COUNT(*) FILTER(WHERE
+        NOT REGEXP_FULL_MATCH(
+          run_given.ndcg_value_text,
+          '-?[0-9]+|[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
+        )) AS numbers_text,
+      COUNT(run_given.ndcg_value_text) > 0
+      AND COUNT(run_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
+        REGEXP_FULL_MATCH(run_given.ndcg_value_text, '(?i:true|false)')) AS truth_values,
+      COUNT(*) FILTER(WHERE
+        NOT run_given.ndcg_expected_fields IS NULL) > 0
+      AND COUNT(run_given.ndcg_value_text) = 0 AS empty_text_column,
+      COUNT(*) FILTER(WHERE
+        NOT run_given.ndcg_value_text IS NULL
+        AND NOT REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
+      COUNT(*) FILTER(WHERE
+        REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
+        AND TRY_CAST(run_given.ndcg_value_text AS INT128) IS NULL) AS beyond_hugeint_text,
+      COUNT(*) FILTER(WHERE
+        REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
+        AND COALESCE(
+          NOT TRY_CAST(run_given.ndcg_value_text AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+          ABS(TRY_CAST(run_given.ndcg_value_text AS DOUBLE)) > 9007199254740992.0
+        )
+        AND LENGTH(
+          REGEXP_REPLACE(
+            REPLACE(REPLACE(CAST(run_given.ndcg_value_text AS TEXT), '-', ''), '.', ''),
+            '^0+|0+$',
+            '',
+            'g'
+          )
+        ) > 15) AS inexact_text,
+      ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
+      ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
+      ANY_VALUE(TYPEOF(run_given.score)) AS score_type
+    FROM run_given
+  ), run_stats AS (
     SELECT
       measured.*,
       examples.*,
@@ -920,159 +1072,7 @@ WITH text_lines AS (
       '''query_id''' AS query_id_shown,
       '''doc_id''' AS doc_id_shown,
       '''score''' AS score_shown
-    FROM (
-      SELECT
-        COUNT(*) AS row_count,
-        COUNT(*) FILTER(WHERE
-          run_given.query_id IS NULL) AS null_query_id,
-        COUNT(*) FILTER(WHERE
-          run_given.doc_id IS NULL) AS null_doc_id,
-        COUNT(*) FILTER(WHERE
-          run_given.score IS NULL) AS null_score,
-        COUNT(*) FILTER(WHERE
-          NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
-        COUNT(*) FILTER(WHERE
-          NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
-        COUNT(*) FILTER(WHERE
-          CASE
-            WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
-            THEN COALESCE(
-              NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-              ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
-            )
-            AND LENGTH(
-              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-            ) > 15
-            WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
-            THEN LENGTH(
-              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-            ) > 15
-            ELSE FALSE
-          END) AS inexact,
-        COUNT(*) FILTER(WHERE
-          COALESCE(run_given.ndcg_unparsed AND run_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed,
-        COUNT(*) FILTER(WHERE
-          COALESCE(
-            run_given.ndcg_first
-            AND run_given.ndcg_expected_fields IS NULL
-            AND run_given.ndcg_fields = 4,
-            FALSE
-          )) AS shape,
-        COUNT(*) FILTER(WHERE
-          COALESCE(
-            NOT run_given.ndcg_expected_fields IS NULL
-            AND (
-              LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
-            ) % 2 = 1,
-            FALSE
-          )) AS quote_open,
-        COUNT(*) FILTER(WHERE
-          COALESCE(
-            NOT run_given.ndcg_expected_fields IS NULL
-            AND NOT (
-              LIST_SUM(
-                LIST_TRANSFORM(
-                  REGEXP_EXTRACT_ALL(
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || run_given.ndcg_line,
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || '("(?:[^"]|"")*"|[^' || CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || ']*)'
-                  ),
-                  LAMBDA f : LENGTH(f)
-                )
-              ) = LENGTH(run_given.ndcg_line) + 1
-            ),
-            FALSE
-          )) AS quote_after,
-        COUNT(*) FILTER(WHERE
-          COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE)) AS ragged,
-        COUNT(*) FILTER(WHERE
-          NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL) AS value_text,
-        COUNT(*) FILTER(WHERE
-          NOT REGEXP_FULL_MATCH(
-            run_given.ndcg_value_text,
-            '-?[0-9]+|[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
-          )) AS numbers_text,
-        COUNT(run_given.ndcg_value_text) > 0
-        AND COUNT(run_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
-          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '(?i:true|false)')) AS truth_values,
-        COUNT(*) FILTER(WHERE
-          NOT run_given.ndcg_expected_fields IS NULL) > 0
-        AND COUNT(run_given.ndcg_value_text) = 0 AS empty_text_column,
-        COUNT(*) FILTER(WHERE
-          NOT run_given.ndcg_value_text IS NULL
-          AND NOT REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
-        COUNT(*) FILTER(WHERE
-          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
-          AND TRY_CAST(run_given.ndcg_value_text AS INT128) IS NULL) AS beyond_hugeint_text,
-        COUNT(*) FILTER(WHERE
-          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
-          AND COALESCE(
-            NOT TRY_CAST(run_given.ndcg_value_text AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-            ABS(TRY_CAST(run_given.ndcg_value_text AS DOUBLE)) > 9007199254740992.0
-          )
-          AND LENGTH(
-            REGEXP_REPLACE(
-              REPLACE(REPLACE(CAST(run_given.ndcg_value_text AS TEXT), '-', ''), '.', ''),
-              '^0+|0+$',
-              '',
-              'g'
-            )
-          ) > 15) AS inexact_text,
-        ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
-        ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
-        ANY_VALUE(TYPEOF(run_given.score)) AS score_type
-      FROM run_given
-    ) AS measured, (
+    FROM run_counts AS measured, (
       SELECT
         ARG_MIN(
           {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number, 'ndcg_line': run_given.ndcg_line, 'ndcg_fields': run_given.ndcg_fields, 'ndcg_expected_fields': run_given.ndcg_expected_fields, 'ndcg_value_text': run_given.ndcg_value_text},
@@ -1243,140 +1243,159 @@ WITH text_lines AS (
           ) > 15) AS inexact_text_row
       FROM run_given
       WHERE
-        COALESCE(run_given.query_id IS NULL, FALSE)
-        OR COALESCE(run_given.doc_id IS NULL, FALSE)
-        OR COALESCE(run_given.score IS NULL, FALSE)
-        OR COALESCE(NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE)), FALSE)
-        OR COALESCE(NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL, FALSE)
-        OR COALESCE(
-          CASE
-            WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
-            THEN COALESCE(
-              NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-              ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
-            )
-            AND LENGTH(
-              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-            ) > 15
-            WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
-            THEN LENGTH(
-              REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-            ) > 15
-            ELSE FALSE
-          END,
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(run_given.ndcg_unparsed AND run_given.ndcg_expected_fields IS NULL, FALSE),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(
-            run_given.ndcg_first
-            AND run_given.ndcg_expected_fields IS NULL
-            AND run_given.ndcg_fields = 4,
-            FALSE
-          ),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(
-            NOT run_given.ndcg_expected_fields IS NULL
-            AND (
-              LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
-            ) % 2 = 1,
-            FALSE
-          ),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(
-            NOT run_given.ndcg_expected_fields IS NULL
-            AND NOT (
-              LIST_SUM(
-                LIST_TRANSFORM(
-                  REGEXP_EXTRACT_ALL(
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || run_given.ndcg_line,
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || '("(?:[^"]|"")*"|[^' || CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || ']*)'
-                  ),
-                  LAMBDA f : LENGTH(f)
-                )
-              ) = LENGTH(run_given.ndcg_line) + 1
-            ),
-            FALSE
-          ),
-          FALSE
-        )
-        OR COALESCE(COALESCE(run_given.ndcg_fields <> run_given.ndcg_expected_fields, FALSE), FALSE)
-        OR COALESCE(NOT run_given.ndcg_value_text IS NULL AND run_given.score IS NULL, FALSE)
-        OR COALESCE(
-          REGEXP_FULL_MATCH(run_given.ndcg_value_text, '-?[0-9]+')
-          AND COALESCE(
-            NOT TRY_CAST(run_given.ndcg_value_text AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-            ABS(TRY_CAST(run_given.ndcg_value_text AS DOUBLE)) > 9007199254740992.0
-          )
-          AND LENGTH(
-            REGEXP_REPLACE(
-              REPLACE(REPLACE(CAST(run_given.ndcg_value_text AS TEXT), '-', ''), '.', ''),
-              '^0+|0+$',
-              '',
-              'g'
-            )
-          ) > 15,
-          FALSE
+        (
+          SELECT
+            null_query_id + null_doc_id + null_score + not_finite + text + inexact + unparsed + shape + quote_open + quote_after + ragged + value_text + inexact_text > 0
+          FROM run_counts
         )
     ) AS examples
+  ), qrels_counts AS MATERIALIZED (
+    SELECT
+      COUNT(*) AS row_count,
+      COUNT(*) FILTER(WHERE
+        qrels_given.query_id IS NULL) AS null_query_id,
+      COUNT(*) FILTER(WHERE
+        qrels_given.doc_id IS NULL) AS null_doc_id,
+      COUNT(*) FILTER(WHERE
+        qrels_given.relevance IS NULL) AS null_relevance,
+      COUNT(*) FILTER(WHERE
+        NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite,
+      COUNT(*) FILTER(WHERE
+        NOT qrels_given.relevance IS NULL
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text,
+      COUNT(*) FILTER(WHERE
+        NOT COALESCE(allow_fractional_labels, FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional,
+      COUNT(*) FILTER(WHERE
+        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
+          CASE COALESCE(gain, 'linear')
+            WHEN 'linear'
+            THEN 1e+300
+            WHEN 'exponential'
+            THEN 996.5784284662087
+            WHEN 'binary'
+            THEN CAST('inf' AS DOUBLE)
+          END
+        )
+        AND NOT ARRAY_CONTAINS(
+          COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
+          TRY_CAST(qrels_given.relevance AS DOUBLE)
+        )) AS over_gain,
+      COUNT(*) FILTER(WHERE
+        COALESCE(ARRAY_CONTAINS(measures, 'err'), FALSE)
+        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4)) AS over_err_grade,
+      COUNT(*) FILTER(WHERE
+        COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed,
+      COUNT(*) FILTER(WHERE
+        COALESCE(
+          qrels_given.ndcg_first
+          AND qrels_given.ndcg_expected_fields IS NULL
+          AND qrels_given.ndcg_fields >= 5,
+          FALSE
+        )) AS shape,
+      COUNT(*) FILTER(WHERE
+        COALESCE(
+          NOT qrels_given.ndcg_expected_fields IS NULL
+          AND (
+            LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
+          ) % 2 = 1,
+          FALSE
+        )) AS quote_open,
+      COUNT(*) FILTER(WHERE
+        COALESCE(
+          NOT qrels_given.ndcg_expected_fields IS NULL
+          AND NOT (
+            LIST_SUM(
+              LIST_TRANSFORM(
+                REGEXP_EXTRACT_ALL(
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(qrels_format),
+                      CASE
+                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END || qrels_given.ndcg_line,
+                  CASE
+                    WHEN COALESCE(
+                      LOWER(qrels_format),
+                      CASE
+                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END || '("(?:[^"]|"")*"|[^' || CASE
+                    WHEN COALESCE(
+                      LOWER(qrels_format),
+                      CASE
+                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                        THEN 'none'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                        THEN 'trec'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                        THEN 'csv'
+                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                        THEN 'tsv'
+                        ELSE 'parquet'
+                      END
+                    ) = 'tsv'
+                    THEN CHR(9)
+                    ELSE ','
+                  END || ']*)'
+                ),
+                LAMBDA f : LENGTH(f)
+              )
+            ) = LENGTH(qrels_given.ndcg_line) + 1
+          ),
+          FALSE
+        )) AS quote_after,
+      COUNT(*) FILTER(WHERE
+        COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged,
+      COUNT(*) FILTER(WHERE
+        NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text,
+      COUNT(*) FILTER(WHERE
+        NOT REGEXP_FULL_MATCH(
+          qrels_given.ndcg_value_text,
+          '-?[0-9]+|[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
+        )) AS numbers_text,
+      COUNT(qrels_given.ndcg_value_text) > 0
+      AND COUNT(qrels_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
+        REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '(?i:true|false)')) AS truth_values,
+      COUNT(*) FILTER(WHERE
+        NOT qrels_given.ndcg_expected_fields IS NULL) > 0
+      AND COUNT(qrels_given.ndcg_value_text) = 0 AS empty_text_column,
+      COUNT(*) FILTER(WHERE
+        NOT qrels_given.ndcg_value_text IS NULL
+        AND NOT REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
+      COUNT(*) FILTER(WHERE
+        REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '-?[0-9]+')
+        AND TRY_CAST(qrels_given.ndcg_value_text AS INT128) IS NULL) AS beyond_hugeint_text,
+      ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
+      ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
+      ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
+    FROM qrels_given
   ), qrels_stats AS (
     SELECT
       measured.*,
@@ -1478,154 +1497,7 @@ WITH text_lines AS (
       '''query_id''' AS query_id_shown,
       '''doc_id''' AS doc_id_shown,
       '''relevance''' AS relevance_shown
-    FROM (
-      SELECT
-        COUNT(*) AS row_count,
-        COUNT(*) FILTER(WHERE
-          qrels_given.query_id IS NULL) AS null_query_id,
-        COUNT(*) FILTER(WHERE
-          qrels_given.doc_id IS NULL) AS null_doc_id,
-        COUNT(*) FILTER(WHERE
-          qrels_given.relevance IS NULL) AS null_relevance,
-        COUNT(*) FILTER(WHERE
-          NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite,
-        COUNT(*) FILTER(WHERE
-          NOT qrels_given.relevance IS NULL
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text,
-        COUNT(*) FILTER(WHERE
-          NOT COALESCE(allow_fractional_labels, FALSE)
-          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional,
-        COUNT(*) FILTER(WHERE
-          ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
-            CASE COALESCE(gain, 'linear')
-              WHEN 'linear'
-              THEN 1e+300
-              WHEN 'exponential'
-              THEN 996.5784284662087
-              WHEN 'binary'
-              THEN CAST('inf' AS DOUBLE)
-            END
-          )
-          AND NOT ARRAY_CONTAINS(
-            COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
-            TRY_CAST(qrels_given.relevance AS DOUBLE)
-          )) AS over_gain,
-        COUNT(*) FILTER(WHERE
-          COALESCE(ARRAY_CONTAINS(measures, 'err'), FALSE)
-          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4)) AS over_err_grade,
-        COUNT(*) FILTER(WHERE
-          COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE)) AS unparsed,
-        COUNT(*) FILTER(WHERE
-          COALESCE(
-            qrels_given.ndcg_first
-            AND qrels_given.ndcg_expected_fields IS NULL
-            AND qrels_given.ndcg_fields >= 5,
-            FALSE
-          )) AS shape,
-        COUNT(*) FILTER(WHERE
-          COALESCE(
-            NOT qrels_given.ndcg_expected_fields IS NULL
-            AND (
-              LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
-            ) % 2 = 1,
-            FALSE
-          )) AS quote_open,
-        COUNT(*) FILTER(WHERE
-          COALESCE(
-            NOT qrels_given.ndcg_expected_fields IS NULL
-            AND NOT (
-              LIST_SUM(
-                LIST_TRANSFORM(
-                  REGEXP_EXTRACT_ALL(
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || qrels_given.ndcg_line,
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || '("(?:[^"]|"")*"|[^' || CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || ']*)'
-                  ),
-                  LAMBDA f : LENGTH(f)
-                )
-              ) = LENGTH(qrels_given.ndcg_line) + 1
-            ),
-            FALSE
-          )) AS quote_after,
-        COUNT(*) FILTER(WHERE
-          COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE)) AS ragged,
-        COUNT(*) FILTER(WHERE
-          NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text,
-        COUNT(*) FILTER(WHERE
-          NOT REGEXP_FULL_MATCH(
-            qrels_given.ndcg_value_text,
-            '-?[0-9]+|[-+]?(([0-9]*[.][0-9]+)([eE][-+]?[0-9]+)?|inf|NaN|([0-9]+)[eE][-+]?[0-9]+|[0-9]+[.])'
-          )) AS numbers_text,
-        COUNT(qrels_given.ndcg_value_text) > 0
-        AND COUNT(qrels_given.ndcg_value_text) = COUNT(*) FILTER(WHERE
-          REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '(?i:true|false)')) AS truth_values,
-        COUNT(*) FILTER(WHERE
-          NOT qrels_given.ndcg_expected_fields IS NULL) > 0
-        AND COUNT(qrels_given.ndcg_value_text) = 0 AS empty_text_column,
-        COUNT(*) FILTER(WHERE
-          NOT qrels_given.ndcg_value_text IS NULL
-          AND NOT REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '-?[0-9]+')) AS not_integer_text,
-        COUNT(*) FILTER(WHERE
-          REGEXP_FULL_MATCH(qrels_given.ndcg_value_text, '-?[0-9]+')
-          AND TRY_CAST(qrels_given.ndcg_value_text AS INT128) IS NULL) AS beyond_hugeint_text,
-        ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
-        ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
-        ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
-      FROM qrels_given
-    ) AS measured, (
+    FROM qrels_counts AS measured, (
       SELECT
         ARG_MIN(
           {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number, 'ndcg_line': qrels_given.ndcg_line, 'ndcg_fields': qrels_given.ndcg_fields, 'ndcg_expected_fields': qrels_given.ndcg_expected_fields, 'ndcg_value_text': qrels_given.ndcg_value_text},
@@ -1798,142 +1670,11 @@ WITH text_lines AS (
           NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL) AS value_text_row
       FROM qrels_given
       WHERE
-        COALESCE(qrels_given.query_id IS NULL, FALSE)
-        OR COALESCE(qrels_given.doc_id IS NULL, FALSE)
-        OR COALESCE(qrels_given.relevance IS NULL, FALSE)
-        OR COALESCE(NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE)), FALSE)
-        OR COALESCE(
-          NOT qrels_given.relevance IS NULL
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL,
-          FALSE
+        (
+          SELECT
+            null_query_id + null_doc_id + null_relevance + not_finite + text + fractional + over_gain + over_err_grade + unparsed + shape + quote_open + quote_after + ragged + value_text > 0
+          FROM qrels_counts
         )
-        OR COALESCE(
-          NOT COALESCE(allow_fractional_labels, FALSE)
-          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE)),
-          FALSE
-        )
-        OR COALESCE(
-          ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
-            CASE COALESCE(gain, 'linear')
-              WHEN 'linear'
-              THEN 1e+300
-              WHEN 'exponential'
-              THEN 996.5784284662087
-              WHEN 'binary'
-              THEN CAST('inf' AS DOUBLE)
-            END
-          )
-          AND NOT ARRAY_CONTAINS(
-            COALESCE(MAP_KEYS(gain_map), CAST([] AS DOUBLE[])),
-            TRY_CAST(qrels_given.relevance AS DOUBLE)
-          ),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(ARRAY_CONTAINS(measures, 'err'), FALSE)
-          AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-          AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(err_max_grade, 4),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(qrels_given.ndcg_unparsed AND qrels_given.ndcg_expected_fields IS NULL, FALSE),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(
-            qrels_given.ndcg_first
-            AND qrels_given.ndcg_expected_fields IS NULL
-            AND qrels_given.ndcg_fields >= 5,
-            FALSE
-          ),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(
-            NOT qrels_given.ndcg_expected_fields IS NULL
-            AND (
-              LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
-            ) % 2 = 1,
-            FALSE
-          ),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(
-            NOT qrels_given.ndcg_expected_fields IS NULL
-            AND NOT (
-              LIST_SUM(
-                LIST_TRANSFORM(
-                  REGEXP_EXTRACT_ALL(
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || qrels_given.ndcg_line,
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || '("(?:[^"]|"")*"|[^' || CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || ']*)'
-                  ),
-                  LAMBDA f : LENGTH(f)
-                )
-              ) = LENGTH(qrels_given.ndcg_line) + 1
-            ),
-            FALSE
-          ),
-          FALSE
-        )
-        OR COALESCE(
-          COALESCE(qrels_given.ndcg_fields <> qrels_given.ndcg_expected_fields, FALSE),
-          FALSE
-        )
-        OR COALESCE(NOT qrels_given.ndcg_value_text IS NULL AND qrels_given.relevance IS NULL, FALSE)
     ) AS examples
   )
   SELECT

@@ -3,7 +3,40 @@
 -- (make generate); do not edit. Reads: views run_given and qrels_given (sql/inputs.sql) and the
 -- variables of the steps; sql/ndcg.sql's summary and sql/export.sql read it before any number.
 create or replace temp view refusals as
-WITH run_stats AS (
+WITH run_counts AS MATERIALIZED (
+  SELECT
+    COUNT(*) AS row_count,
+    COUNT(*) FILTER(WHERE
+      run_given.query_id IS NULL) AS null_query_id,
+    COUNT(*) FILTER(WHERE
+      run_given.doc_id IS NULL) AS null_doc_id,
+    COUNT(*) FILTER(WHERE
+      run_given.score IS NULL) AS null_score,
+    COUNT(*) FILTER(WHERE
+      NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
+    COUNT(*) FILTER(WHERE
+      NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
+    COUNT(*) FILTER(WHERE
+      CASE
+        WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
+        THEN COALESCE(
+          NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
+          ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
+        )
+        AND LENGTH(
+          REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+        ) > 15
+        WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
+        THEN LENGTH(
+          REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
+        ) > 15
+        ELSE FALSE
+      END) AS inexact,
+    ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
+    ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
+    ANY_VALUE(TYPEOF(run_given.score)) AS score_type
+  FROM run_given
+), run_stats AS (
   SELECT
     measured.*,
     examples.*,
@@ -218,40 +251,7 @@ WITH run_stats AS (
         '\'''
       ) || ''''
     END AS score_shown
-  FROM (
-    SELECT
-      COUNT(*) AS row_count,
-      COUNT(*) FILTER(WHERE
-        run_given.query_id IS NULL) AS null_query_id,
-      COUNT(*) FILTER(WHERE
-        run_given.doc_id IS NULL) AS null_doc_id,
-      COUNT(*) FILTER(WHERE
-        run_given.score IS NULL) AS null_score,
-      COUNT(*) FILTER(WHERE
-        NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE))) AS not_finite,
-      COUNT(*) FILTER(WHERE
-        NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL) AS text,
-      COUNT(*) FILTER(WHERE
-        CASE
-          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
-          THEN COALESCE(
-            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
-          )
-          AND LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
-          THEN LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          ELSE FALSE
-        END) AS inexact,
-      ANY_VALUE(TYPEOF(run_given.query_id)) AS query_id_type,
-      ANY_VALUE(TYPEOF(run_given.doc_id)) AS doc_id_type,
-      ANY_VALUE(TYPEOF(run_given.score)) AS score_type
-    FROM run_given
-  ) AS measured, (
+  FROM run_counts AS measured, (
     SELECT
       ARG_MIN(
         {'query_id': run_given.query_id, 'doc_id': run_given.doc_id, 'score': run_given.score},
@@ -299,30 +299,54 @@ WITH run_stats AS (
         END) AS inexact_row
     FROM run_given
     WHERE
-      COALESCE(run_given.query_id IS NULL, FALSE)
-      OR COALESCE(run_given.doc_id IS NULL, FALSE)
-      OR COALESCE(run_given.score IS NULL, FALSE)
-      OR COALESCE(NOT ISFINITE(TRY_CAST(run_given.score AS DOUBLE)), FALSE)
-      OR COALESCE(NOT run_given.score IS NULL AND TRY_CAST(run_given.score AS DOUBLE) IS NULL, FALSE)
-      OR COALESCE(
-        CASE
-          WHEN TYPEOF(run_given.score) IN ('BIGINT', 'UBIGINT', 'HUGEINT', 'UHUGEINT')
-          THEN COALESCE(
-            NOT TRY_CAST(run_given.score AS INT128) BETWEEN -CAST(9007199254740992 AS INT128) AND CAST(9007199254740992 AS INT128),
-            ABS(TRY_CAST(run_given.score AS DOUBLE)) > 9007199254740992.0
-          )
-          AND LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          WHEN STARTS_WITH(TYPEOF(run_given.score), 'DECIMAL')
-          THEN LENGTH(
-            REGEXP_REPLACE(REPLACE(REPLACE(CAST(run_given.score AS TEXT), '-', ''), '.', ''), '^0+|0+$', '', 'g')
-          ) > 15
-          ELSE FALSE
-        END,
-        FALSE
+      (
+        SELECT
+          null_query_id + null_doc_id + null_score + not_finite + text + inexact > 0
+        FROM run_counts
       )
   ) AS examples
+), qrels_counts AS MATERIALIZED (
+  SELECT
+    COUNT(*) AS row_count,
+    COUNT(*) FILTER(WHERE
+      qrels_given.query_id IS NULL) AS null_query_id,
+    COUNT(*) FILTER(WHERE
+      qrels_given.doc_id IS NULL) AS null_doc_id,
+    COUNT(*) FILTER(WHERE
+      qrels_given.relevance IS NULL) AS null_relevance,
+    COUNT(*) FILTER(WHERE
+      NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite,
+    COUNT(*) FILTER(WHERE
+      NOT qrels_given.relevance IS NULL
+      AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text,
+    COUNT(*) FILTER(WHERE
+      NOT COALESCE(GETVARIABLE('allow_fractional_labels'), FALSE)
+      AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+      AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional,
+    COUNT(*) FILTER(WHERE
+      ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+      AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
+        CASE COALESCE(GETVARIABLE('gain'), 'linear')
+          WHEN 'linear'
+          THEN 1e+300
+          WHEN 'exponential'
+          THEN 996.5784284662087
+          WHEN 'binary'
+          THEN CAST('inf' AS DOUBLE)
+        END
+      )
+      AND NOT ARRAY_CONTAINS(
+        COALESCE(MAP_KEYS(GETVARIABLE('gain_map')), CAST([] AS DOUBLE[])),
+        TRY_CAST(qrels_given.relevance AS DOUBLE)
+      )) AS over_gain,
+    COUNT(*) FILTER(WHERE
+      COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
+      AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
+      AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade,
+    ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
+    ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
+    ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
+  FROM qrels_given
 ), qrels_stats AS (
   SELECT
     measured.*,
@@ -1048,49 +1072,7 @@ WITH run_stats AS (
         '\'''
       ) || ''''
     END AS relevance_shown
-  FROM (
-    SELECT
-      COUNT(*) AS row_count,
-      COUNT(*) FILTER(WHERE
-        qrels_given.query_id IS NULL) AS null_query_id,
-      COUNT(*) FILTER(WHERE
-        qrels_given.doc_id IS NULL) AS null_doc_id,
-      COUNT(*) FILTER(WHERE
-        qrels_given.relevance IS NULL) AS null_relevance,
-      COUNT(*) FILTER(WHERE
-        NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS not_finite,
-      COUNT(*) FILTER(WHERE
-        NOT qrels_given.relevance IS NULL
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL) AS text,
-      COUNT(*) FILTER(WHERE
-        NOT COALESCE(GETVARIABLE('allow_fractional_labels'), FALSE)
-        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE))) AS fractional,
-      COUNT(*) FILTER(WHERE
-        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
-          CASE COALESCE(GETVARIABLE('gain'), 'linear')
-            WHEN 'linear'
-            THEN 1e+300
-            WHEN 'exponential'
-            THEN 996.5784284662087
-            WHEN 'binary'
-            THEN CAST('inf' AS DOUBLE)
-          END
-        )
-        AND NOT ARRAY_CONTAINS(
-          COALESCE(MAP_KEYS(GETVARIABLE('gain_map')), CAST([] AS DOUBLE[])),
-          TRY_CAST(qrels_given.relevance AS DOUBLE)
-        )) AS over_gain,
-      COUNT(*) FILTER(WHERE
-        COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
-        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade,
-      ANY_VALUE(TYPEOF(qrels_given.query_id)) AS query_id_type,
-      ANY_VALUE(TYPEOF(qrels_given.doc_id)) AS doc_id_type,
-      ANY_VALUE(TYPEOF(qrels_given.relevance)) AS relevance_type
-    FROM qrels_given
-  ) AS measured, (
+  FROM qrels_counts AS measured, (
     SELECT
       ARG_MIN(
         {'query_id': qrels_given.query_id, 'doc_id': qrels_given.doc_id, 'relevance': qrels_given.relevance},
@@ -1157,44 +1139,10 @@ WITH run_stats AS (
         AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4)) AS over_err_grade_largest
     FROM qrels_given
     WHERE
-      COALESCE(qrels_given.query_id IS NULL, FALSE)
-      OR COALESCE(qrels_given.doc_id IS NULL, FALSE)
-      OR COALESCE(qrels_given.relevance IS NULL, FALSE)
-      OR COALESCE(NOT ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE)), FALSE)
-      OR COALESCE(
-        NOT qrels_given.relevance IS NULL
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) IS NULL,
-        FALSE
-      )
-      OR COALESCE(
-        NOT COALESCE(GETVARIABLE('allow_fractional_labels'), FALSE)
-        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) <> FLOOR(TRY_CAST(qrels_given.relevance AS DOUBLE)),
-        FALSE
-      )
-      OR COALESCE(
-        ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > (
-          CASE COALESCE(GETVARIABLE('gain'), 'linear')
-            WHEN 'linear'
-            THEN 1e+300
-            WHEN 'exponential'
-            THEN 996.5784284662087
-            WHEN 'binary'
-            THEN CAST('inf' AS DOUBLE)
-          END
-        )
-        AND NOT ARRAY_CONTAINS(
-          COALESCE(MAP_KEYS(GETVARIABLE('gain_map')), CAST([] AS DOUBLE[])),
-          TRY_CAST(qrels_given.relevance AS DOUBLE)
-        ),
-        FALSE
-      )
-      OR COALESCE(
-        COALESCE(ARRAY_CONTAINS(GETVARIABLE('measures'), 'err'), FALSE)
-        AND ISFINITE(TRY_CAST(qrels_given.relevance AS DOUBLE))
-        AND TRY_CAST(qrels_given.relevance AS DOUBLE) > COALESCE(GETVARIABLE('err_max_grade'), 4),
-        FALSE
+      (
+        SELECT
+          null_query_id + null_doc_id + null_relevance + not_finite + text + fractional + over_gain + over_err_grade > 0
+        FROM qrels_counts
       )
   ) AS examples
 )
