@@ -73,10 +73,16 @@ select
 from text_lines
 where
     text_lines.line_text <> ''
+    -- a TREC line of blanks alone holds no field: told here, not by counting the fields after (a
+    -- filter DuckDB pushed down to here, splitting each line once more)
+    and not (
+        text_lines.read_as = 'trec'
+        and trim(text_lines.line_text, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)) = ''
+    )
     and not (
         text_lines.read_as = 'trec'
         and text_lines.input_role = 'run'
-        and regexp_matches(text_lines.line_text, '^[ \t\n\x0B\x0C\r]*#')
+        and starts_with(ltrim(text_lines.line_text, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), '#')
     )
     and not (
         text_lines.read_as = 'trec' and text_lines.input_role = 'qrels' and starts_with(text_lines.line_text, '#')

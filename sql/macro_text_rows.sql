@@ -78,9 +78,7 @@ from (
                 on
                 text_fields.input_role = text_headers.input_role
                 and text_fields.source_file = text_headers.source_file
-            where
-                len(text_fields.line_fields) > 0
-                and (text_fields.read_as = 'trec' or text_fields.line_number > 1)
+            where text_fields.read_as = 'trec' or text_fields.line_number > 1
         ) as numbered
     ) as located
 ) as placed;

@@ -37,7 +37,8 @@ SPACES = ["\t", "  ", " \t ", "\x0b", "\x0c", " "]
 
 def _messy(lines: list[str], *, comment: str) -> str:
     """The same lines with the fields apart by tabs, runs of spaces, vertical tabs and form feeds,
-    blanks around some lines, CRLF endings, a byte-order mark, comment and blank lines between."""
+    blanks around some lines, CRLF endings, a byte-order mark, comment lines and lines of blanks
+    (any ASCII whitespace) between."""
     out = ["\ufeff" + comment]
     for number, line in enumerate(lines):
         fields = line.split()
@@ -48,7 +49,7 @@ def _messy(lines: list[str], *, comment: str) -> str:
             text = "  " + text + " \t"
         out.append(text)
         if number % 50 == 10:
-            out += ["", comment, "   "]
+            out += ["", comment, "   ", "\t\x0b\x0c "]
     return "\r\n".join(out) + "\r\n"
 
 
@@ -61,7 +62,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     qrels_lines = (SAMPLE / "qrels.txt").read_text().splitlines()
     (folder / "run.txt").write_text("\n".join(run_lines) + "\n")
     (folder / "qrels.txt").write_text("\n".join(qrels_lines) + "\n")
-    (folder / "messy_run.txt").write_bytes(_messy(run_lines, comment="  # a run's comment").encode())
+    (folder / "messy_run.txt").write_bytes(_messy(run_lines, comment=" \x0c # a run's comment").encode())
     (folder / "messy_qrels.txt").write_bytes(_messy(qrels_lines, comment="# a qrels comment").encode())
     # five fields: the tag is optional to the command line's reader
     (folder / "untagged.txt").write_text("\n".join(" ".join(line.split()[:5]) for line in run_lines) + "\n")
