@@ -865,77 +865,81 @@ WITH text_lines AS (
         )) AS shape,
       COUNT(*) FILTER(WHERE
         COALESCE(
-          NOT run_given.ndcg_expected_fields IS NULL
-          AND (
-            LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
-          ) % 2 = 1,
+          CASE
+            WHEN NOT run_given.ndcg_expected_fields IS NULL
+            THEN (
+              LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
+            ) % 2 = 1
+          END,
           FALSE
         )) AS quote_open,
       COUNT(*) FILTER(WHERE
         COALESCE(
-          NOT run_given.ndcg_expected_fields IS NULL
-          AND NOT (
-            LIST_SUM(
-              LIST_TRANSFORM(
-                REGEXP_EXTRACT_ALL(
-                  CASE
-                    WHEN COALESCE(
-                      LOWER(run_format),
-                      CASE
-                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                        THEN 'none'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                        THEN 'trec'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                        THEN 'csv'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                        THEN 'tsv'
-                        ELSE 'parquet'
-                      END
-                    ) = 'tsv'
-                    THEN CHR(9)
-                    ELSE ','
-                  END || run_given.ndcg_line,
-                  CASE
-                    WHEN COALESCE(
-                      LOWER(run_format),
-                      CASE
-                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                        THEN 'none'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                        THEN 'trec'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                        THEN 'csv'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                        THEN 'tsv'
-                        ELSE 'parquet'
-                      END
-                    ) = 'tsv'
-                    THEN CHR(9)
-                    ELSE ','
-                  END || '("(?:[^"]|"")*"|[^' || CASE
-                    WHEN COALESCE(
-                      LOWER(run_format),
-                      CASE
-                        WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                        THEN 'none'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                        THEN 'trec'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                        THEN 'csv'
-                        WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                        THEN 'tsv'
-                        ELSE 'parquet'
-                      END
-                    ) = 'tsv'
-                    THEN CHR(9)
-                    ELSE ','
-                  END || ']*)'
-                ),
-                LAMBDA f : LENGTH(f)
-              )
-            ) = LENGTH(run_given.ndcg_line) + 1
-          ),
+          CASE
+            WHEN NOT run_given.ndcg_expected_fields IS NULL
+            THEN NOT (
+              LIST_SUM(
+                LIST_TRANSFORM(
+                  REGEXP_EXTRACT_ALL(
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || run_given.ndcg_line,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || '("(?:[^"]|"")*"|[^' || CASE
+                      WHEN COALESCE(
+                        LOWER(run_format),
+                        CASE
+                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || ']*)'
+                  ),
+                  LAMBDA f : LENGTH(f)
+                )
+              ) = LENGTH(run_given.ndcg_line) + 1
+            )
+          END,
           FALSE
         )) AS quote_after,
       COUNT(*) FILTER(WHERE
@@ -1142,10 +1146,12 @@ WITH text_lines AS (
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
-            NOT run_given.ndcg_expected_fields IS NULL
-            AND (
-              LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
-            ) % 2 = 1,
+            CASE
+              WHEN NOT run_given.ndcg_expected_fields IS NULL
+              THEN (
+                LENGTH(run_given.ndcg_line) - LENGTH(REPLACE(run_given.ndcg_line, '"', ''))
+              ) % 2 = 1
+            END,
             FALSE
           )) AS quote_open_row,
         ARG_MIN(
@@ -1153,69 +1159,71 @@ WITH text_lines AS (
           {'arrival': run_given.arrival, 'ndcg_file': run_given.ndcg_file, 'ndcg_line_number': run_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
-            NOT run_given.ndcg_expected_fields IS NULL
-            AND NOT (
-              LIST_SUM(
-                LIST_TRANSFORM(
-                  REGEXP_EXTRACT_ALL(
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || run_given.ndcg_line,
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || '("(?:[^"]|"")*"|[^' || CASE
-                      WHEN COALESCE(
-                        LOWER(run_format),
-                        CASE
-                          WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || ']*)'
-                  ),
-                  LAMBDA f : LENGTH(f)
-                )
-              ) = LENGTH(run_given.ndcg_line) + 1
-            ),
+            CASE
+              WHEN NOT run_given.ndcg_expected_fields IS NULL
+              THEN NOT (
+                LIST_SUM(
+                  LIST_TRANSFORM(
+                    REGEXP_EXTRACT_ALL(
+                      CASE
+                        WHEN COALESCE(
+                          LOWER(run_format),
+                          CASE
+                            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                            THEN 'none'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                            THEN 'trec'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                            THEN 'csv'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                            THEN 'tsv'
+                            ELSE 'parquet'
+                          END
+                        ) = 'tsv'
+                        THEN CHR(9)
+                        ELSE ','
+                      END || run_given.ndcg_line,
+                      CASE
+                        WHEN COALESCE(
+                          LOWER(run_format),
+                          CASE
+                            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                            THEN 'none'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                            THEN 'trec'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                            THEN 'csv'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                            THEN 'tsv'
+                            ELSE 'parquet'
+                          END
+                        ) = 'tsv'
+                        THEN CHR(9)
+                        ELSE ','
+                      END || '("(?:[^"]|"")*"|[^' || CASE
+                        WHEN COALESCE(
+                          LOWER(run_format),
+                          CASE
+                            WHEN NOT TYPEOF(run) IN ('VARCHAR', 'VARCHAR[]')
+                            THEN 'none'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.txt''?\]?$', 'i')
+                            THEN 'trec'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.csv''?\]?$', 'i')
+                            THEN 'csv'
+                            WHEN REGEXP_MATCHES(CAST(run AS TEXT), '\.tsv''?\]?$', 'i')
+                            THEN 'tsv'
+                            ELSE 'parquet'
+                          END
+                        ) = 'tsv'
+                        THEN CHR(9)
+                        ELSE ','
+                      END || ']*)'
+                    ),
+                    LAMBDA f : LENGTH(f)
+                  )
+                ) = LENGTH(run_given.ndcg_line) + 1
+              )
+            END,
             FALSE
           )) AS quote_after_row,
         ARG_MIN(
@@ -1302,77 +1310,81 @@ WITH text_lines AS (
         )) AS shape,
       COUNT(*) FILTER(WHERE
         COALESCE(
-          NOT qrels_given.ndcg_expected_fields IS NULL
-          AND (
-            LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
-          ) % 2 = 1,
+          CASE
+            WHEN NOT qrels_given.ndcg_expected_fields IS NULL
+            THEN (
+              LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
+            ) % 2 = 1
+          END,
           FALSE
         )) AS quote_open,
       COUNT(*) FILTER(WHERE
         COALESCE(
-          NOT qrels_given.ndcg_expected_fields IS NULL
-          AND NOT (
-            LIST_SUM(
-              LIST_TRANSFORM(
-                REGEXP_EXTRACT_ALL(
-                  CASE
-                    WHEN COALESCE(
-                      LOWER(qrels_format),
-                      CASE
-                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                        THEN 'none'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                        THEN 'trec'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                        THEN 'csv'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                        THEN 'tsv'
-                        ELSE 'parquet'
-                      END
-                    ) = 'tsv'
-                    THEN CHR(9)
-                    ELSE ','
-                  END || qrels_given.ndcg_line,
-                  CASE
-                    WHEN COALESCE(
-                      LOWER(qrels_format),
-                      CASE
-                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                        THEN 'none'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                        THEN 'trec'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                        THEN 'csv'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                        THEN 'tsv'
-                        ELSE 'parquet'
-                      END
-                    ) = 'tsv'
-                    THEN CHR(9)
-                    ELSE ','
-                  END || '("(?:[^"]|"")*"|[^' || CASE
-                    WHEN COALESCE(
-                      LOWER(qrels_format),
-                      CASE
-                        WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                        THEN 'none'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                        THEN 'trec'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                        THEN 'csv'
-                        WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                        THEN 'tsv'
-                        ELSE 'parquet'
-                      END
-                    ) = 'tsv'
-                    THEN CHR(9)
-                    ELSE ','
-                  END || ']*)'
-                ),
-                LAMBDA f : LENGTH(f)
-              )
-            ) = LENGTH(qrels_given.ndcg_line) + 1
-          ),
+          CASE
+            WHEN NOT qrels_given.ndcg_expected_fields IS NULL
+            THEN NOT (
+              LIST_SUM(
+                LIST_TRANSFORM(
+                  REGEXP_EXTRACT_ALL(
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || qrels_given.ndcg_line,
+                    CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || '("(?:[^"]|"")*"|[^' || CASE
+                      WHEN COALESCE(
+                        LOWER(qrels_format),
+                        CASE
+                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                          THEN 'none'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                          THEN 'trec'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                          THEN 'csv'
+                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                          THEN 'tsv'
+                          ELSE 'parquet'
+                        END
+                      ) = 'tsv'
+                      THEN CHR(9)
+                      ELSE ','
+                    END || ']*)'
+                  ),
+                  LAMBDA f : LENGTH(f)
+                )
+              ) = LENGTH(qrels_given.ndcg_line) + 1
+            )
+          END,
           FALSE
         )) AS quote_after,
       COUNT(*) FILTER(WHERE
@@ -1582,10 +1594,12 @@ WITH text_lines AS (
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
-            NOT qrels_given.ndcg_expected_fields IS NULL
-            AND (
-              LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
-            ) % 2 = 1,
+            CASE
+              WHEN NOT qrels_given.ndcg_expected_fields IS NULL
+              THEN (
+                LENGTH(qrels_given.ndcg_line) - LENGTH(REPLACE(qrels_given.ndcg_line, '"', ''))
+              ) % 2 = 1
+            END,
             FALSE
           )) AS quote_open_row,
         ARG_MIN(
@@ -1593,69 +1607,71 @@ WITH text_lines AS (
           {'arrival': qrels_given.arrival, 'ndcg_file': qrels_given.ndcg_file, 'ndcg_line_number': qrels_given.ndcg_line_number}
         ) FILTER(WHERE
           COALESCE(
-            NOT qrels_given.ndcg_expected_fields IS NULL
-            AND NOT (
-              LIST_SUM(
-                LIST_TRANSFORM(
-                  REGEXP_EXTRACT_ALL(
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || qrels_given.ndcg_line,
-                    CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || '("(?:[^"]|"")*"|[^' || CASE
-                      WHEN COALESCE(
-                        LOWER(qrels_format),
-                        CASE
-                          WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
-                          THEN 'none'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
-                          THEN 'trec'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
-                          THEN 'csv'
-                          WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
-                          THEN 'tsv'
-                          ELSE 'parquet'
-                        END
-                      ) = 'tsv'
-                      THEN CHR(9)
-                      ELSE ','
-                    END || ']*)'
-                  ),
-                  LAMBDA f : LENGTH(f)
-                )
-              ) = LENGTH(qrels_given.ndcg_line) + 1
-            ),
+            CASE
+              WHEN NOT qrels_given.ndcg_expected_fields IS NULL
+              THEN NOT (
+                LIST_SUM(
+                  LIST_TRANSFORM(
+                    REGEXP_EXTRACT_ALL(
+                      CASE
+                        WHEN COALESCE(
+                          LOWER(qrels_format),
+                          CASE
+                            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                            THEN 'none'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                            THEN 'trec'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                            THEN 'csv'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                            THEN 'tsv'
+                            ELSE 'parquet'
+                          END
+                        ) = 'tsv'
+                        THEN CHR(9)
+                        ELSE ','
+                      END || qrels_given.ndcg_line,
+                      CASE
+                        WHEN COALESCE(
+                          LOWER(qrels_format),
+                          CASE
+                            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                            THEN 'none'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                            THEN 'trec'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                            THEN 'csv'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                            THEN 'tsv'
+                            ELSE 'parquet'
+                          END
+                        ) = 'tsv'
+                        THEN CHR(9)
+                        ELSE ','
+                      END || '("(?:[^"]|"")*"|[^' || CASE
+                        WHEN COALESCE(
+                          LOWER(qrels_format),
+                          CASE
+                            WHEN NOT TYPEOF(qrels) IN ('VARCHAR', 'VARCHAR[]')
+                            THEN 'none'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.txt''?\]?$', 'i')
+                            THEN 'trec'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.csv''?\]?$', 'i')
+                            THEN 'csv'
+                            WHEN REGEXP_MATCHES(CAST(qrels AS TEXT), '\.tsv''?\]?$', 'i')
+                            THEN 'tsv'
+                            ELSE 'parquet'
+                          END
+                        ) = 'tsv'
+                        THEN CHR(9)
+                        ELSE ','
+                      END || ']*)'
+                    ),
+                    LAMBDA f : LENGTH(f)
+                  )
+                ) = LENGTH(qrels_given.ndcg_line) + 1
+              )
+            END,
             FALSE
           )) AS quote_after_row,
         ARG_MIN(
