@@ -240,9 +240,9 @@ def _stats(given: _Input, front: Front) -> str:
     broken (DuckDB makes an aggregate's arguments for every row, filter or not: 0.5 s at 2M rows),
     then each first row described and each column's name shown once for every rule's message
     (written out in each, they were most of the time DuckDB took to bind the query)."""
-    kept = [*given.columns, *((*text_refusals.LINE_COLUMNS, "ndcg_value_text") if given.lines else ())]
-    row = f"struct_pack({', '.join(f'{given.view}.{column}' for column in kept)})"
     view, conditions = given.view, _conditions(given)
+    kept = [*given.columns, *((*text_refusals.LINE_COLUMNS, "ndcg_value_text") if given.lines else ())]
+    row = f"struct_pack({', '.join(f'{view}.{column}' for column in kept)})"
     first = (  # the first row read: in arrival order, and a text file's by its lines
         f"struct_pack({view}.arrival, {view}.ndcg_file, {view}.ndcg_line_number)" if given.lines else f"{view}.arrival"
     )
@@ -250,36 +250,36 @@ def _stats(given: _Input, front: Front) -> str:
     examples = [f"arg_min({row}, {first}) filter (where {test}) as {name}_row" for name, test in conditions.items()]
     firsts = list(conditions)  # the counts of the rules whose first rows are taken
     if given.role == "qrels":  # the largest label beyond ERR's bound, which its message names
-        value = f"try_cast({given.view}.{given.value} as double)"
+        value = f"try_cast({view}.{given.value} as double)"
         examples.append(f"max({value}) filter (where {conditions['over_err_grade']}) as over_err_grade_largest")
     if given.lines:
         # a CSV value that is no number, shown as written (the command line reads such a column as text)
-        as_written = row.replace(f"{given.view}.{given.value}", f"{given.view}.ndcg_value_text as {given.value}")
-        text_value = text_refusals.value_text_condition(given.view, given.value)
+        as_written = row.replace(f"{view}.{given.value}", f"{view}.ndcg_value_text as {given.value}")
+        text_value = text_refusals.value_text_condition(view, given.value)
         counted.append(f"count(*) filter (where {text_value}) as value_text")
-        read_as_text = f"not regexp_full_match({given.view}.ndcg_value_text, {CSV_NUMBER_TEXT})"
+        read_as_text = f"not regexp_full_match({view}.ndcg_value_text, {CSV_NUMBER_TEXT})"
         counted.append(f"count(*) filter (where {read_as_text}) as numbers_text")
-        truth = f"regexp_full_match({given.view}.ndcg_value_text, {_text(CSV_TRUTH_VALUE)})"
-        texts = f"count({given.view}.ndcg_value_text)"
+        truth = f"regexp_full_match({view}.ndcg_value_text, {_text(CSV_TRUTH_VALUE)})"
+        texts = f"count({view}.ndcg_value_text)"
         counted.append(f"{texts} > 0 and {texts} = count(*) filter (where {truth}) as truth_values")
         # a CSV column of empty fields alone is text there too (CSV rows have a header's field count)
-        from_csv = f"count(*) filter (where {given.view}.ndcg_expected_fields is not null)"
+        from_csv = f"count(*) filter (where {view}.ndcg_expected_fields is not null)"
         counted.append(f"{from_csv} > 0 and {texts} = 0 as empty_text_column")
         examples.append(f"arg_min({as_written}, {first}) filter (where {text_value}) as value_text_row")
         firsts.append("value_text")
-        text = f"{given.view}.ndcg_value_text"
+        text = f"{view}.ndcg_value_text"
         not_integer = f"{text} is not null and not regexp_full_match({text}, {_INTEGER_TEXT})"
         # an integer beyond HUGEINT (Int128) makes a column of integers text to the command line
         beyond = f"regexp_full_match({text}, {_INTEGER_TEXT}) and try_cast({text} as hugeint) is null"
         counted.append(f"count(*) filter (where {not_integer}) as not_integer_text")
         counted.append(f"count(*) filter (where {beyond}) as beyond_hugeint_text")
         if given.role == "run":  # a CSV column of integers, as the command line reads it (_inexact_text)
-            inexact = _inexact_text(given.view)
-            integers = row.replace(f"{given.view}.{given.value}", f"try_cast({text} as hugeint) as {given.value}")
+            inexact = _inexact_text(view)
+            integers = row.replace(f"{view}.{given.value}", f"try_cast({text} as hugeint) as {given.value}")
             counted.append(f"count(*) filter (where {inexact}) as inexact_text")
             examples.append(f"arg_min({integers}, {first}) filter (where {inexact}) as inexact_text_row")
             firsts.append("inexact_text")
-    types = [f"any_value(typeof({given.view}.{column})) as {column}_type" for column in given.columns]
+    types = [f"any_value(typeof({view}.{column})) as {column}_type" for column in given.columns]
     shown = [f"{_repr(name)} as {column}_shown" for column, name in given.columns.items()]
     rows, counts = ", ".join(f"examples.{name}_row" for name in conditions), f"{given.role}_counts"
     return (

@@ -73,16 +73,13 @@ select
 from text_lines
 where
     text_lines.line_text <> ''
-    -- a TREC line of blanks alone holds no field: told here, not by counting the fields after (a
-    -- filter DuckDB pushed down to here, splitting each line once more)
+    -- a TREC line of blanks alone holds no field, and a run's line of blanks then '#' is a comment:
+    -- told by what the line starts with once its blanks are trimmed, not by counting its fields
+    -- after (a filter DuckDB pushed down to here, splitting each line once more) nor by a pattern
     and not (
         text_lines.read_as = 'trec'
-        and trim(text_lines.line_text, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)) = ''
-    )
-    and not (
-        text_lines.read_as = 'trec'
-        and text_lines.input_role = 'run'
-        and starts_with(ltrim(text_lines.line_text, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), '#')
+        and left(ltrim(text_lines.line_text, ' ' || chr(9) || chr(10) || chr(11) || chr(12) || chr(13)), 1)
+        in ('', if(text_lines.input_role = 'run', '#', ''))
     )
     and not (
         text_lines.read_as = 'trec' and text_lines.input_role = 'qrels' and starts_with(text_lines.line_text, '#')

@@ -152,17 +152,12 @@ WITH text_lines AS (
   FROM text_lines
   WHERE
     text_lines.line_text <> ''
-    AND /* a TREC line of blanks alone holds no field: told here, not by counting the fields after (a */ /* filter DuckDB pushed down to here, splitting each line once more) */ NOT (
+    AND /* a TREC line of blanks alone holds no field, and a run's line of blanks then '#' is a comment: */ /* told by what the line starts with once its blanks are trimmed, not by counting its fields */ /* after (a filter DuckDB pushed down to here, splitting each line once more) nor by a pattern */ NOT (
       text_lines.read_as = 'trec'
-      AND TRIM(text_lines.line_text, ' ' || CHR(9) || CHR(10) || CHR(11) || CHR(12) || CHR(13)) = ''
-    )
-    AND NOT (
-      text_lines.read_as = 'trec'
-      AND text_lines.input_role = 'run'
-      AND STARTS_WITH(
+      AND LEFT(
         LTRIM(text_lines.line_text, ' ' || CHR(9) || CHR(10) || CHR(11) || CHR(12) || CHR(13)),
-        '#'
-      )
+        1
+      ) IN ('', CASE WHEN text_lines.input_role = 'run' THEN '#' ELSE '' END)
     )
     AND NOT (
       text_lines.read_as = 'trec'
